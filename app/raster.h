@@ -1,0 +1,45 @@
+// raster.h: a CPU RGB canvas with TrueType text (stb_truetype), for PNGs made without GL
+// (headmap-cli --png). Text is UTF-8; missing glyphs draw as the font's .notdef box.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+
+namespace headmap {
+
+struct Rgb {
+  uint8_t r, g, b;
+};
+
+struct Canvas {
+  int w = 0, h = 0;
+  std::vector<uint8_t> rgb;  // (h, w, 3)
+
+  Canvas(int width, int height, Rgb bg);
+  void fill(int x0, int y0, int x1, int y1, Rgb c);  // [x0,x1) x [y0,y1), clipped
+  void blend(int x, int y, Rgb c, float alpha);
+  Status save_png(const std::string& path) const;  // atomic
+};
+
+class Font {
+ public:
+  Status load(const std::string& ttf_path);
+  bool loaded() const { return !ttf_.empty(); }
+  int width(std::string_view utf8, float px) const;
+  // Draws with the baseline at y. vertical: rotated 90° counter-clockwise, reading upwards
+  // from (x, y); the text occupies x-ascent..x+descent horizontally.
+  void draw(Canvas& c, int x, int y, std::string_view utf8, float px, Rgb color, bool vertical = false) const;
+  float ascent(float px) const;
+
+ private:
+  std::string ttf_;
+  std::vector<unsigned char> info_;  // stbtt_fontinfo, opaque here
+};
+
+// Shortens text to fit max_px, ending with "…".
+std::string fit_text(const Font& f, const std::string& text, float px, int max_px);
+
+}  // namespace headmap
