@@ -7,6 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include "core/gemm.h"
 
 namespace headmap {
 
@@ -27,6 +32,134 @@ float score_scale(int d_model, const MhaOptions& o) {
 }
 
 // ---- [fast path] -----------------------------------------------------------------------
+namespace {
+using StridedMap = Eigen::Map<MatR, 0, Eigen::OuterStride<>>;
+using ConstHeadView = Eigen::Map<const MatR, 0, Eigen::OuterStride<>>;  // unit inner stride
+
+// Softmax in place over row[0, n), a full SIMD packet at a time. The short tail is read
+// as one more packet padded with -inf (exp -> 0): with AVX-512 by a masked load, else
+// through a small buffer. So a row of 7 keys costs one packet, not 7 scalar exps.
+void softmax_row(float* row, int n) {
+  using namespace Eigen::internal;
+  using Packet = packet_traits<float>::type;
+  constexpr int L = packet_traits<float>::size;
+  const int full = n / L * L, rest = n - full;
+#if defined(__AVX512F__)
+  const __mmask16 tail_mask = static_cast<__mmask16>((1u << rest) - 1u);
+  auto load_tail = [&] { return _mm512_mask_loadu_ps(pset1<Packet>(kNegInf), tail_mask, row + full); };
+  auto store_tail = [&](Packet v) { _mm512_mask_storeu_ps(row + full, tail_mask, v); };
+#else
+  alignas(64) float buf[L];
+  auto load_tail = [&] {
+    std::fill(buf, buf + L, kNegInf);
+    std::copy(row + full, row + n, buf);
+    return pload<Packet>(buf);
+  };
+  auto store_tail = [&](Packet v) {
+    pstore(buf, v);
+    std::copy(buf, buf + rest, row + full);
+  };
+#endif
+  // pass 1: max for a stable softmax
+  const Packet tail = rest ? load_tail() : pset1<Packet>(kNegInf);
+  Packet mx = tail;
+  for (int i = 0; i < full; i += L) mx = pmax(mx, ploadu<Packet>(row + i));
+  const Packet m = pset1<Packet>(predux_max(mx));
+  // pass 2: exponentiate and sum. Padding lanes give exp(-inf) = 0 (Eigen's pexp clamps
+  // to exp(-88.7), below float's smallest normal), so they add nothing.
+  Packet sum = pset1<Packet>(0.0f);
+  for (int i = 0; i < full; i += L) {
+    const Packet e = pexp(psub(ploadu<Packet>(row + i), m));
+    pstoreu(row + i, e);
+    sum = padd(sum, e);
+  }
+  const Packet e_tail = rest ? pexp(psub(tail, m)) : pset1<Packet>(0.0f);
+  sum = padd(sum, e_tail);
+  // pass 3: normalise
+  const Packet inv = pset1<Packet>(1.0f / predux(sum));
+  for (int i = 0; i < full; i += L) pstoreu(row + i, pmul(ploadu<Packet>(row + i), inv));
+  if (rest) store_tail(pmul(e_tail, inv));
+}
+
+// Softmax of one head's rows [t0, t1) over keys [k0, k1), in place in att_bh (T, T).
+// Scores are already scaled (Q was pre-scaled). Keys the mask hides become exactly 0; a
+// row with no visible key stays all zero. Returns the number of such rows.
+int masked_softmax_block(float* att_bh, int T, int t0, int t1, int k0, int k1, const MhaOptions& o) {
+  int empty_rows = 0;
+  for (int t = t0; t < t1; ++t) {
+    float* row = att_bh + static_cast<size_t>(t) * T;
+    int a = k0, e = k1;  // visible keys [a, e) of row t
+    if (o.causal) {
+      if (o.pitfalls.reversed_mask) a = std::max(a, t + 1);
+      else e = std::min(e, t + 1);
+    }
+    // Hidden keys inside the computed block: exactly 0 (Eigen's fill, not a memset call:
+    // these runs are a few floats long).
+    const int lo = std::max(a, k0), hi = std::min(std::max(e, k0), k1);
+    Eigen::Map<Eigen::ArrayXf>(row + k0, lo - k0).setZero();
+    Eigen::Map<Eigen::ArrayXf>(row + hi, k1 - hi).setZero();
+    if (a >= e) {
+      ++empty_rows;
+      continue;
+    }
+    softmax_row(row + a, e - a);
+  }
+  return empty_rows;
+}
+
+// One head of one sentence. Q (scaled), K, V: (T, dh) views into qkv. att_bh: (T, T).
+// ctx: (T, dh) block of the concatenation. Returns the rows that saw no key.
+template <class View, class Ctx>
+int attend_head(const View& Q, const View& K, const View& V, int T, int len, int block, float* att_bh, Ctx&& ctx,
+                const MhaOptions& o) {
+  int empty_rows = 0;
+  // Outside the key range of each block nothing is computed: small maps are cleared in
+  // one go (cheaper than a fill call per row), large ones row by row below.
+  const bool zeroed = T <= 64;
+  if (zeroed) std::fill(att_bh, att_bh + static_cast<size_t>(T) * T, 0.0f);
+  if (len < T) {  // padded queries: empty rows, zero output
+    if (!zeroed) std::fill(att_bh + static_cast<size_t>(len) * T, att_bh + static_cast<size_t>(T) * T, 0.0f);
+    ctx.bottomRows(T - len).setZero();
+  }
+  for (int t0 = 0; t0 < len; t0 += block) {
+    const int t1 = std::min(t0 + block, len);
+    int k0 = 0, k1 = len;  // keys any row of this block may see
+    if (o.causal) {
+      if (o.pitfalls.reversed_mask) k0 = std::min(t0 + 1, len);
+      else k1 = t1;
+    }
+    // Everything outside [k0, k1) in these rows is hidden: exactly 0.
+    for (int t = t0; t < t1 && !zeroed; ++t) {
+      float* row = att_bh + static_cast<size_t>(t) * T;
+      std::fill(row, row + k0, 0.0f);
+      std::fill(row + k1, row + T, 0.0f);
+    }
+    if (k0 >= k1) {  // reversed mask, last row: nothing to see
+      empty_rows += t1 - t0;
+      ctx.middleRows(t0, t1 - t0).setZero();
+      continue;
+    }
+    // pass 1: scores for the block, written straight into the weights buffer.
+    StridedMap S(att_bh + static_cast<size_t>(t0) * T + k0, t1 - t0, k1 - k0, Eigen::OuterStride<>(T));
+    if constexpr (View::InnerStrideAtCompileTime == 1) {
+      // K^T as a small row-major matrix, so the product is the plain kind gemm() runs
+      // on its small kernel at short lengths.
+      thread_local MatR kt;  // (dh, keys)
+      kt = K.middleRows(k0, k1 - k0).transpose();
+      gemm(S, Q.middleRows(t0, t1 - t0), kt);
+    } else {
+      S.noalias() = Q.middleRows(t0, t1 - t0) * K.middleRows(k0, k1 - k0).transpose();
+    }
+    // pass 2: mask and softmax in place.
+    empty_rows += masked_softmax_block(att_bh, T, t0, t1, k0, k1, o);
+    // pass 3: weights · V for this block of queries.
+    if constexpr (View::InnerStrideAtCompileTime == 1) gemm(ctx.middleRows(t0, t1 - t0), S, V.middleRows(k0, k1 - k0));
+    else ctx.middleRows(t0, t1 - t0).noalias() = S * V.middleRows(k0, k1 - k0);
+  }
+  return empty_rows;
+}
+}  // namespace
+
 // y: (B*T, D)  weights: (B, Hw, T, T)  x: (B*T, D)
 int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOptions& o, MatR& y, float* weights) {
   const int D = static_cast<int>(w.w_q.rows());
@@ -36,82 +169,57 @@ int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOpt
   HM_ASSERT(w.w_qkv.rows() == D && w.w_qkv.cols() == 3 * D, "call LayerWeights::fuse() after changing w_q/w_k/w_v");
   const int dh = D / H;
   const bool interleaved = o.pitfalls.interleaved_reshape;
-  const bool reversed = o.pitfalls.reversed_mask;
+  const Eigen::Index BT = static_cast<Eigen::Index>(B) * T;
 
-  // pass 1: one GEMM for Q, K and V side by side.
-  MatR qkv(static_cast<Eigen::Index>(B) * T, 3 * D);  // (B*T, 3D) = [Q | K | V]
-  qkv.noalias() = x * w.w_qkv;
+  // pass 1: one GEMM for Q, K and V side by side; Q is pre-scaled so scores come out scaled.
+  // Buffers reused across calls. Plain references, because the OpenMP workers below must
+  // see this thread's buffers, not thread_locals of their own.
+  thread_local MatR qkv_buffer, concat_buffer;
+  MatR& qkv = qkv_buffer;        // (B*T, 3D) = [Q | K | V]
+  MatR& concat = concat_buffer;  // (B*T, D), head h in columns h*dh ..
+  qkv.resize(BT, 3 * D);
+  gemm(qkv, x, w.w_qkv);
   qkv.rowwise() += w.b_qkv;
+  qkv.leftCols(D) *= score_scale(D, o);
 
   // pass 2: each (b, h) reads its head as a strided view of qkv: no copy, no transpose.
-  MatR concat(static_cast<Eigen::Index>(B) * T, D);  // (B*T, D), head h in columns h*dh..
-  std::vector<float> per_head;                       // (B, H, T, T) when averaging heads
+  concat.resize(BT, D);
+  std::vector<float> per_head;  // (B, H, T, T) when averaging heads
   float* w_all = weights;
   if (o.pitfalls.head_averaged) {
     per_head.resize(static_cast<size_t>(B) * H * T * T);
     w_all = per_head.data();
   }
-  const float scale = score_scale(D, o);
-  const int inner = interleaved ? H : 1;
   // Causal attention in row blocks: block [t0,t1) only needs keys [0,t1).
   const int block = (o.causal && T > 256) ? 128 : std::max(T, 1);
-  const double work = static_cast<double>(B) * H * T * T * dh;
+  const double flops = 4.0 * B * H * static_cast<double>(T) * T * dh;
   int no_key_rows = 0;
 
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : no_key_rows) if (work > 2.0e5)
-  for (int bh = 0; bh < B * H; ++bh) {
+  auto run_head = [&](int bh) {
     const int b = bh / H, h = bh % H;
     const int len = o.lengths ? o.lengths[b] : T;
     const float* base = qkv.data() + static_cast<size_t>(b) * T * 3 * D + head_feature(h, 0, H, dh, interleaved);
-    const ConstStridedView Q(base, T, dh, Stride2(3 * D, inner));          // (T, dh)
-    const ConstStridedView K(base + D, T, dh, Stride2(3 * D, inner));      // (T, dh)
-    const ConstStridedView V(base + 2 * D, T, dh, Stride2(3 * D, inner));  // (T, dh)
-    float* att_bh = w_all + static_cast<size_t>(bh) * T * T;               // (T, T)
-    std::fill(att_bh, att_bh + static_cast<size_t>(T) * T, 0.0f);
+    float* att_bh = w_all + static_cast<size_t>(bh) * T * T;                   // (T, T)
     auto ctx = concat.block(static_cast<Eigen::Index>(b) * T, h * dh, T, dh);  // (T, dh)
-    ctx.setZero();
-
-    thread_local MatR S;  // (rows of the block, keys of the block)
-    for (int t0 = 0; t0 < len; t0 += block) {
-      const int t1 = std::min(t0 + block, len);
-      int k0 = 0, k1 = len;  // keys any row of this block may see
-      if (o.causal) {
-        if (reversed) k0 = t0 + 1;
-        else k1 = t1;
-      }
-      if (k0 >= k1) {
-        if (h == 0) no_key_rows += t1 - t0;  // count query rows once, not once per head
-        continue;
-      }
-      S.resize(t1 - t0, k1 - k0);
-      S.noalias() = Q.middleRows(t0, t1 - t0) * K.middleRows(k0, k1 - k0).transpose();
-      for (int r = 0; r < t1 - t0; ++r) {
-        const int t = t0 + r;
-        int a = k0, e = k1;  // visible keys [a, e) of row t
-        if (o.causal) {
-          if (reversed) a = t + 1;
-          else e = t + 1;
-        }
-        auto row = S.row(r);
-        if (a >= e) {
-          row.setZero();
-          if (h == 0) ++no_key_rows;
-          continue;
-        }
-        // pass 2a: scale, then a stable softmax over the visible keys only.
-        auto vis = row.segment(a - k0, e - a);
-        vis *= scale;
-        const float mx = vis.maxCoeff();
-        vis = (vis.array() - mx).exp();
-        vis /= vis.sum();
-        row.head(a - k0).setZero();
-        row.tail(k1 - e).setZero();
-        std::copy(vis.data(), vis.data() + (e - a), att_bh + static_cast<size_t>(t) * T + a);
-      }
-      // pass 2b: weights · V for this block of queries.
-      ctx.middleRows(t0, t1 - t0).noalias() = S * V.middleRows(k0, k1 - k0);
+    int empty = 0;
+    if (interleaved) {  // head h reads every H-th feature: a view with an inner stride
+      const Stride2 st(3 * D, H);
+      empty = attend_head(ConstStridedView(base, T, dh, st), ConstStridedView(base + D, T, dh, st),
+                          ConstStridedView(base + 2 * D, T, dh, st), T, len, block, att_bh, ctx, o);
+    } else {  // head h reads one contiguous slice: Eigen sees unit inner stride at compile time
+      const Eigen::OuterStride<> st(3 * D);
+      empty = attend_head(ConstHeadView(base, T, dh, st), ConstHeadView(base + D, T, dh, st),
+                          ConstHeadView(base + 2 * D, T, dh, st), T, len, block, att_bh, ctx, o);
     }
     if (head_ablated(o, h)) ctx.setZero();  // the weights stay visible; the output is cut
+    return h == 0 ? empty : 0;              // count query rows once, not once per head
+  };
+  // Small problems stay on this thread: entering an OpenMP region costs microseconds.
+  if (const int nt = threads_for(flops); nt <= 1) {
+    for (int bh = 0; bh < B * H; ++bh) no_key_rows += run_head(bh);
+  } else {
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(+ : no_key_rows)
+    for (int bh = 0; bh < B * H; ++bh) no_key_rows += run_head(bh);
   }
 
   // pass 3: the head-averaged pitfall returns one (T, T) map per sentence.
@@ -129,11 +237,11 @@ int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOpt
   }
 
   // pass 4: W_O mixes the heads (the no-W_O pitfall returns the concatenation as is).
+  y.resize(BT, D);
   if (o.pitfalls.no_w_o) {
-    y = std::move(concat);
+    y = concat;
   } else {
-    y.resize(static_cast<Eigen::Index>(B) * T, D);
-    y.noalias() = concat * w.w_o;
+    gemm(y, concat, w.w_o);
     y.rowwise() += w.b_o;
   }
   return no_key_rows;

@@ -62,10 +62,12 @@ TEST(Pitfalls, InterleavedReshapeGivesHeadsStridedSlices) {
   good_cfg.pitfalls.interleaved_reshape = false;
   const ForwardOutput good = run(good_cfg, w, batch);
   EXPECT_GT(max_abs_diff(good.attention.data(), bad.attention.data(), good.attention.size()), 1e-3f);
-  // With one head the two views coincide.
+  // With one head the two views coincide (1e-6: the strided view takes Eigen's product,
+  // the contiguous one the small kernel, which sum in different orders).
   ModelConfig one = config(D, 1, 1), one_bad = one;
   one_bad.pitfalls.interleaved_reshape = true;
-  EXPECT_EQ(run(one, w, batch).attention, run(one_bad, w, batch).attention);
+  const ForwardOutput a = run(one, w, batch), b = run(one_bad, w, batch);
+  EXPECT_LE(max_abs_diff(a.attention.data(), b.attention.data(), a.attention.size()), 1e-6f);
 }
 
 // Reversed polarity: each query sees only the future; the last query sees nothing. That row
