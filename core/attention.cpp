@@ -247,6 +247,22 @@ int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOpt
   return no_key_rows;
 }
 
+// ---- [head score] ----------------------------------------------------------------------
+float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o) {
+  const int D = static_cast<int>(w.w_q.rows());
+  const int H = o.num_heads, dh = D / H;
+  HM_ASSERT(H >= 1 && D % H == 0 && head >= 0 && head < H, "head index out of range for this config");
+  const Eigen::Map<const RowVec> xt(x_t, D), xs(x_s, D);
+  double score = 0;
+  for (int j = 0; j < dh; ++j) {
+    const int f = head_feature(head, j, H, dh, o.pitfalls.interleaved_reshape);
+    const float q = xt.dot(w.w_q.col(f)) + w.b_q(f);
+    const float k = xs.dot(w.w_k.col(f)) + w.b_k(f);
+    score += static_cast<double>(q) * k;
+  }
+  return static_cast<float>(score);
+}
+
 // ---- [head trace] ----------------------------------------------------------------------
 // x_b: (T, D). Every head is a module of its own: Linear(D, dh) for Q, K and V.
 HeadTrace head_trace(const LayerWeights& w, const MatR& x_b, int len, int head, const MhaOptions& o) {

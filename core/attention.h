@@ -54,6 +54,10 @@ float score_scale(int d_model, const MhaOptions& o);
 // key (reversed mask only): their weights are 0 here, where PyTorch would produce NaN.
 int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOptions& o, MatR& y, float* weights);
 
+// The raw score q_t · k_s of one head for one (query, key) pair, before scaling and mask.
+// x_t, x_s: (D) rows of the attention input. For hover tooltips: O(D · d_head).
+float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o);
+
 // Every intermediate of one head of one sentence, each with its shape.
 struct HeadTrace {
   int head = 0, len = 0;  // which head; real tokens in the sentence

@@ -1,0 +1,94 @@
+// app.h: the desktop app: window, fonts, the frame loop, menus, layout, dialogs and the
+// hooks that let tests and benchmarks drive it. Panels live in panel_*.cpp.
+//
+// Frame order (Dear ImGui's canonical loop): poll events -> take the worker's result ->
+// new frame -> draw the panels -> post a compute request if the inputs changed -> render
+// -> captures -> swap.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/app_state.h"
+#include "app/compute_worker.h"
+#include "app/heatmap_renderer.h"
+#include "app/presets.h"
+#include "app/settings.h"
+
+struct GLFWwindow;
+
+namespace headmap {
+
+class App;
+
+// A scripted driver: the screenshot mode, the GUI tests' actions, the benchmark session.
+class Script {
+ public:
+  virtual ~Script() = default;
+  virtual void before_draw(App& app) = 0;  // change the state as a user would
+  virtual void after_swap(App& app) = 0;   // observe what reached the screen
+  bool finished = false;
+  int exit_code = 0;
+};
+
+class App {
+ public:
+  App(GLFWwindow* window, Preferences prefs, Presets presets);
+  ~App();
+  Status init();
+  void frame();
+  bool should_close() const;
+
+  // Captures the back buffer to a PNG at the end of this frame (before the swap).
+  // rect: {x, y, w, h} in window pixels; w <= 0 means the whole window.
+  void capture(const std::string& path, float x = 0, float y = 0, float w = 0, float h = 0,
+               std::function<void(const Status&)> done = {});
+
+  AppState state;
+  std::unique_ptr<Script> script;
+  GLFWwindow* window;
+  uint64_t last_posted_seq = 0;    // the request the current inputs produced
+  std::chrono::steady_clock::time_point last_swap;
+  bool busy() const { return worker_.busy(); }
+  bool fresh() const;  // a result is on screen and matches the current inputs
+  Preferences prefs;
+
+ private:
+  void accept(std::shared_ptr<const ComputeResult> r);
+  ComputeRequest make_request() const;
+  void post_request_if_changed();
+  void shortcuts();
+  void draw_layout();
+  void draw_menu();
+  void draw_dialogs();
+  void rebuild_fonts();
+  void apply_theme();
+  void toggle_fullscreen();
+  void note_config_change(const ModelConfig& before);
+  void save_preferences_now();
+
+  Presets presets_;
+  ComputeWorker worker_;
+  HeatmapRenderer renderer_;
+  std::string last_request_key_;
+  ModelConfig last_cfg_;
+  float built_font_scale_ = 0;
+  bool light_theme_applied_ = false;
+  CenterPanel last_center_ = CenterPanel::Heads;
+  struct Capture {
+    std::string path;
+    float x, y, w, h;
+    std::function<void(const Status&)> done;
+  };
+  std::vector<Capture> captures_;
+  // File dialogs: a path to type, and what to do with it.
+  enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts };
+  Dialog dialog_ = Dialog::None;
+  std::string dialog_path_, dialog_error_;
+  float heads_rect_[4] = {0, 0, 0, 0};  // the center panel on screen, for "export heads PNG"
+  int windowed_pos_[4] = {100, 100, 1600, 1000};
+};
+
+}  // namespace headmap

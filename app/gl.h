@@ -1,0 +1,20 @@
+// gl.h: the OpenGL 3.3 core entry points, straight from libGL (Linux exports them all), and
+// a debug-only check that names the failing call.
+#pragma once
+#define GL_GLEXT_PROTOTYPES 1
+#define GLFW_INCLUDE_NONE
+#include <GL/glcorearb.h>
+
+namespace headmap {
+void gl_check(const char* what, const char* file, int line);
+}  // namespace headmap
+
+#ifndef NDEBUG
+#define GL_CHECK(call)                                 \
+  do {                                                 \
+    call;                                              \
+    ::headmap::gl_check(#call, __FILE__, __LINE__);    \
+  } while (0)
+#else
+#define GL_CHECK(call) call
+#endif

@@ -1,0 +1,53 @@
+// ui_widgets.h: widgets more than one panel draws: a labelled heatmap with hover, rotated
+// text, a colour legend, token chips.
+#pragma once
+#include <imgui.h>
+
+#include <string>
+#include <vector>
+
+#include "app/app_state.h"
+#include "app/heatmap_renderer.h"
+
+namespace headmap {
+
+// Text rotated 90° counter-clockwise, reading upwards from `pos` (its baseline-left corner).
+void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text);
+
+struct HeatmapView {
+  const MapTexture* tex = nullptr;
+  HeatmapStyle style;
+  float side = 200;  // size of the map area in pixels (square cells when rows == cols)
+  float width = 0, height = 0;  // explicit size for non-square maps (0: use side)
+  const std::vector<std::string>* row_labels = nullptr;  // query tokens, left
+  const std::vector<std::string>* col_labels = nullptr;  // key tokens, below
+  float label_w = 0, label_h = 0;  // space reserved for labels (0: none)
+  int hover_token = -1;            // highlights that label
+};
+
+struct HeatmapHit {
+  bool hovered = false, clicked = false, double_clicked = false;
+  int row = -1, col = -1;  // cell under the mouse (in map cells)
+  ImVec2 p0, p1;           // the map's rect on screen
+};
+
+// Draws the map at the cursor with its labels and reserves the space. Returns what the mouse did.
+HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v);
+
+// A horizontal colour bar with the values at both ends and a caption.
+// hi_label replaces the number at the top end (e.g. "head max").
+void colour_legend(const HeatmapStyle& s, const char* caption, float width, const char* hi_label = nullptr);
+
+// Display strings of a sentence's tokens (spaces as ␣, sub-word pieces as they read).
+std::vector<std::string> token_labels(const Batch& batch, int b);
+
+// The largest label width among these labels, at the current font.
+float max_label_width(const std::vector<std::string>& labels);
+
+// The colour range [vmin, vmax] for one map under the state's normalisation.
+void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax);
+
+// The mask mode for the shader from the config that produced the result.
+int mask_mode(const ModelConfig& cfg, bool padded);
+
+}  // namespace headmap
