@@ -36,7 +36,9 @@ App::App(GLFWwindow* w, Preferences p, Presets presets)
   last_swap = std::chrono::steady_clock::now();
 }
 
-App::~App() { save_preferences_now(); }
+App::~App() {
+  if (persist) save_preferences_now();
+}
 
 Status App::init() {
   if (Status s = renderer_.init(); !s) return s;
@@ -169,7 +171,7 @@ void App::frame() {
   if (script) script->after_swap(*this);
 
   ImGuiIO& io = ImGui::GetIO();
-  if (io.WantSaveIniSettings) {
+  if (io.WantSaveIniSettings && persist) {
     size_t n = 0;
     const char* ini = ImGui::SaveIniSettingsToMemory(&n);
     if (Status s = save_imgui_ini(ini, n); !s) state.status_lines.push_back(s.error().message);
@@ -183,7 +185,8 @@ void App::draw_layout() {
   ImGui::SetNextWindowPos(vp->WorkPos);
   ImGui::SetNextWindowSize(vp->WorkSize);
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
-                                 ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings;
+                                 ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings |
+                                 ImGuiWindowFlags_NoBackground;  // the clear colour is the background: no full-window blend
   ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
   ImGui::Begin("headmap", nullptr, flags);
   ImGui::PopStyleVar();

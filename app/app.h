@@ -54,6 +54,7 @@ class App {
   bool busy() const { return worker_.busy(); }
   bool fresh() const;  // a result is on screen and matches the current inputs
   Preferences prefs;
+  bool persist = true;  // save preferences and imgui.ini (off for scripted runs)
 
  private:
   void accept(std::shared_ptr<const ComputeResult> r);

@@ -1,4 +1,4 @@
-// heatmap_renderer.cpp: shader set-up, texture uploads, and the draw-list callback.
+// heatmap_renderer.cpp: shader set-up, texture uploads, colouring into cached textures, overlays.
 #include "app/heatmap_renderer.h"
 
 #include <algorithm>
@@ -91,6 +91,7 @@ Status HeatmapRenderer::init() {
   if (!prog) return prog.error();
   program_ = *prog;
   GL_CHECK(glGenVertexArrays(1, &vao_));
+  GL_CHECK(glGenFramebuffers(1, &fbo_));
   for (int c = 0; c < kNumColormaps; ++c) luts_[c] = make_lut(colormap_lut(static_cast<Colormap>(c)));
   luts_[kNumColormaps] = make_lut(diverging_lut(256));
   return Status();
@@ -98,7 +99,11 @@ Status HeatmapRenderer::init() {
 
 void HeatmapRenderer::shutdown() {
   for (auto& [k, c] : cache_) glDeleteTextures(1, &c.tex.id);
+  for (auto& [k, c] : coloured_) glDeleteTextures(1, &c.id);
   cache_.clear();
+  coloured_.clear();
+  if (fbo_) glDeleteFramebuffers(1, &fbo_);
+  fbo_ = 0;
   if (program_) glDeleteProgram(program_);
   if (vao_) glDeleteVertexArrays(1, &vao_);
   for (GLuint& t : luts_)
@@ -107,15 +112,23 @@ void HeatmapRenderer::shutdown() {
 }
 
 void HeatmapRenderer::begin_frame() {
-  jobs_.clear();
   ++frame_;
   uploads_ = 0;
+  // Textures not drawn for a few frames are freed.
   for (auto it = cache_.begin(); it != cache_.end();) {
-    if (frame_ - it->second.last_used > 3) {  // not drawn for a few frames: free it
-      bytes_ -= static_cast<size_t>(it->second.tex.rows / it->second.tex.pool + 1) *
-                (it->second.tex.cols / it->second.tex.pool + 1) * 4;
+    if (frame_ - it->second.last_used > 3) {
+      bytes_ -= it->second.bytes;
       glDeleteTextures(1, &it->second.tex.id);
       it = cache_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = coloured_.begin(); it != coloured_.end();) {
+    if (frame_ - it->second.last_used > 3) {
+      bytes_ -= it->second.bytes;
+      glDeleteTextures(1, &it->second.id);
+      it = coloured_.erase(it);
     } else {
       ++it;
     }
@@ -157,67 +170,115 @@ const MapTexture& HeatmapRenderer::texture(const std::shared_ptr<const void>& ow
   glPixelStorei(GL_UNPACK_ROW_LENGTH, src_stride);
   GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, tc, tr, 0, GL_RED, GL_FLOAT, src));
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  bytes_ += static_cast<size_t>(tr + 1) * (tc + 1) * 4;
   ++uploads_;
   Cached& c = cache_[key];
   c.owner = owner;
   c.tex = t;
+  c.bytes = static_cast<size_t>(tr) * tc * 4;
   c.last_used = frame_;
+  bytes_ += c.bytes;
   return c.tex;
-}
-
-void HeatmapRenderer::draw(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapTexture& tex, const HeatmapStyle& style) {
-  if (!tex.valid() || !program_) return;
-  jobs_.push_back(Job{this, tex, style, p0, p1});
-  dl->AddCallback(&HeatmapRenderer::callback, &jobs_.back());
-  dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
-}
-
-void HeatmapRenderer::callback(const ImDrawList*, const ImDrawCmd* cmd) {
-  const Job* job = static_cast<const Job*>(cmd->UserCallbackData);
-  job->self->execute(*job, cmd);
 }
 
 GLint HeatmapRenderer::loc(const char* name) const { return glGetUniformLocation(program_, name); }
 
-void HeatmapRenderer::execute(const Job& job, const ImDrawCmd* cmd) {
-  const ImDrawData* dd = ImGui::GetDrawData();
-  const ImVec2 off = dd->DisplayPos, size = dd->DisplaySize, scale = dd->FramebufferScale;
-  const float fb_h = size.y * scale.y;
-  // Clip to the ImGui window that queued the draw.
-  const ImVec4 c = cmd->ClipRect;
-  glEnable(GL_SCISSOR_TEST);
-  glScissor(static_cast<GLint>((c.x - off.x) * scale.x), static_cast<GLint>(fb_h - (c.w - off.y) * scale.y),
-            static_cast<GLsizei>((c.z - c.x) * scale.x), static_cast<GLsizei>((c.w - c.y) * scale.y));
-  const HeatmapStyle& s = job.style;
-  auto ndc_x = [&](float x) { return (x - off.x) / size.x * 2.0f - 1.0f; };
-  auto ndc_y = [&](float y) { return 1.0f - (y - off.y) / size.y * 2.0f; };
-  const float col1 = s.col1 < 0 ? static_cast<float>(job.tex.cols) : s.col1;
-  const float row1 = s.row1 < 0 ? static_cast<float>(job.tex.rows) : s.row1;
-  GL_CHECK(glUseProgram(program_));
+// Colours the float texture with the shader into an RGBA8 texture of the same size, once
+// per colour scale.
+GLuint HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
+  char key[256];
+  std::snprintf(key, sizeof key, "%u/%d/%a/%a/%d/%d/%d/%d", tex.id, static_cast<int>(s.colormap), s.vmin, s.vmax, s.log_scale,
+                s.diverging, s.mask, s.len);
+  if (auto it = coloured_.find(key); it != coloured_.end()) {
+    it->second.last_used = frame_;
+    return it->second.id;
+  }
+  const int tw = (tex.cols + tex.pool - 1) / tex.pool, th = (tex.rows + tex.pool - 1) / tex.pool;
+  GLuint out = 0;
+  GL_CHECK(glGenTextures(1, &out));
+  glBindTexture(GL_TEXTURE_2D, out);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, tw, th, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr));
+
+  // Render into it; restore what Dear ImGui's frame expects afterwards.
+  GLint prev_fbo = 0, prev_viewport[4];
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &prev_fbo);
+  glGetIntegerv(GL_VIEWPORT, prev_viewport);
+  const GLboolean blend = glIsEnabled(GL_BLEND), scissor = glIsEnabled(GL_SCISSOR_TEST);
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+  GL_CHECK(glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, out, 0));
+  glViewport(0, 0, tw, th);
+  glDisable(GL_BLEND);
+  glDisable(GL_SCISSOR_TEST);
+  glUseProgram(program_);
   glBindVertexArray(vao_);
-  glUniform4f(loc("u_rect"), ndc_x(job.p0.x), ndc_y(job.p0.y), ndc_x(job.p1.x), ndc_y(job.p1.y));
-  glUniform4f(loc("u_window"), s.col0, s.row0, col1, row1);
+  glUniform4f(loc("u_window"), 0.0f, 0.0f, static_cast<float>(tex.cols), static_cast<float>(tex.rows));
   glActiveTexture(GL_TEXTURE0);
-  glBindTexture(GL_TEXTURE_2D, job.tex.id);
+  glBindTexture(GL_TEXTURE_2D, tex.id);
   glUniform1i(loc("u_map"), 0);
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, luts_[s.diverging ? kNumColormaps : static_cast<int>(s.colormap)]);
   glUniform1i(loc("u_lut"), 1);
   glActiveTexture(GL_TEXTURE0);
-  glUniform2i(loc("u_cells"), job.tex.cols, job.tex.rows);
-  glUniform1i(loc("u_pool"), job.tex.pool);
+  glUniform2i(loc("u_cells"), tex.cols, tex.rows);
+  glUniform1i(loc("u_pool"), tex.pool);
   glUniform1f(loc("u_vmin"), s.vmin);
   glUniform1f(loc("u_vmax"), s.vmax);
   glUniform1i(loc("u_log"), s.log_scale ? 1 : 0);
   glUniform1i(loc("u_diverging"), s.diverging ? 1 : 0);
   glUniform1i(loc("u_mask"), s.mask);
   glUniform1i(loc("u_len"), s.len);
-  glUniform1i(loc("u_grid"), s.grid ? 1 : 0);
-  glUniform1f(loc("u_px_per_cell"), (job.p1.x - job.p0.x) * scale.x / std::max(col1 - s.col0, 1e-6f));
-  glUniform2i(loc("u_highlight"), s.hi_col, s.hi_row);
   glUniform3f(loc("u_hidden"), 0.42f, 0.42f, 0.45f);
   GL_CHECK(glDrawArrays(GL_TRIANGLE_STRIP, 0, 4));
+  glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(prev_fbo));
+  glViewport(prev_viewport[0], prev_viewport[1], prev_viewport[2], prev_viewport[3]);
+  if (blend) glEnable(GL_BLEND);
+  if (scissor) glEnable(GL_SCISSOR_TEST);
+  glUseProgram(0);
+  glBindVertexArray(0);
+
+  Coloured& c = coloured_[key];
+  c.id = out;
+  c.bytes = static_cast<size_t>(tw) * th * 4;
+  c.last_used = frame_;
+  bytes_ += c.bytes;
+  return out;
+}
+
+void HeatmapRenderer::draw(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapTexture& tex, const HeatmapStyle& s) {
+  if (!tex.valid() || !program_) return;
+  const GLuint rgba = coloured(tex, s);
+  const float col1 = s.col1 < 0 ? static_cast<float>(tex.cols) : s.col1;
+  const float row1 = s.row1 < 0 ? static_cast<float>(tex.rows) : s.row1;
+  const ImVec2 uv0(s.col0 / tex.cols, s.row0 / tex.rows), uv1(col1 / tex.cols, row1 / tex.rows);
+  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(rgba)), p0, p1, uv0, uv1);
+
+  // Overlays: the hovered token's row and column, and token grid lines.
+  const float cw = (p1.x - p0.x) / std::max(col1 - s.col0, 1e-6f), ch = (p1.y - p0.y) / std::max(row1 - s.row0, 1e-6f);
+  dl->PushClipRect(p0, p1, true);
+  const ImU32 tint = IM_COL32(255, 90, 50, 70);
+  if (s.hi_row >= 0) {
+    const float y = p0.y + (s.hi_row - s.row0) * ch;
+    dl->AddRectFilled(ImVec2(p0.x, y), ImVec2(p1.x, y + ch), tint);
+  }
+  if (s.hi_col >= 0) {
+    const float x = p0.x + (s.hi_col - s.col0) * cw;
+    dl->AddRectFilled(ImVec2(x, p0.y), ImVec2(x + cw, p1.y), tint);
+  }
+  if (s.grid && cw >= 7.0f && ch >= 7.0f) {
+    const ImU32 line = IM_COL32(20, 20, 20, 115);
+    for (int c = static_cast<int>(std::ceil(s.col0)); c <= static_cast<int>(col1); ++c) {
+      const float x = std::floor(p0.x + (c - s.col0) * cw) + 0.5f;
+      dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), line);
+    }
+    for (int r = static_cast<int>(std::ceil(s.row0)); r <= static_cast<int>(row1); ++r) {
+      const float y = std::floor(p0.y + (r - s.row0) * ch) + 0.5f;
+      dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), line);
+    }
+  }
+  dl->PopClipRect();
 }
 
 }  // namespace headmap

@@ -1,9 +1,11 @@
-// heatmap_renderer.h: draws float maps with the project's GLSL (shaders/heatmap.*) inside
-// Dear ImGui windows, through draw-list callbacks. GL work happens on the main thread only.
+// heatmap_renderer.h: draws float maps coloured by the project's GLSL (shaders/heatmap.*)
+// inside Dear ImGui windows. GL work happens on the main thread only.
 //
-// Maps are uploaded once as R32F textures (one texel per cell; very long sequences are
-// max-pooled so peaks survive) and recoloured every frame by the shader, so changing the
-// colormap, the normalisation or the log scale costs no upload.
+// Each map is uploaded once as an R32F texture (one texel per cell; very long sequences
+// are max-pooled so peaks survive). The shader colours it into an RGBA texture of the same
+// size, once per colour scale: changing the colormap, the normalisation or the log scale
+// costs one tiny render, and a frame that changes nothing draws a textured quad per map.
+// Token grid lines and the hovered token's row and column are drawn on top by Dear ImGui.
 #pragma once
 #include <imgui.h>
 
@@ -32,7 +34,7 @@ struct HeatmapStyle {
   float vmin = 0.0f, vmax = 1.0f;
   bool log_scale = false;
   bool diverging = false;  // signed data (Q, K, scores): blue - white - red around 0
-  bool grid = true;
+  bool grid = true;        // token grid lines, once cells are 7 pixels or more
   int mask = 0;            // 0 none, 1 causal, 2 reversed causal, 3 padding only
   int len = 0;             // real tokens (for the mask)
   int hi_row = -1, hi_col = -1;
@@ -56,32 +58,31 @@ class HeatmapRenderer {
   const MapTexture& texture(const std::shared_ptr<const void>& owner, const std::string& tag, const float* data, int rows,
                             int cols, int stride, int max_side = 1024);
 
-  // Queues the map into [p0, p1) of the draw list; it is drawn when ImGui renders.
+  // Draws the map into [p0, p1) of the draw list (colouring it first if its scale is new).
   void draw(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapTexture& tex, const HeatmapStyle& style);
 
   size_t texture_bytes() const { return bytes_; }
   size_t uploads_this_frame() const { return uploads_; }
 
  private:
-  struct Job {
-    HeatmapRenderer* self;
-    MapTexture tex;
-    HeatmapStyle style;
-    ImVec2 p0, p1;
-  };
   struct Cached {
     std::shared_ptr<const void> owner;
     MapTexture tex;
+    size_t bytes;
     uint64_t last_used;
   };
-  static void callback(const ImDrawList* list, const ImDrawCmd* cmd);
-  void execute(const Job& job, const ImDrawCmd* cmd);
+  struct Coloured {
+    GLuint id;
+    size_t bytes;
+    uint64_t last_used;
+  };
+  GLuint coloured(const MapTexture& tex, const HeatmapStyle& s);  // renders on first use
   GLint loc(const char* name) const;
 
-  GLuint program_ = 0, vao_ = 0;
+  GLuint program_ = 0, vao_ = 0, fbo_ = 0;
   GLuint luts_[kNumColormaps + 1] = {};  // the colormaps, then the diverging scale
-  std::deque<Job> jobs_;                 // stable addresses for the callbacks
   std::map<std::pair<const void*, std::string>, Cached> cache_;
+  std::map<std::string, Coloured> coloured_;  // key: the float texture and the colour scale
   uint64_t frame_ = 0;
   size_t bytes_ = 0, uploads_ = 0;
 };

@@ -72,9 +72,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "headmap: --size wants WIDTHxHEIGHT, e.g. 1600x1000\n");
     return 2;
   }
-  if (!shot.path.empty() || benchmark) {  // reproducible pictures: ignore saved window sizes
-    if (size.empty()) prefs.window_w = 1600, prefs.window_h = 1000;
-    prefs.font_scale = 1.0f;
+  const bool scripted = !shot.path.empty() || benchmark;
+  if (scripted) {  // reproducible pictures: saved preferences neither apply nor change
+    const int w = prefs.window_w, h = prefs.window_h;
+    prefs = Preferences();
+    if (!size.empty()) prefs.window_w = w, prefs.window_h = h;
   }
 
   glfwSetErrorCallback(glfw_error);
@@ -107,6 +109,7 @@ int main(int argc, char** argv) {
   int code = 0;
   {
     App app(window, prefs, std::move(presets));
+    app.persist = !scripted;
     if (Status s = app.init(); !s) {
       std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
       code = 1;

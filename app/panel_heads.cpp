@@ -88,6 +88,12 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "  updating...");
   }
 
+  if (!s.config_status.ok()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::TextWrapped("Showing the last valid configuration (d_model %d, %d heads). %s", cfg.d_model, cfg.num_heads,
+                       s.config_status.error().message.c_str());
+    ImGui::PopStyleColor();
+  }
   const int len = f.batch.lengths[batch];
   const std::vector<std::string> toks = token_labels(f.batch, batch);
   const float fh = ImGui::GetFontSize();

@@ -8,9 +8,11 @@
 namespace headmap {
 
 void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text) {
-  // Draw horizontally, then rotate the new vertices about `pos` by -90°.
+  // Draw horizontally, then rotate the new vertices about `pos` by -90°. Laid out
+  // horizontally the text would run past the clip rect and lose glyphs, so it is laid out
+  // unclipped; the draw command's clip rect still applies to the rotated result.
   const int first = dl->VtxBuffer.Size;
-  dl->AddText(pos, col, text);
+  ImGui::GetFont()->RenderText(dl, ImGui::GetFontSize(), pos, col, ImVec4(-1e9f, -1e9f, 1e9f, 1e9f), text, nullptr, 0.0f, false);
   const float h = ImGui::GetFontSize();
   for (int i = first; i < dl->VtxBuffer.Size; ++i) {
     ImVec2& p = dl->VtxBuffer[i].pos;

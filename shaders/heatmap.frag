@@ -1,9 +1,9 @@
 // heatmap.frag: colours one cell of an attention map (or of any step-through matrix).
 //
-// The map is a float texture, one texel per cell (or per pooled block of cells for very long
-// sequences). Colours come from a 256-entry lookup texture. Cells the attention mask hides
-// are drawn in a neutral grey, so the mask itself is visible. Grid lines separate tokens
-// once cells are large enough to show them.
+// The map is a float texture, one texel per cell (or per pooled block of cells for very
+// long sequences). Colours come from a 256-entry lookup texture. Cells the attention mask
+// hides are drawn in a neutral grey, so the mask itself is visible. The result is cached
+// in a colour texture and redrawn only when the map or its scale changes.
 #version 330 core
 
 in vec2 v_cell;
@@ -18,9 +18,6 @@ uniform int u_log;           // 1: logarithmic scale over [u_vmax * 1e-4, u_vmax
 uniform int u_diverging;     // 1: signed data, 0 in the middle of the scale
 uniform int u_mask;          // 0: none; 1: causal (key <= query); 2: reversed (key > query); 3: padding only
 uniform int u_len;           // real tokens; rows and columns beyond are padding
-uniform int u_grid;          // 1: draw token grid lines
-uniform float u_px_per_cell; // on-screen size of one cell, in pixels
-uniform ivec2 u_highlight;   // (column, row) to highlight; -1 for none
 uniform vec3 u_hidden;       // colour of hidden cells
 
 out vec4 frag;
@@ -35,34 +32,21 @@ bool visible(ivec2 cell) {
 }
 
 void main() {
-  ivec2 cell = ivec2(floor(v_cell));
-  if (any(lessThan(cell, ivec2(0))) || any(greaterThanEqual(cell, u_cells))) discard;
-
-  vec3 colour;
+  ivec2 cell = clamp(ivec2(floor(v_cell)), ivec2(0), u_cells - 1);
   if (!visible(cell)) {
-    colour = u_hidden;
+    frag = vec4(u_hidden, 1.0);
+    return;
+  }
+  float w = texelFetch(u_map, cell / u_pool, 0).r;
+  float t;
+  if (u_diverging == 1) {
+    float m = max(max(abs(u_vmin), abs(u_vmax)), 1e-20);
+    t = 0.5 + 0.5 * w / m;
+  } else if (u_log == 1) {
+    float lo = max(u_vmax * 1e-4, 1e-30);
+    t = (log(max(w, lo)) - log(lo)) / max(log(max(u_vmax, lo * 1.0001)) - log(lo), 1e-6);
   } else {
-    float w = texelFetch(u_map, cell / u_pool, 0).r;
-    float t;
-    if (u_diverging == 1) {
-      float m = max(max(abs(u_vmin), abs(u_vmax)), 1e-20);
-      t = 0.5 + 0.5 * w / m;
-    } else if (u_log == 1) {
-      float lo = max(u_vmax * 1e-4, 1e-30);
-      t = (log(max(w, lo)) - log(lo)) / max(log(max(u_vmax, lo * 1.0001)) - log(lo), 1e-6);
-    } else {
-      t = (w - u_vmin) / max(u_vmax - u_vmin, 1e-20);
-    }
-    colour = texture(u_lut, vec2(clamp(t, 0.0, 1.0) * (255.0 / 256.0) + 0.5 / 256.0, 0.5)).rgb;
+    t = (w - u_vmin) / max(u_vmax - u_vmin, 1e-20);
   }
-
-  // Hovered token: its row and its column get a light tint in every map.
-  if (cell.y == u_highlight.y || cell.x == u_highlight.x) colour = mix(colour, vec3(1.0, 0.35, 0.2), 0.28);
-
-  // Token grid: a one-pixel line at every cell border, once cells are big enough.
-  if (u_grid == 1 && u_px_per_cell >= 7.0) {
-    vec2 f = fract(v_cell) * u_px_per_cell;
-    if (min(f.x, f.y) < 1.0) colour = mix(colour, vec3(0.08), 0.45);
-  }
-  frag = vec4(colour, 1.0);
+  frag = vec4(texture(u_lut, vec2(clamp(t, 0.0, 1.0) * (255.0 / 256.0) + 0.5 / 256.0, 0.5)).rgb, 1.0);
 }

@@ -1,0 +1,263 @@
+// GUI tests: the real app under Xvfb, driven through its screenshot hook. Each test runs
+// headmap, lets it render, and checks the PNG it wrote and the report of what it drew.
+// Run by ctest under xvfb-run (see tests/CMakeLists.txt).
+#include <gtest/gtest.h>
+#include <stb_image.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "app/colormap.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using headmap::Colormap;
+
+namespace {
+
+fs::path tmp_dir() {
+  static fs::path d = [] {
+    fs::path p = fs::temp_directory_path() / ("headmap-gui-" + std::to_string(::getpid()));
+    fs::create_directories(p / "xdg");
+    return p;
+  }();
+  return d;
+}
+
+struct AppRun {
+  int status = -1;
+  std::string err;
+  json report;
+  fs::path png;
+};
+
+// Runs headmap with these arguments; the screenshot and report go to the temp dir.
+AppRun run_app(const std::string& name, std::vector<std::string> args, bool with_report = true) {
+  AppRun r;
+  r.png = tmp_dir() / (name + ".png");
+  const fs::path rep = tmp_dir() / (name + ".report.json"), err = tmp_dir() / (name + ".err");
+  fs::remove(r.png);
+  fs::remove(rep);
+  std::vector<std::string> argv = {HEADMAP_APP, "--screenshot", r.png.string()};
+  if (with_report) argv.insert(argv.end(), {"--report", rep.string()});
+  argv.insert(argv.end(), args.begin(), args.end());
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setenv("XDG_CONFIG_HOME", (tmp_dir() / "xdg").c_str(), 1);  // never the user's settings
+    freopen(err.c_str(), "w", stderr);
+    freopen("/dev/null", "w", stdout);
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  std::ifstream ef(err);
+  r.err.assign(std::istreambuf_iterator<char>(ef), {});
+  std::ifstream rf(rep);
+  if (rf) r.report = json::parse(rf, nullptr, false);
+  return r;
+}
+
+struct Image {
+  int w = 0, h = 0;
+  std::vector<unsigned char> px;  // RGB
+  std::array<int, 3> at(int x, int y) const {
+    const unsigned char* p = &px[(static_cast<size_t>(y) * w + x) * 3];
+    return {p[0], p[1], p[2]};
+  }
+};
+
+Image load_png(const fs::path& p) {
+  Image im;
+  int n = 0;
+  unsigned char* data = stbi_load(p.c_str(), &im.w, &im.h, &n, 3);
+  if (data) {
+    im.px.assign(data, data + static_cast<size_t>(im.w) * im.h * 3);
+    stbi_image_free(data);
+  }
+  return im;
+}
+
+// Is this pixel one of the colormap's colours (within a small tolerance)?
+bool in_colormap(Colormap c, std::array<int, 3> rgb) {
+  for (int i = 0; i < 256; ++i) {
+    const auto q = headmap::colormap_rgb(c, i / 255.0f);
+    int d = 0;
+    for (int k = 0; k < 3; ++k) d = std::max(d, std::abs(static_cast<int>(std::lround(q[k] * 255)) - rgb[k]));
+    if (d <= 6) return true;
+  }
+  return false;
+}
+
+// Fraction of sampled pixels inside a heatmap rect that belong to the colormap, and how
+// many distinct colours were seen.
+std::pair<double, size_t> colormap_share(const Image& im, const json& rect, Colormap c) {
+  const int x0 = static_cast<int>(rect[0]) + 2, y0 = static_cast<int>(rect[1]) + 2;
+  const int x1 = static_cast<int>(rect[2]) - 2, y1 = static_cast<int>(rect[3]) - 2;
+  int hits = 0, total = 0;
+  std::set<int> colours;
+  for (int y = y0; y < y1; y += 3)
+    for (int x = x0; x < x1; x += 3) {
+      const auto p = im.at(x, y);
+      ++total;
+      if (in_colormap(c, p)) {
+        ++hits;
+        colours.insert(p[0] << 16 | p[1] << 8 | p[2]);
+      }
+    }
+  return {total ? static_cast<double>(hits) / total : 0.0, colours.size()};
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+}
+
+bool contains(const json& list, const std::string& needle) {
+  for (const auto& m : list)
+    if (m.get<std::string>().find(needle) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(Gui, ScreenshotShowsTheColormapInEveryHead) {
+  const AppRun r = run_app("default", {});
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_TRUE(r.report.is_object()) << r.err;
+  ASSERT_EQ(r.report["heatmaps_drawn"], 4);
+  const Image im = load_png(r.png);
+  ASSERT_EQ(im.w, 1600);
+  ASSERT_EQ(im.h, 1000);
+  for (const auto& rect : r.report["heatmaps"]) {
+    const auto [share, distinct] = colormap_share(im, rect, Colormap::Viridis);
+    // A causal map is about half masked (grey): the rest is viridis, in many shades.
+    EXPECT_GT(share, 0.25) << rect;
+    EXPECT_GT(distinct, 8u) << rect;
+  }
+  // Outside the maps there is no viridis: the colours come from the shader's lookup.
+  EXPECT_LT(colormap_share(im, json::array({20, 700, 300, 950}), Colormap::Viridis).first, 0.05);
+}
+
+TEST(Gui, ColormapSwitchChangesThePixels) {
+  const AppRun r = run_app("magma", {"--colormap", "magma"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Image im = load_png(r.png);
+  const auto& rect = r.report["heatmaps"][0];
+  EXPECT_GT(colormap_share(im, rect, Colormap::Magma).first, 0.3);
+  EXPECT_LT(colormap_share(im, rect, Colormap::Viridis).first, 0.15);
+}
+
+TEST(Gui, HeatmapCountFollowsTheHeadsSliderAndParametersStay) {
+  const AppRun four = run_app("heads4", {});
+  const AppRun eight = run_app("heads8", {"--then", "heads=8"});
+  const AppRun one = run_app("heads1", {"--then", "heads=1"});
+  ASSERT_EQ(eight.status, 0) << eight.err;
+  EXPECT_EQ(eight.report["heatmaps_drawn"], 8);
+  EXPECT_EQ(one.report["heatmaps_drawn"], 1);
+  EXPECT_EQ(eight.report["config"]["num_heads"], 8);
+  // The passport shows the attention's parameters unchanged by H.
+  EXPECT_EQ(four.report["attention_params"], eight.report["attention_params"]);
+  EXPECT_EQ(one.report["attention_params"], eight.report["attention_params"]);
+  EXPECT_TRUE(contains(eight.report["passport_rows"], "q_view (1, 11, 8, 8)"));
+}
+
+TEST(Gui, InvalidPairShowsTheMessageAndTheFix) {
+  const AppRun r = run_app("invalid", {"--d-model", "64", "--heads", "3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.report["messages"], "d_model 64 is not divisible by 3 heads: try 2 or 4")) << r.report["messages"];
+  EXPECT_TRUE(contains(r.report["buttons"], "Use nearest valid"));
+  EXPECT_EQ(r.report["config"]["num_heads"], 3) << "the invalid value stays on screen: nothing snaps silently";
+  // Moving the slider to an invalid value keeps the last valid heads on screen.
+  const AppRun moved = run_app("invalid-moved", {"--then", "heads=5"});
+  EXPECT_TRUE(contains(moved.report["messages"], "not divisible by 5 heads: try 4 or 8"));
+  EXPECT_EQ(moved.report["heatmaps_drawn"], 4);
+}
+
+TEST(Gui, TypingUpdatesTheTokens) {
+  const AppRun r = run_app("typing", {"--type", "The dog barked."});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["tokens"], json({"The", "dog", "barked", "."}));
+  EXPECT_EQ(r.report["heatmaps_drawn"], 4);
+}
+
+TEST(Gui, EmptyTextSaysSoAndDrawsNothing) {
+  const AppRun r = run_app("empty", {"--text", ""});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["heatmaps_drawn"], 0);
+  EXPECT_TRUE(contains(r.report["messages"], "Nothing to attend over"));
+}
+
+TEST(Gui, InvalidUtf8FromAFileIsReportedNotFatal) {
+  const fs::path f = tmp_dir() / "bad.txt";
+  write_text(f, "caf\xC3 ol\xE9 \xF0\x9F\x98\x80 ok\n");
+  const AppRun r = run_app("utf8", {"--file", f.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.report["messages"], "invalid UTF-8")) << r.report["messages"];
+  EXPECT_EQ(r.report["heatmaps_drawn"], 4);
+}
+
+TEST(Gui, ViewFileReopensTheSameFigure) {
+  const fs::path v = tmp_dir() / "view.json";
+  write_text(v, R"({"format": "headmap-view", "version": 1, "text": "The lawyer who the jury believed told the truth.",
+    "config": {"d_model": 24, "num_heads": 6, "num_layers": 1, "causal": false, "seed": 3},
+    "layer": 0, "head": 2, "panel": "heads", "colormap": "magma"})");
+  const AppRun r = run_app("view", {"--open", v.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["config"]["d_model"], 24);
+  EXPECT_EQ(r.report["config"]["causal"], false);
+  EXPECT_EQ(r.report["colormap"], "magma");
+  EXPECT_EQ(r.report["heatmaps_drawn"], 6);
+  EXPECT_EQ(r.report["tokens"].size(), 10u);
+  const Image im = load_png(r.png);
+  // Bidirectional: no masked (grey) cells, colormap everywhere but the grid lines.
+  EXPECT_GT(colormap_share(im, r.report["heatmaps"][0], Colormap::Magma).first, 0.6);
+  int grey = 0, total = 0;
+  const auto& q = r.report["heatmaps"][0];
+  for (int y = static_cast<int>(q[1]) + 2; y < static_cast<int>(q[3]) - 2; y += 3)
+    for (int x = static_cast<int>(q[0]) + 2; x < static_cast<int>(q[2]) - 2; x += 3, ++total) {
+      const auto p = im.at(x, y);
+      grey += std::abs(p[0] - 107) < 4 && std::abs(p[1] - 107) < 4 && std::abs(p[2] - 115) < 4;  // the mask colour
+    }
+  EXPECT_LT(grey, total / 50) << "no cell of a bidirectional map is masked";
+}
+
+TEST(Gui, CorruptViewFileGivesAClearMessage) {
+  const fs::path v = tmp_dir() / "corrupt.json";
+  write_text(v, "{\"format\": \"headmap-view\", \"text\": ");
+  const AppRun r = run_app("corrupt", {"--open", v.string()}, false);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("not a view file headmap can open"), std::string::npos) << r.err;
+  const fs::path foreign = tmp_dir() / "foreign.json";
+  write_text(foreign, "{\"hello\": 1}");
+  const AppRun f = run_app("foreign", {"--open", foreign.string()}, false);
+  EXPECT_EQ(f.status, 1);
+  EXPECT_NE(f.err.find("\"format\": \"headmap-view\""), std::string::npos) << f.err;
+}
+
+TEST(Gui, EveryPanelRendersAndLongSequencesWork) {
+  for (const char* panel : {"focus", "model", "passport"}) {
+    const AppRun r = run_app(std::string("panel-") + panel, {"--panel", panel});
+    EXPECT_EQ(r.status, 0) << panel << ": " << r.err;
+    EXPECT_EQ(r.report["panel"], panel);
+    EXPECT_TRUE(fs::exists(r.png));
+  }
+  std::string words;
+  for (int i = 0; i < 2048; ++i) words += "w" + std::to_string(i % 300) + " ";
+  const AppRun r = run_app("long", {"--context", "2048", "--text", words});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["heatmaps_drawn"], 4);
+  EXPECT_EQ(r.report["tokens"].size(), 2048u);
+}
