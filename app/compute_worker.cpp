@@ -3,10 +3,7 @@
 
 #include <chrono>
 
-#if __has_include("core/checkpoint.h")  // TODO(lead): drop the guard once checkpoint.h lands
 #include "core/checkpoint.h"
-#define HEADMAP_HAVE_CHECKPOINT 1
-#endif
 #include "core/export.h"
 
 namespace headmap {
@@ -92,13 +89,9 @@ Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const Com
   if (r.checkpoint.empty()) {
     w = std::make_shared<const ModelWeights>(random_weights(c.d_model, c.num_layers, c.seed));
   } else {
-#ifdef HEADMAP_HAVE_CHECKPOINT
     Result<ModelWeights> loaded = load_checkpoint(r.checkpoint);
     if (!loaded) return loaded.error();
     w = std::make_shared<const ModelWeights>(std::move(loaded).value());
-#else
-    return Error{ErrorKind::Io, "Checkpoints are not supported in this build."};
-#endif
   }
   if (weights_cache_.size() >= 8) weights_cache_.clear();  // a handful of models is plenty
   weights_cache_[key] = w;
