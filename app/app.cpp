@@ -127,6 +127,7 @@ void App::post_request_if_changed() {
 
 // ---- [frame] ---------------------------------------------------------------------------
 void App::frame() {
+  const auto frame_start = std::chrono::steady_clock::now();
   while (std::shared_ptr<const ComputeResult> r = worker_.take()) accept(std::move(r));
   if (built_font_scale_ != state.font_scale) rebuild_fonts();
 
@@ -168,6 +169,7 @@ void App::frame() {
   }
   glfwSwapBuffers(window);
   last_swap = std::chrono::steady_clock::now();
+  last_frame_ms = std::chrono::duration<double, std::milli>(last_swap - frame_start).count();
   if (script) script->after_swap(*this);
 
   ImGuiIO& io = ImGui::GetIO();

@@ -29,6 +29,9 @@ class Script {
   virtual ~Script() = default;
   virtual void before_draw(App& app) = 0;  // change the state as a user would
   virtual void after_swap(App& app) = 0;   // observe what reached the screen
+  // How long the loop may sleep before the next frame (waking early on input or on the
+  // worker's result). 0: draw continuously.
+  virtual double wait_seconds(const App&) const { return 0.0; }
   bool finished = false;
   int exit_code = 0;
 };
@@ -51,6 +54,7 @@ class App {
   GLFWwindow* window;
   uint64_t last_posted_seq = 0;    // the request the current inputs produced
   std::chrono::steady_clock::time_point last_swap;
+  double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   bool busy() const { return worker_.busy(); }
   bool fresh() const;  // a result is on screen and matches the current inputs
   Preferences prefs;

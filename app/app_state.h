@@ -81,6 +81,13 @@ struct AppState {
   std::vector<std::string> status_lines;    // short notes under the menu ("saved view.json")
 
   UiReport report;
+
+  // Cached per result and font size, not measured every frame: the widest token label.
+  struct LabelWidth {
+    const void* fwd = nullptr;
+    int batch = -1;
+    float font_size = 0, width = 0;
+  } label_width;
 };
 
 }  // namespace headmap

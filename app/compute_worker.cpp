@@ -2,6 +2,8 @@
 #include "app/compute_worker.h"
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 
 #include "core/checkpoint.h"
 #include "core/export.h"
@@ -137,6 +139,25 @@ std::shared_ptr<const ComputeResult> ComputeWorker::compute(const ComputeRequest
     data->metrics = head_metrics(data->out, data->batch);
     data->induction = induction_scores(**w, r.cfg, make_induction_probe(r.cfg, **w, 20, r.cfg.seed));
     data->source = describe_source(**w, r.cfg);
+    // Derived once here, not every frame: token labels and each map's colour range. The
+    // first row of a causal map is always [1, 0, ...]; it is left out of the range.
+    for (int b = 0; b < data->batch.B(); ++b) {
+      std::vector<std::string> l;
+      for (const Token& t : data->batch.sentences[b].tokens) l.push_back(token_display(t));
+      data->labels.push_back(std::move(l));
+    }
+    const ForwardOutput& o = data->out;
+    const bool skip_first = r.cfg.causal && !r.cfg.pitfalls.reversed_mask;
+    for (int l = 0; l < o.L; ++l)
+      for (int b = 0; b < o.B; ++b)
+        for (int h = 0; h < o.Hw; ++h) {
+          const int len = data->batch.lengths[b];
+          const float* m = o.weights(l, b, h);
+          float mx = 0;
+          for (int t = skip_first && len > 1 ? 1 : 0; t < len; ++t)
+            for (int k = 0; k < len; ++k) mx = std::max(mx, m[static_cast<size_t>(t) * o.T + k]);
+          data->map_max.push_back(mx);
+        }
     data->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     fwd = data;
     // Keep recent results, up to ~512 MB of attention maps.
@@ -165,6 +186,14 @@ std::shared_ptr<const ComputeResult> ComputeWorker::compute(const ComputeRequest
     if (!r.ablated.empty()) mo.ablated = r.ablated.data() + static_cast<size_t>(tr.layer) * out.H;
     const MatR x_b = out.attn_in[tr.layer].middleRows(static_cast<Eigen::Index>(tr.batch) * out.T, out.T);  // (T, D)
     res->trace = head_trace(fwd->weights->layers[tr.layer], x_b, fwd->batch.lengths[tr.batch], tr.head, mo);
+    const HeadTrace& h = *res->trace;
+    for (const MatR* m : {&h.q, &h.k, &h.v, &h.scores, &h.scaled, &h.masked, &h.weights, &h.head_out, &h.concat, &h.out}) {
+      float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+      for (int t = 0; t < h.len; ++t)
+        for (Eigen::Index c = 0; c < m->cols(); ++c)
+          if (const float v = (*m)(t, c); std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+      res->trace_range.emplace_back(lo <= hi ? lo : 0.0f, lo <= hi ? hi : 0.0f);
+    }
   }
   return res;
 }

@@ -47,6 +47,8 @@ struct ForwardData {
   std::vector<HeadMetrics> metrics;   // (L, B, Hw)
   std::vector<float> induction;       // (L, H) on the induction probe
   std::string source;                 // "random init (seed 7)", "trained (...)"
+  std::vector<std::vector<std::string>> labels;  // (B) display text of each sentence's tokens
+  std::vector<float> map_max;         // (L, B, Hw) largest weight over rows that see more than one key
   double compute_ms = 0;              // wall time of the forward pass and metrics
 };
 
@@ -55,6 +57,9 @@ struct ComputeResult {
   uint64_t seq = 0;                          // order of the request
   std::shared_ptr<const ForwardData> fwd;    // null when `error` is set
   std::optional<HeadTrace> trace;            // absent for an empty batch
+  // Finite (min, max) over the real rows of trace's q, k, v, scores, scaled, masked,
+  // weights, head_out, concat and out, in that order.
+  std::vector<std::pair<float, float>> trace_range;
   std::optional<Error> error;                // e.g. a checkpoint that would not load
   double latency_ms = 0;                     // request posted -> result ready
 };

@@ -7,11 +7,12 @@
 
 #include "app/assets.h"
 #include "app/raster.h"
+#include "core/attention.h"
 
 namespace headmap {
 
 namespace {
-const Rgb kBg{250, 250, 250}, kInk{25, 25, 30}, kMuted{110, 110, 120}, kGrid{255, 255, 255};
+const Rgb kBg{250, 250, 250}, kInk{25, 25, 30}, kMuted{110, 110, 120}, kGrid{255, 255, 255}, kHidden{107, 107, 115};
 Rgb to_rgb(const std::array<float, 3>& c) {
   return Rgb{static_cast<uint8_t>(std::lround(c[0] * 255)), static_cast<uint8_t>(std::lround(c[1] * 255)),
              static_cast<uint8_t>(std::lround(c[2] * 255))};
@@ -69,14 +70,19 @@ Status write_heads_png(const std::string& path, const ForwardOutput& out, const 
     else
       std::snprintf(title, sizeof title, "head %d   d_head %d   entropy %.2f nats", h, cfg.d_head(), metrics[mi].entropy);
     font.draw(c, px + margin, py + 18, title, 14, kInk);
+    // The scale: the head's largest weight over rows that see more than one key (the first
+    // row of a causal map is always [1, 0, ...]), as in the app.
+    const MhaOptions vis{cfg.num_heads, cfg.causal, cfg.pitfalls, nullptr, nullptr};
+    const int first = cfg.causal && !cfg.pitfalls.reversed_mask && T > 1 ? 1 : 0;
     float mx = 0;
-    for (int t = 0; t < T; ++t)
+    for (int t = first; t < T; ++t)
       for (int s = 0; s < T; ++s) mx = std::max(mx, w[static_cast<size_t>(t) * out.T + s]);
     const int x0 = px + margin, y0 = py + title_h;
     for (int t = 0; t < T; ++t)
       for (int s = 0; s < T; ++s) {
-        const float v = mx > 0 ? w[static_cast<size_t>(t) * out.T + s] / mx : 0.0f;
-        c.fill(x0 + s * cell, y0 + t * cell, x0 + (s + 1) * cell, y0 + (t + 1) * cell, to_rgb(colormap_rgb(opt.colormap, v)));
+        const float v = mx > 0 ? std::min(1.0f, w[static_cast<size_t>(t) * out.T + s] / mx) : 0.0f;
+        const Rgb col = key_visible(vis, t, s, T) ? to_rgb(colormap_rgb(opt.colormap, v)) : kHidden;
+        c.fill(x0 + s * cell, y0 + t * cell, x0 + (s + 1) * cell, y0 + (t + 1) * cell, col);
       }
     if (cell >= 6) {  // token grid lines
       for (int k = 1; k < T; ++k) {
@@ -98,7 +104,8 @@ Status write_heads_png(const std::string& path, const ForwardOutput& out, const 
   for (int x = 0; x < lw; ++x) c.fill(lx + x, ly, lx + x + 1, ly + 14, to_rgb(colormap_rgb(opt.colormap, x / static_cast<float>(lw - 1))));
   font.draw(c, lx, ly + 30, "0", 12, kMuted);
   font.draw(c, lx + lw - 60, ly + 30, "head max", 12, kMuted);
-  font.draw(c, lx + lw + 14, ly + 12, "colour = attention weight / the head's largest weight;  rows = queries, columns = keys", 12, kMuted);
+  font.draw(c, lx + lw + 14, ly + 12, "colour = attention weight / the head's largest weight (first causal row left out);  rows = queries, "
+            "columns = keys;  grey = masked", 12, kMuted);
   return c.save_png(path);
 }
 

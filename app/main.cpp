@@ -143,8 +143,15 @@ int main(int argc, char** argv) {
       if (code == 0) {
         while (!app.should_close()) {
           // Idle: sleep until an event (input, or the worker's wake-up). Busy: keep drawing.
-          if (app.script || app.busy() || ImGui::IsAnyMouseDown()) glfwPollEvents();
-          else glfwWaitEventsTimeout(0.25);
+          if (app.script) {
+            const double w = app.script->wait_seconds(app);
+            if (w > 0) glfwWaitEventsTimeout(w);
+            else glfwPollEvents();
+          } else if (ImGui::IsAnyMouseDown()) {
+            glfwPollEvents();
+          } else {
+            glfwWaitEventsTimeout(app.busy() ? 0.05 : 0.25);  // the worker's result wakes us at once
+          }
           if (glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
             glfwWaitEventsTimeout(0.1);
             continue;

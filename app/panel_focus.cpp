@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <tuple>
 
 #include "app/panels.h"
 #include "app/ui_widgets.h"
@@ -24,6 +25,7 @@ struct Step {
   bool weights;      // probabilities: drawn with the colormap, not the diverging scale
   bool masked;       // -inf where hidden
   std::string shape;
+  float lo = 0, hi = 0;  // finite range over the real rows (from the worker)
 };
 
 std::vector<Step> steps_of(const HeadTrace& tr, const ModelConfig& cfg) {
@@ -43,20 +45,6 @@ std::vector<Step> steps_of(const HeadTrace& tr, const ModelConfig& cfg) {
       {"concat", "All heads' outputs side by side: this head fills its own d_head columns.", &tr.concat, false, false, false, "(T, D)"},
       {cfg.pitfalls.no_w_o ? "no W_O (pitfall)" : "\xC2\xB7 W_O", cfg.pitfalls.no_w_o ? "PITFALL: without W_O the heads are never mixed." : "W_O mixes the heads back into one (T, D) output.", &tr.out, false, false, false, "(T, D)"},
   };
-}
-
-// Finite range of a matrix over its first `rows` rows.
-void finite_range(const MatR& m, int rows, float* lo, float* hi) {
-  *lo = std::numeric_limits<float>::infinity();
-  *hi = -*lo;
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < m.cols(); ++c) {
-      const float v = m(r, c);
-      if (!std::isfinite(v)) continue;
-      *lo = std::min(*lo, v);
-      *hi = std::max(*hi, v);
-    }
-  if (*lo > *hi) *lo = *hi = 0;
 }
 
 }  // namespace
@@ -79,7 +67,7 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   const HeadTrace& tr = *s.result->trace;
   const ForwardData& f = *s.result->fwd;
   const TraceRequest& req = s.result->request.trace;
-  const std::vector<std::string> toks = token_labels(f.batch, req.batch);
+  const std::vector<std::string>& toks = f.labels[req.batch];
   const int len = tr.len;
 
   ImGui::Text("Layer %d, head %d of %d, sentence %d", req.layer, req.head, cfg.num_heads, req.batch);
@@ -90,7 +78,9 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
     ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "  updating...");
   }
 
-  const std::vector<Step> steps = steps_of(tr, cfg);
+  std::vector<Step> steps = steps_of(tr, cfg);
+  for (size_t i = 0; i < steps.size() && i < s.result->trace_range.size(); ++i)
+    std::tie(steps[i].lo, steps[i].hi) = s.result->trace_range[i];
   int& sel = s.view.focus_step;
   sel = std::clamp(sel, 0, static_cast<int>(steps.size()) - 1);
   const std::shared_ptr<const void> owner = s.result;  // the trace lives in the result
@@ -111,8 +101,7 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
       }
     }
     ImGui::BeginGroup();
-    float lo, hi;
-    finite_range(*st.m, len, &lo, &hi);
+    const float lo = st.lo, hi = st.hi;
     char tag[32];
     std::snprintf(tag, sizeof tag, "step/%zu", i);
     const MapTexture& tex = r.texture(owner, tag, st.m->data(), len, static_cast<int>(st.m->cols()), static_cast<int>(st.m->cols()), 1024);
@@ -149,12 +138,11 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   ImGui::TextDisabled("%s", shape);
   ImGui::TextWrapped("%s", st.explain);
 
-  float lo, hi;
-  finite_range(*st.m, len, &lo, &hi);
+  const float lo = st.lo, hi = st.hi;
   char tag[32];
   std::snprintf(tag, sizeof tag, "big/%d", sel);
   const MapTexture& tex = r.texture(owner, tag, st.m->data(), len, static_cast<int>(st.m->cols()), static_cast<int>(st.m->cols()), 2048);
-  const float lw = max_label_width(toks) + 8;
+  const float lw = token_label_width(s, req.batch) + 8;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
   const int cols = static_cast<int>(st.m->cols());

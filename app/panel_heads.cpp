@@ -31,7 +31,7 @@ static int grid_columns(int n, float avail_w, float avail_h, float extra_w, floa
 
 static void head_tooltip(const AppState& s, const ForwardData& f, int l, int b, int h, int t, int k) {
   const ForwardOutput& out = f.out;
-  const std::vector<std::string> toks = token_labels(f.batch, b);
+  const std::vector<std::string>& toks = f.labels[b];
   const float w = out.weights(l, b, h)[static_cast<size_t>(t) * out.T + k];
   ImGui::BeginTooltip();
   ImGui::Text("query  %d  \"%s\"", t, toks[t].c_str());
@@ -95,14 +95,14 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::PopStyleColor();
   }
   const int len = f.batch.lengths[batch];
-  const std::vector<std::string> toks = token_labels(f.batch, batch);
+  const std::vector<std::string>& toks = f.labels[batch];
   const float fh = ImGui::GetFontSize();
   const float title_h = ImGui::GetTextLineHeightWithSpacing();
   const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetStyle().ItemSpacing.x * 2;
   // Try with token labels; drop them if the cells would be too small to read.
-  const float lw = max_label_width(toks) + 8;
+  const float lw = token_label_width(s, batch) + 8;
   float side = 0;
   int cols = grid_columns(out.Hw, avail.x, avail.y - legend_h, lw + gap, title_h + lw + gap, &side);
   bool labels = side / len >= fh * 0.8f;

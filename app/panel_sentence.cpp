@@ -54,7 +54,7 @@ void draw_sentence(AppState& s, const Presets& presets) {
   const Batch& batch = s.result->fwd->batch;
   int hovered = -1;
   for (int b = 0; b < batch.B(); ++b) {
-    const std::vector<std::string> labels = token_labels(batch, b);
+    const std::vector<std::string>& labels = s.result->fwd->labels[b];
     if (b == 0) s.report.tokens = labels;
     if (batch.B() > 1) {
       ImGui::TextDisabled("%d:", b);

@@ -21,17 +21,18 @@ void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text) 
   }
 }
 
-std::vector<std::string> token_labels(const Batch& batch, int b) {
-  std::vector<std::string> out;
-  if (b < 0 || b >= batch.B()) return out;
-  for (const Token& t : batch.sentences[b].tokens) out.push_back(token_display(t));
-  return out;
-}
-
-float max_label_width(const std::vector<std::string>& labels) {
-  float w = 0;
-  for (const std::string& l : labels) w = std::max(w, ImGui::CalcTextSize(l.c_str()).x);
-  return w;
+float token_label_width(AppState& s, int b) {
+  AppState::LabelWidth& c = s.label_width;
+  const ForwardData* f = s.result && s.result->fwd ? s.result->fwd.get() : nullptr;
+  if (!f || b < 0 || b >= static_cast<int>(f->labels.size())) return 0;
+  if (c.fwd != f || c.batch != b || c.font_size != ImGui::GetFontSize()) {
+    c.fwd = f;
+    c.batch = b;
+    c.font_size = ImGui::GetFontSize();
+    c.width = 0;
+    for (const std::string& l : f->labels[b]) c.width = std::max(c.width, ImGui::CalcTextSize(l.c_str()).x);
+  }
+  return c.width;
 }
 
 int mask_mode(const ModelConfig& cfg, bool padded) {
@@ -43,18 +44,9 @@ void map_range(const AppState& s, int layer, int batch, int head, float* vmin, f
   *vmin = 0.0f;
   *vmax = 1.0f;
   if (!s.result || !s.result->fwd || s.view.norm == Normalisation::Absolute) return;
-  const ForwardOutput& out = s.result->fwd->out;
-  const int len = s.result->fwd->batch.lengths[std::clamp(batch, 0, out.B - 1)];
-  // The largest weight, over rows that see more than one key: the first row of a causal
-  // map is always [1, 0, ...] and would otherwise set every head's scale to 1.
-  const int first_row = s.result->request.cfg.causal && !s.result->request.cfg.pitfalls.reversed_mask && len > 1 ? 1 : 0;
-  auto max_of = [&](int l, int b, int h) {
-    const float* w = out.weights(l, b, h);
-    float m = 0;
-    for (int t = first_row; t < len; ++t)
-      for (int k = 0; k < len; ++k) m = std::max(m, w[static_cast<size_t>(t) * out.T + k]);
-    return m;
-  };
+  const ForwardData& f = *s.result->fwd;
+  const ForwardOutput& out = f.out;
+  auto max_of = [&](int l, int b, int h) { return f.map_max[(static_cast<size_t>(l) * out.B + b) * out.Hw + h]; };
   float m = 0;
   switch (s.view.norm) {
     case Normalisation::PerHead: m = max_of(layer, batch, head); break;

@@ -38,11 +38,9 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
 // hi_label replaces the number at the top end (e.g. "head max").
 void colour_legend(const HeatmapStyle& s, const char* caption, float width, const char* hi_label = nullptr);
 
-// Display strings of a sentence's tokens (spaces as ␣, sub-word pieces as they read).
-std::vector<std::string> token_labels(const Batch& batch, int b);
-
-// The largest label width among these labels, at the current font.
-float max_label_width(const std::vector<std::string>& labels);
+// The widest token label of sentence b of the result on screen, at the current font
+// (measured once per result and font size).
+float token_label_width(AppState& s, int b);
 
 // The colour range [vmin, vmax] for one map under the state's normalisation.
 void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax);

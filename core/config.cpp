@@ -7,7 +7,7 @@ namespace headmap {
 const std::vector<PitfallInfo>& pitfall_list() {
   static const std::vector<PitfallInfo> list = {
       {&Pitfalls::scale_by_d_model, "--pitfall-scale-d-model", "scale by \xE2\x88\x9A" "D",
-       "Scores are divided by \xE2\x88\x9A" "d_model instead of \xE2\x88\x9A" "d_head: under-scaled by \xE2\x88\x9A" "H, so the softmax runs hot and weights go flat."},
+       "Scores are divided by \xE2\x88\x9A" "d_model instead of \xE2\x88\x9A" "d_head: scores shrink by \xE2\x88\x9A" "H, the softmax runs at a higher temperature and the weights go flat."},
       {&Pitfalls::interleaved_reshape, "--pitfall-interleaved", "view(B,T,d_head,H)",
        "The reshape order is swapped: head h reads the interleaved features h, h+H, h+2H, ... instead of one contiguous slice."},
       {&Pitfalls::reversed_mask, "--pitfall-reversed-mask", "reversed mask",
