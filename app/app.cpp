@@ -20,6 +20,7 @@
 #include "app/capture.h"
 #include "app/gl.h"
 #include "app/panels.h"
+#include "core/checkpoint.h"
 #include "core/export.h"
 #include "core/model.h"
 
@@ -27,7 +28,7 @@ namespace headmap {
 
 // ---- [lifecycle] -----------------------------------------------------------------------
 App::App(GLFWwindow* w, Preferences p, Presets presets)
-    : window(w), prefs(p), presets_(std::move(presets)), worker_([] { glfwPostEmptyEvent(); }) {
+    : window(w), prefs(p), presets_(std::move(presets)), worker_([] { glfwPostEmptyEvent(); }), training_([] { glfwPostEmptyEvent(); }) {
   state.font_scale = p.font_scale;
   state.view.colormap = p.colormap;
   state.view.norm = p.norm;
@@ -73,7 +74,22 @@ ComputeRequest App::make_request() const {
   ComputeRequest r;
   r.lines = split_lines(state.text);
   r.cfg = state.cfg;
-  r.checkpoint = state.checkpoint;
+  WeightsInputs in;
+  in.mode = state.weights_mode;
+  in.shipped = &state.shipped;
+  in.user_checkpoint = state.checkpoint;
+  in.user_info = state.checkpoint_info ? &*state.checkpoint_info : nullptr;
+  in.session = state.session;
+  const WeightsChoice w = choose_weights(state.cfg, in);
+  r.checkpoint = w.checkpoint;
+  r.weights = w.in_memory;
+  if (w.in_memory) r.weights_id = "session:" + std::to_string(state.session_id);
+  // A trained model learned a fixed number of positions: longer text is truncated to them
+  // (and the truncation is reported under the sentence).
+  if (w.context_limit > 0) r.cfg.context = std::min(r.cfg.context, w.context_limit);
+  if (state.ablated.size() == static_cast<size_t>(state.cfg.num_layers * state.cfg.num_heads) &&
+      std::any_of(state.ablated.begin(), state.ablated.end(), [](uint8_t a) { return a != 0; }))
+    r.ablated = state.ablated;
   r.trace = TraceRequest{std::clamp(state.view.layer, 0, state.cfg.num_layers - 1), std::max(0, state.view.batch),
                          std::clamp(state.view.head, 0, std::max(0, state.cfg.num_heads - 1))};
   return r;
@@ -109,10 +125,38 @@ void App::note_config_change(const ModelConfig& before) {
   }
 }
 
+void App::sync_training() {
+  if (state.train_request) {
+    if (!training_.start(std::move(*state.train_request))) state.status_lines.push_back("A training is already running.");
+    state.train_request.reset();
+  }
+  if (state.train_cancel_request) {
+    training_.cancel();
+    state.train_cancel_request = false;
+  }
+  const uint64_t before = state.training.snapshot_id;
+  state.training = training_.status();
+  // The heatmaps follow the snapshots of the followed run, and keep its final weights.
+  if (state.training.snapshot && state.training.snapshot_id != before && state.follow_training) {
+    state.session = state.training.snapshot;
+    ++state.session_id;
+  }
+}
+
 void App::post_request_if_changed() {
   if (!(state.cfg == last_cfg_)) {
     note_config_change(last_cfg_);
     last_cfg_ = state.cfg;
+  }
+  state.ablated.resize(static_cast<size_t>(std::max(0, state.cfg.num_layers * state.cfg.num_heads)), 0);
+  {
+    WeightsInputs in;
+    in.mode = state.weights_mode;
+    in.shipped = &state.shipped;
+    in.user_checkpoint = state.checkpoint;
+    in.user_info = state.checkpoint_info ? &*state.checkpoint_info : nullptr;
+    in.session = state.session;
+    state.weights_note = choose_weights(state.cfg, in).note;
   }
   state.config_status = validate(state.cfg);
   if (!state.config_status.ok()) return;  // the message is on screen; the last result stays
@@ -129,6 +173,7 @@ void App::post_request_if_changed() {
 void App::frame() {
   const auto frame_start = std::chrono::steady_clock::now();
   while (std::shared_ptr<const ComputeResult> r = worker_.take()) accept(std::move(r));
+  sync_training();
   if (built_font_scale_ != state.font_scale) rebuild_fonts();
 
   ImGui_ImplOpenGL3_NewFrame();
@@ -245,6 +290,10 @@ void App::draw_layout() {
       draw_passport(state, true);
       ImGui::EndTabItem();
     }
+    if (tab(state.training.running ? "Training \xE2\x97\x8F###training" : "Training###training", CenterPanel::Training)) {
+      draw_training(state);
+      ImGui::EndTabItem();
+    }
     last_center_ = state.view.center;
     ImGui::EndTabBar();
   }
@@ -272,6 +321,10 @@ void App::draw_menu() {
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("Open view...", "Ctrl+O")) open_dialog(Dialog::OpenView, "view.json");
     if (ImGui::MenuItem("Save view...", "Ctrl+S")) open_dialog(Dialog::SaveView, "view.json");
+    ImGui::Separator();
+    if (ImGui::MenuItem("Open checkpoint...")) open_dialog(Dialog::OpenCheckpoint, "model.safetensors");
+    if (ImGui::MenuItem("Save trained model...", nullptr, false, state.session && !state.training.running))
+      open_dialog(Dialog::SaveCheckpoint, "model.safetensors");
     ImGui::Separator();
     if (ImGui::MenuItem("Export heads as PNG...")) open_dialog(Dialog::ExportHeadsPng, "heads.png");
     if (ImGui::MenuItem("Export window as PNG...")) open_dialog(Dialog::ExportWindowPng, "headmap.png");
@@ -317,7 +370,8 @@ void App::draw_menu() {
 
 void App::draw_dialogs() {
   static const char* titles[] = {"", "Open view", "Save view", "Export heads as PNG", "Export window as PNG",
-                                 "Export attention as .npy", "Export attention as JSON", "Keyboard shortcuts"};
+                                 "Export attention as .npy", "Export attention as JSON", "Keyboard shortcuts",
+                                 "Open checkpoint", "Save trained model"};
   if (dialog_ != Dialog::None && !ImGui::IsPopupOpen(titles[static_cast<int>(dialog_)])) ImGui::OpenPopup(titles[static_cast<int>(dialog_)]);
   if (!state.error_popup.empty() && dialog_ == Dialog::None && !ImGui::IsPopupOpen("Problem")) ImGui::OpenPopup("Problem");
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
@@ -393,6 +447,28 @@ void App::draw_dialogs() {
           break;
         case Dialog::SaveView:
           st = save_view(path, state);
+          if (st) state.status_lines.push_back("Saved " + path);
+          break;
+        case Dialog::OpenCheckpoint: {
+          // Load it fully here, so a bad file is refused before anything changes.
+          Result<ModelWeights> w = load_checkpoint(path);
+          Result<CheckpointInfo> info = w ? checkpoint_info(path) : Result<CheckpointInfo>(w.error());
+          if (!info) {
+            st = info.error();
+            break;
+          }
+          state.checkpoint = path;
+          state.checkpoint_info = *info;
+          state.weights_mode = WeightsMode::Trained;
+          state.cfg.d_model = info->d_model;
+          state.cfg.num_layers = info->num_layers;
+          state.cfg.num_heads = info->num_heads;
+          state.status_lines.push_back("Opened " + path);
+          break;
+        }
+        case Dialog::SaveCheckpoint:
+          if (!state.session) st = Error{ErrorKind::InvalidArgument, "There is no model trained in this session to save."};
+          else st = save_checkpoint(path, *state.session);
           if (st) state.status_lines.push_back("Saved " + path);
           break;
         case Dialog::ExportHeadsPng:

@@ -16,6 +16,7 @@
 #include "app/heatmap_renderer.h"
 #include "app/presets.h"
 #include "app/settings.h"
+#include "app/training_worker.h"
 
 struct GLFWwindow;
 
@@ -73,9 +74,11 @@ class App {
   void toggle_fullscreen();
   void note_config_change(const ModelConfig& before);
   void save_preferences_now();
+  void sync_training();
 
   Presets presets_;
   ComputeWorker worker_;
+  TrainingWorker training_;
   HeatmapRenderer renderer_;
   std::string last_request_key_;
   ModelConfig last_cfg_;
@@ -89,7 +92,8 @@ class App {
   };
   std::vector<Capture> captures_;
   // File dialogs: a path to type, and what to do with it.
-  enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts };
+  enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
+                      SaveCheckpoint };
   Dialog dialog_ = Dialog::None;
   std::string dialog_path_, dialog_error_;
   float heads_rect_[4] = {0, 0, 0, 0};  // the center panel on screen, for "export heads PNG"

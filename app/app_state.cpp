@@ -8,12 +8,13 @@ const char* center_panel_name(CenterPanel p) {
     case CenterPanel::Focus: return "focus";
     case CenterPanel::Model: return "model";
     case CenterPanel::Passport: return "passport";
+    case CenterPanel::Training: return "training";
   }
   return "heads";
 }
 
 bool parse_center_panel(const std::string& name, CenterPanel* out) {
-  for (CenterPanel p : {CenterPanel::Heads, CenterPanel::Focus, CenterPanel::Model, CenterPanel::Passport})
+  for (CenterPanel p : {CenterPanel::Heads, CenterPanel::Focus, CenterPanel::Model, CenterPanel::Passport, CenterPanel::Training})
     if (name == center_panel_name(p)) {
       *out = p;
       return true;

@@ -6,17 +6,20 @@
 #pragma once
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/colormap.h"
 #include "app/compute_worker.h"
+#include "app/model_source.h"
+#include "app/training_worker.h"
 #include "core/config.h"
 #include "core/error.h"
 
 namespace headmap {
 
-enum class CenterPanel { Heads, Focus, Model, Passport };
+enum class CenterPanel { Heads, Focus, Model, Passport, Training };
 const char* center_panel_name(CenterPanel p);
 bool parse_center_panel(const std::string& name, CenterPanel* out);
 
@@ -58,7 +61,25 @@ struct AppState {
   // ---- input: what the user typed and set (the config may be invalid: that is a lesson) --
   std::string text;
   ModelConfig cfg;
-  std::string checkpoint;  // trained weights file; empty = random init
+  std::vector<uint8_t> ablated;  // (L*H) heads switched off (1); sized to the config
+
+  // ---- weights: trained by default (see model_source.h) ----
+  WeightsMode weights_mode = WeightsMode::Trained;
+  std::vector<CheckpointInfo> shipped;          // assets/checkpoints
+  std::string checkpoint;                       // opened by the user (File > Open checkpoint)
+  std::optional<CheckpointInfo> checkpoint_info;
+  std::shared_ptr<const ModelWeights> session;  // trained in the app, or its newest snapshot
+  uint64_t session_id = 0;                      // changes with every snapshot
+  std::string weights_note;                     // shown when the choice needs explaining
+
+  // ---- training (the Training tab) ----
+  TrainStatus training;                // the training worker's status, refreshed each frame
+  std::string corpus_path;             // assets/corpus/...
+  int train_steps = 1500, train_batch = 16, train_seq = 64;
+  int compare_steps = 600;
+  bool follow_training = true;         // heatmaps follow the snapshots of a running training
+  std::optional<TrainJob> train_request;  // set by the panel, started by the app
+  bool train_cancel_request = false;
 
   // ---- view ----
   ViewSettings view;

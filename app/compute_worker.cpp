@@ -11,7 +11,7 @@
 namespace headmap {
 
 std::string ComputeRequest::forward_key() const {
-  std::string k = config_json(cfg) + "\n" + checkpoint + "\n";
+  std::string k = config_json(cfg) + "\n" + checkpoint + "\n" + weights_id + "\n";
   for (uint8_t a : ablated) k += a ? '1' : '0';
   k += "\n";
   for (const std::string& l : lines) k += l + "\n";
@@ -82,6 +82,7 @@ void ComputeWorker::run() {
 }
 
 Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const ComputeRequest& r) {
+  if (r.weights) return r.weights;
   const ModelConfig& c = r.cfg;
   const std::string key = r.checkpoint.empty()
                               ? "random:" + std::to_string(c.d_model) + ":" + std::to_string(c.num_layers) + ":" + std::to_string(c.seed)

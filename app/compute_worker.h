@@ -29,7 +29,9 @@ namespace headmap {
 struct ComputeRequest {
   std::vector<std::string> lines;  // one sentence per line
   ModelConfig cfg;
-  std::string checkpoint;          // empty: random init from cfg.seed
+  std::string checkpoint;          // a file to load; empty: random init from cfg.seed
+  std::shared_ptr<const ModelWeights> weights;  // or weights in memory (training), named by:
+  std::string weights_id;          // e.g. "session:12", part of the cache key
   std::vector<uint8_t> ablated;    // (L*H), empty = no head ablated
   TraceRequest trace;              // the head the focus view steps through
 

@@ -16,7 +16,9 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "app/app.h"
 #include "app/assets.h"
@@ -125,7 +127,25 @@ int main(int argc, char** argv) {
         parse_tokenizer(mo.tokenizer, &st.cfg.tokenizer);
         st.text = mo.texts.empty() ? std::string(kDefaultSentence) : mo.texts[0];
       }
-      st.checkpoint = mo.checkpoint;
+      st.shipped = scan_checkpoints(asset_path("checkpoints"));
+      {
+        std::error_code ec;
+        std::vector<std::string> corpora;
+        for (const auto& e : std::filesystem::directory_iterator(asset_path("corpus"), ec))
+          if (e.path().extension() == ".txt") corpora.push_back(e.path().string());
+        std::sort(corpora.begin(), corpora.end());
+        if (!corpora.empty()) st.corpus_path = corpora.front();
+      }
+      if (!mo.checkpoint.empty()) {
+        Result<CheckpointInfo> info = checkpoint_info(mo.checkpoint);
+        if (!info) {
+          std::fprintf(stderr, "headmap: %s\n", info.error().message.c_str());
+          code = 1;
+        } else {
+          st.checkpoint = mo.checkpoint;
+          st.checkpoint_info = *info;
+        }
+      }
       if (!open_view.empty()) {
         if (Status s = load_view(open_view, st); !s) {
           std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());

@@ -23,7 +23,7 @@ static void help_marker(const char* text) {
 
 void draw_controls(AppState& s) {
   ModelConfig& c = s.cfg;
-  const bool trained = !s.checkpoint.empty();
+  const bool trained = s.result && s.result->fwd && s.result->fwd->weights->trained();
   const float w = ImGui::GetContentRegionAvail().x * 0.62f;
   ImGui::PushItemWidth(w);
 
@@ -70,6 +70,26 @@ void draw_controls(AppState& s) {
     ImGui::TextDisabled("tokenizer: the checkpoint's vocabulary");
   }
   ImGui::PopItemWidth();
+
+  ImGui::Separator();
+  ImGui::TextUnformatted("Weights");
+  ImGui::SameLine();
+  int mode = s.weights_mode == WeightsMode::Random ? 1 : 0;
+  if (ImGui::RadioButton("trained", mode == 0)) s.weights_mode = WeightsMode::Trained;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("random init", mode == 1)) s.weights_mode = WeightsMode::Random;
+  help_marker("Trained: a model trained on the shipped corpus (or in the Training tab), re-sliced when num_heads moves off "
+              "its training. Random init: weights from the seed, so the patterns come only from the words and positions.");
+  if (s.result && s.result->fwd) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("%s", s.result->fwd->source.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  if (!s.weights_note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1.0f));
+    ImGui::TextWrapped("%s", s.weights_note.c_str());
+    ImGui::PopStyleColor();
+  }
 
   ImGui::Separator();
   ImGui::TextUnformatted("Pitfalls");

@@ -82,7 +82,18 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, "sentence %d");
   }
   ImGui::SameLine();
-  ImGui::TextDisabled("  %s   %.1f ms", f.source.c_str(), f.compute_ms);
+  ImGui::TextDisabled("  %.1f ms", f.compute_ms);
+  if (f.weights->trained() && out.loss_tokens > 0) {
+    // The pruning exercise: switch heads off (the boxes by the titles) and watch this move.
+    int off = 0;
+    for (uint8_t a : s.result->request.ablated) off += a != 0;
+    ImGui::SameLine();
+    ImGui::Text("  loss on this text %.3f nats/token", out.loss);
+    if (off) {
+      ImGui::SameLine();
+      ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "(%d head%s off)", off, off == 1 ? "" : "s");
+    }
+  }
   if (s.stale) {
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "  updating...");
@@ -133,6 +144,18 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     else
       std::snprintf(title, sizeof title, "head %d  \xC2\xB7  d_head %d  \xC2\xB7  %.2f nats", h, cfg.d_head(), m.entropy);
     if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
+    // Head ablation: the box switches the head's output off (its pattern stays on screen).
+    const size_t ai = static_cast<size_t>(layer) * cfg.num_heads + h;
+    if (!cfg.pitfalls.head_averaged && ai < s.ablated.size() && cfg == s.cfg) {
+      bool on = s.ablated[ai] == 0;
+      ImGui::PushID(h);
+      ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(1, 1));
+      if (ImGui::Checkbox("##on", &on)) s.ablated[ai] = on ? 0 : 1;
+      ImGui::PopStyleVar();
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation).");
+      ImGui::PopID();
+      ImGui::SameLine();
+    }
     ImGui::TextUnformatted(title);
     if (label != HeadLabel::None) {
       ImGui::SameLine();

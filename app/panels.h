@@ -14,5 +14,6 @@ void draw_heads(AppState& s, HeatmapRenderer& r);          // one heatmap per he
 void draw_focus(AppState& s, HeatmapRenderer& r);          // one head, step by step
 void draw_passport(AppState& s, bool full);                // the shape passport (full: every column)
 void draw_model(AppState& s, HeatmapRenderer& r);          // layers x heads thumbnails
+void draw_training(AppState& s);                           // train, compare, loss curves
 
 }  // namespace headmap
