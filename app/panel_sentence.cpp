@@ -6,6 +6,7 @@
 #include "app/panels.h"
 #include "app/presets.h"
 #include "app/ui_widgets.h"
+#include "core/metrics.h"
 
 namespace headmap {
 
@@ -37,7 +38,15 @@ void draw_sentence(AppState& s, const Presets& presets) {
   if (ImGui::Button("Presets \xE2\x96\xBE")) ImGui::OpenPopup("presets");
   if (ImGui::BeginPopup("presets")) {
     for (const Preset& p : presets.items) {
-      if (ImGui::Selectable(p.name.c_str())) s.text = p.text;
+      if (ImGui::Selectable(p.name.c_str())) {
+        if (p.text == "@induction-probe") {  // drawn from the model's own vocabulary
+          const ModelWeights none;  // untrained: probe words from the built-in list
+          const ModelWeights* w = s.result && s.result->fwd ? s.result->fwd->weights.get() : &none;
+          s.text = make_induction_probe(s.cfg, *w, 20, s.cfg.seed).text;
+        } else {
+          s.text = p.text;
+        }
+      }
       if (ImGui::IsItemHovered() && !p.note.empty()) ImGui::SetTooltip("%s", p.note.c_str());
     }
     ImGui::EndPopup();
