@@ -178,11 +178,12 @@ void draw_training(AppState& s) {
   if (t.running) {
     const TrainProgress& p = t.progress;
     const float frac = p.steps ? static_cast<float>(p.step) / p.steps : 0.0f;
+    char val[32] = "";
+    if (p.val_loss >= 0) std::snprintf(val, sizeof val, "   val %.3f", p.val_loss);
     char overlay[200];
     std::snprintf(overlay, sizeof overlay, "%s%s step %d / %d   loss %.3f%s   %.0f tokens/s   ETA %s",
-                  t.runs > 1 ? t.labels[t.run].c_str() : "", t.runs > 1 ? ":" : "", p.step, p.steps, p.train_loss,
-                  p.val_loss >= 0 ? ("   val " + std::to_string(p.val_loss).substr(0, 5)).c_str() : "", p.tokens_per_s,
-                  clock_text(p.eta_s).c_str());
+                  t.runs > 1 ? t.labels[t.run].c_str() : "", t.runs > 1 ? ":" : "", p.step, p.steps, p.train_loss, val,
+                  p.tokens_per_s, clock_text(p.eta_s).c_str());
     ImGui::ProgressBar(frac, ImVec2(-fh * 6, 0), overlay);
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) s.train_cancel_request = true;

@@ -25,6 +25,12 @@ const PassportStep* Passport::find(const std::string& id) const {
   return nullptr;
 }
 
+static std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
   Passport p;
   p.cfg = cfg;
@@ -73,7 +79,7 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
   add({"scaled", attn, "scale", pf.scale_by_d_model ? "\xC3\xB7 \xE2\x88\x9A" "D" : "\xC3\xB7 \xE2\x88\x9A" "d_head",
        yBHTT, sBHTT, bhtt, 0, false,
        pf.scale_by_d_model ? "PITFALL: under-scaled by \xE2\x88\x9AH: flatter weights"
-                           : "\xE2\x88\x9A" "d_head = " + [&] { char buf[32]; std::snprintf(buf, sizeof buf, "%.3g", std::sqrt(static_cast<double>(dh))); return std::string(buf); }()});
+                           : "\xE2\x88\x9A" "d_head = " + number(std::sqrt(static_cast<double>(dh)))});
   std::string mask_formula = cfg.causal ? (pf.reversed_mask ? "future only (s > t)" : "causal (s \xE2\x89\xA4 t)") : "none";
   if (B > 1) mask_formula += cfg.causal ? " + padding" : " except padding";
   add({"masked", attn, "mask", "masked_fill(hidden, \xE2\x88\x92\xE2\x88\x9E)", yBHTT, sBHTT, 0, 0, false,
