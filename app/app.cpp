@@ -96,12 +96,14 @@ ComputeRequest App::make_request() const {
 }
 
 void App::accept(std::shared_ptr<const ComputeResult> r) {
-  if (r->error) {
-    state.status_lines.push_back(r->error->message);
-    state.error_popup = r->error->message;
-    if (r->seq == last_posted_seq) state.stale = false;
+  answered_seq_ = std::max(answered_seq_, r->seq);
+  if (r->error) {  // e.g. a batch too large, a checkpoint that would not load: the last result stays
+    state.compute_error = r->error->message;
+    error_key_ = r->request.key();
     return;
   }
+  state.compute_error.clear();
+  error_key_.clear();
   if (state.result && state.result->fwd && r->fwd && state.result->fwd->key != r->fwd->key) state.previous = state.result;
   state.result = std::move(r);
   state.stale = state.result->request.key() != last_request_key_;
@@ -166,7 +168,8 @@ void App::post_request_if_changed() {
     last_posted_seq = worker_.request(req);
     last_request_key_ = key;
   }
-  state.stale = !state.result || state.result->request.key() != last_request_key_;
+  // Stale: the result on screen is older than the inputs, unless the worker refused them.
+  state.stale = (!state.result || state.result->request.key() != last_request_key_) && error_key_ != last_request_key_;
 }
 
 // ---- [frame] ---------------------------------------------------------------------------

@@ -58,6 +58,7 @@ class App {
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   bool busy() const { return worker_.busy(); }
   bool fresh() const;  // a result is on screen and matches the current inputs
+  bool answered() const { return answered_seq_ == last_posted_seq; }  // the worker answered the newest request
   Preferences prefs;
   bool persist = true;  // save preferences and imgui.ini (off for scripted runs)
 
@@ -81,6 +82,8 @@ class App {
   TrainingWorker training_;
   HeatmapRenderer renderer_;
   std::string last_request_key_;
+  std::string error_key_;     // the request the worker refused (compute_error), if any
+  uint64_t answered_seq_ = 0;
   ModelConfig last_cfg_;
   float built_font_scale_ = 0;
   bool light_theme_applied_ = false;

@@ -99,6 +99,7 @@ struct AppState {
 
   // ---- messages ----
   std::string error_popup;                  // modal: a failed file operation, etc.
+  std::string compute_error;                // the model refused the last request (shown in red, not modal)
   std::vector<std::string> status_lines;    // short notes under the menu ("saved view.json")
 
   UiReport report;

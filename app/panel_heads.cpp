@@ -55,9 +55,15 @@ static void head_tooltip(const AppState& s, const ForwardData& f, int l, int b, 
 }
 
 void draw_heads(AppState& s, HeatmapRenderer& r) {
+  if (!s.compute_error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::TextWrapped("%s%s", s.compute_error.c_str(), s.result ? " Showing the last result." : "");
+    ImGui::PopStyleColor();
+    s.report.messages.push_back(s.compute_error);
+  }
   if (!s.result || !s.result->fwd) {
     if (!s.config_status.ok()) ImGui::TextWrapped("Fix the configuration to see the heads: %s", s.config_status.error().message.c_str());
-    else ImGui::TextDisabled("Computing...");
+    else if (s.compute_error.empty()) ImGui::TextDisabled("Computing...");
     return;
   }
   const std::shared_ptr<const ForwardData>& fp = s.result->fwd;

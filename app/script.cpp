@@ -54,11 +54,12 @@ Status apply_setting(AppState& s, const std::string& a) {
   return Error{ErrorKind::InvalidArgument, "Unknown setting \"" + k + "\"."};
 }
 
-// Ready to be looked at: nothing computing, and either a current result or a config error.
+// Ready to be looked at: nothing computing, and the newest inputs answered (a result, a
+// refusal) or not computable (an invalid config).
 static bool settled(const App& app) {
   if (app.busy()) return false;
   if (!app.state.config_status.ok()) return true;
-  return app.fresh();
+  return app.answered() && (app.fresh() || !app.state.compute_error.empty());
 }
 
 // ---- screenshot and GUI-test driver ----------------------------------------------------

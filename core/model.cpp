@@ -141,6 +141,12 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   mo.lengths = batch.lengths.data();
   out.Hw = weight_heads(mo);
   if (batch.empty()) return out;  // nothing to attend over: no attention, no NaN
+  const int64_t attention_bytes = int64_t(4) * out.L * out.B * out.Hw * batch.T * batch.T;
+  if (attention_bytes > kMaxAttentionBytes)
+    return Error{ErrorKind::InvalidArgument,
+                 "These " + std::to_string(out.B) + " sentences of up to " + std::to_string(batch.T) + " tokens would need " +
+                     std::to_string(attention_bytes >> 20) + " MiB for the attention maps (the limit is " +
+                     std::to_string(kMaxAttentionBytes >> 20) + " MiB): use fewer sentences, a shorter context, or fewer layers or heads."};
   if (opt.ablate && static_cast<int>(opt.ablate->size()) != cfg.num_layers * cfg.num_heads)
     return Error{ErrorKind::InvalidArgument, "The head ablation list must have num_layers x num_heads entries."};
   if (opt.trace) {

@@ -66,7 +66,12 @@ struct ForwardOutput {
   }
 };
 
-// Runs the model. Errors: an invalid config, or a config that does not fit the weights.
+// The attention maps of one forward pass may not exceed this (L x B x H x T x T floats):
+// a batch of long sentences in a deep model would otherwise exhaust memory.
+inline constexpr int64_t kMaxAttentionBytes = int64_t(2) << 30;
+
+// Runs the model. Errors: an invalid config, a config that does not fit the weights, or a
+// batch whose attention maps would exceed kMaxAttentionBytes.
 // An empty batch is not an error: the output has B = 0 or T = 0 and no attention.
 Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch,
                               const ForwardOptions& opt = {});

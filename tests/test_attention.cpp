@@ -201,3 +201,28 @@ TEST(Attention, HeadAblationZeroesTheHeadsOutputOnly) {
   EXPECT_EQ(cut.trace->concat.block(0, 8, cut.T, 8).cwiseAbs().maxCoeff(), 0.0f);
   EXPECT_GT(cut.trace->concat.block(0, 0, cut.T, 8).cwiseAbs().maxCoeff(), 0.0f);
 }
+
+TEST(Attention, HugeBatchesAreRefusedWithAMessage) {
+  ModelConfig cfg = config(64, 8, 12);
+  cfg.context = 2048;
+  const ModelWeights w = random_weights(64, 12, 1);
+  std::string line;
+  for (int i = 0; i < 2048; ++i) line += "w ";
+  const Batch batch = make_batch(std::vector<std::string>(4, line), cfg, w);  // 12 x 4 x 8 x 2048^2 floats = 6 GiB
+  Result<ForwardOutput> r = forward(w, cfg, batch);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(r.error().message.find("use fewer sentences"), std::string::npos) << r.error().message;
+}
+
+TEST(Attention, HeadScoreIsTheTracedRawScore) {
+  const LayerWeights lw = random_layer(48, 5);
+  const MatR x = random_matrix(6, 48, 6);
+  MhaOptions o = opts(4);
+  for (bool inter : {false, true}) {
+    o.pitfalls.interleaved_reshape = inter;
+    const HeadTrace tr = head_trace(lw, x, 6, 2, o);
+    for (int t = 0; t < 6; ++t)
+      for (int k = 0; k < 6; ++k) EXPECT_NEAR(head_score(lw, x.row(t).data(), x.row(k).data(), 2, o), tr.scores(t, k), 1e-4f);
+  }
+}

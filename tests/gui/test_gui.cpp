@@ -247,6 +247,16 @@ TEST(Gui, CorruptViewFileGivesAClearMessage) {
   EXPECT_NE(f.err.find("\"format\": \"headmap-view\""), std::string::npos) << f.err;
 }
 
+TEST(Gui, AnOversizedBatchIsRefusedWithAMessage) {
+  std::string words;
+  for (int i = 0; i < 2048; ++i) words += "w ";
+  const AppRun r = run_app("huge", {"--context", "2048", "--layers", "12", "--heads", "8", "--text", words, "--text", words,
+                                    "--text", words, "--text", words});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.report["messages"], "use fewer sentences")) << r.report["messages"];
+  EXPECT_EQ(r.report["heatmaps_drawn"], 0);
+}
+
 TEST(Gui, EveryPanelRendersAndLongSequencesWork) {
   for (const char* panel : {"focus", "model", "passport"}) {
     const AppRun r = run_app(std::string("panel-") + panel, {"--panel", panel});
