@@ -59,14 +59,20 @@ Result<GLuint> build_program(const std::string& vert_path, const std::string& fr
   return prog;
 }
 
-static GLuint make_lut(const std::vector<uint8_t>& rgba) {
+// A new bound 2D texture with this filter, clamped at the edges.
+static GLuint new_texture(GLint filter) {
   GLuint t = 0;
   GL_CHECK(glGenTextures(1, &t));
   glBindTexture(GL_TEXTURE_2D, t);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  return t;
+}
+
+static GLuint make_lut(const std::vector<uint8_t>& rgba) {
+  const GLuint t = new_texture(GL_LINEAR);
   GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, static_cast<GLsizei>(rgba.size() / 4), 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data()));
   return t;
 }
@@ -160,12 +166,7 @@ const MapTexture& HeatmapRenderer::texture(const std::shared_ptr<const void>& ow
     src = pooled.data();
     src_stride = tc;
   }
-  GL_CHECK(glGenTextures(1, &t.id));
-  glBindTexture(GL_TEXTURE_2D, t.id);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  t.id = new_texture(GL_NEAREST);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glPixelStorei(GL_UNPACK_ROW_LENGTH, src_stride);
   GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, tc, tr, 0, GL_RED, GL_FLOAT, src));
@@ -193,13 +194,7 @@ GLuint HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
     return it->second.id;
   }
   const int tw = (tex.cols + tex.pool - 1) / tex.pool, th = (tex.rows + tex.pool - 1) / tex.pool;
-  GLuint out = 0;
-  GL_CHECK(glGenTextures(1, &out));
-  glBindTexture(GL_TEXTURE_2D, out);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  const GLuint out = new_texture(GL_NEAREST);
   GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, tw, th, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr));
 
   // Render into it; restore what Dear ImGui's frame expects afterwards.

@@ -47,6 +47,19 @@ std::vector<Step> steps_of(const HeadTrace& tr, const ModelConfig& cfg) {
   };
 }
 
+// The colour style of a step: weights on the colormap, signed matrices on the diverging
+// scale around 0, and the mask drawn grey on (T, T) maps that carry it.
+HeatmapStyle step_style(const Step& st, const AppState& s, const ModelConfig& cfg, int len) {
+  HeatmapStyle style;
+  style.colormap = s.view.colormap;
+  style.diverging = !st.weights;
+  style.vmin = st.weights ? 0.0f : st.lo;
+  style.vmax = st.weights ? std::max(st.hi, 1e-6f) : st.hi;
+  style.mask = st.square && (st.masked || st.weights) ? mask_mode(cfg, true) : 0;
+  style.len = len;
+  return style;
+}
+
 }  // namespace
 
 void draw_focus(AppState& s, HeatmapRenderer& r) {
@@ -101,19 +114,13 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
       }
     }
     ImGui::BeginGroup();
-    const float lo = st.lo, hi = st.hi;
     char tag[32];
     std::snprintf(tag, sizeof tag, "step/%zu", i);
     const MapTexture& tex = r.texture(owner, tag, st.m->data(), len, static_cast<int>(st.m->cols()), static_cast<int>(st.m->cols()), 1024);
     HeatmapView v;
     v.tex = &tex;
-    v.style.colormap = s.view.colormap;
-    v.style.diverging = !st.weights;
-    v.style.vmin = st.weights ? 0.0f : lo;
-    v.style.vmax = st.weights ? std::max(hi, 1e-6f) : hi;
+    v.style = step_style(st, s, cfg, len);
     v.style.grid = false;
-    v.style.mask = st.square && (st.masked || st.weights) ? mask_mode(cfg, true) : 0;
-    v.style.len = len;
     v.width = thumb;
     v.height = thumb;
     ImGui::PushID(static_cast<int>(i));
@@ -138,7 +145,6 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   ImGui::TextDisabled("%s", shape);
   ImGui::TextWrapped("%s", st.explain);
 
-  const float lo = st.lo, hi = st.hi;
   char tag[32];
   std::snprintf(tag, sizeof tag, "big/%d", sel);
   const MapTexture& tex = r.texture(owner, tag, st.m->data(), len, static_cast<int>(st.m->cols()), static_cast<int>(st.m->cols()), 2048);
@@ -163,14 +169,9 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
 
   HeatmapView v;
   v.tex = &tex;
-  v.style.colormap = s.view.colormap;
-  v.style.diverging = !st.weights;
-  v.style.vmin = st.weights ? 0.0f : lo;
-  v.style.vmax = st.weights ? std::max(hi, 1e-6f) : hi;
+  v.style = step_style(st, s, cfg, len);
   v.style.log_scale = st.weights && s.view.log_scale;
   v.style.grid = s.view.grid_lines;
-  v.style.mask = st.square && (st.masked || st.weights) ? mask_mode(cfg, true) : 0;
-  v.style.len = len;
   v.style.col0 = c0;
   v.style.col1 = c1;
   v.style.row0 = r0;

@@ -11,15 +11,6 @@
 
 namespace headmap {
 
-static std::string human(int64_t v) {
-  char buf[32];
-  if (v >= 1000000000) std::snprintf(buf, sizeof buf, "%.2f G", v / 1e9);
-  else if (v >= 1000000) std::snprintf(buf, sizeof buf, "%.2f M", v / 1e6);
-  else if (v >= 10000) std::snprintf(buf, sizeof buf, "%.1f k", v / 1e3);
-  else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-  return buf;
-}
-
 static std::string grouped(int64_t v) {  // 1050624 -> "1,050,624"
   std::string d = std::to_string(v), out;
   for (size_t i = 0; i < d.size(); ++i) {
@@ -98,9 +89,9 @@ void draw_passport(AppState& s, bool full) {
       s.report.passport_rows.push_back(st.id + " " + st.concrete_str());
       if (full) {
         ImGui::TableSetColumnIndex(col++);
-        ImGui::TextUnformatted(st.flops ? human(st.flops).c_str() : "-");
+        ImGui::TextUnformatted(st.flops ? human_count(st.flops).c_str() : "-");
         ImGui::TableSetColumnIndex(col++);
-        ImGui::TextUnformatted(st.view ? "view" : human(st.bytes).c_str());
+        ImGui::TextUnformatted(st.view ? "view" : human_count(st.bytes).c_str());
         ImGui::TableSetColumnIndex(col++);
         ImGui::TextDisabled("%s", st.note.c_str());
       }

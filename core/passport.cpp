@@ -129,7 +129,7 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
   return p;
 }
 
-static std::string human(int64_t v) {
+std::string human_count(int64_t v) {
   char buf[32];
   if (v >= 1000000000) std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
   else if (v >= 1000000) std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
@@ -162,7 +162,7 @@ std::string passport_table(const Passport& p) {
       section = s.section;
       rows.push_back({"-- " + section, "", "", "", "", "", ""});
     }
-    rows.push_back({s.name, s.formula, s.symbolic_str(), s.concrete_str(), human(s.flops), s.view ? "view" : human(s.bytes), s.note});
+    rows.push_back({s.name, s.formula, s.symbolic_str(), s.concrete_str(), human_count(s.flops), s.view ? "view" : human_count(s.bytes), s.note});
   }
   std::vector<int> w(7, 0);
   for (auto& r : rows)
@@ -187,7 +187,7 @@ std::string passport_table(const Passport& p) {
     out += "  " + pad(pc.name, wn + 2) + pad(pc.formula, wf + 2) + std::to_string(pc.count) + "\n";
   out += "  " + pad("attention total (any H)", wn + wf + 4) + std::to_string(p.attention_params) + "\n";
   out += "  " + pad("model total", wn + wf + 4) + std::to_string(p.total_params) + "\n";
-  out += "FLOPs for the whole forward pass: " + human(p.total_flops) + "\n";
+  out += "FLOPs for the whole forward pass: " + human_count(p.total_flops) + "\n";
   return out;
 }
 

@@ -47,6 +47,9 @@ struct Passport {
 // vocab = 0 and context_rows = 0 for random init; a trained model passes its V and context.
 Passport make_passport(const ModelConfig& cfg, int B, int T, int vocab = 0, int context_rows = 0);
 
+// A count for people: 704, 90.8k, 10.50M, 1.52G.
+std::string human_count(int64_t v);
+
 // The passport as an aligned text table (for headmap-cli --passport).
 std::string passport_table(const Passport& p);
 
