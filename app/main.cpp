@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   bool benchmark = false, fullscreen = false;
   std::string colormap;
   cli.add_option("--open", open_view, "open a view file (text, config, selection, colours)");
-  cli.add_option("--panel", panel, "heads, focus, passport or model")->check(CLI::IsMember({"heads", "focus", "passport", "model"}));
+  cli.add_option("--panel", panel, "heads, focus, model, passport or training")->check(CLI::IsMember({"heads", "focus", "passport", "model", "training"}));
   cli.add_option("--screenshot", shot.path, "render, write this PNG, and exit");
   cli.add_option("--frames", shot.frames, "frames to render before the screenshot, once the model has answered")->capture_default_str();
   cli.add_option("--report", shot.report, "with --screenshot: write what was drawn as JSON (for tests)");
