@@ -1,5 +1,7 @@
 #include "app/app_state.h"
 
+#include <algorithm>
+
 namespace headmap {
 
 const char* center_panel_name(CenterPanel p) {
@@ -39,6 +41,32 @@ bool parse_normalisation(const std::string& name, Normalisation* out) {
       return true;
     }
   return false;
+}
+
+TrainOptions train_options(const AppState& s, int d, int h, int l, int steps) {
+  TrainOptions o;
+  o.d_model = d;
+  o.num_heads = h;
+  o.num_layers = l;
+  o.steps = steps;
+  o.batch = s.train_batch;
+  o.seq = s.train_seq;
+  o.warmup = std::max(1, std::min(200, steps / 10));
+  o.eval_every = std::max(5, steps / 12);
+  o.progress_every = std::max(1, steps / 150);
+  return o;
+}
+
+TrainJob train_this_configuration(const AppState& s) {
+  TrainJob job;
+  job.corpus_path = s.corpus_path;
+  TrainOptions o = train_options(s, s.cfg.d_model, s.cfg.num_heads, s.cfg.num_layers, s.train_steps);
+  o.no_w_o = s.cfg.pitfalls.no_w_o;
+  o.seed = s.cfg.seed;
+  job.runs.push_back(o);
+  job.labels.push_back("train");
+  job.follow = true;
+  return job;
 }
 
 }  // namespace headmap

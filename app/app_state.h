@@ -112,4 +112,10 @@ struct AppState {
   } label_width;
 };
 
+// Training options for the Training tab's runs: the tab's steps, batch and sequence length,
+// warm-up and evaluation spaced to the budget.
+TrainOptions train_options(const AppState& s, int d_model, int num_heads, int num_layers, int steps);
+// The job of the "Train this configuration" button: the sliders' D, H, L (and no-W_O switch).
+TrainJob train_this_configuration(const AppState& s);
+
 }  // namespace headmap

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   cli.add_option("--report", shot.report, "with --screenshot: write what was drawn as JSON (for tests)");
   cli.add_option("--then", shot.then, "with --screenshot: after the first result, apply key=value as the controls would (repeatable)");
   cli.add_option("--type", shot.type, "with --screenshot: type this into the emptied sentence box, one character per frame");
-  std::string mouse;
+  std::string mouse, corpus;
+  cli.add_option("--corpus", corpus, "the text the Training tab trains on (default: the shipped corpus in assets/corpus)");
   cli.add_option("--mouse", mouse, "with --screenshot: rest the mouse at X,Y (window pixels), e.g. to show a tooltip");
   cli.add_option("--colormap", colormap, "viridis, magma, cividis or grey")->check(CLI::IsMember({"viridis", "magma", "cividis", "grey", "gray"}));
   cli.add_flag("--benchmark", benchmark, "play a scripted session and print latency and frame-time figures as JSON");
@@ -135,6 +136,7 @@ int main(int argc, char** argv) {
           if (e.path().extension() == ".txt") corpora.push_back(e.path().string());
         std::sort(corpora.begin(), corpora.end());
         if (!corpora.empty()) st.corpus_path = corpora.front();
+        if (!corpus.empty()) st.corpus_path = corpus;
       }
       if (!mo.checkpoint.empty()) {
         Result<CheckpointInfo> info = checkpoint_info(mo.checkpoint);

@@ -56,6 +56,8 @@ void draw_controls(AppState& s) {
   ImGui::SliderInt("layers", &c.num_layers, 1, kMaxLayers, "%d", ImGuiSliderFlags_AlwaysClamp);
   ImGui::SliderInt("context", &c.context, 1, kMaxContext, "%d", ImGuiSliderFlags_AlwaysClamp | ImGuiSliderFlags_Logarithmic);
   help_marker("Maximum tokens per sentence. Longer text is truncated, and the truncation is reported under the sentence.");
+  if (trained && s.result->fwd->weights->context < c.context)
+    ImGui::TextDisabled("(the trained model reads at most %d tokens)", s.result->fwd->weights->context);
   int seed = static_cast<int>(c.seed);
   if (ImGui::InputInt("seed", &seed)) c.seed = static_cast<uint64_t>(std::max(0, seed));
   ImGui::Checkbox("causal mask", &c.causal);

@@ -83,20 +83,6 @@ void loss_chart(const TrainStatus& t, bool val, ImVec2 size) {
   }
 }
 
-TrainOptions options_for(const AppState& s, int d, int h, int l, int steps) {
-  TrainOptions o;
-  o.d_model = d;
-  o.num_heads = h;
-  o.num_layers = l;
-  o.steps = steps;
-  o.batch = s.train_batch;
-  o.seq = s.train_seq;
-  o.warmup = std::max(1, std::min(200, steps / 10));
-  o.eval_every = std::max(25, steps / 12);
-  o.progress_every = std::max(5, steps / 150);
-  return o;
-}
-
 }  // namespace
 
 void draw_training(AppState& s) {
@@ -122,15 +108,7 @@ void draw_training(AppState& s) {
   std::snprintf(label, sizeof label, "Train this configuration (D = %d, H = %d, L = %d%s)", c.d_model, c.num_heads, c.num_layers,
                 c.pitfalls.no_w_o ? ", no W_O" : "");
   if (ImGui::Button(label)) {
-    TrainJob job;
-    job.corpus_path = s.corpus_path;
-    TrainOptions o = options_for(s, c.d_model, c.num_heads, c.num_layers, s.train_steps);
-    o.no_w_o = c.pitfalls.no_w_o;
-    o.seed = c.seed;
-    job.runs.push_back(o);
-    job.labels.push_back("train");
-    job.follow = true;
-    s.train_request = job;
+    s.train_request = train_this_configuration(s);
     s.follow_training = true;
     s.weights_mode = WeightsMode::Trained;
   }
@@ -152,7 +130,7 @@ void draw_training(AppState& s) {
     TrainJob job;
     job.corpus_path = s.corpus_path;
     for (int h : {1, 4, 8}) {
-      job.runs.push_back(options_for(s, 64, h, 2, s.compare_steps));
+      job.runs.push_back(train_options(s, 64, h, 2, s.compare_steps));
       job.labels.push_back("H = " + std::to_string(h));
     }
     job.follow = false;
@@ -163,7 +141,7 @@ void draw_training(AppState& s) {
     TrainJob job;
     job.corpus_path = s.corpus_path;
     for (bool no_wo : {false, true}) {
-      TrainOptions o = options_for(s, 64, 4, 2, s.compare_steps);
+      TrainOptions o = train_options(s, 64, 4, 2, s.compare_steps);
       o.no_w_o = no_wo;
       job.runs.push_back(o);
       job.labels.push_back(no_wo ? "without W_O" : "with W_O");

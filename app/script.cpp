@@ -11,6 +11,7 @@
 
 #include "app/model_options.h"
 #include "core/export.h"
+#include "core/metrics.h"
 #include "core/utf8.h"
 
 namespace headmap {
@@ -43,6 +44,26 @@ Status apply_setting(AppState& s, const std::string& a) {
   if (k == "causal") { s.cfg.causal = v == "1" || v == "true" || v == "on"; return Status(); }
   if (k == "positional") { s.cfg.positional = v == "1" || v == "true" || v == "on"; return Status(); }
   if (k == "text") { s.text = v; return Status(); }
+  if (k == "weights") {
+    if (v != "trained" && v != "random") return Error{ErrorKind::InvalidArgument, "weights is trained or random, got \"" + v + "\"."};
+    s.weights_mode = v == "random" ? WeightsMode::Random : WeightsMode::Trained;
+    return Status();
+  }
+  if (k == "ablate") {  // "layer,head": switch that head off, as its box in the heads panel would
+    int l = 0, h = 0;
+    if (std::sscanf(v.c_str(), "%d,%d", &l, &h) != 2) return Error{ErrorKind::InvalidArgument, "ablate wants layer,head."};
+    s.ablated.resize(static_cast<size_t>(s.cfg.num_layers * s.cfg.num_heads), 0);
+    const size_t i = static_cast<size_t>(l) * s.cfg.num_heads + h;
+    if (l < 0 || h < 0 || h >= s.cfg.num_heads || i >= s.ablated.size()) return Error{ErrorKind::InvalidArgument, "No such head to ablate."};
+    s.ablated[i] = 1;
+    return Status();
+  }
+  if (k == "train_steps") return num(&s.train_steps);
+  if (k == "train") {  // as the "Train this configuration" button does
+    s.train_request = train_this_configuration(s);
+    s.weights_mode = WeightsMode::Trained;
+    return Status();
+  }
   if (k == "panel") {
     if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};
     return Status();
@@ -54,10 +75,10 @@ Status apply_setting(AppState& s, const std::string& a) {
   return Error{ErrorKind::InvalidArgument, "Unknown setting \"" + k + "\"."};
 }
 
-// Ready to be looked at: nothing computing, and the newest inputs answered (a result, a
-// refusal) or not computable (an invalid config).
+// Ready to be looked at: nothing computing or training, and the newest inputs answered (a
+// result, a refusal) or not computable (an invalid config).
 static bool settled(const App& app) {
-  if (app.busy()) return false;
+  if (app.busy() || app.state.training.running || app.state.train_request) return false;
   if (!app.state.config_status.ok()) return true;
   return app.answered() && (app.fresh() || !app.state.compute_error.empty());
 }
@@ -117,6 +138,11 @@ class ScreenshotScript : public Script {
     }
   }
   void after_swap(App&) override {}
+  // While waiting for the model (or a training), sleep until it wakes us: spinning frames
+  // would take the CPU the model needs.
+  double wait_seconds(const App&) const override {
+    return phase_ == Phase::WaitFirst || phase_ == Phase::WaitThen || phase_ == Phase::WaitTyped ? 0.05 : 0.0;
+  }
 
  private:
   enum class Phase { WaitFirst, Then, WaitThen, Type, WaitTyped, Frames, Capture };
@@ -151,7 +177,23 @@ class ScreenshotScript : public Script {
       j["colormap"] = r.colormap;
       j["config"] = nlohmann::json::parse(config_json(app.state.cfg));
       j["panel"] = center_panel_name(app.state.view.center);
-      if (app.state.result && app.state.result->fwd) j["weights_source"] = app.state.result->fwd->source;
+      if (app.state.result && app.state.result->fwd) {
+        const ForwardData& f = *app.state.result->fwd;
+        j["weights_source"] = f.source;
+        j["trained"] = f.weights->trained();
+        if (f.weights->trained()) j["loss_on_text"] = f.out.loss;
+        nlohmann::json labels = nlohmann::json::array();
+        for (int l = 0; l < f.out.L; ++l)
+          for (int h = 0; h < f.out.Hw; ++h) {
+            const float ind = f.induction.empty() ? 0.0f : f.induction[static_cast<size_t>(l) * f.out.H + h];
+            labels.push_back(head_label_name(head_label(f.metrics[(static_cast<size_t>(l) * f.out.B) * f.out.Hw + h], ind)));
+          }
+        j["head_labels"] = labels;  // sentence 0, (L, H) flattened
+      }
+      const TrainStatus& t = app.state.training;
+      j["training"] = {{"done", t.done}, {"cancelled", t.cancelled}, {"error", t.error ? t.error->message : ""},
+                       {"steps", t.progress.steps}, {"step", t.progress.step},
+                       {"points", t.curves.empty() ? 0 : t.curves[0].size()}};
       if (Status w = write_file_atomic(o_.report, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w) {
         std::fprintf(stderr, "headmap: %s\n", w.error().message.c_str());
         exit_code = 1;
