@@ -37,13 +37,16 @@ struct LayerWeights {
 // Where the weights came from, for the UI and the passport.
 struct WeightsSource {
   enum class Kind { RandomInit, Trained } kind = Kind::RandomInit;
-  uint64_t seed = 7;          // random init
+  uint64_t seed = 7;          // random init: the weights' seed; trained: the training seed
   int trained_heads = 0;      // trained: the H it was trained with
   long steps = 0;             // trained: optimiser steps
   double final_loss = 0.0;    // trained: final training loss (nats/token)
   double val_loss = 0.0;      // trained: validation loss (nats/token), 0 if unknown
   std::string corpus;         // trained: corpus name
   std::string path;           // trained: checkpoint file, if loaded from one
+  bool no_w_o = false;        // trained without W_O: w_o = I and b_o = 0 (the same function)
+  std::string reproduce;      // trained: the command that made it ("headmap-cli train ...")
+  std::string train_options;  // trained: every training option, as JSON
 };
 
 struct ModelWeights {
