@@ -183,7 +183,7 @@ class ScreenshotScript : public Script {
         j["trained"] = f.weights->trained();
         if (f.weights->trained()) j["loss_on_text"] = f.out.loss;
         nlohmann::json labels = nlohmann::json::array();
-        for (int l = 0; l < f.out.L; ++l)
+        for (int l = 0; l < f.out.L && f.out.B > 0; ++l)  // an empty batch has no metrics
           for (int h = 0; h < f.out.Hw; ++h) {
             const float ind = f.induction.empty() ? 0.0f : f.induction[static_cast<size_t>(l) * f.out.H + h];
             labels.push_back(head_label_name(head_label(f.metrics[(static_cast<size_t>(l) * f.out.B) * f.out.Hw + h], ind)));
