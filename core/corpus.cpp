@@ -141,6 +141,9 @@ const T& pick(Rng& r, const T (&a)[N]) {
 }
 bool chance(Rng& r, double p) { return r.uniform() < p; }
 
+// "a" or "an" before a word.
+std::string a_or_an(const std::string& w) { return std::string(std::string("aeiou").find(w[0]) != std::string::npos ? "an " : "a ") + w; }
+
 std::string cap(std::string s) {
   if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
   return s;
@@ -302,6 +305,79 @@ std::string story_sentence(Rng& r) {
   }
 }
 
+// ---- [facts] ---------------------------------------------------------------------------
+// Lists of fixed pairs with the other pairs as distractors: after "says", "is" or "and"
+// only the word just before decides the next one, so a head that reads the previous
+// token pays off at once (the first half of an induction circuit).
+struct Pair {
+  const char* a;
+  const char* b;
+};
+const Pair kSounds[] = {{"cat", "meow"},    {"dog", "woof"},    {"cow", "moo"},    {"duck", "quack"}, {"sheep", "baa"},
+                        {"owl", "hoot"},    {"horse", "neigh"}, {"mouse", "squeak"}, {"bird", "tweet"}, {"goat", "bleat"},
+                        {"lion", "roars"},  {"frog", "croak"},  {"pig", "oink"},   {"bee", "buzz"},   {"snake", "hiss"},
+                        {"wolf", "howl"},   {"chicken", "cluck"}, {"fox", "yelps"}};
+const Pair kColourFacts[] = {{"grass", "green"}, {"snow", "white"}, {"the sky", "blue"}, {"coal", "black"}, {"blood", "red"},
+                             {"the sun", "yellow"}, {"milk", "white"}, {"the night", "dark"}, {"fire", "hot"}, {"ice", "cold"},
+                             {"a lemon", "sour"}, {"honey", "sweet"}, {"the sea", "salty"}, {"a rock", "hard"}, {"wool", "soft"},
+                             {"a feather", "light"}, {"iron", "heavy"}, {"glass", "clear"}};
+const Pair kOpposites[] = {{"up", "down"},   {"hot", "cold"},    {"big", "small"},  {"old", "new"},     {"left", "right"},
+                           {"day", "night"}, {"fast", "slow"},   {"in", "out"},     {"open", "shut"},   {"black", "white"},
+                           {"happy", "sad"}, {"near", "far"},    {"early", "late"}, {"rich", "poor"},   {"wet", "dry"},
+                           {"high", "low"},  {"first", "last"},  {"loud", "quiet"}};
+
+template <size_t N>
+std::vector<Pair> sample_pairs(Rng& r, const Pair (&all)[N], int k) {
+  std::vector<Pair> v(std::begin(all), std::end(all));
+  for (int i = 0; i < k; ++i) std::swap(v[static_cast<size_t>(i)], v[static_cast<size_t>(i + r.below(static_cast<int>(N) - i))]);
+  v.resize(static_cast<size_t>(k));
+  return v;
+}
+
+std::string and_list(const std::vector<std::string>& items) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i) s += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return s;
+}
+
+// "The cat says meow, the dog says woof and the cow says moo."
+std::string facts_line(Rng& r) {
+  const int k = 3 + r.below(4);
+  std::vector<std::string> items;
+  switch (r.below(3)) {
+    case 0:
+      for (const Pair& p : sample_pairs(r, kSounds, k)) items.push_back(std::string("the ") + p.a + " says " + p.b);
+      break;
+    case 1:
+      for (const Pair& p : sample_pairs(r, kColourFacts, k)) items.push_back(std::string(p.a) + " is " + p.b);
+      break;
+    default:
+      for (const Pair& p : sample_pairs(r, kOpposites, k)) items.push_back(std::string(p.a) + " and " + p.b);
+  }
+  return cap(and_list(items)) + ".";
+}
+
+// ---- [numbers] -------------------------------------------------------------------------
+// The last digits of a Fibonacci-like sequence, in words: each number is the sum of the two
+// before it, mod 10 ("one two three five eight three one four ..."). The next word depends
+// on exactly the current and the previous word at every position, and on nothing else, so
+// a head that always reads the previous token (by position, not by content) pays off on
+// every token. Such a head is the first half of an induction circuit.
+const char* const kDigits[] = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"};
+
+std::string numbers_line(Rng& r) {
+  int a = r.below(10), b = r.below(10);
+  std::string out = std::string(kDigits[a]) + " " + kDigits[b];
+  const int n = 18 + r.below(31);  // 20..50 numbers
+  for (int i = 0; i < n; ++i) {
+    const int c = (a + b) % 10;
+    out += std::string(" ") + kDigits[c];
+    a = b;
+    b = c;
+  }
+  return out;
+}
+
 // ---- [repeats] -------------------------------------------------------------------------
 // Every lowercase word of the grammar that a random list may use.
 const std::vector<std::string>& list_pool() {
@@ -318,6 +394,11 @@ const std::vector<std::string>& list_pool() {
     for (const char* w : kMoods) p.push_back(w);
     for (const char* w : kColours) p.push_back(w);
     for (const Verb& v : kTransitive) p.push_back(v.past);
+    for (const auto* facts : {&kSounds, &kOpposites})
+      for (const Pair& f : *facts) {
+        p.push_back(f.a);
+        p.push_back(f.b);
+      }
     std::sort(p.begin(), p.end());
     p.erase(std::unique(p.begin(), p.end()), p.end());
     return p;
@@ -353,7 +434,10 @@ std::string random_list_repeat(Rng& r) {
 std::string names_repeat(Rng& r) {
   const int k = 2 + r.below(4);
   std::vector<std::string> n;
-  for (int i = 0; i < k; ++i) n.push_back(pick(r, kNames).name);
+  while (static_cast<int>(n.size()) < k) {  // distinct names
+    const std::string name = pick(r, kNames).name;
+    if (std::find(n.begin(), n.end(), name) == n.end()) n.push_back(name);
+  }
   std::string group;
   for (int i = 0; i < k; ++i) group += (i == 0 ? "" : i + 1 == k ? " and " : ", ") + n[i];
   NP s;
@@ -367,7 +451,7 @@ std::string items_repeat(Rng& r) {
   const Name& n = pick(r, kNames);
   const int k = 2 + r.below(4);
   std::vector<std::string> items;
-  for (int i = 0; i < k; ++i) items.push_back(std::string("a ") + pick(r, kColours) + " " + pick(r, kThings).sg);
+  for (int i = 0; i < k; ++i) items.push_back(a_or_an(std::string(pick(r, kColours)) + " " + pick(r, kThings).sg));
   std::string list;
   for (int i = 0; i < k; ++i) list += (i == 0 ? "" : i + 1 == k ? " and " : ", ") + items[i];
   static const char* const kVerbs[][2] = {{"packed", "unpacked"}, {"bought", "sold"}, {"found", "lost"}, {"drew", "painted"}, {"saw", "counted"}};
@@ -403,13 +487,20 @@ std::string generate_grammar_corpus(const GrammarCorpusOptions& o) {
   out.reserve(static_cast<size_t>(std::max<int64_t>(0, o.target_bytes)) + 256);
   while (static_cast<int64_t>(out.size()) < o.target_bytes) {
     std::string line;
-    if (chance(r, o.repeat_fraction)) {
-      switch (r.below(5)) {
-        case 0: case 1: line = random_list_repeat(r); break;
-        case 2: line = names_repeat(r); break;
-        case 3: line = items_repeat(r); break;
+    const double u = r.uniform();
+    if (u < o.repeat_fraction) {
+      switch (r.below(20)) {
+        case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 8: case 9: case 10: case 11: case 12:
+          line = random_list_repeat(r);
+          break;
+        case 13: case 14: line = names_repeat(r); break;
+        case 15: case 16: line = items_repeat(r); break;
         default: line = sentence_repeat(r); break;
       }
+    } else if (u < o.repeat_fraction + o.facts_fraction) {
+      line = facts_line(r);
+    } else if (u < o.repeat_fraction + o.facts_fraction + o.numbers_fraction) {
+      line = numbers_line(r);
     } else {
       const int n = 1 + r.below(3);
       for (int i = 0; i < n; ++i) {
