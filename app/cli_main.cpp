@@ -17,6 +17,11 @@
 
 using namespace headmap;
 
+namespace headmap {
+// app/cli_train.cpp: `train`, `make-corpus` and `evaluate`; -1 when argv[1] is none of them.
+int run_cli_subcommand(int argc, char** argv);
+}  // namespace headmap
+
 namespace {
 
 struct Outputs {
@@ -56,7 +61,9 @@ void print_summary(const Batch& batch, const ForwardOutput& out, const std::vect
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (const int rc = run_cli_subcommand(argc, argv); rc >= 0) return rc;
   CLI::App app{"headmap-cli: run a small transformer on text and show what every attention head does"};
+  app.footer("Training: headmap-cli train --help, headmap-cli make-corpus --help, headmap-cli evaluate --help");
   app.set_version_flag("--version", "headmap-cli 0.1.0");
   ModelOptions mo;
   Outputs o;
@@ -81,8 +88,10 @@ int main(int argc, char** argv) {
 
   Result<ModelInput> in = resolve_model_options(mo, true);
   if (!in) return fail(in.error(), in.error().kind == ErrorKind::Io ? 1 : 2);
-  const ModelConfig& cfg = in->cfg;
-  ModelWeights weights = random_weights(cfg.d_model, cfg.num_layers, cfg.seed);
+  ModelConfig& cfg = in->cfg;
+  Result<ModelWeights> loaded = load_model_weights(mo, app, cfg);
+  if (!loaded) return fail(loaded.error(), 1);
+  const ModelWeights& weights = *loaded;
   const Batch batch = make_batch(in->lines, cfg, weights);
   for (const std::string& note : batch.notes()) std::fprintf(stderr, "headmap-cli: note: %s\n", note.c_str());
   if (batch.empty()) std::fprintf(stderr, "headmap-cli: nothing to attend over: the text has no tokens.\n");

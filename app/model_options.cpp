@@ -1,5 +1,6 @@
 #include "app/model_options.h"
 
+#include "core/checkpoint.h"
 #include "core/export.h"
 #include "core/model.h"
 
@@ -37,6 +38,20 @@ Result<ModelInput> resolve_model_options(const ModelOptions& o, bool default_sen
   if (in.lines.empty() && o.file.empty() && default_sentence_if_empty) in.lines.push_back(kDefaultSentence);
   if (Status s = validate(in.cfg); !s) return s.error();
   return in;
+}
+
+Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& app, ModelConfig& cfg) {
+  if (o.checkpoint.empty()) return random_weights(cfg.d_model, cfg.num_layers, cfg.seed);
+  Result<ModelWeights> w = load_checkpoint(o.checkpoint);
+  if (!w) return w.error();
+  auto given = [&](const char* flag) { return app.count(flag) > 0; };
+  if (!given("--d-model")) cfg.d_model = w->d_model;
+  if (!given("--layers")) cfg.num_layers = w->num_layers();
+  if (!given("--heads")) cfg.num_heads = w->source.trained_heads;
+  if (!given("--context")) cfg.context = w->context;
+  if (w->source.no_w_o) cfg.pitfalls.no_w_o = true;  // w_o = I: the same function, and the passport says so
+  if (Status s = check_fit(*w, cfg); !s) return Error{s.error().kind, o.checkpoint + ": " + s.error().message};
+  return w;
 }
 
 }  // namespace headmap

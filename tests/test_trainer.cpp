@@ -403,6 +403,39 @@ TEST(TrainerGradients, WholeModelMatchesADoubleReference) {
 
 TEST(TrainerGradients, WholeModelWithoutWOMatchesADoubleReference) { check_whole_model({2, 7, 6, 3, 2, 11, true}); }
 
+// At the real size (B=16, T=64, D=64, H=4, L=2, V=746) the products take gemm()'s threaded
+// Eigen path with transposed operands, which the small cases above never reach. For each
+// tensor, the derivative along its own gradient direction u = g/|g| must be |g|:
+// (f(p + eps u) - f(p - eps u)) / 2 eps with eps = 1e-2 (in float: the loss moves by ~1e-3,
+// far above its ~1e-6 rounding) within 1% of |g|.
+TEST(TrainerGradients, FullSizeDirectionalDerivatives) {
+  const int B = 16, T = 64, D = 64, H = 4, L = 2, V = 746;
+  ModelParams p = init_params(D, L, V, T, 1);
+  uint64_t k = 1;
+  for (ParamRef& r : param_refs(p, false))
+    for (int64_t i = 0; i < r.size; ++i) r.data[i] += 0.05f * normal_at(++k, 1);
+  Rng rng(3);
+  std::vector<int32_t> tok(static_cast<size_t>(B) * T), tgt(tok.size());
+  for (size_t i = 0; i < tok.size(); ++i) tok[i] = rng.below(V), tgt[i] = rng.below(V);
+  Trainer tr(p, H, false);
+  tr.loss_and_grad(tok.data(), tgt.data(), B, T);
+  ModelParams g = tr.grads();
+  const std::vector<ParamRef> gr = param_refs(g, false), pr = param_refs(tr.params(), false);
+  for (size_t j = 0; j < gr.size(); ++j) {
+    const double n = Eigen::Map<const Eigen::VectorXf>(gr[j].data, gr[j].size).cast<double>().norm();
+    ASSERT_GT(n, 1e-4) << gr[j].name;
+    const std::vector<float> keep(pr[j].data, pr[j].data + pr[j].size);
+    const double eps = 1e-2;
+    auto at = [&](double sign) {
+      for (int64_t i = 0; i < pr[j].size; ++i) pr[j].data[i] = keep[static_cast<size_t>(i)] + static_cast<float>(sign * eps * gr[j].data[i] / n);
+      return tr.forward(tok.data(), tgt.data(), B, T);
+    };
+    const double fd = (at(1) - at(-1)) / (2 * eps);
+    std::copy(keep.begin(), keep.end(), pr[j].data);
+    EXPECT_NEAR(fd, n, 1e-2 * n) << gr[j].name;
+  }
+}
+
 // ---- the training forward is forward() -------------------------------------------------
 namespace {
 // A one-sentence-per-row batch of vocabulary ids, for forward().
