@@ -1,5 +1,7 @@
-// headmap-bench: speed of the core, in GFLOP/s, beside the machine's own Eigen GEMM rate.
-// Run tests/bench/compare_torch.py to time PyTorch on the same shapes in the same run.
+// headmap-bench: speed of the core, in GFLOP/s, beside the machine's own Eigen GEMM rate,
+// and the trainer's throughput in tokens/s.
+// Run tests/bench/compare_torch.py (attention) and tests/bench/compare_torch_train.py
+// (training) to time PyTorch on the same shapes in the same run.
 //
 // B = batch, T = tokens, D = d_model, H = heads, d_head = D/H
 // FLOPs are counted densely, as a plain implementation performs them:
@@ -12,6 +14,7 @@
 #include "core/attention.h"
 #include "core/gemm.h"
 #include "core/rng.h"
+#include "core/trainer.h"
 
 using namespace headmap;
 
@@ -100,6 +103,31 @@ BENCHMARK(BM_gemm_split)
     ->Args({1024, 768, 2304})
     ->Args({1024, 1024, 1024})
     ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// train_step: one training step of the whole model: forward, backward, global-norm clip,
+// AdamW. tokens_per_s = B*T per step. V is the built-in corpus's vocabulary size, so the
+// unembedding costs what it costs in real training.
+void BM_train_step(benchmark::State& state) {
+  const int B = static_cast<int>(state.range(0)), T = static_cast<int>(state.range(1)), D = static_cast<int>(state.range(2));
+  const int H = static_cast<int>(state.range(3)), L = static_cast<int>(state.range(4)), V = static_cast<int>(state.range(5));
+  Trainer tr(init_params(D, L, V, T, 1), H, false);
+  Rng rng(3);
+  std::vector<int32_t> tok(static_cast<size_t>(B) * T), tgt(tok.size());  // (B, T) each
+  for (size_t i = 0; i < tok.size(); ++i) tok[i] = rng.below(V), tgt[i] = rng.below(V);
+  const TrainOptions o;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(tr.loss_and_grad(tok.data(), tgt.data(), B, T));
+    tr.update(o, 1e-3f);
+    benchmark::ClobberMemory();
+  }
+  state.counters["tokens_per_s"] = benchmark::Counter(static_cast<double>(B) * T, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_train_step)
+    ->Name("train_step")
+    ->ArgNames({"B", "T", "D", "H", "L", "V"})
+    ->Args({16, 64, 64, 4, 2, 858})
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 }  // namespace
