@@ -138,6 +138,10 @@ void App::sync_training() {
   }
   const uint64_t before = state.training.snapshot_id;
   state.training = training_.status();
+  if (state.train_cancel_at_step > 0 && state.training.running && state.training.progress.step >= state.train_cancel_at_step) {
+    training_.cancel();  // as the Cancel button does
+    state.train_cancel_at_step = 0;
+  }
   // The heatmaps follow the snapshots of the followed run, and keep its final weights.
   if (state.training.snapshot && state.training.snapshot_id != before && state.follow_training) {
     state.session = state.training.snapshot;

@@ -80,6 +80,7 @@ struct AppState {
   bool follow_training = true;         // heatmaps follow the snapshots of a running training
   std::optional<TrainJob> train_request;  // set by the panel, started by the app
   bool train_cancel_request = false;
+  int train_cancel_at_step = 0;        // scripted runs: press Cancel once the run reaches this step
 
   // ---- view ----
   ViewSettings view;

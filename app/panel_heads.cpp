@@ -147,8 +147,13 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     char title[160];
     if (cfg.pitfalls.head_averaged)
       std::snprintf(title, sizeof title, "mean of %d heads  \xC2\xB7  %.2f nats", cfg.num_heads, m.entropy);
-    else
+    else {
       std::snprintf(title, sizeof title, "head %d  \xC2\xB7  d_head %d  \xC2\xB7  %.2f nats", h, cfg.d_head(), m.entropy);
+      // The label must stay readable: drop d_head (the controls show it) when both do not fit.
+      const float need = ImGui::CalcTextSize(title).x + ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x +
+                         (label != HeadLabel::None ? ImGui::CalcTextSize(head_label_name(label)).x : 0.0f);
+      if (need > side) std::snprintf(title, sizeof title, "head %d  \xC2\xB7  %.2f nats", h, m.entropy);
+    }
     if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
     // Head ablation: the box switches the head's output off (its pattern stays on screen).
     const size_t ai = static_cast<size_t>(layer) * cfg.num_heads + h;

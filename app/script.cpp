@@ -59,6 +59,7 @@ Status apply_setting(AppState& s, const std::string& a) {
     return Status();
   }
   if (k == "train_steps") return num(&s.train_steps);
+  if (k == "cancel_at_step") return num(&s.train_cancel_at_step);  // the Cancel button, pressed at that step
   if (k == "train") {  // as the "Train this configuration" button does
     s.train_request = train_this_configuration(s);
     s.weights_mode = WeightsMode::Trained;
@@ -180,6 +181,7 @@ class ScreenshotScript : public Script {
       if (app.state.result && app.state.result->fwd) {
         const ForwardData& f = *app.state.result->fwd;
         j["weights_source"] = f.source;
+        j["compute_ms"] = f.compute_ms;  // the forward pass and its metrics, on the worker
         j["trained"] = f.weights->trained();
         if (f.weights->trained()) j["loss_on_text"] = f.out.loss;
         nlohmann::json labels = nlohmann::json::array();
@@ -302,13 +304,17 @@ class BenchmarkScript : public Script {
         }
         break;
       }
-      case 5: {  // a T = 2048 request: frames must stay smooth while it computes
+      case 5: {  // a T = 2048 request (D=256, H=8, L=2): frames must stay smooth while it computes
         if (step_ == 0) {
           std::string t;
           for (int i = 0; i < 2100; ++i) t += "w" + std::to_string(i % 500) + " ";
           s.text = t;
           s.cfg = ModelConfig();
+          s.cfg.d_model = 256;  // random init: the trained models read at most 128 tokens
+          s.cfg.num_heads = 8;
+          s.cfg.num_layers = 2;
           s.cfg.context = 2048;
+          s.weights_mode = WeightsMode::Random;
           step_ = 1;
           long_started_ = now;
         } else if (step_ == 1 && settled(app) && now - long_started_ > std::chrono::milliseconds(200)) {

@@ -271,3 +271,51 @@ TEST(Gui, EveryPanelRendersAndLongSequencesWork) {
   EXPECT_EQ(r.report["heatmaps_drawn"], 4);
   EXPECT_EQ(r.report["tokens"].size(), 2048u);
 }
+
+// The app opens on the shipped trained model, and its heads carry labels from the metrics.
+TEST(Gui, OpensOnATrainedModelWithLabelledHeads) {
+  const AppRun r = run_app("trained", {});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["trained"], true);
+  EXPECT_EQ(r.report["weights_source"].get<std::string>().rfind("trained (D=64, H=4, L=2, ", 0), 0u) << r.report["weights_source"];
+  EXPECT_TRUE(contains(r.report["head_labels"], "previous-token")) << r.report["head_labels"];
+  EXPECT_TRUE(contains(r.report["head_labels"], "induction")) << r.report["head_labels"];
+  EXPECT_GT(r.report["loss_on_text"].get<double>(), 0.0);
+
+  // Off a shipped stop at the same d_model: the same weights, re-sliced, and it says so.
+  const AppRun sliced = run_app("resliced", {"--then", "heads=16"});
+  ASSERT_EQ(sliced.status, 0) << sliced.err;
+  EXPECT_EQ(sliced.report["heatmaps_drawn"], 16);
+  EXPECT_NE(sliced.report["weights_source"].get<std::string>().find("re-sliced from the H=4 training"), std::string::npos)
+      << sliced.report["weights_source"];
+  const AppRun random = run_app("random", {"--then", "weights=random"});
+  EXPECT_EQ(random.report["trained"], false);
+  EXPECT_EQ(random.report["weights_source"], "random init (seed 7)");
+}
+
+// Switching a head off changes the loss on the text (the pruning exercise).
+TEST(Gui, AblatingAHeadChangesTheLoss) {
+  const AppRun all = run_app("ablate-none", {"--text", "one two three one two three one two three"});
+  const AppRun off = run_app("ablate-1-1", {"--text", "one two three one two three one two three", "--then", "ablate=1,1"});
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_NE(all.report["loss_on_text"].get<double>(), off.report["loss_on_text"].get<double>());
+}
+
+// "Train this configuration": it runs in the background, reports progress, and the heads
+// show its weights when it is done; Cancel stops it early and keeps the last snapshot.
+TEST(Gui, TrainingAConfigurationFinishesAndCanBeCancelled) {
+  const AppRun r = run_app("train", {"--d-model", "32", "--heads", "2", "--then", "train_steps=40", "--then", "train=1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["training"]["done"], true) << r.report["training"];
+  EXPECT_EQ(r.report["training"]["step"], 40);
+  EXPECT_GT(r.report["training"]["points"].get<int>(), 0);
+  EXPECT_EQ(r.report["trained"], true);
+  EXPECT_EQ(r.report["heatmaps_drawn"], 2);
+
+  const AppRun c = run_app("train-cancel", {"--d-model", "32", "--heads", "2", "--then", "train_steps=100000", "--then",
+                                            "cancel_at_step=10", "--then", "train=1"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(c.report["training"]["cancelled"], true) << c.report["training"];
+  EXPECT_EQ(c.report["training"]["done"], false);
+  EXPECT_LT(c.report["training"]["step"].get<int>(), 100000);
+}
