@@ -187,10 +187,18 @@ TEST(Gui, InvalidPairShowsTheMessageAndTheFix) {
 }
 
 TEST(Gui, TypingUpdatesTheTokens) {
-  const AppRun r = run_app("typing", {"--type", "The dog barked."});
+  const AppRun r = run_app("typing", {"--type", "The dog ran."});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.report["tokens"], json({"The", "dog", "barked", "."}));
+  EXPECT_EQ(r.report["tokens"], json({"The", "dog", "ran", "."}));
   EXPECT_EQ(r.report["heatmaps_drawn"], 4);
+  // A word the trained vocabulary lacks falls back to pieces that spell it, never <unk>.
+  const AppRun u = run_app("typing-unknown", {"--type", "The dog barked."});
+  ASSERT_EQ(u.status, 0) << u.err;
+  std::string spelled;
+  for (const auto& t : u.report["tokens"]) spelled += t.get<std::string>();
+  EXPECT_EQ(spelled, "Thedogbarked.");
+  EXPECT_GT(u.report["tokens"].size(), 4u) << "barked is not in the shipped vocabulary";
+  EXPECT_EQ(u.report["heatmaps_drawn"], 4);
 }
 
 TEST(Gui, EmptyTextSaysSoAndDrawsNothing) {
@@ -266,7 +274,12 @@ TEST(Gui, EveryPanelRendersAndLongSequencesWork) {
   }
   std::string words;
   for (int i = 0; i < 2048; ++i) words += "w" + std::to_string(i % 300) + " ";
-  const AppRun r = run_app("long", {"--context", "2048", "--text", words});
+  // The trained model reads at most 128 tokens and says so; random init reads all 2048.
+  const AppRun t = run_app("long-trained", {"--context", "2048", "--text", words});
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(t.report["tokens"].size(), 128u);
+  EXPECT_TRUE(contains(t.report["messages"], "128")) << t.report["messages"];
+  const AppRun r = run_app("long", {"--context", "2048", "--text", words, "--then", "weights=random"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.report["heatmaps_drawn"], 4);
   EXPECT_EQ(r.report["tokens"].size(), 2048u);
