@@ -138,7 +138,15 @@ std::shared_ptr<const ComputeResult> ComputeWorker::compute(const ComputeRequest
     data->out = std::move(out).value();
     data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, (*w)->trained() ? (*w)->vocab_size() : 0, (*w)->context);
     data->metrics = head_metrics(data->out, data->batch);
-    data->induction = induction_scores(**w, r.cfg, make_induction_probe(r.cfg, **w, 20, r.cfg.seed));
+    // The probe does not depend on the text: one per model and config.
+    const std::string ikey = config_json(r.cfg) + "\n" + r.checkpoint + "\n" + r.weights_id;
+    if (auto it = induction_cache_.find(ikey); it != induction_cache_.end()) {
+      data->induction = it->second;
+    } else {
+      data->induction = induction_scores(**w, r.cfg, make_induction_probe(r.cfg, **w, 20, r.cfg.seed));
+      if (induction_cache_.size() >= 64) induction_cache_.clear();
+      induction_cache_[ikey] = data->induction;
+    }
     data->source = describe_source(**w, r.cfg);
     // Derived once here, not every frame: token labels and each map's colour range. The
     // first row of a causal map is always [1, 0, ...]; it is left out of the range.

@@ -98,6 +98,7 @@ class ComputeWorker {
   // Worker-thread-only caches.
   std::list<std::shared_ptr<const ForwardData>> forward_cache_;  // most recent first
   std::map<std::string, std::shared_ptr<const ModelWeights>> weights_cache_;
+  std::map<std::string, std::vector<float>> induction_cache_;  // by weights and config: not by text
   std::thread thread_;
 };
 

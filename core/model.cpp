@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/gemm.h"
+
 namespace headmap {
 
 std::vector<std::string> split_lines(std::string_view text) {
@@ -100,6 +102,14 @@ float gelu(float x) {
   return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
 }
 
+// GELU over a whole matrix, vectorised (Eigen's tanh): the same function as gelu() to a
+// few ulp.
+static void gelu_inplace(MatR& m) {
+  constexpr float k = 0.7978845608028654f;  // sqrt(2/pi)
+  auto a = m.array();
+  a = 0.5f * a * (1.0f + (k * (a + 0.044715f * a.cube())).tanh());
+}
+
 // x: (B*T, D)
 MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch) {
   const int B = batch.B(), T = batch.T, D = cfg.d_model;
@@ -176,10 +186,11 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     x += a_out;
     // MLP sub-block
     layer_norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (B*T, D)
-    hidden.noalias() = m_in * lw.w_fc;         // (B*T, 4D)
+    hidden.resize(m_in.rows(), lw.w_fc.cols());
+    gemm(hidden, m_in, lw.w_fc);  // (B*T, 4D), on all the compute threads
     hidden.rowwise() += lw.b_fc;
-    hidden = hidden.unaryExpr([](float v) { return gelu(v); });
-    x.noalias() += hidden * lw.w_proj;  // (B*T, D)
+    gelu_inplace(hidden);
+    gemm(x, hidden, lw.w_proj, 1.0f);  // x += (B*T, 4D) (4D, D)
     x.rowwise() += lw.b_proj;
     zero_padding(x, batch);
     if (opt.keep_layer_io) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/gemm.h"
 #include "core/rng.h"
 
 namespace headmap {
@@ -16,7 +17,11 @@ void LayerWeights::fuse() {
 
 static MatR normal_matrix(uint64_t key, int rows, int cols, float std) {
   MatR m(rows, cols);
-  for (int64_t i = 0; i < m.size(); ++i) m.data()[i] = std * normal_at(key, static_cast<uint64_t>(i));
+  const int64_t n = m.size();
+  float* p = m.data();
+  // Counter-based: every element depends on (key, i) only, so threads change nothing.
+#pragma omp parallel for schedule(static) num_threads(threads_for(40.0 * static_cast<double>(n)))
+  for (int64_t i = 0; i < n; ++i) p[i] = std * normal_at(key, static_cast<uint64_t>(i));
   return m;
 }
 
