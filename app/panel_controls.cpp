@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "app/panels.h"
+#include "app/ui_widgets.h"
 
 namespace headmap {
 
@@ -83,9 +84,7 @@ void draw_controls(AppState& s) {
   help_marker("Trained: a model trained on the shipped corpus (or in the Training tab), re-sliced when num_heads moves off "
               "its training. Random init: weights from the seed, so the patterns come only from the words and positions.");
   if (s.result && s.result->fwd) {
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("%s", s.result->fwd->source.c_str());
-    ImGui::PopTextWrapPos();
+    text_disabled_wrapped_at_commas(s.result->fwd->source);
   }
   if (!s.weights_note.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1.0f));

@@ -157,7 +157,8 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
     // Head ablation: the box switches the head's output off (its pattern stays on screen).
     const size_t ai = static_cast<size_t>(layer) * cfg.num_heads + h;
-    if (!cfg.pitfalls.head_averaged && ai < s.ablated.size() && cfg == s.cfg) {
+    if (!cfg.pitfalls.head_averaged && ai < s.ablated.size() && cfg.num_heads == s.cfg.num_heads &&
+        cfg.num_layers == s.cfg.num_layers) {
       bool on = s.ablated[ai] == 0;
       ImGui::PushID(h);
       ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(1, 1));

@@ -161,4 +161,21 @@ void colour_legend(const HeatmapStyle& s, const char* caption, float width, cons
   ImGui::TextUnformatted(hi);
 }
 
+void text_disabled_wrapped_at_commas(const std::string& text) {
+  const float width = ImGui::GetContentRegionAvail().x;
+  std::string line;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find(", ", i);
+    const std::string piece = j == std::string::npos ? text.substr(i) : text.substr(i, j + 2 - i);
+    i = j == std::string::npos ? text.size() : j + 2;
+    if (!line.empty() && ImGui::CalcTextSize((line + piece).c_str()).x > width) {
+      ImGui::TextDisabled("%s", line.c_str());
+      line.clear();
+    }
+    line += piece;
+  }
+  if (!line.empty()) ImGui::TextDisabled("%s", line.c_str());
+}
+
 }  // namespace headmap

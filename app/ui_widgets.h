@@ -14,6 +14,10 @@ namespace headmap {
 // Text rotated 90° counter-clockwise, reading upwards from `pos` (its baseline-left corner).
 void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text);
 
+// Disabled (grey) text wrapped only after ", " so that numbers such as "loss 1.59" never
+// split (ImGui's own wrapping may break after a '.').
+void text_disabled_wrapped_at_commas(const std::string& text);
+
 struct HeatmapView {
   const MapTexture* tex = nullptr;
   HeatmapStyle style;
