@@ -53,7 +53,7 @@ TrainOptions train_options(const AppState& s, int d, int h, int l, int steps) {
   o.seq = s.train_seq;
   o.warmup = std::max(1, std::min(200, steps / 10));
   o.eval_every = std::max(5, steps / 12);
-  o.progress_every = std::max(1, steps / 150);
+  o.progress_every = std::clamp(steps / 150, 1, 20);  // the bar and the ETA move at least every 20 steps
   return o;
 }
 

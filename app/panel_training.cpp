@@ -46,7 +46,10 @@ void loss_chart(const TrainStatus& t, bool val, ImVec2 size) {
     dl->AddText(ImVec2(a.x + 8, a.y + 8), ImGui::GetColorU32(ImGuiCol_TextDisabled), "no points yet");
     return;
   }
-  if (hi - lo < 1e-3) hi = lo + 1e-3;
+  if (hi - lo < 0.04) {  // one point, or a flat curve: a readable range around it
+    lo -= 0.02;
+    hi += 0.02;
+  }
   const double margin = (hi - lo) * 0.05;
   lo -= margin;
   hi += margin;
@@ -167,7 +170,10 @@ void draw_training(AppState& s) {
     if (ImGui::Button("Cancel")) s.train_cancel_request = true;
     if (t.runs == 1) ImGui::Checkbox("heatmaps follow the training", &s.follow_training);
   } else if (t.cancelled) {
-    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "Cancelled. The heatmaps keep the last snapshot.");
+    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "%s",
+                       (t.snapshot ? "Cancelled at step " + std::to_string(t.progress.step) + ". The heatmaps keep the last snapshot."
+                                   : std::string("Cancelled before the first snapshot: the heatmaps show the weights they showed before."))
+                           .c_str());
   } else if (t.error) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
     ImGui::TextWrapped("Training failed: %s", t.error->message.c_str());

@@ -49,7 +49,7 @@ TEST(Tokenizer, CharModeKeepsSpacesAndClusters) {
 
 TEST(Tokenizer, InvalidUtf8IsReplacedAndCounted) {
   // A stray continuation byte, an overlong '/', a truncated 3-byte sequence, a surrogate.
-  const std::string bad = std::string("ok \x80 x\xC0\xAF y\xE2\x82 z\xED\xA0\x80", 19);
+  const std::string bad = "ok \x80 x\xC0\xAF y\xE2\x82 z\xED\xA0\x80";  // 17 bytes, no NUL inside
   const TokenizedText t = tokenize(bad, TokenizerKind::Word, 256);
   EXPECT_EQ(t.invalid_utf8, 5);  // \x80, \xC0, \xAF, \xE2\x82, \xED\xA0\x80
   for (const Token& k : t.tokens) {

@@ -317,7 +317,15 @@ TEST(Gui, AblatingAHeadChangesTheLoss) {
 // "Train this configuration": it runs in the background, reports progress, and the heads
 // show its weights when it is done; Cancel stops it early and keeps the last snapshot.
 TEST(Gui, TrainingAConfigurationFinishesAndCanBeCancelled) {
-  const AppRun r = run_app("train", {"--d-model", "32", "--heads", "2", "--then", "train_steps=40", "--then", "train=1"});
+  // A small corpus keeps the test quick (the shipped one takes a while to tokenize in a
+  // sanitizer build); the Training tab reads whatever --corpus names.
+  const fs::path corpus = tmp_dir() / "corpus.txt";
+  std::string text;
+  for (int i = 0; i < 300; ++i)
+    text += "The cat sat on the mat because it was tired. one two three one two three " + std::to_string(i % 7) + "\n";
+  write_text(corpus, text);
+  const AppRun r = run_app("train", {"--corpus", corpus.string(), "--d-model", "32", "--heads", "2", "--then", "train_steps=40",
+                                     "--then", "train=1"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.report["training"]["done"], true) << r.report["training"];
   EXPECT_EQ(r.report["training"]["step"], 40);
@@ -325,8 +333,8 @@ TEST(Gui, TrainingAConfigurationFinishesAndCanBeCancelled) {
   EXPECT_EQ(r.report["trained"], true);
   EXPECT_EQ(r.report["heatmaps_drawn"], 2);
 
-  const AppRun c = run_app("train-cancel", {"--d-model", "32", "--heads", "2", "--then", "train_steps=100000", "--then",
-                                            "cancel_at_step=10", "--then", "train=1"});
+  const AppRun c = run_app("train-cancel", {"--corpus", corpus.string(), "--d-model", "32", "--heads", "2", "--then",
+                                            "train_steps=100000", "--then", "cancel_at_step=10", "--then", "train=1"});
   ASSERT_EQ(c.status, 0) << c.err;
   EXPECT_EQ(c.report["training"]["cancelled"], true) << c.report["training"];
   EXPECT_EQ(c.report["training"]["done"], false);
