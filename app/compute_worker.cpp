@@ -1,6 +1,10 @@
 // compute_worker.cpp: the worker thread, its caches, and one compute step.
 #include "app/compute_worker.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -57,6 +61,9 @@ uint64_t ComputeWorker::last_requested() const {
 }
 
 void ComputeWorker::run() {
+  // A little below the UI thread (and the GL driver's threads, which it starts): on two
+  // cores a long request must not take the frames' time. Its OpenMP threads inherit this.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
   for (;;) {
     std::pair<ComputeRequest, uint64_t> job;
     std::chrono::steady_clock::time_point posted;
