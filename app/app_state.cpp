@@ -69,4 +69,28 @@ TrainJob train_this_configuration(const AppState& s) {
   return job;
 }
 
+TrainJob compare_heads_job(const AppState& s) {
+  TrainJob job;
+  job.corpus_path = s.corpus_path;
+  for (int h : {1, 4, 8}) {
+    job.runs.push_back(train_options(s, 64, h, 2, s.compare_steps));
+    job.labels.push_back("H = " + std::to_string(h));
+  }
+  job.follow = false;
+  return job;
+}
+
+TrainJob compare_w_o_job(const AppState& s) {
+  TrainJob job;
+  job.corpus_path = s.corpus_path;
+  for (bool no_wo : {false, true}) {
+    TrainOptions o = train_options(s, 64, 4, 2, s.compare_steps);
+    o.no_w_o = no_wo;
+    job.runs.push_back(o);
+    job.labels.push_back(no_wo ? "without W_O" : "with W_O");
+  }
+  job.follow = false;
+  return job;
+}
+
 }  // namespace headmap

@@ -118,5 +118,9 @@ struct AppState {
 TrainOptions train_options(const AppState& s, int d_model, int num_heads, int num_layers, int steps);
 // The job of the "Train this configuration" button: the sliders' D, H, L (and no-W_O switch).
 TrainJob train_this_configuration(const AppState& s);
+// The chapter's comparisons, with matched budgets (compare_steps each) and the same seed:
+// H = 1, 4 and 8 at d_model 64, L = 2; and H = 4 with and without W_O.
+TrainJob compare_heads_job(const AppState& s);
+TrainJob compare_w_o_job(const AppState& s);
 
 }  // namespace headmap

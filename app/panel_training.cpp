@@ -129,29 +129,9 @@ void draw_training(AppState& s) {
   ImGui::SliderInt("steps each", &s.compare_steps, 100, 4000, "%d", ImGuiSliderFlags_Logarithmic);
   ImGui::PopItemWidth();
   ImGui::BeginDisabled(t.running);
-  if (ImGui::Button("H = 1, 4, 8 at d_model 64")) {
-    TrainJob job;
-    job.corpus_path = s.corpus_path;
-    for (int h : {1, 4, 8}) {
-      job.runs.push_back(train_options(s, 64, h, 2, s.compare_steps));
-      job.labels.push_back("H = " + std::to_string(h));
-    }
-    job.follow = false;
-    s.train_request = job;
-  }
+  if (ImGui::Button("H = 1, 4, 8 at d_model 64")) s.train_request = compare_heads_job(s);
   ImGui::SameLine();
-  if (ImGui::Button("with and without W_O (H = 4)")) {
-    TrainJob job;
-    job.corpus_path = s.corpus_path;
-    for (bool no_wo : {false, true}) {
-      TrainOptions o = train_options(s, 64, 4, 2, s.compare_steps);
-      o.no_w_o = no_wo;
-      job.runs.push_back(o);
-      job.labels.push_back(no_wo ? "without W_O" : "with W_O");
-    }
-    job.follow = false;
-    s.train_request = job;
-  }
+  if (ImGui::Button("with and without W_O (H = 4)")) s.train_request = compare_w_o_job(s);
   ImGui::EndDisabled();
 
   // Progress.

@@ -65,6 +65,12 @@ Status apply_setting(AppState& s, const std::string& a) {
     s.weights_mode = WeightsMode::Trained;
     return Status();
   }
+  if (k == "compare_steps") return num(&s.compare_steps);
+  if (k == "compare") {  // as the Compare buttons do
+    if (v != "heads" && v != "w_o") return Error{ErrorKind::InvalidArgument, "compare is heads or w_o, got \"" + v + "\"."};
+    s.train_request = v == "heads" ? compare_heads_job(s) : compare_w_o_job(s);
+    return Status();
+  }
   if (k == "panel") {
     if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};
     return Status();
@@ -195,7 +201,7 @@ class ScreenshotScript : public Script {
       const TrainStatus& t = app.state.training;
       j["training"] = {{"done", t.done}, {"cancelled", t.cancelled}, {"error", t.error ? t.error->message : ""},
                        {"steps", t.progress.steps}, {"step", t.progress.step},
-                       {"points", t.curves.empty() ? 0 : t.curves[0].size()}};
+                       {"points", t.curves.empty() ? 0 : t.curves[0].size()}, {"labels", t.labels}, {"final_val", t.final_val}};
       if (Status w = write_file_atomic(o_.report, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w) {
         std::fprintf(stderr, "headmap: %s\n", w.error().message.c_str());
         exit_code = 1;

@@ -339,4 +339,18 @@ TEST(Gui, TrainingAConfigurationFinishesAndCanBeCancelled) {
   EXPECT_EQ(c.report["training"]["cancelled"], true) << c.report["training"];
   EXPECT_EQ(c.report["training"]["done"], false);
   EXPECT_LT(c.report["training"]["step"].get<int>(), 100000);
+
+  // The chapter's comparisons: three head counts, then with and without W_O, each with the
+  // same budget, each ending with a validation loss for the chart.
+  for (const char* what : {"heads", "w_o"}) {
+    const AppRun cmp = run_app(std::string("compare-") + what, {"--corpus", corpus.string(), "--panel", "training", "--then",
+                                                                 "compare_steps=30", "--then", std::string("compare=") + what});
+    ASSERT_EQ(cmp.status, 0) << cmp.err;
+    const json& t = cmp.report["training"];
+    EXPECT_EQ(t["done"], true) << t;
+    const json want = std::string(what) == "heads" ? json({"H = 1", "H = 4", "H = 8"}) : json({"with W_O", "without W_O"});
+    EXPECT_EQ(t["labels"], want);
+    ASSERT_EQ(t["final_val"].size(), want.size());
+    for (const auto& v : t["final_val"]) EXPECT_GT(v.get<double>(), 0.0);
+  }
 }
