@@ -2,7 +2,9 @@
 """Reads a headmap checkpoint with numpy alone and checks it, independently of headmap.
 
 The safetensors layout (8-byte little-endian header length, JSON header, raw tensors) is
-parsed with json + np.frombuffer, the model's forward pass is written here from the
+parsed with json + np.frombuffer, checking the rules the safetensors library enforces (a
+JSON object header, string-to-string metadata, dtype and byte sizes that match the shapes,
+tensors that tile the data with no gap, overlap or trailing bytes), the model's forward pass is written here from the
 convention in the metadata, and its mean next-token loss on the file's own check_tokens
 must equal the check_loss that headmap's forward() computed when it wrote the file.
 
@@ -33,8 +35,12 @@ def read(path):
     (n,) = struct.unpack("<Q", data[:8])
     if n > len(data) - 8:
         raise ValueError(f"header length {n} exceeds the file")
+    if data[8:9] != b"{":
+        raise ValueError("the JSON header must start with '{'")
     header = json.loads(data[8:8 + n].decode("utf-8"))
     meta = header.pop("__metadata__", {})
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items()):
+        raise ValueError("__metadata__ must map strings to strings")
     buf = memoryview(data)[8 + n:]
     tensors, spans = {}, []
     for name, t in header.items():
