@@ -149,10 +149,13 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       std::snprintf(title, sizeof title, "mean of %d heads  \xC2\xB7  %.2f nats", cfg.num_heads, m.entropy);
     else {
       std::snprintf(title, sizeof title, "head %d  \xC2\xB7  d_head %d  \xC2\xB7  %.2f nats", h, cfg.d_head(), m.entropy);
-      // The label must stay readable: drop d_head (the controls show it) when both do not fit.
-      const float need = ImGui::CalcTextSize(title).x + ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x +
-                         (label != HeadLabel::None ? ImGui::CalcTextSize(head_label_name(label)).x : 0.0f);
-      if (need > side) std::snprintf(title, sizeof title, "head %d  \xC2\xB7  %.2f nats", h, m.entropy);
+      // Title and label must fit above the map, or the grid's columns drift and the label is
+      // clipped: drop d_head (the controls show it), then the entropy (the tooltip has it).
+      const float extra = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x +
+                          (label != HeadLabel::None ? ImGui::CalcTextSize(head_label_name(label)).x : 0.0f);
+      if (ImGui::CalcTextSize(title).x + extra > side)
+        std::snprintf(title, sizeof title, "head %d  \xC2\xB7  %.2f nats", h, m.entropy);
+      if (ImGui::CalcTextSize(title).x + extra > side) std::snprintf(title, sizeof title, "head %d", h);
     }
     if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
     // Head ablation: the box switches the head's output off (its pattern stays on screen).
