@@ -11,7 +11,6 @@ reported, because a shared machine's speed drifts over minutes.
 Usage: tests/bench/compare_torch.py [--bench build/tests/headmap-bench] [--rounds 3]
 Needs /usr/bin/python3 with python3-torch (Debian) and libopenblas0-pthread.
 """
-import argparse
 import json
 import os
 import platform
@@ -19,6 +18,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+import bench_common
 
 SHAPES = [(1, 16, 64, 4), (1, 128, 768, 12), (1, 1024, 768, 12)]
 TARGETS = {(1, 16, 64, 4): 10.0, (1, 128, 768, 12): 1.2}
@@ -55,19 +56,7 @@ def time_torch(torch, shape, threads, budget_s=1.5):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", default="build/tests/headmap-bench")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--min-time", type=float, default=1.0, help="Google Benchmark min time per case, seconds")
-    a = ap.parse_args()
-    try:
-        import torch
-    except ImportError:
-        print("PyTorch is not installed: apt-get install python3-torch libopenblas0-pthread (use /usr/bin/python3).")
-        return 2
-    if not os.path.exists(a.bench):
-        print(f"{a.bench} not found: build first (cmake --build build --target headmap-bench).")
-        return 2
+    a, torch = bench_common.setup(__doc__, 1.0, "Google Benchmark min time per case, seconds")
 
     hm = {s: [] for s in SHAPES}
     gemm = []

@@ -17,7 +17,6 @@ machine's speed drifts over minutes.
 Usage: tests/bench/compare_torch_train.py [--bench build/tests/headmap-bench] [--rounds 3]
 Needs /usr/bin/python3 with python3-torch (Debian) and libopenblas0-pthread.
 """
-import argparse
 import json
 import math
 import os
@@ -27,6 +26,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+import bench_common
 
 TARGET = 1.5  # headmap's tokens/s over torch's
 
@@ -114,19 +115,7 @@ def time_torch(torch, shape, threads, foreach, budget_s=3.0):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", default="build/tests/headmap-bench")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--min-time", type=float, default=3.0, help="Google Benchmark min time, seconds")
-    a = ap.parse_args()
-    try:
-        import torch
-    except ImportError:
-        print("PyTorch is not installed: apt-get install python3-torch libopenblas0-pthread (use /usr/bin/python3).")
-        return 2
-    if not os.path.exists(a.bench):
-        print(f"{a.bench} not found: build first (cmake --build build --target headmap-bench).")
-        return 2
+    a, torch = bench_common.setup(__doc__, 3.0, "Google Benchmark min time, seconds")
 
     hm, th, th_cfg = {}, {}, {}
     for r in range(a.rounds):
