@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
-#include "core/attention.h"
-#include "core/model.h"
+#include "core/model/attention.h"
+#include "core/model/model.h"
 #include "test_util.h"
 
 using namespace headmap;

@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/checkpoint.h"
-#include "core/export.h"
-#include "core/trainer.h"
+#include "core/io/checkpoint.h"
+#include "core/io/export.h"
+#include "core/train/trainer.h"
 #include "test_util.h"
 
 using namespace headmap;

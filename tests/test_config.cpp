@@ -1,7 +1,7 @@
 // Config validation: typed errors whose messages name the fix.
 #include <gtest/gtest.h>
 
-#include "core/config.h"
+#include "core/model/config.h"
 
 using namespace headmap;
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/export.h"
+#include "core/io/export.h"
 #include "test_util.h"
 
 using namespace headmap;

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/attention.h"
-#include "core/export.h"
+#include "core/model/attention.h"
+#include "core/io/export.h"
 
 using namespace headmap;
 namespace fs = std::filesystem;

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "core/metrics.h"
+#include "core/inspect/metrics.h"
 #include "test_util.h"
 
 using namespace headmap;

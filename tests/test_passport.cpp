@@ -2,9 +2,9 @@
 // reproduced row for row, and the attention's parameter count does not move with H.
 #include <gtest/gtest.h>
 
-#include "core/attention.h"
-#include "core/model.h"
-#include "core/passport.h"
+#include "core/model/attention.h"
+#include "core/model/model.h"
+#include "core/inspect/passport.h"
 #include "test_util.h"
 
 using namespace headmap;

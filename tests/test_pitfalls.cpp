@@ -1,9 +1,9 @@
 // Each pitfall switch reproduces its classic bug and has the effect the chapters describe.
 #include <gtest/gtest.h>
 
-#include "core/metrics.h"
-#include "core/model.h"
-#include "core/passport.h"
+#include "core/inspect/metrics.h"
+#include "core/model/model.h"
+#include "core/inspect/passport.h"
 #include "test_util.h"
 
 using namespace headmap;

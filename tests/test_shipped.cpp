@@ -1,17 +1,17 @@
 // The shipped checkpoints: they load, they are what their metadata says, and the default
 // one still shows the specialisation the README reports. Measured with the project's own
-// metrics (core/metrics.h) on the corpus's held-out lines, not on hand-picked sentences.
+// metrics (core/inspect/metrics.h) on the corpus's held-out lines, not on hand-picked sentences.
 //
 // L = layers, H = heads
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "core/checkpoint.h"
-#include "core/corpus.h"
-#include "core/export.h"
-#include "core/specialisation.h"
-#include "core/trainer.h"
+#include "core/io/checkpoint.h"
+#include "core/train/corpus.h"
+#include "core/io/export.h"
+#include "core/inspect/specialisation.h"
+#include "core/train/trainer.h"
 
 using namespace headmap;
 namespace fs = std::filesystem;

@@ -1,9 +1,9 @@
 // Tokenizer: word and char modes, odd text, invalid UTF-8, truncation.
 #include <gtest/gtest.h>
 
-#include "core/model.h"
-#include "core/tokenizer.h"
-#include "core/utf8.h"
+#include "core/model/model.h"
+#include "core/text/tokenizer.h"
+#include "core/text/utf8.h"
 
 using namespace headmap;
 

@@ -19,10 +19,10 @@
 #include <cmath>
 #include <functional>
 
-#include "core/backprop.h"
-#include "core/corpus.h"
-#include "core/model.h"
-#include "core/trainer.h"
+#include "core/train/backprop.h"
+#include "core/train/corpus.h"
+#include "core/model/model.h"
+#include "core/train/trainer.h"
 #include "test_util.h"
 
 using namespace headmap;

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
-#include "core/rng.h"
-#include "core/weights.h"
+#include "core/model/model.h"
+#include "core/math/rng.h"
+#include "core/model/weights.h"
 
 namespace headmap::test {
 

@@ -11,10 +11,10 @@
 // dense-equivalent rate (the work a dense implementation such as torch's does).
 #include <benchmark/benchmark.h>
 
-#include "core/attention.h"
-#include "core/gemm.h"
-#include "core/rng.h"
-#include "core/trainer.h"
+#include "core/model/attention.h"
+#include "core/math/gemm.h"
+#include "core/math/rng.h"
+#include "core/train/trainer.h"
 
 using namespace headmap;
 

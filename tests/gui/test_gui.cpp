@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "app/colormap.h"
+#include "app/common/colormap.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

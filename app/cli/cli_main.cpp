@@ -1,0 +1,134 @@
+// headmap-cli: the core from the shell. Run the model on text and print, or export,
+// the passport, the per-head metrics and the attention weights.
+//
+// Exit status: 0 success, 1 a file could not be read or written, 2 bad arguments.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <omp.h>
+
+#include "app/common/colormap.h"
+#include "app/common/heatmap_png.h"
+#include "app/common/model_options.h"
+#include "core/io/export.h"
+#include "core/inspect/metrics.h"
+#include "core/model/model.h"
+#include "core/inspect/passport.h"
+
+using namespace headmap;
+
+namespace headmap {
+// app/cli/cli_train.cpp: `train`, `make-corpus` and `evaluate`; -1 when argv[1] is none of them.
+int run_cli_subcommand(int argc, char** argv);
+}  // namespace headmap
+
+namespace {
+
+struct Outputs {
+  bool passport = false;
+  std::string json, npy, png;
+  bool with_weights = false;
+  int layer = 0, batch = 0;
+  std::string colormap = "viridis";
+  int threads = 0;
+};
+
+int fail(const Error& e, int code) {
+  std::fprintf(stderr, "headmap-cli: %s\n", e.message.c_str());
+  return code;
+}
+
+void print_summary(const Batch& batch, const ForwardOutput& out, const std::vector<HeadMetrics>& m,
+                   const std::vector<float>& induction, const std::string& source) {
+  std::printf("weights: %s\n", source.c_str());
+  for (int b = 0; b < batch.B(); ++b) {
+    std::printf("sentence %d (%d tokens):", b, batch.lengths[b]);
+    for (const Token& t : batch.sentences[b].tokens) std::printf(" [%s]", token_display(t).c_str());
+    std::printf("\n");
+  }
+  std::printf("\n%-5s %-5s %-4s %8s %8s %8s %8s %8s %8s %9s  %s\n", "layer", "sent", "head", "entropy", "ent/max", "prev",
+              "first", "self", "max_w", "induction", "label");
+  size_t i = 0;
+  for (int l = 0; l < out.L; ++l)
+    for (int b = 0; b < out.B; ++b)
+      for (int h = 0; h < out.Hw; ++h, ++i) {
+        const float ind = (out.Hw == out.H && !induction.empty()) ? induction[static_cast<size_t>(l) * out.H + h] : 0.0f;
+        std::printf("%-5d %-5d %-4d %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %9.3f  %s\n", l, b, h, m[i].entropy, m[i].entropy_norm,
+                    m[i].prev_token, m[i].first_token, m[i].self, m[i].max_weight, ind, head_label_name(head_label(m[i], ind)));
+      }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (const int rc = run_cli_subcommand(argc, argv); rc >= 0) return rc;
+  CLI::App app{"headmap-cli: run a small transformer on text and show what every attention head does"};
+  app.footer("Training: headmap-cli train --help, headmap-cli make-corpus --help, headmap-cli evaluate --help");
+  app.set_version_flag("--version", "headmap-cli 0.1.0");
+  ModelOptions mo;
+  Outputs o;
+  add_model_options(app, mo);
+  app.add_flag("--passport", o.passport, "print the shape passport as a table");
+  app.add_option("--json", o.json, "write tokens, config, passport, params and metrics as JSON");
+  app.add_flag("--with-weights", o.with_weights, "include the attention weights in --json");
+  app.add_option("--npy", o.npy, "write attention.npy, per-layer inputs, weights and outputs, and meta.json into DIR");
+  app.add_option("--png", o.png, "write one layer's heads as a grid of heatmaps");
+  app.add_option("--layer", o.layer, "layer drawn by --png")->capture_default_str();
+  app.add_option("--batch", o.batch, "sentence drawn by --png")->capture_default_str();
+  app.add_option("--colormap", o.colormap, "viridis, magma, cividis or grey")
+      ->check(CLI::IsMember({"viridis", "magma", "cividis", "grey", "gray"}))
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "compute threads (default: all cores)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help and --version exit 0; every bad argument exits 2
+  }
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+
+  Result<ModelInput> in = resolve_model_options(mo, true);
+  if (!in) return fail(in.error(), in.error().kind == ErrorKind::Io ? 1 : 2);
+  ModelConfig& cfg = in->cfg;
+  Result<ModelWeights> loaded = load_model_weights(mo, app, cfg);
+  if (!loaded) return fail(loaded.error(), 1);
+  const ModelWeights& weights = *loaded;
+  const Batch batch = make_batch(in->lines, cfg, weights);
+  for (const std::string& note : batch.notes()) std::fprintf(stderr, "headmap-cli: note: %s\n", note.c_str());
+  if (batch.empty()) std::fprintf(stderr, "headmap-cli: nothing to attend over: the text has no tokens.\n");
+
+  ForwardOptions fo;
+  fo.keep_layer_io = !o.npy.empty();
+  Result<ForwardOutput> out = forward(weights, cfg, batch, fo);
+  if (!out) return fail(out.error(), 2);
+  if (out->no_key_rows > 0)
+    std::fprintf(stderr, "headmap-cli: note: %d query rows (summed over layers) see no key under the reversed mask; their weights are 0 here, NaN in PyTorch.\n",
+                 out->no_key_rows);
+
+  const Passport passport = make_passport(cfg, batch.B(), batch.T, weights.trained() ? weights.vocab_size() : 0, weights.context);
+  RunRecord run;
+  run.cfg = cfg;
+  run.weights = &weights;
+  run.batch = &batch;
+  run.out = &*out;
+  run.passport = &passport;
+  run.metrics = head_metrics(*out, batch);
+  run.induction = induction_scores(weights, cfg, make_induction_probe(cfg, weights, 20, cfg.seed));
+
+  if (o.passport) std::fputs(passport_table(passport).c_str(), stdout);
+  if (!o.json.empty())
+    if (Status s = write_file_atomic(o.json, run_json(run, o.with_weights)); !s) return fail(s.error(), 1);
+  if (!o.npy.empty())
+    if (Status s = export_npy_dir(o.npy, run); !s) return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
+  if (!o.png.empty()) {
+    HeadsPngOptions po;
+    po.layer = o.layer;
+    po.batch = o.batch;
+    parse_colormap(o.colormap.c_str(), &po.colormap);
+    po.subtitle = "weights: " + describe_source(weights, cfg);
+    if (Status s = write_heads_png(o.png, *out, batch, cfg, run.metrics, po); !s)
+      return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
+  }
+  if (!o.passport && o.json.empty() && o.npy.empty() && o.png.empty() && !batch.empty())
+    print_summary(batch, *out, run.metrics, run.induction, describe_source(weights, cfg));
+  return 0;
+}

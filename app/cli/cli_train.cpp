@@ -1,0 +1,205 @@
+// cli_train.cpp: headmap-cli's training subcommands.
+//
+//   headmap-cli make-corpus --out FILE [--seed N] [--bytes N]   the built-in grammar corpus
+//   headmap-cli train --corpus FILE --out FILE.safetensors ...   train a model, save it
+//   headmap-cli evaluate --checkpoint FILE --corpus FILE         a checkpoint's evidence
+//
+// Exit status: 0 success, 1 a file could not be read or written (or training was
+// cancelled with Ctrl-C), 2 bad arguments.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "core/io/checkpoint.h"
+#include "core/train/corpus.h"
+#include "core/io/export.h"
+#include "core/math/gemm.h"
+#include "core/inspect/specialisation.h"
+#include "core/train/trainer.h"
+
+namespace headmap {
+namespace {
+
+int fail(const Error& e) {
+  std::fprintf(stderr, "headmap-cli: %s\n", e.message.c_str());
+  return e.kind == ErrorKind::InvalidConfig || e.kind == ErrorKind::InvalidArgument ? 2 : 1;
+}
+
+std::string duration(double s) {
+  char buf[32];
+  if (s >= 60) std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  else std::snprintf(buf, sizeof buf, "%.1fs", s);
+  return buf;
+}
+
+// The evidence table: per layer, the best previous-token and induction scores.
+void print_specialisation(const Specialisation& s, const std::string& what) {
+  std::printf("specialisation (%s; induction: mean of 8 probes of 20 tokens repeated):\n", what.c_str());
+  for (int l = 0; l < s.L; ++l) {
+    std::printf("  layer %d: best previous-token %.3f, best induction %.3f; heads:", l, s.best_prev_token(l), s.best_induction(l));
+    for (int h = 0; h < s.H; ++h) {
+      const size_t i = static_cast<size_t>(l) * s.H + h;
+      const char* label = head_label_name(head_label(s.metrics[i], s.induction[i]));
+      std::printf(" %d=%s(prev %.2f, ind %.2f)", h, *label ? label : "-", s.metrics[i].prev_token, s.induction[i]);
+    }
+    std::printf("\n");
+  }
+}
+
+// At most this many held-out lines feed the head metrics.
+constexpr size_t kEvidenceLines = 200;
+
+std::vector<std::string> evidence_lines(const TrainCorpus& c) {
+  return std::vector<std::string>(c.val_lines.begin(), c.val_lines.begin() + static_cast<long>(std::min(kEvidenceLines, c.val_lines.size())));
+}
+
+// ---- make-corpus -----------------------------------------------------------------------
+int make_corpus(int argc, char** argv) {
+  CLI::App app{"headmap-cli make-corpus: write the built-in English grammar corpus (deterministic, licence-clean)"};
+  GrammarCorpusOptions o;
+  std::string out;
+  app.add_option("--out", out, "the text file to write")->required();
+  app.add_option("--seed", o.seed, "generator seed")->capture_default_str();
+  app.add_option("--bytes", o.target_bytes, "approximate size in bytes")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1) << 30));
+  app.add_option("--repeat-fraction", o.repeat_fraction, "share of lines built around a repeated span")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  app.add_option("--facts-fraction", o.facts_fraction, "share of lines listing fixed pairs")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  app.add_option("--numbers-fraction", o.numbers_fraction, "share of number-game lines")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (o.repeat_fraction + o.facts_fraction + o.numbers_fraction > 1.0) {
+    std::fprintf(stderr, "headmap-cli: --repeat-fraction, --facts-fraction and --numbers-fraction add up to more than 1.\n");
+    return 2;
+  }
+  const std::string text = generate_grammar_corpus(o);
+  if (Status s = write_file_atomic(out, text); !s) return fail(s.error());
+  std::printf("wrote %s: %zu bytes, %ld lines (%s, seed %llu)\n", out.c_str(), text.size(), static_cast<long>(std::count(text.begin(), text.end(), '\n')),
+              kGrammarCorpusName, static_cast<unsigned long long>(o.seed));
+  return 0;
+}
+
+// ---- train -----------------------------------------------------------------------------
+std::atomic<bool> g_cancel{false};
+extern "C" void on_sigint(int) { g_cancel.store(true); }
+
+int train_cmd(int argc, char** argv) {
+  CLI::App app{"headmap-cli train: train the core's transformer on a text corpus and save a safetensors checkpoint"};
+  TrainOptions o;
+  CorpusOptions co;
+  std::string corpus_path, out;
+  bool quiet = false;
+  int print_every = 100;
+  app.add_option("--corpus", corpus_path, "UTF-8 text, one paragraph per line (headmap-cli make-corpus writes one)")->required();
+  app.add_option("--out", out, "the checkpoint to write (.safetensors)")->required();
+  app.add_option("--d-model", o.d_model, "d_model, D")->capture_default_str();
+  app.add_option("--heads", o.num_heads, "num_heads, H; must divide d_model")->capture_default_str();
+  app.add_option("--layers", o.num_layers, "num_layers, L")->capture_default_str();
+  app.add_option("--context", o.context, "learned positions: the longest text the model will read")->capture_default_str();
+  app.add_flag("--no-wo", o.no_w_o, "train without W_O: heads are concatenated, never mixed (saved as W_O = I)");
+  app.add_option("--steps", o.steps, "optimiser steps")->capture_default_str();
+  app.add_option("--batch", o.batch, "sequences per step, B")->capture_default_str();
+  app.add_option("--seq", o.seq, "tokens per sequence, T (<= context)")->capture_default_str();
+  app.add_option("--lr", o.lr, "peak learning rate (AdamW)")->capture_default_str();
+  app.add_option("--warmup", o.warmup, "linear warm-up steps, then cosine decay")->capture_default_str();
+  app.add_option("--min-lr-ratio", o.min_lr_ratio, "final learning rate as a fraction of --lr")->capture_default_str();
+  app.add_option("--weight-decay", o.weight_decay, "decoupled weight decay on the weight matrices")->capture_default_str();
+  app.add_option("--beta2", o.beta2, "AdamW beta2")->capture_default_str();
+  app.add_option("--clip", o.clip, "global gradient-norm clip (0 = off)")->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of the init and the batch order")->capture_default_str();
+  app.add_option("--eval-every", o.eval_every, "validation loss every N steps (0 = only at the end)")->capture_default_str();
+  app.add_option("--eval-tokens", o.eval_tokens, "validation tokens per evaluation (0 = all)")->capture_default_str();
+  app.add_option("--val-fraction", co.val_fraction, "share of the corpus's lines held out (the last ones)")->capture_default_str();
+  app.add_option("--threads", o.threads, "compute threads (default: all cores); results are exact for a given thread count");
+  app.add_option("--print-every", print_every, "print progress every N steps")->capture_default_str();
+  app.add_flag("--quiet", quiet, "print only the summary");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (Status s = validate(o); !s) return fail(s.error());
+
+  Result<TrainCorpus> corpus = load_train_corpus(corpus_path, co);
+  if (!corpus) return fail(corpus.error());
+  const TrainCorpus& c = *corpus;
+  const int threads = o.threads > 0 ? o.threads : compute_threads();
+  std::printf("corpus %s: %ld training lines, %zu training tokens, %zu validation tokens, vocabulary %d\n", c.name.c_str(), c.train_lines,
+              c.train.size(), c.val.size(), c.vocab.size());
+  std::printf("model: D=%d H=%d L=%d context=%d%s; %d steps of %d x %d tokens, lr %g, seed %llu, %d thread%s\n", o.d_model, o.num_heads,
+              o.num_layers, o.context, o.no_w_o ? ", without W_O" : "", o.steps, o.batch, o.seq, o.lr, static_cast<unsigned long long>(o.seed),
+              threads, threads == 1 ? "" : "s");
+  std::fflush(stdout);
+
+  o.progress_every = print_every > 0 ? print_every : 0;
+  TrainHooks hooks;
+  hooks.cancel = &g_cancel;
+  hooks.on_progress = [&](const TrainProgress& p) {
+    if (quiet) return;
+    std::printf("step %6d/%d  loss %.4f", p.step, p.steps, p.train_loss);
+    if (p.evaluated) std::printf("  val %.4f", p.val_loss);
+    std::printf("  lr %.2e  |g| %.2f  %.1fk tok/s  ETA %s\n", p.lr, p.grad_norm, p.tokens_per_s / 1000, duration(p.eta_s).c_str());
+    std::fflush(stdout);
+  };
+  std::signal(SIGINT, on_sigint);
+  Result<TrainResult> r = train(c, o, hooks);
+  std::signal(SIGINT, SIG_DFL);
+  if (!r) return fail(r.error());
+
+  ModelWeights& w = r->weights;
+  w.source.reproduce = train_command(o, corpus_path, out);
+  if (Status s = save_checkpoint(out, w); !s) return fail(s.error());
+  std::printf("done in %s (%.1fk tok/s): train loss %.4f (mean of the last 100 steps), val loss %.4f\n", duration(r->seconds).c_str(),
+              r->tokens_per_s / 1000, r->final_train_loss, r->val_loss);
+  std::printf("saved %s\nreproduce: %s\n", out.c_str(), w.source.reproduce.c_str());
+  if (Result<Specialisation> s = measure_specialisation(w, o.num_heads, evidence_lines(c)); s) print_specialisation(*s, "held-out lines");
+  return 0;
+}
+
+// ---- evaluate --------------------------------------------------------------------------
+int evaluate_cmd(int argc, char** argv) {
+  CLI::App app{"headmap-cli evaluate: a checkpoint's specialisation figures on a corpus's held-out lines and on the induction probe"};
+  std::string ckpt, corpus_path;
+  int heads = 0;
+  CorpusOptions co;
+  app.add_option("--checkpoint", ckpt, "a .safetensors checkpoint")->required();
+  app.add_option("--corpus", corpus_path, "the corpus whose held-out lines are measured")->required();
+  app.add_option("--heads", heads, "view the weights with this many heads (default: as trained)");
+  app.add_option("--val-fraction", co.val_fraction, "share of the corpus's lines held out (the last ones)")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  Result<ModelWeights> w = load_checkpoint(ckpt);
+  if (!w) return fail(w.error());
+  Result<TrainCorpus> c = load_train_corpus(corpus_path, co);
+  if (!c) return fail(c.error());
+  const int H = heads > 0 ? heads : w->source.trained_heads;
+  const WeightsSource& s = w->source;
+  std::printf("%s: D=%d H=%d (trained %d) L=%d context=%d, %ld steps, train loss %.4f, val loss %.4f%s\n", ckpt.c_str(), w->d_model, H,
+              s.trained_heads, w->num_layers(), w->context, s.steps, s.final_loss, s.val_loss, s.no_w_o ? ", without W_O" : "");
+  Result<Specialisation> sp = measure_specialisation(*w, H, evidence_lines(*c));
+  if (!sp) return fail(sp.error());
+  print_specialisation(*sp, std::to_string(sp->sentences) + " held-out lines of " + c->name);
+  return 0;
+}
+
+}  // namespace
+
+// Runs `headmap-cli <subcommand> ...` when argv[1] names one; returns -1 otherwise.
+int run_cli_subcommand(int argc, char** argv) {
+  if (argc < 2) return -1;
+  const std::string_view cmd = argv[1];
+  if (cmd == "train") return train_cmd(argc - 1, argv + 1);
+  if (cmd == "make-corpus") return make_corpus(argc - 1, argv + 1);
+  if (cmd == "evaluate") return evaluate_cmd(argc - 1, argv + 1);
+  return -1;
+}
+
+}  // namespace headmap

@@ -1,0 +1,112 @@
+// heatmap_png.cpp: layout and drawing of the heads grid PNG.
+#include "app/common/heatmap_png.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/common/assets.h"
+#include "app/common/raster.h"
+#include "core/model/attention.h"
+
+namespace headmap {
+
+namespace {
+const Rgb kBg{250, 250, 250}, kInk{25, 25, 30}, kMuted{110, 110, 120}, kGrid{255, 255, 255}, kHidden{107, 107, 115};
+Rgb to_rgb(const std::array<float, 3>& c) {
+  return Rgb{static_cast<uint8_t>(std::lround(c[0] * 255)), static_cast<uint8_t>(std::lround(c[1] * 255)),
+             static_cast<uint8_t>(std::lround(c[2] * 255))};
+}
+}  // namespace
+
+Status write_heads_png(const std::string& path, const ForwardOutput& out, const Batch& batch, const ModelConfig& cfg,
+                       const std::vector<HeadMetrics>& metrics, const HeadsPngOptions& opt) {
+  if (batch.empty()) return Error{ErrorKind::InvalidArgument, "Nothing to draw: the text has no tokens."};
+  if (opt.layer < 0 || opt.layer >= out.L || opt.batch < 0 || opt.batch >= out.B)
+    return Error{ErrorKind::InvalidArgument, "Layer " + std::to_string(opt.layer) + " / sentence " + std::to_string(opt.batch) +
+                                                 " is out of range (the model has " + std::to_string(out.L) + " layers and " +
+                                                 std::to_string(out.B) + " sentences)."};
+  Font font;
+  if (Status s = font.load(asset_path("fonts/DejaVuSans.ttf")); !s) return s;
+
+  const int T = batch.lengths[opt.batch];  // draw only the real tokens of this sentence
+  const int heads = out.Hw;
+  const int cols = heads <= 4 ? heads : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(heads))));
+  const int rows = (heads + cols - 1) / cols;
+  const int cell = std::clamp(static_cast<int>(std::lround(420.0 / T)), 1, 30);
+  const bool labels = cell >= 9;
+  const float label_px = std::clamp(cell * 0.8f, 9.0f, 15.0f);
+  std::vector<std::string> toks;
+  int label_w = 0;
+  for (int t = 0; t < T; ++t) {
+    toks.push_back(fit_text(font, token_display(batch.sentences[opt.batch].tokens[t]), label_px, 110));
+    label_w = std::max(label_w, font.width(toks.back(), label_px));
+  }
+  const int margin = labels ? label_w + 8 : 4;
+  const int map = cell * T;
+  const int title_h = 26;
+  const int panel_w = margin + map + 18, panel_h = title_h + map + margin + 10;
+  const int header_h = 64, legend_h = 46;
+  const int W = std::max(cols * panel_w + 20, 560), Hpx = header_h + rows * panel_h + legend_h;
+  Canvas c(W, Hpx, kBg);
+
+  // Header: the sentence and the configuration.
+  char cfgline[256];
+  std::snprintf(cfgline, sizeof cfgline, "layer %d of %d   d_model %d   %d heads   d_head %d   %s%s", opt.layer, out.L, cfg.d_model,
+                cfg.num_heads, cfg.d_head(), cfg.causal ? "causal" : "bidirectional", cfg.pitfalls.any() ? "   (pitfall on)" : "");
+  std::string sentence;
+  for (const Token& t : batch.sentences[opt.batch].tokens) sentence += (sentence.empty() ? "" : " ") + token_display(t);
+  font.draw(c, 10, 24, fit_text(font, sentence, 18, W - 20), 18, kInk);
+  font.draw(c, 10, 46, cfgline, 14, kMuted);
+  if (!opt.subtitle.empty()) font.draw(c, 10, 62, fit_text(font, opt.subtitle, 12, W - 20), 12, kMuted);
+
+  for (int h = 0; h < heads; ++h) {
+    const int px = 10 + (h % cols) * panel_w, py = header_h + (h / cols) * panel_h;
+    const float* w = out.weights(opt.layer, opt.batch, h);
+    const size_t mi = (static_cast<size_t>(opt.layer) * out.B + opt.batch) * out.Hw + h;
+    char title[160];
+    if (cfg.pitfalls.head_averaged)
+      std::snprintf(title, sizeof title, "mean of %d heads   entropy %.2f nats", cfg.num_heads, metrics[mi].entropy);
+    else
+      std::snprintf(title, sizeof title, "head %d   d_head %d   entropy %.2f nats", h, cfg.d_head(), metrics[mi].entropy);
+    font.draw(c, px + margin, py + 18, title, 14, kInk);
+    // The scale: the head's largest weight over rows that see more than one key (the first
+    // row of a causal map is always [1, 0, ...]), as in the app.
+    const MhaOptions vis{cfg.num_heads, cfg.causal, cfg.pitfalls, nullptr, nullptr};
+    const int first = cfg.causal && !cfg.pitfalls.reversed_mask && T > 1 ? 1 : 0;
+    float mx = 0;
+    for (int t = first; t < T; ++t)
+      for (int s = 0; s < T; ++s) mx = std::max(mx, w[static_cast<size_t>(t) * out.T + s]);
+    const int x0 = px + margin, y0 = py + title_h;
+    for (int t = 0; t < T; ++t)
+      for (int s = 0; s < T; ++s) {
+        const float v = mx > 0 ? std::min(1.0f, w[static_cast<size_t>(t) * out.T + s] / mx) : 0.0f;
+        const Rgb col = key_visible(vis, t, s, T) ? to_rgb(colormap_rgb(opt.colormap, v)) : kHidden;
+        c.fill(x0 + s * cell, y0 + t * cell, x0 + (s + 1) * cell, y0 + (t + 1) * cell, col);
+      }
+    if (cell >= 6) {  // token grid lines
+      for (int k = 1; k < T; ++k) {
+        c.fill(x0 + k * cell, y0, x0 + k * cell + 1, y0 + map, kGrid);
+        c.fill(x0, y0 + k * cell, x0 + map, y0 + k * cell + 1, kGrid);
+      }
+    }
+    if (labels) {
+      for (int t = 0; t < T; ++t) {  // queries down the left, keys along the bottom
+        const int tw = font.width(toks[t], label_px);
+        font.draw(c, x0 - 4 - tw, y0 + t * cell + cell / 2 + static_cast<int>(label_px * 0.35f), toks[t], label_px, kInk);
+        font.draw(c, x0 + t * cell + cell / 2 - static_cast<int>(label_px * 0.35f), y0 + map + 4 + tw, toks[t], label_px, kInk, true);
+      }
+    }
+  }
+
+  // Legend: the colour scale.
+  const int ly = Hpx - legend_h + 8, lx = 10, lw = 260;
+  for (int x = 0; x < lw; ++x) c.fill(lx + x, ly, lx + x + 1, ly + 14, to_rgb(colormap_rgb(opt.colormap, x / static_cast<float>(lw - 1))));
+  font.draw(c, lx, ly + 30, "0", 12, kMuted);
+  font.draw(c, lx + lw - 60, ly + 30, "head max", 12, kMuted);
+  font.draw(c, lx + lw + 14, ly + 12, "colour = attention weight / the head's largest weight (first causal row left out);  rows = queries, "
+            "columns = keys;  grey = masked", 12, kMuted);
+  return c.save_png(path);
+}
+
+}  // namespace headmap

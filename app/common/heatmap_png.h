@@ -1,0 +1,23 @@
+// heatmap_png.h: one layer's heads as a grid of heatmaps in a PNG, drawn on the CPU.
+// Used by headmap-cli --png; the GUI draws the same picture with GL.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "app/common/colormap.h"
+#include "core/inspect/metrics.h"
+#include "core/model/model.h"
+
+namespace headmap {
+
+struct HeadsPngOptions {
+  int layer = 0, batch = 0;
+  Colormap colormap = Colormap::Viridis;
+  std::string subtitle;  // e.g. the weights' source
+};
+
+// Colour = weight / the head's largest weight (per-head scale, stated in the legend).
+Status write_heads_png(const std::string& path, const ForwardOutput& out, const Batch& batch, const ModelConfig& cfg,
+                       const std::vector<HeadMetrics>& metrics, const HeadsPngOptions& opt);
+
+}  // namespace headmap

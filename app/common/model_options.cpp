@@ -1,0 +1,57 @@
+#include "app/common/model_options.h"
+
+#include "core/io/checkpoint.h"
+#include "core/io/export.h"
+#include "core/model/model.h"
+
+namespace headmap {
+
+void add_model_options(CLI::App& app, ModelOptions& o) {
+  app.add_option("--text", o.texts, "A sentence (repeat for a batch: one sentence per --text)");
+  app.add_option("--file", o.file, "A UTF-8 text file, one sentence per line");
+  app.add_option("--d-model", o.cfg.d_model, "d_model, D (1-4096)")->capture_default_str();
+  app.add_option("--heads", o.cfg.num_heads, "num_heads, H; must divide d_model")->capture_default_str();
+  app.add_option("--layers", o.cfg.num_layers, "num_layers, L (1-12)")->capture_default_str();
+  app.add_option("--context", o.cfg.context, "maximum tokens per sentence (1-2048); longer text is truncated and reported")
+      ->capture_default_str();
+  app.add_option("--seed", o.cfg.seed, "seed of the random-init weights and hashed embeddings")->capture_default_str();
+  app.add_flag("--causal,!--no-causal", o.cfg.causal, "mask keys after the query (default: causal)");
+  app.add_flag("--positional,!--no-positional", o.cfg.positional, "add positional encoding (default: on)");
+  app.add_option("--tokenizer", o.tokenizer, "word or char (a checkpoint brings its own vocabulary)")
+      ->check(CLI::IsMember({"word", "char"}))
+      ->capture_default_str();
+  app.add_option("--checkpoint", o.checkpoint, "run on trained weights from a .safetensors checkpoint");
+  for (const PitfallInfo& p : pitfall_list()) app.add_flag(p.cli, o.cfg.pitfalls.*(p.flag), p.explain);
+}
+
+Result<ModelInput> resolve_model_options(const ModelOptions& o, bool default_sentence_if_empty) {
+  ModelInput in;
+  in.cfg = o.cfg;
+  parse_tokenizer(o.tokenizer, &in.cfg.tokenizer);
+  for (const std::string& t : o.texts)
+    for (std::string& line : split_lines(t)) in.lines.push_back(std::move(line));
+  if (!o.file.empty()) {
+    Result<std::string> text = read_file(o.file, size_t(64) << 20);
+    if (!text) return text.error();
+    for (std::string& line : split_lines(*text)) in.lines.push_back(std::move(line));
+  }
+  if (in.lines.empty() && o.file.empty() && default_sentence_if_empty) in.lines.push_back(kDefaultSentence);
+  if (Status s = validate(in.cfg); !s) return s.error();
+  return in;
+}
+
+Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& app, ModelConfig& cfg) {
+  if (o.checkpoint.empty()) return random_weights(cfg.d_model, cfg.num_layers, cfg.seed);
+  Result<ModelWeights> w = load_checkpoint(o.checkpoint);
+  if (!w) return w.error();
+  auto given = [&](const char* flag) { return app.count(flag) > 0; };
+  if (!given("--d-model")) cfg.d_model = w->d_model;
+  if (!given("--layers")) cfg.num_layers = w->num_layers();
+  if (!given("--heads")) cfg.num_heads = w->source.trained_heads;
+  if (!given("--context")) cfg.context = w->context;
+  if (w->source.no_w_o) cfg.pitfalls.no_w_o = true;  // w_o = I: the same function, and the passport says so
+  if (Status s = check_fit(*w, cfg); !s) return Error{s.error().kind, o.checkpoint + ": " + s.error().message};
+  return w;
+}
+
+}  // namespace headmap

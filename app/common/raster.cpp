@@ -1,0 +1,119 @@
+#include "app/common/raster.h"
+
+#include <stb_image_write.h>
+#include <stb_truetype.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/io/export.h"
+#include "core/text/utf8.h"
+
+namespace headmap {
+
+Canvas::Canvas(int width, int height, Rgb bg) : w(width), h(height), rgb(static_cast<size_t>(width) * height * 3) {
+  for (size_t i = 0; i < rgb.size(); i += 3) {
+    rgb[i] = bg.r;
+    rgb[i + 1] = bg.g;
+    rgb[i + 2] = bg.b;
+  }
+}
+
+void Canvas::fill(int x0, int y0, int x1, int y1, Rgb c) {
+  x0 = std::max(x0, 0);
+  y0 = std::max(y0, 0);
+  x1 = std::min(x1, w);
+  y1 = std::min(y1, h);
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      uint8_t* p = &rgb[(static_cast<size_t>(y) * w + x) * 3];
+      p[0] = c.r;
+      p[1] = c.g;
+      p[2] = c.b;
+    }
+}
+
+void Canvas::blend(int x, int y, Rgb c, float a) {
+  if (x < 0 || y < 0 || x >= w || y >= h || a <= 0) return;
+  uint8_t* p = &rgb[(static_cast<size_t>(y) * w + x) * 3];
+  p[0] = static_cast<uint8_t>(p[0] + (c.r - p[0]) * a);
+  p[1] = static_cast<uint8_t>(p[1] + (c.g - p[1]) * a);
+  p[2] = static_cast<uint8_t>(p[2] + (c.b - p[2]) * a);
+}
+
+Status Canvas::save_png(const std::string& path) const {
+  std::string bytes;
+  auto sink = [](void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<char*>(data), size); };
+  if (!stbi_write_png_to_func(sink, &bytes, w, h, 3, rgb.data(), w * 3))
+    return Error{ErrorKind::Io, "Cannot encode the PNG for " + path + "."};
+  return write_file_atomic(path, bytes);
+}
+
+static const stbtt_fontinfo* info_of(const std::vector<unsigned char>& v) { return reinterpret_cast<const stbtt_fontinfo*>(v.data()); }
+
+Status Font::load(const std::string& path) {
+  Result<std::string> bytes = read_file(path, 64u << 20);
+  if (!bytes) return bytes.error();
+  ttf_ = std::move(*bytes);
+  info_.assign(sizeof(stbtt_fontinfo), 0);
+  auto* info = reinterpret_cast<stbtt_fontinfo*>(info_.data());
+  const auto* data = reinterpret_cast<const unsigned char*>(ttf_.data());
+  if (!stbtt_InitFont(info, data, stbtt_GetFontOffsetForIndex(data, 0))) {
+    ttf_.clear();
+    return Error{ErrorKind::BadFormat, path + " is not a TrueType font."};
+  }
+  return Status();
+}
+
+float Font::ascent(float px) const {
+  int a, d, g;
+  stbtt_GetFontVMetrics(info_of(info_), &a, &d, &g);
+  return a * stbtt_ScaleForPixelHeight(info_of(info_), px);
+}
+
+int Font::width(std::string_view utf8, float px) const {
+  if (!loaded()) return 0;
+  const stbtt_fontinfo* info = info_of(info_);
+  const float s = stbtt_ScaleForPixelHeight(info, px);
+  float x = 0;
+  for (char32_t cp : decode_utf8(utf8).codepoints) {
+    int adv, lsb;
+    stbtt_GetCodepointHMetrics(info, static_cast<int>(cp), &adv, &lsb);
+    x += adv * s;
+  }
+  return static_cast<int>(std::ceil(x));
+}
+
+void Font::draw(Canvas& c, int x, int y, std::string_view utf8, float px, Rgb color, bool vertical) const {
+  if (!loaded()) return;
+  const stbtt_fontinfo* info = info_of(info_);
+  const float s = stbtt_ScaleForPixelHeight(info, px);
+  float pen = 0;
+  for (char32_t cp : decode_utf8(utf8).codepoints) {
+    int adv, lsb, gw, gh, xo, yo;
+    stbtt_GetCodepointHMetrics(info, static_cast<int>(cp), &adv, &lsb);
+    unsigned char* bmp = stbtt_GetCodepointBitmapSubpixel(info, s, s, pen - std::floor(pen), 0, static_cast<int>(cp), &gw, &gh, &xo, &yo);
+    const int px0 = static_cast<int>(std::floor(pen));
+    for (int gy = 0; gy < gh; ++gy)
+      for (int gx = 0; gx < gw; ++gx) {
+        const float a = bmp[gy * gw + gx] / 255.0f;
+        if (vertical) c.blend(x + yo + gy, y - (px0 + xo + gx), color, a);
+        else c.blend(x + px0 + xo + gx, y + yo + gy, color, a);
+      }
+    stbtt_FreeBitmap(bmp, nullptr);
+    pen += adv * s;
+  }
+}
+
+std::string fit_text(const Font& f, const std::string& text, float px, int max_px) {
+  if (f.width(text, px) <= max_px) return text;
+  std::u32string cps = decode_utf8(text).codepoints;
+  while (!cps.empty()) {
+    cps.pop_back();
+    std::string t = encode_utf8(cps) + "\xE2\x80\xA6";
+    if (f.width(t, px) <= max_px) return t;
+  }
+  return "";
+}
+
+}  // namespace headmap

@@ -1,0 +1,596 @@
+// app.cpp: the frame loop, the layout, menus, dialogs, shortcuts and fonts.
+//
+// Sections: [lifecycle] [results and requests] [frame] [layout] [menu and dialogs]
+//           [shortcuts] [fonts and theme]
+#include "app/gui/app.h"
+
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+#include <imgui_stdlib.h>
+
+#include <GLFW/glfw3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "app/common/assets.h"
+#include "app/gui/capture.h"
+#include "app/gui/render/gl.h"
+#include "app/gui/panels/panels.h"
+#include "core/io/checkpoint.h"
+#include "core/io/export.h"
+#include "core/model/model.h"
+
+namespace headmap {
+
+// ---- [lifecycle] -----------------------------------------------------------------------
+App::App(GLFWwindow* w, Preferences p, Presets presets)
+    : window(w), prefs(p), presets_(std::move(presets)), worker_([] { glfwPostEmptyEvent(); }), training_([] { glfwPostEmptyEvent(); }) {
+  state.font_scale = p.font_scale;
+  state.view.colormap = p.colormap;
+  state.view.norm = p.norm;
+  state.view.log_scale = p.log_scale;
+  state.view.grid_lines = p.grid_lines;
+  last_swap = std::chrono::steady_clock::now();
+}
+
+App::~App() {
+  if (persist) save_preferences_now();
+}
+
+Status App::init() {
+  if (Status s = renderer_.init(); !s) return s;
+  if (Result<std::string> ini = load_imgui_ini()) ImGui::LoadIniSettingsFromMemory(ini->data(), ini->size());
+  last_cfg_ = state.cfg;
+  return Status();
+}
+
+bool App::should_close() const { return glfwWindowShouldClose(window) || (script && script->finished); }
+
+bool App::fresh() const { return state.result && state.result->fwd && !state.stale && !worker_.busy(); }
+
+void App::save_preferences_now() {
+  prefs.font_scale = state.font_scale;
+  prefs.colormap = state.view.colormap;
+  prefs.norm = state.view.norm;
+  prefs.log_scale = state.view.log_scale;
+  prefs.grid_lines = state.view.grid_lines;
+  if (!state.fullscreen) glfwGetWindowSize(window, &prefs.window_w, &prefs.window_h);
+  if (Status s = save_preferences(prefs); !s) std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+  size_t n = 0;
+  const char* ini = ImGui::SaveIniSettingsToMemory(&n);
+  if (Status s = save_imgui_ini(ini, n); !s) std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+}
+
+void App::capture(const std::string& path, float x, float y, float w, float h, std::function<void(const Status&)> done) {
+  captures_.push_back({path, x, y, w, h, std::move(done)});
+}
+
+// ---- [results and requests] ------------------------------------------------------------
+ComputeRequest App::make_request() const {
+  ComputeRequest r;
+  r.lines = split_lines(state.text);
+  r.cfg = state.cfg;
+  WeightsInputs in;
+  in.mode = state.weights_mode;
+  in.shipped = &state.shipped;
+  in.user_checkpoint = state.checkpoint;
+  in.user_info = state.checkpoint_info ? &*state.checkpoint_info : nullptr;
+  in.session = state.session;
+  const WeightsChoice w = choose_weights(state.cfg, in);
+  r.checkpoint = w.checkpoint;
+  r.weights = w.in_memory;
+  if (w.in_memory) r.weights_id = "session:" + std::to_string(state.session_id);
+  // A trained model learned a fixed number of positions: longer text is truncated to them
+  // (and the truncation is reported under the sentence).
+  if (w.context_limit > 0) r.cfg.context = std::min(r.cfg.context, w.context_limit);
+  if (state.ablated.size() == static_cast<size_t>(state.cfg.num_layers * state.cfg.num_heads) &&
+      std::any_of(state.ablated.begin(), state.ablated.end(), [](uint8_t a) { return a != 0; }))
+    r.ablated = state.ablated;
+  r.trace = TraceRequest{std::clamp(state.view.layer, 0, state.cfg.num_layers - 1), std::max(0, state.view.batch),
+                         std::clamp(state.view.head, 0, std::max(0, state.cfg.num_heads - 1))};
+  return r;
+}
+
+void App::accept(std::shared_ptr<const ComputeResult> r) {
+  answered_seq_ = std::max(answered_seq_, r->seq);
+  if (r->error) {  // e.g. a batch too large, a checkpoint that would not load: the last result stays
+    state.compute_error = r->error->message;
+    error_key_ = r->request.key();
+    return;
+  }
+  state.compute_error.clear();
+  error_key_.clear();
+  if (state.result && state.result->fwd && r->fwd && state.result->fwd->key != r->fwd->key) state.previous = state.result;
+  state.result = std::move(r);
+  state.stale = state.result->request.key() != last_request_key_;
+}
+
+void App::note_config_change(const ModelConfig& before) {
+  const ModelConfig& c = state.cfg;
+  std::string what;
+  auto add = [&](const char* name, long a, long b) {
+    if (a != b) what += (what.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(a) + " \xE2\x86\x92 " + std::to_string(b);
+  };
+  add("d_model", before.d_model, c.d_model);
+  add("num_heads", before.num_heads, c.num_heads);
+  add("layers", before.num_layers, c.num_layers);
+  add("context", before.context, c.context);
+  if (before.causal != c.causal) what += (what.empty() ? "" : ", ") + std::string(c.causal ? "causal on" : "causal off");
+  if (before.pitfalls != c.pitfalls) what += (what.empty() ? "" : ", ") + std::string("pitfalls changed");
+  if (!what.empty()) {
+    state.last_change = what;
+    state.changed_at = std::chrono::steady_clock::now();
+  }
+}
+
+void App::sync_training() {
+  if (state.train_request) {
+    if (!training_.start(std::move(*state.train_request))) state.status_lines.push_back("A training is already running.");
+    state.train_request.reset();
+  }
+  if (state.train_cancel_request) {
+    training_.cancel();
+    state.train_cancel_request = false;
+  }
+  const uint64_t before = state.training.snapshot_id;
+  state.training = training_.status();
+  if (state.train_cancel_at_step > 0 && state.training.running && state.training.progress.step >= state.train_cancel_at_step) {
+    training_.cancel();  // as the Cancel button does
+    state.train_cancel_at_step = 0;
+  }
+  // The heatmaps follow the snapshots of the followed run, and keep its final weights.
+  if (state.training.snapshot && state.training.snapshot_id != before && state.follow_training) {
+    state.session = state.training.snapshot;
+    ++state.session_id;
+  }
+}
+
+void App::post_request_if_changed() {
+  if (!(state.cfg == last_cfg_)) {
+    note_config_change(last_cfg_);
+    last_cfg_ = state.cfg;
+  }
+  state.ablated.resize(static_cast<size_t>(std::max(0, state.cfg.num_layers * state.cfg.num_heads)), 0);
+  {
+    WeightsInputs in;
+    in.mode = state.weights_mode;
+    in.shipped = &state.shipped;
+    in.user_checkpoint = state.checkpoint;
+    in.user_info = state.checkpoint_info ? &*state.checkpoint_info : nullptr;
+    in.session = state.session;
+    state.weights_note = choose_weights(state.cfg, in).note;
+  }
+  state.config_status = validate(state.cfg);
+  if (!state.config_status.ok()) return;  // the message is on screen; the last result stays
+  const ComputeRequest req = make_request();
+  const std::string key = req.key();
+  if (key != last_request_key_) {
+    last_posted_seq = worker_.request(req);
+    last_request_key_ = key;
+  }
+  // Stale: the result on screen is older than the inputs, unless the worker refused them.
+  state.stale = (!state.result || state.result->request.key() != last_request_key_) && error_key_ != last_request_key_;
+}
+
+// ---- [frame] ---------------------------------------------------------------------------
+void App::frame() {
+  const auto frame_start = std::chrono::steady_clock::now();
+  while (std::shared_ptr<const ComputeResult> r = worker_.take()) accept(std::move(r));
+  sync_training();
+  if (built_font_scale_ != state.font_scale) rebuild_fonts();
+
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+  renderer_.begin_frame();
+  state.report.clear();
+  if (script) script->before_draw(*this);
+  shortcuts();
+  draw_layout();
+  draw_dialogs();
+  post_request_if_changed();
+  state.report.stale = state.stale;
+  state.report.colormap = colormap_name(state.view.colormap);
+
+  ImGui::Render();
+  int fb_w = 0, fb_h = 0;
+  glfwGetFramebufferSize(window, &fb_w, &fb_h);
+  glViewport(0, 0, fb_w, fb_h);
+  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  glClearColor(bg.x, bg.y, bg.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+  // Captures read the finished back buffer, before the swap.
+  if (!captures_.empty()) {
+    int win_w = 0, win_h = 0;
+    glfwGetWindowSize(window, &win_w, &win_h);
+    const float sx = win_w ? static_cast<float>(fb_w) / win_w : 1.0f, sy = win_h ? static_cast<float>(fb_h) / win_h : 1.0f;
+    for (const Capture& c : captures_) {
+      const bool whole = c.w <= 0 || c.h <= 0;
+      const int x = whole ? 0 : static_cast<int>(c.x * sx), y = whole ? 0 : static_cast<int>(c.y * sy);
+      const int w = whole ? fb_w : static_cast<int>(c.w * sx), h = whole ? fb_h : static_cast<int>(c.h * sy);
+      const Status s = capture_png(c.path, std::max(0, x), std::max(0, y), std::min(w, fb_w - x), std::min(h, fb_h - y), fb_h);
+      if (c.done) c.done(s);
+    }
+    captures_.clear();
+  }
+  glfwSwapBuffers(window);
+  last_swap = std::chrono::steady_clock::now();
+  last_frame_ms = std::chrono::duration<double, std::milli>(last_swap - frame_start).count();
+  if (script) script->after_swap(*this);
+
+  ImGuiIO& io = ImGui::GetIO();
+  if (io.WantSaveIniSettings && persist) {
+    size_t n = 0;
+    const char* ini = ImGui::SaveIniSettingsToMemory(&n);
+    if (Status s = save_imgui_ini(ini, n); !s) state.status_lines.push_back(s.error().message);
+    io.WantSaveIniSettings = false;
+  }
+}
+
+// ---- [layout] --------------------------------------------------------------------------
+void App::draw_layout() {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(vp->WorkSize);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                 ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings |
+                                 ImGuiWindowFlags_NoBackground;  // the clear colour is the background: no full-window blend
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
+  ImGui::Begin("headmap", nullptr, flags);
+  ImGui::PopStyleVar();
+  draw_menu();
+
+  const float total = ImGui::GetContentRegionAvail().x;
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  // The full passport has its own tab; while it is open the compact one steps aside.
+  const bool side_passport = state.view.center != CenterPanel::Passport;
+  const float left_w = std::max(260.0f, total * 0.23f), right_w = side_passport ? std::max(300.0f, total * 0.29f) : 0.0f;
+  const float center_w = side_passport ? std::max(200.0f, total - left_w - right_w - 2 * gap) : 0.0f;
+
+  ImGui::BeginChild("left", ImVec2(left_w, 0), true);
+  draw_sentence(state, presets_);
+  ImGui::Spacing();
+  ImGui::Separator();
+  ImGui::TextUnformatted("Model");
+  draw_controls(state);
+  if (!state.status_lines.empty()) {
+    ImGui::Separator();
+    const size_t first = state.status_lines.size() > 4 ? state.status_lines.size() - 4 : 0;
+    for (size_t i = first; i < state.status_lines.size(); ++i) ImGui::TextWrapped("%s", state.status_lines[i].c_str());
+  }
+  ImGui::EndChild();
+
+  ImGui::SameLine();
+  ImGui::BeginChild("center", ImVec2(center_w, 0), true);
+  const ImVec2 cp = ImGui::GetWindowPos(), cs = ImGui::GetWindowSize();
+  heads_rect_[0] = cp.x;
+  heads_rect_[1] = cp.y;
+  heads_rect_[2] = cs.x;
+  heads_rect_[3] = cs.y;
+  if (ImGui::BeginTabBar("views")) {
+    const bool switch_tab = state.view.center != last_center_;
+    auto tab = [&](const char* label, CenterPanel p) {
+      const ImGuiTabItemFlags f = switch_tab && state.view.center == p ? ImGuiTabItemFlags_SetSelected : 0;
+      const bool open = ImGui::BeginTabItem(label, nullptr, f);
+      if (open && !switch_tab) state.view.center = p;
+      return open;
+    };
+    if (tab("Heads", CenterPanel::Heads)) {
+      draw_heads(state, renderer_);
+      ImGui::EndTabItem();
+    }
+    if (tab("Focus", CenterPanel::Focus)) {
+      draw_focus(state, renderer_);
+      ImGui::EndTabItem();
+    }
+    if (tab("Model view", CenterPanel::Model)) {
+      draw_model(state, renderer_);
+      ImGui::EndTabItem();
+    }
+    if (tab("Passport", CenterPanel::Passport)) {
+      draw_passport(state, true);
+      ImGui::EndTabItem();
+    }
+    if (tab(state.training.running ? "Training \xE2\x97\x8F###training" : "Training###training", CenterPanel::Training)) {
+      draw_training(state);
+      ImGui::EndTabItem();
+    }
+    last_center_ = state.view.center;
+    ImGui::EndTabBar();
+  }
+  ImGui::EndChild();
+
+  if (side_passport) {
+    ImGui::SameLine();
+    ImGui::BeginChild("right", ImVec2(0, 0), true);
+    ImGui::TextUnformatted("Shape passport");
+    ImGui::Separator();
+    draw_passport(state, false);
+    ImGui::EndChild();
+  }
+  ImGui::End();
+}
+
+// ---- [menu and dialogs] ----------------------------------------------------------------
+void App::draw_menu() {
+  if (!ImGui::BeginMenuBar()) return;
+  auto open_dialog = [&](Dialog d, const std::string& default_path) {
+    dialog_ = d;
+    dialog_path_ = default_path;
+    dialog_error_.clear();
+  };
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open view...", "Ctrl+O")) open_dialog(Dialog::OpenView, "view.json");
+    if (ImGui::MenuItem("Save view...", "Ctrl+S")) open_dialog(Dialog::SaveView, "view.json");
+    ImGui::Separator();
+    if (ImGui::MenuItem("Open checkpoint...")) open_dialog(Dialog::OpenCheckpoint, "model.safetensors");
+    if (ImGui::MenuItem("Save trained model...", nullptr, false, state.session && !state.training.running))
+      open_dialog(Dialog::SaveCheckpoint, "model.safetensors");
+    ImGui::Separator();
+    if (ImGui::MenuItem("Export heads as PNG...")) open_dialog(Dialog::ExportHeadsPng, "heads.png");
+    if (ImGui::MenuItem("Export window as PNG...")) open_dialog(Dialog::ExportWindowPng, "headmap.png");
+    if (ImGui::MenuItem("Export attention as .npy...")) open_dialog(Dialog::ExportNpy, "attention-npy");
+    if (ImGui::MenuItem("Export attention as JSON...")) open_dialog(Dialog::ExportJson, "attention.json");
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) glfwSetWindowShouldClose(window, 1);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    for (int c = 0; c < kNumColormaps; ++c)
+      if (ImGui::MenuItem(colormap_name(static_cast<Colormap>(c)), nullptr, state.view.colormap == static_cast<Colormap>(c)))
+        state.view.colormap = static_cast<Colormap>(c);
+    ImGui::Separator();
+    const std::pair<Normalisation, const char*> norms[] = {{Normalisation::PerHead, "Scale per head"},
+                                                           {Normalisation::PerLayer, "Scale per layer"},
+                                                           {Normalisation::Global, "Scale over the model"},
+                                                           {Normalisation::Absolute, "Absolute (0 to 1)"}};
+    for (auto& [n, label] : norms)
+      if (ImGui::MenuItem(label, nullptr, state.view.norm == n)) state.view.norm = n;
+    ImGui::MenuItem("Log scale", nullptr, &state.view.log_scale);
+    ImGui::MenuItem("Token grid lines", nullptr, &state.view.grid_lines);
+    ImGui::Separator();
+    if (ImGui::MenuItem("Light theme", nullptr, prefs.light_theme)) {
+      prefs.light_theme = !prefs.light_theme;
+      built_font_scale_ = 0;  // re-applies the style
+    }
+    if (ImGui::MenuItem("Larger text", "Ctrl++")) state.font_scale = std::min(3.0f, state.font_scale * 1.15f);
+    if (ImGui::MenuItem("Smaller text", "Ctrl+-")) state.font_scale = std::max(0.6f, state.font_scale / 1.15f);
+    if (ImGui::MenuItem("Full screen", "F11", state.fullscreen)) toggle_fullscreen();
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Keyboard shortcuts")) dialog_ = Dialog::Shortcuts;
+    ImGui::EndMenu();
+  }
+  if (state.stale) {
+    ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize("computing...").x - 20);
+    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "computing...");
+  }
+  ImGui::EndMenuBar();
+}
+
+void App::draw_dialogs() {
+  static const char* titles[] = {"", "Open view", "Save view", "Export heads as PNG", "Export window as PNG",
+                                 "Export attention as .npy", "Export attention as JSON", "Keyboard shortcuts",
+                                 "Open checkpoint", "Save trained model"};
+  if (dialog_ != Dialog::None && !ImGui::IsPopupOpen(titles[static_cast<int>(dialog_)])) ImGui::OpenPopup(titles[static_cast<int>(dialog_)]);
+  if (!state.error_popup.empty() && dialog_ == Dialog::None && !ImGui::IsPopupOpen("Problem")) ImGui::OpenPopup("Problem");
+  if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
+    ImGui::TextUnformatted(state.error_popup.c_str());
+    ImGui::PopTextWrapPos();
+    state.report.messages.push_back(state.error_popup);
+    if (ImGui::Button("OK") || ImGui::IsKeyPressed(GLFW_KEY_ENTER) || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) {
+      state.error_popup.clear();
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+  }
+  if (dialog_ == Dialog::None) return;
+  const char* title = titles[static_cast<int>(dialog_)];
+  if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+  bool close = false;
+  if (dialog_ == Dialog::Shortcuts) {
+    const char* rows[][2] = {{"Ctrl + / Ctrl -", "larger / smaller text (Ctrl 0: reset)"},
+                             {"F11", "full screen"},
+                             {"\xE2\x86\x90 \xE2\x86\x92", "previous / next head"},
+                             {"\xE2\x86\x91 \xE2\x86\x93", "previous / next layer"},
+                             {"Ctrl S / Ctrl O", "save / open a view file"},
+                             {"wheel, drag", "zoom and pan the focus view; double-click resets"},
+                             {"Ctrl Q", "quit"}};
+    if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_SizingFixedFit)) {
+      for (auto& r : rows) {
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        ImGui::TextUnformatted(r[0]);
+        ImGui::TableSetColumnIndex(1);
+        ImGui::TextUnformatted(r[1]);
+      }
+      ImGui::EndTable();
+    }
+    close = ImGui::Button("Close") || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
+  } else {
+    ImGui::TextUnformatted("Path:");
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 28);
+    if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+    const bool enter = ImGui::InputText("##path", &dialog_path_, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (!dialog_error_.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
+      ImGui::TextUnformatted(dialog_error_.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::PopStyleColor();
+    }
+    const bool ok = ImGui::Button("OK") || enter;
+    ImGui::SameLine();
+    close = ImGui::Button("Cancel") || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
+    if (ok) {
+      Status st;
+      const std::string path = dialog_path_;
+      auto done_msg = [this, path](const Status& s) {
+        if (s) state.status_lines.push_back("Wrote " + path);
+        else state.error_popup = s.error().message;
+      };
+      const ComputeResult* res = state.result.get();
+      auto run_record = [&](RunRecord& run) {
+        run.cfg = res->request.cfg;
+        run.weights = res->fwd->weights.get();
+        run.batch = &res->fwd->batch;
+        run.out = &res->fwd->out;
+        run.passport = &res->fwd->passport;
+        run.metrics = res->fwd->metrics;
+        run.induction = res->fwd->induction;
+      };
+      switch (dialog_) {
+        case Dialog::OpenView:
+          st = load_view(path, state);
+          if (st) state.status_lines.push_back("Opened " + path);
+          break;
+        case Dialog::SaveView:
+          st = save_view(path, state);
+          if (st) state.status_lines.push_back("Saved " + path);
+          break;
+        case Dialog::OpenCheckpoint: {
+          // Load it fully here, so a bad file is refused before anything changes.
+          Result<ModelWeights> w = load_checkpoint(path);
+          Result<CheckpointInfo> info = w ? checkpoint_info(path) : Result<CheckpointInfo>(w.error());
+          if (!info) {
+            st = info.error();
+            break;
+          }
+          state.checkpoint = path;
+          state.checkpoint_info = *info;
+          state.weights_mode = WeightsMode::Trained;
+          state.cfg.d_model = info->d_model;
+          state.cfg.num_layers = info->num_layers;
+          state.cfg.num_heads = info->num_heads;
+          state.status_lines.push_back("Opened " + path);
+          break;
+        }
+        case Dialog::SaveCheckpoint:
+          if (!state.session) st = Error{ErrorKind::InvalidArgument, "There is no model trained in this session to save."};
+          else st = save_checkpoint(path, *state.session);
+          if (st) state.status_lines.push_back("Saved " + path);
+          break;
+        case Dialog::ExportHeadsPng:
+          capture(path, heads_rect_[0], heads_rect_[1], heads_rect_[2], heads_rect_[3], done_msg);
+          break;
+        case Dialog::ExportWindowPng:
+          capture(path, 0, 0, 0, 0, done_msg);
+          break;
+        case Dialog::ExportNpy:
+        case Dialog::ExportJson:
+          if (!res || !res->fwd) {
+            st = Error{ErrorKind::InvalidArgument, "Nothing to export yet."};
+            break;
+          }
+          {
+            RunRecord run;
+            run_record(run);
+            st = dialog_ == Dialog::ExportNpy ? export_npy_dir(path, run) : write_file_atomic(path, run_json(run, true));
+            if (st) state.status_lines.push_back("Wrote " + path);
+          }
+          break;
+        default: break;
+      }
+      if (st) close = true;
+      else dialog_error_ = st.error().message;
+    }
+  }
+  if (close) {
+    dialog_ = Dialog::None;
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::EndPopup();
+}
+
+// ---- [shortcuts] -----------------------------------------------------------------------
+void App::toggle_fullscreen() {
+  GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+  if (!state.fullscreen && monitor) {
+    glfwGetWindowPos(window, &windowed_pos_[0], &windowed_pos_[1]);
+    glfwGetWindowSize(window, &windowed_pos_[2], &windowed_pos_[3]);
+    const GLFWvidmode* mode = glfwGetVideoMode(monitor);
+    glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+    state.fullscreen = true;
+  } else if (state.fullscreen) {
+    glfwSetWindowMonitor(window, nullptr, windowed_pos_[0], windowed_pos_[1], windowed_pos_[2], windowed_pos_[3], 0);
+    state.fullscreen = false;
+  }
+}
+
+void App::shortcuts() {
+  ImGuiIO& io = ImGui::GetIO();
+  if (io.KeyCtrl && (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD)))
+    state.font_scale = std::min(3.0f, state.font_scale * 1.15f);
+  if (io.KeyCtrl && (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT)))
+    state.font_scale = std::max(0.6f, state.font_scale / 1.15f);
+  if (io.KeyCtrl && (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0))) state.font_scale = 1.0f;
+  if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) toggle_fullscreen();
+  if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_Q, false)) glfwSetWindowShouldClose(window, 1);
+  if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_S, false)) {
+    dialog_ = Dialog::SaveView;
+    dialog_path_ = "view.json";
+    dialog_error_.clear();
+  }
+  if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_O, false)) {
+    dialog_ = Dialog::OpenView;
+    dialog_path_ = "view.json";
+    dialog_error_.clear();
+  }
+  if (io.WantTextInput || dialog_ != Dialog::None) return;
+  const int H = state.result && state.result->fwd ? state.result->fwd->out.Hw : std::max(1, state.cfg.num_heads);
+  const int L = state.result && state.result->fwd ? state.result->fwd->out.L : state.cfg.num_layers;
+  if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) state.view.head = (state.view.head + 1) % std::max(H, 1);
+  if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) state.view.head = (state.view.head + std::max(H, 1) - 1) % std::max(H, 1);
+  if (ImGui::IsKeyPressed(GLFW_KEY_DOWN)) state.view.layer = std::min(L - 1, state.view.layer + 1);
+  if (ImGui::IsKeyPressed(GLFW_KEY_UP)) state.view.layer = std::max(0, state.view.layer - 1);
+}
+
+// ---- [fonts and theme] -----------------------------------------------------------------
+void App::apply_theme() {
+  ImGuiStyle& st = ImGui::GetStyle();
+  st = ImGuiStyle();
+  if (prefs.light_theme) ImGui::StyleColorsLight();
+  else ImGui::StyleColorsDark();
+  st.FrameRounding = 3.0f;
+  st.GrabRounding = 3.0f;
+  st.ChildRounding = 4.0f;
+  st.WindowPadding = ImVec2(10, 8);
+  st.ItemSpacing = ImVec2(8, 6);
+  st.ScaleAllSizes(state.font_scale);
+}
+
+void App::rebuild_fonts() {
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  // Latin with accents, Greek, Cyrillic, phonetic superscripts (ᵀ), punctuation, super- and
+  // subscripts, arrows, maths (√ ÷ · ≤ ∞), technical and control pictures (␣), shapes, U+FFFD.
+  static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x1D00, 0x1DBF, 0x2000, 0x23FF,
+                                   0x2400, 0x243F, 0x2500, 0x26FF, 0xFFFD, 0xFFFD, 0};
+  const float size = std::round(17.0f * state.font_scale);
+  const std::string sans = asset_path("fonts/DejaVuSans.ttf");
+  std::error_code ec;
+  if (std::filesystem::exists(sans, ec)) {
+    ImFontConfig fc;
+    fc.OversampleH = 2;
+    io.Fonts->AddFontFromFileTTF(sans.c_str(), size, &fc, ranges);
+  } else {
+    state.status_lines.push_back("The font " + sans + " is missing: using Dear ImGui's built-in font (no \xE2\x88\x9A or \xC3\xB7).");
+    ImFontConfig fc;
+    fc.SizePixels = size;
+    io.Fonts->AddFontDefault(&fc);
+  }
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
+  ImGui_ImplOpenGL3_CreateFontsTexture();
+  apply_theme();
+  built_font_scale_ = state.font_scale;
+}
+
+}  // namespace headmap

@@ -1,0 +1,106 @@
+// app.h: the desktop app: window, fonts, the frame loop, menus, layout, dialogs and the
+// hooks that let tests and benchmarks drive it. Panels live in panel_*.cpp.
+//
+// Frame order (Dear ImGui's canonical loop): poll events -> take the worker's result ->
+// new frame -> draw the panels -> post a compute request if the inputs changed -> render
+// -> captures -> swap.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/gui/app_state.h"
+#include "app/gui/workers/compute_worker.h"
+#include "app/gui/render/heatmap_renderer.h"
+#include "app/gui/presets.h"
+#include "app/gui/settings.h"
+#include "app/gui/workers/training_worker.h"
+
+struct GLFWwindow;
+
+namespace headmap {
+
+class App;
+
+// A scripted driver: the screenshot mode, the GUI tests' actions, the benchmark session.
+class Script {
+ public:
+  virtual ~Script() = default;
+  virtual void before_draw(App& app) = 0;  // change the state as a user would
+  virtual void after_swap(App& app) = 0;   // observe what reached the screen
+  // How long the loop may sleep before the next frame (waking early on input or on the
+  // worker's result). 0: draw continuously.
+  virtual double wait_seconds(const App&) const { return 0.0; }
+  bool finished = false;
+  int exit_code = 0;
+};
+
+class App {
+ public:
+  App(GLFWwindow* window, Preferences prefs, Presets presets);
+  ~App();
+  Status init();
+  void frame();
+  bool should_close() const;
+
+  // Captures the back buffer to a PNG at the end of this frame (before the swap).
+  // rect: {x, y, w, h} in window pixels; w <= 0 means the whole window.
+  void capture(const std::string& path, float x = 0, float y = 0, float w = 0, float h = 0,
+               std::function<void(const Status&)> done = {});
+
+  AppState state;
+  std::unique_ptr<Script> script;
+  GLFWwindow* window;
+  uint64_t last_posted_seq = 0;    // the request the current inputs produced
+  std::chrono::steady_clock::time_point last_swap;
+  double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
+  bool busy() const { return worker_.busy(); }
+  bool fresh() const;  // a result is on screen and matches the current inputs
+  bool answered() const { return answered_seq_ == last_posted_seq; }  // the worker answered the newest request
+  Preferences prefs;
+  bool persist = true;  // save preferences and imgui.ini (off for scripted runs)
+
+ private:
+  void accept(std::shared_ptr<const ComputeResult> r);
+  ComputeRequest make_request() const;
+  void post_request_if_changed();
+  void shortcuts();
+  void draw_layout();
+  void draw_menu();
+  void draw_dialogs();
+  void rebuild_fonts();
+  void apply_theme();
+  void toggle_fullscreen();
+  void note_config_change(const ModelConfig& before);
+  void save_preferences_now();
+  void sync_training();
+
+  Presets presets_;
+  ComputeWorker worker_;
+  TrainingWorker training_;
+  HeatmapRenderer renderer_;
+  std::string last_request_key_;
+  std::string error_key_;     // the request the worker refused (compute_error), if any
+  uint64_t answered_seq_ = 0;
+  ModelConfig last_cfg_;
+  float built_font_scale_ = 0;
+  bool light_theme_applied_ = false;
+  CenterPanel last_center_ = CenterPanel::Heads;
+  struct Capture {
+    std::string path;
+    float x, y, w, h;
+    std::function<void(const Status&)> done;
+  };
+  std::vector<Capture> captures_;
+  // File dialogs: a path to type, and what to do with it.
+  enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
+                      SaveCheckpoint };
+  Dialog dialog_ = Dialog::None;
+  std::string dialog_path_, dialog_error_;
+  float heads_rect_[4] = {0, 0, 0, 0};  // the center panel on screen, for "export heads PNG"
+  int windowed_pos_[4] = {100, 100, 1600, 1000};
+};
+
+}  // namespace headmap

@@ -1,0 +1,96 @@
+#include "app/gui/app_state.h"
+
+#include <algorithm>
+
+namespace headmap {
+
+const char* center_panel_name(CenterPanel p) {
+  switch (p) {
+    case CenterPanel::Heads: return "heads";
+    case CenterPanel::Focus: return "focus";
+    case CenterPanel::Model: return "model";
+    case CenterPanel::Passport: return "passport";
+    case CenterPanel::Training: return "training";
+  }
+  return "heads";
+}
+
+bool parse_center_panel(const std::string& name, CenterPanel* out) {
+  for (CenterPanel p : {CenterPanel::Heads, CenterPanel::Focus, CenterPanel::Model, CenterPanel::Passport, CenterPanel::Training})
+    if (name == center_panel_name(p)) {
+      *out = p;
+      return true;
+    }
+  return false;
+}
+
+const char* normalisation_name(Normalisation n) {
+  switch (n) {
+    case Normalisation::PerHead: return "head";
+    case Normalisation::PerLayer: return "layer";
+    case Normalisation::Global: return "global";
+    case Normalisation::Absolute: return "absolute";
+  }
+  return "head";
+}
+
+bool parse_normalisation(const std::string& name, Normalisation* out) {
+  for (Normalisation n : {Normalisation::PerHead, Normalisation::PerLayer, Normalisation::Global, Normalisation::Absolute})
+    if (name == normalisation_name(n)) {
+      *out = n;
+      return true;
+    }
+  return false;
+}
+
+TrainOptions train_options(const AppState& s, int d, int h, int l, int steps) {
+  TrainOptions o;
+  o.d_model = d;
+  o.num_heads = h;
+  o.num_layers = l;
+  o.steps = steps;
+  o.batch = s.train_batch;
+  o.seq = s.train_seq;
+  o.warmup = std::max(1, std::min(200, steps / 10));
+  o.eval_every = std::max(5, steps / 12);
+  o.progress_every = std::clamp(steps / 150, 1, 20);  // the bar and the ETA move at least every 20 steps
+  return o;
+}
+
+TrainJob train_this_configuration(const AppState& s) {
+  TrainJob job;
+  job.corpus_path = s.corpus_path;
+  TrainOptions o = train_options(s, s.cfg.d_model, s.cfg.num_heads, s.cfg.num_layers, s.train_steps);
+  o.no_w_o = s.cfg.pitfalls.no_w_o;
+  o.seed = s.cfg.seed;
+  job.runs.push_back(o);
+  job.labels.push_back("train");
+  job.follow = true;
+  return job;
+}
+
+TrainJob compare_heads_job(const AppState& s) {
+  TrainJob job;
+  job.corpus_path = s.corpus_path;
+  for (int h : {1, 4, 8}) {
+    job.runs.push_back(train_options(s, 64, h, 2, s.compare_steps));
+    job.labels.push_back("H = " + std::to_string(h));
+  }
+  job.follow = false;
+  return job;
+}
+
+TrainJob compare_w_o_job(const AppState& s) {
+  TrainJob job;
+  job.corpus_path = s.corpus_path;
+  for (bool no_wo : {false, true}) {
+    TrainOptions o = train_options(s, 64, 4, 2, s.compare_steps);
+    o.no_w_o = no_wo;
+    job.runs.push_back(o);
+    job.labels.push_back(no_wo ? "without W_O" : "with W_O");
+  }
+  job.follow = false;
+  return job;
+}
+
+}  // namespace headmap

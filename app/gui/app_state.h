@@ -1,0 +1,126 @@
+// app_state.h: the plain state the panels read and write. No logic lives here beyond
+// small helpers; compute results arrive from the worker (compute_worker.h) and are shared,
+// immutable, between the worker's cache and the UI.
+//
+// B = batch, T = tokens, D = d_model, H = heads, d_head = D/H, L = layers
+#pragma once
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/common/colormap.h"
+#include "app/gui/workers/compute_worker.h"
+#include "app/gui/model_source.h"
+#include "app/gui/workers/training_worker.h"
+#include "core/model/config.h"
+#include "core/error.h"
+
+namespace headmap {
+
+enum class CenterPanel { Heads, Focus, Model, Passport, Training };
+const char* center_panel_name(CenterPanel p);
+bool parse_center_panel(const std::string& name, CenterPanel* out);
+
+// How heatmap colours are scaled: to the head's own max, to the layer's max, to the whole
+// model's max, or the absolute 0..1 of a probability.
+enum class Normalisation { PerHead, PerLayer, Global, Absolute };
+const char* normalisation_name(Normalisation n);
+bool parse_normalisation(const std::string& name, Normalisation* out);
+
+struct ViewSettings {
+  int layer = 0, batch = 0, head = 0;  // the selection: focus view, model view, arrow keys
+  CenterPanel center = CenterPanel::Heads;
+  Colormap colormap = Colormap::Viridis;
+  Normalisation norm = Normalisation::PerHead;
+  bool log_scale = false;
+  bool grid_lines = true;
+  int focus_step = 6;  // which step of the step-through is enlarged (index into the steps)
+  // Focus view zoom and pan, in cells: the visible window is [x0, x0 + span) x [y0, y0 + span).
+  float zoom = 1.0f, pan_x = 0.0f, pan_y = 0.0f;
+};
+
+// What the UI drew in the last frame, for the GUI tests (--report) and nothing else.
+struct UiReport {
+  struct Rect {
+    float x0, y0, x1, y1;
+  };
+  std::vector<Rect> heatmaps;          // the heads grid's maps, in window pixels
+  std::vector<std::string> tokens;     // token chips of sentence 0, as displayed
+  std::vector<std::string> messages;   // errors and notes shown to the user
+  std::vector<std::string> buttons;    // notable buttons shown (e.g. "Use nearest valid")
+  std::vector<std::string> passport_rows;  // "id concrete" per passport row shown
+  int64_t attention_params = -1;       // as shown in the passport
+  bool stale = false;
+  std::string colormap;
+  void clear() { *this = UiReport(); }
+};
+
+struct AppState {
+  // ---- input: what the user typed and set (the config may be invalid: that is a lesson) --
+  std::string text;
+  ModelConfig cfg;
+  std::vector<uint8_t> ablated;  // (L*H) heads switched off (1); sized to the config
+
+  // ---- weights: trained by default (see model_source.h) ----
+  WeightsMode weights_mode = WeightsMode::Trained;
+  std::vector<CheckpointInfo> shipped;          // assets/checkpoints
+  std::string checkpoint;                       // opened by the user (File > Open checkpoint)
+  std::optional<CheckpointInfo> checkpoint_info;
+  std::shared_ptr<const ModelWeights> session;  // trained in the app, or its newest snapshot
+  uint64_t session_id = 0;                      // changes with every snapshot
+  std::string weights_note;                     // shown when the choice needs explaining
+
+  // ---- training (the Training tab) ----
+  TrainStatus training;                // the training worker's status, refreshed each frame
+  std::string corpus_path;             // assets/corpus/...
+  int train_steps = 1500, train_batch = 16, train_seq = 64;
+  int compare_steps = 600;
+  bool follow_training = true;         // heatmaps follow the snapshots of a running training
+  std::optional<TrainJob> train_request;  // set by the panel, started by the app
+  bool train_cancel_request = false;
+  int train_cancel_at_step = 0;        // scripted runs: press Cancel once the run reaches this step
+
+  // ---- view ----
+  ViewSettings view;
+  float font_scale = 1.0f;     // Ctrl +/-; fonts are rebuilt crisp at each size
+  bool fullscreen = false;
+  int hover_token = -1;        // token under the mouse (chip, label or cell row), -1 none
+  int hover_key = -1;          // key column under the mouse in a heatmap, -1 none
+  bool focus_text = false;     // put the keyboard focus in the sentence box next frame
+
+  // ---- results ----
+  std::shared_ptr<const ComputeResult> result;  // what is on screen
+  bool stale = false;                           // result is older than the current input
+  Status config_status;                         // validate(cfg) of the current input
+  std::string last_change;                      // "num_heads 4 -> 8", for the passport
+  std::shared_ptr<const ComputeResult> previous;  // the result before the last change
+  std::chrono::steady_clock::time_point changed_at{};
+
+  // ---- messages ----
+  std::string error_popup;                  // modal: a failed file operation, etc.
+  std::string compute_error;                // the model refused the last request (shown in red, not modal)
+  std::vector<std::string> status_lines;    // short notes under the menu ("saved view.json")
+
+  UiReport report;
+
+  // Cached per result and font size, not measured every frame: the widest token label.
+  struct LabelWidth {
+    const void* fwd = nullptr;
+    int batch = -1;
+    float font_size = 0, width = 0;
+  } label_width;
+};
+
+// Training options for the Training tab's runs: the tab's steps, batch and sequence length,
+// warm-up and evaluation spaced to the budget.
+TrainOptions train_options(const AppState& s, int d_model, int num_heads, int num_layers, int steps);
+// The job of the "Train this configuration" button: the sliders' D, H, L (and no-W_O switch).
+TrainJob train_this_configuration(const AppState& s);
+// The chapter's comparisons, with matched budgets (compare_steps each) and the same seed:
+// H = 1, 4 and 8 at d_model 64, L = 2; and H = 4 with and without W_O.
+TrainJob compare_heads_job(const AppState& s);
+TrainJob compare_w_o_job(const AppState& s);
+
+}  // namespace headmap

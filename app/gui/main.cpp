@@ -1,0 +1,193 @@
+// headmap: type a sentence and see every attention head, live.
+//
+// headmap [model options] [--open view.json] [--panel heads|focus|passport|model]
+//         [--screenshot out.png [--frames N] [--report out.json] [--then key=value]... [--type TEXT]]
+//         [--benchmark] [--fullscreen] [--size WxH]
+// Exit status: 0 success, 1 a file or the display failed, 2 bad arguments.
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include "app/gui/render/gl.h"
+#include <GLFW/glfw3.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "app/gui/app.h"
+#include "app/common/assets.h"
+#include "app/common/model_options.h"
+#include "app/script/script.h"
+
+using namespace headmap;
+
+static void glfw_error(int code, const char* what) { std::fprintf(stderr, "headmap: GLFW error %d: %s\n", code, what); }
+
+int main(int argc, char** argv) {
+  const auto process_start = std::chrono::steady_clock::now();
+  CLI::App cli{"headmap: type a sentence and see what every attention head does"};
+  cli.set_version_flag("--version", "headmap 0.1.0");
+  ModelOptions mo;
+  add_model_options(cli, mo);
+  std::string open_view, panel, size = "";
+  ScreenshotOptions shot;
+  bool benchmark = false, fullscreen = false;
+  std::string colormap;
+  cli.add_option("--open", open_view, "open a view file (text, config, selection, colours)");
+  cli.add_option("--panel", panel, "heads, focus, model, passport or training")->check(CLI::IsMember({"heads", "focus", "passport", "model", "training"}));
+  cli.add_option("--screenshot", shot.path, "render, write this PNG, and exit");
+  cli.add_option("--frames", shot.frames, "frames to render before the screenshot, once the model has answered")->capture_default_str();
+  cli.add_option("--report", shot.report, "with --screenshot: write what was drawn as JSON (for tests)");
+  cli.add_option("--then", shot.then, "with --screenshot: after the first result, apply key=value as the controls would (repeatable). Keys: heads, d_model, layers, context, layer, head, seed, causal, positional, text, weights (trained|random), ablate (layer,head), train_steps, train (=1: the Train button), cancel_at_step, compare (heads|w_o: the Compare buttons), compare_steps, panel, colormap");
+  cli.add_option("--type", shot.type, "with --screenshot: type this into the emptied sentence box, one character per frame");
+  std::string mouse, corpus;
+  cli.add_option("--corpus", corpus, "the text the Training tab trains on (default: the shipped corpus in assets/corpus)");
+  cli.add_option("--mouse", mouse, "with --screenshot: rest the mouse at X,Y (window pixels), e.g. to show a tooltip");
+  cli.add_option("--colormap", colormap, "viridis, magma, cividis or grey")->check(CLI::IsMember({"viridis", "magma", "cividis", "grey", "gray"}));
+  cli.add_flag("--benchmark", benchmark, "play a scripted session and print latency and frame-time figures as JSON");
+  cli.add_flag("--fullscreen", fullscreen, "start full screen (F11 toggles)");
+  cli.add_option("--size", size, "window size, e.g. 1600x1000");
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cli.exit(e) == 0 ? 0 : 2;
+  }
+
+  // The initial state: command-line model options over the defaults, or a view file.
+  Result<ModelInput> in = resolve_model_options(mo, true);
+  if (!in && in.error().kind == ErrorKind::Io) {
+    std::fprintf(stderr, "headmap: %s\n", in.error().message.c_str());
+    return 1;
+  }
+  if (!mouse.empty() && std::sscanf(mouse.c_str(), "%f,%f", &shot.mouse_x, &shot.mouse_y) != 2) {
+    std::fprintf(stderr, "headmap: --mouse wants X,Y, e.g. 700,300\n");
+    return 2;
+  }
+  std::string pref_warning;
+  Preferences prefs = load_preferences(&pref_warning);
+  if (!size.empty() && std::sscanf(size.c_str(), "%dx%d", &prefs.window_w, &prefs.window_h) != 2) {
+    std::fprintf(stderr, "headmap: --size wants WIDTHxHEIGHT, e.g. 1600x1000\n");
+    return 2;
+  }
+  const bool scripted = !shot.path.empty() || benchmark;
+  if (scripted) {  // reproducible pictures: saved preferences neither apply nor change
+    const int w = prefs.window_w, h = prefs.window_h;
+    prefs = Preferences();
+    if (!size.empty()) prefs.window_w = w, prefs.window_h = h;
+  }
+
+  glfwSetErrorCallback(glfw_error);
+  if (!glfwInit()) {
+    std::fprintf(stderr, "headmap: cannot open a window (no display?). Run it under a desktop session, or under\n"
+                         "  xvfb-run -a -s \"-screen 0 1600x1000x24\" headmap --screenshot out.png\n");
+    return 1;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  GLFWwindow* window = glfwCreateWindow(prefs.window_w, prefs.window_h, "headmap", nullptr, nullptr);
+  if (!window) {
+    std::fprintf(stderr, "headmap: cannot create an OpenGL 3.3 window.\n");
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(1);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // saved by hand, atomically, in the XDG config dir
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+
+  std::string presets_warning;
+  Presets presets = load_presets(asset_path("presets.json"), &presets_warning);
+  int code = 0;
+  {
+    App app(window, prefs, std::move(presets));
+    app.persist = !scripted;
+    if (Status s = app.init(); !s) {
+      std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+      code = 1;
+    } else {
+      AppState& st = app.state;
+      if (in) {
+        st.cfg = in->cfg;
+        std::string text;
+        for (const std::string& l : in->lines) text += (text.empty() ? "" : "\n") + l;
+        st.text = text;
+      } else {  // an invalid pair from the command line is shown, with its message
+        st.cfg = mo.cfg;
+        parse_tokenizer(mo.tokenizer, &st.cfg.tokenizer);
+        st.text = mo.texts.empty() ? std::string(kDefaultSentence) : mo.texts[0];
+      }
+      st.shipped = scan_checkpoints(asset_path("checkpoints"));
+      {
+        std::error_code ec;
+        std::vector<std::string> corpora;
+        for (const auto& e : std::filesystem::directory_iterator(asset_path("corpus"), ec))
+          if (e.path().extension() == ".txt") corpora.push_back(e.path().string());
+        std::sort(corpora.begin(), corpora.end());
+        if (!corpora.empty()) st.corpus_path = corpora.front();
+        if (!corpus.empty()) st.corpus_path = corpus;
+      }
+      if (!mo.checkpoint.empty()) {
+        Result<CheckpointInfo> info = checkpoint_info(mo.checkpoint);
+        if (!info) {
+          std::fprintf(stderr, "headmap: %s\n", info.error().message.c_str());
+          code = 1;
+        } else {
+          st.checkpoint = mo.checkpoint;
+          st.checkpoint_info = *info;
+        }
+      }
+      if (!open_view.empty()) {
+        if (Status s = load_view(open_view, st); !s) {
+          std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+          st.error_popup = s.error().message;
+          if (!shot.path.empty()) code = 1;
+        }
+      }
+      if (!panel.empty()) parse_center_panel(panel, &st.view.center);
+      if (!colormap.empty()) parse_colormap(colormap.c_str(), &st.view.colormap);
+      if (!pref_warning.empty()) st.status_lines.push_back(pref_warning);
+      if (!presets_warning.empty()) st.status_lines.push_back(presets_warning);
+      if (fullscreen) st.fullscreen = false;  // toggled below once the window exists
+      if (!shot.path.empty()) app.script = make_screenshot_script(shot);
+      else if (benchmark) app.script = make_benchmark_script(process_start);
+      if (code == 0) {
+        while (!app.should_close()) {
+          // Idle: sleep until an event (input, or the worker's wake-up). Busy: keep drawing.
+          if (app.script) {
+            const double w = app.script->wait_seconds(app);
+            if (w > 0) glfwWaitEventsTimeout(w);
+            else glfwPollEvents();
+          } else if (ImGui::IsAnyMouseDown()) {
+            glfwPollEvents();
+          } else {
+            glfwWaitEventsTimeout(app.busy() ? 0.05 : 0.25);  // the worker's result wakes us at once
+          }
+          if (glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
+            glfwWaitEventsTimeout(0.1);
+            continue;
+          }
+          app.frame();
+        }
+        if (app.script) code = app.script->exit_code;
+      }
+    }
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return code;
+}

@@ -1,0 +1,49 @@
+// model_source.h: which weights the sliders' configuration runs on.
+//
+// headmap opens on a trained model. For each configuration it picks, in order: the model
+// trained in this session (if its D and L match), a checkpoint the user opened, a shipped
+// checkpoint with the same D, L and H, a shipped one with the same D and L re-sliced to
+// the new H (the weights do not depend on H), and otherwise random init, saying so.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/config.h"
+#include "core/error.h"
+#include "core/model/weights.h"
+
+namespace headmap {
+
+struct CheckpointInfo {
+  std::string path;
+  int d_model = 0, num_heads = 0, num_layers = 0, context = 0;
+  long steps = 0;
+  double val_loss = 0;
+  bool no_w_o = false;
+};
+
+// Reads only the metadata of every *.safetensors in dir (cheap: no tensors are loaded).
+std::vector<CheckpointInfo> scan_checkpoints(const std::string& dir);
+Result<CheckpointInfo> checkpoint_info(const std::string& path);
+
+enum class WeightsMode { Trained, Random };
+
+struct WeightsChoice {
+  std::string checkpoint;                          // a file to load, or empty
+  std::shared_ptr<const ModelWeights> in_memory;   // or weights already in memory
+  int context_limit = 0;                           // the trained model's positions (0: none)
+  std::string note;                                // why, when it is not the obvious choice
+};
+
+struct WeightsInputs {
+  WeightsMode mode = WeightsMode::Trained;
+  const std::vector<CheckpointInfo>* shipped = nullptr;
+  std::string user_checkpoint;                      // opened with File > Open checkpoint
+  const CheckpointInfo* user_info = nullptr;
+  std::shared_ptr<const ModelWeights> session;      // trained or being trained in the app
+};
+
+WeightsChoice choose_weights(const ModelConfig& cfg, const WeightsInputs& in);
+
+}  // namespace headmap

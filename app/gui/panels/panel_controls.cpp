@@ -1,0 +1,111 @@
+// panel_controls.cpp: the model's knobs. An invalid d_model / num_heads pair is allowed on
+// screen, because it is a lesson: the core's message is shown with a one-click fix, and
+// nothing snaps silently.
+#include <imgui.h>
+
+#include <cstdio>
+
+#include "app/gui/panels/panels.h"
+#include "app/gui/ui_widgets.h"
+
+namespace headmap {
+
+static void help_marker(const char* text) {
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+void draw_controls(AppState& s) {
+  ModelConfig& c = s.cfg;
+  const bool trained = s.result && s.result->fwd && s.result->fwd->weights->trained();
+  const float w = ImGui::GetContentRegionAvail().x * 0.62f;
+  ImGui::PushItemWidth(w);
+
+  ImGui::SliderInt("d_model", &c.d_model, 1, 1024, "%d", ImGuiSliderFlags_AlwaysClamp);
+  help_marker("D, the width of every token's vector. The heads split it: d_head = D / H.");
+  for (int d : {24, 64, 128, 256, 512, 768}) {
+    char label[16];
+    std::snprintf(label, sizeof label, "%d", d);
+    if (ImGui::SmallButton(label)) c.d_model = d;
+    ImGui::SameLine();
+  }
+  ImGui::NewLine();
+  ImGui::SliderInt("num_heads", &c.num_heads, 1, std::max(32, std::min(c.d_model, 64)), "%d", ImGuiSliderFlags_AlwaysClamp);
+  help_marker("H, the number of heads. Any H that divides d_model is valid; the parameters do not change with H.");
+
+  if (s.config_status.ok()) {
+    ImGui::TextDisabled("d_head = %d / %d = %d", c.d_model, c.num_heads, c.d_head());
+  } else {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::TextWrapped("%s", s.config_status.error().message.c_str());
+    ImGui::PopStyleColor();
+    s.report.messages.push_back(s.config_status.error().message);
+    const int fix = nearest_valid_head_count(c.d_model, c.num_heads);
+    char label[64];
+    std::snprintf(label, sizeof label, "Use nearest valid (H = %d)", fix);
+    s.report.buttons.push_back("Use nearest valid");
+    if (ImGui::Button(label)) c.num_heads = fix;
+  }
+  ImGui::Separator();
+  ImGui::SliderInt("layers", &c.num_layers, 1, kMaxLayers, "%d", ImGuiSliderFlags_AlwaysClamp);
+  ImGui::SliderInt("context", &c.context, 1, kMaxContext, "%d", ImGuiSliderFlags_AlwaysClamp | ImGuiSliderFlags_Logarithmic);
+  help_marker("Maximum tokens per sentence. Longer text is truncated, and the truncation is reported under the sentence.");
+  if (trained && s.result->fwd->weights->context < c.context)
+    ImGui::TextDisabled("(the trained model reads at most %d tokens)", s.result->fwd->weights->context);
+  int seed = static_cast<int>(c.seed);
+  if (ImGui::InputInt("seed", &seed)) c.seed = static_cast<uint64_t>(std::max(0, seed));
+  ImGui::Checkbox("causal mask", &c.causal);
+  help_marker("Each query sees only itself and earlier tokens. Hidden cells are drawn grey.");
+  ImGui::SameLine();
+  ImGui::Checkbox("positions", &c.positional);
+  help_marker("Add the positional encoding (sinusoidal for random init, learned for a trained model).");
+  if (!trained) {
+    int tok = c.tokenizer == TokenizerKind::Char ? 1 : 0;
+    if (ImGui::Combo("tokenizer", &tok, "word\0char\0")) c.tokenizer = tok == 1 ? TokenizerKind::Char : TokenizerKind::Word;
+  } else {
+    ImGui::TextDisabled("tokenizer: the checkpoint's vocabulary");
+  }
+  ImGui::PopItemWidth();
+
+  ImGui::Separator();
+  ImGui::TextUnformatted("Weights");
+  ImGui::SameLine();
+  int mode = s.weights_mode == WeightsMode::Random ? 1 : 0;
+  if (ImGui::RadioButton("trained", mode == 0)) s.weights_mode = WeightsMode::Trained;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("random init", mode == 1)) s.weights_mode = WeightsMode::Random;
+  help_marker("Trained: a model trained on the shipped corpus (or in the Training tab), re-sliced when num_heads moves off "
+              "its training. Random init: weights from the seed, so the patterns come only from the words and positions.");
+  if (s.result && s.result->fwd) {
+    text_disabled_wrapped_at_commas(s.result->fwd->source);
+  }
+  if (!s.weights_note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1.0f));
+    ImGui::TextWrapped("%s", s.weights_note.c_str());
+    ImGui::PopStyleColor();
+  }
+
+  ImGui::Separator();
+  ImGui::TextUnformatted("Pitfalls");
+  help_marker("Each switch reproduces one classic multi-head bug from the chapters. All off is the correct model.");
+  for (const PitfallInfo& p : pitfall_list()) {
+    ImGui::Checkbox(p.label, &(c.pitfalls.*(p.flag)));
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+      ImGui::TextUnformatted(p.explain);
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+  }
+  if (c.pitfalls.reversed_mask && !c.causal) ImGui::TextDisabled("(the reversed mask needs the causal mask on)");
+}
+
+}  // namespace headmap

@@ -1,0 +1,228 @@
+// panel_focus.cpp: one head enlarged, and its computation step by step: Q_h, K_h, V_h,
+// Q_h·K_hᵀ, ÷√d_head, the mask, softmax, ·V_h, the concatenation and W_O. Each step is a
+// heatmap labelled with its shape; the selected one is drawn large, with zoom (wheel) and
+// pan (drag), double-click to reset.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <tuple>
+
+#include "app/gui/panels/panels.h"
+#include "app/gui/ui_widgets.h"
+
+namespace headmap {
+
+namespace {
+
+struct Step {
+  const char* name;
+  const char* explain;
+  const MatR* m;     // (rows, cols), rows = query tokens
+  bool square;       // (T, T): keys along the columns
+  bool weights;      // probabilities: drawn with the colormap, not the diverging scale
+  bool masked;       // -inf where hidden
+  std::string shape;
+  float lo = 0, hi = 0;  // finite range over the real rows (from the worker)
+};
+
+std::vector<Step> steps_of(const HeadTrace& tr, const ModelConfig& cfg) {
+  const std::string T = "T", dh = "d_head";
+  const bool d = cfg.pitfalls.scale_by_d_model;
+  const char* scale_name = d ? "\xC3\xB7 \xE2\x88\x9A" "D (pitfall)" : "\xC3\xB7 \xE2\x88\x9A" "d_head";
+  return {
+      {"Q_h", "Each row is one token's query for this head: x \xC2\xB7 W_Q[:, this head's columns] + b_Q.", &tr.q, false, false, false, "(T, d_head)"},
+      {"K_h", "Each row is one token's key: what it offers to be found by.", &tr.k, false, false, false, "(T, d_head)"},
+      {"V_h", "Each row is one token's value: what it hands over when attended to.", &tr.v, false, false, false, "(T, d_head)"},
+      {"Q_h\xC2\xB7K_h\xE1\xB5\x80", "Raw scores: how well each query matches each key (a dot product over d_head numbers).", &tr.scores, true, false, false, "(T, T)"},
+      {scale_name, d ? "PITFALL: divided by \xE2\x88\x9A" "D instead of \xE2\x88\x9A" "d_head: too small by \xE2\x88\x9AH, so the softmax is too flat."
+                     : "Divided by \xE2\x88\x9A" "d_head so the scores keep unit scale whatever d_head is.", &tr.scaled, true, false, false, "(T, T)"},
+      {"mask", "Hidden keys are set to \xE2\x88\x92\xE2\x88\x9E (grey): causal attention cannot look ahead; padding is never seen.", &tr.masked, true, false, true, "(T, T)"},
+      {"softmax", "Each row becomes a probability distribution over the visible keys: the attention weights.", &tr.weights, true, true, false, "(T, T)"},
+      {"\xC2\xB7 V_h", "Each query's output: the weighted average of the values it attends to.", &tr.head_out, false, false, false, "(T, d_head)"},
+      {"concat", "All heads' outputs side by side: this head fills its own d_head columns.", &tr.concat, false, false, false, "(T, D)"},
+      {cfg.pitfalls.no_w_o ? "no W_O (pitfall)" : "\xC2\xB7 W_O", cfg.pitfalls.no_w_o ? "PITFALL: without W_O the heads are never mixed." : "W_O mixes the heads back into one (T, D) output.", &tr.out, false, false, false, "(T, D)"},
+  };
+}
+
+// The colour style of a step: weights on the colormap, signed matrices on the diverging
+// scale around 0, and the mask drawn grey on (T, T) maps that carry it.
+HeatmapStyle step_style(const Step& st, const AppState& s, const ModelConfig& cfg, int len) {
+  HeatmapStyle style;
+  style.colormap = s.view.colormap;
+  style.diverging = !st.weights;
+  style.vmin = st.weights ? 0.0f : st.lo;
+  style.vmax = st.weights ? std::max(st.hi, 1e-6f) : st.hi;
+  style.mask = st.square && (st.masked || st.weights) ? mask_mode(cfg, true) : 0;
+  style.len = len;
+  return style;
+}
+
+}  // namespace
+
+void draw_focus(AppState& s, HeatmapRenderer& r) {
+  if (!s.result || !s.result->fwd || s.result->fwd->batch.empty()) {
+    ImGui::TextDisabled("Nothing to show yet.");
+    return;
+  }
+  const ModelConfig& cfg = s.result->request.cfg;
+  if (cfg.pitfalls.head_averaged) {
+    ImGui::TextWrapped("The head-averaged pitfall is on: the per-head maps were averaged away, so there is no single head to step "
+                       "through. Switch it off in Controls to see each head.");
+    return;
+  }
+  if (!s.result->trace) {
+    ImGui::TextDisabled("Computing the step-through...");
+    return;
+  }
+  const HeadTrace& tr = *s.result->trace;
+  const ForwardData& f = *s.result->fwd;
+  const TraceRequest& req = s.result->request.trace;
+  const std::vector<std::string>& toks = f.labels[req.batch];
+  const int len = tr.len;
+
+  ImGui::Text("Layer %d, head %d of %d, sentence %d", req.layer, req.head, cfg.num_heads, req.batch);
+  ImGui::SameLine();
+  ImGui::TextDisabled("   \xE2\x86\x90 \xE2\x86\x92 heads, \xE2\x86\x91 \xE2\x86\x93 layers   d_head = %d", cfg.d_head());
+  if (s.stale) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "  updating...");
+  }
+
+  std::vector<Step> steps = steps_of(tr, cfg);
+  for (size_t i = 0; i < steps.size() && i < s.result->trace_range.size(); ++i)
+    std::tie(steps[i].lo, steps[i].hi) = s.result->trace_range[i];
+  int& sel = s.view.focus_step;
+  sel = std::clamp(sel, 0, static_cast<int>(steps.size()) - 1);
+  const std::shared_ptr<const void> owner = s.result;  // the trace lives in the result
+
+  // The strip: every step as a small map with its name and shape; it wraps when narrow.
+  const float fh = ImGui::GetFontSize();
+  const float thumb = fh * 3.4f;
+  const float arrow_w = ImGui::CalcTextSize("\xE2\x86\x92").x + ImGui::GetStyle().ItemSpacing.x * 2;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& st = steps[i];
+    const float item_w = std::max({thumb, ImGui::CalcTextSize(st.name).x, ImGui::CalcTextSize(st.shape.c_str()).x});
+    if (i) {
+      ImGui::SameLine();
+      if (ImGui::GetContentRegionAvail().x < item_w + arrow_w) ImGui::NewLine();
+      else {
+        ImGui::TextDisabled("\xE2\x86\x92");
+        ImGui::SameLine();
+      }
+    }
+    ImGui::BeginGroup();
+    char tag[32];
+    std::snprintf(tag, sizeof tag, "step/%zu", i);
+    const MapTexture& tex = r.texture(owner, tag, st.m->data(), len, static_cast<int>(st.m->cols()), static_cast<int>(st.m->cols()), 1024);
+    HeatmapView v;
+    v.tex = &tex;
+    v.style = step_style(st, s, cfg, len);
+    v.style.grid = false;
+    v.width = thumb;
+    v.height = thumb;
+    ImGui::PushID(static_cast<int>(i));
+    const HeatmapHit hit = heatmap_view("thumb", r, v);
+    ImGui::PopID();
+    if (static_cast<int>(i) == sel)
+      ImGui::GetWindowDrawList()->AddRect(ImVec2(hit.p0.x - 3, hit.p0.y - 3), ImVec2(hit.p1.x + 3, hit.p1.y + 3), IM_COL32(255, 140, 70, 255), 0, 0, 2.5f);
+    if (hit.clicked) sel = static_cast<int>(i);
+    if (hit.hovered) ImGui::SetTooltip("%s", st.explain);
+    ImGui::TextUnformatted(st.name);
+    ImGui::TextDisabled("%s", st.shape.c_str());
+    ImGui::EndGroup();
+  }
+  ImGui::Separator();
+
+  // The selected step, large.
+  const Step& st = steps[sel];
+  char shape[96];
+  std::snprintf(shape, sizeof shape, "%s = (%d, %d)", st.shape.c_str(), len, static_cast<int>(st.m->cols()));
+  ImGui::Text("%s", st.name);
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s", shape);
+  ImGui::TextWrapped("%s", st.explain);
+
+  char tag[32];
+  std::snprintf(tag, sizeof tag, "big/%d", sel);
+  const MapTexture& tex = r.texture(owner, tag, st.m->data(), len, static_cast<int>(st.m->cols()), static_cast<int>(st.m->cols()), 2048);
+  const float lw = token_label_width(s, req.batch) + 8;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
+  const int cols = static_cast<int>(st.m->cols());
+  // Zoom window: centre (pan_x, pan_y) in [0,1], zoom >= 1.
+  float& zoom = s.view.zoom;
+  zoom = std::clamp(zoom, 1.0f, 64.0f);
+  const float half = 0.5f / zoom;
+  s.view.pan_x = std::clamp(s.view.pan_x, half, 1 - half);
+  s.view.pan_y = std::clamp(s.view.pan_y, half, 1 - half);
+  const float c0 = (s.view.pan_x - half) * cols, c1 = (s.view.pan_x + half) * cols;
+  const float r0 = (s.view.pan_y - half) * len, r1 = (s.view.pan_y + half) * len;
+  const bool col_tokens = st.square;
+  const float cell_h = (avail.y - legend_h - lw) / std::max(r1 - r0, 1.0f);
+  const bool labels = cell_h >= fh * 0.8f;
+  const float map_h = std::max(fh * 4, avail.y - legend_h - (labels && col_tokens ? lw : 0));
+  const float aspect = (c1 - c0) / std::max(r1 - r0, 1e-6f);
+  const float map_w = std::min(avail.x - (labels ? lw : 0) - fh, map_h * (st.square ? 1.0f : std::max(aspect, 0.25f)));
+
+  HeatmapView v;
+  v.tex = &tex;
+  v.style = step_style(st, s, cfg, len);
+  v.style.log_scale = st.weights && s.view.log_scale;
+  v.style.grid = s.view.grid_lines;
+  v.style.col0 = c0;
+  v.style.col1 = c1;
+  v.style.row0 = r0;
+  v.style.row1 = r1;
+  v.style.hi_row = s.hover_token;
+  v.style.hi_col = col_tokens ? s.hover_token : -1;
+  v.width = map_w;
+  v.height = std::min(map_h, st.square ? map_w : map_h);
+  if (labels) {
+    v.row_labels = &toks;
+    v.label_w = lw;
+    if (col_tokens) {
+      v.col_labels = &toks;
+      v.label_h = lw;
+    }
+  }
+  v.hover_token = s.hover_token;
+  const HeatmapHit hit = heatmap_view("big", r, v);
+  if (hit.hovered) {
+    const float val = (*st.m)(hit.row, hit.col);
+    ImGui::BeginTooltip();
+    ImGui::Text("row %d \"%s\"", hit.row, toks[hit.row].c_str());
+    if (col_tokens) ImGui::Text("column %d \"%s\"", hit.col, toks[hit.col].c_str());
+    else ImGui::Text("feature %d", hit.col);
+    if (std::isfinite(val)) ImGui::Text("value %.4f", val);
+    else ImGui::TextUnformatted("value \xE2\x88\x92\xE2\x88\x9E (hidden by the mask)");
+    ImGui::EndTooltip();
+    // Wheel zooms about the mouse; drag pans; double-click resets.
+    const float wheel = ImGui::GetIO().MouseWheel;
+    if (wheel != 0) {
+      const float mx = (hit.col + 0.5f) / cols, my = (hit.row + 0.5f) / std::max(len, 1);
+      const float nz = std::clamp(zoom * std::pow(1.25f, wheel), 1.0f, 64.0f);
+      s.view.pan_x = mx + (s.view.pan_x - mx) * zoom / nz;
+      s.view.pan_y = my + (s.view.pan_y - my) * zoom / nz;
+      zoom = nz;
+    }
+    if (ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+      const ImVec2 d = ImGui::GetIO().MouseDelta;
+      s.view.pan_x -= d.x / std::max(hit.p1.x - hit.p0.x, 1.0f) / zoom;
+      s.view.pan_y -= d.y / std::max(hit.p1.y - hit.p0.y, 1.0f) / zoom;
+    }
+    if (hit.double_clicked) {
+      zoom = 1;
+      s.view.pan_x = s.view.pan_y = 0.5f;
+    }
+  }
+  if (zoom > 1.0f) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("zoom %.1fx (wheel, drag, double-click to reset)", zoom);
+  }
+  colour_legend(v.style, st.weights ? "attention weight" : "signed value: blue < 0 < red", std::min(avail.x * 0.3f, fh * 14));
+}
+
+}  // namespace headmap

@@ -1,0 +1,237 @@
+// panel_heads.cpp: one heatmap per head of the chosen layer and sentence, titled with its
+// index, d_head and entropy (and its label when the metrics give one). Hover a cell for the
+// query, key, weight and raw score; hover a token anywhere to light its row and column in
+// every head; click a head to open it in the focus view.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/gui/panels/panels.h"
+#include "app/gui/ui_widgets.h"
+#include "core/inspect/metrics.h"
+
+namespace headmap {
+
+// Picks the number of columns that gives the largest square maps in the space available.
+static int grid_columns(int n, float avail_w, float avail_h, float extra_w, float extra_h, float* side) {
+  int best = 1;
+  *side = 0;
+  for (int cols = 1; cols <= n; ++cols) {
+    const int rows = (n + cols - 1) / cols;
+    const float s = std::min(avail_w / cols - extra_w, avail_h / rows - extra_h);
+    if (s > *side) {
+      *side = s;
+      best = cols;
+    }
+  }
+  return best;
+}
+
+static void head_tooltip(const AppState& s, const ForwardData& f, int l, int b, int h, int t, int k) {
+  const ForwardOutput& out = f.out;
+  const std::vector<std::string>& toks = f.labels[b];
+  const float w = out.weights(l, b, h)[static_cast<size_t>(t) * out.T + k];
+  ImGui::BeginTooltip();
+  ImGui::Text("query  %d  \"%s\"", t, toks[t].c_str());
+  ImGui::Text("key    %d  \"%s\"", k, toks[k].c_str());
+  ImGui::Separator();
+  ImGui::Text("weight      %.4f", w);
+  const ModelConfig& cfg = s.result->request.cfg;
+  if (!cfg.pitfalls.head_averaged) {
+    MhaOptions mo;
+    mo.num_heads = cfg.num_heads;
+    mo.pitfalls = cfg.pitfalls;
+    const MatR& x = out.attn_in[l];  // (B*T, D)
+    const float raw = head_score(f.weights->layers[l], x.row(static_cast<Eigen::Index>(b) * out.T + t).data(),
+                                 x.row(static_cast<Eigen::Index>(b) * out.T + k).data(), h, mo);
+    ImGui::Text("raw score   %.4f   (q\xC2\xB7k)", raw);
+    ImGui::Text("scaled      %.4f   (\xC3\xB7 %.3g)", raw * score_scale(cfg.d_model, mo), 1.0f / score_scale(cfg.d_model, mo));
+  }
+  if (!key_visible(MhaOptions{cfg.num_heads, cfg.causal, cfg.pitfalls, nullptr, nullptr}, t, k, f.batch.lengths[b]))
+    ImGui::TextDisabled("hidden by the mask");
+  ImGui::EndTooltip();
+}
+
+void draw_heads(AppState& s, HeatmapRenderer& r) {
+  if (!s.compute_error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::TextWrapped("%s%s", s.compute_error.c_str(), s.result ? " Showing the last result." : "");
+    ImGui::PopStyleColor();
+    s.report.messages.push_back(s.compute_error);
+  }
+  if (!s.result || !s.result->fwd) {
+    if (!s.config_status.ok()) ImGui::TextWrapped("Fix the configuration to see the heads: %s", s.config_status.error().message.c_str());
+    else if (s.compute_error.empty()) ImGui::TextDisabled("Computing...");
+    return;
+  }
+  const std::shared_ptr<const ForwardData>& fp = s.result->fwd;
+  const ForwardData& f = *fp;
+  const ForwardOutput& out = f.out;
+  const ModelConfig& cfg = s.result->request.cfg;
+  if (f.batch.empty()) {
+    ImGui::TextWrapped("Nothing to attend over: the text has no tokens. Type a sentence, or pick one from Presets.");
+    return;
+  }
+  int& layer = s.view.layer;
+  int& batch = s.view.batch;
+  layer = std::clamp(layer, 0, out.L - 1);
+  batch = std::clamp(batch, 0, out.B - 1);
+
+  // Header: which layer and sentence, and where the weights come from.
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  ImGui::SliderInt("##layer", &layer, 0, out.L - 1, out.L > 1 ? "layer %d" : "layer 0 (of 1)");
+  if (out.B > 1) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+    ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, "sentence %d");
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("  %.1f ms", f.compute_ms);
+  if (f.weights->trained() && out.loss_tokens > 0) {
+    // The pruning exercise: switch heads off (the boxes by the titles) and watch this move.
+    int off = 0;
+    for (uint8_t a : s.result->request.ablated) off += a != 0;
+    ImGui::SameLine();
+    ImGui::Text("  loss on this text %.3f nats/token", out.loss);
+    if (off) {
+      ImGui::SameLine();
+      ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "(%d head%s off)", off, off == 1 ? "" : "s");
+    }
+  }
+  if (s.stale) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "  updating...");
+  }
+
+  if (!s.config_status.ok()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::TextWrapped("Showing the last valid configuration (d_model %d, %d heads). %s", cfg.d_model, cfg.num_heads,
+                       s.config_status.error().message.c_str());
+    ImGui::PopStyleColor();
+  }
+  const int len = f.batch.lengths[batch];
+  const std::vector<std::string>& toks = f.labels[batch];
+  const float fh = ImGui::GetFontSize();
+  const float title_h = ImGui::GetTextLineHeightWithSpacing();
+  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = ImGui::GetStyle().ItemSpacing.x * 2;
+  // Try with token labels; drop them if the cells would be too small to read.
+  const float lw = token_label_width(s, batch) + 8;
+  float side = 0;
+  int cols = grid_columns(out.Hw, avail.x, avail.y - legend_h, lw + gap, title_h + lw + gap, &side);
+  bool labels = side / len >= fh * 0.8f;
+  if (!labels) cols = grid_columns(out.Hw, avail.x, avail.y - legend_h, gap, title_h + gap, &side);
+  side = std::max(side, 24.0f);
+
+  float vmin = 0, vmax = 1;
+  HeatmapStyle style;
+  style.colormap = s.view.colormap;
+  style.log_scale = s.view.log_scale;
+  style.grid = s.view.grid_lines;
+  style.mask = mask_mode(cfg, out.B > 1);
+  style.len = len;
+  style.hi_row = s.hover_token >= 0 ? s.hover_token : -1;
+  style.hi_col = s.hover_key >= 0 ? s.hover_key : s.hover_token;
+  int hovered_row = -1, hovered_col = -1;
+
+  for (int h = 0; h < out.Hw; ++h) {
+    if (h % cols != 0) ImGui::SameLine(0, gap);
+    ImGui::BeginGroup();
+    const size_t mi = (static_cast<size_t>(layer) * out.B + batch) * out.Hw + h;
+    const HeadMetrics& m = f.metrics[mi];
+    const float ind = (!cfg.pitfalls.head_averaged && !f.induction.empty()) ? f.induction[static_cast<size_t>(layer) * out.H + h] : 0.0f;
+    const HeadLabel label = cfg.pitfalls.head_averaged ? HeadLabel::None : head_label(m, ind);
+    char title[160];
+    if (cfg.pitfalls.head_averaged)
+      std::snprintf(title, sizeof title, "mean of %d heads  \xC2\xB7  %.2f nats", cfg.num_heads, m.entropy);
+    else {
+      std::snprintf(title, sizeof title, "head %d  \xC2\xB7  d_head %d  \xC2\xB7  %.2f nats", h, cfg.d_head(), m.entropy);
+      // Title and label must fit above the map, or the grid's columns drift and the label is
+      // clipped: drop d_head (the controls show it), then the entropy (the tooltip has it).
+      const float extra = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x +
+                          (label != HeadLabel::None ? ImGui::CalcTextSize(head_label_name(label)).x : 0.0f);
+      if (ImGui::CalcTextSize(title).x + extra > side)
+        std::snprintf(title, sizeof title, "head %d  \xC2\xB7  %.2f nats", h, m.entropy);
+      if (ImGui::CalcTextSize(title).x + extra > side) std::snprintf(title, sizeof title, "head %d", h);
+    }
+    if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
+    // Head ablation: the box switches the head's output off (its pattern stays on screen).
+    const size_t ai = static_cast<size_t>(layer) * cfg.num_heads + h;
+    if (!cfg.pitfalls.head_averaged && ai < s.ablated.size() && cfg.num_heads == s.cfg.num_heads &&
+        cfg.num_layers == s.cfg.num_layers) {
+      bool on = s.ablated[ai] == 0;
+      ImGui::PushID(h);
+      ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(1, 1));
+      if (ImGui::Checkbox("##on", &on)) s.ablated[ai] = on ? 0 : 1;
+      ImGui::PopStyleVar();
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation).");
+      ImGui::PopID();
+      ImGui::SameLine();
+    }
+    ImGui::TextUnformatted(title);
+    if (label != HeadLabel::None) {
+      ImGui::SameLine();
+      ImGui::TextColored(ImVec4(0.55f, 0.85f, 1.0f, 1.0f), "%s", head_label_name(label));
+    }
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("entropy %.3f nats (%.2f of the maximum)\nprevious-token %.2f   first-token %.2f   self %.2f\n"
+                        "peak weight %.2f   induction %.2f (on the induction probe)",
+                        m.entropy, m.entropy_norm, m.prev_token, m.first_token, m.self, m.max_weight, ind);
+    }
+    map_range(s, layer, batch, h, &vmin, &vmax);
+    style.vmin = vmin;
+    style.vmax = vmax;
+    char tag[64];
+    std::snprintf(tag, sizeof tag, "w/%d/%d/%d", layer, batch, h);
+    const MapTexture& tex = r.texture(fp, tag, out.weights(layer, batch, h), len, len, out.T, 1024);
+    HeatmapView v;
+    v.tex = &tex;
+    v.style = style;
+    v.side = side;
+    if (labels) {
+      v.row_labels = &toks;
+      v.col_labels = &toks;
+      v.label_w = lw;
+      v.label_h = lw;
+    }
+    v.hover_token = s.hover_token;
+    ImGui::PushID(h);
+    const HeatmapHit hit = heatmap_view("head", r, v);
+    ImGui::PopID();
+    s.report.heatmaps.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
+    if (hit.hovered) {
+      hovered_row = hit.row;
+      hovered_col = hit.col;
+      head_tooltip(s, f, layer, batch, h, hit.row, hit.col);
+    }
+    if (hit.clicked && !cfg.pitfalls.head_averaged) {
+      s.view.head = h;
+      s.view.center = CenterPanel::Focus;
+    }
+    ImGui::EndGroup();
+  }
+  // Hovering a cell lights its query row and key column in every head (next frame).
+  if (hovered_row >= 0) {
+    s.hover_token = hovered_row;
+    s.hover_key = hovered_col;
+  } else if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) {
+    s.hover_key = -1;
+  }
+
+  ImGui::Spacing();
+  const char* scale = s.view.norm == Normalisation::PerHead    ? "per head"
+                      : s.view.norm == Normalisation::PerLayer ? "per layer"
+                      : s.view.norm == Normalisation::Global   ? "over the model"
+                                                               : "absolute";
+  style.vmin = 0;
+  style.vmax = s.view.norm == Normalisation::Absolute || s.view.norm == Normalisation::PerHead ? 1.0f : vmax;
+  char caption[200];
+  std::snprintf(caption, sizeof caption, "weight, %s%s.  Rows: queries; columns: keys; grey: masked.", scale,
+                s.view.log_scale ? " (log scale)" : "");
+  colour_legend(style, caption, std::min(avail.x * 0.3f, fh * 14), s.view.norm == Normalisation::PerHead ? "max" : nullptr);
+}
+
+}  // namespace headmap

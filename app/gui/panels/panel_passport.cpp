@@ -1,0 +1,138 @@
+// panel_passport.cpp: the shape passport as a table: every tensor from the tokens to the
+// output, symbolic and concrete, with FLOPs and bytes in the full view, and the parameter
+// counts. Rows that changed at the last slider move are highlighted; the attention's
+// parameter total is shown with its change, which for num_heads is always zero.
+#include <imgui.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "app/gui/panels/panels.h"
+
+namespace headmap {
+
+static std::string grouped(int64_t v) {  // 1050624 -> "1,050,624"
+  std::string d = std::to_string(v), out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i && (d.size() - i) % 3 == 0) out += ',';
+    out += d[i];
+  }
+  return out;
+}
+
+void draw_passport(AppState& s, bool full) {
+  if (!s.result || !s.result->fwd) {
+    ImGui::TextDisabled("Computing...");
+    return;
+  }
+  const Passport& p = s.result->fwd->passport;
+  const Passport* prev = s.previous && s.previous->fwd ? &s.previous->fwd->passport : nullptr;
+  const ModelConfig& c = p.cfg;
+  const float since = std::chrono::duration<float>(std::chrono::steady_clock::now() - s.changed_at).count();
+  const float glow = prev ? std::max(0.0f, 1.0f - since / 4.0f) : 0.0f;  // highlight fades over 4 s
+
+  if (!s.config_status.ok()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::TextWrapped("%s", s.config_status.error().message.c_str());
+    ImGui::PopStyleColor();
+    ImGui::TextDisabled("Below: the last valid configuration.");
+  }
+  ImGui::Text("B=%d  T=%d  D=%d  H=%d  d_head=%d  L=%d", p.B, p.T, c.d_model, c.num_heads, c.d_head(), c.num_layers);
+  if (!s.last_change.empty() && glow > 0) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.35f, 0.4f + 0.6f * glow), "  %s", s.last_change.c_str());
+  }
+  ImGui::TextDisabled("%s", s.result->fwd->source.c_str());
+
+  const int ncols = full ? 7 : 3;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_NoSavedSettings | (full ? ImGuiTableFlags_ScrollX : 0);
+  const float params_h = ImGui::GetTextLineHeightWithSpacing() * (p.params.size() + 4.5f);
+  const float table_h = std::max(ImGui::GetTextLineHeight() * 6, ImGui::GetContentRegionAvail().y - params_h);
+  if (ImGui::BeginTable("passport", ncols, flags, ImVec2(0, table_h))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("step");
+    if (full) ImGui::TableSetupColumn("formula");
+    ImGui::TableSetupColumn("symbolic");
+    ImGui::TableSetupColumn("concrete");
+    if (full) {
+      ImGui::TableSetupColumn("FLOPs");
+      ImGui::TableSetupColumn("bytes");
+      ImGui::TableSetupColumn("note");
+    }
+    ImGui::TableHeadersRow();
+    std::string section;
+    for (const PassportStep& st : p.steps) {
+      if (st.section != section) {
+        section = st.section;
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        ImGui::TextColored(ImVec4(0.55f, 0.85f, 1.0f, 1.0f), "%s", section.c_str());
+      }
+      ImGui::TableNextRow();
+      const PassportStep* old = prev ? prev->find(st.id) : nullptr;
+      const bool changed = prev && (!old || old->concrete != st.concrete || old->formula != st.formula);
+      if (changed && glow > 0)
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, ImGui::GetColorU32(ImVec4(0.9f, 0.6f, 0.1f, 0.45f * glow)));
+      int col = 0;
+      ImGui::TableSetColumnIndex(col++);
+      ImGui::TextUnformatted(st.name.c_str());
+      if (ImGui::IsItemHovered() && !st.note.empty()) ImGui::SetTooltip("%s", st.note.c_str());
+      if (full) {
+        ImGui::TableSetColumnIndex(col++);
+        ImGui::TextUnformatted(st.formula.c_str());
+      }
+      ImGui::TableSetColumnIndex(col++);
+      ImGui::TextUnformatted(st.symbolic_str().c_str());
+      ImGui::TableSetColumnIndex(col++);
+      ImGui::TextUnformatted(st.concrete_str().c_str());
+      s.report.passport_rows.push_back(st.id + " " + st.concrete_str());
+      if (full) {
+        ImGui::TableSetColumnIndex(col++);
+        ImGui::TextUnformatted(st.flops ? human_count(st.flops).c_str() : "-");
+        ImGui::TableSetColumnIndex(col++);
+        ImGui::TextUnformatted(st.view ? "view" : human_count(st.bytes).c_str());
+        ImGui::TableSetColumnIndex(col++);
+        ImGui::TextDisabled("%s", st.note.c_str());
+      }
+    }
+    ImGui::EndTable();
+  }
+
+  // Parameters: the attention total does not move with H.
+  ImGui::Spacing();
+  ImGui::TextUnformatted("Parameters");
+  if (ImGui::BeginTable("params", 2, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoSavedSettings)) {
+    for (const ParamCount& pc : p.params) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::TextUnformatted(pc.name.c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", pc.formula.c_str());
+      ImGui::TableSetColumnIndex(1);
+      ImGui::TextUnformatted(grouped(pc.count).c_str());
+    }
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    ImGui::TextColored(ImVec4(0.55f, 0.85f, 1.0f, 1.0f), "attention total");
+    ImGui::TableSetColumnIndex(1);
+    ImGui::TextColored(ImVec4(0.55f, 0.85f, 1.0f, 1.0f), "%s", grouped(p.attention_params).c_str());
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    ImGui::TextUnformatted("model total");
+    ImGui::TableSetColumnIndex(1);
+    ImGui::TextUnformatted(grouped(p.total_params).c_str());
+    ImGui::EndTable();
+  }
+  s.report.attention_params = p.attention_params;
+  if (prev && glow > 0) {
+    const int64_t d = p.attention_params - prev->attention_params;
+    if (d == 0 && prev->cfg.num_heads != c.num_heads)
+      ImGui::TextColored(ImVec4(0.5f, 1.0f, 0.6f, 1.0f), "attention parameters: unchanged (H %d \xE2\x86\x92 %d)", prev->cfg.num_heads, c.num_heads);
+    else if (d != 0)
+      ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.35f, 1.0f), "attention parameters: %+lld", static_cast<long long>(d));
+  } else {
+    ImGui::TextDisabled("4\xC2\xB7L\xC2\xB7(D\xC2\xB2 + D): the same for every H that divides D");
+  }
+}
+
+}  // namespace headmap

@@ -1,0 +1,181 @@
+// panel_training.cpp: train the sliders' configuration on the shipped corpus and watch the
+// heads specialise while it runs; compare head counts (H = 1, 4, 8 at d_model 64, matched
+// budgets) and training with and without W_O on one validation-loss chart.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/gui/panels/panels.h"
+
+namespace headmap {
+
+namespace {
+
+const ImU32 kCurveColours[] = {IM_COL32(90, 170, 255, 255), IM_COL32(255, 150, 60, 255), IM_COL32(120, 220, 120, 255),
+                               IM_COL32(230, 90, 200, 255), IM_COL32(240, 220, 80, 255)};
+
+std::string clock_text(double seconds) {
+  char buf[32];
+  const int s = static_cast<int>(std::lround(std::max(0.0, seconds)));
+  std::snprintf(buf, sizeof buf, "%d:%02d", s / 60, s % 60);
+  return buf;
+}
+
+// Loss against step, one line per run. val: plot validation losses (points where measured),
+// else training losses.
+void loss_chart(const TrainStatus& t, bool val, ImVec2 size) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const float pad_l = ImGui::CalcTextSize("00.00").x + 8, pad_b = ImGui::GetTextLineHeight() + 6;
+  const ImVec2 a(p0.x + pad_l, p0.y + 4), b(p0.x + size.x - 8, p0.y + size.y - pad_b);
+  ImGui::Dummy(size);
+  double lo = 1e30, hi = -1e30;
+  int max_step = 1;
+  for (const auto& c : t.curves)
+    for (const TrainPoint& p : c) {
+      const double v = val ? p.val_loss : p.train_loss;
+      if (v < 0) continue;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      max_step = std::max(max_step, p.step);
+    }
+  dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Border));
+  if (lo > hi) {
+    dl->AddText(ImVec2(a.x + 8, a.y + 8), ImGui::GetColorU32(ImGuiCol_TextDisabled), "no points yet");
+    return;
+  }
+  if (hi - lo < 0.04) {  // one point, or a flat curve: a readable range around it
+    lo -= 0.02;
+    hi += 0.02;
+  }
+  const double margin = (hi - lo) * 0.05;
+  lo -= margin;
+  hi += margin;
+  auto X = [&](int step) { return a.x + (b.x - a.x) * static_cast<float>(step) / max_step; };
+  auto Y = [&](double v) { return b.y - (b.y - a.y) * static_cast<float>((v - lo) / (hi - lo)); };
+  char buf[32];
+  for (int i = 0; i <= 4; ++i) {  // y ticks
+    const double v = lo + (hi - lo) * i / 4;
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    dl->AddText(ImVec2(p0.x, Y(v) - ImGui::GetTextLineHeight() * 0.5f), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
+    dl->AddLine(ImVec2(a.x, Y(v)), ImVec2(b.x, Y(v)), IM_COL32(128, 128, 128, 40));
+  }
+  std::snprintf(buf, sizeof buf, "step %d", max_step);
+  dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(buf).x, b.y + 3), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
+  dl->AddText(ImVec2(a.x, b.y + 3), ImGui::GetColorU32(ImGuiCol_TextDisabled), "0");
+  for (size_t r = 0; r < t.curves.size(); ++r) {
+    std::vector<ImVec2> pts;
+    for (const TrainPoint& p : t.curves[r]) {
+      const double v = val ? p.val_loss : p.train_loss;
+      if (v >= 0) pts.push_back(ImVec2(X(p.step), Y(v)));
+    }
+    const ImU32 col = kCurveColours[r % std::size(kCurveColours)];
+    if (pts.size() >= 2) dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), col, 0, 2.0f);
+    for (const ImVec2& q : pts)
+      if (val) dl->AddCircleFilled(q, 3.0f, col);
+  }
+  // Legend.
+  float y = a.y + 6;
+  for (size_t r = 0; r < t.labels.size(); ++r) {
+    const ImU32 col = kCurveColours[r % std::size(kCurveColours)];
+    dl->AddRectFilled(ImVec2(b.x - 130, y + 4), ImVec2(b.x - 116, y + 12), col);
+    dl->AddText(ImVec2(b.x - 110, y), ImGui::GetColorU32(ImGuiCol_Text), t.labels[r].c_str());
+    y += ImGui::GetTextLineHeight();
+  }
+}
+
+}  // namespace
+
+void draw_training(AppState& s) {
+  const TrainStatus& t = s.training;
+  const ModelConfig& c = s.cfg;
+  const float fh = ImGui::GetFontSize();
+  ImGui::TextWrapped("Trains the model on the shipped corpus (next-token prediction, AdamW), right here on the CPU. "
+                     "The heatmaps follow the training as it runs: watch previous-token and induction heads appear.");
+  if (!s.corpus_path.empty()) ImGui::TextDisabled("corpus: %s", s.corpus_path.c_str());
+  ImGui::Separator();
+
+  // One run: the sliders' configuration.
+  ImGui::PushItemWidth(fh * 10);
+  ImGui::SliderInt("steps", &s.train_steps, 100, 8000, "%d", ImGuiSliderFlags_Logarithmic);
+  ImGui::SameLine();
+  ImGui::SliderInt("batch", &s.train_batch, 1, 64);
+  ImGui::SameLine();
+  ImGui::SliderInt("tokens per sequence", &s.train_seq, 8, 128);
+  ImGui::PopItemWidth();
+  const bool valid = s.config_status.ok();
+  ImGui::BeginDisabled(t.running || !valid);
+  char label[128];
+  std::snprintf(label, sizeof label, "Train this configuration (D = %d, H = %d, L = %d%s)", c.d_model, c.num_heads, c.num_layers,
+                c.pitfalls.no_w_o ? ", no W_O" : "");
+  if (ImGui::Button(label)) {
+    s.train_request = train_this_configuration(s);
+    s.follow_training = true;
+    s.weights_mode = WeightsMode::Trained;
+  }
+  ImGui::EndDisabled();
+  if (!valid) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(fix d_model / num_heads first)");
+  }
+
+  // Comparisons: the chapters' exercises, with matched budgets.
+  ImGui::Spacing();
+  ImGui::TextUnformatted("Compare");
+  ImGui::SameLine();
+  ImGui::PushItemWidth(fh * 8);
+  ImGui::SliderInt("steps each", &s.compare_steps, 100, 4000, "%d", ImGuiSliderFlags_Logarithmic);
+  ImGui::PopItemWidth();
+  ImGui::BeginDisabled(t.running);
+  if (ImGui::Button("H = 1, 4, 8 at d_model 64")) s.train_request = compare_heads_job(s);
+  ImGui::SameLine();
+  if (ImGui::Button("with and without W_O (H = 4)")) s.train_request = compare_w_o_job(s);
+  ImGui::EndDisabled();
+
+  // Progress.
+  ImGui::Separator();
+  if (t.running) {
+    const TrainProgress& p = t.progress;
+    const float frac = p.steps ? static_cast<float>(p.step) / p.steps : 0.0f;
+    char val[32] = "";
+    if (p.val_loss >= 0) std::snprintf(val, sizeof val, "   val %.3f", p.val_loss);
+    char overlay[200];
+    std::snprintf(overlay, sizeof overlay, "%s%s step %d / %d   loss %.3f%s   %.0f tokens/s   ETA %s",
+                  t.runs > 1 ? t.labels[t.run].c_str() : "", t.runs > 1 ? ":" : "", p.step, p.steps, p.train_loss, val,
+                  p.tokens_per_s, clock_text(p.eta_s).c_str());
+    ImGui::ProgressBar(frac, ImVec2(-fh * 6, 0), overlay);
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) s.train_cancel_request = true;
+    if (t.runs == 1) ImGui::Checkbox("heatmaps follow the training", &s.follow_training);
+  } else if (t.cancelled) {
+    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "%s",
+                       (t.snapshot ? "Cancelled at step " + std::to_string(t.progress.step) + ". The heatmaps keep the last snapshot."
+                                   : std::string("Cancelled before the first snapshot: the heatmaps show the weights they showed before."))
+                           .c_str());
+  } else if (t.error) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::TextWrapped("Training failed: %s", t.error->message.c_str());
+    ImGui::PopStyleColor();
+  } else if (t.done) {
+    ImGui::Text("Done: %d run%s on %s.", t.runs, t.runs == 1 ? "" : "s", t.corpus_name.c_str());
+    for (size_t r = 0; r < t.final_val.size() && r < t.labels.size(); ++r) {
+      ImGui::SameLine();
+      ImGui::Text("  %s: val %.3f", t.labels[r].c_str(), t.final_val[r]);
+    }
+  } else {
+    ImGui::TextDisabled("No training yet in this session.");
+  }
+
+  if (!t.curves.empty() && !t.curves[0].empty()) {
+    const float w = ImGui::GetContentRegionAvail().x;
+    const float h = std::max(fh * 8, (ImGui::GetContentRegionAvail().y - fh * 3) / 2);
+    ImGui::TextUnformatted("Validation loss (nats per token)");
+    loss_chart(t, true, ImVec2(w, h));
+    ImGui::TextUnformatted("Training loss");
+    loss_chart(t, false, ImVec2(w, h));
+  }
+}
+
+}  // namespace headmap

@@ -1,0 +1,19 @@
+// panels.h: one function per panel, each drawing from and writing to the plain AppState.
+// Each lives in its own file, panel_<name>.cpp.
+#pragma once
+#include "app/gui/app_state.h"
+#include "app/gui/render/heatmap_renderer.h"
+
+namespace headmap {
+
+struct Presets;  // assets/presets.json, see presets.h
+
+void draw_sentence(AppState& s, const Presets& presets);  // text box, token chips, presets
+void draw_controls(AppState& s);                           // sliders, switches, pitfalls
+void draw_heads(AppState& s, HeatmapRenderer& r);          // one heatmap per head
+void draw_focus(AppState& s, HeatmapRenderer& r);          // one head, step by step
+void draw_passport(AppState& s, bool full);                // the shape passport (full: every column)
+void draw_model(AppState& s, HeatmapRenderer& r);          // layers x heads thumbnails
+void draw_training(AppState& s);                           // train, compare, loss curves
+
+}  // namespace headmap

@@ -1,0 +1,34 @@
+#include "app/gui/presets.h"
+
+#include <nlohmann/json.hpp>
+
+#include "app/common/model_options.h"
+#include "core/io/export.h"
+
+namespace headmap {
+
+static Presets builtin() {
+  Presets p;
+  p.items.push_back({"The cat sat on the mat", kDefaultSentence, "coreference: it -> cat"});
+  return p;
+}
+
+Presets load_presets(const std::string& path, std::string* error) {
+  Result<std::string> text = read_file(path, 1 << 20);
+  if (!text) {
+    if (error) *error = text.error().message;
+    return builtin();
+  }
+  try {
+    const nlohmann::json j = nlohmann::json::parse(*text);
+    Presets p;
+    for (const auto& e : j.at("presets")) p.items.push_back({e.at("name"), e.at("text"), e.value("note", "")});
+    if (p.items.empty()) throw std::runtime_error("no presets");
+    return p;
+  } catch (const std::exception& e) {
+    if (error) *error = "The presets file " + path + " is not valid (" + e.what() + "); using the built-in sentence.";
+    return builtin();
+  }
+}
+
+}  // namespace headmap

@@ -1,0 +1,279 @@
+// heatmap_renderer.cpp: shader set-up, texture uploads, colouring into cached textures, overlays.
+#include "app/gui/render/heatmap_renderer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "app/common/assets.h"
+#include "core/io/export.h"
+
+namespace headmap {
+
+void gl_check(const char* what, const char* file, int line) {
+  for (GLenum e = glGetError(); e != GL_NO_ERROR; e = glGetError())
+    std::fprintf(stderr, "headmap: GL error 0x%04x after %s (%s:%d)\n", e, what, file, line);
+}
+
+static Result<GLuint> compile(GLenum type, const std::string& path) {
+  Result<std::string> src = read_file(path, 1 << 20);
+  if (!src) return Error{ErrorKind::Io, "Cannot read the shader " + path + ": " + src.error().message};
+  const GLuint sh = glCreateShader(type);
+  const char* text = src->c_str();
+  glShaderSource(sh, 1, &text, nullptr);
+  glCompileShader(sh);
+  GLint ok = 0;
+  glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    char log[4096];
+    glGetShaderInfoLog(sh, sizeof log, nullptr, log);
+    glDeleteShader(sh);
+    return Error{ErrorKind::BadFormat, "GLSL compile error in " + path + ":\n" + log};
+  }
+  return sh;
+}
+
+Result<GLuint> build_program(const std::string& vert_path, const std::string& frag_path) {
+  Result<GLuint> vs = compile(GL_VERTEX_SHADER, vert_path);
+  if (!vs) return vs.error();
+  Result<GLuint> fs = compile(GL_FRAGMENT_SHADER, frag_path);
+  if (!fs) {
+    glDeleteShader(*vs);
+    return fs.error();
+  }
+  const GLuint prog = glCreateProgram();
+  glAttachShader(prog, *vs);
+  glAttachShader(prog, *fs);
+  glLinkProgram(prog);
+  glDeleteShader(*vs);
+  glDeleteShader(*fs);
+  GLint ok = 0;
+  glGetProgramiv(prog, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    char log[4096];
+    glGetProgramInfoLog(prog, sizeof log, nullptr, log);
+    glDeleteProgram(prog);
+    return Error{ErrorKind::BadFormat, "GLSL link error (" + vert_path + ", " + frag_path + "):\n" + log};
+  }
+  return prog;
+}
+
+// A new bound 2D texture with this filter, clamped at the edges.
+static GLuint new_texture(GLint filter) {
+  GLuint t = 0;
+  GL_CHECK(glGenTextures(1, &t));
+  glBindTexture(GL_TEXTURE_2D, t);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  return t;
+}
+
+static GLuint make_lut(const std::vector<uint8_t>& rgba) {
+  const GLuint t = new_texture(GL_LINEAR);
+  GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, static_cast<GLsizei>(rgba.size() / 4), 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data()));
+  return t;
+}
+
+// Blue - white - red around zero, for signed matrices (Q, K, raw scores).
+static std::vector<uint8_t> diverging_lut(int n) {
+  std::vector<uint8_t> lut(static_cast<size_t>(n) * 4);
+  const float blue[3] = {0.16f, 0.36f, 0.72f}, white[3] = {0.97f, 0.97f, 0.97f}, red[3] = {0.75f, 0.18f, 0.15f};
+  for (int i = 0; i < n; ++i) {
+    const float t = static_cast<float>(i) / (n - 1);
+    const float* a = t < 0.5f ? blue : white;
+    const float* b = t < 0.5f ? white : red;
+    const float f = t < 0.5f ? t * 2 : (t - 0.5f) * 2;
+    for (int k = 0; k < 3; ++k) lut[i * 4 + k] = static_cast<uint8_t>(std::lround((a[k] + f * (b[k] - a[k])) * 255));
+    lut[i * 4 + 3] = 255;
+  }
+  return lut;
+}
+
+Status HeatmapRenderer::init() {
+  Result<GLuint> prog = build_program(shaders_dir() + "/heatmap.vert", shaders_dir() + "/heatmap.frag");
+  if (!prog) return prog.error();
+  program_ = *prog;
+  GL_CHECK(glGenVertexArrays(1, &vao_));
+  GL_CHECK(glGenFramebuffers(1, &fbo_));
+  for (int c = 0; c < kNumColormaps; ++c) luts_[c] = make_lut(colormap_lut(static_cast<Colormap>(c)));
+  luts_[kNumColormaps] = make_lut(diverging_lut(256));
+  return Status();
+}
+
+void HeatmapRenderer::shutdown() {
+  for (auto& [k, c] : cache_) glDeleteTextures(1, &c.tex.id);
+  for (auto& [k, c] : coloured_) glDeleteTextures(1, &c.id);
+  cache_.clear();
+  coloured_.clear();
+  if (fbo_) glDeleteFramebuffers(1, &fbo_);
+  fbo_ = 0;
+  if (program_) glDeleteProgram(program_);
+  if (vao_) glDeleteVertexArrays(1, &vao_);
+  for (GLuint& t : luts_)
+    if (t) glDeleteTextures(1, &t), t = 0;
+  program_ = vao_ = 0;
+}
+
+void HeatmapRenderer::begin_frame() {
+  ++frame_;
+  uploads_ = 0;
+  // Textures not drawn for a few frames are freed.
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    if (frame_ - it->second.last_used > 3) {
+      bytes_ -= it->second.bytes;
+      glDeleteTextures(1, &it->second.tex.id);
+      it = cache_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = coloured_.begin(); it != coloured_.end();) {
+    if (frame_ - it->second.last_used > 3) {
+      bytes_ -= it->second.bytes;
+      glDeleteTextures(1, &it->second.id);
+      it = coloured_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+const MapTexture& HeatmapRenderer::texture(const std::shared_ptr<const void>& owner, const std::string& tag, const float* data,
+                                           int rows, int cols, int stride, int max_side) {
+  const auto key = std::make_pair(owner.get(), tag);
+  if (auto it = cache_.find(key); it != cache_.end()) {
+    it->second.last_used = frame_;
+    return it->second.tex;
+  }
+  MapTexture t;
+  t.rows = rows;
+  t.cols = cols;
+  t.pool = std::max(1, (std::max(rows, cols) + max_side - 1) / max_side);
+  const int tr = (rows + t.pool - 1) / t.pool, tc = (cols + t.pool - 1) / t.pool;
+  std::vector<float> pooled;
+  const float* src = data;
+  int src_stride = stride;
+  if (t.pool > 1) {  // max-pool: a sharp peak must stay visible when many cells share a pixel
+    pooled.assign(static_cast<size_t>(tr) * tc, -INFINITY);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        float& dst = pooled[static_cast<size_t>(r / t.pool) * tc + c / t.pool];
+        dst = std::max(dst, data[static_cast<size_t>(r) * stride + c]);
+      }
+    src = pooled.data();
+    src_stride = tc;
+  }
+  t.id = new_texture(GL_NEAREST);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, src_stride);
+  GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, tc, tr, 0, GL_RED, GL_FLOAT, src));
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  ++uploads_;
+  Cached& c = cache_[key];
+  c.owner = owner;
+  c.tex = t;
+  c.bytes = static_cast<size_t>(tr) * tc * 4;
+  c.last_used = frame_;
+  bytes_ += c.bytes;
+  return c.tex;
+}
+
+GLint HeatmapRenderer::loc(const char* name) const { return glGetUniformLocation(program_, name); }
+
+// Colours the float texture with the shader into an RGBA8 texture of the same size, once
+// per colour scale.
+GLuint HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
+  char key[256];
+  std::snprintf(key, sizeof key, "%u/%d/%a/%a/%d/%d/%d/%d", tex.id, static_cast<int>(s.colormap), s.vmin, s.vmax, s.log_scale,
+                s.diverging, s.mask, s.len);
+  if (auto it = coloured_.find(key); it != coloured_.end()) {
+    it->second.last_used = frame_;
+    return it->second.id;
+  }
+  const int tw = (tex.cols + tex.pool - 1) / tex.pool, th = (tex.rows + tex.pool - 1) / tex.pool;
+  const GLuint out = new_texture(GL_NEAREST);
+  GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, tw, th, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr));
+
+  // Render into it; restore what Dear ImGui's frame expects afterwards.
+  GLint prev_fbo = 0, prev_viewport[4];
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &prev_fbo);
+  glGetIntegerv(GL_VIEWPORT, prev_viewport);
+  const GLboolean blend = glIsEnabled(GL_BLEND), scissor = glIsEnabled(GL_SCISSOR_TEST);
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+  GL_CHECK(glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, out, 0));
+  glViewport(0, 0, tw, th);
+  glDisable(GL_BLEND);
+  glDisable(GL_SCISSOR_TEST);
+  glUseProgram(program_);
+  glBindVertexArray(vao_);
+  glUniform4f(loc("u_window"), 0.0f, 0.0f, static_cast<float>(tex.cols), static_cast<float>(tex.rows));
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, tex.id);
+  glUniform1i(loc("u_map"), 0);
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, luts_[s.diverging ? kNumColormaps : static_cast<int>(s.colormap)]);
+  glUniform1i(loc("u_lut"), 1);
+  glActiveTexture(GL_TEXTURE0);
+  glUniform2i(loc("u_cells"), tex.cols, tex.rows);
+  glUniform1i(loc("u_pool"), tex.pool);
+  glUniform1f(loc("u_vmin"), s.vmin);
+  glUniform1f(loc("u_vmax"), s.vmax);
+  glUniform1i(loc("u_log"), s.log_scale ? 1 : 0);
+  glUniform1i(loc("u_diverging"), s.diverging ? 1 : 0);
+  glUniform1i(loc("u_mask"), s.mask);
+  glUniform1i(loc("u_len"), s.len);
+  glUniform3f(loc("u_hidden"), 0.42f, 0.42f, 0.45f);
+  GL_CHECK(glDrawArrays(GL_TRIANGLE_STRIP, 0, 4));
+  glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(prev_fbo));
+  glViewport(prev_viewport[0], prev_viewport[1], prev_viewport[2], prev_viewport[3]);
+  if (blend) glEnable(GL_BLEND);
+  if (scissor) glEnable(GL_SCISSOR_TEST);
+  glUseProgram(0);
+  glBindVertexArray(0);
+
+  Coloured& c = coloured_[key];
+  c.id = out;
+  c.bytes = static_cast<size_t>(tw) * th * 4;
+  c.last_used = frame_;
+  bytes_ += c.bytes;
+  return out;
+}
+
+void HeatmapRenderer::draw(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapTexture& tex, const HeatmapStyle& s) {
+  if (!tex.valid() || !program_) return;
+  const GLuint rgba = coloured(tex, s);
+  const float col1 = s.col1 < 0 ? static_cast<float>(tex.cols) : s.col1;
+  const float row1 = s.row1 < 0 ? static_cast<float>(tex.rows) : s.row1;
+  const ImVec2 uv0(s.col0 / tex.cols, s.row0 / tex.rows), uv1(col1 / tex.cols, row1 / tex.rows);
+  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(rgba)), p0, p1, uv0, uv1);
+
+  // Overlays: the hovered token's row and column, and token grid lines.
+  const float cw = (p1.x - p0.x) / std::max(col1 - s.col0, 1e-6f), ch = (p1.y - p0.y) / std::max(row1 - s.row0, 1e-6f);
+  dl->PushClipRect(p0, p1, true);
+  const ImU32 tint = IM_COL32(255, 90, 50, 70);
+  if (s.hi_row >= 0) {
+    const float y = p0.y + (s.hi_row - s.row0) * ch;
+    dl->AddRectFilled(ImVec2(p0.x, y), ImVec2(p1.x, y + ch), tint);
+  }
+  if (s.hi_col >= 0) {
+    const float x = p0.x + (s.hi_col - s.col0) * cw;
+    dl->AddRectFilled(ImVec2(x, p0.y), ImVec2(x + cw, p1.y), tint);
+  }
+  if (s.grid && cw >= 7.0f && ch >= 7.0f) {
+    const ImU32 line = IM_COL32(20, 20, 20, 115);
+    for (int c = static_cast<int>(std::ceil(s.col0)); c <= static_cast<int>(col1); ++c) {
+      const float x = std::floor(p0.x + (c - s.col0) * cw) + 0.5f;
+      dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), line);
+    }
+    for (int r = static_cast<int>(std::ceil(s.row0)); r <= static_cast<int>(row1); ++r) {
+      const float y = std::floor(p0.y + (r - s.row0) * ch) + 0.5f;
+      dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), line);
+    }
+  }
+  dl->PopClipRect();
+}
+
+}  // namespace headmap

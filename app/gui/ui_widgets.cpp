@@ -1,0 +1,181 @@
+// ui_widgets.cpp: see ui_widgets.h.
+#include "app/gui/ui_widgets.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace headmap {
+
+void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text) {
+  // Draw horizontally, then rotate the new vertices about `pos` by -90°. Laid out
+  // horizontally the text would run past the clip rect and lose glyphs, so it is laid out
+  // unclipped; the draw command's clip rect still applies to the rotated result.
+  const int first = dl->VtxBuffer.Size;
+  ImGui::GetFont()->RenderText(dl, ImGui::GetFontSize(), pos, col, ImVec4(-1e9f, -1e9f, 1e9f, 1e9f), text, nullptr, 0.0f, false);
+  const float h = ImGui::GetFontSize();
+  for (int i = first; i < dl->VtxBuffer.Size; ++i) {
+    ImVec2& p = dl->VtxBuffer[i].pos;
+    const float dx = p.x - pos.x, dy = p.y - pos.y;
+    p = ImVec2(pos.x + dy - h, pos.y - dx);
+  }
+}
+
+float token_label_width(AppState& s, int b) {
+  AppState::LabelWidth& c = s.label_width;
+  const ForwardData* f = s.result && s.result->fwd ? s.result->fwd.get() : nullptr;
+  if (!f || b < 0 || b >= static_cast<int>(f->labels.size())) return 0;
+  if (c.fwd != f || c.batch != b || c.font_size != ImGui::GetFontSize()) {
+    c.fwd = f;
+    c.batch = b;
+    c.font_size = ImGui::GetFontSize();
+    c.width = 0;
+    for (const std::string& l : f->labels[b]) c.width = std::max(c.width, ImGui::CalcTextSize(l.c_str()).x);
+  }
+  return c.width;
+}
+
+int mask_mode(const ModelConfig& cfg, bool padded) {
+  if (cfg.causal) return cfg.pitfalls.reversed_mask ? 2 : 1;
+  return padded ? 3 : 0;
+}
+
+void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax) {
+  *vmin = 0.0f;
+  *vmax = 1.0f;
+  if (!s.result || !s.result->fwd || s.view.norm == Normalisation::Absolute) return;
+  const ForwardData& f = *s.result->fwd;
+  const ForwardOutput& out = f.out;
+  auto max_of = [&](int l, int b, int h) { return f.map_max[(static_cast<size_t>(l) * out.B + b) * out.Hw + h]; };
+  float m = 0;
+  switch (s.view.norm) {
+    case Normalisation::PerHead: m = max_of(layer, batch, head); break;
+    case Normalisation::PerLayer:
+      for (int h = 0; h < out.Hw; ++h) m = std::max(m, max_of(layer, batch, h));
+      break;
+    case Normalisation::Global:
+      for (int l = 0; l < out.L; ++l)
+        for (int h = 0; h < out.Hw; ++h) m = std::max(m, max_of(l, batch, h));
+      break;
+    case Normalisation::Absolute: break;
+  }
+  *vmax = m > 0 ? m : 1.0f;
+}
+
+HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v) {
+  HeatmapHit hit;
+  const float w = v.width > 0 ? v.width : v.side, h = v.height > 0 ? v.height : v.side;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 p0(origin.x + v.label_w, origin.y), p1(p0.x + w, p0.y + h);
+  hit.p0 = p0;
+  hit.p1 = p1;
+  ImGui::PushID(id);
+  ImGui::InvisibleButton("map", ImVec2(v.label_w + w, h + v.label_h));
+  const bool hovered_area = ImGui::IsItemHovered();
+  hit.clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+  hit.double_clicked = hovered_area && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left);
+  ImGui::PopID();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  if (!v.tex || !v.tex->valid()) {
+    dl->AddRectFilled(p0, p1, IM_COL32(60, 60, 66, 255));
+    return hit;
+  }
+  r.draw(dl, p0, p1, *v.tex, v.style);
+  dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
+
+  // Which cell is under the mouse (in map cells, through the zoom window).
+  const HeatmapStyle& s = v.style;
+  const float col1 = s.col1 < 0 ? static_cast<float>(v.tex->cols) : s.col1;
+  const float row1 = s.row1 < 0 ? static_cast<float>(v.tex->rows) : s.row1;
+  const float cw = w / std::max(col1 - s.col0, 1e-6f), ch = h / std::max(row1 - s.row0, 1e-6f);
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  if (hovered_area && m.x >= p0.x && m.x < p1.x && m.y >= p0.y && m.y < p1.y) {
+    hit.hovered = true;
+    hit.col = static_cast<int>(std::floor(s.col0 + (m.x - p0.x) / cw));
+    hit.row = static_cast<int>(std::floor(s.row0 + (m.y - p0.y) / ch));
+    if (hit.col >= v.tex->cols || hit.row >= v.tex->rows) hit.hovered = false;
+  }
+
+  // Token labels: queries down the left, keys along the bottom, when cells are tall enough.
+  const float fh = ImGui::GetFontSize();
+  const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), accent = IM_COL32(255, 140, 70, 255);
+  if (v.row_labels && v.label_w > 0 && ch >= fh * 0.7f) {
+    dl->PushClipRect(ImVec2(origin.x, p0.y), ImVec2(p0.x, p1.y), true);
+    for (int t = std::max(0, static_cast<int>(s.row0)); t < static_cast<int>(std::ceil(row1)) && t < static_cast<int>(v.row_labels->size()); ++t) {
+      const char* text = (*v.row_labels)[t].c_str();
+      const float tw = ImGui::CalcTextSize(text).x;
+      const float y = p0.y + (t - s.row0) * ch + (ch - fh) * 0.5f;
+      dl->AddText(ImVec2(p0.x - 6 - tw, y), t == v.hover_token || t == hit.row ? accent : ink, text);
+    }
+    dl->PopClipRect();
+  }
+  if (v.col_labels && v.label_h > 0 && cw >= fh * 0.7f) {
+    dl->PushClipRect(ImVec2(p0.x, p1.y), ImVec2(p1.x, p1.y + v.label_h), true);
+    for (int c = std::max(0, static_cast<int>(s.col0)); c < static_cast<int>(std::ceil(col1)) && c < static_cast<int>(v.col_labels->size()); ++c) {
+      const char* text = (*v.col_labels)[c].c_str();
+      const float tw = ImGui::CalcTextSize(text).x;
+      const float x = p0.x + (c - s.col0) * cw + (cw - fh) * 0.5f;
+      add_text_vertical(dl, ImVec2(x + fh, p1.y + 6 + tw), c == v.hover_token || c == hit.col ? accent : ink, text);
+    }
+    dl->PopClipRect();
+  }
+  return hit;
+}
+
+void colour_legend(const HeatmapStyle& s, const char* caption, float width, const char* hi_label) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float bar_h = ImGui::GetFontSize() * 0.8f;
+  const int steps = 64;
+  for (int i = 0; i < steps; ++i) {
+    const float t = static_cast<float>(i) / (steps - 1);
+    std::array<float, 3> c;
+    if (s.diverging) {
+      c = t < 0.5f ? std::array<float, 3>{0.16f + (0.97f - 0.16f) * t * 2, 0.36f + (0.97f - 0.36f) * t * 2, 0.72f + (0.97f - 0.72f) * t * 2}
+                   : std::array<float, 3>{0.97f + (0.75f - 0.97f) * (t - 0.5f) * 2, 0.97f + (0.18f - 0.97f) * (t - 0.5f) * 2,
+                                          0.97f + (0.15f - 0.97f) * (t - 0.5f) * 2};
+    } else {
+      c = colormap_rgb(s.colormap, t);
+    }
+    dl->AddRectFilled(ImVec2(p.x + width * i / steps, p.y), ImVec2(p.x + width * (i + 1) / steps + 1, p.y + bar_h),
+                      ImGui::ColorConvertFloat4ToU32(ImVec4(c[0], c[1], c[2], 1)));
+  }
+  char lo[32], hi[32];
+  if (s.diverging) {
+    const float m = std::max(std::abs(s.vmin), std::abs(s.vmax));
+    std::snprintf(lo, sizeof lo, "%.3g", -m);
+    std::snprintf(hi, sizeof hi, "%.3g", m);
+  } else {
+    std::snprintf(lo, sizeof lo, "%.3g", s.log_scale ? s.vmax * 1e-4f : s.vmin);
+    std::snprintf(hi, sizeof hi, "%.3g", s.vmax);
+  }
+  if (hi_label) std::snprintf(hi, sizeof hi, "%s", hi_label);
+  ImGui::Dummy(ImVec2(width, bar_h));
+  ImGui::SameLine();
+  ImGui::TextDisabled("  %s", caption);
+  // The end values under the bar.
+  ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + bar_h + 2));
+  ImGui::TextUnformatted(lo);
+  ImGui::SameLine();
+  ImGui::SetCursorScreenPos(ImVec2(p.x + width - ImGui::CalcTextSize(hi).x, p.y + bar_h + 2));
+  ImGui::TextUnformatted(hi);
+}
+
+void text_disabled_wrapped_at_commas(const std::string& text) {
+  const float width = ImGui::GetContentRegionAvail().x;
+  std::string line;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find(", ", i);
+    const std::string piece = j == std::string::npos ? text.substr(i) : text.substr(i, j + 2 - i);
+    i = j == std::string::npos ? text.size() : j + 2;
+    if (!line.empty() && ImGui::CalcTextSize((line + piece).c_str()).x > width) {
+      ImGui::TextDisabled("%s", line.c_str());
+      line.clear();
+    }
+    line += piece;
+  }
+  if (!line.empty()) ImGui::TextDisabled("%s", line.c_str());
+}
+
+}  // namespace headmap

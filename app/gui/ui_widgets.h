@@ -1,0 +1,55 @@
+// ui_widgets.h: widgets more than one panel draws: a labelled heatmap with hover, rotated
+// text, a colour legend, token chips.
+#pragma once
+#include <imgui.h>
+
+#include <string>
+#include <vector>
+
+#include "app/gui/app_state.h"
+#include "app/gui/render/heatmap_renderer.h"
+
+namespace headmap {
+
+// Text rotated 90° counter-clockwise, reading upwards from `pos` (its baseline-left corner).
+void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text);
+
+// Disabled (grey) text wrapped only after ", " so that numbers such as "loss 1.59" never
+// split (ImGui's own wrapping may break after a '.').
+void text_disabled_wrapped_at_commas(const std::string& text);
+
+struct HeatmapView {
+  const MapTexture* tex = nullptr;
+  HeatmapStyle style;
+  float side = 200;  // size of the map area in pixels (square cells when rows == cols)
+  float width = 0, height = 0;  // explicit size for non-square maps (0: use side)
+  const std::vector<std::string>* row_labels = nullptr;  // query tokens, left
+  const std::vector<std::string>* col_labels = nullptr;  // key tokens, below
+  float label_w = 0, label_h = 0;  // space reserved for labels (0: none)
+  int hover_token = -1;            // highlights that label
+};
+
+struct HeatmapHit {
+  bool hovered = false, clicked = false, double_clicked = false;
+  int row = -1, col = -1;  // cell under the mouse (in map cells)
+  ImVec2 p0, p1;           // the map's rect on screen
+};
+
+// Draws the map at the cursor with its labels and reserves the space. Returns what the mouse did.
+HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v);
+
+// A horizontal colour bar with the values at both ends and a caption.
+// hi_label replaces the number at the top end (e.g. "head max").
+void colour_legend(const HeatmapStyle& s, const char* caption, float width, const char* hi_label = nullptr);
+
+// The widest token label of sentence b of the result on screen, at the current font
+// (measured once per result and font size).
+float token_label_width(AppState& s, int b);
+
+// The colour range [vmin, vmax] for one map under the state's normalisation.
+void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax);
+
+// The mask mode for the shader from the config that produced the result.
+int mask_mode(const ModelConfig& cfg, bool padded);
+
+}  // namespace headmap

@@ -1,0 +1,423 @@
+// script.cpp: the screenshot/test driver and the responsiveness benchmark.
+#include "app/script/script.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "app/common/model_options.h"
+#include "core/io/export.h"
+#include "core/inspect/metrics.h"
+#include "core/text/utf8.h"
+
+namespace headmap {
+using Clock = std::chrono::steady_clock;
+
+Status apply_setting(AppState& s, const std::string& a) {
+  const size_t eq = a.find('=');
+  if (eq == std::string::npos) return Error{ErrorKind::InvalidArgument, "Expected key=value, got \"" + a + "\"."};
+  const std::string k = a.substr(0, eq), v = a.substr(eq + 1);
+  auto num = [&](int* dst) -> Status {
+    try {
+      *dst = std::stoi(v);
+    } catch (...) {
+      return Error{ErrorKind::InvalidArgument, k + " needs a number, got \"" + v + "\"."};
+    }
+    return Status();
+  };
+  if (k == "heads") return num(&s.cfg.num_heads);
+  if (k == "d_model") return num(&s.cfg.d_model);
+  if (k == "layers") return num(&s.cfg.num_layers);
+  if (k == "context") return num(&s.cfg.context);
+  if (k == "layer") return num(&s.view.layer);
+  if (k == "head") return num(&s.view.head);
+  if (k == "seed") {
+    int seed = 0;
+    if (Status st = num(&seed); !st) return st;
+    s.cfg.seed = static_cast<uint64_t>(seed);
+    return Status();
+  }
+  if (k == "causal") { s.cfg.causal = v == "1" || v == "true" || v == "on"; return Status(); }
+  if (k == "positional") { s.cfg.positional = v == "1" || v == "true" || v == "on"; return Status(); }
+  if (k == "text") { s.text = v; return Status(); }
+  if (k == "weights") {
+    if (v != "trained" && v != "random") return Error{ErrorKind::InvalidArgument, "weights is trained or random, got \"" + v + "\"."};
+    s.weights_mode = v == "random" ? WeightsMode::Random : WeightsMode::Trained;
+    return Status();
+  }
+  if (k == "ablate") {  // "layer,head": switch that head off, as its box in the heads panel would
+    int l = 0, h = 0;
+    if (std::sscanf(v.c_str(), "%d,%d", &l, &h) != 2) return Error{ErrorKind::InvalidArgument, "ablate wants layer,head."};
+    s.ablated.resize(static_cast<size_t>(s.cfg.num_layers * s.cfg.num_heads), 0);
+    const size_t i = static_cast<size_t>(l) * s.cfg.num_heads + h;
+    if (l < 0 || h < 0 || h >= s.cfg.num_heads || i >= s.ablated.size()) return Error{ErrorKind::InvalidArgument, "No such head to ablate."};
+    s.ablated[i] = 1;
+    return Status();
+  }
+  if (k == "train_steps") return num(&s.train_steps);
+  if (k == "cancel_at_step") return num(&s.train_cancel_at_step);  // the Cancel button, pressed at that step
+  if (k == "train") {  // as the "Train this configuration" button does
+    s.train_request = train_this_configuration(s);
+    s.weights_mode = WeightsMode::Trained;
+    return Status();
+  }
+  if (k == "compare_steps") return num(&s.compare_steps);
+  if (k == "compare") {  // as the Compare buttons do
+    if (v != "heads" && v != "w_o") return Error{ErrorKind::InvalidArgument, "compare is heads or w_o, got \"" + v + "\"."};
+    s.train_request = v == "heads" ? compare_heads_job(s) : compare_w_o_job(s);
+    return Status();
+  }
+  if (k == "panel") {
+    if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};
+    return Status();
+  }
+  if (k == "colormap") {
+    if (!parse_colormap(v.c_str(), &s.view.colormap)) return Error{ErrorKind::InvalidArgument, "Unknown colormap \"" + v + "\"."};
+    return Status();
+  }
+  return Error{ErrorKind::InvalidArgument, "Unknown setting \"" + k + "\"."};
+}
+
+// Ready to be looked at: nothing computing or training, and the newest inputs answered (a
+// result, a refusal) or not computable (an invalid config).
+static bool settled(const App& app) {
+  if (app.busy() || app.state.training.running || app.state.train_request) return false;
+  if (!app.state.config_status.ok()) return true;
+  return app.answered() && (app.fresh() || !app.state.compute_error.empty());
+}
+
+// ---- screenshot and GUI-test driver ----------------------------------------------------
+namespace {
+class ScreenshotScript : public Script {
+ public:
+  explicit ScreenshotScript(ScreenshotOptions o) : o_(std::move(o)), start_(Clock::now()) {
+    const DecodedText d = decode_utf8(o_.type);
+    chars_ = d.codepoints;
+  }
+
+  void before_draw(App& app) override {
+    // The pointer of a virtual display rests mid-screen; keep it out of the picture unless asked.
+    ImGui::GetIO().MousePos = o_.mouse_x >= 0 ? ImVec2(o_.mouse_x, o_.mouse_y) : ImVec2(-FLT_MAX, -FLT_MAX);
+    if (Clock::now() - start_ > std::chrono::seconds(90)) {
+      std::fprintf(stderr, "headmap: the screenshot timed out waiting for the model.\n");
+      finished = true;
+      exit_code = 1;
+      return;
+    }
+    switch (phase_) {
+      case Phase::WaitFirst:
+        if (settled(app) && frames_++ >= 1) next(app);
+        break;
+      case Phase::Then:
+        for (const std::string& a : o_.then)
+          if (Status s = apply_setting(app.state, a); !s) std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+        phase_ = Phase::WaitThen;
+        frames_ = 0;
+        break;
+      case Phase::WaitThen:
+        if (frames_++ >= 1 && settled(app)) next(app);
+        break;
+      case Phase::Type:
+        if (!ImGui::GetIO().WantTextInput) {
+          app.state.focus_text = true;  // the box takes focus next frame
+        } else if (typed_ < chars_.size()) {
+          ImGui::GetIO().AddInputCharacter(static_cast<unsigned int>(chars_[typed_++]));
+        } else {
+          phase_ = Phase::WaitTyped;
+          frames_ = 0;
+        }
+        break;
+      case Phase::WaitTyped:
+        if (frames_++ >= 1 && settled(app)) next(app);
+        break;
+      case Phase::Frames:
+        if (frames_++ >= o_.frames) {
+          phase_ = Phase::Capture;
+          app.capture(o_.path, 0, 0, 0, 0, [this, &app](const Status& s) { done(app, s); });
+        }
+        break;
+      case Phase::Capture:
+        break;
+    }
+  }
+  void after_swap(App&) override {}
+  // While waiting for the model (or a training), sleep until it wakes us: spinning frames
+  // would take the CPU the model needs.
+  double wait_seconds(const App&) const override {
+    return phase_ == Phase::WaitFirst || phase_ == Phase::WaitThen || phase_ == Phase::WaitTyped ? 0.05 : 0.0;
+  }
+
+ private:
+  enum class Phase { WaitFirst, Then, WaitThen, Type, WaitTyped, Frames, Capture };
+  void next(App& app) {
+    frames_ = 0;
+    if (phase_ == Phase::WaitFirst && !o_.then.empty()) phase_ = Phase::Then;
+    else if ((phase_ == Phase::WaitFirst || phase_ == Phase::WaitThen) && !chars_.empty()) {
+      app.state.text.clear();
+      phase_ = Phase::Type;
+    } else phase_ = Phase::Frames;
+  }
+  void done(App& app, const Status& s) {
+    finished = true;
+    if (!s) {
+      std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+      exit_code = 1;
+      return;
+    }
+    if (!o_.report.empty()) {
+      const UiReport& r = app.state.report;
+      nlohmann::json j;
+      nlohmann::json rects = nlohmann::json::array();
+      for (const UiReport::Rect& q : r.heatmaps) rects.push_back({q.x0, q.y0, q.x1, q.y1});
+      j["heatmaps"] = rects;
+      j["heatmaps_drawn"] = r.heatmaps.size();
+      j["tokens"] = r.tokens;
+      j["messages"] = r.messages;
+      j["buttons"] = r.buttons;
+      j["passport_rows"] = r.passport_rows;
+      j["attention_params"] = r.attention_params;
+      j["stale"] = r.stale;
+      j["colormap"] = r.colormap;
+      j["config"] = nlohmann::json::parse(config_json(app.state.cfg));
+      j["panel"] = center_panel_name(app.state.view.center);
+      if (app.state.result && app.state.result->fwd) {
+        const ForwardData& f = *app.state.result->fwd;
+        j["weights_source"] = f.source;
+        j["compute_ms"] = f.compute_ms;  // the forward pass and its metrics, on the worker
+        j["trained"] = f.weights->trained();
+        if (f.weights->trained()) j["loss_on_text"] = f.out.loss;
+        nlohmann::json labels = nlohmann::json::array();
+        for (int l = 0; l < f.out.L && f.out.B > 0; ++l)  // an empty batch has no metrics
+          for (int h = 0; h < f.out.Hw; ++h) {
+            const float ind = f.induction.empty() ? 0.0f : f.induction[static_cast<size_t>(l) * f.out.H + h];
+            labels.push_back(head_label_name(head_label(f.metrics[(static_cast<size_t>(l) * f.out.B) * f.out.Hw + h], ind)));
+          }
+        j["head_labels"] = labels;  // sentence 0, (L, H) flattened
+      }
+      const TrainStatus& t = app.state.training;
+      j["training"] = {{"done", t.done}, {"cancelled", t.cancelled}, {"error", t.error ? t.error->message : ""},
+                       {"steps", t.progress.steps}, {"step", t.progress.step},
+                       {"points", t.curves.empty() ? 0 : t.curves[0].size()}, {"labels", t.labels}, {"final_val", t.final_val}};
+      if (Status w = write_file_atomic(o_.report, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w) {
+        std::fprintf(stderr, "headmap: %s\n", w.error().message.c_str());
+        exit_code = 1;
+      }
+    }
+  }
+
+  ScreenshotOptions o_;
+  Clock::time_point start_;
+  Phase phase_ = Phase::WaitFirst;
+  int frames_ = 0;
+  std::u32string chars_;
+  size_t typed_ = 0;
+};
+}  // namespace
+
+std::unique_ptr<Script> make_screenshot_script(ScreenshotOptions o) { return std::make_unique<ScreenshotScript>(std::move(o)); }
+
+// ---- responsiveness benchmark ------------------------------------------------------------
+namespace {
+struct Stats {
+  std::vector<double> v;
+  nlohmann::json json() const {
+    if (v.empty()) return {{"n", 0}};
+    std::vector<double> s = v;
+    std::sort(s.begin(), s.end());
+    auto q = [&](double p) { return s[std::min(s.size() - 1, static_cast<size_t>(p * (s.size() - 1) + 0.5))]; };
+    return {{"n", s.size()}, {"p50", q(0.5)}, {"p95", q(0.95)}, {"max", s.back()}};
+  }
+};
+
+class BenchmarkScript : public Script {
+ public:
+  explicit BenchmarkScript(Clock::time_point process_start) : process_start_(process_start) {}
+
+  void before_draw(App& app) override {
+    const Clock::time_point now = Clock::now();
+    input_this_frame_ = false;
+    AppState& s = app.state;
+    switch (phase_) {
+      case 0:  // cold start: wait for the first heatmaps
+        break;
+      case 1: {  // type the default sentence, one character every 80 ms
+        if (!ImGui::GetIO().WantTextInput) {
+          s.focus_text = true;
+          break;
+        }
+        if (typed_ == 0 && !cleared_) {
+          s.text.clear();
+          cleared_ = true;
+          mark_input(now);
+          break;
+        }
+        if (now - last_input_ < std::chrono::milliseconds(80)) break;
+        if (typed_ < sentence_.size()) {
+          ImGui::GetIO().AddInputCharacter(static_cast<unsigned char>(sentence_[typed_++]));
+          mark_input(now);
+        } else if (settled(app)) {
+          ImGui::SetWindowFocus(nullptr);  // leave the text box
+          start_phase(2, now);
+          divisors_ = valid_head_counts(s.cfg.d_model);
+        }
+        break;
+      }
+      case 2:  // num_heads through the divisors of d_model
+        if (now - last_input_ < std::chrono::milliseconds(250)) break;
+        if (step_ < divisors_.size()) {
+          s.cfg.num_heads = divisors_[step_++];
+          mark_input(now);
+        } else if (settled(app)) {
+          start_phase(3, now);
+        }
+        break;
+      case 3: {  // d_model sweep, heads kept valid
+        static const int dims[] = {24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 64};
+        if (now - last_input_ < std::chrono::milliseconds(300)) break;
+        if (step_ < std::size(dims)) {
+          s.cfg.d_model = dims[step_++];
+          s.cfg.num_heads = nearest_valid_head_count(s.cfg.d_model, 4);
+          mark_input(now);
+        } else if (settled(app)) {
+          start_phase(4, now);
+        }
+        break;
+      }
+      case 4: {  // the envelope: T = 128 tokens, D = 768, H = 12, L = 1; slider moves and edits
+        if (now - last_input_ < std::chrono::milliseconds(300)) break;
+        if (step_ == 0) {
+          std::string t;
+          for (int i = 0; i < 127; ++i) t += "w" + std::to_string(i % 40) + " ";
+          s.text = t;
+          s.cfg.d_model = 768;
+          s.cfg.num_heads = 12;
+          s.cfg.num_layers = 1;
+          s.cfg.context = 256;
+          ++step_;
+          mark_input(now);
+        } else if (step_ < 12) {
+          static const int heads[] = {12, 8, 6, 4, 12, 3, 2, 12, 6, 8, 4};
+          if (step_ % 2) s.cfg.num_heads = heads[step_ - 1];
+          else s.text += "x";  // a keystroke at T = 128
+          ++step_;
+          mark_input(now);
+        } else if (settled(app)) {
+          start_phase(5, now);
+        }
+        break;
+      }
+      case 5: {  // a T = 2048 request (D=256, H=8, L=2): frames must stay smooth while it computes
+        if (step_ == 0) {
+          std::string t;
+          for (int i = 0; i < 2100; ++i) t += "w" + std::to_string(i % 500) + " ";
+          s.text = t;
+          s.cfg = ModelConfig();
+          s.cfg.d_model = 256;  // random init: the trained models read at most 128 tokens
+          s.cfg.num_heads = 8;
+          s.cfg.num_layers = 2;
+          s.cfg.context = 2048;
+          s.weights_mode = WeightsMode::Random;
+          step_ = 1;
+          long_started_ = now;
+        } else if (step_ == 1 && settled(app) && now - long_started_ > std::chrono::milliseconds(200)) {
+          long_ms_ = std::chrono::duration<double, std::milli>(now - long_started_).count();
+          step_ = 2;
+          finish_at_ = now + std::chrono::milliseconds(500);
+        } else if (step_ == 2 && now > finish_at_) {
+          report();
+          finished = true;
+        }
+        break;
+      }
+    }
+  }
+
+  // Like a person: the app sleeps between inputs and wakes for each input or result.
+  double wait_seconds(const App& app) const override {
+    if (phase_ == 0 || phase_ == 5 || (phase_ == 1 && (typed_ == 0 || !ImGui::GetIO().WantTextInput))) return 0.0;
+    if (!pending_.empty() && !app.busy()) return 0.0;  // a result is waiting to be drawn
+    const int gap_ms = phase_ == 1 ? 80 : phase_ == 2 ? 250 : 300;
+    const double left = std::chrono::duration<double>(last_input_ + std::chrono::milliseconds(gap_ms) - Clock::now()).count();
+    return std::clamp(left, 0.0, 0.1);
+  }
+
+  void after_swap(App& app) override {
+    const Clock::time_point now = app.last_swap;
+    // Frame time: the work of a frame, from taking the worker's result to the swap (the
+    // app sleeps between frames when nothing happens; sleep is not frame time).
+    (phase_ == 5 && app.busy() ? frames_long_ : frames_).v.push_back(app.last_frame_ms);
+    if (phase_ == 0 && app.fresh() && !app.state.report.heatmaps.empty()) {
+      cold_ms_ = std::chrono::duration<double, std::milli>(now - process_start_).count();
+      start_phase(1, now);
+    }
+    if (input_this_frame_ && app.last_posted_seq > registered_seq_) {
+      pending_.push_back({app.last_posted_seq, input_time_, phase_});
+      registered_seq_ = app.last_posted_seq;
+    }
+    // Inputs whose result (or a later one) is now on screen.
+    const uint64_t shown = app.state.result && !app.state.stale ? app.state.result->seq : 0;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (shown >= it->seq) {
+        const double ms = std::chrono::duration<double, std::milli>(now - it->at).count();
+        latency_.v.push_back(ms);
+        (it->phase == 4 ? latency_big_ : latency_small_).v.push_back(ms);
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+ private:
+  struct Pending {
+    uint64_t seq;
+    Clock::time_point at;
+    int phase;
+  };
+  void mark_input(Clock::time_point now) {
+    last_input_ = now;
+    input_time_ = now;
+    input_this_frame_ = true;
+  }
+  void start_phase(int p, Clock::time_point now) {
+    phase_ = p;
+    step_ = 0;
+    last_input_ = now;
+  }
+  void report() {
+    nlohmann::json j;
+    j["cold_start_ms"] = cold_ms_;
+    j["input_to_pixels_ms"] = latency_.json();
+    j["input_to_pixels_ms_small_models"] = latency_small_.json();
+    j["input_to_pixels_ms_T128_D768_H12_L1"] = latency_big_.json();
+    j["frame_ms"] = frames_.json();
+    j["frame_ms_while_T2048_computes"] = frames_long_.json();
+    j["T2048_request_ms"] = long_ms_;
+    j["inputs_never_shown"] = pending_.size();
+    std::printf("%s\n", j.dump(2).c_str());
+  }
+
+  Clock::time_point process_start_;
+  int phase_ = 0;
+  size_t step_ = 0, typed_ = 0;
+  bool cleared_ = false;
+  std::string sentence_ = kDefaultSentence;
+  std::vector<int> divisors_;
+  Clock::time_point last_input_{}, input_time_{}, long_started_{}, finish_at_{};
+  bool input_this_frame_ = false;
+  uint64_t registered_seq_ = 0;
+  std::vector<Pending> pending_;
+  Stats latency_, latency_small_, latency_big_, frames_, frames_long_;
+  double cold_ms_ = 0, long_ms_ = 0;
+};
+}  // namespace
+
+std::unique_ptr<Script> make_benchmark_script(Clock::time_point process_start) {
+  return std::make_unique<BenchmarkScript>(process_start);
+}
+
+}  // namespace headmap

@@ -1,0 +1,165 @@
+#include "core/inspect/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/math/rng.h"
+
+namespace headmap {
+
+HeadMetrics map_metrics(const float* w, int T, int len) {
+  HeadMetrics m;
+  double ent = 0, ent_norm = 0, prev = 0, first = 0, self = 0, mx = 0;
+  int n_ent = 0, n_norm = 0, n_rows = 0;
+  for (int t = 0; t < len; ++t) {
+    const float* row = w + static_cast<size_t>(t) * T;
+    double h = 0, sum = 0, rmax = 0;
+    int visible = 0;
+    for (int s = 0; s < len; ++s) {
+      const double p = row[s];
+      sum += p;
+      rmax = std::max(rmax, p);
+      if (p > 0) {
+        h -= p * std::log(p);
+        ++visible;
+      }
+    }
+    if (sum <= 0) continue;  // a row with no visible key
+    ent += h;
+    ++n_ent;
+    // Visible keys: count non-zero weights (a softmax never underflows to exactly 0 for
+    // keys it may see unless the logit gap exceeds ~100, where log(n) hardly matters).
+    if (visible >= 2) {
+      ent_norm += h / std::log(static_cast<double>(visible));
+      ++n_norm;
+    }
+    if (t >= 1) {
+      prev += row[t - 1];
+      first += row[0];
+      self += row[t];
+      mx += rmax;
+      ++n_rows;
+    }
+  }
+  if (n_ent) m.entropy = static_cast<float>(ent / n_ent);
+  if (n_norm) m.entropy_norm = static_cast<float>(ent_norm / n_norm);
+  if (n_rows) {
+    m.prev_token = static_cast<float>(prev / n_rows);
+    m.first_token = static_cast<float>(first / n_rows);
+    m.self = static_cast<float>(self / n_rows);
+    m.max_weight = static_cast<float>(mx / n_rows);
+  }
+  return m;
+}
+
+std::vector<HeadMetrics> head_metrics(const ForwardOutput& out, const Batch& batch) {
+  std::vector<HeadMetrics> m;
+  m.reserve(static_cast<size_t>(out.L) * out.B * out.Hw);
+  for (int l = 0; l < out.L; ++l)
+    for (int b = 0; b < out.B; ++b)
+      for (int h = 0; h < out.Hw; ++h) m.push_back(map_metrics(out.weights(l, b, h), out.T, batch.lengths[b]));
+  return m;
+}
+
+// Plain English words for the word-mode probe: any fixed list of distinct words will do.
+static const char* const kProbeWords[] = {
+    "apple", "river", "stone", "cloud", "pencil", "garden", "window", "silver", "orange", "planet",
+    "forest", "candle", "bridge", "marble", "rocket", "violin", "tiger", "copper", "island", "lantern",
+    "meadow", "button", "harbor", "jacket", "kettle", "ladder", "mirror", "needle", "pepper", "quartz",
+    "saddle", "temple", "umbrella", "valley", "wagon", "yellow", "zebra", "anchor", "basket", "cactus",
+    "dragon", "engine", "falcon", "glacier", "hammer", "igloo", "jungle", "koala", "lemon", "magnet"};
+
+InductionProbe make_induction_probe(const ModelConfig& cfg, const ModelWeights& w, int n, uint64_t seed) {
+  InductionProbe p;
+  Rng rng(combine(seed, 0x1DC7));
+  std::vector<std::string> pool;
+  const TokenizerKind kind = effective_tokenizer(cfg, w);
+  if (kind == TokenizerKind::Vocab) {
+    for (const std::string& piece : w.vocab.pieces) {
+      if (piece.size() < 3 || piece.rfind("##", 0) == 0 || piece[0] == '<') continue;
+      if (std::all_of(piece.begin(), piece.end(), [](char c) { return (c >= 'a' && c <= 'z'); })) pool.push_back(piece);
+    }
+  } else if (kind == TokenizerKind::Char) {
+    for (char c = 'a'; c <= 'z'; ++c) pool.emplace_back(1, c);
+  } else {
+    pool.assign(std::begin(kProbeWords), std::end(kProbeWords));
+  }
+  if (pool.empty()) pool.assign(std::begin(kProbeWords), std::end(kProbeWords));
+  n = std::max(2, std::min(n, cfg.context / 2));
+  std::vector<std::string> seq;
+  // Distinct tokens where the pool allows, so each query's earlier match is unique.
+  std::vector<int> order(pool.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(static_cast<int>(i))]);
+  for (int i = 0; i < n; ++i) seq.push_back(pool[order[i % order.size()]]);
+  const std::string sep = kind == TokenizerKind::Char ? "" : " ";
+  std::string once;
+  for (int i = 0; i < n; ++i) once += (i ? sep : "") + seq[i];
+  p.text = once + sep + once;
+  p.n = n;
+  return p;
+}
+
+float induction_score_of_map(const float* w, int T, int n) {
+  double s = 0;
+  int count = 0;
+  for (int t = n; t < 2 * n && t < T; ++t) {
+    s += w[static_cast<size_t>(t) * T + (t - n + 1)];
+    ++count;
+  }
+  return count ? static_cast<float>(s / count) : 0.0f;
+}
+
+std::vector<float> induction_scores(const ModelWeights& w, const ModelConfig& cfg_in, const InductionProbe& probe) {
+  ModelConfig cfg = cfg_in;
+  cfg.pitfalls.head_averaged = false;  // per-head scores
+  cfg.context = std::max(cfg.context, std::min(2 * probe.n, kMaxContext));
+  if (w.trained()) cfg.context = std::min(cfg.context, w.context);
+  const Batch batch = make_batch({probe.text}, cfg, w);
+  Result<ForwardOutput> r = forward(w, cfg, batch);
+  if (!r || batch.empty()) return {};
+  const ForwardOutput& out = *r;
+  // The tokenizer may split a probe word; score only if the probe is exactly 2n tokens.
+  const int n = batch.lengths[0] == 2 * probe.n ? probe.n : batch.lengths[0] / 2;
+  std::vector<float> scores(static_cast<size_t>(out.L) * out.H);
+  for (int l = 0; l < out.L; ++l)
+    for (int h = 0; h < out.H; ++h) scores[static_cast<size_t>(l) * out.H + h] = induction_score_of_map(out.weights(l, 0, h), out.T, n);
+  return scores;
+}
+
+const char* head_label_name(HeadLabel l) {
+  switch (l) {
+    case HeadLabel::None: return "";
+    case HeadLabel::PreviousToken: return "previous-token";
+    case HeadLabel::FirstToken: return "first-token";
+    case HeadLabel::Self: return "self";
+    case HeadLabel::Induction: return "induction";
+    case HeadLabel::Broad: return "broad";
+  }
+  return "";
+}
+
+HeadLabel head_label(const HeadMetrics& m, float induction) {
+  const LabelThresholds& th = kLabelThresholds;
+  struct Cand {
+    HeadLabel label;
+    float margin;
+  };
+  const Cand cands[] = {
+      {HeadLabel::Induction, induction - th.induction},
+      {HeadLabel::PreviousToken, m.prev_token - th.prev_token},
+      {HeadLabel::FirstToken, m.first_token - th.first_token},
+      {HeadLabel::Self, m.self - th.self},
+      {HeadLabel::Broad, m.entropy_norm - th.broad},
+  };
+  HeadLabel best = HeadLabel::None;
+  float best_margin = 0.0f;
+  for (const Cand& c : cands)
+    if (c.margin >= 0.0f && (best == HeadLabel::None || c.margin > best_margin)) {
+      best = c.label;
+      best_margin = c.margin;
+    }
+  return best;
+}
+
+}  // namespace headmap

@@ -1,0 +1,194 @@
+#include "core/inspect/passport.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace headmap {
+
+static std::string join_shape(const std::vector<std::string>& parts) {
+  std::string s = "(";
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s + ")";
+}
+
+std::string PassportStep::symbolic_str() const { return join_shape(symbolic); }
+
+std::string PassportStep::concrete_str() const {
+  std::vector<std::string> parts;
+  for (int64_t d : concrete) parts.push_back(std::to_string(d));
+  return join_shape(parts);
+}
+
+const PassportStep* Passport::find(const std::string& id) const {
+  for (const PassportStep& s : steps)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+static std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
+  Passport p;
+  p.cfg = cfg;
+  p.B = B;
+  p.T = T;
+  p.V = V;
+  const int64_t b = B, t = T, D = cfg.d_model, H = std::max(cfg.num_heads, 1), dh = D / H, L = cfg.num_layers;
+  const Pitfalls& pf = cfg.pitfalls;
+  const bool trained = V > 0;
+  const std::string attn = "attention (per layer)", mlp = "MLP (per layer)";
+  const int64_t btd = b * t * D, bhtt = b * H * t * t;
+  auto add = [&](PassportStep s) {
+    if (!s.view && s.bytes == 0) s.bytes = shape_numel(s.concrete) * 4;
+    p.steps.push_back(std::move(s));
+  };
+  const Shape sBTD{b, t, D}, sBHTT{b, H, t, t}, sBHTd{b, H, t, dh}, sBTHd{b, t, H, dh};
+  const std::vector<std::string> yBTD{"B", "T", "D"}, yBHTT{"B", "H", "T", "T"}, yBHTd{"B", "H", "T", "d_head"},
+      yBTHd{"B", "T", "H", "d_head"};
+
+  // input
+  add({"tokens", "input", "tokens", trained ? "vocabulary ids" : std::string("tokenize(text), ") + tokenizer_name(cfg.tokenizer) + " mode",
+       {"B", "T"}, {b, t}, 0, b * t * 4, false, B > 1 ? "shorter sentences are padded to T" : ""});
+  add({"x", "input", "embed + position",
+       std::string(trained ? "E[token]" : "hash(token)") + (cfg.positional ? (trained ? " + P[t]" : " + PE(t)") : ""),
+       yBTD, sBTD, cfg.positional ? btd : 0, 0, false,
+       trained ? "" : "random init: each token's vector comes from a hash of its text and the seed"});
+
+  // attention, one layer
+  add({"attn_in", attn, "LayerNorm 1", "LN\xE2\x82\x81(x)", yBTD, sBTD, 8 * btd, 0, false, "pre-LN: the input of attention"});
+  for (const char* m : {"q", "k", "v"}) {
+    const std::string M(1, static_cast<char>(m[0] - 32));
+    add({m, attn, M + " projection", "attn_in \xC2\xB7 W_" + M + " + b_" + M, yBTD, sBTD, 2 * btd * D + btd, 0, false,
+         std::string(m) == "q" ? "W_Q, W_K, W_V are (D, D) for any H; headmap runs them as one (D, 3D) GEMM" : ""});
+  }
+  if (pf.interleaved_reshape) {
+    add({"q_view", attn, "split heads (pitfall)", "Q.view(B, T, d_head, H)", {"B", "T", "d_head", "H"}, {b, t, dh, H}, 0, 0,
+         true, "PITFALL: head h now reads features h, h+H, h+2H, ... (interleaved)"});
+    add({"q_heads", attn, "heads first", ".permute(0, 3, 1, 2)", yBHTd, sBHTd, 0, 0, true, "K and V are split the same way"});
+  } else {
+    add({"q_view", attn, "split heads", "Q.view(B, T, H, d_head)", yBTHd, sBTHd, 0, 0, true,
+         "d_head = D/H = " + std::to_string(dh) + "; head h reads features h\xC2\xB7" "d_head .. (h+1)\xC2\xB7" "d_head-1"});
+    add({"q_heads", attn, "heads first", ".transpose(1, 2)", yBHTd, sBHTd, 0, 0, true,
+         "K and V are split the same way; H now acts as a batch axis"});
+  }
+  add({"scores", attn, "scores", "Q_h \xC2\xB7 K_h\xE1\xB5\x80", yBHTT, sBHTT, 2 * bhtt * dh, 0, false, "one (T, T) map per head"});
+  add({"scaled", attn, "scale", pf.scale_by_d_model ? "\xC3\xB7 \xE2\x88\x9A" "D" : "\xC3\xB7 \xE2\x88\x9A" "d_head",
+       yBHTT, sBHTT, bhtt, 0, false,
+       pf.scale_by_d_model ? "PITFALL: under-scaled by \xE2\x88\x9AH: flatter weights"
+                           : "\xE2\x88\x9A" "d_head = " + number(std::sqrt(static_cast<double>(dh)))});
+  std::string mask_formula = cfg.causal ? (pf.reversed_mask ? "future only (s > t)" : "causal (s \xE2\x89\xA4 t)") : "none";
+  if (B > 1) mask_formula += cfg.causal ? " + padding" : " except padding";
+  add({"masked", attn, "mask", "masked_fill(hidden, \xE2\x88\x92\xE2\x88\x9E)", yBHTT, sBHTT, 0, 0, false,
+       "keys visible: " + mask_formula + (pf.reversed_mask && cfg.causal ? "  PITFALL: polarity reversed, last row sees nothing" : "")});
+  add({"weights", attn, "softmax", "softmax over keys", yBHTT, sBHTT, 5 * bhtt, 0, false, "each row sums to 1"});
+  if (pf.head_averaged)
+    add({"weights_mean", attn, "average heads (pitfall)", "weights.mean(dim=1)", {"B", "T", "T"}, {b, t, t}, bhtt, 0, false,
+         "PITFALL: the per-head patterns are averaged away"});
+  add({"ctx", attn, "weights \xC2\xB7 V", "weights \xC2\xB7 V_h", yBHTd, sBHTd, 2 * bhtt * dh, 0, false, "each head's output"});
+  add({"ctx_t", attn, "heads back", ".transpose(1, 2)", yBTHd, sBTHd, 0, 0, true, ""});
+  add({"concat", attn, "concatenate", ".contiguous().view(B, T, D)", yBTD, sBTD, 0, 0, false, "copy into (B, T, D): heads side by side"});
+  if (pf.no_w_o)
+    add({"out", attn, "output (pitfall)", "= concat (no W_O)", yBTD, sBTD, 0, 0, false, "PITFALL: heads are never mixed"});
+  else
+    add({"out", attn, "output projection", "concat \xC2\xB7 W_O + b_O", yBTD, sBTD, 2 * btd * D + btd, 0, false, "W_O mixes the heads"});
+  add({"resid1", attn, "residual", "x + out", yBTD, sBTD, btd, 0, false, ""});
+
+  // MLP, one layer
+  add({"mlp_in", mlp, "LayerNorm 2", "LN\xE2\x82\x82(x)", yBTD, sBTD, 8 * btd, 0, false, ""});
+  add({"fc", mlp, "expand + GELU", "GELU(\xC2\xB7 W_fc + b_fc)", {"B", "T", "4D"}, {b, t, 4 * D}, 2 * btd * 4 * D + 4 * btd + 10 * 4 * btd, 0, false, ""});
+  add({"proj", mlp, "project back", "\xC2\xB7 W_proj + b_proj", yBTD, sBTD, 2 * btd * 4 * D + btd, 0, false, ""});
+  add({"resid2", mlp, "residual", "x + mlp", yBTD, sBTD, btd, 0, false, "the next layer starts from here"});
+
+  // output
+  add({"out_final", "output", "after L layers", "x after layer L", yBTD, sBTD, 0, 0, false,
+       "L = " + std::to_string(L) + " layers, same shape in and out"});
+  if (trained) {
+    add({"logits", "output", "next-token logits", "LN_f(x) \xC2\xB7 E\xE1\xB5\x80", {"B", "T", "V"}, {b, t, V},
+         8 * btd + 2 * btd * V, 0, false, "tied unembedding"});
+  }
+  if (pf.head_averaged)
+    add({"attention", "output", "attention weights", "every layer's mean map", {"L", "B", "1", "T", "T"}, {L, b, 1, t, t}, 0, 0,
+         false, "PITFALL: one averaged map per sentence; the head axis has length 1"});
+  else
+    add({"attention", "output", "attention weights", "every layer's weights", {"L", "B", "H", "T", "T"}, {L, b, H, t, t}, 0, 0,
+         false, "what the heatmaps draw"});
+
+  for (const PassportStep& s : p.steps) {
+    const bool per_layer = s.section == attn || s.section == mlp;
+    p.total_flops += s.flops * (per_layer ? L : 1);
+  }
+  p.params = param_counts(cfg.d_model, cfg.num_layers, V, P, pf.no_w_o);
+  for (const ParamCount& c : p.params) {
+    p.total_params += c.count;
+    if (c.attention) p.attention_params += c.count;
+  }
+  return p;
+}
+
+std::string human_count(int64_t v) {
+  char buf[32];
+  if (v >= 1000000000) std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
+  else if (v >= 1000000) std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
+  else if (v >= 10000) std::snprintf(buf, sizeof buf, "%.1fk", v / 1e3);
+  else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  return buf;
+}
+
+// Display width of UTF-8 text: one column per code point (good enough for our symbols).
+static int columns(const std::string& s) {
+  int n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+static std::string pad(const std::string& s, int w) { return s + std::string(std::max(0, w - columns(s)), ' '); }
+
+std::string passport_table(const Passport& p) {
+  const ModelConfig& c = p.cfg;
+  std::string out;
+  char head[256];
+  std::snprintf(head, sizeof head, "Shape passport: B=%d T=%d D=%d H=%d d_head=%d L=%d%s\n", p.B, p.T, c.d_model, c.num_heads,
+                c.d_head(), c.num_layers, c.causal ? " causal" : "");
+  out += head;
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"step", "formula", "symbolic", "concrete", "FLOPs", "bytes", "note"});
+  std::string section;
+  for (const PassportStep& s : p.steps) {
+    if (s.section != section) {
+      section = s.section;
+      rows.push_back({"-- " + section, "", "", "", "", "", ""});
+    }
+    rows.push_back({s.name, s.formula, s.symbolic_str(), s.concrete_str(), human_count(s.flops), s.view ? "view" : human_count(s.bytes), s.note});
+  }
+  std::vector<int> w(7, 0);
+  for (auto& r : rows)
+    for (int i = 0; i < 6; ++i) w[i] = std::max(w[i], columns(r[i]));
+  for (auto& r : rows) {
+    std::string line;
+    if (r[0].rfind("-- ", 0) == 0) {
+      out += r[0] + "\n";
+      continue;
+    }
+    for (int i = 0; i < 7; ++i) line += pad(r[i], i < 6 ? w[i] + 2 : 0);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  out += "\nParameters\n";
+  int wn = 0, wf = 0;
+  for (const ParamCount& pc : p.params) {
+    wn = std::max(wn, columns(pc.name));
+    wf = std::max(wf, columns(pc.formula));
+  }
+  for (const ParamCount& pc : p.params)
+    out += "  " + pad(pc.name, wn + 2) + pad(pc.formula, wf + 2) + std::to_string(pc.count) + "\n";
+  out += "  " + pad("attention total (any H)", wn + wf + 4) + std::to_string(p.attention_params) + "\n";
+  out += "  " + pad("model total", wn + wf + 4) + std::to_string(p.total_params) + "\n";
+  out += "FLOPs for the whole forward pass: " + human_count(p.total_flops) + "\n";
+  return out;
+}
+
+}  // namespace headmap

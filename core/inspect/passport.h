@@ -1,0 +1,56 @@
+// passport.h: the shape passport. Every tensor from the tokens to the output, derived from
+// the config alone: name, formula, symbolic shape, concrete shape, FLOPs and bytes, plus
+// parameter counts per component.
+//
+// B = batch, T = tokens, D = d_model, H = heads, d_head = D/H, L = layers, V = vocab
+// FLOPs count a multiply-add as 2; LayerNorm ~8 per element, softmax ~5, GELU ~10.
+// Bytes are the float32 size of the tensor a step produces; a view produces no bytes.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/config.h"
+#include "core/math/tensor.h"
+#include "core/model/weights.h"
+
+namespace headmap {
+
+struct PassportStep {
+  std::string id;        // stable key, e.g. "q_view"; tests hold it against the computed tensor
+  std::string section;   // "input", "attention (per layer)", "MLP (per layer)", "output"
+  std::string name;      // "split heads"
+  std::string formula;   // "Q.view(B, T, H, d_head)"
+  std::vector<std::string> symbolic;  // {"B", "T", "H", "d_head"}
+  Shape concrete;        // {2, 10, 8, 64}
+  int64_t flops = 0;     // for one layer where the section is per layer
+  int64_t bytes = 0;     // float32 bytes produced; 0 for a view
+  bool view = false;     // reinterprets or re-strides existing memory, no copy
+  std::string note;      // pitfalls and remarks, may be empty
+
+  std::string symbolic_str() const;  // "(B, H, T, d_head)"
+  std::string concrete_str() const;  // "(2, 8, 10, 64)"
+};
+
+struct Passport {
+  ModelConfig cfg;
+  int B = 0, T = 0, V = 0;
+  std::vector<PassportStep> steps;
+  std::vector<ParamCount> params;
+  int64_t attention_params = 0;  // W_Q..W_O with biases, all layers: 4·L·(D² + D), any H
+  int64_t total_params = 0;
+  int64_t total_flops = 0;       // all layers
+
+  const PassportStep* find(const std::string& id) const;
+};
+
+// vocab = 0 and context_rows = 0 for random init; a trained model passes its V and context.
+Passport make_passport(const ModelConfig& cfg, int B, int T, int vocab = 0, int context_rows = 0);
+
+// A count for people: 704, 90.8k, 10.50M, 1.52G.
+std::string human_count(int64_t v);
+
+// The passport as an aligned text table (for headmap-cli --passport).
+std::string passport_table(const Passport& p);
+
+}  // namespace headmap

@@ -1,0 +1,438 @@
+// checkpoint.cpp: safetensors writing and validated reading (see checkpoint.h).
+//
+// D = d_model, L = layers, V = vocab, P = context
+// Sections: [tensor table] [writing] [reading]
+#include "core/io/checkpoint.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
+
+#include "core/model/config.h"
+#include "core/io/export.h"
+#include "core/model/model.h"
+#include "core/math/rng.h"
+
+namespace headmap {
+using nlohmann::json;
+static_assert(std::endian::native == std::endian::little, "safetensors stores little-endian floats; add byte swapping for this CPU");
+
+// ---- [tensor table] --------------------------------------------------------------------
+namespace {
+constexpr const char* kFormat = "headmap-checkpoint";
+constexpr int kCheckTokens = 24;
+
+// One tensor of ModelWeights: its name, its storage and the shape it must have.
+struct Slot {
+  std::string name;
+  float* data;  // resized by the caller to rows x cols before use
+  std::vector<int64_t> shape;
+};
+
+// Every tensor of a model with dimensions (D, L, V, P), in file order. `w` must already
+// have its layers and matrices sized (see sized_weights()).
+std::vector<Slot> slots(ModelWeights& w) {
+  const int64_t D = w.d_model;
+  std::vector<Slot> s;
+  s.push_back({"tok_emb", w.tok_emb.data(), {w.tok_emb.rows(), D}});
+  s.push_back({"pos_emb", w.pos_emb.data(), {w.pos_emb.rows(), D}});
+  for (int l = 0; l < w.num_layers(); ++l) {
+    LayerWeights& lw = w.layers[static_cast<size_t>(l)];
+    const std::string n = "layers." + std::to_string(l) + ".";
+    s.push_back({n + "ln1_g", lw.ln1_g.data(), {D}});
+    s.push_back({n + "ln1_b", lw.ln1_b.data(), {D}});
+    s.push_back({n + "w_q", lw.w_q.data(), {D, D}});
+    s.push_back({n + "w_k", lw.w_k.data(), {D, D}});
+    s.push_back({n + "w_v", lw.w_v.data(), {D, D}});
+    s.push_back({n + "w_o", lw.w_o.data(), {D, D}});
+    s.push_back({n + "b_q", lw.b_q.data(), {D}});
+    s.push_back({n + "b_k", lw.b_k.data(), {D}});
+    s.push_back({n + "b_v", lw.b_v.data(), {D}});
+    s.push_back({n + "b_o", lw.b_o.data(), {D}});
+    s.push_back({n + "ln2_g", lw.ln2_g.data(), {D}});
+    s.push_back({n + "ln2_b", lw.ln2_b.data(), {D}});
+    s.push_back({n + "w_fc", lw.w_fc.data(), {D, 4 * D}});
+    s.push_back({n + "b_fc", lw.b_fc.data(), {4 * D}});
+    s.push_back({n + "w_proj", lw.w_proj.data(), {4 * D, D}});
+    s.push_back({n + "b_proj", lw.b_proj.data(), {D}});
+  }
+  s.push_back({"lnf_g", w.lnf_g.data(), {D}});
+  s.push_back({"lnf_b", w.lnf_b.data(), {D}});
+  return s;
+}
+
+int64_t numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// A model of the given dimensions with every tensor allocated (values unset).
+ModelWeights sized_weights(int D, int L, int V, int P) {
+  ModelWeights w;
+  w.d_model = D;
+  w.context = P;
+  w.tok_emb.resize(V, D);
+  w.pos_emb.resize(P, D);
+  w.lnf_g.resize(D);
+  w.lnf_b.resize(D);
+  w.layers.resize(static_cast<size_t>(L));
+  for (LayerWeights& lw : w.layers) {
+    for (RowVec* v : {&lw.ln1_g, &lw.ln1_b, &lw.b_q, &lw.b_k, &lw.b_v, &lw.b_o, &lw.ln2_g, &lw.ln2_b, &lw.b_proj}) v->resize(D);
+    for (MatR* m : {&lw.w_q, &lw.w_k, &lw.w_v, &lw.w_o}) m->resize(D, D);
+    lw.w_fc.resize(D, 4 * D);
+    lw.b_fc.resize(4 * D);
+    lw.w_proj.resize(4 * D, D);
+  }
+  return w;
+}
+
+// The check vector: a fixed pseudo-random run of vocabulary ids, and forward()'s mean
+// next-token loss on it.
+std::vector<int> check_tokens(int V, int P) {
+  Rng r(0xC4EC);
+  std::vector<int> ids(static_cast<size_t>(std::min(kCheckTokens, P)));
+  for (int& id : ids) id = r.below(V);
+  return ids;
+}
+
+Result<double> loss_on_ids(const ModelWeights& w, int heads, const std::vector<int>& ids) {
+  ModelConfig cfg;
+  cfg.d_model = w.d_model;
+  cfg.num_heads = heads;
+  cfg.num_layers = w.num_layers();
+  cfg.context = w.context;
+  Batch batch;
+  batch.tokenizer = TokenizerKind::Vocab;
+  TokenizedText tt;
+  for (int id : ids) tt.tokens.push_back(Token{w.vocab.pieces[static_cast<size_t>(id)], id, false});
+  tt.total_tokens = static_cast<int>(ids.size());
+  batch.sentences.push_back(std::move(tt));
+  batch.lengths.push_back(static_cast<int>(ids.size()));
+  batch.source_line.push_back(0);
+  batch.T = static_cast<int>(ids.size());
+  ForwardOptions fo;
+  fo.want_logits = true;
+  Result<ForwardOutput> out = forward(w, cfg, batch, fo);
+  if (!out) return out.error();
+  return out->loss;
+}
+
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+}  // namespace
+
+// ---- [writing] -------------------------------------------------------------------------
+Result<std::string> checkpoint_bytes(const ModelWeights& w_in) {
+  auto bad = [](std::string m) { return Error{ErrorKind::InvalidArgument, std::move(m)}; };
+  if (!w_in.trained()) return bad("Only trained weights (with token and position embeddings) can be saved as a checkpoint.");
+  const WeightsSource& src = w_in.source;
+  const int D = w_in.d_model, L = w_in.num_layers(), V = w_in.vocab_size(), P = w_in.context;
+  if (w_in.vocab.size() != V) return bad("The vocabulary has " + std::to_string(w_in.vocab.size()) + " pieces but tok_emb has " + std::to_string(V) + " rows.");
+  if (P != w_in.pos_emb.rows()) return bad("context does not match the rows of pos_emb.");
+  if (src.trained_heads < 1 || D % src.trained_heads != 0)
+    return bad("source.trained_heads (" + std::to_string(src.trained_heads) + ") must divide d_model " + std::to_string(D) + ".");
+  ModelWeights w = w_in;  // slots() needs mutable pointers; the copy is small
+  std::vector<Slot> table = slots(w);
+  // Every layer must have the shapes of d_model D (a wrong size would write garbage).
+  for (const LayerWeights& lw : w.layers)
+    if (lw.w_q.rows() != D || lw.w_q.cols() != D || lw.w_fc.cols() != 4 * D || lw.w_proj.rows() != 4 * D || lw.b_fc.size() != 4 * D ||
+        lw.b_q.size() != D || lw.ln1_g.size() != D)
+      return bad("A layer's tensors do not have the shapes of d_model " + std::to_string(D) + ".");
+
+  json header = json::object();
+  uint64_t offset = 0;
+  for (const Slot& s : table) {
+    const int64_t n = numel(s.shape);
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(s.data[i])) return bad("The tensor " + s.name + " holds a value that is not finite; nothing was saved.");
+    header[s.name] = {{"dtype", "F32"}, {"shape", s.shape}, {"data_offsets", {offset, offset + static_cast<uint64_t>(n) * 4}}};
+    offset += static_cast<uint64_t>(n) * 4;
+  }
+  const std::vector<int> ids = check_tokens(V, P);
+  Result<double> check = loss_on_ids(w, src.trained_heads, ids);
+  if (!check) return check.error();
+  json meta = {{"format", kFormat},
+               {"format_version", "1"},
+               {"d_model", std::to_string(D)},
+               {"num_heads", std::to_string(src.trained_heads)},
+               {"num_layers", std::to_string(L)},
+               {"context", std::to_string(P)},
+               {"vocab_size", std::to_string(V)},
+               {"vocab", json(w.vocab.pieces).dump()},
+               {"tokenizer", "vocab: whole words, else the longest known sub-words (## continues a word), else characters, else bytes <0xNN>"},
+               {"steps", std::to_string(src.steps)},
+               {"train_loss", number(src.final_loss)},
+               {"val_loss", number(src.val_loss)},
+               {"corpus", src.corpus},
+               {"seed", std::to_string(src.seed)},
+               {"no_w_o", src.no_w_o ? "true" : "false"},
+               {"reproduce", src.reproduce},
+               {"train_options", src.train_options.empty() ? "{}" : src.train_options},
+               {"check_tokens", json(ids).dump()},
+               {"check_loss", number(*check)},
+               {"convention", "y = x @ W + b with W stored (in, out); pre-LN blocks x += attn(LN1(x)), x += MLP(LN2(x)); "
+                              "GELU tanh; LayerNorm eps 1e-5; head h = columns h*d_head..(h+1)*d_head of w_q, w_k, w_v; "
+                              "scores / sqrt(d_head), causal; logits = LN_f(x) @ tok_emb.T"}};
+  header["__metadata__"] = meta;
+  std::string h = header.dump(-1, ' ', false, json::error_handler_t::strict);
+  h.append((8 - h.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
+  std::string out;
+  out.reserve(8 + h.size() + offset);
+  const uint64_t hl = h.size();
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((hl >> (8 * i)) & 0xFF));
+  out += h;
+  for (const Slot& s : table) out.append(reinterpret_cast<const char*>(s.data), static_cast<size_t>(numel(s.shape)) * 4);
+  return out;
+}
+
+Status save_checkpoint(const std::string& path, const ModelWeights& w) {
+  Result<std::string> bytes = checkpoint_bytes(w);
+  if (!bytes) return bytes.error();
+  return write_file_atomic(path, *bytes);
+}
+
+// ---- [reading] -------------------------------------------------------------------------
+namespace {
+// A whole-string integer in [lo, hi], or nothing.
+bool parse_int(const std::string& s, long long lo, long long hi, long long* out) {
+  long long v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+bool parse_double(const std::string& s, double* out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+}  // namespace
+
+Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::string& origin) {
+  auto bad = [&](const std::string& m) { return Error{ErrorKind::BadFormat, origin + ": " + m}; };
+  const char* kNotOurs = " Is it a checkpoint written by headmap-cli train?";
+
+  // pass 1: the header length and the header itself.
+  if (bytes.size() < 8)
+    return bad("the file has " + std::to_string(bytes.size()) + " bytes, fewer than the 8-byte header length that starts a safetensors file (truncated, or not a checkpoint).");
+  uint64_t hl = 0;
+  for (int i = 0; i < 8; ++i) hl |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[static_cast<size_t>(i)])) << (8 * i);
+  if (hl < 2 || hl > kMaxCheckpointHeaderBytes)
+    return bad("the header length field reads " + std::to_string(hl) + " bytes, which no checkpoint has: the file is corrupt or not safetensors." + kNotOurs);
+  if (hl > bytes.size() - 8)
+    return bad("the file is truncated: its header alone needs " + std::to_string(hl) + " bytes after the first 8, and the file has only " +
+               std::to_string(bytes.size() - 8) + ".");
+  const std::string text = bytes.substr(8, static_cast<size_t>(hl));
+  const uint64_t data_size = bytes.size() - 8 - hl;
+  const char* data = bytes.data() + 8 + hl;
+
+  json header;
+  std::string duplicate;
+  std::vector<std::set<std::string>> keys;  // one set per open object
+  json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) {
+    if (ev == json::parse_event_t::object_start) keys.emplace_back();
+    else if (ev == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    else if (ev == json::parse_event_t::key && !keys.empty() && parsed.is_string() && !keys.back().insert(parsed.get<std::string>()).second)
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  try {
+    header = json::parse(text, cb);
+  } catch (const json::exception& e) {
+    return bad(std::string("the header is not valid JSON (") + e.what() + "): the file is corrupt." + kNotOurs);
+  }
+  if (!duplicate.empty()) return bad("the header names \"" + duplicate + "\" twice: the file is corrupt.");
+  if (!header.is_object()) return bad("the header is not a JSON object: the file is corrupt or not safetensors.");
+
+  // pass 2: the metadata: the config and the vocabulary.
+  if (!header.contains("__metadata__") || !header["__metadata__"].is_object())
+    return bad("the header has no \"__metadata__\" object with the model's config." + std::string(kNotOurs));
+  std::map<std::string, std::string> meta;
+  for (const auto& [k, v] : header["__metadata__"].items()) {
+    if (!v.is_string()) return bad("metadata \"" + k + "\" is not a string (safetensors metadata holds strings only).");
+    meta[k] = v.get<std::string>();
+  }
+  if (meta.count("format") && meta["format"] != kFormat)
+    return bad("the metadata says format \"" + meta["format"] + "\", not \"" + kFormat + "\"." + kNotOurs);
+  long long D = 0, H = 0, L = 0, P = 0;
+  struct IntField {
+    const char* key;
+    long long lo, hi;
+    long long* dst;
+  };
+  for (const IntField& f : {IntField{"d_model", 1, kMaxDModel, &D}, IntField{"num_layers", 1, kMaxLayers, &L},
+                            IntField{"context", 1, kMaxContext, &P}, IntField{"num_heads", 1, kMaxDModel, &H}}) {
+    if (!meta.count(f.key)) return bad(std::string("the metadata has no \"") + f.key + "\"." + kNotOurs);
+    if (!parse_int(meta[f.key], f.lo, f.hi, f.dst))
+      return bad(std::string("metadata \"") + f.key + "\" is \"" + meta[f.key] + "\", not a whole number in " + std::to_string(f.lo) + ".." +
+                 std::to_string(f.hi) + ".");
+  }
+  if (D % H != 0) return bad("the metadata says num_heads " + std::to_string(H) + ", which does not divide d_model " + std::to_string(D) + ".");
+  if (!meta.count("vocab")) return bad("the metadata has no \"vocab\": a checkpoint brings its own tokenizer vocabulary.");
+  Vocab vocab;
+  try {
+    const json v = json::parse(meta["vocab"]);
+    if (!v.is_array()) return bad("metadata \"vocab\" is not a JSON array of pieces.");
+    if (v.size() > static_cast<size_t>(kMaxCheckpointVocab)) return bad("the vocabulary has " + std::to_string(v.size()) + " pieces, more than headmap allows.");
+    for (const json& piece : v) {
+      if (!piece.is_string() || piece.get<std::string>().empty()) return bad("metadata \"vocab\" holds an entry that is not a non-empty string.");
+      const int before = vocab.size();
+      vocab.add(piece.get<std::string>());
+      if (vocab.size() == before) return bad("the vocabulary lists the piece \"" + piece.get<std::string>() + "\" twice.");
+    }
+  } catch (const json::exception& e) {
+    return bad(std::string("metadata \"vocab\" is not valid JSON (") + e.what() + ").");
+  }
+  for (int b = 0; b < 256; ++b)
+    if (vocab.byte_id(static_cast<unsigned char>(b)) < 0) {
+      char piece[8];
+      std::snprintf(piece, sizeof piece, "<0x%02X>", b);
+      return bad(std::string("the vocabulary lacks the byte piece ") + piece + ", so some text could not be spelled.");
+    }
+  const int V = vocab.size();
+  if (meta.count("vocab_size")) {
+    long long vs = 0;
+    if (!parse_int(meta["vocab_size"], 0, kMaxCheckpointVocab, &vs) || vs != V)
+      return bad("metadata \"vocab_size\" is " + meta["vocab_size"] + " but the vocabulary lists " + std::to_string(V) + " pieces.");
+  }
+
+  // pass 3: the tensor table: names, dtypes, shapes and offsets.
+  ModelWeights w = sized_weights(static_cast<int>(D), static_cast<int>(L), V, static_cast<int>(P));
+  std::vector<Slot> table = slots(w);
+  std::map<std::string, const Slot*> expected;
+  for (const Slot& s : table) expected[s.name] = &s;
+  struct Span {
+    uint64_t begin, end;
+    std::string name;
+  };
+  std::vector<Span> spans;
+  std::map<std::string, Span> found;
+  for (const auto& [name, t] : header.items()) {
+    if (name == "__metadata__") continue;
+    if (!expected.count(name))
+      return bad("unexpected tensor \"" + name + "\" for a model with " + std::to_string(L) + " layers (the metadata and the tensors disagree).");
+    if (!t.is_object() || !t.contains("dtype") || !t.contains("shape") || !t.contains("data_offsets"))
+      return bad("tensor \"" + name + "\" lacks dtype, shape or data_offsets.");
+    const json& dt = t["dtype"];
+    if (!dt.is_string()) return bad("tensor \"" + name + "\" has a dtype that is not a string.");
+    if (dt.get<std::string>() != "F32")
+      return bad("tensor \"" + name + "\" has dtype " + dt.get<std::string>() + "; headmap checkpoints store F32 only.");
+    const json& sh = t["shape"];
+    if (!sh.is_array()) return bad("tensor \"" + name + "\" has a shape that is not a list.");
+    std::vector<int64_t> shape;
+    for (const json& d : sh) {
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t(1) << 31)) return bad("tensor \"" + name + "\" has a shape entry that is not a size.");
+      shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
+    }
+    const Slot& slot = *expected[name];
+    if (shape != slot.shape)
+      return bad("tensor \"" + name + "\" has shape " + shape_text(shape) + " but d_model " + std::to_string(D) + ", vocab " + std::to_string(V) +
+                 " and context " + std::to_string(P) + " need " + shape_text(slot.shape) + ".");
+    const json& off = t["data_offsets"];
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+      return bad("tensor \"" + name + "\" has data_offsets that are not two byte positions.");
+    const uint64_t b = off[0].get<uint64_t>(), e = off[1].get<uint64_t>();
+    if (b > e || e > data_size)
+      return bad("tensor \"" + name + "\" claims bytes " + std::to_string(b) + ".." + std::to_string(e) + " but the data has " +
+                 std::to_string(data_size) + " bytes (the file is truncated or corrupt).");
+    if (e - b != static_cast<uint64_t>(numel(shape)) * 4)
+      return bad("tensor \"" + name + "\" has " + std::to_string(e - b) + " bytes, but F32 " + shape_text(shape) + " needs " +
+                 std::to_string(numel(shape) * 4) + ".");
+    spans.push_back({b, e, name});
+    found[name] = spans.back();
+  }
+  for (const Slot& s : table)
+    if (!found.count(s.name)) return bad("the tensor \"" + s.name + "\" is missing.");
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin || (a.begin == b.begin && a.end < b.end); });
+  uint64_t covered = 0;
+  for (const Span& s : spans) {
+    if (s.begin < covered) return bad("tensor \"" + s.name + "\" overlaps the tensor before it: the offsets are corrupt.");
+    if (s.begin > covered)
+      return bad("bytes " + std::to_string(covered) + ".." + std::to_string(s.begin) + " of the data belong to no tensor: the offsets are corrupt.");
+    covered = s.end;
+  }
+  if (covered != data_size)
+    return bad("the file has " + std::to_string(data_size - covered) + " bytes after the last tensor: it is corrupt, or two files were joined.");
+
+  // pass 4: the values, checked finite.
+  for (Slot& s : table) {
+    const Span& sp = found[s.name];
+    std::memcpy(s.data, data + sp.begin, static_cast<size_t>(sp.end - sp.begin));
+    const int64_t n = numel(s.shape);
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(s.data[i])) return bad("tensor \"" + s.name + "\" holds a value that is not finite (NaN or infinity).");
+  }
+  for (LayerWeights& lw : w.layers) lw.fuse();
+  w.vocab = std::move(vocab);
+
+  // pass 5: the source fields, then the file's own check vector.
+  WeightsSource& src = w.source;
+  src.kind = WeightsSource::Kind::Trained;
+  src.trained_heads = static_cast<int>(H);
+  src.path = origin;
+  long long steps = 0;
+  if (meta.count("steps") && !parse_int(meta["steps"], 0, INT64_MAX, &steps)) return bad("metadata \"steps\" is not a whole number.");
+  src.steps = static_cast<long>(steps);
+  if (meta.count("train_loss") && !parse_double(meta["train_loss"], &src.final_loss)) return bad("metadata \"train_loss\" is not a number.");
+  if (meta.count("val_loss") && !parse_double(meta["val_loss"], &src.val_loss)) return bad("metadata \"val_loss\" is not a number.");
+  if (meta.count("seed")) {
+    long long seed = 0;
+    if (!parse_int(meta["seed"], 0, INT64_MAX, &seed)) return bad("metadata \"seed\" is not a whole number.");
+    src.seed = static_cast<uint64_t>(seed);
+  }
+  if (meta.count("no_w_o") && meta["no_w_o"] != "true" && meta["no_w_o"] != "false") return bad("metadata \"no_w_o\" must be \"true\" or \"false\".");
+  src.no_w_o = meta.count("no_w_o") && meta["no_w_o"] == "true";
+  src.corpus = meta.count("corpus") ? meta["corpus"] : "";
+  src.reproduce = meta.count("reproduce") ? meta["reproduce"] : "";
+  src.train_options = meta.count("train_options") ? meta["train_options"] : "";
+  if (meta.count("check_tokens") || meta.count("check_loss")) {
+    std::vector<int> ids;
+    double want = 0;
+    try {
+      const json j = json::parse(meta.count("check_tokens") ? meta["check_tokens"] : "null");
+      if (!j.is_array() || j.empty() || j.size() > static_cast<size_t>(P)) return bad("metadata \"check_tokens\" is not a list of up to context token ids.");
+      for (const json& id : j) {
+        if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() >= V) return bad("metadata \"check_tokens\" holds an id outside the vocabulary.");
+        ids.push_back(id.get<int>());
+      }
+    } catch (const json::exception& e) {
+      return bad(std::string("metadata \"check_tokens\" is not valid JSON (") + e.what() + ").");
+    }
+    if (!meta.count("check_loss") || !parse_double(meta["check_loss"], &want)) return bad("metadata \"check_loss\" is missing or not a number.");
+    Result<double> got = loss_on_ids(w, static_cast<int>(H), ids);
+    if (!got) return bad(got.error().message);
+    // Float sums in a different order differ in the 6th digit; a wrong convention
+    // (transposed weights, another model's tensors) is off in the first.
+    if (!(std::abs(*got - want) <= 1e-3 + 1e-4 * std::abs(want)))
+      return bad("the tensors do not reproduce the file's own check: its check_loss is " + number(want) + " but these weights give " +
+                 number(*got) + ". The tensors were altered, transposed, or belong to another model.");
+  }
+  return w;
+}
+
+Result<ModelWeights> load_checkpoint(const std::string& path) {
+  Result<std::string> bytes = read_file(path, kMaxCheckpointBytes);
+  if (!bytes) return bytes.error();
+  return parse_checkpoint(*bytes, path);
+}
+
+}  // namespace headmap

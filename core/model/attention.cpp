@@ -1,0 +1,403 @@
+// attention.cpp: multi-head self-attention (see attention.h for the three forms).
+//
+// B = batch, T = tokens, D = d_model, H = heads, dh = d_head = D/H
+// Sections: [shared] [fast path] [head trace] [explicit tensors]
+#include "core/model/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include "core/math/gemm.h"
+
+namespace headmap {
+
+// ---- [shared] --------------------------------------------------------------------------
+namespace {
+using Stride2 = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
+using ConstStridedView = Eigen::Map<const MatR, 0, Stride2>;
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// The feature column that element j of head h reads: one contiguous slice per head, or,
+// under the interleaved-reshape pitfall, every H-th feature starting at h.
+inline int head_feature(int h, int j, int H, int dh, bool interleaved) { return interleaved ? j * H + h : h * dh + j; }
+}  // namespace
+
+float score_scale(int d_model, const MhaOptions& o) {
+  const int dh = d_model / o.num_heads;
+  return 1.0f / std::sqrt(static_cast<float>(o.pitfalls.scale_by_d_model ? d_model : dh));
+}
+
+// ---- [fast path] -----------------------------------------------------------------------
+namespace {
+using StridedMap = Eigen::Map<MatR, 0, Eigen::OuterStride<>>;
+using ConstHeadView = Eigen::Map<const MatR, 0, Eigen::OuterStride<>>;  // unit inner stride
+
+// Softmax in place over row[0, n), a full SIMD packet at a time. The short tail is read
+// as one more packet padded with -inf (exp -> 0): with AVX-512 by a masked load, else
+// through a small buffer. So a row of 7 keys costs one packet, not 7 scalar exps.
+void softmax_row(float* row, int n) {
+  using namespace Eigen::internal;
+  using Packet = packet_traits<float>::type;
+  constexpr int L = packet_traits<float>::size;
+  const int full = n / L * L, rest = n - full;
+#if defined(__AVX512F__)
+  const __mmask16 tail_mask = static_cast<__mmask16>((1u << rest) - 1u);
+  auto load_tail = [&] { return _mm512_mask_loadu_ps(pset1<Packet>(kNegInf), tail_mask, row + full); };
+  auto store_tail = [&](Packet v) { _mm512_mask_storeu_ps(row + full, tail_mask, v); };
+#else
+  alignas(64) float buf[L];
+  auto load_tail = [&] {
+    std::fill(buf, buf + L, kNegInf);
+    std::copy(row + full, row + n, buf);
+    return pload<Packet>(buf);
+  };
+  auto store_tail = [&](Packet v) {
+    pstore(buf, v);
+    std::copy(buf, buf + rest, row + full);
+  };
+#endif
+  // pass 1: max for a stable softmax
+  const Packet tail = rest ? load_tail() : pset1<Packet>(kNegInf);
+  Packet mx = tail;
+  for (int i = 0; i < full; i += L) mx = pmax(mx, ploadu<Packet>(row + i));
+  const Packet m = pset1<Packet>(predux_max(mx));
+  // pass 2: exponentiate and sum. Padding lanes give exp(-inf) = 0 (Eigen's pexp clamps
+  // to exp(-88.7), below float's smallest normal), so they add nothing.
+  Packet sum = pset1<Packet>(0.0f);
+  for (int i = 0; i < full; i += L) {
+    const Packet e = pexp(psub(ploadu<Packet>(row + i), m));
+    pstoreu(row + i, e);
+    sum = padd(sum, e);
+  }
+  const Packet e_tail = rest ? pexp(psub(tail, m)) : pset1<Packet>(0.0f);
+  sum = padd(sum, e_tail);
+  // pass 3: normalise
+  const Packet inv = pset1<Packet>(1.0f / predux(sum));
+  for (int i = 0; i < full; i += L) pstoreu(row + i, pmul(ploadu<Packet>(row + i), inv));
+  if (rest) store_tail(pmul(e_tail, inv));
+}
+
+// Softmax of one head's rows [t0, t1) over keys [k0, k1), in place in att_bh (T, T).
+// Scores are already scaled (Q was pre-scaled). Keys the mask hides become exactly 0; a
+// row with no visible key stays all zero. Returns the number of such rows.
+int masked_softmax_block(float* att_bh, int T, int t0, int t1, int k0, int k1, const MhaOptions& o) {
+  int empty_rows = 0;
+  for (int t = t0; t < t1; ++t) {
+    float* row = att_bh + static_cast<size_t>(t) * T;
+    int a = k0, e = k1;  // visible keys [a, e) of row t
+    if (o.causal) {
+      if (o.pitfalls.reversed_mask) a = std::max(a, t + 1);
+      else e = std::min(e, t + 1);
+    }
+    // Hidden keys inside the computed block: exactly 0 (Eigen's fill, not a memset call:
+    // these runs are a few floats long).
+    const int lo = std::max(a, k0), hi = std::min(std::max(e, k0), k1);
+    Eigen::Map<Eigen::ArrayXf>(row + k0, lo - k0).setZero();
+    Eigen::Map<Eigen::ArrayXf>(row + hi, k1 - hi).setZero();
+    if (a >= e) {
+      ++empty_rows;
+      continue;
+    }
+    softmax_row(row + a, e - a);
+  }
+  return empty_rows;
+}
+
+// One head of one sentence. Q (scaled), K, V: (T, dh) views into qkv. att_bh: (T, T).
+// ctx: (T, dh) block of the concatenation. Returns the rows that saw no key.
+template <class View, class Ctx>
+int attend_head(const View& Q, const View& K, const View& V, int T, int len, int block, float* att_bh, Ctx&& ctx,
+                const MhaOptions& o) {
+  int empty_rows = 0;
+  // Outside the key range of each block nothing is computed: small maps are cleared in
+  // one go (cheaper than a fill call per row), large ones row by row below.
+  const bool zeroed = T <= 64;
+  if (zeroed) std::fill(att_bh, att_bh + static_cast<size_t>(T) * T, 0.0f);
+  if (len < T) {  // padded queries: empty rows, zero output
+    if (!zeroed) std::fill(att_bh + static_cast<size_t>(len) * T, att_bh + static_cast<size_t>(T) * T, 0.0f);
+    ctx.bottomRows(T - len).setZero();
+  }
+  for (int t0 = 0; t0 < len; t0 += block) {
+    const int t1 = std::min(t0 + block, len);
+    int k0 = 0, k1 = len;  // keys any row of this block may see
+    if (o.causal) {
+      if (o.pitfalls.reversed_mask) k0 = std::min(t0 + 1, len);
+      else k1 = t1;
+    }
+    // Everything outside [k0, k1) in these rows is hidden: exactly 0.
+    for (int t = t0; t < t1 && !zeroed; ++t) {
+      float* row = att_bh + static_cast<size_t>(t) * T;
+      std::fill(row, row + k0, 0.0f);
+      std::fill(row + k1, row + T, 0.0f);
+    }
+    if (k0 >= k1) {  // reversed mask, last row: nothing to see
+      empty_rows += t1 - t0;
+      ctx.middleRows(t0, t1 - t0).setZero();
+      continue;
+    }
+    // pass 1: scores for the block, written straight into the weights buffer.
+    StridedMap S(att_bh + static_cast<size_t>(t0) * T + k0, t1 - t0, k1 - k0, Eigen::OuterStride<>(T));
+    if constexpr (View::InnerStrideAtCompileTime == 1) {
+      // K^T as a small row-major matrix, so the product is the plain kind gemm() runs
+      // on its small kernel at short lengths.
+      thread_local MatR kt;  // (dh, keys)
+      kt = K.middleRows(k0, k1 - k0).transpose();
+      gemm(S, Q.middleRows(t0, t1 - t0), kt);
+    } else {
+      S.noalias() = Q.middleRows(t0, t1 - t0) * K.middleRows(k0, k1 - k0).transpose();
+    }
+    // pass 2: mask and softmax in place.
+    empty_rows += masked_softmax_block(att_bh, T, t0, t1, k0, k1, o);
+    // pass 3: weights · V for this block of queries.
+    if constexpr (View::InnerStrideAtCompileTime == 1) gemm(ctx.middleRows(t0, t1 - t0), S, V.middleRows(k0, k1 - k0));
+    else ctx.middleRows(t0, t1 - t0).noalias() = S * V.middleRows(k0, k1 - k0);
+  }
+  return empty_rows;
+}
+}  // namespace
+
+// y: (B*T, D)  weights: (B, Hw, T, T)  x: (B*T, D)
+int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOptions& o, MatR& y, float* weights) {
+  const int D = static_cast<int>(w.w_q.rows());
+  const int H = o.num_heads;
+  HM_ASSERT(H >= 1 && D % H == 0, "num_heads must divide d_model; validate() the config first");
+  HM_ASSERT(x.rows() == static_cast<Eigen::Index>(B) * T && x.cols() == D, "x must be (B*T, D)");
+  HM_ASSERT(w.w_qkv.rows() == D && w.w_qkv.cols() == 3 * D, "call LayerWeights::fuse() after changing w_q/w_k/w_v");
+  const int dh = D / H;
+  const bool interleaved = o.pitfalls.interleaved_reshape;
+  const Eigen::Index BT = static_cast<Eigen::Index>(B) * T;
+
+  // pass 1: one GEMM for Q, K and V side by side; Q is pre-scaled so scores come out scaled.
+  // Buffers reused across calls. Plain references, because the OpenMP workers below must
+  // see this thread's buffers, not thread_locals of their own.
+  thread_local MatR qkv_buffer, concat_buffer;
+  MatR& qkv = qkv_buffer;        // (B*T, 3D) = [Q | K | V]
+  MatR& concat = concat_buffer;  // (B*T, D), head h in columns h*dh ..
+  qkv.resize(BT, 3 * D);
+  gemm(qkv, x, w.w_qkv);
+  qkv.rowwise() += w.b_qkv;
+  qkv.leftCols(D) *= score_scale(D, o);
+
+  // pass 2: each (b, h) reads its head as a strided view of qkv: no copy, no transpose.
+  concat.resize(BT, D);
+  std::vector<float> per_head;  // (B, H, T, T) when averaging heads
+  float* w_all = weights;
+  if (o.pitfalls.head_averaged) {
+    per_head.resize(static_cast<size_t>(B) * H * T * T);
+    w_all = per_head.data();
+  }
+  // Causal attention in row blocks: block [t0,t1) only needs keys [0,t1).
+  const int block = (o.causal && T > 256) ? 128 : std::max(T, 1);
+  const double flops = 4.0 * B * H * static_cast<double>(T) * T * dh;
+  int no_key_rows = 0;
+
+  auto run_head = [&](int bh) {
+    const int b = bh / H, h = bh % H;
+    const int len = o.lengths ? o.lengths[b] : T;
+    const float* base = qkv.data() + static_cast<size_t>(b) * T * 3 * D + head_feature(h, 0, H, dh, interleaved);
+    float* att_bh = w_all + static_cast<size_t>(bh) * T * T;                   // (T, T)
+    auto ctx = concat.block(static_cast<Eigen::Index>(b) * T, h * dh, T, dh);  // (T, dh)
+    int empty = 0;
+    if (interleaved) {  // head h reads every H-th feature: a view with an inner stride
+      const Stride2 st(3 * D, H);
+      empty = attend_head(ConstStridedView(base, T, dh, st), ConstStridedView(base + D, T, dh, st),
+                          ConstStridedView(base + 2 * D, T, dh, st), T, len, block, att_bh, ctx, o);
+    } else {  // head h reads one contiguous slice: Eigen sees unit inner stride at compile time
+      const Eigen::OuterStride<> st(3 * D);
+      empty = attend_head(ConstHeadView(base, T, dh, st), ConstHeadView(base + D, T, dh, st),
+                          ConstHeadView(base + 2 * D, T, dh, st), T, len, block, att_bh, ctx, o);
+    }
+    if (head_ablated(o, h)) ctx.setZero();  // the weights stay visible; the output is cut
+    return h == 0 ? empty : 0;              // count query rows once, not once per head
+  };
+  // Small problems stay on this thread: entering an OpenMP region costs microseconds.
+  if (const int nt = threads_for(flops); nt <= 1) {
+    for (int bh = 0; bh < B * H; ++bh) no_key_rows += run_head(bh);
+  } else {
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(+ : no_key_rows)
+    for (int bh = 0; bh < B * H; ++bh) no_key_rows += run_head(bh);
+  }
+
+  // pass 3: the head-averaged pitfall returns one (T, T) map per sentence.
+  if (o.pitfalls.head_averaged) {
+    const size_t tt = static_cast<size_t>(T) * T;
+    for (int b = 0; b < B; ++b) {
+      float* dst = weights + b * tt;
+      std::fill(dst, dst + tt, 0.0f);
+      for (int h = 0; h < H; ++h) {
+        const float* src = per_head.data() + (static_cast<size_t>(b) * H + h) * tt;
+        for (size_t i = 0; i < tt; ++i) dst[i] += src[i];
+      }
+      for (size_t i = 0; i < tt; ++i) dst[i] /= static_cast<float>(H);
+    }
+  }
+
+  // pass 4: W_O mixes the heads (the no-W_O pitfall returns the concatenation as is).
+  y.resize(BT, D);
+  if (o.pitfalls.no_w_o) {
+    y = concat;
+  } else {
+    gemm(y, concat, w.w_o);
+    y.rowwise() += w.b_o;
+  }
+  return no_key_rows;
+}
+
+// ---- [head score] ----------------------------------------------------------------------
+float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o) {
+  const int D = static_cast<int>(w.w_q.rows());
+  const int H = o.num_heads, dh = D / H;
+  HM_ASSERT(H >= 1 && D % H == 0 && head >= 0 && head < H, "head index out of range for this config");
+  const Eigen::Map<const RowVec> xt(x_t, D), xs(x_s, D);
+  double score = 0;
+  for (int j = 0; j < dh; ++j) {
+    const int f = head_feature(head, j, H, dh, o.pitfalls.interleaved_reshape);
+    const float q = xt.dot(w.w_q.col(f)) + w.b_q(f);
+    const float k = xs.dot(w.w_k.col(f)) + w.b_k(f);
+    score += static_cast<double>(q) * k;
+  }
+  return static_cast<float>(score);
+}
+
+// ---- [head trace] ----------------------------------------------------------------------
+// x_b: (T, D). Every head is a module of its own: Linear(D, dh) for Q, K and V.
+HeadTrace head_trace(const LayerWeights& w, const MatR& x_b, int len, int head, const MhaOptions& o) {
+  const int D = static_cast<int>(w.w_q.rows());
+  const int H = o.num_heads;
+  HM_ASSERT(H >= 1 && D % H == 0, "num_heads must divide d_model; validate() the config first");
+  HM_ASSERT(head >= 0 && head < H, "head index out of range");
+  HM_ASSERT(x_b.cols() == D && len <= x_b.rows(), "x_b must be (T, D) with len <= T");
+  const int T = static_cast<int>(x_b.rows());
+  const int dh = D / H;
+  const bool interleaved = o.pitfalls.interleaved_reshape;
+  const float scale = score_scale(D, o);
+
+  HeadTrace tr;
+  tr.head = head;
+  tr.len = len;
+  tr.concat = MatR::Zero(T, D);
+  for (int h = 0; h < H; ++h) {
+    // This head's own (D, dh) weights and (dh) biases: the columns of W it reads.
+    MatR wq(D, dh), wk(D, dh), wv(D, dh);
+    RowVec bq(dh), bk(dh), bv(dh);
+    for (int j = 0; j < dh; ++j) {
+      const int f = head_feature(h, j, H, dh, interleaved);
+      wq.col(j) = w.w_q.col(f);
+      wk.col(j) = w.w_k.col(f);
+      wv.col(j) = w.w_v.col(f);
+      bq(j) = w.b_q(f);
+      bk(j) = w.b_k(f);
+      bv(j) = w.b_v(f);
+    }
+    MatR q = x_b * wq;  // (T, dh)
+    q.rowwise() += bq;
+    MatR k = x_b * wk;  // (T, dh)
+    k.rowwise() += bk;
+    MatR v = x_b * wv;  // (T, dh)
+    v.rowwise() += bv;
+    MatR scores = q * k.transpose();  // (T, T)
+    MatR scaled = scores * scale;     // (T, T)
+    MatR masked = scaled;             // (T, T)
+    MatR att = MatR::Zero(T, T);      // (T, T)
+    for (int t = 0; t < T; ++t) {
+      float mx = kNegInf;
+      for (int s = 0; s < T; ++s) {
+        if (!key_visible(o, t, s, len)) masked(t, s) = kNegInf;
+        mx = std::max(mx, masked(t, s));
+      }
+      if (mx == kNegInf) continue;  // no visible key: a row of zeros, not NaN
+      double sum = 0;
+      for (int s = 0; s < T; ++s) sum += (att(t, s) = masked(t, s) == kNegInf ? 0.0f : std::exp(masked(t, s) - mx));
+      att.row(t) /= static_cast<float>(sum);
+    }
+    MatR out_h = att * v;  // (T, dh)
+    if (!head_ablated(o, h)) tr.concat.block(0, h * dh, T, dh) = out_h;
+    if (h == head) {
+      tr.q = std::move(q);
+      tr.k = std::move(k);
+      tr.v = std::move(v);
+      tr.scores = std::move(scores);
+      tr.scaled = std::move(scaled);
+      tr.masked = std::move(masked);
+      tr.weights = std::move(att);
+      tr.head_out = std::move(out_h);
+    }
+  }
+  if (o.pitfalls.no_w_o) {
+    tr.out = tr.concat;
+  } else {
+    tr.out = tr.concat * w.w_o;
+    tr.out.rowwise() += w.b_o;
+  }
+  return tr;
+}
+
+// ---- [explicit tensors] ----------------------------------------------------------------
+static Tensor tensor_of(const MatR& m) {
+  Tensor t({m.rows(), m.cols()});
+  std::copy(m.data(), m.data() + m.size(), t.data.begin());
+  return t;
+}
+
+static std::vector<float> vec_of(const RowVec& v) { return std::vector<float>(v.data(), v.data() + v.size()); }
+
+// x: (B, T, D)
+std::map<std::string, Tensor> mha_explicit(const LayerWeights& w, const Tensor& x, const MhaOptions& o) {
+  HM_ASSERT(x.rank() == 3, "x must be (B, T, D)");
+  const int64_t B = x.dim(0), T = x.dim(1), D = x.dim(2);
+  const int64_t H = o.num_heads, dh = D / H;
+  HM_ASSERT(H >= 1 && D % H == 0, "num_heads must divide d_model");
+  std::map<std::string, Tensor> s;
+
+  s["q"] = add_bias(matmul(x, tensor_of(w.w_q)), vec_of(w.b_q));  // (B, T, D)
+  s["k"] = add_bias(matmul(x, tensor_of(w.w_k)), vec_of(w.b_k));  // (B, T, D)
+  s["v"] = add_bias(matmul(x, tensor_of(w.w_v)), vec_of(w.b_v));  // (B, T, D)
+
+  // Split heads. Correct: view(B,T,H,dh).transpose(1,2). Pitfall: view(B,T,dh,H), whose
+  // head axis is last, then permute(0,3,1,2) spelled as two transposes.
+  auto split = [&](const Tensor& t) {
+    if (o.pitfalls.interleaved_reshape) return t.view({B, T, dh, H}).transpose(1, 3).transpose(2, 3);
+    return t.view({B, T, H, dh}).transpose(1, 2);
+  };
+  s["q_view"] = o.pitfalls.interleaved_reshape ? s["q"].view({B, T, dh, H}) : s["q"].view({B, T, H, dh});
+  s["q_heads"] = split(s["q"]);  // (B, H, T, dh)
+  s["k_heads"] = split(s["k"]);  // (B, H, T, dh)
+  s["v_heads"] = split(s["v"]);  // (B, H, T, dh)
+
+  s["scores"] = matmul(s["q_heads"], transpose_last2(s["k_heads"]));                     // (B, H, T, T)
+  s["scaled"] = scale(s["scores"], score_scale(static_cast<int>(D), o));                  // (B, H, T, T)
+  Tensor masked = s["scaled"];                                                            // (B, H, T, T)
+  for (int64_t b = 0; b < B; ++b) {
+    const int len = o.lengths ? o.lengths[b] : static_cast<int>(T);
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t k = 0; k < T; ++k)
+          if (!key_visible(o, static_cast<int>(t), static_cast<int>(k), len))
+            masked.data[((b * H + h) * T + t) * T + k] = kNegInf;
+  }
+  s["masked"] = masked;
+  s["weights"] = softmax_last(masked);                 // (B, H, T, T)
+  s["ctx"] = matmul(s["weights"], s["v_heads"]);       // (B, H, T, dh)
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      if (head_ablated(o, static_cast<int>(h)))
+        std::fill_n(s["ctx"].data.begin() + (b * H + h) * T * dh, T * dh, 0.0f);
+  s["ctx_t"] = s["ctx"].transpose(1, 2);               // (B, T, H, dh)
+  s["concat"] = s["ctx_t"].view({B, T, D});            // (B, T, D)
+  s["out"] = o.pitfalls.no_w_o ? s["concat"] : add_bias(matmul(s["concat"], tensor_of(w.w_o)), vec_of(w.b_o));
+  if (o.pitfalls.head_averaged) {
+    Tensor mean({B, T, T});  // (B, T, T)
+    const Tensor& wt = s["weights"];
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < T * T; ++i) mean.data[b * T * T + i] += wt.data[(b * H + h) * T * T + i] / H;
+    s["weights_mean"] = mean;
+  }
+  return s;
+}
+
+}  // namespace headmap

@@ -1,0 +1,83 @@
+// attention.h: multi-head self-attention, three ways.
+//
+// B = batch, T = tokens, D = d_model, H = heads, d_head = D/H
+// Row = query t, column = key s. Convention: y = x * W + b, W stored (D_in, D_out).
+//
+//   mha_forward        the fast path: one fused QKV GEMM, heads as strided views of it,
+//                      (b,h) pairs in parallel, causal blocks skip the masked half.
+//   head_trace         one sentence, one head kept in detail: every intermediate of the
+//                      step-through (Q_h, K_h, V_h, raw/scaled/masked scores, weights, ·V,
+//                      concat, W_O), computed the way the first chapter writes it, with one
+//                      small (D, d_head) Linear per head.
+//   mha_explicit       the course's code, op by op on N-d tensors: view, transpose, matmul,
+//                      softmax, transpose, view. Slow; it exists so tests can hold every
+//                      passport shape against a tensor that was really produced.
+//
+// All three implement the pitfall switches, and the tests hold them to each other.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/model/config.h"
+#include "core/math/tensor.h"
+#include "core/model/weights.h"
+
+namespace headmap {
+
+struct MhaOptions {
+  int num_heads = 1;             // H
+  bool causal = true;
+  Pitfalls pitfalls;
+  const int* lengths = nullptr;  // (B) real tokens per sentence; null = all T are real
+  const uint8_t* ablated = nullptr;  // (H) 1 = this head's output is zeroed before W_O
+};
+
+inline bool head_ablated(const MhaOptions& o, int h) { return o.ablated && o.ablated[h]; }
+
+// Number of weight heads returned: H, or 1 under the head-averaged pitfall.
+inline int weight_heads(const MhaOptions& o) { return o.pitfalls.head_averaged ? 1 : o.num_heads; }
+
+// Does query t see key s? (len = real tokens in this sentence)
+inline bool key_visible(const MhaOptions& o, int t, int s, int len) {
+  if (t >= len || s >= len) return false;
+  if (!o.causal) return true;
+  return o.pitfalls.reversed_mask ? (s > t) : (s <= t);
+}
+
+// The scale applied to Q·K^T: 1/sqrt(d_head), or 1/sqrt(D) under the pitfall.
+float score_scale(int d_model, const MhaOptions& o);
+
+// Fast path.
+// y: (B*T, D)   weights: (B, Hw, T, T), Hw = weight_heads(o)   x: (B*T, D)
+// Returns the number of real query rows (per sentence, not per head) that had no visible
+// key (reversed mask only): their weights are 0 here, where PyTorch would produce NaN.
+int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOptions& o, MatR& y, float* weights);
+
+// The raw score q_t · k_s of one head for one (query, key) pair, before scaling and mask.
+// x_t, x_s: (D) rows of the attention input. For hover tooltips: O(D · d_head).
+float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o);
+
+// Every intermediate of one head of one sentence, each with its shape.
+struct HeadTrace {
+  int head = 0, len = 0;  // which head; real tokens in the sentence
+  MatR q, k, v;           // (T, d_head) Q_h = x W_Q[:, head slice] + b_Q[head slice]
+  MatR scores;            // (T, T) Q_h K_h^T
+  MatR scaled;            // (T, T) scores / sqrt(d_head)
+  MatR masked;            // (T, T) -inf where the key is hidden
+  MatR weights;           // (T, T) softmax(masked), rows sum to 1 (0 for hidden rows)
+  MatR head_out;          // (T, d_head) weights V_h
+  MatR concat;            // (T, D) all heads' outputs side by side
+  MatR out;               // (T, D) concat W_O + b_O (or concat, without W_O)
+};
+
+// x_b: (T, D), one sentence's attention input. len = its real tokens (<= T).
+HeadTrace head_trace(const LayerWeights& w, const MatR& x_b, int len, int head, const MhaOptions& o);
+
+// The course's code on tensors. x: (B, T, D). Returns every step by passport id:
+// "q","k","v" (B,T,D); "q_view" (B,T,H,d_head); "q_heads" (B,H,T,d_head); "scores",
+// "scaled", "masked", "weights" (B,H,T,T); "ctx" (B,H,T,d_head); "ctx_t" (B,T,H,d_head);
+// "concat" (B,T,D); "out" (B,T,D); and "weights_mean" (B,T,T) under head averaging.
+std::map<std::string, Tensor> mha_explicit(const LayerWeights& w, const Tensor& x, const MhaOptions& o);
+
+}  // namespace headmap

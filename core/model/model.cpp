@@ -1,0 +1,223 @@
+// model.cpp: batching, embeddings, the layer stack, logits and loss.
+//
+// B = batch, T = tokens, D = d_model, H = heads, L = layers, V = vocab
+#include "core/model/model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/math/gemm.h"
+
+namespace headmap {
+
+std::vector<std::string> split_lines(std::string_view text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string line(text.substr(start, end - start));
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  return lines;
+}
+
+static bool blank(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; });
+}
+
+TokenizerKind effective_tokenizer(const ModelConfig& cfg, const ModelWeights& w) {
+  return w.trained() ? TokenizerKind::Vocab : cfg.tokenizer;
+}
+
+Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, const ModelWeights& w) {
+  Batch batch;
+  batch.tokenizer = effective_tokenizer(cfg, w);
+  const Vocab* vocab = w.trained() ? &w.vocab : nullptr;
+  const TokenizerKind kind = (batch.tokenizer == TokenizerKind::Vocab && !vocab) ? TokenizerKind::Word : batch.tokenizer;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (blank(lines[i])) {
+      ++batch.blank_lines;
+      continue;
+    }
+    TokenizedText tt = tokenize(lines[i], kind, cfg.context, vocab);
+    if (tt.tokens.empty()) {  // e.g. only control characters
+      ++batch.blank_lines;
+      continue;
+    }
+    batch.lengths.push_back(static_cast<int>(tt.tokens.size()));
+    batch.source_line.push_back(static_cast<int>(i));
+    batch.T = std::max(batch.T, static_cast<int>(tt.tokens.size()));
+    batch.sentences.push_back(std::move(tt));
+  }
+  return batch;
+}
+
+std::vector<std::string> Batch::notes() const {
+  std::vector<std::string> out;
+  for (int b = 0; b < B(); ++b) {
+    const TokenizedText& s = sentences[b];
+    const std::string which = B() > 1 ? "Sentence " + std::to_string(b + 1) + ": " : "";
+    if (s.invalid_utf8 > 0)
+      out.push_back(which + std::to_string(s.invalid_utf8) + " invalid UTF-8 sequence" + (s.invalid_utf8 > 1 ? "s were" : " was") +
+                    " replaced by \xEF\xBF\xBD (U+FFFD).");
+    if (s.truncated())
+      out.push_back(which + "truncated to the context of " + std::to_string(s.tokens.size()) + " tokens (the text has " +
+                    std::to_string(s.total_tokens) + "). Raise the context to see the rest.");
+  }
+  return out;
+}
+
+Status check_fit(const ModelWeights& w, const ModelConfig& cfg) {
+  if (Status s = validate(cfg); !s) return s;
+  auto mismatch = [](std::string m) { return Status(Error{ErrorKind::Mismatch, std::move(m)}); };
+  if (w.d_model != cfg.d_model)
+    return mismatch("The weights have d_model " + std::to_string(w.d_model) + " but the config asks for " +
+                    std::to_string(cfg.d_model) + ": regenerate the weights or set d_model to " + std::to_string(w.d_model) + ".");
+  if (w.num_layers() < cfg.num_layers)
+    return mismatch("The weights have " + std::to_string(w.num_layers()) + " layers but the config asks for " +
+                    std::to_string(cfg.num_layers) + ": lower num_layers or regenerate the weights.");
+  if (w.trained() && cfg.context > w.context)
+    return mismatch("This checkpoint learned " + std::to_string(w.context) + " positions; set context to " +
+                    std::to_string(w.context) + " or less.");
+  return Status();
+}
+
+void layer_norm(const MatR& x, const RowVec& g, const RowVec& b, MatR& out) {
+  const Eigen::Index N = x.rows(), D = x.cols();
+  out.resize(N, D);
+  for (Eigen::Index i = 0; i < N; ++i) {
+    const float mean = x.row(i).mean();
+    const float var = (x.row(i).array() - mean).square().mean();
+    const float inv = 1.0f / std::sqrt(var + 1e-5f);
+    out.row(i) = ((x.row(i).array() - mean) * inv * g.array() + b.array()).matrix();
+  }
+}
+
+float gelu(float x) {
+  constexpr float k = 0.7978845608028654f;  // sqrt(2/pi)
+  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+}
+
+// GELU over a whole matrix, vectorised (Eigen's tanh): the same function as gelu() to a
+// few ulp.
+static void gelu_inplace(MatR& m) {
+  constexpr float k = 0.7978845608028654f;  // sqrt(2/pi)
+  auto a = m.array();
+  a = 0.5f * a * (1.0f + (k * (a + 0.044715f * a.cube())).tanh());
+}
+
+// x: (B*T, D)
+MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch) {
+  const int B = batch.B(), T = batch.T, D = cfg.d_model;
+  MatR x = MatR::Zero(static_cast<Eigen::Index>(B) * T, D);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < batch.lengths[b]; ++t) {
+      float* row = x.data() + (static_cast<size_t>(b) * T + t) * D;
+      const Token& tok = batch.sentences[b].tokens[t];
+      if (w.trained()) {
+        HM_ASSERT(tok.id >= 0 && tok.id < w.vocab_size(), "a trained model needs vocabulary ids on every token");
+        std::copy_n(w.tok_emb.row(tok.id).data(), D, row);
+        if (cfg.positional) for (int i = 0; i < D; ++i) row[i] += w.pos_emb(t, i);
+      } else {
+        hashed_embedding(tok.text, cfg.seed, D, row);
+        if (cfg.positional) add_sinusoidal(t, D, row);
+      }
+    }
+  return x;
+}
+
+// Zeroes the rows of padded positions so they carry nothing forward.
+static void zero_padding(MatR& x, const Batch& batch) {
+  for (int b = 0; b < batch.B(); ++b)
+    for (int t = batch.lengths[b]; t < batch.T; ++t) x.row(static_cast<Eigen::Index>(b) * batch.T + t).setZero();
+}
+
+Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt) {
+  if (Status s = check_fit(w, cfg); !s) return s.error();
+  ForwardOutput out;
+  out.B = batch.B();
+  out.T = batch.T;
+  out.D = cfg.d_model;
+  out.H = cfg.num_heads;
+  out.L = cfg.num_layers;
+  MhaOptions mo;
+  mo.num_heads = cfg.num_heads;
+  mo.causal = cfg.causal;
+  mo.pitfalls = cfg.pitfalls;
+  mo.lengths = batch.lengths.data();
+  out.Hw = weight_heads(mo);
+  if (batch.empty()) return out;  // nothing to attend over: no attention, no NaN
+  const int64_t attention_bytes = int64_t(4) * out.L * out.B * out.Hw * batch.T * batch.T;
+  if (attention_bytes > kMaxAttentionBytes)
+    return Error{ErrorKind::InvalidArgument,
+                 "These " + std::to_string(out.B) + " sentences of up to " + std::to_string(batch.T) + " tokens would need " +
+                     std::to_string(attention_bytes >> 20) + " MiB for the attention maps (the limit is " +
+                     std::to_string(kMaxAttentionBytes >> 20) + " MiB): use fewer sentences, a shorter context, or fewer layers or heads."};
+  if (opt.ablate && static_cast<int>(opt.ablate->size()) != cfg.num_layers * cfg.num_heads)
+    return Error{ErrorKind::InvalidArgument, "The head ablation list must have num_layers x num_heads entries."};
+  if (opt.trace) {
+    const TraceRequest& r = *opt.trace;
+    if (r.layer < 0 || r.layer >= out.L || r.batch < 0 || r.batch >= out.B || r.head < 0 || r.head >= out.H)
+      return Error{ErrorKind::InvalidArgument, "The step-through asks for layer " + std::to_string(r.layer) + ", sentence " +
+                                                   std::to_string(r.batch) + ", head " + std::to_string(r.head) +
+                                                   ", which this model does not have."};
+  }
+
+  const int B = out.B, T = out.T, L = out.L;
+  const size_t per_layer = static_cast<size_t>(B) * out.Hw * T * T;
+  out.attention.assign(per_layer * L, 0.0f);
+  MatR x = embed(w, cfg, batch);  // (B*T, D)
+  MatR a_in, a_out, m_in, hidden;
+  for (int l = 0; l < L; ++l) {
+    const LayerWeights& lw = w.layers[l];
+    mo.ablated = opt.ablate ? opt.ablate->data() + static_cast<size_t>(l) * cfg.num_heads : nullptr;
+    // attention sub-block
+    layer_norm(x, lw.ln1_g, lw.ln1_b, a_in);  // (B*T, D)
+    out.no_key_rows += mha_forward(lw, a_in, B, T, mo, a_out, out.attention.data() + per_layer * l);
+    if (opt.trace && opt.trace->layer == l) {
+      const int b = opt.trace->batch;
+      const MatR x_b = a_in.middleRows(static_cast<Eigen::Index>(b) * T, T);  // (T, D)
+      out.trace = head_trace(lw, x_b, batch.lengths[b], opt.trace->head, mo);
+    }
+    x += a_out;
+    // MLP sub-block
+    layer_norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (B*T, D)
+    hidden.resize(m_in.rows(), lw.w_fc.cols());
+    gemm(hidden, m_in, lw.w_fc);  // (B*T, 4D), on all the compute threads
+    hidden.rowwise() += lw.b_fc;
+    gelu_inplace(hidden);
+    gemm(x, hidden, lw.w_proj, 1.0f);  // x += (B*T, 4D) (4D, D)
+    x.rowwise() += lw.b_proj;
+    zero_padding(x, batch);
+    if (opt.keep_layer_io) {
+      out.attn_in.push_back(a_in);
+      out.attn_out.push_back(a_out);
+    }
+  }
+  out.out = x;
+
+  if (w.trained() && opt.want_logits) {
+    MatR xf;
+    layer_norm(x, w.lnf_g, w.lnf_b, xf);           // (B*T, D)
+    out.logits.noalias() = xf * w.tok_emb.transpose();  // (B*T, V)
+    double total = 0;
+    int n = 0;
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t + 1 < batch.lengths[b]; ++t) {
+        const auto row = out.logits.row(static_cast<Eigen::Index>(b) * T + t);
+        const float mx = row.maxCoeff();
+        const double lse = mx + std::log((row.array() - mx).exp().sum());
+        total += lse - row(batch.sentences[b].tokens[t + 1].id);
+        ++n;
+      }
+    out.loss = n ? total / n : 0.0;
+    out.loss_tokens = n;
+  }
+  return out;
+}
+
+}  // namespace headmap

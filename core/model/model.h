@@ -1,0 +1,90 @@
+// model.h: the transformer stack. Text -> batch -> embeddings -> L layers -> outputs.
+//
+// B = batch, T = tokens, D = d_model, H = heads, d_head = D/H, L = layers, V = vocab
+// Each layer is pre-LayerNorm: x += MHA(LN1(x)); x += MLP(LN2(x)), MLP = 4D with GELU.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model/attention.h"
+#include "core/model/config.h"
+#include "core/error.h"
+#include "core/text/tokenizer.h"
+#include "core/model/weights.h"
+
+namespace headmap {
+
+// One sentence per non-blank line. Blank lines are skipped (and counted), never attended.
+struct Batch {
+  std::vector<TokenizedText> sentences;  // B
+  std::vector<int> lengths;              // (B) real tokens per sentence
+  std::vector<int> source_line;          // (B) which input line each sentence came from
+  int T = 0;                             // longest sentence; shorter ones are padded
+  int blank_lines = 0;
+  TokenizerKind tokenizer = TokenizerKind::Word;
+
+  int B() const { return static_cast<int>(sentences.size()); }
+  bool empty() const { return B() == 0 || T == 0; }
+  // Human-readable notes: truncation, invalid UTF-8. Empty when all is well.
+  std::vector<std::string> notes() const;
+};
+
+std::vector<std::string> split_lines(std::string_view text);
+
+// The tokenizer a model uses: the checkpoint's vocabulary when trained, else cfg.tokenizer.
+TokenizerKind effective_tokenizer(const ModelConfig& cfg, const ModelWeights& w);
+Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, const ModelWeights& w);
+
+struct TraceRequest {
+  int layer = 0, batch = 0, head = 0;
+};
+
+struct ForwardOptions {
+  bool keep_layer_io = false;           // keep attn_in / attn_out per layer (for export, trace)
+  bool want_logits = false;             // trained models: logits and next-token loss
+  std::optional<TraceRequest> trace;    // step-through of one head
+  const std::vector<uint8_t>* ablate = nullptr;  // (L*H) 1 = head output zeroed before W_O
+};
+
+struct ForwardOutput {
+  int B = 0, T = 0, D = 0, H = 0, L = 0;
+  int Hw = 0;                      // heads in `attention`: H, or 1 when head-averaged
+  std::vector<float> attention;    // (L, B, Hw, T, T), row = query, column = key
+  std::vector<MatR> attn_in;       // L x (B*T, D): LN1(x), the exact input of attention
+  std::vector<MatR> attn_out;      // L x (B*T, D): the attention block's output
+  MatR out;                        // (B*T, D) the residual stream after the last layer
+  MatR logits;                     // (B*T, V) trained + want_logits only
+  double loss = 0.0;               // mean next-token cross-entropy (nats), trained only
+  int loss_tokens = 0;
+  int no_key_rows = 0;             // rows with no visible key (0 here, NaN in PyTorch)
+  std::optional<HeadTrace> trace;  // with trace->head etc. as requested
+
+  // The (T, T) map of layer l, sentence b, weight-head h.
+  const float* weights(int l, int b, int h) const {
+    return attention.data() + ((static_cast<size_t>(l) * B + b) * Hw + h) * static_cast<size_t>(T) * T;
+  }
+};
+
+// The attention maps of one forward pass may not exceed this (L x B x H x T x T floats):
+// a batch of long sentences in a deep model would otherwise exhaust memory.
+inline constexpr int64_t kMaxAttentionBytes = int64_t(2) << 30;
+
+// Runs the model. Errors: an invalid config, a config that does not fit the weights, or a
+// batch whose attention maps would exceed kMaxAttentionBytes.
+// An empty batch is not an error: the output has B = 0 or T = 0 and no attention.
+Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch,
+                              const ForwardOptions& opt = {});
+
+// Does cfg fit these weights (D, L, context, vocabulary)? The message says how to fix it.
+Status check_fit(const ModelWeights& w, const ModelConfig& cfg);
+
+// Building blocks, shared with the trainer.
+// out: (N, D) LayerNorm of x (N, D) with eps 1e-5.
+void layer_norm(const MatR& x, const RowVec& g, const RowVec& b, MatR& out);
+// GELU, tanh form (as GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+float gelu(float x);
+// x: (B*T, D) embeddings of the batch, positions included (padded rows are 0).
+MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch);
+
+}  // namespace headmap

@@ -1,0 +1,93 @@
+#include "core/model/weights.h"
+
+#include <cmath>
+
+#include "core/math/gemm.h"
+#include "core/math/rng.h"
+
+namespace headmap {
+
+void LayerWeights::fuse() {
+  const int D = static_cast<int>(w_q.rows());
+  w_qkv.resize(D, 3 * D);
+  w_qkv << w_q, w_k, w_v;
+  b_qkv.resize(3 * D);
+  b_qkv << b_q, b_k, b_v;
+}
+
+static MatR normal_matrix(uint64_t key, int rows, int cols, float std) {
+  MatR m(rows, cols);
+  const int64_t n = m.size();
+  float* p = m.data();
+  // Counter-based: every element depends on (key, i) only, so threads change nothing.
+#pragma omp parallel for schedule(static) num_threads(threads_for(40.0 * static_cast<double>(n)))
+  for (int64_t i = 0; i < n; ++i) p[i] = std * normal_at(key, static_cast<uint64_t>(i));
+  return m;
+}
+
+ModelWeights random_weights(int D, int L, uint64_t seed) {
+  ModelWeights w;
+  w.d_model = D;
+  w.source.kind = WeightsSource::Kind::RandomInit;
+  w.source.seed = seed;
+  const float s_in = 1.0f / std::sqrt(static_cast<float>(D));
+  const float s_proj = 1.0f / std::sqrt(static_cast<float>(4 * D));
+  for (int l = 0; l < L; ++l) {
+    const uint64_t base = combine(combine(hash_bytes("headmap-weights", seed), static_cast<uint64_t>(D)), static_cast<uint64_t>(l));
+    auto key = [&](const char* name) { return combine(base, hash_bytes(name)); };
+    LayerWeights lw;
+    lw.ln1_g = RowVec::Ones(D);
+    lw.ln1_b = RowVec::Zero(D);
+    lw.w_q = normal_matrix(key("w_q"), D, D, s_in);
+    lw.w_k = normal_matrix(key("w_k"), D, D, s_in);
+    lw.w_v = normal_matrix(key("w_v"), D, D, s_in);
+    lw.w_o = normal_matrix(key("w_o"), D, D, s_in);
+    lw.b_q = RowVec::Zero(D);
+    lw.b_k = RowVec::Zero(D);
+    lw.b_v = RowVec::Zero(D);
+    lw.b_o = RowVec::Zero(D);
+    lw.ln2_g = RowVec::Ones(D);
+    lw.ln2_b = RowVec::Zero(D);
+    lw.w_fc = normal_matrix(key("w_fc"), D, 4 * D, s_in);
+    lw.b_fc = RowVec::Zero(4 * D);
+    lw.w_proj = normal_matrix(key("w_proj"), 4 * D, D, s_proj);
+    lw.b_proj = RowVec::Zero(D);
+    lw.fuse();
+    w.layers.push_back(std::move(lw));
+  }
+  return w;
+}
+
+void hashed_embedding(std::string_view token, uint64_t seed, int D, float* out) {
+  const uint64_t key = combine(hash_bytes(token, seed), static_cast<uint64_t>(D));
+  for (int i = 0; i < D; ++i) out[i] = normal_at(key, static_cast<uint64_t>(i));
+}
+
+void add_sinusoidal(int t, int D, float* row) {
+  for (int i = 0; i < D; i += 2) {
+    const double freq = std::pow(10000.0, -static_cast<double>(i) / D);
+    row[i] += static_cast<float>(std::sin(t * freq));
+    if (i + 1 < D) row[i + 1] += static_cast<float>(std::cos(t * freq));
+  }
+}
+
+std::vector<ParamCount> param_counts(int D, int L, int V, int P, bool no_w_o) {
+  const int64_t d = D, l = L;
+  std::vector<ParamCount> p;
+  p.push_back({"W_Q + b_Q", "L·(D·D + D)", l * (d * d + d), true});
+  p.push_back({"W_K + b_K", "L·(D·D + D)", l * (d * d + d), true});
+  p.push_back({"W_V + b_V", "L·(D·D + D)", l * (d * d + d), true});
+  p.push_back({no_w_o ? "W_O + b_O (removed)" : "W_O + b_O", no_w_o ? "0" : "L·(D·D + D)", no_w_o ? 0 : l * (d * d + d), true});
+  p.push_back({"LayerNorms", V > 0 ? "L·2·2D + 2D" : "L·2·2D", l * 4 * d + (V > 0 ? 2 * d : 0), false});
+  p.push_back({"MLP (4D, GELU)", "L·(D·4D + 4D + 4D·D + D)", l * (8 * d * d + 5 * d), false});
+  if (V > 0) {
+    p.push_back({"token embedding (tied)", "V·D", static_cast<int64_t>(V) * d, false});
+    p.push_back({"position embedding", "context·D", static_cast<int64_t>(P) * d, false});
+  } else {
+    p.push_back({"token embedding", "hashed: no table", 0, false});
+    p.push_back({"positional encoding", "sinusoidal: no table", 0, false});
+  }
+  return p;
+}
+
+}  // namespace headmap

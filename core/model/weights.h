@@ -1,0 +1,94 @@
+// weights.h: the parameters of the transformer stack, and their deterministic random init.
+//
+// B = batch, T = tokens, D = d_model, H = heads, d_head = D/H, L = layers, V = vocab size
+// Convention: y = x * W + b with W stored (D_in, D_out), x a row per token.
+//
+// Nothing here depends on H. The heads are a view of W_Q, W_K and W_V (columns
+// h*d_head .. (h+1)*d_head), so changing num_heads at the same D keeps every weight.
+#pragma once
+#include <Eigen/Core>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/text/tokenizer.h"
+
+namespace headmap {
+
+using MatR = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowVec = Eigen::Matrix<float, 1, Eigen::Dynamic>;
+
+struct LayerWeights {
+  RowVec ln1_g, ln1_b;      // (D), LayerNorm before attention
+  MatR w_q, w_k, w_v, w_o;  // (D, D) each
+  RowVec b_q, b_k, b_v, b_o;// (D) each, stored even when zero
+  RowVec ln2_g, ln2_b;      // (D), LayerNorm before the MLP
+  MatR w_fc;                // (D, 4D)
+  RowVec b_fc;              // (4D)
+  MatR w_proj;              // (4D, D)
+  RowVec b_proj;            // (D)
+
+  // Derived, rebuilt by fuse(): the three projections side by side for one GEMM.
+  MatR w_qkv;    // (D, 3D) = [w_q | w_k | w_v]
+  RowVec b_qkv;  // (3D)
+  void fuse();
+};
+
+// Where the weights came from, for the UI and the passport.
+struct WeightsSource {
+  enum class Kind { RandomInit, Trained } kind = Kind::RandomInit;
+  uint64_t seed = 7;          // random init: the weights' seed; trained: the training seed
+  int trained_heads = 0;      // trained: the H it was trained with
+  long steps = 0;             // trained: optimiser steps
+  double final_loss = 0.0;    // trained: final training loss (nats/token)
+  double val_loss = 0.0;      // trained: validation loss (nats/token), 0 if unknown
+  std::string corpus;         // trained: corpus name
+  std::string path;           // trained: checkpoint file, if loaded from one
+  bool no_w_o = false;        // trained without W_O: w_o = I and b_o = 0 (the same function)
+  std::string reproduce;      // trained: the command that made it ("headmap-cli train ...")
+  std::string train_options;  // trained: every training option, as JSON
+};
+
+struct ModelWeights {
+  int d_model = 0;  // D
+  int context = 0;  // trained: positions covered by pos_emb; random init: unused
+  std::vector<LayerWeights> layers;  // L
+
+  // Trained language models only; all empty in random-init mode, where token vectors come
+  // from a hash of the token text and positions from the sinusoidal encoding.
+  Vocab vocab;
+  MatR tok_emb;   // (V, D)
+  MatR pos_emb;   // (context, D), learned positions
+  RowVec lnf_g, lnf_b;  // (D), final LayerNorm before the unembedding
+  // The unembedding is tied: logits = LN_f(x) * tok_emb^T, (B*T, V).
+
+  WeightsSource source;
+
+  bool trained() const { return tok_emb.size() > 0; }
+  int num_layers() const { return static_cast<int>(layers.size()); }
+  int vocab_size() const { return static_cast<int>(tok_emb.rows()); }
+};
+
+// Random init: every tensor is a pure function of (seed, D, layer, tensor name), never of H.
+// W ~ N(0, 1/D) so projections keep unit scale; W_proj ~ N(0, 1/(4D)); biases 0; LN g=1, b=0.
+ModelWeights random_weights(int d_model, int num_layers, uint64_t seed);
+
+// The embedding of a token in random-init mode: (D) normals from a hash of (text, seed, D).
+// The same word has the same vector in every sentence and every run.
+void hashed_embedding(std::string_view token, uint64_t seed, int d_model, float* out /* (D) */);
+
+// Sinusoidal positional encoding (Vaswani et al. 2017, 3.5), added in place:
+// PE(t, 2i) = sin(t / 10000^(2i/D)), PE(t, 2i+1) = cos(t / 10000^(2i/D)).
+void add_sinusoidal(int t, int d_model, float* row /* (D) */);
+
+// Parameter counts per component, for the passport.
+struct ParamCount {
+  std::string name;     // "W_Q + b_Q"
+  std::string formula;  // "D·D + D"
+  int64_t count;
+  bool attention;       // part of the attention block (the total that must not move with H)
+};
+// If `no_w_o` the W_O row counts 0 (the pitfall removes it).
+std::vector<ParamCount> param_counts(int d_model, int num_layers, int vocab, int context_rows, bool no_w_o);
+
+}  // namespace headmap

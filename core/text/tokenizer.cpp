@@ -1,0 +1,317 @@
+// tokenizer.cpp: code point classes, clusters, the three tokenizer modes, vocab building.
+//
+// Sections: [classes] [clusters] [word and char modes] [vocab mode] [vocab building]
+#include "core/text/tokenizer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "core/text/utf8.h"
+
+namespace headmap {
+
+const char* tokenizer_name(TokenizerKind kind) {
+  switch (kind) {
+    case TokenizerKind::Word: return "word";
+    case TokenizerKind::Char: return "char";
+    case TokenizerKind::Vocab: return "vocab";
+  }
+  return "word";
+}
+
+bool parse_tokenizer(std::string_view name, TokenizerKind* out) {
+  if (name == "word") { *out = TokenizerKind::Word; return true; }
+  if (name == "char") { *out = TokenizerKind::Char; return true; }
+  if (name == "vocab") { *out = TokenizerKind::Vocab; return true; }
+  return false;
+}
+
+// ---- [classes] -------------------------------------------------------------------------
+namespace {
+
+enum class Cls { Space, Punct, Symbol, Ideograph, Extend, Word };
+
+bool in(char32_t c, char32_t lo, char32_t hi) { return c >= lo && c <= hi; }
+
+Cls classify(char32_t c) {
+  if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == 0x85 ||
+      c == 0xA0 || c == 0x1680 || in(c, 0x2000, 0x200A) || c == 0x2028 || c == 0x2029 ||
+      c == 0x202F || c == 0x205F || c == 0x3000 || c == 0xFEFF)
+    return Cls::Space;
+  // Marks and joiners that extend the previous character.
+  if (in(c, 0x0300, 0x036F) || in(c, 0x0483, 0x0489) || in(c, 0x0591, 0x05BD) ||
+      in(c, 0x0610, 0x061A) || in(c, 0x064B, 0x065F) || in(c, 0x0900, 0x0903) ||
+      in(c, 0x093A, 0x094F) || in(c, 0x1AB0, 0x1AFF) || in(c, 0x1DC0, 0x1DFF) ||
+      in(c, 0x20D0, 0x20FF) || c == 0x200C || c == 0x200D || in(c, 0xFE00, 0xFE0F) ||
+      in(c, 0xFE20, 0xFE2F) || in(c, 0x1F3FB, 0x1F3FF) || in(c, 0xE0020, 0xE007F) ||
+      in(c, 0xE0100, 0xE01EF))
+    return Cls::Extend;
+  if (c < 0x80) {
+    if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_')
+      return Cls::Word;
+    if (c < 0x20 || c == 0x7F) return Cls::Space;  // other control characters separate
+    return Cls::Punct;
+  }
+  if (in(c, 0x80, 0x9F)) return Cls::Space;
+  if (in(c, 0xA1, 0xBF) && c != 0xAA && c != 0xB2 && c != 0xB3 && c != 0xB5 && c != 0xB9 && c != 0xBA &&
+      !in(c, 0xBC, 0xBE))
+    return Cls::Punct;  // ¡ ¢ £ ... « ° ± · » ¿ (but not ª ² ³ µ ¹ º ¼ ½ ¾)
+  if (c == 0xD7 || c == 0xF7) return Cls::Punct;  // × ÷
+  if (in(c, 0x2010, 0x2027) || in(c, 0x2030, 0x205E) || in(c, 0x3001, 0x303F) ||
+      in(c, 0xFF01, 0xFF0F) || in(c, 0xFF1A, 0xFF20) || in(c, 0xFF3B, 0xFF40) ||
+      in(c, 0xFF5B, 0xFF65) || in(c, 0x2E00, 0x2E7F) || c == 0x037E || c == 0x0387 ||
+      in(c, 0x055A, 0x055F) || c == 0x0589 || c == 0x060C || c == 0x061B || c == 0x061F ||
+      c == 0x06D4 || c == 0x0964 || c == 0x0965)
+    return Cls::Punct;
+  // Symbols, arrows, maths operators, dingbats, emoji, regional indicators.
+  if (in(c, 0x2100, 0x214F) || in(c, 0x2190, 0x2BFF) || in(c, 0x1F000, 0x1FAFF) ||
+      in(c, 0x20A0, 0x20CF) || c == 0xFFFD)
+    return Cls::Symbol;
+  // Ideographs and kana: one token each, as they carry no spaces between words.
+  if (in(c, 0x2E80, 0x2FDF) || in(c, 0x3040, 0x30FF) || in(c, 0x3400, 0x4DBF) ||
+      in(c, 0x4E00, 0x9FFF) || in(c, 0xF900, 0xFAFF) || in(c, 0x20000, 0x3FFFF))
+    return Cls::Ideograph;
+  return Cls::Word;
+}
+
+bool is_regional_indicator(char32_t c) { return in(c, 0x1F1E6, 0x1F1FF); }
+
+// ---- [clusters] ------------------------------------------------------------------------
+// A cluster is a base code point plus what extends it: combining marks, variation
+// selectors, skin tones, and anything joined by ZWJ. Two regional indicators form a flag.
+struct Cluster {
+  size_t begin, end;  // [begin, end) in code points
+  Cls cls;            // class of the base code point
+};
+
+std::vector<Cluster> clusters(const std::u32string& cps) {
+  std::vector<Cluster> out;
+  size_t i = 0;
+  while (i < cps.size()) {
+    Cluster cl{i, i + 1, classify(cps[i])};
+    if (cl.cls == Cls::Extend) cl.cls = Cls::Symbol;  // a lone mark stands by itself
+    if (is_regional_indicator(cps[i]) && i + 1 < cps.size() && is_regional_indicator(cps[i + 1])) cl.end = i + 2;
+    while (cl.end < cps.size()) {
+      const char32_t c = cps[cl.end];
+      if (cps[cl.end - 1] == 0x200D && cl.cls != Cls::Space) { ++cl.end; continue; }  // ZWJ joins
+      if (classify(c) == Cls::Extend) { ++cl.end; continue; }
+      break;
+    }
+    out.push_back(cl);
+    i = cl.end;
+  }
+  return out;
+}
+
+bool is_apostrophe(char32_t c) { return c == '\'' || c == 0x2019; }
+bool is_digit(char32_t c) { return c >= '0' && c <= '9'; }
+
+}  // namespace
+
+// ---- [word and char modes] -------------------------------------------------------------
+static std::vector<std::string> words_of(const std::u32string& cps) {
+  std::vector<std::string> out;
+  const std::vector<Cluster> cl = clusters(cps);
+  std::u32string cur;
+  auto flush = [&] {
+    if (!cur.empty()) out.push_back(encode_utf8(cur));
+    cur.clear();
+  };
+  for (size_t k = 0; k < cl.size(); ++k) {
+    const Cluster& c = cl[k];
+    const std::u32string_view text(cps.data() + c.begin, c.end - c.begin);
+    switch (c.cls) {
+      case Cls::Word:
+        cur.append(text);
+        break;
+      case Cls::Space:
+        flush();
+        break;
+      case Cls::Punct: {
+        // Apostrophes inside a word ("didn't") and separators inside a number ("3.14") stay.
+        const bool prev_word = !cur.empty() && k > 0 && cl[k - 1].cls == Cls::Word;
+        const bool next_word = k + 1 < cl.size() && cl[k + 1].cls == Cls::Word;
+        const char32_t p = cps[c.begin];
+        const bool inner_apostrophe = is_apostrophe(p) && prev_word && next_word;
+        const bool inner_number = (p == '.' || p == ',') && prev_word && next_word &&
+                                  is_digit(cps[cl[k - 1].end - 1]) && is_digit(cps[cl[k + 1].begin]);
+        if (inner_apostrophe || inner_number) {
+          cur.append(text);
+        } else {
+          flush();
+          out.push_back(encode_utf8(text));
+        }
+        break;
+      }
+      case Cls::Symbol:
+      case Cls::Ideograph:
+      case Cls::Extend:
+        flush();
+        out.push_back(encode_utf8(text));
+        break;
+    }
+  }
+  flush();
+  return out;
+}
+
+std::vector<std::string> split_words(std::string_view valid_utf8) {
+  return words_of(decode_utf8(valid_utf8).codepoints);
+}
+
+static void vocab_pieces(const std::string& word, const Vocab& vocab, std::vector<Token>& out);
+
+TokenizedText tokenize(std::string_view text, TokenizerKind kind, int context, const Vocab* vocab) {
+  TokenizedText out;
+  const DecodedText d = decode_utf8(text);
+  out.invalid_utf8 = d.replaced;
+  std::vector<Token> all;
+  if (kind == TokenizerKind::Char) {
+    for (const Cluster& c : clusters(d.codepoints)) {
+      if (c.cls == Cls::Space && (d.codepoints[c.begin] == '\n' || d.codepoints[c.begin] == '\r')) continue;
+      all.push_back(Token{encode_utf8(std::u32string_view(d.codepoints.data() + c.begin, c.end - c.begin))});
+    }
+  } else {
+    for (std::string& w : words_of(d.codepoints)) {
+      if (kind == TokenizerKind::Vocab && vocab) {
+        vocab_pieces(w, *vocab, all);
+      } else {
+        all.push_back(Token{std::move(w)});
+      }
+    }
+  }
+  out.total_tokens = static_cast<int>(all.size());
+  if (context < 1) context = 1;
+  if (static_cast<int>(all.size()) > context) all.resize(context);
+  out.tokens = std::move(all);
+  return out;
+}
+
+std::string token_display(const Token& t) {
+  if (t.text == " ") return "\xE2\x90\xA3";  // ␣
+  if (t.text == "\t") return "\xE2\x87\xA5";  // ⇥
+  if (t.continues && t.text.rfind("##", 0) == 0) return t.text.substr(2);
+  return t.text;
+}
+
+// ---- [vocab mode] ----------------------------------------------------------------------
+void Vocab::add(const std::string& piece) {
+  if (index.count(piece)) return;
+  index.emplace(piece, static_cast<int>(pieces.size()));
+  pieces.push_back(piece);
+  max_piece_bytes = std::max(max_piece_bytes, static_cast<int>(piece.size()));
+}
+
+int Vocab::find(std::string_view piece) const {
+  auto it = index.find(std::string(piece));
+  return it == index.end() ? -1 : it->second;
+}
+
+static std::string byte_piece(unsigned char b) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+  return buf;
+}
+
+int Vocab::byte_id(unsigned char b) const { return find(byte_piece(b)); }
+
+// Length in bytes of the UTF-8 sequence starting with lead byte c (1 for invalid leads).
+static int utf8_len(unsigned char c) {
+  if (c >= 0xF0) return 4;
+  if (c >= 0xE0) return 3;
+  if (c >= 0xC0) return 2;
+  return 1;
+}
+
+// Greedy longest match over whole characters: the word itself, else the longest known
+// prefix, then the longest known "##" continuation, and so on; a character that is not in
+// the vocabulary at all falls back to its bytes.
+static void vocab_pieces(const std::string& word, const Vocab& vocab, std::vector<Token>& out) {
+  if (int id = vocab.find(word); id >= 0) {
+    out.push_back(Token{word, id, false});
+    return;
+  }
+  size_t pos = 0;
+  bool first = true;
+  while (pos < word.size()) {
+    const std::string prefix = first ? "" : "##";
+    // Candidate ends at character boundaries, longest first.
+    std::vector<size_t> ends;
+    for (size_t e = pos; e < word.size();) {
+      e += utf8_len(static_cast<unsigned char>(word[e]));
+      if (e > word.size()) e = word.size();
+      if (static_cast<int>(e - pos + prefix.size()) > vocab.max_piece_bytes) break;
+      ends.push_back(e);
+    }
+    bool matched = false;
+    for (auto it = ends.rbegin(); it != ends.rend(); ++it) {
+      const std::string piece = prefix + word.substr(pos, *it - pos);
+      if (int id = vocab.find(piece); id >= 0) {
+        out.push_back(Token{piece, id, !first});
+        pos = *it;
+        matched = true;
+        break;
+      }
+    }
+    if (!matched) {  // bytes of one character
+      const size_t e = std::min(word.size(), pos + utf8_len(static_cast<unsigned char>(word[pos])));
+      for (; pos < e; ++pos) {
+        const unsigned char b = static_cast<unsigned char>(word[pos]);
+        out.push_back(Token{byte_piece(b), vocab.byte_id(b), !first});
+        first = false;
+      }
+    }
+    first = false;
+  }
+}
+
+// ---- [vocab building] ------------------------------------------------------------------
+Vocab build_vocab(const std::vector<std::string>& lines, int max_words, int max_subwords, int min_word_count) {
+  std::map<std::string, long> word_count;
+  for (const std::string& line : lines)
+    for (std::string& w : split_words(sanitize_utf8(line))) ++word_count[w];
+
+  auto by_count = [](const std::map<std::string, long>& m) {
+    std::vector<std::pair<std::string, long>> v(m.begin(), m.end());
+    std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second > b.second; });
+    return v;
+  };
+
+  Vocab vocab;
+  // Bytes first: ids 0..255 are the byte fallbacks, so every input has a spelling.
+  for (int b = 0; b < 256; ++b) vocab.add(byte_piece(static_cast<unsigned char>(b)));
+  // Every character seen, whole and as a continuation.
+  std::map<std::string, long> chars;
+  for (auto& [w, n] : word_count) {
+    const std::u32string cps = decode_utf8(w).codepoints;
+    for (size_t i = 0; i < cps.size(); ++i) chars[(i ? "##" : "") + encode_utf8(std::u32string(1, cps[i]))] += n;
+  }
+  for (auto& [c, n] : by_count(chars)) vocab.add(c);
+  // Frequent words.
+  int words = 0;
+  for (auto& [w, n] : by_count(word_count)) {
+    if (words >= max_words || n < min_word_count) break;
+    vocab.add(w);
+    ++words;
+  }
+  // Frequent pieces of the words that did not make it, so rare words split sensibly.
+  std::map<std::string, long> pieces;
+  for (auto& [w, n] : word_count) {
+    if (vocab.find(w) >= 0) continue;
+    const std::u32string cps = decode_utf8(w).codepoints;
+    for (size_t i = 0; i < cps.size(); ++i)
+      for (size_t len = 2; len <= 6 && i + len <= cps.size(); ++len)
+        pieces[(i ? "##" : "") + encode_utf8(cps.substr(i, len))] += n;
+  }
+  int sub = 0;
+  for (auto& [p, n] : by_count(pieces)) {
+    if (sub >= max_subwords) break;
+    if (vocab.find(p) >= 0) continue;
+    vocab.add(p);
+    ++sub;
+  }
+  return vocab;
+}
+
+}  // namespace headmap

@@ -1,0 +1,80 @@
+#include "core/text/utf8.h"
+
+namespace headmap {
+
+DecodedText decode_utf8(std::string_view s) {
+  DecodedText out;
+  out.codepoints.reserve(s.size());
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out.codepoints.push_back(c);
+      ++i;
+      continue;
+    }
+    int len = 0;
+    char32_t cp = 0;
+    char32_t min = 0;
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; min = 0x80; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; min = 0x800; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; min = 0x10000; }
+    if (len == 0) {  // stray continuation byte, C0/C1 overlong lead, or F5..FF
+      out.codepoints.push_back(0xFFFD);
+      ++out.replaced;
+      ++i;
+      continue;
+    }
+    int got = 1;
+    while (got < len && i + got < n) {
+      const unsigned char cc = static_cast<unsigned char>(s[i + got]);
+      if ((cc & 0xC0) != 0x80) break;
+      cp = (cp << 6) | (cc & 0x3F);
+      ++got;
+    }
+    const bool complete = got == len;
+    const bool valid = complete && cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    if (valid) {
+      out.codepoints.push_back(cp);
+    } else {
+      out.codepoints.push_back(0xFFFD);
+      ++out.replaced;
+    }
+    i += got;
+  }
+  return out;
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+std::string encode_utf8(std::u32string_view cps) {
+  std::string out;
+  out.reserve(cps.size());
+  for (char32_t cp : cps) append_utf8(out, cp);
+  return out;
+}
+
+std::string sanitize_utf8(std::string_view bytes, int* replaced) {
+  DecodedText d = decode_utf8(bytes);
+  if (replaced) *replaced = d.replaced;
+  return encode_utf8(d.codepoints);
+}
+
+}  // namespace headmap
