@@ -66,8 +66,8 @@ TEST(Cli, BadArgumentsExitTwoWithTheFix) {
 
 TEST(Cli, JsonHasTokensPassportShapesAndWeights) {
   const fs::path j = tmp() / "run.json";
-  CliRun r = cli({"--text", "The cat sat on the mat because it was tired.", "--text", "Short one.", "--d-model", "512", "--heads",
-                  "8", "--layers", "1", "--json", j.string(), "--with-weights"});
+  CliRun r = cli({"--random-init", "--text", "The cat sat on the mat because it was tired.", "--text", "Short one.", "--d-model", "512",
+                  "--heads", "8", "--layers", "1", "--json", j.string(), "--with-weights"});
   ASSERT_EQ(r.status, 0) << r.err;
   std::ifstream f(j);
   const json d = json::parse(f);
@@ -83,6 +83,37 @@ TEST(Cli, JsonHasTokensPassportShapesAndWeights) {
   EXPECT_EQ(d["weights_shape"], json({1, 2, 8, 11, 11}));
   EXPECT_EQ(d["metrics"].size(), 16u);  // L x B x H
   EXPECT_EQ(d["attention_params"], 4 * (512 * 512 + 512));
+}
+
+// Without a weights option the CLI runs the app's default: the shipped trained model, its
+// BPE, the loss on the text and the token ids. --random-init gives random weights.
+TEST(Cli, DefaultIsTheShippedTrainedModel) {
+  const fs::path j = tmp() / "default.json", dir = tmp() / "default-npy";
+  CliRun r = cli({"--text", "My grandmother planted tomatoes in the garden last spring.", "--json", j.string(), "--npy", dir.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream f(j);
+  const json d = json::parse(f);
+  EXPECT_EQ(d["weights_source"].get<std::string>().rfind("trained (D=128", 0), 0u) << d["weights_source"];
+  ASSERT_TRUE(d.contains("loss_on_text"));
+  EXPECT_GT(d["loss_on_text"].get<double>(), 0.0);
+  EXPECT_LT(d["loss_on_text"].get<double>(), 9.0);
+  ASSERT_EQ(d["token_ids"].size(), 1u);
+  EXPECT_EQ(d["token_ids"][0].size(), d["tokens"][0].size());
+  EXPECT_LE(d["tokens"][0].size(), 14u) << "sub-words, not letters: 9 words and a full stop";
+  std::ifstream m(dir / "meta.json");
+  const json meta = json::parse(m);
+  EXPECT_EQ(meta["token_ids"], d["token_ids"]);
+
+  const fs::path k = tmp() / "random.json";
+  ASSERT_EQ(cli({"--random-init", "--seed", "3", "--text", "a b", "--json", k.string()}).status, 0);
+  std::ifstream g(k);
+  EXPECT_EQ(json::parse(g)["weights_source"].get<std::string>().rfind("random init", 0), 0u);
+  CliRun seed = cli({"--seed", "3", "--text", "a b"});
+  EXPECT_EQ(seed.status, 2);
+  EXPECT_NE(seed.err.find("--random-init"), std::string::npos) << seed.err;
+  CliRun size = cli({"--d-model", "512", "--heads", "8", "--text", "a b"});
+  EXPECT_EQ(size.status, 2);
+  EXPECT_NE(size.err.find("add --random-init"), std::string::npos) << size.err;
 }
 
 TEST(Cli, NpyDirectoryAndPngAreWritten) {
