@@ -91,7 +91,10 @@ int main(int argc, char** argv) {
   if (!in) return fail(in.error(), in.error().kind == ErrorKind::Io ? 1 : 2);
   ModelConfig& cfg = in->cfg;
   Result<ModelWeights> loaded = load_model_weights(mo, app, cfg);
-  if (!loaded) return fail(loaded.error(), 1);
+  if (!loaded) {  // a file that cannot be read or parsed: 1; options that do not fit the weights: 2
+    const ErrorKind k = loaded.error().kind;
+    return fail(loaded.error(), k == ErrorKind::InvalidArgument || k == ErrorKind::InvalidConfig ? 2 : 1);
+  }
   const ModelWeights& weights = *loaded;
   const Batch batch = make_batch(in->lines, cfg, weights);
   for (const std::string& note : batch.notes()) std::fprintf(stderr, "headmap-cli: note: %s\n", note.c_str());
