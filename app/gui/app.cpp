@@ -87,9 +87,13 @@ ComputeRequest App::make_request() const {
   // A trained model learned a fixed number of positions: longer text is truncated to them
   // (and the truncation is reported under the sentence).
   if (w.context_limit > 0) r.cfg.context = std::min(r.cfg.context, w.context_limit);
-  if (state.ablated.size() == static_cast<size_t>(state.cfg.num_layers * state.cfg.num_heads) &&
-      std::any_of(state.ablated.begin(), state.ablated.end(), [](uint8_t a) { return a != 0; }))
-    r.ablated = state.ablated;
+  // Ablation goes to the core as an (L*H) mask, built from (layer, head) here, for this config.
+  const int L = state.cfg.num_layers, H = state.cfg.num_heads;
+  for (const HeadId& id : state.ablated)
+    if (id.layer >= 0 && id.layer < L && id.head >= 0 && id.head < H) {
+      r.ablated.resize(static_cast<size_t>(L) * H, 0);
+      r.ablated[static_cast<size_t>(id.layer) * H + id.head] = 1;
+    }
   r.trace = TraceRequest{std::clamp(state.view.layer, 0, state.cfg.num_layers - 1), std::max(0, state.view.batch),
                          std::clamp(state.view.head, 0, std::max(0, state.cfg.num_heads - 1))};
   return r;
@@ -154,7 +158,6 @@ void App::post_request_if_changed() {
     note_config_change(last_cfg_);
     last_cfg_ = state.cfg;
   }
-  state.ablated.resize(static_cast<size_t>(std::max(0, state.cfg.num_layers * state.cfg.num_heads)), 0);
   {
     WeightsInputs in;
     in.mode = state.weights_mode;

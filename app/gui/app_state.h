@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,12 @@
 #include "core/error.h"
 
 namespace headmap {
+
+// One head of the model: layer l, head h.
+struct HeadId {
+  int layer = 0, head = 0;
+  auto operator<=>(const HeadId&) const = default;
+};
 
 enum class CenterPanel { Heads, Focus, Model, Passport, Training };
 const char* center_panel_name(CenterPanel p);
@@ -61,7 +68,9 @@ struct AppState {
   // ---- input: what the user typed and set (the config may be invalid: that is a lesson) --
   std::string text;
   ModelConfig cfg;
-  std::vector<uint8_t> ablated;  // (L*H) heads switched off (1); sized to the config
+  // Heads switched off, by (layer, head): a head keeps its identity when H or L moves, and
+  // heads beyond the current config are kept (not sent) until the config has them again.
+  std::set<HeadId> ablated;
 
   // ---- weights: trained by default (see model_source.h) ----
   WeightsMode weights_mode = WeightsMode::Trained;

@@ -52,10 +52,8 @@ Status apply_setting(AppState& s, const std::string& a) {
   if (k == "ablate") {  // "layer,head": switch that head off, as its box in the heads panel would
     int l = 0, h = 0;
     if (std::sscanf(v.c_str(), "%d,%d", &l, &h) != 2) return Error{ErrorKind::InvalidArgument, "ablate wants layer,head."};
-    s.ablated.resize(static_cast<size_t>(s.cfg.num_layers * s.cfg.num_heads), 0);
-    const size_t i = static_cast<size_t>(l) * s.cfg.num_heads + h;
-    if (l < 0 || h < 0 || h >= s.cfg.num_heads || i >= s.ablated.size()) return Error{ErrorKind::InvalidArgument, "No such head to ablate."};
-    s.ablated[i] = 1;
+    if (l < 0 || h < 0 || l >= s.cfg.num_layers || h >= s.cfg.num_heads) return Error{ErrorKind::InvalidArgument, "No such head to ablate."};
+    s.ablated.insert(HeadId{l, h});
     return Status();
   }
   if (k == "train_steps") return num(&s.train_steps);
@@ -113,8 +111,11 @@ class ScreenshotScript : public Script {
         if (settled(app) && frames_++ >= 1) next(app);
         break;
       case Phase::Then:
-        for (const std::string& a : o_.then)
-          if (Status s = apply_setting(app.state, a); !s) std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+        // Up to the next "wait": those settings land in the same frame, as one change.
+        for (; then_next_ < o_.then.size() && o_.then[then_next_] != "wait"; ++then_next_)
+          if (Status s = apply_setting(app.state, o_.then[then_next_]); !s)
+            std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+        if (then_next_ < o_.then.size()) ++then_next_;  // past the "wait"
         phase_ = Phase::WaitThen;
         frames_ = 0;
         break;
@@ -155,7 +156,7 @@ class ScreenshotScript : public Script {
   enum class Phase { WaitFirst, Then, WaitThen, Type, WaitTyped, Frames, Capture };
   void next(App& app) {
     frames_ = 0;
-    if (phase_ == Phase::WaitFirst && !o_.then.empty()) phase_ = Phase::Then;
+    if ((phase_ == Phase::WaitFirst || phase_ == Phase::WaitThen) && then_next_ < o_.then.size()) phase_ = Phase::Then;
     else if ((phase_ == Phase::WaitFirst || phase_ == Phase::WaitThen) && !chars_.empty()) {
       app.state.text.clear();
       phase_ = Phase::Type;
@@ -197,6 +198,12 @@ class ScreenshotScript : public Script {
             labels.push_back(head_label_name(head_label(f.metrics[(static_cast<size_t>(l) * f.out.B) * f.out.Hw + h], ind)));
           }
         j["head_labels"] = labels;  // sentence 0, (L, H) flattened
+        // The heads the shown result was computed without, as [layer, head] pairs.
+        const ComputeRequest& rq = app.state.result->request;
+        nlohmann::json off = nlohmann::json::array();
+        for (size_t i = 0; i < rq.ablated.size(); ++i)
+          if (rq.ablated[i]) off.push_back({static_cast<int>(i) / rq.cfg.num_heads, static_cast<int>(i) % rq.cfg.num_heads});
+        j["ablated"] = off;
       }
       const TrainStatus& t = app.state.training;
       j["training"] = {{"done", t.done}, {"cancelled", t.cancelled}, {"error", t.error ? t.error->message : ""},
@@ -215,6 +222,7 @@ class ScreenshotScript : public Script {
   int frames_ = 0;
   std::u32string chars_;
   size_t typed_ = 0;
+  size_t then_next_ = 0;  // the next --then setting to apply
 };
 }  // namespace
 

@@ -314,6 +314,29 @@ TEST(Gui, AblatingAHeadChangesTheLoss) {
   EXPECT_NE(all.report["loss_on_text"].get<double>(), off.report["loss_on_text"].get<double>());
 }
 
+// Ablation is kept by (layer, head): moving num_heads does not move it to another head.
+TEST(Gui, AblationFollowsItsHeadWhenHeadsChange) {
+  const std::string text = "one two three one two three one two three";
+  const AppRun at8 = run_app("ablate-10-h8", {"--text", text, "--then", "ablate=1,0", "--then", "wait", "--then", "heads=8"});
+  ASSERT_EQ(at8.status, 0) << at8.err;
+  EXPECT_EQ(at8.report["config"]["num_heads"], 8);
+  EXPECT_EQ(at8.report["ablated"], json({{1, 0}})) << "at H = 8, (1, 0) must still be the head that is off";
+  // The same head switched off directly at H = 8 gives the same loss.
+  const AppRun direct8 = run_app("ablate-h8-10", {"--text", text, "--then", "heads=8", "--then", "wait", "--then", "ablate=1,0"});
+  ASSERT_EQ(direct8.status, 0) << direct8.err;
+  EXPECT_EQ(direct8.report["ablated"], json({{1, 0}}));
+  EXPECT_DOUBLE_EQ(at8.report["loss_on_text"].get<double>(), direct8.report["loss_on_text"].get<double>());
+
+  const AppRun back = run_app("ablate-10-h8-h4", {"--text", text, "--then", "ablate=1,0", "--then", "wait", "--then", "heads=8",
+                                                  "--then", "wait", "--then", "heads=4"});
+  ASSERT_EQ(back.status, 0) << back.err;
+  EXPECT_EQ(back.report["config"]["num_heads"], 4);
+  EXPECT_EQ(back.report["ablated"], json({{1, 0}}));
+  const AppRun direct4 = run_app("ablate-10-h4", {"--text", text, "--then", "ablate=1,0"});
+  ASSERT_EQ(direct4.status, 0) << direct4.err;
+  EXPECT_DOUBLE_EQ(back.report["loss_on_text"].get<double>(), direct4.report["loss_on_text"].get<double>());
+}
+
 // "Train this configuration": it runs in the background, reports progress, and the heads
 // show its weights when it is done; Cancel stops it early and keeps the last snapshot.
 TEST(Gui, TrainingAConfigurationFinishesAndCanBeCancelled) {

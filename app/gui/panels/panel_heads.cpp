@@ -159,13 +159,15 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     }
     if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
     // Head ablation: the box switches the head's output off (its pattern stays on screen).
-    const size_t ai = static_cast<size_t>(layer) * cfg.num_heads + h;
-    if (!cfg.pitfalls.head_averaged && ai < s.ablated.size() && cfg.num_heads == s.cfg.num_heads &&
-        cfg.num_layers == s.cfg.num_layers) {
-      bool on = s.ablated[ai] == 0;
+    if (!cfg.pitfalls.head_averaged && cfg.num_heads == s.cfg.num_heads && cfg.num_layers == s.cfg.num_layers) {
+      const HeadId id{layer, h};
+      bool on = s.ablated.count(id) == 0;
       ImGui::PushID(h);
       ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(1, 1));
-      if (ImGui::Checkbox("##on", &on)) s.ablated[ai] = on ? 0 : 1;
+      if (ImGui::Checkbox("##on", &on)) {
+        if (on) s.ablated.erase(id);
+        else s.ablated.insert(id);
+      }
       ImGui::PopStyleVar();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation).");
       ImGui::PopID();
