@@ -1,6 +1,7 @@
 // app_state.h: the plain state the panels read and write. No logic lives here beyond
-// small helpers; compute results arrive from the worker (compute_worker.h) and are shared,
-// immutable, between the worker's cache and the UI.
+// small helpers, and no threads: compute results arrive as values (requests.h), shared,
+// immutable, between the worker's cache and the UI. compute_request() below is the one
+// place the state becomes a request.
 //
 // B = batch, T = tokens, D = d_model, H = heads, d_head = D/H, L = layers
 #pragma once
@@ -12,19 +13,12 @@
 #include <vector>
 
 #include "app/common/colormap.h"
-#include "app/gui/workers/compute_worker.h"
 #include "app/gui/model_source.h"
-#include "app/gui/workers/training_worker.h"
+#include "app/gui/requests.h"
 #include "core/model/config.h"
 #include "core/error.h"
 
 namespace headmap {
-
-// One head of the model: layer l, head h.
-struct HeadId {
-  int layer = 0, head = 0;
-  auto operator<=>(const HeadId&) const = default;
-};
 
 enum class CenterPanel { Heads, Focus, Model, Passport, Training };
 const char* center_panel_name(CenterPanel p);
@@ -121,6 +115,12 @@ struct AppState {
     float font_size = 0, width = 0;
   } label_width;
 };
+
+// The one function that turns the view state into a compute request: one weights choice
+// (its note, when it needs explaining, goes to *weights_note), the context clipped to the
+// trained model's positions, the ablated heads that exist in this config, and the Focus
+// trace only while Focus is visible. The config must be valid (validate(s.cfg)).
+ComputeRequest compute_request(const AppState& s, std::string* weights_note = nullptr);
 
 // Training options for the Training tab's runs: the tab's steps, batch and sequence length,
 // warm-up and evaluation spaced to the budget.
