@@ -25,6 +25,7 @@
 #include "app/common/assets.h"
 #include "app/common/model_options.h"
 #include "app/script/script.h"
+#include "app/script/settings_table.h"
 
 using namespace headmap;
 
@@ -45,7 +46,8 @@ int main(int argc, char** argv) {
   cli.add_option("--screenshot", shot.path, "render, write this PNG, and exit");
   cli.add_option("--frames", shot.frames, "frames to render before the screenshot, once the model has answered")->capture_default_str();
   cli.add_option("--report", shot.report, "with --screenshot: write what was drawn as JSON (for tests)");
-  cli.add_option("--then", shot.then, "with --screenshot: after the first result, apply key=value as the controls would (repeatable). Keys: heads, d_model, layers, context, layer, head, seed, causal, positional, text, weights (trained|random), ablate (layer,head), train_steps, train (=1: the Train button), cancel_at_step, compare (heads|w_o: the Compare buttons), compare_steps, panel, colormap");
+  cli.add_option("--then", shot.then, "with --screenshot: after the first result, apply key=value as the controls would "
+                 "(repeatable; \"wait\" waits for the result before the next ones). Keys:\n" + scripted_settings_help());
   cli.add_option("--type", shot.type, "with --screenshot: type this into the emptied sentence box, one character per frame");
   std::string mouse, corpus;
   cli.add_option("--corpus", corpus, "the text the Training tab trains on (default: the shipped corpus in assets/corpus)");

@@ -23,9 +23,12 @@ struct CheckpointInfo {
   bool no_w_o = false;
 };
 
-// Reads only the metadata of every *.safetensors in dir (cheap: no tensors are loaded).
+// The checkpoints in dir (every *.safetensors the core's reader accepts), sorted by path.
 std::vector<CheckpointInfo> scan_checkpoints(const std::string& dir);
+// One checkpoint, read and checked by the core (load_checkpoint).
 Result<CheckpointInfo> checkpoint_info(const std::string& path);
+// The same, from weights already loaded from `path`.
+CheckpointInfo checkpoint_info_of(const ModelWeights& w, const std::string& path);
 
 enum class WeightsMode { Trained, Random };
 

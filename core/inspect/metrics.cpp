@@ -9,6 +9,13 @@
 
 namespace headmap {
 
+float map_peak(const float* w, int T, int len, MaskKind mask) {
+  float mx = 0;
+  for (int t = mask == MaskKind::Causal && len > 1 ? 1 : 0; t < len; ++t)
+    for (int s = 0; s < len; ++s) mx = std::max(mx, w[static_cast<size_t>(t) * T + s]);
+  return mx;
+}
+
 HeadMetrics map_metrics(const float* w, int T, int len) {
   HeadMetrics m;
   double ent = 0, ent_norm = 0, prev = 0, first = 0, self = 0, mx = 0;

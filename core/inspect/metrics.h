@@ -31,6 +31,11 @@ std::vector<HeadMetrics> head_metrics(const ForwardOutput& out, const Batch& bat
 // Metrics of one (T, T) map with `len` real tokens.
 HeadMetrics map_metrics(const float* w /* (T,T) */, int T, int len);
 
+// The peak of one (T, T) map for its colour scale: the largest weight over the real rows
+// that see more than one key. The first row of a causal map is always [1, 0, ...] and is
+// left out, or it would set every scale to 1.
+float map_peak(const float* w /* (T,T) */, int T, int len, MaskKind mask);
+
 // The induction probe: n random tokens repeated twice, as text, so it goes through the
 // model's own tokenizer. Tokens are whole words (word mode), letters (char mode), or
 // whole-word vocabulary pieces (trained models).

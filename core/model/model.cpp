@@ -144,10 +144,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   out.D = cfg.d_model;
   out.H = cfg.num_heads;
   out.L = cfg.num_layers;
-  MhaOptions mo;
-  mo.num_heads = cfg.num_heads;
-  mo.causal = cfg.causal;
-  mo.pitfalls = cfg.pitfalls;
+  MhaOptions mo = mha_options(cfg);
   mo.lengths = batch.lengths.data();
   out.Hw = weight_heads(mo);
   if (batch.empty()) return out;  // nothing to attend over: no attention, no NaN

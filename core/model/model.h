@@ -38,6 +38,7 @@ Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, 
 
 struct TraceRequest {
   int layer = 0, batch = 0, head = 0;
+  bool operator==(const TraceRequest&) const = default;
 };
 
 struct ForwardOptions {

@@ -7,7 +7,7 @@
 #include <cctype>
 #include <filesystem>
 
-#include "core/io/export.h"
+#include "core/io/file_io.h"
 #include "core/math/rng.h"
 #include "core/model/model.h"
 #include "core/text/utf8.h"

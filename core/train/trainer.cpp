@@ -521,31 +521,4 @@ Result<TrainResult> train(const TrainCorpus& corpus, const TrainOptions& o, cons
   return res;
 }
 
-std::string train_command(const TrainOptions& o, const std::string& corpus_path, const std::string& out_path) {
-  const TrainOptions d;
-  char buf[1024];
-  std::snprintf(buf, sizeof buf,
-                "headmap-cli train --corpus %s --d-model %d --heads %d --layers %d --context %d --steps %d --batch %d --seq %d "
-                "--lr %g --warmup %d --seed %llu",
-                corpus_path.c_str(), o.d_model, o.num_heads, o.num_layers, o.context, o.steps, o.batch, o.seq, o.lr, o.warmup,
-                static_cast<unsigned long long>(o.seed));
-  std::string cmd = buf;
-  auto opt = [&](const char* flag, double v, double def) {
-    if (v != def) {
-      std::snprintf(buf, sizeof buf, " %s %g", flag, v);
-      cmd += buf;
-    }
-  };
-  opt("--min-lr-ratio", o.min_lr_ratio, d.min_lr_ratio);
-  opt("--weight-decay", o.weight_decay, d.weight_decay);
-  opt("--beta2", o.beta2, d.beta2);
-  opt("--clip", o.clip, d.clip);
-  opt("--eval-every", o.eval_every, d.eval_every);
-  opt("--eval-tokens", o.eval_tokens, d.eval_tokens);
-  if (o.no_w_o) cmd += " --no-wo";
-  cmd += " --threads " + std::to_string(o.threads > 0 ? o.threads : compute_threads());
-  cmd += " --out " + out_path;
-  return cmd;
-}
-
 }  // namespace headmap

@@ -230,7 +230,4 @@ struct TrainResult {
 // small for the options (InvalidArgument), cancellation (Cancelled).
 Result<TrainResult> train(const TrainCorpus& corpus, const TrainOptions& o, const TrainHooks& hooks = {});
 
-// The command line that reproduces a run of `headmap-cli train` with these options.
-std::string train_command(const TrainOptions& o, const std::string& corpus_path, const std::string& out_path);
-
 }  // namespace headmap

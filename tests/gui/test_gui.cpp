@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "app/common/colormap.h"
+#include "app/common/heatmap_png.h"
+#include "core/inspect/metrics.h"
+#include "core/model/model.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -317,6 +320,95 @@ TEST(Gui, AblatingAHeadChangesTheLoss) {
   const AppRun off = run_app("ablate-1-1", {"--text", "one two three one two three one two three", "--then", "ablate=1,1"});
   ASSERT_EQ(off.status, 0) << off.err;
   EXPECT_NE(all.report["loss_on_text"].get<double>(), off.report["loss_on_text"].get<double>());
+}
+
+// The mask is one rule (MaskKind): the shader draws it in the app, the CPU raster in the PNG
+// export, and they hide the same cells for every kind. (Maps are cut to the sentence's
+// real tokens, so PaddingOnly hides nothing there, like None; the other kinds do.)
+TEST(Gui, AppAndPngExportMaskTheSameCells) {
+  const std::string text = "one two three four five six seven";
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    bool causal, reversed, two_sentences;
+  };
+  const Case cases[] = {{"causal", {}, true, false, false},
+                        {"reversed", {"--pitfall-reversed-mask"}, true, true, false},
+                        {"padding", {"--no-causal"}, false, false, true},
+                        {"none", {"--no-causal"}, false, false, false}};
+  const auto near = [](std::array<int, 3> a, std::array<int, 3> b) {
+    return std::abs(a[0] - b[0]) <= 3 && std::abs(a[1] - b[1]) <= 3 && std::abs(a[2] - b[2]) <= 3;
+  };
+  std::array<int, 3> grey;
+  for (int k = 0; k < 3; ++k) grey[k] = static_cast<int>(std::lround(headmap::kMaskedRgb[k] * 255));
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    // d_model 32 has no shipped model: random init, the word tokenizer, as below.
+    std::vector<std::string> args = {"--d-model", "32", "--heads", "2", "--text", c.two_sentences ? text + "\none two" : text};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const AppRun r = run_app(std::string("mask-") + c.name, args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const Image gui = load_png(r.png);
+    ASSERT_GT(gui.w, 0);
+
+    headmap::ModelConfig cfg;
+    cfg.d_model = 32;
+    cfg.num_heads = 2;
+    cfg.causal = c.causal;
+    cfg.pitfalls.reversed_mask = c.reversed;
+    const headmap::ModelWeights w = headmap::random_weights(cfg.d_model, cfg.num_layers, cfg.seed);
+    std::vector<std::string> lines = {text};
+    if (c.two_sentences) lines.push_back("one two");
+    const headmap::Batch batch = headmap::make_batch(lines, cfg, w);
+    headmap::Result<headmap::ForwardOutput> out = headmap::forward(w, cfg, batch);
+    ASSERT_TRUE(out.ok());
+    std::vector<std::array<int, 4>> rects;
+    headmap::HeadsPngOptions po;
+    po.map_rects = &rects;
+    const fs::path png_path = tmp_dir() / (std::string("mask-") + c.name + "-export.png");
+    ASSERT_TRUE(headmap::write_heads_png(png_path.string(), *out, batch, cfg, headmap::head_metrics(*out, batch), po).ok());
+    const Image png = load_png(png_path);
+    ASSERT_EQ(rects.size(), 2u);
+
+    const int len = batch.lengths[0];
+    ASSERT_EQ(r.report["tokens"].size(), static_cast<size_t>(len));
+    const json& g = r.report["heatmaps"][0];
+    const double gx0 = g[0], gy0 = g[1], gw = static_cast<double>(g[2]) - gx0, gh = static_cast<double>(g[3]) - gy0;
+    const double px0 = rects[0][0], py0 = rects[0][1], pw = rects[0][2] - px0, ph = rects[0][3] - py0;
+    int hidden = 0;
+    for (int t = 0; t < len; ++t)
+      for (int k = 0; k < len; ++k) {
+        const bool in_app = near(gui.at(static_cast<int>(gx0 + (k + 0.5) * gw / len), static_cast<int>(gy0 + (t + 0.5) * gh / len)), grey);
+        const bool in_png = near(png.at(static_cast<int>(px0 + (k + 0.5) * pw / len), static_cast<int>(py0 + (t + 0.5) * ph / len)), grey);
+        EXPECT_EQ(in_app, in_png) << "query " << t << ", key " << k;
+        hidden += in_png;
+      }
+    if (c.causal) EXPECT_GT(hidden, 0) << "a causal mask hides cells";
+    else EXPECT_EQ(hidden, 0);
+  }
+}
+
+// Ablation is kept by (layer, head): moving num_heads does not move it to another head.
+TEST(Gui, AblationFollowsItsHeadWhenHeadsChange) {
+  const std::string text = "one two three one two three one two three";
+  const AppRun at8 = run_app("ablate-10-h8", {"--text", text, "--then", "ablate=1,0", "--then", "wait", "--then", "heads=8"});
+  ASSERT_EQ(at8.status, 0) << at8.err;
+  EXPECT_EQ(at8.report["config"]["num_heads"], 8);
+  EXPECT_EQ(at8.report["ablated"], json({{1, 0}})) << "at H = 8, (1, 0) must still be the head that is off";
+  // The same head switched off directly at H = 8 gives the same loss.
+  const AppRun direct8 = run_app("ablate-h8-10", {"--text", text, "--then", "heads=8", "--then", "wait", "--then", "ablate=1,0"});
+  ASSERT_EQ(direct8.status, 0) << direct8.err;
+  EXPECT_EQ(direct8.report["ablated"], json({{1, 0}}));
+  EXPECT_DOUBLE_EQ(at8.report["loss_on_text"].get<double>(), direct8.report["loss_on_text"].get<double>());
+
+  const AppRun back = run_app("ablate-10-h8-h4", {"--text", text, "--then", "ablate=1,0", "--then", "wait", "--then", "heads=8",
+                                                  "--then", "wait", "--then", "heads=4"});
+  ASSERT_EQ(back.status, 0) << back.err;
+  EXPECT_EQ(back.report["config"]["num_heads"], 4);
+  EXPECT_EQ(back.report["ablated"], json({{1, 0}}));
+  const AppRun direct4 = run_app("ablate-10-h4", {"--text", text, "--then", "ablate=1,0"});
+  ASSERT_EQ(direct4.status, 0) << direct4.err;
+  EXPECT_DOUBLE_EQ(back.report["loss_on_text"].get<double>(), direct4.report["loss_on_text"].get<double>());
 }
 
 // "Train this configuration": it runs in the background, reports progress, and the heads

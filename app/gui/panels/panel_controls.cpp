@@ -7,6 +7,7 @@
 
 #include "app/gui/panels/panels.h"
 #include "app/gui/ui_widgets.h"
+#include "app/gui/theme.h"
 
 namespace headmap {
 
@@ -43,7 +44,7 @@ void draw_controls(AppState& s) {
   if (s.config_status.ok()) {
     ImGui::TextDisabled("d_head = %d / %d = %d", c.d_model, c.num_heads, c.d_head());
   } else {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
     ImGui::TextWrapped("%s", s.config_status.error().message.c_str());
     ImGui::PopStyleColor();
     s.report.messages.push_back(s.config_status.error().message);
@@ -88,7 +89,7 @@ void draw_controls(AppState& s) {
     text_disabled_wrapped_at_commas(s.result->fwd->source);
   }
   if (!s.weights_note.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1.0f));
+    ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
     ImGui::TextWrapped("%s", s.weights_note.c_str());
     ImGui::PopStyleColor();
   }
