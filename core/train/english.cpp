@@ -160,6 +160,14 @@ Result<std::string> assemble_english_corpus(const EnglishCorpusOptions& o, Engli
   go.seed = o.seed;
   go.target_bytes = o.grammar_bytes;
   std::vector<std::string> grammar = o.grammar_bytes > 0 ? split_lines(generate_grammar_corpus(go)) : std::vector<std::string>{};
+  if (o.number_bytes > 0) {
+    GrammarCorpusOptions no;
+    no.seed = o.seed + 1;
+    no.target_bytes = o.number_bytes;
+    no.repeat_fraction = no.facts_fraction = 0.0;
+    no.numbers_fraction = 1.0;
+    for (std::string& l : split_lines(generate_grammar_corpus(no))) grammar.push_back(std::move(l));
+  }
   grammar.erase(std::remove(grammar.begin(), grammar.end(), std::string()), grammar.end());
   st.grammar_lines = static_cast<long>(grammar.size());
 
