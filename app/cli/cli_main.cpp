@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   if (!in) return fail(in.error(), in.error().kind == ErrorKind::Io ? 1 : 2);
   ModelConfig& cfg = in->cfg;
   Result<ModelWeights> loaded = load_model_weights(mo, app, cfg);
-  if (!loaded) return fail(loaded.error(), 1);
+  if (!loaded) return fail(loaded.error(), loaded.error().kind == ErrorKind::InvalidConfig ? 2 : 1);
   const ModelWeights& weights = *loaded;
   const Batch batch = make_batch(in->lines, cfg, weights);
   for (const std::string& note : batch.notes()) std::fprintf(stderr, "headmap-cli: note: %s\n", note.c_str());
@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
 
   ForwardOptions fo;
   fo.keep_layer_io = !o.npy.empty();
+  fo.want_logits = weights.trained() && !o.json.empty();  // --json carries loss_on_text
   Result<ForwardOutput> out = forward(weights, cfg, batch, fo);
   if (!out) return fail(out.error(), 2);
   if (out->no_key_rows > 0)

@@ -2,6 +2,7 @@
 
 #include "core/io/checkpoint.h"
 #include "core/io/export.h"
+#include "core/io/hf_gpt2.h"
 #include "core/model/model.h"
 
 namespace headmap {
@@ -11,7 +12,7 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
   app.add_option("--file", o.file, "A UTF-8 text file, one sentence per line");
   app.add_option("--d-model", o.cfg.d_model, "d_model, D (1-4096)")->capture_default_str();
   app.add_option("--heads", o.cfg.num_heads, "num_heads, H; must divide d_model")->capture_default_str();
-  app.add_option("--layers", o.cfg.num_layers, "num_layers, L (1-12)")->capture_default_str();
+  app.add_option("--layers", o.cfg.num_layers, "num_layers, L (1-12 for random init; up to the model's layers with --model)")->capture_default_str();
   app.add_option("--context", o.cfg.context, "maximum tokens per sentence (1-2048); longer text is truncated and reported")
       ->capture_default_str();
   app.add_option("--seed", o.cfg.seed, "seed of the random-init weights and hashed embeddings")->capture_default_str();
@@ -20,7 +21,11 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
   app.add_option("--tokenizer", o.tokenizer, "word or char (a checkpoint brings its own vocabulary)")
       ->check(CLI::IsMember({"word", "char"}))
       ->capture_default_str();
-  app.add_option("--checkpoint", o.checkpoint, "run on trained weights from a .safetensors checkpoint");
+  auto* ckpt = app.add_option("--checkpoint", o.checkpoint, "run on trained weights from a .safetensors checkpoint");
+  app.add_option("--model", o.model,
+                 "run on a GPT-2-family model in Hugging Face layout: a directory with config.json, model.safetensors "
+                 "(or its index and shards) and vocab.json + merges.txt or tokenizer.json")
+      ->excludes(ckpt);
   for (const PitfallInfo& p : pitfall_list()) app.add_flag(p.cli, o.cfg.pitfalls.*(p.flag), p.explain);
 }
 
@@ -41,10 +46,25 @@ Result<ModelInput> resolve_model_options(const ModelOptions& o, bool default_sen
 }
 
 Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& app, ModelConfig& cfg) {
-  if (o.checkpoint.empty()) return random_weights(cfg.d_model, cfg.num_layers, cfg.seed);
+  auto given = [&](const char* flag) { return app.count(flag) > 0; };
+  if (!o.model.empty()) {
+    Result<ModelWeights> w = load_hf_gpt2(o.model);
+    if (!w) return w.error();
+    if (!given("--d-model")) cfg.d_model = w->d_model;
+    if (!given("--layers")) cfg.num_layers = w->num_layers();
+    if (!given("--heads")) cfg.num_heads = w->source.trained_heads;
+    if (!given("--context")) cfg.context = std::min(w->context, kMaxContext);
+    if (Status s = check_fit(*w, cfg); !s) return Error{s.error().kind, o.model + ": " + s.error().message};
+    return w;
+  }
+  if (o.checkpoint.empty()) {
+    if (cfg.num_layers > kMaxLayers)
+      return Error{ErrorKind::InvalidConfig, "num_layers " + std::to_string(cfg.num_layers) + " is out of range for random init: use 1 to " +
+                                                 std::to_string(kMaxLayers) + " (more only with --model)."};
+    return random_weights(cfg.d_model, cfg.num_layers, cfg.seed);
+  }
   Result<ModelWeights> w = load_checkpoint(o.checkpoint);
   if (!w) return w.error();
-  auto given = [&](const char* flag) { return app.count(flag) > 0; };
   if (!given("--d-model")) cfg.d_model = w->d_model;
   if (!given("--layers")) cfg.num_layers = w->num_layers();
   if (!given("--heads")) cfg.num_heads = w->source.trained_heads;

@@ -19,6 +19,7 @@ struct ModelOptions {
   ModelConfig cfg;
   std::string tokenizer = "word";
   std::string checkpoint;          // --checkpoint FILE (trained weights)
+  std::string model;               // --model DIR (a Hugging Face GPT-2-family directory)
 };
 
 void add_model_options(CLI::App& app, ModelOptions& o);
@@ -31,10 +32,11 @@ struct ModelInput {
 // Builds the config and the sentences. Errors are the user's to fix (exit status 2).
 Result<ModelInput> resolve_model_options(const ModelOptions& o, bool default_sentence_if_empty);
 
-// The weights the options ask for: random init from cfg, or the --checkpoint file. With a
-// checkpoint, d_model, layers, heads and context come from the file unless given on the
-// command line (a different --heads re-slices the same weights), and a checkpoint trained
-// without W_O turns the no-W_O switch on. Errors: an unreadable, corrupt or mismatched file.
+// The weights the options ask for: random init from cfg, the --checkpoint file, or the
+// --model directory. With a checkpoint or a model, d_model, layers, heads and context come
+// from the weights unless given on the command line (a different --heads re-slices the same
+// weights; fewer --layers runs the first layers), and a checkpoint trained without W_O turns
+// the no-W_O switch on. Errors: an unreadable, corrupt or mismatched file.
 Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& app, ModelConfig& cfg);
 
 }  // namespace headmap

@@ -1,12 +1,15 @@
 // export.cpp: atomic writes, .npy, JSON documents.
 #include "core/io/export.h"
 
+#include "core/io/hf_gpt2.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -180,6 +183,17 @@ std::string describe_source(const ModelWeights& w, const ModelConfig& cfg) {
     std::snprintf(buf, sizeof buf, "random init (seed %llu)", static_cast<unsigned long long>(s.seed));
     return buf;
   }
+  if (s.kind == WeightsSource::Kind::Pretrained) {
+    // "gpt2 from ~/models/gpt2: D=768, H=12, L=12, 124M parameters"
+    std::string where = s.path;
+    if (const char* home = std::getenv("HOME"); home && *home && where.rfind(std::string(home) + "/", 0) == 0)
+      where = "~" + where.substr(std::strlen(home));
+    std::snprintf(buf, sizeof buf, ": D=%d, H=%d, L=%d, ", w.d_model, s.trained_heads, w.num_layers());
+    std::string out = s.model_name + " from " + where + buf + parameters_text(s.parameters) + " parameters";
+    if (cfg.num_heads != s.trained_heads) out = "re-sliced to H=" + std::to_string(cfg.num_heads) + ": " + out;
+    if (cfg.num_layers < w.num_layers()) out += " (first " + std::to_string(cfg.num_layers) + " layers)";
+    return out;
+  }
   std::snprintf(buf, sizeof buf, "trained (D=%d, H=%d, L=%d, %ld steps, loss %.2f)", w.d_model, s.trained_heads,
                 w.num_layers(), s.steps, s.final_loss);
   std::string out = buf;
@@ -193,6 +207,20 @@ static json tokens_json(const Batch& batch) {
     json toks = json::array();
     for (const Token& t : batch.sentences[b].tokens) toks.push_back(t.text);
     sents.push_back(toks);
+  }
+  return sents;
+}
+
+// (B) lists of vocabulary ids, or null when the tokenizer has no vocabulary (word, char).
+static json token_ids_json(const Batch& batch) {
+  json sents = json::array();
+  for (int b = 0; b < batch.B(); ++b) {
+    json ids = json::array();
+    for (const Token& t : batch.sentences[b].tokens) {
+      if (t.id < 0) return nullptr;
+      ids.push_back(t.id);
+    }
+    sents.push_back(ids);
   }
   return sents;
 }
@@ -219,8 +247,13 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
   j["config"] = config_to_json(run.cfg);
   j["weights_source"] = describe_source(*run.weights, run.cfg);
   j["tokens"] = tokens_json(batch);
+  j["token_ids"] = token_ids_json(batch);
   j["lengths"] = batch.lengths;
   j["notes"] = batch.notes();
+  // Mean next-token cross-entropy over the batch (nats per token), for models with a
+  // vocabulary run with want_logits; null otherwise.
+  j["loss_on_text"] = (run.weights->trained() && out.loss_tokens > 0) ? json(out.loss) : json(nullptr);
+  j["loss_tokens"] = out.loss_tokens;
   j["B"] = out.B;
   j["T"] = out.T;
   if (batch.empty()) j["message"] = "Nothing to attend over: the text has no tokens.";
@@ -322,6 +355,7 @@ Status export_npy_dir(const std::string& dir, const RunRecord& run) {
   }
   json meta;
   meta["tokens"] = tokens_json(batch);
+  meta["token_ids"] = token_ids_json(batch);
   meta["lengths"] = batch.lengths;
   meta["config"] = config_to_json(run.cfg);
   meta["weights_source"] = describe_source(*run.weights, run.cfg);

@@ -80,8 +80,8 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
 Status check_fit(const ModelWeights& w, const ModelConfig& cfg);
 
 // Building blocks, shared with the trainer.
-// out: (N, D) LayerNorm of x (N, D) with eps 1e-5.
-void layer_norm(const MatR& x, const RowVec& g, const RowVec& b, MatR& out);
+// out: (N, D) LayerNorm of x (N, D); forward() passes the weights' ln_eps.
+void layer_norm(const MatR& x, const RowVec& g, const RowVec& b, MatR& out, float eps = 1e-5f);
 // GELU, tanh form (as GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 float gelu(float x);
 // x: (B*T, D) embeddings of the batch, positions included (padded rows are 0).
