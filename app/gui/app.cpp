@@ -80,10 +80,11 @@ ComputeRequest App::make_request() const {
   in.user_checkpoint = state.checkpoint;
   in.user_info = state.checkpoint_info ? &*state.checkpoint_info : nullptr;
   in.session = state.session;
+  in.pretrained = state.pretrained;
   const WeightsChoice w = choose_weights(state.cfg, in);
   r.checkpoint = w.checkpoint;
   r.weights = w.in_memory;
-  if (w.in_memory) r.weights_id = "session:" + std::to_string(state.session_id);
+  if (w.in_memory) r.weights_id = w.in_memory == state.pretrained ? "pretrained:" + state.pretrained_dir : "session:" + std::to_string(state.session_id);
   // A trained model learned a fixed number of positions: longer text is truncated to them
   // (and the truncation is reported under the sentence).
   if (w.context_limit > 0) r.cfg.context = std::min(r.cfg.context, w.context_limit);
@@ -162,6 +163,7 @@ void App::post_request_if_changed() {
     in.user_checkpoint = state.checkpoint;
     in.user_info = state.checkpoint_info ? &*state.checkpoint_info : nullptr;
     in.session = state.session;
+    in.pretrained = state.pretrained;
     state.weights_note = choose_weights(state.cfg, in).note;
   }
   state.config_status = validate(state.cfg);
@@ -329,6 +331,12 @@ void App::draw_menu() {
     if (ImGui::MenuItem("Open view...", "Ctrl+O")) open_dialog(Dialog::OpenView, "view.json");
     if (ImGui::MenuItem("Save view...", "Ctrl+S")) open_dialog(Dialog::SaveView, "view.json");
     ImGui::Separator();
+    if (ImGui::MenuItem("Open model...")) open_dialog(Dialog::OpenModel, state.pretrained_dir.empty() ? "gpt2" : state.pretrained_dir);
+    if (ImGui::MenuItem("Close model", nullptr, false, state.pretrained != nullptr)) {
+      state.pretrained.reset();
+      state.pretrained_dir.clear();
+      state.status_lines.push_back("Closed the pretrained model.");
+    }
     if (ImGui::MenuItem("Open checkpoint...")) open_dialog(Dialog::OpenCheckpoint, "model.safetensors");
     if (ImGui::MenuItem("Save trained model...", nullptr, false, state.session && !state.training.running))
       open_dialog(Dialog::SaveCheckpoint, "model.safetensors");
@@ -378,7 +386,7 @@ void App::draw_menu() {
 void App::draw_dialogs() {
   static const char* titles[] = {"", "Open view", "Save view", "Export heads as PNG", "Export window as PNG",
                                  "Export attention as .npy", "Export attention as JSON", "Keyboard shortcuts",
-                                 "Open checkpoint", "Save trained model"};
+                                 "Open checkpoint", "Save trained model", "Open model (GPT-2 in Hugging Face layout)"};
   if (dialog_ != Dialog::None && !ImGui::IsPopupOpen(titles[static_cast<int>(dialog_)])) ImGui::OpenPopup(titles[static_cast<int>(dialog_)]);
   if (!state.error_popup.empty() && dialog_ == Dialog::None && !ImGui::IsPopupOpen("Problem")) ImGui::OpenPopup("Problem");
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
@@ -416,6 +424,8 @@ void App::draw_dialogs() {
     }
     close = ImGui::Button("Close") || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
   } else {
+    if (dialog_ == Dialog::OpenModel)
+      ImGui::TextDisabled("A directory with config.json, model.safetensors, vocab.json + merges.txt (or tokenizer.json).");
     ImGui::TextUnformatted("Path:");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 28);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
@@ -473,6 +483,9 @@ void App::draw_dialogs() {
           state.status_lines.push_back("Opened " + path);
           break;
         }
+        case Dialog::OpenModel:
+          st = open_pretrained(state, path);  // a failure keeps the current model
+          break;
         case Dialog::SaveCheckpoint:
           if (!state.session) st = Error{ErrorKind::InvalidArgument, "There is no model trained in this session to save."};
           else st = save_checkpoint(path, *state.session);

@@ -96,7 +96,7 @@ class App {
   std::vector<Capture> captures_;
   // File dialogs: a path to type, and what to do with it.
   enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
-                      SaveCheckpoint };
+                      SaveCheckpoint, OpenModel };
   Dialog dialog_ = Dialog::None;
   std::string dialog_path_, dialog_error_;
   float heads_rect_[4] = {0, 0, 0, 0};  // the center panel on screen, for "export heads PNG"

@@ -2,7 +2,25 @@
 
 #include <algorithm>
 
+#include "core/io/export.h"
+#include "core/io/hf_gpt2.h"
+
 namespace headmap {
+
+Status open_pretrained(AppState& s, const std::string& dir) {
+  Result<ModelWeights> w = load_hf_gpt2(dir);
+  if (!w) return w.error();
+  s.pretrained = std::make_shared<const ModelWeights>(std::move(w).value());
+  s.pretrained_dir = dir;
+  s.weights_mode = WeightsMode::Trained;
+  s.cfg.d_model = s.pretrained->d_model;
+  s.cfg.num_layers = s.pretrained->num_layers();
+  s.cfg.num_heads = s.pretrained->source.trained_heads;
+  s.cfg.context = std::min(s.cfg.context, s.pretrained->context);
+  s.cfg.pitfalls.no_w_o = false;
+  s.status_lines.push_back("Opened " + describe_source(*s.pretrained, s.cfg));
+  return Status();
+}
 
 const char* center_panel_name(CenterPanel p) {
   switch (p) {

@@ -138,6 +138,12 @@ int main(int argc, char** argv) {
         if (!corpora.empty()) st.corpus_path = corpora.front();
         if (!corpus.empty()) st.corpus_path = corpus;
       }
+      if (!mo.model.empty()) {
+        if (Status s = open_pretrained(st, mo.model); !s) {
+          std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+          code = 1;
+        }
+      }
       if (!mo.checkpoint.empty()) {
         Result<CheckpointInfo> info = checkpoint_info(mo.checkpoint);
         if (!info) {
