@@ -4,6 +4,7 @@
 // Sections: [config] [tokenizer] [tensors] [load]
 #include "core/io/hf_gpt2.h"
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -93,18 +94,21 @@ Result<Gpt2Config> parse_gpt2_config(const std::string& text, const std::string&
 
 // ---- [tokenizer] -----------------------------------------------------------------------
 namespace {
-// GPT-2's byte-to-unicode spelling reversed: code point -> byte, -1 for none.
+// GPT-2's byte-to-unicode spelling reversed: code point (< 0x144) -> byte, -1 for none.
+// The printable bytes '!'..'~', 0xA1..0xAC, 0xAE..0xFF stand for themselves; the other 68
+// are spelled U+0100 + n, in byte order.
 int unicode_to_byte(uint32_t cp) {
-  if ((cp >= '!' && cp <= '~') || (cp >= 0xA1 && cp <= 0xAC) || (cp >= 0xAE && cp <= 0xFF)) return static_cast<int>(cp);
-  if (cp < 0x100 || cp >= 0x100 + 68) return -1;
-  int n = 0;
-  for (int b = 0; b < 256; ++b) {
-    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-    if (printable) continue;
-    if (static_cast<uint32_t>(0x100 + n) == cp) return b;
-    ++n;
-  }
-  return -1;
+  static const std::array<int, 0x144> table = [] {
+    std::array<int, 0x144> t;
+    t.fill(-1);
+    int n = 0;
+    for (int b = 0; b < 256; ++b) {
+      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+      t[static_cast<size_t>(printable ? b : 0x100 + n++)] = b;
+    }
+    return t;
+  }();
+  return cp < table.size() ? table[cp] : -1;
 }
 
 // A GPT-2 token string (UTF-8 in the byte-to-unicode spelling) -> its bytes; false if a

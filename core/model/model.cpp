@@ -173,6 +173,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   MatR x = embed(w, cfg, batch);  // (B*T, D)
   MatR a_in, a_out, m_in, hidden;
   for (int l = 0; l < L; ++l) {
+    if (opt.cancelled && opt.cancelled()) return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
     const LayerWeights& lw = w.layers[l];
     mo.ablated = opt.ablate ? opt.ablate->data() + static_cast<size_t>(l) * cfg.num_heads : nullptr;
     // attention sub-block
@@ -203,7 +204,15 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   if (w.trained() && opt.want_logits) {
     MatR xf;
     layer_norm(x, w.lnf_g, w.lnf_b, xf, w.ln_eps);           // (B*T, D)
-    out.logits.noalias() = xf * w.unembedding().transpose();  // (B*T, V)
+    // (B*T, V) = xf (B*T, D) * U^T, U (V, D), in blocks of vocabulary rows: one product
+    // over a 50k vocabulary would make Eigen pack all of U^T (V*D floats) once more.
+    const MatR& U = w.unembedding();
+    out.logits.resize(xf.rows(), U.rows());
+    constexpr Eigen::Index kVocabBlock = 4096;
+    for (Eigen::Index v0 = 0; v0 < U.rows(); v0 += kVocabBlock) {
+      const Eigen::Index n = std::min(kVocabBlock, U.rows() - v0);
+      out.logits.middleCols(v0, n).noalias() = xf * U.middleRows(v0, n).transpose();
+    }
     double total = 0;
     int n = 0;
     for (int b = 0; b < B; ++b)

@@ -3,6 +3,7 @@
 // B = batch, T = tokens, D = d_model, H = heads, d_head = D/H, L = layers, V = vocab
 // Each layer is pre-LayerNorm: x += MHA(LN1(x)); x += MLP(LN2(x)), MLP = 4D with GELU.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,9 @@ struct ForwardOptions {
   bool want_logits = false;             // trained models: logits and next-token loss
   std::optional<TraceRequest> trace;    // step-through of one head
   const std::vector<uint8_t>* ablate = nullptr;  // (L*H) 1 = head output zeroed before W_O
+  // Asked before every layer; true stops the pass with ErrorKind::Cancelled (a UI drops a
+  // 12-layer pass when a newer keystroke has arrived).
+  std::function<bool()> cancelled;
 };
 
 struct ForwardOutput {

@@ -77,6 +77,11 @@ void ComputeWorker::run() {
       working_ = true;
     }
     std::shared_ptr<const ComputeResult> res = compute(job.first, job.second);
+    if (res->error && res->error->kind == ErrorKind::Cancelled) {  // a newer request is pending: it runs next
+      std::lock_guard<std::mutex> lock(mu_);
+      working_ = false;
+      continue;
+    }
     auto* mutable_res = const_cast<ComputeResult*>(res.get());
     mutable_res->latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - posted).count();
     {
@@ -137,6 +142,10 @@ std::shared_ptr<const ComputeResult> ComputeWorker::compute(const ComputeRequest
     fo.keep_layer_io = true;
     fo.want_logits = (*w)->trained();
     if (!r.ablated.empty()) fo.ablate = &r.ablated;
+    fo.cancelled = [this] {  // a newer request makes this one pointless (latest wins)
+      std::lock_guard<std::mutex> lock(mu_);
+      return pending_.has_value() || quit_;
+    };
     Result<ForwardOutput> out = forward(**w, r.cfg, data->batch, fo);
     if (!out) {
       res->error = out.error();
