@@ -211,7 +211,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     constexpr Eigen::Index kVocabBlock = 4096;
     for (Eigen::Index v0 = 0; v0 < U.rows(); v0 += kVocabBlock) {
       const Eigen::Index n = std::min(kVocabBlock, U.rows() - v0);
-      out.logits.middleCols(v0, n).noalias() = xf * U.middleRows(v0, n).transpose();
+      gemm(out.logits.middleCols(v0, n), xf, U.middleRows(v0, n).transpose());  // on all the compute threads
     }
     double total = 0;
     int n = 0;
