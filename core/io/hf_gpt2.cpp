@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 
 #include "core/io/export.h"
 #include "core/io/safetensors.h"
+#include "core/math/gemm.h"
 #include "core/model/config.h"
 
 namespace headmap {
@@ -378,15 +380,22 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
   w.pos_emb.resize(P, D);
   w.lnf_g.resize(D);
   w.lnf_b.resize(D);
-  auto first_error = [](std::initializer_list<Status> list) -> Status {
-    for (const Status& s : list)
-      if (!s) return s;
-    return Status();
+  // Every tensor read is one job (wte in row blocks, c_attn in its three column blocks),
+  // run on the compute threads: each converts its own bytes into its own destination.
+  std::vector<std::function<Status()>> jobs;
+  auto add_read = [&](std::string name, float* out) { jobs.push_back([&r, name, out] { return r.read(name, out); }); };
+  auto add_read_cols = [&](std::string name, int64_t c0, int64_t n, float* out) {
+    jobs.push_back([&r, name, c0, n, out] { return r.read_cols(name, c0, n, out); });
   };
-  if (Status s = first_error({r.read("wte.weight", w.tok_emb.data()), r.read("wpe.weight", w.pos_emb.data()),
-                              r.read("ln_f.weight", w.lnf_g.data()), r.read("ln_f.bias", w.lnf_b.data())});
-      !s)
-    return s.error();
+  const SafetensorsFile* wte_file = src->where.at(prefix + "wte.weight");
+  for (int64_t r0 = 0; r0 < V; r0 += 8192) {
+    const int64_t n = std::min<int64_t>(8192, V - r0);
+    float* out = w.tok_emb.data() + r0 * D;
+    jobs.push_back([wte_file, name = prefix + "wte.weight", r0, n, D, out] { return wte_file->read_block_f32(name, r0, n, 0, D, out); });
+  }
+  add_read("wpe.weight", w.pos_emb.data());
+  add_read("ln_f.weight", w.lnf_g.data());
+  add_read("ln_f.bias", w.lnf_b.data());
   w.layers.resize(static_cast<size_t>(L));
   for (int64_t l = 0; l < L; ++l) {
     LayerWeights& lw = w.layers[static_cast<size_t>(l)];
@@ -396,19 +405,31 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
     lw.w_fc.resize(D, 4 * D);
     lw.b_fc.resize(4 * D);
     lw.w_proj.resize(4 * D, D);
+    add_read(h + "ln_1.weight", lw.ln1_g.data());
+    add_read(h + "ln_1.bias", lw.ln1_b.data());
     // c_attn (D, 3D) = [W_Q | W_K | W_V]: column blocks 0, D, 2D; its bias likewise.
-    if (Status s = first_error({r.read(h + "ln_1.weight", lw.ln1_g.data()), r.read(h + "ln_1.bias", lw.ln1_b.data()),
-                                r.read_cols(h + "attn.c_attn.weight", 0, D, lw.w_q.data()), r.read_cols(h + "attn.c_attn.weight", D, D, lw.w_k.data()),
-                                r.read_cols(h + "attn.c_attn.weight", 2 * D, D, lw.w_v.data()), r.read_cols(h + "attn.c_attn.bias", 0, D, lw.b_q.data()),
-                                r.read_cols(h + "attn.c_attn.bias", D, D, lw.b_k.data()), r.read_cols(h + "attn.c_attn.bias", 2 * D, D, lw.b_v.data()),
-                                r.read(h + "attn.c_proj.weight", lw.w_o.data()), r.read(h + "attn.c_proj.bias", lw.b_o.data()),
-                                r.read(h + "ln_2.weight", lw.ln2_g.data()), r.read(h + "ln_2.bias", lw.ln2_b.data()),
-                                r.read(h + "mlp.c_fc.weight", lw.w_fc.data()), r.read(h + "mlp.c_fc.bias", lw.b_fc.data()),
-                                r.read(h + "mlp.c_proj.weight", lw.w_proj.data()), r.read(h + "mlp.c_proj.bias", lw.b_proj.data())});
-        !s)
-      return s.error();
-    lw.fuse();
+    add_read_cols(h + "attn.c_attn.weight", 0, D, lw.w_q.data());
+    add_read_cols(h + "attn.c_attn.weight", D, D, lw.w_k.data());
+    add_read_cols(h + "attn.c_attn.weight", 2 * D, D, lw.w_v.data());
+    add_read_cols(h + "attn.c_attn.bias", 0, D, lw.b_q.data());
+    add_read_cols(h + "attn.c_attn.bias", D, D, lw.b_k.data());
+    add_read_cols(h + "attn.c_attn.bias", 2 * D, D, lw.b_v.data());
+    add_read(h + "attn.c_proj.weight", lw.w_o.data());
+    add_read(h + "attn.c_proj.bias", lw.b_o.data());
+    add_read(h + "ln_2.weight", lw.ln2_g.data());
+    add_read(h + "ln_2.bias", lw.ln2_b.data());
+    add_read(h + "mlp.c_fc.weight", lw.w_fc.data());
+    add_read(h + "mlp.c_fc.bias", lw.b_fc.data());
+    add_read(h + "mlp.c_proj.weight", lw.w_proj.data());
+    add_read(h + "mlp.c_proj.bias", lw.b_proj.data());
   }
+  std::vector<Status> results(jobs.size());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(compute_threads())
+  for (size_t i = 0; i < jobs.size(); ++i) results[i] = jobs[i]();
+  for (const Status& st : results)
+    if (!st) return st.error();
+#pragma omp parallel for schedule(static) num_threads(compute_threads())
+  for (int64_t l = 0; l < L; ++l) w.layers[static_cast<size_t>(l)].fuse();
   if (lm_file) {
     // An explicit lm_head equal to wte is the tied unembedding written out: keep one copy.
     // Compared in blocks of rows, so a tied head never costs a second (V, D) matrix.
