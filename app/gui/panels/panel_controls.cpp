@@ -39,7 +39,9 @@ void draw_controls(AppState& s) {
   ImGui::EndDisabled();
   help_marker("D, the width of every token's vector. The heads split it: d_head = D / H.");
   if (fixed) {
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("d_model and layers are fixed by %s's weights", fixed->source.model_name.c_str());
+    ImGui::PopTextWrapPos();
   } else {
     for (int d : {24, 64, 128, 256, 512, 768}) {
       char label[16];
@@ -51,9 +53,12 @@ void draw_controls(AppState& s) {
   }
   ImGui::SliderInt("num_heads", &c.num_heads, 1, std::max(32, std::min(c.d_model, 64)), "%d", ImGuiSliderFlags_AlwaysClamp);
   help_marker("H, the number of heads. Any H that divides d_model is valid; the parameters do not change with H.");
-  if (fixed && c.num_heads != fixed->source.trained_heads)
+  if (fixed && c.num_heads != fixed->source.trained_heads) {
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("re-slicing %s's %d heads into %d: the same weights, another view", fixed->source.model_name.c_str(),
                         fixed->source.trained_heads, c.num_heads);
+    ImGui::PopTextWrapPos();
+  }
 
   if (s.config_status.ok()) {
     ImGui::TextDisabled("d_head = %d / %d = %d", c.d_model, c.num_heads, c.d_head());
