@@ -394,6 +394,36 @@ TEST(HfGpt2, ShardNamesStayInsideTheDirectory) {
   fs::remove_all(dir);
 }
 
+// Untrusted bytes: truncations at every length class and random byte flips in the header
+// and the data load or fail with a message, and never crash or hang.
+TEST(HfGpt2, DamagedFilesNeverCrash) {
+  const fs::path dir = make_dir("damaged");
+  const int V = static_cast<int>(tiny_vocab().size());
+  const std::string good = safetensors_bytes(gpt2_tensors(V), "F32");
+  Rng r(77);
+  int refused = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::string bytes = good;
+    if (i % 3 == 0) {
+      bytes.resize(static_cast<size_t>(r.below(static_cast<int>(good.size()))));
+    } else {
+      const uint64_t header = 8 + (static_cast<uint64_t>(static_cast<unsigned char>(good[0])) | static_cast<uint64_t>(static_cast<unsigned char>(good[1])) << 8);
+      for (int k = 0; k < 1 + r.below(4); ++k) {
+        const size_t at = i % 3 == 1 ? static_cast<size_t>(r.below(static_cast<int>(header))) : static_cast<size_t>(r.below(static_cast<int>(bytes.size())));
+        bytes[at] = static_cast<char>(r.below(256));
+      }
+    }
+    write(dir / "model.safetensors", bytes);
+    Result<ModelWeights> w = load_hf_gpt2(dir.string());
+    if (!w) {
+      ++refused;
+      EXPECT_FALSE(w.error().message.empty());
+    }
+  }
+  EXPECT_GT(refused, 100) << "truncations alone must be refused";
+  fs::remove_all(dir);
+}
+
 TEST(HfGpt2, HalfAndBfloat16Convert) {
   EXPECT_EQ(half_to_float(0x3C00), 1.0f);
   EXPECT_EQ(half_to_float(0xC000), -2.0f);
