@@ -424,17 +424,6 @@ TEST(HfGpt2, DamagedFilesNeverCrash) {
   fs::remove_all(dir);
 }
 
-TEST(HfGpt2, HalfAndBfloat16Convert) {
-  EXPECT_EQ(half_to_float(0x3C00), 1.0f);
-  EXPECT_EQ(half_to_float(0xC000), -2.0f);
-  EXPECT_EQ(half_to_float(0x7BFF), 65504.0f);
-  EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0f, -24));  // the smallest subnormal
-  EXPECT_TRUE(std::isinf(half_to_float(0x7C00)));
-  EXPECT_TRUE(std::isnan(half_to_float(0x7E00)));
-  EXPECT_EQ(bf16_to_float(0x3F80), 1.0f);
-  EXPECT_EQ(bf16_to_float(0xC0A0), -5.0f);
-}
-
 TEST(HfGpt2, TheForwardPassUsesTheConfigsEpsilon) {
   const fs::path dir = make_dir("eps");
   Result<ModelWeights> w = load_hf_gpt2(dir.string());

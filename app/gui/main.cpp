@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "app/gui/app.h"
 #include "app/common/assets.h"
@@ -138,13 +139,17 @@ int main(int argc, char** argv) {
         if (!corpora.empty()) st.corpus_path = corpora.front();
         if (!corpus.empty()) st.corpus_path = corpus;
       }
-      if (!mo.model.empty()) {
+      // The sliders start on the model that opens: a --model directory or a --checkpoint, else
+      // the shipped default, at its own D, H, L and context (options given on the command line win).
+      std::optional<CheckpointInfo> opening;
+      if (mo.random_init) {
+        st.weights_mode = WeightsMode::Random;
+      } else if (!mo.model.empty()) {
         if (Status s = open_pretrained(st, mo.model); !s) {
           std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
           code = 1;
         }
-      }
-      if (!mo.checkpoint.empty()) {
+      } else if (!mo.checkpoint.empty()) {
         Result<CheckpointInfo> info = checkpoint_info(mo.checkpoint);
         if (!info) {
           std::fprintf(stderr, "headmap: %s\n", info.error().message.c_str());
@@ -152,7 +157,19 @@ int main(int argc, char** argv) {
         } else {
           st.checkpoint = mo.checkpoint;
           st.checkpoint_info = *info;
+          opening = *info;
         }
+      } else {
+        const std::string name = std::filesystem::path(kDefaultCheckpoint).filename().string();
+        for (const CheckpointInfo& k : st.shipped)
+          if (std::filesystem::path(k.path).filename() == name) opening = k;
+      }
+      if (opening) {
+        if (!cli.count("--d-model")) st.cfg.d_model = opening->d_model;
+        if (!cli.count("--heads")) st.cfg.num_heads = opening->num_heads;
+        if (!cli.count("--layers")) st.cfg.num_layers = opening->num_layers;
+        if (!cli.count("--context")) st.cfg.context = opening->context;
+        if (opening->no_w_o) st.cfg.pitfalls.no_w_o = true;
       }
       if (!open_view.empty()) {
         if (Status s = load_view(open_view, st); !s) {

@@ -45,6 +45,15 @@ InductionProbe make_induction_probe(const ModelConfig& cfg, const ModelWeights& 
 std::vector<float> induction_scores(const ModelWeights& w, const ModelConfig& cfg, const InductionProbe& probe);
 float induction_score_of_map(const float* w /* (T,T) */, int T, int n);
 
+// Induction on any text, where it repeats: for each query t whose token occurred before
+// (at j, its most recent earlier position, with j + 1 < t), the weight w[t, j + 1] to the
+// token that followed that occurrence, averaged over such queries. On the probe this is the
+// score above; on a sentence said twice it is the same measure on natural text.
+// Tokens are equal when their ids (trained models) or texts are. NaN when nothing repeats.
+float repeat_induction_of_map(const float* w /* (T,T) */, int T, const std::vector<Token>& tokens);
+// (L, B, Hw), index ((l*B)+b)*Hw + h: repeat_induction_of_map of every map.
+std::vector<float> text_induction_scores(const ForwardOutput& out, const Batch& batch);
+
 // Head labels from the metrics, with documented thresholds (see head_label()).
 enum class HeadLabel { None, PreviousToken, FirstToken, Self, Induction, Broad };
 const char* head_label_name(HeadLabel l);

@@ -3,6 +3,8 @@
 
 #include "core/io/hf_gpt2.h"
 
+#include <cmath>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -211,15 +213,12 @@ static json tokens_json(const Batch& batch) {
   return sents;
 }
 
-// (B) lists of vocabulary ids, or null when the tokenizer has no vocabulary (word, char).
+// (B) lists of vocabulary ids, for trained models.
 static json token_ids_json(const Batch& batch) {
   json sents = json::array();
-  for (int b = 0; b < batch.B(); ++b) {
+  for (const TokenizedText& s : batch.sentences) {
     json ids = json::array();
-    for (const Token& t : batch.sentences[b].tokens) {
-      if (t.id < 0) return nullptr;
-      ids.push_back(t.id);
-    }
+    for (const Token& t : s.tokens) ids.push_back(t.id);
     sents.push_back(ids);
   }
   return sents;
@@ -247,13 +246,14 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
   j["config"] = config_to_json(run.cfg);
   j["weights_source"] = describe_source(*run.weights, run.cfg);
   j["tokens"] = tokens_json(batch);
-  j["token_ids"] = token_ids_json(batch);
+  if (run.weights->trained()) j["token_ids"] = token_ids_json(batch);
   j["lengths"] = batch.lengths;
   j["notes"] = batch.notes();
-  // Mean next-token cross-entropy over the batch (nats per token), for models with a
-  // vocabulary run with want_logits; null otherwise.
-  j["loss_on_text"] = (run.weights->trained() && out.loss_tokens > 0) ? json(out.loss) : json(nullptr);
-  j["loss_tokens"] = out.loss_tokens;
+  // Mean next-token cross-entropy over every sentence's tokens (trained models only).
+  if (out.loss_tokens > 0) {
+    j["loss_on_text"] = out.loss;
+    j["loss_tokens"] = out.loss_tokens;
+  }
   j["B"] = out.B;
   j["T"] = out.T;
   if (batch.empty()) j["message"] = "Nothing to attend over: the text has no tokens.";
@@ -278,6 +278,7 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
         const size_t ih = static_cast<size_t>(l) * out.H + h;
         const float ind = (!run.cfg.pitfalls.head_averaged && ih < run.induction.size()) ? run.induction[ih] : 0.0f;
         if (!run.induction.empty() && !run.cfg.pitfalls.head_averaged) e["induction"] = ind;
+        if (i < run.text_induction.size() && !std::isnan(run.text_induction[i])) e["text_induction"] = run.text_induction[i];
         e["label"] = head_label_name(head_label(m, ind));
         metrics.push_back(e);
       }
@@ -355,7 +356,7 @@ Status export_npy_dir(const std::string& dir, const RunRecord& run) {
   }
   json meta;
   meta["tokens"] = tokens_json(batch);
-  meta["token_ids"] = token_ids_json(batch);
+  if (run.weights->trained()) meta["token_ids"] = token_ids_json(batch);
   meta["lengths"] = batch.lengths;
   meta["config"] = config_to_json(run.cfg);
   meta["weights_source"] = describe_source(*run.weights, run.cfg);

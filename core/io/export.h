@@ -33,6 +33,7 @@ struct RunRecord {
   const Passport* passport = nullptr;
   std::vector<HeadMetrics> metrics;     // (L, B, Hw)
   std::vector<float> induction;         // (L, H), may be empty
+  std::vector<float> text_induction;    // (L, B, Hw) on the text itself (metrics.h), NaN: nothing repeats
 };
 
 // The --npy layout (see README): attention.npy (L,B,Hw,T,T); per layer l:

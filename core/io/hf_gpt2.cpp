@@ -96,107 +96,34 @@ Result<Gpt2Config> parse_gpt2_config(const std::string& text, const std::string&
 
 // ---- [tokenizer] -----------------------------------------------------------------------
 namespace {
-// GPT-2's byte-to-unicode spelling reversed: code point (< 0x144) -> byte, -1 for none.
-// The printable bytes '!'..'~', 0xA1..0xAC, 0xAE..0xFF stand for themselves; the other 68
-// are spelled U+0100 + n, in byte order.
-int unicode_to_byte(uint32_t cp) {
-  static const std::array<int, 0x144> table = [] {
-    std::array<int, 0x144> t;
-    t.fill(-1);
-    int n = 0;
-    for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-      t[static_cast<size_t>(printable ? b : 0x100 + n++)] = b;
-    }
-    return t;
-  }();
-  return cp < table.size() ? table[cp] : -1;
-}
-
-// A GPT-2 token string (UTF-8 in the byte-to-unicode spelling) -> its bytes; false if a
-// character is outside the spelling.
-bool token_to_bytes(std::string_view s, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    uint32_t cp;
-    int len;
-    if (c < 0x80) cp = c, len = 1;
-    else if ((c & 0xE0) == 0xC0 && i + 1 < s.size()) cp = ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu), len = 2;
-    else return false;
-    const int b = unicode_to_byte(cp);
-    if (b < 0) return false;
-    out->push_back(static_cast<char>(b));
-    i += static_cast<size_t>(len);
-  }
-  return true;
-}
-
-// Interim, until the byte-level BPE (core/text/bpe.h) is merged: the vocabulary as plain
-// pieces, so the word tokenizer finds whole words and falls back to single bytes.
-Status fill_vocab(const json& vocab_obj, const std::string& origin, Vocab& vocab) {
-  if (!vocab_obj.is_object() || vocab_obj.empty()) return bad_format(origin + ": the vocabulary is not an object of token -> id.");
-  std::vector<std::string> pieces(vocab_obj.size());
-  std::vector<bool> seen(vocab_obj.size(), false);
-  for (const auto& [tok, id] : vocab_obj.items()) {
-    if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() >= static_cast<long long>(pieces.size()) ||
-        seen[static_cast<size_t>(id.get<long long>())])
-      return bad_format(origin + ": the id of token \"" + tok + "\" is not one of 0.." + std::to_string(pieces.size() - 1) + " or repeats.");
-    std::string bytes;
-    if (!token_to_bytes(tok, &bytes)) bytes = tok;  // an added token such as <|endoftext|> spells itself
-    pieces[static_cast<size_t>(id.get<long long>())] = bytes;
-    seen[static_cast<size_t>(id.get<long long>())] = true;
-  }
-  for (const std::string& p : pieces) vocab.add(p);
-  if (vocab.size() != static_cast<int>(pieces.size())) return bad_format(origin + ": two tokens spell the same bytes.");
-  for (int b = 0; b < 256; ++b) {
-    const int id = vocab.find(std::string(1, static_cast<char>(b)));
-    if (id < 0) return bad_format(origin + ": the vocabulary lacks a token for the byte " + std::to_string(b) + ", so some text could not be spelled.");
-    char name[8];
-    std::snprintf(name, sizeof name, "<0x%02X>", b);
-    vocab.index[name] = id;  // the byte fallback's spelling, an alias of the byte's own token
-  }
-  return Status();
-}
-
+// The byte-level BPE from vocab.json + merges.txt, else tokenizer.json (core/text/bpe.h).
 Status load_tokenizer(const fs::path& dir, const Gpt2Config& cfg, ModelWeights& w) {
   const fs::path vocab_json = dir / "vocab.json", merges = dir / "merges.txt", tok_json = dir / "tokenizer.json";
-  json vocab_obj;
   std::string origin;
+  Result<Bpe> bpe = Error{ErrorKind::Io, ""};
   if (fs::exists(vocab_json) && fs::exists(merges)) {
-    Result<std::string> text = read_file(vocab_json.string(), kMaxJsonBytes);
-    if (!text) return text.error();
-    try {
-      vocab_obj = json::parse(*text);
-    } catch (const json::exception& e) {
-      return bad_format(vocab_json.string() + ": not valid JSON (" + e.what() + ").");
-    }
-    origin = vocab_json.string();
+    Result<std::string> v = read_file(vocab_json.string(), kMaxJsonBytes);
+    if (!v) return v.error();
+    Result<std::string> m = read_file(merges.string(), kMaxJsonBytes);
+    if (!m) return m.error();
+    origin = vocab_json.string() + " + merges.txt";
+    bpe = Bpe::from_gpt2_files(*v, *m);
     w.source.tokenizer_files = "vocab.json + merges.txt";
   } else if (fs::exists(tok_json)) {
-    Result<std::string> text = read_file(tok_json.string(), kMaxJsonBytes);
-    if (!text) return text.error();
-    json t;
-    try {
-      t = json::parse(*text);
-    } catch (const json::exception& e) {
-      return bad_format(tok_json.string() + ": not valid JSON (" + e.what() + ").");
-    }
-    if (!t.is_object() || !t.contains("model") || !t["model"].is_object() || t["model"].value("type", std::string()) != "BPE" ||
-        !t["model"].contains("vocab"))
-      return bad_format(tok_json.string() + ": its model is not a BPE with a vocabulary, so it is not GPT-2's tokenizer.");
-    vocab_obj = t["model"]["vocab"];
+    Result<std::string> t = read_file(tok_json.string(), kMaxJsonBytes);
+    if (!t) return t.error();
     origin = tok_json.string();
+    bpe = Bpe::from_tokenizer_json(*t);
     w.source.tokenizer_files = "tokenizer.json";
   } else {
     return Error{ErrorKind::Io, dir.string() + " has no tokenizer: it needs vocab.json and merges.txt, or tokenizer.json (download them with the model)."};
   }
-  if (Status s = fill_vocab(vocab_obj, origin, w.vocab); !s) return s;
-  if (w.vocab.size() > cfg.vocab_size)
-    return bad_format(origin + " has " + std::to_string(w.vocab.size()) + " tokens but config.json's vocab_size is " + std::to_string(cfg.vocab_size) +
+  if (!bpe) return bad_format(origin + ": " + bpe.error().message);
+  if (bpe->size() > cfg.vocab_size)
+    return bad_format(origin + " has " + std::to_string(bpe->size()) + " tokens but config.json's vocab_size is " + std::to_string(cfg.vocab_size) +
                       ": the tokenizer belongs to another model.");
-  // Embedding rows past the tokenizer's tokens (a padded vocabulary) stay unreachable.
-  while (w.vocab.size() < cfg.vocab_size) w.vocab.add("<unused " + std::to_string(w.vocab.size()) + ">");
+  // Embedding rows past the tokenizer's tokens (a padded vocabulary) are never produced.
+  w.bpe = std::move(bpe).value();
   return Status();
 }
 }  // namespace

@@ -1,6 +1,8 @@
 // safetensors.cpp: header validation and tensor conversion (see safetensors.h).
 #include "core/io/safetensors.h"
 
+#include "core/math/half.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -17,27 +19,6 @@ int64_t SafetensorInfo::numel() const {
   for (int64_t d : shape) n *= d;
   return n;
 }
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000) << 16;
-  const uint32_t exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: value = mant * 2^-24
-      const float v = std::ldexp(static_cast<float>(mant), -24);
-      return sign ? -v : v;
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7F800000u | (mant << 13);  // infinity or NaN
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  return std::bit_cast<float>(bits);
-}
-
-float bf16_to_float(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
 
 namespace {
 // Bytes per element of every dtype the format defines; 0 for an unknown name.

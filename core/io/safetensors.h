@@ -55,8 +55,5 @@ class SafetensorsFile {
 // Limits on what a header may claim, so a corrupt file cannot ask for absurd sizes.
 inline constexpr uint64_t kMaxSafetensorsHeaderBytes = uint64_t(100) << 20;
 
-// float from IEEE half and from bfloat16 bits.
-float half_to_float(uint16_t h);
-float bf16_to_float(uint16_t b);
 
 }  // namespace headmap

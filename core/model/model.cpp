@@ -30,20 +30,20 @@ static bool blank(std::string_view s) {
 }
 
 TokenizerKind effective_tokenizer(const ModelConfig& cfg, const ModelWeights& w) {
-  return w.trained() ? TokenizerKind::Vocab : cfg.tokenizer;
+  return w.trained() ? TokenizerKind::Bpe : cfg.tokenizer;
 }
 
 Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, const ModelWeights& w) {
   Batch batch;
   batch.tokenizer = effective_tokenizer(cfg, w);
-  const Vocab* vocab = w.trained() ? &w.vocab : nullptr;
-  const TokenizerKind kind = (batch.tokenizer == TokenizerKind::Vocab && !vocab) ? TokenizerKind::Word : batch.tokenizer;
+  const Bpe* bpe = w.trained() && !w.bpe.empty() ? &w.bpe : nullptr;
+  const TokenizerKind kind = (batch.tokenizer == TokenizerKind::Bpe && !bpe) ? TokenizerKind::Word : batch.tokenizer;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (blank(lines[i])) {
       ++batch.blank_lines;
       continue;
     }
-    TokenizedText tt = tokenize(lines[i], kind, cfg.context, vocab);
+    TokenizedText tt = tokenize(lines[i], kind, cfg.context, bpe);
     if (tt.tokens.empty()) {  // e.g. only control characters
       ++batch.blank_lines;
       continue;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/text/bpe.h"
 #include "core/text/tokenizer.h"
 
 namespace headmap {
@@ -61,7 +62,7 @@ struct ModelWeights {
 
   // Trained language models only; all empty in random-init mode, where token vectors come
   // from a hash of the token text and positions from the sinusoidal encoding.
-  Vocab vocab;
+  Bpe bpe;      // (V) the byte-level BPE the model was trained with
   MatR tok_emb;   // (V, D)
   MatR pos_emb;   // (context, D), learned positions
   RowVec lnf_g, lnf_b;  // (D), final LayerNorm before the unembedding

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   // One sentence of T fixed pseudo-random ids, the same as the torch side uses (seeded ids
   // are written to stdout so the script can pass them on).
   Batch batch;
-  batch.tokenizer = TokenizerKind::Vocab;
+  batch.tokenizer = TokenizerKind::Bpe;
   TokenizedText tt;
   std::vector<int> ids;
   Rng r(2026);

@@ -92,7 +92,8 @@ void draw_controls(AppState& s) {
     int tok = c.tokenizer == TokenizerKind::Char ? 1 : 0;
     if (ImGui::Combo("tokenizer", &tok, "word\0char\0")) c.tokenizer = tok == 1 ? TokenizerKind::Char : TokenizerKind::Word;
   } else {
-    ImGui::TextDisabled("tokenizer: the checkpoint's vocabulary");
+    ImGui::TextDisabled("tokenizer: the model's byte-level BPE");
+    help_marker("Sub-words learned from the training text (GPT-2's algorithm). A word the model knows is one token; a rare one splits into pieces, down to single bytes, so nothing is ever unknown. A dot marks a piece that starts with a space.");
   }
   ImGui::PopItemWidth();
 
