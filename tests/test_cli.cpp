@@ -164,3 +164,32 @@ TEST(Cli, OddTextIsHandled) {
   EXPECT_EQ(trunc.status, 0);
   EXPECT_NE(trunc.err.find("truncated to the context of 100 tokens (the text has 500)"), std::string::npos) << trunc.err;
 }
+
+// --model: a directory that is not a GPT-2 model exits 1 with a message and writes nothing;
+// --model and --checkpoint together are refused as arguments.
+TEST(Cli, ModelDirectoriesThatAreNotGpt2ExitOne) {
+  const fs::path dir = tmp() / "bert";
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({"model_type": "bert", "architectures": ["BertForMaskedLM"]})";
+  const fs::path j = tmp() / "bert.json";
+  CliRun r = cli({"--model", dir.string(), "--json", j.string()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("bert model (BertForMaskedLM)"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(j));
+  r = cli({"--model", (tmp() / "nowhere").string()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("not a directory"), std::string::npos) << r.err;
+  EXPECT_EQ(cli({"--model", dir.string(), "--checkpoint", "x.safetensors"}).status, 2);
+}
+
+// Random init has no loss and no vocabulary ids, and stops at 12 layers.
+TEST(Cli, RandomInitHasNoLossNoIdsAndTwelveLayersAtMost) {
+  const fs::path j = tmp() / "random.json";
+  ASSERT_EQ(cli({"--random-init", "--text", "a b c", "--json", j.string()}).status, 0);
+  const json doc = json::parse(std::ifstream(j));
+  EXPECT_FALSE(doc.contains("loss_on_text"));
+  EXPECT_FALSE(doc.contains("token_ids"));
+  CliRun r = cli({"--random-init", "--layers", "13"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("out of range for random init"), std::string::npos) << r.err;
+}

@@ -2,7 +2,25 @@
 
 #include <algorithm>
 
+#include "core/io/export.h"
+#include "core/io/hf_gpt2.h"
+
 namespace headmap {
+
+Status open_pretrained(AppState& s, const std::string& dir) {
+  Result<ModelWeights> w = load_hf_gpt2(dir);
+  if (!w) return w.error();
+  s.pretrained = std::make_shared<const ModelWeights>(std::move(w).value());
+  s.pretrained_dir = dir;
+  s.weights_mode = WeightsMode::Trained;
+  s.cfg.d_model = s.pretrained->d_model;
+  s.cfg.num_layers = s.pretrained->num_layers();
+  s.cfg.num_heads = s.pretrained->source.trained_heads;
+  s.cfg.context = std::min(s.cfg.context, s.pretrained->context);
+  s.cfg.pitfalls.no_w_o = false;
+  s.status_lines.push_back("Opened " + describe_source(*s.pretrained, s.cfg));
+  return Status();
+}
 
 const char* center_panel_name(CenterPanel p) {
   switch (p) {
@@ -53,6 +71,7 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   in.user_checkpoint = s.checkpoint;
   in.user_info = s.checkpoint_info ? &*s.checkpoint_info : nullptr;
   in.session = s.session;
+  in.pretrained = s.pretrained;
   const WeightsChoice w = choose_weights(s.cfg, in);
   if (weights_note) *weights_note = w.note;
   r.weights.checkpoint = w.checkpoint;

@@ -72,6 +72,8 @@ struct AppState {
   std::string checkpoint;                       // opened by the user (File > Open checkpoint)
   std::optional<CheckpointInfo> checkpoint_info;
   std::shared_ptr<const ModelWeights> session;  // trained in the app, or its newest snapshot
+  std::shared_ptr<const ModelWeights> pretrained;  // a GPT-2-family model (File > Open model, --model)
+  std::string pretrained_dir;                      // its directory
   uint64_t session_id = 0;                      // changes with every snapshot
   std::string weights_note;                     // shown when the choice needs explaining
 
@@ -121,6 +123,10 @@ struct AppState {
 // trained model's positions, the ablated heads that exist in this config, and the Focus
 // trace only while Focus is visible. The config must be valid (validate(s.cfg)).
 ComputeRequest compute_request(const AppState& s, std::string* weights_note = nullptr);
+
+// Opens a GPT-2-family model directory (File > Open model, --model) and sets the sliders to
+// its D, H and L. A failure changes nothing: the current model stays, the message says why.
+Status open_pretrained(AppState& s, const std::string& dir);
 
 // Training options for the Training tab's runs: the tab's steps, batch and sequence length,
 // warm-up and evaluation spaced to the budget.

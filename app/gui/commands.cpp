@@ -16,7 +16,15 @@ const std::vector<Command>& commands() {
       // menu    label                          shortcut   keys                                ctrl   repeat free   sep
       {"File", "Open view...", "Ctrl+O", {GLFW_KEY_O, 0}, true, false, false, false, [](App& a) { a.open_dialog(Dialog::OpenView); }},
       {"File", "Save view...", "Ctrl+S", {GLFW_KEY_S, 0}, true, false, false, false, [](App& a) { a.open_dialog(Dialog::SaveView); }},
-      {"File", "Open checkpoint...", nullptr, {0, 0}, false, false, false, true,
+      {"File", "Open model...", nullptr, {0, 0}, false, false, false, true, [](App& a) { a.open_dialog(Dialog::OpenModel); }},
+      {"File", "Close model", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) {
+         a.state.pretrained.reset();
+         a.state.pretrained_dir.clear();
+         a.state.status_lines.push_back("Closed the pretrained model.");
+       },
+       [](const App& a) { return a.state.pretrained != nullptr; }},
+      {"File", "Open checkpoint...", nullptr, {0, 0}, false, false, false, false,
        [](App& a) { a.open_dialog(Dialog::OpenCheckpoint); }},
       {"File", "Save trained model...", nullptr, {0, 0}, false, false, false, false,
        [](App& a) { a.open_dialog(Dialog::SaveCheckpoint); },

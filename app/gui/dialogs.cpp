@@ -20,6 +20,7 @@ const char* dialog_title(Dialog d) {
     case Dialog::Shortcuts: return "Keyboard shortcuts";
     case Dialog::OpenCheckpoint: return "Open checkpoint";
     case Dialog::SaveCheckpoint: return "Save trained model";
+    case Dialog::OpenModel: return "Open model (GPT-2 in Hugging Face layout)";
   }
   return "";
 }
@@ -34,6 +35,7 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::ExportWindowPng: return "headmap.png";
     case Dialog::ExportNpy: return "attention-npy";
     case Dialog::ExportJson: return "attention.json";
+    case Dialog::OpenModel: return "gpt2";
     case Dialog::None:
     case Dialog::Shortcuts: return "";
   }
@@ -80,6 +82,9 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
       state.status_lines.push_back("Opened " + path);
       break;
     }
+    case Dialog::OpenModel:
+      st = open_pretrained(state, path);  // a failure keeps the current model
+      break;
     case Dialog::SaveCheckpoint:
       if (!state.session) st = Error{ErrorKind::InvalidArgument, "There is no model trained in this session to save."};
       else st = save_checkpoint(path, *state.session);

@@ -12,7 +12,7 @@
 namespace headmap {
 
 enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
-                    SaveCheckpoint };
+                    SaveCheckpoint, OpenModel };
 
 // The dialog's window title, e.g. "Open view".
 const char* dialog_title(Dialog d);
@@ -21,8 +21,8 @@ const char* dialog_default_path(Dialog d);
 // The dialog reads the frame (a PNG capture): App runs it, not run_dialog_action.
 bool dialog_captures(Dialog d);
 
-// OK in a file dialog: open or save a view, open a checkpoint (read and checked fully
-// before anything changes), save the session's model, export the result on screen as .npy
+// OK in a file dialog: open or save a view, open a checkpoint or a GPT-2-family model
+// directory (read and checked fully before anything changes), save the session's model, export the result on screen as .npy
 // or JSON. On success a note goes to s.status_lines; on error the state is untouched.
 Status run_dialog_action(Dialog d, const std::string& path, AppState& s);
 

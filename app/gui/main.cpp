@@ -141,11 +141,16 @@ int main(int argc, char** argv) {
         if (!corpora.empty()) st.corpus_path = corpora.front();
         if (!corpus.empty()) st.corpus_path = corpus;
       }
-      // The sliders start on the model that opens: a --checkpoint, else the shipped default,
-      // at its own D, H, L and context (options given on the command line win).
+      // The sliders start on the model that opens: a --model directory or a --checkpoint, else
+      // the shipped default, at its own D, H, L and context (options given on the command line win).
       std::optional<CheckpointInfo> opening;
       if (mo.random_init) {
         st.weights_mode = WeightsMode::Random;
+      } else if (!mo.model.empty()) {
+        if (Status s = open_pretrained(st, mo.model); !s) {
+          std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+          code = 1;
+        }
       } else if (!mo.checkpoint.empty()) {
         Result<CheckpointInfo> info = checkpoint_info(mo.checkpoint);
         if (!info) {

@@ -42,6 +42,11 @@ std::vector<CheckpointInfo> scan_checkpoints(const std::string& dir) {
 WeightsChoice choose_weights(const ModelConfig& cfg, const WeightsInputs& in) {
   WeightsChoice c;
   if (in.mode == WeightsMode::Random) return c;
+  if (in.pretrained) {  // the sliders follow its D and L; any H divides its D anew
+    c.in_memory = in.pretrained;
+    c.context_limit = std::min(in.pretrained->context, kMaxContext);
+    return c;
+  }
   const auto fits = [&](int d, int l) { return d == cfg.d_model && l == cfg.num_layers; };
   if (in.session && fits(in.session->d_model, in.session->num_layers())) {
     c.in_memory = in.session;

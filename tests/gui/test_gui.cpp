@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -312,6 +313,30 @@ TEST(Gui, OpensOnATrainedModelWithLabelledHeads) {
   const AppRun random = run_app("random", {"--then", "weights=random"});
   EXPECT_EQ(random.report["trained"], false);
   EXPECT_EQ(random.report["weights_source"], "random init (seed 7)");
+}
+
+// A GPT-2 directory opens on every head, says which model it is, and re-slices when H moves;
+// a directory that is not a model is refused with its message. (The tiny model is written
+// by tests/reference/make_gpt2_dir.py, which needs numpy: skipped without it.)
+TEST(Gui, OpensAGpt2DirectoryInHuggingFaceLayout) {
+  const fs::path dir = tmp_dir() / "gpt2-tiny";
+  const std::string make = std::string("/usr/bin/python3 '") + HEADMAP_MAKE_GPT2 + "' '" + dir.string() +
+                           "' --d 48 --heads 4 --layers 3 --positions 32 > /dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "numpy is missing: the tiny GPT-2 directory cannot be written";
+  const AppRun r = run_app("gpt2", {"--model", dir.string(), "--panel", "model"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string source = r.report["weights_source"].get<std::string>();
+  EXPECT_NE(source.find("gpt2-tiny from "), std::string::npos) << source;
+  EXPECT_NE(source.find("D=48, H=4, L=3, "), std::string::npos) << source;
+  EXPECT_EQ(r.report["trained"], true);
+  EXPECT_GT(r.report["loss_on_text"].get<double>(), 0.0);
+  const AppRun sliced = run_app("gpt2-resliced", {"--model", dir.string(), "--then", "heads=6"});
+  ASSERT_EQ(sliced.status, 0) << sliced.err;
+  EXPECT_EQ(sliced.report["heatmaps_drawn"], 6);
+  EXPECT_NE(sliced.report["weights_source"].get<std::string>().find("re-sliced to H=6"), std::string::npos) << sliced.report["weights_source"];
+  const AppRun bad = run_app("gpt2-bad", {"--model", tmp_dir().string()}, false);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("no config.json"), std::string::npos) << bad.err;
 }
 
 // Switching a head off changes the loss on the text (the pruning exercise).

@@ -40,6 +40,7 @@ uint64_t ComputeWorker::last_requested() const {
 
 void ComputeWorker::work(Job& job) {
   std::shared_ptr<ComputeResult> res = compute(job.request, job.seq);
+  if (res->error && res->error->kind == ErrorKind::Cancelled) return;  // a newer request is queued: it runs next
   res->latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - job.posted).count();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -100,6 +101,10 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const ComputeRequest& r, u
     fo.want_logits = (*w)->trained();
     const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
     if (!ablate.empty()) fo.ablate = &ablate;
+    fo.cancelled = [this, seq] {  // a newer request makes this one pointless (latest wins)
+      std::lock_guard<std::mutex> lock(mu_);
+      return seq_ != seq;
+    };
     Result<ForwardOutput> out = forward(**w, r.cfg, data->batch, fo);
     if (!out) {
       res->error = out.error();
