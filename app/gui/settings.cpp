@@ -1,5 +1,10 @@
 #include "app/gui/settings.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <optional>
+
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -86,6 +91,17 @@ Status save_view(const std::string& path, const AppState& s) {
   return write_file_atomic(path, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
+// An integer field within [lo, hi], or def when it is absent; nullopt for anything else
+// (a string, a fraction, 1e38): a hostile file must not reach a float-to-int conversion.
+static std::optional<int> int_field(const json& j, const char* key, int def, int lo, int hi) {
+  const auto it = j.find(key);
+  if (it == j.end()) return def;
+  if (!it->is_number_integer()) return std::nullopt;
+  const int64_t v = it->is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(it->get<uint64_t>(), INT64_MAX)) : it->get<int64_t>();
+  if (v < lo || v > hi) return std::nullopt;
+  return static_cast<int>(v);
+}
+
 Status load_view(const std::string& path, AppState& s) {
   Result<std::string> text = read_file(path, 16 << 20);
   if (!text) return text.error();
@@ -96,10 +112,12 @@ Status load_view(const std::string& path, AppState& s) {
   } catch (const json::exception& e) {
     return bad(std::string("it is not valid JSON (") + e.what() + ").");
   }
-  if (!j.is_object() || j.value("format", "") != kViewFormat)
+  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != kViewFormat)
     return bad("it has no \"format\": \"headmap-view\" field. Save a view with File > Save view.");
-  if (j.value("version", 0) > kViewVersion)
-    return bad("it was written by a newer headmap (version " + std::to_string(j.value("version", 0)) + "). Update headmap.");
+  const std::optional<int> version = int_field(j, "version", 0, 0, INT32_MAX);
+  if (!version) return bad("its \"version\" is not a whole number.");
+  if (*version > kViewVersion)
+    return bad("it was written by a newer headmap (version " + std::to_string(*version) + "). Update headmap.");
   AppState next = s;  // apply to a copy: on any error the current state stays as it was
   try {
     next.text = j.at("text").get<std::string>();
@@ -107,15 +125,18 @@ Status load_view(const std::string& path, AppState& s) {
     if (!cfg) return bad(cfg.error().message);
     next.cfg = *cfg;
     next.checkpoint = j.value("checkpoint", "");
-    next.view.layer = j.value("layer", 0);
-    next.view.batch = j.value("batch", 0);
-    next.view.head = j.value("head", 0);
+    const std::optional<int> layer = int_field(j, "layer", 0, 0, kMaxLayers), batch = int_field(j, "batch", 0, 0, 1 << 20),
+                             head = int_field(j, "head", 0, 0, kMaxDModel), focus = int_field(j, "focus_step", 6, 0, 64);
+    if (!layer || !batch || !head || !focus) return bad("\"layer\", \"batch\", \"head\" or \"focus_step\" is not a whole number in range.");
+    next.view.layer = *layer;
+    next.view.batch = *batch;
+    next.view.head = *head;
     parse_center_panel(j.value("panel", std::string("heads")), &next.view.center);
     parse_colormap(j.value("colormap", std::string("viridis")).c_str(), &next.view.colormap);
     parse_normalisation(j.value("normalisation", std::string("head")), &next.view.norm);
     next.view.log_scale = j.value("log_scale", false);
     next.view.grid_lines = j.value("grid_lines", true);
-    next.view.focus_step = j.value("focus_step", 6);
+    next.view.focus_step = *focus;
   } catch (const json::exception& e) {
     return bad(std::string("a field has the wrong type (") + e.what() + ").");
   }

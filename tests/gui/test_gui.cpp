@@ -262,6 +262,16 @@ TEST(Gui, CorruptViewFileGivesAClearMessage) {
   const AppRun f = run_app("foreign", {"--open", foreign.string()}, false);
   EXPECT_EQ(f.status, 1);
   EXPECT_NE(f.err.find("\"format\": \"headmap-view\""), std::string::npos) << f.err;
+  // Fields of the wrong type are a message, never an abort (these aborted before).
+  int n = 0;
+  for (const char* text : {"{\"format\":6}", "{\"format\":\"headmap-view\",\"version\":\"2\"}",
+                           "{\"format\":\"headmap-view\",\"version\":1,\"text\":\"x\",\"config\":{},\"head\":1e38}"}) {
+    const fs::path w = tmp_dir() / ("typed" + std::to_string(++n) + ".json");
+    write_text(w, text);
+    const AppRun t = run_app("typed" + std::to_string(n), {"--open", w.string()}, false);
+    EXPECT_EQ(t.status, 1) << text << "\n" << t.err;
+    EXPECT_NE(t.err.find("not a view file headmap can open"), std::string::npos) << text << "\n" << t.err;
+  }
 }
 
 TEST(Gui, AnOversizedBatchIsRefusedWithAMessage) {
