@@ -2,6 +2,7 @@
 // the passport, the per-head metrics and the attention weights.
 //
 // Exit status: 0 success, 1 a file could not be read or written, 2 bad arguments.
+#include <cmath>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
@@ -39,7 +40,7 @@ int fail(const Error& e, int code) {
 }
 
 void print_summary(const Batch& batch, const ForwardOutput& out, const std::vector<HeadMetrics>& m,
-                   const std::vector<float>& induction, const std::string& source) {
+                   const std::vector<float>& induction, const std::vector<float>& text_induction, const std::string& source) {
   std::printf("weights: %s\n", source.c_str());
   for (int b = 0; b < batch.B(); ++b) {
     std::printf("sentence %d (%d tokens):", b, batch.lengths[b]);
@@ -55,7 +56,8 @@ void print_summary(const Batch& batch, const ForwardOutput& out, const std::vect
       for (int h = 0; h < out.Hw; ++h, ++i) {
         const float ind = (out.Hw == out.H && !induction.empty()) ? induction[static_cast<size_t>(l) * out.H + h] : 0.0f;
         std::printf("%-5d %-5d %-4d %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %9.3f  %s\n", l, b, h, m[i].entropy, m[i].entropy_norm,
-                    m[i].prev_token, m[i].first_token, m[i].self, m[i].max_weight, ind, head_label_name(head_label(m[i], ind)));
+                    m[i].prev_token, m[i].first_token, m[i].self, m[i].max_weight, ind,
+                    head_label_name(head_label(m[i], label_induction(ind, i < text_induction.size() ? text_induction[i] : NAN))));
       }
 }
 
@@ -135,6 +137,6 @@ int main(int argc, char** argv) {
       return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
   }
   if (!o.passport && o.json.empty() && o.npy.empty() && o.png.empty() && !batch.empty())
-    print_summary(batch, *out, run.metrics, run.induction, describe_source(weights, cfg));
+    print_summary(batch, *out, run.metrics, run.induction, run.text_induction, describe_source(weights, cfg));
   return 0;
 }

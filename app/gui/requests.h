@@ -73,6 +73,7 @@ struct ForwardData {
   Passport passport;
   std::vector<HeadMetrics> metrics;   // (L, B, Hw)
   std::vector<float> induction;       // (L, H) on the induction probe
+  std::vector<float> text_induction;  // (L, B, Hw) on the text itself, NaN where nothing repeats
   std::string source;                 // "random init (seed 7)", "trained (...)"
   std::vector<std::vector<std::string>> labels;  // (B) display text of each sentence's tokens
   std::vector<float> map_max;         // (L, B, Hw) largest weight over rows that see more than one key

@@ -4,6 +4,7 @@
 // Sections: [screenshot driver] [benchmark]
 #include "app/script/script.h"
 
+#include <cmath>
 #include <imgui.h>
 
 #include <algorithm>
@@ -136,8 +137,10 @@ class ScreenshotScript : public Script {
         nlohmann::json labels = nlohmann::json::array();
         for (int l = 0; l < f.out.L && f.out.B > 0; ++l)  // an empty batch has no metrics
           for (int h = 0; h < f.out.Hw; ++h) {
-            const float ind = f.induction.empty() ? 0.0f : f.induction[static_cast<size_t>(l) * f.out.H + h];
-            labels.push_back(head_label_name(head_label(f.metrics[(static_cast<size_t>(l) * f.out.B) * f.out.Hw + h], ind)));
+            const size_t mi = (static_cast<size_t>(l) * f.out.B) * f.out.Hw + h;
+            const float probe = f.induction.empty() ? 0.0f : f.induction[static_cast<size_t>(l) * f.out.H + h];
+            const float ind = label_induction(probe, mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf(""));
+            labels.push_back(head_label_name(head_label(f.metrics[mi], ind)));
           }
         j["head_labels"] = labels;  // sentence 0, (L, H) flattened
         // The heads the shown result was computed without, as [layer, head] pairs.

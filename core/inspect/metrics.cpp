@@ -151,6 +151,10 @@ std::vector<float> text_induction_scores(const ForwardOutput& out, const Batch& 
   return r;
 }
 
+float label_induction(float probe, float text_induction) {
+  return std::isnan(text_induction) ? probe : std::max(probe, text_induction);
+}
+
 std::vector<float> induction_scores(const ModelWeights& w, const ModelConfig& cfg_in, const InductionProbe& probe) {
   ModelConfig cfg = cfg_in;
   cfg.pitfalls.head_averaged = false;  // per-head scores

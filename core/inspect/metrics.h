@@ -59,6 +59,11 @@ float repeat_induction_of_map(const float* w /* (T,T) */, int T, const std::vect
 // (L, B, Hw), index ((l*B)+b)*Hw + h: repeat_induction_of_map of every map.
 std::vector<float> text_induction_scores(const ForwardOutput& out, const Batch& batch);
 
+// The induction score a head's label uses: the probe's, or the head's own on the text
+// (repeat_induction_of_map) when the text repeats and that is higher. So a sentence said
+// twice labels the heads that copy from its first occurrence.
+float label_induction(float probe, float text_induction /* NaN: the text does not repeat */);
+
 // Head labels from the metrics, with documented thresholds (see head_label()).
 enum class HeadLabel { None, PreviousToken, FirstToken, Self, Induction, Broad };
 const char* head_label_name(HeadLabel l);

@@ -92,7 +92,7 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
         const float ind = (!run.cfg.pitfalls.head_averaged && ih < run.induction.size()) ? run.induction[ih] : 0.0f;
         if (!run.induction.empty() && !run.cfg.pitfalls.head_averaged) e["induction"] = ind;
         if (i < run.text_induction.size() && !std::isnan(run.text_induction[i])) e["text_induction"] = run.text_induction[i];
-        e["label"] = head_label_name(head_label(m, ind));
+        e["label"] = head_label_name(head_label(m, label_induction(ind, i < run.text_induction.size() ? run.text_induction[i] : NAN)));
         metrics.push_back(e);
       }
   j["metrics"] = metrics;

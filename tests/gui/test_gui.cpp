@@ -306,11 +306,12 @@ TEST(Gui, EveryPanelRendersAndLongSequencesWork) {
 
 // The app opens on the shipped trained model, and its heads carry labels from the metrics.
 TEST(Gui, OpensOnATrainedModelWithLabelledHeads) {
-  const AppRun r = run_app("trained", {});
+  // An everyday sentence said twice: the heads that copy from its first occurrence are
+  // labelled induction (their score on the text itself).
+  const AppRun r = run_app("trained", {"--text", "My grandmother planted tomatoes in the garden. My grandmother planted tomatoes in the garden."});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.report["trained"], true);
   EXPECT_EQ(r.report["weights_source"].get<std::string>().rfind("trained (D=128, H=4, L=2, ", 0), 0u) << r.report["weights_source"];
-  EXPECT_TRUE(contains(r.report["head_labels"], "previous-token")) << r.report["head_labels"];
   EXPECT_TRUE(contains(r.report["head_labels"], "induction")) << r.report["head_labels"];
   EXPECT_GT(r.report["loss_on_text"].get<double>(), 0.0);
 

@@ -140,7 +140,8 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::BeginGroup();
     const size_t mi = (static_cast<size_t>(layer) * out.B + batch) * out.Hw + h;
     const HeadMetrics& m = f.metrics[mi];
-    const float ind = (!cfg.pitfalls.head_averaged && !f.induction.empty()) ? f.induction[static_cast<size_t>(layer) * out.H + h] : 0.0f;
+    const float probe = (!cfg.pitfalls.head_averaged && !f.induction.empty()) ? f.induction[static_cast<size_t>(layer) * out.H + h] : 0.0f;
+    const float ind = label_induction(probe, mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf(""));
     const HeadLabel label = cfg.pitfalls.head_averaged ? HeadLabel::None : head_label(m, ind);
     char title[160];
     if (cfg.pitfalls.head_averaged)

@@ -113,6 +113,7 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const ComputeRequest& r, u
     data->out = std::move(out).value();
     data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, (*w)->trained() ? (*w)->vocab_size() : 0, (*w)->context);
     data->metrics = head_metrics(data->out, data->batch);
+    data->text_induction = text_induction_scores(data->out, data->batch);
     // The probe does not depend on the text: one per model and config.
     const InductionKey ikey{r.cfg, r.weights.checkpoint, r.weights.in_memory != nullptr, r.weights.in_memory_id};
     const auto cached = std::find_if(induction_cache_.begin(), induction_cache_.end(), [&](const auto& e) { return e.first == ikey; });
