@@ -326,8 +326,8 @@ void App::draw_menu() {
     dialog_error_.clear();
   };
   if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open view...", "Ctrl+O")) open_dialog(Dialog::OpenView, "view.json");
-    if (ImGui::MenuItem("Save view...", "Ctrl+S")) open_dialog(Dialog::SaveView, "view.json");
+    if (ImGui::MenuItem("Open view...", "Ctrl+O")) open_dialog(Dialog::OpenView, "view.headmap.json");
+    if (ImGui::MenuItem("Save view...", "Ctrl+S")) open_dialog(Dialog::SaveView, "view.headmap.json");
     ImGui::Separator();
     if (ImGui::MenuItem("Open checkpoint...")) open_dialog(Dialog::OpenCheckpoint, "model.safetensors");
     if (ImGui::MenuItem("Save trained model...", nullptr, false, state.session && !state.training.running))
@@ -536,12 +536,12 @@ void App::shortcuts() {
   if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_Q, false)) glfwSetWindowShouldClose(window, 1);
   if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_S, false)) {
     dialog_ = Dialog::SaveView;
-    dialog_path_ = "view.json";
+    dialog_path_ = "view.headmap.json";
     dialog_error_.clear();
   }
   if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_O, false)) {
     dialog_ = Dialog::OpenView;
-    dialog_path_ = "view.json";
+    dialog_path_ = "view.headmap.json";
     dialog_error_.clear();
   }
   if (io.WantTextInput || dialog_ != Dialog::None) return;
