@@ -39,7 +39,7 @@ expect --eval-tokens train --eval-t
 refuse --steps --st                      # a training option is not offered without train
 expect magma --colormap ma
 expect char --tokenizer c
-refuse --heads --heads ""                # a number is wanted after --heads
+refuse --layers --heads -                # a number is wanted after --heads, not an option
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
