@@ -53,6 +53,10 @@ case "$mode" in
       grep "^ Depends:" "$out/control.txt" | grep -q "$lib" || fail "Depends lacks $lib"
     done
     dpkg-deb -x "$deb" "$work/extracted"
+    # The metainfo together with the desktop entry and the icons it names.
+    if command -v appstreamcli >/dev/null 2>&1; then
+      appstreamcli validate-tree --no-net "$work/extracted" || fail "appstreamcli validate-tree"
+    fi
     root=$work/extracted/usr ;;
   *) echo "usage: check_installed.sh prefix|deb SOURCE_DIR BUILD_DIR WORK_DIR" >&2; exit 2 ;;
 esac
@@ -107,6 +111,11 @@ file shot.png | grep -q "PNG image data, 1600 x 1000"
 grep -q '"trained": true' drawn.json
 grep -q '"heatmaps_drawn": [1-9]' drawn.json
 echo "-- headmap --screenshot drew the trained model"
+# The desktop entry runs \`headmap %f\`: a view file as the only argument opens it.
+printf '{"format": "headmap-view", "version": 1, "text": "A view file opened from a file manager.", "config": {"d_model": 24, "num_heads": 6, "num_layers": 1}}' > opened.headmap.json
+xvfb-run -a -s "-screen 0 1600x1000x24" "$root/bin/headmap" --screenshot view.png --report view.json opened.headmap.json
+grep -q '"heatmaps_drawn": 6' view.json
+echo "-- headmap FILE opened a view file"
 EOF
 if unshare --mount true 2>/dev/null; then
   # Hide the source tree (and the build tree inside it) behind an empty tmpfs.
