@@ -29,8 +29,10 @@ struct Error {
 };
 
 // Result<T>: either a value or an Error. Small on purpose; std::expected is C++23.
+// [[nodiscard]]: a Result or Status that is dropped is a compile warning (an error with
+// HEADMAP_WERROR), so no error is lost silently.
 template <class T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}
   Result(Error error) : v_(std::move(error)) {}
@@ -50,7 +52,7 @@ class Result {
 };
 
 // Result<void> spelled out: success, or an Error.
-struct Status {
+struct [[nodiscard]] Status {
   Status() = default;
   Status(Error e) : error_(std::move(e)), failed_(true) {}
   bool ok() const { return !failed_; }

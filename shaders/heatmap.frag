@@ -16,19 +16,20 @@ uniform float u_vmin;        // value drawn at the bottom of the colour scale
 uniform float u_vmax;        // value drawn at the top
 uniform int u_log;           // 1: logarithmic scale over [u_vmax * 1e-4, u_vmax]
 uniform int u_diverging;     // 1: signed data, 0 in the middle of the scale
-uniform int u_mask;          // 0: none; 1: causal (key <= query); 2: reversed (key > query); 3: padding only
+uniform int u_mask;          // the core's MaskKind (core/model/attention.h); MASK_* are defined from it by the renderer
 uniform int u_len;           // real tokens; rows and columns beyond are padding
 uniform vec3 u_hidden;       // colour of hidden cells
 
 out vec4 frag;
 
+// mask_visible() of core/model/attention.h, in GLSL; a GUI test holds the two to the same pixels.
 bool visible(ivec2 cell) {
   int t = cell.y, s = cell.x;  // query row t, key column s
-  if (u_mask == 0) return true;
+  if (u_mask == MASK_NONE) return true;
   if (t >= u_len || s >= u_len) return false;
-  if (u_mask == 1) return s <= t;
-  if (u_mask == 2) return s > t;
-  return true;
+  if (u_mask == MASK_CAUSAL) return s <= t;
+  if (u_mask == MASK_REVERSED) return s > t;
+  return true;  // MASK_PADDING_ONLY
 }
 
 void main() {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/checkpoint.h"
+#include "core/text/bpe.h"
 #include "core/io/export.h"
 #include "core/train/trainer.h"
 #include "test_util.h"
@@ -25,7 +26,7 @@ namespace {
 // A small trained-looking model: D=12, H=3, L=2, P=10, with a real vocabulary (bytes,
 // characters, words) and non-trivial values in every tensor.
 ModelWeights small_model(bool no_w_o = false) {
-  const Vocab vocab = build_vocab({"the cat sat on the mat", "the dog ran"}, 100, 10, 1);
+  const Bpe vocab = Bpe::train({"the cat sat on the mat", "the dog ran"}, 300, 1);
   ModelParams p = init_params(12, 2, vocab.size(), 10, 7);
   uint64_t k = 1;
   for (ParamRef& r : param_refs(p, false))
@@ -87,7 +88,7 @@ TEST(Checkpoint, RoundTripIsBitExact) {
     const ModelWeights& v = *r;
     EXPECT_EQ(v.d_model, 12);
     EXPECT_EQ(v.context, 10);
-    EXPECT_EQ(v.vocab.pieces, w.vocab.pieces);
+    EXPECT_TRUE(v.bpe == w.bpe);
     EXPECT_EQ(v.tok_emb, w.tok_emb);
     EXPECT_EQ(v.pos_emb, w.pos_emb);
     EXPECT_EQ(v.lnf_g, w.lnf_g);
@@ -133,7 +134,7 @@ TEST(Checkpoint, FileIsSafetensors) {
   const Parts p = split(f);
   const json& meta = p.header["__metadata__"];
   for (const auto& [k, v] : meta.items()) EXPECT_TRUE(v.is_string()) << "metadata " << k << " must be a string";
-  for (const char* k : {"d_model", "num_heads", "num_layers", "context", "vocab", "vocab_size", "steps", "train_loss", "val_loss",
+  for (const char* k : {"d_model", "num_heads", "num_layers", "context", "vocab", "merges", "vocab_size", "steps", "train_loss", "val_loss",
                         "corpus", "reproduce", "check_tokens", "check_loss", "no_w_o"})
     EXPECT_TRUE(meta.contains(k)) << k;
   EXPECT_EQ(p.header["layers.1.w_fc"]["shape"], json({12, 48}));
@@ -212,10 +213,35 @@ TEST(Checkpoint, CorruptHeadersAreRejected) {
   EXPECT_GT(rejected, 0);
 }
 
+// F16 files hold every weight rounded to half precision, and their check loss is the loss
+// of those rounded weights, so the loader's self-check passes on what it reads.
+TEST(Checkpoint, F16RoundTripsAtHalfPrecision) {
+  const ModelWeights w = small_model();
+  Result<std::string> f16 = checkpoint_bytes(w, StoreDtype::F16);
+  Result<std::string> f32 = checkpoint_bytes(w, StoreDtype::F32);
+  ASSERT_TRUE(f16 && f32);
+  EXPECT_LT(f16->size(), f32->size() * 3 / 4) << "half the tensor bytes";
+  Result<ModelWeights> r = parse_checkpoint(*f16, "mem");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->tok_emb.isApprox(w.tok_emb, 1e-3f));
+  EXPECT_TRUE(r->layers[1].w_proj.isApprox(w.layers[1].w_proj, 1e-3f));
+  EXPECT_NE(r->tok_emb, w.tok_emb) << "values were rounded";
+  EXPECT_TRUE(r->bpe == w.bpe);
+  ModelWeights big = w;
+  big.layers[0].w_q(0, 0) = 1e6f;
+  Result<std::string> too_big = checkpoint_bytes(big, StoreDtype::F16);
+  ASSERT_FALSE(too_big);
+  EXPECT_NE(too_big.error().message.find("beyond F16's range"), std::string::npos) << too_big.error().message;
+}
+
 TEST(Checkpoint, WrongDtypeShapeOrMissingTensorsAreRejected) {
   Parts p = split(good_file());
-  p.header["layers.1.w_v"]["dtype"] = "F16";
-  expect_bad(join(p), "dtype F16", "wrong dtype");
+  p.header["layers.1.w_v"]["dtype"] = "BF16";
+  expect_bad(join(p), "dtype BF16", "wrong dtype");
+
+  p = split(good_file());
+  p.header["layers.1.w_v"]["dtype"] = "F16";  // F16 is allowed, but then the size is half
+  expect_bad(join(p), "F16 [12, 12] needs 288", "F16 with F32's bytes");
 
   p = split(good_file());
   p.header.erase("layers.1.w_v");
@@ -265,10 +291,19 @@ TEST(Checkpoint, WrongDtypeShapeOrMissingTensorsAreRejected) {
 TEST(Checkpoint, VocabularyMustFitTheEmbedding) {
   Parts p = split(good_file());
   json vocab = json::parse(p.header["__metadata__"]["vocab"].get<std::string>());
-  vocab.erase(vocab.size() - 1);
+  json merges = json::parse(p.header["__metadata__"]["merges"].get<std::string>());
+  vocab.erase(vocab.size() - 1);  // the last token is the last merge's result: drop both
+  merges.erase(merges.size() - 1);
   p.header["__metadata__"]["vocab"] = vocab.dump();
+  p.header["__metadata__"]["merges"] = merges.dump();
   p.header["__metadata__"]["vocab_size"] = std::to_string(vocab.size());
-  expect_bad(join(p), "tok_emb", "a piece short");
+  expect_bad(join(p), "tok_emb", "a token short");
+
+  p = split(good_file());
+  merges = json::parse(p.header["__metadata__"]["merges"].get<std::string>());
+  merges[0] = "q\u0120 zz";  // parts that are not tokens
+  p.header["__metadata__"]["merges"] = merges.dump();
+  expect_bad(join(p), "not in the vocabulary", "a merge of unknown tokens");
 
   p = split(good_file());
   vocab = json::parse(p.header["__metadata__"]["vocab"].get<std::string>());
@@ -278,9 +313,9 @@ TEST(Checkpoint, VocabularyMustFitTheEmbedding) {
 
   p = split(good_file());
   vocab = json::parse(p.header["__metadata__"]["vocab"].get<std::string>());
-  vocab[65] = "zzz";  // was the byte piece <0x41>
+  vocab[65] = "zzz";  // was the byte token "A" (0x41)
   p.header["__metadata__"]["vocab"] = vocab.dump();
-  expect_bad(join(p), "<0x41>", "a byte piece missing");
+  expect_bad(join(p), "0x41", "a byte token missing");
 
   p = split(good_file());
   p.header["__metadata__"]["vocab_size"] = "7";

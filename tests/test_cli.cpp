@@ -65,8 +65,8 @@ TEST(Cli, BadArgumentsExitTwoWithTheFix) {
 
 TEST(Cli, JsonHasTokensPassportShapesAndWeights) {
   const fs::path j = tmp() / "run.json";
-  CliRun r = cli({"--text", "The cat sat on the mat because it was tired.", "--text", "Short one.", "--d-model", "512", "--heads",
-                  "8", "--layers", "1", "--json", j.string(), "--with-weights"});
+  CliRun r = cli({"--random-init", "--text", "The cat sat on the mat because it was tired.", "--text", "Short one.", "--d-model", "512",
+                  "--heads", "8", "--layers", "1", "--json", j.string(), "--with-weights"});
   ASSERT_EQ(r.status, 0) << r.err;
   std::ifstream f(j);
   const json d = json::parse(f);
@@ -82,6 +82,37 @@ TEST(Cli, JsonHasTokensPassportShapesAndWeights) {
   EXPECT_EQ(d["weights_shape"], json({1, 2, 8, 11, 11}));
   EXPECT_EQ(d["metrics"].size(), 16u);  // L x B x H
   EXPECT_EQ(d["attention_params"], 4 * (512 * 512 + 512));
+}
+
+// Without a weights option the CLI runs the app's default: the shipped trained model, its
+// BPE, the loss on the text and the token ids. --random-init gives random weights.
+TEST(Cli, DefaultIsTheShippedTrainedModel) {
+  const fs::path j = tmp() / "default.json", dir = tmp() / "default-npy";
+  CliRun r = cli({"--text", "My grandmother planted tomatoes in the garden last spring.", "--json", j.string(), "--npy", dir.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream f(j);
+  const json d = json::parse(f);
+  EXPECT_EQ(d["weights_source"].get<std::string>().rfind("trained (D=128", 0), 0u) << d["weights_source"];
+  ASSERT_TRUE(d.contains("loss_on_text"));
+  EXPECT_GT(d["loss_on_text"].get<double>(), 0.0);
+  EXPECT_LT(d["loss_on_text"].get<double>(), 9.0);
+  ASSERT_EQ(d["token_ids"].size(), 1u);
+  EXPECT_EQ(d["token_ids"][0].size(), d["tokens"][0].size());
+  EXPECT_LE(d["tokens"][0].size(), 18u) << "sub-words, not letters: 9 words and a full stop (51 letters)";
+  std::ifstream m(dir / "meta.json");
+  const json meta = json::parse(m);
+  EXPECT_EQ(meta["token_ids"], d["token_ids"]);
+
+  const fs::path k = tmp() / "random.json";
+  ASSERT_EQ(cli({"--random-init", "--seed", "3", "--text", "a b", "--json", k.string()}).status, 0);
+  std::ifstream g(k);
+  EXPECT_EQ(json::parse(g)["weights_source"].get<std::string>().rfind("random init", 0), 0u);
+  CliRun seed = cli({"--seed", "3", "--text", "a b"});
+  EXPECT_EQ(seed.status, 2);
+  EXPECT_NE(seed.err.find("--random-init"), std::string::npos) << seed.err;
+  CliRun size = cli({"--d-model", "512", "--heads", "8", "--text", "a b"});
+  EXPECT_EQ(size.status, 2);
+  EXPECT_NE(size.err.find("add --random-init"), std::string::npos) << size.err;
 }
 
 TEST(Cli, NpyDirectoryAndPngAreWritten) {
@@ -128,7 +159,36 @@ TEST(Cli, OddTextIsHandled) {
   EXPECT_NE(empty.err.find("nothing to attend over"), std::string::npos) << empty.err;
   std::string long_text;
   for (int i = 0; i < 500; ++i) long_text += "word ";
-  CliRun trunc = cli({"--text", long_text, "--context", "100"});
+  CliRun trunc = cli({"--random-init", "--text", long_text, "--context", "100"});
   EXPECT_EQ(trunc.status, 0);
   EXPECT_NE(trunc.err.find("truncated to the context of 100 tokens (the text has 500)"), std::string::npos) << trunc.err;
+}
+
+// --model: a directory that is not a GPT-2 model exits 1 with a message and writes nothing;
+// --model and --checkpoint together are refused as arguments.
+TEST(Cli, ModelDirectoriesThatAreNotGpt2ExitOne) {
+  const fs::path dir = tmp() / "bert";
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({"model_type": "bert", "architectures": ["BertForMaskedLM"]})";
+  const fs::path j = tmp() / "bert.json";
+  CliRun r = cli({"--model", dir.string(), "--json", j.string()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("bert model (BertForMaskedLM)"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(j));
+  r = cli({"--model", (tmp() / "nowhere").string()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("not a directory"), std::string::npos) << r.err;
+  EXPECT_EQ(cli({"--model", dir.string(), "--checkpoint", "x.safetensors"}).status, 2);
+}
+
+// Random init has no loss and no vocabulary ids, and stops at 12 layers.
+TEST(Cli, RandomInitHasNoLossNoIdsAndTwelveLayersAtMost) {
+  const fs::path j = tmp() / "random.json";
+  ASSERT_EQ(cli({"--random-init", "--text", "a b c", "--json", j.string()}).status, 0);
+  const json doc = json::parse(std::ifstream(j));
+  EXPECT_FALSE(doc.contains("loss_on_text"));
+  EXPECT_FALSE(doc.contains("token_ids"));
+  CliRun r = cli({"--random-init", "--layers", "13"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("out of range for random init"), std::string::npos) << r.err;
 }

@@ -37,9 +37,9 @@ TEST(Config, ZeroAndTooManyHeadsAreTypedErrors) {
 TEST(Config, RangesAreChecked) {
   ModelConfig c;
   EXPECT_TRUE(validate(c));
-  c.num_layers = 13;
+  c.num_layers = kMaxModelLayers + 1;  // loaded weights go up to 48 (gpt2-xl)
   EXPECT_FALSE(validate(c));
-  c.num_layers = 12;
+  c.num_layers = 24;  // gpt2-medium; random init stops at kMaxLayers (12) in the CLI and the app
   EXPECT_TRUE(validate(c));
   c.context = 2049;
   EXPECT_FALSE(validate(c));

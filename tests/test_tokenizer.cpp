@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/model/model.h"
+#include "core/text/bpe.h"
 #include "core/text/tokenizer.h"
 #include "core/text/utf8.h"
 
@@ -81,19 +82,24 @@ TEST(Tokenizer, EmptyAndBlankTextGiveAnEmptyBatch) {
   EXPECT_EQ(b.blank_lines, 3);
 }
 
-TEST(Tokenizer, VocabFallsBackToPiecesNeverUnknown) {
-  const Vocab v = build_vocab({"the cat sat on the mat", "the cat is tired", "cats and mats"}, 100, 50, 1);
-  const TokenizedText t = tokenize("the catalogue \xE2\x98\x83", TokenizerKind::Vocab, 256, &v);
+TEST(Tokenizer, BpeFallsBackToPiecesNeverUnknown) {
+  const Bpe v = Bpe::train({"the cat sat on the mat", "the cat is tired", "cats and mats"}, 300, 1);
+  const TokenizedText t = tokenize("the catalogue \xE2\x98\x83", TokenizerKind::Bpe, 256, &v);
   ASSERT_GE(t.tokens.size(), 3u);
   EXPECT_EQ(t.tokens[0].text, "the");
   EXPECT_FALSE(t.tokens[0].continues);
-  // "catalogue" is not in the vocabulary: it becomes pieces, starting with "cat".
-  EXPECT_EQ(t.tokens[1].text, "cat");
+  // " catalogue" is not in the vocabulary: it becomes pieces, starting with " cat".
+  EXPECT_EQ(t.tokens[1].text, " cat");
+  EXPECT_TRUE(t.tokens[1].leading_space);
+  EXPECT_EQ(token_display(t.tokens[1]), "\xC2\xB7" "cat");
   EXPECT_TRUE(t.tokens[2].continues);
+  std::vector<int> ids;
   for (const Token& k : t.tokens) {
     EXPECT_GE(k.id, 0) << k.text;
     EXPECT_LT(k.id, v.size());
+    ids.push_back(k.id);
   }
-  // The snowman was never seen: it is spelled with its three bytes.
+  // The snowman was never seen: it is spelled with its bytes, and decodes back exactly.
   EXPECT_EQ(t.tokens.back().text, "<0x83>");
+  EXPECT_EQ(v.decode(ids), "the catalogue \xE2\x98\x83");
 }

@@ -22,6 +22,7 @@
 #include "core/train/backprop.h"
 #include "core/train/corpus.h"
 #include "core/model/model.h"
+#include "core/text/bpe.h"
 #include "core/train/trainer.h"
 #include "test_util.h"
 
@@ -439,15 +440,15 @@ TEST(TrainerGradients, FullSizeDirectionalDerivatives) {
 // ---- the training forward is forward() -------------------------------------------------
 namespace {
 // A one-sentence-per-row batch of vocabulary ids, for forward().
-Batch batch_of_ids(const std::vector<int32_t>& tok, int B, int T, const Vocab& vocab) {
+Batch batch_of_ids(const std::vector<int32_t>& tok, int B, int T) {
   Batch batch;
-  batch.tokenizer = TokenizerKind::Vocab;
+  batch.tokenizer = TokenizerKind::Bpe;
   batch.T = T;
   for (int b = 0; b < B; ++b) {
     TokenizedText tt;
     for (int t = 0; t < T; ++t) {
       const int id = tok[static_cast<size_t>(b) * T + t];
-      tt.tokens.push_back(Token{vocab.pieces[static_cast<size_t>(id)], id, false});
+      tt.tokens.push_back(Token{"w" + std::to_string(id), id});
     }
     tt.total_tokens = T;
     batch.sentences.push_back(tt);
@@ -457,11 +458,8 @@ Batch batch_of_ids(const std::vector<int32_t>& tok, int B, int T, const Vocab& v
   return batch;
 }
 
-Vocab numbered_vocab(int V) {
-  Vocab v;
-  for (int i = 0; i < V; ++i) v.add("w" + std::to_string(i));
-  return v;
-}
+// These tests feed ids directly (batch_of_ids), so the model needs no tokenizer.
+Bpe no_tokenizer() { return Bpe{}; }
 }  // namespace
 
 TEST(Trainer, TrainingLossIsForwardLoss) {
@@ -481,18 +479,18 @@ TEST(Trainer, TrainingLossIsForwardLoss) {
     Trainer tr(p, c.H, c.no_w_o);
     const double train_loss = tr.forward(tok.data(), tgt.data(), c.B, c.T);
 
-    const Vocab vocab = numbered_vocab(c.V);
+    const Bpe vocab = no_tokenizer();
     const ModelWeights w = to_model_weights(p, vocab, c.no_w_o);
     ModelConfig cfg = test::config(c.D, c.H, c.L);
     cfg.context = 2 * c.T;
     ForwardOptions fo;
     fo.want_logits = true;
-    Result<ForwardOutput> out = forward(w, cfg, batch_of_ids(tok, c.B, c.T, vocab), fo);
+    Result<ForwardOutput> out = forward(w, cfg, batch_of_ids(tok, c.B, c.T), fo);
     ASSERT_TRUE(out) << out.error().message;
     EXPECT_NEAR(train_loss, out->loss, 1e-5) << "D=" << c.D << " H=" << c.H << (c.no_w_o ? " no W_O" : "");
     if (c.no_w_o) {  // w_o = I: the no-W_O switch at inference computes the same
       cfg.pitfalls.no_w_o = true;
-      Result<ForwardOutput> out2 = forward(w, cfg, batch_of_ids(tok, c.B, c.T, vocab), fo);
+      Result<ForwardOutput> out2 = forward(w, cfg, batch_of_ids(tok, c.B, c.T), fo);
       ASSERT_TRUE(out2);
       EXPECT_NEAR(out2->loss, out->loss, 1e-6);
     }
@@ -501,7 +499,7 @@ TEST(Trainer, TrainingLossIsForwardLoss) {
 
 TEST(Trainer, ModelWeightsRoundTrip) {
   const ModelParams p = random_params(12, 2, 20, 8, 5);
-  const ModelWeights w = to_model_weights(p, numbered_vocab(20), false);
+  const ModelWeights w = to_model_weights(p, no_tokenizer(), false);
   ASSERT_EQ(w.layers[0].w_qkv.cols(), 36);
   EXPECT_EQ(w.layers[1].w_k, p.layers[1].w_qkv.middleCols(12, 12));
   ModelParams q = from_model_weights(w);
@@ -585,7 +583,7 @@ TEST(Trainer, LossGoesDownAndIsDeterministic) {
   ASSERT_TRUE(a) << a.error().message;
   ASSERT_GE(a->history.size(), 3u);
   const double first = a->history.front().train_loss, last = a->history.back().train_loss;
-  EXPECT_LT(last, first - 1.0) << "60 steps should take the loss well below its start (ln V = " << std::log(small_corpus().vocab.size()) << ")";
+  EXPECT_LT(last, first - 1.0) << "60 steps should take the loss well below its start (ln V = " << std::log(small_corpus().bpe.size()) << ")";
   EXPECT_GT(a->val_loss, 0.0);
   EXPECT_LT(a->val_loss, first);
   // Reports: every 5 steps, a val loss at 20, 40, 60, an ETA that reaches 0.

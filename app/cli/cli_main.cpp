@@ -47,6 +47,7 @@ void print_summary(const Batch& batch, const ForwardOutput& out, const std::vect
     for (const Token& t : batch.sentences[b].tokens) std::printf(" [%s]", token_display(t).c_str());
     std::printf("\n");
   }
+  if (out.loss_tokens > 0) std::printf("loss on the text: %.3f nats/token (next-token cross-entropy over %d tokens)\n", out.loss, out.loss_tokens);
   std::printf("\n%-5s %-5s %-4s %8s %8s %8s %8s %8s %8s %9s  %s\n", "layer", "sent", "head", "entropy", "ent/max", "prev",
               "first", "self", "max_w", "induction", "label");
   size_t i = 0;
@@ -91,7 +92,10 @@ int main(int argc, char** argv) {
   if (!in) return fail(in.error(), in.error().kind == ErrorKind::Io ? 1 : 2);
   ModelConfig& cfg = in->cfg;
   Result<ModelWeights> loaded = load_model_weights(mo, app, cfg);
-  if (!loaded) return fail(loaded.error(), 1);
+  if (!loaded) {  // a file that cannot be read or parsed: 1; options that do not fit the weights: 2
+    const ErrorKind k = loaded.error().kind;
+    return fail(loaded.error(), k == ErrorKind::InvalidArgument || k == ErrorKind::InvalidConfig ? 2 : 1);
+  }
   const ModelWeights& weights = *loaded;
   const Batch batch = make_batch(in->lines, cfg, weights);
   for (const std::string& note : batch.notes()) std::fprintf(stderr, "headmap-cli: note: %s\n", note.c_str());
@@ -99,6 +103,7 @@ int main(int argc, char** argv) {
 
   ForwardOptions fo;
   fo.keep_layer_io = !o.npy.empty();
+  fo.want_logits = weights.trained();  // the loss on the text
   Result<ForwardOutput> out = forward(weights, cfg, batch, fo);
   if (!out) return fail(out.error(), 2);
   if (out->no_key_rows > 0)
@@ -114,6 +119,7 @@ int main(int argc, char** argv) {
   run.passport = &passport;
   run.metrics = head_metrics(*out, batch);
   run.induction = induction_scores(weights, cfg, make_induction_probe(cfg, weights, 20, cfg.seed));
+  run.text_induction = text_induction_scores(*out, batch);
 
   if (o.passport) std::fputs(passport_table(passport).c_str(), stdout);
   if (!o.json.empty())

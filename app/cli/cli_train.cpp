@@ -1,6 +1,8 @@
 // cli_train.cpp: headmap-cli's training subcommands.
 //
-//   headmap-cli make-corpus --out FILE [--seed N] [--bytes N]   the built-in grammar corpus
+//   headmap-cli make-corpus --out FILE [--grammar] [--seed N]   the English corpus (from Debian
+//                                                               packages), or the grammar alone
+//   headmap-cli train-tokenizer --corpus FILE --vocab-size N --out FILE.json   learn a BPE
 //   headmap-cli train --corpus FILE --out FILE.safetensors ...   train a model, save it
 //   headmap-cli evaluate --checkpoint FILE --corpus FILE         a checkpoint's evidence
 //
@@ -15,14 +17,48 @@
 #include <string_view>
 
 #include "core/io/checkpoint.h"
+#include "core/io/file_io.h"
 #include "core/train/corpus.h"
-#include "core/io/export.h"
+#include "core/train/english.h"
+#include "core/text/bpe.h"
+#include <nlohmann/json.hpp>
 #include "core/math/gemm.h"
 #include "core/inspect/specialisation.h"
 #include "core/train/trainer.h"
+#include "core/model/model.h"
+#include <cmath>
 
 namespace headmap {
 namespace {
+
+// The command line that reproduces a run of `headmap-cli train` with these options: the
+// CLI's own syntax, stored in the checkpoint's "reproduce" metadata.
+std::string train_command(const TrainOptions& o, const std::string& corpus_path, const std::string& out_path) {
+  const TrainOptions d;
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "headmap-cli train --corpus %s --d-model %d --heads %d --layers %d --context %d --steps %d --batch %d --seq %d "
+                "--lr %g --warmup %d --seed %llu",
+                corpus_path.c_str(), o.d_model, o.num_heads, o.num_layers, o.context, o.steps, o.batch, o.seq, o.lr, o.warmup,
+                static_cast<unsigned long long>(o.seed));
+  std::string cmd = buf;
+  auto opt = [&](const char* flag, double v, double def) {
+    if (v != def) {
+      std::snprintf(buf, sizeof buf, " %s %g", flag, v);
+      cmd += buf;
+    }
+  };
+  opt("--min-lr-ratio", o.min_lr_ratio, d.min_lr_ratio);
+  opt("--weight-decay", o.weight_decay, d.weight_decay);
+  opt("--beta2", o.beta2, d.beta2);
+  opt("--clip", o.clip, d.clip);
+  opt("--eval-every", o.eval_every, d.eval_every);
+  opt("--eval-tokens", o.eval_tokens, d.eval_tokens);
+  if (o.no_w_o) cmd += " --no-wo";
+  cmd += " --threads " + std::to_string(o.threads > 0 ? o.threads : compute_threads());
+  cmd += " --out " + out_path;
+  return cmd;
+}
 
 int fail(const Error& e) {
   std::fprintf(stderr, "headmap-cli: %s\n", e.message.c_str());
@@ -59,12 +95,18 @@ std::vector<std::string> evidence_lines(const TrainCorpus& c) {
 
 // ---- make-corpus -----------------------------------------------------------------------
 int make_corpus(int argc, char** argv) {
-  CLI::App app{"headmap-cli make-corpus: write the built-in English grammar corpus (deterministic, licence-clean)"};
+  CLI::App app{"headmap-cli make-corpus: write the English training corpus, assembled from the Debian packages " +
+               std::string(kEnglishCorpusPackages) + " and headmap's generated grammar (deterministic, licence-clean), or with --grammar the grammar alone"};
   GrammarCorpusOptions o;
+  EnglishCorpusOptions eo;
   std::string out;
+  bool grammar_only = false;
   app.add_option("--out", out, "the text file to write")->required();
+  app.add_flag("--grammar", grammar_only, "write only the generated grammar corpus (grammar-v1)");
   app.add_option("--seed", o.seed, "generator seed")->capture_default_str();
-  app.add_option("--bytes", o.target_bytes, "approximate size in bytes")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1) << 30));
+  app.add_option("--wordnet-dir", eo.wordnet_dir, "WordNet's data files")->capture_default_str();
+  app.add_option("--fortunes-dir", eo.fortunes_dir, "the fortune cookie files")->capture_default_str();
+  app.add_option("--bytes", o.target_bytes, "grammar: approximate size in bytes")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1) << 30));
   app.add_option("--repeat-fraction", o.repeat_fraction, "share of lines built around a repeated span")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   app.add_option("--facts-fraction", o.facts_fraction, "share of lines listing fixed pairs")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   app.add_option("--numbers-fraction", o.numbers_fraction, "share of number-game lines")->capture_default_str()->check(CLI::Range(0.0, 1.0));
@@ -77,10 +119,62 @@ int make_corpus(int argc, char** argv) {
     std::fprintf(stderr, "headmap-cli: --repeat-fraction, --facts-fraction and --numbers-fraction add up to more than 1.\n");
     return 2;
   }
-  const std::string text = generate_grammar_corpus(o);
-  if (Status s = write_file_atomic(out, text); !s) return fail(s.error());
-  std::printf("wrote %s: %zu bytes, %ld lines (%s, seed %llu)\n", out.c_str(), text.size(), static_cast<long>(std::count(text.begin(), text.end(), '\n')),
-              kGrammarCorpusName, static_cast<unsigned long long>(o.seed));
+  if (grammar_only) {
+    const std::string text = generate_grammar_corpus(o);
+    if (Status s = write_file_atomic(out, text); !s) return fail(s.error());
+    std::printf("wrote %s: %zu bytes, %ld lines (%s, seed %llu)\n", out.c_str(), text.size(), static_cast<long>(std::count(text.begin(), text.end(), '\n')),
+                kGrammarCorpusName, static_cast<unsigned long long>(o.seed));
+    return 0;
+  }
+  eo.seed = o.seed;
+  EnglishCorpusStats st;
+  Result<std::string> text = assemble_english_corpus(eo, &st);
+  if (!text) return fail(text.error());
+  if (Status s = write_file_atomic(out, *text); !s) return fail(s.error());
+  std::printf("wrote %s: %lld bytes, %ld lines (%s, seed %llu): %ld WordNet glosses, %ld WordNet examples, %ld fortunes, "
+              "%ld grammar lines, %ld repeated sentences; the last %ld lines (natural text) are the validation split\n",
+              out.c_str(), static_cast<long long>(st.bytes), st.total_lines, kEnglishCorpusName, static_cast<unsigned long long>(eo.seed),
+              st.wordnet_glosses, st.wordnet_examples, st.fortunes, st.grammar_lines, st.repeats, st.val_lines);
+  return 0;
+}
+
+// ---- train-tokenizer -------------------------------------------------------------------
+// Writes a Hugging Face-style tokenizer.json (model type BPE, GPT-2's byte-level spelling),
+// which train --tokenizer and Bpe::from_tokenizer_json read back.
+std::string tokenizer_json(const Bpe& bpe) {
+  nlohmann::json vocab = nlohmann::json::object();
+  const std::vector<std::string> v = bpe.vocab_list();
+  for (size_t i = 0; i < v.size(); ++i) vocab[v[i]] = i;
+  nlohmann::json j = {{"version", "1.0"},
+                      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+                      {"decoder", {{"type", "ByteLevel"}}},
+                      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", bpe.merges_list()}}}};
+  return j.dump(1) + "\n";
+}
+
+int train_tokenizer_cmd(int argc, char** argv) {
+  CLI::App app{"headmap-cli train-tokenizer: learn a byte-level BPE (GPT-2's algorithm) from a corpus's training lines"};
+  std::string corpus_path, out;
+  CorpusOptions co;
+  app.add_option("--corpus", corpus_path, "UTF-8 text, one paragraph per line")->required();
+  app.add_option("--vocab-size", co.vocab_size, "tokens: 256 bytes + merges")->capture_default_str()->check(CLI::Range(257, 65536));
+  app.add_option("--val-fraction", co.val_fraction, "share of the corpus's lines held out (not learned from)")->capture_default_str();
+  app.add_option("--out", out, "the tokenizer.json to write")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  Result<TrainCorpus> c = load_train_corpus(corpus_path, co);
+  if (!c) return fail(c.error());
+  if (Status s = write_file_atomic(out, tokenizer_json(c->bpe)); !s) return fail(s.error());
+  std::printf("wrote %s: %d tokens (%d merges) learned from %ld lines; %.3f tokens per byte on the held-out lines\n", out.c_str(), c->bpe.size(),
+              c->bpe.num_merges(), c->train_lines,
+              [&] {
+                size_t bytes = 0;
+                for (const auto& l : c->val_lines) bytes += l.size() + 1;
+                return bytes ? static_cast<double>(c->val.size()) / static_cast<double>(bytes) : 0.0;
+              }());
   return 0;
 }
 
@@ -115,6 +209,10 @@ int train_cmd(int argc, char** argv) {
   app.add_option("--eval-every", o.eval_every, "validation loss every N steps (0 = only at the end)")->capture_default_str();
   app.add_option("--eval-tokens", o.eval_tokens, "validation tokens per evaluation (0 = all)")->capture_default_str();
   app.add_option("--val-fraction", co.val_fraction, "share of the corpus's lines held out (the last ones)")->capture_default_str();
+  app.add_option("--vocab-size", co.vocab_size, "BPE tokens to learn from the training lines")->capture_default_str()->check(CLI::Range(257, 65536));
+  std::string tokenizer_path, dtype = "f32";
+  app.add_option("--tokenizer", tokenizer_path, "use this tokenizer.json (from train-tokenizer) instead of learning one");
+  app.add_option("--dtype", dtype, "how the checkpoint stores weights: f32, or f16 (half the size)")->capture_default_str()->check(CLI::IsMember({"f32", "f16"}));
   app.add_option("--threads", o.threads, "compute threads (default: all cores); results are exact for a given thread count");
   app.add_option("--print-every", print_every, "print progress every N steps")->capture_default_str();
   app.add_flag("--quiet", quiet, "print only the summary");
@@ -125,12 +223,21 @@ int train_cmd(int argc, char** argv) {
   }
   if (Status s = validate(o); !s) return fail(s.error());
 
+  Bpe given;
+  if (!tokenizer_path.empty()) {
+    Result<std::string> tj = read_file(tokenizer_path, size_t(256) << 20);
+    if (!tj) return fail(tj.error());
+    Result<Bpe> b = Bpe::from_tokenizer_json(*tj);
+    if (!b) return fail(Error{b.error().kind, tokenizer_path + ": " + b.error().message});
+    given = std::move(*b);
+    co.bpe = &given;
+  }
   Result<TrainCorpus> corpus = load_train_corpus(corpus_path, co);
   if (!corpus) return fail(corpus.error());
   const TrainCorpus& c = *corpus;
   const int threads = o.threads > 0 ? o.threads : compute_threads();
   std::printf("corpus %s: %ld training lines, %zu training tokens, %zu validation tokens, vocabulary %d\n", c.name.c_str(), c.train_lines,
-              c.train.size(), c.val.size(), c.vocab.size());
+              c.train.size(), c.val.size(), c.bpe.size());
   std::printf("model: D=%d H=%d L=%d context=%d%s; %d steps of %d x %d tokens, lr %g, seed %llu, %d thread%s\n", o.d_model, o.num_heads,
               o.num_layers, o.context, o.no_w_o ? ", without W_O" : "", o.steps, o.batch, o.seq, o.lr, static_cast<unsigned long long>(o.seed),
               threads, threads == 1 ? "" : "s");
@@ -152,8 +259,10 @@ int train_cmd(int argc, char** argv) {
   if (!r) return fail(r.error());
 
   ModelWeights& w = r->weights;
-  w.source.reproduce = train_command(o, corpus_path, out);
-  if (Status s = save_checkpoint(out, w); !s) return fail(s.error());
+  w.source.reproduce = train_command(o, corpus_path, out) + (tokenizer_path.empty() ? " --vocab-size " + std::to_string(co.vocab_size)
+                                                                                       : " --tokenizer " + tokenizer_path) +
+                       (dtype == "f16" ? " --dtype f16" : "");
+  if (Status s = save_checkpoint(out, w, dtype == "f16" ? StoreDtype::F16 : StoreDtype::F32); !s) return fail(s.error());
   std::printf("done in %s (%.1fk tok/s): train loss %.4f (mean of the last 100 steps), val loss %.4f\n", duration(r->seconds).c_str(),
               r->tokens_per_s / 1000, r->final_train_loss, r->val_loss);
   std::printf("saved %s\nreproduce: %s\n", out.c_str(), w.source.reproduce.c_str());
@@ -164,11 +273,14 @@ int train_cmd(int argc, char** argv) {
 // ---- evaluate --------------------------------------------------------------------------
 int evaluate_cmd(int argc, char** argv) {
   CLI::App app{"headmap-cli evaluate: a checkpoint's specialisation figures on a corpus's held-out lines and on the induction probe"};
-  std::string ckpt, corpus_path;
+  std::string ckpt, corpus_path, sentences_path;
   int heads = 0;
   CorpusOptions co;
   app.add_option("--checkpoint", ckpt, "a .safetensors checkpoint")->required();
   app.add_option("--corpus", corpus_path, "the corpus whose held-out lines are measured")->required();
+  app.add_option("--sentences", sentences_path,
+                 "also measure these sentences (one per line): tokens per word, the best previous-token head, induction on each "
+                 "sentence said twice, and the loss");
   app.add_option("--heads", heads, "view the weights with this many heads (default: as trained)");
   app.add_option("--val-fraction", co.val_fraction, "share of the corpus's lines held out (the last ones)")->capture_default_str();
   try {
@@ -178,6 +290,7 @@ int evaluate_cmd(int argc, char** argv) {
   }
   Result<ModelWeights> w = load_checkpoint(ckpt);
   if (!w) return fail(w.error());
+  co.bpe = &w->bpe;  // the model's own tokenizer, not a new one
   Result<TrainCorpus> c = load_train_corpus(corpus_path, co);
   if (!c) return fail(c.error());
   const int H = heads > 0 ? heads : w->source.trained_heads;
@@ -187,6 +300,28 @@ int evaluate_cmd(int argc, char** argv) {
   Result<Specialisation> sp = measure_specialisation(*w, H, evidence_lines(*c));
   if (!sp) return fail(sp.error());
   print_specialisation(*sp, std::to_string(sp->sentences) + " held-out lines of " + c->name);
+  // The held-out loss beside a unigram model's: token frequencies of the training split
+  // (add-one smoothed), scored on the same held-out tokens.
+  std::vector<double> freq(static_cast<size_t>(w->vocab_size()), 1.0);
+  for (int32_t id : c->train) freq[static_cast<size_t>(id)] += 1.0;
+  const double total = static_cast<double>(c->train.size()) + static_cast<double>(freq.size());
+  double unigram = 0;
+  for (int32_t id : c->val) unigram -= std::log(freq[static_cast<size_t>(id)] / total);
+  std::printf("held-out tokens of %s: %zu; unigram model's loss %.4f nats/token (the checkpoint's validation loss: %.4f)\n", c->name.c_str(),
+              c->val.size(), c->val.empty() ? 0.0 : unigram / static_cast<double>(c->val.size()), s.val_loss);
+  if (!sentences_path.empty()) {
+    Result<std::string> text = read_file(sentences_path);
+    if (!text) return fail(text.error());
+    std::vector<std::string> lines;
+    for (std::string& l : split_lines(*text))
+      if (!l.empty()) lines.push_back(std::move(l));
+    Result<SentenceEvidence> e = measure_on_sentences(*w, H, lines);
+    if (!e) return fail(e.error());
+    std::printf("sentences of %s: %d sentences, %ld words, %ld tokens: %.3f tokens per word; best previous-token head %d.%d: %.3f; "
+                "best induction head on each sentence said twice %d.%d: %.3f; loss %.4f nats/token\n",
+                sentences_path.c_str(), e->sentences, e->words, e->tokens, e->tokens_per_word, e->prev_layer, e->prev_head, e->best_prev_token,
+                e->induction_layer, e->induction_head, e->best_repeat_induction, e->loss);
+  }
   return 0;
 }
 
@@ -198,6 +333,7 @@ int run_cli_subcommand(int argc, char** argv) {
   const std::string_view cmd = argv[1];
   if (cmd == "train") return train_cmd(argc - 1, argv + 1);
   if (cmd == "make-corpus") return make_corpus(argc - 1, argv + 1);
+  if (cmd == "train-tokenizer") return train_tokenizer_cmd(argc - 1, argv + 1);
   if (cmd == "evaluate") return evaluate_cmd(argc - 1, argv + 1);
   return -1;
 }

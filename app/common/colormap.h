@@ -1,5 +1,6 @@
-// colormap.h: the heatmap colour scales, shared by the PNG writer and the GL renderer
-// (which uploads colormap_lut() as a 1D lookup texture).
+// colormap.h: the palette, in one place: the heatmap colour scales, the diverging scale of
+// signed matrices and the grey of masked cells. Shared by the PNG writer, the GL renderer
+// (which uploads the lookup tables as 1D textures) and the legends.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -16,5 +17,12 @@ bool parse_colormap(const char* name, Colormap* out);
 std::array<float, 3> colormap_rgb(Colormap c, float v);
 // n RGBA8 entries, for a lookup texture.
 std::vector<uint8_t> colormap_lut(Colormap c, int n = 256);
+
+// Signed data (Q, K, raw scores): blue - white - red, t in [0, 1], 0.5 = zero.
+std::array<float, 3> diverging_rgb(float t);
+std::vector<uint8_t> diverging_lut(int n = 256);
+
+// Cells the attention mask hides, in the app and in exported PNGs.
+inline constexpr std::array<float, 3> kMaskedRgb = {0.42f, 0.42f, 0.45f};
 
 }  // namespace headmap

@@ -12,11 +12,11 @@
 namespace headmap {
 
 namespace {
-const Rgb kBg{250, 250, 250}, kInk{25, 25, 30}, kMuted{110, 110, 120}, kGrid{255, 255, 255}, kHidden{107, 107, 115};
 Rgb to_rgb(const std::array<float, 3>& c) {
   return Rgb{static_cast<uint8_t>(std::lround(c[0] * 255)), static_cast<uint8_t>(std::lround(c[1] * 255)),
              static_cast<uint8_t>(std::lround(c[2] * 255))};
 }
+const Rgb kBg{250, 250, 250}, kInk{25, 25, 30}, kMuted{110, 110, 120}, kGrid{255, 255, 255}, kHidden = to_rgb(kMaskedRgb);
 }  // namespace
 
 Status write_heads_png(const std::string& path, const ForwardOutput& out, const Batch& batch, const ModelConfig& cfg,
@@ -72,16 +72,14 @@ Status write_heads_png(const std::string& path, const ForwardOutput& out, const 
     font.draw(c, px + margin, py + 18, title, 14, kInk);
     // The scale: the head's largest weight over rows that see more than one key (the first
     // row of a causal map is always [1, 0, ...]), as in the app.
-    const MhaOptions vis{cfg.num_heads, cfg.causal, cfg.pitfalls, nullptr, nullptr};
-    const int first = cfg.causal && !cfg.pitfalls.reversed_mask && T > 1 ? 1 : 0;
-    float mx = 0;
-    for (int t = first; t < T; ++t)
-      for (int s = 0; s < T; ++s) mx = std::max(mx, w[static_cast<size_t>(t) * out.T + s]);
+    const MaskKind mask = mask_kind(cfg);
+    const float mx = map_peak(w, out.T, T, mask);
     const int x0 = px + margin, y0 = py + title_h;
+    if (opt.map_rects) opt.map_rects->push_back({x0, y0, x0 + map, y0 + map});
     for (int t = 0; t < T; ++t)
       for (int s = 0; s < T; ++s) {
         const float v = mx > 0 ? std::min(1.0f, w[static_cast<size_t>(t) * out.T + s] / mx) : 0.0f;
-        const Rgb col = key_visible(vis, t, s, T) ? to_rgb(colormap_rgb(opt.colormap, v)) : kHidden;
+        const Rgb col = mask_visible(mask, t, s, T) ? to_rgb(colormap_rgb(opt.colormap, v)) : kHidden;
         c.fill(x0 + s * cell, y0 + t * cell, x0 + (s + 1) * cell, y0 + (t + 1) * cell, col);
       }
     if (cell >= 6) {  // token grid lines

@@ -1,6 +1,7 @@
 // heatmap_png.h: one layer's heads as a grid of heatmaps in a PNG, drawn on the CPU.
 // Used by headmap-cli --png; the GUI draws the same picture with GL.
 #pragma once
+#include <array>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ struct HeadsPngOptions {
   int layer = 0, batch = 0;
   Colormap colormap = Colormap::Viridis;
   std::string subtitle;  // e.g. the weights' source
+  std::vector<std::array<int, 4>>* map_rects = nullptr;  // out, optional: each head's map (x0, y0, x1, y1) in pixels
 };
 
 // Colour = weight / the head's largest weight (per-head scale, stated in the legend).

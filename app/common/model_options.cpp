@@ -1,7 +1,9 @@
 #include "app/common/model_options.h"
 
+#include "app/common/assets.h"
 #include "core/io/checkpoint.h"
 #include "core/io/export.h"
+#include "core/io/hf_gpt2.h"
 #include "core/model/model.h"
 
 namespace headmap {
@@ -11,16 +13,24 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
   app.add_option("--file", o.file, "A UTF-8 text file, one sentence per line");
   app.add_option("--d-model", o.cfg.d_model, "d_model, D (1-4096)")->capture_default_str();
   app.add_option("--heads", o.cfg.num_heads, "num_heads, H; must divide d_model")->capture_default_str();
-  app.add_option("--layers", o.cfg.num_layers, "num_layers, L (1-12)")->capture_default_str();
+  app.add_option("--layers", o.cfg.num_layers, "num_layers, L (1-12 for random init; up to the model's layers with --model)")->capture_default_str();
   app.add_option("--context", o.cfg.context, "maximum tokens per sentence (1-2048); longer text is truncated and reported")
       ->capture_default_str();
+  app.add_flag("--random-init", o.random_init,
+               "random weights (of any --d-model, --layers, --seed, --tokenizer) instead of the shipped trained model");
   app.add_option("--seed", o.cfg.seed, "seed of the random-init weights and hashed embeddings")->capture_default_str();
   app.add_flag("--causal,!--no-causal", o.cfg.causal, "mask keys after the query (default: causal)");
   app.add_flag("--positional,!--no-positional", o.cfg.positional, "add positional encoding (default: on)");
-  app.add_option("--tokenizer", o.tokenizer, "word or char (a checkpoint brings its own vocabulary)")
+  app.add_option("--tokenizer", o.tokenizer, "with --random-init: word or char (trained models bring their own BPE)")
       ->check(CLI::IsMember({"word", "char"}))
       ->capture_default_str();
-  app.add_option("--checkpoint", o.checkpoint, "run on trained weights from a .safetensors checkpoint");
+  auto* ckpt = app.add_option("--checkpoint", o.checkpoint, "run on trained weights from a .safetensors checkpoint (default: the shipped model)")
+                   ->excludes("--random-init");
+  app.add_option("--model", o.model,
+                 "run on a GPT-2-family model in Hugging Face layout: a directory with config.json, model.safetensors "
+                 "(or its index and shards) and vocab.json + merges.txt or tokenizer.json")
+      ->excludes(ckpt)
+      ->excludes("--random-init");
   for (const PitfallInfo& p : pitfall_list()) app.add_flag(p.cli, o.cfg.pitfalls.*(p.flag), p.explain);
 }
 
@@ -41,16 +51,34 @@ Result<ModelInput> resolve_model_options(const ModelOptions& o, bool default_sen
 }
 
 Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& app, ModelConfig& cfg) {
-  if (o.checkpoint.empty()) return random_weights(cfg.d_model, cfg.num_layers, cfg.seed);
-  Result<ModelWeights> w = load_checkpoint(o.checkpoint);
+  if (o.random_init) {
+    if (cfg.num_layers > kMaxLayers)
+      return Error{ErrorKind::InvalidConfig, "num_layers " + std::to_string(cfg.num_layers) + " is out of range for random init: use 1 to " +
+                                                 std::to_string(kMaxLayers) + "."};
+    return random_weights(cfg.d_model, cfg.num_layers, cfg.seed);
+  }
+  const bool pretrained = !o.model.empty();
+  const std::string path = pretrained ? o.model : o.checkpoint.empty() ? asset_path(kDefaultCheckpoint) : o.checkpoint;
+  Result<ModelWeights> w = pretrained ? load_hf_gpt2(path) : load_checkpoint(path);
   if (!w) return w.error();
   auto given = [&](const char* flag) { return app.count(flag) > 0; };
+  const char* what = pretrained ? "this model" : o.checkpoint.empty() ? "the shipped trained model" : "this checkpoint";
+  for (const char* flag : {"--tokenizer", "--seed"})
+    if (given(flag))
+      return Error{ErrorKind::InvalidArgument, std::string(flag) + " applies to random weights only: " + what +
+                                                   " brings its own tokenizer and weights. Add --random-init."};
+  if (given("--d-model") && cfg.d_model != w->d_model)
+    return Error{ErrorKind::InvalidArgument, "--d-model " + std::to_string(cfg.d_model) + " does not fit " + what + " (d_model " +
+                                                 std::to_string(w->d_model) + "): add --random-init for random weights of any size."};
+  if (given("--layers") && cfg.num_layers != w->num_layers())
+    return Error{ErrorKind::InvalidArgument, "--layers " + std::to_string(cfg.num_layers) + " does not fit " + what + " (" +
+                                                 std::to_string(w->num_layers()) + " layers): add --random-init for random weights."};
   if (!given("--d-model")) cfg.d_model = w->d_model;
   if (!given("--layers")) cfg.num_layers = w->num_layers();
   if (!given("--heads")) cfg.num_heads = w->source.trained_heads;
-  if (!given("--context")) cfg.context = w->context;
+  if (!given("--context")) cfg.context = std::min(w->context, kMaxContext);
   if (w->source.no_w_o) cfg.pitfalls.no_w_o = true;  // w_o = I: the same function, and the passport says so
-  if (Status s = check_fit(*w, cfg); !s) return Error{s.error().kind, o.checkpoint + ": " + s.error().message};
+  if (Status s = check_fit(*w, cfg); !s) return Error{s.error().kind, path + ": " + s.error().message};
   return w;
 }
 

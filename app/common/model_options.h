@@ -19,7 +19,12 @@ struct ModelOptions {
   ModelConfig cfg;
   std::string tokenizer = "word";
   std::string checkpoint;          // --checkpoint FILE (trained weights)
+  std::string model;               // --model DIR (a Hugging Face GPT-2-family directory)
+  bool random_init = false;        // --random-init: random weights instead of the shipped default
 };
+
+// The trained model headmap opens on when no weights are named.
+inline constexpr const char* kDefaultCheckpoint = "checkpoints/d128-h4-l2.safetensors";
 
 void add_model_options(CLI::App& app, ModelOptions& o);
 
@@ -31,10 +36,13 @@ struct ModelInput {
 // Builds the config and the sentences. Errors are the user's to fix (exit status 2).
 Result<ModelInput> resolve_model_options(const ModelOptions& o, bool default_sentence_if_empty);
 
-// The weights the options ask for: random init from cfg, or the --checkpoint file. With a
-// checkpoint, d_model, layers, heads and context come from the file unless given on the
-// command line (a different --heads re-slices the same weights), and a checkpoint trained
-// without W_O turns the no-W_O switch on. Errors: an unreadable, corrupt or mismatched file.
+// The weights the options ask for: random init from cfg with --random-init, else the
+// --model directory (a GPT-2-family model in Hugging Face layout), else the --checkpoint
+// file, else the shipped default (kDefaultCheckpoint). With loaded weights, d_model, layers,
+// heads and context come from them unless given on the command line (a different --heads
+// re-slices the same weights; a different --d-model or --layers is an error that names
+// --random-init), and a checkpoint trained without W_O turns the no-W_O switch on.
+// Errors: an unreadable, corrupt or mismatched file or directory.
 Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& app, ModelConfig& cfg);
 
 }  // namespace headmap

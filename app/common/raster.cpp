@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/io/export.h"
+#include "core/io/file_io.h"
 #include "core/text/utf8.h"
 
 namespace headmap {

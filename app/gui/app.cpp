@@ -1,7 +1,9 @@
-// app.cpp: the frame loop, the layout, menus, dialogs, shortcuts and fonts.
+// app.cpp: the frame loop, the layout, the dialog boxes and fonts. The menus and shortcuts
+// come from the command table (commands.cpp), what the dialogs do from dialogs.cpp, the
+// look from theme.h.
 //
 // Sections: [lifecycle] [results and requests] [frame] [layout] [menu and dialogs]
-//           [shortcuts] [fonts and theme]
+//           [actions] [fonts]
 #include "app/gui/app.h"
 
 #include <imgui.h>
@@ -18,10 +20,13 @@
 
 #include "app/common/assets.h"
 #include "app/gui/capture.h"
+#include "app/gui/commands.h"
 #include "app/gui/render/gl.h"
 #include "app/gui/panels/panels.h"
+#include "app/gui/theme.h"
 #include "core/io/checkpoint.h"
-#include "core/io/export.h"
+#include "core/io/file_io.h"
+#include "core/io/run_export.h"
 #include "core/model/model.h"
 
 namespace headmap {
@@ -70,43 +75,18 @@ void App::capture(const std::string& path, float x, float y, float w, float h, s
 }
 
 // ---- [results and requests] ------------------------------------------------------------
-ComputeRequest App::make_request() const {
-  ComputeRequest r;
-  r.lines = split_lines(state.text);
-  r.cfg = state.cfg;
-  WeightsInputs in;
-  in.mode = state.weights_mode;
-  in.shipped = &state.shipped;
-  in.user_checkpoint = state.checkpoint;
-  in.user_info = state.checkpoint_info ? &*state.checkpoint_info : nullptr;
-  in.session = state.session;
-  const WeightsChoice w = choose_weights(state.cfg, in);
-  r.checkpoint = w.checkpoint;
-  r.weights = w.in_memory;
-  if (w.in_memory) r.weights_id = "session:" + std::to_string(state.session_id);
-  // A trained model learned a fixed number of positions: longer text is truncated to them
-  // (and the truncation is reported under the sentence).
-  if (w.context_limit > 0) r.cfg.context = std::min(r.cfg.context, w.context_limit);
-  if (state.ablated.size() == static_cast<size_t>(state.cfg.num_layers * state.cfg.num_heads) &&
-      std::any_of(state.ablated.begin(), state.ablated.end(), [](uint8_t a) { return a != 0; }))
-    r.ablated = state.ablated;
-  r.trace = TraceRequest{std::clamp(state.view.layer, 0, state.cfg.num_layers - 1), std::max(0, state.view.batch),
-                         std::clamp(state.view.head, 0, std::max(0, state.cfg.num_heads - 1))};
-  return r;
-}
-
 void App::accept(std::shared_ptr<const ComputeResult> r) {
   answered_seq_ = std::max(answered_seq_, r->seq);
   if (r->error) {  // e.g. a batch too large, a checkpoint that would not load: the last result stays
     state.compute_error = r->error->message;
-    error_key_ = r->request.key();
+    refused_ = r->request;
     return;
   }
   state.compute_error.clear();
-  error_key_.clear();
-  if (state.result && state.result->fwd && r->fwd && state.result->fwd->key != r->fwd->key) state.previous = state.result;
+  refused_.reset();
+  if (state.result && state.result->fwd && r->fwd && !state.result->request.same_forward(r->request)) state.previous = state.result;
   state.result = std::move(r);
-  state.stale = state.result->request.key() != last_request_key_;
+  state.stale = !(state.result->request == last_request_);
 }
 
 void App::note_config_change(const ModelConfig& before) {
@@ -154,26 +134,16 @@ void App::post_request_if_changed() {
     note_config_change(last_cfg_);
     last_cfg_ = state.cfg;
   }
-  state.ablated.resize(static_cast<size_t>(std::max(0, state.cfg.num_layers * state.cfg.num_heads)), 0);
-  {
-    WeightsInputs in;
-    in.mode = state.weights_mode;
-    in.shipped = &state.shipped;
-    in.user_checkpoint = state.checkpoint;
-    in.user_info = state.checkpoint_info ? &*state.checkpoint_info : nullptr;
-    in.session = state.session;
-    state.weights_note = choose_weights(state.cfg, in).note;
-  }
+  ComputeRequest req = compute_request(state, &state.weights_note);
   state.config_status = validate(state.cfg);
   if (!state.config_status.ok()) return;  // the message is on screen; the last result stays
-  const ComputeRequest req = make_request();
-  const std::string key = req.key();
-  if (key != last_request_key_) {
+  if (!posted_any_ || !(req == last_request_)) {
     last_posted_seq = worker_.request(req);
-    last_request_key_ = key;
+    last_request_ = std::move(req);
+    posted_any_ = true;
   }
   // Stale: the result on screen is older than the inputs, unless the worker refused them.
-  state.stale = (!state.result || state.result->request.key() != last_request_key_) && error_key_ != last_request_key_;
+  state.stale = (!state.result || !(state.result->request == last_request_)) && !(refused_ && *refused_ == last_request_);
 }
 
 // ---- [frame] ---------------------------------------------------------------------------
@@ -189,7 +159,7 @@ void App::frame() {
   renderer_.begin_frame();
   state.report.clear();
   if (script) script->before_draw(*this);
-  shortcuts();
+  run_shortcuts(*this);
   draw_layout();
   draw_dialogs();
   post_request_if_changed();
@@ -250,8 +220,9 @@ void App::draw_layout() {
   const float gap = ImGui::GetStyle().ItemSpacing.x;
   // The full passport has its own tab; while it is open the compact one steps aside.
   const bool side_passport = state.view.center != CenterPanel::Passport;
-  const float left_w = std::max(260.0f, total * 0.23f), right_w = side_passport ? std::max(300.0f, total * 0.29f) : 0.0f;
-  const float center_w = side_passport ? std::max(200.0f, total - left_w - right_w - 2 * gap) : 0.0f;
+  const float left_w = std::max(kSentenceColumnMin, total * kSentenceColumnFraction);
+  const float right_w = side_passport ? std::max(kPassportColumnMin, total * kPassportColumnFraction) : 0.0f;
+  const float center_w = side_passport ? std::max(kViewsColumnMin, total - left_w - right_w - 2 * gap) : 0.0f;
 
   ImGui::BeginChild("left", ImVec2(left_w, 0), true);
   draw_sentence(state, presets_);
@@ -261,7 +232,7 @@ void App::draw_layout() {
   draw_controls(state);
   if (!state.status_lines.empty()) {
     ImGui::Separator();
-    const size_t first = state.status_lines.size() > 4 ? state.status_lines.size() - 4 : 0;
+    const size_t shown = kStatusLinesShown, first = state.status_lines.size() > shown ? state.status_lines.size() - shown : 0;
     for (size_t i = first; i < state.status_lines.size(); ++i) ImGui::TextWrapped("%s", state.status_lines[i].c_str());
   }
   ImGui::EndChild();
@@ -320,25 +291,8 @@ void App::draw_layout() {
 // ---- [menu and dialogs] ----------------------------------------------------------------
 void App::draw_menu() {
   if (!ImGui::BeginMenuBar()) return;
-  auto open_dialog = [&](Dialog d, const std::string& default_path) {
-    dialog_ = d;
-    dialog_path_ = default_path;
-    dialog_error_.clear();
-  };
   if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open view...", "Ctrl+O")) open_dialog(Dialog::OpenView, "view.headmap.json");
-    if (ImGui::MenuItem("Save view...", "Ctrl+S")) open_dialog(Dialog::SaveView, "view.headmap.json");
-    ImGui::Separator();
-    if (ImGui::MenuItem("Open checkpoint...")) open_dialog(Dialog::OpenCheckpoint, "model.safetensors");
-    if (ImGui::MenuItem("Save trained model...", nullptr, false, state.session && !state.training.running))
-      open_dialog(Dialog::SaveCheckpoint, "model.safetensors");
-    ImGui::Separator();
-    if (ImGui::MenuItem("Export heads as PNG...")) open_dialog(Dialog::ExportHeadsPng, "heads.png");
-    if (ImGui::MenuItem("Export window as PNG...")) open_dialog(Dialog::ExportWindowPng, "headmap.png");
-    if (ImGui::MenuItem("Export attention as .npy...")) open_dialog(Dialog::ExportNpy, "attention-npy");
-    if (ImGui::MenuItem("Export attention as JSON...")) open_dialog(Dialog::ExportJson, "attention.json");
-    ImGui::Separator();
-    if (ImGui::MenuItem("Quit", "Ctrl+Q")) glfwSetWindowShouldClose(window, 1);
+    draw_menu_commands(*this, "File");
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
@@ -352,34 +306,22 @@ void App::draw_menu() {
                                                            {Normalisation::Absolute, "Absolute (0 to 1)"}};
     for (auto& [n, label] : norms)
       if (ImGui::MenuItem(label, nullptr, state.view.norm == n)) state.view.norm = n;
-    ImGui::MenuItem("Log scale", nullptr, &state.view.log_scale);
-    ImGui::MenuItem("Token grid lines", nullptr, &state.view.grid_lines);
-    ImGui::Separator();
-    if (ImGui::MenuItem("Light theme", nullptr, prefs.light_theme)) {
-      prefs.light_theme = !prefs.light_theme;
-      built_font_scale_ = 0;  // re-applies the style
-    }
-    if (ImGui::MenuItem("Larger text", "Ctrl++")) state.font_scale = std::min(3.0f, state.font_scale * 1.15f);
-    if (ImGui::MenuItem("Smaller text", "Ctrl+-")) state.font_scale = std::max(0.6f, state.font_scale / 1.15f);
-    if (ImGui::MenuItem("Full screen", "F11", state.fullscreen)) toggle_fullscreen();
+    draw_menu_commands(*this, "View");
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
-    if (ImGui::MenuItem("Keyboard shortcuts")) dialog_ = Dialog::Shortcuts;
+    draw_menu_commands(*this, "Help");
     ImGui::EndMenu();
   }
   if (state.stale) {
     ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize("computing...").x - 20);
-    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "computing...");
+    ImGui::TextColored(kPendingColour, "computing...");
   }
   ImGui::EndMenuBar();
 }
 
 void App::draw_dialogs() {
-  static const char* titles[] = {"", "Open view", "Save view", "Export heads as PNG", "Export window as PNG",
-                                 "Export attention as .npy", "Export attention as JSON", "Keyboard shortcuts",
-                                 "Open checkpoint", "Save trained model"};
-  if (dialog_ != Dialog::None && !ImGui::IsPopupOpen(titles[static_cast<int>(dialog_)])) ImGui::OpenPopup(titles[static_cast<int>(dialog_)]);
+  if (dialog_ != Dialog::None && !ImGui::IsPopupOpen(dialog_title(dialog_))) ImGui::OpenPopup(dialog_title(dialog_));
   if (!state.error_popup.empty() && dialog_ == Dialog::None && !ImGui::IsPopupOpen("Problem")) ImGui::OpenPopup("Problem");
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
@@ -393,7 +335,7 @@ void App::draw_dialogs() {
     ImGui::EndPopup();
   }
   if (dialog_ == Dialog::None) return;
-  const char* title = titles[static_cast<int>(dialog_)];
+  const char* title = dialog_title(dialog_);
   if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
   bool close = false;
   if (dialog_ == Dialog::Shortcuts) {
@@ -421,7 +363,7 @@ void App::draw_dialogs() {
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter = ImGui::InputText("##path", &dialog_path_, ImGuiInputTextFlags_EnterReturnsTrue);
     if (!dialog_error_.empty()) {
-      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+      ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
       ImGui::TextUnformatted(dialog_error_.c_str());
       ImGui::PopTextWrapPos();
@@ -431,73 +373,17 @@ void App::draw_dialogs() {
     ImGui::SameLine();
     close = ImGui::Button("Cancel") || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
     if (ok) {
-      Status st;
       const std::string path = dialog_path_;
-      auto done_msg = [this, path](const Status& s) {
-        if (s) state.status_lines.push_back("Wrote " + path);
-        else state.error_popup = s.error().message;
-      };
-      const ComputeResult* res = state.result.get();
-      auto run_record = [&](RunRecord& run) {
-        run.cfg = res->request.cfg;
-        run.weights = res->fwd->weights.get();
-        run.batch = &res->fwd->batch;
-        run.out = &res->fwd->out;
-        run.passport = &res->fwd->passport;
-        run.metrics = res->fwd->metrics;
-        run.induction = res->fwd->induction;
-      };
-      switch (dialog_) {
-        case Dialog::OpenView:
-          st = load_view(path, state);
-          if (st) state.status_lines.push_back("Opened " + path);
-          break;
-        case Dialog::SaveView:
-          st = save_view(path, state);
-          if (st) state.status_lines.push_back("Saved " + path);
-          break;
-        case Dialog::OpenCheckpoint: {
-          // Load it fully here, so a bad file is refused before anything changes.
-          Result<ModelWeights> w = load_checkpoint(path);
-          Result<CheckpointInfo> info = w ? checkpoint_info(path) : Result<CheckpointInfo>(w.error());
-          if (!info) {
-            st = info.error();
-            break;
-          }
-          state.checkpoint = path;
-          state.checkpoint_info = *info;
-          state.weights_mode = WeightsMode::Trained;
-          state.cfg.d_model = info->d_model;
-          state.cfg.num_layers = info->num_layers;
-          state.cfg.num_heads = info->num_heads;
-          state.status_lines.push_back("Opened " + path);
-          break;
-        }
-        case Dialog::SaveCheckpoint:
-          if (!state.session) st = Error{ErrorKind::InvalidArgument, "There is no model trained in this session to save."};
-          else st = save_checkpoint(path, *state.session);
-          if (st) state.status_lines.push_back("Saved " + path);
-          break;
-        case Dialog::ExportHeadsPng:
-          capture(path, heads_rect_[0], heads_rect_[1], heads_rect_[2], heads_rect_[3], done_msg);
-          break;
-        case Dialog::ExportWindowPng:
-          capture(path, 0, 0, 0, 0, done_msg);
-          break;
-        case Dialog::ExportNpy:
-        case Dialog::ExportJson:
-          if (!res || !res->fwd) {
-            st = Error{ErrorKind::InvalidArgument, "Nothing to export yet."};
-            break;
-          }
-          {
-            RunRecord run;
-            run_record(run);
-            st = dialog_ == Dialog::ExportNpy ? export_npy_dir(path, run) : write_file_atomic(path, run_json(run, true));
-            if (st) state.status_lines.push_back("Wrote " + path);
-          }
-          break;
-        default: break;
+      Status st;
+      if (dialog_captures(dialog_)) {  // the PNG exports read this frame
+        auto done_msg = [this, path](const Status& s) {
+          if (s) state.status_lines.push_back("Wrote " + path);
+          else state.error_popup = s.error().message;
+        };
+        if (dialog_ == Dialog::ExportHeadsPng) capture(path, heads_rect_[0], heads_rect_[1], heads_rect_[2], heads_rect_[3], done_msg);
+        else capture(path, 0, 0, 0, 0, done_msg);
+      } else {
+        st = run_dialog_action(dialog_, path, state);
       }
       if (st) close = true;
       else dialog_error_ = st.error().message;
@@ -510,7 +396,7 @@ void App::draw_dialogs() {
   ImGui::EndPopup();
 }
 
-// ---- [shortcuts] -----------------------------------------------------------------------
+// ---- [actions] -------------------------------------------------------------------------
 void App::toggle_fullscreen() {
   GLFWmonitor* monitor = glfwGetPrimaryMonitor();
   if (!state.fullscreen && monitor) {
@@ -525,48 +411,36 @@ void App::toggle_fullscreen() {
   }
 }
 
-void App::shortcuts() {
-  ImGuiIO& io = ImGui::GetIO();
-  if (io.KeyCtrl && (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD)))
-    state.font_scale = std::min(3.0f, state.font_scale * 1.15f);
-  if (io.KeyCtrl && (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT)))
-    state.font_scale = std::max(0.6f, state.font_scale / 1.15f);
-  if (io.KeyCtrl && (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0))) state.font_scale = 1.0f;
-  if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) toggle_fullscreen();
-  if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_Q, false)) glfwSetWindowShouldClose(window, 1);
-  if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_S, false)) {
-    dialog_ = Dialog::SaveView;
-    dialog_path_ = "view.headmap.json";
-    dialog_error_.clear();
-  }
-  if (io.KeyCtrl && ImGui::IsKeyPressed(GLFW_KEY_O, false)) {
-    dialog_ = Dialog::OpenView;
-    dialog_path_ = "view.headmap.json";
-    dialog_error_.clear();
-  }
-  if (io.WantTextInput || dialog_ != Dialog::None) return;
-  const int H = state.result && state.result->fwd ? state.result->fwd->out.Hw : std::max(1, state.cfg.num_heads);
+void App::open_dialog(Dialog d) {
+  dialog_ = d;
+  dialog_path_ = dialog_default_path(d);
+  dialog_error_.clear();
+}
+
+void App::quit() { glfwSetWindowShouldClose(window, 1); }
+
+void App::toggle_light_theme() {
+  prefs.light_theme = !prefs.light_theme;
+  built_font_scale_ = 0;  // re-applies the style
+}
+
+void App::step_font(int direction) {
+  if (direction > 0) state.font_scale = std::min(kFontScaleMax, state.font_scale * kFontStep);
+  else if (direction < 0) state.font_scale = std::max(kFontScaleMin, state.font_scale / kFontStep);
+  else state.font_scale = 1.0f;
+}
+
+void App::step_head(int delta) {
+  const int H = std::max(1, state.result && state.result->fwd ? state.result->fwd->out.Hw : state.cfg.num_heads);
+  state.view.head = ((state.view.head + delta) % H + H) % H;
+}
+
+void App::step_layer(int delta) {
   const int L = state.result && state.result->fwd ? state.result->fwd->out.L : state.cfg.num_layers;
-  if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) state.view.head = (state.view.head + 1) % std::max(H, 1);
-  if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) state.view.head = (state.view.head + std::max(H, 1) - 1) % std::max(H, 1);
-  if (ImGui::IsKeyPressed(GLFW_KEY_DOWN)) state.view.layer = std::min(L - 1, state.view.layer + 1);
-  if (ImGui::IsKeyPressed(GLFW_KEY_UP)) state.view.layer = std::max(0, state.view.layer - 1);
+  state.view.layer = std::max(0, std::min(L - 1, state.view.layer + delta));
 }
 
-// ---- [fonts and theme] -----------------------------------------------------------------
-void App::apply_theme() {
-  ImGuiStyle& st = ImGui::GetStyle();
-  st = ImGuiStyle();
-  if (prefs.light_theme) ImGui::StyleColorsLight();
-  else ImGui::StyleColorsDark();
-  st.FrameRounding = 3.0f;
-  st.GrabRounding = 3.0f;
-  st.ChildRounding = 4.0f;
-  st.WindowPadding = ImVec2(10, 8);
-  st.ItemSpacing = ImVec2(8, 6);
-  st.ScaleAllSizes(state.font_scale);
-}
-
+// ---- [fonts] ---------------------------------------------------------------------------
 void App::rebuild_fonts() {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
@@ -574,7 +448,7 @@ void App::rebuild_fonts() {
   // subscripts, arrows, maths (√ ÷ · ≤ ∞), technical and control pictures (␣), shapes, U+FFFD.
   static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x1D00, 0x1DBF, 0x2000, 0x23FF,
                                    0x2400, 0x243F, 0x2500, 0x26FF, 0xFFFD, 0xFFFD, 0};
-  const float size = std::round(17.0f * state.font_scale);
+  const float size = std::round(kFontPixels * state.font_scale);
   const std::string sans = asset_path("fonts/DejaVuSans.ttf");
   std::error_code ec;
   if (std::filesystem::exists(sans, ec)) {
@@ -589,7 +463,7 @@ void App::rebuild_fonts() {
   }
   ImGui_ImplOpenGL3_DestroyFontsTexture();
   ImGui_ImplOpenGL3_CreateFontsTexture();
-  apply_theme();
+  apply_theme(prefs.light_theme, state.font_scale);
   built_font_scale_ = state.font_scale;
 }
 

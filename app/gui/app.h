@@ -1,5 +1,6 @@
-// app.h: the desktop app: window, fonts, the frame loop, menus, layout, dialogs and the
-// hooks that let tests and benchmarks drive it. Panels live in panel_*.cpp.
+// app.h: the desktop app: window, fonts, the frame loop, layout, and the hooks that let
+// tests and benchmarks drive it. Panels live in panels/, menus and shortcuts in
+// commands.h, what the dialogs do in dialogs.h, the look in theme.h.
 //
 // Frame order (Dear ImGui's canonical loop): poll events -> take the worker's result ->
 // new frame -> draw the panels -> post a compute request if the inputs changed -> render
@@ -8,10 +9,12 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/gui/app_state.h"
+#include "app/gui/dialogs.h"
 #include "app/gui/workers/compute_worker.h"
 #include "app/gui/render/heatmap_renderer.h"
 #include "app/gui/presets.h"
@@ -62,17 +65,23 @@ class App {
   Preferences prefs;
   bool persist = true;  // save preferences and imgui.ini (off for scripted runs)
 
+  // ---- actions: the command table (commands.h) runs these ----
+  void open_dialog(Dialog d);    // with its default path
+  bool dialog_open() const { return dialog_ != Dialog::None; }
+  void quit();
+  void toggle_fullscreen();
+  void toggle_light_theme();
+  void step_font(int direction);  // +1 larger, -1 smaller, 0 normal size
+  void step_head(int delta);      // the selection, wrapping around the heads
+  void step_layer(int delta);     // the selection, clamped to the layers
+
  private:
   void accept(std::shared_ptr<const ComputeResult> r);
-  ComputeRequest make_request() const;
   void post_request_if_changed();
-  void shortcuts();
   void draw_layout();
   void draw_menu();
   void draw_dialogs();
   void rebuild_fonts();
-  void apply_theme();
-  void toggle_fullscreen();
   void note_config_change(const ModelConfig& before);
   void save_preferences_now();
   void sync_training();
@@ -81,8 +90,9 @@ class App {
   ComputeWorker worker_;
   TrainingWorker training_;
   HeatmapRenderer renderer_;
-  std::string last_request_key_;
-  std::string error_key_;     // the request the worker refused (compute_error), if any
+  ComputeRequest last_request_;               // the newest request posted
+  bool posted_any_ = false;
+  std::optional<ComputeRequest> refused_;     // the request the worker refused (compute_error), if any
   uint64_t answered_seq_ = 0;
   ModelConfig last_cfg_;
   float built_font_scale_ = 0;
@@ -94,9 +104,7 @@ class App {
     std::function<void(const Status&)> done;
   };
   std::vector<Capture> captures_;
-  // File dialogs: a path to type, and what to do with it.
-  enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
-                      SaveCheckpoint };
+  // File dialogs (dialogs.h): a path to type, and what to do with it.
   Dialog dialog_ = Dialog::None;
   std::string dialog_path_, dialog_error_;
   float heads_rect_[4] = {0, 0, 0, 0};  // the center panel on screen, for "export heads PNG"

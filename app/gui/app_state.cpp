@@ -2,7 +2,25 @@
 
 #include <algorithm>
 
+#include "core/io/export.h"
+#include "core/io/hf_gpt2.h"
+
 namespace headmap {
+
+Status open_pretrained(AppState& s, const std::string& dir) {
+  Result<ModelWeights> w = load_hf_gpt2(dir);
+  if (!w) return w.error();
+  s.pretrained = std::make_shared<const ModelWeights>(std::move(w).value());
+  s.pretrained_dir = dir;
+  s.weights_mode = WeightsMode::Trained;
+  s.cfg.d_model = s.pretrained->d_model;
+  s.cfg.num_layers = s.pretrained->num_layers();
+  s.cfg.num_heads = s.pretrained->source.trained_heads;
+  s.cfg.context = std::min(s.cfg.context, s.pretrained->context);
+  s.cfg.pitfalls.no_w_o = false;
+  s.status_lines.push_back("Opened " + describe_source(*s.pretrained, s.cfg));
+  return Status();
+}
 
 const char* center_panel_name(CenterPanel p) {
   switch (p) {
@@ -41,6 +59,34 @@ bool parse_normalisation(const std::string& name, Normalisation* out) {
       return true;
     }
   return false;
+}
+
+ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
+  ComputeRequest r;
+  r.lines = split_lines(s.text);
+  r.cfg = s.cfg;
+  WeightsInputs in;
+  in.mode = s.weights_mode;
+  in.shipped = &s.shipped;
+  in.user_checkpoint = s.checkpoint;
+  in.user_info = s.checkpoint_info ? &*s.checkpoint_info : nullptr;
+  in.session = s.session;
+  in.pretrained = s.pretrained;
+  const WeightsChoice w = choose_weights(s.cfg, in);
+  if (weights_note) *weights_note = w.note;
+  r.weights.checkpoint = w.checkpoint;
+  r.weights.in_memory = w.in_memory;
+  if (w.in_memory) r.weights.in_memory_id = s.session_id;
+  // A trained model learned a fixed number of positions: longer text is truncated to them
+  // (and the truncation is reported under the sentence).
+  if (w.context_limit > 0) r.cfg.context = std::min(r.cfg.context, w.context_limit);
+  // Heads switched off that exist in this config, in (layer, head) order (std::set's).
+  for (const HeadId& id : s.ablated)
+    if (id.layer >= 0 && id.layer < s.cfg.num_layers && id.head >= 0 && id.head < s.cfg.num_heads) r.ablated.push_back(id);
+  if (s.view.center == CenterPanel::Focus)
+    r.trace = TraceRequest{std::clamp(s.view.layer, 0, std::max(0, s.cfg.num_layers - 1)), std::max(0, s.view.batch),
+                           std::clamp(s.view.head, 0, std::max(0, s.cfg.num_heads - 1))};
+  return r;
 }
 
 TrainOptions train_options(const AppState& s, int d, int h, int l, int steps) {

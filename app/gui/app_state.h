@@ -1,19 +1,20 @@
 // app_state.h: the plain state the panels read and write. No logic lives here beyond
-// small helpers; compute results arrive from the worker (compute_worker.h) and are shared,
-// immutable, between the worker's cache and the UI.
+// small helpers, and no threads: compute results arrive as values (requests.h), shared,
+// immutable, between the worker's cache and the UI. compute_request() below is the one
+// place the state becomes a request.
 //
 // B = batch, T = tokens, D = d_model, H = heads, d_head = D/H, L = layers
 #pragma once
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "app/common/colormap.h"
-#include "app/gui/workers/compute_worker.h"
 #include "app/gui/model_source.h"
-#include "app/gui/workers/training_worker.h"
+#include "app/gui/requests.h"
 #include "core/model/config.h"
 #include "core/error.h"
 
@@ -61,7 +62,9 @@ struct AppState {
   // ---- input: what the user typed and set (the config may be invalid: that is a lesson) --
   std::string text;
   ModelConfig cfg;
-  std::vector<uint8_t> ablated;  // (L*H) heads switched off (1); sized to the config
+  // Heads switched off, by (layer, head): a head keeps its identity when H or L moves, and
+  // heads beyond the current config are kept (not sent) until the config has them again.
+  std::set<HeadId> ablated;
 
   // ---- weights: trained by default (see model_source.h) ----
   WeightsMode weights_mode = WeightsMode::Trained;
@@ -69,6 +72,8 @@ struct AppState {
   std::string checkpoint;                       // opened by the user (File > Open checkpoint)
   std::optional<CheckpointInfo> checkpoint_info;
   std::shared_ptr<const ModelWeights> session;  // trained in the app, or its newest snapshot
+  std::shared_ptr<const ModelWeights> pretrained;  // a GPT-2-family model (File > Open model, --model)
+  std::string pretrained_dir;                      // its directory
   uint64_t session_id = 0;                      // changes with every snapshot
   std::string weights_note;                     // shown when the choice needs explaining
 
@@ -112,6 +117,16 @@ struct AppState {
     float font_size = 0, width = 0;
   } label_width;
 };
+
+// The one function that turns the view state into a compute request: one weights choice
+// (its note, when it needs explaining, goes to *weights_note), the context clipped to the
+// trained model's positions, the ablated heads that exist in this config, and the Focus
+// trace only while Focus is visible. The config must be valid (validate(s.cfg)).
+ComputeRequest compute_request(const AppState& s, std::string* weights_note = nullptr);
+
+// Opens a GPT-2-family model directory (File > Open model, --model) and sets the sliders to
+// its D, H and L. A failure changes nothing: the current model stays, the message says why.
+Status open_pretrained(AppState& s, const std::string& dir);
 
 // Training options for the Training tab's runs: the tab's steps, batch and sequence length,
 // warm-up and evaluation spaced to the budget.

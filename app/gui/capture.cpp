@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "app/gui/render/gl.h"
-#include "core/io/export.h"
+#include "core/io/file_io.h"
 
 namespace headmap {
 

@@ -19,11 +19,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "app/gui/app.h"
 #include "app/common/assets.h"
 #include "app/common/model_options.h"
 #include "app/script/script.h"
+#include "app/script/settings_table.h"
 
 using namespace headmap;
 
@@ -46,7 +48,8 @@ int main(int argc, char** argv) {
   cli.add_option("--screenshot", shot.path, "render, write this PNG, and exit");
   cli.add_option("--frames", shot.frames, "frames to render before the screenshot, once the model has answered")->capture_default_str();
   cli.add_option("--report", shot.report, "with --screenshot: write what was drawn as JSON (for tests)");
-  cli.add_option("--then", shot.then, "with --screenshot: after the first result, apply key=value as the controls would (repeatable). Keys: heads, d_model, layers, context, layer, head, seed, causal, positional, text, weights (trained|random), ablate (layer,head), train_steps, train (=1: the Train button), cancel_at_step, compare (heads|w_o: the Compare buttons), compare_steps, panel, colormap");
+  cli.add_option("--then", shot.then, "with --screenshot: after the first result, apply key=value as the controls would "
+                 "(repeatable; \"wait\" waits for the result before the next ones). Keys:\n" + scripted_settings_help());
   cli.add_option("--type", shot.type, "with --screenshot: type this into the emptied sentence box, one character per frame");
   std::string mouse, corpus;
   cli.add_option("--corpus", corpus, "the text the Training tab trains on (default: the shipped corpus in assets/corpus)");
@@ -141,7 +144,17 @@ int main(int argc, char** argv) {
         if (!corpora.empty()) st.corpus_path = corpora.front();
         if (!corpus.empty()) st.corpus_path = corpus;
       }
-      if (!mo.checkpoint.empty()) {
+      // The sliders start on the model that opens: a --model directory or a --checkpoint, else
+      // the shipped default, at its own D, H, L and context (options given on the command line win).
+      std::optional<CheckpointInfo> opening;
+      if (mo.random_init) {
+        st.weights_mode = WeightsMode::Random;
+      } else if (!mo.model.empty()) {
+        if (Status s = open_pretrained(st, mo.model); !s) {
+          std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+          code = 1;
+        }
+      } else if (!mo.checkpoint.empty()) {
         Result<CheckpointInfo> info = checkpoint_info(mo.checkpoint);
         if (!info) {
           std::fprintf(stderr, "headmap: %s\n", info.error().message.c_str());
@@ -149,7 +162,19 @@ int main(int argc, char** argv) {
         } else {
           st.checkpoint = mo.checkpoint;
           st.checkpoint_info = *info;
+          opening = *info;
         }
+      } else {
+        const std::string name = std::filesystem::path(kDefaultCheckpoint).filename().string();
+        for (const CheckpointInfo& k : st.shipped)
+          if (std::filesystem::path(k.path).filename() == name) opening = k;
+      }
+      if (opening) {
+        if (!cli.count("--d-model")) st.cfg.d_model = opening->d_model;
+        if (!cli.count("--heads")) st.cfg.num_heads = opening->num_heads;
+        if (!cli.count("--layers")) st.cfg.num_layers = opening->num_layers;
+        if (!cli.count("--context")) st.cfg.context = opening->context;
+        if (opening->no_w_o) st.cfg.pitfalls.no_w_o = true;
       }
       if (!open_view.empty()) {
         if (Status s = load_view(open_view, st); !s) {

@@ -1,42 +1,32 @@
 #include "app/gui/model_source.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
+
+#include "core/io/checkpoint.h"
 
 namespace headmap {
 namespace fs = std::filesystem;
 
+CheckpointInfo checkpoint_info_of(const ModelWeights& w, const std::string& path) {
+  CheckpointInfo c;
+  c.path = path;
+  c.d_model = w.d_model;
+  c.num_heads = w.source.trained_heads;
+  c.num_layers = w.num_layers();
+  c.context = w.context;
+  c.steps = w.source.steps;
+  c.val_loss = w.source.val_loss;
+  c.no_w_o = w.source.no_w_o;
+  return c;
+}
+
+// Through the core's reader (core/io/checkpoint.h), which checks the whole file: a file
+// listed here is one the worker can load.
 Result<CheckpointInfo> checkpoint_info(const std::string& path) {
-  auto bad = [&](const std::string& why) { return Error{ErrorKind::BadFormat, path + " is not a headmap checkpoint: " + why}; };
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return Error{ErrorKind::Io, "Cannot open " + path + "."};
-  unsigned char len_bytes[8];
-  if (!f.read(reinterpret_cast<char*>(len_bytes), 8)) return bad("it is shorter than 8 bytes.");
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];
-  if (n == 0 || n > (uint64_t(64) << 20)) return bad("the header length is implausible.");
-  std::string header(static_cast<size_t>(n), '\0');
-  if (!f.read(header.data(), static_cast<std::streamsize>(n))) return bad("the header is truncated.");
-  try {
-    const nlohmann::json j = nlohmann::json::parse(header);
-    const nlohmann::json& m = j.at("__metadata__");
-    if (m.value("format", "") != "headmap-checkpoint") return bad("its metadata has no \"format\": \"headmap-checkpoint\".");
-    CheckpointInfo c;
-    c.path = path;
-    c.d_model = std::stoi(m.at("d_model").get<std::string>());
-    c.num_heads = std::stoi(m.at("num_heads").get<std::string>());
-    c.num_layers = std::stoi(m.at("num_layers").get<std::string>());
-    c.context = std::stoi(m.at("context").get<std::string>());
-    c.steps = std::stol(m.value("steps", std::string("0")));
-    c.val_loss = std::stod(m.value("val_loss", std::string("0")));
-    c.no_w_o = m.value("no_w_o", std::string("false")) == "true";
-    return c;
-  } catch (const std::exception& e) {
-    return bad(std::string("its header could not be read (") + e.what() + ").");
-  }
+  Result<ModelWeights> w = load_checkpoint(path);
+  if (!w) return w.error();
+  return checkpoint_info_of(*w, path);
 }
 
 std::vector<CheckpointInfo> scan_checkpoints(const std::string& dir) {
@@ -52,6 +42,11 @@ std::vector<CheckpointInfo> scan_checkpoints(const std::string& dir) {
 WeightsChoice choose_weights(const ModelConfig& cfg, const WeightsInputs& in) {
   WeightsChoice c;
   if (in.mode == WeightsMode::Random) return c;
+  if (in.pretrained) {  // the sliders follow its D and L; any H divides its D anew
+    c.in_memory = in.pretrained;
+    c.context_limit = std::min(in.pretrained->context, kMaxContext);
+    return c;
+  }
   const auto fits = [&](int d, int l) { return d == cfg.d_model && l == cfg.num_layers; };
   if (in.session && fits(in.session->d_model, in.session->num_layers())) {
     c.in_memory = in.session;

@@ -1,6 +1,7 @@
 // model_source.h: which weights the sliders' configuration runs on.
 //
-// headmap opens on a trained model. For each configuration it picks, in order: the model
+// headmap opens on a trained model. For each configuration it picks, in order: a pretrained
+// model the user opened (GPT-2 family; its D and L fix the sliders, H re-slices it), the model
 // trained in this session (if its D and L match), a checkpoint the user opened, a shipped
 // checkpoint with the same D, L and H, a shipped one with the same D and L re-sliced to
 // the new H (the weights do not depend on H), and otherwise random init, saying so.
@@ -23,9 +24,12 @@ struct CheckpointInfo {
   bool no_w_o = false;
 };
 
-// Reads only the metadata of every *.safetensors in dir (cheap: no tensors are loaded).
+// The checkpoints in dir (every *.safetensors the core's reader accepts), sorted by path.
 std::vector<CheckpointInfo> scan_checkpoints(const std::string& dir);
+// One checkpoint, read and checked by the core (load_checkpoint).
 Result<CheckpointInfo> checkpoint_info(const std::string& path);
+// The same, from weights already loaded from `path`.
+CheckpointInfo checkpoint_info_of(const ModelWeights& w, const std::string& path);
 
 enum class WeightsMode { Trained, Random };
 
@@ -42,6 +46,7 @@ struct WeightsInputs {
   std::string user_checkpoint;                      // opened with File > Open checkpoint
   const CheckpointInfo* user_info = nullptr;
   std::shared_ptr<const ModelWeights> session;      // trained or being trained in the app
+  std::shared_ptr<const ModelWeights> pretrained;   // opened with File > Open model or --model
 };
 
 WeightsChoice choose_weights(const ModelConfig& cfg, const WeightsInputs& in);

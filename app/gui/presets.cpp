@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/common/model_options.h"
-#include "core/io/export.h"
+#include "core/io/file_io.h"
 
 namespace headmap {
 

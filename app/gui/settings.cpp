@@ -4,7 +4,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/io/export.h"
+#include "core/io/config_json.h"
+#include "core/io/file_io.h"
 
 namespace headmap {
 namespace fs = std::filesystem;

@@ -35,9 +35,9 @@ float token_label_width(AppState& s, int b) {
   return c.width;
 }
 
-int mask_mode(const ModelConfig& cfg, bool padded) {
-  if (cfg.causal) return cfg.pitfalls.reversed_mask ? 2 : 1;
-  return padded ? 3 : 0;
+MaskKind shown_mask(const ModelConfig& cfg, bool padded) {
+  const MaskKind m = mask_kind(cfg);
+  return m == MaskKind::PaddingOnly && !padded ? MaskKind::None : m;
 }
 
 void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax) {
@@ -129,14 +129,7 @@ void colour_legend(const HeatmapStyle& s, const char* caption, float width, cons
   const int steps = 64;
   for (int i = 0; i < steps; ++i) {
     const float t = static_cast<float>(i) / (steps - 1);
-    std::array<float, 3> c;
-    if (s.diverging) {
-      c = t < 0.5f ? std::array<float, 3>{0.16f + (0.97f - 0.16f) * t * 2, 0.36f + (0.97f - 0.36f) * t * 2, 0.72f + (0.97f - 0.72f) * t * 2}
-                   : std::array<float, 3>{0.97f + (0.75f - 0.97f) * (t - 0.5f) * 2, 0.97f + (0.18f - 0.97f) * (t - 0.5f) * 2,
-                                          0.97f + (0.15f - 0.97f) * (t - 0.5f) * 2};
-    } else {
-      c = colormap_rgb(s.colormap, t);
-    }
+    const std::array<float, 3> c = s.diverging ? diverging_rgb(t) : colormap_rgb(s.colormap, t);
     dl->AddRectFilled(ImVec2(p.x + width * i / steps, p.y), ImVec2(p.x + width * (i + 1) / steps + 1, p.y + bar_h),
                       ImGui::ColorConvertFloat4ToU32(ImVec4(c[0], c[1], c[2], 1)));
   }

@@ -49,7 +49,8 @@ float token_label_width(AppState& s, int b);
 // The colour range [vmin, vmax] for one map under the state's normalisation.
 void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax);
 
-// The mask mode for the shader from the config that produced the result.
-int mask_mode(const ModelConfig& cfg, bool padded);
+// The mask a (T, T) map of this config is drawn with. A single unpadded sentence needs no
+// mask when attention is bidirectional.
+MaskKind shown_mask(const ModelConfig& cfg, bool padded);
 
 }  // namespace headmap

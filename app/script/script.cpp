@@ -1,4 +1,7 @@
-// script.cpp: the screenshot/test driver and the responsiveness benchmark.
+// script.cpp: the screenshot/test driver and the responsiveness benchmark. The settings
+// they apply live in settings_table.cpp.
+//
+// Sections: [screenshot driver] [benchmark]
 #include "app/script/script.h"
 
 #include <imgui.h>
@@ -10,77 +13,14 @@
 #include <nlohmann/json.hpp>
 
 #include "app/common/model_options.h"
-#include "core/io/export.h"
+#include "app/script/settings_table.h"
+#include "core/io/config_json.h"
+#include "core/io/file_io.h"
 #include "core/inspect/metrics.h"
 #include "core/text/utf8.h"
 
 namespace headmap {
 using Clock = std::chrono::steady_clock;
-
-Status apply_setting(AppState& s, const std::string& a) {
-  const size_t eq = a.find('=');
-  if (eq == std::string::npos) return Error{ErrorKind::InvalidArgument, "Expected key=value, got \"" + a + "\"."};
-  const std::string k = a.substr(0, eq), v = a.substr(eq + 1);
-  auto num = [&](int* dst) -> Status {
-    try {
-      *dst = std::stoi(v);
-    } catch (...) {
-      return Error{ErrorKind::InvalidArgument, k + " needs a number, got \"" + v + "\"."};
-    }
-    return Status();
-  };
-  if (k == "heads") return num(&s.cfg.num_heads);
-  if (k == "d_model") return num(&s.cfg.d_model);
-  if (k == "layers") return num(&s.cfg.num_layers);
-  if (k == "context") return num(&s.cfg.context);
-  if (k == "layer") return num(&s.view.layer);
-  if (k == "head") return num(&s.view.head);
-  if (k == "seed") {
-    int seed = 0;
-    if (Status st = num(&seed); !st) return st;
-    s.cfg.seed = static_cast<uint64_t>(seed);
-    return Status();
-  }
-  if (k == "causal") { s.cfg.causal = v == "1" || v == "true" || v == "on"; return Status(); }
-  if (k == "positional") { s.cfg.positional = v == "1" || v == "true" || v == "on"; return Status(); }
-  if (k == "text") { s.text = v; return Status(); }
-  if (k == "weights") {
-    if (v != "trained" && v != "random") return Error{ErrorKind::InvalidArgument, "weights is trained or random, got \"" + v + "\"."};
-    s.weights_mode = v == "random" ? WeightsMode::Random : WeightsMode::Trained;
-    return Status();
-  }
-  if (k == "ablate") {  // "layer,head": switch that head off, as its box in the heads panel would
-    int l = 0, h = 0;
-    if (std::sscanf(v.c_str(), "%d,%d", &l, &h) != 2) return Error{ErrorKind::InvalidArgument, "ablate wants layer,head."};
-    s.ablated.resize(static_cast<size_t>(s.cfg.num_layers * s.cfg.num_heads), 0);
-    const size_t i = static_cast<size_t>(l) * s.cfg.num_heads + h;
-    if (l < 0 || h < 0 || h >= s.cfg.num_heads || i >= s.ablated.size()) return Error{ErrorKind::InvalidArgument, "No such head to ablate."};
-    s.ablated[i] = 1;
-    return Status();
-  }
-  if (k == "train_steps") return num(&s.train_steps);
-  if (k == "cancel_at_step") return num(&s.train_cancel_at_step);  // the Cancel button, pressed at that step
-  if (k == "train") {  // as the "Train this configuration" button does
-    s.train_request = train_this_configuration(s);
-    s.weights_mode = WeightsMode::Trained;
-    return Status();
-  }
-  if (k == "compare_steps") return num(&s.compare_steps);
-  if (k == "compare") {  // as the Compare buttons do
-    if (v != "heads" && v != "w_o") return Error{ErrorKind::InvalidArgument, "compare is heads or w_o, got \"" + v + "\"."};
-    s.train_request = v == "heads" ? compare_heads_job(s) : compare_w_o_job(s);
-    return Status();
-  }
-  if (k == "panel") {
-    if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};
-    return Status();
-  }
-  if (k == "colormap") {
-    if (!parse_colormap(v.c_str(), &s.view.colormap)) return Error{ErrorKind::InvalidArgument, "Unknown colormap \"" + v + "\"."};
-    return Status();
-  }
-  return Error{ErrorKind::InvalidArgument, "Unknown setting \"" + k + "\"."};
-}
 
 // Ready to be looked at: nothing computing or training, and the newest inputs answered (a
 // result, a refusal) or not computable (an invalid config).
@@ -90,7 +30,7 @@ static bool settled(const App& app) {
   return app.answered() && (app.fresh() || !app.state.compute_error.empty());
 }
 
-// ---- screenshot and GUI-test driver ----------------------------------------------------
+// ---- [screenshot driver] -------------------------------------------------------------
 namespace {
 class ScreenshotScript : public Script {
  public:
@@ -113,8 +53,11 @@ class ScreenshotScript : public Script {
         if (settled(app) && frames_++ >= 1) next(app);
         break;
       case Phase::Then:
-        for (const std::string& a : o_.then)
-          if (Status s = apply_setting(app.state, a); !s) std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+        // Up to the next "wait": those settings land in the same frame, as one change.
+        for (; then_next_ < o_.then.size() && o_.then[then_next_] != "wait"; ++then_next_)
+          if (Status s = apply_setting(app.state, o_.then[then_next_]); !s)
+            std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+        if (then_next_ < o_.then.size()) ++then_next_;  // past the "wait"
         phase_ = Phase::WaitThen;
         frames_ = 0;
         break;
@@ -155,7 +98,7 @@ class ScreenshotScript : public Script {
   enum class Phase { WaitFirst, Then, WaitThen, Type, WaitTyped, Frames, Capture };
   void next(App& app) {
     frames_ = 0;
-    if (phase_ == Phase::WaitFirst && !o_.then.empty()) phase_ = Phase::Then;
+    if ((phase_ == Phase::WaitFirst || phase_ == Phase::WaitThen) && then_next_ < o_.then.size()) phase_ = Phase::Then;
     else if ((phase_ == Phase::WaitFirst || phase_ == Phase::WaitThen) && !chars_.empty()) {
       app.state.text.clear();
       phase_ = Phase::Type;
@@ -197,6 +140,10 @@ class ScreenshotScript : public Script {
             labels.push_back(head_label_name(head_label(f.metrics[(static_cast<size_t>(l) * f.out.B) * f.out.Hw + h], ind)));
           }
         j["head_labels"] = labels;  // sentence 0, (L, H) flattened
+        // The heads the shown result was computed without, as [layer, head] pairs.
+        nlohmann::json off = nlohmann::json::array();
+        for (const HeadId& id : app.state.result->request.ablated) off.push_back({id.layer, id.head});
+        j["ablated"] = off;
       }
       const TrainStatus& t = app.state.training;
       j["training"] = {{"done", t.done}, {"cancelled", t.cancelled}, {"error", t.error ? t.error->message : ""},
@@ -215,12 +162,13 @@ class ScreenshotScript : public Script {
   int frames_ = 0;
   std::u32string chars_;
   size_t typed_ = 0;
+  size_t then_next_ = 0;  // the next --then setting to apply
 };
 }  // namespace
 
 std::unique_ptr<Script> make_screenshot_script(ScreenshotOptions o) { return std::make_unique<ScreenshotScript>(std::move(o)); }
 
-// ---- responsiveness benchmark ------------------------------------------------------------
+// ---- [benchmark] ---------------------------------------------------------------------
 namespace {
 struct Stats {
   std::vector<double> v;

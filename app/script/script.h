@@ -15,7 +15,8 @@ struct ScreenshotOptions {
   std::string path;                 // PNG to write
   std::string report;               // JSON of what was drawn (optional)
   int frames = 3;                   // frames to render once the result is on screen
-  std::vector<std::string> then;    // settings applied after the first result, e.g. "heads=8"
+  std::vector<std::string> then;    // settings (settings_table.h) applied after the first result, e.g. "heads=8";
+                                    // "wait": the ones after it wait for the result of the ones before
   std::string type;                 // typed into the (emptied) sentence box, one character per frame
   float mouse_x = -1, mouse_y = -1;  // where the mouse rests (window pixels); off-window by default
 };
@@ -24,9 +25,5 @@ std::unique_ptr<Script> make_screenshot_script(ScreenshotOptions o);
 // The responsiveness benchmark: types a sentence, sweeps num_heads through the divisors of
 // d_model, sweeps d_model, then a long sequence; prints JSON with latency and frame times.
 std::unique_ptr<Script> make_benchmark_script(std::chrono::steady_clock::time_point process_start);
-
-// Applies "key=value" as the corresponding control would. Keys: heads, d_model, layers,
-// context, seed, causal, positional, text, panel, colormap, layer, head.
-Status apply_setting(AppState& s, const std::string& assignment);
 
 }  // namespace headmap

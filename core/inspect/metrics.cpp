@@ -1,11 +1,20 @@
 #include "core/inspect/metrics.h"
 
+#include <limits>
+
 #include <algorithm>
 #include <cmath>
 
 #include "core/math/rng.h"
 
 namespace headmap {
+
+float map_peak(const float* w, int T, int len, MaskKind mask) {
+  float mx = 0;
+  for (int t = mask == MaskKind::Causal && len > 1 ? 1 : 0; t < len; ++t)
+    for (int s = 0; s < len; ++s) mx = std::max(mx, w[static_cast<size_t>(t) * T + s]);
+  return mx;
+}
 
 HeadMetrics map_metrics(const float* w, int T, int len) {
   HeadMetrics m;
@@ -74,10 +83,12 @@ InductionProbe make_induction_probe(const ModelConfig& cfg, const ModelWeights& 
   Rng rng(combine(seed, 0x1DC7));
   std::vector<std::string> pool;
   const TokenizerKind kind = effective_tokenizer(cfg, w);
-  if (kind == TokenizerKind::Vocab) {
-    for (const std::string& piece : w.vocab.pieces) {
-      if (piece.size() < 3 || piece.rfind("##", 0) == 0 || piece[0] == '<') continue;
-      if (std::all_of(piece.begin(), piece.end(), [](char c) { return (c >= 'a' && c <= 'z'); })) pool.push_back(piece);
+  if (kind == TokenizerKind::Bpe) {
+    // Whole words with their leading space (" river"): one token each, in both copies.
+    for (int id = 0; id < w.bpe.size(); ++id) {
+      const std::string& piece = w.bpe.token_bytes(id);
+      if (piece.size() < 4 || piece[0] != ' ') continue;
+      if (std::all_of(piece.begin() + 1, piece.end(), [](char c) { return (c >= 'a' && c <= 'z'); })) pool.push_back(piece);
     }
   } else if (kind == TokenizerKind::Char) {
     for (char c = 'a'; c <= 'z'; ++c) pool.emplace_back(1, c);
@@ -92,7 +103,8 @@ InductionProbe make_induction_probe(const ModelConfig& cfg, const ModelWeights& 
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(static_cast<int>(i))]);
   for (int i = 0; i < n; ++i) seq.push_back(pool[order[i % order.size()]]);
-  const std::string sep = kind == TokenizerKind::Char ? "" : " ";
+  const bool bpe_pool = kind == TokenizerKind::Bpe && !pool.empty() && pool[0][0] == ' ';
+  const std::string sep = kind == TokenizerKind::Char || bpe_pool ? "" : " ";
   std::string once;
   for (int i = 0; i < n; ++i) once += (i ? sep : "") + seq[i];
   p.text = once + sep + once;
@@ -108,6 +120,35 @@ float induction_score_of_map(const float* w, int T, int n) {
     ++count;
   }
   return count ? static_cast<float>(s / count) : 0.0f;
+}
+
+float repeat_induction_of_map(const float* w, int T, const std::vector<Token>& tokens) {
+  const int len = std::min(T, static_cast<int>(tokens.size()));
+  double s = 0;
+  int count = 0;
+  for (int t = 2; t < len; ++t) {
+    for (int j = t - 1; j >= 0; --j) {
+      const Token &a = tokens[static_cast<size_t>(j)], &b = tokens[static_cast<size_t>(t)];
+      if (a.id == b.id && a.text == b.text) {
+        if (j + 1 < t) {
+          s += w[static_cast<size_t>(t) * T + (j + 1)];
+          ++count;
+        }
+        break;
+      }
+    }
+  }
+  return count ? static_cast<float>(s / count) : std::numeric_limits<float>::quiet_NaN();
+}
+
+std::vector<float> text_induction_scores(const ForwardOutput& out, const Batch& batch) {
+  std::vector<float> r(static_cast<size_t>(out.L) * out.B * out.Hw);
+  for (int l = 0; l < out.L; ++l)
+    for (int b = 0; b < out.B; ++b)
+      for (int h = 0; h < out.Hw; ++h)
+        r[(static_cast<size_t>(l) * out.B + b) * out.Hw + h] =
+            repeat_induction_of_map(out.weights(l, b, h), out.T, batch.sentences[static_cast<size_t>(b)].tokens);
+  return r;
 }
 
 std::vector<float> induction_scores(const ModelWeights& w, const ModelConfig& cfg_in, const InductionProbe& probe) {

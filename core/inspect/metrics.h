@@ -31,6 +31,11 @@ std::vector<HeadMetrics> head_metrics(const ForwardOutput& out, const Batch& bat
 // Metrics of one (T, T) map with `len` real tokens.
 HeadMetrics map_metrics(const float* w /* (T,T) */, int T, int len);
 
+// The peak of one (T, T) map for its colour scale: the largest weight over the real rows
+// that see more than one key. The first row of a causal map is always [1, 0, ...] and is
+// left out, or it would set every scale to 1.
+float map_peak(const float* w /* (T,T) */, int T, int len, MaskKind mask);
+
 // The induction probe: n random tokens repeated twice, as text, so it goes through the
 // model's own tokenizer. Tokens are whole words (word mode), letters (char mode), or
 // whole-word vocabulary pieces (trained models).
@@ -44,6 +49,15 @@ InductionProbe make_induction_probe(const ModelConfig& cfg, const ModelWeights& 
 // Empty on error (invalid config).
 std::vector<float> induction_scores(const ModelWeights& w, const ModelConfig& cfg, const InductionProbe& probe);
 float induction_score_of_map(const float* w /* (T,T) */, int T, int n);
+
+// Induction on any text, where it repeats: for each query t whose token occurred before
+// (at j, its most recent earlier position, with j + 1 < t), the weight w[t, j + 1] to the
+// token that followed that occurrence, averaged over such queries. On the probe this is the
+// score above; on a sentence said twice it is the same measure on natural text.
+// Tokens are equal when their ids (trained models) or texts are. NaN when nothing repeats.
+float repeat_induction_of_map(const float* w /* (T,T) */, int T, const std::vector<Token>& tokens);
+// (L, B, Hw), index ((l*B)+b)*Hw + h: repeat_induction_of_map of every map.
+std::vector<float> text_induction_scores(const ForwardOutput& out, const Batch& batch);
 
 // Head labels from the metrics, with documented thresholds (see head_label()).
 enum class HeadLabel { None, PreviousToken, FirstToken, Self, Induction, Broad };

@@ -2,6 +2,7 @@
 #include "core/inspect/specialisation.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/model/model.h"
 
@@ -23,6 +24,56 @@ std::vector<HeadLabel> Specialisation::labels() const {
   std::vector<HeadLabel> out;
   for (size_t i = 0; i < metrics.size(); ++i) out.push_back(head_label(metrics[i], induction[i]));
   return out;
+}
+
+Result<SentenceEvidence> measure_on_sentences(const ModelWeights& w, int num_heads, const std::vector<std::string>& sentences) {
+  if (!w.trained()) return Error{ErrorKind::InvalidArgument, "The sentence evidence needs trained weights (it includes the loss)."};
+  ModelConfig cfg;
+  cfg.d_model = w.d_model;
+  cfg.num_heads = num_heads;
+  cfg.num_layers = w.num_layers();
+  cfg.context = w.context;
+  if (Status s = check_fit(w, cfg); !s) return s.error();
+  std::vector<std::string> twice;
+  for (const std::string& s : sentences) twice.push_back(s + " " + s);
+  const Batch once = make_batch(sentences, cfg, w), rep = make_batch(twice, cfg, w);
+  if (once.empty() || rep.B() != once.B()) return Error{ErrorKind::InvalidArgument, "Every sentence needs a token to measure."};
+  ForwardOptions fo;
+  fo.want_logits = true;
+  Result<ForwardOutput> a = forward(w, cfg, once, fo);
+  if (!a) return a.error();
+  Result<ForwardOutput> b = forward(w, cfg, rep);
+  if (!b) return b.error();
+  SentenceEvidence e;
+  e.sentences = once.B();
+  for (const std::string& s : sentences) {
+    bool in_word = false;
+    for (char c : s) {
+      const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+      e.words += !space && !in_word;
+      in_word = !space;
+    }
+  }
+  for (int len : once.lengths) e.tokens += len;
+  e.tokens_per_word = e.words ? static_cast<double>(e.tokens) / static_cast<double>(e.words) : 0.0;
+  e.loss = a->loss;
+  const std::vector<HeadMetrics> per = head_metrics(*a, once);  // (L, B, H)
+  const std::vector<float> ind = text_induction_scores(*b, rep);  // (L, B, H)
+  const int L = a->L, H = a->H, B = e.sentences;
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h) {
+      double p = 0, q = 0;
+      int nq = 0;
+      for (int s = 0; s < B; ++s) {
+        const size_t i = (static_cast<size_t>(l) * B + s) * H + h;
+        p += per[i].prev_token;
+        if (!std::isnan(ind[i])) q += ind[i], ++nq;
+      }
+      const float mp = static_cast<float>(p / B), mq = nq ? static_cast<float>(q / nq) : 0.0f;
+      if (mp > e.best_prev_token) e.best_prev_token = mp, e.prev_layer = l, e.prev_head = h;
+      if (mq > e.best_repeat_induction) e.best_repeat_induction = mq, e.induction_layer = l, e.induction_head = h;
+    }
+  return e;
 }
 
 Result<Specialisation> measure_specialisation(const ModelWeights& w, int num_heads, const std::vector<std::string>& sentences,

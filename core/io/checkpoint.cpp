@@ -17,6 +17,7 @@
 #include "core/model/config.h"
 #include "core/io/export.h"
 #include "core/model/model.h"
+#include "core/math/half.h"
 #include "core/math/rng.h"
 
 namespace headmap {
@@ -115,9 +116,9 @@ Result<double> loss_on_ids(const ModelWeights& w, int heads, const std::vector<i
   cfg.num_layers = w.num_layers();
   cfg.context = w.context;
   Batch batch;
-  batch.tokenizer = TokenizerKind::Vocab;
+  batch.tokenizer = TokenizerKind::Bpe;
   TokenizedText tt;
-  for (int id : ids) tt.tokens.push_back(Token{w.vocab.pieces[static_cast<size_t>(id)], id, false});
+  for (int id : ids) tt.tokens.push_back(Token{gpt2_spell(w.bpe.token_bytes(id)), id});
   tt.total_tokens = static_cast<int>(ids.size());
   batch.sentences.push_back(std::move(tt));
   batch.lengths.push_back(static_cast<int>(ids.size()));
@@ -138,17 +139,30 @@ std::string number(double v) {
 }  // namespace
 
 // ---- [writing] -------------------------------------------------------------------------
-Result<std::string> checkpoint_bytes(const ModelWeights& w_in) {
+Result<std::string> checkpoint_bytes(const ModelWeights& w_in, StoreDtype dtype) {
   auto bad = [](std::string m) { return Error{ErrorKind::InvalidArgument, std::move(m)}; };
   if (!w_in.trained()) return bad("Only trained weights (with token and position embeddings) can be saved as a checkpoint.");
   const WeightsSource& src = w_in.source;
   const int D = w_in.d_model, L = w_in.num_layers(), V = w_in.vocab_size(), P = w_in.context;
-  if (w_in.vocab.size() != V) return bad("The vocabulary has " + std::to_string(w_in.vocab.size()) + " pieces but tok_emb has " + std::to_string(V) + " rows.");
+  if (w_in.bpe.size() != V) return bad("The vocabulary has " + std::to_string(w_in.bpe.size()) + " tokens but tok_emb has " + std::to_string(V) + " rows.");
   if (P != w_in.pos_emb.rows()) return bad("context does not match the rows of pos_emb.");
   if (src.trained_heads < 1 || D % src.trained_heads != 0)
     return bad("source.trained_heads (" + std::to_string(src.trained_heads) + ") must divide d_model " + std::to_string(D) + ".");
   ModelWeights w = w_in;  // slots() needs mutable pointers; the copy is small
   std::vector<Slot> table = slots(w);
+  const bool f16 = dtype == StoreDtype::F16;
+  const int64_t elem = f16 ? 2 : 4;
+  if (f16) {
+    // Round every value to what the file will hold first, so the check loss below is the
+    // loss of the weights a reader gets back. Values beyond F16's range cannot be stored.
+    for (const Slot& s : table)
+      for (int64_t i = 0, n = numel(s.shape); i < n; ++i) {
+        if (std::isfinite(s.data[i]) && std::fabs(s.data[i]) > 65504.0f)
+          return bad("The tensor " + s.name + " holds " + number(s.data[i]) + ", beyond F16's range: save it as F32.");
+        s.data[i] = half_to_float(float_to_half(s.data[i]));
+      }
+    for (LayerWeights& lw : w.layers) lw.fuse();
+  }
   // Every layer must have the shapes of d_model D (a wrong size would write garbage).
   for (const LayerWeights& lw : w.layers)
     if (lw.w_q.rows() != D || lw.w_q.cols() != D || lw.w_fc.cols() != 4 * D || lw.w_proj.rows() != 4 * D || lw.b_fc.size() != 4 * D ||
@@ -161,21 +175,22 @@ Result<std::string> checkpoint_bytes(const ModelWeights& w_in) {
     const int64_t n = numel(s.shape);
     for (int64_t i = 0; i < n; ++i)
       if (!std::isfinite(s.data[i])) return bad("The tensor " + s.name + " holds a value that is not finite; nothing was saved.");
-    header[s.name] = {{"dtype", "F32"}, {"shape", s.shape}, {"data_offsets", {offset, offset + static_cast<uint64_t>(n) * 4}}};
-    offset += static_cast<uint64_t>(n) * 4;
+    header[s.name] = {{"dtype", f16 ? "F16" : "F32"}, {"shape", s.shape}, {"data_offsets", {offset, offset + static_cast<uint64_t>(n * elem)}}};
+    offset += static_cast<uint64_t>(n * elem);
   }
   const std::vector<int> ids = check_tokens(V, P);
   Result<double> check = loss_on_ids(w, src.trained_heads, ids);
   if (!check) return check.error();
   json meta = {{"format", kFormat},
-               {"format_version", "1"},
+               {"format_version", "2"},
                {"d_model", std::to_string(D)},
                {"num_heads", std::to_string(src.trained_heads)},
                {"num_layers", std::to_string(L)},
                {"context", std::to_string(P)},
                {"vocab_size", std::to_string(V)},
-               {"vocab", json(w.vocab.pieces).dump()},
-               {"tokenizer", "vocab: whole words, else the longest known sub-words (## continues a word), else characters, else bytes <0xNN>"},
+               {"vocab", json(w.bpe.vocab_list()).dump()},
+               {"merges", json(w.bpe.merges_list()).dump()},
+               {"tokenizer", "byte-level BPE as GPT-2: vocab (ids in order) and merges (in rank order) spelled with GPT-2's byte-to-unicode map"},
                {"steps", std::to_string(src.steps)},
                {"train_loss", number(src.final_loss)},
                {"val_loss", number(src.val_loss)},
@@ -197,12 +212,23 @@ Result<std::string> checkpoint_bytes(const ModelWeights& w_in) {
   const uint64_t hl = h.size();
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((hl >> (8 * i)) & 0xFF));
   out += h;
-  for (const Slot& s : table) out.append(reinterpret_cast<const char*>(s.data), static_cast<size_t>(numel(s.shape)) * 4);
+  for (const Slot& s : table) {
+    const int64_t n = numel(s.shape);
+    if (!f16) {
+      out.append(reinterpret_cast<const char*>(s.data), static_cast<size_t>(n) * 4);
+      continue;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const uint16_t hv = float_to_half(s.data[i]);
+      out.push_back(static_cast<char>(hv & 0xFF));
+      out.push_back(static_cast<char>(hv >> 8));
+    }
+  }
   return out;
 }
 
-Status save_checkpoint(const std::string& path, const ModelWeights& w) {
-  Result<std::string> bytes = checkpoint_bytes(w);
+Status save_checkpoint(const std::string& path, const ModelWeights& w, StoreDtype dtype) {
+  Result<std::string> bytes = checkpoint_bytes(w, dtype);
   if (!bytes) return bytes.error();
   return write_file_atomic(path, *bytes);
 }
@@ -287,28 +313,33 @@ Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::strin
                  std::to_string(f.hi) + ".");
   }
   if (D % H != 0) return bad("the metadata says num_heads " + std::to_string(H) + ", which does not divide d_model " + std::to_string(D) + ".");
-  if (!meta.count("vocab")) return bad("the metadata has no \"vocab\": a checkpoint brings its own tokenizer vocabulary.");
-  Vocab vocab;
+  if (meta.count("format_version") && meta["format_version"] == "1")
+    return bad("it was written by an earlier headmap (format 1, a word vocabulary); this headmap reads format 2, with a byte-level BPE: "
+               "retrain it with headmap-cli train.");
+  if (!meta.count("vocab") || !meta.count("merges"))
+    return bad("the metadata has no \"vocab\" and \"merges\": a checkpoint brings its own byte-level BPE.");
+  Bpe bpe;
   try {
-    const json v = json::parse(meta["vocab"]);
-    if (!v.is_array()) return bad("metadata \"vocab\" is not a JSON array of pieces.");
-    if (v.size() > static_cast<size_t>(kMaxCheckpointVocab)) return bad("the vocabulary has " + std::to_string(v.size()) + " pieces, more than headmap allows.");
-    for (const json& piece : v) {
-      if (!piece.is_string() || piece.get<std::string>().empty()) return bad("metadata \"vocab\" holds an entry that is not a non-empty string.");
-      const int before = vocab.size();
-      vocab.add(piece.get<std::string>());
-      if (vocab.size() == before) return bad("the vocabulary lists the piece \"" + piece.get<std::string>() + "\" twice.");
+    const json v = json::parse(meta["vocab"]), m = json::parse(meta["merges"]);
+    if (!v.is_array() || !m.is_array()) return bad("metadata \"vocab\" and \"merges\" must be JSON arrays of strings.");
+    if (v.size() > static_cast<size_t>(kMaxCheckpointVocab) || m.size() > static_cast<size_t>(kMaxCheckpointVocab))
+      return bad("the vocabulary has " + std::to_string(v.size()) + " tokens, more than headmap allows.");
+    std::vector<std::string> vs, ms;
+    for (const json& t : v) {
+      if (!t.is_string() || t.get<std::string>().empty()) return bad("metadata \"vocab\" holds an entry that is not a non-empty string.");
+      vs.push_back(t.get<std::string>());
     }
+    for (const json& t : m) {
+      if (!t.is_string()) return bad("metadata \"merges\" holds an entry that is not a string.");
+      ms.push_back(t.get<std::string>());
+    }
+    Result<Bpe> b = Bpe::from_lists(vs, ms);
+    if (!b) return bad("the tokenizer is inconsistent: " + b.error().message + ".");
+    bpe = std::move(*b);
   } catch (const json::exception& e) {
-    return bad(std::string("metadata \"vocab\" is not valid JSON (") + e.what() + ").");
+    return bad(std::string("metadata \"vocab\" or \"merges\" is not valid JSON (") + e.what() + ").");
   }
-  for (int b = 0; b < 256; ++b)
-    if (vocab.byte_id(static_cast<unsigned char>(b)) < 0) {
-      char piece[8];
-      std::snprintf(piece, sizeof piece, "<0x%02X>", b);
-      return bad(std::string("the vocabulary lacks the byte piece ") + piece + ", so some text could not be spelled.");
-    }
-  const int V = vocab.size();
+  const int V = bpe.size();
   if (meta.count("vocab_size")) {
     long long vs = 0;
     if (!parse_int(meta["vocab_size"], 0, kMaxCheckpointVocab, &vs) || vs != V)
@@ -323,6 +354,7 @@ Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::strin
   struct Span {
     uint64_t begin, end;
     std::string name;
+    int64_t elem;  // bytes per value: 4 (F32) or 2 (F16)
   };
   std::vector<Span> spans;
   std::map<std::string, Span> found;
@@ -334,8 +366,9 @@ Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::strin
       return bad("tensor \"" + name + "\" lacks dtype, shape or data_offsets.");
     const json& dt = t["dtype"];
     if (!dt.is_string()) return bad("tensor \"" + name + "\" has a dtype that is not a string.");
-    if (dt.get<std::string>() != "F32")
-      return bad("tensor \"" + name + "\" has dtype " + dt.get<std::string>() + "; headmap checkpoints store F32 only.");
+    if (dt.get<std::string>() != "F32" && dt.get<std::string>() != "F16")
+      return bad("tensor \"" + name + "\" has dtype " + dt.get<std::string>() + "; headmap checkpoints store F32 or F16.");
+    const int64_t elem = dt.get<std::string>() == "F16" ? 2 : 4;
     const json& sh = t["shape"];
     if (!sh.is_array()) return bad("tensor \"" + name + "\" has a shape that is not a list.");
     std::vector<int64_t> shape;
@@ -354,10 +387,10 @@ Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::strin
     if (b > e || e > data_size)
       return bad("tensor \"" + name + "\" claims bytes " + std::to_string(b) + ".." + std::to_string(e) + " but the data has " +
                  std::to_string(data_size) + " bytes (the file is truncated or corrupt).");
-    if (e - b != static_cast<uint64_t>(numel(shape)) * 4)
-      return bad("tensor \"" + name + "\" has " + std::to_string(e - b) + " bytes, but F32 " + shape_text(shape) + " needs " +
-                 std::to_string(numel(shape) * 4) + ".");
-    spans.push_back({b, e, name});
+    if (e - b != static_cast<uint64_t>(numel(shape) * elem))
+      return bad("tensor \"" + name + "\" has " + std::to_string(e - b) + " bytes, but " + dt.get<std::string>() + " " + shape_text(shape) +
+                 " needs " + std::to_string(numel(shape) * elem) + ".");
+    spans.push_back({b, e, name, elem});
     found[name] = spans.back();
   }
   for (const Slot& s : table)
@@ -376,13 +409,18 @@ Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::strin
   // pass 4: the values, checked finite.
   for (Slot& s : table) {
     const Span& sp = found[s.name];
-    std::memcpy(s.data, data + sp.begin, static_cast<size_t>(sp.end - sp.begin));
     const int64_t n = numel(s.shape);
+    if (sp.elem == 4) {
+      std::memcpy(s.data, data + sp.begin, static_cast<size_t>(sp.end - sp.begin));
+    } else {
+      const auto* h = reinterpret_cast<const unsigned char*>(data + sp.begin);
+      for (int64_t i = 0; i < n; ++i) s.data[i] = half_to_float(static_cast<uint16_t>(h[2 * i] | (h[2 * i + 1] << 8)));
+    }
     for (int64_t i = 0; i < n; ++i)
       if (!std::isfinite(s.data[i])) return bad("tensor \"" + s.name + "\" holds a value that is not finite (NaN or infinity).");
   }
   for (LayerWeights& lw : w.layers) lw.fuse();
-  w.vocab = std::move(vocab);
+  w.bpe = std::move(bpe);
 
   // pass 5: the source fields, then the file's own check vector.
   WeightsSource& src = w.source;

@@ -11,16 +11,17 @@
 //   the rest  the tensors' bytes, little-endian, row-major, offsets relative to here;
 //             together they cover the buffer exactly, without overlap
 //
-// Tensors (all F32), with the convention y = x W + b, W stored (D_in, D_out):
+// Tensors (all F32, or all F16), with the convention y = x W + b, W stored (D_in, D_out):
 //   tok_emb (V, D)  pos_emb (P, D)  lnf_g, lnf_b (D)
 //   layers.{l}.ln1_g, ln1_b (D)  w_q, w_k, w_v, w_o (D, D)  b_q, b_k, b_v, b_o (D)
 //   layers.{l}.ln2_g, ln2_b (D)  w_fc (D, 4D)  b_fc (4D)  w_proj (4D, D)  b_proj (D)
 //   logits = LN_f(x) tok_emb^T (tied unembedding); GELU in its tanh form; LayerNorm eps 1e-5.
 //
 // Metadata (strings only, as the format requires):
-//   format "headmap-checkpoint", format_version "1", d_model, num_heads (trained with),
-//   num_layers, context, vocab_size, vocab (a JSON array of the pieces, ids in order:
-//   "##" continues a word, "<0xNN>" is a byte), tokenizer, steps, train_loss, val_loss,
+//   format "headmap-checkpoint", format_version "2", d_model, num_heads (trained with),
+//   num_layers, context, vocab_size, vocab and merges (JSON arrays: the byte-level BPE of
+//   bpe.h, tokens in id order and merges in rank order, in GPT-2's byte-to-unicode
+//   spelling, as GPT-2's vocab.json and merges.txt), tokenizer, steps, train_loss, val_loss,
 //   corpus, seed, no_w_o ("true": trained without W_O, stored as w_o = I, b_o = 0),
 //   reproduce (the command that made the file), train_options (JSON),
 //   check_tokens (a JSON array of ids) and check_loss: forward()'s mean next-token loss on
@@ -35,9 +36,12 @@ namespace headmap {
 
 // The file's bytes for trained weights (w.trained() must hold); metadata from w.source.
 // Errors: weights that are not trained or not finite.
-Result<std::string> checkpoint_bytes(const ModelWeights& w);
+// F16 halves the file; the weights are rounded before the check loss is computed, so the
+// file's check holds for what a reader gets back.
+enum class StoreDtype { F32, F16 };
+Result<std::string> checkpoint_bytes(const ModelWeights& w, StoreDtype dtype = StoreDtype::F32);
 // checkpoint_bytes, then write_file_atomic: a failure leaves any previous file intact.
-Status save_checkpoint(const std::string& path, const ModelWeights& w);
+Status save_checkpoint(const std::string& path, const ModelWeights& w, StoreDtype dtype = StoreDtype::F32);
 
 // Parses and validates a whole file. `origin` names it in messages. On success the weights
 // are fused and ready for forward(), with source.kind = Trained and source.path = origin.

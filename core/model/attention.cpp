@@ -1,7 +1,7 @@
 // attention.cpp: multi-head self-attention (see attention.h for the three forms).
 //
 // B = batch, T = tokens, D = d_model, H = heads, dh = d_head = D/H
-// Sections: [shared] [fast path] [head trace] [explicit tensors]
+// Sections: [shared] [fast path] [head score] [head trace] [explicit tensors]
 #include "core/model/attention.h"
 
 #include <algorithm>

@@ -35,15 +35,45 @@ struct MhaOptions {
 
 inline bool head_ablated(const MhaOptions& o, int h) { return o.ablated && o.ablated[h]; }
 
+// The attention options a model config implies (lengths and ablation left unset).
+inline MhaOptions mha_options(const ModelConfig& cfg) {
+  MhaOptions o;
+  o.num_heads = cfg.num_heads;
+  o.causal = cfg.causal;
+  o.pitfalls = cfg.pitfalls;
+  return o;
+}
+
+// Which keys a query may see: the one rule shared by the core, the PNG export and the
+// shader (shaders/heatmap.frag gets it as the uniform u_mask; the renderer defines the
+// GLSL names MASK_NONE ... from these values, so they cannot drift apart).
+enum class MaskKind : int {
+  None = 0,         // every cell (matrices that are not query x key, such as Q or V)
+  Causal = 1,       // key s <= query t, real tokens only
+  Reversed = 2,     // key s > query t (the reversed-mask pitfall), real tokens only
+  PaddingOnly = 3,  // every real key (bidirectional attention)
+};
+inline MaskKind mask_kind(bool causal, const Pitfalls& p) {
+  if (!causal) return MaskKind::PaddingOnly;
+  return p.reversed_mask ? MaskKind::Reversed : MaskKind::Causal;
+}
+inline MaskKind mask_kind(const MhaOptions& o) { return mask_kind(o.causal, o.pitfalls); }
+inline MaskKind mask_kind(const ModelConfig& cfg) { return mask_kind(cfg.causal, cfg.pitfalls); }
+
+// Does query t see key s under mask m? (len = real tokens in this sentence)
+inline bool mask_visible(MaskKind m, int t, int s, int len) {
+  if (m == MaskKind::None) return true;
+  if (t >= len || s >= len) return false;
+  if (m == MaskKind::Causal) return s <= t;
+  if (m == MaskKind::Reversed) return s > t;
+  return true;
+}
+
 // Number of weight heads returned: H, or 1 under the head-averaged pitfall.
 inline int weight_heads(const MhaOptions& o) { return o.pitfalls.head_averaged ? 1 : o.num_heads; }
 
 // Does query t see key s? (len = real tokens in this sentence)
-inline bool key_visible(const MhaOptions& o, int t, int s, int len) {
-  if (t >= len || s >= len) return false;
-  if (!o.causal) return true;
-  return o.pitfalls.reversed_mask ? (s > t) : (s <= t);
-}
+inline bool key_visible(const MhaOptions& o, int t, int s, int len) { return mask_visible(mask_kind(o), t, s, len); }
 
 // The scale applied to Q·K^T: 1/sqrt(d_head), or 1/sqrt(D) under the pitfall.
 float score_scale(int d_model, const MhaOptions& o);

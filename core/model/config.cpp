@@ -67,8 +67,8 @@ Status validate(const ModelConfig& c) {
   if (c.d_model % c.num_heads != 0)
     return bad("d_model " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(c.num_heads) +
                " heads: " + try_list(nearest_valid_heads(c.d_model, c.num_heads)));
-  if (c.num_layers < 1 || c.num_layers > kMaxLayers)
-    return bad("num_layers " + std::to_string(c.num_layers) + " is out of range: use 1 to " + std::to_string(kMaxLayers) + ".");
+  if (c.num_layers < 1 || c.num_layers > kMaxModelLayers)
+    return bad("num_layers " + std::to_string(c.num_layers) + " is out of range: use 1 to " + std::to_string(kMaxModelLayers) + ".");
   if (c.context < 1 || c.context > kMaxContext)
     return bad("context " + std::to_string(c.context) + " is out of range: use 1 to " + std::to_string(kMaxContext) + ".");
   return Status();

@@ -36,7 +36,7 @@ const std::vector<PitfallInfo>& pitfall_list();
 struct ModelConfig {
   int d_model = 64;         // D
   int num_heads = 4;        // H
-  int num_layers = 2;       // L, 1..12
+  int num_layers = 2;       // L, 1..12 for random init, up to 48 for loaded weights
   int context = 256;        // maximum tokens per sentence, 1..2048
   bool causal = true;       // mask keys after the query
   bool positional = true;   // add sinusoidal positional encoding (Vaswani et al. 3.5)
@@ -48,7 +48,8 @@ struct ModelConfig {
   bool operator==(const ModelConfig&) const = default;
 };
 
-inline constexpr int kMaxLayers = 12;
+inline constexpr int kMaxLayers = 12;        // random init and the layers slider
+inline constexpr int kMaxModelLayers = 48;   // any weights: gpt2-xl has 48 layers
 inline constexpr int kMaxContext = 2048;
 inline constexpr int kMaxDModel = 4096;
 

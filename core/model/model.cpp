@@ -30,20 +30,20 @@ static bool blank(std::string_view s) {
 }
 
 TokenizerKind effective_tokenizer(const ModelConfig& cfg, const ModelWeights& w) {
-  return w.trained() ? TokenizerKind::Vocab : cfg.tokenizer;
+  return w.trained() ? TokenizerKind::Bpe : cfg.tokenizer;
 }
 
 Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, const ModelWeights& w) {
   Batch batch;
   batch.tokenizer = effective_tokenizer(cfg, w);
-  const Vocab* vocab = w.trained() ? &w.vocab : nullptr;
-  const TokenizerKind kind = (batch.tokenizer == TokenizerKind::Vocab && !vocab) ? TokenizerKind::Word : batch.tokenizer;
+  const Bpe* bpe = w.trained() && !w.bpe.empty() ? &w.bpe : nullptr;
+  const TokenizerKind kind = (batch.tokenizer == TokenizerKind::Bpe && !bpe) ? TokenizerKind::Word : batch.tokenizer;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (blank(lines[i])) {
       ++batch.blank_lines;
       continue;
     }
-    TokenizedText tt = tokenize(lines[i], kind, cfg.context, vocab);
+    TokenizedText tt = tokenize(lines[i], kind, cfg.context, bpe);
     if (tt.tokens.empty()) {  // e.g. only control characters
       ++batch.blank_lines;
       continue;
@@ -86,13 +86,13 @@ Status check_fit(const ModelWeights& w, const ModelConfig& cfg) {
   return Status();
 }
 
-void layer_norm(const MatR& x, const RowVec& g, const RowVec& b, MatR& out) {
+void layer_norm(const MatR& x, const RowVec& g, const RowVec& b, MatR& out, float eps) {
   const Eigen::Index N = x.rows(), D = x.cols();
   out.resize(N, D);
   for (Eigen::Index i = 0; i < N; ++i) {
     const float mean = x.row(i).mean();
     const float var = (x.row(i).array() - mean).square().mean();
-    const float inv = 1.0f / std::sqrt(var + 1e-5f);
+    const float inv = 1.0f / std::sqrt(var + eps);
     out.row(i) = ((x.row(i).array() - mean) * inv * g.array() + b.array()).matrix();
   }
 }
@@ -144,10 +144,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   out.D = cfg.d_model;
   out.H = cfg.num_heads;
   out.L = cfg.num_layers;
-  MhaOptions mo;
-  mo.num_heads = cfg.num_heads;
-  mo.causal = cfg.causal;
-  mo.pitfalls = cfg.pitfalls;
+  MhaOptions mo = mha_options(cfg);
   mo.lengths = batch.lengths.data();
   out.Hw = weight_heads(mo);
   if (batch.empty()) return out;  // nothing to attend over: no attention, no NaN
@@ -173,10 +170,11 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   MatR x = embed(w, cfg, batch);  // (B*T, D)
   MatR a_in, a_out, m_in, hidden;
   for (int l = 0; l < L; ++l) {
+    if (opt.cancelled && opt.cancelled()) return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
     const LayerWeights& lw = w.layers[l];
     mo.ablated = opt.ablate ? opt.ablate->data() + static_cast<size_t>(l) * cfg.num_heads : nullptr;
     // attention sub-block
-    layer_norm(x, lw.ln1_g, lw.ln1_b, a_in);  // (B*T, D)
+    layer_norm(x, lw.ln1_g, lw.ln1_b, a_in, w.ln_eps);  // (B*T, D)
     out.no_key_rows += mha_forward(lw, a_in, B, T, mo, a_out, out.attention.data() + per_layer * l);
     if (opt.trace && opt.trace->layer == l) {
       const int b = opt.trace->batch;
@@ -185,7 +183,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     }
     x += a_out;
     // MLP sub-block
-    layer_norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (B*T, D)
+    layer_norm(x, lw.ln2_g, lw.ln2_b, m_in, w.ln_eps);  // (B*T, D)
     hidden.resize(m_in.rows(), lw.w_fc.cols());
     gemm(hidden, m_in, lw.w_fc);  // (B*T, 4D), on all the compute threads
     hidden.rowwise() += lw.b_fc;
@@ -202,8 +200,16 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
 
   if (w.trained() && opt.want_logits) {
     MatR xf;
-    layer_norm(x, w.lnf_g, w.lnf_b, xf);           // (B*T, D)
-    out.logits.noalias() = xf * w.tok_emb.transpose();  // (B*T, V)
+    layer_norm(x, w.lnf_g, w.lnf_b, xf, w.ln_eps);           // (B*T, D)
+    // (B*T, V) = xf (B*T, D) * U^T, U (V, D), in blocks of vocabulary rows: one product
+    // over a 50k vocabulary would make Eigen pack all of U^T (V*D floats) once more.
+    const MatR& U = w.unembedding();
+    out.logits.resize(xf.rows(), U.rows());
+    constexpr Eigen::Index kVocabBlock = 4096;
+    for (Eigen::Index v0 = 0; v0 < U.rows(); v0 += kVocabBlock) {
+      const Eigen::Index n = std::min(kVocabBlock, U.rows() - v0);
+      gemm(out.logits.middleCols(v0, n), xf, U.middleRows(v0, n).transpose());  // on all the compute threads
+    }
     double total = 0;
     int n = 0;
     for (int b = 0; b < B; ++b)

@@ -3,6 +3,7 @@
 // B = batch, T = tokens, D = d_model, H = heads, d_head = D/H, L = layers, V = vocab
 // Each layer is pre-LayerNorm: x += MHA(LN1(x)); x += MLP(LN2(x)), MLP = 4D with GELU.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, 
 
 struct TraceRequest {
   int layer = 0, batch = 0, head = 0;
+  bool operator==(const TraceRequest&) const = default;
 };
 
 struct ForwardOptions {
@@ -45,6 +47,9 @@ struct ForwardOptions {
   bool want_logits = false;             // trained models: logits and next-token loss
   std::optional<TraceRequest> trace;    // step-through of one head
   const std::vector<uint8_t>* ablate = nullptr;  // (L*H) 1 = head output zeroed before W_O
+  // Asked before every layer; true stops the pass with ErrorKind::Cancelled (a UI drops a
+  // 12-layer pass when a newer keystroke has arrived).
+  std::function<bool()> cancelled;
 };
 
 struct ForwardOutput {
@@ -80,8 +85,8 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
 Status check_fit(const ModelWeights& w, const ModelConfig& cfg);
 
 // Building blocks, shared with the trainer.
-// out: (N, D) LayerNorm of x (N, D) with eps 1e-5.
-void layer_norm(const MatR& x, const RowVec& g, const RowVec& b, MatR& out);
+// out: (N, D) LayerNorm of x (N, D); forward() passes the weights' ln_eps.
+void layer_norm(const MatR& x, const RowVec& g, const RowVec& b, MatR& out, float eps = 1e-5f);
 // GELU, tanh form (as GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 float gelu(float x);
 // x: (B*T, D) embeddings of the batch, positions included (padded rows are 0).

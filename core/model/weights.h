@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/text/bpe.h"
 #include "core/text/tokenizer.h"
 
 namespace headmap {
@@ -36,7 +37,8 @@ struct LayerWeights {
 
 // Where the weights came from, for the UI and the passport.
 struct WeightsSource {
-  enum class Kind { RandomInit, Trained } kind = Kind::RandomInit;
+  // Pretrained: a GPT-2-family model opened from a Hugging Face directory (core/io/hf_gpt2.h).
+  enum class Kind { RandomInit, Trained, Pretrained } kind = Kind::RandomInit;
   uint64_t seed = 7;          // random init: the weights' seed; trained: the training seed
   int trained_heads = 0;      // trained: the H it was trained with
   long steps = 0;             // trained: optimiser steps
@@ -47,6 +49,10 @@ struct WeightsSource {
   bool no_w_o = false;        // trained without W_O: w_o = I and b_o = 0 (the same function)
   std::string reproduce;      // trained: the command that made it ("headmap-cli train ...")
   std::string train_options;  // trained: every training option, as JSON
+  std::string model_name;     // pretrained: "gpt2", "distilgpt2", ... (the directory's name)
+  std::string model_type;     // pretrained: config.json's model_type ("gpt2")
+  int64_t parameters = 0;     // pretrained: distinct parameters (a tied unembedding counts once)
+  std::string tokenizer_files;  // pretrained: "vocab.json + merges.txt" or "tokenizer.json"
 };
 
 struct ModelWeights {
@@ -56,17 +62,20 @@ struct ModelWeights {
 
   // Trained language models only; all empty in random-init mode, where token vectors come
   // from a hash of the token text and positions from the sinusoidal encoding.
-  Vocab vocab;
+  Bpe bpe;      // (V) the byte-level BPE the model was trained with
   MatR tok_emb;   // (V, D)
   MatR pos_emb;   // (context, D), learned positions
   RowVec lnf_g, lnf_b;  // (D), final LayerNorm before the unembedding
-  // The unembedding is tied: logits = LN_f(x) * tok_emb^T, (B*T, V).
+  // The unembedding is tied, logits = LN_f(x) * tok_emb^T (B*T, V), unless lm_head is set.
+  MatR lm_head;   // (V, D) an untied unembedding (a pretrained model's own lm_head), else empty
+  float ln_eps = 1e-5f;  // every LayerNorm's epsilon (GPT-2's config.json: layer_norm_epsilon)
 
   WeightsSource source;
 
   bool trained() const { return tok_emb.size() > 0; }
   int num_layers() const { return static_cast<int>(layers.size()); }
   int vocab_size() const { return static_cast<int>(tok_emb.rows()); }
+  const MatR& unembedding() const { return lm_head.size() > 0 ? lm_head : tok_emb; }  // (V, D)
 };
 
 // Random init: every tensor is a pure function of (seed, D, layer, tensor name), never of H.

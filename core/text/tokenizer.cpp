@@ -1,12 +1,13 @@
 // tokenizer.cpp: code point classes, clusters, the three tokenizer modes, vocab building.
 //
-// Sections: [classes] [clusters] [word and char modes] [vocab mode] [vocab building]
+// Sections: [classes] [clusters] [word and char modes] [bpe mode]
 #include "core/text/tokenizer.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
+#include <cctype>
 
+#include "core/text/bpe.h"
 #include "core/text/utf8.h"
 
 namespace headmap {
@@ -15,7 +16,7 @@ const char* tokenizer_name(TokenizerKind kind) {
   switch (kind) {
     case TokenizerKind::Word: return "word";
     case TokenizerKind::Char: return "char";
-    case TokenizerKind::Vocab: return "vocab";
+    case TokenizerKind::Bpe: return "bpe";
   }
   return "word";
 }
@@ -23,7 +24,7 @@ const char* tokenizer_name(TokenizerKind kind) {
 bool parse_tokenizer(std::string_view name, TokenizerKind* out) {
   if (name == "word") { *out = TokenizerKind::Word; return true; }
   if (name == "char") { *out = TokenizerKind::Char; return true; }
-  if (name == "vocab") { *out = TokenizerKind::Vocab; return true; }
+  if (name == "bpe") { *out = TokenizerKind::Bpe; return true; }
   return false;
 }
 
@@ -160,26 +161,22 @@ std::vector<std::string> split_words(std::string_view valid_utf8) {
   return words_of(decode_utf8(valid_utf8).codepoints);
 }
 
-static void vocab_pieces(const std::string& word, const Vocab& vocab, std::vector<Token>& out);
+static void bpe_tokens(std::string_view text, const Bpe& bpe, std::vector<Token>& out);
 
-TokenizedText tokenize(std::string_view text, TokenizerKind kind, int context, const Vocab* vocab) {
+TokenizedText tokenize(std::string_view text, TokenizerKind kind, int context, const Bpe* bpe) {
   TokenizedText out;
   const DecodedText d = decode_utf8(text);
   out.invalid_utf8 = d.replaced;
   std::vector<Token> all;
-  if (kind == TokenizerKind::Char) {
+  if (kind == TokenizerKind::Bpe && bpe) {
+    bpe_tokens(text, *bpe, all);  // the raw bytes: BPE spells anything, and decodes back to it
+  } else if (kind == TokenizerKind::Char) {
     for (const Cluster& c : clusters(d.codepoints)) {
       if (c.cls == Cls::Space && (d.codepoints[c.begin] == '\n' || d.codepoints[c.begin] == '\r')) continue;
       all.push_back(Token{encode_utf8(std::u32string_view(d.codepoints.data() + c.begin, c.end - c.begin))});
     }
   } else {
-    for (std::string& w : words_of(d.codepoints)) {
-      if (kind == TokenizerKind::Vocab && vocab) {
-        vocab_pieces(w, *vocab, all);
-      } else {
-        all.push_back(Token{std::move(w)});
-      }
-    }
+    for (std::string& w : words_of(d.codepoints)) all.push_back(Token{std::move(w)});
   }
   out.total_tokens = static_cast<int>(all.size());
   if (context < 1) context = 1;
@@ -191,127 +188,42 @@ TokenizedText tokenize(std::string_view text, TokenizerKind kind, int context, c
 std::string token_display(const Token& t) {
   if (t.text == " ") return "\xE2\x90\xA3";  // ␣
   if (t.text == "\t") return "\xE2\x87\xA5";  // ⇥
-  if (t.continues && t.text.rfind("##", 0) == 0) return t.text.substr(2);
+  if (t.text == "\n") return "\xE2\x8F\x8E";  // ⏎
+  // A word's leading space is drawn as a small raised dot, so " cat" reads "·cat".
+  if (t.leading_space && t.text.size() > 1) return "\xC2\xB7" + t.text.substr(1);
   return t.text;
 }
 
-// ---- [vocab mode] ----------------------------------------------------------------------
-void Vocab::add(const std::string& piece) {
-  if (index.count(piece)) return;
-  index.emplace(piece, static_cast<int>(pieces.size()));
-  pieces.push_back(piece);
-  max_piece_bytes = std::max(max_piece_bytes, static_cast<int>(piece.size()));
-}
-
-int Vocab::find(std::string_view piece) const {
-  auto it = index.find(std::string(piece));
-  return it == index.end() ? -1 : it->second;
-}
-
-static std::string byte_piece(unsigned char b) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "<0x%02X>", b);
-  return buf;
-}
-
-int Vocab::byte_id(unsigned char b) const { return find(byte_piece(b)); }
-
-// Length in bytes of the UTF-8 sequence starting with lead byte c (1 for invalid leads).
-static int utf8_len(unsigned char c) {
-  if (c >= 0xF0) return 4;
-  if (c >= 0xE0) return 3;
-  if (c >= 0xC0) return 2;
-  return 1;
-}
-
-// Greedy longest match over whole characters: the word itself, else the longest known
-// prefix, then the longest known "##" continuation, and so on; a character that is not in
-// the vocabulary at all falls back to its bytes.
-static void vocab_pieces(const std::string& word, const Vocab& vocab, std::vector<Token>& out) {
-  if (int id = vocab.find(word); id >= 0) {
-    out.push_back(Token{word, id, false});
-    return;
-  }
-  size_t pos = 0;
-  bool first = true;
-  while (pos < word.size()) {
-    const std::string prefix = first ? "" : "##";
-    // Candidate ends at character boundaries, longest first.
-    std::vector<size_t> ends;
-    for (size_t e = pos; e < word.size();) {
-      e += utf8_len(static_cast<unsigned char>(word[e]));
-      if (e > word.size()) e = word.size();
-      if (static_cast<int>(e - pos + prefix.size()) > vocab.max_piece_bytes) break;
-      ends.push_back(e);
-    }
-    bool matched = false;
-    for (auto it = ends.rbegin(); it != ends.rend(); ++it) {
-      const std::string piece = prefix + word.substr(pos, *it - pos);
-      if (int id = vocab.find(piece); id >= 0) {
-        out.push_back(Token{piece, id, !first});
-        pos = *it;
-        matched = true;
-        break;
+// ---- [bpe mode] ------------------------------------------------------------------------
+// Each id becomes a token whose text is its bytes when they are valid UTF-8 on their own,
+// else "<0xNN>" per byte (a piece of a character that BPE split, such as part of an emoji).
+static void bpe_tokens(std::string_view text, const Bpe& bpe, std::vector<Token>& out) {
+  for (int id : bpe.encode(text)) {
+    const std::string& bytes = bpe.token_bytes(id);
+    Token t;
+    t.id = id;
+    int bad = 0;
+    (void)sanitize_utf8(bytes, &bad);
+    if (bad) {
+      for (unsigned char b : bytes) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+        t.text += buf;
       }
+    } else {
+      t.text = bytes;
     }
-    if (!matched) {  // bytes of one character
-      const size_t e = std::min(word.size(), pos + utf8_len(static_cast<unsigned char>(word[pos])));
-      for (; pos < e; ++pos) {
-        const unsigned char b = static_cast<unsigned char>(word[pos]);
-        out.push_back(Token{byte_piece(b), vocab.byte_id(b), !first});
-        first = false;
-      }
+    const unsigned char first = bytes.empty() ? 0 : static_cast<unsigned char>(bytes[0]);
+    t.leading_space = first == ' ' && bytes.size() > 1;
+    // A piece continues a word when it starts with a letter or digit right after one.
+    const bool starts_alnum = first >= 0x80 || std::isalnum(first);
+    if (!out.empty() && starts_alnum) {
+      const std::string& prev = bpe.token_bytes(out.back().id);
+      const unsigned char last = prev.empty() ? 0 : static_cast<unsigned char>(prev.back());
+      t.continues = last >= 0x80 || std::isalnum(last);
     }
-    first = false;
+    out.push_back(std::move(t));
   }
-}
-
-// ---- [vocab building] ------------------------------------------------------------------
-Vocab build_vocab(const std::vector<std::string>& lines, int max_words, int max_subwords, int min_word_count) {
-  std::map<std::string, long> word_count;
-  for (const std::string& line : lines)
-    for (std::string& w : split_words(sanitize_utf8(line))) ++word_count[w];
-
-  auto by_count = [](const std::map<std::string, long>& m) {
-    std::vector<std::pair<std::string, long>> v(m.begin(), m.end());
-    std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second > b.second; });
-    return v;
-  };
-
-  Vocab vocab;
-  // Bytes first: ids 0..255 are the byte fallbacks, so every input has a spelling.
-  for (int b = 0; b < 256; ++b) vocab.add(byte_piece(static_cast<unsigned char>(b)));
-  // Every character seen, whole and as a continuation.
-  std::map<std::string, long> chars;
-  for (auto& [w, n] : word_count) {
-    const std::u32string cps = decode_utf8(w).codepoints;
-    for (size_t i = 0; i < cps.size(); ++i) chars[(i ? "##" : "") + encode_utf8(std::u32string(1, cps[i]))] += n;
-  }
-  for (auto& [c, n] : by_count(chars)) vocab.add(c);
-  // Frequent words.
-  int words = 0;
-  for (auto& [w, n] : by_count(word_count)) {
-    if (words >= max_words || n < min_word_count) break;
-    vocab.add(w);
-    ++words;
-  }
-  // Frequent pieces of the words that did not make it, so rare words split sensibly.
-  std::map<std::string, long> pieces;
-  for (auto& [w, n] : word_count) {
-    if (vocab.find(w) >= 0) continue;
-    const std::u32string cps = decode_utf8(w).codepoints;
-    for (size_t i = 0; i < cps.size(); ++i)
-      for (size_t len = 2; len <= 6 && i + len <= cps.size(); ++len)
-        pieces[(i ? "##" : "") + encode_utf8(cps.substr(i, len))] += n;
-  }
-  int sub = 0;
-  for (auto& [p, n] : by_count(pieces)) {
-    if (sub >= max_subwords) break;
-    if (vocab.find(p) >= 0) continue;
-    vocab.add(p);
-    ++sub;
-  }
-  return vocab;
 }
 
 }  // namespace headmap

@@ -1,6 +1,6 @@
 // corpus.cpp: the grammar behind headmap's built-in training text (see corpus.h).
 //
-// Sections: [words] [phrases] [stories] [repeats] [corpus]
+// Sections: [words] [phrases] [stories] [facts] [numbers] [repeats] [corpus]
 #include "core/train/corpus.h"
 
 #include <algorithm>

@@ -91,12 +91,12 @@ ModelParams init_params(int D, int L, int V, int P, uint64_t seed) {
   return p;
 }
 
-ModelWeights to_model_weights(const ModelParams& p, const Vocab& vocab, bool no_w_o) {
+ModelWeights to_model_weights(const ModelParams& p, const Bpe& bpe, bool no_w_o) {
   const int D = p.d_model();
   ModelWeights w;
   w.d_model = D;
   w.context = p.context();
-  w.vocab = vocab;
+  w.bpe = bpe;
   w.tok_emb = p.tok_emb;
   w.pos_emb = p.pos_emb;
   w.lnf_g = p.lnf_g;
@@ -197,6 +197,11 @@ static bool blank_line(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
 }
 
+size_t held_out_lines(size_t n, double val_fraction) {
+  if (n < 2) return 0;
+  return std::clamp<size_t>(static_cast<size_t>(std::llround(static_cast<double>(n) * val_fraction)), 1, n - 1);
+}
+
 Result<TrainCorpus> train_corpus_from_text(const std::string& text, const std::string& name, const CorpusOptions& o) {
   std::vector<std::string> lines;
   for (std::string& l : split_lines(text))
@@ -206,19 +211,20 @@ Result<TrainCorpus> train_corpus_from_text(const std::string& text, const std::s
                                                  " text lines; training needs at least 2 (one held out for validation)."};
   if (!(o.val_fraction > 0.0 && o.val_fraction < 1.0))
     return Error{ErrorKind::InvalidArgument, "val_fraction must be in (0, 1)."};
-  const size_t n_val = std::clamp<size_t>(static_cast<size_t>(std::llround(lines.size() * o.val_fraction)), 1, lines.size() - 1);
-  const size_t n_train = lines.size() - n_val;
+  if (!o.bpe && (o.vocab_size < 257 || o.vocab_size > 65536))
+    return Error{ErrorKind::InvalidArgument, "The BPE vocabulary size must be in 257..65536 (256 bytes and at least one merge)."};
+  const size_t n_train = lines.size() - held_out_lines(lines.size(), o.val_fraction);
   TrainCorpus c;
   c.name = name;
   c.train_lines = static_cast<long>(n_train);
-  c.vocab = build_vocab(std::vector<std::string>(lines.begin(), lines.begin() + static_cast<long>(n_train)), o.max_words,
-                        o.max_subwords, o.min_word_count);
+  c.bpe = o.bpe ? *o.bpe : Bpe::train(std::vector<std::string>(lines.begin(), lines.begin() + static_cast<long>(n_train)), o.vocab_size);
+  // Lines encode independently, so both cores share the work; the streams keep line order.
+  std::vector<std::vector<int>> ids(lines.size());
+#pragma omp parallel for schedule(dynamic, 256)
+  for (long i = 0; i < static_cast<long>(lines.size()); ++i) ids[size_t(i)] = c.bpe.encode(lines[size_t(i)] + "\n");
   for (size_t i = 0; i < lines.size(); ++i) {
     std::vector<int32_t>& dst = i < n_train ? c.train : c.val;
-    for (const Token& t : tokenize(lines[i], TokenizerKind::Vocab, INT_MAX, &c.vocab).tokens) {
-      HM_ASSERT(t.id >= 0 && t.id < c.vocab.size(), "the vocabulary must spell every byte");
-      dst.push_back(t.id);
-    }
+    dst.insert(dst.end(), ids[i].begin(), ids[i].end());
     if (i >= n_train) c.val_lines.push_back(lines[i]);
   }
   return c;
@@ -391,7 +397,7 @@ std::string options_json(const TrainOptions& o, const std::string& corpus) {
 
 Result<TrainResult> train(const TrainCorpus& corpus, const TrainOptions& o, const TrainHooks& hooks) {
   if (Status s = validate(o); !s) return s.error();
-  const int B = o.batch, T = o.seq, V = corpus.vocab.size();
+  const int B = o.batch, T = o.seq, V = corpus.bpe.size();
   const int64_t n_train = static_cast<int64_t>(corpus.train.size()), n_val = static_cast<int64_t>(corpus.val.size());
   if (n_train < T + 1 || n_val < T + 1)
     return Error{ErrorKind::InvalidArgument, "The corpus " + corpus.name + " has " + std::to_string(n_train) + " training and " +
@@ -429,7 +435,7 @@ Result<TrainResult> train(const TrainCorpus& corpus, const TrainOptions& o, cons
   };
 
   auto make_weights = [&](int steps_done, double train_loss, double val_loss) {
-    ModelWeights w = to_model_weights(tr.params(), corpus.vocab, o.no_w_o);
+    ModelWeights w = to_model_weights(tr.params(), corpus.bpe, o.no_w_o);
     w.source.trained_heads = o.num_heads;
     w.source.steps = steps_done;
     w.source.final_loss = train_loss;
@@ -513,33 +519,6 @@ Result<TrainResult> train(const TrainCorpus& corpus, const TrainOptions& o, cons
   res.tokens_per_s = train_time > 0 ? static_cast<double>(o.steps) * B * T / train_time : 0.0;
   res.weights = make_weights(o.steps, res.final_train_loss, val_loss);
   return res;
-}
-
-std::string train_command(const TrainOptions& o, const std::string& corpus_path, const std::string& out_path) {
-  const TrainOptions d;
-  char buf[1024];
-  std::snprintf(buf, sizeof buf,
-                "headmap-cli train --corpus %s --d-model %d --heads %d --layers %d --context %d --steps %d --batch %d --seq %d "
-                "--lr %g --warmup %d --seed %llu",
-                corpus_path.c_str(), o.d_model, o.num_heads, o.num_layers, o.context, o.steps, o.batch, o.seq, o.lr, o.warmup,
-                static_cast<unsigned long long>(o.seed));
-  std::string cmd = buf;
-  auto opt = [&](const char* flag, double v, double def) {
-    if (v != def) {
-      std::snprintf(buf, sizeof buf, " %s %g", flag, v);
-      cmd += buf;
-    }
-  };
-  opt("--min-lr-ratio", o.min_lr_ratio, d.min_lr_ratio);
-  opt("--weight-decay", o.weight_decay, d.weight_decay);
-  opt("--beta2", o.beta2, d.beta2);
-  opt("--clip", o.clip, d.clip);
-  opt("--eval-every", o.eval_every, d.eval_every);
-  opt("--eval-tokens", o.eval_tokens, d.eval_tokens);
-  if (o.no_w_o) cmd += " --no-wo";
-  cmd += " --threads " + std::to_string(o.threads > 0 ? o.threads : compute_threads());
-  cmd += " --out " + out_path;
-  return cmd;
 }
 
 }  // namespace headmap

@@ -84,7 +84,7 @@ ModelParams init_params(int d_model, int num_layers, int vocab, int context, uin
 // Conversions. to_model_weights splits w_qkv into w_q/w_k/w_v and fuses again, so forward()
 // can run the result at once. Without W_O, w_o = I and b_o = 0: the same function, so the
 // weights run correctly with or without the no-W_O switch.
-ModelWeights to_model_weights(const ModelParams& p, const Vocab& vocab, bool no_w_o);
+ModelWeights to_model_weights(const ModelParams& p, const Bpe& bpe, bool no_w_o);
 ModelParams from_model_weights(const ModelWeights& w);  // w.trained() must hold
 
 // ---- [options] -------------------------------------------------------------------------
@@ -116,15 +116,18 @@ Status validate(const TrainOptions& o);
 float learning_rate(const TrainOptions& o, int step);
 
 // ---- [corpus] --------------------------------------------------------------------------
-// A tokenized training text: the vocabulary built from its training lines, and the train
-// and validation splits as token streams (lines joined in order).
+// A tokenized training text: a byte-level BPE learned from its training lines (or given),
+// and the train and validation splits as token streams (each line followed by "\n").
 struct CorpusOptions {
   double val_fraction = 0.05;  // the last 5% of lines are held out
-  int max_words = 4000, max_subwords = 600, min_word_count = 2;  // build_vocab()
+  int vocab_size = 4096;       // BPE tokens to learn (256 bytes + merges); ignored if `bpe` is set
+  const Bpe* bpe = nullptr;    // use this tokenizer instead of learning one
 };
+// How many of n lines the last val_fraction holds out (at least 1, at most n - 1).
+size_t held_out_lines(size_t n, double val_fraction);
 struct TrainCorpus {
-  std::string name;              // e.g. "grammar-v1" (the file name without extension)
-  Vocab vocab;                   // (V) built from the training lines only
+  std::string name;              // e.g. "english-v1" (the file name without extension)
+  Bpe bpe;                       // (V) learned from the training lines only
   std::vector<int32_t> train;    // token ids of the training lines
   std::vector<int32_t> val;      // token ids of the held-out lines
   std::vector<std::string> val_lines;  // the held-out lines themselves (for metrics)
@@ -226,8 +229,5 @@ struct TrainResult {
 // Trains a fresh model on the corpus. Errors: invalid options (InvalidConfig), a corpus too
 // small for the options (InvalidArgument), cancellation (Cancelled).
 Result<TrainResult> train(const TrainCorpus& corpus, const TrainOptions& o, const TrainHooks& hooks = {});
-
-// The command line that reproduces a run of `headmap-cli train` with these options.
-std::string train_command(const TrainOptions& o, const std::string& corpus_path, const std::string& out_path);
 
 }  // namespace headmap

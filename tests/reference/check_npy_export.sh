@@ -7,7 +7,7 @@ here=$(dirname "$0")
 /usr/bin/python3 -c "import numpy" 2>/dev/null || { echo "numpy is not installed: skipped"; exit 77; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-"$cli" --npy "$dir/a" --d-model 96 --heads 6 --layers 2 --text "The chicken didn't cross the road because it was too wide." --text "It was wide."
+"$cli" --random-init --npy "$dir/a" --d-model 96 --heads 6 --layers 2 --text "The chicken didn't cross the road because it was too wide." --text "It was wide."
 /usr/bin/python3 "$here/mha_reference.py" "$dir/a"
-"$cli" --npy "$dir/b" --d-model 64 --heads 8 --no-causal --pitfall-interleaved --pitfall-scale-d-model --text "The lawyer who the jury believed told the truth."
+"$cli" --random-init --npy "$dir/b" --d-model 64 --heads 8 --no-causal --pitfall-interleaved --pitfall-scale-d-model --text "The lawyer who the jury believed told the truth."
 /usr/bin/python3 "$here/mha_reference.py" "$dir/b"

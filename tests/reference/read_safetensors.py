@@ -44,13 +44,15 @@ def read(path):
     buf = memoryview(data)[8 + n:]
     tensors, spans = {}, []
     for name, t in header.items():
-        if t["dtype"] != "F32":
+        dtypes = {"F32": "<f4", "F16": "<f2"}  # numpy's float16 is IEEE binary16, as safetensors' F16
+        if t["dtype"] not in dtypes:
             raise ValueError(f"{name}: dtype {t['dtype']}")
         b, e = t["data_offsets"]
         shape = tuple(t["shape"])
-        if e - b != 4 * int(np.prod(shape, dtype=np.int64)):
+        size = np.dtype(dtypes[t["dtype"]]).itemsize
+        if e - b != size * int(np.prod(shape, dtype=np.int64)):
             raise ValueError(f"{name}: {e - b} bytes for shape {shape}")
-        tensors[name] = np.frombuffer(buf[b:e], dtype="<f4").reshape(shape)
+        tensors[name] = np.frombuffer(buf[b:e], dtype=dtypes[t["dtype"]]).reshape(shape).astype(np.float32)
         spans.append((b, e))
     spans.sort()
     pos = 0

@@ -7,6 +7,7 @@
 
 #include "app/gui/panels/panels.h"
 #include "app/gui/ui_widgets.h"
+#include "app/gui/theme.h"
 
 namespace headmap {
 
@@ -28,22 +29,42 @@ void draw_controls(AppState& s) {
   const float w = ImGui::GetContentRegionAvail().x * 0.62f;
   ImGui::PushItemWidth(w);
 
-  ImGui::SliderInt("d_model", &c.d_model, 1, 1024, "%d", ImGuiSliderFlags_AlwaysClamp);
-  help_marker("D, the width of every token's vector. The heads split it: d_head = D / H.");
-  for (int d : {24, 64, 128, 256, 512, 768}) {
-    char label[16];
-    std::snprintf(label, sizeof label, "%d", d);
-    if (ImGui::SmallButton(label)) c.d_model = d;
-    ImGui::SameLine();
+  // A pretrained model fixes D and L; H can still move, as a re-slicing of the same weights.
+  const ModelWeights* fixed = (s.pretrained && s.weights_mode == WeightsMode::Trained) ? s.pretrained.get() : nullptr;
+  if (fixed) {
+    c.d_model = fixed->d_model;
+    c.num_layers = fixed->num_layers();
   }
-  ImGui::NewLine();
+  ImGui::BeginDisabled(fixed != nullptr);
+  ImGui::SliderInt("d_model", &c.d_model, 1, std::max(1024, c.d_model), "%d", ImGuiSliderFlags_AlwaysClamp);
+  ImGui::EndDisabled();
+  help_marker("D, the width of every token's vector. The heads split it: d_head = D / H.");
+  if (fixed) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("d_model and layers are fixed by %s's weights", fixed->source.model_name.c_str());
+    ImGui::PopTextWrapPos();
+  } else {
+    for (int d : {24, 64, 128, 256, 512, 768}) {
+      char label[16];
+      std::snprintf(label, sizeof label, "%d", d);
+      if (ImGui::SmallButton(label)) c.d_model = d;
+      ImGui::SameLine();
+    }
+    ImGui::NewLine();
+  }
   ImGui::SliderInt("num_heads", &c.num_heads, 1, std::max(32, std::min(c.d_model, 64)), "%d", ImGuiSliderFlags_AlwaysClamp);
   help_marker("H, the number of heads. Any H that divides d_model is valid; the parameters do not change with H.");
+  if (fixed && c.num_heads != fixed->source.trained_heads) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("re-slicing %s's %d heads into %d: the same weights, another view", fixed->source.model_name.c_str(),
+                        fixed->source.trained_heads, c.num_heads);
+    ImGui::PopTextWrapPos();
+  }
 
   if (s.config_status.ok()) {
     ImGui::TextDisabled("d_head = %d / %d = %d", c.d_model, c.num_heads, c.d_head());
   } else {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
     ImGui::TextWrapped("%s", s.config_status.error().message.c_str());
     ImGui::PopStyleColor();
     s.report.messages.push_back(s.config_status.error().message);
@@ -54,7 +75,9 @@ void draw_controls(AppState& s) {
     if (ImGui::Button(label)) c.num_heads = fix;
   }
   ImGui::Separator();
-  ImGui::SliderInt("layers", &c.num_layers, 1, kMaxLayers, "%d", ImGuiSliderFlags_AlwaysClamp);
+  ImGui::BeginDisabled(fixed != nullptr);
+  ImGui::SliderInt("layers", &c.num_layers, 1, std::max(kMaxLayers, c.num_layers), "%d", ImGuiSliderFlags_AlwaysClamp);
+  ImGui::EndDisabled();
   ImGui::SliderInt("context", &c.context, 1, kMaxContext, "%d", ImGuiSliderFlags_AlwaysClamp | ImGuiSliderFlags_Logarithmic);
   help_marker("Maximum tokens per sentence. Longer text is truncated, and the truncation is reported under the sentence.");
   if (trained && s.result->fwd->weights->context < c.context)
@@ -70,7 +93,8 @@ void draw_controls(AppState& s) {
     int tok = c.tokenizer == TokenizerKind::Char ? 1 : 0;
     if (ImGui::Combo("tokenizer", &tok, "word\0char\0")) c.tokenizer = tok == 1 ? TokenizerKind::Char : TokenizerKind::Word;
   } else {
-    ImGui::TextDisabled("tokenizer: the checkpoint's vocabulary");
+    ImGui::TextDisabled("tokenizer: the model's byte-level BPE");
+    help_marker("Sub-words learned from the training text (GPT-2's algorithm). A word the model knows is one token; a rare one splits into pieces, down to single bytes, so nothing is ever unknown. A dot marks a piece that starts with a space.");
   }
   ImGui::PopItemWidth();
 
@@ -87,7 +111,7 @@ void draw_controls(AppState& s) {
     text_disabled_wrapped_at_commas(s.result->fwd->source);
   }
   if (!s.weights_note.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1.0f));
+    ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
     ImGui::TextWrapped("%s", s.weights_note.c_str());
     ImGui::PopStyleColor();
   }

@@ -12,6 +12,7 @@
 
 #include "app/gui/panels/panels.h"
 #include "app/gui/ui_widgets.h"
+#include "app/gui/theme.h"
 
 namespace headmap {
 
@@ -55,7 +56,7 @@ HeatmapStyle step_style(const Step& st, const AppState& s, const ModelConfig& cf
   style.diverging = !st.weights;
   style.vmin = st.weights ? 0.0f : st.lo;
   style.vmax = st.weights ? std::max(st.hi, 1e-6f) : st.hi;
-  style.mask = st.square && (st.masked || st.weights) ? mask_mode(cfg, true) : 0;
+  style.mask = st.square && (st.masked || st.weights) ? shown_mask(cfg, true) : MaskKind::None;
   style.len = len;
   return style;
 }
@@ -79,7 +80,7 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   }
   const HeadTrace& tr = *s.result->trace;
   const ForwardData& f = *s.result->fwd;
-  const TraceRequest& req = s.result->request.trace;
+  const TraceRequest& req = *s.result->request.trace;  // a trace answers a request for one
   const std::vector<std::string>& toks = f.labels[req.batch];
   const int len = tr.len;
 
@@ -88,7 +89,7 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   ImGui::TextDisabled("   \xE2\x86\x90 \xE2\x86\x92 heads, \xE2\x86\x91 \xE2\x86\x93 layers   d_head = %d", cfg.d_head());
   if (s.stale) {
     ImGui::SameLine();
-    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "  updating...");
+    ImGui::TextColored(kPendingColour, "  updating...");
   }
 
   std::vector<Step> steps = steps_of(tr, cfg);

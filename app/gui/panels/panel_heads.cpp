@@ -10,6 +10,7 @@
 
 #include "app/gui/panels/panels.h"
 #include "app/gui/ui_widgets.h"
+#include "app/gui/theme.h"
 #include "core/inspect/metrics.h"
 
 namespace headmap {
@@ -40,23 +41,21 @@ static void head_tooltip(const AppState& s, const ForwardData& f, int l, int b, 
   ImGui::Text("weight      %.4f", w);
   const ModelConfig& cfg = s.result->request.cfg;
   if (!cfg.pitfalls.head_averaged) {
-    MhaOptions mo;
-    mo.num_heads = cfg.num_heads;
-    mo.pitfalls = cfg.pitfalls;
+    const MhaOptions mo = mha_options(cfg);
     const MatR& x = out.attn_in[l];  // (B*T, D)
     const float raw = head_score(f.weights->layers[l], x.row(static_cast<Eigen::Index>(b) * out.T + t).data(),
                                  x.row(static_cast<Eigen::Index>(b) * out.T + k).data(), h, mo);
     ImGui::Text("raw score   %.4f   (q\xC2\xB7k)", raw);
     ImGui::Text("scaled      %.4f   (\xC3\xB7 %.3g)", raw * score_scale(cfg.d_model, mo), 1.0f / score_scale(cfg.d_model, mo));
   }
-  if (!key_visible(MhaOptions{cfg.num_heads, cfg.causal, cfg.pitfalls, nullptr, nullptr}, t, k, f.batch.lengths[b]))
+  if (!key_visible(mha_options(cfg), t, k, f.batch.lengths[b]))
     ImGui::TextDisabled("hidden by the mask");
   ImGui::EndTooltip();
 }
 
 void draw_heads(AppState& s, HeatmapRenderer& r) {
   if (!s.compute_error.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
     ImGui::TextWrapped("%s%s", s.compute_error.c_str(), s.result ? " Showing the last result." : "");
     ImGui::PopStyleColor();
     s.report.messages.push_back(s.compute_error);
@@ -91,22 +90,21 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   ImGui::TextDisabled("  %.1f ms", f.compute_ms);
   if (f.weights->trained() && out.loss_tokens > 0) {
     // The pruning exercise: switch heads off (the boxes by the titles) and watch this move.
-    int off = 0;
-    for (uint8_t a : s.result->request.ablated) off += a != 0;
+    const int off = static_cast<int>(s.result->request.ablated.size());
     ImGui::SameLine();
     ImGui::Text("  loss on this text %.3f nats/token", out.loss);
     if (off) {
       ImGui::SameLine();
-      ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "(%d head%s off)", off, off == 1 ? "" : "s");
+      ImGui::TextColored(kPendingColour, "(%d head%s off)", off, off == 1 ? "" : "s");
     }
   }
   if (s.stale) {
     ImGui::SameLine();
-    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "  updating...");
+    ImGui::TextColored(kPendingColour, "  updating...");
   }
 
   if (!s.config_status.ok()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
     ImGui::TextWrapped("Showing the last valid configuration (d_model %d, %d heads). %s", cfg.d_model, cfg.num_heads,
                        s.config_status.error().message.c_str());
     ImGui::PopStyleColor();
@@ -131,7 +129,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   style.colormap = s.view.colormap;
   style.log_scale = s.view.log_scale;
   style.grid = s.view.grid_lines;
-  style.mask = mask_mode(cfg, out.B > 1);
+  style.mask = shown_mask(cfg, out.B > 1);
   style.len = len;
   style.hi_row = s.hover_token >= 0 ? s.hover_token : -1;
   style.hi_col = s.hover_key >= 0 ? s.hover_key : s.hover_token;
@@ -159,13 +157,15 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     }
     if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
     // Head ablation: the box switches the head's output off (its pattern stays on screen).
-    const size_t ai = static_cast<size_t>(layer) * cfg.num_heads + h;
-    if (!cfg.pitfalls.head_averaged && ai < s.ablated.size() && cfg.num_heads == s.cfg.num_heads &&
-        cfg.num_layers == s.cfg.num_layers) {
-      bool on = s.ablated[ai] == 0;
+    if (!cfg.pitfalls.head_averaged && cfg.num_heads == s.cfg.num_heads && cfg.num_layers == s.cfg.num_layers) {
+      const HeadId id{layer, h};
+      bool on = s.ablated.count(id) == 0;
       ImGui::PushID(h);
       ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(1, 1));
-      if (ImGui::Checkbox("##on", &on)) s.ablated[ai] = on ? 0 : 1;
+      if (ImGui::Checkbox("##on", &on)) {
+        if (on) s.ablated.erase(id);
+        else s.ablated.insert(id);
+      }
       ImGui::PopStyleVar();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation).");
       ImGui::PopID();
@@ -174,7 +174,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::TextUnformatted(title);
     if (label != HeadLabel::None) {
       ImGui::SameLine();
-      ImGui::TextColored(ImVec4(0.55f, 0.85f, 1.0f, 1.0f), "%s", head_label_name(label));
+      ImGui::TextColored(kAccentColour, "%s", head_label_name(label));
     }
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip("entropy %.3f nats (%.2f of the maximum)\nprevious-token %.2f   first-token %.2f   self %.2f\n"

@@ -36,7 +36,7 @@ void draw_model(AppState& s, HeatmapRenderer& r) {
   style.colormap = s.view.colormap;
   style.log_scale = s.view.log_scale;
   style.grid = false;
-  style.mask = mask_mode(cfg, out.B > 1);
+  style.mask = shown_mask(cfg, out.B > 1);
   style.len = len;
   for (int l = 0; l < out.L; ++l) {
     ImGui::AlignTextToFramePadding();

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "app/gui/panels/panels.h"
+#include "app/gui/theme.h"
 
 namespace headmap {
 
@@ -32,7 +33,7 @@ void draw_passport(AppState& s, bool full) {
   const float glow = prev ? std::max(0.0f, 1.0f - since / 4.0f) : 0.0f;  // highlight fades over 4 s
 
   if (!s.config_status.ok()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
     ImGui::TextWrapped("%s", s.config_status.error().message.c_str());
     ImGui::PopStyleColor();
     ImGui::TextDisabled("Below: the last valid configuration.");
@@ -40,7 +41,7 @@ void draw_passport(AppState& s, bool full) {
   ImGui::Text("B=%d  T=%d  D=%d  H=%d  d_head=%d  L=%d", p.B, p.T, c.d_model, c.num_heads, c.d_head(), c.num_layers);
   if (!s.last_change.empty() && glow > 0) {
     ImGui::SameLine();
-    ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.35f, 0.4f + 0.6f * glow), "  %s", s.last_change.c_str());
+    ImGui::TextColored(ImVec4(kChangedColour.x, kChangedColour.y, kChangedColour.z, 0.4f + 0.6f * glow), "  %s", s.last_change.c_str());
   }
   ImGui::TextDisabled("%s", s.result->fwd->source.c_str());
 
@@ -67,13 +68,13 @@ void draw_passport(AppState& s, bool full) {
         section = st.section;
         ImGui::TableNextRow();
         ImGui::TableSetColumnIndex(0);
-        ImGui::TextColored(ImVec4(0.55f, 0.85f, 1.0f, 1.0f), "%s", section.c_str());
+        ImGui::TextColored(kAccentColour, "%s", section.c_str());
       }
       ImGui::TableNextRow();
       const PassportStep* old = prev ? prev->find(st.id) : nullptr;
       const bool changed = prev && (!old || old->concrete != st.concrete || old->formula != st.formula);
       if (changed && glow > 0)
-        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, ImGui::GetColorU32(ImVec4(0.9f, 0.6f, 0.1f, 0.45f * glow)));
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, ImGui::GetColorU32(ImVec4(kChangedRowColour.x, kChangedRowColour.y, kChangedRowColour.z, 0.45f * glow)));
       int col = 0;
       ImGui::TableSetColumnIndex(col++);
       ImGui::TextUnformatted(st.name.c_str());
@@ -113,9 +114,9 @@ void draw_passport(AppState& s, bool full) {
     }
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
-    ImGui::TextColored(ImVec4(0.55f, 0.85f, 1.0f, 1.0f), "attention total");
+    ImGui::TextColored(kAccentColour, "attention total");
     ImGui::TableSetColumnIndex(1);
-    ImGui::TextColored(ImVec4(0.55f, 0.85f, 1.0f, 1.0f), "%s", grouped(p.attention_params).c_str());
+    ImGui::TextColored(kAccentColour, "%s", grouped(p.attention_params).c_str());
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
     ImGui::TextUnformatted("model total");
@@ -127,9 +128,9 @@ void draw_passport(AppState& s, bool full) {
   if (prev && glow > 0) {
     const int64_t d = p.attention_params - prev->attention_params;
     if (d == 0 && prev->cfg.num_heads != c.num_heads)
-      ImGui::TextColored(ImVec4(0.5f, 1.0f, 0.6f, 1.0f), "attention parameters: unchanged (H %d \xE2\x86\x92 %d)", prev->cfg.num_heads, c.num_heads);
+      ImGui::TextColored(kUnchangedColour, "attention parameters: unchanged (H %d \xE2\x86\x92 %d)", prev->cfg.num_heads, c.num_heads);
     else if (d != 0)
-      ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.35f, 1.0f), "attention parameters: %+lld", static_cast<long long>(d));
+      ImGui::TextColored(kChangedColour, "attention parameters: %+lld", static_cast<long long>(d));
   } else {
     ImGui::TextDisabled("4\xC2\xB7L\xC2\xB7(D\xC2\xB2 + D): the same for every H that divides D");
   }

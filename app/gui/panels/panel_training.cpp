@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "app/gui/panels/panels.h"
+#include "app/gui/theme.h"
 
 namespace headmap {
 
@@ -150,12 +151,12 @@ void draw_training(AppState& s) {
     if (ImGui::Button("Cancel")) s.train_cancel_request = true;
     if (t.runs == 1) ImGui::Checkbox("heatmaps follow the training", &s.follow_training);
   } else if (t.cancelled) {
-    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "%s",
+    ImGui::TextColored(kPendingColour, "%s",
                        (t.snapshot ? "Cancelled at step " + std::to_string(t.progress.step) + ". The heatmaps keep the last snapshot."
                                    : std::string("Cancelled before the first snapshot: the heatmaps show the weights they showed before."))
                            .c_str());
   } else if (t.error) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.35f, 1.0f));
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
     ImGui::TextWrapped("Training failed: %s", t.error->message.c_str());
     ImGui::PopStyleColor();
   } else if (t.done) {

@@ -1,4 +1,6 @@
 // heatmap_renderer.cpp: shader set-up, texture uploads, colouring into cached textures, overlays.
+//
+// Sections: [shaders] [textures] [colouring] [drawing]
 #include "app/gui/render/heatmap_renderer.h"
 
 #include <algorithm>
@@ -7,18 +9,36 @@
 #include <vector>
 
 #include "app/common/assets.h"
-#include "core/io/export.h"
+#include "core/io/file_io.h"
 
 namespace headmap {
 
+// A texture not drawn for this many frames is freed (a map that scrolled away or was replaced).
+static constexpr uint64_t kTextureIdleFrames = 3;
+
+// ---- [shaders] ------------------------------------------------------------------------
 void gl_check(const char* what, const char* file, int line) {
   for (GLenum e = glGetError(); e != GL_NO_ERROR; e = glGetError())
     std::fprintf(stderr, "headmap: GL error 0x%04x after %s (%s:%d)\n", e, what, file, line);
 }
 
+// The GLSL names of the core's MaskKind values, put after the shader's #version line: the
+// shader compares u_mask with these names, never with numbers of its own.
+static std::string mask_defines() {
+  std::string d;
+  for (auto [name, m] : {std::pair{"MASK_NONE", MaskKind::None}, std::pair{"MASK_CAUSAL", MaskKind::Causal},
+                         std::pair{"MASK_REVERSED", MaskKind::Reversed}, std::pair{"MASK_PADDING_ONLY", MaskKind::PaddingOnly}})
+    d += std::string("#define ") + name + " " + std::to_string(static_cast<int>(m)) + "\n";
+  return d;
+}
+
 static Result<GLuint> compile(GLenum type, const std::string& path) {
   Result<std::string> src = read_file(path, 1 << 20);
   if (!src) return Error{ErrorKind::Io, "Cannot read the shader " + path + ": " + src.error().message};
+  if (const size_t v = src->find("#version"); v != std::string::npos) {
+    const size_t eol = src->find('\n', v);
+    if (eol != std::string::npos) src->insert(eol + 1, "#line 2\n" + mask_defines() + "#line 2\n");
+  }
   const GLuint sh = glCreateShader(type);
   const char* text = src->c_str();
   glShaderSource(sh, 1, &text, nullptr);
@@ -60,6 +80,7 @@ Result<GLuint> build_program(const std::string& vert_path, const std::string& fr
 }
 
 // A new bound 2D texture with this filter, clamped at the edges.
+// ---- [textures] -----------------------------------------------------------------------
 static GLuint new_texture(GLint filter) {
   GLuint t = 0;
   GL_CHECK(glGenTextures(1, &t));
@@ -75,21 +96,6 @@ static GLuint make_lut(const std::vector<uint8_t>& rgba) {
   const GLuint t = new_texture(GL_LINEAR);
   GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, static_cast<GLsizei>(rgba.size() / 4), 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data()));
   return t;
-}
-
-// Blue - white - red around zero, for signed matrices (Q, K, raw scores).
-static std::vector<uint8_t> diverging_lut(int n) {
-  std::vector<uint8_t> lut(static_cast<size_t>(n) * 4);
-  const float blue[3] = {0.16f, 0.36f, 0.72f}, white[3] = {0.97f, 0.97f, 0.97f}, red[3] = {0.75f, 0.18f, 0.15f};
-  for (int i = 0; i < n; ++i) {
-    const float t = static_cast<float>(i) / (n - 1);
-    const float* a = t < 0.5f ? blue : white;
-    const float* b = t < 0.5f ? white : red;
-    const float f = t < 0.5f ? t * 2 : (t - 0.5f) * 2;
-    for (int k = 0; k < 3; ++k) lut[i * 4 + k] = static_cast<uint8_t>(std::lround((a[k] + f * (b[k] - a[k])) * 255));
-    lut[i * 4 + 3] = 255;
-  }
-  return lut;
 }
 
 Status HeatmapRenderer::init() {
@@ -120,9 +126,9 @@ void HeatmapRenderer::shutdown() {
 void HeatmapRenderer::begin_frame() {
   ++frame_;
   uploads_ = 0;
-  // Textures not drawn for a few frames are freed.
+  // Textures not drawn for kTextureIdleFrames frames are freed.
   for (auto it = cache_.begin(); it != cache_.end();) {
-    if (frame_ - it->second.last_used > 3) {
+    if (frame_ - it->second.last_used > kTextureIdleFrames) {
       bytes_ -= it->second.bytes;
       glDeleteTextures(1, &it->second.tex.id);
       it = cache_.erase(it);
@@ -131,7 +137,7 @@ void HeatmapRenderer::begin_frame() {
     }
   }
   for (auto it = coloured_.begin(); it != coloured_.end();) {
-    if (frame_ - it->second.last_used > 3) {
+    if (frame_ - it->second.last_used > kTextureIdleFrames) {
       bytes_ -= it->second.bytes;
       glDeleteTextures(1, &it->second.id);
       it = coloured_.erase(it);
@@ -181,6 +187,7 @@ const MapTexture& HeatmapRenderer::texture(const std::shared_ptr<const void>& ow
   return c.tex;
 }
 
+// ---- [colouring] ----------------------------------------------------------------------
 GLint HeatmapRenderer::loc(const char* name) const { return glGetUniformLocation(program_, name); }
 
 // Colours the float texture with the shader into an RGBA8 texture of the same size, once
@@ -188,7 +195,7 @@ GLint HeatmapRenderer::loc(const char* name) const { return glGetUniformLocation
 GLuint HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
   char key[256];
   std::snprintf(key, sizeof key, "%u/%d/%a/%a/%d/%d/%d/%d", tex.id, static_cast<int>(s.colormap), s.vmin, s.vmax, s.log_scale,
-                s.diverging, s.mask, s.len);
+                s.diverging, static_cast<int>(s.mask), s.len);
   if (auto it = coloured_.find(key); it != coloured_.end()) {
     it->second.last_used = frame_;
     return it->second.id;
@@ -223,9 +230,9 @@ GLuint HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
   glUniform1f(loc("u_vmax"), s.vmax);
   glUniform1i(loc("u_log"), s.log_scale ? 1 : 0);
   glUniform1i(loc("u_diverging"), s.diverging ? 1 : 0);
-  glUniform1i(loc("u_mask"), s.mask);
+  glUniform1i(loc("u_mask"), static_cast<int>(s.mask));
   glUniform1i(loc("u_len"), s.len);
-  glUniform3f(loc("u_hidden"), 0.42f, 0.42f, 0.45f);
+  glUniform3f(loc("u_hidden"), kMaskedRgb[0], kMaskedRgb[1], kMaskedRgb[2]);
   GL_CHECK(glDrawArrays(GL_TRIANGLE_STRIP, 0, 4));
   glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(prev_fbo));
   glViewport(prev_viewport[0], prev_viewport[1], prev_viewport[2], prev_viewport[3]);
@@ -242,6 +249,7 @@ GLuint HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
   return out;
 }
 
+// ---- [drawing] ------------------------------------------------------------------------
 void HeatmapRenderer::draw(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapTexture& tex, const HeatmapStyle& s) {
   if (!tex.valid() || !program_) return;
   const GLuint rgba = coloured(tex, s);

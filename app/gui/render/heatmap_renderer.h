@@ -19,6 +19,7 @@
 #include "app/common/colormap.h"
 #include "app/gui/render/gl.h"
 #include "core/error.h"
+#include "core/model/attention.h"
 
 namespace headmap {
 
@@ -35,7 +36,7 @@ struct HeatmapStyle {
   bool log_scale = false;
   bool diverging = false;  // signed data (Q, K, scores): blue - white - red around 0
   bool grid = true;        // token grid lines, once cells are 7 pixels or more
-  int mask = 0;            // 0 none, 1 causal, 2 reversed causal, 3 padding only
+  MaskKind mask = MaskKind::None;  // which cells are hidden (grey); the core's rule
   int len = 0;             // real tokens (for the mask)
   int hi_row = -1, hi_col = -1;
   // Visible window in cells (zoom and pan): [col0, col1) x [row0, row1). col1 < 0: whole map.

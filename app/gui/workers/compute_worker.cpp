@@ -1,48 +1,29 @@
 // compute_worker.cpp: the worker thread, its caches, and one compute step.
 #include "app/gui/workers/compute_worker.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 
 #include "core/io/checkpoint.h"
-#include "core/io/export.h"
+#include "core/model/source_label.h"
 
 namespace headmap {
 
-std::string ComputeRequest::forward_key() const {
-  std::string k = config_json(cfg) + "\n" + checkpoint + "\n" + weights_id + "\n";
-  for (uint8_t a : ablated) k += a ? '1' : '0';
-  k += "\n";
-  for (const std::string& l : lines) k += l + "\n";
-  return k;
-}
-
-std::string ComputeRequest::key() const {
-  return forward_key() + "#" + std::to_string(trace.layer) + "," + std::to_string(trace.batch) + "," + std::to_string(trace.head);
-}
-
-ComputeWorker::ComputeWorker(std::function<void()> wake) : wake_(std::move(wake)), thread_([this] { run(); }) {}
-
-ComputeWorker::~ComputeWorker() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    quit_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
+// A little below the UI thread (and the GL driver's threads, which it starts): on two
+// cores a long request must not take the frames' time.
+ComputeWorker::ComputeWorker(std::function<void()> wake)
+    : wake_(std::move(wake)), thread_(5, [this](Job& job) { work(job); }) {}
 
 uint64_t ComputeWorker::request(ComputeRequest r) {
-  std::lock_guard<std::mutex> lock(mu_);
-  pending_ = std::make_pair(std::move(r), ++seq_);  // latest wins: an unstarted request is replaced
-  posted_at_ = std::chrono::steady_clock::now();
-  cv_.notify_one();
-  return seq_;
+  uint64_t seq = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    seq = ++seq_;
+  }
+  thread_.post(Job{std::move(r), seq, std::chrono::steady_clock::now()});  // latest wins
+  return seq;
 }
 
 std::shared_ptr<const ComputeResult> ComputeWorker::take() {
@@ -50,75 +31,55 @@ std::shared_ptr<const ComputeResult> ComputeWorker::take() {
   return std::exchange(ready_, nullptr);
 }
 
-bool ComputeWorker::busy() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return working_ || pending_.has_value();
-}
+bool ComputeWorker::busy() const { return thread_.busy(); }
 
 uint64_t ComputeWorker::last_requested() const {
   std::lock_guard<std::mutex> lock(mu_);
   return seq_;
 }
 
-void ComputeWorker::run() {
-  // A little below the UI thread (and the GL driver's threads, which it starts): on two
-  // cores a long request must not take the frames' time. Its OpenMP threads inherit this.
-  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
-  for (;;) {
-    std::pair<ComputeRequest, uint64_t> job;
-    std::chrono::steady_clock::time_point posted;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return quit_ || pending_.has_value(); });
-      if (quit_) return;
-      job = std::move(*pending_);
-      pending_.reset();
-      posted = posted_at_;
-      working_ = true;
-    }
-    std::shared_ptr<const ComputeResult> res = compute(job.first, job.second);
-    auto* mutable_res = const_cast<ComputeResult*>(res.get());
-    mutable_res->latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - posted).count();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ready_ = res;
-      working_ = false;
-    }
-    if (wake_) wake_();
+void ComputeWorker::work(Job& job) {
+  std::shared_ptr<ComputeResult> res = compute(job.request, job.seq);
+  if (res->error && res->error->kind == ErrorKind::Cancelled) return;  // a newer request is queued: it runs next
+  res->latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - job.posted).count();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ready_ = std::move(res);  // published: const from here on
   }
+  if (wake_) wake_();
 }
 
 Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const ComputeRequest& r) {
-  if (r.weights) return r.weights;
+  if (r.weights.in_memory) return r.weights.in_memory;
   const ModelConfig& c = r.cfg;
-  const std::string key = r.checkpoint.empty()
-                              ? "random:" + std::to_string(c.d_model) + ":" + std::to_string(c.num_layers) + ":" + std::to_string(c.seed)
-                              : "file:" + r.checkpoint;
-  if (auto it = weights_cache_.find(key); it != weights_cache_.end()) return it->second;
+  const WeightsKey key = r.weights.checkpoint.empty() ? WeightsKey{"", c.d_model, c.num_layers, c.seed}
+                                                      : WeightsKey{r.weights.checkpoint, 0, 0, 0};
+  for (const auto& [k, w] : weights_cache_)
+    if (k == key) return w;
   std::shared_ptr<const ModelWeights> w;
-  if (r.checkpoint.empty()) {
+  if (r.weights.checkpoint.empty()) {
     w = std::make_shared<const ModelWeights>(random_weights(c.d_model, c.num_layers, c.seed));
   } else {
-    Result<ModelWeights> loaded = load_checkpoint(r.checkpoint);
+    Result<ModelWeights> loaded = load_checkpoint(r.weights.checkpoint);
     if (!loaded) return loaded.error();
     w = std::make_shared<const ModelWeights>(std::move(loaded).value());
   }
-  if (weights_cache_.size() >= 8) weights_cache_.clear();  // a handful of models is plenty
-  weights_cache_[key] = w;
+  if (weights_cache_.size() >= kWeightsCacheModels) weights_cache_.clear();
+  weights_cache_.emplace_back(key, w);
   return w;
 }
 
-std::shared_ptr<const ComputeResult> ComputeWorker::compute(const ComputeRequest& r, uint64_t seq) {
+std::shared_ptr<ComputeResult> ComputeWorker::compute(const ComputeRequest& r, uint64_t seq) {
   auto res = std::make_shared<ComputeResult>();
   res->request = r;
   res->seq = seq;
   const auto t0 = std::chrono::steady_clock::now();
 
   // 1. The forward pass, from the cache when these inputs were seen before.
-  const std::string fkey = r.forward_key();
+  const size_t fhash = r.forward_hash();
   std::shared_ptr<const ForwardData> fwd;
   for (auto it = forward_cache_.begin(); it != forward_cache_.end(); ++it)
-    if ((*it)->key == fkey) {
+    if ((*it)->inputs_hash == fhash && (*it)->inputs.same_forward(r)) {
       fwd = *it;
       forward_cache_.splice(forward_cache_.begin(), forward_cache_, it);
       break;
@@ -130,13 +91,20 @@ std::shared_ptr<const ComputeResult> ComputeWorker::compute(const ComputeRequest
       return res;
     }
     auto data = std::make_shared<ForwardData>();
-    data->key = fkey;
+    data->inputs = r;
+    data->inputs.trace.reset();
+    data->inputs_hash = fhash;
     data->weights = *w;
     data->batch = make_batch(r.lines, r.cfg, **w);
     ForwardOptions fo;
     fo.keep_layer_io = true;
     fo.want_logits = (*w)->trained();
-    if (!r.ablated.empty()) fo.ablate = &r.ablated;
+    const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
+    if (!ablate.empty()) fo.ablate = &ablate;
+    fo.cancelled = [this, seq] {  // a newer request makes this one pointless (latest wins)
+      std::lock_guard<std::mutex> lock(mu_);
+      return seq_ != seq;
+    };
     Result<ForwardOutput> out = forward(**w, r.cfg, data->batch, fo);
     if (!out) {
       res->error = out.error();
@@ -146,42 +114,34 @@ std::shared_ptr<const ComputeResult> ComputeWorker::compute(const ComputeRequest
     data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, (*w)->trained() ? (*w)->vocab_size() : 0, (*w)->context);
     data->metrics = head_metrics(data->out, data->batch);
     // The probe does not depend on the text: one per model and config.
-    const std::string ikey = config_json(r.cfg) + "\n" + r.checkpoint + "\n" + r.weights_id;
-    if (auto it = induction_cache_.find(ikey); it != induction_cache_.end()) {
-      data->induction = it->second;
+    const InductionKey ikey{r.cfg, r.weights.checkpoint, r.weights.in_memory != nullptr, r.weights.in_memory_id};
+    const auto cached = std::find_if(induction_cache_.begin(), induction_cache_.end(), [&](const auto& e) { return e.first == ikey; });
+    if (cached != induction_cache_.end()) {
+      data->induction = cached->second;
     } else {
       data->induction = induction_scores(**w, r.cfg, make_induction_probe(r.cfg, **w, 20, r.cfg.seed));
-      if (induction_cache_.size() >= 64) induction_cache_.clear();
-      induction_cache_[ikey] = data->induction;
+      if (induction_cache_.size() >= kInductionCacheEntries) induction_cache_.clear();
+      induction_cache_.emplace_back(ikey, data->induction);
     }
     data->source = describe_source(**w, r.cfg);
-    // Derived once here, not every frame: token labels and each map's colour range. The
-    // first row of a causal map is always [1, 0, ...]; it is left out of the range.
+    // Derived once here, not every frame: token labels and each map's colour range.
     for (int b = 0; b < data->batch.B(); ++b) {
       std::vector<std::string> l;
       for (const Token& t : data->batch.sentences[b].tokens) l.push_back(token_display(t));
       data->labels.push_back(std::move(l));
     }
     const ForwardOutput& o = data->out;
-    const bool skip_first = r.cfg.causal && !r.cfg.pitfalls.reversed_mask;
     for (int l = 0; l < o.L; ++l)
       for (int b = 0; b < o.B; ++b)
-        for (int h = 0; h < o.Hw; ++h) {
-          const int len = data->batch.lengths[b];
-          const float* m = o.weights(l, b, h);
-          float mx = 0;
-          for (int t = skip_first && len > 1 ? 1 : 0; t < len; ++t)
-            for (int k = 0; k < len; ++k) mx = std::max(mx, m[static_cast<size_t>(t) * o.T + k]);
-          data->map_max.push_back(mx);
-        }
+        for (int h = 0; h < o.Hw; ++h) data->map_max.push_back(map_peak(o.weights(l, b, h), o.T, data->batch.lengths[b], mask_kind(r.cfg)));
     data->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     fwd = data;
-    // Keep recent results, up to ~512 MB of attention maps.
+    // Keep recent results, within the budget of attention maps.
     forward_cache_.push_front(fwd);
     size_t bytes = 0, kept = 0;
     for (auto it = forward_cache_.begin(); it != forward_cache_.end(); ++it, ++kept) {
       bytes += (*it)->out.attention.size() * sizeof(float);
-      if (kept >= 32 || (kept > 0 && bytes > (size_t(512) << 20))) {
+      if (kept >= kForwardCacheEntries || (kept > 0 && bytes > kForwardCacheBytes)) {
         forward_cache_.erase(it, forward_cache_.end());
         break;
       }
@@ -191,15 +151,14 @@ std::shared_ptr<const ComputeResult> ComputeWorker::compute(const ComputeRequest
 
   // 2. The step-through of the selected head, on the cached layer input.
   const ForwardOutput& out = fwd->out;
-  const TraceRequest& tr = r.trace;
+  if (!r.trace) return res;  // Focus is not shown: no step-through
+  const TraceRequest& tr = *r.trace;
   if (!fwd->batch.empty() && tr.layer >= 0 && tr.layer < out.L && tr.batch >= 0 && tr.batch < out.B && tr.head >= 0 &&
       tr.head < out.H) {
-    MhaOptions mo;
-    mo.num_heads = r.cfg.num_heads;
-    mo.causal = r.cfg.causal;
-    mo.pitfalls = r.cfg.pitfalls;
+    MhaOptions mo = mha_options(r.cfg);
     mo.lengths = fwd->batch.lengths.data();
-    if (!r.ablated.empty()) mo.ablated = r.ablated.data() + static_cast<size_t>(tr.layer) * out.H;
+    const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
+    if (!ablate.empty()) mo.ablated = ablate.data() + static_cast<size_t>(tr.layer) * out.H;
     const MatR x_b = out.attn_in[tr.layer].middleRows(static_cast<Eigen::Index>(tr.batch) * out.T, out.T);  // (T, D)
     res->trace = head_trace(fwd->weights->layers[tr.layer], x_b, fwd->batch.lengths[tr.batch], tr.head, mo);
     const HeadTrace& h = *res->trace;

@@ -1,34 +1,26 @@
+// training_worker.cpp: one training job at a time, on the shared worker thread.
 #include "app/gui/workers/training_worker.h"
-
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 namespace headmap {
 
-TrainingWorker::TrainingWorker(std::function<void()> wake) : wake_(std::move(wake)), thread_([this] { run(); }) {}
+// Below the UI and the compute worker (nice 5): training uses what they leave.
+TrainingWorker::TrainingWorker(std::function<void()> wake)
+    : wake_(std::move(wake)), thread_(10, [this](TrainJob& job) { work(job); }) {}
 
-TrainingWorker::~TrainingWorker() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    quit_ = true;
-  }
-  cancel_ = true;
-  cv_.notify_all();
-  thread_.join();
-}
+TrainingWorker::~TrainingWorker() { cancel_ = true; }  // thread_ then waits for the run to stop
 
 bool TrainingWorker::start(TrainJob job) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (status_.running || job_) return false;
-  status_ = TrainStatus();
-  status_.running = true;
-  status_.runs = static_cast<int>(job.runs.size());
-  status_.labels = job.labels;
-  status_.curves.resize(job.runs.size());
-  cancel_ = false;
-  job_ = std::move(job);
-  cv_.notify_one();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status_.running) return false;
+    status_ = TrainStatus();
+    status_.running = true;
+    status_.runs = static_cast<int>(job.runs.size());
+    status_.labels = job.labels;
+    status_.curves.resize(job.runs.size());
+    cancel_ = false;
+  }
+  thread_.post(std::move(job));
   return true;
 }
 
@@ -39,85 +31,72 @@ TrainStatus TrainingWorker::status() const {
   return status_;
 }
 
-void TrainingWorker::run() {
-  // Below the UI and the compute worker: training uses what they leave. The OpenMP
-  // threads this thread starts inherit the priority.
-  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
-  for (;;) {
-    TrainJob job;
+void TrainingWorker::work(TrainJob& job) {
+  auto finish = [&](std::optional<Error> err, bool cancelled) {
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return quit_ || job_.has_value(); });
-      if (quit_) return;
-      job = std::move(*job_);
-      job_.reset();
+      std::lock_guard<std::mutex> lock(mu_);
+      status_.running = false;
+      status_.done = !err && !cancelled;
+      status_.cancelled = cancelled;
+      status_.error = std::move(err);
     }
-    auto finish = [&](std::optional<Error> err, bool cancelled) {
+    if (wake_) wake_();
+  };
+  if (!corpus_ || corpus_path_ != job.corpus_path) {
+    Result<TrainCorpus> c = load_train_corpus(job.corpus_path);
+    if (!c) {
+      finish(c.error(), false);
+      return;
+    }
+    corpus_ = std::make_shared<const TrainCorpus>(std::move(c).value());
+    corpus_path_ = job.corpus_path;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.corpus_name = corpus_->name;
+  }
+  std::optional<Error> failed;
+  bool cancelled = false;
+  for (size_t i = 0; i < job.runs.size() && !failed && !cancelled; ++i) {
+    const bool follow = job.follow && i == 0;
+    TrainOptions o = job.runs[i];
+    if (follow && o.snapshot_every == 0) o.snapshot_every = std::max(25, o.steps / 40);
+    TrainHooks hooks;
+    hooks.cancel = &cancel_;
+    hooks.on_progress = [&, i](const TrainProgress& p) {
       {
         std::lock_guard<std::mutex> lock(mu_);
-        status_.running = false;
-        status_.done = !err && !cancelled;
-        status_.cancelled = cancelled;
-        status_.error = std::move(err);
+        status_.run = static_cast<int>(i);
+        status_.progress = p;
+        status_.curves[i].push_back({p.step, p.train_loss, p.evaluated ? p.val_loss : -1.0});
       }
       if (wake_) wake_();
     };
-    if (!corpus_ || corpus_path_ != job.corpus_path) {
-      Result<TrainCorpus> c = load_train_corpus(job.corpus_path);
-      if (!c) {
-        finish(c.error(), false);
-        continue;
-      }
-      corpus_ = std::make_shared<const TrainCorpus>(std::move(c).value());
-      corpus_path_ = job.corpus_path;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      status_.corpus_name = corpus_->name;
-    }
-    std::optional<Error> failed;
-    bool cancelled = false;
-    for (size_t i = 0; i < job.runs.size() && !failed && !cancelled; ++i) {
-      const bool follow = job.follow && i == 0;
-      TrainOptions o = job.runs[i];
-      if (follow && o.snapshot_every == 0) o.snapshot_every = std::max(25, o.steps / 40);
-      TrainHooks hooks;
-      hooks.cancel = &cancel_;
-      hooks.on_progress = [&, i](const TrainProgress& p) {
+    if (follow)
+      hooks.on_snapshot = [&](const ModelWeights& w, const TrainProgress&) {
+        auto snap = std::make_shared<const ModelWeights>(w);
         {
           std::lock_guard<std::mutex> lock(mu_);
-          status_.run = static_cast<int>(i);
-          status_.progress = p;
-          status_.curves[i].push_back({p.step, p.train_loss, p.evaluated ? p.val_loss : -1.0});
+          status_.snapshot = std::move(snap);
+          ++status_.snapshot_id;
         }
         if (wake_) wake_();
       };
-      if (follow)
-        hooks.on_snapshot = [&](const ModelWeights& w, const TrainProgress&) {
-          auto snap = std::make_shared<const ModelWeights>(w);
-          {
-            std::lock_guard<std::mutex> lock(mu_);
-            status_.snapshot = std::move(snap);
-            ++status_.snapshot_id;
-          }
-          if (wake_) wake_();
-        };
-      Result<TrainResult> r = train(*corpus_, o, hooks);
-      if (!r) {
-        if (r.error().kind == ErrorKind::Cancelled) cancelled = true;
-        else failed = r.error();
-        break;
-      }
-      std::lock_guard<std::mutex> lock(mu_);
-      status_.final_val.push_back(r->val_loss);
-      if (follow) {
-        status_.result = std::make_shared<const ModelWeights>(std::move(r->weights));
-        status_.snapshot = status_.result;
-        ++status_.snapshot_id;
-      }
+    Result<TrainResult> r = train(*corpus_, o, hooks);
+    if (!r) {
+      if (r.error().kind == ErrorKind::Cancelled) cancelled = true;
+      else failed = r.error();
+      break;
     }
-    finish(failed, cancelled);
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.final_val.push_back(r->val_loss);
+    if (follow) {
+      status_.result = std::make_shared<const ModelWeights>(std::move(r->weights));
+      status_.snapshot = status_.result;
+      ++status_.snapshot_id;
+    }
   }
+  finish(failed, cancelled);
 }
 
 }  // namespace headmap

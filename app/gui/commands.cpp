@@ -1,0 +1,90 @@
+// commands.cpp: the command table, and the menus and shortcuts drawn from it.
+#include "app/gui/commands.h"
+
+#include <imgui.h>
+
+#include <GLFW/glfw3.h>
+
+#include <cstring>
+
+#include "app/gui/app.h"
+
+namespace headmap {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      // menu    label                          shortcut   keys                                ctrl   repeat free   sep
+      {"File", "Open view...", "Ctrl+O", {GLFW_KEY_O, 0}, true, false, false, false, [](App& a) { a.open_dialog(Dialog::OpenView); }},
+      {"File", "Save view...", "Ctrl+S", {GLFW_KEY_S, 0}, true, false, false, false, [](App& a) { a.open_dialog(Dialog::SaveView); }},
+      {"File", "Open model...", nullptr, {0, 0}, false, false, false, true, [](App& a) { a.open_dialog(Dialog::OpenModel); }},
+      {"File", "Close model", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) {
+         a.state.pretrained.reset();
+         a.state.pretrained_dir.clear();
+         a.state.status_lines.push_back("Closed the pretrained model.");
+       },
+       [](const App& a) { return a.state.pretrained != nullptr; }},
+      {"File", "Open checkpoint...", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.open_dialog(Dialog::OpenCheckpoint); }},
+      {"File", "Save trained model...", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.open_dialog(Dialog::SaveCheckpoint); },
+       [](const App& a) { return a.state.session && !a.state.training.running; }},
+      {"File", "Export heads as PNG...", nullptr, {0, 0}, false, false, false, true,
+       [](App& a) { a.open_dialog(Dialog::ExportHeadsPng); }},
+      {"File", "Export window as PNG...", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.open_dialog(Dialog::ExportWindowPng); }},
+      {"File", "Export attention as .npy...", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.open_dialog(Dialog::ExportNpy); }},
+      {"File", "Export attention as JSON...", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.open_dialog(Dialog::ExportJson); }},
+      {"File", "Quit", "Ctrl+Q", {GLFW_KEY_Q, 0}, true, false, false, true, [](App& a) { a.quit(); }},
+
+      // View: after the colormaps and colour scales, which draw_menu lists from their enums.
+      {"View", "Log scale", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.state.view.log_scale = !a.state.view.log_scale; }, nullptr, [](const App& a) { return a.state.view.log_scale; }},
+      {"View", "Token grid lines", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.state.view.grid_lines = !a.state.view.grid_lines; }, nullptr,
+       [](const App& a) { return a.state.view.grid_lines; }},
+      {"View", "Light theme", nullptr, {0, 0}, false, false, false, true, [](App& a) { a.toggle_light_theme(); }, nullptr,
+       [](const App& a) { return a.prefs.light_theme; }},
+      {"View", "Larger text", "Ctrl++", {GLFW_KEY_EQUAL, GLFW_KEY_KP_ADD}, true, true, false, false, [](App& a) { a.step_font(+1); }},
+      {"View", "Smaller text", "Ctrl+-", {GLFW_KEY_MINUS, GLFW_KEY_KP_SUBTRACT}, true, true, false, false,
+       [](App& a) { a.step_font(-1); }},
+      {nullptr, "Normal text", "Ctrl+0", {GLFW_KEY_0, GLFW_KEY_KP_0}, true, true, false, false, [](App& a) { a.step_font(0); }},
+      {"View", "Full screen", "F11", {GLFW_KEY_F11, 0}, false, false, false, false, [](App& a) { a.toggle_fullscreen(); }, nullptr,
+       [](const App& a) { return a.state.fullscreen; }},
+
+      {"Help", "Keyboard shortcuts", nullptr, {0, 0}, false, false, false, false, [](App& a) { a.open_dialog(Dialog::Shortcuts); }},
+
+      // Keyboard only: the selection.
+      {nullptr, "Next head", "\xE2\x86\x92", {GLFW_KEY_RIGHT, 0}, false, true, true, false, [](App& a) { a.step_head(+1); }},
+      {nullptr, "Previous head", "\xE2\x86\x90", {GLFW_KEY_LEFT, 0}, false, true, true, false, [](App& a) { a.step_head(-1); }},
+      {nullptr, "Next layer", "\xE2\x86\x93", {GLFW_KEY_DOWN, 0}, false, true, true, false, [](App& a) { a.step_layer(+1); }},
+      {nullptr, "Previous layer", "\xE2\x86\x91", {GLFW_KEY_UP, 0}, false, true, true, false, [](App& a) { a.step_layer(-1); }},
+  };
+  return table;
+}
+
+void draw_menu_commands(App& app, const char* menu) {
+  for (const Command& c : commands()) {
+    if (!c.menu || std::strcmp(c.menu, menu) != 0) continue;
+    if (c.separator_before) ImGui::Separator();
+    const bool enabled = !c.enabled || c.enabled(app);
+    if (ImGui::MenuItem(c.label, c.shortcut, c.checked ? c.checked(app) : false, enabled)) c.run(app);
+  }
+}
+
+void run_shortcuts(App& app) {
+  const ImGuiIO& io = ImGui::GetIO();
+  const bool keyboard_taken = io.WantTextInput || app.dialog_open();
+  for (const Command& c : commands()) {
+    if ((c.ctrl && !io.KeyCtrl) || (c.free_keyboard && keyboard_taken)) continue;
+    for (int k : c.keys)
+      if (k != 0 && ImGui::IsKeyPressed(k, c.repeat)) {
+        c.run(app);
+        break;
+      }
+  }
+}
+
+}  // namespace headmap

@@ -1,0 +1,114 @@
+// dialogs.cpp: what the File dialogs do, on the state alone.
+#include "app/gui/dialogs.h"
+
+#include "app/gui/settings.h"
+#include "core/io/checkpoint.h"
+#include "core/io/file_io.h"
+#include "core/io/run_export.h"
+
+namespace headmap {
+
+const char* dialog_title(Dialog d) {
+  switch (d) {
+    case Dialog::None: return "";
+    case Dialog::OpenView: return "Open view";
+    case Dialog::SaveView: return "Save view";
+    case Dialog::ExportHeadsPng: return "Export heads as PNG";
+    case Dialog::ExportWindowPng: return "Export window as PNG";
+    case Dialog::ExportNpy: return "Export attention as .npy";
+    case Dialog::ExportJson: return "Export attention as JSON";
+    case Dialog::Shortcuts: return "Keyboard shortcuts";
+    case Dialog::OpenCheckpoint: return "Open checkpoint";
+    case Dialog::SaveCheckpoint: return "Save trained model";
+    case Dialog::OpenModel: return "Open model (GPT-2 in Hugging Face layout)";
+  }
+  return "";
+}
+
+const char* dialog_default_path(Dialog d) {
+  switch (d) {
+    case Dialog::OpenView:
+    case Dialog::SaveView: return "view.headmap.json";  // the glob of the MIME type (packaging/)
+    case Dialog::OpenCheckpoint:
+    case Dialog::SaveCheckpoint: return "model.safetensors";
+    case Dialog::ExportHeadsPng: return "heads.png";
+    case Dialog::ExportWindowPng: return "headmap.png";
+    case Dialog::ExportNpy: return "attention-npy";
+    case Dialog::ExportJson: return "attention.json";
+    case Dialog::OpenModel: return "gpt2";
+    case Dialog::None:
+    case Dialog::Shortcuts: return "";
+  }
+  return "";
+}
+
+bool dialog_captures(Dialog d) { return d == Dialog::ExportHeadsPng || d == Dialog::ExportWindowPng; }
+
+Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
+  Status st;
+  const ComputeResult* res = state.result.get();
+  auto run_record = [&](RunRecord& run) {
+    run.cfg = res->request.cfg;
+    run.weights = res->fwd->weights.get();
+    run.batch = &res->fwd->batch;
+    run.out = &res->fwd->out;
+    run.passport = &res->fwd->passport;
+    run.metrics = res->fwd->metrics;
+    run.induction = res->fwd->induction;
+  };
+  switch (d) {
+    case Dialog::OpenView:
+      st = load_view(path, state);
+      if (st) state.status_lines.push_back("Opened " + path);
+      break;
+    case Dialog::SaveView:
+      st = save_view(path, state);
+      if (st) state.status_lines.push_back("Saved " + path);
+      break;
+    case Dialog::OpenCheckpoint: {
+      // Load it fully here, so a bad file is refused before anything changes.
+      Result<ModelWeights> w = load_checkpoint(path);
+      if (!w) {
+        st = w.error();
+        break;
+      }
+      const CheckpointInfo info = checkpoint_info_of(*w, path);
+      state.checkpoint = path;
+      state.checkpoint_info = info;
+      state.weights_mode = WeightsMode::Trained;
+      state.cfg.d_model = info.d_model;
+      state.cfg.num_layers = info.num_layers;
+      state.cfg.num_heads = info.num_heads;
+      state.status_lines.push_back("Opened " + path);
+      break;
+    }
+    case Dialog::OpenModel:
+      st = open_pretrained(state, path);  // a failure keeps the current model
+      break;
+    case Dialog::SaveCheckpoint:
+      if (!state.session) st = Error{ErrorKind::InvalidArgument, "There is no model trained in this session to save."};
+      else st = save_checkpoint(path, *state.session);
+      if (st) state.status_lines.push_back("Saved " + path);
+      break;
+    case Dialog::ExportNpy:
+    case Dialog::ExportJson:
+      if (!res || !res->fwd) {
+        st = Error{ErrorKind::InvalidArgument, "Nothing to export yet."};
+        break;
+      }
+      {
+        RunRecord run;
+        run_record(run);
+        st = d == Dialog::ExportNpy ? export_npy_dir(path, run) : write_file_atomic(path, run_json(run, true));
+        if (st) state.status_lines.push_back("Wrote " + path);
+      }
+      break;
+    case Dialog::None:
+    case Dialog::Shortcuts:
+    case Dialog::ExportHeadsPng:
+    case Dialog::ExportWindowPng: break;
+  }
+  return st;
+}
+
+}  // namespace headmap

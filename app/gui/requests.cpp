@@ -1,0 +1,52 @@
+// requests.cpp: requests as values: their hash and the core's form of their ablation.
+#include "app/gui/requests.h"
+
+#include <functional>
+
+namespace headmap {
+
+namespace {
+void mix(size_t& h, size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); }
+}  // namespace
+
+// A field left out here costs only collisions: caches compare with same_forward() after the hash.
+size_t ComputeRequest::forward_hash() const {
+  size_t h = 0;
+  for (const std::string& l : lines) mix(h, std::hash<std::string>()(l));
+  mix(h, lines.size());
+  for (long v : {long(cfg.d_model), long(cfg.num_heads), long(cfg.num_layers), long(cfg.context), long(cfg.causal),
+                 long(cfg.positional), long(cfg.tokenizer), long(cfg.pitfalls.scale_by_d_model),
+                 long(cfg.pitfalls.interleaved_reshape), long(cfg.pitfalls.reversed_mask), long(cfg.pitfalls.no_w_o),
+                 long(cfg.pitfalls.head_averaged)})
+    mix(h, static_cast<size_t>(v));
+  mix(h, static_cast<size_t>(cfg.seed));
+  mix(h, std::hash<std::string>()(weights.checkpoint));
+  mix(h, std::hash<const void*>()(weights.in_memory.get()));
+  mix(h, static_cast<size_t>(weights.in_memory_id));
+  for (const HeadId& id : ablated) mix(h, static_cast<size_t>(id.layer) * 4099 + static_cast<size_t>(id.head));
+  return h;
+}
+
+size_t ComputeRequest::hash() const {
+  size_t h = forward_hash();
+  if (trace) {
+    mix(h, static_cast<size_t>(trace->layer));
+    mix(h, static_cast<size_t>(trace->batch));
+    mix(h, static_cast<size_t>(trace->head));
+  }
+  return h;
+}
+
+std::vector<uint8_t> ComputeRequest::ablation_mask() const {
+  std::vector<uint8_t> m;
+  if (ablated.empty()) return m;
+  m.assign(static_cast<size_t>(cfg.num_layers) * cfg.num_heads, 0);
+  for (const HeadId& id : ablated) {
+    HM_ASSERT(id.layer >= 0 && id.layer < cfg.num_layers && id.head >= 0 && id.head < cfg.num_heads,
+              "compute_request() keeps only the heads inside the request's config");
+    m[static_cast<size_t>(id.layer) * cfg.num_heads + id.head] = 1;
+  }
+  return m;
+}
+
+}  // namespace headmap

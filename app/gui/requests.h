@@ -1,0 +1,118 @@
+// requests.h: the typed values that travel between the view state and the workers.
+//
+// The UI turns its state into one ComputeRequest in one function (compute_request in
+// app_state.h) and posts it; the compute worker answers with a ComputeResult, immutable once
+// published. Requests are values: equal inputs give equal requests, compared and hashed
+// field by field. The worker trusts what a request says (the UI checked the config) and
+// rebuilds nothing from it. Training runs the same way: a TrainJob in, a TrainStatus out.
+//
+// This is the only compute header AppState includes: no thread classes live here.
+//
+// B = batch, T = tokens, D = d_model, H = heads, L = layers
+#pragma once
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/inspect/metrics.h"
+#include "core/inspect/passport.h"
+#include "core/model/model.h"
+#include "core/train/trainer.h"
+
+namespace headmap {
+
+// One head of the model: layer l, head h. Ablation is kept by HeadId, so a head keeps its
+// identity when H or L moves.
+struct HeadId {
+  int layer = 0, head = 0;
+  auto operator<=>(const HeadId&) const = default;
+};
+
+// Which weights a request runs on: a checkpoint file, weights in memory, or random init.
+struct WeightsRef {
+  std::string checkpoint;                          // a file to load; empty: see below
+  std::shared_ptr<const ModelWeights> in_memory;   // or weights in memory (training); neither: random init from cfg.seed
+  uint64_t in_memory_id = 0;                       // names in_memory: changes with every snapshot
+  bool operator==(const WeightsRef& o) const {
+    return checkpoint == o.checkpoint && in_memory == o.in_memory && in_memory_id == o.in_memory_id;
+  }
+};
+
+struct ComputeRequest {
+  std::vector<std::string> lines;        // one sentence per line
+  ModelConfig cfg;                       // valid; context clipped to the weights' positions
+  WeightsRef weights;
+  std::vector<HeadId> ablated;           // sorted, each inside cfg's L x H; empty = no head off
+  std::optional<TraceRequest> trace;     // the head Focus steps through, only while Focus is visible
+
+  // Everything but the trace: two requests with the same forward inputs share one forward pass.
+  bool same_forward(const ComputeRequest& o) const {
+    return lines == o.lines && cfg == o.cfg && weights == o.weights && ablated == o.ablated;
+  }
+  bool operator==(const ComputeRequest& o) const { return same_forward(o) && trace == o.trace; }
+  size_t forward_hash() const;  // a hash of the forward inputs (same_forward => equal hashes)
+  size_t hash() const;          // forward_hash and the trace
+
+  // The ablation as the core takes it: (L*H), 1 = head off. Empty when no head is off.
+  std::vector<uint8_t> ablation_mask() const;
+};
+
+// One forward pass and everything derived from it. Immutable once published.
+struct ForwardData {
+  ComputeRequest inputs;              // the request it answers (its trace is not used)
+  size_t inputs_hash = 0;             // inputs.forward_hash()
+  std::shared_ptr<const ModelWeights> weights;
+  Batch batch;
+  ForwardOutput out;                  // with attn_in / attn_out per layer
+  Passport passport;
+  std::vector<HeadMetrics> metrics;   // (L, B, Hw)
+  std::vector<float> induction;       // (L, H) on the induction probe
+  std::string source;                 // "random init (seed 7)", "trained (...)"
+  std::vector<std::vector<std::string>> labels;  // (B) display text of each sentence's tokens
+  std::vector<float> map_max;         // (L, B, Hw) largest weight over rows that see more than one key
+  double compute_ms = 0;              // wall time of the forward pass and metrics
+};
+
+// The worker's answer to one request. Immutable once published.
+struct ComputeResult {
+  ComputeRequest request;
+  uint64_t seq = 0;                          // order of the request
+  std::shared_ptr<const ForwardData> fwd;    // null when `error` is set
+  std::optional<HeadTrace> trace;            // when requested, and the batch is not empty
+  // Finite (min, max) over the real rows of trace's q, k, v, scores, scaled, masked,
+  // weights, head_out, concat and out, in that order.
+  std::vector<std::pair<float, float>> trace_range;
+  std::optional<Error> error;                // e.g. a checkpoint that would not load
+  double latency_ms = 0;                     // request posted -> result ready
+};
+
+// ---- training ------------------------------------------------------------------------
+struct TrainJob {
+  std::string corpus_path;
+  std::vector<TrainOptions> runs;
+  std::vector<std::string> labels;  // one per run: "H = 1", "with W_O", ...
+  bool follow = true;               // hand snapshots of the first run to the heatmaps
+};
+
+// What the UI reads, copied under the training worker's lock.
+struct TrainStatus {
+  bool running = false, done = false, cancelled = false;
+  int run = 0, runs = 0;            // the run in progress (0-based), of runs
+  std::vector<std::string> labels;
+  TrainProgress progress;           // of the run in progress
+  std::vector<std::vector<TrainPoint>> curves;  // per run: (step, train loss, val loss)
+  std::vector<double> final_val;    // per finished run
+  std::shared_ptr<const ModelWeights> snapshot;  // the newest weights of the followed run
+  uint64_t snapshot_id = 0;         // changes with every new snapshot
+  std::shared_ptr<const ModelWeights> result;    // the followed run's final weights
+  std::optional<Error> error;
+  std::string corpus_name;
+};
+
+}  // namespace headmap

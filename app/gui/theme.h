@@ -1,0 +1,29 @@
+// theme.h: the app's look, named once: message colours, the three columns' proportions,
+// the text-size steps, and the Dear ImGui style built from them.
+#pragma once
+#include <imgui.h>
+
+namespace headmap {
+
+// ---- colours of text that carries a meaning ----
+inline const ImVec4 kErrorColour{1.0f, 0.45f, 0.35f, 1.0f};    // refusals and failures
+inline const ImVec4 kPendingColour{1.0f, 0.75f, 0.3f, 1.0f};   // "computing...", "updating...", notes to act on
+inline const ImVec4 kAccentColour{0.55f, 0.85f, 1.0f, 1.0f};   // head labels, section titles, totals
+inline const ImVec4 kChangedColour{1.0f, 0.8f, 0.35f, 1.0f};   // what the last slider move changed
+inline const ImVec4 kChangedRowColour{0.9f, 0.6f, 0.1f, 1.0f}; // the passport rows it changed (faded with time)
+inline const ImVec4 kUnchangedColour{0.5f, 1.0f, 0.6f, 1.0f};  // what it did not change (a lesson)
+
+// ---- layout: the three columns, as fractions of the window with minimum widths ----
+inline constexpr float kSentenceColumnFraction = 0.23f, kSentenceColumnMin = 260.0f;
+inline constexpr float kPassportColumnFraction = 0.29f, kPassportColumnMin = 300.0f;
+inline constexpr float kViewsColumnMin = 200.0f;
+inline constexpr int kStatusLinesShown = 4;  // the newest notes under the controls
+
+// ---- text size: Ctrl + / Ctrl - step by kFontStep between the bounds ----
+inline constexpr float kFontPixels = 17.0f;  // at font_scale 1
+inline constexpr float kFontStep = 1.15f, kFontScaleMin = 0.6f, kFontScaleMax = 3.0f;
+
+// Dear ImGui's style for the light or dark theme, scaled to the text size.
+void apply_theme(bool light, float font_scale);
+
+}  // namespace headmap

@@ -1,0 +1,120 @@
+// settings_table.cpp: the scripted settings, their parsers and what they change.
+#include "app/script/settings_table.h"
+
+#include <cstdio>
+
+namespace headmap {
+namespace {
+
+// ---- parsers, shared by the entries ------------------------------------------------------
+Result<int> parse_number(const char* key, const std::string& v) {
+  try {
+    return std::stoi(v);
+  } catch (...) {
+    return Error{ErrorKind::InvalidArgument, std::string(key) + " needs a number, got \"" + v + "\"."};
+  }
+}
+bool parse_switch(const std::string& v) { return v == "1" || v == "true" || v == "on"; }
+
+// An integer field of the state, as a slider sets it.
+#define HEADMAP_NUMBER(key, field)                                                  \
+  [](AppState& s, const std::string& v) -> Status {                                 \
+    Result<int> n = parse_number(key, v);                                           \
+    if (!n) return n.error();                                                       \
+    s.field = *n;                                                                   \
+    return Status();                                                                \
+  }
+
+}  // namespace
+
+const std::vector<ScriptedSetting>& scripted_settings() {
+  static const std::vector<ScriptedSetting> table = {
+      {"heads", "N", "num_heads (an invalid value is shown with its message, as on screen)", HEADMAP_NUMBER("heads", cfg.num_heads)},
+      {"d_model", "N", "d_model", HEADMAP_NUMBER("d_model", cfg.d_model)},
+      {"layers", "N", "the number of layers", HEADMAP_NUMBER("layers", cfg.num_layers)},
+      {"context", "N", "the context (tokens per sentence)", HEADMAP_NUMBER("context", cfg.context)},
+      {"layer", "N", "the selected layer", HEADMAP_NUMBER("layer", view.layer)},
+      {"head", "N", "the selected head", HEADMAP_NUMBER("head", view.head)},
+      {"seed", "N", "the seed of random init and hashed embeddings",
+       [](AppState& s, const std::string& v) -> Status {
+         Result<int> n = parse_number("seed", v);
+         if (!n) return n.error();
+         s.cfg.seed = static_cast<uint64_t>(*n);
+         return Status();
+       }},
+      {"causal", "on|off", "the causal mask",
+       [](AppState& s, const std::string& v) -> Status {
+         s.cfg.causal = parse_switch(v);
+         return Status();
+       }},
+      {"positional", "on|off", "positional encoding",
+       [](AppState& s, const std::string& v) -> Status {
+         s.cfg.positional = parse_switch(v);
+         return Status();
+       }},
+      {"text", "TEXT", "the sentence box's text",
+       [](AppState& s, const std::string& v) -> Status {
+         s.text = v;
+         return Status();
+       }},
+      {"weights", "trained|random", "the weights choice",
+       [](AppState& s, const std::string& v) -> Status {
+         if (v != "trained" && v != "random") return Error{ErrorKind::InvalidArgument, "weights is trained or random, got \"" + v + "\"."};
+         s.weights_mode = v == "random" ? WeightsMode::Random : WeightsMode::Trained;
+         return Status();
+       }},
+      {"ablate", "layer,head", "switch that head off, as its box in the heads panel does",
+       [](AppState& s, const std::string& v) -> Status {
+         int l = 0, h = 0;
+         if (std::sscanf(v.c_str(), "%d,%d", &l, &h) != 2) return Error{ErrorKind::InvalidArgument, "ablate wants layer,head."};
+         if (l < 0 || h < 0 || l >= s.cfg.num_layers || h >= s.cfg.num_heads)
+           return Error{ErrorKind::InvalidArgument, "No such head to ablate."};
+         s.ablated.insert(HeadId{l, h});
+         return Status();
+       }},
+      {"train_steps", "N", "the Training tab's steps", HEADMAP_NUMBER("train_steps", train_steps)},
+      {"cancel_at_step", "N", "press Cancel once a training reaches this step", HEADMAP_NUMBER("cancel_at_step", train_cancel_at_step)},
+      {"train", "1", "press \"Train this configuration\"",
+       [](AppState& s, const std::string&) -> Status {
+         s.train_request = train_this_configuration(s);
+         s.weights_mode = WeightsMode::Trained;
+         return Status();
+       }},
+      {"compare_steps", "N", "the comparisons' steps per run", HEADMAP_NUMBER("compare_steps", compare_steps)},
+      {"compare", "heads|w_o", "press a Compare button",
+       [](AppState& s, const std::string& v) -> Status {
+         if (v != "heads" && v != "w_o") return Error{ErrorKind::InvalidArgument, "compare is heads or w_o, got \"" + v + "\"."};
+         s.train_request = v == "heads" ? compare_heads_job(s) : compare_w_o_job(s);
+         return Status();
+       }},
+      {"panel", "heads|focus|model|passport|training", "the view in the middle",
+       [](AppState& s, const std::string& v) -> Status {
+         if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};
+         return Status();
+       }},
+      {"colormap", "viridis|magma|cividis|grey", "the colormap",
+       [](AppState& s, const std::string& v) -> Status {
+         if (!parse_colormap(v.c_str(), &s.view.colormap)) return Error{ErrorKind::InvalidArgument, "Unknown colormap \"" + v + "\"."};
+         return Status();
+       }},
+  };
+  return table;
+}
+#undef HEADMAP_NUMBER
+
+Status apply_setting(AppState& s, const std::string& a) {
+  const size_t eq = a.find('=');
+  if (eq == std::string::npos) return Error{ErrorKind::InvalidArgument, "Expected key=value, got \"" + a + "\"."};
+  const std::string k = a.substr(0, eq), v = a.substr(eq + 1);
+  for (const ScriptedSetting& st : scripted_settings())
+    if (k == st.key) return st.apply(s, v);
+  return Error{ErrorKind::InvalidArgument, "Unknown setting \"" + k + "\"."};
+}
+
+std::string scripted_settings_help() {
+  std::string out;
+  for (const ScriptedSetting& st : scripted_settings()) out += std::string("  ") + st.key + "=" + st.value + "  " + st.help + "\n";
+  return out;
+}
+
+}  // namespace headmap

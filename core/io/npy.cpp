@@ -1,0 +1,65 @@
+// npy.cpp: the .npy format, version 1.0 out, 1.0 to 3.0 in.
+#include "core/io/npy.h"
+
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+
+namespace headmap {
+
+std::string npy_bytes(const float* data, const Shape& shape) {
+  std::string tuple;
+  for (size_t i = 0; i < shape.size(); ++i) tuple += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) tuple += ",";
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + tuple + "), }";
+  // Header length makes magic(6) + version(2) + len(2) + header a multiple of 64, ending in \n.
+  size_t total = 10 + dict.size() + 1;
+  dict += std::string((64 - total % 64) % 64, ' ') + "\n";
+  std::string out("\x93NUMPY\x01\x00", 8);
+  const uint16_t hl = static_cast<uint16_t>(dict.size());
+  out.push_back(static_cast<char>(hl & 0xFF));
+  out.push_back(static_cast<char>(hl >> 8));
+  out += dict;
+  out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(shape_numel(shape)) * 4);
+  return out;
+}
+
+Result<Tensor> parse_npy(const std::string& b) {
+  auto bad = [](const std::string& m) { return Error{ErrorKind::BadFormat, "Not a float32 .npy file: " + m + "."}; };
+  if (b.size() < 10 || b.compare(0, 6, "\x93NUMPY") != 0) return bad("missing the \\x93NUMPY magic");
+  const int major = static_cast<unsigned char>(b[6]);
+  size_t hl = 0, off = 0;
+  if (major == 1) { hl = static_cast<unsigned char>(b[8]) | (static_cast<unsigned char>(b[9]) << 8); off = 10; }
+  else if (major == 2 || major == 3) {
+    if (b.size() < 12) return bad("truncated header");
+    hl = 0;
+    for (int i = 0; i < 4; ++i) hl |= static_cast<size_t>(static_cast<unsigned char>(b[8 + i])) << (8 * i);
+    off = 12;
+  } else return bad("unknown version " + std::to_string(major));
+  if (b.size() < off + hl) return bad("truncated header");
+  const std::string h = b.substr(off, hl);
+  if (h.find("'descr': '<f4'") == std::string::npos) return bad("dtype is not '<f4'");
+  if (h.find("'fortran_order': False") == std::string::npos) return bad("Fortran order is not supported");
+  const size_t sp = h.find("'shape': (");
+  if (sp == std::string::npos) return bad("no shape");
+  const size_t end = h.find(')', sp);
+  if (end == std::string::npos) return bad("bad shape");
+  Shape shape;
+  std::stringstream ss(h.substr(sp + 10, end - sp - 10));
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    if (part.find_first_not_of(' ') == std::string::npos) continue;
+    try {
+      shape.push_back(std::stoll(part));
+    } catch (...) {
+      return bad("bad shape");
+    }
+  }
+  Tensor t(shape);
+  const size_t need = static_cast<size_t>(t.numel()) * 4;
+  if (b.size() - off - hl != need) return bad("data size does not match the shape");
+  std::memcpy(t.data.data(), b.data() + off + hl, need);
+  return t;
+}
+
+}  // namespace headmap

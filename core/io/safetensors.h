@@ -1,0 +1,59 @@
+// safetensors.h: a memory-mapped safetensors file with its tensor table validated, and
+// tensor-by-tensor conversion of F32, F16 and BF16 data to float.
+//
+// The format (https://github.com/huggingface/safetensors): 8 bytes N (little-endian), N bytes
+// of JSON {"name": {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}},
+// then the data; offsets are relative to the data, which the tensors cover exactly.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/io/mapped_file.h"
+
+namespace headmap {
+
+struct SafetensorInfo {
+  std::string dtype;            // "F32", "F16", "BF16", or any other dtype the format knows
+  std::vector<int64_t> shape;
+  uint64_t begin = 0, end = 0;  // byte range in the data section
+  int64_t numel() const;
+};
+
+class SafetensorsFile {
+ public:
+  // Maps the file and checks the header: its length, the JSON (no duplicate keys), every
+  // entry's dtype, shape and offsets, that the sizes agree, that the tensors neither overlap
+  // nor leave gaps, and that the data is not truncated. Errors name the file and the fault.
+  static Result<SafetensorsFile> open(const std::string& path);
+
+  const std::map<std::string, SafetensorInfo>& tensors() const { return tensors_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  const std::string& path() const { return file_.path(); }
+  size_t file_size() const { return file_.size(); }
+
+  // Converts one tensor to float into out[0 .. numel), checking every value is finite, and
+  // releases its pages from the process as it goes.
+  // Errors: a dtype other than F32, F16 or BF16; a value that is not finite.
+  Status read_f32(const std::string& name, float* out) const;
+  // Columns [col_begin, col_begin + col_count) of every row (rows = all but the last dim),
+  // packed into out (rows, col_count): a column block of a wider matrix.
+  Status read_rows_f32(const std::string& name, int64_t col_begin, int64_t col_count, float* out) const;
+  // Rows [row_begin, row_begin + row_count), columns as above, packed into out.
+  Status read_block_f32(const std::string& name, int64_t row_begin, int64_t row_count, int64_t col_begin, int64_t col_count, float* out) const;
+  int64_t rows(const std::string& name) const;  // all but the last dimension, multiplied
+
+ private:
+  MappedFile file_;
+  uint64_t data_start_ = 0;
+  std::map<std::string, SafetensorInfo> tensors_;
+  std::map<std::string, std::string> metadata_;
+};
+
+// Limits on what a header may claim, so a corrupt file cannot ask for absurd sizes.
+inline constexpr uint64_t kMaxSafetensorsHeaderBytes = uint64_t(100) << 20;
+
+
+}  // namespace headmap

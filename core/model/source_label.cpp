@@ -1,0 +1,37 @@
+// source_label.cpp: the one-line label of a model's weights.
+#include "core/model/source_label.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/io/hf_gpt2.h"  // parameters_text
+
+namespace headmap {
+
+std::string describe_source(const ModelWeights& w, const ModelConfig& cfg) {
+  const WeightsSource& s = w.source;
+  char buf[256];
+  if (s.kind == WeightsSource::Kind::RandomInit) {
+    std::snprintf(buf, sizeof buf, "random init (seed %llu)", static_cast<unsigned long long>(s.seed));
+    return buf;
+  }
+  if (s.kind == WeightsSource::Kind::Pretrained) {
+    // "gpt2 from ~/models/gpt2: D=768, H=12, L=12, 124M parameters"
+    std::string where = s.path;
+    if (const char* home = std::getenv("HOME"); home && *home && where.rfind(std::string(home) + "/", 0) == 0)
+      where = "~" + where.substr(std::strlen(home));
+    std::snprintf(buf, sizeof buf, ": D=%d, H=%d, L=%d, ", w.d_model, s.trained_heads, w.num_layers());
+    std::string out = s.model_name + " from " + where + buf + parameters_text(s.parameters) + " parameters";
+    if (cfg.num_heads != s.trained_heads) out = "re-sliced to H=" + std::to_string(cfg.num_heads) + ": " + out;
+    if (cfg.num_layers < w.num_layers()) out += " (first " + std::to_string(cfg.num_layers) + " layers)";
+    return out;
+  }
+  std::snprintf(buf, sizeof buf, "trained (D=%d, H=%d, L=%d, %ld steps, loss %.2f)", w.d_model, s.trained_heads,
+                w.num_layers(), s.steps, s.final_loss);
+  std::string out = buf;
+  if (cfg.num_heads != s.trained_heads) out = "re-sliced from the H=" + std::to_string(s.trained_heads) + " training: " + out;
+  return out;
+}
+
+}  // namespace headmap

@@ -1,0 +1,57 @@
+// english.h: the real-English training text, assembled from Debian packages.
+//
+// Sources (licences beside the corpus in assets/corpus/):
+//   WordNet 3.0 (package wordnet-base, Princeton's WordNet licence): every synset's gloss,
+//     as "lemma: definition." lines, and every example sentence of a gloss, as a line of its
+//     own ("He was a good sport.").
+//   BSD fortune cookies (packages fortunes and fortunes-min, BSD licence; never the
+//     offensive set of fortunes-off): quotations, jokes and short stories, one per line.
+//   headmap's generated grammar (corpus.h), for its previous-token and induction signal.
+//   Numbers: lines of the grammar's number game alone ("three one four five nine ..."):
+//     each word is the sum of the two before it, mod 10, so the next word depends on exactly
+//     the current and the previous one. This is what grows an always-on previous-token head
+//     (measured: without these lines, the best previous-token head reached 0.34 on everyday
+//     sentences; see assets/checkpoints/README.md).
+//   Repeats: natural lines (glosses, examples, short fortunes) said twice on one line, so
+//     that copying from an earlier occurrence pays on natural text too: the training signal
+//     of induction heads, and through them of previous-token heads (measured: with repeats
+//     from 4% of the examples, a 2-layer model reached previous-token 0.30 and induction
+//     0.03 after 7.4M tokens; see assets/checkpoints/README.md for the shipped mix).
+//
+// The same installed packages and options give the same bytes on every machine: files are
+// read in a fixed order and shuffled with the core's deterministic Rng. The last lines are a
+// held-out validation split of natural text only (never grammar lines, never repeats).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace headmap {
+
+struct EnglishCorpusOptions {
+  std::string wordnet_dir = "/usr/share/wordnet";          // data.noun, data.verb, data.adj, data.adv
+  std::string fortunes_dir = "/usr/share/games/fortunes";  // the cookie files (no off/)
+  uint64_t seed = 1;
+  double repeat_fraction = 0.35;   // lines said twice, as a share of the natural lines
+  int64_t grammar_bytes = 3'000'000;  // generated grammar text mixed in
+  int64_t number_bytes = 2'500'000;   // extra lines of the grammar's number game (see below)
+  double val_fraction = 0.05;      // natural lines held out at the end: the trainer's default split
+};
+
+inline constexpr const char* kEnglishCorpusName = "english-v1";
+
+struct EnglishCorpusStats {
+  long wordnet_glosses = 0, wordnet_examples = 0, fortunes = 0, grammar_lines = 0, repeats = 0;
+  long val_lines = 0, total_lines = 0;
+  int64_t bytes = 0;
+};
+
+// The corpus, one line per paragraph, '\n' after each. Errors (Io) name the missing package.
+Result<std::string> assemble_english_corpus(const EnglishCorpusOptions& o = {}, EnglishCorpusStats* stats = nullptr);
+
+// The packages the corpus is assembled from, for messages and the set-up script.
+inline constexpr const char* kEnglishCorpusPackages = "wordnet-base fortunes fortunes-min";
+
+}  // namespace headmap

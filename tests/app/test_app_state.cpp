@@ -1,0 +1,153 @@
+// The GUI's plain state without a window: the one request builder, the dialogs' actions
+// and the scripted settings (no GL, no Dear ImGui, no display).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "app/gui/app_state.h"
+#include "app/gui/dialogs.h"
+#include "app/script/settings_table.h"
+
+namespace fs = std::filesystem;
+using namespace headmap;
+
+namespace {
+
+fs::path tmp_dir() {
+  static fs::path d = [] {
+    fs::path p = fs::temp_directory_path() / ("headmap-app-" + std::to_string(::getpid()));
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+AppState random_state() {
+  AppState s;
+  s.weights_mode = WeightsMode::Random;
+  s.text = "The cat sat on the mat.";
+  return s;
+}
+
+}  // namespace
+
+// Ablation is kept by (layer, head): (1, 0) is the head off at H = 4, at H = 8 and back.
+TEST(Request, AblationKeepsItsHeadWhenHeadsChange) {
+  AppState s = random_state();
+  s.cfg.num_layers = 2;
+  s.cfg.num_heads = 4;
+  s.ablated.insert(HeadId{1, 0});
+  for (int H : {4, 8, 4}) {
+    s.cfg.num_heads = H;
+    const ComputeRequest r = compute_request(s);
+    ASSERT_EQ(r.ablated.size(), 1u) << "H = " << H;
+    EXPECT_EQ(r.ablated[0], (HeadId{1, 0})) << "H = " << H;
+    const std::vector<uint8_t> mask = r.ablation_mask();  // (L*H)
+    ASSERT_EQ(mask.size(), static_cast<size_t>(2 * H));
+    for (int i = 0; i < 2 * H; ++i) EXPECT_EQ(mask[i], i == H ? 1 : 0) << "H = " << H << ", index " << i;
+  }
+  // A head beyond the config is kept in the state, not sent, and comes back with it.
+  s.cfg.num_heads = 8;
+  s.ablated.insert(HeadId{0, 6});
+  EXPECT_EQ(compute_request(s).ablated.size(), 2u);
+  s.cfg.num_heads = 4;
+  EXPECT_EQ(compute_request(s).ablated.size(), 1u);
+  s.cfg.num_heads = 8;
+  EXPECT_EQ(compute_request(s).ablated.size(), 2u);
+}
+
+// The Focus step-through is asked for only while Focus is visible.
+TEST(Request, TraceOnlyWhileFocusIsVisible) {
+  AppState s = random_state();
+  s.view.head = 2;
+  EXPECT_FALSE(compute_request(s).trace.has_value());
+  s.view.center = CenterPanel::Focus;
+  const ComputeRequest r = compute_request(s);
+  ASSERT_TRUE(r.trace.has_value());
+  EXPECT_EQ(r.trace->head, 2);
+}
+
+// Requests are values: equal states give equal requests and hashes; any input changes them.
+TEST(Request, ComparedAndHashedAsValues) {
+  const AppState s = random_state();
+  const ComputeRequest a = compute_request(s), b = compute_request(s);
+  EXPECT_TRUE(a == b);
+  EXPECT_EQ(a.hash(), b.hash());
+  AppState t = s;
+  t.text += " It was tired.";
+  EXPECT_FALSE(compute_request(t) == a);
+  EXPECT_NE(compute_request(t).forward_hash(), a.forward_hash());
+  t = s;
+  t.cfg.causal = false;
+  EXPECT_FALSE(compute_request(t).same_forward(a));
+  t = s;
+  t.view.center = CenterPanel::Focus;  // only the trace differs: the same forward pass
+  EXPECT_TRUE(compute_request(t).same_forward(a));
+  EXPECT_FALSE(compute_request(t) == a);
+}
+
+// A view file saved by the dialog's action opens again as the same figure.
+TEST(Dialogs, SaveAndOpenAView) {
+  AppState s = random_state();
+  s.cfg.d_model = 96;
+  s.cfg.num_heads = 6;
+  s.view.head = 5;
+  s.view.colormap = Colormap::Magma;
+  const std::string path = (tmp_dir() / "view.json").string();
+  ASSERT_TRUE(run_dialog_action(Dialog::SaveView, path, s).ok());
+  AppState t;
+  ASSERT_TRUE(run_dialog_action(Dialog::OpenView, path, t).ok());
+  EXPECT_EQ(t.text, s.text);
+  EXPECT_TRUE(t.cfg == s.cfg);
+  EXPECT_EQ(t.view.head, 5);
+  EXPECT_EQ(t.view.colormap, Colormap::Magma);
+  EXPECT_EQ(t.status_lines.back(), "Opened " + path);
+}
+
+// Refusals leave the state as it was and say why.
+TEST(Dialogs, RefusalsLeaveTheStateUntouched) {
+  AppState s = random_state();
+  const std::string not_ckpt = (tmp_dir() / "not.safetensors").string();
+  std::ofstream(not_ckpt) << "hello";
+  const Status open = run_dialog_action(Dialog::OpenCheckpoint, not_ckpt, s);
+  ASSERT_FALSE(open.ok());
+  EXPECT_TRUE(s.checkpoint.empty());
+  EXPECT_EQ(s.weights_mode, WeightsMode::Random);
+  const Status exp = run_dialog_action(Dialog::ExportJson, (tmp_dir() / "a.json").string(), s);
+  ASSERT_FALSE(exp.ok());
+  EXPECT_EQ(exp.error().message, "Nothing to export yet.");
+  EXPECT_FALSE(fs::exists(tmp_dir() / "a.json"));
+  const Status save = run_dialog_action(Dialog::SaveCheckpoint, (tmp_dir() / "m.safetensors").string(), s);
+  EXPECT_FALSE(save.ok());
+  EXPECT_TRUE(s.status_lines.empty());
+}
+
+// Scripted settings: one table; README lists every key.
+TEST(ScriptedSettings, ReadmeListsEveryKey) {
+  std::ifstream f(HEADMAP_README);
+  ASSERT_TRUE(f) << HEADMAP_README;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string readme = ss.str();
+  for (const ScriptedSetting& st : scripted_settings())
+    EXPECT_NE(readme.find(std::string("`") + st.key + "="), std::string::npos) << "README does not list --then " << st.key;
+}
+
+TEST(ScriptedSettings, ApplyAsTheControlsWould) {
+  AppState s = random_state();
+  ASSERT_TRUE(apply_setting(s, "heads=8").ok());
+  EXPECT_EQ(s.cfg.num_heads, 8);
+  ASSERT_TRUE(apply_setting(s, "ablate=1,7").ok());
+  EXPECT_EQ(s.ablated.count(HeadId{1, 7}), 1u);
+  EXPECT_FALSE(apply_setting(s, "ablate=1,8").ok());
+  EXPECT_FALSE(apply_setting(s, "heads=many").ok());
+  EXPECT_EQ(s.cfg.num_heads, 8);
+  EXPECT_FALSE(apply_setting(s, "volume=11").ok());
+  EXPECT_FALSE(apply_setting(s, "heads").ok());
+  ASSERT_TRUE(apply_setting(s, "panel=focus").ok());
+  EXPECT_EQ(s.view.center, CenterPanel::Focus);
+}
