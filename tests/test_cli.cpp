@@ -35,8 +35,7 @@ CliRun cli(std::vector<std::string> args) {
   args.insert(args.begin(), HEADMAP_CLI);
   const pid_t pid = fork();
   if (pid == 0) {
-    freopen(out.c_str(), "w", stdout);
-    freopen(err.c_str(), "w", stderr);
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

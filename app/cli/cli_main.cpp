@@ -8,6 +8,7 @@
 #include <iostream>
 #include <omp.h>
 
+#include "app/common/assets.h"
 #include "app/common/colormap.h"
 #include "app/common/heatmap_png.h"
 #include "app/common/model_options.h"
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
   if (const int rc = run_cli_subcommand(argc, argv); rc >= 0) return rc;
   CLI::App app{"headmap-cli: run a small transformer on text and show what every attention head does"};
   app.footer("Training: headmap-cli train --help, headmap-cli make-corpus --help, headmap-cli evaluate --help");
-  app.set_version_flag("--version", "headmap-cli 0.1.0");
+  app.set_version_flag("--version", [] { return version_text("headmap-cli"); }, "print the version and the data directory in use, and exit");
   ModelOptions mo;
   Outputs o;
   add_model_options(app, mo);

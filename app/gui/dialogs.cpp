@@ -28,7 +28,7 @@ const char* dialog_title(Dialog d) {
 const char* dialog_default_path(Dialog d) {
   switch (d) {
     case Dialog::OpenView:
-    case Dialog::SaveView: return "view.json";
+    case Dialog::SaveView: return "view.headmap.json";  // the glob of the MIME type (packaging/)
     case Dialog::OpenCheckpoint:
     case Dialog::SaveCheckpoint: return "model.safetensors";
     case Dialog::ExportHeadsPng: return "heads.png";

@@ -1,6 +1,6 @@
 // headmap: type a sentence and see every attention head, live.
 //
-// headmap [model options] [--open view.json] [--panel heads|focus|passport|model]
+// headmap [model options] [--open view.json | view.json] [--panel heads|focus|passport|model]
 //         [--screenshot out.png [--frames N] [--report out.json] [--then key=value]... [--type TEXT]]
 //         [--benchmark] [--fullscreen] [--size WxH]
 // Exit status: 0 success, 1 a file or the display failed, 2 bad arguments.
@@ -34,7 +34,7 @@ static void glfw_error(int code, const char* what) { std::fprintf(stderr, "headm
 int main(int argc, char** argv) {
   const auto process_start = std::chrono::steady_clock::now();
   CLI::App cli{"headmap: type a sentence and see what every attention head does"};
-  cli.set_version_flag("--version", "headmap 0.1.0");
+  cli.set_version_flag("--version", [] { return version_text("headmap"); }, "print the version and the data directory in use, and exit");
   ModelOptions mo;
   add_model_options(cli, mo);
   std::string open_view, panel, size = "";
@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
   bool benchmark = false, fullscreen = false;
   std::string colormap;
   cli.add_option("--open", open_view, "open a view file (text, config, selection, colours)");
+  std::string view_arg;  // the desktop entry's %f: a double-clicked view file
+  cli.add_option("view", view_arg, "a view file to open, as with --open");
   cli.add_option("--panel", panel, "heads, focus, model, passport or training")->check(CLI::IsMember({"heads", "focus", "passport", "model", "training"}));
   cli.add_option("--screenshot", shot.path, "render, write this PNG, and exit");
   cli.add_option("--frames", shot.frames, "frames to render before the screenshot, once the model has answered")->capture_default_str();
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return cli.exit(e) == 0 ? 0 : 2;
   }
+  if (open_view.empty()) open_view = view_arg;
 
   // The initial state: command-line model options over the defaults, or a view file.
   Result<ModelInput> in = resolve_model_options(mo, true);

@@ -56,8 +56,7 @@ AppRun run_app(const std::string& name, std::vector<std::string> args, bool with
   const pid_t pid = fork();
   if (pid == 0) {
     setenv("XDG_CONFIG_HOME", (tmp_dir() / "xdg").c_str(), 1);  // never the user's settings
-    freopen(err.c_str(), "w", stderr);
-    freopen("/dev/null", "w", stdout);
+    if (!freopen(err.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(126);
     std::vector<char*> cargv;
     for (std::string& a : argv) cargv.push_back(a.data());
     cargv.push_back(nullptr);
