@@ -16,6 +16,7 @@
 
 #include "core/model/config.h"
 #include "core/io/export.h"
+#include "core/io/safetensors.h"
 #include "core/model/model.h"
 #include "core/math/half.h"
 #include "core/math/rng.h"
@@ -271,22 +272,9 @@ Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::strin
   const uint64_t data_size = bytes.size() - 8 - hl;
   const char* data = bytes.data() + 8 + hl;
 
-  json header;
-  std::string duplicate;
-  std::vector<std::set<std::string>> keys;  // one set per open object
-  json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) {
-    if (ev == json::parse_event_t::object_start) keys.emplace_back();
-    else if (ev == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    else if (ev == json::parse_event_t::key && !keys.empty() && parsed.is_string() && !keys.back().insert(parsed.get<std::string>()).second)
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
-  try {
-    header = json::parse(text, cb);
-  } catch (const json::exception& e) {
-    return bad(std::string("the header is not valid JSON (") + e.what() + "): the file is corrupt." + kNotOurs);
-  }
-  if (!duplicate.empty()) return bad("the header names \"" + duplicate + "\" twice: the file is corrupt.");
+  Result<json> parsed = parse_safetensors_header(text.data(), text.data() + text.size());
+  if (!parsed) return bad(parsed.error().message + ": the file is corrupt." + kNotOurs);
+  json header = std::move(*parsed);
   if (!header.is_object()) return bad("the header is not a JSON object: the file is corrupt or not safetensors.");
 
   // pass 2: the metadata: the config and the vocabulary.

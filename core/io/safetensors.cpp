@@ -11,6 +11,28 @@
 #include <set>
 
 namespace headmap {
+
+Result<nlohmann::json> parse_safetensors_header(const char* begin, const char* end) {
+  using nlohmann::json;
+  std::string duplicate;
+  std::vector<std::set<std::string>> keys;  // one set per open object
+  json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) {
+    if (ev == json::parse_event_t::object_start) keys.emplace_back();
+    else if (ev == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    else if (ev == json::parse_event_t::key && !keys.empty() && parsed.is_string() && !keys.back().insert(parsed.get<std::string>()).second)
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  json header;
+  try {
+    header = json::parse(begin, end, cb);
+  } catch (const json::exception& e) {
+    return Error{ErrorKind::BadFormat, std::string("the header is not valid JSON (") + e.what() + ")"};
+  }
+  if (!duplicate.empty()) return Error{ErrorKind::BadFormat, "the header names \"" + duplicate + "\" twice"};
+  return header;
+}
+
 using nlohmann::json;
 static_assert(std::endian::native == std::endian::little, "safetensors stores little-endian data; add byte swapping for this CPU");
 
@@ -59,22 +81,9 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
   f.data_start_ = 8 + hl;
   const uint64_t data_size = size - f.data_start_;
 
-  json header;
-  std::string duplicate;
-  std::vector<std::set<std::string>> keys;  // one set per open object
-  json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) {
-    if (ev == json::parse_event_t::object_start) keys.emplace_back();
-    else if (ev == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    else if (ev == json::parse_event_t::key && !keys.empty() && parsed.is_string() && !keys.back().insert(parsed.get<std::string>()).second)
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
-  try {
-    header = json::parse(bytes + 8, bytes + 8 + hl, cb);
-  } catch (const json::exception& e) {
-    return bad(std::string("the header is not valid JSON (") + e.what() + "): the file is corrupt or not safetensors.");
-  }
-  if (!duplicate.empty()) return bad("the header names \"" + duplicate + "\" twice: the file is corrupt.");
+  Result<json> parsed = parse_safetensors_header(bytes + 8, bytes + 8 + hl);
+  if (!parsed) return bad(parsed.error().message + ": the file is corrupt or not safetensors.");
+  json header = std::move(*parsed);
   if (!header.is_object()) return bad("the header is not a JSON object: the file is corrupt or not safetensors.");
 
   // pass 2: every entry, then the byte ranges.

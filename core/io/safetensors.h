@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ class SafetensorsFile {
   std::map<std::string, SafetensorInfo> tensors_;
   std::map<std::string, std::string> metadata_;
 };
+
+// A safetensors JSON header, parsed with duplicate keys refused (a JSON parser would keep
+// one of them silently). Shared by headmap's checkpoints and Hugging Face files.
+Result<nlohmann::json> parse_safetensors_header(const char* begin, const char* end);
 
 // Limits on what a header may claim, so a corrupt file cannot ask for absurd sizes.
 inline constexpr uint64_t kMaxSafetensorsHeaderBytes = uint64_t(100) << 20;
