@@ -12,7 +12,7 @@
 #include "core/io/checkpoint.h"
 #include "core/io/export.h"
 #include "core/model/model.h"
-#include "core/train/corpus.h"
+#include "core/train/grammar.h"
 
 using namespace headmap;
 namespace fs = std::filesystem;

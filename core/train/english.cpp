@@ -11,7 +11,7 @@
 #include "core/math/rng.h"
 #include "core/model/model.h"
 #include "core/text/utf8.h"
-#include "core/train/corpus.h"
+#include "core/train/grammar.h"
 #include "core/train/trainer.h"
 
 namespace headmap {

@@ -6,7 +6,7 @@
 //     own ("He was a good sport.").
 //   BSD fortune cookies (packages fortunes and fortunes-min, BSD licence; never the
 //     offensive set of fortunes-off): quotations, jokes and short stories, one per line.
-//   headmap's generated grammar (corpus.h), for its previous-token and induction signal.
+//   headmap's generated grammar (grammar.h), for its previous-token and induction signal.
 //   Numbers (off by default): extra lines of the grammar's number game alone ("three one
 //     four five nine ..."), where the next word depends on exactly the current and the
 //     previous one. Measured: 2.5 MB of them did not sharpen the previous-token head on

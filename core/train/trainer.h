@@ -22,7 +22,9 @@
 // Determinism: the same corpus, options and thread count give bit-identical losses and
 // weights. Batches come from Rng(seed), the init from counter-based streams of the seed.
 //
-// Sections: [parameters] [options] [corpus] [trainer] [training loop]
+// The parameters live in params.h, the tokenized training text in train_corpus.h.
+//
+// Sections: [options] [trainer] [training loop]
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -33,59 +35,10 @@
 #include "core/error.h"
 #include "core/text/tokenizer.h"
 #include "core/model/weights.h"
+#include "core/train/params.h"
+#include "core/train/train_corpus.h"
 
 namespace headmap {
-
-// ---- [parameters] ----------------------------------------------------------------------
-// One layer's trainable tensors in the layout the trainer computes with: Q, K and V fused
-// in one (D, 3D) matrix, so the head h of each is columns h*d_head .. of its third.
-struct LayerParams {
-  RowVec ln1_g, ln1_b;  // (D)
-  MatR w_qkv;           // (D, 3D) = [W_Q | W_K | W_V]
-  RowVec b_qkv;         // (3D)
-  MatR w_o;             // (D, D); unused (and never updated) when training without W_O
-  RowVec b_o;           // (D)
-  RowVec ln2_g, ln2_b;  // (D)
-  MatR w_fc;            // (D, 4D)
-  RowVec b_fc;          // (4D)
-  MatR w_proj;          // (4D, D)
-  RowVec b_proj;        // (D)
-};
-
-struct ModelParams {
-  MatR tok_emb;                     // (V, D), also the unembedding (tied)
-  MatR pos_emb;                     // (context, D), learned positions
-  std::vector<LayerParams> layers;  // L
-  RowVec lnf_g, lnf_b;              // (D)
-
-  int d_model() const { return static_cast<int>(tok_emb.cols()); }
-  int vocab_size() const { return static_cast<int>(tok_emb.rows()); }
-  int context() const { return static_cast<int>(pos_emb.rows()); }
-  int num_layers() const { return static_cast<int>(layers.size()); }
-};
-
-// A named view of one tensor of a ModelParams, for loops over all of them (zeroing,
-// AdamW, clipping). Names follow the checkpoint's ("layers.0.w_qkv", ...).
-struct ParamRef {
-  std::string name;
-  float* data;
-  int64_t size;
-  bool decay;  // AdamW weight decay applies: the (in, out) matrices only
-};
-// Every tensor in a fixed order. Without W_O, w_o and b_o are left out.
-std::vector<ParamRef> param_refs(ModelParams& p, bool no_w_o);
-ModelParams zeros_like(const ModelParams& p);
-
-// A fresh model, a pure function of (seed, shapes). GPT-2's init: weights ~ N(0, 0.02),
-// the projections into the residual stream (W_O, W_proj) scaled by 1/sqrt(2L), position
-// embeddings ~ N(0, 0.01), biases 0, LayerNorm gains 1.
-ModelParams init_params(int d_model, int num_layers, int vocab, int context, uint64_t seed);
-
-// Conversions. to_model_weights splits w_qkv into w_q/w_k/w_v and fuses again, so forward()
-// can run the result at once. Without W_O, w_o = I and b_o = 0: the same function, so the
-// weights run correctly with or without the no-W_O switch.
-ModelWeights to_model_weights(const ModelParams& p, const Bpe& bpe, bool no_w_o);
-ModelParams from_model_weights(const ModelWeights& w);  // w.trained() must hold
 
 // ---- [options] -------------------------------------------------------------------------
 struct TrainOptions {
@@ -114,27 +67,6 @@ Status validate(const TrainOptions& o);
 
 // The learning rate at step s (0-based): linear warm-up, then cosine to lr * min_lr_ratio.
 float learning_rate(const TrainOptions& o, int step);
-
-// ---- [corpus] --------------------------------------------------------------------------
-// A tokenized training text: a byte-level BPE learned from its training lines (or given),
-// and the train and validation splits as token streams (each line followed by "\n").
-struct CorpusOptions {
-  double val_fraction = 0.05;  // the last 5% of lines are held out
-  int vocab_size = 4096;       // BPE tokens to learn (256 bytes + merges); ignored if `bpe` is set
-  const Bpe* bpe = nullptr;    // use this tokenizer instead of learning one
-};
-// How many of n lines the last val_fraction holds out (at least 1, at most n - 1).
-size_t held_out_lines(size_t n, double val_fraction);
-struct TrainCorpus {
-  std::string name;              // e.g. "english-v1" (the file name without extension)
-  Bpe bpe;                       // (V) learned from the training lines only
-  std::vector<int32_t> train;    // token ids of the training lines
-  std::vector<int32_t> val;      // token ids of the held-out lines
-  std::vector<std::string> val_lines;  // the held-out lines themselves (for metrics)
-  long train_lines = 0;
-};
-Result<TrainCorpus> train_corpus_from_text(const std::string& text, const std::string& name, const CorpusOptions& o = {});
-Result<TrainCorpus> load_train_corpus(const std::string& path, const CorpusOptions& o = {});
 
 // ---- [trainer] -------------------------------------------------------------------------
 // One model's parameters, gradients, AdamW state and activations. All buffers are sized
@@ -169,7 +101,9 @@ class Trainer {
     MatR ln1;              // (N, D)
     std::vector<float> ln1_mean, ln1_rstd;  // (N)
     MatR qkv;              // (N, 3D)
-    std::vector<float> att;  // (B, H, T, T)
+    // (B, H, T, T). Aligned: Eigen vectorises a row sum from the first aligned element, so
+    // a buffer at another address mod 64 would sum in another order and give other bits.
+    std::vector<float, Eigen::aligned_allocator<float>> att;
     MatR ctx;              // (N, D) heads side by side
     MatR x_mid;            // (N, D) after the attention residual
     MatR ln2;              // (N, D)

@@ -1,6 +1,6 @@
-// corpus.h: headmap's built-in training text, generated from a small English grammar.
+// grammar.h: headmap's built-in training text, generated from a small English grammar.
 //
-// Licence-clean by construction: every line is produced by the rules in corpus.cpp from
+// Licence-clean by construction: every line is produced by the rules in grammar.cpp from
 // word lists written for headmap, with the core's deterministic Rng. The same options give
 // the same bytes on every machine.
 //

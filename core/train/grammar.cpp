@@ -1,7 +1,7 @@
-// corpus.cpp: the grammar behind headmap's built-in training text (see corpus.h).
+// grammar.cpp: the grammar behind headmap's built-in training text (see grammar.h).
 //
 // Sections: [words] [phrases] [stories] [facts] [numbers] [repeats] [corpus]
-#include "core/train/corpus.h"
+#include "core/train/grammar.h"
 
 #include <algorithm>
 #include <iterator>
