@@ -18,7 +18,7 @@
 
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
-#include "core/train/corpus.h"
+#include "core/train/grammar.h"
 #include "core/train/english.h"
 #include "core/text/bpe.h"
 #include <nlohmann/json.hpp>
