@@ -339,21 +339,19 @@ void App::draw_dialogs() {
   if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
   bool close = false;
   if (dialog_ == Dialog::Shortcuts) {
-    const char* rows[][2] = {{"Ctrl + / Ctrl -", "larger / smaller text (Ctrl 0: reset)"},
-                             {"F11", "full screen"},
-                             {"\xE2\x86\x90 \xE2\x86\x92", "previous / next head"},
-                             {"\xE2\x86\x91 \xE2\x86\x93", "previous / next layer"},
-                             {"Ctrl S / Ctrl O", "save / open a view file"},
-                             {"wheel, drag", "zoom and pan the focus view; double-click resets"},
-                             {"Ctrl Q", "quit"}};
+    // Every key comes from the command table, so this list cannot drift from the keys; the
+    // pointer gestures are not commands and are listed after them.
+    auto row = [](const char* keys, const char* what) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::TextUnformatted(keys);
+      ImGui::TableSetColumnIndex(1);
+      ImGui::TextUnformatted(what);
+    };
     if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_SizingFixedFit)) {
-      for (auto& r : rows) {
-        ImGui::TableNextRow();
-        ImGui::TableSetColumnIndex(0);
-        ImGui::TextUnformatted(r[0]);
-        ImGui::TableSetColumnIndex(1);
-        ImGui::TextUnformatted(r[1]);
-      }
+      for (const Command& c : commands())
+        if (c.shortcut) row(c.shortcut, c.label);
+      row("wheel, drag", "zoom and pan the focus view; double-click resets");
       ImGui::EndTable();
     }
     close = ImGui::Button("Close") || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
