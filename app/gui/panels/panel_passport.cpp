@@ -132,7 +132,9 @@ void draw_passport(AppState& s, bool full) {
     else if (d != 0)
       ImGui::TextColored(kChangedColour, "attention parameters: %+lld", static_cast<long long>(d));
   } else {
-    ImGui::TextDisabled("4\xC2\xB7L\xC2\xB7(D\xC2\xB2 + D): the same for every H that divides D");
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", p.attention_formula.c_str());  // from the core, with W_O off and K/V sharing
+    ImGui::PopTextWrapPos();
   }
 }
 
