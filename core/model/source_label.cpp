@@ -14,7 +14,7 @@ static std::string kv_suffix(const ModelWeights& w, const ModelConfig& cfg) {
   if (cfg.kv_heads() >= cfg.num_heads) return "";
   std::string out = ", kv_heads=" + std::to_string(cfg.kv_heads());
   if (w.source.kind != WeightsSource::Kind::RandomInit && !w.layers.empty() && w.layers[0].w_k.cols() == w.d_model)
-    out += " (each group keeps the K/V of its first head)";
+    out += " (first head's K/V per group)";
   return out;
 }
 
