@@ -107,6 +107,10 @@ TEST(Gqa, GroupsShareTheirFirstHeadsKeysAndValues) {
     v.rowwise() += lw.b_v.segment(first * dh, dh);
     EXPECT_LT((tr.k - k).cwiseAbs().maxCoeff(), 1e-5f) << "head " << h;
     EXPECT_LT((tr.v - v).cwiseAbs().maxCoeff(), 1e-5f) << "head " << h;
+    // The hover tooltip's raw score reads the same K, from full or from grouped weights.
+    const MatR xr = x;  // rows as contiguous (D) vectors
+    EXPECT_NEAR(head_score(lw, xr.row(4).data(), xr.row(2).data(), h, o), tr.scores(4, 2), 1e-4f) << "head " << h;
+    EXPECT_NEAR(head_score(g, xr.row(4).data(), xr.row(2).data(), h, o), tr.scores(4, 2), 1e-4f) << "head " << h;
   }
   // kv = H is plain multi-head attention, bit for bit; the first head of each group keeps its map.
   const Fast mha = fast(lw, x, 1, T, gqa(H, 0)), same = fast(lw, x, 1, T, gqa(H, H)), shared = fast(lw, x, 1, T, o);
