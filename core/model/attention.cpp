@@ -214,7 +214,12 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
   const int dh = D / H, G = H / kvH, Dkv = kvH * dh, W3 = D + 2 * Dkv;
   // Grouped-query attention on full (D, D) weights: narrow W_K and W_V first (kv_grouped).
   LayerWeights grouped;
-  const LayerWeights& w = w_in.w_k.cols() == Dkv ? w_in : (grouped = kv_grouped(w_in, o));
+  const LayerWeights* wp = &w_in;
+  if (w_in.w_k.cols() != Dkv) {
+    grouped = kv_grouped(w_in, o);
+    wp = &grouped;
+  }
+  const LayerWeights& w = *wp;
   HM_ASSERT(w.w_qkv.rows() == D && w.w_qkv.cols() == W3, "call LayerWeights::fuse() after changing w_q/w_k/w_v");
   const bool interleaved = o.pitfalls.interleaved_reshape;
   HM_ASSERT(!(interleaved && o.pitfalls.no_transpose), "the interleaved and no-transpose pitfalls exclude each other; validate() the config");
