@@ -1,6 +1,6 @@
 // config.h: the model's configuration, its validation, and the pitfall switches.
 //
-// B = batch, T = tokens, D = d_model, H = heads, d_head = D/H, L = layers
+// B = batch, T = tokens, D = d_model, H = heads, d_head = D/H, L = layers, kv_heads = K/V heads
 #pragma once
 #include <cstdint>
 #include <optional>
