@@ -232,6 +232,8 @@ TEST(Gqa, ConfigAndModel) {
   EXPECT_EQ(valid_kv_head_counts(6), (std::vector<int>{1, 2, 3, 6}));
   EXPECT_EQ(nearest_valid_kv_heads(8, 3), 2);
   EXPECT_EQ(nearest_valid_kv_heads(8, 0), 0);
+  EXPECT_EQ(nearest_valid_kv_heads(8, 2147483647), 8);  // from a hostile view file: no overflow
+  EXPECT_EQ(nearest_valid_kv_heads(8, -3), 1);
   EXPECT_FALSE(trainable_kv_heads(8, 2).ok());
   EXPECT_TRUE(trainable_kv_heads(8, 8).ok());
   EXPECT_TRUE(trainable_kv_heads(8, 0).ok());

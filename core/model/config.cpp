@@ -1,5 +1,6 @@
 #include "core/model/config.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace headmap {
@@ -35,7 +36,8 @@ std::vector<int> valid_kv_head_counts(int num_heads) { return valid_head_counts(
 
 int nearest_valid_kv_heads(int num_heads, int kv) {
   if (kv == 0 || num_heads < 1) return kv;
-  return nearest_valid_head_count(num_heads, kv);
+  if (kv >= num_heads) return num_heads;  // more K/V heads than query heads: multi-head is the nearest
+  return nearest_valid_head_count(num_heads, std::max(kv, 1));
 }
 
 std::vector<int> valid_head_counts(int d_model) {
