@@ -192,3 +192,39 @@ TEST(Cli, RandomInitHasNoLossNoIdsAndTwelveLayersAtMost) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("out of range for random init"), std::string::npos) << r.err;
 }
+
+// --kv-heads: validated against --heads (the checkpoint's H when not given), exported as
+// (D, kv_heads·d_head) W_K and W_V, and refused by the trainer with a clear message.
+TEST(Cli, KvHeadsAreValidatedExportedAndRefusedByTheTrainer) {
+  CliRun r = cli({"--random-init", "--d-model", "48", "--heads", "6", "--kv-heads", "4"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("4 K/V heads do not divide 6 query heads into equal groups: try 3 or 6"), std::string::npos) << r.err;
+  r = cli({"--random-init", "--kv-heads", "0"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("at least 1"), std::string::npos) << r.err;
+  // The shipped model has H = 4: --kv-heads 2 fits it without --heads, 8 does not.
+  EXPECT_EQ(cli({"--kv-heads", "2", "--text", "the cat"}).status, 0);
+  EXPECT_EQ(cli({"--kv-heads", "8", "--text", "the cat"}).status, 2);
+
+  const fs::path d = tmp() / "gqa-npy";
+  r = cli({"--random-init", "--d-model", "48", "--heads", "6", "--kv-heads", "2", "--text", "the cat sat", "--npy", d.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto header = [&](const char* f) {  // the .npy header's shape
+    std::ifstream in(d / f, std::ios::binary);
+    std::string h(128, '\0');
+    in.read(h.data(), 128);
+    const size_t a = h.find("'shape': ("), b = h.find(')', a);
+    return h.substr(a + 10, b - a - 10);
+  };
+  EXPECT_EQ(header("layer0.w_k.npy"), "48, 16");
+  EXPECT_EQ(header("layer0.w_v.npy"), "48, 16");
+  EXPECT_EQ(header("layer0.b_k.npy"), "16,");
+  EXPECT_EQ(header("layer0.w_q.npy"), "48, 48");
+  std::ifstream m(d / "meta.json");
+  EXPECT_EQ(json::parse(m)["config"]["num_kv_heads"], 2);
+
+  r = cli({"train", "--corpus", "/nonexistent", "--out", (tmp() / "x.safetensors").string(), "--heads", "4", "--kv-heads", "2"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("multi-head attention only"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(tmp() / "x.safetensors"));
+}

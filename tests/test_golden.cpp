@@ -21,6 +21,7 @@ Tensor load(const fs::path& p) {
   return t ? *t : Tensor();
 }
 MatR mat(const Tensor& t, int rows, int cols) {
+  EXPECT_EQ(t.numel(), int64_t(rows) * cols);
   MatR m(rows, cols);
   std::copy(t.data.begin(), t.data.end(), m.data());
   return m;
@@ -45,17 +46,15 @@ TEST(Golden, FastPathMatchesTheNumpyReference) {
     const std::vector<int> lengths = meta["lengths"].get<std::vector<int>>();
     const Tensor expected = load(d / "expected_attention.npy");  // (L, B, Hw, T, T)
     const int L = cfg->num_layers, B = static_cast<int>(lengths.size()), T = static_cast<int>(expected.dim(3)), D = cfg->d_model;
-    MhaOptions o;
-    o.num_heads = cfg->num_heads;
-    o.causal = cfg->causal;
-    o.pitfalls = cfg->pitfalls;
+    MhaOptions o = mha_options(*cfg);
     o.lengths = lengths.data();
+    const int Dkv = cfg->kv_heads() * cfg->d_head();  // W_K, W_V: (D, kv_heads·d_head)
     for (int l = 0; l < L; ++l) {
       const std::string p = "layer" + std::to_string(l) + ".";
       LayerWeights lw;
       lw.w_q = mat(load(d / (p + "w_q.npy")), D, D);
-      lw.w_k = mat(load(d / (p + "w_k.npy")), D, D);
-      lw.w_v = mat(load(d / (p + "w_v.npy")), D, D);
+      lw.w_k = mat(load(d / (p + "w_k.npy")), D, Dkv);
+      lw.w_v = mat(load(d / (p + "w_v.npy")), D, Dkv);
       lw.w_o = mat(load(d / (p + "w_o.npy")), D, D);
       lw.b_q = vec(load(d / (p + "b_q.npy")));
       lw.b_k = vec(load(d / (p + "b_k.npy")));
@@ -76,5 +75,5 @@ TEST(Golden, FastPathMatchesTheNumpyReference) {
     }
     ++cases;
   }
-  EXPECT_EQ(cases, 4) << "expected four fixtures in " << root;
+  EXPECT_EQ(cases, 6) << "expected six fixtures in " << root;
 }

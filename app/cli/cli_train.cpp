@@ -194,6 +194,8 @@ int train_cmd(int argc, char** argv) {
   app.add_option("--d-model", o.d_model, "d_model, D")->capture_default_str();
   app.add_option("--heads", o.num_heads, "num_heads, H; must divide d_model")->capture_default_str();
   app.add_option("--layers", o.num_layers, "num_layers, L")->capture_default_str();
+  int kv_heads = 0;
+  app.add_option("--kv-heads", kv_heads, "K/V heads: the trainer trains multi-head attention only, so this must equal --heads");
   app.add_option("--context", o.context, "learned positions: the longest text the model will read")->capture_default_str();
   app.add_flag("--no-wo", o.no_w_o, "train without W_O: heads are concatenated, never mixed (saved as W_O = I)");
   app.add_option("--steps", o.steps, "optimiser steps")->capture_default_str();
@@ -222,6 +224,7 @@ int train_cmd(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (Status s = validate(o); !s) return fail(s.error());
+  if (Status s = trainable_kv_heads(o.num_heads, kv_heads); !s) return fail(s.error());
 
   Bpe given;
   if (!tokenizer_path.empty()) {

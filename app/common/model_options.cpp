@@ -13,6 +13,15 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
   app.add_option("--file", o.file, "A UTF-8 text file, one sentence per line");
   app.add_option("--d-model", o.cfg.d_model, "d_model, D (1-4096)")->capture_default_str();
   app.add_option("--heads", o.cfg.num_heads, "num_heads, H; must divide d_model")->capture_default_str();
+  app.add_option("--kv-heads", o.cfg.num_kv_heads,
+                 "K/V heads for multi-query (1) or grouped-query attention; must divide --heads (default: the number of heads)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            return v.find_first_not_of("0123456789") == std::string::npos && v.find_first_not_of('0') != std::string::npos
+                       ? std::string()
+                       : "needs a whole number of at least 1 (1 is multi-query, the number of heads is plain multi-head)";
+          },
+          "N >= 1", "kv_heads"));
   app.add_option("--layers", o.cfg.num_layers, "num_layers, L (1-12 for random init; up to the model's layers with --model)")->capture_default_str();
   app.add_option("--context", o.cfg.context, "maximum tokens per sentence (1-2048); longer text is truncated and reported")
       ->capture_default_str();
@@ -46,7 +55,10 @@ Result<ModelInput> resolve_model_options(const ModelOptions& o, bool default_sen
     for (std::string& line : split_lines(*text)) in.lines.push_back(std::move(line));
   }
   if (in.lines.empty() && o.file.empty() && default_sentence_if_empty) in.lines.push_back(kDefaultSentence);
-  if (Status s = validate(in.cfg); !s) return s.error();
+  // K/V heads are checked against the final H in load_model_weights: a checkpoint may bring its own H.
+  ModelConfig heads_only = in.cfg;
+  heads_only.num_kv_heads = 0;
+  if (Status s = validate(heads_only); !s) return s.error();
   return in;
 }
 
@@ -55,6 +67,7 @@ Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& a
     if (cfg.num_layers > kMaxLayers)
       return Error{ErrorKind::InvalidConfig, "num_layers " + std::to_string(cfg.num_layers) + " is out of range for random init: use 1 to " +
                                                  std::to_string(kMaxLayers) + "."};
+    if (Status s = validate(cfg); !s) return s.error();
     return random_weights(cfg.d_model, cfg.num_layers, cfg.seed);
   }
   const bool pretrained = !o.model.empty();

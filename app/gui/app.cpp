@@ -233,7 +233,10 @@ void App::draw_layout() {
   if (!state.status_lines.empty()) {
     ImGui::Separator();
     const size_t shown = kStatusLinesShown, first = state.status_lines.size() > shown ? state.status_lines.size() - shown : 0;
-    for (size_t i = first; i < state.status_lines.size(); ++i) ImGui::TextWrapped("%s", state.status_lines[i].c_str());
+    for (size_t i = first; i < state.status_lines.size(); ++i) {
+      ImGui::TextWrapped("%s", state.status_lines[i].c_str());
+      state.report.messages.push_back(state.status_lines[i]);
+    }
   }
   ImGui::EndChild();
 

@@ -16,9 +16,38 @@ Status open_pretrained(AppState& s, const std::string& dir) {
   s.cfg.d_model = s.pretrained->d_model;
   s.cfg.num_layers = s.pretrained->num_layers();
   s.cfg.num_heads = s.pretrained->source.trained_heads;
+  s.cfg.num_kv_heads = 0;  // GPT-2 is multi-head: kv_heads = heads
   s.cfg.context = std::min(s.cfg.context, s.pretrained->context);
   s.cfg.pitfalls.no_w_o = false;
   s.status_lines.push_back("Opened " + describe_source(*s.pretrained, s.cfg));
+  return Status();
+}
+
+Status open_checkpoint(AppState& s, const std::string& path, const CheckpointInfo* known) {
+  CheckpointInfo info;
+  if (known) {
+    info = *known;
+  } else {
+    Result<CheckpointInfo> r = checkpoint_info(path);
+    if (!r) return r.error();
+    info = *r;
+  }
+  s.checkpoint = path;
+  s.checkpoint_info = info;
+  s.weights_mode = WeightsMode::Trained;
+  s.pretrained.reset();
+  s.pretrained_dir.clear();
+  s.session.reset();               // the file asked for wins over a model trained in this session
+  s.follow_training = false;       // ...and over the snapshots of one still running
+  s.cfg.d_model = info.d_model;
+  s.cfg.num_heads = info.num_heads;
+  s.cfg.num_kv_heads = 0;
+  s.cfg.num_layers = info.num_layers;
+  s.cfg.context = std::min(info.context, kMaxContext);
+  s.cfg.pitfalls.no_w_o = info.no_w_o;
+  s.status_lines.push_back("Opened " + path + " at its own size: D=" + std::to_string(info.d_model) + ", H=" +
+                           std::to_string(info.num_heads) + ", L=" + std::to_string(info.num_layers) + ", context " +
+                           std::to_string(info.context) + (info.no_w_o ? ", without W_O" : ""));
   return Status();
 }
 
@@ -103,7 +132,8 @@ TrainOptions train_options(const AppState& s, int d, int h, int l, int steps) {
   return o;
 }
 
-TrainJob train_this_configuration(const AppState& s) {
+Result<TrainJob> train_this_configuration(const AppState& s) {
+  if (Status st = trainable_kv_heads(s.cfg.num_heads, s.cfg.num_kv_heads); !st) return st.error();
   TrainJob job;
   job.corpus_path = s.corpus_path;
   TrainOptions o = train_options(s, s.cfg.d_model, s.cfg.num_heads, s.cfg.num_layers, s.train_steps);

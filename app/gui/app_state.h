@@ -124,6 +124,12 @@ struct AppState {
 // trace only while Focus is visible. The config must be valid (validate(s.cfg)).
 ComputeRequest compute_request(const AppState& s, std::string* weights_note = nullptr);
 
+// Opens a trained checkpoint (File > Open checkpoint, --checkpoint) and sets the sliders to its
+// own D, H, L and context (and the no-W_O switch it was trained with), replacing an opened
+// GPT-2 model and the session's model, with a message saying so. `info`: the file's
+// checkpoint_info when already read. A failure changes nothing.
+Status open_checkpoint(AppState& s, const std::string& path, const CheckpointInfo* info = nullptr);
+
 // Opens a GPT-2-family model directory (File > Open model, --model) and sets the sliders to
 // its D, H and L. A failure changes nothing: the current model stays, the message says why.
 Status open_pretrained(AppState& s, const std::string& dir);
@@ -132,7 +138,8 @@ Status open_pretrained(AppState& s, const std::string& dir);
 // warm-up and evaluation spaced to the budget.
 TrainOptions train_options(const AppState& s, int d_model, int num_heads, int num_layers, int steps);
 // The job of the "Train this configuration" button: the sliders' D, H, L (and no-W_O switch).
-TrainJob train_this_configuration(const AppState& s);
+// An error for a configuration the trainer cannot train (K/V heads fewer than H).
+Result<TrainJob> train_this_configuration(const AppState& s);
 // The chapter's comparisons, with matched budgets (compare_steps each) and the same seed:
 // H = 1, 4 and 8 at d_model 64, L = 2; and H = 4 with and without W_O.
 TrainJob compare_heads_job(const AppState& s);

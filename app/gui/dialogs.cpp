@@ -73,13 +73,7 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
         break;
       }
       const CheckpointInfo info = checkpoint_info_of(*w, path);
-      state.checkpoint = path;
-      state.checkpoint_info = info;
-      state.weights_mode = WeightsMode::Trained;
-      state.cfg.d_model = info.d_model;
-      state.cfg.num_layers = info.num_layers;
-      state.cfg.num_heads = info.num_heads;
-      state.status_lines.push_back("Opened " + path);
+      st = open_checkpoint(state, path, &info);  // at the checkpoint's own D, H, L and context
       break;
     }
     case Dialog::OpenModel:

@@ -155,26 +155,25 @@ int main(int argc, char** argv) {
           code = 1;
         }
       } else if (!mo.checkpoint.empty()) {
-        Result<CheckpointInfo> info = checkpoint_info(mo.checkpoint);
-        if (!info) {
-          std::fprintf(stderr, "headmap: %s\n", info.error().message.c_str());
+        if (Status s = open_checkpoint(st, mo.checkpoint); !s) {  // its own D, H, L, context, with a message
+          std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
           code = 1;
         } else {
-          st.checkpoint = mo.checkpoint;
-          st.checkpoint_info = *info;
-          opening = *info;
+          opening = st.checkpoint_info;
         }
       } else {
         const std::string name = std::filesystem::path(kDefaultCheckpoint).filename().string();
         for (const CheckpointInfo& k : st.shipped)
           if (std::filesystem::path(k.path).filename() == name) opening = k;
       }
-      if (opening) {
-        if (!cli.count("--d-model")) st.cfg.d_model = opening->d_model;
-        if (!cli.count("--heads")) st.cfg.num_heads = opening->num_heads;
-        if (!cli.count("--layers")) st.cfg.num_layers = opening->num_layers;
-        if (!cli.count("--context")) st.cfg.context = opening->context;
-        if (opening->no_w_o) st.cfg.pitfalls.no_w_o = true;
+      if (opening) {  // options given on the command line win over the model's own
+        const ModelConfig given = in ? in->cfg : mo.cfg;
+        st.cfg.d_model = cli.count("--d-model") ? given.d_model : opening->d_model;
+        st.cfg.num_heads = cli.count("--heads") ? given.num_heads : opening->num_heads;
+        st.cfg.num_layers = cli.count("--layers") ? given.num_layers : opening->num_layers;
+        st.cfg.context = cli.count("--context") ? given.context : opening->context;
+        st.cfg.num_kv_heads = given.num_kv_heads;
+        st.cfg.pitfalls.no_w_o = opening->no_w_o || given.pitfalls.no_w_o;
       }
       if (!open_view.empty()) {
         if (Status s = load_view(open_view, st); !s) {

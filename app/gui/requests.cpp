@@ -17,7 +17,7 @@ size_t ComputeRequest::forward_hash() const {
   for (long v : {long(cfg.d_model), long(cfg.num_heads), long(cfg.num_layers), long(cfg.context), long(cfg.causal),
                  long(cfg.positional), long(cfg.tokenizer), long(cfg.pitfalls.scale_by_d_model),
                  long(cfg.pitfalls.interleaved_reshape), long(cfg.pitfalls.reversed_mask), long(cfg.pitfalls.no_w_o),
-                 long(cfg.pitfalls.head_averaged)})
+                 long(cfg.pitfalls.head_averaged), long(cfg.pitfalls.no_transpose), long(cfg.num_kv_heads)})
     mix(h, static_cast<size_t>(v));
   mix(h, static_cast<size_t>(cfg.seed));
   mix(h, std::hash<std::string>()(weights.checkpoint));

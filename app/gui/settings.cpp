@@ -69,8 +69,89 @@ Status save_imgui_ini(const char* data, size_t size) {
 }
 
 // ---- view files ------------------------------------------------------------------------
+// Version 2 records the weights' source ("weights"); version 1 files still open.
 static constexpr const char* kViewFormat = "headmap-view";
-static constexpr int kViewVersion = 1;
+static constexpr int kViewVersion = 2;
+
+// Where the weights on screen come from, as compute_request() chooses them: random init
+// (the seed is in the config), a checkpoint file, a shipped checkpoint (by name, so a view
+// opens the same in another installation), a GPT-2 directory, or the session's training.
+static json weights_source_json(const AppState& s) {
+  const ComputeRequest r = compute_request(s);
+  const auto absolute = [](const std::string& p) {
+    std::error_code ec;
+    const fs::path a = fs::absolute(p, ec);
+    return ec ? p : a.lexically_normal().string();
+  };
+  json w = {{"mode", s.weights_mode == WeightsMode::Random ? "random" : "trained"}, {"seed", s.cfg.seed}};
+  if (s.weights_mode == WeightsMode::Random) {
+    w["source"] = "random";
+  } else if (r.weights.in_memory && r.weights.in_memory == s.pretrained) {
+    w["source"] = "model";
+    w["model_dir"] = absolute(s.pretrained_dir);
+  } else if (r.weights.in_memory) {
+    w["source"] = "session";
+  } else if (!r.weights.checkpoint.empty() && r.weights.checkpoint == s.checkpoint) {
+    w["source"] = "checkpoint";
+    w["checkpoint"] = absolute(s.checkpoint);
+  } else if (!r.weights.checkpoint.empty()) {
+    w["source"] = "shipped";
+    w["shipped"] = fs::path(r.weights.checkpoint).filename().string();
+  } else {
+    w["source"] = "random";  // trained asked for, but no trained model of this D and L: random init
+  }
+  if (s.result && s.result->fwd && s.result->request.weights == r.weights) w["label"] = s.result->fwd->source;
+  return w;
+}
+
+// Applies a view's "weights" to `next`, checking every file it names first: a missing or
+// corrupt checkpoint or model directory is an error, and the caller keeps the current state.
+static Status apply_weights_source(const json& w, AppState& next, const std::string& view_path) {
+  auto bad = [&](const std::string& why) {
+    return Status(Error{ErrorKind::BadFormat, view_path + " cannot be opened as saved: " + why + " The current view is kept."});
+  };
+  if (!w.is_object()) return bad("its \"weights\" is not an object.");
+  const std::string mode = w.value("mode", std::string("trained")), source = w.value("source", std::string(""));
+  if (mode != "trained" && mode != "random") return bad("its weights mode \"" + mode + "\" is neither trained nor random.");
+  next.weights_mode = mode == "random" ? WeightsMode::Random : WeightsMode::Trained;
+  if (mode == "random") return Status();
+  const auto drop_loaded = [&] {  // the view's weights replace whatever was opened
+    next.checkpoint.clear();
+    next.checkpoint_info.reset();
+    next.pretrained.reset();
+    next.pretrained_dir.clear();
+    next.session.reset();
+  };
+  if (source == "checkpoint") {
+    const std::string path = w.value("checkpoint", std::string(""));
+    Result<CheckpointInfo> info = checkpoint_info(path);
+    if (!info) return bad("it was saved on the checkpoint " + path + ", which does not open (" + info.error().message + ").");
+    drop_loaded();
+    next.checkpoint = path;
+    next.checkpoint_info = *info;
+  } else if (source == "shipped") {
+    const std::string name = w.value("shipped", std::string(""));
+    const bool have = std::any_of(next.shipped.begin(), next.shipped.end(),
+                                  [&](const CheckpointInfo& k) { return fs::path(k.path).filename() == name; });
+    if (!have) return bad("it was saved on the shipped checkpoint " + name + ", which this installation does not have.");
+    drop_loaded();  // choose_weights picks the same shipped file for the same config
+  } else if (source == "model") {
+    const std::string dir = w.value("model_dir", std::string(""));
+    const ModelConfig cfg = next.cfg;  // open_pretrained sets the model's own sizes; the view's win
+    if (Status s = open_pretrained(next, dir); !s) return bad("it was saved on the model in " + dir + ", which does not open (" + s.error().message + ").");
+    next.status_lines.pop_back();  // open_pretrained's "Opened ..." note: the caller says what opened
+    next.cfg = cfg;
+  } else if (source == "session") {
+    next.status_lines.push_back("This view was saved on a model trained in a session, which the file does not hold: it shows "
+                                "the trained model that fits instead. Save a trained model with File > Save checkpoint and open it "
+                                "before saving a view, to reopen it exactly.");
+  } else if (source == "random") {
+    drop_loaded();  // no trained model fitted this D and L: random init, as when it was saved
+  } else {
+    return bad("its weights source \"" + source + "\" is not one headmap knows.");
+  }
+  return Status();
+}
 
 Status save_view(const std::string& path, const AppState& s) {
   json j;
@@ -78,7 +159,7 @@ Status save_view(const std::string& path, const AppState& s) {
   j["version"] = kViewVersion;
   j["text"] = s.text;
   j["config"] = json::parse(config_json(s.cfg));
-  j["checkpoint"] = s.checkpoint;
+  j["weights"] = weights_source_json(s);
   j["layer"] = s.view.layer;
   j["batch"] = s.view.batch;
   j["head"] = s.view.head;
@@ -124,7 +205,14 @@ Status load_view(const std::string& path, AppState& s) {
     Result<ModelConfig> cfg = config_from_json(j.at("config").dump());
     if (!cfg) return bad(cfg.error().message);
     next.cfg = *cfg;
-    next.checkpoint = j.value("checkpoint", "");
+    if (j.contains("weights")) {  // version 2: the weights' source, every file it names checked
+      if (Status w = apply_weights_source(j.at("weights"), next, path); !w) return w;
+    } else if (const std::string ckpt = j.value("checkpoint", ""); !ckpt.empty()) {  // version 1
+      Result<CheckpointInfo> info = checkpoint_info(ckpt);
+      if (!info) return bad("it names the checkpoint " + ckpt + ", which does not open (" + info.error().message + "). The current view is kept.");
+      next.checkpoint = ckpt;
+      next.checkpoint_info = *info;
+    }
     const std::optional<int> layer = int_field(j, "layer", 0, 0, kMaxLayers), batch = int_field(j, "batch", 0, 0, 1 << 20),
                              head = int_field(j, "head", 0, 0, kMaxDModel), focus = int_field(j, "focus_step", 6, 0, 64);
     if (!layer || !batch || !head || !focus) return bad("\"layer\", \"batch\", \"head\" or \"focus_step\" is not a whole number in range.");

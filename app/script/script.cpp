@@ -151,7 +151,9 @@ class ScreenshotScript : public Script {
       const TrainStatus& t = app.state.training;
       j["training"] = {{"done", t.done}, {"cancelled", t.cancelled}, {"error", t.error ? t.error->message : ""},
                        {"steps", t.progress.steps}, {"step", t.progress.step},
-                       {"points", t.curves.empty() ? 0 : t.curves[0].size()}, {"labels", t.labels}, {"final_val", t.final_val}};
+                       {"points", t.curves.empty() ? 0 : t.curves[0].size()}, {"labels", t.labels}, {"final_val", t.final_val},
+                       {"last_point_step", t.curves.empty() || t.curves[0].empty() ? -1 : t.curves[0].back().step},
+                       {"snapshot_steps", t.snapshot ? t.snapshot->source.steps : -1}};
       if (Status w = write_file_atomic(o_.report, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w) {
         std::fprintf(stderr, "headmap: %s\n", w.error().message.c_str());
         exit_code = 1;

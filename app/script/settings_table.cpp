@@ -30,6 +30,14 @@ bool parse_switch(const std::string& v) { return v == "1" || v == "true" || v ==
 const std::vector<ScriptedSetting>& scripted_settings() {
   static const std::vector<ScriptedSetting> table = {
       {"heads", "N", "num_heads (an invalid value is shown with its message, as on screen)", HEADMAP_NUMBER("heads", cfg.num_heads)},
+      {"kv_heads", "N", "K/V heads: 1 multi-query, a divisor of num_heads grouped-query, num_heads multi-head",
+       [](AppState& s, const std::string& v) -> Status {
+         Result<int> n = parse_number("kv_heads", v);
+         if (!n) return n.error();
+         if (*n < 1) return Error{ErrorKind::InvalidArgument, "kv_heads must be at least 1: 1 is multi-query."};
+         s.cfg.num_kv_heads = *n == s.cfg.num_heads ? 0 : *n;  // as the KV heads combo sets it
+         return Status();
+       }},
       {"d_model", "N", "d_model", HEADMAP_NUMBER("d_model", cfg.d_model)},
       {"layers", "N", "the number of layers", HEADMAP_NUMBER("layers", cfg.num_layers)},
       {"context", "N", "the context (tokens per sentence)", HEADMAP_NUMBER("context", cfg.context)},
@@ -76,7 +84,9 @@ const std::vector<ScriptedSetting>& scripted_settings() {
       {"cancel_at_step", "N", "press Cancel once a training reaches this step", HEADMAP_NUMBER("cancel_at_step", train_cancel_at_step)},
       {"train", "1", "press \"Train this configuration\"",
        [](AppState& s, const std::string&) -> Status {
-         s.train_request = train_this_configuration(s);
+         Result<TrainJob> job = train_this_configuration(s);
+         if (!job) return job.error();
+         s.train_request = std::move(job).value();
          s.weights_mode = WeightsMode::Trained;
          return Status();
        }},

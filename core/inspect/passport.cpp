@@ -38,6 +38,8 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
   p.T = T;
   p.V = V;
   const int64_t b = B, t = T, D = cfg.d_model, H = std::max(cfg.num_heads, 1), dh = D / H, L = cfg.num_layers;
+  const int64_t kvH = std::max(cfg.kv_heads(), 1), G = std::max<int64_t>(H / kvH, 1), Dkv = kvH * dh;
+  const bool gqa = kvH < H;
   const Pitfalls& pf = cfg.pitfalls;
   const bool trained = V > 0;
   const std::string attn = "attention (per layer)", mlp = "MLP (per layer)";
@@ -62,18 +64,40 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
   add({"attn_in", attn, "LayerNorm 1", "LN\xE2\x82\x81(x)", yBTD, sBTD, 8 * btd, 0, false, "pre-LN: the input of attention"});
   for (const char* m : {"q", "k", "v"}) {
     const std::string M(1, static_cast<char>(m[0] - 32));
-    add({m, attn, M + " projection", "attn_in \xC2\xB7 W_" + M + " + b_" + M, yBTD, sBTD, 2 * btd * D + btd, 0, false,
-         std::string(m) == "q" ? "W_Q, W_K, W_V are (D, D) for any H; headmap runs them as one (D, 3D) GEMM" : ""});
+    const bool kv = M != "Q" && gqa;
+    const int64_t width = kv ? Dkv : D;
+    std::string note;
+    if (M == "Q")
+      note = gqa ? "W_Q is (D, D); W_K, W_V are (D, kv_heads\xC2\xB7" "d_head); one (D, D + 2\xC2\xB7" "kv_heads\xC2\xB7" "d_head) GEMM"
+                 : "W_Q, W_K, W_V are (D, D) for any H; headmap runs them as one (D, 3D) GEMM";
+    else if (kv)
+      note = "kv_heads = " + std::to_string(kvH) + (kvH == 1 ? " (multi-query)" : " (grouped-query)") + ": W_" + M + " is (D, " +
+             std::to_string(Dkv) + "), not (D, " + std::to_string(D) + ")";
+    add({m, attn, M + " projection", "attn_in \xC2\xB7 W_" + M + " + b_" + M,
+         kv ? std::vector<std::string>{"B", "T", "kv_heads\xC2\xB7" "d_head"} : yBTD, Shape{b, t, width}, 2 * b * t * D * width + b * t * width, 0,
+         false, note});
   }
   if (pf.interleaved_reshape) {
     add({"q_view", attn, "split heads (pitfall)", "Q.view(B, T, d_head, H)", {"B", "T", "d_head", "H"}, {b, t, dh, H}, 0, 0,
          true, "PITFALL: head h now reads features h, h+H, h+2H, ... (interleaved)"});
     add({"q_heads", attn, "heads first", ".permute(0, 3, 1, 2)", yBHTd, sBHTd, 0, 0, true, "K and V are split the same way"});
+  } else if (pf.no_transpose) {
+    add({"q_view", attn, "split heads", "Q.view(B, T, H, d_head)", yBTHd, sBTHd, 0, 0, true,
+         "d_head = D/H = " + std::to_string(dh)});
+    add({"q_heads", attn, "heads first (pitfall)", ".view(B, H, T, d_head), no .transpose(1, 2)", yBHTd, sBHTd, 0, 0, true,
+         "PITFALL: the same memory re-read: 'head' h holds rows of tokens h\xC2\xB7T/H .., so each map mixes positions and heads"});
   } else {
     add({"q_view", attn, "split heads", "Q.view(B, T, H, d_head)", yBTHd, sBTHd, 0, 0, true,
          "d_head = D/H = " + std::to_string(dh) + "; head h reads features h\xC2\xB7" "d_head .. (h+1)\xC2\xB7" "d_head-1"});
     add({"q_heads", attn, "heads first", ".transpose(1, 2)", yBHTd, sBHTd, 0, 0, true,
-         "K and V are split the same way; H now acts as a batch axis"});
+         gqa ? "H now acts as a batch axis" : "K and V are split the same way; H now acts as a batch axis"});
+  }
+  if (gqa) {
+    add({"k_heads", attn, "split K/V heads", pf.no_transpose ? "K.view(B, kv_heads, T, d_head)" : "K.view(B, T, kv_heads, d_head).transpose(1, 2)",
+         {"B", "kv_heads", "T", "d_head"}, {b, kvH, t, dh}, 0, 0, true, "V is split the same way"});
+    add({"k_repeat", attn, "share K/V heads", ".repeat_interleave(H/kv_heads, dim=1)", yBHTd, sBHTd, 0, 0, true,
+         "K/V head g serves query heads g\xC2\xB7" "G .. (g+1)\xC2\xB7" "G-1, G = H/kv_heads = " + std::to_string(G) +
+             "; a broadcast (expand), no copy; V the same"});
   }
   add({"scores", attn, "scores", "Q_h \xC2\xB7 K_h\xE1\xB5\x80", yBHTT, sBHTT, 2 * bhtt * dh, 0, false, "one (T, T) map per head"});
   add({"scaled", attn, "scale", pf.scale_by_d_model ? "\xC3\xB7 \xE2\x88\x9A" "D" : "\xC3\xB7 \xE2\x88\x9A" "d_head",
@@ -121,10 +145,21 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
     const bool per_layer = s.section == attn || s.section == mlp;
     p.total_flops += s.flops * (per_layer ? L : 1);
   }
-  p.params = param_counts(cfg.d_model, cfg.num_layers, V, P, pf.no_w_o);
+  p.params = param_counts(cfg.d_model, static_cast<int>(Dkv), cfg.num_layers, V, P, pf.no_w_o);
   for (const ParamCount& c : p.params) {
     p.total_params += c.count;
     if (c.attention) p.attention_params += c.count;
+  }
+  // The footer: what the attention total is, from the same terms as the rows above.
+  const std::string n_qo = pf.no_w_o ? "" : "2\xC2\xB7";
+  if (!gqa) {
+    p.attention_formula = (pf.no_w_o ? "3" : "4") + std::string("\xC2\xB7L\xC2\xB7(D\xC2\xB2 + D)") +
+                          (pf.no_w_o ? " without W_O" : "") + ": the same for every H that divides D";
+  } else {
+    p.kv_saved = 2 * L * (D * (D - Dkv) + (D - Dkv));
+    p.attention_formula = n_qo + "L\xC2\xB7(D\xC2\xB2 + D) + 2\xC2\xB7L\xC2\xB7(D\xC2\xB2 + D)\xC2\xB7kv_heads/H" +
+                          std::string(pf.no_w_o ? " without W_O" : "") + ": K/V sharing saves " + human_count(p.kv_saved) +
+                          " parameters against multi-head";
   }
   return p;
 }
@@ -151,8 +186,9 @@ std::string passport_table(const Passport& p) {
   const ModelConfig& c = p.cfg;
   std::string out;
   char head[256];
-  std::snprintf(head, sizeof head, "Shape passport: B=%d T=%d D=%d H=%d d_head=%d L=%d%s\n", p.B, p.T, c.d_model, c.num_heads,
-                c.d_head(), c.num_layers, c.causal ? " causal" : "");
+  std::snprintf(head, sizeof head, "Shape passport: B=%d T=%d D=%d H=%d d_head=%d L=%d%s%s\n", p.B, p.T, c.d_model, c.num_heads,
+                c.d_head(), c.num_layers, c.kv_heads() < c.num_heads ? (" kv_heads=" + std::to_string(c.kv_heads())).c_str() : "",
+                c.causal ? " causal" : "");
   out += head;
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"step", "formula", "symbolic", "concrete", "FLOPs", "bytes", "note"});
@@ -185,7 +221,7 @@ std::string passport_table(const Passport& p) {
   }
   for (const ParamCount& pc : p.params)
     out += "  " + pad(pc.name, wn + 2) + pad(pc.formula, wf + 2) + std::to_string(pc.count) + "\n";
-  out += "  " + pad("attention total (any H)", wn + wf + 4) + std::to_string(p.attention_params) + "\n";
+  out += "  " + pad("attention total", wn + wf + 4) + std::to_string(p.attention_params) + "   " + p.attention_formula + "\n";
   out += "  " + pad("model total", wn + wf + 4) + std::to_string(p.total_params) + "\n";
   out += "FLOPs for the whole forward pass: " + human_count(p.total_flops) + "\n";
   return out;

@@ -38,6 +38,8 @@ struct Passport {
   std::vector<PassportStep> steps;
   std::vector<ParamCount> params;
   int64_t attention_params = 0;  // W_Q..W_O with biases, all layers: 4·L·(D² + D), any H
+  std::string attention_formula; // what attention_params is, e.g. "3·L·(D² + D) without W_O: the same for every H"
+  int64_t kv_saved = 0;          // parameters grouped-query attention saves against full multi-head (0 for MHA)
   int64_t total_params = 0;
   int64_t total_flops = 0;       // all layers
 

@@ -9,7 +9,7 @@ using nlohmann::json;
 static json config_to_json(const ModelConfig& c) {
   json p = json::object();
   for (const PitfallInfo& pi : pitfall_list()) p[std::string(pi.cli).substr(10)] = c.pitfalls.*(pi.flag);
-  return {{"d_model", c.d_model}, {"num_heads", c.num_heads}, {"num_layers", c.num_layers}, {"context", c.context},
+  return {{"d_model", c.d_model}, {"num_heads", c.num_heads}, {"num_kv_heads", c.kv_heads()}, {"num_layers", c.num_layers}, {"context", c.context},
           {"causal", c.causal},   {"positional", c.positional}, {"seed", c.seed}, {"d_head", c.d_head()},
           {"tokenizer", tokenizer_name(c.tokenizer)}, {"pitfalls", p}};
 }
@@ -31,6 +31,9 @@ Result<ModelConfig> config_from_json(const std::string& text) {
     auto get_bool = [&](const char* k, bool& dst) { if (j.contains(k)) dst = j.at(k).get<bool>(); };
     get_int("d_model", c.d_model);
     get_int("num_heads", c.num_heads);
+    get_int("num_kv_heads", c.num_kv_heads);
+    if (j.contains("num_kv_heads") && c.num_kv_heads < 1) return bad("\"num_kv_heads\" must be at least 1 (1 is multi-query, num_heads is multi-head).");
+    if (c.num_kv_heads == c.num_heads) c.num_kv_heads = 0;  // plain multi-head: follows num_heads
     get_int("num_layers", c.num_layers);
     get_int("context", c.context);
     get_bool("causal", c.causal);

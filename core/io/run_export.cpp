@@ -10,6 +10,7 @@
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
 #include "core/io/npy.h"
+#include "core/model/attention.h"
 #include "core/model/source_label.h"
 
 namespace headmap {
@@ -156,16 +157,17 @@ Status export_npy_dir(const std::string& dir, const RunRecord& run) {
   const int64_t B = out.B, T = out.T, D = out.D;
   if (Status s = put("attention.npy", npy_bytes(out.attention.data(), {out.L, B, out.Hw, T, T})); !s) return fail(s);
   for (int l = 0; l < out.L; ++l) {
-    const LayerWeights& lw = run.weights->layers[l];
+    // W_K and W_V as the attention read them: (D, kv_heads·d_head) under grouped-query attention.
+    const LayerWeights lw = kv_grouped(run.weights->layers[l], mha_options(run.cfg));
     const std::string p = "layer" + std::to_string(l) + ".";
     const std::pair<const char*, const MatR*> mats[] = {{"w_q", &lw.w_q}, {"w_k", &lw.w_k}, {"w_v", &lw.w_v}, {"w_o", &lw.w_o}};
     const std::pair<const char*, const RowVec*> vecs[] = {{"b_q", &lw.b_q}, {"b_k", &lw.b_k}, {"b_v", &lw.b_v}, {"b_o", &lw.b_o}};
     if (Status s = put(p + "attn_in.npy", npy_bytes(out.attn_in[l].data(), {B, T, D})); !s) return fail(s);
     if (Status s = put(p + "attn_out.npy", npy_bytes(out.attn_out[l].data(), {B, T, D})); !s) return fail(s);
     for (auto& [n, m] : mats)
-      if (Status s = put(p + n + ".npy", npy_bytes(m->data(), {D, D})); !s) return fail(s);
+      if (Status s = put(p + n + ".npy", npy_bytes(m->data(), {D, m->cols()})); !s) return fail(s);
     for (auto& [n, v] : vecs)
-      if (Status s = put(p + n + ".npy", npy_bytes(v->data(), {D})); !s) return fail(s);
+      if (Status s = put(p + n + ".npy", npy_bytes(v->data(), {v->size()})); !s) return fail(s);
   }
   json meta;
   meta["tokens"] = tokens_json(batch);

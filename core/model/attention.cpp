@@ -1,6 +1,7 @@
 // attention.cpp: multi-head self-attention (see attention.h for the three forms).
 //
 // B = batch, T = tokens, D = d_model, H = heads, dh = d_head = D/H
+// kvH = K/V heads, G = H/kvH, Dkv = kvH·dh (the width of K and V)
 // Sections: [shared] [fast path] [head score] [head trace] [explicit tensors]
 #include "core/model/attention.h"
 
@@ -24,7 +25,50 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // The feature column that element j of head h reads: one contiguous slice per head, or,
 // under the interleaved-reshape pitfall, every H-th feature starting at h.
 inline int head_feature(int h, int j, int H, int dh, bool interleaved) { return interleaved ? j * H + h : h * dh + j; }
+
+// The forgotten-transpose pitfall on one sentence's (T, W) block, W = P·dh: its memory
+// read as (P, T, dh). Row t of head p is the flat numbers (p·T + t)·dh .. + dh, which are
+// token (p·T + t) / P, slice (p·T + t) % P. dst row t, columns p·dh .. hold that row, so
+// the correct heads-back step (transpose(1, 2), view) then reads head p where it expects it.
+// src, dst: (T, W) with row strides src_stride, dst_stride.
+void untransposed_heads(const float* src, Eigen::Index src_stride, int T, int W, int dh, float* dst, Eigen::Index dst_stride) {
+  const int P = W / dh;
+  for (int p = 0; p < P; ++p)
+    for (int t = 0; t < T; ++t) {
+      const int i = p * T + t;
+      std::copy_n(src + (i / P) * src_stride + (i % P) * dh, dh, dst + t * dst_stride + p * dh);
+    }
+}
 }  // namespace
+
+LayerWeights kv_grouped(const LayerWeights& w, const MhaOptions& o) {
+  const int D = static_cast<int>(w.w_q.rows());
+  const int H = o.num_heads, kvH = kv_heads(o);
+  HM_ASSERT(H >= 1 && D % H == 0 && kvH >= 1 && H % kvH == 0, "kv_heads must divide num_heads; validate() the config first");
+  const int dh = D / H, G = H / kvH, Dkv = kvH * dh;
+  LayerWeights g;
+  g.w_q = w.w_q;
+  g.b_q = w.b_q;
+  g.w_o = w.w_o;
+  g.b_o = w.b_o;
+  if (w.w_k.cols() == Dkv) {
+    g.w_k = w.w_k, g.w_v = w.w_v, g.b_k = w.b_k, g.b_v = w.b_v;
+  } else {
+    HM_ASSERT(w.w_k.cols() == D && w.w_v.cols() == D, "W_K and W_V must be (D, D) or (D, kv_heads*d_head)");
+    const bool interleaved = o.pitfalls.interleaved_reshape;
+    g.w_k.resize(D, Dkv), g.w_v.resize(D, Dkv), g.b_k.resize(Dkv), g.b_v.resize(Dkv);
+    for (int kg = 0; kg < kvH; ++kg)
+      for (int j = 0; j < dh; ++j) {
+        const int src = head_feature(kg * G, j, H, dh, interleaved), dst = head_feature(kg, j, kvH, dh, interleaved);
+        g.w_k.col(dst) = w.w_k.col(src);
+        g.w_v.col(dst) = w.w_v.col(src);
+        g.b_k(dst) = w.b_k(src);
+        g.b_v(dst) = w.b_v(src);
+      }
+  }
+  g.fuse();
+  return g;
+}
 
 float score_scale(int d_model, const MhaOptions& o) {
   const int dh = d_model / o.num_heads;
@@ -161,28 +205,47 @@ int attend_head(const View& Q, const View& K, const View& V, int T, int len, int
 }  // namespace
 
 // y: (B*T, D)  weights: (B, Hw, T, T)  x: (B*T, D)
-int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOptions& o, MatR& y, float* weights) {
-  const int D = static_cast<int>(w.w_q.rows());
-  const int H = o.num_heads;
+int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const MhaOptions& o, MatR& y, float* weights) {
+  const int D = static_cast<int>(w_in.w_q.rows());
+  const int H = o.num_heads, kvH = kv_heads(o);
   HM_ASSERT(H >= 1 && D % H == 0, "num_heads must divide d_model; validate() the config first");
+  HM_ASSERT(kvH >= 1 && H % kvH == 0, "num_kv_heads must divide num_heads; validate() the config first");
   HM_ASSERT(x.rows() == static_cast<Eigen::Index>(B) * T && x.cols() == D, "x must be (B*T, D)");
-  HM_ASSERT(w.w_qkv.rows() == D && w.w_qkv.cols() == 3 * D, "call LayerWeights::fuse() after changing w_q/w_k/w_v");
-  const int dh = D / H;
+  const int dh = D / H, G = H / kvH, Dkv = kvH * dh, W3 = D + 2 * Dkv;
+  // Grouped-query attention on full (D, D) weights: narrow W_K and W_V first (kv_grouped).
+  LayerWeights grouped;
+  const LayerWeights* wp = &w_in;
+  if (w_in.w_k.cols() != Dkv) {
+    grouped = kv_grouped(w_in, o);
+    wp = &grouped;
+  }
+  const LayerWeights& w = *wp;
+  HM_ASSERT(w.w_qkv.rows() == D && w.w_qkv.cols() == W3, "call LayerWeights::fuse() after changing w_q/w_k/w_v");
   const bool interleaved = o.pitfalls.interleaved_reshape;
+  HM_ASSERT(!(interleaved && o.pitfalls.no_transpose), "the interleaved and no-transpose pitfalls exclude each other; validate() the config");
   const Eigen::Index BT = static_cast<Eigen::Index>(B) * T;
 
   // pass 1: one GEMM for Q, K and V side by side; Q is pre-scaled so scores come out scaled.
   // Buffers reused across calls. Plain references, because the OpenMP workers below must
   // see this thread's buffers, not thread_locals of their own.
-  thread_local MatR qkv_buffer, concat_buffer;
-  MatR& qkv = qkv_buffer;        // (B*T, 3D) = [Q | K | V]
+  thread_local MatR qkv_buffer, concat_buffer, untransposed_buffer;
+  MatR& qkv = qkv_buffer;        // (B*T, D + 2Dkv) = [Q | K | V]
   MatR& concat = concat_buffer;  // (B*T, D), head h in columns h*dh ..
-  qkv.resize(BT, 3 * D);
+  qkv.resize(BT, W3);
   gemm(qkv, x, w.w_qkv);
   qkv.rowwise() += w.b_qkv;
   qkv.leftCols(D) *= score_scale(D, o);
+  if (o.pitfalls.no_transpose) {  // each sentence's Q, K and V memory re-read as (P, T, dh)
+    MatR& u = untransposed_buffer;
+    u.resize(BT, W3);
+    for (int b = 0; b < B; ++b)
+      for (const auto& [c0, width] : {std::pair{0, D}, std::pair{D, Dkv}, std::pair{D + Dkv, Dkv}})
+        untransposed_heads(qkv.data() + static_cast<Eigen::Index>(b) * T * W3 + c0, W3, T, width, dh,
+                           u.data() + static_cast<Eigen::Index>(b) * T * W3 + c0, W3);
+    std::swap(qkv, u);
+  }
 
-  // pass 2: each (b, h) reads its head as a strided view of qkv: no copy, no transpose.
+  // pass 2: each (b, h) reads its head, and its group's K/V head, as strided views of qkv.
   concat.resize(BT, D);
   std::vector<float> per_head;  // (B, H, T, T) when averaging heads
   float* w_all = weights;
@@ -198,18 +261,21 @@ int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOpt
   auto run_head = [&](int bh) {
     const int b = bh / H, h = bh % H;
     const int len = o.lengths ? o.lengths[b] : T;
-    const float* base = qkv.data() + static_cast<size_t>(b) * T * 3 * D + head_feature(h, 0, H, dh, interleaved);
+    const float* row0 = qkv.data() + static_cast<size_t>(b) * T * W3;
+    const float* q = row0 + head_feature(h, 0, H, dh, interleaved);
+    const float* k = row0 + D + head_feature(h / G, 0, kvH, dh, interleaved);
+    const float* v = k + Dkv;
     float* att_bh = w_all + static_cast<size_t>(bh) * T * T;                   // (T, T)
     auto ctx = concat.block(static_cast<Eigen::Index>(b) * T, h * dh, T, dh);  // (T, dh)
     int empty = 0;
-    if (interleaved) {  // head h reads every H-th feature: a view with an inner stride
-      const Stride2 st(3 * D, H);
-      empty = attend_head(ConstStridedView(base, T, dh, st), ConstStridedView(base + D, T, dh, st),
-                          ConstStridedView(base + 2 * D, T, dh, st), T, len, block, att_bh, ctx, o);
+    if (interleaved) {  // head h reads every H-th feature (K/V: every kvH-th): views with an inner stride
+      const Stride2 sq(W3, H), skv(W3, kvH);
+      empty = attend_head(ConstStridedView(q, T, dh, sq), ConstStridedView(k, T, dh, skv),
+                          ConstStridedView(v, T, dh, skv), T, len, block, att_bh, ctx, o);
     } else {  // head h reads one contiguous slice: Eigen sees unit inner stride at compile time
-      const Eigen::OuterStride<> st(3 * D);
-      empty = attend_head(ConstHeadView(base, T, dh, st), ConstHeadView(base + D, T, dh, st),
-                          ConstHeadView(base + 2 * D, T, dh, st), T, len, block, att_bh, ctx, o);
+      const Eigen::OuterStride<> st(W3);
+      empty = attend_head(ConstHeadView(q, T, dh, st), ConstHeadView(k, T, dh, st),
+                          ConstHeadView(v, T, dh, st), T, len, block, att_bh, ctx, o);
     }
     if (head_ablated(o, h)) ctx.setZero();  // the weights stay visible; the output is cut
     return h == 0 ? empty : 0;              // count query rows once, not once per head
@@ -250,14 +316,19 @@ int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOpt
 // ---- [head score] ----------------------------------------------------------------------
 float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o) {
   const int D = static_cast<int>(w.w_q.rows());
-  const int H = o.num_heads, dh = D / H;
+  const int H = o.num_heads, dh = D / H, kvH = kv_heads(o);
   HM_ASSERT(H >= 1 && D % H == 0 && head >= 0 && head < H, "head index out of range for this config");
+  if (o.pitfalls.no_transpose) return std::numeric_limits<float>::quiet_NaN();
+  const int kv_cols = static_cast<int>(w.w_k.cols());  // D (grouped here), or kvH * dh
+  const int kh = kv_cols == D ? kv_head_of(o, head) * (H / kvH) : kv_head_of(o, head);  // the column block K is read from
+  const int kH = kv_cols == D ? H : kvH;
   const Eigen::Map<const RowVec> xt(x_t, D), xs(x_s, D);
   double score = 0;
   for (int j = 0; j < dh; ++j) {
     const int f = head_feature(head, j, H, dh, o.pitfalls.interleaved_reshape);
+    const int fk = head_feature(kh, j, kH, dh, o.pitfalls.interleaved_reshape);
     const float q = xt.dot(w.w_q.col(f)) + w.b_q(f);
-    const float k = xs.dot(w.w_k.col(f)) + w.b_k(f);
+    const float k = xs.dot(w.w_k.col(fk)) + w.b_k(fk);
     score += static_cast<double>(q) * k;
   }
   return static_cast<float>(score);
@@ -265,40 +336,65 @@ float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int 
 
 // ---- [head trace] ----------------------------------------------------------------------
 // x_b: (T, D). Every head is a module of its own: Linear(D, dh) for Q, K and V.
-HeadTrace head_trace(const LayerWeights& w, const MatR& x_b, int len, int head, const MhaOptions& o) {
-  const int D = static_cast<int>(w.w_q.rows());
+HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int head, const MhaOptions& o) {
+  const int D = static_cast<int>(w_in.w_q.rows());
   const int H = o.num_heads;
   HM_ASSERT(H >= 1 && D % H == 0, "num_heads must divide d_model; validate() the config first");
   HM_ASSERT(head >= 0 && head < H, "head index out of range");
   HM_ASSERT(x_b.cols() == D && len <= x_b.rows(), "x_b must be (T, D) with len <= T");
   const int T = static_cast<int>(x_b.rows());
-  const int dh = D / H;
+  const int dh = D / H, kvH = kv_heads(o), Dkv = kvH * dh;
   const bool interleaved = o.pitfalls.interleaved_reshape;
   const float scale = score_scale(D, o);
+  const LayerWeights w = kv_grouped(w_in, o);  // W_K, W_V: (D, Dkv)
+
+  // The forgotten-transpose pitfall has no per-head module to write: its heads are pieces of
+  // the full (T, D) projections' memory, so those are computed and re-read as (H, T, dh).
+  MatR q_all, k_all, v_all;  // (T, D), (T, Dkv), (T, Dkv), untransposed
+  if (o.pitfalls.no_transpose) {
+    auto project = [&](const MatR& wm, const RowVec& bv, int width) {
+      MatR full = x_b * wm;  // (T, width)
+      full.rowwise() += bv;
+      MatR u(T, width);
+      untransposed_heads(full.data(), width, T, width, dh, u.data(), width);
+      return u;
+    };
+    q_all = project(w.w_q, w.b_q, D);
+    k_all = project(w.w_k, w.b_k, Dkv);
+    v_all = project(w.w_v, w.b_v, Dkv);
+  }
 
   HeadTrace tr;
   tr.head = head;
   tr.len = len;
   tr.concat = MatR::Zero(T, D);
   for (int h = 0; h < H; ++h) {
-    // This head's own (D, dh) weights and (dh) biases: the columns of W it reads.
-    MatR wq(D, dh), wk(D, dh), wv(D, dh);
-    RowVec bq(dh), bk(dh), bv(dh);
-    for (int j = 0; j < dh; ++j) {
-      const int f = head_feature(h, j, H, dh, interleaved);
-      wq.col(j) = w.w_q.col(f);
-      wk.col(j) = w.w_k.col(f);
-      wv.col(j) = w.w_v.col(f);
-      bq(j) = w.b_q(f);
-      bk(j) = w.b_k(f);
-      bv(j) = w.b_v(f);
+    const int g = kv_head_of(o, h);  // the K/V head this query head reads
+    MatR q, k, v;                    // (T, dh) each
+    if (o.pitfalls.no_transpose) {
+      q = q_all.middleCols(h * dh, dh);
+      k = k_all.middleCols(g * dh, dh);
+      v = v_all.middleCols(g * dh, dh);
+    } else {
+      // This head's own (D, dh) weights and (dh) biases: the columns of W it reads.
+      MatR wq(D, dh), wk(D, dh), wv(D, dh);
+      RowVec bq(dh), bk(dh), bv(dh);
+      for (int j = 0; j < dh; ++j) {
+        const int f = head_feature(h, j, H, dh, interleaved), fk = head_feature(g, j, kvH, dh, interleaved);
+        wq.col(j) = w.w_q.col(f);
+        wk.col(j) = w.w_k.col(fk);
+        wv.col(j) = w.w_v.col(fk);
+        bq(j) = w.b_q(f);
+        bk(j) = w.b_k(fk);
+        bv(j) = w.b_v(fk);
+      }
+      q = x_b * wq;  // (T, dh)
+      q.rowwise() += bq;
+      k = x_b * wk;  // (T, dh)
+      k.rowwise() += bk;
+      v = x_b * wv;  // (T, dh)
+      v.rowwise() += bv;
     }
-    MatR q = x_b * wq;  // (T, dh)
-    q.rowwise() += bq;
-    MatR k = x_b * wk;  // (T, dh)
-    k.rowwise() += bk;
-    MatR v = x_b * wv;  // (T, dh)
-    v.rowwise() += bv;
     MatR scores = q * k.transpose();  // (T, T)
     MatR scaled = scores * scale;     // (T, T)
     MatR masked = scaled;             // (T, T)
@@ -346,29 +442,46 @@ static Tensor tensor_of(const MatR& m) {
 static std::vector<float> vec_of(const RowVec& v) { return std::vector<float>(v.data(), v.data() + v.size()); }
 
 // x: (B, T, D)
-std::map<std::string, Tensor> mha_explicit(const LayerWeights& w, const Tensor& x, const MhaOptions& o) {
+std::map<std::string, Tensor> mha_explicit(const LayerWeights& w_in, const Tensor& x, const MhaOptions& o) {
   HM_ASSERT(x.rank() == 3, "x must be (B, T, D)");
   const int64_t B = x.dim(0), T = x.dim(1), D = x.dim(2);
   const int64_t H = o.num_heads, dh = D / H;
   HM_ASSERT(H >= 1 && D % H == 0, "num_heads must divide d_model");
+  const int64_t kvH = kv_heads(o), G = H / kvH;
+  const LayerWeights w = kv_grouped(w_in, o);  // W_K, W_V: (D, kvH·dh)
   std::map<std::string, Tensor> s;
 
   s["q"] = add_bias(matmul(x, tensor_of(w.w_q)), vec_of(w.b_q));  // (B, T, D)
-  s["k"] = add_bias(matmul(x, tensor_of(w.w_k)), vec_of(w.b_k));  // (B, T, D)
-  s["v"] = add_bias(matmul(x, tensor_of(w.w_v)), vec_of(w.b_v));  // (B, T, D)
+  s["k"] = add_bias(matmul(x, tensor_of(w.w_k)), vec_of(w.b_k));  // (B, T, kvH·dh)
+  s["v"] = add_bias(matmul(x, tensor_of(w.w_v)), vec_of(w.b_v));  // (B, T, kvH·dh)
 
-  // Split heads. Correct: view(B,T,H,dh).transpose(1,2). Pitfall: view(B,T,dh,H), whose
-  // head axis is last, then permute(0,3,1,2) spelled as two transposes.
-  auto split = [&](const Tensor& t) {
-    if (o.pitfalls.interleaved_reshape) return t.view({B, T, dh, H}).transpose(1, 3).transpose(2, 3);
-    return t.view({B, T, H, dh}).transpose(1, 2);
+  // Split heads. Correct: view(B,T,P,dh).transpose(1,2). Pitfalls: view(B,T,dh,P), whose
+  // head axis is last, then permute(0,3,1,2) spelled as two transposes; or the transpose
+  // forgotten, so the same memory is read as (B,P,T,dh). P = H for Q, kvH for K and V.
+  auto split = [&](const Tensor& t, int64_t P) {
+    if (o.pitfalls.interleaved_reshape) return t.view({B, T, dh, P}).transpose(1, 3).transpose(2, 3);
+    if (o.pitfalls.no_transpose) return t.view({B, T, P, dh}).view({B, P, T, dh});
+    return t.view({B, T, P, dh}).transpose(1, 2);
   };
   s["q_view"] = o.pitfalls.interleaved_reshape ? s["q"].view({B, T, dh, H}) : s["q"].view({B, T, H, dh});
-  s["q_heads"] = split(s["q"]);  // (B, H, T, dh)
-  s["k_heads"] = split(s["k"]);  // (B, H, T, dh)
-  s["v_heads"] = split(s["v"]);  // (B, H, T, dh)
+  s["q_heads"] = split(s["q"], H);  // (B, H, T, dh)
+  s["k_heads"] = split(s["k"], kvH);  // (B, kvH, T, dh)
+  s["v_heads"] = split(s["v"], kvH);  // (B, kvH, T, dh)
+  if (kvH < H) {  // each K/V head repeated for the G query heads of its group
+    auto repeat = [&](const Tensor& t) {
+      Tensor r({B, H, T, dh});  // (B, H, T, dh)
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h)
+          std::copy_n(t.data.begin() + ((b * kvH + h / G) * T) * dh, T * dh, r.data.begin() + ((b * H + h) * T) * dh);
+      return r;
+    };
+    s["k_repeat"] = repeat(s["k_heads"]);
+    s["v_repeat"] = repeat(s["v_heads"]);
+  }
+  const Tensor& k_h = kvH < H ? s["k_repeat"] : s["k_heads"];
+  const Tensor& v_h = kvH < H ? s["v_repeat"] : s["v_heads"];
 
-  s["scores"] = matmul(s["q_heads"], transpose_last2(s["k_heads"]));                     // (B, H, T, T)
+  s["scores"] = matmul(s["q_heads"], transpose_last2(k_h));                     // (B, H, T, T)
   s["scaled"] = scale(s["scores"], score_scale(static_cast<int>(D), o));                  // (B, H, T, T)
   Tensor masked = s["scaled"];                                                            // (B, H, T, T)
   for (int64_t b = 0; b < B; ++b) {
@@ -381,7 +494,7 @@ std::map<std::string, Tensor> mha_explicit(const LayerWeights& w, const Tensor& 
   }
   s["masked"] = masked;
   s["weights"] = softmax_last(masked);                 // (B, H, T, T)
-  s["ctx"] = matmul(s["weights"], s["v_heads"]);       // (B, H, T, dh)
+  s["ctx"] = matmul(s["weights"], v_h);                // (B, H, T, dh)
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
       if (head_ablated(o, static_cast<int>(h)))

@@ -1,6 +1,7 @@
 // attention.h: multi-head self-attention, three ways.
 //
 // B = batch, T = tokens, D = d_model, H = heads, d_head = D/H
+// kv_heads = K/V heads (H for multi-head, 1 for multi-query), G = H/kv_heads query heads per K/V head
 // Row = query t, column = key s. Convention: y = x * W + b, W stored (D_in, D_out).
 //
 //   mha_forward        the fast path: one fused QKV GEMM, heads as strided views of it,
@@ -27,6 +28,7 @@ namespace headmap {
 
 struct MhaOptions {
   int num_heads = 1;             // H
+  int num_kv_heads = 0;          // kv_heads; 0 = H (see ModelConfig::num_kv_heads)
   bool causal = true;
   Pitfalls pitfalls;
   const int* lengths = nullptr;  // (B) real tokens per sentence; null = all T are real
@@ -34,11 +36,15 @@ struct MhaOptions {
 };
 
 inline bool head_ablated(const MhaOptions& o, int h) { return o.ablated && o.ablated[h]; }
+inline int kv_heads(const MhaOptions& o) { return o.num_kv_heads > 0 ? o.num_kv_heads : o.num_heads; }
+// The K/V head that query head h reads: its group's, h / G.
+inline int kv_head_of(const MhaOptions& o, int h) { return h / (o.num_heads / kv_heads(o)); }
 
 // The attention options a model config implies (lengths and ablation left unset).
 inline MhaOptions mha_options(const ModelConfig& cfg) {
   MhaOptions o;
   o.num_heads = cfg.num_heads;
+  o.num_kv_heads = cfg.num_kv_heads;
   o.causal = cfg.causal;
   o.pitfalls = cfg.pitfalls;
   return o;
@@ -78,6 +84,14 @@ inline bool key_visible(const MhaOptions& o, int t, int s, int len) { return mas
 // The scale applied to Q·K^T: 1/sqrt(d_head), or 1/sqrt(D) under the pitfall.
 float score_scale(int d_model, const MhaOptions& o);
 
+// The attention projections as o reads them (the MLP and LayerNorms are left empty):
+// W_K and W_V (D, kv_heads·d_head), fused. Full (D, D) weights are grouped: K/V head g
+// keeps the columns of query head g·G, the first of its group, in the layout the split reads
+// (contiguous, or interleaved under that pitfall). So random init stays a function of the
+// seed and D, and a trained model keeps one head's keys per group. Weights already at
+// kv_heads·d_head columns are used as they are.
+LayerWeights kv_grouped(const LayerWeights& w, const MhaOptions& o);
+
 // Fast path.
 // y: (B*T, D)   weights: (B, Hw, T, T), Hw = weight_heads(o)   x: (B*T, D)
 // Returns the number of real query rows (per sentence, not per head) that had no visible
@@ -86,12 +100,13 @@ int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOpt
 
 // The raw score q_t · k_s of one head for one (query, key) pair, before scaling and mask.
 // x_t, x_s: (D) rows of the attention input. For hover tooltips: O(D · d_head).
+// NaN under the forgotten-transpose pitfall, where query row t is not token t.
 float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o);
 
 // Every intermediate of one head of one sentence, each with its shape.
 struct HeadTrace {
   int head = 0, len = 0;  // which head; real tokens in the sentence
-  MatR q, k, v;           // (T, d_head) Q_h = x W_Q[:, head slice] + b_Q[head slice]
+  MatR q, k, v;           // (T, d_head) Q_h = x W_Q[:, head slice] + b_Q[head slice]; K, V: its K/V head's
   MatR scores;            // (T, T) Q_h K_h^T
   MatR scaled;            // (T, T) scores / sqrt(d_head)
   MatR masked;            // (T, T) -inf where the key is hidden
@@ -105,7 +120,9 @@ struct HeadTrace {
 HeadTrace head_trace(const LayerWeights& w, const MatR& x_b, int len, int head, const MhaOptions& o);
 
 // The course's code on tensors. x: (B, T, D). Returns every step by passport id:
-// "q","k","v" (B,T,D); "q_view" (B,T,H,d_head); "q_heads" (B,H,T,d_head); "scores",
+// "q" (B,T,D), "k","v" (B,T,kv_heads·d_head); "q_view" (B,T,H,d_head); "q_heads"
+// (B,H,T,d_head); with kv_heads < H also "k_heads" (B,kv_heads,T,d_head) and "k_repeat"
+// (B,H,T,d_head); "scores",
 // "scaled", "masked", "weights" (B,H,T,T); "ctx" (B,H,T,d_head); "ctx_t" (B,T,H,d_head);
 // "concat" (B,T,D); "out" (B,T,D); and "weights_mean" (B,T,T) under head averaging.
 std::map<std::string, Tensor> mha_explicit(const LayerWeights& w, const Tensor& x, const MhaOptions& o);

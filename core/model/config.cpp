@@ -1,5 +1,6 @@
 #include "core/model/config.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace headmap {
@@ -16,8 +17,27 @@ const std::vector<PitfallInfo>& pitfall_list() {
        "Heads are concatenated but never mixed: each head's output stays in its own block of features."},
       {&Pitfalls::head_averaged, "--pitfall-head-averaged", "head-averaged weights",
        "The weights are returned as (B,T,T), the mean over heads, so the per-head patterns are lost."},
+      {&Pitfalls::no_transpose, "--pitfall-no-transpose", "forgot .transpose(1, 2)",
+       "Q, K and V are viewed (B,T,H,d_head) but never transposed, and the (B,T,D) memory is read as (B,H,T,d_head): "
+       "'head' h gets the h-th run of TÂ·" "d_head numbers, so its rows are head slices of other tokens, and each map mixes positions and heads."},
   };
   return list;
+}
+
+Status trainable_kv_heads(int num_heads, int kv_heads) {
+  if (kv_heads == 0 || kv_heads == num_heads) return Status();
+  return Error{ErrorKind::InvalidArgument,
+               "Training supports multi-head attention only (kv_heads = num_heads = " + std::to_string(num_heads) + "), not " +
+                   std::to_string(kv_heads) + " K/V heads: set KV heads back to " + std::to_string(num_heads) +
+                   " to train, then switch K/V sharing on to see the trained model with grouped-query attention."};
+}
+
+std::vector<int> valid_kv_head_counts(int num_heads) { return valid_head_counts(num_heads); }
+
+int nearest_valid_kv_heads(int num_heads, int kv) {
+  if (kv == 0 || num_heads < 1) return kv;
+  if (kv >= num_heads) return num_heads;  // more K/V heads than query heads: multi-head is the nearest
+  return nearest_valid_head_count(num_heads, std::max(kv, 1));
 }
 
 std::vector<int> valid_head_counts(int d_model) {
@@ -67,6 +87,14 @@ Status validate(const ModelConfig& c) {
   if (c.d_model % c.num_heads != 0)
     return bad("d_model " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(c.num_heads) +
                " heads: " + try_list(nearest_valid_heads(c.d_model, c.num_heads)));
+  if (c.num_kv_heads < 0)
+    return bad("num_kv_heads must be at least 1 (got " + std::to_string(c.num_kv_heads) + "): 1 is multi-query, " +
+               std::to_string(c.num_heads) + " is plain multi-head.");
+  if (c.num_kv_heads > 0 && (c.num_kv_heads > c.num_heads || c.num_heads % c.num_kv_heads != 0))
+    return bad(std::to_string(c.num_kv_heads) + " K/V heads do not divide " + std::to_string(c.num_heads) +
+               " query heads into equal groups: " + try_list(nearest_valid_heads(c.num_heads, c.num_kv_heads)) + ".");
+  if (c.pitfalls.interleaved_reshape && c.pitfalls.no_transpose)
+    return bad("The interleaved-reshape and forgotten-transpose pitfalls are two different ways to split the heads: switch one off.");
   if (c.num_layers < 1 || c.num_layers > kMaxModelLayers)
     return bad("num_layers " + std::to_string(c.num_layers) + " is out of range: use 1 to " + std::to_string(kMaxModelLayers) + ".");
   if (c.context < 1 || c.context > kMaxContext)

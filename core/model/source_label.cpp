@@ -9,7 +9,20 @@
 
 namespace headmap {
 
+// Grouped-query attention on weights trained as multi-head: say which K/V heads are kept.
+static std::string kv_suffix(const ModelWeights& w, const ModelConfig& cfg) {
+  if (cfg.kv_heads() >= cfg.num_heads) return "";
+  std::string out = ", kv_heads=" + std::to_string(cfg.kv_heads());
+  if (w.source.kind != WeightsSource::Kind::RandomInit && !w.layers.empty() && w.layers[0].w_k.cols() == w.d_model)
+    out += " (first head's K/V per group)";
+  return out;
+}
+
 std::string describe_source(const ModelWeights& w, const ModelConfig& cfg) {
+  return describe_weights(w, cfg) + kv_suffix(w, cfg);
+}
+
+std::string describe_weights(const ModelWeights& w, const ModelConfig& cfg) {
   const WeightsSource& s = w.source;
   char buf[256];
   if (s.kind == WeightsSource::Kind::RandomInit) {

@@ -8,10 +8,10 @@
 namespace headmap {
 
 void LayerWeights::fuse() {
-  const int D = static_cast<int>(w_q.rows());
-  w_qkv.resize(D, 3 * D);
+  const Eigen::Index D = w_q.rows(), W3 = w_q.cols() + w_k.cols() + w_v.cols();
+  w_qkv.resize(D, W3);
   w_qkv << w_q, w_k, w_v;
-  b_qkv.resize(3 * D);
+  b_qkv.resize(W3);
   b_qkv << b_q, b_k, b_v;
 }
 
@@ -71,12 +71,13 @@ void add_sinusoidal(int t, int D, float* row) {
   }
 }
 
-std::vector<ParamCount> param_counts(int D, int L, int V, int P, bool no_w_o) {
-  const int64_t d = D, l = L;
+std::vector<ParamCount> param_counts(int D, int kv_dim, int L, int V, int P, bool no_w_o) {
+  const int64_t d = D, l = L, kv = kv_dim;
+  const std::string kv_formula = kv == d ? "L·(D·D + D)" : "L·(D·kv_heads·d_head + kv_heads·d_head)";
   std::vector<ParamCount> p;
   p.push_back({"W_Q + b_Q", "L·(D·D + D)", l * (d * d + d), true});
-  p.push_back({"W_K + b_K", "L·(D·D + D)", l * (d * d + d), true});
-  p.push_back({"W_V + b_V", "L·(D·D + D)", l * (d * d + d), true});
+  p.push_back({"W_K + b_K", kv_formula, l * (d * kv + kv), true});
+  p.push_back({"W_V + b_V", kv_formula, l * (d * kv + kv), true});
   p.push_back({no_w_o ? "W_O + b_O (removed)" : "W_O + b_O", no_w_o ? "0" : "L·(D·D + D)", no_w_o ? 0 : l * (d * d + d), true});
   p.push_back({"LayerNorms", V > 0 ? "L·2·2D + 2D" : "L·2·2D", l * 4 * d + (V > 0 ? 2 * d : 0), false});
   p.push_back({"MLP (4D, GELU)", "L·(D·4D + 4D + 4D·D + D)", l * (8 * d * d + 5 * d), false});

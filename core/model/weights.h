@@ -21,8 +21,8 @@ using RowVec = Eigen::Matrix<float, 1, Eigen::Dynamic>;
 
 struct LayerWeights {
   RowVec ln1_g, ln1_b;      // (D), LayerNorm before attention
-  MatR w_q, w_k, w_v, w_o;  // (D, D) each
-  RowVec b_q, b_k, b_v, b_o;// (D) each, stored even when zero
+  MatR w_q, w_k, w_v, w_o;  // (D, D) each; W_K, W_V (D, kv_heads·d_head) once grouped (kv_grouped)
+  RowVec b_q, b_k, b_v, b_o;// (D) each (b_K, b_V: kv_heads·d_head once grouped), stored even when zero
   RowVec ln2_g, ln2_b;      // (D), LayerNorm before the MLP
   MatR w_fc;                // (D, 4D)
   RowVec b_fc;              // (4D)
@@ -30,8 +30,8 @@ struct LayerWeights {
   RowVec b_proj;            // (D)
 
   // Derived, rebuilt by fuse(): the three projections side by side for one GEMM.
-  MatR w_qkv;    // (D, 3D) = [w_q | w_k | w_v]
-  RowVec b_qkv;  // (3D)
+  MatR w_qkv;    // (D, 3D) = [w_q | w_k | w_v]; (D, D + 2·kv_heads·d_head) once grouped
+  RowVec b_qkv;  // (3D), or (D + 2·kv_heads·d_head)
   void fuse();
 };
 
@@ -97,7 +97,8 @@ struct ParamCount {
   int64_t count;
   bool attention;       // part of the attention block (the total that must not move with H)
 };
-// If `no_w_o` the W_O row counts 0 (the pitfall removes it).
-std::vector<ParamCount> param_counts(int d_model, int num_layers, int vocab, int context_rows, bool no_w_o);
+// If `no_w_o` the W_O row counts 0 (the pitfall removes it). kv_dim = kv_heads·d_head, the
+// width of W_K and W_V (D for multi-head attention).
+std::vector<ParamCount> param_counts(int d_model, int kv_dim, int num_layers, int vocab, int context_rows, bool no_w_o);
 
 }  // namespace headmap

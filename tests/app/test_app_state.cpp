@@ -151,3 +151,108 @@ TEST(ScriptedSettings, ApplyAsTheControlsWould) {
   ASSERT_TRUE(apply_setting(s, "panel=focus").ok());
   EXPECT_EQ(s.view.center, CenterPanel::Focus);
 }
+
+// ---- saved state that reopens the same -------------------------------------------------
+namespace {
+fs::path shipped_dir() { return fs::path(HEADMAP_README).parent_path() / "assets" / "checkpoints"; }
+}  // namespace
+
+// File > Open checkpoint opens at the checkpoint's own D, H, L and context, and says so.
+TEST(Dialogs, OpenCheckpointAtItsOwnSize) {
+  AppState s = random_state();
+  s.cfg.num_kv_heads = 2;
+  const std::string h8 = (shipped_dir() / "d128-h8-l2.safetensors").string();
+  ASSERT_TRUE(run_dialog_action(Dialog::OpenCheckpoint, h8, s).ok());
+  EXPECT_EQ(s.cfg.d_model, 128);
+  EXPECT_EQ(s.cfg.num_heads, 8);
+  EXPECT_EQ(s.cfg.num_kv_heads, 0);
+  EXPECT_EQ(s.cfg.num_layers, 2);
+  EXPECT_EQ(s.weights_mode, WeightsMode::Trained);
+  EXPECT_EQ(compute_request(s).weights.checkpoint, h8);
+  ASSERT_FALSE(s.status_lines.empty());
+  EXPECT_NE(s.status_lines.back().find("D=128, H=8, L=2"), std::string::npos) << s.status_lines.back();
+}
+
+// A view records where its weights came from and reopens on the same ones: random init with
+// its seed, a checkpoint file, a shipped checkpoint by name; a missing or corrupt checkpoint
+// named in a view is refused with a message and the current state is kept.
+TEST(Dialogs, ViewFilesReopenOnTheSameWeights) {
+  const std::vector<CheckpointInfo> shipped = scan_checkpoints(shipped_dir().string());
+  ASSERT_GE(shipped.size(), 2u);
+  const std::string path = (tmp_dir() / "weights.headmap.json").string();
+  auto reopen = [&](AppState saved) {
+    AppState t;  // a fresh app: trained mode, the shipped list, nothing opened
+    t.shipped = shipped;
+    EXPECT_TRUE(run_dialog_action(Dialog::SaveView, path, saved).ok());
+    const Status st = run_dialog_action(Dialog::OpenView, path, t);
+    EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
+    EXPECT_TRUE(t.cfg == saved.cfg);
+    EXPECT_EQ(t.weights_mode, saved.weights_mode);
+    EXPECT_TRUE(compute_request(t).weights == compute_request(saved).weights);
+    return t;
+  };
+  // Random init, seed 99.
+  AppState r = random_state();
+  r.shipped = shipped;
+  r.cfg.seed = 99;
+  r.cfg.num_kv_heads = 2;
+  const AppState r2 = reopen(r);
+  EXPECT_EQ(r2.weights_mode, WeightsMode::Random);
+  EXPECT_EQ(r2.cfg.seed, 99u);
+  // A checkpoint the user opened: its file, even where a shipped one of the same size exists.
+  const std::string user = (tmp_dir() / "mine.safetensors").string();
+  fs::copy_file(shipped_dir() / "d128-h2-l2.safetensors", user, fs::copy_options::overwrite_existing);
+  AppState c = random_state();
+  c.shipped = shipped;
+  ASSERT_TRUE(open_checkpoint(c, user).ok());
+  c.cfg.num_heads = 4;  // re-sliced: the view keeps the slice and the file
+  const AppState c2 = reopen(c);
+  EXPECT_EQ(c2.checkpoint, fs::absolute(user).lexically_normal().string());
+  EXPECT_EQ(compute_request(c2).weights.checkpoint, c2.checkpoint);
+  // A shipped checkpoint, chosen by the sliders' D, L and H.
+  AppState k;
+  k.shipped = shipped;
+  k.text = "The cat sat on the mat.";
+  k.cfg.d_model = 128;
+  k.cfg.num_heads = 8;
+  k.cfg.num_layers = 2;
+  const AppState k2 = reopen(k);
+  EXPECT_EQ(fs::path(compute_request(k2).weights.checkpoint).filename(), "d128-h8-l2.safetensors");
+
+  // The view names a checkpoint that has gone, then one that is corrupt: refused, nothing changes.
+  ASSERT_TRUE(run_dialog_action(Dialog::SaveView, path, c).ok());
+  AppState before = random_state();
+  before.shipped = shipped;
+  before.cfg.seed = 5;
+  for (const char* what : {"missing", "corrupt"}) {
+    SCOPED_TRACE(what);
+    if (std::string(what) == "missing") fs::remove(user);
+    else std::ofstream(user, std::ios::binary) << "not a checkpoint";
+    AppState t = before;
+    const Status st = run_dialog_action(Dialog::OpenView, path, t);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error().message.find("mine.safetensors"), std::string::npos) << st.error().message;
+    EXPECT_NE(st.error().message.find("The current view is kept"), std::string::npos) << st.error().message;
+    EXPECT_TRUE(t.cfg == before.cfg);
+    EXPECT_EQ(t.weights_mode, WeightsMode::Random);
+    EXPECT_TRUE(t.checkpoint.empty());
+  }
+}
+
+// The KV heads setting and the trainer's refusal of K/V sharing.
+TEST(ScriptedSettings, KvHeadsAndTheTrainersRefusal) {
+  AppState s = random_state();
+  s.cfg.num_heads = 8;
+  ASSERT_TRUE(apply_setting(s, "kv_heads=2").ok());
+  EXPECT_EQ(s.cfg.kv_heads(), 2);
+  EXPECT_FALSE(apply_setting(s, "kv_heads=0").ok());
+  EXPECT_EQ(s.cfg.kv_heads(), 2);
+  const Status train = apply_setting(s, "train=1");
+  ASSERT_FALSE(train.ok());
+  EXPECT_NE(train.error().message.find("multi-head attention only"), std::string::npos) << train.error().message;
+  EXPECT_FALSE(s.train_request.has_value());
+  ASSERT_TRUE(apply_setting(s, "kv_heads=8").ok());
+  EXPECT_EQ(s.cfg.num_kv_heads, 0);  // kv = H: plain multi-head, which follows H
+  EXPECT_TRUE(apply_setting(s, "train=1").ok());
+  EXPECT_TRUE(s.train_request.has_value());
+}

@@ -465,12 +465,21 @@ TEST(Gui, TrainingAConfigurationFinishesAndCanBeCancelled) {
   EXPECT_EQ(r.report["trained"], true);
   EXPECT_EQ(r.report["heatmaps_drawn"], 2);
 
+  // Cancelled after a few snapshots (every 50 steps of 2000): one step everywhere, the
+  // message's, the weights' and the loss chart's last point.
   const AppRun c = run_app("train-cancel", {"--corpus", corpus.string(), "--d-model", "32", "--heads", "2", "--then",
-                                            "train_steps=100000", "--then", "cancel_at_step=10", "--then", "train=1"});
+                                            "train_steps=2000", "--then", "cancel_at_step=120", "--then", "train=1"});
   ASSERT_EQ(c.status, 0) << c.err;
-  EXPECT_EQ(c.report["training"]["cancelled"], true) << c.report["training"];
-  EXPECT_EQ(c.report["training"]["done"], false);
-  EXPECT_LT(c.report["training"]["step"].get<int>(), 100000);
+  const json& ct = c.report["training"];
+  EXPECT_EQ(ct["cancelled"], true) << ct;
+  EXPECT_EQ(ct["done"], false);
+  const int cancelled_at = ct["step"].get<int>();
+  EXPECT_GE(cancelled_at, 100);
+  EXPECT_LT(cancelled_at, 2000);
+  EXPECT_EQ(ct["snapshot_steps"], cancelled_at) << ct;
+  EXPECT_EQ(ct["last_point_step"], cancelled_at) << ct;
+  EXPECT_NE(c.report["weights_source"].get<std::string>().find(", " + std::to_string(cancelled_at) + " steps"), std::string::npos)
+      << c.report["weights_source"];
 
   // The chapter's comparisons: three head counts, then with and without W_O, each with the
   // same budget, each ending with a validation loss for the chart.
@@ -485,4 +494,29 @@ TEST(Gui, TrainingAConfigurationFinishesAndCanBeCancelled) {
     ASSERT_EQ(t["final_val"].size(), want.size());
     for (const auto& v : t["final_val"]) EXPECT_GT(v.get<double>(), 0.0);
   }
+}
+
+// --checkpoint opens at the checkpoint's own D, H and L, with a message; K/V sharing then
+// reaches the passport (its rows and the parameters it saves) and the weights' label.
+TEST(Gui, CheckpointOpensAtItsOwnSizeAndKvHeadsReachThePassport) {
+  const std::string h8 = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h8-l2.safetensors";
+  const AppRun r = run_app("ckpt-h8-kv2", {"--checkpoint", h8, "--panel", "passport", "--then", "kv_heads=2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["config"]["d_model"], 128);
+  EXPECT_EQ(r.report["config"]["num_heads"], 8);
+  EXPECT_EQ(r.report["config"]["num_layers"], 2);
+  EXPECT_EQ(r.report["config"]["num_kv_heads"], 2);
+  bool said = false;
+  for (const auto& m : r.report["messages"]) said = said || m.get<std::string>().find("D=128, H=8, L=2") != std::string::npos;
+  EXPECT_TRUE(said) << r.report["messages"];
+  bool k_heads = false, k_narrow = false;
+  for (const auto& row : r.report["passport_rows"]) {
+    const std::string s = row.get<std::string>();
+    k_heads = k_heads || s.rfind("k_heads (1, 2, ", 0) == 0;
+    k_narrow = k_narrow || (s.rfind("k (1, ", 0) == 0 && s.find(", 32)") != std::string::npos);  // kv_heads·d_head = 2·16
+  }
+  EXPECT_TRUE(k_heads && k_narrow) << r.report["passport_rows"];
+  const int64_t D = 128, L = 2, kv_cols = 32;
+  EXPECT_EQ(r.report["attention_params"].get<int64_t>(), 2 * L * (D * D + D) + 2 * L * (D * kv_cols + kv_cols));
+  EXPECT_NE(r.report["weights_source"].get<std::string>().find("kv_heads=2"), std::string::npos) << r.report["weights_source"];
 }

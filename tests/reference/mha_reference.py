@@ -9,8 +9,12 @@ headmap's own attention.npy and attn_out.npy (--check, the default).
 Nothing here imports headmap: the maths is written from the chapters' definition:
     Q = x W_Q + b_Q, view (B,T,H,d_head), transpose to (B,H,T,d_head)
     scores = Q K^T / sqrt(d_head), mask, softmax, weights V, transpose back, concat, W_O.
+Grouped-query attention (config num_kv_heads < num_heads): W_K and W_V are
+(D, kv_heads*d_head), K and V split into kv_heads heads, each repeated for the
+H/kv_heads query heads of its group (np.repeat along the head axis).
 Pitfalls follow the course's descriptions (scale by sqrt(D), view(B,T,d_head,H),
-reversed mask polarity, no W_O, head-averaged weights).
+reversed mask polarity, no W_O, head-averaged weights, and the forgotten
+.transpose(1, 2): the (B,T,H,d_head) view's memory read as (B,H,T,d_head)).
 
 Usage: mha_reference.py DIR [--write OUT_DIR] [--tol 1e-5]
 """
@@ -30,15 +34,20 @@ def attention_layer(x, wq, bq, wk, bk, wv, bv, wo, bo, lengths, cfg):
     """x: (B,T,D). Returns weights (B,H,T,T) [or (B,1,T,T) head-averaged] and out (B,T,D)."""
     B, T, D = x.shape
     H = cfg["num_heads"]
+    kv = cfg.get("num_kv_heads", H)
     dh = D // H
     pit = cfg.get("pitfalls", {})
+    assert wk.shape == (D, kv * dh) and wv.shape == (D, kv * dh), f"W_K is {wk.shape}, expected {(D, kv * dh)}"
 
-    def split(t):  # (B,T,D) -> (B,H,T,dh)
+    def split(t, P):  # (B,T,P*dh) -> (B,P,T,dh)
         if pit.get("interleaved"):
-            return t.reshape(B, T, dh, H).transpose(0, 3, 1, 2)
-        return t.reshape(B, T, H, dh).transpose(0, 2, 1, 3)
+            return t.reshape(B, T, dh, P).transpose(0, 3, 1, 2)
+        if pit.get("no-transpose"):  # view(B,T,P,dh), then the same memory as (B,P,T,dh)
+            return np.ascontiguousarray(t.reshape(B, T, P, dh)).reshape(B, P, T, dh)
+        return t.reshape(B, T, P, dh).transpose(0, 2, 1, 3)
 
-    q, k, v = split(x @ wq + bq), split(x @ wk + bk), split(x @ wv + bv)
+    q, k, v = split(x @ wq + bq, H), split(x @ wk + bk, kv), split(x @ wv + bv, kv)
+    k, v = np.repeat(k, H // kv, axis=1), np.repeat(v, H // kv, axis=1)  # (B,H,T,dh): head h reads K/V head h // (H/kv)
     scale = np.sqrt(D if pit.get("scale-d-model") else dh)
     scores = q @ k.transpose(0, 1, 3, 2) / scale  # (B,H,T,T)
 

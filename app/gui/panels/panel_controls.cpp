@@ -61,6 +61,20 @@ void draw_controls(AppState& s) {
     ImGui::PopTextWrapPos();
   }
 
+  // K/V heads: the divisors of H, from multi-query (1) to plain multi-head (H).
+  auto kv_label = [&](int k) {
+    return std::to_string(k) + (k == c.num_heads ? " (multi-head)" : k == 1 ? " (multi-query)" : " (grouped-query)");
+  };
+  if (ImGui::BeginCombo("KV heads", kv_label(c.kv_heads()).c_str())) {
+    if (c.num_heads >= 1 && c.num_heads <= kMaxDModel)
+      for (int k : valid_kv_head_counts(c.num_heads))
+        if (ImGui::Selectable(kv_label(k).c_str(), k == c.kv_heads())) c.num_kv_heads = k == c.num_heads ? 0 : k;
+    ImGui::EndCombo();
+  }
+  help_marker("Multi-query (1) and grouped-query attention: K and V have fewer heads than Q, and each K/V head serves a group "
+              "of H / kv_heads query heads. W_K and W_V shrink to (D, kv_heads\xC2\xB7" "d_head); the passport shows the "
+              "parameters saved. On trained weights each group keeps the K and V of its first head.");
+
   if (s.config_status.ok()) {
     ImGui::TextDisabled("d_head = %d / %d = %d", c.d_model, c.num_heads, c.d_head());
   } else {
@@ -69,10 +83,16 @@ void draw_controls(AppState& s) {
     ImGui::PopStyleColor();
     s.report.messages.push_back(s.config_status.error().message);
     const int fix = nearest_valid_head_count(c.d_model, c.num_heads);
+    const int kv_fix = nearest_valid_kv_heads(c.num_heads, c.num_kv_heads);
+    const bool heads_ok = fix == c.num_heads && kv_fix != c.num_kv_heads;  // then the K/V heads do not fit H
     char label[64];
-    std::snprintf(label, sizeof label, "Use nearest valid (H = %d)", fix);
+    if (heads_ok) std::snprintf(label, sizeof label, "Use nearest valid (KV heads = %d)", kv_fix);
+    else std::snprintf(label, sizeof label, "Use nearest valid (H = %d)", fix);
     s.report.buttons.push_back("Use nearest valid");
-    if (ImGui::Button(label)) c.num_heads = fix;
+    if (ImGui::Button(label)) {
+      if (heads_ok) c.num_kv_heads = kv_fix == c.num_heads ? 0 : kv_fix;
+      else c.num_heads = fix;
+    }
   }
   ImGui::Separator();
   ImGui::BeginDisabled(fixed != nullptr);

@@ -40,7 +40,7 @@ static void head_tooltip(const AppState& s, const ForwardData& f, int l, int b, 
   ImGui::Separator();
   ImGui::Text("weight      %.4f", w);
   const ModelConfig& cfg = s.result->request.cfg;
-  if (!cfg.pitfalls.head_averaged) {
+  if (!cfg.pitfalls.head_averaged && !cfg.pitfalls.no_transpose) {  // no-transpose: row t is not token t
     const MhaOptions mo = mha_options(cfg);
     const MatR& x = out.attn_in[l];  // (B*T, D)
     const float raw = head_score(f.weights->layers[l], x.row(static_cast<Eigen::Index>(b) * out.T + t).data(),

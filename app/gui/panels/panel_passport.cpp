@@ -48,7 +48,7 @@ void draw_passport(AppState& s, bool full) {
   const int ncols = full ? 7 : 3;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_NoSavedSettings | (full ? ImGuiTableFlags_ScrollX : 0);
-  const float params_h = ImGui::GetTextLineHeightWithSpacing() * (p.params.size() + 4.5f);
+  const float params_h = ImGui::GetTextLineHeightWithSpacing() * (p.params.size() + (p.kv_saved > 0 ? 5.5f : 4.5f));
   const float table_h = std::max(ImGui::GetTextLineHeight() * 6, ImGui::GetContentRegionAvail().y - params_h);
   if (ImGui::BeginTable("passport", ncols, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(0, 1);
@@ -125,6 +125,9 @@ void draw_passport(AppState& s, bool full) {
     ImGui::EndTable();
   }
   s.report.attention_params = p.attention_params;
+  if (p.kv_saved > 0)
+    ImGui::TextColored(kAccentColour, "K/V sharing saves %s parameters (%.0f%% of multi-head attention's)", grouped(p.kv_saved).c_str(),
+                       100.0 * p.kv_saved / (p.attention_params + p.kv_saved));
   if (prev && glow > 0) {
     const int64_t d = p.attention_params - prev->attention_params;
     if (d == 0 && prev->cfg.num_heads != c.num_heads)
@@ -132,7 +135,9 @@ void draw_passport(AppState& s, bool full) {
     else if (d != 0)
       ImGui::TextColored(kChangedColour, "attention parameters: %+lld", static_cast<long long>(d));
   } else {
-    ImGui::TextDisabled("4\xC2\xB7L\xC2\xB7(D\xC2\xB2 + D): the same for every H that divides D");
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", p.attention_formula.c_str());  // from the core, with W_O off and K/V sharing
+    ImGui::PopTextWrapPos();
   }
 }
 

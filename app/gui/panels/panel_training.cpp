@@ -37,10 +37,10 @@ void loss_chart(const TrainStatus& t, bool val, ImVec2 size) {
   for (const auto& c : t.curves)
     for (const TrainPoint& p : c) {
       const double v = val ? p.val_loss : p.train_loss;
+      max_step = std::max(max_step, p.step);  // both charts span every point, to the last step reported
       if (v < 0) continue;
       lo = std::min(lo, v);
       hi = std::max(hi, v);
-      max_step = std::max(max_step, p.step);
     }
   dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Border));
   if (lo > hi) {
@@ -107,19 +107,25 @@ void draw_training(AppState& s) {
   ImGui::SliderInt("tokens per sequence", &s.train_seq, 8, 128);
   ImGui::PopItemWidth();
   const bool valid = s.config_status.ok();
-  ImGui::BeginDisabled(t.running || !valid);
+  const Status trainable = trainable_kv_heads(c.num_heads, c.num_kv_heads);
+  ImGui::BeginDisabled(t.running || !valid || !trainable);
   char label[128];
   std::snprintf(label, sizeof label, "Train this configuration (D = %d, H = %d, L = %d%s)", c.d_model, c.num_heads, c.num_layers,
                 c.pitfalls.no_w_o ? ", no W_O" : "");
   if (ImGui::Button(label)) {
-    s.train_request = train_this_configuration(s);
-    s.follow_training = true;
-    s.weights_mode = WeightsMode::Trained;
+    if (Result<TrainJob> job = train_this_configuration(s)) {
+      s.train_request = std::move(job).value();
+      s.follow_training = true;
+      s.weights_mode = WeightsMode::Trained;
+    }
   }
   ImGui::EndDisabled();
   if (!valid) {
     ImGui::SameLine();
     ImGui::TextDisabled("(fix d_model / num_heads first)");
+  } else if (!trainable) {
+    ImGui::TextWrapped("%s", trainable.error().message.c_str());
+    s.report.messages.push_back(trainable.error().message);
   }
 
   // Comparisons: the chapters' exercises, with matched budgets.

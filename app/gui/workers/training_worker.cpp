@@ -57,6 +57,7 @@ void TrainingWorker::work(TrainJob& job) {
   }
   std::optional<Error> failed;
   bool cancelled = false;
+  std::optional<TrainProgress> at_snapshot;  // the followed run's progress at its newest snapshot
   for (size_t i = 0; i < job.runs.size() && !failed && !cancelled; ++i) {
     const bool follow = job.follow && i == 0;
     TrainOptions o = job.runs[i];
@@ -73,19 +74,34 @@ void TrainingWorker::work(TrainJob& job) {
       if (wake_) wake_();
     };
     if (follow)
-      hooks.on_snapshot = [&](const ModelWeights& w, const TrainProgress&) {
+      hooks.on_snapshot = [&](const ModelWeights& w, const TrainProgress& p) {
         auto snap = std::make_shared<const ModelWeights>(w);
         {
           std::lock_guard<std::mutex> lock(mu_);
           status_.snapshot = std::move(snap);
           ++status_.snapshot_id;
+          at_snapshot = p;
         }
         if (wake_) wake_();
       };
     Result<TrainResult> r = train(*corpus_, o, hooks);
     if (!r) {
-      if (r.error().kind == ErrorKind::Cancelled) cancelled = true;
-      else failed = r.error();
+      if (r.error().kind == ErrorKind::Cancelled) {
+        cancelled = true;
+        // A cancelled run keeps its newest snapshot, so its step is the one reported
+        // everywhere: the progress ("Cancelled at step N"), the weights (N steps) and the
+        // loss curve, which is cut there and ends with the snapshot's own point.
+        std::lock_guard<std::mutex> lock(mu_);
+        if (follow && at_snapshot && status_.snapshot) {
+          std::vector<TrainPoint>& curve = status_.curves[i];
+          while (!curve.empty() && curve.back().step > at_snapshot->step) curve.pop_back();
+          if (curve.empty() || curve.back().step != at_snapshot->step)
+            curve.push_back({at_snapshot->step, at_snapshot->train_loss, at_snapshot->evaluated ? at_snapshot->val_loss : -1.0});
+          status_.progress = *at_snapshot;
+        }
+      } else {
+        failed = r.error();
+      }
       break;
     }
     std::lock_guard<std::mutex> lock(mu_);
