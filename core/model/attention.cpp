@@ -196,6 +196,7 @@ int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOpt
   int no_key_rows = 0;
 
   auto run_head = [&](int bh) {
+    if (o.cancelled && (*o.cancelled)()) return 0;  // a newer request: the output is dropped
     const int b = bh / H, h = bh % H;
     const int len = o.lengths ? o.lengths[b] : T;
     const float* base = qkv.data() + static_cast<size_t>(b) * T * 3 * D + head_feature(h, 0, H, dh, interleaved);

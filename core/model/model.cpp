@@ -146,6 +146,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   out.L = cfg.num_layers;
   MhaOptions mo = mha_options(cfg);
   mo.lengths = batch.lengths.data();
+  mo.cancelled = opt.cancelled ? &opt.cancelled : nullptr;
   out.Hw = weight_heads(mo);
   if (batch.empty()) return out;  // nothing to attend over: no attention, no NaN
   const int64_t attention_bytes = int64_t(4) * out.L * out.B * out.Hw * batch.T * batch.T;
@@ -176,6 +177,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     // attention sub-block
     layer_norm(x, lw.ln1_g, lw.ln1_b, a_in, w.ln_eps);  // (B*T, D)
     out.no_key_rows += mha_forward(lw, a_in, B, T, mo, a_out, out.attention.data() + per_layer * l);
+    if (opt.cancelled && opt.cancelled()) return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
     if (opt.trace && opt.trace->layer == l) {
       const int b = opt.trace->batch;
       const MatR x_b = a_in.middleRows(static_cast<Eigen::Index>(b) * T, T);  // (T, D)

@@ -47,8 +47,9 @@ struct ForwardOptions {
   bool want_logits = false;             // trained models: logits and next-token loss
   std::optional<TraceRequest> trace;    // step-through of one head
   const std::vector<uint8_t>* ablate = nullptr;  // (L*H) 1 = head output zeroed before W_O
-  // Asked before every layer; true stops the pass with ErrorKind::Cancelled (a UI drops a
-  // 12-layer pass when a newer keystroke has arrived).
+  // Asked before every layer and every (sentence, head); true stops the pass with
+  // ErrorKind::Cancelled (a UI drops a 12-layer pass when a newer keystroke has arrived).
+  // Called from the compute threads: it must be thread-safe and cheap.
   std::function<bool()> cancelled;
 };
 
