@@ -513,6 +513,19 @@ TEST(Gui, LongMapsKeepTheirPeaksAndLabelsThinOut) {
     for (int k = 0; k < 3; ++k)
       EXPECT_NEAR(px[k], std::lround(top[k] * 255), 6) << "the top-left cell of the map at " << rect << " lost its peak";
   }
+  // Zoomed in 16 times on the first tokens, the maps are drawn from finer tiles, the peak
+  // is still there, and more labels of the first 128 tokens show.
+  const AppRun z = run_app("long-zoomed", {"--random-init", "--context", "2048", "--d-model", "256", "--heads", "8", "--layers", "2",
+                                           "--text", words, "--then", "heads_zoom=16"});
+  ASSERT_EQ(z.status, 0) << z.err;
+  EXPECT_EQ(z.report["heads_deferred"], 0);
+  EXPECT_LT(z.report["heads_map_pool"].get<int>(), r.report["heads_map_pool"].get<int>());
+  const Image zim = load_png(z.png);
+  ASSERT_GT(zim.w, 0);
+  const json& zr = z.report["heatmaps"][0];
+  const auto zpx = zim.at(static_cast<int>(std::ceil(zr[0].get<double>())), static_cast<int>(std::ceil(zr[1].get<double>())));
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(zpx[k], std::lround(top[k] * 255), 6) << "zoomed: the top-left cell lost its peak";
+  EXPECT_GT(z.report["token_labels"].size(), 0u);
   // Labels: some on every map, far fewer than 2 x 2048 per map, and no two overlapping.
   const json& labels = r.report["token_labels"];
   EXPECT_GE(labels.size(), 8u * 2 * 5);
