@@ -43,3 +43,22 @@ TEST(Cancel, ANewerRequestStopsThePassMidLayer) {
     EXPECT_LE(asked.load(), stop_at + 1 * 4) << "stop at " << stop_at;
   }
 }
+
+TEST(SkipFinalMlp, TheMapsAreTheSameWithoutTheLastLayersMlp) {
+  ModelConfig cfg;
+  cfg.d_model = 64;
+  cfg.num_heads = 4;
+  cfg.num_layers = 3;
+  cfg.tokenizer = TokenizerKind::Word;
+  const ModelWeights w = random_weights(cfg.d_model, cfg.num_layers, 9);
+  const Batch batch = make_batch({"the cat sat on the mat because it was tired", "it was"}, cfg, w);
+  ForwardOptions full, maps;
+  full.keep_layer_io = maps.keep_layer_io = true;
+  maps.skip_final_mlp = true;
+  const ForwardOutput a = forward(w, cfg, batch, full).value(), b = forward(w, cfg, batch, maps).value();
+  ASSERT_EQ(a.attention.size(), b.attention.size());
+  for (size_t i = 0; i < a.attention.size(); ++i) ASSERT_EQ(a.attention[i], b.attention[i]) << "weight " << i;
+  for (int l = 0; l < cfg.num_layers; ++l) EXPECT_EQ((a.attn_out[l] - b.attn_out[l]).cwiseAbs().maxCoeff(), 0.0f);
+  // ...and the residual stream differs: the MLP really was skipped.
+  EXPECT_GT((a.out - b.out).cwiseAbs().maxCoeff(), 1e-3f);
+}

@@ -191,7 +191,9 @@ std::vector<float> induction_scores(const ModelWeights& w, const ModelConfig& cf
   cfg.context = std::max(cfg.context, std::min(2 * probe.n, kMaxContext));
   if (w.trained()) cfg.context = std::min(cfg.context, w.context);
   const Batch batch = make_batch({probe.text}, cfg, w);
-  Result<ForwardOutput> r = forward(w, cfg, batch);
+  ForwardOptions fo;
+  fo.skip_final_mlp = true;  // only the maps are read
+  Result<ForwardOutput> r = forward(w, cfg, batch, fo);
   if (!r || batch.empty()) return {};
   const ForwardOutput& out = *r;
   // The tokenizer may split a probe word; score only if the probe is exactly 2n tokens.

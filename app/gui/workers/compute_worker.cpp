@@ -140,6 +140,7 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
     ForwardOptions fo;
     fo.keep_layer_io = true;
     fo.want_logits = (*w)->trained();
+    fo.skip_final_mlp = true;  // the app reads maps and, for trained models, the loss (which keeps the MLP)
     const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
     if (!ablate.empty()) fo.ablate = &ablate;
     fo.cancelled = [this, seq] {  // a newer request makes this one pointless (latest wins); asked between heads
