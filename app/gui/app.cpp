@@ -390,7 +390,7 @@ void App::draw_dialogs() {
                              {"\xE2\x86\x90 \xE2\x86\x92", "previous / next head"},
                              {"\xE2\x86\x91 \xE2\x86\x93", "previous / next layer"},
                              {"Ctrl S / Ctrl O", "save / open a view file"},
-                             {"wheel, drag", "zoom and pan the heads grid and the focus view; double-click resets Focus"},
+                             {"wheel, drag", "zoom and pan the focus view; double-click resets"},
                              {"Ctrl Q", "quit"}};
     if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_SizingFixedFit)) {
       for (auto& r : rows) {
