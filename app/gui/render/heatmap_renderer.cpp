@@ -173,6 +173,12 @@ const MapTexture& HeatmapRenderer::texture(const std::shared_ptr<const void>& ow
   t.cols = cols;
   t.pool = std::max(1, (std::max(rows, cols) + max_side - 1) / max_side);
   const int tr = (rows + t.pool - 1) / t.pool, tc = (cols + t.pool - 1) / t.pool;
+  // Over this frame's upload budget: drawn as a placeholder now, uploaded in a later frame.
+  if (upload_bytes_ > 0 && upload_bytes_ + static_cast<size_t>(tr) * tc * 4 > kUploadBytesPerFrame) {
+    ++deferred_;
+    static const MapTexture kNotYet;
+    return kNotYet;
+  }
   std::vector<float> pooled;
   const float* src = data;
   int src_stride = stride;

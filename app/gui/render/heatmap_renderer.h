@@ -79,6 +79,8 @@ class HeatmapRenderer {
   // The texture of a map, uploaded on first use. `owner` keeps the data's source alive
   // while the texture is cached; (owner, tag) identifies the map.
   // data: (rows, cols) floats, row stride `stride`. Maps larger than max_side are pooled.
+  // Past this frame's upload budget it returns an invalid texture (draw a placeholder; it
+  // is uploaded in a later frame, and deferred() counts it).
   const MapTexture& texture(const std::shared_ptr<const void>& owner, const std::string& tag, const float* data, int rows,
                             int cols, int stride, int max_side = 1024);
 
