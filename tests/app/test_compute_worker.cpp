@@ -68,3 +68,15 @@ TEST(ComputeWorker, ASmallRequestIsReadyWithinAFramesWait) {
   EXPECT_TRUE(res->fwd->complete);  // small: one answer, not staged
   EXPECT_EQ(res->fwd->batch.lengths[0], 10);
 }
+
+TEST(ComputeWorker, ARequestTooLargeIsRefusedWithoutAPartialResultFirst) {
+  ComputeWorker w({});
+  ComputeRequest r = long_request(2048, 12, 0);
+  r.lines = {r.lines[0], r.lines[0], r.lines[0], r.lines[0]};  // 4 x 12 x 8 maps of 2048^2: 6 GiB, over the limit
+  const uint64_t seq = w.request(r);
+  std::shared_ptr<const ComputeResult> res = w.wait_for(seq, std::chrono::seconds(120));
+  ASSERT_TRUE(res);
+  EXPECT_FALSE(res->fwd) << "a partial result stood in for the refusal";
+  ASSERT_TRUE(res->error);
+  EXPECT_NE(res->error->message.find("use fewer sentences"), std::string::npos) << res->error->message;
+}

@@ -152,7 +152,11 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
     const int visible = std::clamp(r.visible_layer, 0, r.cfg.num_layers - 1);
     const double tokens = static_cast<double>(data->batch.B()) * data->batch.T, D = r.cfg.d_model;
     const double flops = r.cfg.num_layers * tokens * (24.0 * D * D + 4.0 * data->batch.T * D);
-    if (visible + 1 < r.cfg.num_layers && flops > kStagedFlops) {
+    // Not when the whole request will be refused (its maps would exceed the memory limit):
+    // the refusal comes at once, and no partial result stands in for it.
+    const int64_t all_maps_bytes = int64_t(4) * r.cfg.num_layers * data->batch.B() * weight_heads(mha_options(r.cfg)) *
+                                   data->batch.T * data->batch.T;
+    if (visible + 1 < r.cfg.num_layers && flops > kStagedFlops && all_maps_bytes <= kMaxAttentionBytes) {
       auto first = std::make_shared<ForwardData>(*data);
       ModelConfig upto = r.cfg;
       upto.num_layers = visible + 1;
