@@ -1,7 +1,7 @@
 // heatmap.frag: colours one cell of an attention map (or of any step-through matrix).
 //
-// The map is a float texture, one texel per cell (or per pooled block of cells for very
-// long sequences). Colours come from a 256-entry lookup texture. Cells the attention mask
+// The map is a float texture, one texel per cell, or per block of cells max-pooled for long
+// sequences (core/inspect/map_levels.h), or a tile of either. Colours come from a 256-entry lookup texture. Cells the attention mask
 // hides are drawn in a neutral grey, so the mask itself is visible. The result is cached
 // in a colour texture and redrawn only when the map or its scale changes.
 #version 330 core
@@ -12,6 +12,7 @@ uniform sampler2D u_map;     // R32F: texel (x, y) = (column / pool, row / pool)
 uniform sampler2D u_lut;     // 256 x 1 RGBA8 colormap
 uniform ivec2 u_cells;       // map size in cells: (columns, rows)
 uniform int u_pool;          // cells per texel along each axis (1 = full resolution)
+uniform ivec2 u_origin;      // the cell at texel (0, 0): (0, 0), or where a tile of a zoomed map starts
 uniform float u_vmin;        // value drawn at the bottom of the colour scale
 uniform float u_vmax;        // value drawn at the top
 uniform int u_log;           // 1: logarithmic scale over [u_vmax * 1e-4, u_vmax]
@@ -32,13 +33,25 @@ bool visible(ivec2 cell) {
   return true;  // MASK_PADDING_ONLY
 }
 
+// A pooled texel is drawn when any cell of its block [lo, hi] is visible (its max is theirs).
+bool any_visible(ivec2 lo, ivec2 hi) {
+  if (u_mask == MASK_NONE) return true;
+  if (lo.y >= u_len || lo.x >= u_len) return false;
+  int t_hi = min(hi.y, u_len - 1), s_hi = min(hi.x, u_len - 1);
+  if (u_mask == MASK_CAUSAL) return lo.x <= t_hi;      // some key s <= some query t
+  if (u_mask == MASK_REVERSED) return s_hi > lo.y;     // some key s > some query t
+  return true;
+}
+
 void main() {
   ivec2 cell = clamp(ivec2(floor(v_cell)), ivec2(0), u_cells - 1);
-  if (!visible(cell)) {
+  ivec2 texel = (cell - u_origin) / u_pool;
+  ivec2 lo = u_origin + texel * u_pool;
+  if (u_pool == 1 ? !visible(cell) : !any_visible(lo, min(lo + u_pool - 1, u_cells - 1))) {
     frag = vec4(u_hidden, 1.0);
     return;
   }
-  float w = texelFetch(u_map, cell / u_pool, 0).r;
+  float w = texelFetch(u_map, texel, 0).r;
   float t;
   if (u_diverging == 1) {
     float m = max(max(abs(u_vmin), abs(u_vmax)), 1e-20);

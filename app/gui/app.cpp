@@ -55,7 +55,9 @@ Status App::init() {
 
 bool App::should_close() const { return glfwWindowShouldClose(window) || (script && script->finished); }
 
-bool App::fresh() const { return state.result && state.result->fwd && !state.stale && !worker_.busy(); }
+bool App::fresh() const {
+  return state.result && state.result->fwd && !state.stale && !worker_.busy() && renderer_.deferred() == 0;
+}
 
 void App::save_preferences_now() {
   prefs.font_scale = state.font_scale;
@@ -84,6 +86,16 @@ void App::accept(std::shared_ptr<const ComputeResult> r) {
   }
   state.compute_error.clear();
   refused_.reset();
+  if (r->fwd) {  // what this model costs, for predicted_compute_ms
+    size_t chars = 0;
+    for (const std::string& l : r->request.lines) chars += l.size() + 1;
+    const ComputeCost cost{r->request.cfg.d_model, r->request.cfg.num_layers, r->request.weights, chars, r->fwd->compute_ms};
+    auto same = std::find_if(costs_.begin(), costs_.end(), [&](const ComputeCost& c) {
+      return c.d_model == cost.d_model && c.layers == cost.layers && c.weights == cost.weights;
+    });
+    if (same != costs_.end()) *same = cost;
+    else if (costs_.size() < 32) costs_.push_back(cost);
+  }
   if (state.result && state.result->fwd && r->fwd && !state.result->request.same_forward(r->request)) state.previous = state.result;
   state.result = std::move(r);
   state.stale = !(state.result->request == last_request_);
@@ -153,19 +165,22 @@ void App::frame() {
   sync_training();
   if (built_font_scale_ != state.font_scale) rebuild_fonts();
 
-  ImGui_ImplOpenGL3_NewFrame();
-  ImGui_ImplGlfw_NewFrame();
-  ImGui::NewFrame();
   renderer_.begin_frame();
-  state.report.clear();
-  if (script) script->before_draw(*this);
-  run_shortcuts(*this);
-  draw_layout();
-  draw_dialogs();
-  post_request_if_changed();
-  state.report.stale = state.stale;
-  state.report.colormap = colormap_name(state.view.colormap);
-
+  const uint64_t posted_before = last_posted_seq;
+  draw_ui(true);
+  // Same-frame results: when this frame posted a request that is predicted to finish within
+  // the budget, wait for it (boundedly) and draw the panels again with it, so the frame that
+  // takes the input shows its heads. Larger requests stay asynchronous.
+  same_frame_ = false;
+  if (last_posted_seq != posted_before && predicted_compute_ms(last_request_) <= kSameFrameBudgetMs) {
+    const auto budget = std::chrono::microseconds(static_cast<int64_t>(kSameFrameBudgetMs * 1000));
+    if (std::shared_ptr<const ComputeResult> r = worker_.wait_for(last_posted_seq, budget)) {
+      accept(std::move(r));
+      ImGui::EndFrame();
+      draw_ui(false);
+      same_frame_ = true;
+    }
+  }
   ImGui::Render();
   int fb_w = 0, fb_h = 0;
   glfwGetFramebufferSize(window, &fb_w, &fb_h);
@@ -191,6 +206,7 @@ void App::frame() {
   }
   glfwSwapBuffers(window);
   last_swap = std::chrono::steady_clock::now();
+  if (renderer_.deferred() > 0) glfwPostEmptyEvent();  // maps wait for the next frames' upload budget
   last_frame_ms = std::chrono::duration<double, std::milli>(last_swap - frame_start).count();
   if (script) script->after_swap(*this);
 
@@ -201,6 +217,36 @@ void App::frame() {
     if (Status s = save_imgui_ini(ini, n); !s) state.status_lines.push_back(s.error().message);
     io.WantSaveIniSettings = false;
   }
+}
+
+// One pass of the panels. The first pass of a frame takes the input (the script's and the
+// shortcuts'); a second pass, after a same-frame result, only draws.
+void App::draw_ui(bool first) {
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+  renderer_.begin_pass();
+  state.report.clear();
+  if (first && script) script->before_draw(*this);
+  if (first) run_shortcuts(*this);
+  draw_layout();
+  draw_dialogs();
+  post_request_if_changed();
+  state.report.stale = state.stale;
+  state.report.colormap = colormap_name(state.view.colormap);
+}
+
+// The compute time a request is expected to take: the last measured time of the same model
+// (d_model, layers, weights), scaled by the text's length; unknown models are "long".
+double App::predicted_compute_ms(const ComputeRequest& r) const {
+  size_t chars = 0;
+  for (const std::string& l : r.lines) chars += l.size() + 1;
+  for (const ComputeCost& c : costs_)
+    if (c.d_model == r.cfg.d_model && c.layers == r.cfg.num_layers && c.weights == r.weights) {
+      const double ratio = std::max(1.0, static_cast<double>(chars) / std::max<size_t>(c.chars, 1));
+      return c.ms * ratio * ratio;  // attention grows with T^2; short texts are mostly linear
+    }
+  return 1e9;
 }
 
 // ---- [layout] --------------------------------------------------------------------------

@@ -59,6 +59,7 @@ class App {
   uint64_t last_posted_seq = 0;    // the request the current inputs produced
   std::chrono::steady_clock::time_point last_swap;
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
+  bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
   bool busy() const { return worker_.busy(); }
   bool fresh() const;  // a result is on screen and matches the current inputs
   bool answered() const { return answered_seq_ == last_posted_seq; }  // the worker answered the newest request
@@ -77,6 +78,8 @@ class App {
 
  private:
   void accept(std::shared_ptr<const ComputeResult> r);
+  void draw_ui(bool first);
+  double predicted_compute_ms(const ComputeRequest& r) const;
   void post_request_if_changed();
   void draw_layout();
   void draw_menu();
@@ -90,6 +93,16 @@ class App {
   ComputeWorker worker_;
   TrainingWorker training_;
   HeatmapRenderer renderer_;
+  // Same-frame results (frame()): requests predicted to take at most this long are waited for.
+  static constexpr double kSameFrameBudgetMs = 4.0;
+  struct ComputeCost {  // the last measured compute of one model
+    int d_model = 0, layers = 0;
+    WeightsRef weights;
+    size_t chars = 0;
+    double ms = 0;
+  };
+  std::vector<ComputeCost> costs_;
+  bool same_frame_ = false;
   ComputeRequest last_request_;               // the newest request posted
   bool posted_any_ = false;
   std::optional<ComputeRequest> refused_;     // the request the worker refused (compute_error), if any

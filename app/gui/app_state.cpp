@@ -112,6 +112,7 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   // Heads switched off that exist in this config, in (layer, head) order (std::set's).
   for (const HeadId& id : s.ablated)
     if (id.layer >= 0 && id.layer < s.cfg.num_layers && id.head >= 0 && id.head < s.cfg.num_heads) r.ablated.push_back(id);
+  r.visible_layer = std::clamp(s.view.layer, 0, std::max(0, s.cfg.num_layers - 1));
   if (s.view.center == CenterPanel::Focus)
     r.trace = TraceRequest{std::clamp(s.view.layer, 0, std::max(0, s.cfg.num_layers - 1)), std::max(0, s.view.batch),
                            std::clamp(s.view.head, 0, std::max(0, s.cfg.num_heads - 1))};

@@ -40,6 +40,8 @@ struct ViewSettings {
   int focus_step = 6;  // which step of the step-through is enlarged (index into the steps)
   // Focus view zoom and pan, in cells: the visible window is [x0, x0 + span) x [y0, y0 + span).
   float zoom = 1.0f, pan_x = 0.0f, pan_y = 0.0f;
+  // Heads grid zoom (>= 1) and the window's centre as a fraction of the map, shared by every head.
+  float heads_zoom = 1.0f, heads_pan_x = 0.5f, heads_pan_y = 0.5f;
 };
 
 // What the UI drew in the last frame, for the GUI tests (--report) and nothing else.
@@ -48,6 +50,9 @@ struct UiReport {
     float x0, y0, x1, y1;
   };
   std::vector<Rect> heatmaps;          // the heads grid's maps, in window pixels
+  std::vector<Rect> token_labels;      // the heads grid's token labels, in window pixels
+  int heads_map_pool = 0;              // the heads grid: most cells per texel drawn (1 = full resolution)
+  int heads_deferred = 0;              // the heads grid: maps still waiting for their upload
   std::vector<std::string> tokens;     // token chips of sentence 0, as displayed
   std::vector<std::string> messages;   // errors and notes shown to the user
   std::vector<std::string> buttons;    // notable buttons shown (e.g. "Use nearest valid")

@@ -90,6 +90,10 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
         st = Error{ErrorKind::InvalidArgument, "Nothing to export yet."};
         break;
       }
+      if (!res->fwd->complete) {  // a long request's visible layer, shown first (ForwardData::complete)
+        st = Error{ErrorKind::InvalidArgument, "The other layers are still computing: export again once the heads panel no longer says so."};
+        break;
+      }
       {
         RunRecord run;
         run_record(run);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/inspect/map_levels.h"
 #include "core/inspect/metrics.h"
 #include "core/inspect/passport.h"
 #include "core/model/model.h"
@@ -50,6 +51,10 @@ struct ComputeRequest {
   WeightsRef weights;
   std::vector<HeadId> ablated;           // sorted, each inside cfg's L x H; empty = no head off
   std::optional<TraceRequest> trace;     // the head Focus steps through, only while Focus is visible
+  // The layer on screen: for a long request it is computed and published first, and the
+  // other layers follow. A hint, not an input: equality and hashes leave it out, so moving
+  // the layer slider never restarts a computation.
+  int visible_layer = 0;
 
   // Everything but the trace: two requests with the same forward inputs share one forward pass.
   bool same_forward(const ComputeRequest& o) const {
@@ -77,7 +82,12 @@ struct ForwardData {
   std::string source;                 // "random init (seed 7)", "trained (...)"
   std::vector<std::vector<std::string>> labels;  // (B) display text of each sentence's tokens
   std::vector<float> map_max;         // (L, B, Hw) largest weight over rows that see more than one key
+  std::vector<MapLevels> levels;      // (L, B, Hw) each map's max-pooled levels (none for short maps)
   double compute_ms = 0;              // wall time of the forward pass and metrics
+  // False for the first answer to a long request: out has only layers 0 .. visible_layer
+  // (out.L of them), with their metrics, and no induction probe or logits yet. The
+  // complete answer follows from the same request.
+  bool complete = true;
 };
 
 // The worker's answer to one request. Immutable once published.

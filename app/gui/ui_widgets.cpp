@@ -62,6 +62,15 @@ void map_range(const AppState& s, int layer, int batch, int head, float* vmin, f
   *vmax = m > 0 ? m : 1.0f;
 }
 
+// Which of n labels of `cell` pixels each to draw so that none overlaps (text `text_h`
+// pixels across): every k-th, plus `keep` (the hovered one), without its neighbours.
+static bool label_shown(int i, float cell, float text_h, int keep) {
+  const int k = std::max(1, static_cast<int>(std::ceil(text_h / std::max(cell, 1e-6f))));
+  if (i == keep) return true;
+  if (keep >= 0 && std::abs(i - keep) * cell < text_h) return false;
+  return i % k == 0;
+}
+
 HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v) {
   HeatmapHit hit;
   const float w = v.width > 0 ? v.width : v.side, h = v.height > 0 ? v.height : v.side;
@@ -76,46 +85,59 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
   hit.double_clicked = hovered_area && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left);
   ImGui::PopID();
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  if (!v.tex || !v.tex->valid()) {
+  const int rows = v.source ? v.source->rows : v.tex ? v.tex->rows : 0;
+  const int cols = v.source ? v.source->cols : v.tex ? v.tex->cols : 0;
+  const bool drawn = v.source ? r.draw_map(dl, p0, p1, *v.source, v.style) : (v.tex && v.tex->valid());
+  if (!drawn) {
     dl->AddRectFilled(p0, p1, IM_COL32(60, 60, 66, 255));
     return hit;
   }
-  r.draw(dl, p0, p1, *v.tex, v.style);
+  if (!v.source) r.draw(dl, p0, p1, *v.tex, v.style);
   dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), ImGui::GetColorU32(ImGuiCol_Border));
 
   // Which cell is under the mouse (in map cells, through the zoom window).
   const HeatmapStyle& s = v.style;
-  const float col1 = s.col1 < 0 ? static_cast<float>(v.tex->cols) : s.col1;
-  const float row1 = s.row1 < 0 ? static_cast<float>(v.tex->rows) : s.row1;
+  const float col1 = s.col1 < 0 ? static_cast<float>(cols) : s.col1;
+  const float row1 = s.row1 < 0 ? static_cast<float>(rows) : s.row1;
   const float cw = w / std::max(col1 - s.col0, 1e-6f), ch = h / std::max(row1 - s.row0, 1e-6f);
   const ImVec2 m = ImGui::GetIO().MousePos;
   if (hovered_area && m.x >= p0.x && m.x < p1.x && m.y >= p0.y && m.y < p1.y) {
     hit.hovered = true;
     hit.col = static_cast<int>(std::floor(s.col0 + (m.x - p0.x) / cw));
     hit.row = static_cast<int>(std::floor(s.row0 + (m.y - p0.y) / ch));
-    if (hit.col >= v.tex->cols || hit.row >= v.tex->rows) hit.hovered = false;
+    if (hit.col >= cols || hit.row >= rows || hit.col < 0 || hit.row < 0) hit.hovered = false;
   }
 
-  // Token labels: queries down the left, keys along the bottom, when cells are tall enough.
-  const float fh = ImGui::GetFontSize();
+  // Token labels: queries down the left, keys along the bottom; every k-th when cells are
+  // smaller than a line of text, and the hovered one always.
+  const float fh = ImGui::GetFontSize(), text_h = fh * 1.1f;
   const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), accent = IM_COL32(255, 140, 70, 255);
-  if (v.row_labels && v.label_w > 0 && ch >= fh * 0.7f) {
-    dl->PushClipRect(ImVec2(origin.x, p0.y), ImVec2(p0.x, p1.y), true);
-    for (int t = std::max(0, static_cast<int>(s.row0)); t < static_cast<int>(std::ceil(row1)) && t < static_cast<int>(v.row_labels->size()); ++t) {
+  const int hover_row = hit.hovered ? hit.row : v.hover_token, hover_col = hit.hovered ? hit.col : v.hover_token;
+  if (v.row_labels && v.label_w > 0) {
+    // Half a line past the map's ends, so the first and last labels are whole (the title
+    // starts right of this column, the key labels below it).
+    dl->PushClipRect(ImVec2(origin.x, p0.y - fh * 0.5f), ImVec2(p0.x, p1.y + fh * 0.5f), true);
+    const int n = static_cast<int>(v.row_labels->size());
+    for (int t = std::max(0, static_cast<int>(s.row0)); t < static_cast<int>(std::ceil(row1)) && t < n; ++t) {
+      if (!label_shown(t, ch, text_h, hover_row)) continue;
       const char* text = (*v.row_labels)[t].c_str();
-      const float tw = ImGui::CalcTextSize(text).x;
+      const float tw = std::min(ImGui::CalcTextSize(text).x, v.label_w - 6);
       const float y = p0.y + (t - s.row0) * ch + (ch - fh) * 0.5f;
-      dl->AddText(ImVec2(p0.x - 6 - tw, y), t == v.hover_token || t == hit.row ? accent : ink, text);
+      dl->AddText(ImVec2(p0.x - 6 - tw, y), t == hover_row ? accent : ink, text);
+      if (v.label_rects) v.label_rects->push_back({p0.x - 6 - tw, y, p0.x - 6, y + fh});
     }
     dl->PopClipRect();
   }
-  if (v.col_labels && v.label_h > 0 && cw >= fh * 0.7f) {
-    dl->PushClipRect(ImVec2(p0.x, p1.y), ImVec2(p1.x, p1.y + v.label_h), true);
-    for (int c = std::max(0, static_cast<int>(s.col0)); c < static_cast<int>(std::ceil(col1)) && c < static_cast<int>(v.col_labels->size()); ++c) {
+  if (v.col_labels && v.label_h > 0) {
+    dl->PushClipRect(ImVec2(p0.x - fh * 0.5f, p1.y), ImVec2(p1.x + fh * 0.5f, p1.y + v.label_h), true);
+    const int n = static_cast<int>(v.col_labels->size());
+    for (int c = std::max(0, static_cast<int>(s.col0)); c < static_cast<int>(std::ceil(col1)) && c < n; ++c) {
+      if (!label_shown(c, cw, text_h, hover_col)) continue;
       const char* text = (*v.col_labels)[c].c_str();
-      const float tw = ImGui::CalcTextSize(text).x;
+      const float tw = std::min(ImGui::CalcTextSize(text).x, v.label_h - 6);
       const float x = p0.x + (c - s.col0) * cw + (cw - fh) * 0.5f;
-      add_text_vertical(dl, ImVec2(x + fh, p1.y + 6 + tw), c == v.hover_token || c == hit.col ? accent : ink, text);
+      add_text_vertical(dl, ImVec2(x + fh, p1.y + 6 + tw), c == hover_col ? accent : ink, text);
+      if (v.label_rects) v.label_rects->push_back({x, p1.y + 6, x + fh, p1.y + 6 + tw});
     }
     dl->PopClipRect();
   }

@@ -20,13 +20,15 @@ void text_disabled_wrapped_at_commas(const std::string& text);
 
 struct HeatmapView {
   const MapTexture* tex = nullptr;
+  const MapSource* source = nullptr;  // instead of tex: a long map drawn from its max-pooled levels
   HeatmapStyle style;
   float side = 200;  // size of the map area in pixels (square cells when rows == cols)
   float width = 0, height = 0;  // explicit size for non-square maps (0: use side)
   const std::vector<std::string>* row_labels = nullptr;  // query tokens, left
   const std::vector<std::string>* col_labels = nullptr;  // key tokens, below
   float label_w = 0, label_h = 0;  // space reserved for labels (0: none)
-  int hover_token = -1;            // highlights that label
+  int hover_token = -1;            // highlights that label, and always draws it
+  std::vector<UiReport::Rect>* label_rects = nullptr;  // when set, receives every label drawn (for the GUI tests)
 };
 
 struct HeatmapHit {
@@ -36,6 +38,8 @@ struct HeatmapHit {
 };
 
 // Draws the map at the cursor with its labels and reserves the space. Returns what the mouse did.
+// Token labels thin out to every k-th when cells are smaller than the text, so that they
+// never overlap; the hovered token's label is always drawn (the ones it would cover are not).
 HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v);
 
 // A horizontal colour bar with the values at both ends and a caption.

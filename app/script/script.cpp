@@ -119,6 +119,11 @@ class ScreenshotScript : public Script {
       for (const UiReport::Rect& q : r.heatmaps) rects.push_back({q.x0, q.y0, q.x1, q.y1});
       j["heatmaps"] = rects;
       j["heatmaps_drawn"] = r.heatmaps.size();
+      nlohmann::json labels = nlohmann::json::array();
+      for (const UiReport::Rect& q : r.token_labels) labels.push_back({q.x0, q.y0, q.x1, q.y1});
+      j["token_labels"] = labels;                 // the heads grid's token labels drawn
+      j["heads_map_pool"] = r.heads_map_pool;     // most cells per texel in the heads grid (1: full resolution)
+      j["heads_deferred"] = r.heads_deferred;     // maps still waiting for an upload
       j["tokens"] = r.tokens;
       j["messages"] = r.messages;
       j["buttons"] = r.buttons;
@@ -186,6 +191,13 @@ struct Stats {
   }
 };
 
+// The session's scenarios, in order. Each gathers compute latency (the worker's forward pass
+// and metrics, per new result), input to pixels (an input to the first swap that shows its
+// result, or a newer one) and frame time (a frame's work, from taking results to the swap).
+enum Scenario { kColdStart, kTyping, kHeadsSweep, kDModelSweep, kT128D768, kL12Typing, kT2048, kScenarios };
+const char* const kScenarioKeys[kScenarios] = {"cold_start", "classroom_typing", "classroom_heads_sweep", "d_model_sweep",
+                                               "T128_D768_H12_L1", "L12_D768_typing", "T2048_D256_H8_L2"};
+
 class BenchmarkScript : public Script {
  public:
   explicit BenchmarkScript(Clock::time_point process_start) : process_start_(process_start) {}
@@ -195,40 +207,24 @@ class BenchmarkScript : public Script {
     input_this_frame_ = false;
     AppState& s = app.state;
     switch (phase_) {
-      case 0:  // cold start: wait for the first heatmaps
+      case kColdStart:  // wait for the first heatmaps
         break;
-      case 1: {  // type the default sentence, one character every 80 ms
-        if (!ImGui::GetIO().WantTextInput) {
-          s.focus_text = true;
-          break;
-        }
-        if (typed_ == 0 && !cleared_) {
-          s.text.clear();
-          cleared_ = true;
-          mark_input(now);
-          break;
-        }
-        if (now - last_input_ < std::chrono::milliseconds(80)) break;
-        if (typed_ < sentence_.size()) {
-          ImGui::GetIO().AddInputCharacter(static_cast<unsigned char>(sentence_[typed_++]));
-          mark_input(now);
-        } else if (settled(app)) {
-          ImGui::SetWindowFocus(nullptr);  // leave the text box
-          start_phase(2, now);
+      case kTyping:  // the trained default (T <= 64, D = 128, L = 2): type its sentence, one character every 80 ms
+        if (type(app, now, kDefaultSentence, std::chrono::milliseconds(80))) {
+          start_phase(kHeadsSweep, now);
           divisors_ = valid_head_counts(s.cfg.d_model);
         }
         break;
-      }
-      case 2:  // num_heads through the divisors of d_model
+      case kHeadsSweep:  // num_heads through the divisors of d_model
         if (now - last_input_ < std::chrono::milliseconds(250)) break;
         if (step_ < divisors_.size()) {
           s.cfg.num_heads = divisors_[step_++];
           mark_input(now);
         } else if (settled(app)) {
-          start_phase(3, now);
+          start_phase(kDModelSweep, now);
         }
         break;
-      case 3: {  // d_model sweep, heads kept valid
+      case kDModelSweep: {  // d_model from 24 to 768, heads kept valid: new random weights at each
         static const int dims[] = {24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 64};
         if (now - last_input_ < std::chrono::milliseconds(300)) break;
         if (step_ < std::size(dims)) {
@@ -236,11 +232,11 @@ class BenchmarkScript : public Script {
           s.cfg.num_heads = nearest_valid_head_count(s.cfg.d_model, 4);
           mark_input(now);
         } else if (settled(app)) {
-          start_phase(4, now);
+          start_phase(kT128D768, now);
         }
         break;
       }
-      case 4: {  // the envelope: T = 128 tokens, D = 768, H = 12, L = 1; slider moves and edits
+      case kT128D768: {  // T = 128 tokens, D = 768, H = 12, L = 1: slider moves and edits
         if (now - last_input_ < std::chrono::milliseconds(300)) break;
         if (step_ == 0) {
           std::string t;
@@ -259,11 +255,26 @@ class BenchmarkScript : public Script {
           ++step_;
           mark_input(now);
         } else if (settled(app)) {
-          start_phase(5, now);
+          start_phase(kL12Typing, now);
         }
         break;
       }
-      case 5: {  // a T = 2048 request (D=256, H=8, L=2): frames must stay smooth while it computes
+      case kL12Typing:  // 12 layers at D = 768, H = 12: type a sentence at 8 characters per second
+        if (step_ == 0) {
+          s.cfg.d_model = 768;
+          s.cfg.num_heads = 12;
+          s.cfg.num_layers = 12;
+          s.cfg.context = 128;
+          s.text = "x";
+          step_ = 1;
+          mark_input(now);
+        } else if (step_ == 1) {
+          if (settled(app)) step_ = 2, typed_ = 0, cleared_ = false;  // the weights are drawn once, before typing
+        } else if (type(app, now, "When Mary and John went to the store, John gave a drink to", std::chrono::milliseconds(125))) {
+          start_phase(kT2048, now);
+        }
+        break;
+      case kT2048: {  // a T = 2048 request (D = 256, H = 8, L = 2): frames must stay smooth
         if (step_ == 0) {
           std::string t;
           for (int i = 0; i < 2100; ++i) t += "w" + std::to_string(i % 500) + " ";
@@ -276,6 +287,7 @@ class BenchmarkScript : public Script {
           s.weights_mode = WeightsMode::Random;
           step_ = 1;
           long_started_ = now;
+          mark_input(now);
         } else if (step_ == 1 && settled(app) && now - long_started_ > std::chrono::milliseconds(200)) {
           long_ms_ = std::chrono::duration<double, std::milli>(now - long_started_).count();
           step_ = 2;
@@ -286,38 +298,51 @@ class BenchmarkScript : public Script {
         }
         break;
       }
+      default: break;
     }
   }
 
   // Like a person: the app sleeps between inputs and wakes for each input or result.
   double wait_seconds(const App& app) const override {
-    if (phase_ == 0 || phase_ == 5 || (phase_ == 1 && (typed_ == 0 || !ImGui::GetIO().WantTextInput))) return 0.0;
+    if (phase_ == kColdStart || phase_ == kT2048 || !typing_ready_) return 0.0;
     if (!pending_.empty() && !app.busy()) return 0.0;  // a result is waiting to be drawn
-    const int gap_ms = phase_ == 1 ? 80 : phase_ == 2 ? 250 : 300;
+    const int gap_ms = phase_ == kTyping ? 80 : phase_ == kL12Typing ? 125 : phase_ == kHeadsSweep ? 250 : 300;
     const double left = std::chrono::duration<double>(last_input_ + std::chrono::milliseconds(gap_ms) - Clock::now()).count();
     return std::clamp(left, 0.0, 0.1);
   }
 
   void after_swap(App& app) override {
     const Clock::time_point now = app.last_swap;
-    // Frame time: the work of a frame, from taking the worker's result to the swap (the
-    // app sleeps between frames when nothing happens; sleep is not frame time).
-    (phase_ == 5 && app.busy() ? frames_long_ : frames_).v.push_back(app.last_frame_ms);
-    if (phase_ == 0 && app.fresh() && !app.state.report.heatmaps.empty()) {
+    Scenario& sc = scenarios_[phase_];
+    sc.frames.v.push_back(app.last_frame_ms);
+    (phase_ == kT2048 && app.busy() ? frames_long_ : frames_).v.push_back(app.last_frame_ms);
+    if (phase_ == kColdStart && app.fresh() && !app.state.report.heatmaps.empty()) {
       cold_ms_ = std::chrono::duration<double, std::milli>(now - process_start_).count();
-      start_phase(1, now);
+      start_phase(kTyping, now);
     }
     if (input_this_frame_ && app.last_posted_seq > registered_seq_) {
-      pending_.push_back({app.last_posted_seq, input_time_, phase_});
+      pending_.push_back({app.last_posted_seq, input_time_, phase_, app.last_frame_ms});
       registered_seq_ = app.last_posted_seq;
     }
-    // Inputs whose result (or a later one) is now on screen.
-    const uint64_t shown = app.state.result && !app.state.stale ? app.state.result->seq : 0;
+    // A new forward pass on screen: its compute time.
+    const ComputeResult* shown_result = app.state.result.get();
+    if (shown_result && shown_result->fwd && shown_result->fwd.get() != last_fwd_) {
+      last_fwd_ = shown_result->fwd.get();
+      scenarios_[phase_].compute.v.push_back(shown_result->fwd->compute_ms);
+    }
+    // Inputs whose result (or a later one) is now on screen, every map uploaded.
+    const uint64_t shown = shown_result && !app.state.stale && app.state.report.heads_deferred == 0 ? shown_result->seq : 0;
     for (auto it = pending_.begin(); it != pending_.end();) {
       if (shown >= it->seq) {
         const double ms = std::chrono::duration<double, std::milli>(now - it->at).count();
+        scenarios_[it->phase].latency.v.push_back(ms);
+        if (app.same_frame() && shown == it->seq) ++scenarios_[it->phase].same_frame;
+        ++scenarios_[it->phase].shown;
         latency_.v.push_back(ms);
-        (it->phase == 4 ? latency_big_ : latency_small_).v.push_back(ms);
+        if (it->phase == kT128D768) latency_big_.v.push_back(ms);
+        else if (it->phase != kL12Typing && it->phase != kT2048) latency_small_.v.push_back(ms);
+        if (it->phase == kL12Typing) last_l12_ms_ = ms;  // the last keystroke's, in the end
+        if (it->phase == kT2048) long_visible_ms_ = ms, long_first_frame_ms_ = app.last_frame_ms;
         it = pending_.erase(it);
       } else {
         ++it;
@@ -330,7 +355,39 @@ class BenchmarkScript : public Script {
     uint64_t seq;
     Clock::time_point at;
     int phase;
+    double frame_ms;
   };
+  struct Scenario {
+    Stats compute, latency, frames;
+    int shown = 0, same_frame = 0;
+  };
+  // Types `text` into the emptied sentence box, one character per `gap`. True once it is
+  // typed and its result is on screen.
+  bool type(App& app, Clock::time_point now, const std::string& text, std::chrono::milliseconds gap) {
+    typing_ready_ = ImGui::GetIO().WantTextInput;
+    if (!typing_ready_) {
+      app.state.focus_text = true;
+      return false;
+    }
+    if (typed_ == 0 && !cleared_) {
+      app.state.text.clear();
+      cleared_ = true;
+      mark_input(now);
+      return false;
+    }
+    if (now - last_input_ < gap) return false;
+    if (typed_ < text.size()) {
+      ImGui::GetIO().AddInputCharacter(static_cast<unsigned char>(text[typed_++]));
+      mark_input(now);
+      return false;
+    }
+    if (!settled(app)) return false;
+    ImGui::SetWindowFocus(nullptr);  // leave the text box
+    typed_ = 0;
+    cleared_ = false;
+    typing_ready_ = true;
+    return true;
+  }
   void mark_input(Clock::time_point now) {
     last_input_ = now;
     input_time_ = now;
@@ -340,9 +397,11 @@ class BenchmarkScript : public Script {
     phase_ = p;
     step_ = 0;
     last_input_ = now;
+    typing_ready_ = true;
   }
   void report() {
     nlohmann::json j;
+    // The first keys are those of earlier releases, unchanged.
     j["cold_start_ms"] = cold_ms_;
     j["input_to_pixels_ms"] = latency_.json();
     j["input_to_pixels_ms_small_models"] = latency_small_.json();
@@ -351,21 +410,34 @@ class BenchmarkScript : public Script {
     j["frame_ms_while_T2048_computes"] = frames_long_.json();
     j["T2048_request_ms"] = long_ms_;
     j["inputs_never_shown"] = pending_.size();
+    // Per scenario: compute_ms, input_to_pixels_ms, frame_ms as {n, p50, p95, max}; inputs
+    // shown, and how many were shown by the frame that took them (same_frame_results).
+    nlohmann::json sc;
+    for (int p = kTyping; p < kScenarios; ++p) {
+      const Scenario& x = scenarios_[p];
+      sc[kScenarioKeys[p]] = {{"compute_ms", x.compute.json()}, {"input_to_pixels_ms", x.latency.json()}, {"frame_ms", x.frames.json()},
+                              {"inputs_shown", x.shown}, {"same_frame_results", x.same_frame}};
+    }
+    sc["L12_D768_typing"]["last_keystroke_to_pixels_ms"] = last_l12_ms_;
+    sc["T2048_D256_H8_L2"]["visible_layer_on_screen_ms"] = long_visible_ms_;
+    sc["T2048_D256_H8_L2"]["first_result_frame_ms"] = long_first_frame_ms_;  // the frame that first shows it
+    j["scenarios"] = sc;
     std::printf("%s\n", j.dump(2).c_str());
   }
 
   Clock::time_point process_start_;
-  int phase_ = 0;
+  int phase_ = kColdStart;
   size_t step_ = 0, typed_ = 0;
-  bool cleared_ = false;
-  std::string sentence_ = kDefaultSentence;
+  bool cleared_ = false, typing_ready_ = true;
   std::vector<int> divisors_;
   Clock::time_point last_input_{}, input_time_{}, long_started_{}, finish_at_{};
   bool input_this_frame_ = false;
   uint64_t registered_seq_ = 0;
+  const ForwardData* last_fwd_ = nullptr;
   std::vector<Pending> pending_;
+  Scenario scenarios_[kScenarios];
   Stats latency_, latency_small_, latency_big_, frames_, frames_long_;
-  double cold_ms_ = 0, long_ms_ = 0;
+  double cold_ms_ = 0, long_ms_ = 0, last_l12_ms_ = 0, long_visible_ms_ = 0, long_first_frame_ms_ = 0;
 };
 }  // namespace
 

@@ -102,6 +102,14 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};
          return Status();
        }},
+      {"heads_zoom", "N", "zoom every map of the heads grid N times, on the first tokens (as the wheel does)",
+       [](AppState& s, const std::string& v) -> Status {
+         Result<int> n = parse_number("heads_zoom", v);
+         if (!n) return n.error();
+         s.view.heads_zoom = static_cast<float>(*n);
+         s.view.heads_pan_x = s.view.heads_pan_y = 0.0f;  // the heads panel clamps it to the top-left corner
+         return Status();
+       }},
       {"colormap", "viridis|magma|cividis|grey", "the colormap",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_colormap(v.c_str(), &s.view.colormap)) return Error{ErrorKind::InvalidArgument, "Unknown colormap \"" + v + "\"."};

@@ -32,12 +32,46 @@ inline double uniform_at(uint64_t key, uint64_t i) {
   return (static_cast<double>(mix64(combine(key, i)) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
-// Standard normal, element i of stream `key` (Box-Muller on two uniforms).
+// Standard normal, element i of stream `key` (Box-Muller on two uniforms, double
+// precision, one output of the two). Scalar: for a few numbers (the trainer's init, tests).
+// Weight matrices use fill_normals below.
 inline float normal_at(uint64_t key, uint64_t i) {
   const double u1 = uniform_at(key, 2 * i);
   const double u2 = uniform_at(key, 2 * i + 1);
   return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
 }
+
+// ---- the fast stream: fill_normals ----------------------------------------------------
+// Element 2p and 2p+1 of stream `key` are both outputs of one Box-Muller transform of pair p:
+//   a = fmix32(fmix32(p * 0x9E3779B9 + k0) ^ k1)             k0, k1 = low, high 32 bits of key
+//   b = fmix32(fmix32(p * 0x85EBCA77 + k1) ^ k0 ^ 0x68E31DA4)
+//   u1 = ((a >> 9) + 0.5) / 2^23 in (0, 1),  theta = 2 pi ((b >> 8) / 2^24 - 0.5)
+//   (both exact in float: 23 and 24 bits)
+//   z[2p] = sqrt(-2 ln u1) cos theta,  z[2p+1] = sqrt(-2 ln u1) sin theta
+// 32-bit lanes and float maths, so it vectorises; every element depends on (key, p) only,
+// so any thread count and any split gives the same numbers. tests/reference/normals.py is
+// the same definition in numpy, and a test holds the two together.
+
+// murmur3's 32-bit finaliser.
+inline uint32_t fmix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return h;
+}
+
+// The integer parts of pair p's two uniforms (see above): a < 2^23, b < 2^24.
+inline void normal_pair_bits(uint64_t key, uint32_t p, uint32_t* a, uint32_t* b) {
+  const uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  *a = fmix32(fmix32(p * 0x9E3779B9u + k0) ^ k1) >> 9;
+  *b = fmix32(fmix32(p * 0x85EBCA77u + k1) ^ k0 ^ 0x68E31DA4u) >> 8;
+}
+
+// out[0, n) = scale * z[0, n) of stream `key`, vectorised and on the compute threads.
+// n < 2^33 (pairs are 32-bit).
+void fill_normals(uint64_t key, float* out, int64_t n, float scale = 1.0f);
 
 // A small sequential generator for sampling (batches, probe sequences).
 struct Rng {

@@ -259,6 +259,7 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
   int no_key_rows = 0;
 
   auto run_head = [&](int bh) {
+    if (o.cancelled && (*o.cancelled)()) return 0;  // a newer request: the output is dropped
     const int b = bh / H, h = bh % H;
     const int len = o.lengths ? o.lengths[b] : T;
     const float* row0 = qkv.data() + static_cast<size_t>(b) * T * W3;

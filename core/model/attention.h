@@ -16,6 +16,7 @@
 //
 // All three implement the pitfall switches, and the tests hold them to each other.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ struct MhaOptions {
   Pitfalls pitfalls;
   const int* lengths = nullptr;  // (B) real tokens per sentence; null = all T are real
   const uint8_t* ablated = nullptr;  // (H) 1 = this head's output is zeroed before W_O
+  // Asked before each (sentence, head) of mha_forward: true skips the rest, and the caller
+  // drops the output (forward() returns ErrorKind::Cancelled).
+  const std::function<bool()>* cancelled = nullptr;
 };
 
 inline bool head_ablated(const MhaOptions& o, int h) { return o.ablated && o.ablated[h]; }

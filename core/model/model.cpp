@@ -146,6 +146,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   out.L = cfg.num_layers;
   MhaOptions mo = mha_options(cfg);
   mo.lengths = batch.lengths.data();
+  mo.cancelled = opt.cancelled ? &opt.cancelled : nullptr;
   out.Hw = weight_heads(mo);
   if (batch.empty()) return out;  // nothing to attend over: no attention, no NaN
   const int64_t attention_bytes = int64_t(4) * out.L * out.B * out.Hw * batch.T * batch.T;
@@ -176,20 +177,23 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     // attention sub-block
     layer_norm(x, lw.ln1_g, lw.ln1_b, a_in, w.ln_eps);  // (B*T, D)
     out.no_key_rows += mha_forward(lw, a_in, B, T, mo, a_out, out.attention.data() + per_layer * l);
+    if (opt.cancelled && opt.cancelled()) return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
     if (opt.trace && opt.trace->layer == l) {
       const int b = opt.trace->batch;
       const MatR x_b = a_in.middleRows(static_cast<Eigen::Index>(b) * T, T);  // (T, D)
       out.trace = head_trace(lw, x_b, batch.lengths[b], opt.trace->head, mo);
     }
     x += a_out;
-    // MLP sub-block
-    layer_norm(x, lw.ln2_g, lw.ln2_b, m_in, w.ln_eps);  // (B*T, D)
-    hidden.resize(m_in.rows(), lw.w_fc.cols());
-    gemm(hidden, m_in, lw.w_fc);  // (B*T, 4D), on all the compute threads
-    hidden.rowwise() += lw.b_fc;
-    gelu_inplace(hidden);
-    gemm(x, hidden, lw.w_proj, 1.0f);  // x += (B*T, 4D) (4D, D)
-    x.rowwise() += lw.b_proj;
+    // MLP sub-block (two thirds of a layer's FLOPs; the last one changes no map)
+    if (!(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits))) {
+      layer_norm(x, lw.ln2_g, lw.ln2_b, m_in, w.ln_eps);  // (B*T, D)
+      hidden.resize(m_in.rows(), lw.w_fc.cols());
+      gemm(hidden, m_in, lw.w_fc);  // (B*T, 4D), on all the compute threads
+      hidden.rowwise() += lw.b_fc;
+      gelu_inplace(hidden);
+      gemm(x, hidden, lw.w_proj, 1.0f);  // x += (B*T, 4D) (4D, D)
+      x.rowwise() += lw.b_proj;
+    }
     zero_padding(x, batch);
     if (opt.keep_layer_io) {
       out.attn_in.push_back(a_in);

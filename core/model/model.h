@@ -45,10 +45,14 @@ struct TraceRequest {
 struct ForwardOptions {
   bool keep_layer_io = false;           // keep attn_in / attn_out per layer (for export, trace)
   bool want_logits = false;             // trained models: logits and next-token loss
+  // The maps alone: the last layer's MLP changes no attention map, so it is skipped (out.out
+  // is then the residual stream before it). Ignored with want_logits.
+  bool skip_final_mlp = false;
   std::optional<TraceRequest> trace;    // step-through of one head
   const std::vector<uint8_t>* ablate = nullptr;  // (L*H) 1 = head output zeroed before W_O
-  // Asked before every layer; true stops the pass with ErrorKind::Cancelled (a UI drops a
-  // 12-layer pass when a newer keystroke has arrived).
+  // Asked before every layer and every (sentence, head); true stops the pass with
+  // ErrorKind::Cancelled (a UI drops a 12-layer pass when a newer keystroke has arrived).
+  // Called from the compute threads: it must be thread-safe and cheap.
   std::function<bool()> cancelled;
 };
 

@@ -15,13 +15,10 @@ void LayerWeights::fuse() {
   b_qkv << b_q, b_k, b_v;
 }
 
+// Counter-based (rng.h): every element depends on (key, i) only, so threads change nothing.
 static MatR normal_matrix(uint64_t key, int rows, int cols, float std) {
   MatR m(rows, cols);
-  const int64_t n = m.size();
-  float* p = m.data();
-  // Counter-based: every element depends on (key, i) only, so threads change nothing.
-#pragma omp parallel for schedule(static) num_threads(threads_for(40.0 * static_cast<double>(n)))
-  for (int64_t i = 0; i < n; ++i) p[i] = std * normal_at(key, static_cast<uint64_t>(i));
+  fill_normals(key, m.data(), m.size(), std);
   return m;
 }
 

@@ -130,6 +130,33 @@ BENCHMARK(BM_train_step)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// random_weights: one layer of random-init weights (12·D² normals) at D = 768, as the
+// app draws them for every new d_model; and the previous generator (scalar, double
+// precision, one Box-Muller output per pair) on the same count, threaded as it was.
+void BM_random_weights(benchmark::State& state) {
+  const int D = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    ModelWeights w = random_weights(D, 1, 7);
+    benchmark::DoNotOptimize(w.layers[0].w_q.data());
+  }
+  state.counters["Mnormals/s"] = benchmark::Counter(12.0 * D * D * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_random_weights)->Name("random_weights")->ArgNames({"D"})->Arg(768)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_normals_scalar_previous(benchmark::State& state) {
+  const int D = static_cast<int>(state.range(0));
+  const int64_t n = 12LL * D * D;
+  std::vector<float> out(static_cast<size_t>(n));
+  for (auto _ : state) {
+    float* p = out.data();
+#pragma omp parallel for schedule(static) num_threads(threads_for(40.0 * static_cast<double>(n)))
+    for (int64_t i = 0; i < n; ++i) p[i] = normal_at(7, static_cast<uint64_t>(i));
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["Mnormals/s"] = benchmark::Counter(n * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_normals_scalar_previous)->Name("normals_scalar_previous")->ArgNames({"D"})->Arg(768)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -519,4 +519,55 @@ TEST(Gui, CheckpointOpensAtItsOwnSizeAndKvHeadsReachThePassport) {
   const int64_t D = 128, L = 2, kv_cols = 32;
   EXPECT_EQ(r.report["attention_params"].get<int64_t>(), 2 * L * (D * D + D) + 2 * L * (D * kv_cols + kv_cols));
   EXPECT_NE(r.report["weights_source"].get<std::string>().find("kv_heads=2"), std::string::npos) << r.report["weights_source"];
+
+// Issue 13's long sequences: at T = 2048 the heads grid draws max-pooled maps that keep
+// every peak, and token labels thinned to what fits, never overlapping.
+TEST(Gui, LongMapsKeepTheirPeaksAndLabelsThinOut) {
+  std::string words;
+  for (int i = 0; i < 2048; ++i) words += "w" + std::to_string(i % 300) + " ";
+  const AppRun r = run_app("long-pooled", {"--random-init", "--context", "2048", "--d-model", "256", "--heads", "8", "--layers", "2",
+                                           "--text", words, "--colormap", "viridis"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(r.report["tokens"].size(), 2048u);
+  ASSERT_EQ(r.report["heatmaps_drawn"], 8);
+  EXPECT_EQ(r.report["heads_deferred"], 0);
+  // Eight maps of 2048 cells a side in a 1600x1000 window: each texel pools several cells.
+  EXPECT_GE(r.report["heads_map_pool"].get<int>(), 8);
+  const Image im = load_png(r.png);
+  ASSERT_GT(im.w, 0);
+  // The causal first query sees only key 0: weight exactly 1.0, above the per-head scale's
+  // top (the largest weight of rows that see two keys or more), so drawn in the colormap's
+  // last colour. Its pooled block averages to about 1/8 (8 rows summing to 1 over 64
+  // cells): an averaging reduction would draw it dark.
+  const auto top = headmap::colormap_rgb(Colormap::Viridis, 1.0f);
+  for (const auto& rect : r.report["heatmaps"]) {
+    const int x = static_cast<int>(std::ceil(rect[0].get<double>())), y = static_cast<int>(std::ceil(rect[1].get<double>()));
+    const auto px = im.at(x, y);
+    for (int k = 0; k < 3; ++k)
+      EXPECT_NEAR(px[k], std::lround(top[k] * 255), 6) << "the top-left cell of the map at " << rect << " lost its peak";
+  }
+  // Zoomed in 16 times on the first tokens, the maps are drawn from finer tiles, the peak
+  // is still there, and more labels of the first 128 tokens show.
+  const AppRun z = run_app("long-zoomed", {"--random-init", "--context", "2048", "--d-model", "256", "--heads", "8", "--layers", "2",
+                                           "--text", words, "--then", "heads_zoom=16"});
+  ASSERT_EQ(z.status, 0) << z.err;
+  EXPECT_EQ(z.report["heads_deferred"], 0);
+  EXPECT_LT(z.report["heads_map_pool"].get<int>(), r.report["heads_map_pool"].get<int>());
+  const Image zim = load_png(z.png);
+  ASSERT_GT(zim.w, 0);
+  const json& zr = z.report["heatmaps"][0];
+  const auto zpx = zim.at(static_cast<int>(std::ceil(zr[0].get<double>())), static_cast<int>(std::ceil(zr[1].get<double>())));
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(zpx[k], std::lround(top[k] * 255), 6) << "zoomed: the top-left cell lost its peak";
+  EXPECT_GT(z.report["token_labels"].size(), 0u);
+  // Labels: some on every map, far fewer than 2 x 2048 per map, and no two overlapping.
+  const json& labels = r.report["token_labels"];
+  EXPECT_GE(labels.size(), 8u * 2 * 5);
+  EXPECT_LT(labels.size(), 8u * 2 * 100);
+  for (size_t i = 0; i < labels.size(); ++i)
+    for (size_t j = i + 1; j < labels.size(); ++j) {
+      const json &a = labels[i], &b = labels[j];
+      const bool overlap = a[0].get<double>() < b[2].get<double>() - 0.5 && b[0].get<double>() < a[2].get<double>() - 0.5 &&
+                           a[1].get<double>() < b[3].get<double>() - 0.5 && b[1].get<double>() < a[3].get<double>() - 0.5;
+      ASSERT_FALSE(overlap) << "labels " << a << " and " << b << " overlap";
+    }
 }

@@ -1,7 +1,8 @@
 // panel_heads.cpp: one heatmap per head of the chosen layer and sentence, titled with its
 // index, d_head and entropy (and its label when the metrics give one). Hover a cell for the
 // query, key, weight and raw score; hover a token anywhere to light its row and column in
-// every head; click a head to open it in the focus view.
+// every head; click a head to open it in the focus view. Long maps are drawn from their
+// max-pooled levels, and the wheel zooms every head at once (drag pans).
 #include <imgui.h>
 
 #include <algorithm>
@@ -101,6 +102,9 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   if (s.stale) {
     ImGui::SameLine();
     ImGui::TextColored(kPendingColour, "  updating...");
+  } else if (!f.complete) {  // a long request shows its visible layer first
+    ImGui::SameLine();
+    ImGui::TextColored(kPendingColour, "  layers %d to %d still computing...", out.L, cfg.num_layers - 1);
   }
 
   if (!s.config_status.ok()) {
@@ -117,12 +121,22 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetStyle().ItemSpacing.x * 2;
   // Try with token labels; drop them if the cells would be too small to read.
-  const float lw = token_label_width(s, batch) + 8;
-  float side = 0;
+  // Labels thin out to what fits (heatmap_view), so they stay unless they would take more
+  // than a third of each map's room.
+  const float lw = std::min(token_label_width(s, batch), fh * 10) + 8;
+  float side = 0, bare = 0;
   int cols = grid_columns(out.Hw, avail.x, avail.y - legend_h, lw + gap, title_h + lw + gap, &side);
-  bool labels = side / len >= fh * 0.8f;
-  if (!labels) cols = grid_columns(out.Hw, avail.x, avail.y - legend_h, gap, title_h + gap, &side);
+  const int bare_cols = grid_columns(out.Hw, avail.x, avail.y - legend_h, gap, title_h + gap, &bare);
+  const bool labels = side >= bare * 0.67f && side >= fh * 4;
+  if (!labels) cols = bare_cols, side = bare;
   side = std::max(side, 24.0f);
+
+  // The zoom window, in cells, the same for every head.
+  float& zoom = s.view.heads_zoom;
+  zoom = std::clamp(zoom, 1.0f, std::max(1.0f, len / 4.0f));
+  const float half = 0.5f / zoom;
+  s.view.heads_pan_x = std::clamp(s.view.heads_pan_x, half, 1 - half);
+  s.view.heads_pan_y = std::clamp(s.view.heads_pan_y, half, 1 - half);
 
   float vmin = 0, vmax = 1;
   HeatmapStyle style;
@@ -133,7 +147,12 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   style.len = len;
   style.hi_row = s.hover_token >= 0 ? s.hover_token : -1;
   style.hi_col = s.hover_key >= 0 ? s.hover_key : s.hover_token;
+  style.col0 = (s.view.heads_pan_x - half) * len;
+  style.col1 = (s.view.heads_pan_x + half) * len;
+  style.row0 = (s.view.heads_pan_y - half) * len;
+  style.row1 = (s.view.heads_pan_y + half) * len;
   int hovered_row = -1, hovered_col = -1;
+  const int deferred_before = r.deferred();
 
   for (int h = 0; h < out.Hw; ++h) {
     if (h % cols != 0) ImGui::SameLine(0, gap);
@@ -187,9 +206,15 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     style.vmax = vmax;
     char tag[64];
     std::snprintf(tag, sizeof tag, "w/%d/%d/%d", layer, batch, h);
-    const MapTexture& tex = r.texture(fp, tag, out.weights(layer, batch, h), len, len, out.T, 1024);
+    MapSource src;
+    src.owner = fp;
+    src.tag = tag;
+    src.data = out.weights(layer, batch, h);
+    src.rows = src.cols = len;
+    src.stride = out.T;
+    src.levels = mi < f.levels.size() ? &f.levels[mi] : nullptr;
     HeatmapView v;
-    v.tex = &tex;
+    v.source = &src;
     v.style = style;
     v.side = side;
     if (labels) {
@@ -199,21 +224,40 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       v.label_h = lw;
     }
     v.hover_token = s.hover_token;
+    v.label_rects = &s.report.token_labels;
     ImGui::PushID(h);
     const HeatmapHit hit = heatmap_view("head", r, v);
+    const bool dragging = ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left);
     ImGui::PopID();
     s.report.heatmaps.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
     if (hit.hovered) {
       hovered_row = hit.row;
       hovered_col = hit.col;
       head_tooltip(s, f, layer, batch, h, hit.row, hit.col);
+      // Wheel: zoom every head about this cell. Drag: pan. A click without a drag opens Focus.
+      const ImGuiIO& io = ImGui::GetIO();
+      if (io.MouseWheel != 0) {
+        const float mx = (hit.col + 0.5f) / len, my = (hit.row + 0.5f) / len;
+        const float nz = std::clamp(zoom * std::pow(1.25f, io.MouseWheel), 1.0f, std::max(1.0f, len / 4.0f));
+        s.view.heads_pan_x = mx + (s.view.heads_pan_x - mx) * zoom / nz;
+        s.view.heads_pan_y = my + (s.view.heads_pan_y - my) * zoom / nz;
+        zoom = nz;
+      }
+      if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[ImGuiMouseButton_Left] < 16 &&
+          !cfg.pitfalls.head_averaged) {
+        s.view.head = h;
+        s.view.center = CenterPanel::Focus;
+      }
     }
-    if (hit.clicked && !cfg.pitfalls.head_averaged) {
-      s.view.head = h;
-      s.view.center = CenterPanel::Focus;
+    if (dragging) {
+      const ImVec2 d = ImGui::GetIO().MouseDelta;
+      s.view.heads_pan_x -= d.x / std::max(hit.p1.x - hit.p0.x, 1.0f) / zoom;
+      s.view.heads_pan_y -= d.y / std::max(hit.p1.y - hit.p0.y, 1.0f) / zoom;
     }
     ImGui::EndGroup();
   }
+  s.report.heads_map_pool = r.largest_pool_drawn();
+  s.report.heads_deferred = r.deferred() - deferred_before;
   // Hovering a cell lights its query row and key column in every head (next frame).
   if (hovered_row >= 0) {
     s.hover_token = hovered_row;
@@ -233,6 +277,15 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   std::snprintf(caption, sizeof caption, "weight, %s%s.  Rows: queries; columns: keys; grey: masked.", scale,
                 s.view.log_scale ? " (log scale)" : "");
   colour_legend(style, caption, std::min(avail.x * 0.3f, fh * 14), s.view.norm == Normalisation::PerHead ? "max" : nullptr);
+  if (zoom > 1.0f) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("  zoom %.1fx (wheel, drag)", zoom);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("reset zoom")) {
+      zoom = 1.0f;
+      s.view.heads_pan_x = s.view.heads_pan_y = 0.5f;
+    }
+  }
 }
 
 }  // namespace headmap

@@ -45,9 +45,16 @@ void draw_model(AppState& s, HeatmapRenderer& r) {
       ImGui::SameLine(head_w + h * (side + gap) + ImGui::GetStyle().WindowPadding.x);
       char tag[48];
       std::snprintf(tag, sizeof tag, "thumb/%d/%d/%d", l, b, h);
-      const MapTexture& tex = r.texture(fp, tag, out.weights(l, b, h), len, len, out.T, 128);
+      const size_t mi = (static_cast<size_t>(l) * out.B + b) * out.Hw + h;
+      MapSource src;  // long maps: from their max-pooled levels
+      src.owner = fp;
+      src.tag = tag;
+      src.data = out.weights(l, b, h);
+      src.rows = src.cols = len;
+      src.stride = out.T;
+      src.levels = mi < fp->levels.size() ? &fp->levels[mi] : nullptr;
       HeatmapView v;
-      v.tex = &tex;
+      v.source = &src;
       v.style = style;
       map_range(s, l, b, h, &v.style.vmin, &v.style.vmax);
       v.side = side;

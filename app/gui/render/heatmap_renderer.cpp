@@ -15,6 +15,13 @@ namespace headmap {
 
 // A texture not drawn for this many frames is freed (a map that scrolled away or was replaced).
 static constexpr uint64_t kTextureIdleFrames = 3;
+// Bytes of float maps uploaded per frame (each is coloured into as many bytes again): what
+// llvmpipe at 1600x1000 uploads and colours well inside a 33 ms frame. A frame may always
+// upload one texture, however large, so that every map appears.
+static constexpr size_t kUploadBytesPerFrame = size_t(4) << 20;
+// Tiles of zoomed maps start and end on multiples of this many texels, so a small pan
+// reuses the tile.
+static constexpr int kTileAlign = 64;
 
 // ---- [shaders] ------------------------------------------------------------------------
 void gl_check(const char* what, const char* file, int line) {
@@ -111,6 +118,8 @@ Status HeatmapRenderer::init() {
 
 void HeatmapRenderer::shutdown() {
   for (auto& [k, c] : cache_) glDeleteTextures(1, &c.tex.id);
+  for (auto& [k, c] : tiles_) glDeleteTextures(1, &c.tex.id);
+  tiles_.clear();
   for (auto& [k, c] : coloured_) glDeleteTextures(1, &c.id);
   cache_.clear();
   coloured_.clear();
@@ -125,17 +134,22 @@ void HeatmapRenderer::shutdown() {
 
 void HeatmapRenderer::begin_frame() {
   ++frame_;
-  uploads_ = 0;
+  uploads_ = upload_bytes_ = 0;
+  deferred_ = largest_pool_ = 0;
   // Textures not drawn for kTextureIdleFrames frames are freed.
-  for (auto it = cache_.begin(); it != cache_.end();) {
-    if (frame_ - it->second.last_used > kTextureIdleFrames) {
-      bytes_ -= it->second.bytes;
-      glDeleteTextures(1, &it->second.tex.id);
-      it = cache_.erase(it);
-    } else {
-      ++it;
+  auto free_idle = [&](auto& cache) {
+    for (auto it = cache.begin(); it != cache.end();) {
+      if (frame_ - it->second.last_used > kTextureIdleFrames) {
+        bytes_ -= it->second.bytes;
+        glDeleteTextures(1, &it->second.tex.id);
+        it = cache.erase(it);
+      } else {
+        ++it;
+      }
     }
-  }
+  };
+  free_idle(cache_);
+  free_idle(tiles_);
   for (auto it = coloured_.begin(); it != coloured_.end();) {
     if (frame_ - it->second.last_used > kTextureIdleFrames) {
       bytes_ -= it->second.bytes;
@@ -159,6 +173,12 @@ const MapTexture& HeatmapRenderer::texture(const std::shared_ptr<const void>& ow
   t.cols = cols;
   t.pool = std::max(1, (std::max(rows, cols) + max_side - 1) / max_side);
   const int tr = (rows + t.pool - 1) / t.pool, tc = (cols + t.pool - 1) / t.pool;
+  // Over this frame's upload budget: drawn as a placeholder now, uploaded in a later frame.
+  if (upload_bytes_ > 0 && upload_bytes_ + static_cast<size_t>(tr) * tc * 4 > kUploadBytesPerFrame) {
+    ++deferred_;
+    static const MapTexture kNotYet;
+    return kNotYet;
+  }
   std::vector<float> pooled;
   const float* src = data;
   int src_stride = stride;
@@ -172,12 +192,9 @@ const MapTexture& HeatmapRenderer::texture(const std::shared_ptr<const void>& ow
     src = pooled.data();
     src_stride = tc;
   }
-  t.id = new_texture(GL_NEAREST);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-  glPixelStorei(GL_UNPACK_ROW_LENGTH, src_stride);
-  GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, tc, tr, 0, GL_RED, GL_FLOAT, src));
-  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  ++uploads_;
+  t.tex_rows = tr;
+  t.tex_cols = tc;
+  upload(t, src, src_stride);
   Cached& c = cache_[key];
   c.owner = owner;
   c.tex = t;
@@ -185,6 +202,51 @@ const MapTexture& HeatmapRenderer::texture(const std::shared_ptr<const void>& ow
   c.last_used = frame_;
   bytes_ += c.bytes;
   return c.tex;
+}
+
+void HeatmapRenderer::upload(MapTexture& t, const float* src, int src_stride) {
+  t.id = new_texture(GL_NEAREST);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, src_stride);
+  GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, t.tex_cols, t.tex_rows, 0, GL_RED, GL_FLOAT, src));
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  ++uploads_;
+  upload_bytes_ += static_cast<size_t>(t.tex_rows) * t.tex_cols * 4;
+}
+
+int HeatmapRenderer::level_for(float cells, float pixels, int num_levels) {
+  int k = 0;
+  while (k + 1 < num_levels && cells / static_cast<float>(1 << k) > std::max(pixels, 1.0f)) ++k;
+  return k;
+}
+
+const MapTexture* HeatmapRenderer::tile(const MapSource& m, int k, int tr0, int tc0, int th, int tw, bool may_upload) {
+  const auto key = std::make_tuple(m.owner.get(), m.tag, k, tr0, tc0, th, tw);
+  if (auto it = tiles_.find(key); it != tiles_.end()) {
+    it->second.last_used = frame_;
+    return &it->second.tex;
+  }
+  const size_t bytes = static_cast<size_t>(th) * tw * 4;
+  if (!may_upload || (upload_bytes_ > 0 && upload_bytes_ + bytes > kUploadBytesPerFrame)) return nullptr;
+  const int pool = 1 << k;
+  const float* level = k == 0 ? m.data : m.levels->level(k);
+  const int stride = k == 0 ? m.stride : m.levels->level_cols(k);
+  MapTexture t;
+  t.rows = m.rows;
+  t.cols = m.cols;
+  t.pool = pool;
+  t.row0 = tr0 * pool;
+  t.col0 = tc0 * pool;
+  t.tex_rows = th;
+  t.tex_cols = tw;
+  upload(t, level + static_cast<size_t>(tr0) * stride + tc0, stride);
+  Cached& c = tiles_[key];
+  c.owner = m.owner;
+  c.tex = t;
+  c.bytes = bytes;
+  c.last_used = frame_;
+  bytes_ += bytes;
+  return &c.tex;
 }
 
 // ---- [colouring] ----------------------------------------------------------------------
@@ -200,7 +262,7 @@ GLuint HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
     it->second.last_used = frame_;
     return it->second.id;
   }
-  const int tw = (tex.cols + tex.pool - 1) / tex.pool, th = (tex.rows + tex.pool - 1) / tex.pool;
+  const int tw = tex.tex_cols, th = tex.tex_rows;
   const GLuint out = new_texture(GL_NEAREST);
   GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, tw, th, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr));
 
@@ -216,7 +278,9 @@ GLuint HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
   glDisable(GL_SCISSOR_TEST);
   glUseProgram(program_);
   glBindVertexArray(vao_);
-  glUniform4f(loc("u_window"), 0.0f, 0.0f, static_cast<float>(tex.cols), static_cast<float>(tex.rows));
+  glUniform4f(loc("u_window"), static_cast<float>(tex.col0), static_cast<float>(tex.row0),
+              static_cast<float>(tex.col0 + tw * tex.pool), static_cast<float>(tex.row0 + th * tex.pool));
+  glUniform2i(loc("u_origin"), tex.col0, tex.row0);
   glActiveTexture(GL_TEXTURE0);
   glBindTexture(GL_TEXTURE_2D, tex.id);
   glUniform1i(loc("u_map"), 0);
@@ -250,12 +314,46 @@ GLuint HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
 }
 
 // ---- [drawing] ------------------------------------------------------------------------
+bool HeatmapRenderer::draw_map(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapSource& m, const HeatmapStyle& s) {
+  if (!program_ || !m.data || m.rows <= 0 || m.cols <= 0) return false;
+  const float col1 = s.col1 < 0 ? static_cast<float>(m.cols) : s.col1;
+  const float row1 = s.row1 < 0 ? static_cast<float>(m.rows) : s.row1;
+  const ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
+  const int levels = m.levels ? m.levels->num_levels() : 1;
+  const int k = std::max(level_for(col1 - s.col0, (p1.x - p0.x) * fb.x, levels), level_for(row1 - s.row0, (p1.y - p0.y) * fb.y, levels));
+  // The texels of level j under the window, widened to the tile grid.
+  auto tile_of = [&](int j, bool may_upload) {
+    const int pool = 1 << j;
+    const int lr = j == 0 ? m.rows : m.levels->level_rows(j), lc = j == 0 ? m.cols : m.levels->level_cols(j);
+    auto span = [&](float a, float b, int n, int* t0, int* t1) {
+      *t0 = std::clamp(static_cast<int>(std::floor(a / pool)) / kTileAlign * kTileAlign, 0, n);
+      *t1 = std::clamp((static_cast<int>(std::ceil(b / pool)) + kTileAlign - 1) / kTileAlign * kTileAlign, *t0 + 1, n);
+    };
+    int r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+    span(s.row0, row1, lr, &r0, &r1);
+    span(s.col0, col1, lc, &c0, &c1);
+    return tile(m, j, r0, c0, r1 - r0, c1 - c0, may_upload);
+  };
+  const MapTexture* t = tile_of(k, true);
+  if (!t) {  // over budget: a coarser level already uploaded, while this one waits for a later frame
+    ++deferred_;
+    for (int j = k + 1; j < levels && !t; ++j) t = tile_of(j, false);
+  }
+  if (!t) return false;
+  largest_pool_ = std::max(largest_pool_, t->pool);
+  draw(dl, p0, p1, *t, s);
+  return true;
+}
+
 void HeatmapRenderer::draw(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapTexture& tex, const HeatmapStyle& s) {
   if (!tex.valid() || !program_) return;
   const GLuint rgba = coloured(tex, s);
   const float col1 = s.col1 < 0 ? static_cast<float>(tex.cols) : s.col1;
   const float row1 = s.row1 < 0 ? static_cast<float>(tex.rows) : s.row1;
-  const ImVec2 uv0(s.col0 / tex.cols, s.row0 / tex.rows), uv1(col1 / tex.cols, row1 / tex.rows);
+  // Texel (0, 0) starts at cell (row0, col0); a texel spans `pool` cells (the last may run
+  // past the map's edge).
+  const float span_c = static_cast<float>(tex.tex_cols * tex.pool), span_r = static_cast<float>(tex.tex_rows * tex.pool);
+  const ImVec2 uv0((s.col0 - tex.col0) / span_c, (s.row0 - tex.row0) / span_r), uv1((col1 - tex.col0) / span_c, (row1 - tex.row0) / span_r);
   dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(rgba)), p0, p1, uv0, uv1);
 
   // Overlays: the hovered token's row and column, and token grid lines.

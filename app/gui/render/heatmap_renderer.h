@@ -1,11 +1,18 @@
 // heatmap_renderer.h: draws float maps coloured by the project's GLSL (shaders/heatmap.*)
 // inside Dear ImGui windows. GL work happens on the main thread only.
 //
-// Each map is uploaded once as an R32F texture (one texel per cell; very long sequences
-// are max-pooled so peaks survive). The shader colours it into an RGBA texture of the same
-// size, once per colour scale: changing the colormap, the normalisation or the log scale
-// costs one tiny render, and a frame that changes nothing draws a textured quad per map.
-// Token grid lines and the hovered token's row and column are drawn on top by Dear ImGui.
+// Each map is uploaded once as an R32F texture (one texel per cell, or per block of cells).
+// The shader colours it into an RGBA texture of the same size, once per colour scale:
+// changing the colormap, the normalisation or the log scale costs one tiny render, and a
+// frame that changes nothing draws a textured quad per map. Token grid lines and the
+// hovered token's row and column are drawn on top by Dear ImGui.
+//
+// Long maps (draw_map): the worker max-pools every map into levels (core/inspect/
+// map_levels.h). The renderer uploads the level with no more texels than the map has pixels
+// on screen, so a frame never moves 2048 x 2048 floats and a single strong cell is never
+// dropped by sampling; zoomed in, it uploads a finer tile of just the visible window.
+// Uploads have a budget per frame: what does not fit is drawn coarser (or, the first time,
+// as a placeholder) and uploaded over the next frames (deferred() asks for them).
 #pragma once
 #include <imgui.h>
 
@@ -19,6 +26,7 @@
 #include "app/common/colormap.h"
 #include "app/gui/render/gl.h"
 #include "core/error.h"
+#include "core/inspect/map_levels.h"
 #include "core/model/attention.h"
 
 namespace headmap {
@@ -27,7 +35,19 @@ struct MapTexture {
   GLuint id = 0;
   int rows = 0, cols = 0;  // cells of the source map
   int pool = 1;            // cells per texel along each axis
+  int row0 = 0, col0 = 0;  // the cell at texel (0, 0): a tile of a zoomed map starts inside it
+  int tex_rows = 0, tex_cols = 0;  // texels
   bool valid() const { return id != 0; }
+};
+
+// A map and its max-pooled levels, for draw_map. `owner` keeps the data alive while its
+// textures are cached; (owner, tag) names the map.
+struct MapSource {
+  std::shared_ptr<const void> owner;
+  std::string tag;
+  const float* data = nullptr;  // level 0: (rows, cols), row stride `stride`
+  int rows = 0, cols = 0, stride = 0;
+  const MapLevels* levels = nullptr;  // levels 1.. (null or none: level 0 only)
 };
 
 struct HeatmapStyle {
@@ -52,18 +72,34 @@ class HeatmapRenderer {
   // Call once per frame before any draw(): drops the previous frame's queued draws and
   // frees textures no one asked for in the last few frames.
   void begin_frame();
+  // Call before each pass of the panels (a frame may draw them twice): resets deferred()
+  // and largest_pool_drawn().
+  void begin_pass() { deferred_ = largest_pool_ = 0; }
 
   // The texture of a map, uploaded on first use. `owner` keeps the data's source alive
   // while the texture is cached; (owner, tag) identifies the map.
   // data: (rows, cols) floats, row stride `stride`. Maps larger than max_side are pooled.
+  // Past this frame's upload budget it returns an invalid texture (draw a placeholder; it
+  // is uploaded in a later frame, and deferred() counts it).
   const MapTexture& texture(const std::shared_ptr<const void>& owner, const std::string& tag, const float* data, int rows,
                             int cols, int stride, int max_side = 1024);
 
   // Draws the map into [p0, p1) of the draw list (colouring it first if its scale is new).
   void draw(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapTexture& tex, const HeatmapStyle& style);
 
+  // Draws the style's window of a long map into [p0, p1): the coarsest level that still has
+  // a texel for every pixel, or a tile of a finer level when zoomed in (see the top).
+  // Returns false when nothing could be drawn yet (the frame's upload budget is spent).
+  bool draw_map(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapSource& m, const HeatmapStyle& style);
+
+  // The level draw_map uses for `cells` cells on `pixels` pixels: cells / 2^level <= pixels.
+  static int level_for(float cells, float pixels, int num_levels);
+
   size_t texture_bytes() const { return bytes_; }
   size_t uploads_this_frame() const { return uploads_; }
+  size_t upload_bytes_this_frame() const { return upload_bytes_; }
+  int deferred() const { return deferred_; }  // maps drawn coarser or not at all this frame, waiting for the budget
+  int largest_pool_drawn() const { return largest_pool_; }  // this frame: the most cells per texel of a drawn map
 
  private:
   struct Cached {
@@ -79,13 +115,19 @@ class HeatmapRenderer {
   };
   GLuint coloured(const MapTexture& tex, const HeatmapStyle& s);  // renders on first use
   GLint loc(const char* name) const;
+  // A texture of texels [tr0, tr0 + th) x [tc0, tc0 + tw) of level k of m (cached). Null
+  // when not cached and `may_upload` is false.
+  const MapTexture* tile(const MapSource& m, int k, int tr0, int tc0, int th, int tw, bool may_upload);
+  void upload(MapTexture& t, const float* src, int src_stride);
 
   GLuint program_ = 0, vao_ = 0, fbo_ = 0;
   GLuint luts_[kNumColormaps + 1] = {};  // the colormaps, then the diverging scale
   std::map<std::pair<const void*, std::string>, Cached> cache_;
   std::map<std::string, Coloured> coloured_;  // key: the float texture and the colour scale
+  std::map<std::tuple<const void*, std::string, int, int, int, int, int>, Cached> tiles_;  // (owner, tag, level, rect)
   uint64_t frame_ = 0;
-  size_t bytes_ = 0, uploads_ = 0;
+  size_t bytes_ = 0, uploads_ = 0, upload_bytes_ = 0;
+  int deferred_ = 0, largest_pool_ = 0;
 };
 
 // Builds and links a program from two GLSL files; errors carry the GLSL log and file name.

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/io/checkpoint.h"
+#include "core/math/gemm.h"
 #include "core/model/source_label.h"
 
 namespace headmap {
@@ -22,12 +23,20 @@ uint64_t ComputeWorker::request(ComputeRequest r) {
     std::lock_guard<std::mutex> lock(mu_);
     seq = ++seq_;
   }
+  newest_.store(seq, std::memory_order_relaxed);
   thread_.post(Job{std::move(r), seq, std::chrono::steady_clock::now()});  // latest wins
   return seq;
 }
 
 std::shared_ptr<const ComputeResult> ComputeWorker::take() {
   std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(ready_, nullptr);
+}
+
+std::shared_ptr<const ComputeResult> ComputeWorker::wait_for(uint64_t seq, std::chrono::microseconds budget) {
+  std::unique_lock<std::mutex> lock(mu_);
+  ready_cv_.wait_for(lock, budget, [&] { return ready_ && ready_->seq >= seq; });
+  if (!ready_ || ready_->seq < seq) return nullptr;
   return std::exchange(ready_, nullptr);
 }
 
@@ -39,13 +48,18 @@ uint64_t ComputeWorker::last_requested() const {
 }
 
 void ComputeWorker::work(Job& job) {
-  std::shared_ptr<ComputeResult> res = compute(job.request, job.seq);
+  std::shared_ptr<ComputeResult> res = compute(job, job.request, job.seq);
   if (res->error && res->error->kind == ErrorKind::Cancelled) return;  // a newer request is queued: it runs next
+  publish(job, std::move(res));
+}
+
+void ComputeWorker::publish(const Job& job, std::shared_ptr<ComputeResult> res) {
   res->latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - job.posted).count();
   {
     std::lock_guard<std::mutex> lock(mu_);
     ready_ = std::move(res);  // published: const from here on
   }
+  ready_cv_.notify_all();
   if (wake_) wake_();
 }
 
@@ -69,7 +83,34 @@ Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const Com
   return w;
 }
 
-std::shared_ptr<ComputeResult> ComputeWorker::compute(const ComputeRequest& r, uint64_t seq) {
+// The maps and metrics of a forward pass (all its out.L layers), derived once here, not
+// every frame: metrics, text induction, token labels, each map's colour peak and its
+// max-pooled levels.
+static void derive(ForwardData& data, const ComputeRequest& r) {
+  const ForwardOutput& o = data.out;
+  data.metrics = head_metrics(o, data.batch);
+  data.text_induction = text_induction_scores(o, data.batch);
+  for (int b = 0; b < data.batch.B(); ++b) {
+    std::vector<std::string> l;
+    for (const Token& t : data.batch.sentences[b].tokens) l.push_back(token_display(t));
+    data.labels.push_back(std::move(l));
+  }
+  for (int l = 0; l < o.L; ++l)
+    for (int b = 0; b < o.B; ++b)
+      for (int h = 0; h < o.Hw; ++h) data.map_max.push_back(map_peak(o.weights(l, b, h), o.T, data.batch.lengths[b], mask_kind(r.cfg)));
+  // Long maps are drawn from max-pooled levels (heatmap_renderer.h), built here, off the UI thread.
+  const int maps = o.L * o.B * o.Hw;
+  data.levels.resize(static_cast<size_t>(maps));
+  if (o.T > kMapLevelsMinSide) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(4.0 * maps * o.T * o.T))
+    for (int i = 0; i < maps; ++i) {
+      const int b = (i / o.Hw) % o.B, len = data.batch.lengths[b];
+      data.levels[i] = max_pool_levels(o.attention.data() + static_cast<size_t>(i) * o.T * o.T, len, len, o.T, kMapLevelsMinSide);
+    }
+  }
+}
+
+std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const ComputeRequest& r, uint64_t seq) {
   auto res = std::make_shared<ComputeResult>();
   res->request = r;
   res->seq = seq;
@@ -99,12 +140,50 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const ComputeRequest& r, u
     ForwardOptions fo;
     fo.keep_layer_io = true;
     fo.want_logits = (*w)->trained();
+    fo.skip_final_mlp = true;  // the app reads maps and, for trained models, the loss (which keeps the MLP)
     const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
     if (!ablate.empty()) fo.ablate = &ablate;
-    fo.cancelled = [this, seq] {  // a newer request makes this one pointless (latest wins)
-      std::lock_guard<std::mutex> lock(mu_);
-      return seq_ != seq;
+    fo.cancelled = [this, seq] {  // a newer request makes this one pointless (latest wins); asked between heads
+      return newest_.load(std::memory_order_relaxed) != seq;
     };
+    // A long request shows its visible layer first: layers 0 .. visible_layer, their maps
+    // and metrics, published at once; the complete pass follows (and recomputes those
+    // layers: at most visible_layer + 1 of L, against a wait for all of them).
+    const int visible = std::clamp(r.visible_layer, 0, r.cfg.num_layers - 1);
+    const double tokens = static_cast<double>(data->batch.B()) * data->batch.T, D = r.cfg.d_model;
+    const double flops = r.cfg.num_layers * tokens * (24.0 * D * D + 4.0 * data->batch.T * D);
+    // Not when the whole request will be refused (its maps would exceed the memory limit):
+    // the refusal comes at once, and no partial result stands in for it.
+    const int64_t all_maps_bytes = int64_t(4) * r.cfg.num_layers * data->batch.B() * weight_heads(mha_options(r.cfg)) *
+                                   data->batch.T * data->batch.T;
+    if (visible + 1 < r.cfg.num_layers && flops > kStagedFlops && all_maps_bytes <= kMaxAttentionBytes) {
+      auto first = std::make_shared<ForwardData>(*data);
+      ModelConfig upto = r.cfg;
+      upto.num_layers = visible + 1;
+      ForwardOptions fo1 = fo;
+      fo1.want_logits = false;
+      std::vector<uint8_t> ablate1;
+      if (!ablate.empty()) {
+        ablate1.assign(ablate.begin(), ablate.begin() + static_cast<size_t>(upto.num_layers) * r.cfg.num_heads);
+        fo1.ablate = &ablate1;
+      }
+      Result<ForwardOutput> out1 = forward(**w, upto, first->batch, fo1);
+      if (!out1) {
+        res->error = out1.error();
+        return res;
+      }
+      first->out = std::move(out1).value();
+      first->complete = false;
+      derive(*first, r);
+      first->source = describe_source(**w, r.cfg);
+      first->passport = make_passport(r.cfg, first->batch.B(), first->batch.T, (*w)->trained() ? (*w)->vocab_size() : 0, (*w)->context);
+      first->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      auto partial = std::make_shared<ComputeResult>();
+      partial->request = r;
+      partial->seq = seq;
+      partial->fwd = first;
+      publish(job, partial);
+    }
     Result<ForwardOutput> out = forward(**w, r.cfg, data->batch, fo);
     if (!out) {
       res->error = out.error();
@@ -112,8 +191,7 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const ComputeRequest& r, u
     }
     data->out = std::move(out).value();
     data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, (*w)->trained() ? (*w)->vocab_size() : 0, (*w)->context);
-    data->metrics = head_metrics(data->out, data->batch);
-    data->text_induction = text_induction_scores(data->out, data->batch);
+    derive(*data, r);
     // The probe does not depend on the text: one per model and config.
     const InductionKey ikey{r.cfg, r.weights.checkpoint, r.weights.in_memory != nullptr, r.weights.in_memory_id};
     const auto cached = std::find_if(induction_cache_.begin(), induction_cache_.end(), [&](const auto& e) { return e.first == ikey; });
@@ -125,16 +203,6 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const ComputeRequest& r, u
       induction_cache_.emplace_back(ikey, data->induction);
     }
     data->source = describe_source(**w, r.cfg);
-    // Derived once here, not every frame: token labels and each map's colour range.
-    for (int b = 0; b < data->batch.B(); ++b) {
-      std::vector<std::string> l;
-      for (const Token& t : data->batch.sentences[b].tokens) l.push_back(token_display(t));
-      data->labels.push_back(std::move(l));
-    }
-    const ForwardOutput& o = data->out;
-    for (int l = 0; l < o.L; ++l)
-      for (int b = 0; b < o.B; ++b)
-        for (int h = 0; h < o.Hw; ++h) data->map_max.push_back(map_peak(o.weights(l, b, h), o.T, data->batch.lengths[b], mask_kind(r.cfg)));
     data->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     fwd = data;
     // Keep recent results, within the budget of attention maps.

@@ -9,7 +9,9 @@
 //
 // B = batch, T = tokens, D = d_model, H = heads, L = layers
 #pragma once
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -30,6 +32,12 @@ inline constexpr size_t kForwardCacheEntries = 32;
 inline constexpr size_t kForwardCacheBytes = size_t(512) << 20;
 inline constexpr size_t kWeightsCacheModels = 8;
 inline constexpr size_t kInductionCacheEntries = 64;
+// Requests above this many FLOPs (the forward pass, counted densely) with layers beyond the
+// visible one publish the visible layer first (compute() in compute_worker.cpp): about
+// 3 ms of this machine's GEMM.
+inline constexpr double kStagedFlops = 3e8;
+// Maps longer than this get max-pooled levels down to this side (a thumbnail's pixels).
+inline constexpr int kMapLevelsMinSide = 16;
 
 class ComputeWorker {
  public:
@@ -42,6 +50,9 @@ class ComputeWorker {
   uint64_t request(ComputeRequest r);
   // The newest finished result not yet taken, or null.
   std::shared_ptr<const ComputeResult> take();
+  // Waits up to `budget` for the result of request `seq` (or a newer one), then takes it;
+  // null if it is not ready by then. For small requests, the frame that posts one draws it.
+  std::shared_ptr<const ComputeResult> wait_for(uint64_t seq, std::chrono::microseconds budget);
   bool busy() const;
   uint64_t last_requested() const;
 
@@ -52,13 +63,16 @@ class ComputeWorker {
     std::chrono::steady_clock::time_point posted;
   };
   void work(Job& job);
-  std::shared_ptr<ComputeResult> compute(const ComputeRequest& r, uint64_t seq);
+  void publish(const Job& job, std::shared_ptr<ComputeResult> res);
+  std::shared_ptr<ComputeResult> compute(const Job& job, const ComputeRequest& r, uint64_t seq);
   Result<std::shared_ptr<const ModelWeights>> weights_for(const ComputeRequest& r);
 
   std::function<void()> wake_;
   mutable std::mutex mu_;  // guards seq_ and ready_
   uint64_t seq_ = 0;
+  std::atomic<uint64_t> newest_{0};  // seq_, readable without the lock (the cancel flag, between heads)
   std::shared_ptr<const ComputeResult> ready_;
+  std::condition_variable ready_cv_;  // a result was published
 
   // Worker-thread-only caches.
   struct WeightsKey {

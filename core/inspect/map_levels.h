@@ -1,0 +1,27 @@
+// map_levels.h: max-pooled reductions of a map, so long sequences draw fast and stay true.
+//
+// T = tokens. A (T, T) attention map at T = 2048 has 4 M cells; a head's map on screen has
+// a few hundred pixels a side. Level k holds blocks of 2^k x 2^k cells, each reduced to
+// its maximum: a single strong cell is never averaged away, at any level. The app uploads
+// the level that fits the pixels, and full-resolution tiles only where it is zoomed in.
+#pragma once
+#include <vector>
+
+namespace headmap {
+
+struct MapLevels {
+  int rows = 0, cols = 0;                  // cells of the source map (level 0, not stored here)
+  std::vector<std::vector<float>> pooled;  // level k >= 1 at pooled[k - 1]: (level_rows(k), level_cols(k)), row-major
+
+  int num_levels() const { return static_cast<int>(pooled.size()) + 1; }  // level 0 included
+  int level_rows(int k) const { return (rows + (1 << k) - 1) >> k; }
+  int level_cols(int k) const { return (cols + (1 << k) - 1) >> k; }
+  const float* level(int k) const { return pooled[k - 1].data(); }  // k >= 1
+};
+
+// Levels 1, 2, ... of the (rows, cols) map `data` (row stride `stride`), each the 2 x 2 max
+// of the one before, until both sides are <= min_side. A map that already fits has none.
+// Cells beyond the edge count as -inf (they never win).
+MapLevels max_pool_levels(const float* data, int rows, int cols, int stride, int min_side = 64);
+
+}  // namespace headmap

@@ -1,0 +1,63 @@
+// test_map_levels.cpp: the max-pooled reductions the app draws long maps from
+// (core/inspect/map_levels.h): a single strong cell survives every level at T = 2048, and
+// every level equals a brute-force block maximum, odd sizes included.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+#include "core/inspect/map_levels.h"
+#include "core/math/rng.h"
+
+using namespace headmap;
+
+TEST(MapLevels, ASingleStrongCellSurvivesEveryLevelAtT2048) {
+  const int T = 2048;
+  Rng rng(3);
+  for (int trial = 0; trial < 4; ++trial) {
+    // A map of small weights (below 1/T, as a spread-out head at T = 2048) and one 1.0 cell.
+    std::vector<float> map(static_cast<size_t>(T) * T);
+    for (float& v : map) v = static_cast<float>(rng.uniform()) / T;
+    const int r = rng.below(T), c = rng.below(T);
+    map[static_cast<size_t>(r) * T + c] = 1.0f;
+    const MapLevels m = max_pool_levels(map.data(), T, T, T, 64);
+    ASSERT_EQ(m.num_levels(), 6);  // 2048, 1024, 512, 256, 128, 64 cells a side
+    for (int k = 1; k < m.num_levels(); ++k) {
+      const int lr = m.level_rows(k), lc = m.level_cols(k);
+      const float* lv = m.level(k);
+      EXPECT_EQ(lv[static_cast<size_t>(r >> k) * lc + (c >> k)], 1.0f) << "level " << k << ", cell (" << r << ", " << c << ")";
+      EXPECT_EQ(std::count(lv, lv + static_cast<size_t>(lr) * lc, 1.0f), 1) << "level " << k;
+      // An average would have diluted it to 1/4^k + (1 - 1/4^k)/(2T) at most.
+      const double mean_bound = 1.0 / (1 << (2 * k)) + 1.0 / (2.0 * T);
+      EXPECT_GT(1.0, 2 * mean_bound) << "level " << k << ": the test would not tell max from mean";
+    }
+  }
+}
+
+TEST(MapLevels, EveryLevelIsTheBlockMaximumAtOddSizes) {
+  Rng rng(11);
+  for (auto [rows, cols, stride] : {std::tuple{7, 7, 9}, std::tuple{129, 100, 130}, std::tuple{1000, 1000, 1000}, std::tuple{65, 300, 301}}) {
+    std::vector<float> map(static_cast<size_t>(rows) * stride, std::numeric_limits<float>::quiet_NaN());  // padding never read
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) map[static_cast<size_t>(i) * stride + j] = static_cast<float>(rng.uniform() - 0.5);
+    const MapLevels m = max_pool_levels(map.data(), rows, cols, stride, 4);
+    EXPECT_LE(std::max(m.level_rows(m.num_levels() - 1), m.level_cols(m.num_levels() - 1)), 4);
+    for (int k = 1; k < m.num_levels(); ++k) {
+      const int p = 1 << k;
+      for (int i = 0; i < m.level_rows(k); ++i)
+        for (int j = 0; j < m.level_cols(k); ++j) {
+          float want = -INFINITY;
+          for (int a = i * p; a < std::min(rows, (i + 1) * p); ++a)
+            for (int b = j * p; b < std::min(cols, (j + 1) * p); ++b) want = std::max(want, map[static_cast<size_t>(a) * stride + b]);
+          ASSERT_EQ(m.level(k)[static_cast<size_t>(i) * m.level_cols(k) + j], want)
+              << rows << "x" << cols << " level " << k << " cell (" << i << ", " << j << ")";
+        }
+    }
+  }
+  // A map that already fits has no levels.
+  const float one = 1.0f;
+  EXPECT_EQ(max_pool_levels(&one, 1, 1, 1, 64).num_levels(), 1);
+}
