@@ -122,6 +122,44 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
   return hit;
 }
 
+void same_line_if_fits(float width) {
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
+bool checkbox_wrapped(const char* label, bool* v) {
+  ImGui::PushID(label);
+  bool changed = ImGui::Checkbox("##box", v);
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(label);
+  ImGui::PopTextWrapPos();
+  if (ImGui::IsItemClicked()) *v = !*v, changed = true;  // the label toggles, as Checkbox's does
+  ImGui::PopID();
+  return changed;
+}
+
+void text_disabled_wrapped(const char* text) {
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", text);
+  ImGui::PopTextWrapPos();
+}
+
+void mark_head_off(ImVec2 p0, ImVec2 p1) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p0, p1, IM_COL32(40, 40, 44, 200));  // the pattern stays faintly visible
+  const char* text = "off";
+  const float fh = ImGui::GetFontSize(), side = std::min(p1.x - p0.x, p1.y - p0.y);
+  const float size = std::clamp(side * 0.3f, fh * 0.8f, fh * 2.5f);
+  const ImVec2 ts = ImGui::CalcTextSize(text);
+  const float k = size / fh, w = ts.x * k, h = ts.y * k;
+  const ImVec2 c((p0.x + p1.x) * 0.5f, (p0.y + p1.y) * 0.5f);
+  dl->AddRectFilled(ImVec2(c.x - w * 0.5f - 6, c.y - h * 0.5f - 3), ImVec2(c.x + w * 0.5f + 6, c.y + h * 0.5f + 3), IM_COL32(200, 60, 50, 255), 4.0f);
+  dl->AddText(ImGui::GetFont(), size, ImVec2(c.x - w * 0.5f, c.y - h * 0.5f), IM_COL32(255, 255, 255, 255), text);
+  dl->AddLine(p0, p1, IM_COL32(200, 60, 50, 160), 2.0f);
+}
+
 void colour_legend(const HeatmapStyle& s, const char* caption, float width, const char* hi_label) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -145,7 +183,9 @@ void colour_legend(const HeatmapStyle& s, const char* caption, float width, cons
   if (hi_label) std::snprintf(hi, sizeof hi, "%s", hi_label);
   ImGui::Dummy(ImVec2(width, bar_h));
   ImGui::SameLine();
+  ImGui::PushTextWrapPos(0.0f);  // a narrow window wraps the caption instead of cutting it
   ImGui::TextDisabled("  %s", caption);
+  ImGui::PopTextWrapPos();
   // The end values under the bar.
   ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + bar_h + 2));
   ImGui::TextUnformatted(lo);

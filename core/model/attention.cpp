@@ -20,10 +20,6 @@ namespace {
 using Stride2 = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
 using ConstStridedView = Eigen::Map<const MatR, 0, Stride2>;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-// The feature column that element j of head h reads: one contiguous slice per head, or,
-// under the interleaved-reshape pitfall, every H-th feature starting at h.
-inline int head_feature(int h, int j, int H, int dh, bool interleaved) { return interleaved ? j * H + h : h * dh + j; }
 }  // namespace
 
 float score_scale(int d_model, const MhaOptions& o) {

@@ -86,20 +86,25 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
     ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, "sentence %d");
   }
-  ImGui::SameLine();
-  ImGui::TextDisabled("  %.1f ms", f.compute_ms);
+  // The header's items wrap onto a new line when the window is narrow (a projector).
+  char text[96];
+  std::snprintf(text, sizeof text, "  %.1f ms", f.compute_ms);
+  same_line_if_fits(ImGui::CalcTextSize(text).x);
+  ImGui::TextDisabled("%s", text);
   if (f.weights->trained() && out.loss_tokens > 0) {
     // The pruning exercise: switch heads off (the boxes by the titles) and watch this move.
     const int off = static_cast<int>(s.result->request.ablated.size());
-    ImGui::SameLine();
-    ImGui::Text("  loss on this text %.3f nats/token", out.loss);
+    std::snprintf(text, sizeof text, "  loss on this text %.3f nats/token", out.loss);
+    same_line_if_fits(ImGui::CalcTextSize(text).x);
+    ImGui::TextUnformatted(text);
     if (off) {
-      ImGui::SameLine();
-      ImGui::TextColored(kPendingColour, "(%d head%s off)", off, off == 1 ? "" : "s");
+      std::snprintf(text, sizeof text, "(%d head%s off)", off, off == 1 ? "" : "s");
+      same_line_if_fits(ImGui::CalcTextSize(text).x);
+      ImGui::TextColored(kPendingColour, "%s", text);
     }
   }
   if (s.stale) {
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::CalcTextSize("  updating...").x);
     ImGui::TextColored(kPendingColour, "  updating...");
   }
 
@@ -203,6 +208,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     const HeatmapHit hit = heatmap_view("head", r, v);
     ImGui::PopID();
     s.report.heatmaps.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
+    if (!cfg.pitfalls.head_averaged && s.ablated.count(HeadId{layer, h})) mark_head_off(hit.p0, hit.p1), s.report.heads_off++;
     if (hit.hovered) {
       hovered_row = hit.row;
       hovered_col = hit.col;

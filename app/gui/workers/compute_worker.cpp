@@ -69,13 +69,9 @@ Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const Com
   return w;
 }
 
-std::shared_ptr<ComputeResult> ComputeWorker::compute(const ComputeRequest& r, uint64_t seq) {
-  auto res = std::make_shared<ComputeResult>();
-  res->request = r;
-  res->seq = seq;
+Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const ComputeRequest& r, uint64_t seq) {
   const auto t0 = std::chrono::steady_clock::now();
 
-  // 1. The forward pass, from the cache when these inputs were seen before.
   const size_t fhash = r.forward_hash();
   std::shared_ptr<const ForwardData> fwd;
   for (auto it = forward_cache_.begin(); it != forward_cache_.end(); ++it)
@@ -86,10 +82,7 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const ComputeRequest& r, u
     }
   if (!fwd) {
     Result<std::shared_ptr<const ModelWeights>> w = weights_for(r);
-    if (!w) {
-      res->error = w.error();
-      return res;
-    }
+    if (!w) return w.error();
     auto data = std::make_shared<ForwardData>();
     data->inputs = r;
     data->inputs.trace.reset();
@@ -106,14 +99,12 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const ComputeRequest& r, u
       return seq_ != seq;
     };
     Result<ForwardOutput> out = forward(**w, r.cfg, data->batch, fo);
-    if (!out) {
-      res->error = out.error();
-      return res;
-    }
+    if (!out) return out.error();
     data->out = std::move(out).value();
     data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, (*w)->trained() ? (*w)->vocab_size() : 0, (*w)->context);
     data->metrics = head_metrics(data->out, data->batch);
     data->text_induction = text_induction_scores(data->out, data->batch);
+    data->sentence_loss = sentence_losses(data->out, data->batch);
     // The probe does not depend on the text: one per model and config.
     const InductionKey ikey{r.cfg, r.weights.checkpoint, r.weights.in_memory != nullptr, r.weights.in_memory_id};
     const auto cached = std::find_if(induction_cache_.begin(), induction_cache_.end(), [&](const auto& e) { return e.first == ikey; });
@@ -148,7 +139,34 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const ComputeRequest& r, u
       }
     }
   }
+  return fwd;
+}
+
+std::shared_ptr<ComputeResult> ComputeWorker::compute(const ComputeRequest& r, uint64_t seq) {
+  auto res = std::make_shared<ComputeResult>();
+  res->request = r;
+  res->seq = seq;
+  // 1. The forward pass, from the cache when these inputs were seen before; and for the
+  // Compare tab the correct model's, on the same inputs with every pitfall off.
+  Result<std::shared_ptr<const ForwardData>> got = forward_data(r, seq);
+  if (!got) {
+    res->error = got.error();
+    return res;
+  }
+  const std::shared_ptr<const ForwardData> fwd = *got;
   res->fwd = fwd;
+  if (r.compare && r.cfg.pitfalls.any()) {
+    ComputeRequest correct = r;
+    correct.cfg.pitfalls = Pitfalls{};
+    correct.trace.reset();
+    correct.compare = false;
+    Result<std::shared_ptr<const ForwardData>> base = forward_data(correct, seq);
+    if (!base) {
+      res->error = base.error();
+      return res;
+    }
+    res->baseline = *base;
+  }
 
   // 2. The step-through of the selected head, on the cached layer input.
   const ForwardOutput& out = fwd->out;

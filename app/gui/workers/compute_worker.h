@@ -53,6 +53,8 @@ class ComputeWorker {
   };
   void work(Job& job);
   std::shared_ptr<ComputeResult> compute(const ComputeRequest& r, uint64_t seq);
+  // The forward pass of r's forward inputs and what is derived from it, from the cache or computed.
+  Result<std::shared_ptr<const ForwardData>> forward_data(const ComputeRequest& r, uint64_t seq);
   Result<std::shared_ptr<const ModelWeights>> weights_for(const ComputeRequest& r);
 
   std::function<void()> wake_;
