@@ -233,7 +233,8 @@ void App::draw_layout() {
   const bool side_passport = three && state.view.center != CenterPanel::Passport;
   const float left_min = state.force_three_columns ? kSentenceColumnMin : std::max(kSentenceColumnMin, kSentenceColumnMinEm * em);
   const float left_w = three || two ? std::max(left_min, total * (three ? kSentenceColumnFraction : kSentenceColumnFractionTwo)) : 0.0f;
-  const float right_w = side_passport ? std::max(kPassportColumnMin, total * kPassportColumnFraction) : 0.0f;
+  const float right_min = state.force_three_columns ? kPassportColumnMin : std::max(kPassportColumnMin, kPassportColumnMinEm * em);
+  const float right_w = side_passport ? std::max(right_min, total * kPassportColumnFraction) : 0.0f;
   const float center_w = side_passport ? std::max(kViewsColumnMin, total - left_w - right_w - 2 * gap) : 0.0f;
 
   auto draw_input = [&] {
@@ -246,7 +247,10 @@ void App::draw_layout() {
     if (!state.status_lines.empty()) {
       ImGui::Separator();
       const size_t shown = kStatusLinesShown, first = state.status_lines.size() > shown ? state.status_lines.size() - shown : 0;
-      for (size_t i = first; i < state.status_lines.size(); ++i) ImGui::TextWrapped("%s", state.status_lines[i].c_str());
+      for (size_t i = first; i < state.status_lines.size(); ++i) {
+        ImGui::TextWrapped("%s", state.status_lines[i].c_str());
+        state.report.messages.push_back(state.status_lines[i]);
+      }
     }
   };
   if (left_w > 0) {
@@ -269,7 +273,7 @@ void App::draw_layout() {
       if (open && !switch_tab) state.view.center = p;
       return open;
     };
-    if (!(three || two) && tab("Sentence & model", CenterPanel::Input)) {
+    if (!(three || two) && tab("Input", CenterPanel::Input)) {
       ImGui::BeginChild("input");
       draw_input();
       ImGui::EndChild();

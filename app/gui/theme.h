@@ -20,7 +20,7 @@ inline constexpr float kViewsColumnMin = 200.0f;
 // ...and what each column needs in font heights (em), so a large font on a small screen
 // collapses the layout instead of cutting it: the passport becomes a tab (two columns),
 // then the sentence and model too (tabs only).
-inline constexpr float kSentenceColumnMinEm = 13.0f, kPassportColumnMinEm = 17.0f, kViewsColumnMinEm = 22.0f;
+inline constexpr float kSentenceColumnMinEm = 13.0f, kPassportColumnMinEm = 23.0f, kViewsColumnMinEm = 24.0f;
 inline constexpr float kSentenceColumnFractionTwo = 0.33f;  // its share in two columns
 inline constexpr float kChipRowsShown = 6.5f;  // the token chips scroll beyond this many rows
 inline constexpr int kStatusLinesShown = 4;  // the newest notes under the controls

@@ -564,9 +564,13 @@ TEST(Gui, ComparisonShowsThePitfallBesideTheCorrectModel) {
   EXPECT_TRUE(contains(r.report["passport_changes"], "\xE2\x88\x9A" "D")) << r.report["passport_changes"];
   // On the shared scale the flatter side is darker: its brightest cells are dimmer.
   const Image im = load_png(r.png);
-  auto peak_position = [&](const json& q) {  // the largest colormap position seen in the map
+  // The largest colormap position seen in a map, below its first row (the first query sees
+  // only itself: 1.0 in both models).
+  const int len = static_cast<int>(r.report["tokens"].size());
+  auto peak_position = [&](const json& q) {
     float best = 0;
-    for (int y = static_cast<int>(q[1]) + 2; y < static_cast<int>(q[3]) - 2; y += 2)
+    const int row_h = (static_cast<int>(q[3]) - static_cast<int>(q[1])) / len;
+    for (int y = static_cast<int>(q[1]) + row_h + 2; y < static_cast<int>(q[3]) - 2; y += 2)
       for (int x = static_cast<int>(q[0]) + 2; x < static_cast<int>(q[2]) - 2; x += 2) {
         const auto p = im.at(x, y);
         for (int i = 0; i < 256; ++i) {

@@ -79,6 +79,8 @@ void draw_controls(AppState& s) {
     const int fix = nearest_valid_head_count(c.d_model, c.num_heads);
     char label[64];
     std::snprintf(label, sizeof label, "Use nearest valid (H = %d)", fix);
+    if (ImGui::CalcTextSize(label).x + st.FramePadding.x * 2 > ImGui::GetContentRegionAvail().x)
+      std::snprintf(label, sizeof label, "Use H = %d###Use nearest valid", fix);  // a narrow column: the short form
     s.report.buttons.push_back("Use nearest valid");
     if (ImGui::Button(label)) c.num_heads = fix;
   }
