@@ -22,7 +22,8 @@ inline constexpr float kViewsColumnMin = 200.0f;
 // then the sentence and model too (tabs only).
 inline constexpr float kSentenceColumnMinEm = 13.0f, kPassportColumnMinEm = 23.0f, kViewsColumnMinEm = 24.0f;
 inline constexpr float kSentenceColumnFractionTwo = 0.33f;  // its share in two columns
-inline constexpr float kChipRowsShown = 6.5f;  // the token chips scroll beyond this many rows
+inline constexpr float kChipRowsShown = 6.5f;     // the token chips scroll beyond this many rows,
+inline constexpr float kChipBoxMaxShare = 0.22f;  // or beyond this share of the window's height
 inline constexpr int kStatusLinesShown = 4;  // the newest notes under the controls
 
 // ---- text size: Ctrl + / Ctrl - step by kFontStep between the bounds ----

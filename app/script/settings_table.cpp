@@ -119,6 +119,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          }
          return Status();
        }},
+      {"focus_step", "N", "the enlarged step of the focus view (0 Q_h ... 6 softmax, 8 concat, 9 W_O)", HEADMAP_NUMBER("focus_step", view.focus_step)},
       {"select_token", "N", "click token chip N of the selected sentence (its next-token predictions)", HEADMAP_NUMBER("select_token", selected_token)},
       {"sentence", "N", "the selected sentence of the batch", HEADMAP_NUMBER("sentence", view.batch)},
       {"layout", "auto|columns", "columns: keep three columns however narrow (the layout before it adapted)",

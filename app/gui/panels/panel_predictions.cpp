@@ -28,7 +28,7 @@ void sentence_selector(AppState& s, const ForwardData& f) {
     for (const std::string& l : f.labels[b]) text += l + " ";
     char label[96];
     if (std::isnan(loss)) std::snprintf(label, sizeof label, "%d  (one token: no loss)###s%d", b, b);
-    else std::snprintf(label, sizeof label, "%d  loss %.2f###s%d", b, loss, b);
+    else std::snprintf(label, sizeof label, "%d  %.2f###s%d", b, loss, b);
     const float right = ImGui::CalcTextSize(label, nullptr, true).x;
     if (ImGui::Selectable(label, s.view.batch == b)) {
       s.view.batch = b;
@@ -73,7 +73,11 @@ void draw_predictions(AppState& s) {
   text_disabled_wrapped(where);
   const bool known = pos + 1 < len;  // the text's own next token, when there is one
   const int actual = known ? f.batch.sentences[b].tokens[pos + 1].id : -1;
-  const float bar_w = ImGui::GetContentRegionAvail().x * 0.35f, fh = ImGui::GetFontSize();
+  // The bar leaves room for the percentage and the widest token on its line.
+  const float fh = ImGui::GetFontSize(), avail = ImGui::GetContentRegionAvail().x, spacing = ImGui::GetStyle().ItemSpacing.x;
+  float token_w = 0;
+  for (const NextToken& t : p.top) token_w = std::max(token_w, ImGui::CalcTextSize(t.display.c_str()).x);
+  const float bar_w = std::clamp(avail - ImGui::CalcTextSize("100.0%").x - token_w - spacing * 3, fh * 2, avail * 0.35f);
   for (const NextToken& t : p.top) {
     // A bar as long as the probability, the token, and the percentage.
     const ImVec2 c = ImGui::GetCursorScreenPos();

@@ -93,7 +93,8 @@ void draw_sentence(AppState& s, const Presets& presets) {
       if (x + w > box_w) rows += 1, x = 0;
       x += w;
     }
-  const float box_h = std::min(rows + 0.25f, kChipRowsShown) * chip_h + st.WindowPadding.y;
+  const float box_h = std::min(std::min(rows + 0.25f, kChipRowsShown) * chip_h, ImGui::GetMainViewport()->WorkSize.y * kChipBoxMaxShare) +
+                      st.WindowPadding.y;
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, st.WindowPadding.y * 0.5f));
   ImGui::BeginChild("chips", ImVec2(0, box_h), false);
   for (int b = 0; b < batch.B(); ++b) {
