@@ -1,6 +1,4 @@
 // layout_check.cpp: finds what a frame cut off (see layout_check.h).
-//
-// Sections: [primitives] [windows]
 #include "app/gui/layout_check.h"
 
 #include <imgui.h>
@@ -53,7 +51,7 @@ std::vector<std::string> find_clipped(const ImDrawData* dd, const std::vector<st
   std::vector<std::string> out;
   if (!dd) return out;
 
-  // ---- [primitives] ----------------------------------------------------------------------
+  // pass 1: every primitive against its clip rectangle
   // Per window and crossed edges: how many primitives, and the first one.
   struct Cut {
     int count = 0;
@@ -99,7 +97,7 @@ std::vector<std::string> find_clipped(const ImDrawData* dd, const std::vector<st
     out.push_back(key.first + buf + rect_text(c.first));
   }
 
-  // ---- [windows] -------------------------------------------------------------------------
+  // pass 2: every window against its parent (or the screen), and its content against its width
   const ImGuiContext& g = *GImGui;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const ImRect screen(vp->Pos, ImVec2(vp->Pos.x + vp->Size.x, vp->Pos.y + vp->Size.y));

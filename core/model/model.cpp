@@ -70,7 +70,7 @@ std::vector<std::string> Batch::notes(int positions) const {
     const int n = static_cast<int>(s.tokens.size()), limit = positions > 0 ? std::min(positions, kMaxContext) : kMaxContext;
     const std::string head = which + "truncated to the context of " + std::to_string(n) + " tokens (the text has " +
                              std::to_string(s.total_tokens) + "). ";
-    const std::string split = "put the text on several lines (each line is a sentence of its own)";
+    const std::string split = "put it on several lines (each line is a sentence of its own)";
     if (n < limit)
       out.push_back(head + "Raise the context to " + std::to_string(std::min(s.total_tokens, limit)) +
                     (s.total_tokens <= limit ? " to see all of it." : " (its most here) to see more, or " + split + "."));
