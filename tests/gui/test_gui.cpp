@@ -533,6 +533,13 @@ TEST(Gui, ProjectorSizeWithLargeTextCutsNothingOff) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.report["layout"], "three columns");
   EXPECT_FALSE(r.report["clipped"].empty()) << "three columns at 1.5x in 1024 px must clip something";
+  // Larger still while running, as Ctrl + does: the layout follows (tabs only), clip-free.
+  std::vector<std::string> larger = base;
+  larger.insert(larger.end(), {"--then", "font_scale=2.2"});
+  const AppRun big = run_app("projector-larger", larger);
+  ASSERT_EQ(big.status, 0) << big.err;
+  EXPECT_EQ(big.report["font_scale"], 2.2f);
+  EXPECT_TRUE(big.report["clipped"].empty()) << big.report["clipped"].dump(1);
   // And at the default size and text nothing is cut off either.
   const AppRun wide = run_app("projector-default", {});
   EXPECT_EQ(wide.report["layout"], "three columns");

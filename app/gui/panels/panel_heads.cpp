@@ -148,6 +148,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     const float probe = (!cfg.pitfalls.head_averaged && !f.induction.empty()) ? f.induction[static_cast<size_t>(layer) * out.H + h] : 0.0f;
     const float ind = label_induction(probe, mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf(""));
     const HeadLabel label = cfg.pitfalls.head_averaged ? HeadLabel::None : head_label(m, ind);
+    bool show_label = label != HeadLabel::None;  // dropped from the title when even "head N" and it do not fit (tooltip)
     char title[160];
     if (cfg.pitfalls.head_averaged)
       std::snprintf(title, sizeof title, "mean of %d heads  \xC2\xB7  %.2f nats", cfg.num_heads, m.entropy);
@@ -160,6 +161,9 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       if (ImGui::CalcTextSize(title).x + extra > side)
         std::snprintf(title, sizeof title, "head %d  \xC2\xB7  %.2f nats", h, m.entropy);
       if (ImGui::CalcTextSize(title).x + extra > side) std::snprintf(title, sizeof title, "head %d", h);
+      if (ImGui::CalcTextSize(title).x + extra > side) show_label = false;
+      if (ImGui::CalcTextSize(title).x + ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x > side)
+        std::snprintf(title, sizeof title, "%d", h);
     }
     if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
     // Head ablation: the box switches the head's output off (its pattern stays on screen).
@@ -178,13 +182,14 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       ImGui::SameLine();
     }
     ImGui::TextUnformatted(title);
-    if (label != HeadLabel::None) {
+    if (show_label) {
       ImGui::SameLine();
       ImGui::TextColored(kAccentColour, "%s", head_label_name(label));
     }
     if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip("entropy %.3f nats (%.2f of the maximum)\nprevious-token %.2f   first-token %.2f   self %.2f\n"
+      ImGui::SetTooltip("%s%sentropy %.3f nats (%.2f of the maximum)\nprevious-token %.2f   first-token %.2f   self %.2f\n"
                         "peak weight %.2f   induction %.2f (on the induction probe)",
+                        show_label || label == HeadLabel::None ? "" : head_label_name(label), show_label || label == HeadLabel::None ? "" : "\n",
                         m.entropy, m.entropy_norm, m.prev_token, m.first_token, m.self, m.max_weight, ind);
     }
     map_range(s, layer, batch, h, &vmin, &vmax);
