@@ -58,6 +58,7 @@ struct UiReport {
   std::vector<std::string> passport_rows;  // "id concrete" per passport row shown
   std::vector<std::string> clipped;    // what the frame cut off (layout_check.h); empty when nothing
   std::string layout;                  // "three columns", "two columns" or "tabs"
+  float chips_box_h = 0;               // the token chips' scrolling box, in pixels
   std::string predicted_after;         // the token whose next-token predictions are shown
   std::vector<std::string> predictions;  // "token probability", most likely first
   std::vector<double> sentence_losses;   // the batch selector's losses, as shown

@@ -126,6 +126,7 @@ class ScreenshotScript : public Script {
       j["passport_rows"] = r.passport_rows;
       j["clipped"] = r.clipped;
       j["layout"] = r.layout;
+      j["chips_box_h"] = r.chips_box_h;
       j["predicted_after"] = r.predicted_after;
       j["predictions"] = r.predictions;
       j["sentence_losses"] = r.sentence_losses;

@@ -195,19 +195,21 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
       const float e_ref = ok.out.Hw == f.out.Hw ? ok.metrics[(static_cast<size_t>(layer) * ok.out.B + batch) * ok.out.Hw + h].entropy : e_ok;
       const bool avg = f.out.Hw == 1 && gcfg.pitfalls.head_averaged;
       char forms[3][64];
-      if (is_pitfall) {
-        std::snprintf(forms[0], 64, avg ? "mean  %.2f nats (%+.2f)" : "head %d  %.2f nats (%+.2f)", avg ? 0 : h, e, e - e_ref);
-        std::snprintf(forms[1], 64, avg ? "mean %+.2f" : "%d: %+.2f", avg ? 0 : h, e - e_ref);
+      if (avg) {
+        std::snprintf(forms[0], 64, "mean of %d heads  %.2f nats (%+.2f)", gcfg.num_heads, e, e - e_ref);
+        std::snprintf(forms[1], 64, "mean %+.2f", e - e_ref);
+        std::snprintf(forms[2], 64, "mean");
       } else {
-        std::snprintf(forms[0], 64, "head %d  %.2f nats", h, e);
-        std::snprintf(forms[1], 64, "%d: %.2f", h, e);
+        if (is_pitfall) std::snprintf(forms[0], 64, "head %d  %.2f nats (%+.2f)", h, e, e - e_ref);
+        else std::snprintf(forms[0], 64, "head %d  %.2f nats", h, e);
+        if (is_pitfall) std::snprintf(forms[1], 64, "%d: %+.2f", h, e - e_ref);
+        else std::snprintf(forms[1], 64, "%d: %.2f", h, e);
+        std::snprintf(forms[2], 64, "%d", h);
       }
-      std::snprintf(forms[2], 64, avg ? "mean" : "%d", h);
-      if (avg) std::snprintf(forms[0], 64, "mean of %d heads  %.2f nats (%+.2f)", gcfg.num_heads, e, e - e_ref);
       const char* title = forms[2];
-      for (const char* f_ : {forms[0], forms[1]})
-        if (ImGui::CalcTextSize(f_).x <= side) {
-          title = f_;
+      for (const char* form : {forms[0], forms[1]})
+        if (ImGui::CalcTextSize(form).x <= side) {
+          title = form;
           break;
         }
       if (is_pitfall) ImGui::TextColored(kChangedColour, "%s", title);

@@ -97,6 +97,7 @@ void draw_sentence(AppState& s, const Presets& presets) {
                       st.WindowPadding.y;
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, st.WindowPadding.y * 0.5f));
   ImGui::BeginChild("chips", ImVec2(0, box_h), false);
+  s.report.chips_box_h = box_h;
   for (int b = 0; b < batch.B(); ++b) {
     const std::vector<std::string>& labels = f.labels[b];
     if (b == 0) s.report.tokens = labels;
