@@ -85,7 +85,9 @@ TEST(Tokenizer, TruncationNotesSayWhatToDo) {
   cfg.context = 256;
   const Batch raise = make_batch({text}, cfg, w);
   EXPECT_NE(raise.notes()[0].find("Raise the context to 2048"), std::string::npos) << raise.notes()[0];
-  EXPECT_NE(raise.notes(128)[0].find("Raise the context to 128"), std::string::npos) << raise.notes(128)[0];
+  cfg.context = 64;  // a trained model of 128 positions, the context below them
+  const Batch raise_trained = make_batch({text}, cfg, w);
+  EXPECT_NE(raise_trained.notes(128)[0].find("Raise the context to 128"), std::string::npos) << raise_trained.notes(128)[0];
   cfg.context = 128;
   const Batch trained = make_batch({text}, cfg, w);
   const std::string t = trained.notes(128)[0];

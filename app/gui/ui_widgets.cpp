@@ -203,12 +203,12 @@ void text_disabled_wrapped_at_commas(const std::string& text) {
     const std::string piece = j == std::string::npos ? text.substr(i) : text.substr(i, j + 2 - i);
     i = j == std::string::npos ? text.size() : j + 2;
     if (!line.empty() && ImGui::CalcTextSize((line + piece).c_str()).x > width) {
-      ImGui::TextDisabled("%s", line.c_str());
+      text_disabled_wrapped(line.c_str());  // a piece wider than the window still wraps, at spaces
       line.clear();
     }
     line += piece;
   }
-  if (!line.empty()) ImGui::TextDisabled("%s", line.c_str());
+  if (!line.empty()) text_disabled_wrapped(line.c_str());
 }
 
 }  // namespace headmap
