@@ -123,8 +123,10 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
 }
 
 void same_line_if_fits(float width) {
-  ImGui::SameLine();
-  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+  // Measured before moving: SameLine() then NewLine() would leave the cursor's reach past
+  // the edge (Dear ImGui counts it as content, and the window would look cut off).
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right) ImGui::SameLine();
 }
 
 bool checkbox_wrapped(const char* label, bool* v) {
@@ -202,7 +204,9 @@ void text_disabled_wrapped_at_commas(const std::string& text) {
     size_t j = text.find(", ", i);
     const std::string piece = j == std::string::npos ? text.substr(i) : text.substr(i, j + 2 - i);
     i = j == std::string::npos ? text.size() : j + 2;
-    if (!line.empty() && ImGui::CalcTextSize((line + piece).c_str()).x > width) {
+    // The break goes after ", ": measured without its trailing space, which is not shown.
+    if (!line.empty() && ImGui::CalcTextSize((line + piece).c_str()).x > width + ImGui::CalcTextSize(" ").x) {
+      line.pop_back();
       text_disabled_wrapped(line.c_str());  // a piece wider than the window still wraps, at spaces
       line.clear();
     }

@@ -511,6 +511,7 @@ TEST(Gui, ProjectorSizeWithLargeTextCutsNothingOff) {
                  "--text", "The chicken didn't cross the road because it was too wide."}},
       {"long", {"--context", "2048", "--text", words, "--then", "weights=random"}},
       {"invalid", {"--then", "heads=3"}},
+      {"sixteen-heads", {"--then", "heads=16"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

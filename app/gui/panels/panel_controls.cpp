@@ -31,7 +31,10 @@ void draw_controls(AppState& s) {
   // Sliders leave room for their label and its (?), so nothing runs off a narrow column.
   const ImGuiStyle& st = ImGui::GetStyle();
   const float avail = ImGui::GetContentRegionAvail().x;
-  const float w = std::max(avail * 0.45f, avail - ImGui::CalcTextSize("num_heads(?)").x - st.ItemInnerSpacing.x - st.ItemSpacing.x * 2 - 2);
+  // The (?) follows on the same line, unless that leaves the slider too short: then it wraps.
+  const float label_w = ImGui::CalcTextSize("num_heads").x + st.ItemInnerSpacing.x + 2, fh = ImGui::GetFontSize();
+  float w = std::min(avail * 0.62f, avail - label_w - ImGui::CalcTextSize("(?)").x - st.ItemSpacing.x);
+  if (w < fh * 5) w = std::max(fh * 3, avail - label_w);
   ImGui::PushItemWidth(w);
 
   // A pretrained model fixes D and L; H can still move, as a re-slicing of the same weights.
