@@ -128,6 +128,9 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   bool labels = side / len >= fh * 0.8f;
   if (!labels) cols = grid_columns(out.Hw, avail.x, avail.y - legend_h, gap, title_h + gap, &side);
   side = std::max(side, 24.0f);
+  // A title may use its column's share of the row's spare width, never more (the last
+  // column would run off the window).
+  const float title_room = side + std::max(0.0f, (avail.x - cols * (side + (labels ? lw : 0.0f) + gap)) / cols);
 
   float vmin = 0, vmax = 1;
   HeatmapStyle style;
@@ -158,11 +161,11 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       // clipped: drop d_head (the controls show it), then the entropy (the tooltip has it).
       const float extra = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x +
                           (label != HeadLabel::None ? ImGui::CalcTextSize(head_label_name(label)).x : 0.0f);
-      if (ImGui::CalcTextSize(title).x + extra > side)
+      if (ImGui::CalcTextSize(title).x + extra > title_room)
         std::snprintf(title, sizeof title, "head %d  \xC2\xB7  %.2f nats", h, m.entropy);
-      if (ImGui::CalcTextSize(title).x + extra > side) std::snprintf(title, sizeof title, "head %d", h);
-      if (ImGui::CalcTextSize(title).x + extra > side) show_label = false;
-      if (ImGui::CalcTextSize(title).x + ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x > side)
+      if (ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "head %d", h);
+      if (ImGui::CalcTextSize(title).x + extra > title_room) show_label = false;
+      if (ImGui::CalcTextSize(title).x + ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x > title_room)
         std::snprintf(title, sizeof title, "%d", h);
     }
     if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
