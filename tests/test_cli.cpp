@@ -228,3 +228,23 @@ TEST(Cli, KvHeadsAreValidatedExportedAndRefusedByTheTrainer) {
   EXPECT_NE(r.err.find("multi-head attention only"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(tmp() / "x.safetensors"));
 }
+
+// --top-k: the next-token predictions, printed and in --json, with each sentence's loss.
+TEST(Cli, TopKPrintsAndExportsTheNextTokens) {
+  const std::string text = "My grandmother planted tomatoes in the garden. My grandmother planted tomatoes in the";
+  CliRun r = cli({"--text", text, "--top-k", "3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("sentence 0: after [\xC2\xB7the] the model predicts: [\xC2\xB7garden]"), std::string::npos) << r.out;
+  const fs::path j = tmp() / "topk.json";
+  ASSERT_EQ(cli({"--text", text, "--text", "Hi there", "--top-k", "3", "--json", j.string()}).status, 0);
+  std::ifstream f(j);
+  const json doc = json::parse(f);
+  ASSERT_EQ(doc["next_tokens"].size(), 2u);
+  ASSERT_EQ(doc["next_tokens"][0].size(), doc["lengths"][0].get<size_t>());
+  const json& first = doc["next_tokens"][0][0];
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_GE(first[0]["prob"].get<double>(), first[1]["prob"].get<double>());
+  ASSERT_EQ(doc["sentence_losses"].size(), 2u);
+  EXPECT_GT(doc["sentence_losses"][1].get<double>(), 0.0);
+  EXPECT_EQ(cli({"--random-init", "--text", "x y", "--top-k", "3"}).status, 2) << "random init has nothing to predict";
+}

@@ -74,6 +74,36 @@ TEST(Tokenizer, TruncationIsReported) {
   EXPECT_NE(b.notes()[0].find("truncated to the context of 256 tokens (the text has 500)"), std::string::npos);
 }
 
+// The truncation note says what to do, in each case: raise the context while it can grow;
+// at a trained model's positions, shorten, split or switch to random init; at the most
+// headmap reads, shorten or split.
+TEST(Tokenizer, TruncationNotesSayWhatToDo) {
+  std::string text;
+  for (int i = 0; i < 3000; ++i) text += "w" + std::to_string(i % 50) + " ";
+  const ModelWeights w = random_weights(64, 2, 7);
+  ModelConfig cfg;
+  cfg.context = 256;
+  const Batch raise = make_batch({text}, cfg, w);
+  EXPECT_NE(raise.notes()[0].find("Raise the context to 2048"), std::string::npos) << raise.notes()[0];
+  cfg.context = 64;  // a trained model of 128 positions, the context below them
+  const Batch raise_trained = make_batch({text}, cfg, w);
+  EXPECT_NE(raise_trained.notes(128)[0].find("Raise the context to 128"), std::string::npos) << raise_trained.notes(128)[0];
+  cfg.context = 128;
+  const Batch trained = make_batch({text}, cfg, w);
+  const std::string t = trained.notes(128)[0];
+  EXPECT_NE(t.find("learned only 128 positions"), std::string::npos) << t;
+  EXPECT_NE(t.find("random init"), std::string::npos) << t;
+  EXPECT_EQ(t.find("Raise the context"), std::string::npos) << t;
+  cfg.context = kMaxContext;
+  const Batch most = make_batch({text}, cfg, w);
+  const std::string m = most.notes()[0];
+  EXPECT_NE(m.find("2048 tokens is the most headmap reads"), std::string::npos) << m;
+  EXPECT_EQ(m.find("Raise the context"), std::string::npos) << m;
+  cfg.context = 4;
+  const Batch all = make_batch({"a b c d e f g h i j"}, cfg, w);
+  EXPECT_NE(all.notes()[0].find("Raise the context to 10 to see all of it."), std::string::npos) << all.notes()[0];
+}
+
 TEST(Tokenizer, EmptyAndBlankTextGiveAnEmptyBatch) {
   EXPECT_TRUE(tokenize("", TokenizerKind::Word, 256).tokens.empty());
   EXPECT_TRUE(tokenize("   \t ", TokenizerKind::Word, 256).tokens.empty());

@@ -16,6 +16,7 @@
 #include "core/inspect/metrics.h"
 #include "core/model/model.h"
 #include "core/inspect/passport.h"
+#include "core/inspect/predictions.h"
 
 using namespace headmap;
 
@@ -33,6 +34,7 @@ struct Outputs {
   int layer = 0, batch = 0;
   std::string colormap = "viridis";
   int threads = 0;
+  int top_k = 0;
 };
 
 int fail(const Error& e, int code) {
@@ -83,6 +85,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"viridis", "magma", "cividis", "grey", "gray"}))
       ->capture_default_str();
   app.add_option("--threads", o.threads, "compute threads (default: all cores)");
+  app.add_option("--top-k", o.top_k, "trained models: the K most likely next tokens after each sentence's last token (and, in --json, after every token)")
+      ->check(CLI::Range(1, 100));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -100,7 +104,7 @@ int main(int argc, char** argv) {
   }
   const ModelWeights& weights = *loaded;
   const Batch batch = make_batch(in->lines, cfg, weights);
-  for (const std::string& note : batch.notes()) std::fprintf(stderr, "headmap-cli: note: %s\n", note.c_str());
+  for (const std::string& note : batch.notes(weights.trained() ? weights.context : 0)) std::fprintf(stderr, "headmap-cli: note: %s\n", note.c_str());
   if (batch.empty()) std::fprintf(stderr, "headmap-cli: nothing to attend over: the text has no tokens.\n");
 
   ForwardOptions fo;
@@ -122,6 +126,8 @@ int main(int argc, char** argv) {
   run.metrics = head_metrics(*out, batch);
   run.induction = induction_scores(weights, cfg, make_induction_probe(cfg, weights, 20, cfg.seed));
   run.text_induction = text_induction_scores(*out, batch);
+  run.top_k = o.top_k;
+  if (o.top_k > 0 && !weights.trained()) return fail(Error{ErrorKind::InvalidArgument, "--top-k needs trained weights: random init has no vocabulary to predict."}, 2);
 
   if (o.passport) std::fputs(passport_table(passport).c_str(), stdout);
   if (!o.json.empty())
@@ -139,5 +145,12 @@ int main(int argc, char** argv) {
   }
   if (!o.passport && o.json.empty() && o.npy.empty() && o.png.empty() && !batch.empty())
     print_summary(batch, *out, run.metrics, run.induction, run.text_induction, describe_source(weights, cfg));
+  if (o.top_k > 0 && o.json.empty())  // what each sentence's last token is followed by, most likely first
+    for (int b = 0; b < batch.B(); ++b) {
+      if (batch.lengths[b] == 0) continue;
+      std::printf("sentence %d: after [%s] the model predicts:", b, token_display(batch.sentences[b].tokens[batch.lengths[b] - 1]).c_str());
+      for (const NextToken& n : top_k_next(weights, *out, b, batch.lengths[b] - 1, o.top_k)) std::printf(" [%s] %.3f", n.display.c_str(), n.prob);
+      std::printf("\n");
+    }
   return 0;
 }

@@ -21,6 +21,7 @@
 #include "app/common/assets.h"
 #include "app/gui/capture.h"
 #include "app/gui/commands.h"
+#include "app/gui/layout_check.h"
 #include "app/gui/render/gl.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/theme.h"
@@ -163,6 +164,7 @@ void App::frame() {
   const auto frame_start = std::chrono::steady_clock::now();
   while (std::shared_ptr<const ComputeResult> r = worker_.take()) accept(std::move(r));
   sync_training();
+  state.font_scale = std::clamp(state.font_scale, kFontScaleMin, kFontScaleMax);
   if (built_font_scale_ != state.font_scale) rebuild_fonts();
 
   renderer_.begin_frame();
@@ -182,6 +184,7 @@ void App::frame() {
     }
   }
   ImGui::Render();
+  if (script) state.report.clipped = find_clipped(ImGui::GetDrawData(), {"##text"});  // for --report: what this frame cut off
   int fb_w = 0, fb_h = 0;
   glfwGetFramebufferSize(window, &fb_w, &fb_h);
   glViewport(0, 0, fb_w, fb_h);
@@ -230,6 +233,7 @@ void App::draw_ui(bool first) {
   if (first && script) script->before_draw(*this);
   if (first) run_shortcuts(*this);
   draw_layout();
+  if (!ImGui::IsAnyItemHovered()) state.hover_token = state.hover_key = -1;  // the pointer left the chips and maps
   draw_dialogs();
   post_request_if_changed();
   state.report.stale = state.stale;
@@ -262,31 +266,45 @@ void App::draw_layout() {
   ImGui::PopStyleVar();
   draw_menu();
 
+  // Three columns when they fit at this font size; else the passport becomes a tab (two
+  // columns); else the sentence and model controls too (tabs only). Nothing is cut off.
   const float total = ImGui::GetContentRegionAvail().x;
-  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  const float gap = ImGui::GetStyle().ItemSpacing.x, em = ImGui::GetFontSize();
+  const bool three = state.force_three_columns ||
+                     total >= (kSentenceColumnMinEm + kPassportColumnMinEm + kViewsColumnMinEm) * em + 2 * gap;
+  const bool two = !three && total >= (kSentenceColumnMinEm + kViewsColumnMinEm) * em + gap;
+  state.report.layout = three ? "three columns" : two ? "two columns" : "tabs";
+  if (state.view.center == CenterPanel::Input && (three || two)) state.view.center = CenterPanel::Heads;  // it has its column again
   // The full passport has its own tab; while it is open the compact one steps aside.
-  const bool side_passport = state.view.center != CenterPanel::Passport;
-  const float left_w = std::max(kSentenceColumnMin, total * kSentenceColumnFraction);
-  const float right_w = side_passport ? std::max(kPassportColumnMin, total * kPassportColumnFraction) : 0.0f;
+  const bool side_passport = three && state.view.center != CenterPanel::Passport;
+  const float left_min = state.force_three_columns ? kSentenceColumnMin : std::max(kSentenceColumnMin, kSentenceColumnMinEm * em);
+  const float left_w = three || two ? std::max(left_min, total * (three ? kSentenceColumnFraction : kSentenceColumnFractionTwo)) : 0.0f;
+  const float right_min = state.force_three_columns ? kPassportColumnMin : std::max(kPassportColumnMin, kPassportColumnMinEm * em);
+  const float right_w = side_passport ? std::max(right_min, total * kPassportColumnFraction) : 0.0f;
   const float center_w = side_passport ? std::max(kViewsColumnMin, total - left_w - right_w - 2 * gap) : 0.0f;
 
-  ImGui::BeginChild("left", ImVec2(left_w, 0), true);
-  draw_sentence(state, presets_);
-  ImGui::Spacing();
-  ImGui::Separator();
-  ImGui::TextUnformatted("Model");
-  draw_controls(state);
-  if (!state.status_lines.empty()) {
+  auto draw_input = [&] {
+    draw_sentence(state, presets_);
+    draw_predictions(state);
+    ImGui::Spacing();
     ImGui::Separator();
-    const size_t shown = kStatusLinesShown, first = state.status_lines.size() > shown ? state.status_lines.size() - shown : 0;
-    for (size_t i = first; i < state.status_lines.size(); ++i) {
-      ImGui::TextWrapped("%s", state.status_lines[i].c_str());
-      state.report.messages.push_back(state.status_lines[i]);
+    ImGui::TextUnformatted("Model");
+    draw_controls(state);
+    if (!state.status_lines.empty()) {
+      ImGui::Separator();
+      const size_t shown = kStatusLinesShown, first = state.status_lines.size() > shown ? state.status_lines.size() - shown : 0;
+      for (size_t i = first; i < state.status_lines.size(); ++i) {
+        ImGui::TextWrapped("%s", state.status_lines[i].c_str());
+        state.report.messages.push_back(state.status_lines[i]);
+      }
     }
+  };
+  if (left_w > 0) {
+    ImGui::BeginChild("left", ImVec2(left_w, 0), true);
+    draw_input();
+    ImGui::EndChild();
+    ImGui::SameLine();
   }
-  ImGui::EndChild();
-
-  ImGui::SameLine();
   ImGui::BeginChild("center", ImVec2(center_w, 0), true);
   const ImVec2 cp = ImGui::GetWindowPos(), cs = ImGui::GetWindowSize();
   heads_rect_[0] = cp.x;
@@ -301,6 +319,12 @@ void App::draw_layout() {
       if (open && !switch_tab) state.view.center = p;
       return open;
     };
+    if (!(three || two) && tab("Input", CenterPanel::Input)) {
+      ImGui::BeginChild("input");
+      draw_input();
+      ImGui::EndChild();
+      ImGui::EndTabItem();
+    }
     if (tab("Heads", CenterPanel::Heads)) {
       draw_heads(state, renderer_);
       ImGui::EndTabItem();
@@ -309,7 +333,8 @@ void App::draw_layout() {
       draw_focus(state, renderer_);
       ImGui::EndTabItem();
     }
-    if (tab("Model view", CenterPanel::Model)) {
+    // Narrow: shorter tab names, so they are read whole rather than cut to "Mode...".
+    if (tab(three ? "Model view###model" : "Model###model", CenterPanel::Model)) {
       draw_model(state, renderer_);
       ImGui::EndTabItem();
     }
@@ -317,7 +342,13 @@ void App::draw_layout() {
       draw_passport(state, true);
       ImGui::EndTabItem();
     }
-    if (tab(state.training.running ? "Training \xE2\x97\x8F###training" : "Training###training", CenterPanel::Training)) {
+    if (tab("Compare", CenterPanel::Compare)) {
+      draw_compare(state, renderer_);
+      ImGui::EndTabItem();
+    }
+    if (tab(state.training.running ? (three ? "Training \xE2\x97\x8F###training" : "Train \xE2\x97\x8F###training")
+                                   : (three ? "Training###training" : "Train###training"),
+            CenterPanel::Training)) {
       draw_training(state);
       ImGui::EndTabItem();
     }
@@ -495,7 +526,8 @@ void App::rebuild_fonts() {
   // subscripts, arrows, maths (√ ÷ · ≤ ∞), technical and control pictures (␣), shapes, U+FFFD.
   static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x1D00, 0x1DBF, 0x2000, 0x23FF,
                                    0x2400, 0x243F, 0x2500, 0x26FF, 0xFFFD, 0xFFFD, 0};
-  const float size = std::round(kFontPixels * state.font_scale);
+  const float scale = state.font_scale * state.content_scale;  // the user's size on the monitor's scale
+  const float size = std::round(kFontPixels * scale);
   const std::string sans = asset_path("fonts/DejaVuSans.ttf");
   std::error_code ec;
   if (std::filesystem::exists(sans, ec)) {
@@ -510,7 +542,7 @@ void App::rebuild_fonts() {
   }
   ImGui_ImplOpenGL3_DestroyFontsTexture();
   ImGui_ImplOpenGL3_CreateFontsTexture();
-  apply_theme(prefs.light_theme, state.font_scale);
+  apply_theme(prefs.light_theme, scale);
   built_font_scale_ = state.font_scale;
 }
 

@@ -58,12 +58,15 @@ const char* center_panel_name(CenterPanel p) {
     case CenterPanel::Model: return "model";
     case CenterPanel::Passport: return "passport";
     case CenterPanel::Training: return "training";
+    case CenterPanel::Compare: return "compare";
+    case CenterPanel::Input: return "input";
   }
   return "heads";
 }
 
 bool parse_center_panel(const std::string& name, CenterPanel* out) {
-  for (CenterPanel p : {CenterPanel::Heads, CenterPanel::Focus, CenterPanel::Model, CenterPanel::Passport, CenterPanel::Training})
+  for (CenterPanel p : {CenterPanel::Heads, CenterPanel::Focus, CenterPanel::Model, CenterPanel::Passport, CenterPanel::Training,
+                         CenterPanel::Compare, CenterPanel::Input})
     if (name == center_panel_name(p)) {
       *out = p;
       return true;
@@ -116,6 +119,7 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   if (s.view.center == CenterPanel::Focus)
     r.trace = TraceRequest{std::clamp(s.view.layer, 0, std::max(0, s.cfg.num_layers - 1)), std::max(0, s.view.batch),
                            std::clamp(s.view.head, 0, std::max(0, s.cfg.num_heads - 1))};
+  r.compare = s.view.center == CenterPanel::Compare && s.cfg.pitfalls.any();
   return r;
 }
 

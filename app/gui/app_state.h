@@ -20,7 +20,8 @@
 
 namespace headmap {
 
-enum class CenterPanel { Heads, Focus, Model, Passport, Training };
+// Input: the sentence and model controls as a tab, when the window is too narrow for their column.
+enum class CenterPanel { Heads, Focus, Model, Passport, Training, Compare, Input };
 const char* center_panel_name(CenterPanel p);
 bool parse_center_panel(const std::string& name, CenterPanel* out);
 
@@ -42,6 +43,8 @@ struct ViewSettings {
   float zoom = 1.0f, pan_x = 0.0f, pan_y = 0.0f;
   // Heads grid zoom (>= 1) and the window's centre as a fraction of the map, shared by every head.
   float heads_zoom = 1.0f, heads_pan_x = 0.5f, heads_pan_y = 0.5f;
+  int compare_mode = 0;          // the Compare tab: 0 side by side, 1 A/B
+  int compare_show_correct = 0;  // A/B: 0 shows A (the pitfall), 1 shows B (the correct model)
 };
 
 // What the UI drew in the last frame, for the GUI tests (--report) and nothing else.
@@ -53,10 +56,19 @@ struct UiReport {
   std::vector<Rect> token_labels;      // the heads grid's token labels, in window pixels
   int heads_map_pool = 0;              // the heads grid: most cells per texel drawn (1 = full resolution)
   int heads_deferred = 0;              // the heads grid: maps still waiting for their upload
+  int heads_off = 0;                   // of those, drawn greyed with the "off" mark (ablated)
   std::vector<std::string> tokens;     // token chips of sentence 0, as displayed
   std::vector<std::string> messages;   // errors and notes shown to the user
   std::vector<std::string> buttons;    // notable buttons shown (e.g. "Use nearest valid")
   std::vector<std::string> passport_rows;  // "id concrete" per passport row shown
+  std::vector<std::string> clipped;    // what the frame cut off (layout_check.h); empty when nothing
+  std::string layout;                  // "three columns", "two columns" or "tabs"
+  float chips_box_h = 0;               // the token chips' scrolling box, in pixels
+  std::string predicted_after;         // the token whose next-token predictions are shown
+  std::vector<std::string> predictions;  // "token probability", most likely first
+  std::vector<double> sentence_losses;   // the batch selector's losses, as shown
+  std::vector<Rect> compare_heatmaps;    // the Compare tab's maps (pitfall first, then correct)
+  std::vector<std::string> passport_changes;  // the Compare tab's changed passport rows
   int64_t attention_params = -1;       // as shown in the passport
   bool stale = false;
   std::string colormap;
@@ -95,9 +107,12 @@ struct AppState {
   // ---- view ----
   ViewSettings view;
   float font_scale = 1.0f;     // Ctrl +/-; fonts are rebuilt crisp at each size
+  float content_scale = 1.0f;  // the monitor's (HiDPI); multiplies font_scale
+  bool force_three_columns = false;  // scripted: the layout as it was before it adapted (the clipping test's control)
   bool fullscreen = false;
   int hover_token = -1;        // token under the mouse (chip, label or cell row), -1 none
   int hover_key = -1;          // key column under the mouse in a heatmap, -1 none
+  int selected_token = -1;     // the clicked chip: the position whose next token is predicted (-1: the last)
   bool focus_text = false;     // put the keyboard focus in the sentence box next frame
 
   // ---- results ----
@@ -121,6 +136,12 @@ struct AppState {
     int batch = -1;
     float font_size = 0, width = 0;
   } label_width;
+  // The top-k list on screen, recomputed only when the result or the position changes.
+  struct Predictions {
+    const void* fwd = nullptr;
+    int batch = -1, pos = -1;
+    std::vector<NextToken> top;
+  } predictions;
 };
 
 // The one function that turns the view state into a compute request: one weights choice

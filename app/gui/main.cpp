@@ -2,7 +2,7 @@
 //
 // headmap [model options] [--open view.json | view.json] [--panel heads|focus|passport|model]
 //         [--screenshot out.png [--frames N] [--report out.json] [--then key=value]... [--type TEXT]]
-//         [--benchmark] [--fullscreen] [--size WxH]
+//         [--benchmark] [--fullscreen] [--size WxH] [--font-scale X]
 // Exit status: 0 success, 1 a file or the display failed, 2 bad arguments.
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
@@ -17,11 +17,13 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 
 #include "app/gui/app.h"
+#include "app/gui/theme.h"
 #include "app/common/assets.h"
 #include "app/common/model_options.h"
 #include "app/script/script.h"
@@ -44,7 +46,8 @@ int main(int argc, char** argv) {
   cli.add_option("--open", open_view, "open a view file (text, config, selection, colours)");
   std::string view_arg;  // the desktop entry's %f: a double-clicked view file
   cli.add_option("view", view_arg, "a view file to open, as with --open");
-  cli.add_option("--panel", panel, "heads, focus, model, passport or training")->check(CLI::IsMember({"heads", "focus", "passport", "model", "training"}));
+  cli.add_option("--panel", panel, "heads, focus, model, passport, training or compare")
+      ->check(CLI::IsMember({"heads", "focus", "passport", "model", "training", "compare"}));
   cli.add_option("--screenshot", shot.path, "render, write this PNG, and exit");
   cli.add_option("--frames", shot.frames, "frames to render before the screenshot, once the model has answered")->capture_default_str();
   cli.add_option("--report", shot.report, "with --screenshot: write what was drawn as JSON (for tests)");
@@ -57,7 +60,10 @@ int main(int argc, char** argv) {
   cli.add_option("--colormap", colormap, "viridis, magma, cividis or grey")->check(CLI::IsMember({"viridis", "magma", "cividis", "grey", "gray"}));
   cli.add_flag("--benchmark", benchmark, "play a scripted session and print latency and frame-time figures as JSON");
   cli.add_flag("--fullscreen", fullscreen, "start full screen (F11 toggles)");
-  cli.add_option("--size", size, "window size, e.g. 1600x1000");
+  cli.add_option("--size", size, "window size, e.g. 1024x768 (never larger than the screen's work area)");
+  float font_scale = 0;
+  cli.add_option("--font-scale", font_scale, "text size, e.g. 1.5 for a projector (Ctrl +/- change it; also in scripted runs)")
+      ->check(CLI::Range(kFontScaleMin, kFontScaleMax));
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -87,6 +93,11 @@ int main(int argc, char** argv) {
     prefs = Preferences();
     if (!size.empty()) prefs.window_w = w, prefs.window_h = h;
   }
+  if (font_scale > 0) prefs.font_scale = font_scale;
+  if (prefs.window_w < 200 || prefs.window_h < 150) {
+    std::fprintf(stderr, "headmap: --size %dx%d is too small: the window needs at least 200x150\n", prefs.window_w, prefs.window_h);
+    return 2;
+  }
 
   glfwSetErrorCallback(glfw_error);
   if (!glfwInit()) {
@@ -97,6 +108,26 @@ int main(int argc, char** argv) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  // The window fits the monitor's work area (a 1024x768 projector gets a window that fits),
+  // and the monitor's content scale (HiDPI) scales the text and the default size.
+  float content_scale = 1.0f;
+  std::string fit_note;
+  if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+    float sx = 1, sy = 1;
+    glfwGetMonitorContentScale(monitor, &sx, &sy);
+    if (std::isfinite(sx) && sx >= 0.5f && sx <= 4.0f) content_scale = sx;
+    if (size.empty() && content_scale != 1.0f)
+      prefs.window_w = static_cast<int>(prefs.window_w * content_scale), prefs.window_h = static_cast<int>(prefs.window_h * content_scale);
+    int wx = 0, wy = 0, ww = 0, wh = 0;
+    glfwGetMonitorWorkarea(monitor, &wx, &wy, &ww, &wh);
+    if (ww > 0 && wh > 0 && (prefs.window_w > ww || prefs.window_h > wh)) {
+      fit_note = "The window was made " + std::to_string(std::min(prefs.window_w, ww)) + "\xC3\x97" +
+                 std::to_string(std::min(prefs.window_h, wh)) + " to fit the screen's work area (asked " +
+                 std::to_string(prefs.window_w) + "\xC3\x97" + std::to_string(prefs.window_h) + ").";
+      prefs.window_w = std::min(prefs.window_w, ww);
+      prefs.window_h = std::min(prefs.window_h, wh);
+    }
+  }
   GLFWwindow* window = glfwCreateWindow(prefs.window_w, prefs.window_h, "headmap", nullptr, nullptr);
   if (!window) {
     std::fprintf(stderr, "headmap: cannot create an OpenGL 3.3 window.\n");
@@ -124,6 +155,8 @@ int main(int argc, char** argv) {
       code = 1;
     } else {
       AppState& st = app.state;
+      st.content_scale = content_scale;
+      if (!fit_note.empty()) st.status_lines.push_back(fit_note);
       if (in) {
         st.cfg = in->cfg;
         std::string text;
@@ -139,7 +172,8 @@ int main(int argc, char** argv) {
         std::error_code ec;
         std::vector<std::string> corpora;
         for (const auto& e : std::filesystem::directory_iterator(asset_path("corpus"), ec))
-          if (e.path().extension() == ".txt") corpora.push_back(e.path().string());
+          if (e.path().extension() == ".txt" && e.path().filename().string().rfind("LICENSE", 0) != 0)  // not the licence notices
+            corpora.push_back(e.path().string());
         std::sort(corpora.begin(), corpora.end());
         if (!corpora.empty()) st.corpus_path = corpora.front();
         if (!corpus.empty()) st.corpus_path = corpus;
@@ -186,7 +220,7 @@ int main(int argc, char** argv) {
       if (!colormap.empty()) parse_colormap(colormap.c_str(), &st.view.colormap);
       if (!pref_warning.empty()) st.status_lines.push_back(pref_warning);
       if (!presets_warning.empty()) st.status_lines.push_back(presets_warning);
-      if (fullscreen) st.fullscreen = false;  // toggled below once the window exists
+      if (fullscreen) app.toggle_fullscreen();  // the monitor's own mode: never larger than the screen
       if (!shot.path.empty()) app.script = make_screenshot_script(shot);
       else if (benchmark) app.script = make_benchmark_script(process_start);
       if (code == 0) {

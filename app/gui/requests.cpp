@@ -34,6 +34,7 @@ size_t ComputeRequest::hash() const {
     mix(h, static_cast<size_t>(trace->batch));
     mix(h, static_cast<size_t>(trace->head));
   }
+  mix(h, compare);
   return h;
 }
 

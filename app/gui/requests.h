@@ -23,6 +23,7 @@
 #include "core/inspect/map_levels.h"
 #include "core/inspect/metrics.h"
 #include "core/inspect/passport.h"
+#include "core/inspect/predictions.h"
 #include "core/model/model.h"
 #include "core/train/trainer.h"
 
@@ -55,12 +56,13 @@ struct ComputeRequest {
   // other layers follow. A hint, not an input: equality and hashes leave it out, so moving
   // the layer slider never restarts a computation.
   int visible_layer = 0;
+  bool compare = false;                  // also run the correct model (no pitfall): only while Compare is visible
 
   // Everything but the trace: two requests with the same forward inputs share one forward pass.
   bool same_forward(const ComputeRequest& o) const {
     return lines == o.lines && cfg == o.cfg && weights == o.weights && ablated == o.ablated;
   }
-  bool operator==(const ComputeRequest& o) const { return same_forward(o) && trace == o.trace; }
+  bool operator==(const ComputeRequest& o) const { return same_forward(o) && trace == o.trace && compare == o.compare; }
   size_t forward_hash() const;  // a hash of the forward inputs (same_forward => equal hashes)
   size_t hash() const;          // forward_hash and the trace
 
@@ -83,6 +85,7 @@ struct ForwardData {
   std::vector<std::vector<std::string>> labels;  // (B) display text of each sentence's tokens
   std::vector<float> map_max;         // (L, B, Hw) largest weight over rows that see more than one key
   std::vector<MapLevels> levels;      // (L, B, Hw) each map's max-pooled levels (none for short maps)
+  std::vector<double> sentence_loss;  // (B) each sentence's own loss (trained models), NaN under 2 tokens
   double compute_ms = 0;              // wall time of the forward pass and metrics
   // False for the first answer to a long request: out has only layers 0 .. visible_layer
   // (out.L of them), with their metrics, and no induction probe or logits yet. The
@@ -96,6 +99,7 @@ struct ComputeResult {
   uint64_t seq = 0;                          // order of the request
   std::shared_ptr<const ForwardData> fwd;    // null when `error` is set
   std::optional<HeadTrace> trace;            // when requested, and the batch is not empty
+  std::shared_ptr<const ForwardData> baseline;  // request.compare: the same inputs with every pitfall off
   // Finite (min, max) over the real rows of trace's q, k, v, scores, scaled, masked,
   // weights, head_out, concat and out, in that order.
   std::vector<std::pair<float, float>> trace_range;

@@ -17,6 +17,13 @@ inline const ImVec4 kUnchangedColour{0.5f, 1.0f, 0.6f, 1.0f};  // what it did no
 inline constexpr float kSentenceColumnFraction = 0.23f, kSentenceColumnMin = 260.0f;
 inline constexpr float kPassportColumnFraction = 0.29f, kPassportColumnMin = 300.0f;
 inline constexpr float kViewsColumnMin = 200.0f;
+// ...and what each column needs in font heights (em), so a large font on a small screen
+// collapses the layout instead of cutting it: the passport becomes a tab (two columns),
+// then the sentence and model too (tabs only).
+inline constexpr float kSentenceColumnMinEm = 13.0f, kPassportColumnMinEm = 23.0f, kViewsColumnMinEm = 24.0f;
+inline constexpr float kSentenceColumnFractionTwo = 0.33f;  // its share in two columns
+inline constexpr float kChipRowsShown = 6.5f;     // the token chips scroll beyond this many rows,
+inline constexpr float kChipBoxMaxShare = 0.22f;  // or beyond this share of the window's height
 inline constexpr int kStatusLinesShown = 4;  // the newest notes under the controls
 
 // ---- text size: Ctrl + / Ctrl - step by kFontStep between the bounds ----

@@ -144,6 +144,46 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
   return hit;
 }
 
+void same_line_if_fits(float width) {
+  // Measured before moving: SameLine() then NewLine() would leave the cursor's reach past
+  // the edge (Dear ImGui counts it as content, and the window would look cut off).
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right) ImGui::SameLine();
+}
+
+bool checkbox_wrapped(const char* label, bool* v) {
+  ImGui::PushID(label);
+  bool changed = ImGui::Checkbox("##box", v);
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(label);
+  ImGui::PopTextWrapPos();
+  if (ImGui::IsItemClicked()) *v = !*v, changed = true;  // the label toggles, as Checkbox's does
+  ImGui::PopID();
+  return changed;
+}
+
+void text_disabled_wrapped(const char* text) {
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", text);
+  ImGui::PopTextWrapPos();
+}
+
+void mark_head_off(ImVec2 p0, ImVec2 p1) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p0, p1, IM_COL32(40, 40, 44, 200));  // the pattern stays faintly visible
+  const char* text = "off";
+  const float fh = ImGui::GetFontSize(), side = std::min(p1.x - p0.x, p1.y - p0.y);
+  const float size = std::clamp(side * 0.3f, fh * 0.8f, fh * 2.5f);
+  const ImVec2 ts = ImGui::CalcTextSize(text);
+  const float k = size / fh, w = ts.x * k, h = ts.y * k;
+  const ImVec2 c((p0.x + p1.x) * 0.5f, (p0.y + p1.y) * 0.5f);
+  dl->AddRectFilled(ImVec2(c.x - w * 0.5f - 6, c.y - h * 0.5f - 3), ImVec2(c.x + w * 0.5f + 6, c.y + h * 0.5f + 3), IM_COL32(200, 60, 50, 255), 4.0f);
+  dl->AddText(ImGui::GetFont(), size, ImVec2(c.x - w * 0.5f, c.y - h * 0.5f), IM_COL32(255, 255, 255, 255), text);
+  dl->AddLine(p0, p1, IM_COL32(200, 60, 50, 160), 2.0f);
+}
+
 void colour_legend(const HeatmapStyle& s, const char* caption, float width, const char* hi_label) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -167,7 +207,9 @@ void colour_legend(const HeatmapStyle& s, const char* caption, float width, cons
   if (hi_label) std::snprintf(hi, sizeof hi, "%s", hi_label);
   ImGui::Dummy(ImVec2(width, bar_h));
   ImGui::SameLine();
+  ImGui::PushTextWrapPos(0.0f);  // a narrow window wraps the caption instead of cutting it
   ImGui::TextDisabled("  %s", caption);
+  ImGui::PopTextWrapPos();
   // The end values under the bar.
   ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + bar_h + 2));
   ImGui::TextUnformatted(lo);
@@ -184,13 +226,15 @@ void text_disabled_wrapped_at_commas(const std::string& text) {
     size_t j = text.find(", ", i);
     const std::string piece = j == std::string::npos ? text.substr(i) : text.substr(i, j + 2 - i);
     i = j == std::string::npos ? text.size() : j + 2;
-    if (!line.empty() && ImGui::CalcTextSize((line + piece).c_str()).x > width) {
-      ImGui::TextDisabled("%s", line.c_str());
+    // The break goes after ", ": measured without its trailing space, which is not shown.
+    if (!line.empty() && ImGui::CalcTextSize((line + piece).c_str()).x > width + ImGui::CalcTextSize(" ").x) {
+      line.pop_back();
+      text_disabled_wrapped(line.c_str());  // a piece wider than the window still wraps, at spaces
       line.clear();
     }
     line += piece;
   }
-  if (!line.empty()) ImGui::TextDisabled("%s", line.c_str());
+  if (!line.empty()) text_disabled_wrapped(line.c_str());
 }
 
 }  // namespace headmap

@@ -42,6 +42,20 @@ struct HeatmapHit {
 // never overlap; the hovered token's label is always drawn (the ones it would cover are not).
 HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v);
 
+// SameLine when `width` pixels still fit on this line, else a new line: headers of small
+// items that wrap in a narrow window instead of running off it.
+void same_line_if_fits(float width);
+
+// A checkbox whose label wraps at the window's edge (Dear ImGui's runs off it). Clicking
+// the label toggles it too. IsItemHovered() afterwards refers to the label.
+bool checkbox_wrapped(const char* label, bool* v);
+
+// Disabled (grey) text wrapped at the window's edge.
+void text_disabled_wrapped(const char* text);
+
+// An ablated head's map: greyed out, with a clear "off" mark in its middle.
+void mark_head_off(ImVec2 p0, ImVec2 p1);
+
 // A horizontal colour bar with the values at both ends and a caption.
 // hi_label replaces the number at the top end (e.g. "head max").
 void colour_legend(const HeatmapStyle& s, const char* caption, float width, const char* hi_label = nullptr);

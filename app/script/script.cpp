@@ -124,10 +124,22 @@ class ScreenshotScript : public Script {
       j["token_labels"] = labels;                 // the heads grid's token labels drawn
       j["heads_map_pool"] = r.heads_map_pool;     // most cells per texel in the heads grid (1: full resolution)
       j["heads_deferred"] = r.heads_deferred;     // maps still waiting for an upload
+      j["heads_off"] = r.heads_off;
       j["tokens"] = r.tokens;
       j["messages"] = r.messages;
       j["buttons"] = r.buttons;
       j["passport_rows"] = r.passport_rows;
+      j["clipped"] = r.clipped;
+      j["layout"] = r.layout;
+      j["chips_box_h"] = r.chips_box_h;
+      j["predicted_after"] = r.predicted_after;
+      j["predictions"] = r.predictions;
+      j["sentence_losses"] = r.sentence_losses;
+      nlohmann::json cmp = nlohmann::json::array();
+      for (const UiReport::Rect& q : r.compare_heatmaps) cmp.push_back({q.x0, q.y0, q.x1, q.y1});
+      j["compare_heatmaps"] = cmp;
+      j["passport_changes"] = r.passport_changes;
+      j["font_scale"] = app.state.font_scale;
       j["attention_params"] = r.attention_params;
       j["stale"] = r.stale;
       j["colormap"] = r.colormap;

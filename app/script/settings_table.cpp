@@ -97,7 +97,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.train_request = v == "heads" ? compare_heads_job(s) : compare_w_o_job(s);
          return Status();
        }},
-      {"panel", "heads|focus|model|passport|training", "the view in the middle",
+      {"panel", "heads|focus|model|passport|training|compare", "the view in the middle",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};
          return Status();
@@ -108,6 +108,42 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          if (!n) return n.error();
          s.view.heads_zoom = static_cast<float>(*n);
          s.view.heads_pan_x = s.view.heads_pan_y = 0.0f;  // the heads panel clamps it to the top-left corner
+         return Status();
+       }},
+      {"compare_view", "split|a|b", "the Compare tab: side by side, or A/B showing A (the pitfall) or B (the correct model)",
+       [](AppState& s, const std::string& v) -> Status {
+         if (v != "split" && v != "a" && v != "b") return Error{ErrorKind::InvalidArgument, "compare_view is split, a or b, got \"" + v + "\"."};
+         s.view.compare_mode = v == "split" ? 0 : 1;
+         s.view.compare_show_correct = v == "b" ? 1 : 0;
+         return Status();
+       }},
+      {"pitfall", "NAME=on|off", "a pitfall switch, by its CLI name without --pitfall- (e.g. pitfall=scale-d-model=on)",
+       [](AppState& s, const std::string& v) -> Status {
+         const size_t eq = v.find('=');
+         const std::string name = "--pitfall-" + v.substr(0, eq);
+         for (const PitfallInfo& p : pitfall_list())
+           if (name == p.cli) {
+             s.cfg.pitfalls.*(p.flag) = eq == std::string::npos || parse_switch(v.substr(eq + 1));
+             return Status();
+           }
+         return Error{ErrorKind::InvalidArgument, "Unknown pitfall \"" + v.substr(0, eq) + "\"."};
+       }},
+      {"font_scale", "X", "the text size, as Ctrl +/- set it",
+       [](AppState& s, const std::string& v) -> Status {
+         try {
+           s.font_scale = std::stof(v);
+         } catch (...) {
+           return Error{ErrorKind::InvalidArgument, "font_scale needs a number, got \"" + v + "\"."};
+         }
+         return Status();
+       }},
+      {"focus_step", "N", "the enlarged step of the focus view (0 Q_h ... 6 softmax, 8 concat, 9 W_O)", HEADMAP_NUMBER("focus_step", view.focus_step)},
+      {"select_token", "N", "click token chip N of the selected sentence (its next-token predictions)", HEADMAP_NUMBER("select_token", selected_token)},
+      {"sentence", "N", "the selected sentence of the batch", HEADMAP_NUMBER("sentence", view.batch)},
+      {"layout", "auto|columns", "columns: keep three columns however narrow (the layout before it adapted)",
+       [](AppState& s, const std::string& v) -> Status {
+         if (v != "auto" && v != "columns") return Error{ErrorKind::InvalidArgument, "layout is auto or columns, got \"" + v + "\"."};
+         s.force_three_columns = v == "columns";
          return Status();
        }},
       {"colormap", "viridis|magma|cividis|grey", "the colormap",

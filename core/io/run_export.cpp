@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/inspect/predictions.h"
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
 #include "core/io/npy.h"
@@ -62,11 +63,27 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
   j["tokens"] = tokens_json(batch);
   if (run.weights->trained()) j["token_ids"] = token_ids_json(batch);
   j["lengths"] = batch.lengths;
-  j["notes"] = batch.notes();
+  j["notes"] = batch.notes(run.weights->trained() ? run.weights->context : 0);
   // Mean next-token cross-entropy over every sentence's tokens (trained models only).
   if (out.loss_tokens > 0) {
     j["loss_on_text"] = out.loss;
     j["loss_tokens"] = out.loss_tokens;
+    j["sentence_losses"] = sentence_losses(out, batch);  // (B) each sentence's own; null under 2 tokens
+  }
+  // (B, len, k): after each token, the k most likely next tokens (core/inspect/predictions.h).
+  if (run.top_k > 0 && out.logits.size() > 0) {
+    json all = json::array();
+    for (int b = 0; b < batch.B(); ++b) {
+      json sentence = json::array();
+      for (int t = 0; t < batch.lengths[b]; ++t) {
+        json top = json::array();
+        for (const NextToken& n : top_k_next(*run.weights, out, b, t, run.top_k))
+          top.push_back({{"id", n.id}, {"token", n.display}, {"prob", n.prob}});
+        sentence.push_back(top);
+      }
+      all.push_back(sentence);
+    }
+    j["next_tokens"] = all;
   }
   j["B"] = out.B;
   j["T"] = out.T;

@@ -23,6 +23,7 @@ struct RunRecord {
   std::vector<HeadMetrics> metrics;     // (L, B, Hw)
   std::vector<float> induction;         // (L, H), may be empty
   std::vector<float> text_induction;    // (L, B, Hw) on the text itself (metrics.h), NaN: nothing repeats
+  int top_k = 0;                        // trained: the k most likely next tokens at every position in the JSON (0: none)
 };
 
 // The --npy layout (see README): attention.npy (L,B,Hw,T,T); per layer l:

@@ -22,10 +22,6 @@ using Stride2 = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
 using ConstStridedView = Eigen::Map<const MatR, 0, Stride2>;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// The feature column that element j of head h reads: one contiguous slice per head, or,
-// under the interleaved-reshape pitfall, every H-th feature starting at h.
-inline int head_feature(int h, int j, int H, int dh, bool interleaved) { return interleaved ? j * H + h : h * dh + j; }
-
 // The forgotten-transpose pitfall on one sentence's (T, W) block, W = P·dh: its memory
 // read as (P, T, dh). Row t of head p is the flat numbers (p·T + t)·dh .. + dh, which are
 // token (p·T + t) / P, slice (p·T + t) % P. dst row t, columns p·dh .. hold that row, so

@@ -108,6 +108,11 @@ int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOpt
 float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o);
 
 // Every intermediate of one head of one sentence, each with its shape.
+// The feature column (of W_Q, W_K, W_V's outputs) that element j of head h reads: one
+// contiguous slice per head, or, under the interleaved-reshape pitfall, every H-th
+// feature starting at h. The concatenation always puts head h in columns h*dh ...
+inline int head_feature(int h, int j, int H, int dh, bool interleaved) { return interleaved ? j * H + h : h * dh + j; }
+
 struct HeadTrace {
   int head = 0, len = 0;  // which head; real tokens in the sentence
   MatR q, k, v;           // (T, d_head) Q_h = x W_Q[:, head slice] + b_Q[head slice]; K, V: its K/V head's

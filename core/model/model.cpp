@@ -56,7 +56,7 @@ Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, 
   return batch;
 }
 
-std::vector<std::string> Batch::notes() const {
+std::vector<std::string> Batch::notes(int positions) const {
   std::vector<std::string> out;
   for (int b = 0; b < B(); ++b) {
     const TokenizedText& s = sentences[b];
@@ -64,9 +64,21 @@ std::vector<std::string> Batch::notes() const {
     if (s.invalid_utf8 > 0)
       out.push_back(which + std::to_string(s.invalid_utf8) + " invalid UTF-8 sequence" + (s.invalid_utf8 > 1 ? "s were" : " was") +
                     " replaced by \xEF\xBF\xBD (U+FFFD).");
-    if (s.truncated())
-      out.push_back(which + "truncated to the context of " + std::to_string(s.tokens.size()) + " tokens (the text has " +
-                    std::to_string(s.total_tokens) + "). Raise the context to see the rest.");
+    if (!s.truncated()) continue;
+    // What to do depends on what limits the length: the context, the trained model's
+    // positions, or the most headmap reads.
+    const int n = static_cast<int>(s.tokens.size()), limit = positions > 0 ? std::min(positions, kMaxContext) : kMaxContext;
+    const std::string head = which + "truncated to the context of " + std::to_string(n) + " tokens (the text has " +
+                             std::to_string(s.total_tokens) + "). ";
+    const std::string split = "put it on several lines (each line is a sentence of its own)";
+    if (n < limit)
+      out.push_back(head + "Raise the context to " + std::to_string(std::min(s.total_tokens, limit)) +
+                    (s.total_tokens <= limit ? " to see all of it." : " (its most here) to see more, or " + split + "."));
+    else if (positions > 0 && positions < kMaxContext)
+      out.push_back(head + "This trained model learned only " + std::to_string(positions) + " positions: shorten the text, " + split +
+                    ", or switch to random init, which reads up to " + std::to_string(kMaxContext) + " tokens.");
+    else
+      out.push_back(head + std::to_string(kMaxContext) + " tokens is the most headmap reads: shorten the text, or " + split + ".");
   }
   return out;
 }

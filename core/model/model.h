@@ -27,8 +27,10 @@ struct Batch {
 
   int B() const { return static_cast<int>(sentences.size()); }
   bool empty() const { return B() == 0 || T == 0; }
-  // Human-readable notes: truncation, invalid UTF-8. Empty when all is well.
-  std::vector<std::string> notes() const;
+  // Human-readable notes: truncation, invalid UTF-8. Empty when all is well. A truncation
+  // note says what to do: raise the context, or, at the limit (a trained model's learned
+  // `positions`, 0 for random init; else kMaxContext), shorten or split the text.
+  std::vector<std::string> notes(int positions = 0) const;
 };
 
 std::vector<std::string> split_lines(std::string_view text);

@@ -72,6 +72,24 @@ TEST(Request, TraceOnlyWhileFocusIsVisible) {
 }
 
 // Requests are values: equal states give equal requests and hashes; any input changes them.
+// The correct model runs beside a pitfall only while the Compare tab shows them.
+TEST(Request, ComparisonOnlyWhileCompareIsVisibleWithAPitfall) {
+  AppState s = random_state();
+  s.view.center = CenterPanel::Compare;
+  EXPECT_FALSE(compute_request(s).compare) << "no pitfall: nothing to compare";
+  ASSERT_TRUE(apply_setting(s, "pitfall=scale-d-model=on").ok());
+  EXPECT_TRUE(s.cfg.pitfalls.scale_by_d_model);
+  const ComputeRequest with = compute_request(s);
+  EXPECT_TRUE(with.compare);
+  s.view.center = CenterPanel::Heads;
+  const ComputeRequest without = compute_request(s);
+  EXPECT_FALSE(without.compare);
+  EXPECT_TRUE(with.same_forward(without)) << "the pitfall's own forward pass is shared";
+  EXPECT_FALSE(with == without);
+  EXPECT_NE(with.hash(), without.hash());
+  EXPECT_FALSE(apply_setting(s, "pitfall=no-such=on").ok());
+}
+
 TEST(Request, ComparedAndHashedAsValues) {
   const AppState s = random_state();
   const ComputeRequest a = compute_request(s), b = compute_request(s);

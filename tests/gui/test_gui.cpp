@@ -571,3 +571,156 @@ TEST(Gui, LongMapsKeepTheirPeaksAndLabelsThinOut) {
       ASSERT_FALSE(overlap) << "labels " << a << " and " << b << " overlap";
     }
 }
+
+// ---- classroom: projector sizes, comparisons, predictions, the head's slice ----------------
+
+// At a projector's 1024x768 with the text 1.5x larger, every view lays out without cutting
+// anything off: the app's report lists what a frame clipped (app/gui/layout_check.h: every
+// primitive drawn outside its clip rectangle, every window wider than its visible part).
+TEST(Gui, ProjectorSizeWithLargeTextCutsNothingOff) {
+  const std::vector<std::string> base = {"--size", "1024x768", "--font-scale", "1.5"};
+  std::string words;
+  for (int i = 0; i < 400; ++i) words += "w" + std::to_string(i % 97) + " ";
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+  };
+  const Case cases[] = {
+      {"heads", {}},
+      {"focus", {"--panel", "focus"}},
+      {"model", {"--panel", "model"}},
+      {"passport", {"--panel", "passport"}},
+      {"training", {"--panel", "training"}},
+      {"compare", {"--panel", "compare", "--then", "pitfall=scale-d-model=on"}},
+      {"batch", {"--text", "The cat sat on the mat because it was tired.", "--text", "The lawyer who the jury believed told the truth.",
+                 "--text", "The chicken didn't cross the road because it was too wide."}},
+      {"long", {"--context", "2048", "--text", words, "--then", "weights=random"}},
+      {"invalid", {"--then", "heads=3"}},
+      {"sixteen-heads", {"--then", "heads=16"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> args = base;
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const AppRun r = run_app(std::string("projector-") + c.name, args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const Image im = load_png(r.png);
+    EXPECT_EQ(im.w, 1024);
+    EXPECT_EQ(im.h, 768);
+    EXPECT_EQ(r.report["font_scale"], 1.5);
+    EXPECT_NE(r.report["layout"], "three columns") << "at 1024 px and 1.5x text the three columns do not fit";
+    EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
+    // The chips scroll in a bounded box, so 400 words leave the controls on screen.
+    EXPECT_LE(r.report["chips_box_h"].get<double>(), 768 * 0.25) << "the chips' box is bounded";
+  }
+  // The same window with the layout that does not adapt (three fixed columns) cuts things
+  // off, and the check sees it: it can fail.
+  std::vector<std::string> fixed = base;
+  fixed.insert(fixed.end(), {"--then", "layout=columns"});
+  const AppRun r = run_app("projector-fixed-columns", fixed);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["layout"], "three columns");
+  EXPECT_FALSE(r.report["clipped"].empty()) << "three columns at 1.5x in 1024 px must clip something";
+  // Larger still while running, as Ctrl + does: the layout follows (tabs only), clip-free.
+  std::vector<std::string> larger = base;
+  larger.insert(larger.end(), {"--then", "font_scale=2.2"});
+  const AppRun big = run_app("projector-larger", larger);
+  ASSERT_EQ(big.status, 0) << big.err;
+  EXPECT_EQ(big.report["font_scale"], 2.2f);
+  EXPECT_TRUE(big.report["clipped"].empty()) << big.report["clipped"].dump(1);
+  // And at the default size and text nothing is cut off either.
+  const AppRun wide = run_app("projector-default", {});
+  EXPECT_EQ(wide.report["layout"], "three columns");
+  EXPECT_TRUE(wide.report["clipped"].empty()) << wide.report["clipped"].dump(1);
+}
+
+// The window never opens larger than the screen's work area (run by ctest on a 1024x768
+// virtual screen: gui_small_screen).
+TEST(SmallScreen, TheWindowFitsTheScreen) {
+  const char* screen = std::getenv("HEADMAP_TEST_SMALL_SCREEN");
+  if (!screen) GTEST_SKIP() << "runs under a 1024x768 Xvfb screen (ctest: gui_small_screen)";
+  const AppRun r = run_app("small-screen", {});  // the default window is 1600x1000
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Image im = load_png(r.png);
+  EXPECT_LE(im.w, 1024);
+  EXPECT_LE(im.h, 768);
+  EXPECT_TRUE(contains(r.report["messages"], "to fit the screen")) << r.report["messages"];
+  EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
+}
+
+// A pitfall beside the correct model, on one shared colour scale: the √D pitfall flattens
+// every head, the entropy goes up, and the passport rows it changes are named.
+TEST(Gui, ComparisonShowsThePitfallBesideTheCorrectModel) {
+  const AppRun r = run_app("compare-scale", {"--panel", "compare", "--then", "pitfall=scale-d-model=on"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["compare_heatmaps"].size(), 8u) << "4 heads with the pitfall, 4 correct";
+  EXPECT_TRUE(contains(r.report["messages"], "shared colour scale"));
+  EXPECT_TRUE(contains(r.report["messages"], "(flatter)")) << r.report["messages"];
+  EXPECT_TRUE(contains(r.report["passport_changes"], "\xE2\x88\x9A" "D")) << r.report["passport_changes"];
+  // On the shared scale the flatter side is darker: its brightest cells are dimmer.
+  const Image im = load_png(r.png);
+  // The largest colormap position seen in a map, below its first row (the first query sees
+  // only itself: 1.0 in both models).
+  const int len = static_cast<int>(r.report["tokens"].size());
+  auto peak_position = [&](const json& q) {
+    float best = 0;
+    const int row_h = (static_cast<int>(q[3]) - static_cast<int>(q[1])) / len;
+    for (int y = static_cast<int>(q[1]) + row_h + 2; y < static_cast<int>(q[3]) - 2; y += 2)
+      for (int x = static_cast<int>(q[0]) + 2; x < static_cast<int>(q[2]) - 2; x += 2) {
+        const auto p = im.at(x, y);
+        for (int i = 0; i < 256; ++i) {
+          const auto c = headmap::colormap_rgb(Colormap::Viridis, i / 255.0f);
+          if (std::abs(std::lround(c[0] * 255) - p[0]) + std::abs(std::lround(c[1] * 255) - p[1]) + std::abs(std::lround(c[2] * 255) - p[2]) <= 6)
+            best = std::max(best, i / 255.0f);
+        }
+      }
+    return best;
+  };
+  float pit = 0, ok = 0;
+  for (int h = 0; h < 4; ++h) pit += peak_position(r.report["compare_heatmaps"][h]), ok += peak_position(r.report["compare_heatmaps"][h + 4]);
+  EXPECT_LT(pit, ok) << "the pitfall's maps must look flatter on the shared scale";
+  // A/B: one grid at a time.
+  const AppRun b = run_app("compare-b", {"--panel", "compare", "--then", "pitfall=scale-d-model=on", "--then", "compare_view=b"});
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(b.report["compare_heatmaps"].size(), 4u);
+  // Head averaging: one averaged map against the four heads.
+  const AppRun avg = run_app("compare-avg", {"--panel", "compare", "--then", "pitfall=head-averaged=on"});
+  ASSERT_EQ(avg.status, 0) << avg.err;
+  EXPECT_EQ(avg.report["compare_heatmaps"].size(), 5u);
+}
+
+// The induction exercise: on a sentence said twice, the model predicts the word that
+// followed the first time; each sentence of a batch shows its own loss.
+TEST(Gui, PredictionsShowTheNextTokenAndEachSentencesLoss) {
+  const AppRun r = run_app("predict", {"--text", "My grandmother planted tomatoes in the garden. My grandmother planted tomatoes in the"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["predicted_after"], "\xC2\xB7the");
+  ASSERT_EQ(r.report["predictions"].size(), 5u);
+  EXPECT_EQ(r.report["predictions"][0].get<std::string>().rfind("\xC2\xB7garden ", 0), 0u) << r.report["predictions"];
+  // A clicked chip: the predictions after token 2 ("·planted" -> "·tom...").
+  const AppRun sel = run_app("predict-select", {"--text", "My grandmother planted tomatoes", "--then", "select_token=0"});
+  EXPECT_EQ(sel.report["predicted_after"], "My");
+  const AppRun batch = run_app("predict-batch", {"--text", "The cat sat on the mat because it was tired.", "--text",
+                                                 "The lawyer who the jury believed told the truth.", "--then", "sentence=1"});
+  ASSERT_EQ(batch.status, 0) << batch.err;
+  ASSERT_EQ(batch.report["sentence_losses"].size(), 2u);
+  EXPECT_GT(batch.report["sentence_losses"][0].get<double>(), 0.0);
+  EXPECT_NE(batch.report["sentence_losses"][0], batch.report["sentence_losses"][1]);
+  EXPECT_EQ(batch.report["predicted_after"], ".") << "sentence 1's last token";
+}
+
+// The head's slice in Focus, and an ablated head drawn greyed with its "off" mark.
+TEST(Gui, FocusMarksTheHeadsSliceAndAblatedHeadsAreGreyed) {
+  const AppRun f = run_app("focus-slice", {"--panel", "focus", "--then", "head=2"});
+  ASSERT_EQ(f.status, 0) << f.err;
+  EXPECT_TRUE(contains(f.report["messages"], "Head 2 reads columns 64\xE2\x80\x93" "95 of W_Q, W_K, W_V")) << f.report["messages"];
+  const AppRun i = run_app("focus-slice-interleaved", {"--panel", "focus", "--then", "head=1", "--then", "pitfall=interleaved=on"});
+  EXPECT_TRUE(contains(i.report["messages"], "Head 1 reads columns 1, 5, 9")) << i.report["messages"];
+  const AppRun off = run_app("heads-off", {"--then", "layer=1", "--then", "ablate=1,2"});
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_EQ(off.report["heads_off"], 1);
+  const Image im = load_png(off.png);
+  // The "off" head is grey: little of it is still on the colormap, unlike its neighbour.
+  EXPECT_LT(colormap_share(im, off.report["heatmaps"][2], Colormap::Viridis).first, 0.1);
+  EXPECT_GT(colormap_share(im, off.report["heatmaps"][1], Colormap::Viridis).first, 0.25);
+}

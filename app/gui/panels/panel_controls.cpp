@@ -3,7 +3,9 @@
 // nothing snaps silently.
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "app/gui/panels/panels.h"
 #include "app/gui/ui_widgets.h"
@@ -12,7 +14,7 @@
 namespace headmap {
 
 static void help_marker(const char* text) {
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   ImGui::TextDisabled("(?)");
   if (ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
@@ -26,7 +28,13 @@ static void help_marker(const char* text) {
 void draw_controls(AppState& s) {
   ModelConfig& c = s.cfg;
   const bool trained = s.result && s.result->fwd && s.result->fwd->weights->trained();
-  const float w = ImGui::GetContentRegionAvail().x * 0.62f;
+  // Sliders leave room for their label and its (?), so nothing runs off a narrow column.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  // The (?) follows on the same line, unless that leaves the slider too short: then it wraps.
+  const float label_w = ImGui::CalcTextSize("num_heads").x + st.ItemInnerSpacing.x + 2, fh = ImGui::GetFontSize();
+  float w = std::min(avail * 0.62f, avail - label_w - ImGui::CalcTextSize("(?)").x - st.ItemSpacing.x);
+  if (w < fh * 5) w = std::max(fh * 3, avail - label_w);
   ImGui::PushItemWidth(w);
 
   // A pretrained model fixes D and L; H can still move, as a re-slicing of the same weights.
@@ -44,13 +52,14 @@ void draw_controls(AppState& s) {
     ImGui::TextDisabled("d_model and layers are fixed by %s's weights", fixed->source.model_name.c_str());
     ImGui::PopTextWrapPos();
   } else {
+    bool first = true;
     for (int d : {24, 64, 128, 256, 512, 768}) {
       char label[16];
       std::snprintf(label, sizeof label, "%d", d);
+      if (!first) same_line_if_fits(ImGui::CalcTextSize(label).x + st.FramePadding.x * 2);
+      first = false;
       if (ImGui::SmallButton(label)) c.d_model = d;
-      ImGui::SameLine();
     }
-    ImGui::NewLine();
   }
   ImGui::SliderInt("num_heads", &c.num_heads, 1, std::max(32, std::min(c.d_model, 64)), "%d", ImGuiSliderFlags_AlwaysClamp);
   help_marker("H, the number of heads. Any H that divides d_model is valid; the parameters do not change with H.");
@@ -76,7 +85,9 @@ void draw_controls(AppState& s) {
               "parameters saved. On trained weights each group keeps the K and V of its first head.");
 
   if (s.config_status.ok()) {
-    ImGui::TextDisabled("d_head = %d / %d = %d", c.d_model, c.num_heads, c.d_head());
+    char text[64];
+    std::snprintf(text, sizeof text, "d_head = %d / %d = %d", c.d_model, c.num_heads, c.d_head());
+    text_disabled_wrapped(text);
   } else {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
     ImGui::TextWrapped("%s", s.config_status.error().message.c_str());
@@ -86,8 +97,15 @@ void draw_controls(AppState& s) {
     const int kv_fix = nearest_valid_kv_heads(c.num_heads, c.num_kv_heads);
     const bool heads_ok = fix == c.num_heads && kv_fix != c.num_kv_heads;  // then the K/V heads do not fit H
     char label[64];
-    if (heads_ok) std::snprintf(label, sizeof label, "Use nearest valid (KV heads = %d)", kv_fix);
-    else std::snprintf(label, sizeof label, "Use nearest valid (H = %d)", fix);
+    if (heads_ok) {
+      std::snprintf(label, sizeof label, "Use nearest valid (KV heads = %d)", kv_fix);
+      if (ImGui::CalcTextSize(label).x + st.FramePadding.x * 2 > ImGui::GetContentRegionAvail().x)
+        std::snprintf(label, sizeof label, "Use KV heads = %d###Use nearest valid", kv_fix);  // a narrow column: the short form
+    } else {
+      std::snprintf(label, sizeof label, "Use nearest valid (H = %d)", fix);
+      if (ImGui::CalcTextSize(label).x + st.FramePadding.x * 2 > ImGui::GetContentRegionAvail().x)
+        std::snprintf(label, sizeof label, "Use H = %d###Use nearest valid", fix);  // a narrow column: the short form
+    }
     s.report.buttons.push_back("Use nearest valid");
     if (ImGui::Button(label)) {
       if (heads_ok) c.num_kv_heads = kv_fix == c.num_heads ? 0 : kv_fix;
@@ -101,19 +119,19 @@ void draw_controls(AppState& s) {
   ImGui::SliderInt("context", &c.context, 1, kMaxContext, "%d", ImGuiSliderFlags_AlwaysClamp | ImGuiSliderFlags_Logarithmic);
   help_marker("Maximum tokens per sentence. Longer text is truncated, and the truncation is reported under the sentence.");
   if (trained && s.result->fwd->weights->context < c.context)
-    ImGui::TextDisabled("(the trained model reads at most %d tokens)", s.result->fwd->weights->context);
+    text_disabled_wrapped(("(the trained model reads at most " + std::to_string(s.result->fwd->weights->context) + " tokens)").c_str());
   int seed = static_cast<int>(c.seed);
   if (ImGui::InputInt("seed", &seed)) c.seed = static_cast<uint64_t>(std::max(0, seed));
   ImGui::Checkbox("causal mask", &c.causal);
   help_marker("Each query sees only itself and earlier tokens. Hidden cells are drawn grey.");
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("positions (?)").x + ImGui::GetFrameHeight() + st.ItemInnerSpacing.x * 2);
   ImGui::Checkbox("positions", &c.positional);
   help_marker("Add the positional encoding (sinusoidal for random init, learned for a trained model).");
   if (!trained) {
     int tok = c.tokenizer == TokenizerKind::Char ? 1 : 0;
     if (ImGui::Combo("tokenizer", &tok, "word\0char\0")) c.tokenizer = tok == 1 ? TokenizerKind::Char : TokenizerKind::Word;
   } else {
-    ImGui::TextDisabled("tokenizer: the model's byte-level BPE");
+    text_disabled_wrapped("tokenizer: the model's byte-level BPE");
     help_marker("Sub-words learned from the training text (GPT-2's algorithm). A word the model knows is one token; a rare one splits into pieces, down to single bytes, so nothing is ever unknown. A dot marks a piece that starts with a space.");
   }
   ImGui::PopItemWidth();
@@ -123,7 +141,7 @@ void draw_controls(AppState& s) {
   ImGui::SameLine();
   int mode = s.weights_mode == WeightsMode::Random ? 1 : 0;
   if (ImGui::RadioButton("trained", mode == 0)) s.weights_mode = WeightsMode::Trained;
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("random init").x + ImGui::GetFrameHeight() + st.ItemInnerSpacing.x);
   if (ImGui::RadioButton("random init", mode == 1)) s.weights_mode = WeightsMode::Random;
   help_marker("Trained: a model trained on the shipped corpus (or in the Training tab), re-sliced when num_heads moves off "
               "its training. Random init: weights from the seed, so the patterns come only from the words and positions.");
@@ -140,7 +158,7 @@ void draw_controls(AppState& s) {
   ImGui::TextUnformatted("Pitfalls");
   help_marker("Each switch reproduces one classic multi-head bug from the chapters. All off is the correct model.");
   for (const PitfallInfo& p : pitfall_list()) {
-    ImGui::Checkbox(p.label, &(c.pitfalls.*(p.flag)));
+    checkbox_wrapped(p.label, &(c.pitfalls.*(p.flag)));
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
@@ -149,7 +167,7 @@ void draw_controls(AppState& s) {
       ImGui::EndTooltip();
     }
   }
-  if (c.pitfalls.reversed_mask && !c.causal) ImGui::TextDisabled("(the reversed mask needs the causal mask on)");
+  if (c.pitfalls.reversed_mask && !c.causal) text_disabled_wrapped("(the reversed mask needs the causal mask on)");
 }
 
 }  // namespace headmap

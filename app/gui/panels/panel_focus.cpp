@@ -61,6 +61,95 @@ HeatmapStyle step_style(const Step& st, const AppState& s, const ModelConfig& cf
   return style;
 }
 
+// Overlays the columns [c0, c1) of a map drawn in [p0, p1) with `cols` columns visible from
+// `first`: the rest dimmed, the band outlined, its first and last index written inside.
+void mark_columns(ImVec2 p0, ImVec2 p1, float first, float cols, int c0, int c1, bool indices) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float cw = (p1.x - p0.x) / std::max(cols, 1e-6f);
+  const float x0 = std::clamp(p0.x + (c0 - first) * cw, p0.x, p1.x), x1 = std::clamp(p0.x + (c1 - first) * cw, p0.x, p1.x);
+  const ImU32 dim = IM_COL32(20, 20, 24, 150), band = IM_COL32(255, 170, 60, 255);
+  if (x0 > p0.x) dl->AddRectFilled(p0, ImVec2(x0, p1.y), dim);
+  if (x1 < p1.x) dl->AddRectFilled(ImVec2(x1, p0.y), p1, dim);
+  if (x1 <= x0) return;
+  dl->AddRect(ImVec2(x0, p0.y), ImVec2(x1, p1.y), band, 0, 0, 2.0f);
+  if (!indices) return;
+  char a[16], b[16];
+  std::snprintf(a, sizeof a, "%d", c0);
+  std::snprintf(b, sizeof b, "%d", c1 - 1);
+  const ImVec2 ta = ImGui::CalcTextSize(a), tb = ImGui::CalcTextSize(b);
+  const ImU32 ink = IM_COL32(20, 20, 20, 255);
+  dl->AddRectFilled(ImVec2(x0, p0.y), ImVec2(x0 + ta.x + 6, p0.y + ta.y + 2), band);
+  dl->AddText(ImVec2(x0 + 3, p0.y + 1), ink, a);
+  if (x1 - tb.x - 6 > x0 + ta.x + 8) {
+    dl->AddRectFilled(ImVec2(x1 - tb.x - 6, p0.y), ImVec2(x1, p0.y + tb.y + 2), band);
+    dl->AddText(ImVec2(x1 - tb.x - 3, p0.y + 1), ink, b);
+  }
+}
+
+// The head's slice of D: the d_head columns of W_Q, W_K and W_V it reads, marked with
+// their feature indices (every H-th column under the interleaved pitfall).
+void head_slice_strip(AppState& s, HeatmapRenderer& r, const ForwardData& f, const ModelConfig& cfg, const TraceRequest& req) {
+  const int D = cfg.d_model, H = cfg.num_heads, dh = cfg.d_head(), h = req.head;
+  const bool inter = cfg.pitfalls.interleaved_reshape;
+  const LayerWeights& lw = f.weights->layers[req.layer];
+  const float fh = ImGui::GetFontSize(), side = fh * 3.6f;
+  char what[160];
+  if (inter)
+    std::snprintf(what, sizeof what, "Head %d reads columns %d, %d, %d \xE2\x80\xA6 %d of W_Q, W_K, W_V: every %d-th (PITFALL)", h,
+                  head_feature(h, 0, H, dh, true), head_feature(h, 1 % dh, H, dh, true), head_feature(h, 2 % dh, H, dh, true),
+                  head_feature(h, dh - 1, H, dh, true), H);
+  else
+    std::snprintf(what, sizeof what, "Head %d reads columns %d\xE2\x80\x93%d of W_Q, W_K, W_V (d_head = %d of D = %d)", h, h * dh,
+                  (h + 1) * dh - 1, dh, D);
+  s.report.messages.push_back(what);
+  if (!ImGui::CollapsingHeader("The head's slice of D", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  const std::pair<const char*, const MatR*> mats[] = {{"W_Q", &lw.w_q}, {"W_K", &lw.w_k}, {"W_V", &lw.w_v}};
+  for (size_t i = 0; i < std::size(mats); ++i) {
+    if (i) ImGui::SameLine();
+    ImGui::BeginGroup();
+    const MatR& m = *mats[i].second;  // (D, D), y = x W: column c makes feature c
+    const float peak = std::max(m.cwiseAbs().maxCoeff(), 1e-6f);
+    char tag[32];
+    std::snprintf(tag, sizeof tag, "W/%d/%zu", req.layer, i);
+    const MapTexture& tex = r.texture(f.weights, tag, m.data(), D, D, D, 512);
+    HeatmapView v;
+    v.tex = &tex;
+    v.style.diverging = true;
+    v.style.vmin = -peak;
+    v.style.vmax = peak;
+    v.style.grid = false;
+    v.side = side;
+    ImGui::PushID(static_cast<int>(i));
+    const HeatmapHit hit = heatmap_view("w", r, v);
+    ImGui::PopID();
+    if (inter) {
+      for (int j = 0; j < dh; ++j) {
+        const int c = head_feature(h, j, H, dh, true);
+        const float x = hit.p0.x + (c + 0.5f) * (hit.p1.x - hit.p0.x) / D;
+        ImGui::GetWindowDrawList()->AddLine(ImVec2(x, hit.p0.y), ImVec2(x, hit.p1.y), IM_COL32(255, 170, 60, 255), 1.5f);
+      }
+    } else {
+      mark_columns(hit.p0, hit.p1, 0, static_cast<float>(D), h * dh, (h + 1) * dh, false);
+    }
+    if (hit.hovered) ImGui::SetTooltip("%s row %d, column %d: %.4f%s", mats[i].first, hit.row, hit.col, m(hit.row, hit.col),
+                                       hit.col / std::max(dh, 1) == h && !inter ? "  (this head's column)" : "");
+    ImGui::Text("%s", mats[i].first);
+    ImGui::SameLine();
+    ImGui::TextDisabled("(D, D)");
+    ImGui::EndGroup();
+  }
+  // The explanation beside the maps when it has room for a few words a line, else under them.
+  char fills[128];
+  std::snprintf(fills, sizeof fills, "Its output fills columns %d\xE2\x80\x93%d of the concatenation (marked in the concat step).", h * dh,
+                (h + 1) * dh - 1);
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < fh * 12) ImGui::NewLine();
+  ImGui::BeginGroup();
+  text_disabled_wrapped(what);
+  text_disabled_wrapped(fills);
+  ImGui::EndGroup();
+}
+
 }  // namespace
 
 void draw_focus(AppState& s, HeatmapRenderer& r) {
@@ -85,12 +174,17 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   const int len = tr.len;
 
   ImGui::Text("Layer %d, head %d of %d, sentence %d", req.layer, req.head, cfg.num_heads, req.batch);
-  ImGui::SameLine();
-  ImGui::TextDisabled("   \xE2\x86\x90 \xE2\x86\x92 heads, \xE2\x86\x91 \xE2\x86\x93 layers   d_head = %d", cfg.d_head());
+  char keys[96];
+  std::snprintf(keys, sizeof keys, "   \xE2\x86\x90 \xE2\x86\x92 heads, \xE2\x86\x91 \xE2\x86\x93 layers   d_head = %d", cfg.d_head());
+  same_line_if_fits(ImGui::CalcTextSize(keys).x);
+  ImGui::TextDisabled("%s", keys);
   if (s.stale) {
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::CalcTextSize("  updating...").x);
     ImGui::TextColored(kPendingColour, "  updating...");
   }
+
+  head_slice_strip(s, r, f, cfg, req);
+  ImGui::Separator();
 
   std::vector<Step> steps = steps_of(tr, cfg);
   for (size_t i = 0; i < steps.size() && i < s.result->trace_range.size(); ++i)
@@ -191,12 +285,16 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   }
   v.hover_token = s.hover_token;
   const HeatmapHit hit = heatmap_view("big", r, v);
+  const int dh = cfg.d_head(), head = req.head;
+  if (st.m == &tr.concat) mark_columns(hit.p0, hit.p1, c0, c1 - c0, head * dh, (head + 1) * dh, true);  // this head's columns
   if (hit.hovered) {
     const float val = (*st.m)(hit.row, hit.col);
     ImGui::BeginTooltip();
     ImGui::Text("row %d \"%s\"", hit.row, toks[hit.row].c_str());
     if (col_tokens) ImGui::Text("column %d \"%s\"", hit.col, toks[hit.col].c_str());
-    else ImGui::Text("feature %d", hit.col);
+    else if (st.m->cols() == dh)
+      ImGui::Text("feature %d of the head = column %d of D", hit.col, head_feature(head, hit.col, cfg.num_heads, dh, cfg.pitfalls.interleaved_reshape));
+    else ImGui::Text("feature %d%s", hit.col, hit.col / std::max(dh, 1) == head ? " (this head's columns)" : "");
     if (std::isfinite(val)) ImGui::Text("value %.4f", val);
     else ImGui::TextUnformatted("value \xE2\x88\x92\xE2\x88\x9E (hidden by the mask)");
     ImGui::EndTooltip();
@@ -220,8 +318,10 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
     }
   }
   if (zoom > 1.0f) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("zoom %.1fx (wheel, drag, double-click to reset)", zoom);
+    char z[96];
+    std::snprintf(z, sizeof z, "zoom %.1fx (wheel, drag, double-click to reset)", zoom);
+    same_line_if_fits(ImGui::CalcTextSize(z).x);
+    ImGui::TextDisabled("%s", z);
   }
   colour_legend(v.style, st.weights ? "attention weight" : "signed value: blue < 0 < red", std::min(avail.x * 0.3f, fh * 14));
 }

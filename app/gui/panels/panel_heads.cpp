@@ -87,20 +87,25 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
     ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, "sentence %d");
   }
-  ImGui::SameLine();
-  ImGui::TextDisabled("  %.1f ms", f.compute_ms);
+  // The header's items wrap onto a new line when the window is narrow (a projector).
+  char text[96];
+  std::snprintf(text, sizeof text, "  %.1f ms", f.compute_ms);
+  same_line_if_fits(ImGui::CalcTextSize(text).x);
+  ImGui::TextDisabled("%s", text);
   if (f.weights->trained() && out.loss_tokens > 0) {
     // The pruning exercise: switch heads off (the boxes by the titles) and watch this move.
     const int off = static_cast<int>(s.result->request.ablated.size());
-    ImGui::SameLine();
-    ImGui::Text("  loss on this text %.3f nats/token", out.loss);
+    std::snprintf(text, sizeof text, "  loss on this text %.3f nats/token", out.loss);
+    same_line_if_fits(ImGui::CalcTextSize(text).x);
+    ImGui::TextUnformatted(text);
     if (off) {
-      ImGui::SameLine();
-      ImGui::TextColored(kPendingColour, "(%d head%s off)", off, off == 1 ? "" : "s");
+      std::snprintf(text, sizeof text, "(%d head%s off)", off, off == 1 ? "" : "s");
+      same_line_if_fits(ImGui::CalcTextSize(text).x);
+      ImGui::TextColored(kPendingColour, "%s", text);
     }
   }
   if (s.stale) {
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::CalcTextSize("  updating...").x);
     ImGui::TextColored(kPendingColour, "  updating...");
   } else if (!f.complete) {  // a long request shows its visible layer first
     ImGui::SameLine();
@@ -130,6 +135,9 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   const bool labels = side >= bare * 0.67f && side >= fh * 4;
   if (!labels) cols = bare_cols, side = bare;
   side = std::max(side, 24.0f);
+  // A title may use its column's share of the row's spare width, never more (the last
+  // column would run off the window).
+  const float title_room = side + std::max(0.0f, (avail.x - cols * (side + (labels ? lw : 0.0f) + gap)) / cols);
 
   // The zoom window, in cells, the same for every head.
   float& zoom = s.view.heads_zoom;
@@ -162,6 +170,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     const float probe = (!cfg.pitfalls.head_averaged && !f.induction.empty()) ? f.induction[static_cast<size_t>(layer) * out.H + h] : 0.0f;
     const float ind = label_induction(probe, mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf(""));
     const HeadLabel label = cfg.pitfalls.head_averaged ? HeadLabel::None : head_label(m, ind);
+    bool show_label = label != HeadLabel::None;  // dropped from the title when even "head N" and it do not fit (tooltip)
     char title[160];
     if (cfg.pitfalls.head_averaged)
       std::snprintf(title, sizeof title, "mean of %d heads  \xC2\xB7  %.2f nats", cfg.num_heads, m.entropy);
@@ -171,9 +180,12 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       // clipped: drop d_head (the controls show it), then the entropy (the tooltip has it).
       const float extra = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x +
                           (label != HeadLabel::None ? ImGui::CalcTextSize(head_label_name(label)).x : 0.0f);
-      if (ImGui::CalcTextSize(title).x + extra > side)
+      if (ImGui::CalcTextSize(title).x + extra > title_room)
         std::snprintf(title, sizeof title, "head %d  \xC2\xB7  %.2f nats", h, m.entropy);
-      if (ImGui::CalcTextSize(title).x + extra > side) std::snprintf(title, sizeof title, "head %d", h);
+      if (ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "head %d", h);
+      if (ImGui::CalcTextSize(title).x + extra > title_room) show_label = false;
+      if (ImGui::CalcTextSize(title).x + ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x > title_room)
+        std::snprintf(title, sizeof title, "%d", h);
     }
     if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
     // Head ablation: the box switches the head's output off (its pattern stays on screen).
@@ -192,13 +204,14 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       ImGui::SameLine();
     }
     ImGui::TextUnformatted(title);
-    if (label != HeadLabel::None) {
+    if (show_label) {
       ImGui::SameLine();
       ImGui::TextColored(kAccentColour, "%s", head_label_name(label));
     }
     if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip("entropy %.3f nats (%.2f of the maximum)\nprevious-token %.2f   first-token %.2f   self %.2f\n"
+      ImGui::SetTooltip("%s%sentropy %.3f nats (%.2f of the maximum)\nprevious-token %.2f   first-token %.2f   self %.2f\n"
                         "peak weight %.2f   induction %.2f (on the induction probe)",
+                        show_label || label == HeadLabel::None ? "" : head_label_name(label), show_label || label == HeadLabel::None ? "" : "\n",
                         m.entropy, m.entropy_norm, m.prev_token, m.first_token, m.self, m.max_weight, ind);
     }
     map_range(s, layer, batch, h, &vmin, &vmax);
@@ -230,6 +243,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     const bool dragging = ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left);
     ImGui::PopID();
     s.report.heatmaps.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
+    if (!cfg.pitfalls.head_averaged && s.ablated.count(HeadId{layer, h})) mark_head_off(hit.p0, hit.p1), s.report.heads_off++;
     if (hit.hovered) {
       hovered_row = hit.row;
       hovered_col = hit.col;

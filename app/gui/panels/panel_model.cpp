@@ -26,7 +26,9 @@ void draw_model(AppState& s, HeatmapRenderer& r) {
   const float gap = ImGui::GetStyle().ItemSpacing.x;
   const float side = std::max(fh * 2, std::min((avail.x - head_w) / out.Hw - gap, (avail.y - fh * 3) / out.L - gap - fh * 0.2f));
 
-  ImGui::TextDisabled("Sentence %d. Click: select the layer and head. Double-click: open it in the focus view.", b);
+  char hint[128];
+  std::snprintf(hint, sizeof hint, "Sentence %d. Click: select the layer and head. Double-click: open it in the focus view.", b);
+  text_disabled_wrapped(hint);
   ImGui::Dummy(ImVec2(head_w, 0));
   for (int h = 0; h < out.Hw; ++h) {
     ImGui::SameLine(head_w + h * (side + gap) + ImGui::GetStyle().WindowPadding.x);
@@ -61,6 +63,7 @@ void draw_model(AppState& s, HeatmapRenderer& r) {
       ImGui::PushID(l * 1000 + h);
       const HeatmapHit hit = heatmap_view("thumb", r, v);
       ImGui::PopID();
+      if (s.ablated.count(HeadId{l, h}) && !cfg.pitfalls.head_averaged) mark_head_off(hit.p0, hit.p1);
       if (l == s.view.layer && h == s.view.head)
         ImGui::GetWindowDrawList()->AddRect(ImVec2(hit.p0.x - 3, hit.p0.y - 3), ImVec2(hit.p1.x + 3, hit.p1.y + 3),
                                             IM_COL32(255, 140, 70, 255), 0, 0, 2.5f);

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "app/gui/panels/panels.h"
+#include "app/gui/ui_widgets.h"
 #include "app/gui/theme.h"
 
 namespace headmap {
@@ -40,10 +41,10 @@ void draw_passport(AppState& s, bool full) {
   }
   ImGui::Text("B=%d  T=%d  D=%d  H=%d  d_head=%d  L=%d", p.B, p.T, c.d_model, c.num_heads, c.d_head(), c.num_layers);
   if (!s.last_change.empty() && glow > 0) {
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::CalcTextSize(("  " + s.last_change).c_str()).x);
     ImGui::TextColored(ImVec4(kChangedColour.x, kChangedColour.y, kChangedColour.z, 0.4f + 0.6f * glow), "  %s", s.last_change.c_str());
   }
-  ImGui::TextDisabled("%s", s.result->fwd->source.c_str());
+  text_disabled_wrapped_at_commas(s.result->fwd->source);
 
   const int ncols = full ? 7 : 3;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |

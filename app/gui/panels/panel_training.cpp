@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "app/gui/panels/panels.h"
+#include "app/gui/ui_widgets.h"
 #include "app/gui/theme.h"
 
 namespace headmap {
@@ -95,15 +96,17 @@ void draw_training(AppState& s) {
   const float fh = ImGui::GetFontSize();
   ImGui::TextWrapped("Trains the model on the shipped corpus (next-token prediction, AdamW), right here on the CPU. "
                      "The heatmaps follow the training as it runs: watch previous-token and induction heads appear.");
-  if (!s.corpus_path.empty()) ImGui::TextDisabled("corpus: %s", s.corpus_path.c_str());
+  if (!s.corpus_path.empty()) text_disabled_wrapped(("corpus: " + s.corpus_path).c_str());
   ImGui::Separator();
 
   // One run: the sliders' configuration.
   ImGui::PushItemWidth(fh * 10);
+  // Side by side while they fit, else one under the other (a narrow window, a large font).
+  const float inner = ImGui::GetStyle().ItemInnerSpacing.x;
   ImGui::SliderInt("steps", &s.train_steps, 100, 8000, "%d", ImGuiSliderFlags_Logarithmic);
-  ImGui::SameLine();
+  same_line_if_fits(fh * 10 + inner + ImGui::CalcTextSize("batch").x);
   ImGui::SliderInt("batch", &s.train_batch, 1, 64);
-  ImGui::SameLine();
+  same_line_if_fits(fh * 10 + inner + ImGui::CalcTextSize("tokens per sequence").x);
   ImGui::SliderInt("tokens per sequence", &s.train_seq, 8, 128);
   ImGui::PopItemWidth();
   const bool valid = s.config_status.ok();
@@ -121,7 +124,7 @@ void draw_training(AppState& s) {
   }
   ImGui::EndDisabled();
   if (!valid) {
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::CalcTextSize("(fix d_model / num_heads first)").x);
     ImGui::TextDisabled("(fix d_model / num_heads first)");
   } else if (!trainable) {
     ImGui::TextWrapped("%s", trainable.error().message.c_str());
@@ -137,7 +140,7 @@ void draw_training(AppState& s) {
   ImGui::PopItemWidth();
   ImGui::BeginDisabled(t.running);
   if (ImGui::Button("H = 1, 4, 8 at d_model 64")) s.train_request = compare_heads_job(s);
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("with and without W_O (H = 4)").x + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Button("with and without W_O (H = 4)")) s.train_request = compare_w_o_job(s);
   ImGui::EndDisabled();
 
@@ -168,8 +171,10 @@ void draw_training(AppState& s) {
   } else if (t.done) {
     ImGui::Text("Done: %d run%s on %s.", t.runs, t.runs == 1 ? "" : "s", t.corpus_name.c_str());
     for (size_t r = 0; r < t.final_val.size() && r < t.labels.size(); ++r) {
-      ImGui::SameLine();
-      ImGui::Text("  %s: val %.3f", t.labels[r].c_str(), t.final_val[r]);
+      char run[96];
+      std::snprintf(run, sizeof run, "  %s: val %.3f", t.labels[r].c_str(), t.final_val[r]);
+      same_line_if_fits(ImGui::CalcTextSize(run).x);
+      ImGui::TextUnformatted(run);
     }
   } else {
     ImGui::TextDisabled("No training yet in this session.");

@@ -90,6 +90,7 @@ static void derive(ForwardData& data, const ComputeRequest& r) {
   const ForwardOutput& o = data.out;
   data.metrics = head_metrics(o, data.batch);
   data.text_induction = text_induction_scores(o, data.batch);
+  data.sentence_loss = sentence_losses(o, data.batch);  // empty without logits
   for (int b = 0; b < data.batch.B(); ++b) {
     std::vector<std::string> l;
     for (const Token& t : data.batch.sentences[b].tokens) l.push_back(token_display(t));
@@ -110,13 +111,11 @@ static void derive(ForwardData& data, const ComputeRequest& r) {
   }
 }
 
-std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const ComputeRequest& r, uint64_t seq) {
-  auto res = std::make_shared<ComputeResult>();
-  res->request = r;
-  res->seq = seq;
+// job: where a long request publishes its visible layer first; nullptr: only the complete pass
+// (the Compare tab's correct model, which is drawn beside a complete result).
+Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job* job, const ComputeRequest& r, uint64_t seq) {
   const auto t0 = std::chrono::steady_clock::now();
 
-  // 1. The forward pass, from the cache when these inputs were seen before.
   const size_t fhash = r.forward_hash();
   std::shared_ptr<const ForwardData> fwd;
   for (auto it = forward_cache_.begin(); it != forward_cache_.end(); ++it)
@@ -127,10 +126,7 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
     }
   if (!fwd) {
     Result<std::shared_ptr<const ModelWeights>> w = weights_for(r);
-    if (!w) {
-      res->error = w.error();
-      return res;
-    }
+    if (!w) return w.error();
     auto data = std::make_shared<ForwardData>();
     data->inputs = r;
     data->inputs.trace.reset();
@@ -156,7 +152,7 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
     // the refusal comes at once, and no partial result stands in for it.
     const int64_t all_maps_bytes = int64_t(4) * r.cfg.num_layers * data->batch.B() * weight_heads(mha_options(r.cfg)) *
                                    data->batch.T * data->batch.T;
-    if (visible + 1 < r.cfg.num_layers && flops > kStagedFlops && all_maps_bytes <= kMaxAttentionBytes) {
+    if (job && visible + 1 < r.cfg.num_layers && flops > kStagedFlops && all_maps_bytes <= kMaxAttentionBytes) {
       auto first = std::make_shared<ForwardData>(*data);
       ModelConfig upto = r.cfg;
       upto.num_layers = visible + 1;
@@ -168,10 +164,7 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
         fo1.ablate = &ablate1;
       }
       Result<ForwardOutput> out1 = forward(**w, upto, first->batch, fo1);
-      if (!out1) {
-        res->error = out1.error();
-        return res;
-      }
+      if (!out1) return out1.error();
       first->out = std::move(out1).value();
       first->complete = false;
       derive(*first, r);
@@ -182,13 +175,10 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
       partial->request = r;
       partial->seq = seq;
       partial->fwd = first;
-      publish(job, partial);
+      publish(*job, partial);
     }
     Result<ForwardOutput> out = forward(**w, r.cfg, data->batch, fo);
-    if (!out) {
-      res->error = out.error();
-      return res;
-    }
+    if (!out) return out.error();
     data->out = std::move(out).value();
     data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, (*w)->trained() ? (*w)->vocab_size() : 0, (*w)->context);
     derive(*data, r);
@@ -216,7 +206,34 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
       }
     }
   }
+  return fwd;
+}
+
+std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const ComputeRequest& r, uint64_t seq) {
+  auto res = std::make_shared<ComputeResult>();
+  res->request = r;
+  res->seq = seq;
+  // 1. The forward pass, from the cache when these inputs were seen before; and for the
+  // Compare tab the correct model's, on the same inputs with every pitfall off.
+  Result<std::shared_ptr<const ForwardData>> got = forward_data(&job, r, seq);
+  if (!got) {
+    res->error = got.error();
+    return res;
+  }
+  const std::shared_ptr<const ForwardData> fwd = *got;
   res->fwd = fwd;
+  if (r.compare && r.cfg.pitfalls.any()) {
+    ComputeRequest correct = r;
+    correct.cfg.pitfalls = Pitfalls{};
+    correct.trace.reset();
+    correct.compare = false;
+    Result<std::shared_ptr<const ForwardData>> base = forward_data(nullptr, correct, seq);
+    if (!base) {
+      res->error = base.error();
+      return res;
+    }
+    res->baseline = *base;
+  }
 
   // 2. The step-through of the selected head, on the cached layer input.
   const ForwardOutput& out = fwd->out;

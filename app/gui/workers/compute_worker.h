@@ -65,6 +65,9 @@ class ComputeWorker {
   void work(Job& job);
   void publish(const Job& job, std::shared_ptr<ComputeResult> res);
   std::shared_ptr<ComputeResult> compute(const Job& job, const ComputeRequest& r, uint64_t seq);
+  // The forward pass of r's forward inputs and what is derived from it, from the cache or
+  // computed; with a job, a long request publishes its visible layer first.
+  Result<std::shared_ptr<const ForwardData>> forward_data(const Job* job, const ComputeRequest& r, uint64_t seq);
   Result<std::shared_ptr<const ModelWeights>> weights_for(const ComputeRequest& r);
 
   std::function<void()> wake_;

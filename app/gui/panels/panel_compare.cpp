@@ -1,0 +1,266 @@
+// panel_compare.cpp: a pitfall beside the correct model. The same text, layer and sentence
+// run twice (the worker's baseline has every pitfall off); both sets of heads are drawn on
+// one shared colour scale, side by side or as an A/B toggle, with each head's entropy
+// change and the passport rows the pitfall changes. A comparison's point is often a change
+// of scale (√D flattens every head), which per-head colours would hide: this panel always
+// uses the shared scale and says so.
+//
+// B = batch, T = tokens, D = d_model, H = heads, L = layers
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "app/gui/panels/panels.h"
+#include "app/gui/theme.h"
+#include "app/gui/ui_widgets.h"
+
+namespace headmap {
+
+namespace {
+
+// The pitfalls switched on, by their labels: "scale by sqrt(D)".
+std::string pitfall_names(const Pitfalls& p) {
+  std::string out;
+  for (const PitfallInfo& i : pitfall_list())
+    if (p.*(i.flag)) out += (out.empty() ? "" : " + ") + std::string(i.label);
+  return out;
+}
+
+// The passport rows whose formula, shape or note the pitfall changes, as "name: correct -> pitfall".
+std::vector<std::string> changed_rows(const Passport& pit, const Passport& ok) {
+  std::vector<std::string> rows;
+  for (const PassportStep& a : pit.steps) {
+    const PassportStep* b = ok.find(a.id);
+    if (!b) {
+      rows.push_back(a.name + ": only with the pitfall, " + a.formula + " " + a.concrete_str());
+      continue;
+    }
+    if (a.formula != b->formula || a.concrete_str() != b->concrete_str() || a.note != b->note)
+      rows.push_back(a.name + ": " + b->formula + " " + b->concrete_str() + "  \xE2\x86\x92  " + a.formula + " " + a.concrete_str());
+  }
+  for (const PassportStep& b : ok.steps)
+    if (!pit.find(b.id)) rows.push_back(b.name + ": gone with the pitfall (" + b.formula + ")");
+  if (pit.attention_params != ok.attention_params)
+    rows.push_back("attention parameters: " + human_count(ok.attention_params) + "  \xE2\x86\x92  " + human_count(pit.attention_params));
+  return rows;
+}
+
+float mean_entropy(const ForwardData& f, int layer, int batch) {
+  float sum = 0;
+  for (int h = 0; h < f.out.Hw; ++h) sum += f.metrics[(static_cast<size_t>(layer) * f.out.B + batch) * f.out.Hw + h].entropy;
+  return f.out.Hw ? sum / f.out.Hw : 0.0f;
+}
+
+}  // namespace
+
+void draw_compare(AppState& s, HeatmapRenderer& r) {
+  ModelConfig& c = s.cfg;
+  // The switch, here too, so the comparison is one click away: one pitfall at a time.
+  int on = -1, count = 0;
+  const std::vector<PitfallInfo>& list = pitfall_list();
+  for (size_t i = 0; i < list.size(); ++i)
+    if (c.pitfalls.*(list[i].flag)) on = static_cast<int>(i), ++count;
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("Pitfall");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(std::min(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 10));
+  if (ImGui::BeginCombo("##pitfall", count > 1 ? "several" : on >= 0 ? list[on].label : "none (the correct model)")) {
+    if (ImGui::Selectable("none (the correct model)", count == 0)) c.pitfalls = Pitfalls{};
+    for (const PitfallInfo& p : list) {
+      if (ImGui::Selectable(p.label, count == 1 && c.pitfalls.*(p.flag))) {
+        c.pitfalls = Pitfalls{};
+        c.pitfalls.*(p.flag) = true;
+      }
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.explain);
+    }
+    ImGui::EndCombo();
+  }
+  if (!c.pitfalls.any()) {
+    ImGui::TextWrapped("All pitfalls are off: this is the correct model. Switch one on above to see what it changes.");
+    return;
+  }
+  if (!s.result || !s.result->fwd) {
+    ImGui::TextDisabled("Computing...");
+    return;
+  }
+  if (!s.result->baseline) {
+    ImGui::TextDisabled("Computing the correct model beside it...");
+    return;
+  }
+  const std::shared_ptr<const ForwardData>& pit_p = s.result->fwd;
+  const std::shared_ptr<const ForwardData>& ok_p = s.result->baseline;
+  const ForwardData &pit = *pit_p, &ok = *ok_p;
+  const ModelConfig& cfg = s.result->request.cfg;
+  if (pit.batch.empty()) {
+    ImGui::TextWrapped("Nothing to attend over: type a sentence, or pick one from Presets.");
+    return;
+  }
+  const int layer = std::clamp(s.view.layer, 0, pit.out.L - 1), batch = std::clamp(s.view.batch, 0, pit.out.B - 1);
+  const int len = pit.batch.lengths[batch];
+
+  // One shared scale: 0 to the larger peak of both models' maps in this layer.
+  float vmax = 0;
+  for (const ForwardData* f : {&pit, &ok})
+    for (int h = 0; h < f->out.Hw; ++h) vmax = std::max(vmax, f->map_max[(static_cast<size_t>(layer) * f->out.B + batch) * f->out.Hw + h]);
+  if (vmax <= 0) vmax = 1;
+
+  const float e_pit = mean_entropy(pit, layer, batch), e_ok = mean_entropy(ok, layer, batch);
+  // Side by side, or one grid switching between A (the pitfall) and B (the correct model).
+  int& mode = s.view.compare_mode;
+  const float radio = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x;
+  same_line_if_fits(radio + ImGui::CalcTextSize("side by side").x);
+  ImGui::RadioButton("side by side", &mode, 0);
+  same_line_if_fits(radio + ImGui::CalcTextSize("A/B").x);
+  ImGui::RadioButton("A/B", &mode, 1);
+  if (mode == 1) {
+    same_line_if_fits(radio + ImGui::CalcTextSize("A: pitfall").x);
+    ImGui::RadioButton("A: pitfall", &s.view.compare_show_correct, 0);
+    same_line_if_fits(radio + ImGui::CalcTextSize("B: correct").x);
+    ImGui::RadioButton("B: correct", &s.view.compare_show_correct, 1);
+  }
+  if (pit.out.L > 1) {
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+    ImGui::SliderInt("##layer", &s.view.layer, 0, pit.out.L - 1, "layer %d");
+    ImGui::SameLine();
+  }
+  char scale[96];
+  std::snprintf(scale, sizeof scale, "Shared colour scale, 0 to %.2f", vmax);
+  ImGui::PushStyleColor(ImGuiCol_Text, kAccentColour);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(scale);
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("A comparison uses one colour scale for both models, set automatically: per-head colours\n"
+                      "would stretch each map to its own peak and hide a change of scale such as \xE2\x88\x9A" "D's.");
+  char delta[200];
+  std::snprintf(delta, sizeof delta, "Mean entropy %.2f nats against %.2f correct: %+.2f (%s)", e_pit, e_ok, e_pit - e_ok,
+                e_pit > e_ok + 0.005f ? "flatter" : e_pit < e_ok - 0.005f ? "sharper" : "unchanged");
+  ImGui::PushStyleColor(ImGuiCol_Text, kChangedColour);
+  ImGui::TextWrapped("%s", delta);
+  ImGui::PopStyleColor();
+  s.report.messages.push_back(delta);
+  s.report.messages.push_back("shared colour scale");
+
+  // The maps take the room left above the changed passport rows. The two grids (A and B)
+  // sit one above the other or side by side, whichever gives larger maps; in each, the
+  // heads wrap into rows, each map under one line of title and entropy.
+  const std::vector<std::string> rows = changed_rows(pit.passport, ok.passport);
+  const float fh = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
+  const float rows_h = line * (2.5f + std::min<size_t>(rows.size(), 3));
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const int grids = mode == 0 ? 2 : 1;
+  const int most = std::max(pit.out.Hw, ok.out.Hw);
+  const float gap = ImGui::GetStyle().ItemSpacing.x * 2, text_h = line;
+  int per_row = most;
+  float side = 0;
+  bool beside = false;
+  for (bool b : {false, true}) {
+    if (b && grids == 1) continue;
+    const float grid_w = b ? (avail.x - gap * 2) / 2 : avail.x, grid_h = (avail.y - rows_h) / (b ? 1 : grids) - line;
+    for (int cols = 1; cols <= most; ++cols) {
+      const int grid_rows = (most + cols - 1) / cols;
+      const float sd = std::min(grid_w / cols - gap, grid_h / grid_rows - text_h - gap);
+      if (sd > side) side = sd, per_row = cols, beside = b;
+    }
+  }
+  side = std::max(side, fh * 2.5f);
+
+  HeatmapStyle style;
+  style.colormap = s.view.colormap;
+  style.log_scale = s.view.log_scale;
+  style.grid = s.view.grid_lines;
+  style.vmin = 0;
+  style.vmax = vmax;
+  style.len = len;
+  style.hi_row = s.hover_token;
+  style.hi_col = s.hover_token;
+  auto grid = [&](const std::shared_ptr<const ForwardData>& fp, const ModelConfig& gcfg, const char* name, bool is_pitfall) {
+    const ForwardData& f = *fp;
+    ImGui::TextColored(is_pitfall ? kChangedColour : kUnchangedColour, "%s", name);
+    style.mask = shown_mask(gcfg, f.out.B > 1);
+    const float x0 = ImGui::GetCursorPosX();
+    for (int h = 0; h < f.out.Hw; ++h) {
+      if (h % per_row != 0) {  // a fixed stride, whatever the width of the line over the map
+        ImGui::SameLine();
+        ImGui::SetCursorPosX(x0 + (h % per_row) * (side + gap));
+      }
+      ImGui::BeginGroup();
+      const size_t mi = (static_cast<size_t>(layer) * f.out.B + batch) * f.out.Hw + h;
+      const float e = f.metrics[mi].entropy;
+      // One line over the map, the longest form that fits its width: the head and its
+      // entropy, and on the pitfall's side the change against the same head (or the mean).
+      const float e_ref = ok.out.Hw == f.out.Hw ? ok.metrics[(static_cast<size_t>(layer) * ok.out.B + batch) * ok.out.Hw + h].entropy : e_ok;
+      const bool avg = f.out.Hw == 1 && gcfg.pitfalls.head_averaged;
+      char forms[3][64];
+      if (avg) {
+        std::snprintf(forms[0], 64, "mean of %d heads  %.2f nats (%+.2f)", gcfg.num_heads, e, e - e_ref);
+        std::snprintf(forms[1], 64, "mean %+.2f", e - e_ref);
+        std::snprintf(forms[2], 64, "mean");
+      } else {
+        if (is_pitfall) std::snprintf(forms[0], 64, "head %d  %.2f nats (%+.2f)", h, e, e - e_ref);
+        else std::snprintf(forms[0], 64, "head %d  %.2f nats", h, e);
+        if (is_pitfall) std::snprintf(forms[1], 64, "%d: %+.2f", h, e - e_ref);
+        else std::snprintf(forms[1], 64, "%d: %.2f", h, e);
+        std::snprintf(forms[2], 64, "%d", h);
+      }
+      const char* title = forms[2];
+      for (const char* form : {forms[0], forms[1]})
+        if (ImGui::CalcTextSize(form).x <= side) {
+          title = form;
+          break;
+        }
+      if (is_pitfall) ImGui::TextColored(kChangedColour, "%s", title);
+      else ImGui::TextDisabled("%s", title);
+      char tag[64];
+      std::snprintf(tag, sizeof tag, "cmp/%d/%d/%d", layer, batch, h);
+      const MapTexture& tex = r.texture(fp, tag, f.out.weights(layer, batch, h), len, len, f.out.T, 1024);
+      HeatmapView v;
+      v.tex = &tex;
+      v.style = style;
+      v.side = side;
+      ImGui::PushID(is_pitfall ? 1 : 0);
+      ImGui::PushID(h);
+      const HeatmapHit hit = heatmap_view("cmp", r, v);
+      ImGui::PopID();
+      ImGui::PopID();
+      s.report.compare_heatmaps.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
+      if (hit.hovered) {
+        const float w = f.out.weights(layer, batch, h)[static_cast<size_t>(hit.row) * f.out.T + hit.col];
+        ImGui::SetTooltip("query %d \"%s\", key %d \"%s\"\nweight %.4f, entropy of the head %.3f nats", hit.row,
+                          f.labels[batch][hit.row].c_str(), hit.col, f.labels[batch][hit.col].c_str(), w, e);
+      }
+      ImGui::EndGroup();
+    }
+  };
+  ModelConfig ok_cfg = cfg;
+  ok_cfg.pitfalls = Pitfalls{};
+  const std::string pit_name = "A: with " + pitfall_names(cfg.pitfalls);
+  if (mode == 0 || s.view.compare_show_correct == 0) {
+    ImGui::BeginGroup();
+    grid(pit_p, cfg, pit_name.c_str(), true);
+    ImGui::EndGroup();
+    if (beside) ImGui::SameLine(0, gap * 2);
+  }
+  if (mode == 0 || s.view.compare_show_correct == 1) {
+    ImGui::BeginGroup();
+    grid(ok_p, ok_cfg, "B: correct", false);
+    ImGui::EndGroup();
+  }
+
+  ImGui::Spacing();
+  colour_legend(style, "weight, one scale for both models", std::min(avail.x * 0.3f, fh * 14));
+  ImGui::TextUnformatted("Passport rows the pitfall changes");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every row of the passport whose formula or shape differs from the correct model's.");
+  if (rows.empty()) ImGui::TextDisabled("none: the shapes are the same, only the numbers differ");
+  for (const std::string& row : rows) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kChangedColour);
+    ImGui::TextWrapped("%s", row.c_str());
+    ImGui::PopStyleColor();
+    s.report.passport_changes.push_back(row);
+  }
+}
+
+}  // namespace headmap

@@ -1,0 +1,102 @@
+// panel_predictions.cpp: what a trained model predicts next. The top-k next tokens, with
+// their probabilities, after the hovered token (or the clicked chip, else the sentence's
+// last token), so that "cat dog ... cat -> dog" is visible; and, for a batch, each
+// sentence's own loss, as a selector of the sentence the views show.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/gui/panels/panels.h"
+#include "app/gui/theme.h"
+#include "app/gui/ui_widgets.h"
+
+namespace headmap {
+
+namespace {
+constexpr int kTopK = 5;
+
+// The batch selector: one line per sentence with its own loss; a click selects it.
+void sentence_selector(AppState& s, const ForwardData& f) {
+  ImGui::TextUnformatted("Batch");
+  same_line_if_fits(ImGui::CalcTextSize("(each sentence's own loss; click to show it)").x);
+  text_disabled_wrapped("(each sentence's own loss; click to show it)");
+  for (int b = 0; b < f.batch.B(); ++b) {
+    const double loss = b < static_cast<int>(f.sentence_loss.size()) ? f.sentence_loss[b] : NAN;
+    std::string text;
+    for (const std::string& l : f.labels[b]) text += l + " ";
+    char label[96];
+    if (std::isnan(loss)) std::snprintf(label, sizeof label, "%d  (one token: no loss)###s%d", b, b);
+    else std::snprintf(label, sizeof label, "%d  %.2f###s%d", b, loss, b);
+    const float right = ImGui::CalcTextSize(label, nullptr, true).x;
+    if (ImGui::Selectable(label, s.view.batch == b)) {
+      s.view.batch = b;
+      s.selected_token = -1;
+    }
+    // The sentence's start, after the number and loss, cut to the line (never past it).
+    ImGui::SameLine(right + ImGui::GetStyle().ItemSpacing.x * 3);
+    const float room = ImGui::GetContentRegionAvail().x;
+    std::string shown = text;
+    while (!shown.empty() && ImGui::CalcTextSize((shown + "\xE2\x80\xA6").c_str()).x > room) shown.resize(shown.size() * 3 / 4);
+    while (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0xC0) == 0x80) shown.pop_back();  // whole characters
+    if (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0x80)) shown.pop_back();
+    ImGui::TextDisabled("%s%s", shown.c_str(), shown.size() < text.size() ? "\xE2\x80\xA6" : "");
+    s.report.sentence_losses.push_back(loss);
+  }
+}
+}  // namespace
+
+void draw_predictions(AppState& s) {
+  if (!s.result || !s.result->fwd) return;
+  const ForwardData& f = *s.result->fwd;
+  if (!f.weights->trained() || f.out.logits.size() == 0 || f.batch.empty()) return;
+  if (f.batch.B() > 1) {
+    sentence_selector(s, f);
+    ImGui::Spacing();
+  }
+  const int b = std::clamp(s.view.batch, 0, f.batch.B() - 1);
+  const int len = f.batch.lengths[b];
+  if (len == 0) return;
+  // The position: the hovered token, else the clicked chip, else the last token.
+  const int pos = s.hover_token >= 0 && s.hover_token < len ? s.hover_token
+                  : s.selected_token >= 0 && s.selected_token < len ? s.selected_token : len - 1;
+  AppState::Predictions& p = s.predictions;
+  if (p.fwd != &f || p.batch != b || p.pos != pos) p = {&f, b, pos, top_k_next(*f.weights, f.out, b, pos, kTopK)};
+  if (p.top.empty()) return;
+
+  const std::string& after = f.labels[b][pos];
+  char where[160];
+  std::snprintf(where, sizeof where, "after \"%s\" (position %d)", after.c_str(), pos);
+  ImGui::TextUnformatted("Next token");
+  same_line_if_fits(ImGui::CalcTextSize(where).x);
+  text_disabled_wrapped(where);
+  const bool known = pos + 1 < len;  // the text's own next token, when there is one
+  const int actual = known ? f.batch.sentences[b].tokens[pos + 1].id : -1;
+  // The bar leaves room for the percentage and the widest token on its line.
+  const float fh = ImGui::GetFontSize(), avail = ImGui::GetContentRegionAvail().x, spacing = ImGui::GetStyle().ItemSpacing.x;
+  float token_w = 0;
+  for (const NextToken& t : p.top) token_w = std::max(token_w, ImGui::CalcTextSize(t.display.c_str()).x);
+  const float bar_w = std::clamp(avail - ImGui::CalcTextSize("100.0%").x - token_w - spacing * 3, fh * 2, avail * 0.35f);
+  for (const NextToken& t : p.top) {
+    // A bar as long as the probability, the token, and the percentage.
+    const ImVec2 c = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(c, ImVec2(c.x + bar_w, c.y + fh), IM_COL32(60, 70, 90, 255), 2.0f);
+    dl->AddRectFilled(c, ImVec2(c.x + bar_w * t.prob, c.y + fh), t.id == actual ? IM_COL32(90, 200, 120, 255) : IM_COL32(90, 150, 230, 255), 2.0f);
+    ImGui::Dummy(ImVec2(bar_w, fh));
+    ImGui::SameLine();
+    ImGui::Text("%5.1f%%", 100.0 * t.prob);
+    same_line_if_fits(ImGui::CalcTextSize(t.display.c_str()).x);
+    if (t.id == actual) ImGui::TextColored(kUnchangedColour, "%s", t.display.c_str());
+    else ImGui::TextUnformatted(t.display.c_str());
+    s.report.predictions.push_back(t.display + " " + std::to_string(t.prob));
+  }
+  if (known) {
+    const bool in_top = std::any_of(p.top.begin(), p.top.end(), [&](const NextToken& t) { return t.id == actual; });
+    text_disabled_wrapped(("the text goes on with \"" + f.labels[b][pos + 1] + "\"" + (in_top ? " (green)" : ", not in the top 5")).c_str());
+  }
+  s.report.predicted_after = after;
+}
+
+}  // namespace headmap

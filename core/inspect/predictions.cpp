@@ -1,0 +1,74 @@
+// predictions.cpp: top-k next tokens and per-sentence losses from the logits.
+#include "core/inspect/predictions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+
+#include "core/text/utf8.h"
+
+namespace headmap {
+
+std::vector<NextToken> top_k_next(const ModelWeights& w, const ForwardOutput& out, int b, int t, int k) {
+  const Eigen::Index V = out.logits.cols();
+  if (V == 0 || b < 0 || b >= out.B || t < 0 || t >= out.T || k <= 0) return {};
+  const auto row = out.logits.row(static_cast<Eigen::Index>(b) * out.T + t);  // (V)
+  // pass 1: the log-sum-exp, stable
+  const float mx = row.maxCoeff();
+  const double sum = (row.array() - mx).exp().cast<double>().sum();
+  // pass 2: the k largest logits
+  std::vector<int> ids(static_cast<size_t>(V));
+  std::iota(ids.begin(), ids.end(), 0);
+  const size_t n = std::min<size_t>(static_cast<size_t>(k), ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end(),
+                    [&](int a, int c) { return row(a) > row(c) || (row(a) == row(c) && a < c); });
+  std::vector<NextToken> top;
+  for (size_t i = 0; i < n; ++i) {
+    NextToken nt;
+    nt.id = ids[i];
+    nt.prob = static_cast<float>(std::exp(static_cast<double>(row(ids[i]) - mx)) / sum);
+    nt.display = ids[i] < w.bpe.size() ? vocab_display(w.bpe, ids[i]) : "#" + std::to_string(ids[i]);
+    top.push_back(std::move(nt));
+  }
+  return top;
+}
+
+std::vector<double> sentence_losses(const ForwardOutput& out, const Batch& batch) {
+  if (out.logits.size() == 0) return {};
+  std::vector<double> losses;
+  for (int b = 0; b < batch.B(); ++b) {
+    double total = 0;
+    int n = 0;
+    for (int t = 0; t + 1 < batch.lengths[b]; ++t) {
+      const auto row = out.logits.row(static_cast<Eigen::Index>(b) * out.T + t);
+      const float mx = row.maxCoeff();
+      const double lse = mx + std::log((row.array() - mx).exp().sum());
+      total += lse - row(batch.sentences[b].tokens[t + 1].id);
+      ++n;
+    }
+    losses.push_back(n ? total / n : std::numeric_limits<double>::quiet_NaN());
+  }
+  return losses;
+}
+
+std::string vocab_display(const Bpe& bpe, int id) {
+  Token t;
+  const std::string& bytes = bpe.token_bytes(id);
+  int bad = 0;
+  (void)sanitize_utf8(bytes, &bad);
+  if (bad) {
+    for (unsigned char c : bytes) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "<0x%02X>", c);
+      t.text += buf;
+    }
+  } else {
+    t.text = bytes;
+  }
+  t.leading_space = !bytes.empty() && bytes[0] == ' ' && bytes.size() > 1;
+  return token_display(t);
+}
+
+}  // namespace headmap

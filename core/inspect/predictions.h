@@ -1,0 +1,33 @@
+// predictions.h: what a trained model predicts next, read from its logits: the top-k next
+// tokens at one position, and each sentence's own loss.
+//
+// B = batch, T = tokens, V = vocabulary
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/model/model.h"
+
+namespace headmap {
+
+struct NextToken {
+  int id = -1;          // vocabulary id
+  float prob = 0;       // softmax of the logits row
+  std::string display;  // as the token chips show it ("·dog")
+};
+
+// The k most likely tokens to follow position t of sentence b, most likely first (ties: the
+// lower id first). logits: (B*T, V), as forward() leaves them with want_logits. k is
+// clipped to V; an empty list when the output has no logits or (b, t) is outside them.
+std::vector<NextToken> top_k_next(const ModelWeights& w, const ForwardOutput& out, int b, int t, int k);
+
+// (B) each sentence's mean next-token cross-entropy in nats per token, over its real
+// tokens (len - 1 predictions, the same terms as ForwardOutput::loss); NaN for a sentence
+// of fewer than 2 tokens, and empty without logits.
+std::vector<double> sentence_losses(const ForwardOutput& out, const Batch& batch);
+
+// A vocabulary id spelled as the token chips spell it: bytes that are not UTF-8 on their
+// own read "<0xNN>", a leading space is a small raised dot.
+std::string vocab_display(const Bpe& bpe, int id);
+
+}  // namespace headmap
