@@ -519,6 +519,7 @@ TEST(Gui, CheckpointOpensAtItsOwnSizeAndKvHeadsReachThePassport) {
   const int64_t D = 128, L = 2, kv_cols = 32;
   EXPECT_EQ(r.report["attention_params"].get<int64_t>(), 2 * L * (D * D + D) + 2 * L * (D * kv_cols + kv_cols));
   EXPECT_NE(r.report["weights_source"].get<std::string>().find("kv_heads=2"), std::string::npos) << r.report["weights_source"];
+}
 
 // Issue 13's long sequences: at T = 2048 the heads grid draws max-pooled maps that keep
 // every peak, and token labels thinned to what fits, never overlapping.
