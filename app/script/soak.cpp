@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -41,6 +42,8 @@ class SoakScript : public Script {
       return;
     }
     ++frame_;
+    if (s.result && s.result.get() != last_result_) ++results_, last_result_ = s.result.get();
+    if (!s.compute_error.empty() || !s.config_status.ok()) ++refused_frames_;
     const int dice = pick(0, 99);
     if (dice < 40) type(s);
     else if (dice < 55) move_slider(s);
@@ -84,6 +87,7 @@ class SoakScript : public Script {
     const char32_t c = kChars[pick(0, static_cast<int>(std::size(kChars)) - 2)];
     if (c == U'\n' && std::count(s.text.begin(), s.text.end(), '\n') >= 2) return;  // at most three sentences
     ImGui::GetIO().AddInputCharacter(static_cast<unsigned int>(c == U'\n' ? U' ' : c));
+    ++typed_;
   }
   void move_slider(AppState& s) {
     static const int kDModels[] = {16, 24, 32, 48, 64, 96};
@@ -123,6 +127,7 @@ class SoakScript : public Script {
     nlohmann::json j = {{"frames", o_.frames},        {"seconds", seconds},          {"seed", o_.seed},
                         {"rss_baseline_mib", baseline_}, {"rss_end_mib", end},         {"rss_peak_mib", peak_},
                         {"rss_growth_mib", growth},    {"rss_growth_limit_mib", o_.max_growth_mib}, {"gl_errors", gl_errors_},
+                        {"characters_typed", typed_}, {"results_shown", results_}, {"frames_with_a_refusal_shown", refused_frames_},
                         {"final_config", {{"d_model", app.state.cfg.d_model}, {"num_heads", app.state.cfg.num_heads}, {"num_layers", app.state.cfg.num_layers}}}};
     std::printf("%s\n", j.dump(2).c_str());
     std::fflush(stdout);
@@ -136,6 +141,8 @@ class SoakScript : public Script {
   Clock::time_point start_;
   int frame_ = 0;
   int gl_errors_ = 0;
+  int typed_ = 0, results_ = 0, refused_frames_ = 0;
+  const void* last_result_ = nullptr;
   double baseline_ = 0, peak_ = 0;
 };
 }  // namespace
