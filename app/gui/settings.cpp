@@ -37,8 +37,8 @@ static float float_field(const json& j, const char* key, float def, float lo, fl
   if (it == j.end()) return def;
   if (!it->is_number()) throw std::runtime_error(std::string("\"") + key + "\" is not a number");
   const double v = it->get<double>();
-  if (!(v >= lo && v <= hi)) return std::clamp(std::isnan(v) ? def : v < lo ? lo : hi, lo, hi);
-  return static_cast<float>(v);
+  if (std::isnan(v)) return def;
+  return static_cast<float>(std::clamp(v, static_cast<double>(lo), static_cast<double>(hi)));
 }
 
 Result<Preferences> parse_preferences(const std::string& text) {
