@@ -9,6 +9,14 @@
 
 namespace headmap {
 
+CLI::Validator whole_number_at_least_0() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {  // CLI11 would read -1 as 2^64 - 1
+        return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() ? "" : "must be a whole number >= 0, not " + v;
+      },
+      "UINT");
+}
+
 void add_model_options(CLI::App& app, ModelOptions& o) {
   app.add_option("--text", o.texts, "A sentence (repeat for a batch: one sentence per --text)");
   app.add_option("--file", o.file, "A UTF-8 text file, one sentence per line");
@@ -21,11 +29,7 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
                "random weights (of any --d-model, --layers, --seed, --tokenizer) instead of the shipped trained model");
   app.add_option("--seed", o.cfg.seed, "seed of the random-init weights and hashed embeddings (a whole number >= 0)")
       ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {  // CLI11 would read -1 as 2^64 - 1
-            return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() ? "" : "must be a whole number >= 0, not " + v;
-          },
-          "UINT"));
+      ->check(whole_number_at_least_0());
   app.add_flag("--causal,!--no-causal", o.cfg.causal, "mask keys after the query (default: causal)");
   app.add_flag("--positional,!--no-positional", o.cfg.positional, "add positional encoding (default: on)");
   app.add_option("--tokenizer", o.tokenizer, "with --random-init: word or char (trained models bring their own BPE)")

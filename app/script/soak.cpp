@@ -92,8 +92,15 @@ class SoakScript : public Script {
   void move_slider(AppState& s) {
     static const int kDModels[] = {16, 24, 32, 48, 64, 96};
     switch (pick(0, 3)) {
-      case 0: s.cfg.num_heads = pick(1, std::min(s.cfg.d_model, 16) + 2); break;  // invalid pairs too: they are lessons
-      case 1: s.cfg.d_model = kDModels[pick(0, 5)]; break;
+      case 0: {  // mostly a divisor of d_model; one move in five an invalid pair, which is a lesson
+        const std::vector<int> valid = valid_head_counts(s.cfg.d_model);
+        s.cfg.num_heads = pick(0, 4) == 0 ? pick(1, std::min(s.cfg.d_model, 16) + 2) : valid[static_cast<size_t>(pick(0, static_cast<int>(valid.size()) - 1))];
+        break;
+      }
+      case 1:
+        s.cfg.d_model = kDModels[pick(0, 5)];
+        if (pick(0, 1)) s.cfg.num_heads = nearest_valid_head_count(s.cfg.d_model, s.cfg.num_heads);  // "Use nearest valid"
+        break;
       case 2: s.cfg.num_layers = pick(1, 3); break;
       default: s.cfg.context = pick(4, 64); break;
     }
