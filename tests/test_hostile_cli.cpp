@@ -235,3 +235,14 @@ TEST(HostileCli, KillDuringTrainLeavesNoTemporaryFiles) {
     EXPECT_EQ(fs::file_size(out), whole) << "trial " << trial << ": the target is not a whole checkpoint";
   }
 }
+
+// A checkpoint without the optional self-check whose weights are finite but about 3e38:
+// the CLI printed -nan metrics and exited 0. Now the load refuses it (exit 1).
+TEST(HostileCli, ExtremeWeightsAreRefusedNotPrintedAsNan) {
+  const std::string file = std::string(HEADMAP_ASSETS) + "/../tests/fuzz/crashes/checkpoint/weights-3e38-no-check.safetensors";
+  ASSERT_TRUE(fs::exists(file));
+  CliRun r = cli({"--checkpoint", file, "--text", "a b c"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has(r.err, "NaN or infinity")) << r.err;
+  EXPECT_FALSE(has(r.err, "nan ")) << r.err;
+}

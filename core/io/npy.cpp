@@ -50,7 +50,7 @@ Result<Tensor> parse_npy(const std::string& b) {
   // The shape: whole numbers >= 0 only, and their product must be exactly the bytes that
   // follow, checked before anything is allocated (a header may claim (1e11,) or (-1,)).
   Shape shape;
-  uint64_t numel = 1;
+  uint64_t numel = 1, nonzero = 1;
   std::stringstream ss(h.substr(sp + 10, end - sp - 10));
   std::string part;
   while (std::getline(ss, part, ',')) {
@@ -64,7 +64,11 @@ Result<Tensor> parse_npy(const std::string& b) {
     if (shape.size() >= 16) return bad("the shape has more than 16 dimensions");
     shape.push_back(static_cast<int64_t>(d));
     numel = mul_sat(numel, d);
+    if (d != 0) nonzero = mul_sat(nonzero, d);
   }
+  // A zero dimension makes the array empty, but the other dimensions must still multiply
+  // without overflow (Tensor computes their product): (77, 300, 77773773727, 0) is refused.
+  if (nonzero > (uint64_t(1) << 40)) return bad("the shape's dimensions multiply to more than 2^40 values");
   const uint64_t have = b.size() - off - hl;
   if (mul_sat(numel, 4) != have)
     return bad("the shape needs " + (numel > UINT64_MAX / 4 ? std::string("more bytes than exist") : std::to_string(numel * 4) + " bytes") +
