@@ -5,6 +5,9 @@
 //
 // D = d_model, L = layers, V = vocab, P = context
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -272,7 +275,10 @@ TEST(Checkpoint, WrongDtypeShapeOrMissingTensorsAreRejected) {
   expect_bad(join(p), "d_model", "non-numeric d_model");
 
   p = split(good_file());
-  p.header["__metadata__"]["d_model"] = "24";
+  p.header["__metadata__"]["d_model"] = "24";  // more values than the file holds: refused before allocating
+  expect_bad(join(p), "it is truncated or its metadata is wrong", "metadata claims a larger model than the file");
+  p = split(good_file());
+  p.header["__metadata__"]["d_model"] = "6";
   expect_bad(join(p), "has shape", "metadata and shapes disagree");
 
   p = split(good_file());
@@ -342,4 +348,40 @@ TEST(Checkpoint, OnlyTrainedWeightsAreSaved) {
   ModelWeights w = small_model();
   w.source.trained_heads = 5;
   EXPECT_FALSE(checkpoint_bytes(w));
+}
+
+// ---- hostile files (issue 11) ------------------------------------------------------------
+
+// A finite but extreme checkpoint without the optional self-check: every weight 3e38. It
+// used to load, and the CLI printed -nan metrics and exited 0.
+TEST(Checkpoint, ExtremeFiniteWeightsWithoutCheckAreRejected) {
+  Parts p = split(good_file());
+  p.header["__metadata__"].erase("check_tokens");
+  p.header["__metadata__"].erase("check_loss");
+  ASSERT_TRUE(parse_checkpoint(join(p), "test.safetensors")) << "without the check, the intact file still loads";
+  const float big = 3e38f;
+  for (size_t i = 0; i + 4 <= p.data.size(); i += 4) std::memcpy(p.data.data() + i, &big, 4);
+  expect_bad(join(p), "NaN or infinity", "weights of 3e38");
+}
+
+// A header that claims D=4096, L=12 in a file of a few kilobytes is refused before
+// anything is allocated: in a child limited to 1 GiB of address space, where the old
+// loader's 9.6 GB reservation aborted with std::bad_alloc.
+TEST(Checkpoint, HeaderClaimingAHugeModelIsRefusedBeforeAllocating) {
+  Parts p = split(good_file());
+  p.header["__metadata__"]["d_model"] = "4096";
+  p.header["__metadata__"]["num_layers"] = "12";
+  p.header["__metadata__"]["num_heads"] = "8";
+  const std::string bytes = join(p);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    struct rlimit rl {size_t(1) << 30, size_t(1) << 30};
+    setrlimit(RLIMIT_AS, &rl);
+    Result<ModelWeights> r = parse_checkpoint(bytes, "huge.safetensors");
+    _exit(!r && r.error().message.find("truncated or its metadata is wrong") != std::string::npos ? 0 : 3);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st)) << "the loader died (signal " << WTERMSIG(st) << ")";
+  EXPECT_EQ(WEXITSTATUS(st), 0) << "the loader did not refuse the huge header with its message";
 }

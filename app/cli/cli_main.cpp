@@ -17,6 +17,7 @@
 #include "core/model/model.h"
 #include "core/inspect/passport.h"
 #include "core/inspect/predictions.h"
+#include "core/memory_budget.h"
 
 using namespace headmap;
 
@@ -66,7 +67,7 @@ void print_summary(const Batch& batch, const ForwardOutput& out, const std::vect
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   if (const int rc = run_cli_subcommand(argc, argv); rc >= 0) return rc;
   CLI::App app{"headmap-cli: run a small transformer on text and show what every attention head does"};
   app.footer("Training: headmap-cli train --help, headmap-cli make-corpus --help, headmap-cli evaluate --help");
@@ -107,11 +108,23 @@ int main(int argc, char** argv) {
   for (const std::string& note : batch.notes(weights.trained() ? weights.context : 0)) std::fprintf(stderr, "headmap-cli: note: %s\n", note.c_str());
   if (batch.empty()) std::fprintf(stderr, "headmap-cli: nothing to attend over: the text has no tokens.\n");
 
+  const uint64_t maps_bytes = 4 * static_cast<uint64_t>(cfg.num_layers) * static_cast<uint64_t>(batch.B()) *
+                              static_cast<uint64_t>(cfg.num_heads) * static_cast<uint64_t>(batch.T) * static_cast<uint64_t>(batch.T);
+  if (Status s = check_memory(maps_bytes, "The attention maps (L x B x H x T x T)", "use fewer or shorter sentences, or fewer layers or heads"); !s)
+    return fail(s.error(), 2);
   ForwardOptions fo;
   fo.keep_layer_io = !o.npy.empty();
   fo.want_logits = weights.trained();  // the loss on the text
   Result<ForwardOutput> out = forward(weights, cfg, batch, fo);
   if (!out) return fail(out.error(), 2);
+  // Finite weights can still overflow float32 (values near 3e38): never print NaN as a result.
+  for (const float v : out->attention)
+    if (!std::isfinite(v))
+      return fail(Error{ErrorKind::BadFormat, "The model computed NaN or infinite attention weights: its weights are corrupt or far too large. "
+                                              "Check the weights file."},
+                  1);
+  if (out->loss_tokens > 0 && !std::isfinite(out->loss))
+    return fail(Error{ErrorKind::BadFormat, "The model computed a NaN or infinite loss: its weights are corrupt or far too large. Check the weights file."}, 1);
   if (out->no_key_rows > 0)
     std::fprintf(stderr, "headmap-cli: note: %d query rows (summed over layers) see no key under the reversed mask; their weights are 0 here, NaN in PyTorch.\n",
                  out->no_key_rows);
@@ -131,7 +144,7 @@ int main(int argc, char** argv) {
 
   if (o.passport) std::fputs(passport_table(passport).c_str(), stdout);
   if (!o.json.empty())
-    if (Status s = write_file_atomic(o.json, run_json(run, o.with_weights)); !s) return fail(s.error(), 1);
+    if (Status s = write_run_json(o.json, run, o.with_weights); !s) return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
   if (!o.npy.empty())
     if (Status s = export_npy_dir(o.npy, run); !s) return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
   if (!o.png.empty()) {
@@ -153,4 +166,16 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
   return 0;
+}
+
+// Out of memory anywhere (an estimate that fell short, a machine already full) is a
+// message and exit status 1, never an abort.
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    return fail(out_of_memory("running headmap-cli"), 1);
+  } catch (const std::length_error&) {
+    return fail(out_of_memory("running headmap-cli"), 1);
+  }
 }

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "app/common/model_options.h"
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
 #include "core/train/grammar.h"
@@ -103,7 +104,7 @@ int make_corpus(int argc, char** argv) {
   bool grammar_only = false;
   app.add_option("--out", out, "the text file to write")->required();
   app.add_flag("--grammar", grammar_only, "write only the generated grammar corpus (grammar-v1)");
-  app.add_option("--seed", o.seed, "generator seed")->capture_default_str();
+  app.add_option("--seed", o.seed, "generator seed")->capture_default_str()->check(whole_number_at_least_0());
   app.add_option("--wordnet-dir", eo.wordnet_dir, "WordNet's data files")->capture_default_str();
   app.add_option("--fortunes-dir", eo.fortunes_dir, "the fortune cookie files")->capture_default_str();
   app.add_option("--bytes", o.target_bytes, "grammar: approximate size in bytes")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1) << 30));
@@ -207,7 +208,7 @@ int train_cmd(int argc, char** argv) {
   app.add_option("--weight-decay", o.weight_decay, "decoupled weight decay on the weight matrices")->capture_default_str();
   app.add_option("--beta2", o.beta2, "AdamW beta2")->capture_default_str();
   app.add_option("--clip", o.clip, "global gradient-norm clip (0 = off)")->capture_default_str();
-  app.add_option("--seed", o.seed, "seed of the init and the batch order")->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of the init and the batch order")->capture_default_str()->check(whole_number_at_least_0());
   app.add_option("--eval-every", o.eval_every, "validation loss every N steps (0 = only at the end)")->capture_default_str();
   app.add_option("--eval-tokens", o.eval_tokens, "validation tokens per evaluation (0 = all)")->capture_default_str();
   app.add_option("--val-fraction", co.val_fraction, "share of the corpus's lines held out (the last ones)")->capture_default_str();

@@ -1,6 +1,8 @@
 // heatmap_png.cpp: layout and drawing of the heads grid PNG.
 #include "app/common/heatmap_png.h"
 
+#include "core/memory_budget.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -48,6 +50,14 @@ Status write_heads_png(const std::string& path, const ForwardOutput& out, const 
   const int panel_w = margin + map + 18, panel_h = title_h + map + margin + 10;
   const int header_h = 64, legend_h = 46;
   const int W = std::max(cols * panel_w + 20, 560), Hpx = header_h + rows * panel_h + legend_h;
+  // The canvas, the encoder's filtered copy and the encoded bytes: about 3 times the
+  // pixels' RGB, checked before anything is drawn (4,096 heads once asked for 4 GB).
+  const uint64_t rgb_bytes = static_cast<uint64_t>(W) * static_cast<uint64_t>(Hpx) * 3;
+  const std::string what = "The PNG of " + std::to_string(heads) + " heads (" + std::to_string(W) + " x " + std::to_string(Hpx) + " pixels)";
+  const char* lower = "use fewer heads or a shorter sentence";
+  if (rgb_bytes >= (uint64_t(1) << 31) - 1)
+    return Error{ErrorKind::InvalidArgument, what + " is beyond what a PNG encoder holds (2 GiB of pixels): " + lower + "."};
+  if (Status s = check_memory(3 * rgb_bytes, what, lower); !s) return s;
   Canvas c(W, Hpx, kBg);
 
   // Header: the sentence and the configuration.

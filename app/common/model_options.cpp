@@ -4,9 +4,18 @@
 #include "core/io/checkpoint.h"
 #include "core/io/export.h"
 #include "core/io/hf_gpt2.h"
+#include "core/memory_budget.h"
 #include "core/model/model.h"
 
 namespace headmap {
+
+CLI::Validator whole_number_at_least_0() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {  // CLI11 would read -1 as 2^64 - 1
+        return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() ? "" : "must be a whole number >= 0, not " + v;
+      },
+      "UINT");
+}
 
 void add_model_options(CLI::App& app, ModelOptions& o) {
   app.add_option("--text", o.texts, "A sentence (repeat for a batch: one sentence per --text)");
@@ -27,7 +36,9 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
       ->capture_default_str();
   app.add_flag("--random-init", o.random_init,
                "random weights (of any --d-model, --layers, --seed, --tokenizer) instead of the shipped trained model");
-  app.add_option("--seed", o.cfg.seed, "seed of the random-init weights and hashed embeddings")->capture_default_str();
+  app.add_option("--seed", o.cfg.seed, "seed of the random-init weights and hashed embeddings (a whole number >= 0)")
+      ->capture_default_str()
+      ->check(whole_number_at_least_0());
   app.add_flag("--causal,!--no-causal", o.cfg.causal, "mask keys after the query (default: causal)");
   app.add_flag("--positional,!--no-positional", o.cfg.positional, "add positional encoding (default: on)");
   app.add_option("--tokenizer", o.tokenizer, "with --random-init: word or char (trained models bring their own BPE)")
@@ -68,6 +79,12 @@ Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& a
       return Error{ErrorKind::InvalidConfig, "num_layers " + std::to_string(cfg.num_layers) + " is out of range for random init: use 1 to " +
                                                  std::to_string(kMaxLayers) + "."};
     if (Status s = validate(cfg); !s) return s.error();
+    if (Status s = check_memory(model_weights_bytes(static_cast<uint64_t>(cfg.d_model), static_cast<uint64_t>(cfg.num_layers), 0,
+                                                    static_cast<uint64_t>(cfg.context)),
+                                "Random weights of d_model " + std::to_string(cfg.d_model) + " and " + std::to_string(cfg.num_layers) + " layers",
+                                "use a smaller --d-model or fewer --layers");
+        !s)
+      return s.error();
     return random_weights(cfg.d_model, cfg.num_layers, cfg.seed);
   }
   const bool pretrained = !o.model.empty();

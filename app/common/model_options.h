@@ -26,6 +26,9 @@ struct ModelOptions {
 // The trained model headmap opens on when no weights are named.
 inline constexpr const char* kDefaultCheckpoint = "checkpoints/d128-h4-l2.safetensors";
 
+// For seeds and other unsigned options: refuses "-1", which CLI11 would read as 2^64 - 1.
+CLI::Validator whole_number_at_least_0();
+
 void add_model_options(CLI::App& app, ModelOptions& o);
 
 struct ModelInput {

@@ -97,7 +97,7 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
       {
         RunRecord run;
         run_record(run);
-        st = d == Dialog::ExportNpy ? export_npy_dir(path, run) : write_file_atomic(path, run_json(run, true));
+        st = d == Dialog::ExportNpy ? export_npy_dir(path, run) : write_run_json(path, run, true);
         if (st) state.status_lines.push_back("Wrote " + path);
       }
       break;

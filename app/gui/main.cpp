@@ -2,7 +2,7 @@
 //
 // headmap [model options] [--open view.json | view.json] [--panel heads|focus|passport|model]
 //         [--screenshot out.png [--frames N] [--report out.json] [--then key=value]... [--type TEXT]]
-//         [--benchmark] [--fullscreen] [--size WxH] [--font-scale X]
+//         [--benchmark] [--soak N] [--fullscreen] [--size WxH] [--font-scale X]
 // Exit status: 0 success, 1 a file or the display failed, 2 bad arguments.
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
@@ -27,6 +27,7 @@
 #include "app/common/assets.h"
 #include "app/common/model_options.h"
 #include "app/script/script.h"
+#include "app/script/soak.h"
 #include "app/script/settings_table.h"
 
 using namespace headmap;
@@ -59,6 +60,13 @@ int main(int argc, char** argv) {
   cli.add_option("--mouse", mouse, "with --screenshot: rest the mouse at X,Y (window pixels), e.g. to show a tooltip");
   cli.add_option("--colormap", colormap, "viridis, magma, cividis or grey")->check(CLI::IsMember({"viridis", "magma", "cividis", "grey", "gray"}));
   cli.add_flag("--benchmark", benchmark, "play a scripted session and print latency and frame-time figures as JSON");
+  SoakOptions soak;
+  soak.frames = 0;
+  cli.add_option("--soak", soak.frames, "play N frames of random use (typing, sliders, pitfalls, ablation, layers), print resident "
+                 "memory and GL errors as JSON; exit 1 on a GL error or too much growth")->check(CLI::Range(1, 100000000));
+  cli.add_option("--soak-seed", soak.seed, "with --soak: the random actions' seed")->capture_default_str();
+  cli.add_option("--soak-max-growth", soak.max_growth_mib, "with --soak: the allowed growth of resident memory after warm-up, MiB")->capture_default_str();
+  cli.add_option("--deadline", shot.deadline_s, "with --screenshot: give up (exit 1) after this many seconds")->capture_default_str()->check(CLI::Range(1.0, 86400.0));
   cli.add_flag("--fullscreen", fullscreen, "start full screen (F11 toggles)");
   cli.add_option("--size", size, "window size, e.g. 1024x768 (never larger than the screen's work area)");
   float font_scale = 0;
@@ -87,7 +95,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "headmap: --size wants WIDTHxHEIGHT, e.g. 1600x1000\n");
     return 2;
   }
-  const bool scripted = !shot.path.empty() || benchmark;
+  const bool scripted = !shot.path.empty() || benchmark || soak.frames > 0;
   if (scripted) {  // reproducible pictures: saved preferences neither apply nor change
     const int w = prefs.window_w, h = prefs.window_h;
     prefs = Preferences();
@@ -223,6 +231,7 @@ int main(int argc, char** argv) {
       if (fullscreen) app.toggle_fullscreen();  // the monitor's own mode: never larger than the screen
       if (!shot.path.empty()) app.script = make_screenshot_script(shot);
       else if (benchmark) app.script = make_benchmark_script(process_start);
+      else if (soak.frames > 0) app.script = make_soak_script(soak);
       if (code == 0) {
         while (!app.should_close()) {
           // Idle: sleep until an event (input, or the worker's wake-up). Busy: keep drawing.

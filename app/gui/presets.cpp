@@ -19,10 +19,17 @@ Presets load_presets(const std::string& path, std::string* error) {
     if (error) *error = text.error().message;
     return builtin();
   }
+  return parse_presets(*text, path, error);
+}
+
+Presets parse_presets(const std::string& text, const std::string& path, std::string* error) {
   try {
-    const nlohmann::json j = nlohmann::json::parse(*text);
+    const nlohmann::json j = nlohmann::json::parse(text);
     Presets p;
-    for (const auto& e : j.at("presets")) p.items.push_back({e.at("name"), e.at("text"), e.value("note", "")});
+    for (const auto& e : j.at("presets")) {
+      if (p.items.size() >= 1000) throw std::runtime_error("more than 1000 presets");
+      p.items.push_back({e.at("name").get<std::string>(), e.at("text").get<std::string>(), e.value("note", "")});
+    }
     if (p.items.empty()) throw std::runtime_error("no presets");
     return p;
   } catch (const std::exception& e) {

@@ -19,5 +19,7 @@ struct Presets {
 
 // Loads presets; on a missing or broken file returns the built-in list and the error.
 Presets load_presets(const std::string& path, std::string* error);
+// The same from the file's text; `path` names it in the message. (Fuzzed: tests/fuzz.)
+Presets parse_presets(const std::string& text, const std::string& path, std::string* error);
 
 }  // namespace headmap

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 
@@ -29,28 +30,47 @@ static Status ensure_dir() {
   return Status();
 }
 
-Preferences load_preferences(std::string* warning) {
+// A number field as a float within [lo, hi], or def when absent. Anything else (a string,
+// 1e300, which no float holds) is a message, never a conversion out of range.
+static float float_field(const json& j, const char* key, float def, float lo, float hi) {
+  const auto it = j.find(key);
+  if (it == j.end()) return def;
+  if (!it->is_number()) throw std::runtime_error(std::string("\"") + key + "\" is not a number");
+  const double v = it->get<double>();
+  if (std::isnan(v)) return def;
+  return static_cast<float>(std::clamp(v, static_cast<double>(lo), static_cast<double>(hi)));
+}
+
+Result<Preferences> parse_preferences(const std::string& text) {
   Preferences p;
-  const std::string path = config_dir() + "/settings.json";
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return p;
-  Result<std::string> text = read_file(path, 1 << 20);
   try {
-    if (!text) throw std::runtime_error(text.error().message);
-    const json j = json::parse(*text);
-    p.font_scale = std::clamp(j.value("font_scale", 1.0f), 0.5f, 4.0f);
+    const json j = json::parse(text);
+    if (!j.is_object()) return Error{ErrorKind::BadFormat, "it is not a JSON object"};
+    p.font_scale = float_field(j, "font_scale", 1.0f, 0.5f, 4.0f);
     p.light_theme = j.value("light_theme", false);
     parse_colormap(j.value("colormap", std::string("viridis")).c_str(), &p.colormap);
     parse_normalisation(j.value("normalisation", std::string("head")), &p.norm);
     p.log_scale = j.value("log_scale", false);
     p.grid_lines = j.value("grid_lines", true);
-    p.window_w = std::clamp(j.value("window_w", 1600), 640, 8192);
-    p.window_h = std::clamp(j.value("window_h", 1000), 480, 8192);
+    p.window_w = static_cast<int>(float_field(j, "window_w", 1600, 640, 8192));
+    p.window_h = static_cast<int>(float_field(j, "window_h", 1000, 480, 8192));
   } catch (const std::exception& e) {
-    if (warning) *warning = "Your settings file " + path + " could not be read (" + e.what() + "); using defaults. It will be rewritten.";
-    return Preferences();
+    return Error{ErrorKind::BadFormat, e.what()};
   }
   return p;
+}
+
+Preferences load_preferences(std::string* warning) {
+  const std::string path = config_dir() + "/settings.json";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Preferences();
+  Result<std::string> text = read_file(path, 1 << 20);
+  Result<Preferences> p = text ? parse_preferences(*text) : Result<Preferences>(text.error());
+  if (!p) {
+    if (warning) *warning = "Your settings file " + path + " could not be read (" + p.error().message + "); using defaults. It will be rewritten.";
+    return Preferences();
+  }
+  return *p;
 }
 
 Status save_preferences(const Preferences& p) {
@@ -186,10 +206,14 @@ static std::optional<int> int_field(const json& j, const char* key, int def, int
 Status load_view(const std::string& path, AppState& s) {
   Result<std::string> text = read_file(path, 16 << 20);
   if (!text) return text.error();
+  return parse_view(*text, path, s);
+}
+
+Status parse_view(const std::string& text, const std::string& path, AppState& s) {
   auto bad = [&](const std::string& why) { return Status(Error{ErrorKind::BadFormat, path + " is not a view file headmap can open: " + why}); };
   json j;
   try {
-    j = json::parse(*text);
+    j = json::parse(text);
   } catch (const json::exception& e) {
     return bad(std::string("it is not valid JSON (") + e.what() + ").");
   }
@@ -213,7 +237,7 @@ Status load_view(const std::string& path, AppState& s) {
       next.checkpoint = ckpt;
       next.checkpoint_info = *info;
     }
-    const std::optional<int> layer = int_field(j, "layer", 0, 0, kMaxLayers), batch = int_field(j, "batch", 0, 0, 1 << 20),
+    const std::optional<int> layer = int_field(j, "layer", 0, 0, kMaxModelLayers), batch = int_field(j, "batch", 0, 0, 1 << 20),
                              head = int_field(j, "head", 0, 0, kMaxDModel), focus = int_field(j, "focus_step", 6, 0, 64);
     if (!layer || !batch || !head || !focus) return bad("\"layer\", \"batch\", \"head\" or \"focus_step\" is not a whole number in range.");
     next.view.layer = *layer;

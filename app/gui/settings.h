@@ -23,6 +23,8 @@ struct Preferences {
 
 // Missing file: defaults, no error. A broken file: defaults and a message saying so.
 Preferences load_preferences(std::string* warning);
+// The settings file's text; an error message says what is wrong. (Fuzzed: tests/fuzz.)
+Result<Preferences> parse_preferences(const std::string& text);
 Status save_preferences(const Preferences& p);
 Result<std::string> load_imgui_ini();
 Status save_imgui_ini(const char* data, size_t size);
@@ -31,5 +33,7 @@ Status save_imgui_ini(const char* data, size_t size);
 Status save_view(const std::string& path, const AppState& s);
 // On error the state is untouched.
 Status load_view(const std::string& path, AppState& s);
+// The same from a view file's text; `path` names it in messages. (Fuzzed: tests/fuzz.)
+Status parse_view(const std::string& text, const std::string& path, AppState& s);
 
 }  // namespace headmap

@@ -43,8 +43,8 @@ class ScreenshotScript : public Script {
   void before_draw(App& app) override {
     // The pointer of a virtual display rests mid-screen; keep it out of the picture unless asked.
     ImGui::GetIO().MousePos = o_.mouse_x >= 0 ? ImVec2(o_.mouse_x, o_.mouse_y) : ImVec2(-FLT_MAX, -FLT_MAX);
-    if (Clock::now() - start_ > std::chrono::seconds(90)) {
-      std::fprintf(stderr, "headmap: the screenshot timed out waiting for the model.\n");
+    if (Clock::now() - start_ > std::chrono::duration<double>(o_.deadline_s)) {
+      std::fprintf(stderr, "headmap: the screenshot timed out waiting for the model (after %.0f s; --deadline sets it).\n", o_.deadline_s);
       finished = true;
       exit_code = 1;
       return;

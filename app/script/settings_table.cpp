@@ -1,25 +1,31 @@
 // settings_table.cpp: the scripted settings, their parsers and what they change.
 #include "app/script/settings_table.h"
 
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 
 namespace headmap {
 namespace {
 
 // ---- parsers, shared by the entries ------------------------------------------------------
-Result<int> parse_number(const char* key, const std::string& v) {
-  try {
-    return std::stoi(v);
-  } catch (...) {
-    return Error{ErrorKind::InvalidArgument, std::string(key) + " needs a number, got \"" + v + "\"."};
-  }
+// A whole number within [lo, hi], the range a slider or box gives, and nothing else:
+// "-1" for heads, "12abc" or "1e9" are messages (heads=-1 once reached a std::length_error).
+Result<int> parse_number(const char* key, const std::string& v, long long lo, long long hi) {
+  long long n = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty())
+    return Error{ErrorKind::InvalidArgument, std::string(key) + " needs a whole number, got \"" + v + "\"."};
+  if (n < lo || n > hi)
+    return Error{ErrorKind::InvalidArgument, std::string(key) + " must be from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + v + "."};
+  return static_cast<int>(n);
 }
 bool parse_switch(const std::string& v) { return v == "1" || v == "true" || v == "on"; }
 
 // An integer field of the state, as a slider sets it.
-#define HEADMAP_NUMBER(key, field)                                                  \
+#define HEADMAP_NUMBER(key, field, lo, hi)                                          \
   [](AppState& s, const std::string& v) -> Status {                                 \
-    Result<int> n = parse_number(key, v);                                           \
+    Result<int> n = parse_number(key, v, lo, hi);                                   \
     if (!n) return n.error();                                                       \
     s.field = *n;                                                                   \
     return Status();                                                                \
@@ -29,23 +35,22 @@ bool parse_switch(const std::string& v) { return v == "1" || v == "true" || v ==
 
 const std::vector<ScriptedSetting>& scripted_settings() {
   static const std::vector<ScriptedSetting> table = {
-      {"heads", "N", "num_heads (an invalid value is shown with its message, as on screen)", HEADMAP_NUMBER("heads", cfg.num_heads)},
+      {"heads", "N", "num_heads (an invalid value is shown with its message, as on screen)", HEADMAP_NUMBER("heads", cfg.num_heads, 1, kMaxDModel)},
       {"kv_heads", "N", "K/V heads: 1 multi-query, a divisor of num_heads grouped-query, num_heads multi-head",
        [](AppState& s, const std::string& v) -> Status {
-         Result<int> n = parse_number("kv_heads", v);
+         Result<int> n = parse_number("kv_heads", v, 1, kMaxDModel);
          if (!n) return n.error();
-         if (*n < 1) return Error{ErrorKind::InvalidArgument, "kv_heads must be at least 1: 1 is multi-query."};
          s.cfg.num_kv_heads = *n == s.cfg.num_heads ? 0 : *n;  // as the KV heads combo sets it
          return Status();
        }},
-      {"d_model", "N", "d_model", HEADMAP_NUMBER("d_model", cfg.d_model)},
-      {"layers", "N", "the number of layers", HEADMAP_NUMBER("layers", cfg.num_layers)},
-      {"context", "N", "the context (tokens per sentence)", HEADMAP_NUMBER("context", cfg.context)},
-      {"layer", "N", "the selected layer", HEADMAP_NUMBER("layer", view.layer)},
-      {"head", "N", "the selected head", HEADMAP_NUMBER("head", view.head)},
+      {"d_model", "N", "d_model", HEADMAP_NUMBER("d_model", cfg.d_model, 1, kMaxDModel)},
+      {"layers", "N", "the number of layers", HEADMAP_NUMBER("layers", cfg.num_layers, 1, kMaxModelLayers)},
+      {"context", "N", "the context (tokens per sentence)", HEADMAP_NUMBER("context", cfg.context, 1, kMaxContext)},
+      {"layer", "N", "the selected layer", HEADMAP_NUMBER("layer", view.layer, 0, kMaxModelLayers - 1)},
+      {"head", "N", "the selected head", HEADMAP_NUMBER("head", view.head, 0, kMaxDModel - 1)},
       {"seed", "N", "the seed of random init and hashed embeddings",
        [](AppState& s, const std::string& v) -> Status {
-         Result<int> n = parse_number("seed", v);
+         Result<int> n = parse_number("seed", v, 0, INT32_MAX);
          if (!n) return n.error();
          s.cfg.seed = static_cast<uint64_t>(*n);
          return Status();
@@ -80,8 +85,8 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.ablated.insert(HeadId{l, h});
          return Status();
        }},
-      {"train_steps", "N", "the Training tab's steps", HEADMAP_NUMBER("train_steps", train_steps)},
-      {"cancel_at_step", "N", "press Cancel once a training reaches this step", HEADMAP_NUMBER("cancel_at_step", train_cancel_at_step)},
+      {"train_steps", "N", "the Training tab's steps", HEADMAP_NUMBER("train_steps", train_steps, 1, 1000000)},
+      {"cancel_at_step", "N", "press Cancel once a training reaches this step", HEADMAP_NUMBER("cancel_at_step", train_cancel_at_step, 0, 1000000)},
       {"train", "1", "press \"Train this configuration\"",
        [](AppState& s, const std::string&) -> Status {
          Result<TrainJob> job = train_this_configuration(s);
@@ -90,7 +95,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.weights_mode = WeightsMode::Trained;
          return Status();
        }},
-      {"compare_steps", "N", "the comparisons' steps per run", HEADMAP_NUMBER("compare_steps", compare_steps)},
+      {"compare_steps", "N", "the comparisons' steps per run", HEADMAP_NUMBER("compare_steps", compare_steps, 1, 1000000)},
       {"compare", "heads|w_o", "press a Compare button",
        [](AppState& s, const std::string& v) -> Status {
          if (v != "heads" && v != "w_o") return Error{ErrorKind::InvalidArgument, "compare is heads or w_o, got \"" + v + "\"."};

@@ -20,6 +20,7 @@
 #include "core/model/model.h"
 #include "core/math/half.h"
 #include "core/math/rng.h"
+#include "core/memory_budget.h"
 
 namespace headmap {
 using nlohmann::json;
@@ -334,7 +335,19 @@ Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::strin
       return bad("metadata \"vocab_size\" is " + meta["vocab_size"] + " but the vocabulary lists " + std::to_string(V) + " pieces.");
   }
 
-  // pass 3: the tensor table: names, dtypes, shapes and offsets.
+  // pass 3: the tensor table: names, dtypes, shapes and offsets. First the sizes the
+  // metadata claims, against the file and the memory budget, before anything is allocated:
+  // a small header may claim D = 4096 and L = 12.
+  const uint64_t D64 = static_cast<uint64_t>(D), params = static_cast<uint64_t>(V) * D64 + static_cast<uint64_t>(P) * D64 + 2 * D64 +
+                                                         static_cast<uint64_t>(L) * (12 * D64 * D64 + 13 * D64);
+  if (data_size < 2 * params)
+    return bad("the metadata describes a model of " + std::to_string(params) + " values (d_model " + std::to_string(D) + ", " + std::to_string(L) +
+               " layers), which needs at least " + std::to_string(2 * params) + " bytes of data, and the file has " + std::to_string(data_size) +
+               ": it is truncated or its metadata is wrong.");
+  if (Status s = check_memory(model_weights_bytes(D64, static_cast<uint64_t>(L), static_cast<uint64_t>(V), static_cast<uint64_t>(P)),
+                              "The model in " + origin, "use a smaller model");
+      !s)
+    return s.error();
   ModelWeights w = sized_weights(static_cast<int>(D), static_cast<int>(L), V, static_cast<int>(P));
   std::vector<Slot> table = slots(w);
   std::map<std::string, const Slot*> expected;
@@ -451,6 +464,14 @@ Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::strin
     if (!(std::abs(*got - want) <= 1e-3 + 1e-4 * std::abs(want)))
       return bad("the tensors do not reproduce the file's own check: its check_loss is " + number(want) + " but these weights give " +
                  number(*got) + ". The tensors were altered, transposed, or belong to another model.");
+  } else {
+    // No check in the file: finite weights can still overflow float32 arithmetic (values
+    // near 3e38), which would show NaN maps and metrics. A short probe refuses them.
+    Result<double> got = loss_on_ids(w, static_cast<int>(H), check_tokens(V, static_cast<int>(P)));
+    if (!got) return bad(got.error().message);
+    if (!std::isfinite(*got))
+      return bad("its weights are finite but so large that the model computes NaN or infinity (a probe's loss is " + number(*got) +
+                 "): the file is corrupt. Retrain or re-export it.");
   }
   return w;
 }

@@ -27,18 +27,37 @@ Result<ModelConfig> config_from_json(const std::string& text) {
   if (!j.is_object()) return bad("The config must be a JSON object.");
   ModelConfig c;
   try {
-    auto get_int = [&](const char* k, int& dst) { if (j.contains(k)) dst = j.at(k).get<int>(); };
+    // Whole numbers within the sliders' ranges only: a hostile file must reach neither a
+    // float-to-int conversion (1e38) nor a product such as num_layers * num_heads that
+    // overflows. A d_model / num_heads pair that does not divide is allowed (it is a
+    // lesson, shown with its message); validate() says so later.
+    std::string range_error;
+    auto get_int = [&](const char* k, int& dst, int lo, int hi) {
+      if (!j.contains(k)) return true;
+      const json& v = j.at(k);
+      if (v.is_number_unsigned() && v.get<uint64_t>() <= static_cast<uint64_t>(hi) && static_cast<int64_t>(v.get<uint64_t>()) >= lo) {
+        dst = static_cast<int>(v.get<uint64_t>());
+        return true;
+      }
+      if (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() >= lo && v.get<int64_t>() <= hi) {
+        dst = static_cast<int>(v.get<int64_t>());
+        return true;
+      }
+      range_error = std::string("\"") + k + "\" must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", not " + v.dump() + ".";
+      return false;
+    };
     auto get_bool = [&](const char* k, bool& dst) { if (j.contains(k)) dst = j.at(k).get<bool>(); };
-    get_int("d_model", c.d_model);
-    get_int("num_heads", c.num_heads);
-    get_int("num_kv_heads", c.num_kv_heads);
-    if (j.contains("num_kv_heads") && c.num_kv_heads < 1) return bad("\"num_kv_heads\" must be at least 1 (1 is multi-query, num_heads is multi-head).");
+    if (!get_int("d_model", c.d_model, 1, kMaxDModel) || !get_int("num_heads", c.num_heads, 1, kMaxDModel) ||
+        !get_int("num_layers", c.num_layers, 1, kMaxModelLayers) || !get_int("context", c.context, 1, kMaxContext))
+      return bad("The config's " + range_error);
+    if (!get_int("num_kv_heads", c.num_kv_heads, 1, kMaxDModel)) return bad("The config's " + range_error + " 1 is multi-query; num_heads is multi-head.");
     if (c.num_kv_heads == c.num_heads) c.num_kv_heads = 0;  // plain multi-head: follows num_heads
-    get_int("num_layers", c.num_layers);
-    get_int("context", c.context);
     get_bool("causal", c.causal);
     get_bool("positional", c.positional);
-    if (j.contains("seed")) c.seed = j.at("seed").get<uint64_t>();
+    if (j.contains("seed")) {
+      if (!j.at("seed").is_number_unsigned()) return bad("The config's \"seed\" must be a whole number of at least 0, not " + j.at("seed").dump() + ".");
+      c.seed = j.at("seed").get<uint64_t>();
+    }
     if (j.contains("tokenizer") && !parse_tokenizer(j.at("tokenizer").get<std::string>(), &c.tokenizer))
       return bad("Unknown tokenizer \"" + j.at("tokenizer").get<std::string>() + "\": use word or char.");
     if (j.contains("pitfalls")) {

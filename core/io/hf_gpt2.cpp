@@ -19,6 +19,7 @@
 #include "core/io/safetensors.h"
 #include "core/math/gemm.h"
 #include "core/model/config.h"
+#include "core/memory_budget.h"
 
 namespace headmap {
 namespace fs = std::filesystem;
@@ -33,6 +34,8 @@ Error bad_format(const std::string& m) { return Error{ErrorKind::BadFormat, m}; 
 }  // namespace
 
 // ---- [config] --------------------------------------------------------------------------
+static Result<Gpt2Config> gpt2_config_fields(const json& j, const std::string& origin);
+
 Result<Gpt2Config> parse_gpt2_config(const std::string& text, const std::string& origin) {
   auto bad = [&](const std::string& m) { return bad_format(origin + ": " + m); };
   json j;
@@ -42,6 +45,15 @@ Result<Gpt2Config> parse_gpt2_config(const std::string& text, const std::string&
     return bad(std::string("not valid JSON (") + e.what() + ").");
   }
   if (!j.is_object()) return bad("not a JSON object, so not a Hugging Face config.");
+  try {
+    return gpt2_config_fields(j, origin);
+  } catch (const json::exception& e) {  // a field of the wrong type ("model_type": 6)
+    return bad(std::string("a field has the wrong type (") + e.what() + ").");
+  }
+}
+
+static Result<Gpt2Config> gpt2_config_fields(const json& j, const std::string& origin) {
+  auto bad = [&](const std::string& m) { return bad_format(origin + ": " + m); };
   Gpt2Config c;
   c.model_type = j.value("model_type", std::string());
   std::string arch;
@@ -129,6 +141,29 @@ Status load_tokenizer(const fs::path& dir, const Gpt2Config& cfg, ModelWeights& 
 }  // namespace
 
 // ---- [tensors] -------------------------------------------------------------------------
+Result<std::vector<std::string>> parse_shard_index(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    return bad_format(origin + ": not valid JSON (" + e.what() + ").");
+  }
+  if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+    return bad_format(origin + ": it has no \"weight_map\" object.");
+  std::set<std::string> names;
+  for (const auto& [tensor, file] : j["weight_map"].items()) {
+    if (!file.is_string()) return bad_format(origin + ": the shard of \"" + tensor + "\" is not a file name.");
+    const std::string f = file.get<std::string>();
+    if (f.empty() || f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "." || f == ".." ||
+        f.find('\0') != std::string::npos)
+      return bad_format(origin + ": the shard name \"" + f + "\" is not a plain file name in the directory.");
+    names.insert(f);
+    if (names.size() > 10000) return bad_format(origin + ": more than 10,000 shards.");
+  }
+  if (names.empty()) return bad_format(origin + ": the weight map is empty.");
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
 namespace {
 // The safetensors files of a directory and which one holds each tensor.
 struct TensorSource {
@@ -145,24 +180,9 @@ Result<TensorSource> open_tensors(const fs::path& dir) {
   } else if (fs::exists(index)) {
     Result<std::string> text = read_file(index.string(), kMaxJsonBytes);
     if (!text) return text.error();
-    json j;
-    try {
-      j = json::parse(*text);
-    } catch (const json::exception& e) {
-      return bad_format(index.string() + ": not valid JSON (" + e.what() + ").");
-    }
-    if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
-      return bad_format(index.string() + ": it has no \"weight_map\" object.");
-    std::set<std::string> names;
-    for (const auto& [tensor, file] : j["weight_map"].items()) {
-      if (!file.is_string()) return bad_format(index.string() + ": the shard of \"" + tensor + "\" is not a file name.");
-      const std::string f = file.get<std::string>();
-      if (f.empty() || f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "." || f == "..")
-        return bad_format(index.string() + ": the shard name \"" + f + "\" is not a plain file name in the directory.");
-      names.insert(f);
-    }
-    shard_names.assign(names.begin(), names.end());
-    if (shard_names.empty()) return bad_format(index.string() + ": the weight map is empty.");
+    Result<std::vector<std::string>> names = parse_shard_index(*text, index.string());
+    if (!names) return names.error();
+    shard_names = std::move(*names);
   } else {
     for (const char* other : {"pytorch_model.bin", "tf_model.h5", "flax_model.msgpack", "model.ckpt.index"})
       if (fs::exists(dir / other))
@@ -297,7 +317,13 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
     if (!r.used().count(name) && !ignorable(name) && name != "lm_head.weight")
       return bad_format(file->path() + ": unexpected tensor \"" + name + "\" for a GPT-2 with " + std::to_string(L) + " layers; is this a GPT2LMHeadModel checkpoint?");
 
-  // pass 2: the tokenizer (small), then the tensors, one at a time.
+  // pass 2: the tokenizer (small), then the tensors, one at a time, once they fit the budget.
+  const uint64_t lm_bytes = lm_file ? 4 * static_cast<uint64_t>(V) * static_cast<uint64_t>(D) : 0;
+  if (Status s = check_memory(model_weights_bytes(static_cast<uint64_t>(D), static_cast<uint64_t>(L), static_cast<uint64_t>(V),
+                                                  static_cast<uint64_t>(P)) + lm_bytes,
+                              "The model in " + dir_in, "use a smaller model, or raise HEADMAP_MEMORY_BUDGET");
+      !s)
+    return s.error();
   ModelWeights w;
   if (Status s = load_tokenizer(dir, *cfg, w); !s) return s.error();
   w.d_model = static_cast<int>(D);

@@ -21,6 +21,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/model/weights.h"
@@ -40,6 +41,9 @@ struct Gpt2Config {
 // other model_type, an activation other than GELU's tanh form, or sizes outside headmap's
 // limits give a message that says so.
 Result<Gpt2Config> parse_gpt2_config(const std::string& text, const std::string& origin);
+// model.safetensors.index.json: the shard file names of its "weight_map", each a plain
+// name inside the directory, sorted and unique. (Fuzzed: tests/fuzz.)
+Result<std::vector<std::string>> parse_shard_index(const std::string& text, const std::string& origin);
 
 // Opens the directory: config, tokenizer, then every tensor, each converted to float once
 // from a memory map of the file (never a second full copy), with every shape checked

@@ -1,5 +1,7 @@
 #include "core/io/mapped_file.h"
 
+#include "core/io/file_io.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -10,12 +12,13 @@
 namespace headmap {
 
 Result<MappedFile> MappedFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{ErrorKind::Io, "Cannot open " + path + ": " + std::strerror(errno) + "."};
+  Result<int> opened = open_regular_file(path);  // never blocks on a FIFO
+  if (!opened) return opened.error();
+  const int fd = *opened;
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
     ::close(fd);
-    return Error{ErrorKind::Io, path + " is not a regular file."};
+    return Error{ErrorKind::Io, "Cannot read " + path + ": " + std::strerror(errno) + "."};
   }
   MappedFile m;
   m.path_ = path;

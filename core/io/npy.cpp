@@ -1,9 +1,12 @@
 // npy.cpp: the .npy format, version 1.0 out, 1.0 to 3.0 in.
 #include "core/io/npy.h"
 
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <sstream>
+
+#include "core/memory_budget.h"
 
 namespace headmap {
 
@@ -44,21 +47,35 @@ Result<Tensor> parse_npy(const std::string& b) {
   if (sp == std::string::npos) return bad("no shape");
   const size_t end = h.find(')', sp);
   if (end == std::string::npos) return bad("bad shape");
+  // The shape: whole numbers >= 0 only, and their product must be exactly the bytes that
+  // follow, checked before anything is allocated (a header may claim (1e11,) or (-1,)).
   Shape shape;
+  uint64_t numel = 1, nonzero = 1;
   std::stringstream ss(h.substr(sp + 10, end - sp - 10));
   std::string part;
   while (std::getline(ss, part, ',')) {
-    if (part.find_first_not_of(' ') == std::string::npos) continue;
-    try {
-      shape.push_back(std::stoll(part));
-    } catch (...) {
-      return bad("bad shape");
-    }
+    const size_t first = part.find_first_not_of(' '), last = part.find_last_not_of(' ');
+    if (first == std::string::npos) continue;
+    const char* p = part.data() + first;
+    const char* q = part.data() + last + 1;
+    uint64_t d = 0;
+    const auto [stop, ec] = std::from_chars(p, q, d);
+    if (ec != std::errc() || stop != q || d > (uint64_t(1) << 40)) return bad("the shape holds \"" + part + "\", not a size");
+    if (shape.size() >= 16) return bad("the shape has more than 16 dimensions");
+    shape.push_back(static_cast<int64_t>(d));
+    numel = mul_sat(numel, d);
+    if (d != 0) nonzero = mul_sat(nonzero, d);
   }
+  // A zero dimension makes the array empty, but the other dimensions must still multiply
+  // without overflow (Tensor computes their product): (77, 300, 77773773727, 0) is refused.
+  if (nonzero > (uint64_t(1) << 40)) return bad("the shape's dimensions multiply to more than 2^40 values");
+  const uint64_t have = b.size() - off - hl;
+  if (mul_sat(numel, 4) != have)
+    return bad("the shape needs " + (numel > UINT64_MAX / 4 ? std::string("more bytes than exist") : std::to_string(numel * 4) + " bytes") +
+               " of data, and the file has " + std::to_string(have));
   Tensor t(shape);
-  const size_t need = static_cast<size_t>(t.numel()) * 4;
-  if (b.size() - off - hl != need) return bad("data size does not match the shape");
-  std::memcpy(t.data.data(), b.data() + off + hl, need);
+  const size_t need = static_cast<size_t>(have);
+  if (need > 0) std::memcpy(t.data.data(), b.data() + off + hl, need);
   return t;
 }
 

@@ -1,7 +1,12 @@
 // run_export.cpp: a run's --json document and its --npy directory.
 #include "core/io/run_export.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +18,7 @@
 #include "core/io/npy.h"
 #include "core/model/attention.h"
 #include "core/model/source_label.h"
+#include "core/memory_budget.h"
 
 namespace headmap {
 namespace fs = std::filesystem;
@@ -53,6 +59,8 @@ static json passport_to_json(const Passport& p) {
           {"total_params", p.total_params},
           {"total_flops", p.total_flops}};
 }
+
+static void append_weights(std::string& text, const ForwardOutput& out, int indent);
 
 std::string run_json(const RunRecord& run, bool with_weights, int indent) {
   const Batch& batch = *run.batch;
@@ -120,86 +128,188 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
                              {"self", kLabelThresholds.self}, {"induction", kLabelThresholds.induction},
                              {"broad_entropy_norm", kLabelThresholds.broad}};
   }
-  if (with_weights) {
-    json layers = json::array();
-    for (int l = 0; l < out.L; ++l) {
-      json bs = json::array();
-      for (int b = 0; b < out.B; ++b) {
-        json hs = json::array();
-        for (int h = 0; h < out.Hw; ++h) {
-          const float* w = out.weights(l, b, h);
-          json rows = json::array();
-          for (int t = 0; t < out.T; ++t) rows.push_back(std::vector<float>(w + static_cast<size_t>(t) * out.T, w + static_cast<size_t>(t + 1) * out.T));
-          hs.push_back(rows);
+  std::string text = j.dump(indent, ' ', false, json::error_handler_t::replace);
+  if (with_weights) append_weights(text, out, indent);
+  return text + "\n";
+}
+
+// The (L, B, Hw, T, T) weights appended to the document as text, one row per line: a
+// JSON tree of them would take about 17 times the maps' bytes.
+static void append_weights(std::string& text, const ForwardOutput& out, int indent) {
+  const size_t close = text.rfind('}');
+  HM_ASSERT(close != std::string::npos, "run_json's document is an object");
+  text.resize(close);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  const std::string nl = indent >= 0 ? "\n" + std::string(static_cast<size_t>(indent), ' ') : "";
+  text += "," + nl + "\"weights_shape\": [" + std::to_string(out.L) + ", " + std::to_string(out.B) + ", " + std::to_string(out.Hw) + ", " +
+          std::to_string(out.T) + ", " + std::to_string(out.T) + "]," + nl + "\"weights\": [";
+  char buf[32];
+  for (int l = 0; l < out.L; ++l) {
+    text += l ? ", [" : "[";
+    for (int b = 0; b < out.B; ++b) {
+      text += b ? ", [" : "[";
+      for (int h = 0; h < out.Hw; ++h) {
+        text += h ? "," + nl + "  [" : nl + "  [";
+        const float* w = out.weights(l, b, h);
+        for (int t = 0; t < out.T; ++t) {
+          text += t ? "," + nl + "   [" : "[";
+          for (int s = 0; s < out.T; ++s) {
+            const float v = w[static_cast<size_t>(t) * out.T + s];
+            if (s) text += ", ";
+            if (!std::isfinite(v)) {
+              text += "null";
+              continue;
+            }
+            const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+            text.append(buf, ec == std::errc() ? static_cast<size_t>(end - buf) : 0);
+          }
+          text += "]";
         }
-        bs.push_back(hs);
+        text += "]";
       }
-      layers.push_back(bs);
+      text += "]";
     }
-    j["weights"] = layers;
-    j["weights_shape"] = {out.L, out.B, out.Hw, out.T, out.T};
+    text += "]";
   }
-  return j.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
+  text += "]" + (indent >= 0 ? std::string("\n") : std::string()) + "}";
+}
+
+// At most 16 characters per weight ("-0.000123456789, "), plus the rest of the document.
+static uint64_t run_json_bytes(const ForwardOutput& out, bool with_weights) {
+  const uint64_t maps = mul_sat(mul_sat(static_cast<uint64_t>(out.L) * out.B, static_cast<uint64_t>(out.Hw)),
+                                mul_sat(static_cast<uint64_t>(out.T), static_cast<uint64_t>(out.T)));
+  return (with_weights ? mul_sat(maps, 16) : 0) + (uint64_t(16) << 20);
+}
+
+Status write_run_json(const std::string& path, const RunRecord& run, bool with_weights) {
+  if (Status s = check_memory(run_json_bytes(*run.out, with_weights), "The JSON document" + std::string(with_weights ? " with the weights" : ""),
+                              with_weights ? "leave out the weights (--with-weights), or use fewer or shorter sentences, or fewer layers or heads"
+                                           : "use fewer sentences");
+      !s)
+    return s;
+  try {
+    return write_file_atomic(path, run_json(run, with_weights));
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("writing " + path);
+  }
 }
 
 // ---- --npy directory -------------------------------------------------------------------
-Status export_npy_dir(const std::string& dir, const RunRecord& run) {
+// Only a directory that holds nothing but an earlier export's files may be replaced: a
+// typo such as --npy ~ must never delete anyone's files.
+static bool is_export_file(const std::string& f) {
+  if (f == "attention.npy" || f == "meta.json") return true;
+  if (f.rfind("layer", 0) != 0 || f.size() < 10 || f.compare(f.size() - 4, 4, ".npy") != 0) return false;
+  size_t i = 5;
+  while (i < f.size() && std::isdigit(static_cast<unsigned char>(f[i]))) ++i;
+  return i > 5 && f[i] == '.';
+}
+
+Status export_npy_dir(const std::string& dir_arg, const RunRecord& run) {
   const ForwardOutput& out = *run.out;
   const Batch& batch = *run.batch;
   if (batch.empty()) return Error{ErrorKind::InvalidArgument, "Nothing to export: the text has no tokens."};
   if (static_cast<int>(out.attn_in.size()) != out.L)
     return Error{ErrorKind::InvalidArgument, "The run did not keep the layer inputs (keep_layer_io); nothing was written."};
+  // The largest file is built in memory once: attention.npy (L, B, Hw, T, T).
+  const uint64_t attention_bytes = mul_sat(mul_sat(static_cast<uint64_t>(out.L) * out.B, static_cast<uint64_t>(out.Hw)),
+                                           mul_sat(static_cast<uint64_t>(out.T), static_cast<uint64_t>(out.T) * 4));
+  if (Status s = check_memory(attention_bytes + mul_sat(static_cast<uint64_t>(out.D), static_cast<uint64_t>(out.D) * 4),
+                              "The .npy export", "use fewer or shorter sentences, or fewer layers or heads");
+      !s)
+    return s;
+
+  // The target: absent, or a directory that holds an earlier export (symlinks followed).
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Error{ErrorKind::Io, "Cannot create the directory " + dir + ": " + ec.message() + "."};
-  // Stage every file in a hidden sibling directory, then rename the files into dir.
-  std::string tmpl = (fs::path(dir) / ".staging-XXXXXX").string();
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  if (!mkdtemp(name.data())) return io_error("Cannot create a staging directory in", dir);
-  const fs::path staging(name.data());
-  std::vector<std::string> files;
+  fs::path dir = fs::weakly_canonical(fs::path(dir_arg), ec);
+  if (ec || dir.filename().empty()) dir = fs::absolute(fs::path(dir_arg)).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();
+  const fs::file_status st = fs::status(dir, ec);
+  const bool exists = fs::exists(st);
+  if (exists && !fs::is_directory(st))
+    return Error{ErrorKind::Io, "Cannot export into " + dir_arg + ": it exists and is not a directory; give a new or an export's directory."};
+  if (exists)
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (!is_export_file(it->path().filename().string()) || !it->is_regular_file())
+        return Error{ErrorKind::Io, "Cannot export into " + dir_arg + ": it holds " + it->path().filename().string() +
+                                        ", which an export does not write, and the export replaces the whole directory. "
+                                        "Give a new directory, an empty one, or an earlier export's."};
+  const fs::path parent = dir.parent_path();
+  const std::string name = dir.filename().string();
+  fs::create_directories(parent, ec);
+  if (ec) return Error{ErrorKind::Io, "Cannot create the directory " + parent.string() + ": " + ec.message() + "."};
+  sweep_stale_temps(parent.string(), name);
+
+  // pass 1: a complete new directory beside the target, under a temporary name that
+  // carries our pid (swept by a later export if this process dies).
+  std::string tmpl = (parent / ("." + name + kTempMarker + std::to_string(::getpid()) + "-XXXXXX")).string();
+  std::vector<char> tmpname(tmpl.begin(), tmpl.end());
+  tmpname.push_back('\0');
+  if (!mkdtemp(tmpname.data())) return io_error("Cannot create a directory in", parent.string());
+  const fs::path staging(tmpname.data());
+  mode_t mode = 0777 & ~current_umask();  // mkdtemp made it 0700
+  if (struct stat ds {}; exists && ::stat(dir.c_str(), &ds) == 0) mode = ds.st_mode & 07777;
+  ::chmod(staging.c_str(), mode);
   auto put = [&](const std::string& file, const std::string& bytes) -> Status {
     std::ofstream f(staging / file, std::ios::binary);
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     f.close();
-    if (!f) return io_error("Cannot write", (staging / file).string());
-    files.push_back(file);
+    if (!f) return io_error("Cannot write", (dir / file).string());
     return Status();
   };
   auto fail = [&](const Status& s) {
     fs::remove_all(staging, ec);
     return s;
   };
-  const int64_t B = out.B, T = out.T, D = out.D;
-  if (Status s = put("attention.npy", npy_bytes(out.attention.data(), {out.L, B, out.Hw, T, T})); !s) return fail(s);
-  for (int l = 0; l < out.L; ++l) {
-    // W_K and W_V as the attention read them: (D, kv_heads·d_head) under grouped-query attention.
-    const LayerWeights lw = kv_grouped(run.weights->layers[l], mha_options(run.cfg));
-    const std::string p = "layer" + std::to_string(l) + ".";
-    const std::pair<const char*, const MatR*> mats[] = {{"w_q", &lw.w_q}, {"w_k", &lw.w_k}, {"w_v", &lw.w_v}, {"w_o", &lw.w_o}};
-    const std::pair<const char*, const RowVec*> vecs[] = {{"b_q", &lw.b_q}, {"b_k", &lw.b_k}, {"b_v", &lw.b_v}, {"b_o", &lw.b_o}};
-    if (Status s = put(p + "attn_in.npy", npy_bytes(out.attn_in[l].data(), {B, T, D})); !s) return fail(s);
-    if (Status s = put(p + "attn_out.npy", npy_bytes(out.attn_out[l].data(), {B, T, D})); !s) return fail(s);
-    for (auto& [n, m] : mats)
-      if (Status s = put(p + n + ".npy", npy_bytes(m->data(), {D, m->cols()})); !s) return fail(s);
-    for (auto& [n, v] : vecs)
-      if (Status s = put(p + n + ".npy", npy_bytes(v->data(), {v->size()})); !s) return fail(s);
+  try {
+    const int64_t B = out.B, T = out.T, D = out.D;
+    if (Status s = put("attention.npy", npy_bytes(out.attention.data(), {out.L, B, out.Hw, T, T})); !s) return fail(s);
+    for (int l = 0; l < out.L; ++l) {
+      // W_K and W_V as the attention read them: (D, kv_heads·d_head) under grouped-query attention.
+      const LayerWeights lw = kv_grouped(run.weights->layers[l], mha_options(run.cfg));
+      const std::string p = "layer" + std::to_string(l) + ".";
+      const std::pair<const char*, const MatR*> mats[] = {{"w_q", &lw.w_q}, {"w_k", &lw.w_k}, {"w_v", &lw.w_v}, {"w_o", &lw.w_o}};
+      const std::pair<const char*, const RowVec*> vecs[] = {{"b_q", &lw.b_q}, {"b_k", &lw.b_k}, {"b_v", &lw.b_v}, {"b_o", &lw.b_o}};
+      if (Status s = put(p + "attn_in.npy", npy_bytes(out.attn_in[l].data(), {B, T, D})); !s) return fail(s);
+      if (Status s = put(p + "attn_out.npy", npy_bytes(out.attn_out[l].data(), {B, T, D})); !s) return fail(s);
+      for (auto& [n, m] : mats)
+        if (Status s = put(p + n + ".npy", npy_bytes(m->data(), {D, m->cols()})); !s) return fail(s);
+      for (auto& [n, v] : vecs)
+        if (Status s = put(p + n + ".npy", npy_bytes(v->data(), {v->size()})); !s) return fail(s);
+    }
+    json meta;
+    meta["tokens"] = tokens_json(batch);
+    if (run.weights->trained()) meta["token_ids"] = token_ids_json(batch);
+    meta["lengths"] = batch.lengths;
+    meta["config"] = json::parse(config_json(run.cfg));
+    meta["weights_source"] = describe_source(*run.weights, run.cfg);
+    meta["attention_shape"] = {out.L, B, out.Hw, T, T};
+    meta["convention"] = "y = x @ W + b, W stored (D_in, D_out); attn_in is LN1(x), the exact input of attention";
+    if (Status s = put("meta.json", meta.dump(2, ' ', false, json::error_handler_t::replace) + "\n"); !s) return fail(s);
+  } catch (const std::bad_alloc&) {
+    return fail(out_of_memory("exporting to " + dir_arg));
   }
-  json meta;
-  meta["tokens"] = tokens_json(batch);
-  if (run.weights->trained()) meta["token_ids"] = token_ids_json(batch);
-  meta["lengths"] = batch.lengths;
-  meta["config"] = json::parse(config_json(run.cfg));
-  meta["weights_source"] = describe_source(*run.weights, run.cfg);
-  meta["attention_shape"] = {out.L, B, out.Hw, T, T};
-  meta["convention"] = "y = x @ W + b, W stored (D_in, D_out); attn_in is LN1(x), the exact input of attention";
-  if (Status s = put("meta.json", meta.dump(2, ' ', false, json::error_handler_t::replace) + "\n"); !s) return fail(s);
-  for (const std::string& f : files) {
-    fs::rename(staging / f, fs::path(dir) / f, ec);
-    if (ec) return fail(Error{ErrorKind::Io, "Cannot move " + f + " into " + dir + ": " + ec.message() + "."});
+
+  // pass 2: swap it in. A new target is a rename; an existing one is exchanged atomically
+  // (renameat2 RENAME_EXCHANGE), and the old export, now under the temporary name, removed.
+  if (!exists) {
+    if (::rename(staging.c_str(), dir.c_str()) != 0) return fail(io_error("Cannot move the export into", dir_arg));
+    return Status();
   }
-  fs::remove_all(staging, ec);
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0) {
+    if (errno != EINVAL && errno != ENOSYS) return fail(io_error("Cannot replace", dir_arg));
+    // No exchange on this file system: move the old one aside, then the new one in.
+    const fs::path old = parent / ("." + name + kTempMarker + std::to_string(::getpid()) + "-old");
+    if (::rename(dir.c_str(), old.c_str()) != 0) return fail(io_error("Cannot replace", dir_arg));
+    if (::rename(staging.c_str(), dir.c_str()) != 0) {
+      Error e = io_error("Cannot replace", dir_arg);
+      (void)::rename(old.c_str(), dir.c_str());
+      return fail(e);
+    }
+    fs::remove_all(old, ec);
+    return Status();
+  }
+  fs::remove_all(staging, ec);  // the previous export
   return Status();
 }
 

@@ -35,5 +35,8 @@ Status export_npy_dir(const std::string& dir, const RunRecord& run);
 // The --json document: tokens, config, passport, params, metrics, labels, and the weights
 // when with_weights.
 std::string run_json(const RunRecord& run, bool with_weights, int indent = 2);
+// run_json checked against the memory budget first (a refusal says what to lower), then
+// write_file_atomic; std::bad_alloc becomes the same kind of message.
+Status write_run_json(const std::string& path, const RunRecord& run, bool with_weights);
 
 }  // namespace headmap

@@ -228,8 +228,9 @@ void Bpe::encode_piece(std::string_view piece, std::vector<int>& out) const {
   };
   std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> heap;
   auto push = [&](int i) {
+    if (i < 0) return;  // before the first symbol (checked first: next[-1] is out of bounds)
     const int j = next[size_t(i)];
-    if (i < 0 || j < 0) return;
+    if (j < 0) return;
     const int r = rank(sym[size_t(i)], sym[size_t(j)]);
     if (r >= 0) heap.push({r, i, sym[size_t(i)], sym[size_t(j)]});
   };

@@ -1,6 +1,8 @@
 // compute_worker.cpp: the worker thread, its caches, and one compute step.
 #include "app/gui/workers/compute_worker.h"
 
+#include "core/memory_budget.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -48,7 +50,17 @@ uint64_t ComputeWorker::last_requested() const {
 }
 
 void ComputeWorker::work(Job& job) {
-  std::shared_ptr<ComputeResult> res = compute(job, job.request, job.seq);
+  std::shared_ptr<ComputeResult> res;
+  try {
+    res = compute(job, job.request, job.seq);
+  } catch (const std::bad_alloc&) {  // an estimate fell short: a message, and the last result stays on screen
+    forward_cache_.clear();
+    weights_cache_.clear();
+    res = std::make_shared<ComputeResult>();
+    res->request = job.request;
+    res->seq = job.seq;
+    res->error = out_of_memory("computing this model");
+  }
   if (res->error && res->error->kind == ErrorKind::Cancelled) return;  // a newer request is queued: it runs next
   publish(job, std::move(res));
 }
@@ -72,6 +84,12 @@ Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const Com
     if (k == key) return w;
   std::shared_ptr<const ModelWeights> w;
   if (r.weights.checkpoint.empty()) {
+    if (Status s = check_memory(model_weights_bytes(static_cast<uint64_t>(c.d_model), static_cast<uint64_t>(c.num_layers), 0,
+                                                    static_cast<uint64_t>(c.context)),
+                                "Random weights of d_model " + std::to_string(c.d_model) + " and " + std::to_string(c.num_layers) + " layers",
+                                "use a smaller d_model or fewer layers");
+        !s)
+      return s.error();
     w = std::make_shared<const ModelWeights>(random_weights(c.d_model, c.num_layers, c.seed));
   } else {
     Result<ModelWeights> loaded = load_checkpoint(r.weights.checkpoint);

@@ -1,6 +1,8 @@
 // training_worker.cpp: one training job at a time, on the shared worker thread.
 #include "app/gui/workers/training_worker.h"
 
+#include "core/memory_budget.h"
+
 namespace headmap {
 
 // Below the UI and the compute worker (nice 5): training uses what they leave.
@@ -84,7 +86,12 @@ void TrainingWorker::work(TrainJob& job) {
         }
         if (wake_) wake_();
       };
-    Result<TrainResult> r = train(*corpus_, o, hooks);
+    Result<TrainResult> r = Error{ErrorKind::InvalidArgument, ""};
+    try {
+      r = train(*corpus_, o, hooks);
+    } catch (const std::bad_alloc&) {  // the app keeps running, and says what to lower
+      r = out_of_memory("training this configuration");
+    }
     if (!r) {
       if (r.error().kind == ErrorKind::Cancelled) {
         cancelled = true;

@@ -1,0 +1,27 @@
+#!/bin/sh
+# check_hostile_inputs.sh XVFB_RUN HEADMAP WORKDIR: the app's reproducers of issue 11.
+# View files of the wrong types or absurd sizes ({"format":6} aborted the app with exit
+# 134) give their message and exit 1 with --screenshot; `--then heads=-1 --then ablate=0,0`
+# (a std::length_error abort) is a refused setting, and the screenshot is still taken.
+set -u
+xvfb=$1 app=$2 work=$3
+mkdir -p "$work" && cd "$work" || exit 1
+for v in '{"format":6}' \
+         '{"format":"headmap-view","version":"2"}' \
+         '{"format":"headmap-view","version":1,"text":"a","config":{},"head":1e38}' \
+         '{"format":"headmap-view","version":1,"text":"a","config":{"num_heads":46341,"num_layers":46341}}'; do
+  printf '%s' "$v" > hostile-view.json
+  "$xvfb" -a -s "-screen 0 1600x1000x24" "$app" --open hostile-view.json --screenshot hostile-view.png 2> hostile-view.err
+  rc=$?
+  if [ "$rc" -ne 1 ] || ! grep -q 'is not a view file headmap can open' hostile-view.err; then
+    echo "FAIL: exit $rc for $v"; cat hostile-view.err; exit 1
+  fi
+  echo "ok: $v"
+done
+
+"$xvfb" -a -s "-screen 0 1600x1000x24" "$app" --screenshot then.png --then heads=-1 --then ablate=0,0 2> then.err
+rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q 'heads must be from 1' then.err || [ ! -s then.png ]; then
+  echo "FAIL: exit $rc for --then heads=-1 --then ablate=0,0"; cat then.err; exit 1
+fi
+echo "ok: --then heads=-1 --then ablate=0,0"

@@ -1,0 +1,14 @@
+// fuzz_view.cpp: view files (app/gui/settings.h parse_view). Any bytes: a message or a
+// state change, never a crash; on a refusal the state is untouched.
+#include <cstdint>
+#include <string>
+
+#include "app/gui/settings.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  headmap::AppState s;
+  const headmap::AppState before = s;
+  const headmap::Status st = headmap::parse_view(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json", s);
+  if (!st && !(s.cfg == before.cfg && s.text == before.text)) __builtin_trap();  // a refusal must leave the state as it was
+  return 0;
+}

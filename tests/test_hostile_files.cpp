@@ -1,0 +1,321 @@
+// Hostile files and targets (issue 11): reads refuse what is not a regular file and never
+// block; atomic writes keep modes, follow symlinks, refuse devices, FIFOs and directories,
+// and leave no temporary file even when killed mid-write; parsers turn wrong types and
+// absurd sizes into messages; the --npy directory is replaced whole.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "core/io/config_json.h"
+#include "core/io/file_io.h"
+#include "core/io/hf_gpt2.h"
+#include "core/io/mapped_file.h"
+#include "core/io/npy.h"
+#include "core/io/run_export.h"
+#include "core/memory_budget.h"
+#include "test_util.h"
+
+using namespace headmap;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("headmap-hostile-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::set<std::string> names_in(const fs::path& d) {
+  std::set<std::string> s;
+  for (const auto& e : fs::directory_iterator(d)) s.insert(e.path().filename().string());
+  return s;
+}
+
+bool contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+mode_t mode_of(const fs::path& p) {
+  struct stat st {};
+  EXPECT_EQ(::stat(p.c_str(), &st), 0);
+  return st.st_mode & 07777;
+}
+
+}  // namespace
+
+// ---- reading ---------------------------------------------------------------------------
+
+TEST(HostileFiles, ReadsRefuseFifosDevicesAndDirectoriesWithoutBlocking) {
+  const fs::path d = temp_dir("read");
+  const fs::path fifo = d / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<std::string> r = read_file(fifo.string());  // used to wait forever for a writer
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(contains(r.error().message, "FIFO")) << r.error().message;
+  Result<MappedFile> m = MappedFile::open(fifo.string());
+  ASSERT_FALSE(m);
+  EXPECT_TRUE(contains(m.error().message, "FIFO")) << m.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+
+  Result<std::string> dir = read_file(d.string());  // used to say "is larger than 64 MiB"
+  ASSERT_FALSE(dir);
+  EXPECT_EQ(dir.error().kind, ErrorKind::Io);
+  EXPECT_TRUE(contains(dir.error().message, "is a directory")) << dir.error().message;
+
+  Result<std::string> zero = read_file("/dev/zero");  // used to read as empty
+  ASSERT_FALSE(zero);
+  EXPECT_TRUE(contains(zero.error().message, "is a device")) << zero.error().message;
+  fs::remove_all(d);
+}
+
+TEST(HostileFiles, MemoryBudgetRefusesWithWhatToLower) {
+  ::setenv("HEADMAP_MEMORY_BUDGET", "1M", 1);
+  EXPECT_EQ(memory_budget_bytes(), uint64_t(1) << 20);
+  Status s = check_memory(uint64_t(3) << 20, "The thing", "use a smaller thing");
+  ::unsetenv("HEADMAP_MEMORY_BUDGET");
+  ASSERT_FALSE(s);
+  EXPECT_TRUE(contains(s.error().message, "The thing would need 3 MiB, more than the memory budget of 1 MiB")) << s.error().message;
+  EXPECT_TRUE(contains(s.error().message, "use a smaller thing")) << s.error().message;
+  EXPECT_TRUE(check_memory(1000, "x", "y"));
+  EXPECT_EQ(mul_sat(uint64_t(1) << 40, uint64_t(1) << 40), UINT64_MAX);
+}
+
+// ---- parsers -----------------------------------------------------------------------------
+
+// The .npy reader used to trust its header: (1e11,) tried to allocate 400 GB, (-1,) and
+// (2^32, 2^32) aborted or overflowed, and (-2, -3) was accepted.
+TEST(HostileFiles, NpyShapesAreValidatedAgainstTheData) {
+  auto with_shape = [](const std::string& shape, size_t data_bytes) {
+    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
+    dict += std::string((64 - (10 + dict.size() + 1) % 64) % 64, ' ') + "\n";
+    std::string out("\x93NUMPY\x01\x00", 8);
+    out.push_back(static_cast<char>(dict.size() & 0xFF));
+    out.push_back(static_cast<char>(dict.size() >> 8));
+    return out + dict + std::string(data_bytes, '\0');
+  };
+  for (const auto& [shape, bytes] : std::vector<std::pair<std::string, size_t>>{
+           {"100000000000,", 16}, {"-1,", 16}, {"4294967296, 4294967296", 16}, {"-2, -3", 24}, {"2, 3", 20}, {"2x,", 8}, {"3,", 8},
+           {"77, 300, 77773773727, 0", 0}}) {  // found by fuzz_npy: empty, but the other dimensions overflow
+    Result<Tensor> t = parse_npy(with_shape(shape, bytes));
+    EXPECT_FALSE(t) << "shape (" << shape << ") with " << bytes << " bytes was accepted";
+    if (!t) {
+      EXPECT_EQ(t.error().kind, ErrorKind::BadFormat);
+    }
+  }
+  Result<Tensor> ok = parse_npy(with_shape("2, 3", 24));
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->shape, (Shape{2, 3}));
+  Result<Tensor> empty = parse_npy(with_shape("0, 5", 0));
+  ASSERT_TRUE(empty) << empty.error().message;
+}
+
+// config JSON: wrong types, 1e38, and sizes whose product overflows are messages.
+TEST(HostileFiles, ConfigJsonRefusesWrongTypesAndAbsurdSizes) {
+  for (const char* text : {R"({"d_model": 1e38})", R"({"num_heads": 46341, "num_layers": 46341})", R"({"seed": -1})", R"({"context": 2.5})",
+                           R"({"d_model": "big"})", R"({"num_layers": 0})", R"({"num_heads": -4})", R"({"seed": 1.5})",
+                           R"({"d_model": 18446744073709551615})"}) {
+    Result<ModelConfig> c = config_from_json(text);
+    EXPECT_FALSE(c) << text << " was accepted";
+  }
+  Result<ModelConfig> ok = config_from_json(R"({"d_model": 64, "num_heads": 3, "num_layers": 2, "seed": 18446744073709551615})");
+  ASSERT_TRUE(ok) << ok.error().message;  // an indivisible pair is a lesson, shown on screen
+  EXPECT_EQ(ok->seed, UINT64_MAX);
+}
+
+TEST(HostileFiles, HuggingFaceConfigAndIndexOfWrongTypesAreMessages) {
+  for (const char* text : {R"({"model_type": 6})", R"({"model_type": "gpt2", "activation_function": 3, "n_embd": 8, "n_head": 2,
+                           "n_layer": 1, "vocab_size": 10, "n_positions": 8})", R"({"model_type": "gpt2", "n_embd": 1e38})", "[]", "nul"}) {
+    Result<Gpt2Config> c = parse_gpt2_config(text, "config.json");
+    ASSERT_FALSE(c) << text;
+    EXPECT_TRUE(contains(c.error().message, "config.json: ")) << c.error().message;
+  }
+  for (const char* text : {R"({"weight_map": {"a": 1}})", R"({"weight_map": {"a": "../x"}})", R"({"weight_map": []})", R"({"weight_map": {}})", "{"}) {
+    EXPECT_FALSE(parse_shard_index(text, "index.json")) << text;
+  }
+  Result<std::vector<std::string>> ok = parse_shard_index(R"({"weight_map": {"a": "m-2.safetensors", "b": "m-1.safetensors", "c": "m-1.safetensors"}})", "i");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(*ok, (std::vector<std::string>{"m-1.safetensors", "m-2.safetensors"}));
+}
+
+// ---- atomic writes -------------------------------------------------------------------------
+
+TEST(HostileFiles, WritesRefuseDevicesFifosAndDirectories) {
+  const fs::path d = temp_dir("targets");
+  const fs::path fifo = d / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Status s = write_file_atomic(fifo.string(), "x");
+  ASSERT_FALSE(s);
+  EXPECT_TRUE(contains(s.error().message, "FIFO")) << s.error().message;
+  EXPECT_TRUE(fs::is_fifo(fifo)) << "the FIFO was replaced by a file";
+  EXPECT_FALSE(write_file_atomic(d.string(), "x"));
+  EXPECT_TRUE(fs::is_directory(d));
+  // A device node of our own (the same as /dev/full), where we may create one (root): the
+  // old writer replaced /dev/full itself with a regular file.
+  const fs::path full = d / "full";
+  if (::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)) == 0) {
+    Status f = write_file_atomic(full.string(), "x");
+    ASSERT_FALSE(f);
+    EXPECT_TRUE(contains(f.error().message, "is a device")) << f.error().message;
+    EXPECT_TRUE(fs::is_character_file(full)) << "the device node was replaced by a file";
+  }
+  std::set<std::string> expected{"pipe"};
+  if (fs::exists(fs::symlink_status(full))) expected.insert("full");
+  EXPECT_EQ(names_in(d), expected) << "no temporary file is left";
+  fs::remove_all(d);
+}
+
+TEST(HostileFiles, WritesKeepModesRespectTheUmaskAndFollowSymlinks) {
+  const fs::path d = temp_dir("modes");
+  const fs::path secret = d / "secret.json";
+  std::ofstream(secret) << "old";
+  fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
+  ASSERT_TRUE(write_file_atomic(secret.string(), "new"));
+  EXPECT_EQ(mode_of(secret), 0600u) << "an existing file's mode is kept (it used to become 0644)";
+  EXPECT_EQ(read_file(secret.string()).value(), "new");
+
+  const mode_t old = ::umask(077);
+  ASSERT_TRUE(write_file_atomic((d / "private.json").string(), "p"));
+  ::umask(022);
+  ASSERT_TRUE(write_file_atomic((d / "public.json").string(), "p"));
+  ::umask(old);
+  EXPECT_EQ(mode_of(d / "private.json"), 0600u) << "umask 077 is respected";
+  EXPECT_EQ(mode_of(d / "public.json"), 0644u);
+
+  // A symlink is followed: its target is replaced, and the link stays a link.
+  fs::create_directories(d / "real");
+  std::ofstream(d / "real" / "target.json") << "before";
+  fs::create_symlink("real/target.json", d / "link.json");
+  ASSERT_TRUE(write_file_atomic((d / "link.json").string(), "after"));
+  EXPECT_TRUE(fs::is_symlink(d / "link.json"));
+  EXPECT_EQ(read_file((d / "real" / "target.json").string()).value(), "after");
+  EXPECT_EQ(names_in(d), (std::set<std::string>{"secret.json", "private.json", "public.json", "real", "link.json"}));
+  EXPECT_EQ(names_in(d / "real"), (std::set<std::string>{"target.json"}));
+  fs::remove_all(d);
+}
+
+// kill -9 in the middle of a large write leaves the old file intact and no temporary file:
+// the old writer's ".NAME.tmp-XXXXXX" stayed behind (up to 153 MB in the audit).
+TEST(HostileFiles, KillDuringWriteLeavesNoTemporaryFile) {
+  const fs::path d = temp_dir("kill");
+  const fs::path target = d / "model.safetensors";
+  std::ofstream(target) << "previous";
+  for (int trial = 0; trial < 3; ++trial) {
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const std::string big(size_t(256) << 20, 'x');  // long enough to be killed mid-write
+      (void)!::write(ready[1], "g", 1);
+      (void)write_file_atomic(target.string(), big);
+      _exit(0);
+    }
+    char c = 0;
+    ASSERT_EQ(::read(ready[0], &c, 1), 1);
+    ::close(ready[0]);
+    ::close(ready[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 + 30 * trial));
+    ::kill(pid, SIGKILL);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    const std::set<std::string> names = names_in(d);
+    EXPECT_EQ(names, (std::set<std::string>{"model.safetensors"})) << "trial " << trial << ": a temporary file was left behind";
+    const uintmax_t size = fs::file_size(target);
+    EXPECT_TRUE(size == 8 || size == (uintmax_t(256) << 20)) << "the target is neither the old nor the new file: " << size << " bytes";
+    if (size != 8) std::ofstream(target) << "previous";
+  }
+  fs::remove_all(d);
+}
+
+// A temporary name left by a writer that is gone (the fallback without O_TMPFILE, or a
+// kill between link and rename) is swept by the next write; a live writer's is not.
+TEST(HostileFiles, StaleTemporaryNamesOfDeadWritersAreSwept) {
+  const fs::path d = temp_dir("sweep");
+  const std::string dead = ".out.json" + std::string(kTempMarker) + "2147483646-abcdefgh";  // no such pid
+  const std::string live = ".out.json" + std::string(kTempMarker) + std::to_string(::getppid()) + "-abcdefgh";
+  std::ofstream(d / dead) << "stale";
+  std::ofstream(d / live) << "in use";
+  ASSERT_TRUE(write_file_atomic((d / "out.json").string(), "{}"));
+  EXPECT_EQ(names_in(d), (std::set<std::string>{"out.json", live}));
+  fs::remove_all(d);
+}
+
+// ---- the --npy directory -------------------------------------------------------------------
+
+namespace {
+struct ExportRun {
+  ModelConfig cfg;
+  ModelWeights w;
+  Batch batch;
+  ForwardOutput out;
+  RunRecord rec;
+  explicit ExportRun(int layers) : cfg(test::config(24, 4, layers)), w(random_weights(24, layers, 1)) {
+    batch = make_batch({"a b c"}, cfg, w);
+    ForwardOptions fo;
+    fo.keep_layer_io = true;
+    out = forward(w, cfg, batch, fo).value();
+    rec.cfg = cfg;
+    rec.weights = &w;
+    rec.batch = &batch;
+    rec.out = &out;
+  }
+};
+}  // namespace
+
+// An export of 1 layer into a directory that held a 4-layer export used to leave layer1 to
+// layer3 beside a meta.json that says 1 layer.
+TEST(HostileFiles, NpyExportReplacesTheWholeDirectory) {
+  const fs::path d = temp_dir("npydir");
+  const fs::path out = d / "out";
+  ASSERT_TRUE(export_npy_dir(out.string(), ExportRun(4).rec));
+  EXPECT_EQ(names_in(out).size(), 1u + 4 * 10 + 1);
+  fs::permissions(out, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+  ASSERT_TRUE(export_npy_dir(out.string(), ExportRun(1).rec));
+  const std::set<std::string> names = names_in(out);
+  EXPECT_EQ(names.size(), 1u + 10 + 1);
+  EXPECT_FALSE(names.count("layer1.w_q.npy")) << "a stale layer file of the earlier export remains";
+  EXPECT_EQ(mode_of(out), 0750u) << "the directory's mode is kept";
+  EXPECT_EQ(names_in(d), (std::set<std::string>{"out"})) << "no staging directory is left";
+
+  // A directory with files an export does not write is never replaced.
+  std::ofstream(out / "notes.txt") << "mine";
+  Status s = export_npy_dir(out.string(), ExportRun(1).rec);
+  ASSERT_FALSE(s);
+  EXPECT_TRUE(contains(s.error().message, "notes.txt")) << s.error().message;
+  EXPECT_EQ(read_file((out / "notes.txt").string()).value(), "mine");
+  std::ofstream(d / "file") << "x";
+  EXPECT_FALSE(export_npy_dir((d / "file").string(), ExportRun(1).rec));
+  fs::remove_all(d);
+}
+
+TEST(HostileFiles, JsonWithWeightsIsRefusedOverTheBudget) {
+  const fs::path d = temp_dir("budget");
+  ExportRun run(2);
+  ::setenv("HEADMAP_MEMORY_BUDGET", "64K", 1);
+  Status s = write_run_json((d / "run.json").string(), run.rec, true);
+  ::unsetenv("HEADMAP_MEMORY_BUDGET");
+  ASSERT_FALSE(s);
+  EXPECT_TRUE(contains(s.error().message, "--with-weights")) << s.error().message;
+  EXPECT_TRUE(names_in(d).empty());
+  ASSERT_TRUE(write_run_json((d / "run.json").string(), run.rec, true));
+  const auto j = nlohmann::json::parse(read_file((d / "run.json").string()).value());
+  ASSERT_EQ(j["weights_shape"], nlohmann::json::parse("[2, 1, 4, 3, 3]"));
+  // Every weight round-trips exactly through the text.
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 4; ++h)
+      for (int t = 0; t < 3; ++t)
+        for (int k = 0; k < 3; ++k) EXPECT_EQ(j["weights"][l][0][h][t][k].get<float>(), run.out.weights(l, 0, h)[t * 3 + k]);
+  fs::remove_all(d);
+}
