@@ -1,7 +1,9 @@
 // settings_table.cpp: the scripted settings, their parsers and what they change.
 #include "app/script/settings_table.h"
 
+
 #include <charconv>
+#include <stdexcept>
 #include <cstdint>
 #include <cstdio>
 
@@ -109,7 +111,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
        }},
       {"heads_zoom", "N", "zoom every map of the heads grid N times, on the first tokens (as the wheel does)",
        [](AppState& s, const std::string& v) -> Status {
-         Result<int> n = parse_number("heads_zoom", v);
+         Result<int> n = parse_number("heads_zoom", v, 1, 4096);
          if (!n) return n.error();
          s.view.heads_zoom = static_cast<float>(*n);
          s.view.heads_pan_x = s.view.heads_pan_y = 0.0f;  // the heads panel clamps it to the top-left corner
@@ -136,15 +138,17 @@ const std::vector<ScriptedSetting>& scripted_settings() {
       {"font_scale", "X", "the text size, as Ctrl +/- set it",
        [](AppState& s, const std::string& v) -> Status {
          try {
-           s.font_scale = std::stof(v);
+           const float x = std::stof(v);
+           if (!(x >= 0.6f && x <= 3.0f)) throw std::out_of_range("font_scale");  // theme.h: kFontScaleMin .. kFontScaleMax
+           s.font_scale = x;
          } catch (...) {
-           return Error{ErrorKind::InvalidArgument, "font_scale needs a number, got \"" + v + "\"."};
+           return Error{ErrorKind::InvalidArgument, "font_scale needs a number from 0.6 to 3, got \"" + v + "\"."};
          }
          return Status();
        }},
-      {"focus_step", "N", "the enlarged step of the focus view (0 Q_h ... 6 softmax, 8 concat, 9 W_O)", HEADMAP_NUMBER("focus_step", view.focus_step)},
-      {"select_token", "N", "click token chip N of the selected sentence (its next-token predictions)", HEADMAP_NUMBER("select_token", selected_token)},
-      {"sentence", "N", "the selected sentence of the batch", HEADMAP_NUMBER("sentence", view.batch)},
+      {"focus_step", "N", "the enlarged step of the focus view (0 Q_h ... 6 softmax, 8 concat, 9 W_O)", HEADMAP_NUMBER("focus_step", view.focus_step, 0, 9)},
+      {"select_token", "N", "click token chip N of the selected sentence (its next-token predictions)", HEADMAP_NUMBER("select_token", selected_token, -1, kMaxContext)},
+      {"sentence", "N", "the selected sentence of the batch", HEADMAP_NUMBER("sentence", view.batch, 0, 1 << 20)},
       {"layout", "auto|columns", "columns: keep three columns however narrow (the layout before it adapted)",
        [](AppState& s, const std::string& v) -> Status {
          if (v != "auto" && v != "columns") return Error{ErrorKind::InvalidArgument, "layout is auto or columns, got \"" + v + "\"."};

@@ -2,7 +2,7 @@
 // streams and the training loop (see trainer.h).
 //
 // B = batch, T = tokens (seq), D = d_model, H = heads, L = layers, V = vocab, N = B*T
-// Sections: [parameters] [options] [corpus] [trainer] [training loop]
+// Sections: [options] [trainer] [training loop]
 #include "core/train/trainer.h"
 
 #include <algorithm>
