@@ -54,21 +54,7 @@ std::vector<double> sentence_losses(const ForwardOutput& out, const Batch& batch
 }
 
 std::string vocab_display(const Bpe& bpe, int id) {
-  Token t;
-  const std::string& bytes = bpe.token_bytes(id);
-  int bad = 0;
-  (void)sanitize_utf8(bytes, &bad);
-  if (bad) {
-    for (unsigned char c : bytes) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "<0x%02X>", c);
-      t.text += buf;
-    }
-  } else {
-    t.text = bytes;
-  }
-  t.leading_space = !bytes.empty() && bytes[0] == ' ' && bytes.size() > 1;
-  return token_display(t);
+  return token_display(bpe_piece(bpe, id));
 }
 
 }  // namespace headmap

@@ -197,24 +197,30 @@ std::string token_display(const Token& t) {
 // ---- [bpe mode] ------------------------------------------------------------------------
 // Each id becomes a token whose text is its bytes when they are valid UTF-8 on their own,
 // else "<0xNN>" per byte (a piece of a character that BPE split, such as part of an emoji).
+Token bpe_piece(const Bpe& bpe, int id) {
+  const std::string& bytes = bpe.token_bytes(id);
+  Token t;
+  t.id = id;
+  int bad = 0;
+  (void)sanitize_utf8(bytes, &bad);
+  if (bad) {
+    for (unsigned char b : bytes) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+      t.text += buf;
+    }
+  } else {
+    t.text = bytes;
+  }
+  t.leading_space = !bytes.empty() && bytes[0] == ' ' && bytes.size() > 1;
+  return t;
+}
+
 static void bpe_tokens(std::string_view text, const Bpe& bpe, std::vector<Token>& out) {
   for (int id : bpe.encode(text)) {
     const std::string& bytes = bpe.token_bytes(id);
-    Token t;
-    t.id = id;
-    int bad = 0;
-    (void)sanitize_utf8(bytes, &bad);
-    if (bad) {
-      for (unsigned char b : bytes) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "<0x%02X>", b);
-        t.text += buf;
-      }
-    } else {
-      t.text = bytes;
-    }
+    Token t = bpe_piece(bpe, id);
     const unsigned char first = bytes.empty() ? 0 : static_cast<unsigned char>(bytes[0]);
-    t.leading_space = first == ' ' && bytes.size() > 1;
     // A piece continues a word when it starts with a letter or digit right after one.
     const bool starts_alnum = first >= 0x80 || std::isalnum(first);
     if (!out.empty() && starts_alnum) {

@@ -47,5 +47,8 @@ std::vector<std::string> split_words(std::string_view valid_utf8);
 // How a token is shown on a chip: a lone space as "␣", a tab as "⇥", a newline as "⏎", and a
 // word's leading space as a small raised dot ("·cat").
 std::string token_display(const Token& t);
+// One BPE vocabulary entry as a Token: its text (bytes that are not UTF-8 as <0xNN>) and
+// whether it starts with a space; the chips, the predictions and the CLI all show it so.
+Token bpe_piece(const Bpe& bpe, int id);
 
 }  // namespace headmap
