@@ -61,3 +61,30 @@ TEST(MapLevels, EveryLevelIsTheBlockMaximumAtOddSizes) {
   const float one = 1.0f;
   EXPECT_EQ(max_pool_levels(&one, 1, 1, 1, 64).num_levels(), 1);
 }
+
+// Signed maps (Q K^T, scores) reduce by magnitude: a strong negative cell survives beside
+// positive ones, keeps its sign, and a hidden (-inf) cell wins only where a whole block is hidden.
+TEST(MapLevels, MagnitudeKeepsAStrongNegativeCellAndTheMask) {
+  const int T = 1024;
+  Rng rng(5);
+  std::vector<float> map(static_cast<size_t>(T) * T);
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < T; ++j)  // a causal score map: small values, -inf above the diagonal
+      map[static_cast<size_t>(i) * T + j] = j > i ? -INFINITY : static_cast<float>(rng.uniform() - 0.5);
+  const int r = 700, c = 301;
+  map[static_cast<size_t>(r) * T + c] = -9.0f;
+  const MapLevels by_max = max_pool_levels(map.data(), T, T, T, 64, Pool::Max);
+  const MapLevels by_mag = max_pool_levels(map.data(), T, T, T, 64, Pool::Magnitude);
+  for (int k = 1; k < by_mag.num_levels(); ++k) {
+    const int lc = by_mag.level_cols(k);
+    EXPECT_EQ(by_mag.level(k)[static_cast<size_t>(r >> k) * lc + (c >> k)], -9.0f) << "level " << k;
+    EXPECT_NE(by_max.level(k)[static_cast<size_t>(r >> k) * lc + (c >> k)], -9.0f) << "level " << k << ": max would drop it";
+    for (int i = 0; i < by_mag.level_rows(k); ++i)
+      for (int j = 0; j < lc; ++j) {
+        // The block holds a visible cell exactly when its first column is <= its last row.
+        const bool visible = (j << k) <= std::min(T - 1, ((i + 1) << k) - 1);
+        const float v = by_mag.level(k)[static_cast<size_t>(i) * lc + j];
+        ASSERT_EQ(std::isfinite(v), visible) << "level " << k << " cell (" << i << ", " << j << ")";
+      }
+  }
+}

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <map>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -56,6 +57,7 @@ std::string train_command(const TrainOptions& o, const std::string& corpus_path,
   opt("--eval-every", o.eval_every, d.eval_every);
   opt("--eval-tokens", o.eval_tokens, d.eval_tokens);
   if (o.no_w_o) cmd += " --no-wo";
+  if (o.pos_init == PosInit::Sinusoid) cmd += " --pos-init sinusoid";
   cmd += " --threads " + std::to_string(o.threads > 0 ? o.threads : compute_threads());
   cmd += " --out " + out_path;
   return cmd;
@@ -199,6 +201,10 @@ int train_cmd(int argc, char** argv) {
   app.add_option("--kv-heads", kv_heads, "K/V heads: the trainer trains multi-head attention only, so this must equal --heads");
   app.add_option("--context", o.context, "learned positions: the longest text the model will read")->capture_default_str();
   app.add_flag("--no-wo", o.no_w_o, "train without W_O: heads are concatenated, never mixed (saved as W_O = I)");
+  const std::map<std::string, PosInit> pos_inits = {{"normal", PosInit::Normal}, {"sinusoid", PosInit::Sinusoid}};
+  app.add_option("--pos-init", o.pos_init, "how the learned position table starts: normal (N(0, 0.01)) or sinusoid")
+      ->transform(CLI::CheckedTransformer(pos_inits, CLI::ignore_case))
+      ->default_str("normal");
   app.add_option("--steps", o.steps, "optimiser steps")->capture_default_str();
   app.add_option("--batch", o.batch, "sequences per step, B")->capture_default_str();
   app.add_option("--seq", o.seq, "tokens per sequence, T (<= context)")->capture_default_str();

@@ -57,10 +57,15 @@ struct UiReport {
   int heads_map_pool = 0;              // the heads grid: most cells per texel drawn (1 = full resolution)
   int heads_deferred = 0;              // the heads grid: maps still waiting for their upload
   int heads_off = 0;                   // of those, drawn greyed with the "off" mark (ablated)
+  std::vector<std::string> head_titles;  // the heads grid's titles, as shown
+  std::vector<Rect> focus_map;         // Focus: the enlarged step's map, in window pixels
+  int focus_map_pool = 0;              // Focus: most cells per texel drawn, strip and enlarged step (1 = full resolution)
+  bool focus_slice_open = false;       // Focus: the head's slice of D is shown open
   std::vector<std::string> tokens;     // token chips of sentence 0, as displayed
   std::vector<std::string> messages;   // errors and notes shown to the user
   std::vector<std::string> buttons;    // notable buttons shown (e.g. "Use nearest valid")
   std::vector<std::string> passport_rows;  // "id concrete" per passport row shown
+  float passport_table_h = 0;          // the passport table's height, in pixels
   std::vector<std::string> clipped;    // what the frame cut off (layout_check.h); empty when nothing
   std::string layout;                  // "three columns", "two columns" or "tabs"
   float chips_box_h = 0;               // the token chips' scrolling box, in pixels

@@ -103,6 +103,9 @@ struct ComputeResult {
   // Finite (min, max) over the real rows of trace's q, k, v, scores, scaled, masked,
   // weights, head_out, concat and out, in that order.
   std::vector<std::pair<float, float>> trace_range;
+  // Parallel to trace_range: the max-pooled levels of the (T, T) steps (scores, scaled and
+  // masked by magnitude, weights by max); empty for the others and for short sentences.
+  std::vector<MapLevels> trace_levels;
   std::optional<Error> error;                // e.g. a checkpoint that would not load
   double latency_ms = 0;                     // request posted -> result ready
 };

@@ -25,6 +25,7 @@ inline constexpr float kSentenceColumnFractionTwo = 0.33f;  // its share in two 
 inline constexpr float kChipRowsShown = 6.5f;     // the token chips scroll beyond this many rows,
 inline constexpr float kChipBoxMaxShare = 0.22f;  // or beyond this share of the window's height
 inline constexpr int kStatusLinesShown = 4;  // the newest notes under the controls
+inline constexpr float kFocusCompactLines = 36.0f;  // a Focus view shorter than this many lines of text starts with the slice closed
 
 // ---- text size: Ctrl + / Ctrl - step by kFontStep between the bounds ----
 inline constexpr float kFontPixels = 17.0f;  // at font_scale 1

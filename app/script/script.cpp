@@ -125,10 +125,17 @@ class ScreenshotScript : public Script {
       j["heads_map_pool"] = r.heads_map_pool;     // most cells per texel in the heads grid (1: full resolution)
       j["heads_deferred"] = r.heads_deferred;     // maps still waiting for an upload
       j["heads_off"] = r.heads_off;
+      j["head_titles"] = r.head_titles;
+      nlohmann::json focus = nlohmann::json::array();
+      for (const UiReport::Rect& q : r.focus_map) focus.push_back({q.x0, q.y0, q.x1, q.y1});
+      j["focus_map"] = focus;                     // Focus: the enlarged step's map
+      j["focus_map_pool"] = r.focus_map_pool;     // Focus: most cells per texel drawn (1: full resolution)
+      j["focus_slice_open"] = r.focus_slice_open; // Focus: the head's slice of D is open
       j["tokens"] = r.tokens;
       j["messages"] = r.messages;
       j["buttons"] = r.buttons;
       j["passport_rows"] = r.passport_rows;
+      j["passport_table_h"] = r.passport_table_h;
       j["clipped"] = r.clipped;
       j["layout"] = r.layout;
       j["chips_box_h"] = r.chips_box_h;
@@ -140,6 +147,8 @@ class ScreenshotScript : public Script {
       j["compare_heatmaps"] = cmp;
       j["passport_changes"] = r.passport_changes;
       j["font_scale"] = app.state.font_scale;
+      j["content_scale"] = app.state.content_scale;  // the monitor's (HiDPI), from GLFW
+      j["font_px"] = ImGui::GetFontSize();             // the text's size as drawn: font_scale x content_scale x 17
       j["attention_params"] = r.attention_params;
       j["stale"] = r.stale;
       j["colormap"] = r.colormap;

@@ -7,7 +7,16 @@
 namespace headmap {
 
 namespace {
-// dst (ceil(rows/2), ceil(cols/2)) = the 2 x 2 max of src (rows, cols), row stride `stride`.
+// Max: the larger. Magnitude: the one farther from 0 (a finite value beats -inf).
+inline float pick_max(float a, float b) { return std::max(a, b); }
+inline float pick_magnitude(float a, float b) {
+  if (a == -INFINITY) return b;
+  if (b == -INFINITY) return a;
+  return std::fabs(b) > std::fabs(a) ? b : a;
+}
+
+// dst (ceil(rows/2), ceil(cols/2)) = the 2 x 2 reduction of src (rows, cols), row stride `stride`.
+template <float (*pick)(float, float)>
 void pool2(const float* src, int rows, int cols, int stride, float* dst) {
   const int out_rows = (rows + 1) / 2, out_cols = (cols + 1) / 2, pairs = cols / 2;
   std::vector<float> vmax(static_cast<size_t>(cols));
@@ -15,16 +24,16 @@ void pool2(const float* src, int rows, int cols, int stride, float* dst) {
     const float* a = src + static_cast<size_t>(2 * i) * stride;
     const float* b = 2 * i + 1 < rows ? a + stride : a;  // the last odd row pairs with itself
     // pass 1: the two rows' max, a vector at a time.
-    for (int c = 0; c < cols; ++c) vmax[c] = std::max(a[c], b[c]);
+    for (int c = 0; c < cols; ++c) vmax[c] = pick(a[c], b[c]);
     // pass 2: neighbouring columns.
     float* o = dst + static_cast<size_t>(i) * out_cols;
-    for (int c = 0; c < pairs; ++c) o[c] = std::max(vmax[2 * c], vmax[2 * c + 1]);
+    for (int c = 0; c < pairs; ++c) o[c] = pick(vmax[2 * c], vmax[2 * c + 1]);
     if (cols % 2) o[out_cols - 1] = vmax[cols - 1];
   }
 }
 }  // namespace
 
-MapLevels max_pool_levels(const float* data, int rows, int cols, int stride, int min_side) {
+MapLevels max_pool_levels(const float* data, int rows, int cols, int stride, int min_side, Pool pool) {
   MapLevels m;
   m.rows = rows;
   m.cols = cols;
@@ -34,7 +43,8 @@ MapLevels max_pool_levels(const float* data, int rows, int cols, int stride, int
   for (int k = 1; m.level_rows(k - 1) > min_side || m.level_cols(k - 1) > min_side; ++k) {
     const int r = m.level_rows(k - 1), c = m.level_cols(k - 1);
     m.pooled.emplace_back(static_cast<size_t>(m.level_rows(k)) * m.level_cols(k));
-    pool2(src, r, c, src_stride, m.pooled.back().data());
+    if (pool == Pool::Magnitude) pool2<pick_magnitude>(src, r, c, src_stride, m.pooled.back().data());
+    else pool2<pick_max>(src, r, c, src_stride, m.pooled.back().data());
     src = m.pooled.back().data();
     src_stride = m.level_cols(k);
   }

@@ -19,9 +19,14 @@ struct MapLevels {
   const float* level(int k) const { return pooled[k - 1].data(); }  // k >= 1
 };
 
-// Levels 1, 2, ... of the (rows, cols) map `data` (row stride `stride`), each the 2 x 2 max
-// of the one before, until both sides are <= min_side. A map that already fits has none.
-// Cells beyond the edge count as -inf (they never win).
-MapLevels max_pool_levels(const float* data, int rows, int cols, int stride, int min_side = 64);
+// How a block is reduced. Max suits weights (>= 0). Magnitude suits signed maps (Q K^T,
+// scores): the cell farthest from 0 wins with its sign, so a strong negative cell survives
+// as well as a strong positive one; a hidden (-inf) cell wins only if the whole block is.
+enum class Pool { Max, Magnitude };
+
+// Levels 1, 2, ... of the (rows, cols) map `data` (row stride `stride`), each the 2 x 2
+// reduction of the one before, until both sides are <= min_side. A map that already fits
+// has none. Cells beyond the edge never win.
+MapLevels max_pool_levels(const float* data, int rows, int cols, int stride, int min_side = 64, Pool pool = Pool::Max);
 
 }  // namespace headmap

@@ -19,7 +19,7 @@ const std::vector<PitfallInfo>& pitfall_list() {
        "The weights are returned as (B,T,T), the mean over heads, so the per-head patterns are lost."},
       {&Pitfalls::no_transpose, "--pitfall-no-transpose", "forgot .transpose(1, 2)",
        "Q, K and V are viewed (B,T,H,d_head) but never transposed, and the (B,T,D) memory is read as (B,H,T,d_head): "
-       "'head' h gets the h-th run of TÂ·" "d_head numbers, so its rows are head slices of other tokens, and each map mixes positions and heads."},
+       "'head' h gets the h-th run of T·d_head numbers, so its rows are head slices of other tokens, and each map mixes positions and heads."},
   };
   return list;
 }

@@ -43,7 +43,7 @@ ModelParams zeros_like(const ModelParams& p) {
   return z;
 }
 
-ModelParams init_params(int D, int L, int V, int P, uint64_t seed) {
+ModelParams init_params(int D, int L, int V, int P, uint64_t seed, PosInit pos_init) {
   HM_ASSERT(D >= 1 && L >= 1 && V >= 1 && P >= 1, "init_params needs positive d_model, layers, vocab and context");
   const uint64_t base = combine(hash_bytes("headmap-train-init", seed), static_cast<uint64_t>(D));
   auto normal = [&](MatR& m, const std::string& name, int rows, int cols, float std) {
@@ -55,6 +55,15 @@ ModelParams init_params(int D, int L, int V, int P, uint64_t seed) {
   ModelParams p;
   normal(p.tok_emb, "tok_emb", V, D, s);
   normal(p.pos_emb, "pos_emb", P, D, 0.01f);
+  if (pos_init == PosInit::Sinusoid) {
+    // Amplitude s: each row's norm is s * sqrt(D / 2), about a token embedding's s * sqrt(D).
+    for (int pos = 0; pos < P; ++pos)
+      for (int i = 0; 2 * i < D; ++i) {
+        const double w = std::pow(10000.0, -2.0 * i / D);
+        p.pos_emb(pos, 2 * i) = static_cast<float>(s * std::sin(pos * w));
+        if (2 * i + 1 < D) p.pos_emb(pos, 2 * i + 1) = static_cast<float>(s * std::cos(pos * w));
+      }
+  }
   for (int l = 0; l < L; ++l) {
     const std::string n = "layers." + std::to_string(l) + ".";
     LayerParams lp;

@@ -55,7 +55,14 @@ ModelParams zeros_like(const ModelParams& p);
 // A fresh model, a pure function of (seed, shapes). GPT-2's init: weights ~ N(0, 0.02),
 // the projections into the residual stream (W_O, W_proj) scaled by 1/sqrt(2L), position
 // embeddings ~ N(0, 0.01), biases 0, LayerNorm gains 1.
-ModelParams init_params(int d_model, int num_layers, int vocab, int context, uint64_t seed);
+// PosInit::Sinusoid starts the (learned) position table from the sinusoids of "Attention
+// is all you need", scaled to the token embeddings' size: pos[p, 2i] = a sin(p w_i),
+// pos[p, 2i+1] = a cos(p w_i), w_i = 10000^(-2i/D). A shift by one position is then a
+// fixed rotation, which W_Q and W_K can learn at once: a sharp previous-token head forms
+// early instead of a blur over the last few tokens.
+enum class PosInit { Normal, Sinusoid };
+ModelParams init_params(int d_model, int num_layers, int vocab, int context, uint64_t seed,
+                        PosInit pos_init = PosInit::Normal);
 
 // Conversions. to_model_weights splits w_qkv into w_q/w_k/w_v and fuses again, so forward()
 // can run the result at once. Without W_O, w_o = I and b_o = 0: the same function, so the

@@ -205,7 +205,8 @@ struct ThreadsGuard {
 
 std::string options_json(const TrainOptions& o, const std::string& corpus) {
   nlohmann::json j = {{"d_model", o.d_model}, {"num_heads", o.num_heads}, {"num_layers", o.num_layers}, {"context", o.context},
-                      {"no_w_o", o.no_w_o}, {"steps", o.steps}, {"batch", o.batch}, {"seq", o.seq}, {"lr", o.lr},
+                      {"no_w_o", o.no_w_o},
+                      {"pos_init", o.pos_init == PosInit::Sinusoid ? "sinusoid" : "normal"}, {"steps", o.steps}, {"batch", o.batch}, {"seq", o.seq}, {"lr", o.lr},
                       {"warmup", o.warmup}, {"min_lr_ratio", o.min_lr_ratio}, {"weight_decay", o.weight_decay},
                       {"beta1", o.beta1}, {"beta2", o.beta2}, {"adam_eps", o.adam_eps}, {"clip", o.clip}, {"seed", o.seed},
                       {"eval_every", o.eval_every}, {"eval_tokens", o.eval_tokens}, {"threads", compute_threads()},
@@ -226,7 +227,7 @@ Result<TrainResult> train(const TrainCorpus& corpus, const TrainOptions& o, cons
   const ThreadsGuard threads(o.threads);
   const auto t_start = Clock::now();
 
-  Trainer tr(init_params(o.d_model, o.num_layers, V, o.context, o.seed), o.num_heads, o.no_w_o);
+  Trainer tr(init_params(o.d_model, o.num_layers, V, o.context, o.seed, o.pos_init), o.num_heads, o.no_w_o);
   Rng rng(combine(o.seed, 0xBA7C4ull));
   std::vector<int32_t> tok(static_cast<size_t>(B) * T), tgt(static_cast<size_t>(B) * T);  // (B, T) each
 

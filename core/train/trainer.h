@@ -45,6 +45,7 @@ struct TrainOptions {
   int d_model = 64, num_heads = 4, num_layers = 2;
   int context = 128;   // learned positions (>= seq); inference may run up to this many tokens
   bool no_w_o = false; // the chapter's exercise: heads concatenated, never mixed by W_O
+  PosInit pos_init = PosInit::Normal;  // how the learned position table starts (params.h)
   int steps = 4000;    // optimiser steps
   int batch = 16;      // B sequences per step
   int seq = 64;        // T tokens per sequence (windows of T+1 tokens: inputs and targets)

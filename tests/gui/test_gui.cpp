@@ -519,6 +519,15 @@ TEST(Gui, CheckpointOpensAtItsOwnSizeAndKvHeadsReachThePassport) {
   const int64_t D = 128, L = 2, kv_cols = 32;
   EXPECT_EQ(r.report["attention_params"].get<int64_t>(), 2 * L * (D * D + D) + 2 * L * (D * kv_cols + kv_cols));
   EXPECT_NE(r.report["weights_source"].get<std::string>().find("kv_heads=2"), std::string::npos) << r.report["weights_source"];
+  // The heads grid names each query head's K/V head: H = 8 over 2 K/V heads, 4 each.
+  const AppRun g = run_app("ckpt-h8-kv2-heads", {"--checkpoint", h8, "--then", "kv_heads=2"});
+  ASSERT_EQ(g.status, 0) << g.err;
+  ASSERT_EQ(g.report["head_titles"].size(), 8u) << g.report["head_titles"];
+  for (int h = 0; h < 8; ++h)
+    EXPECT_NE(g.report["head_titles"][h].get<std::string>().find("K/V " + std::to_string(h / 4)), std::string::npos) << g.report["head_titles"][h];
+  const AppRun mha = run_app("ckpt-h8-heads", {"--checkpoint", h8});
+  ASSERT_EQ(mha.status, 0) << mha.err;
+  for (const auto& t : mha.report["head_titles"]) EXPECT_EQ(t.get<std::string>().find("K/V"), std::string::npos) << "multi-head: no K/V tag";
 }
 
 // Issue 13's long sequences: at T = 2048 the heads grid draws max-pooled maps that keep
@@ -635,6 +644,51 @@ TEST(Gui, ProjectorSizeWithLargeTextCutsNothingOff) {
   EXPECT_TRUE(wide.report["clipped"].empty()) << wide.report["clipped"].dump(1);
 }
 
+// On the projector's short screen the passport's steps get most of the height (the
+// parameter counts join the table) and Focus keeps its enlarged step in view (the head's
+// slice starts closed, the strip is smaller); on a desktop screen both are as before.
+TEST(Gui, ProjectorPassportAndFocusKeepTheirMainContentInView) {
+  const std::vector<std::string> base = {"--size", "1024x768", "--font-scale", "1.5", "--text", "We walked to the station in the rain."};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const AppRun p = run_app("projector-passport", with({"--panel", "passport"}));
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_GE(p.report["passport_table_h"].get<double>(), 0.5 * 768) << "the steps get at least half the window";
+  EXPECT_TRUE(p.report["clipped"].empty()) << p.report["clipped"].dump(1);
+  const AppRun f = run_app("projector-focus", with({"--panel", "focus"}));
+  ASSERT_EQ(f.status, 0) << f.err;
+  EXPECT_FALSE(f.report["focus_slice_open"].get<bool>());
+  ASSERT_EQ(f.report["focus_map"].size(), 1u);
+  const json& m = f.report["focus_map"][0];
+  EXPECT_LT(m[1].get<double>(), 0.75 * 768) << "the enlarged step starts in the window's upper three quarters: " << m;
+  EXPECT_TRUE(f.report["clipped"].empty()) << f.report["clipped"].dump(1);
+  const AppRun wide = run_app("desktop-focus", {"--panel", "focus"});
+  ASSERT_EQ(wide.status, 0) << wide.err;
+  EXPECT_TRUE(wide.report["focus_slice_open"].get<bool>()) << "on a desktop screen the slice is open";
+}
+
+// Focus at T = 2048 draws its (T, T) steps from max-pooled levels: the first query's
+// weight of exactly 1.0 on key 0 is still the colormap's top colour in the enlarged map.
+TEST(Gui, FocusLongMapsArePooledAndKeepTheirPeak) {
+  std::string words;
+  for (int i = 0; i < 2048; ++i) words += "w" + std::to_string(i % 300) + " ";
+  const AppRun r = run_app("focus-long", {"--random-init", "--context", "2048", "--d-model", "256", "--heads", "8", "--layers", "1",
+                                          "--text", words, "--panel", "focus", "--colormap", "viridis"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(r.report["tokens"].size(), 2048u);
+  ASSERT_EQ(r.report["focus_map"].size(), 1u);
+  EXPECT_GE(r.report["focus_map_pool"].get<int>(), 2) << "2048 cells a side on a few hundred pixels are pooled";
+  const Image im = load_png(r.png);
+  ASSERT_GT(im.w, 0);
+  const json& m = r.report["focus_map"][0];
+  const auto px = im.at(static_cast<int>(std::ceil(m[0].get<double>())), static_cast<int>(std::ceil(m[1].get<double>())));
+  const auto top = headmap::colormap_rgb(Colormap::Viridis, 1.0f);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(px[k], std::lround(top[k] * 255), 6) << "the top-left cell lost its peak";
+}
+
 // The window never opens larger than the screen's work area (run by ctest on a 1024x768
 // virtual screen: gui_small_screen).
 TEST(SmallScreen, TheWindowFitsTheScreen) {
@@ -647,6 +701,26 @@ TEST(SmallScreen, TheWindowFitsTheScreen) {
   EXPECT_LE(im.h, 768);
   EXPECT_TRUE(contains(r.report["messages"], "to fit the screen")) << r.report["messages"];
   EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
+}
+
+// A HiDPI monitor (ctest gui_hidpi: Xvfb with Xft.dpi 192, which GLFW reports as a
+// content scale of 2): the text is drawn twice as large on top of the user's own scale,
+// the default window (1600x1000 at scale 1) is asked at twice the size and fits the
+// screen, and nothing is cut off.
+TEST(HiDpi, TheMonitorsContentScaleEnlargesTheText) {
+  const char* scale = std::getenv("HEADMAP_TEST_CONTENT_SCALE");
+  if (!scale) GTEST_SKIP() << "runs under an Xvfb screen with Xft.dpi 192 (ctest: gui_hidpi)";
+  const AppRun r = run_app("hidpi", {"--text", "We walked to the station in the rain."});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["content_scale"].get<double>(), std::atof(scale));
+  EXPECT_NEAR(r.report["font_px"].get<double>(), 17.0 * std::atof(scale), 0.5);
+  EXPECT_TRUE(contains(r.report["messages"], "to fit the screen")) << r.report["messages"];
+  EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
+  const AppRun big = run_app("hidpi-projector", {"--text", "We walked to the station in the rain.", "--font-scale", "1.5"});
+  ASSERT_EQ(big.status, 0) << big.err;
+  EXPECT_NEAR(big.report["font_px"].get<double>(), 17.0 * 1.5 * std::atof(scale), 0.5) << "the user's scale multiplies the monitor's";
+  EXPECT_EQ(big.report["layout"], "tabs");
+  EXPECT_TRUE(big.report["clipped"].empty()) << big.report["clipped"].dump(1);
 }
 
 // A pitfall beside the correct model, on one shared colour scale: the √D pitfall flattens

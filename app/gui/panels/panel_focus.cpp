@@ -27,6 +27,7 @@ struct Step {
   bool masked;       // -inf where hidden
   std::string shape;
   float lo = 0, hi = 0;  // finite range over the real rows (from the worker)
+  const MapLevels* levels = nullptr;  // (T, T) steps of a long sentence: max-pooled levels (from the worker)
 };
 
 std::vector<Step> steps_of(const HeadTrace& tr, const ModelConfig& cfg) {
@@ -102,7 +103,11 @@ void head_slice_strip(AppState& s, HeatmapRenderer& r, const ForwardData& f, con
     std::snprintf(what, sizeof what, "Head %d reads columns %d\xE2\x80\x93%d of W_Q, W_K, W_V (d_head = %d of D = %d)", h, h * dh,
                   (h + 1) * dh - 1, dh, D);
   s.report.messages.push_back(what);
+  // On a short screen (a projector at 1024x768 with large text) it starts closed, so the
+  // enlarged step is in view; its header stays, one click away.
+  if (ImGui::GetWindowHeight() < ImGui::GetFontSize() * kFocusCompactLines) ImGui::SetNextItemOpen(false, ImGuiCond_Once);
   if (!ImGui::CollapsingHeader("The head's slice of D", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  s.report.focus_slice_open = true;
   const std::pair<const char*, const MatR*> mats[] = {{"W_Q", &lw.w_q}, {"W_K", &lw.w_k}, {"W_V", &lw.w_v}};
   for (size_t i = 0; i < std::size(mats); ++i) {
     if (i) ImGui::SameLine();
@@ -189,17 +194,22 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   std::vector<Step> steps = steps_of(tr, cfg);
   for (size_t i = 0; i < steps.size() && i < s.result->trace_range.size(); ++i)
     std::tie(steps[i].lo, steps[i].hi) = s.result->trace_range[i];
+  for (size_t i = 0; i < steps.size() && i < s.result->trace_levels.size(); ++i)
+    if (s.result->trace_levels[i].num_levels() > 1) steps[i].levels = &s.result->trace_levels[i];
   int& sel = s.view.focus_step;
   sel = std::clamp(sel, 0, static_cast<int>(steps.size()) - 1);
   const std::shared_ptr<const void> owner = s.result;  // the trace lives in the result
 
   // The strip: every step as a small map with its name and shape; it wraps when narrow.
   const float fh = ImGui::GetFontSize();
-  const float thumb = fh * 3.4f;
+  // On a short screen the strip is smaller and the shapes move into the tooltips, so that
+  // the enlarged step below stays in view.
+  const bool compact = ImGui::GetWindowHeight() < fh * kFocusCompactLines;
+  const float thumb = fh * (compact ? 2.4f : 3.4f);
   const float arrow_w = ImGui::CalcTextSize("\xE2\x86\x92").x + ImGui::GetStyle().ItemSpacing.x * 2;
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& st = steps[i];
-    const float item_w = std::max({thumb, ImGui::CalcTextSize(st.name).x, ImGui::CalcTextSize(st.shape.c_str()).x});
+    const float item_w = std::max({thumb, ImGui::CalcTextSize(st.name).x, compact ? 0.0f : ImGui::CalcTextSize(st.shape.c_str()).x});
     if (i) {
       ImGui::SameLine();
       if (ImGui::GetContentRegionAvail().x < item_w + arrow_w) ImGui::NewLine();
@@ -211,9 +221,11 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
     ImGui::BeginGroup();
     char tag[32];
     std::snprintf(tag, sizeof tag, "step/%zu", i);
-    const MapTexture& tex = r.texture(owner, tag, st.m->data(), len, static_cast<int>(st.m->cols()), static_cast<int>(st.m->cols()), 1024);
+    const int rows = len, cols = static_cast<int>(st.m->cols());
+    const MapSource src{owner, tag, st.m->data(), rows, cols, cols, st.levels};
     HeatmapView v;
-    v.tex = &tex;
+    if (st.levels) v.source = &src;  // a long (T, T) step: from its max-pooled levels
+    else v.tex = &r.texture(owner, tag, st.m->data(), rows, cols, cols, 1024);
     v.style = step_style(st, s, cfg, len);
     v.style.grid = false;
     v.width = thumb;
@@ -224,9 +236,9 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
     if (static_cast<int>(i) == sel)
       ImGui::GetWindowDrawList()->AddRect(ImVec2(hit.p0.x - 3, hit.p0.y - 3), ImVec2(hit.p1.x + 3, hit.p1.y + 3), IM_COL32(255, 140, 70, 255), 0, 0, 2.5f);
     if (hit.clicked) sel = static_cast<int>(i);
-    if (hit.hovered) ImGui::SetTooltip("%s", st.explain);
+    if (hit.hovered) ImGui::SetTooltip("%s %s\n%s", st.name, st.shape.c_str(), st.explain);
     ImGui::TextUnformatted(st.name);
-    ImGui::TextDisabled("%s", st.shape.c_str());
+    if (!compact) ImGui::TextDisabled("%s", st.shape.c_str());
     ImGui::EndGroup();
   }
   ImGui::Separator();
@@ -242,7 +254,7 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
 
   char tag[32];
   std::snprintf(tag, sizeof tag, "big/%d", sel);
-  const MapTexture& tex = r.texture(owner, tag, st.m->data(), len, static_cast<int>(st.m->cols()), static_cast<int>(st.m->cols()), 2048);
+  const MapSource big_src{owner, tag, st.m->data(), len, static_cast<int>(st.m->cols()), static_cast<int>(st.m->cols()), st.levels};
   const float lw = token_label_width(s, req.batch) + 8;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
@@ -256,14 +268,19 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   const float c0 = (s.view.pan_x - half) * cols, c1 = (s.view.pan_x + half) * cols;
   const float r0 = (s.view.pan_y - half) * len, r1 = (s.view.pan_y + half) * len;
   const bool col_tokens = st.square;
-  const float cell_h = (avail.y - legend_h - lw) / std::max(r1 - r0, 1.0f);
+  // At least 60% of the window's height (or its width), scrolling when the strip above leaves less.
+  const float room_h = std::max(avail.y - legend_h, std::min(avail.x, ImGui::GetWindowHeight() * 0.6f) + lw);
+  const float cell_h = (room_h - lw) / std::max(r1 - r0, 1.0f);
   const bool labels = cell_h >= fh * 0.8f;
-  const float map_h = std::max(fh * 4, avail.y - legend_h - (labels && col_tokens ? lw : 0));
+  const float map_h = std::max(fh * 4, room_h - (labels && col_tokens ? lw : 0));
   const float aspect = (c1 - c0) / std::max(r1 - r0, 1e-6f);
   const float map_w = std::min(avail.x - (labels ? lw : 0) - fh, map_h * (st.square ? 1.0f : std::max(aspect, 0.25f)));
 
   HeatmapView v;
-  v.tex = &tex;
+  // A long (T, T) step is drawn from its max-pooled levels, with full-resolution tiles when
+  // zoomed in; the others are at most (T, D) and upload whole.
+  if (st.levels) v.source = &big_src;
+  else v.tex = &r.texture(owner, tag, st.m->data(), len, static_cast<int>(st.m->cols()), static_cast<int>(st.m->cols()), 2048);
   v.style = step_style(st, s, cfg, len);
   v.style.log_scale = st.weights && s.view.log_scale;
   v.style.grid = s.view.grid_lines;
@@ -285,6 +302,8 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   }
   v.hover_token = s.hover_token;
   const HeatmapHit hit = heatmap_view("big", r, v);
+  s.report.focus_map.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
+  s.report.focus_map_pool = r.largest_pool_drawn();
   const int dh = cfg.d_head(), head = req.head;
   if (st.m == &tr.concat) mark_columns(hit.p0, hit.p1, c0, c1 - c0, head * dh, (head + 1) * dh, true);  // this head's columns
   if (hit.hovered) {

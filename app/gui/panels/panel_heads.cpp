@@ -175,13 +175,24 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     if (cfg.pitfalls.head_averaged)
       std::snprintf(title, sizeof title, "mean of %d heads  \xC2\xB7  %.2f nats", cfg.num_heads, m.entropy);
     else {
-      std::snprintf(title, sizeof title, "head %d  \xC2\xB7  d_head %d  \xC2\xB7  %.2f nats", h, cfg.d_head(), m.entropy);
+      // Grouped-query and multi-query attention: which K/V head this query head shares.
+      char kv[48] = "";
+      if (cfg.kv_heads() < cfg.num_heads)
+        std::snprintf(kv, sizeof kv, "  \xC2\xB7  K/V %d", h / (cfg.num_heads / cfg.kv_heads()));
+      std::snprintf(title, sizeof title, "head %d%s  \xC2\xB7  d_head %d  \xC2\xB7  %.2f nats", h, kv, cfg.d_head(), m.entropy);
       // Title and label must fit above the map, or the grid's columns drift and the label is
-      // clipped: drop d_head (the controls show it), then the entropy (the tooltip has it).
-      const float extra = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x +
-                          (label != HeadLabel::None ? ImGui::CalcTextSize(head_label_name(label)).x : 0.0f);
+      // clipped: drop d_head (the controls show it), then the entropy (the tooltip has it),
+      // then the K/V head (the tooltip has it too).
+      const float box = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x;
+      float extra = box + (label != HeadLabel::None ? ImGui::CalcTextSize(head_label_name(label)).x : 0.0f);
       if (ImGui::CalcTextSize(title).x + extra > title_room)
-        std::snprintf(title, sizeof title, "head %d  \xC2\xB7  %.2f nats", h, m.entropy);
+        std::snprintf(title, sizeof title, "head %d%s  \xC2\xB7  %.2f nats", h, kv, m.entropy);
+      if (ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "head %d%s", h, kv);
+      if (kv[0] && ImGui::CalcTextSize(title).x + extra > title_room) {  // the K/V head outranks the label (in the tooltip)
+        show_label = false;
+        extra = box;
+        if (ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "%d%s", h, kv);
+      }
       if (ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "head %d", h);
       if (ImGui::CalcTextSize(title).x + extra > title_room) show_label = false;
       if (ImGui::CalcTextSize(title).x + ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x > title_room)
@@ -204,6 +215,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       ImGui::SameLine();
     }
     ImGui::TextUnformatted(title);
+    s.report.head_titles.push_back(title);
     if (show_label) {
       ImGui::SameLine();
       ImGui::TextColored(kAccentColour, "%s", head_label_name(label));

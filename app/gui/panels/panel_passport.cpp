@@ -49,8 +49,30 @@ void draw_passport(AppState& s, bool full) {
   const int ncols = full ? 7 : 3;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_NoSavedSettings | (full ? ImGuiTableFlags_ScrollX : 0);
-  const float params_h = ImGui::GetTextLineHeightWithSpacing() * (p.params.size() + (p.kv_saved > 0 ? 5.5f : 4.5f));
-  const float table_h = std::max(ImGui::GetTextLineHeight() * 6, ImGui::GetContentRegionAvail().y - params_h);
+  // On a short screen (a projector at 1024x768 with large text) the parameter counts join
+  // the table as its last section, so the steps get the height instead of a few rows.
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float avail = ImGui::GetContentRegionAvail().y;
+  const float params_h = line * (p.params.size() + (p.kv_saved > 0 ? 5.5f : 4.5f));
+  const bool merged = avail - params_h < line * 12;
+  const float table_h = std::max(line * 6, avail - (merged ? line * (p.kv_saved > 0 ? 3.5f : 2.5f) : params_h));
+  // One parameter row: the name (its formula on hover) and the count, in columns 0 and col.
+  auto param_row = [&](const std::string& name, int64_t count, const std::string& formula, const ImVec4* colour, int col) {
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    if (colour) ImGui::TextColored(*colour, "%s", name.c_str());
+    else ImGui::TextUnformatted(name.c_str());
+    if (!formula.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", formula.c_str());
+    ImGui::TableSetColumnIndex(col);
+    if (colour) ImGui::TextColored(*colour, "%s", grouped(count).c_str());
+    else ImGui::TextUnformatted(grouped(count).c_str());
+  };
+  auto param_rows = [&](int col) {
+    for (const ParamCount& pc : p.params) param_row(pc.name, pc.count, pc.formula, nullptr, col);
+    param_row("attention total", p.attention_params, "", &kAccentColour, col);
+    param_row("model total", p.total_params, "", nullptr, col);
+  };
+  s.report.passport_table_h = table_h;
   if (ImGui::BeginTable("passport", ncols, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("step");
@@ -98,32 +120,23 @@ void draw_passport(AppState& s, bool full) {
         ImGui::TextDisabled("%s", st.note.c_str());
       }
     }
+    if (merged) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::TextColored(kAccentColour, "parameters");
+      param_rows(full ? 3 : 2);  // counts in the concrete column
+    }
     ImGui::EndTable();
   }
 
   // Parameters: the attention total does not move with H.
-  ImGui::Spacing();
-  ImGui::TextUnformatted("Parameters");
-  if (ImGui::BeginTable("params", 2, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoSavedSettings)) {
-    for (const ParamCount& pc : p.params) {
-      ImGui::TableNextRow();
-      ImGui::TableSetColumnIndex(0);
-      ImGui::TextUnformatted(pc.name.c_str());
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", pc.formula.c_str());
-      ImGui::TableSetColumnIndex(1);
-      ImGui::TextUnformatted(grouped(pc.count).c_str());
+  if (!merged) {
+    ImGui::Spacing();
+    ImGui::TextUnformatted("Parameters");
+    if (ImGui::BeginTable("params", 2, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoSavedSettings)) {
+      param_rows(1);
+      ImGui::EndTable();
     }
-    ImGui::TableNextRow();
-    ImGui::TableSetColumnIndex(0);
-    ImGui::TextColored(kAccentColour, "attention total");
-    ImGui::TableSetColumnIndex(1);
-    ImGui::TextColored(kAccentColour, "%s", grouped(p.attention_params).c_str());
-    ImGui::TableNextRow();
-    ImGui::TableSetColumnIndex(0);
-    ImGui::TextUnformatted("model total");
-    ImGui::TableSetColumnIndex(1);
-    ImGui::TextUnformatted(grouped(p.total_params).c_str());
-    ImGui::EndTable();
   }
   s.report.attention_params = p.attention_params;
   if (p.kv_saved > 0)

@@ -272,6 +272,10 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
         for (Eigen::Index c = 0; c < m->cols(); ++c)
           if (const float v = (*m)(t, c); std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
       res->trace_range.emplace_back(lo <= hi ? lo : 0.0f, lo <= hi ? hi : 0.0f);
+      const bool square = m == &h.scores || m == &h.scaled || m == &h.masked || m == &h.weights;  // (T, T)
+      res->trace_levels.push_back(square ? max_pool_levels(m->data(), h.len, static_cast<int>(m->cols()), static_cast<int>(m->cols()), kMapLevelsMinSide,
+                                                           m == &h.weights ? Pool::Max : Pool::Magnitude)
+                                         : MapLevels{});
     }
   }
   return res;
