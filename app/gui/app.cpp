@@ -164,6 +164,7 @@ void App::frame() {
   const auto frame_start = std::chrono::steady_clock::now();
   while (std::shared_ptr<const ComputeResult> r = worker_.take()) accept(std::move(r));
   sync_training();
+  sync_model_loader();
   state.font_scale = std::clamp(state.font_scale, kFontScaleMin, kFontScaleMax);
   if (built_font_scale_ != state.font_scale) rebuild_fonts();
 
@@ -290,6 +291,12 @@ void App::draw_layout() {
     ImGui::Separator();
     ImGui::TextUnformatted("Model");
     draw_controls(state);
+    if (!state.opening_model.empty()) {
+      ImGui::Separator();
+      ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
+      ImGui::TextWrapped("Opening %s... (the current model stays until it is read)", state.opening_model.c_str());
+      ImGui::PopStyleColor();
+    }
     if (!state.status_lines.empty()) {
       ImGui::Separator();
       const size_t shown = kStatusLinesShown, first = state.status_lines.size() > shown ? state.status_lines.size() - shown : 0;
@@ -472,6 +479,20 @@ void App::draw_dialogs() {
     ImGui::CloseCurrentPopup();
   }
   ImGui::EndPopup();
+}
+
+// File > Open model: the read runs on the loader's thread; its result is adopted here.
+void App::sync_model_loader() {
+  if (!state.open_model_request.empty()) {
+    loader_.start(state.open_model_request);
+    state.opening_model = std::move(state.open_model_request);
+    state.open_model_request.clear();
+  }
+  if (std::optional<LoadedModel> m = loader_.take()) {
+    state.opening_model.clear();
+    if (m->weights) adopt_pretrained(state, m->dir, *m->weights);
+    else state.error_popup = m->weights.error().message;  // the current model stays
+  }
 }
 
 // ---- [actions] -------------------------------------------------------------------------

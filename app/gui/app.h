@@ -19,6 +19,7 @@
 #include "app/gui/render/heatmap_renderer.h"
 #include "app/gui/presets.h"
 #include "app/gui/settings.h"
+#include "app/gui/workers/model_loader.h"
 #include "app/gui/workers/training_worker.h"
 
 struct GLFWwindow;
@@ -60,7 +61,7 @@ class App {
   std::chrono::steady_clock::time_point last_swap;
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
-  bool busy() const { return worker_.busy(); }
+  bool busy() const { return worker_.busy() || loader_.busy(); }
   bool fresh() const;  // a result is on screen and matches the current inputs
   bool answered() const { return answered_seq_ == last_posted_seq; }  // the worker answered the newest request
   Preferences prefs;
@@ -88,10 +89,12 @@ class App {
   void note_config_change(const ModelConfig& before);
   void save_preferences_now();
   void sync_training();
+  void sync_model_loader();
 
   Presets presets_;
   ComputeWorker worker_;
   TrainingWorker training_;
+  ModelLoader loader_;
   HeatmapRenderer renderer_;
   // Same-frame results (frame()): requests predicted to take at most this long are waited for.
   static constexpr double kSameFrameBudgetMs = 4.0;

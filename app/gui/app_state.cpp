@@ -10,7 +10,12 @@ namespace headmap {
 Status open_pretrained(AppState& s, const std::string& dir) {
   Result<ModelWeights> w = load_hf_gpt2(dir);
   if (!w) return w.error();
-  s.pretrained = std::make_shared<const ModelWeights>(std::move(w).value());
+  adopt_pretrained(s, dir, std::make_shared<const ModelWeights>(std::move(w).value()));
+  return Status();
+}
+
+void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const ModelWeights> weights) {
+  s.pretrained = std::move(weights);
   s.pretrained_dir = dir;
   s.weights_mode = WeightsMode::Trained;
   s.cfg.d_model = s.pretrained->d_model;
@@ -20,7 +25,6 @@ Status open_pretrained(AppState& s, const std::string& dir) {
   s.cfg.context = std::min(s.cfg.context, s.pretrained->context);
   s.cfg.pitfalls.no_w_o = false;
   s.status_lines.push_back("Opened " + describe_source(*s.pretrained, s.cfg));
-  return Status();
 }
 
 Status open_checkpoint(AppState& s, const std::string& path, const CheckpointInfo* known) {

@@ -95,6 +95,10 @@ struct AppState {
   std::optional<CheckpointInfo> checkpoint_info;
   std::shared_ptr<const ModelWeights> session;  // trained in the app, or its newest snapshot
   std::shared_ptr<const ModelWeights> pretrained;  // a GPT-2-family model (File > Open model, --model)
+  // File > Open model: the directory to read (set by the dialog, taken by the app, which
+  // reads it off the UI thread) and the one being read ("" = none). The current model
+  // stays until the new one is read.
+  std::string open_model_request, opening_model;
   std::string pretrained_dir;                      // its directory
   uint64_t session_id = 0;                      // changes with every snapshot
   std::string weights_note;                     // shown when the choice needs explaining
@@ -164,6 +168,8 @@ Status open_checkpoint(AppState& s, const std::string& path, const CheckpointInf
 // Opens a GPT-2-family model directory (File > Open model, --model) and sets the sliders to
 // its D, H and L. A failure changes nothing: the current model stays, the message says why.
 Status open_pretrained(AppState& s, const std::string& dir);
+// The second half of open_pretrained, for a model read elsewhere (the app's model loader).
+void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const ModelWeights> weights);
 
 // Training options for the Training tab's runs: the tab's steps, batch and sequence length,
 // warm-up and evaluation spaced to the budget.

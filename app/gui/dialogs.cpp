@@ -77,7 +77,9 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
       break;
     }
     case Dialog::OpenModel:
-      st = open_pretrained(state, path);  // a failure keeps the current model
+      // Read off the UI thread by the app (workers/model_loader.h); a failure keeps the
+      // current model and is shown when the read ends.
+      state.open_model_request = path;
       break;
     case Dialog::SaveCheckpoint:
       if (!state.session) st = Error{ErrorKind::InvalidArgument, "There is no model trained in this session to save."};

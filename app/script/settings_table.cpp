@@ -78,6 +78,12 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.weights_mode = v == "random" ? WeightsMode::Random : WeightsMode::Trained;
          return Status();
        }},
+      {"open_model", "DIR", "File > Open model: read a GPT-2-family directory in the background, as the dialog does",
+       [](AppState& s, const std::string& v) -> Status {
+         if (v.empty()) return Error{ErrorKind::InvalidArgument, "open_model wants a directory."};
+         s.open_model_request = v;
+         return Status();
+       }},
       {"ablate", "layer,head", "switch that head off, as its box in the heads panel does",
        [](AppState& s, const std::string& v) -> Status {
          int l = 0, h = 0;

@@ -347,6 +347,17 @@ TEST(Gui, OpensAGpt2DirectoryInHuggingFaceLayout) {
   const AppRun bad = run_app("gpt2-bad", {"--model", tmp_dir().string()}, false);
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("no config.json"), std::string::npos) << bad.err;
+  // File > Open model (the scripted key does what the dialog does): the directory is read
+  // off the UI thread, then adopted; a failed read keeps the current model and says why.
+  const AppRun opened = run_app("gpt2-open", {"--then", "open_model=" + dir.string()});
+  ASSERT_EQ(opened.status, 0) << opened.err;
+  EXPECT_NE(opened.report["weights_source"].get<std::string>().find("gpt2-tiny from "), std::string::npos) << opened.report["weights_source"];
+  EXPECT_EQ(opened.report["heatmaps_drawn"], 4);
+  const AppRun refused = run_app("gpt2-open-bad", {"--then", "open_model=" + tmp_dir().string()});
+  ASSERT_EQ(refused.status, 0) << refused.err;
+  EXPECT_TRUE(contains(refused.report["messages"], "no config.json")) << refused.report["messages"];
+  EXPECT_NE(refused.report["weights_source"].get<std::string>().find("trained (D=128"), std::string::npos)
+      << "the shipped model stays: " << refused.report["weights_source"];
 }
 
 // Switching a head off changes the loss on the text (the pruning exercise).

@@ -1,0 +1,52 @@
+// model_loader.cpp: see model_loader.h.
+#include "app/gui/workers/model_loader.h"
+
+#include <new>
+
+#include "core/io/hf_gpt2.h"
+
+namespace headmap {
+
+ModelLoader::ModelLoader() : thread_(0, [this](Job& j) { work(j); }) {}
+
+void ModelLoader::start(const std::string& dir) {
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    seq = ++newest_;
+    done_.reset();
+  }
+  thread_.post(Job{dir, seq});
+}
+
+std::optional<LoadedModel> ModelLoader::take() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<LoadedModel> r = std::move(done_);
+  done_.reset();
+  return r;
+}
+
+bool ModelLoader::busy() const {
+  if (thread_.busy()) return true;
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_.has_value();  // done, not yet taken
+}
+
+void ModelLoader::work(Job& job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (job.seq != newest_) return;  // superseded before it started
+  }
+  LoadedModel m{job.dir, Error{ErrorKind::InvalidArgument, ""}};
+  try {
+    Result<ModelWeights> w = load_hf_gpt2(job.dir);
+    if (w) m.weights = std::shared_ptr<const ModelWeights>(std::make_shared<const ModelWeights>(std::move(w).value()));
+    else m.weights = w.error();
+  } catch (const std::bad_alloc&) {
+    m.weights = Error{ErrorKind::InvalidArgument, job.dir + ": there is not enough memory to load this model. Close other programs, or open a smaller model."};
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (job.seq == newest_) done_ = std::move(m);  // a newer start() drops this one
+}
+
+}  // namespace headmap
