@@ -77,4 +77,9 @@ Error out_of_memory(const std::string& what) {
                                                ": use fewer or shorter sentences, fewer layers or heads, or a smaller d_model."};
 }
 
+Status check_random_weights_memory(int D, int L, int P, const std::string& lower) {
+  return check_memory(model_weights_bytes(static_cast<uint64_t>(D), static_cast<uint64_t>(L), 0, static_cast<uint64_t>(P)),
+                      "Random weights of d_model " + std::to_string(D) + " and " + std::to_string(L) + " layers", lower);
+}
+
 }  // namespace headmap

@@ -26,6 +26,10 @@ Status check_memory(uint64_t bytes, const std::string& what, const std::string& 
 // check before anything is allocated: D = d_model, L = layers, V = vocab, P = positions.
 uint64_t model_weights_bytes(uint64_t D, uint64_t L, uint64_t V, uint64_t P);
 
+// check_memory for random weights of d_model D and L layers with P positions (the app's
+// and the CLI's random init); `lower` names the controls to lower.
+Status check_random_weights_memory(int D, int L, int P, const std::string& lower);
+
 // a * b, or UINT64_MAX when it overflows: sizes from files are multiplied safely.
 uint64_t mul_sat(uint64_t a, uint64_t b);
 

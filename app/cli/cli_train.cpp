@@ -58,6 +58,7 @@ std::string train_command(const TrainOptions& o, const std::string& corpus_path,
   opt("--eval-tokens", o.eval_tokens, d.eval_tokens);
   if (o.no_w_o) cmd += " --no-wo";
   if (o.pos_init == PosInit::Sinusoid) cmd += " --pos-init sinusoid";
+  opt("--repeat-fraction", o.repeat_fraction, d.repeat_fraction);
   cmd += " --threads " + std::to_string(o.threads > 0 ? o.threads : compute_threads());
   cmd += " --out " + out_path;
   return cmd;
@@ -205,6 +206,10 @@ int train_cmd(int argc, char** argv) {
   app.add_option("--pos-init", o.pos_init, "how the learned position table starts: normal (N(0, 0.01)) or sinusoid")
       ->transform(CLI::CheckedTransformer(pos_inits, CLI::ignore_case))
       ->default_str("normal");
+  app.add_option("--repeat-fraction", o.repeat_fraction,
+                 "share of the rows that are a random run of tokens said twice (trains previous-token and induction heads)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--steps", o.steps, "optimiser steps")->capture_default_str();
   app.add_option("--batch", o.batch, "sequences per step, B")->capture_default_str();
   app.add_option("--seq", o.seq, "tokens per sequence, T (<= context)")->capture_default_str();

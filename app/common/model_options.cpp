@@ -79,11 +79,7 @@ Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& a
       return Error{ErrorKind::InvalidConfig, "num_layers " + std::to_string(cfg.num_layers) + " is out of range for random init: use 1 to " +
                                                  std::to_string(kMaxLayers) + "."};
     if (Status s = validate(cfg); !s) return s.error();
-    if (Status s = check_memory(model_weights_bytes(static_cast<uint64_t>(cfg.d_model), static_cast<uint64_t>(cfg.num_layers), 0,
-                                                    static_cast<uint64_t>(cfg.context)),
-                                "Random weights of d_model " + std::to_string(cfg.d_model) + " and " + std::to_string(cfg.num_layers) + " layers",
-                                "use a smaller --d-model or fewer --layers");
-        !s)
+    if (Status s = check_random_weights_memory(cfg.d_model, cfg.num_layers, cfg.context, "use a smaller --d-model or fewer --layers"); !s)
       return s.error();
     return random_weights(cfg.d_model, cfg.num_layers, cfg.seed);
   }

@@ -20,6 +20,9 @@
 
 namespace headmap {
 
+// The text size a user can choose (--font-scale, Ctrl +/-, font_scale=X), times the monitor's.
+inline constexpr float kFontScaleMin = 0.6f, kFontScaleMax = 3.0f;
+
 // Input: the sentence and model controls as a tab, when the window is too narrow for their column.
 enum class CenterPanel { Heads, Focus, Model, Passport, Training, Compare, Input };
 const char* center_panel_name(CenterPanel p);
@@ -115,7 +118,7 @@ struct AppState {
 
   // ---- view ----
   ViewSettings view;
-  float font_scale = 1.0f;     // Ctrl +/-; fonts are rebuilt crisp at each size
+  float font_scale = 1.0f;     // Ctrl +/-, kFontScaleMin .. kFontScaleMax; fonts are rebuilt crisp at each size
   float content_scale = 1.0f;  // the monitor's (HiDPI); multiplies font_scale
   bool force_three_columns = false;  // scripted: the layout as it was before it adapted (the clipping test's control)
   bool fullscreen = false;

@@ -29,7 +29,7 @@ inline constexpr float kFocusCompactLines = 36.0f;  // a Focus view shorter than
 
 // ---- text size: Ctrl + / Ctrl - step by kFontStep between the bounds ----
 inline constexpr float kFontPixels = 17.0f;  // at font_scale 1
-inline constexpr float kFontStep = 1.15f, kFontScaleMin = 0.6f, kFontScaleMax = 3.0f;
+inline constexpr float kFontStep = 1.15f;  // Ctrl +/- (the range, kFontScaleMin/Max, is in app_state.h)
 
 // Dear ImGui's style for the light or dark theme, scaled to the text size.
 void apply_theme(bool light, float font_scale);

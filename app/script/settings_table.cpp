@@ -145,7 +145,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
        [](AppState& s, const std::string& v) -> Status {
          try {
            const float x = std::stof(v);
-           if (!(x >= 0.6f && x <= 3.0f)) throw std::out_of_range("font_scale");  // theme.h: kFontScaleMin .. kFontScaleMax
+           if (!(x >= kFontScaleMin && x <= kFontScaleMax)) throw std::out_of_range("font_scale");
            s.font_scale = x;
          } catch (...) {
            return Error{ErrorKind::InvalidArgument, "font_scale needs a number from 0.6 to 3, got \"" + v + "\"."};

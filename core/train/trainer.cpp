@@ -39,6 +39,7 @@ Status validate(const TrainOptions& o) {
   if (o.steps < 1) return bad("steps must be at least 1.");
   if (!(o.lr > 0.0f && o.lr < 1.0f)) return bad("lr must be in (0, 1); 1e-3 .. 3e-3 suits these small models.");
   if (o.warmup < 0) return bad("warmup must be >= 0 steps.");
+  if (!(o.repeat_fraction >= 0 && o.repeat_fraction <= 1)) return bad("repeat_fraction must be between 0 and 1.");
   if (!(o.min_lr_ratio >= 0.0f && o.min_lr_ratio <= 1.0f)) return bad("min_lr_ratio must be in [0, 1].");
   if (!(o.weight_decay >= 0.0f && o.weight_decay < 1.0f)) return bad("weight_decay must be in [0, 1).");
   if (!(o.beta1 >= 0.0f && o.beta1 < 1.0f && o.beta2 >= 0.0f && o.beta2 < 1.0f)) return bad("AdamW betas must be in [0, 1).");
@@ -206,7 +207,8 @@ struct ThreadsGuard {
 std::string options_json(const TrainOptions& o, const std::string& corpus) {
   nlohmann::json j = {{"d_model", o.d_model}, {"num_heads", o.num_heads}, {"num_layers", o.num_layers}, {"context", o.context},
                       {"no_w_o", o.no_w_o},
-                      {"pos_init", o.pos_init == PosInit::Sinusoid ? "sinusoid" : "normal"}, {"steps", o.steps}, {"batch", o.batch}, {"seq", o.seq}, {"lr", o.lr},
+                      {"pos_init", o.pos_init == PosInit::Sinusoid ? "sinusoid" : "normal"},
+                      {"repeat_fraction", o.repeat_fraction}, {"steps", o.steps}, {"batch", o.batch}, {"seq", o.seq}, {"lr", o.lr},
                       {"warmup", o.warmup}, {"min_lr_ratio", o.min_lr_ratio}, {"weight_decay", o.weight_decay},
                       {"beta1", o.beta1}, {"beta2", o.beta2}, {"adam_eps", o.adam_eps}, {"clip", o.clip}, {"seed", o.seed},
                       {"eval_every", o.eval_every}, {"eval_tokens", o.eval_tokens}, {"threads", compute_threads()},
@@ -230,6 +232,7 @@ Result<TrainResult> train(const TrainCorpus& corpus, const TrainOptions& o, cons
   Trainer tr(init_params(o.d_model, o.num_layers, V, o.context, o.seed, o.pos_init), o.num_heads, o.no_w_o);
   Rng rng(combine(o.seed, 0xBA7C4ull));
   std::vector<int32_t> tok(static_cast<size_t>(B) * T), tgt(static_cast<size_t>(B) * T);  // (B, T) each
+  std::vector<int32_t> rep(static_cast<size_t>(T) + 1);  // a repeated run (repeat_fraction)
 
   // The validation set: fixed, non-overlapping windows from the start of the split, in
   // batches of B (a short last batch is padded with rows that have no targets).
@@ -280,6 +283,17 @@ Result<TrainResult> train(const TrainCorpus& corpus, const TrainOptions& o, cons
     const auto t0 = Clock::now();
     // pass 1: B random windows of T+1 tokens: inputs and next-token targets.
     for (int b = 0; b < B; ++b) {
+      if (o.repeat_fraction > 0 && rng.uniform() < o.repeat_fraction && V > 257) {
+        // A random run of n tokens, then the same run again: T + 1 tokens in all.
+        const int n = (T + 2) / 2;
+        for (int t = 0; t < n; ++t) rep[static_cast<size_t>(t)] = 256 + static_cast<int32_t>(rng.next() % static_cast<uint64_t>(V - 256));
+        for (int t = n; t <= T; ++t) rep[static_cast<size_t>(t)] = rep[static_cast<size_t>(t - n)];
+        for (int t = 0; t < T; ++t) {
+          tok[static_cast<size_t>(b) * T + t] = rep[static_cast<size_t>(t)];
+          tgt[static_cast<size_t>(b) * T + t] = t >= n ? rep[static_cast<size_t>(t + 1)] : -1;  // the second copy only
+        }
+        continue;
+      }
       const int64_t off = static_cast<int64_t>(rng.next() % static_cast<uint64_t>(n_train - T));
       for (int t = 0; t < T; ++t) {
         tok[static_cast<size_t>(b) * T + t] = corpus.train[static_cast<size_t>(off + t)];

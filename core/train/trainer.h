@@ -46,6 +46,11 @@ struct TrainOptions {
   int context = 128;   // learned positions (>= seq); inference may run up to this many tokens
   bool no_w_o = false; // the chapter's exercise: heads concatenated, never mixed by W_O
   PosInit pos_init = PosInit::Normal;  // how the learned position table starts (params.h)
+  // This share of the batch's rows are a random run of tokens said twice (ids >= 256, the
+  // learned merges), with targets on the second copy only: nothing predicts it but looking
+  // back to the token after the current one's earlier occurrence. It rewards a sharp
+  // previous-token head and an induction head over a blur of the last few tokens.
+  float repeat_fraction = 0.0f;
   int steps = 4000;    // optimiser steps
   int batch = 16;      // B sequences per step
   int seq = 64;        // T tokens per sequence (windows of T+1 tokens: inputs and targets)

@@ -84,11 +84,7 @@ Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const Com
     if (k == key) return w;
   std::shared_ptr<const ModelWeights> w;
   if (r.weights.checkpoint.empty()) {
-    if (Status s = check_memory(model_weights_bytes(static_cast<uint64_t>(c.d_model), static_cast<uint64_t>(c.num_layers), 0,
-                                                    static_cast<uint64_t>(c.context)),
-                                "Random weights of d_model " + std::to_string(c.d_model) + " and " + std::to_string(c.num_layers) + " layers",
-                                "use a smaller d_model or fewer layers");
-        !s)
+    if (Status s = check_random_weights_memory(c.d_model, c.num_layers, c.context, "use a smaller d_model or fewer layers"); !s)
       return s.error();
     w = std::make_shared<const ModelWeights>(random_weights(c.d_model, c.num_layers, c.seed));
   } else {
