@@ -56,15 +56,13 @@ ModelParams init_params(int D, int L, int V, int P, uint64_t seed, PosInit pos_i
   normal(p.tok_emb, "tok_emb", V, D, s);
   normal(p.pos_emb, "pos_emb", P, D, 0.01f);
   if (pos_init == PosInit::Sinusoid) {
-    // Frequencies from pi (the sign flips every token: neighbours are told apart) down to
-    // pi / P (half a period spans the whole context), geometrically spaced. Amplitude s:
-    // each row's norm is s * sqrt(D / 2), about a token embedding's s * sqrt(D).
-    const int pairs = std::max(1, D / 2);
+    // The Transformer's sinusoids, w_i = 10000^(-2i/D). Amplitude s: each row's norm is
+    // s * sqrt(D / 2), about a token embedding's s * sqrt(D).
     for (int i = 0; 2 * i < D; ++i) {
-      const double w = M_PI * std::pow(1.0 / P, pairs > 1 ? static_cast<double>(i) / (pairs - 1) : 0.0);
+      const double w = std::pow(10000.0, -2.0 * i / D);
       for (int pos = 0; pos < P; ++pos) {
-        p.pos_emb(pos, 2 * i) = static_cast<float>(s * std::sin(pos * w + 0.5));  // phase: no all-zero sine column
-        if (2 * i + 1 < D) p.pos_emb(pos, 2 * i + 1) = static_cast<float>(s * std::cos(pos * w + 0.5));
+        p.pos_emb(pos, 2 * i) = static_cast<float>(s * std::sin(pos * w));
+        if (2 * i + 1 < D) p.pos_emb(pos, 2 * i + 1) = static_cast<float>(s * std::cos(pos * w));
       }
     }
   }

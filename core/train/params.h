@@ -55,11 +55,10 @@ ModelParams zeros_like(const ModelParams& p);
 // A fresh model, a pure function of (seed, shapes). GPT-2's init: weights ~ N(0, 0.02),
 // the projections into the residual stream (W_O, W_proj) scaled by 1/sqrt(2L), position
 // embeddings ~ N(0, 0.01), biases 0, LayerNorm gains 1.
-// PosInit::Sinusoid starts the (learned) position table from sinusoids, scaled to the token
-// embeddings' size: pos[p, 2i] = a sin(p w_i + 1/2), pos[p, 2i+1] = a cos(p w_i + 1/2), with
-// w_i from pi down to pi / context. A shift by one position is then a fixed rotation that W_Q
-// and W_K can learn at once, and the fast frequencies tell neighbours apart, so a sharp
-// previous-token head can form early instead of a blur over the last few tokens.
+// PosInit::Sinusoid starts the (learned) position table from the sinusoids of "Attention is
+// all you need", scaled to the token embeddings' size: pos[p, 2i] = a sin(p w_i),
+// pos[p, 2i+1] = a cos(p w_i), w_i = 10000^(-2i/D). A shift by one position is then a fixed
+// rotation that W_Q and W_K can learn at once (assets/checkpoints/README.md has what it did).
 enum class PosInit { Normal, Sinusoid };
 ModelParams init_params(int d_model, int num_layers, int vocab, int context, uint64_t seed,
                         PosInit pos_init = PosInit::Normal);
