@@ -111,6 +111,7 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   const WeightsChoice w = choose_weights(s.cfg, in);
   if (weights_note) *weights_note = w.note;
   r.weights.checkpoint = w.checkpoint;
+  r.weights.loaded = w.loaded;
   r.weights.in_memory = w.in_memory;
   if (w.in_memory) r.weights.in_memory_id = s.session_id;
   // A trained model learned a fixed number of positions: longer text is truncated to them

@@ -72,7 +72,8 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
         st = w.error();
         break;
       }
-      const CheckpointInfo info = checkpoint_info_of(*w, path);
+      CheckpointInfo info = checkpoint_info_of(*w, path);
+      info.weights = std::make_shared<const ModelWeights>(std::move(w).value());  // the worker need not read it again
       st = open_checkpoint(state, path, &info);  // at the checkpoint's own D, H, L and context
       break;
     }

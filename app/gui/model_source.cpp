@@ -34,7 +34,11 @@ std::vector<CheckpointInfo> scan_checkpoints(const std::string& dir) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().extension() == ".safetensors")
-      if (Result<CheckpointInfo> c = checkpoint_info(e.path().string())) out.push_back(*c);
+      if (Result<ModelWeights> w = load_checkpoint(e.path().string())) {
+        CheckpointInfo c = checkpoint_info_of(*w, e.path().string());
+        c.weights = std::make_shared<const ModelWeights>(std::move(w).value());  // kept: a slider move never reads it again
+        out.push_back(std::move(c));
+      }
   std::sort(out.begin(), out.end(), [](const CheckpointInfo& a, const CheckpointInfo& b) { return a.path < b.path; });
   return out;
 }
@@ -55,6 +59,7 @@ WeightsChoice choose_weights(const ModelConfig& cfg, const WeightsInputs& in) {
   }
   if (in.user_info && fits(in.user_info->d_model, in.user_info->num_layers)) {
     c.checkpoint = in.user_checkpoint;
+    c.loaded = in.user_info->weights;
     c.context_limit = in.user_info->context;
     return c;
   }
@@ -70,6 +75,7 @@ WeightsChoice choose_weights(const ModelConfig& cfg, const WeightsInputs& in) {
     }
   if (const CheckpointInfo* k = same_h ? same_h : any) {
     c.checkpoint = k->path;
+    c.loaded = k->weights;
     c.context_limit = k->context;
     return c;
   }

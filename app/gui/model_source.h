@@ -22,6 +22,9 @@ struct CheckpointInfo {
   long steps = 0;
   double val_loss = 0;
   bool no_w_o = false;
+  // The file's weights, kept from the read that checked it (the shipped checkpoints, read
+  // once at start): the worker then never reads the file again. Null: read when needed.
+  std::shared_ptr<const ModelWeights> weights;
 };
 
 // The checkpoints in dir (every *.safetensors the core's reader accepts), sorted by path.
@@ -36,6 +39,7 @@ enum class WeightsMode { Trained, Random };
 struct WeightsChoice {
   std::string checkpoint;                          // a file to load, or empty
   std::shared_ptr<const ModelWeights> in_memory;   // or weights already in memory
+  std::shared_ptr<const ModelWeights> loaded;      // checkpoint's weights when already read (see CheckpointInfo)
   int context_limit = 0;                           // the trained model's positions (0: none)
   std::string note;                                // why, when it is not the obvious choice
 };

@@ -41,6 +41,9 @@ struct WeightsRef {
   std::string checkpoint;                          // a file to load; empty: see below
   std::shared_ptr<const ModelWeights> in_memory;   // or weights in memory (training); neither: random init from cfg.seed
   uint64_t in_memory_id = 0;                       // names in_memory: changes with every snapshot
+  // checkpoint's weights when the app has already read the file (a hint, not part of its
+  // identity: equality leaves it out).
+  std::shared_ptr<const ModelWeights> loaded;
   bool operator==(const WeightsRef& o) const {
     return checkpoint == o.checkpoint && in_memory == o.in_memory && in_memory_id == o.in_memory_id;
   }

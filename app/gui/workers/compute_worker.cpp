@@ -87,6 +87,8 @@ Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const Com
     if (Status s = check_random_weights_memory(c.d_model, c.num_layers, c.context, "use a smaller d_model or fewer layers"); !s)
       return s.error();
     w = std::make_shared<const ModelWeights>(random_weights(c.d_model, c.num_layers, c.seed));
+  } else if (r.weights.loaded) {  // read by the app already (the shipped checkpoints, at start)
+    w = r.weights.loaded;
   } else {
     Result<ModelWeights> loaded = load_checkpoint(r.weights.checkpoint);
     if (!loaded) return loaded.error();
