@@ -27,9 +27,16 @@ ModelWeights random_weights(int D, int L, uint64_t seed) {
   w.d_model = D;
   w.source.kind = WeightsSource::Kind::RandomInit;
   w.source.seed = seed;
+  extend_random_weights(w, L, seed);
+  return w;
+}
+
+void extend_random_weights(ModelWeights& w, int L, uint64_t seed) {
+  const int D = w.d_model;
+  HM_ASSERT(!w.trained() && w.source.seed == seed, "extend_random_weights completes random-init weights of the same seed");
   const float s_in = 1.0f / std::sqrt(static_cast<float>(D));
   const float s_proj = 1.0f / std::sqrt(static_cast<float>(4 * D));
-  for (int l = 0; l < L; ++l) {
+  for (int l = w.num_layers(); l < L; ++l) {
     const uint64_t base = combine(combine(hash_bytes("headmap-weights", seed), static_cast<uint64_t>(D)), static_cast<uint64_t>(l));
     auto key = [&](const char* name) { return combine(base, hash_bytes(name)); };
     LayerWeights lw;
@@ -52,7 +59,6 @@ ModelWeights random_weights(int D, int L, uint64_t seed) {
     lw.fuse();
     w.layers.push_back(std::move(lw));
   }
-  return w;
 }
 
 void hashed_embedding(std::string_view token, uint64_t seed, int D, float* out) {

@@ -81,6 +81,10 @@ struct ModelWeights {
 // Random init: every tensor is a pure function of (seed, D, layer, tensor name), never of H.
 // W ~ N(0, 1/D) so projections keep unit scale; W_proj ~ N(0, 1/(4D)); biases 0; LN g=1, b=0.
 ModelWeights random_weights(int d_model, int num_layers, uint64_t seed);
+// Appends layers w.num_layers() .. num_layers - 1 of random_weights(w.d_model, num_layers,
+// seed) to w, which holds its first layers (each layer is drawn from its own keys): a model
+// whose first layers were drawn to be shown first is completed without drawing them again.
+void extend_random_weights(ModelWeights& w, int num_layers, uint64_t seed);
 
 // The embedding of a token in random-init mode: (D) normals from a hash of (text, seed, D).
 // The same word has the same vector in every sentence and every run.

@@ -80,3 +80,36 @@ TEST(ComputeWorker, ARequestTooLargeIsRefusedWithoutAPartialResultFirst) {
   ASSERT_TRUE(res->error);
   EXPECT_NE(res->error->message.find("use fewer sentences"), std::string::npos) << res->error->message;
 }
+
+// New random weights for a model deeper than the layer on screen: the layers up to it are
+// drawn and shown first, the rest follow; the complete model is the one drawn whole, and it
+// is cached, so the next keystroke is one answer.
+TEST(ComputeWorker, NewRandomWeightsShowTheVisibleLayerBeforeTheRestIsDrawn) {
+  ComputeWorker w({});
+  ComputeRequest r = long_request(6, 3, 0);
+  r.cfg.d_model = 384;
+  r.cfg.num_heads = 6;
+  const uint64_t seq = w.request(r);
+  std::shared_ptr<const ComputeResult> first = w.wait_for(seq, std::chrono::seconds(120));
+  ASSERT_TRUE(first && first->fwd) << "no result";
+  EXPECT_FALSE(first->fwd->complete) << "6 tokens, but 2 more layers of D = 384 to draw: layer 0 first";
+  EXPECT_EQ(first->fwd->out.L, 1);
+  EXPECT_EQ(first->fwd->weights->num_layers(), 1);
+  std::shared_ptr<const ComputeResult> full;
+  for (int i = 0; i < 1200 && !(full && full->fwd && full->fwd->complete); ++i) full = w.wait_for(seq, std::chrono::milliseconds(100));
+  ASSERT_TRUE(full && full->fwd && full->fwd->complete) << "the complete result never came";
+  const ModelWeights whole = random_weights(384, 3, r.cfg.seed);
+  ASSERT_EQ(full->fwd->weights->num_layers(), 3);
+  for (int l = 0; l < 3; ++l) {
+    EXPECT_TRUE(full->fwd->weights->layers[l].w_qkv == whole.layers[l].w_qkv) << "layer " << l;
+    EXPECT_TRUE(full->fwd->weights->layers[l].w_proj == whole.layers[l].w_proj) << "layer " << l;
+  }
+  // Layer 0's maps are the same in both answers.
+  const size_t per_layer = static_cast<size_t>(first->fwd->out.B) * first->fwd->out.Hw * first->fwd->out.T * first->fwd->out.T;
+  for (size_t i = 0; i < per_layer; ++i) ASSERT_EQ(first->fwd->out.attention[i], full->fwd->out.attention[i]) << "weight " << i;
+  r.lines[0] += " more";
+  const uint64_t seq2 = w.request(r);
+  std::shared_ptr<const ComputeResult> next = w.wait_for(seq2, std::chrono::seconds(60));
+  ASSERT_TRUE(next && next->fwd);
+  EXPECT_TRUE(next->fwd->complete) << "the weights are cached now: one answer";
+}

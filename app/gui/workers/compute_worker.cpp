@@ -75,13 +75,27 @@ void ComputeWorker::publish(const Job& job, std::shared_ptr<ComputeResult> res) 
   if (wake_) wake_();
 }
 
-Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const ComputeRequest& r) {
-  if (r.weights.in_memory) return r.weights.in_memory;
+ComputeWorker::WeightsKey ComputeWorker::weights_key(const ComputeRequest& r) {
   const ModelConfig& c = r.cfg;
-  const WeightsKey key = r.weights.checkpoint.empty() ? WeightsKey{"", c.d_model, c.num_layers, c.seed}
-                                                      : WeightsKey{r.weights.checkpoint, 0, 0, 0};
+  return r.weights.checkpoint.empty() ? WeightsKey{"", c.d_model, c.num_layers, c.seed} : WeightsKey{r.weights.checkpoint, 0, 0, 0};
+}
+
+std::shared_ptr<const ModelWeights> ComputeWorker::cached_weights(const ComputeRequest& r) const {
+  const WeightsKey key = weights_key(r);
   for (const auto& [k, w] : weights_cache_)
     if (k == key) return w;
+  return nullptr;
+}
+
+void ComputeWorker::cache_weights(const ComputeRequest& r, std::shared_ptr<const ModelWeights> w) {
+  if (weights_cache_.size() >= kWeightsCacheModels) weights_cache_.clear();
+  weights_cache_.emplace_back(weights_key(r), std::move(w));
+}
+
+Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const ComputeRequest& r) {
+  if (r.weights.in_memory) return r.weights.in_memory;
+  if (std::shared_ptr<const ModelWeights> w = cached_weights(r)) return w;
+  const ModelConfig& c = r.cfg;
   std::shared_ptr<const ModelWeights> w;
   if (r.weights.checkpoint.empty()) {
     if (Status s = check_random_weights_memory(c.d_model, c.num_layers, c.context, "use a smaller d_model or fewer layers"); !s)
@@ -94,8 +108,7 @@ Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const Com
     if (!loaded) return loaded.error();
     w = std::make_shared<const ModelWeights>(std::move(loaded).value());
   }
-  if (weights_cache_.size() >= kWeightsCacheModels) weights_cache_.clear();
-  weights_cache_.emplace_back(key, w);
+  cache_weights(r, w);
   return w;
 }
 
@@ -141,17 +154,32 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
       break;
     }
   if (!fwd) {
-    Result<std::shared_ptr<const ModelWeights>> w = weights_for(r);
-    if (!w) return w.error();
+    const int visible = std::clamp(r.visible_layer, 0, r.cfg.num_layers - 1);
+    // Random weights not drawn yet, for a model deeper than the layer on screen: draw the
+    // layers up to it first, show them, then draw the rest (each layer has its own keys, so
+    // the model is the same as one drawn whole).
+    std::shared_ptr<const ModelWeights> model, first_layers;
+    const bool random = r.weights.checkpoint.empty() && !r.weights.in_memory;
+    const double rest_normals = 12.0 * r.cfg.d_model * r.cfg.d_model * (r.cfg.num_layers - visible - 1);
+    if (job && random && rest_normals >= kDrawFirstNormals && !cached_weights(r)) {
+      if (Status s = check_random_weights_memory(r.cfg.d_model, r.cfg.num_layers, r.cfg.context, "use a smaller d_model or fewer layers"); !s)
+        return s.error();
+      first_layers = std::make_shared<const ModelWeights>(random_weights(r.cfg.d_model, visible + 1, r.cfg.seed));
+    } else {
+      Result<std::shared_ptr<const ModelWeights>> w = weights_for(r);
+      if (!w) return w.error();
+      model = *w;
+    }
+    const ModelWeights& batch_weights = model ? *model : *first_layers;  // the tokenizer is the same in both
     auto data = std::make_shared<ForwardData>();
     data->inputs = r;
     data->inputs.trace.reset();
     data->inputs_hash = fhash;
-    data->weights = *w;
-    data->batch = make_batch(r.lines, r.cfg, **w);
+    data->weights = model;
+    data->batch = make_batch(r.lines, r.cfg, batch_weights);
     ForwardOptions fo;
     fo.keep_layer_io = true;
-    fo.want_logits = (*w)->trained();
+    fo.want_logits = batch_weights.trained();
     fo.skip_final_mlp = true;  // the app reads maps and, for trained models, the loss (which keeps the MLP)
     const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
     if (!ablate.empty()) fo.ablate = &ablate;
@@ -161,15 +189,16 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     // A long request shows its visible layer first: layers 0 .. visible_layer, their maps
     // and metrics, published at once; the complete pass follows (and recomputes those
     // layers: at most visible_layer + 1 of L, against a wait for all of them).
-    const int visible = std::clamp(r.visible_layer, 0, r.cfg.num_layers - 1);
     const double tokens = static_cast<double>(data->batch.B()) * data->batch.T, D = r.cfg.d_model;
     const double flops = r.cfg.num_layers * tokens * (24.0 * D * D + 4.0 * data->batch.T * D);
     // Not when the whole request will be refused (its maps would exceed the memory limit):
     // the refusal comes at once, and no partial result stands in for it.
     const int64_t all_maps_bytes = int64_t(4) * r.cfg.num_layers * data->batch.B() * weight_heads(mha_options(r.cfg)) *
                                    data->batch.T * data->batch.T;
-    if (job && visible + 1 < r.cfg.num_layers && flops > kStagedFlops && all_maps_bytes <= kMaxAttentionBytes) {
+    if (job && visible + 1 < r.cfg.num_layers && (flops > kStagedFlops || first_layers) && all_maps_bytes <= kMaxAttentionBytes) {
       auto first = std::make_shared<ForwardData>(*data);
+      const ModelWeights& w1 = model ? *model : *first_layers;
+      first->weights = model ? model : first_layers;
       ModelConfig upto = r.cfg;
       upto.num_layers = visible + 1;
       ForwardOptions fo1 = fo;
@@ -179,13 +208,13 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
         ablate1.assign(ablate.begin(), ablate.begin() + static_cast<size_t>(upto.num_layers) * r.cfg.num_heads);
         fo1.ablate = &ablate1;
       }
-      Result<ForwardOutput> out1 = forward(**w, upto, first->batch, fo1);
+      Result<ForwardOutput> out1 = forward(w1, upto, first->batch, fo1);
       if (!out1) return out1.error();
       first->out = std::move(out1).value();
       first->complete = false;
       derive(*first, r);
-      first->source = describe_source(**w, r.cfg);
-      first->passport = make_passport(r.cfg, first->batch.B(), first->batch.T, (*w)->trained() ? (*w)->vocab_size() : 0, (*w)->context);
+      first->source = describe_source(w1, r.cfg);
+      first->passport = make_passport(r.cfg, first->batch.B(), first->batch.T, w1.trained() ? w1.vocab_size() : 0, w1.context);
       first->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       auto partial = std::make_shared<ComputeResult>();
       partial->request = r;
@@ -193,10 +222,19 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
       partial->fwd = first;
       publish(*job, partial);
     }
-    Result<ForwardOutput> out = forward(**w, r.cfg, data->batch, fo);
+    if (first_layers) {  // the rest of the layers, and the whole model cached as if drawn at once
+      // (even when a newer request has arrived: it most likely needs the same model)
+      ModelWeights whole = *first_layers;
+      extend_random_weights(whole, r.cfg.num_layers, r.cfg.seed);
+      model = std::make_shared<const ModelWeights>(std::move(whole));
+      cache_weights(r, model);
+      data->weights = model;
+    }
+    const ModelWeights& mw = *model;
+    Result<ForwardOutput> out = forward(mw, r.cfg, data->batch, fo);
     if (!out) return out.error();
     data->out = std::move(out).value();
-    data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, (*w)->trained() ? (*w)->vocab_size() : 0, (*w)->context);
+    data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, mw.trained() ? mw.vocab_size() : 0, mw.context);
     derive(*data, r);
     // The probe does not depend on the text: one per model and config.
     const InductionKey ikey{r.cfg, r.weights.checkpoint, r.weights.in_memory != nullptr, r.weights.in_memory_id};
@@ -204,11 +242,11 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     if (cached != induction_cache_.end()) {
       data->induction = cached->second;
     } else {
-      data->induction = induction_scores(**w, r.cfg, make_induction_probe(r.cfg, **w, 20, r.cfg.seed));
+      data->induction = induction_scores(mw, r.cfg, make_induction_probe(r.cfg, mw, 20, r.cfg.seed));
       if (induction_cache_.size() >= kInductionCacheEntries) induction_cache_.clear();
       induction_cache_.emplace_back(ikey, data->induction);
     }
-    data->source = describe_source(**w, r.cfg);
+    data->source = describe_source(mw, r.cfg);
     data->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     fwd = data;
     // Keep recent results, within the budget of attention maps.

@@ -36,6 +36,9 @@ inline constexpr size_t kInductionCacheEntries = 64;
 // visible one publish the visible layer first (compute() in compute_worker.cpp): about
 // 3 ms of this machine's GEMM.
 inline constexpr double kStagedFlops = 3e8;
+// Random weights not drawn yet: when the layers after the visible one need at least this
+// many normals (about 3 ms), the layers up to the visible one are drawn and shown first.
+inline constexpr double kDrawFirstNormals = 1e6;
 // Maps longer than this get max-pooled levels down to this side (a thumbnail's pixels).
 inline constexpr int kMapLevelsMinSide = 16;
 
@@ -68,7 +71,9 @@ class ComputeWorker {
   // The forward pass of r's forward inputs and what is derived from it, from the cache or
   // computed; with a job, a long request publishes its visible layer first.
   Result<std::shared_ptr<const ForwardData>> forward_data(const Job* job, const ComputeRequest& r, uint64_t seq);
-  Result<std::shared_ptr<const ModelWeights>> weights_for(const ComputeRequest& r);
+  Result<std::shared_ptr<const ModelWeights>> weights_for(const ComputeRequest& r);  // cached, else read or drawn, then cached
+  std::shared_ptr<const ModelWeights> cached_weights(const ComputeRequest& r) const;  // null when not cached
+  void cache_weights(const ComputeRequest& r, std::shared_ptr<const ModelWeights> w);
 
   std::function<void()> wake_;
   mutable std::mutex mu_;  // guards seq_ and ready_
@@ -92,6 +97,7 @@ class ComputeWorker {
     bool operator==(const InductionKey&) const = default;
   };
   std::list<std::shared_ptr<const ForwardData>> forward_cache_;  // most recent first
+  static WeightsKey weights_key(const ComputeRequest& r);
   std::vector<std::pair<WeightsKey, std::shared_ptr<const ModelWeights>>> weights_cache_;
   std::vector<std::pair<InductionKey, std::vector<float>>> induction_cache_;
 
