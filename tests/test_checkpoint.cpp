@@ -368,7 +368,7 @@ TEST(Checkpoint, ExtremeFiniteWeightsWithoutCheckAreRejected) {
 // anything is allocated: in a child limited to 1 GiB of address space, where the old
 // loader's 9.6 GB reservation aborted with std::bad_alloc.
 TEST(Checkpoint, HeaderClaimingAHugeModelIsRefusedBeforeAllocating) {
-#ifdef HEADMAP_TEST_SANITIZED
+#if HEADMAP_TEST_SANITIZED
   GTEST_SKIP() << "an address-space limit (RLIMIT_AS) leaves no room for the sanitizer's shadow memory";
 #endif
   Parts p = split(good_file());

@@ -10,15 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-// ASan or TSan under clang (GCC defines the __SANITIZE_* macros; see tests/test_util.h).
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define HEADMAP_CLANG_SANITIZED 1
-#endif
-#endif
-#ifndef HEADMAP_CLANG_SANITIZED
-#define HEADMAP_CLANG_SANITIZED 0
-#endif
+#include "sanitized.h"
 
 #include <chrono>
 #include <filesystem>
@@ -143,7 +135,7 @@ TEST(HostileCli, NegativeSeedIsRefused) {
 // D=4096, H=64, L=12 took 11.9 GB and 59 s; under `ulimit -v` it died of an uncaught
 // std::bad_alloc. Now it is refused at once, with what to lower.
 TEST(HostileCli, AModelBeyondTheAddressSpaceLimitIsRefused) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || HEADMAP_CLANG_SANITIZED
+#if HEADMAP_TEST_SANITIZED
   GTEST_SKIP() << "an address-space limit (RLIMIT_AS) leaves no room for the sanitizer's shadow memory";
 #endif
   Limits lim;

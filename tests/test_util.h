@@ -10,15 +10,7 @@
 #include "core/math/rng.h"
 #include "core/model/weights.h"
 
-// HEADMAP_TEST_SANITIZED: built with ASan or TSan (GCC's macros, or clang's __has_feature),
-// whose shadow memory needs an address space that RLIMIT_AS tests take away.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define HEADMAP_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define HEADMAP_TEST_SANITIZED 1
-#endif
-#endif
+#include "sanitized.h"
 
 namespace headmap::test {
 

@@ -246,20 +246,18 @@ void App::draw_ui(bool first) {
 double App::predicted_compute_ms(const ComputeRequest& r) const {
   size_t chars = 0;
   for (const std::string& l : r.lines) chars += l.size() + 1;
+  auto scaled = [&](const ComputeCost& c) {  // attention grows with T^2; short texts are mostly linear
+    const double ratio = std::max(1.0, static_cast<double>(chars) / std::max<size_t>(c.chars, 1));
+    return c.ms * ratio * ratio;
+  };
   for (const ComputeCost& c : costs_)
-    if (c.d_model == r.cfg.d_model && c.layers == r.cfg.num_layers && c.weights == r.weights) {
-      const double ratio = std::max(1.0, static_cast<double>(chars) / std::max<size_t>(c.chars, 1));
-      return c.ms * ratio * ratio;  // attention grows with T^2; short texts are mostly linear
-    }
+    if (c.d_model == r.cfg.d_model && c.layers == r.cfg.num_layers && c.weights == r.weights) return scaled(c);
   // Weights already in memory (a shipped checkpoint, read at start; a trained session) but
   // not measured yet: another model of the same size costs about the same, and twice that
   // covers a new configuration's induction probe.
   if (r.weights.in_memory || r.weights.loaded)
     for (const ComputeCost& c : costs_)
-      if (c.d_model == r.cfg.d_model && c.layers == r.cfg.num_layers) {
-        const double ratio = std::max(1.0, static_cast<double>(chars) / std::max<size_t>(c.chars, 1));
-        return 2.0 * c.ms * ratio * ratio;
-      }
+      if (c.d_model == r.cfg.d_model && c.layers == r.cfg.num_layers) return 2.0 * scaled(c);
   return 1e9;
 }
 

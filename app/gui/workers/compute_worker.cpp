@@ -75,6 +75,11 @@ void ComputeWorker::publish(const Job& job, std::shared_ptr<ComputeResult> res) 
   if (wake_) wake_();
 }
 
+// The request's random weights fit the memory budget (whole, as they end up).
+static Status check_random_memory(const ComputeRequest& r) {
+  return check_random_weights_memory(r.cfg.d_model, r.cfg.num_layers, r.cfg.context, "use a smaller d_model or fewer layers");
+}
+
 ComputeWorker::WeightsKey ComputeWorker::weights_key(const ComputeRequest& r) {
   const ModelConfig& c = r.cfg;
   return r.weights.checkpoint.empty() ? WeightsKey{"", c.d_model, c.num_layers, c.seed} : WeightsKey{r.weights.checkpoint, 0, 0, 0};
@@ -98,7 +103,7 @@ Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const Com
   const ModelConfig& c = r.cfg;
   std::shared_ptr<const ModelWeights> w;
   if (r.weights.checkpoint.empty()) {
-    if (Status s = check_random_weights_memory(c.d_model, c.num_layers, c.context, "use a smaller d_model or fewer layers"); !s)
+    if (Status s = check_random_memory(r); !s)
       return s.error();
     w = std::make_shared<const ModelWeights>(random_weights(c.d_model, c.num_layers, c.seed));
   } else if (r.weights.loaded) {  // read by the app already (the shipped checkpoints, at start)
@@ -162,7 +167,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     const bool random = r.weights.checkpoint.empty() && !r.weights.in_memory;
     const double rest_normals = 12.0 * r.cfg.d_model * r.cfg.d_model * (r.cfg.num_layers - visible - 1);
     if (job && random && rest_normals >= kDrawFirstNormals && !cached_weights(r)) {
-      if (Status s = check_random_weights_memory(r.cfg.d_model, r.cfg.num_layers, r.cfg.context, "use a smaller d_model or fewer layers"); !s)
+      if (Status s = check_random_memory(r); !s)
         return s.error();
       first_layers = std::make_shared<const ModelWeights>(random_weights(r.cfg.d_model, visible + 1, r.cfg.seed));
     } else {
