@@ -51,10 +51,8 @@ TEST(Shipped, GrammarCorpusIsTheGeneratorsOutput) {
 
 // The real-English targets for the default model (D=128, H=4, L=2, a 6144-token BPE), on
 // at least 15 everyday sentences that are not in the corpus: at most 1.5 tokens per word,
-// an induction head >= 0.4 on each sentence said twice, and a loss of at most 5.5
-// nats/token. The fourth target, a previous-token head >= 0.7, is NOT met by this model
-// (it measures 0.34: layer 0 spreads the previous token over two heads); the test holds the
-// measured level so that it cannot silently get worse.
+// a previous-token head >= 0.7 (best head, mean over the sentences), an induction head
+// >= 0.4 on each sentence said twice, and a loss of at most 5.5 nats/token.
 TEST(Shipped, DefaultModelReadsEverydayEnglish) {
   Result<ModelWeights> w = load_checkpoint(kDefault);
   ASSERT_TRUE(w) << w.error().message;
@@ -66,7 +64,7 @@ TEST(Shipped, DefaultModelReadsEverydayEnglish) {
   Result<SentenceEvidence> e = measure_on_sentences(*w, 4, sentences);
   ASSERT_TRUE(e) << e.error().message;
   EXPECT_LE(e->tokens_per_word, 1.5) << "the tokenizer splits everyday words too finely";
-  EXPECT_GE(e->best_prev_token, 0.3f) << "the previous-token head got weaker than the shipped 0.34 (target 0.7, not met)";
+  EXPECT_GE(e->best_prev_token, 0.7f) << "no sharp previous-token head on everyday sentences";
   EXPECT_GE(e->best_repeat_induction, 0.4f) << "no induction head on a sentence said twice";
   EXPECT_LE(e->loss, 5.5) << "the model does not read everyday English";
 }

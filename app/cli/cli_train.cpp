@@ -59,6 +59,8 @@ std::string train_command(const TrainOptions& o, const std::string& corpus_path,
   if (o.no_w_o) cmd += " --no-wo";
   if (o.pos_init == PosInit::Sinusoid) cmd += " --pos-init sinusoid";
   opt("--repeat-fraction", o.repeat_fraction, d.repeat_fraction);
+  opt("--prev-head-weight", o.prev_head_weight, d.prev_head_weight);
+  opt("--prev-head-steps", o.prev_head_steps, d.prev_head_steps);
   cmd += " --threads " + std::to_string(o.threads > 0 ? o.threads : compute_threads());
   cmd += " --out " + out_path;
   return cmd;
@@ -210,6 +212,13 @@ int train_cmd(int argc, char** argv) {
                  "share of the rows that are a random run of tokens said twice (trains previous-token and induction heads)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--prev-head-weight", o.prev_head_weight,
+                 "weight of a prior that pulls layer 0, head 0 toward the previous token (0 = none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--prev-head-steps", o.prev_head_steps, "the prior holds for this many first steps, then ends (0 = every step)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--steps", o.steps, "optimiser steps")->capture_default_str();
   app.add_option("--batch", o.batch, "sequences per step, B")->capture_default_str();
   app.add_option("--seq", o.seq, "tokens per sequence, T (<= context)")->capture_default_str();

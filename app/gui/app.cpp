@@ -142,6 +142,29 @@ void App::sync_training() {
   }
 }
 
+void App::post(ComputeRequest r) {
+  last_posted_seq = worker_.request(std::move(r));
+}
+
+// Same-frame results for the text box: when its edit makes a request predicted to finish
+// within the budget, it is posted and awaited here, in the middle of the frame's one pass,
+// so the chips, predictions and heads drawn after the box show the new text. Other inputs
+// (and a request that misses its wait) go through frame()'s two-pass path.
+void App::answer_text_now() {
+  if (!first_pass_) return;
+  ComputeRequest req = compute_request(state, &state.weights_note);
+  if (!validate(state.cfg).ok() || (posted_any_ && req == last_request_) || predicted_compute_ms(req) > kSameFrameBudgetMs) return;
+  last_request_ = req;
+  posted_any_ = true;
+  unposted_.reset();
+  post(std::move(req));
+  const auto budget = std::chrono::microseconds(static_cast<int64_t>(kSameFrameBudgetMs * 1000));
+  if (std::shared_ptr<const ComputeResult> r = worker_.wait_for(last_posted_seq, budget)) {
+    accept(std::move(r));
+    same_frame_ = true;
+  }
+}
+
 void App::post_request_if_changed() {
   if (!(state.cfg == last_cfg_)) {
     note_config_change(last_cfg_);
@@ -151,8 +174,9 @@ void App::post_request_if_changed() {
   state.config_status = validate(state.cfg);
   if (!state.config_status.ok()) return;  // the message is on screen; the last result stays
   if (!posted_any_ || !(req == last_request_)) {
-    last_posted_seq = worker_.request(req);
-    last_request_ = std::move(req);
+    last_request_ = req;
+    if (predicted_compute_ms(req) <= kSameFrameBudgetMs) unposted_ = std::move(req);  // frame() posts it and waits
+    else post(std::move(req));                                                        // asynchronous, at once
     posted_any_ = true;
   }
   // Stale: the result on screen is older than the inputs, unless the worker refused them.
@@ -169,13 +193,14 @@ void App::frame() {
   if (built_font_scale_ != state.font_scale) rebuild_fonts();
 
   renderer_.begin_frame();
-  const uint64_t posted_before = last_posted_seq;
-  draw_ui(true);
-  // Same-frame results: when this frame posted a request that is predicted to finish within
-  // the budget, wait for it (boundedly) and draw the panels again with it, so the frame that
-  // takes the input shows its heads. Larger requests stay asynchronous.
   same_frame_ = false;
-  if (last_posted_seq != posted_before && predicted_compute_ms(last_request_) <= kSameFrameBudgetMs) {
+  draw_ui(true);
+  // Same-frame results: when this frame made a request that is predicted to finish within
+  // the budget, post it, wait for it (boundedly) and draw the panels again with it, so the
+  // frame that takes the input shows its heads. Larger requests stay asynchronous.
+  if (unposted_) {
+    post(std::move(*unposted_));
+    unposted_.reset();
     const auto budget = std::chrono::microseconds(static_cast<int64_t>(kSameFrameBudgetMs * 1000));
     if (std::shared_ptr<const ComputeResult> r = worker_.wait_for(last_posted_seq, budget)) {
       accept(std::move(r));
@@ -226,6 +251,7 @@ void App::frame() {
 // One pass of the panels. The first pass of a frame takes the input (the script's and the
 // shortcuts'); a second pass, after a same-frame result, only draws.
 void App::draw_ui(bool first) {
+  first_pass_ = first;
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   ImGui::NewFrame();
@@ -253,11 +279,11 @@ double App::predicted_compute_ms(const ComputeRequest& r) const {
   for (const ComputeCost& c : costs_)
     if (c.d_model == r.cfg.d_model && c.layers == r.cfg.num_layers && c.weights == r.weights) return scaled(c);
   // Weights already in memory (a shipped checkpoint, read at start; a trained session) but
-  // not measured yet: another model of the same size costs about the same, and twice that
-  // covers a new configuration's induction probe.
+  // not measured yet: another model of the same size costs about the same (a new
+  // configuration's induction probe follows the maps, so it adds nothing to the wait).
   if (r.weights.in_memory || r.weights.loaded)
     for (const ComputeCost& c : costs_)
-      if (c.d_model == r.cfg.d_model && c.layers == r.cfg.num_layers) return 2.0 * scaled(c);
+      if (c.d_model == r.cfg.d_model && c.layers == r.cfg.num_layers) return scaled(c);
   return 1e9;
 }
 
@@ -293,6 +319,8 @@ void App::draw_layout() {
 
   auto draw_input = [&] {
     draw_sentence(state, presets_);
+    answer_text_now();  // a keystroke's small result, before anything below draws the result
+    draw_sentence_tokens(state);
     draw_predictions(state);
     ImGui::Spacing();
     ImGui::Separator();

@@ -63,7 +63,7 @@ class App {
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
   bool busy() const { return worker_.busy() || loader_.busy(); }
   bool fresh() const;  // a result is on screen and matches the current inputs
-  bool answered() const { return answered_seq_ == last_posted_seq; }  // the worker answered the newest request
+  bool answered() const { return !unposted_ && answered_seq_ == last_posted_seq; }  // the worker answered the newest request
   Preferences prefs;
   bool persist = true;  // save preferences and imgui.ini (off for scripted runs)
 
@@ -106,8 +106,14 @@ class App {
   };
   std::vector<ComputeCost> costs_;
   bool same_frame_ = false;
-  ComputeRequest last_request_;               // the newest request posted
+  ComputeRequest last_request_;               // the newest request (posted, or waiting in unposted_)
   bool posted_any_ = false;
+  // A request small enough for a same-frame result, made during the pass: frame() posts it
+  // after the pass and waits for it. Larger requests are posted at once.
+  std::optional<ComputeRequest> unposted_;
+  void post(ComputeRequest r);
+  void answer_text_now();
+  bool first_pass_ = true;  // draw_ui's first pass of this frame (the one that takes the input)
   std::optional<ComputeRequest> refused_;     // the request the worker refused (compute_error), if any
   uint64_t answered_seq_ = 0;
   ModelConfig last_cfg_;

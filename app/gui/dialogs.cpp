@@ -54,7 +54,7 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
     run.out = &res->fwd->out;
     run.passport = &res->fwd->passport;
     run.metrics = res->fwd->metrics;
-    run.induction = res->fwd->induction;
+    run.induction = res->induction;
   };
   switch (d) {
     case Dialog::OpenView:

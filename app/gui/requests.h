@@ -82,7 +82,6 @@ struct ForwardData {
   ForwardOutput out;                  // with attn_in / attn_out per layer
   Passport passport;
   std::vector<HeadMetrics> metrics;   // (L, B, Hw)
-  std::vector<float> induction;       // (L, H) on the induction probe
   std::vector<float> text_induction;  // (L, B, Hw) on the text itself, NaN where nothing repeats
   std::string source;                 // "random init (seed 7)", "trained (...)"
   std::vector<std::vector<std::string>> labels;  // (B) display text of each sentence's tokens
@@ -91,7 +90,7 @@ struct ForwardData {
   std::vector<double> sentence_loss;  // (B) each sentence's own loss (trained models), NaN under 2 tokens
   double compute_ms = 0;              // wall time of the forward pass and metrics
   // False for the first answer to a long request: out has only layers 0 .. visible_layer
-  // (out.L of them), with their metrics, and no induction probe or logits yet. The
+  // (out.L of them), with their metrics, and no logits yet. The
   // complete answer follows from the same request.
   bool complete = true;
 };
@@ -109,6 +108,10 @@ struct ComputeResult {
   // Parallel to trace_range: the max-pooled levels of the (T, T) steps (scores, scaled and
   // masked by magnitude, weights by max); empty for the others and for short sentences.
   std::vector<MapLevels> trace_levels;
+  // (L, H) each head's score on the induction probe (metrics.h). The probe does not depend
+  // on the text, so it is computed once per model and config, after the maps: a result
+  // whose probe is new is published first without it (empty), then again with it.
+  std::vector<float> induction;
   std::optional<Error> error;                // e.g. a checkpoint that would not load
   double latency_ms = 0;                     // request posted -> result ready
 };

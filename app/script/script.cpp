@@ -164,7 +164,8 @@ class ScreenshotScript : public Script {
         for (int l = 0; l < f.out.L && f.out.B > 0; ++l)  // an empty batch has no metrics
           for (int h = 0; h < f.out.Hw; ++h) {
             const size_t mi = (static_cast<size_t>(l) * f.out.B) * f.out.Hw + h;
-            const float probe = f.induction.empty() ? 0.0f : f.induction[static_cast<size_t>(l) * f.out.H + h];
+            const std::vector<float>& probes = app.state.result->induction;  // (L, H)
+            const float probe = probes.empty() ? 0.0f : probes[static_cast<size_t>(l) * f.out.H + h];
             const float ind = label_induction(probe, mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf(""));
             labels.push_back(head_label_name(head_label(f.metrics[mi], ind)));
           }

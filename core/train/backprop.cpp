@@ -173,7 +173,8 @@ void attention_forward(MatR& ctx, float* att, const MatR& qkv, int B, int T, int
 }
 
 // dqkv: (N, 3D) =   dctx: (N, D)   qkv: (N, 3D)   att: (B, H, T, T)
-void attention_backward(MatR& dqkv, const MatR& dctx, const MatR& qkv, const float* att, int B, int T, int H) {
+void attention_backward(MatR& dqkv, const MatR& dctx, const MatR& qkv, const float* att, int B, int T, int H,
+                        PrevTokenPrior prior) {
   const int D = static_cast<int>(qkv.cols() / 3);
   HM_ASSERT(dctx.rows() == qkv.rows() && dctx.cols() == D, "dctx must be (B*T, D)");
   const int dh = D / H;
@@ -198,6 +199,11 @@ void attention_backward(MatR& dqkv, const MatR& dctx, const MatR& qkv, const flo
     gemm(dp, dctx_bh, vt);
     pt = P.transpose();
     gemm(dV, pt, dctx_bh);
+    // pass 1b: the prior's d/dP(t, t-1) = -weight / (n P(t, t-1)), n = B (T - 1) rows.
+    if (h == prior.head && prior.weight > 0.0f && T > 1) {
+      const float g = -prior.weight / static_cast<float>(static_cast<int64_t>(B) * (T - 1));
+      for (int t = 1; t < T; ++t) dp(t, t - 1) += g / std::max(P(t, t - 1), 1e-30f);
+    }
     // pass 2: softmax backward, dS = P (dP - sum_s dP P), times the score scale so that
     // dQ = dS K and dK = dS^T Q use the unscaled projections. Hidden keys stay 0 (P = 0).
     for (int t = 0; t < T; ++t) {
@@ -212,6 +218,17 @@ void attention_backward(MatR& dqkv, const MatR& dctx, const MatR& qkv, const flo
     dst = dp.transpose();
     gemm(dK, dst, Q);
   }
+}
+
+double prev_token_prior_loss(const float* att, int B, int T, int H, PrevTokenPrior prior) {
+  if (prior.head < 0 || prior.weight <= 0.0f || T < 2) return 0.0;
+  HM_ASSERT(prior.head < H, "the prior's head must be one of the layer's heads");
+  double sum = 0.0;
+  for (int b = 0; b < B; ++b) {
+    const float* P = att + (static_cast<size_t>(b) * H + prior.head) * T * T;  // (T, T)
+    for (int t = 1; t < T; ++t) sum -= std::log(std::max(static_cast<double>(P[static_cast<size_t>(t) * T + t - 1]), 1e-30));
+  }
+  return prior.weight * sum / (static_cast<double>(B) * (T - 1));
 }
 
 // ---- [cross-entropy] -------------------------------------------------------------------

@@ -54,7 +54,17 @@ void gelu_backward(MatR& dx, const MatR& dout, const MatR& x, const MatR& th);
 // qkv: (N, 3D)
 void attention_forward(MatR& ctx, float* att, const MatR& qkv, int B, int T, int H);
 // dqkv: (N, 3D) overwritten   dctx: (N, D)   qkv: (N, 3D)   att: (B, H, T, T) from the forward
-void attention_backward(MatR& dqkv, const MatR& dctx, const MatR& qkv, const float* att, int B, int T, int H);
+// With prior.weight > 0, the gradient also holds that of an attention prior on one head:
+// weight * mean over the rows t >= 1 of -log att[b, head, t, t-1] (a pull toward the
+// previous token; the trainer's --prev-head option, trainer.h).
+struct PrevTokenPrior {
+  int head = -1;
+  float weight = 0.0f;
+};
+void attention_backward(MatR& dqkv, const MatR& dctx, const MatR& qkv, const float* att, int B, int T, int H,
+                        PrevTokenPrior prior = {});
+// The prior's value for att: (B, H, T, T): weight * mean over b and t >= 1 of -log att[b, head, t, t-1].
+double prev_token_prior_loss(const float* att, int B, int T, int H, PrevTokenPrior prior);
 
 // ---- [cross-entropy] -------------------------------------------------------------------
 // Mean next-token cross-entropy over the rows whose target is >= 0 (-1 = no target).

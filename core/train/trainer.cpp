@@ -40,6 +40,8 @@ Status validate(const TrainOptions& o) {
   if (!(o.lr > 0.0f && o.lr < 1.0f)) return bad("lr must be in (0, 1); 1e-3 .. 3e-3 suits these small models.");
   if (o.warmup < 0) return bad("warmup must be >= 0 steps.");
   if (!(o.repeat_fraction >= 0 && o.repeat_fraction <= 1)) return bad("repeat_fraction must be between 0 and 1.");
+  if (!(o.prev_head_weight >= 0 && o.prev_head_weight <= 100)) return bad("prev_head_weight must be between 0 and 100.");
+  if (o.prev_head_steps < 0) return bad("prev_head_steps must be >= 0 (0 = every step).");
   if (!(o.min_lr_ratio >= 0.0f && o.min_lr_ratio <= 1.0f)) return bad("min_lr_ratio must be in [0, 1].");
   if (!(o.weight_decay >= 0.0f && o.weight_decay < 1.0f)) return bad("weight_decay must be in [0, 1).");
   if (!(o.beta1 >= 0.0f && o.beta1 < 1.0f && o.beta2 >= 0.0f && o.beta2 < 1.0f)) return bad("AdamW betas must be in [0, 1).");
@@ -149,7 +151,7 @@ void Trainer::backward() {
       linear_backward(&dctx_, lg.w_o, lg.b_o, dx_, a.ctx, lp.w_o);  // dctx_: (N, D)
       dctx = &dctx_;
     }
-    attention_backward(dqkv_, *dctx, a.qkv, a.att.data(), B, T, H_);      // dqkv_: (N, 3D)
+    attention_backward(dqkv_, *dctx, a.qkv, a.att.data(), B, T, H_, l == 0 ? prior_ : PrevTokenPrior{});  // dqkv_: (N, 3D)
     linear_backward(&dtmp_, lg.w_qkv, lg.b_qkv, dqkv_, a.ln1, lp.w_qkv);  // dtmp_: (N, D) d ln1
     layernorm_backward(dx_, lg.ln1_g, lg.ln1_b, dtmp_, a.x_in, a.ln1_mean.data(), a.ln1_rstd.data(), lp.ln1_g);
   }
@@ -208,7 +210,8 @@ std::string options_json(const TrainOptions& o, const std::string& corpus) {
   nlohmann::json j = {{"d_model", o.d_model}, {"num_heads", o.num_heads}, {"num_layers", o.num_layers}, {"context", o.context},
                       {"no_w_o", o.no_w_o},
                       {"pos_init", o.pos_init == PosInit::Sinusoid ? "sinusoid" : "normal"},
-                      {"repeat_fraction", o.repeat_fraction}, {"steps", o.steps}, {"batch", o.batch}, {"seq", o.seq}, {"lr", o.lr},
+                      {"repeat_fraction", o.repeat_fraction}, {"prev_head_weight", o.prev_head_weight},
+                      {"prev_head_steps", o.prev_head_steps}, {"steps", o.steps}, {"batch", o.batch}, {"seq", o.seq}, {"lr", o.lr},
                       {"warmup", o.warmup}, {"min_lr_ratio", o.min_lr_ratio}, {"weight_decay", o.weight_decay},
                       {"beta1", o.beta1}, {"beta2", o.beta2}, {"adam_eps", o.adam_eps}, {"clip", o.clip}, {"seed", o.seed},
                       {"eval_every", o.eval_every}, {"eval_tokens", o.eval_tokens}, {"threads", compute_threads()},
@@ -302,6 +305,8 @@ Result<TrainResult> train(const TrainCorpus& corpus, const TrainOptions& o, cons
     }
     // pass 2: loss, gradients, one AdamW update.
     const float lr = learning_rate(o, s);
+    const bool prior_on = o.prev_head_weight > 0 && (o.prev_head_steps == 0 || s < o.prev_head_steps);
+    tr.set_prev_token_prior(prior_on ? PrevTokenPrior{0, o.prev_head_weight} : PrevTokenPrior{});
     const double loss = tr.loss_and_grad(tok.data(), tgt.data(), B, T);
     const double gnorm = tr.update(o, lr);
     train_time += seconds_since(t0);

@@ -35,6 +35,7 @@
 #include "core/error.h"
 #include "core/text/tokenizer.h"
 #include "core/model/weights.h"
+#include "core/train/backprop.h"
 #include "core/train/params.h"
 #include "core/train/train_corpus.h"
 
@@ -51,6 +52,13 @@ struct TrainOptions {
   // back to the token after the current one's earlier occurrence. It rewards a sharp
   // previous-token head and an induction head over a blur of the last few tokens.
   float repeat_fraction = 0.0f;
+  // An attention prior on layer 0, head 0: prev_head_weight * the mean of -log of its weight
+  // on the token just before each query, added to the loss for the first prev_head_steps
+  // steps (0 = every step), then dropped. It teaches that head the previous-token pattern
+  // early; after the prior ends only the language-model loss keeps (or loses) it. The
+  // reported losses are the cross-entropy alone.
+  float prev_head_weight = 0.0f;
+  int prev_head_steps = 0;
   int steps = 4000;    // optimiser steps
   int batch = 16;      // B sequences per step
   int seq = 64;        // T tokens per sequence (windows of T+1 tokens: inputs and targets)
@@ -93,6 +101,8 @@ class Trainer {
   // Global-norm clipping (when clip > 0) and one AdamW update. Returns the norm before
   // clipping.
   double update(const TrainOptions& o, float lr);
+  // The previous-token prior on layer 0 (backprop.h); head -1 or weight 0 = none.
+  void set_prev_token_prior(PrevTokenPrior p) { prior_ = p; }
 
   const ModelParams& params() const { return p_; }
   ModelParams& params() { return p_; }
@@ -120,6 +130,7 @@ class Trainer {
   std::vector<ParamRef> pr_, gr_, mr_, vr_;
   int H_;
   bool no_w_o_;
+  PrevTokenPrior prior_;
   long t_ = 0;  // AdamW updates so far
   int B_ = 0, T_ = 0;
   std::vector<int32_t> tokens_, targets_;  // (B, T) of the last forward

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "app/gui/workers/compute_worker.h"
@@ -24,6 +25,15 @@ ComputeRequest long_request(int tokens, int layers, int visible) {
   r.visible_layer = visible;
   return r;
 }
+
+// The newest answer to seq once `done` holds for it, waiting up to two minutes; null if never.
+std::shared_ptr<const ComputeResult> wait_until(ComputeWorker& w, uint64_t seq, const std::function<bool(const ComputeResult&)>& done) {
+  std::shared_ptr<const ComputeResult> last;
+  for (int i = 0; i < 1200 && !(last && done(*last)); ++i)
+    if (std::shared_ptr<const ComputeResult> r = w.wait_for(seq, std::chrono::milliseconds(100))) last = r;
+  return last && done(*last) ? last : nullptr;
+}
+bool complete(const ComputeResult& r) { return r.fwd && r.fwd->complete; }
 }  // namespace
 
 TEST(ComputeWorker, ALongRequestShowsItsVisibleLayerFirst) {
@@ -35,14 +45,13 @@ TEST(ComputeWorker, ALongRequestShowsItsVisibleLayerFirst) {
   ASSERT_FALSE(first->fwd->complete) << "the first answer to a 3-layer request of 400 tokens should be the visible layer alone";
   EXPECT_EQ(first->fwd->out.L, 1);
   EXPECT_EQ(first->fwd->metrics.size(), 8u);
-  EXPECT_TRUE(first->fwd->induction.empty());  // the probe follows with the complete result
-  std::shared_ptr<const ComputeResult> full;
-  for (int i = 0; i < 1200 && !(full && full->fwd && full->fwd->complete); ++i) full = w.wait_for(seq, std::chrono::milliseconds(100));
-  ASSERT_TRUE(full && full->fwd && full->fwd->complete) << "the complete result never came";
+  EXPECT_TRUE(first->induction.empty());  // the probe follows the complete result
+  std::shared_ptr<const ComputeResult> full = wait_until(w, seq, [](const ComputeResult& r) { return complete(r) && !r.induction.empty(); });
+  ASSERT_TRUE(full) << "the complete result, with its induction probe, never came";
   EXPECT_EQ(full->seq, seq);
   const ForwardOutput &a = first->fwd->out, &b = full->fwd->out;
   ASSERT_EQ(b.L, 3);
-  EXPECT_EQ(full->fwd->induction.size(), 3u * 8u);
+  EXPECT_EQ(full->induction.size(), 3u * 8u);
   // Layer 0 is the same computation in both: equal maps, bit for bit, and equal metrics.
   const size_t per_layer = static_cast<size_t>(a.B) * a.Hw * a.T * a.T;
   for (size_t i = 0; i < per_layer; ++i) ASSERT_EQ(a.attention[i], b.attention[i]) << "weight " << i;
@@ -50,6 +59,31 @@ TEST(ComputeWorker, ALongRequestShowsItsVisibleLayerFirst) {
   // Every long map carries its max-pooled levels.
   ASSERT_EQ(full->fwd->levels.size(), 3u * 8u);
   EXPECT_GT(full->fwd->levels[0].num_levels(), 1);
+}
+
+// The induction probe does not depend on the text: a new model or config shows its maps
+// first, then the same result again with the probe's scores; the next keystroke has them
+// at once (cached).
+TEST(ComputeWorker, TheInductionProbeFollowsTheMaps) {
+  ComputeWorker w({});
+  ComputeRequest r = long_request(12, 2, 0);
+  r.cfg.d_model = 64;
+  r.cfg.num_heads = 4;
+  const uint64_t seq = w.request(r);
+  std::shared_ptr<const ComputeResult> maps = w.wait_for(seq, std::chrono::seconds(60));
+  ASSERT_TRUE(maps && maps->fwd && maps->fwd->complete);
+  EXPECT_TRUE(maps->induction.empty()) << "a new config's first answer does not wait for the probe";
+  std::shared_ptr<const ComputeResult> probed;
+  for (int i = 0; i < 600 && !probed; ++i) probed = w.wait_for(seq, std::chrono::milliseconds(100));
+  ASSERT_TRUE(probed) << "the probe never followed";
+  EXPECT_EQ(probed->seq, seq);
+  EXPECT_EQ(probed->fwd.get(), maps->fwd.get()) << "the same maps, not a second forward pass";
+  ASSERT_EQ(probed->induction.size(), 2u * 4u);
+  r.lines[0] += " again";
+  const uint64_t seq2 = w.request(r);
+  std::shared_ptr<const ComputeResult> next = w.wait_for(seq2, std::chrono::seconds(60));
+  ASSERT_TRUE(next && next->fwd);
+  EXPECT_EQ(next->induction, probed->induction) << "the same model and config: the cached probe, in the first answer";
 }
 
 TEST(ComputeWorker, ASmallRequestIsReadyWithinAFramesWait) {
@@ -95,9 +129,8 @@ TEST(ComputeWorker, NewRandomWeightsShowTheVisibleLayerBeforeTheRestIsDrawn) {
   EXPECT_FALSE(first->fwd->complete) << "6 tokens, but 2 more layers of D = 384 to draw: layer 0 first";
   EXPECT_EQ(first->fwd->out.L, 1);
   EXPECT_EQ(first->fwd->weights->num_layers(), 1);
-  std::shared_ptr<const ComputeResult> full;
-  for (int i = 0; i < 1200 && !(full && full->fwd && full->fwd->complete); ++i) full = w.wait_for(seq, std::chrono::milliseconds(100));
-  ASSERT_TRUE(full && full->fwd && full->fwd->complete) << "the complete result never came";
+  std::shared_ptr<const ComputeResult> full = wait_until(w, seq, complete);
+  ASSERT_TRUE(full) << "the complete result never came";
   const ModelWeights whole = random_weights(384, 3, r.cfg.seed);
   ASSERT_EQ(full->fwd->weights->num_layers(), 3);
   for (int l = 0; l < 3; ++l) {
@@ -112,4 +145,26 @@ TEST(ComputeWorker, NewRandomWeightsShowTheVisibleLayerBeforeTheRestIsDrawn) {
   std::shared_ptr<const ComputeResult> next = w.wait_for(seq2, std::chrono::seconds(60));
   ASSERT_TRUE(next && next->fwd);
   EXPECT_TRUE(next->fwd->complete) << "the weights are cached now: one answer";
+}
+
+// The layers slider on random weights: a model of the same d_model and seed with more (or
+// fewer) layers is in the cache, and its layers are the new model's (each layer is drawn
+// from its own keys). The result is the model drawn whole, bit for bit.
+TEST(ComputeWorker, FewerOrMoreLayersReuseTheCachedRandomLayers) {
+  ComputeWorker w({});
+  ComputeRequest r = long_request(6, 2, 0);
+  r.cfg.d_model = 96;
+  r.cfg.num_heads = 4;
+  for (const int layers : {2, 1, 3}) {
+    r.cfg.num_layers = layers;
+    const uint64_t seq = w.request(r);
+    std::shared_ptr<const ComputeResult> res = wait_until(w, seq, complete);
+    ASSERT_TRUE(res) << layers << " layers: no result";
+    const ModelWeights whole = random_weights(96, layers, r.cfg.seed);
+    ASSERT_EQ(res->fwd->weights->num_layers(), layers);
+    for (int l = 0; l < layers; ++l) {
+      EXPECT_TRUE(res->fwd->weights->layers[l].w_qkv == whole.layers[l].w_qkv) << layers << " layers, layer " << l;
+      EXPECT_TRUE(res->fwd->weights->layers[l].w_fc == whole.layers[l].w_fc) << layers << " layers, layer " << l;
+    }
+  }
 }

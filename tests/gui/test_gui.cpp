@@ -1,6 +1,7 @@
 // GUI tests: the real app under Xvfb, driven through its screenshot hook. Each test runs
 // headmap, lets it render, and checks the PNG it wrote and the report of what it drew.
 // Run by ctest under xvfb-run (see tests/CMakeLists.txt).
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <stb_image.h>
 #include <sys/wait.h>
@@ -144,12 +145,17 @@ TEST(Gui, ScreenshotShowsTheColormapInEveryHead) {
   const Image im = load_png(r.png);
   ASSERT_EQ(im.w, 1600);
   ASSERT_EQ(im.h, 1000);
+  // A causal map is about half masked (grey): the rest is viridis. A sharp head (the
+  // default's previous-token head 0.0) is two shades, its diagonal and the rest; the
+  // others spread their weight, in many shades.
+  size_t most = 0;
   for (const auto& rect : r.report["heatmaps"]) {
     const auto [share, distinct] = colormap_share(im, rect, Colormap::Viridis);
-    // A causal map is about half masked (grey): the rest is viridis, in many shades.
     EXPECT_GT(share, 0.25) << rect;
-    EXPECT_GT(distinct, 8u) << rect;
+    EXPECT_GE(distinct, 2u) << rect;
+    most = std::max(most, distinct);
   }
+  EXPECT_GT(most, 8u) << "no head is drawn in more than 8 shades of the colormap";
   // Outside the maps there is no viridis: the colours come from the shader's lookup.
   EXPECT_LT(colormap_share(im, json::array({20, 700, 300, 950}), Colormap::Viridis).first, 0.05);
 }

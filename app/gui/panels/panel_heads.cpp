@@ -167,7 +167,8 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::BeginGroup();
     const size_t mi = (static_cast<size_t>(layer) * out.B + batch) * out.Hw + h;
     const HeadMetrics& m = f.metrics[mi];
-    const float probe = (!cfg.pitfalls.head_averaged && !f.induction.empty()) ? f.induction[static_cast<size_t>(layer) * out.H + h] : 0.0f;
+    const std::vector<float>& probes = s.result->induction;  // (L, H); empty until the probe is done
+    const float probe = (!cfg.pitfalls.head_averaged && !probes.empty()) ? probes[static_cast<size_t>(layer) * out.H + h] : 0.0f;
     const float ind = label_induction(probe, mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf(""));
     const HeadLabel label = cfg.pitfalls.head_averaged ? HeadLabel::None : head_label(m, ind);
     bool show_label = label != HeadLabel::None;  // dropped from the title when even "head N" and it do not fit (tooltip)

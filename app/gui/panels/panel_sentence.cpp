@@ -76,9 +76,12 @@ void draw_sentence(AppState& s, const Presets& presets) {
     s.focus_text = false;
   }
   ImGui::InputTextMultiline("##text", &s.text, ImVec2(-1, ImGui::GetTextLineHeight() * lines + ImGui::GetStyle().FramePadding.y * 2));
+}
 
+void draw_sentence_tokens(AppState& s) {
   // Token chips, from the result on screen: exactly what the model attends over.
   if (!s.result || !s.result->fwd) return;
+  const ImGuiStyle& st = ImGui::GetStyle();
   const ForwardData& f = *s.result->fwd;
   const Batch& batch = f.batch;
   int hovered = -1;

@@ -8,7 +8,8 @@ namespace headmap {
 
 struct Presets;  // assets/presets.json, see presets.h
 
-void draw_sentence(AppState& s, const Presets& presets);  // text box, token chips, presets
+void draw_sentence(AppState& s, const Presets& presets);  // title, presets, text box
+void draw_sentence_tokens(AppState& s);                   // the result's token chips, under the text box
 void draw_controls(AppState& s);                           // sliders, switches, pitfalls
 void draw_heads(AppState& s, HeatmapRenderer& r);          // one heatmap per head
 void draw_focus(AppState& s, HeatmapRenderer& r);          // one head, step by step

@@ -97,6 +97,20 @@ void ComputeWorker::cache_weights(const ComputeRequest& r, std::shared_ptr<const
   weights_cache_.emplace_back(weights_key(r), std::move(w));
 }
 
+// Random weights of (D, L, seed). Each layer is drawn from its own keys, so a cached model
+// of the same D and seed with other layers shares them: its first L layers (the layers
+// slider moved down), or all of them and the missing ones drawn (moved up).
+ModelWeights ComputeWorker::random_weights_from_cache(int d_model, int num_layers, uint64_t seed) const {
+  const ModelWeights* best = nullptr;
+  for (const auto& [k, w] : weights_cache_)
+    if (k.checkpoint.empty() && k.d_model == d_model && k.seed == seed && (!best || w->num_layers() > best->num_layers())) best = w.get();
+  if (!best) return random_weights(d_model, num_layers, seed);
+  ModelWeights w = *best;  // copies the layers kept: cheaper than drawing them
+  if (w.num_layers() > num_layers) w.layers.resize(static_cast<size_t>(num_layers));
+  else extend_random_weights(w, num_layers, seed);
+  return w;
+}
+
 Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const ComputeRequest& r) {
   if (r.weights.in_memory) return r.weights.in_memory;
   if (std::shared_ptr<const ModelWeights> w = cached_weights(r)) return w;
@@ -105,7 +119,7 @@ Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const Com
   if (r.weights.checkpoint.empty()) {
     if (Status s = check_random_memory(r); !s)
       return s.error();
-    w = std::make_shared<const ModelWeights>(random_weights(c.d_model, c.num_layers, c.seed));
+    w = std::make_shared<const ModelWeights>(random_weights_from_cache(c.d_model, c.num_layers, c.seed));
   } else if (r.weights.loaded) {  // read by the app already (the shipped checkpoints, at start)
     w = r.weights.loaded;
   } else {
@@ -169,7 +183,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     if (job && random && rest_normals >= kDrawFirstNormals && !cached_weights(r)) {
       if (Status s = check_random_memory(r); !s)
         return s.error();
-      first_layers = std::make_shared<const ModelWeights>(random_weights(r.cfg.d_model, visible + 1, r.cfg.seed));
+      first_layers = std::make_shared<const ModelWeights>(random_weights_from_cache(r.cfg.d_model, visible + 1, r.cfg.seed));
     } else {
       Result<std::shared_ptr<const ModelWeights>> w = weights_for(r);
       if (!w) return w.error();
@@ -241,16 +255,6 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     data->out = std::move(out).value();
     data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, mw.trained() ? mw.vocab_size() : 0, mw.context);
     derive(*data, r);
-    // The probe does not depend on the text: one per model and config.
-    const InductionKey ikey{r.cfg, r.weights.checkpoint, r.weights.in_memory != nullptr, r.weights.in_memory_id};
-    const auto cached = std::find_if(induction_cache_.begin(), induction_cache_.end(), [&](const auto& e) { return e.first == ikey; });
-    if (cached != induction_cache_.end()) {
-      data->induction = cached->second;
-    } else {
-      data->induction = induction_scores(mw, r.cfg, make_induction_probe(r.cfg, mw, 20, r.cfg.seed));
-      if (induction_cache_.size() >= kInductionCacheEntries) induction_cache_.clear();
-      induction_cache_.emplace_back(ikey, data->induction);
-    }
     data->source = describe_source(mw, r.cfg);
     data->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     fwd = data;
@@ -295,31 +299,54 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
   }
 
   // 2. The step-through of the selected head, on the cached layer input.
-  const ForwardOutput& out = fwd->out;
-  if (!r.trace) return res;  // Focus is not shown: no step-through
+  if (r.trace) trace_head(*res, *fwd, r);
+  // 3. The induction probe, once per model and config: from the cache, or published after
+  // the maps (the frame that waits for this request shows them without it).
+  const InductionKey ikey{r.cfg, r.weights.checkpoint, r.weights.in_memory != nullptr, r.weights.in_memory_id};
+  const auto cached = std::find_if(induction_cache_.begin(), induction_cache_.end(), [&](const auto& e) { return e.first == ikey; });
+  if (cached != induction_cache_.end()) {
+    res->induction = cached->second;
+    return res;
+  }
+  if (!fwd->weights) return res;  // no model (an empty batch never needs one)
+  publish(job, res);
+  if (newest_.load(std::memory_order_relaxed) != seq) {  // a newer request computes the probe if it still needs it
+    auto dropped = std::make_shared<ComputeResult>();
+    dropped->error = Error{ErrorKind::Cancelled, "The induction probe was cancelled by a newer request."};
+    return dropped;
+  }
+  auto with_probe = std::make_shared<ComputeResult>(*res);
+  with_probe->induction = induction_scores(*fwd->weights, r.cfg, make_induction_probe(r.cfg, *fwd->weights, 20, r.cfg.seed));
+  if (induction_cache_.size() >= kInductionCacheEntries) induction_cache_.clear();
+  induction_cache_.emplace_back(ikey, with_probe->induction);
+  return with_probe;
+}
+
+// The step-through of r.trace's head, on the forward pass's kept layer input.
+void ComputeWorker::trace_head(ComputeResult& res, const ForwardData& fwd, const ComputeRequest& r) {
+  const ForwardOutput& out = fwd.out;
   const TraceRequest& tr = *r.trace;
-  if (!fwd->batch.empty() && tr.layer >= 0 && tr.layer < out.L && tr.batch >= 0 && tr.batch < out.B && tr.head >= 0 &&
+  if (!fwd.batch.empty() && tr.layer >= 0 && tr.layer < out.L && tr.batch >= 0 && tr.batch < out.B && tr.head >= 0 &&
       tr.head < out.H) {
     MhaOptions mo = mha_options(r.cfg);
-    mo.lengths = fwd->batch.lengths.data();
+    mo.lengths = fwd.batch.lengths.data();
     const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
     if (!ablate.empty()) mo.ablated = ablate.data() + static_cast<size_t>(tr.layer) * out.H;
     const MatR x_b = out.attn_in[tr.layer].middleRows(static_cast<Eigen::Index>(tr.batch) * out.T, out.T);  // (T, D)
-    res->trace = head_trace(fwd->weights->layers[tr.layer], x_b, fwd->batch.lengths[tr.batch], tr.head, mo);
-    const HeadTrace& h = *res->trace;
+    res.trace = head_trace(fwd.weights->layers[tr.layer], x_b, fwd.batch.lengths[tr.batch], tr.head, mo);
+    const HeadTrace& h = *res.trace;
     for (const MatR* m : {&h.q, &h.k, &h.v, &h.scores, &h.scaled, &h.masked, &h.weights, &h.head_out, &h.concat, &h.out}) {
       float lo = std::numeric_limits<float>::infinity(), hi = -lo;
       for (int t = 0; t < h.len; ++t)
         for (Eigen::Index c = 0; c < m->cols(); ++c)
           if (const float v = (*m)(t, c); std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
-      res->trace_range.emplace_back(lo <= hi ? lo : 0.0f, lo <= hi ? hi : 0.0f);
+      res.trace_range.emplace_back(lo <= hi ? lo : 0.0f, lo <= hi ? hi : 0.0f);
       const bool square = m == &h.scores || m == &h.scaled || m == &h.masked || m == &h.weights;  // (T, T)
-      res->trace_levels.push_back(square ? max_pool_levels(m->data(), h.len, static_cast<int>(m->cols()), static_cast<int>(m->cols()), kMapLevelsMinSide,
+      res.trace_levels.push_back(square ? max_pool_levels(m->data(), h.len, static_cast<int>(m->cols()), static_cast<int>(m->cols()), kMapLevelsMinSide,
                                                            m == &h.weights ? Pool::Max : Pool::Magnitude)
                                          : MapLevels{});
     }
   }
-  return res;
 }
 
 }  // namespace headmap

@@ -68,6 +68,7 @@ class ComputeWorker {
   void work(Job& job);
   void publish(const Job& job, std::shared_ptr<ComputeResult> res);
   std::shared_ptr<ComputeResult> compute(const Job& job, const ComputeRequest& r, uint64_t seq);
+  static void trace_head(ComputeResult& res, const ForwardData& fwd, const ComputeRequest& r);
   // The forward pass of r's forward inputs and what is derived from it, from the cache or
   // computed; with a job, a long request publishes its visible layer first.
   Result<std::shared_ptr<const ForwardData>> forward_data(const Job* job, const ComputeRequest& r, uint64_t seq);
@@ -98,6 +99,7 @@ class ComputeWorker {
   };
   std::list<std::shared_ptr<const ForwardData>> forward_cache_;  // most recent first
   static WeightsKey weights_key(const ComputeRequest& r);
+  ModelWeights random_weights_from_cache(int d_model, int num_layers, uint64_t seed) const;
   std::vector<std::pair<WeightsKey, std::shared_ptr<const ModelWeights>>> weights_cache_;
   std::vector<std::pair<InductionKey, std::vector<float>>> induction_cache_;
 
