@@ -186,6 +186,30 @@ TEST(Attention, ResultsAreDeterministicAcrossRunsAndThreadCounts) {
   EXPECT_EQ((x1.row(1) - x2.row(2)).cwiseAbs().maxCoeff(), 0.0f);
 }
 
+// Random-init embeddings are memoised (a keystroke draws one new row, not T): the rows are
+// the definition's, bit for bit, whether drawn now, kept from an earlier call, or at a
+// position beyond any table kept so far.
+TEST(Attention, MemoisedEmbeddingsAreTheDefinitionsRows) {
+  const ModelConfig cfg = config(48, 4, 1);
+  const ModelWeights w = random_weights(48, 1, 5);
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += "t" + std::to_string(i % 37) + " ";
+  for (int round = 0; round < 2; ++round) {
+    const Batch batch = make_batch({text, "a fresh word zq" + std::to_string(round)}, cfg, w);
+    const MatR x = embed(w, cfg, batch);
+    for (int b = 0; b < batch.B(); ++b)
+      for (int t = 0; t < batch.T; ++t) {
+        std::vector<float> want(48, 0.0f);
+        if (t < batch.lengths[b]) {
+          hashed_embedding(batch.sentences[b].tokens[t].text, cfg.seed, 48, want.data());
+          add_sinusoidal(t, 48, want.data());
+        }
+        for (int i = 0; i < 48; ++i)
+          ASSERT_EQ(x(static_cast<Eigen::Index>(b) * batch.T + t, i), want[i]) << "round " << round << ", sentence " << b << ", token " << t << ", i " << i;
+      }
+  }
+}
+
 TEST(Attention, HeadAblationZeroesTheHeadsOutputOnly) {
   const ModelConfig cfg = config(32, 4, 1);
   const ModelWeights w = random_weights(32, 1, 2);

@@ -81,7 +81,9 @@ TEST(Gqa, ThreePathsAgree) {
         const HeadTrace tr = head_trace(lw, x_b, lengths[b], h, o);
         const float* fw = f.w.data() + (static_cast<size_t>(b) * c.H + h) * c.T * c.T;
         EXPECT_LT(max_abs_diff(tr.weights.data(), fw, tr.weights.size()), 1e-5f) << "b=" << b << " h=" << h;
-        if (h == 0) EXPECT_LT(max_abs_diff(tr.out.data(), f.y.data() + static_cast<size_t>(b) * c.T * c.D, tr.out.size()), 1e-5f);
+        if (h == 0) {
+          EXPECT_LT(max_abs_diff(tr.out.data(), f.y.data() + static_cast<size_t>(b) * c.T * c.D, tr.out.size()), 1e-5f);
+        }
       }
   }
 }

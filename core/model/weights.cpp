@@ -61,8 +61,12 @@ void extend_random_weights(ModelWeights& w, int L, uint64_t seed) {
   }
 }
 
+uint64_t hashed_embedding_key(std::string_view token, uint64_t seed, int D) {
+  return combine(hash_bytes(token, seed), static_cast<uint64_t>(D));
+}
+
 void hashed_embedding(std::string_view token, uint64_t seed, int D, float* out) {
-  const uint64_t key = combine(hash_bytes(token, seed), static_cast<uint64_t>(D));
+  const uint64_t key = hashed_embedding_key(token, seed, D);
   for (int i = 0; i < D; ++i) out[i] = normal_at(key, static_cast<uint64_t>(i));
 }
 

@@ -89,6 +89,8 @@ void extend_random_weights(ModelWeights& w, int num_layers, uint64_t seed);
 // The embedding of a token in random-init mode: (D) normals from a hash of (text, seed, D).
 // The same word has the same vector in every sentence and every run.
 void hashed_embedding(std::string_view token, uint64_t seed, int d_model, float* out /* (D) */);
+// The stream key of that embedding: equal keys, equal rows.
+uint64_t hashed_embedding_key(std::string_view token, uint64_t seed, int d_model);
 
 // Sinusoidal positional encoding (Vaswani et al. 2017, 3.5), added in place:
 // PE(t, 2i) = sin(t / 10000^(2i/D)), PE(t, 2i+1) = cos(t / 10000^(2i/D)).

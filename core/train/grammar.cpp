@@ -1,6 +1,13 @@
 // grammar.cpp: the grammar behind headmap's built-in training text (see grammar.h).
 //
 // Sections: [words] [phrases] [stories] [facts] [numbers] [repeats] [corpus]
+//
+// Every draw from the Rng is its own statement (a named local), in a fixed order: C++
+// leaves unspecified the order in which a call's arguments and the operands of + are
+// evaluated, so draws made inside one expression come out in a different order with
+// another compiler (clang's text differed from GCC's). Each order below is the one GCC 12
+// used when the draws sat inside the expressions (for a chain of +, last operand first),
+// so the text is still assets/corpus/grammar-v1.txt byte for byte, now with every compiler.
 #include "core/train/grammar.h"
 
 #include <algorithm>
@@ -202,8 +209,18 @@ std::string didnt(Rng& r) { return chance(r, 0.25) ? "didn\xE2\x80\x99t" : "didn
 // A verb phrase for subject s: "sat on the mat", "ran across the road", "told the truth".
 std::string verb_phrase(Rng& r, const NP& s, bool past) {
   switch (r.below(5)) {
-    case 0: return std::string(s.verb(pick(r, kRestVerbs), past)) + " " + pick(r, kRestPreps) + " the " + pick(r, kSeats).sg;
-    case 1: return std::string(s.verb(pick(r, kMoveVerbs), past)) + " " + pick(r, kMovePreps) + " the " + pick(r, kCrossings).sg;
+    case 0: {
+      const Noun& seat = pick(r, kSeats);
+      const char* prep = pick(r, kRestPreps);
+      const Verb& v = pick(r, kRestVerbs);
+      return std::string(s.verb(v, past)) + " " + prep + " the " + seat.sg;
+    }
+    case 1: {
+      const Noun& crossing = pick(r, kCrossings);
+      const char* prep = pick(r, kMovePreps);
+      const Verb& v = pick(r, kMoveVerbs);
+      return std::string(s.verb(v, past)) + " " + prep + " the " + crossing.sg;
+    }
     case 2: return std::string(s.verb(Verb{"tells", "tell", "told"}, past)) + " " + pick(r, kTellObjects);
     case 3: return std::string(s.verb(pick(r, kIntransitive), past));
     default: return std::string(past ? s.be_past() : s.be_present()) + " " + pick(r, kMoods);
@@ -216,7 +233,9 @@ std::string sat_because(Rng& r) {
   const NP s = animate(r);
   const bool past = chance(r, 0.75);
   const Noun& seat = pick(r, kSeats);
-  std::string out = cap(s.text) + " " + s.verb(pick(r, kRestVerbs), past) + " " + pick(r, kRestPreps) + " the " + seat.sg + " because ";
+  const char* prep = pick(r, kRestPreps);
+  const Verb& v = pick(r, kRestVerbs);
+  std::string out = cap(s.text) + " " + s.verb(v, past) + " " + prep + " the " + seat.sg + " because ";
   if (chance(r, 0.6)) out += std::string(s.subj()) + " " + (past ? s.be_past() : s.be_present()) + " " + pick(r, kMoods);
   else out += std::string("it ") + (past ? "was " : "is ") + pick(r, kSeatStates);
   return out + ".";
@@ -242,8 +261,10 @@ std::string object_relative(Rng& r) {
   if (chance(r, 0.2)) inner = noun_phrase(r, kJury, 0.0);
   else inner = chance(r, 0.8) ? noun_phrase(r, pick(r, kPeople), 0.35) : person_or_name(r);
   const bool past = chance(r, 0.6);
-  return cap(head.text) + " " + rel(r, head) + " " + inner.text + " " + inner.verb(pick(r, kTransitive), past) + " " +
-         verb_phrase(r, head, past) + ".";
+  const std::string vp = verb_phrase(r, head, past);
+  const Verb& v = pick(r, kTransitive);
+  const char* relative = rel(r, head);
+  return cap(head.text) + " " + relative + " " + inner.text + " " + inner.verb(v, past) + " " + vp + ".";
 }
 
 // "The dog that chased the cats was tired."
@@ -251,8 +272,10 @@ std::string subject_relative(Rng& r) {
   const NP head = animate(r, 0.4);
   const NP obj = animate(r, 0.4);
   const bool past = chance(r, 0.6);
-  return cap(head.text) + " " + rel(r, head) + " " + head.verb(pick(r, kTransitive), past) + " " + obj.text + " " +
-         verb_phrase(r, head, past) + ".";
+  const std::string vp = verb_phrase(r, head, past);
+  const Verb& v = pick(r, kTransitive);
+  const char* relative = rel(r, head);
+  return cap(head.text) + " " + relative + " " + head.verb(v, past) + " " + obj.text + " " + vp + ".";
 }
 
 // "Anna saw the dogs. She followed them across the field because they were lost."
@@ -265,15 +288,21 @@ std::string pronoun_story(Rng& r) {
   const bool past = chance(r, 0.8);
   std::string out = who.text + " " + who.verb(pick(r, kTransitive), past) + " " + obj.text + ". ";
   switch (r.below(3)) {
-    case 0:
-      out += cap(who.subj()) + " " + who.verb(pick(r, kTransitive), past) + " " + obj.obj() + " because " + obj.subj() + " " +
-             (past ? obj.be_past() : obj.be_present()) + " " + pick(r, kMoods) + ".";
+    case 0: {
+      const char* mood = pick(r, kMoods);
+      const Verb& v = pick(r, kTransitive);
+      out += cap(who.subj()) + " " + who.verb(v, past) + " " + obj.obj() + " because " + obj.subj() + " " +
+             (past ? obj.be_past() : obj.be_present()) + " " + mood + ".";
       break;
+    }
     case 1:
       out += cap(obj.subj()) + " " + verb_phrase(r, obj, past) + ".";
       break;
-    default:
-      out += cap(who.subj()) + " " + verb_phrase(r, who, past) + " and " + obj.subj() + " " + verb_phrase(r, obj, past) + ".";
+    default: {
+      const std::string obj_vp = verb_phrase(r, obj, past);
+      const std::string who_vp = verb_phrase(r, who, past);
+      out += cap(who.subj()) + " " + who_vp + " and " + obj.subj() + " " + obj_vp + ".";
+    }
   }
   return out;
 }
@@ -283,12 +312,16 @@ std::string simple_sentence(Rng& r) {
   if (chance(r, 0.3)) {
     const Name& n = pick(r, kNames);
     const NP s = animate(r);
-    return std::string(n.name) + (chance(r, 0.5) ? " said that " : " knew that ") + s.text + " " + verb_phrase(r, s, true) + ".";
+    const std::string vp = verb_phrase(r, s, true);
+    const char* said = chance(r, 0.5) ? " said that " : " knew that ";
+    return std::string(n.name) + said + s.text + " " + vp + ".";
   }
   if (chance(r, 0.3)) {
     const NP s = animate(r);
     const bool past = chance(r, 0.7);
-    return "When " + s.text + " " + verb_phrase(r, s, past) + ", " + s.subj() + " " + verb_phrase(r, s, past) + ".";
+    const std::string then_vp = verb_phrase(r, s, past);
+    const std::string when_vp = verb_phrase(r, s, past);
+    return "When " + s.text + " " + when_vp + ", " + s.subj() + " " + then_vp + ".";
   }
   const NP s = animate(r, 0.4);
   return cap(s.text) + " " + verb_phrase(r, s, chance(r, 0.5)) + ".";
@@ -443,7 +476,10 @@ std::string names_repeat(Rng& r) {
   NP s;
   s.plural = true;
   s.kind = Kind::Person;
-  return group + " " + verb_phrase(r, s, true) + ". " + (chance(r, 0.5) ? "Later " : "Then ") + group + " " + verb_phrase(r, s, true) + ".";
+  const std::string second_vp = verb_phrase(r, s, true);
+  const char* later = chance(r, 0.5) ? "Later " : "Then ";
+  const std::string first_vp = verb_phrase(r, s, true);
+  return group + " " + first_vp + ". " + later + group + " " + second_vp + ".";
 }
 
 // "Anna packed a red kite, a small cup and a green hat. Then Anna unpacked a red kite, ..."
@@ -451,7 +487,11 @@ std::string items_repeat(Rng& r) {
   const Name& n = pick(r, kNames);
   const int k = 2 + r.below(4);
   std::vector<std::string> items;
-  for (int i = 0; i < k; ++i) items.push_back(a_or_an(std::string(pick(r, kColours)) + " " + pick(r, kThings).sg));
+  for (int i = 0; i < k; ++i) {
+    const Noun& thing = pick(r, kThings);
+    const char* colour = pick(r, kColours);
+    items.push_back(a_or_an(std::string(colour) + " " + thing.sg));
+  }
   std::string list;
   for (int i = 0; i < k; ++i) list += (i == 0 ? "" : i + 1 == k ? " and " : ", ") + items[i];
   static const char* const kVerbs[][2] = {{"packed", "unpacked"}, {"bought", "sold"}, {"found", "lost"}, {"drew", "painted"}, {"saw", "counted"}};

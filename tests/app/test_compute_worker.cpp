@@ -209,22 +209,31 @@ TEST(ComputeWorker, NewRandomWeightsShowTheVisibleLayerBeforeTheRestIsDrawn) {
 
 // The layers slider on random weights: a model of the same d_model and seed with more (or
 // fewer) layers is in the cache, and its layers are the new model's (each layer is drawn
-// from its own keys). The result is the model drawn whole, bit for bit.
+// from its own keys). Fewer layers share the deeper model itself (no copy); more layers
+// copy the cached ones and draw the rest. Either way the layers used are the model drawn
+// whole, bit for bit.
 TEST(ComputeWorker, FewerOrMoreLayersReuseTheCachedRandomLayers) {
   ComputeWorker w({});
   ComputeRequest r = long_request(6, 2, 0);
   r.cfg.d_model = 96;
   r.cfg.num_heads = 4;
+  std::shared_ptr<const ModelWeights> previous;
   for (const int layers : {2, 1, 3}) {
     r.cfg.num_layers = layers;
     const uint64_t seq = w.request(r);
     std::shared_ptr<const ComputeResult> res = wait_until(w, seq, complete);
     ASSERT_TRUE(res) << layers << " layers: no result";
     const ModelWeights whole = random_weights(96, layers, r.cfg.seed);
-    ASSERT_EQ(res->fwd->weights->num_layers(), layers);
+    EXPECT_EQ(res->fwd->out.L, layers);
+    ASSERT_GE(res->fwd->weights->num_layers(), layers);
+    if (layers == 1) EXPECT_EQ(res->fwd->weights.get(), previous.get()) << "fewer layers: the cached 2-layer model, shared";
+    if (layers == 3) EXPECT_EQ(res->fwd->weights->num_layers(), 3);
     for (int l = 0; l < layers; ++l) {
       EXPECT_TRUE(res->fwd->weights->layers[l].w_qkv == whole.layers[l].w_qkv) << layers << " layers, layer " << l;
       EXPECT_TRUE(res->fwd->weights->layers[l].w_fc == whole.layers[l].w_fc) << layers << " layers, layer " << l;
     }
+    const ForwardOutput direct = forward(whole, r.cfg, res->fwd->batch).value();
+    EXPECT_EQ(direct.attention, res->fwd->out.attention) << layers << " layers: the maps of the model drawn whole";
+    previous = res->fwd->weights;
   }
 }

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     fo.want_logits = logits;
     std::vector<double> times;
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 3; ++i) forward(*w, cfg, batch, fo);  // warm-up
+    for (int i = 0; i < 3; ++i) (void)forward(*w, cfg, batch, fo);  // warm-up (an error stops the timed run below)
     while (seconds_since(start) < budget || times.size() < 10) {
       const auto s = std::chrono::steady_clock::now();
       Result<ForwardOutput> out = forward(*w, cfg, batch, fo);

@@ -89,6 +89,12 @@ std::shared_ptr<const ModelWeights> ComputeWorker::cached_weights(const ComputeR
   const WeightsKey key = weights_key(r);
   for (const auto& [k, w] : weights_cache_)
     if (k == key) return w;
+  // Random init, fewer layers than a cached model of the same d_model and seed: its first
+  // layers are this model's (each layer is drawn from its own keys), and the forward pass
+  // reads only cfg.num_layers of them. Shared, not copied.
+  if (key.checkpoint.empty())
+    for (const auto& [k, w] : weights_cache_)
+      if (k.checkpoint.empty() && k.d_model == key.d_model && k.seed == key.seed && k.num_layers >= key.num_layers) return w;
   return nullptr;
 }
 
@@ -98,16 +104,21 @@ void ComputeWorker::cache_weights(const ComputeRequest& r, std::shared_ptr<const
 }
 
 // Random weights of (D, L, seed). Each layer is drawn from its own keys, so a cached model
-// of the same D and seed with other layers shares them: its first L layers (the layers
-// slider moved down), or all of them and the missing ones drawn (moved up).
+// of the same D and seed with fewer layers shares them: all of them are copied and the
+// missing ones drawn (the layers slider moved up; moved down, cached_weights shares the
+// deeper model itself).
 ModelWeights ComputeWorker::random_weights_from_cache(int d_model, int num_layers, uint64_t seed) const {
   const ModelWeights* best = nullptr;
   for (const auto& [k, w] : weights_cache_)
     if (k.checkpoint.empty() && k.d_model == d_model && k.seed == seed && (!best || w->num_layers() > best->num_layers())) best = w.get();
   if (!best) return random_weights(d_model, num_layers, seed);
-  ModelWeights w = *best;  // copies the layers kept: cheaper than drawing them
-  if (w.num_layers() > num_layers) w.layers.resize(static_cast<size_t>(num_layers));
-  else extend_random_weights(w, num_layers, seed);
+  ModelWeights w;  // random init: no vocabulary, no embeddings; the layers kept are copied (cheaper than drawing them)
+  w.d_model = best->d_model;
+  w.context = best->context;
+  w.ln_eps = best->ln_eps;
+  w.source = best->source;
+  w.layers.assign(best->layers.begin(), best->layers.begin() + std::min(num_layers, best->num_layers()));
+  extend_random_weights(w, num_layers, seed);
   return w;
 }
 
