@@ -90,7 +90,7 @@ void App::accept(std::shared_ptr<const ComputeResult> r) {
   if (r->fwd) {  // what this model costs, for predicted_compute_ms
     size_t chars = 0;
     for (const std::string& l : r->request.lines) chars += l.size() + 1;
-    const ComputeCost cost{r->request.cfg.d_model, r->request.cfg.num_layers, r->request.weights, chars, r->fwd->compute_ms};
+    const ComputeCost cost{r->request.cfg.d_model, r->request.cfg.num_layers, r->request.weights, chars, r->fwd->compute_cpu_ms};
     auto same = std::find_if(costs_.begin(), costs_.end(), [&](const ComputeCost& c) {
       return c.d_model == cost.d_model && c.layers == cost.layers && c.weights == cost.weights;
     });
@@ -267,8 +267,10 @@ void App::draw_ui(bool first) {
   state.report.colormap = colormap_name(state.view.colormap);
 }
 
-// The compute time a request is expected to take: the last measured time of the same model
-// (d_model, layers, weights), scaled by the text's length; unknown models are "long".
+// The compute time a request is expected to take when the frame waits for it: the last
+// measured time of the same model (d_model, layers, weights; the worker's CPU time, which
+// frames drawn beside an asynchronous request do not inflate), scaled by the text's length;
+// unknown models are "long".
 double App::predicted_compute_ms(const ComputeRequest& r) const {
   size_t chars = 0;
   for (const std::string& l : r.lines) chars += l.size() + 1;

@@ -89,6 +89,11 @@ struct ForwardData {
   std::vector<MapLevels> levels;      // (L, B, Hw) each map's max-pooled levels (none for short maps)
   std::vector<double> sentence_loss;  // (B) each sentence's own loss (trained models), NaN under 2 tokens
   double compute_ms = 0;              // wall time of the forward pass and metrics
+  // The worker thread's own CPU time for the same work. It also runs the serial parts and
+  // its share of every parallel one, so it is about the wall time the work takes when
+  // nothing else holds the cores (as in a frame that waits for it); the wall time of an
+  // asynchronous request includes the frames drawn beside it. Predictions use this.
+  double compute_cpu_ms = 0;
   // False for the first answer to a long request: out has only layers 0 .. visible_layer
   // (out.L of them), with their metrics, and no logits yet. The
   // complete answer follows from the same request.

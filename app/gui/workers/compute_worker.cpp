@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <limits>
 
 #include "core/io/checkpoint.h"
@@ -172,8 +173,16 @@ static void derive(ForwardData& data, const ComputeRequest& r) {
 
 // job: where a long request publishes its visible layer first; nullptr: only the complete pass
 // (the Compare tab's correct model, which is drawn beside a complete result).
+// CPU time of the calling thread, in ms.
+static double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
 Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job* job, const ComputeRequest& r, uint64_t seq) {
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = thread_cpu_ms();
 
   const size_t fhash = r.forward_hash();
   std::shared_ptr<const ForwardData> fwd;
@@ -246,6 +255,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
       first->source = describe_source(w1, r.cfg);
       first->passport = make_passport(r.cfg, first->batch.B(), first->batch.T, w1.trained() ? w1.vocab_size() : 0, w1.context);
       first->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      first->compute_cpu_ms = thread_cpu_ms() - cpu0;
       auto partial = std::make_shared<ComputeResult>();
       partial->request = r;
       partial->seq = seq;
@@ -268,6 +278,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     derive(*data, r);
     data->source = describe_source(mw, r.cfg);
     data->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    data->compute_cpu_ms = thread_cpu_ms() - cpu0;
     fwd = data;
     // Keep recent results, within the budget of attention maps.
     forward_cache_.push_front(fwd);
