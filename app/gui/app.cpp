@@ -90,7 +90,8 @@ void App::accept(std::shared_ptr<const ComputeResult> r) {
   if (r->fwd) {  // what this model costs, for predicted_compute_ms
     size_t chars = 0;
     for (const std::string& l : r->request.lines) chars += l.size() + 1;
-    const ComputeCost cost{r->request.cfg.d_model, r->request.cfg.num_layers, r->request.weights, chars, r->fwd->compute_cpu_ms};
+    const ComputeCost cost{r->request.cfg.d_model, r->request.cfg.num_layers, r->request.weights, r->request.cfg.seed, chars,
+                           r->fwd->compute_cpu_ms};
     auto same = std::find_if(costs_.begin(), costs_.end(), [&](const ComputeCost& c) {
       return c.d_model == cost.d_model && c.layers == cost.layers && c.weights == cost.weights;
     });
@@ -286,6 +287,14 @@ double App::predicted_compute_ms(const ComputeRequest& r) const {
   if (r.weights.in_memory || r.weights.loaded)
     for (const ComputeCost& c : costs_)
       if (c.d_model == r.cfg.d_model && c.layers == r.cfg.num_layers) return scaled(c);
+  // Random weights of the same d_model and seed as a model measured with at least as many
+  // layers: the worker shares them (nothing to draw), and this size has not been measured.
+  // Worth a try in the frame: the wait is bounded, and a miss turns asynchronous.
+  const bool random = r.weights.checkpoint.empty() && !r.weights.in_memory;
+  if (random)
+    for (const ComputeCost& c : costs_)
+      if (c.weights == r.weights && c.seed == r.cfg.seed && c.d_model == r.cfg.d_model && c.layers >= r.cfg.num_layers)
+        return kSameFrameBudgetMs;
   return 1e9;
 }
 

@@ -104,6 +104,7 @@ class App {
   struct ComputeCost {  // the last measured compute of one model
     int d_model = 0, layers = 0;
     WeightsRef weights;
+    uint64_t seed = 0;  // random init: the weights are this seed's
     size_t chars = 0;
     double ms = 0;
   };
