@@ -183,6 +183,28 @@ TEST(Gui, HeatmapCountFollowsTheHeadsSliderAndParametersStay) {
   EXPECT_TRUE(contains(eight.report["passport_rows"], "q_view (1, 11, 8, 16)"));
 }
 
+// 128 heads at d_head 1: every head keeps its number, the maps stand in aligned columns (a
+// three-digit title wider than its map once pushed the rest of its row along, and the last
+// column off the window), and nothing is cut off.
+TEST(Gui, ManyHeadsStayInAlignedColumnsInsideTheWindow) {
+  const AppRun r = run_app("heads128", {"--then", "heads=128"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(r.report["heatmaps_drawn"], 128);
+  EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
+  const json& maps = r.report["heatmaps"];
+  ASSERT_EQ(maps.size(), 128u);
+  size_t cols = 0;
+  while (cols < maps.size() && maps[cols][1] == maps[0][1]) ++cols;  // the first row: the same top
+  ASSERT_GT(cols, 1u);
+  for (size_t i = 0; i < maps.size(); ++i) {
+    EXPECT_NEAR(static_cast<double>(maps[i][0]), static_cast<double>(maps[i % cols][0]), 0.5) << "map " << i << " left its column";
+    EXPECT_LE(static_cast<double>(maps[i][2]), 1600.0) << "map " << i;
+  }
+  const json& titles = r.report["head_titles"];
+  ASSERT_EQ(titles.size(), 128u);
+  for (int h = 0; h < 128; ++h) EXPECT_NE(titles[h].get<std::string>().find(std::to_string(h)), std::string::npos) << titles[h];
+}
+
 TEST(Gui, InvalidPairShowsTheMessageAndTheFix) {
   const AppRun r = run_app("invalid", {"--d-model", "64", "--heads", "3"});
   ASSERT_EQ(r.status, 0) << r.err;

@@ -162,8 +162,11 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   int hovered_row = -1, hovered_col = -1;
   const int deferred_before = r.deferred();
 
+  // Each cell at its column's own x, so a title wider than its map cannot push the rest of
+  // the row along (and the last column off the window).
+  const float x0 = ImGui::GetCursorPosX(), cell = side + (labels ? lw : 0.0f) + gap;
   for (int h = 0; h < out.Hw; ++h) {
-    if (h % cols != 0) ImGui::SameLine(0, gap);
+    if (h % cols != 0) ImGui::SameLine(x0 + static_cast<float>(h % cols) * cell);
     ImGui::BeginGroup();
     const size_t mi = (static_cast<size_t>(layer) * out.B + batch) * out.Hw + h;
     const HeadMetrics& m = f.metrics[mi];
@@ -184,8 +187,10 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       // Title and label must fit above the map, or the grid's columns drift and the label is
       // clipped: drop d_head (the controls show it), then the entropy (the tooltip has it),
       // then the K/V head (the tooltip has it too).
-      const float box = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x;
-      float extra = box + (label != HeadLabel::None ? ImGui::CalcTextSize(head_label_name(label)).x : 0.0f);
+      // The ablation box (frame padding 1) and the inner spacing after it; the label follows
+      // the title at the usual spacing.
+      const float box = ImGui::GetFontSize() + 2.0f + ImGui::GetStyle().ItemInnerSpacing.x + 1.0f;
+      float extra = box + (label != HeadLabel::None ? ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(head_label_name(label)).x : 0.0f);
       if (ImGui::CalcTextSize(title).x + extra > title_room)
         std::snprintf(title, sizeof title, "head %d%s  \xC2\xB7  %.2f nats", h, kv, m.entropy);
       if (ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "head %d%s", h, kv);
@@ -196,8 +201,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       }
       if (ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "head %d", h);
       if (ImGui::CalcTextSize(title).x + extra > title_room) show_label = false;
-      if (ImGui::CalcTextSize(title).x + ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().ItemSpacing.x > title_room)
-        std::snprintf(title, sizeof title, "%d", h);
+      if (ImGui::CalcTextSize(title).x + box > title_room) std::snprintf(title, sizeof title, "%d", h);
     }
     if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
     // Head ablation: the box switches the head's output off (its pattern stays on screen).
@@ -213,7 +217,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       ImGui::PopStyleVar();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation).");
       ImGui::PopID();
-      ImGui::SameLine();
+      ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
     }
     ImGui::TextUnformatted(title);
     s.report.head_titles.push_back(title);
