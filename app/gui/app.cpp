@@ -147,6 +147,15 @@ void App::post(ComputeRequest r) {
   last_posted_seq = worker_.request(std::move(r));
 }
 
+bool App::post_and_wait(ComputeRequest r) {
+  post(std::move(r));
+  const auto budget = std::chrono::microseconds(static_cast<int64_t>(kSameFrameBudgetMs * 1000));
+  std::shared_ptr<const ComputeResult> res = worker_.wait_for(last_posted_seq, budget);
+  if (!res) return false;
+  accept(std::move(res));
+  return true;
+}
+
 // Same-frame results for the text box: when its edit makes a request predicted to finish
 // within the budget, it is posted and awaited here, in the middle of the frame's one pass,
 // so the chips, predictions and heads drawn after the box show the new text. Other inputs
@@ -158,12 +167,7 @@ void App::answer_text_now() {
   last_request_ = req;
   posted_any_ = true;
   unposted_.reset();
-  post(std::move(req));
-  const auto budget = std::chrono::microseconds(static_cast<int64_t>(kSameFrameBudgetMs * 1000));
-  if (std::shared_ptr<const ComputeResult> r = worker_.wait_for(last_posted_seq, budget)) {
-    accept(std::move(r));
-    same_frame_ = true;
-  }
+  if (post_and_wait(std::move(req))) same_frame_ = true;
 }
 
 void App::post_request_if_changed() {
@@ -200,11 +204,9 @@ void App::frame() {
   // the budget, post it, wait for it (boundedly) and draw the panels again with it, so the
   // frame that takes the input shows its heads. Larger requests stay asynchronous.
   if (unposted_) {
-    post(std::move(*unposted_));
+    ComputeRequest req = std::move(*unposted_);
     unposted_.reset();
-    const auto budget = std::chrono::microseconds(static_cast<int64_t>(kSameFrameBudgetMs * 1000));
-    if (std::shared_ptr<const ComputeResult> r = worker_.wait_for(last_posted_seq, budget)) {
-      accept(std::move(r));
+    if (post_and_wait(std::move(req))) {
       ImGui::EndFrame();
       draw_ui(false);
       same_frame_ = true;
@@ -290,8 +292,7 @@ double App::predicted_compute_ms(const ComputeRequest& r) const {
   // Random weights of the same d_model and seed as a model measured with at least as many
   // layers: the worker shares them (nothing to draw), and this size has not been measured.
   // Worth a try in the frame: the wait is bounded, and a miss turns asynchronous.
-  const bool random = r.weights.checkpoint.empty() && !r.weights.in_memory;
-  if (random)
+  if (r.weights.random_init())
     for (const ComputeCost& c : costs_)
       if (c.weights == r.weights && c.seed == r.cfg.seed && c.d_model == r.cfg.d_model && c.layers >= r.cfg.num_layers)
         return kSameFrameBudgetMs;

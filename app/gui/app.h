@@ -116,6 +116,8 @@ class App {
   // after the pass and waits for it. Larger requests are posted at once.
   std::optional<ComputeRequest> unposted_;
   void post(ComputeRequest r);
+  // Posts r and waits for it up to kSameFrameBudgetMs; true (and accepted) when it came.
+  bool post_and_wait(ComputeRequest r);
   void answer_text_now();
   bool first_pass_ = true;  // draw_ui's first pass of this frame (the one that takes the input)
   std::optional<ComputeRequest> refused_;     // the request the worker refused (compute_error), if any

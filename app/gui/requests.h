@@ -44,6 +44,7 @@ struct WeightsRef {
   // checkpoint's weights when the app has already read the file (a hint, not part of its
   // identity: equality leaves it out).
   std::shared_ptr<const ModelWeights> loaded;
+  bool random_init() const { return checkpoint.empty() && !in_memory; }
   bool operator==(const WeightsRef& o) const {
     return checkpoint == o.checkpoint && in_memory == o.in_memory && in_memory_id == o.in_memory_id;
   }

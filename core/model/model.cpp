@@ -201,7 +201,12 @@ MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch) {
   // Random init: each token's hashed row, from the memo or drawn (the new ones on the
   // compute threads), then the sinusoids.
   EmbeddingMemo& memo = embedding_memo();
-  std::vector<std::pair<float*, const Token*>> drawn;  // rows not kept yet, one per new token
+  struct Drawn {
+    float* row;
+    const Token* tok;
+    uint64_t key;
+  };
+  std::vector<Drawn> drawn;  // rows not kept yet, one per new token
   std::vector<std::pair<float*, const float*>> repeats;  // (row, the drawn row of the same token)
   std::unordered_map<uint64_t, const float*> first;      // key -> its row in `drawn`
   for (int b = 0; b < B; ++b)
@@ -211,14 +216,14 @@ MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch) {
       const uint64_t key = hashed_embedding_key(tok.text, cfg.seed, D);
       if (memo.token(key, D, row)) continue;
       const auto [it, is_new] = first.emplace(key, row);
-      if (is_new) drawn.emplace_back(row, &tok);
+      if (is_new) drawn.push_back({row, &tok, key});
       else repeats.emplace_back(row, it->second);
     }
   const int n = static_cast<int>(drawn.size());
 #pragma omp parallel for schedule(static) num_threads(threads_for(40.0 * n * D))
-  for (int i = 0; i < n; ++i) hashed_embedding(drawn[i].second->text, cfg.seed, D, drawn[i].first);
+  for (int i = 0; i < n; ++i) hashed_embedding(drawn[i].tok->text, cfg.seed, D, drawn[i].row);
   for (const auto& [row, from] : repeats) std::copy_n(from, D, row);
-  for (const auto& [row, tok] : drawn) memo.keep_token(hashed_embedding_key(tok->text, cfg.seed, D), row, D);
+  for (const Drawn& d : drawn) memo.keep_token(d.key, d.row, D);
   if (cfg.positional) {
     const std::shared_ptr<const std::vector<float>> pe = memo.positions(T, D);  // (T', D), T' >= T
     for (int b = 0; b < B; ++b)

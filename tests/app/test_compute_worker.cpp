@@ -31,13 +31,6 @@ ComputeRequest long_request(int tokens, int layers, int visible) {
   return r;
 }
 
-// The newest answer to seq once `done` holds for it, waiting up to two minutes; null if never.
-std::shared_ptr<const ComputeResult> wait_until(ComputeWorker& w, uint64_t seq, const std::function<bool(const ComputeResult&)>& done) {
-  std::shared_ptr<const ComputeResult> last;
-  for (int i = 0; i < 1200 && !(last && done(*last)); ++i)
-    if (std::shared_ptr<const ComputeResult> r = w.wait_for(seq, std::chrono::milliseconds(100))) last = r;
-  return last && done(*last) ? last : nullptr;
-}
 bool complete(const ComputeResult& r) { return r.fwd && r.fwd->complete; }
 
 // A worker that keeps every answer in the order it was published. The wake callback runs on
@@ -65,6 +58,11 @@ class Recorder {
     };
     cv_.wait_for(lock, budget, [&] { return mine().size() >= n; });
     return mine();
+  }
+  // The first answer to seq; null if none within two minutes.
+  std::shared_ptr<const ComputeResult> first(uint64_t seq) {
+    const std::vector<std::shared_ptr<const ComputeResult>> a = answers(seq, 1);
+    return a.empty() ? nullptr : a.front();
   }
   // The first answer to seq for which done holds; null if none within the budget.
   std::shared_ptr<const ComputeResult> until(uint64_t seq, const std::function<bool(const ComputeResult&)>& done) {
@@ -94,9 +92,8 @@ TEST(ComputeWorker, ALongRequestShowsItsVisibleLayerFirst) {
   Recorder w;
   const ComputeRequest r = long_request(400, 3, 0);
   const uint64_t seq = w.request(r);
-  const std::vector<std::shared_ptr<const ComputeResult>> answers = w.answers(seq, 1);
-  ASSERT_FALSE(answers.empty()) << "no result";
-  const std::shared_ptr<const ComputeResult> first = answers[0];
+  const std::shared_ptr<const ComputeResult> first = w.first(seq);
+  ASSERT_TRUE(first) << "no result";
   ASSERT_TRUE(first->fwd) << "no maps";
   ASSERT_FALSE(first->fwd->complete) << "the first answer to a 3-layer request of 400 tokens should be the visible layer alone";
   EXPECT_EQ(first->fwd->out.L, 1);
@@ -181,9 +178,8 @@ TEST(ComputeWorker, NewRandomWeightsShowTheVisibleLayerBeforeTheRestIsDrawn) {
   r.cfg.d_model = 384;
   r.cfg.num_heads = 6;
   const uint64_t seq = w.request(r);
-  const std::vector<std::shared_ptr<const ComputeResult>> answers = w.answers(seq, 1);
-  ASSERT_FALSE(answers.empty()) << "no result";
-  const std::shared_ptr<const ComputeResult> first = answers[0];
+  const std::shared_ptr<const ComputeResult> first = w.first(seq);
+  ASSERT_TRUE(first) << "no result";
   ASSERT_TRUE(first->fwd) << "no maps";
   EXPECT_FALSE(first->fwd->complete) << "6 tokens, but 2 more layers of D = 384 to draw: layer 0 first";
   EXPECT_EQ(first->fwd->out.L, 1);
@@ -201,10 +197,9 @@ TEST(ComputeWorker, NewRandomWeightsShowTheVisibleLayerBeforeTheRestIsDrawn) {
   for (size_t i = 0; i < per_layer; ++i) ASSERT_EQ(first->fwd->out.attention[i], full->fwd->out.attention[i]) << "weight " << i;
   r.lines[0] += " more";
   const uint64_t seq2 = w.request(r);
-  const std::vector<std::shared_ptr<const ComputeResult>> next = w.answers(seq2, 1);
-  ASSERT_FALSE(next.empty());
-  ASSERT_TRUE(next[0]->fwd);
-  EXPECT_TRUE(next[0]->fwd->complete) << "the weights are cached now: one answer";
+  const std::shared_ptr<const ComputeResult> next = w.first(seq2);
+  ASSERT_TRUE(next && next->fwd);
+  EXPECT_TRUE(next->fwd->complete) << "the weights are cached now: one answer";
 }
 
 // The layers slider on random weights: a model of the same d_model and seed with more (or
@@ -213,7 +208,7 @@ TEST(ComputeWorker, NewRandomWeightsShowTheVisibleLayerBeforeTheRestIsDrawn) {
 // copy the cached ones and draw the rest. Either way the layers used are the model drawn
 // whole, bit for bit.
 TEST(ComputeWorker, FewerOrMoreLayersReuseTheCachedRandomLayers) {
-  ComputeWorker w({});
+  Recorder w;
   ComputeRequest r = long_request(6, 2, 0);
   r.cfg.d_model = 96;
   r.cfg.num_heads = 4;
@@ -221,13 +216,17 @@ TEST(ComputeWorker, FewerOrMoreLayersReuseTheCachedRandomLayers) {
   for (const int layers : {2, 1, 3}) {
     r.cfg.num_layers = layers;
     const uint64_t seq = w.request(r);
-    std::shared_ptr<const ComputeResult> res = wait_until(w, seq, complete);
+    std::shared_ptr<const ComputeResult> res = w.until(seq, complete);
     ASSERT_TRUE(res) << layers << " layers: no result";
     const ModelWeights whole = random_weights(96, layers, r.cfg.seed);
     EXPECT_EQ(res->fwd->out.L, layers);
     ASSERT_GE(res->fwd->weights->num_layers(), layers);
-    if (layers == 1) EXPECT_EQ(res->fwd->weights.get(), previous.get()) << "fewer layers: the cached 2-layer model, shared";
-    if (layers == 3) EXPECT_EQ(res->fwd->weights->num_layers(), 3);
+    if (layers == 1) {
+      EXPECT_EQ(res->fwd->weights.get(), previous.get()) << "fewer layers: the cached 2-layer model, shared";
+    }
+    if (layers == 3) {
+      EXPECT_EQ(res->fwd->weights->num_layers(), 3);
+    }
     for (int l = 0; l < layers; ++l) {
       EXPECT_TRUE(res->fwd->weights->layers[l].w_qkv == whole.layers[l].w_qkv) << layers << " layers, layer " << l;
       EXPECT_TRUE(res->fwd->weights->layers[l].w_fc == whole.layers[l].w_fc) << layers << " layers, layer " << l;

@@ -198,7 +198,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     // layers up to it first, show them, then draw the rest (each layer has its own keys, so
     // the model is the same as one drawn whole).
     std::shared_ptr<const ModelWeights> model, first_layers;
-    const bool random = r.weights.checkpoint.empty() && !r.weights.in_memory;
+    const bool random = r.weights.random_init();
     const double rest_normals = 12.0 * r.cfg.d_model * r.cfg.d_model * (r.cfg.num_layers - visible - 1);
     if (job && random && rest_normals >= kDrawFirstNormals && !cached_weights(r)) {
       if (Status s = check_random_memory(r); !s)
