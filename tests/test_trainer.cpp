@@ -223,7 +223,7 @@ TEST(Backprop, AttentionForwardIsTheInferenceAttention) {
   MatR y_ref;
   mha_forward(lw, x, B, T, o, y_ref, w_ref.data());
   MatR qkv, ctx, y;
-  linear_forward(qkv, x, lw.w_qkv, lw.b_qkv);
+  linear_forward(qkv, x, lw.w_qkv.plain(), lw.b_qkv);
   attention_forward(ctx, w_new.data(), qkv, B, T, H);
   linear_forward(y, ctx, lw.w_o, lw.b_o);
   EXPECT_LT(test::max_abs_diff(w_ref.data(), w_new.data(), w_ref.size()), 1e-6f);

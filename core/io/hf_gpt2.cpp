@@ -229,6 +229,10 @@ class TensorReader {
     const std::string full = prefix_ + name;
     return src_.where.at(full)->read_f32(full, out);
   }
+  Status read_rows(const std::string& name, int64_t r0, int64_t n, int64_t cols, float* out) const {
+    const std::string full = prefix_ + name;
+    return src_.where.at(full)->read_block_f32(full, r0, n, 0, cols, out);
+  }
   Status read_cols(const std::string& name, int64_t c0, int64_t n, float* out) const {
     const std::string full = prefix_ + name;
     return src_.where.at(full)->read_rows_f32(full, c0, n, out);
@@ -337,6 +341,20 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
   // run on the compute threads: each converts its own bytes into its own destination.
   std::vector<std::function<Status()>> jobs;
   auto add_read = [&](std::string name, float* out) { jobs.push_back([&r, name, out] { return r.read(name, out); }); };
+  // The MLP matrices are packed (packed_gemm.h) from blocks of 64 rows, never a plain copy.
+  auto add_read_packed = [&](std::string name, int64_t rows, int64_t cols, PackedMatrix* out) {
+    jobs.push_back([&r, name, rows, cols, out] {
+      constexpr int64_t kRows = 64;
+      std::vector<float> block(static_cast<size_t>(std::min(kRows, rows) * cols));
+      out->resize(rows, cols);
+      for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
+        const int64_t n = std::min(kRows, rows - r0);
+        if (Status s = r.read_rows(name, r0, n, cols, block.data()); !s) return s;
+        out->set_rows(r0, n, block.data());
+      }
+      return Status();
+    });
+  };
   auto add_read_cols = [&](std::string name, int64_t c0, int64_t n, float* out) {
     jobs.push_back([&r, name, c0, n, out] { return r.read_cols(name, c0, n, out); });
   };
@@ -355,9 +373,7 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
     const std::string h = "h." + std::to_string(l) + ".";
     for (RowVec* v : {&lw.ln1_g, &lw.ln1_b, &lw.b_q, &lw.b_k, &lw.b_v, &lw.b_o, &lw.ln2_g, &lw.ln2_b, &lw.b_proj}) v->resize(D);
     for (MatR* m : {&lw.w_q, &lw.w_k, &lw.w_v, &lw.w_o}) m->resize(D, D);
-    lw.w_fc.resize(D, 4 * D);
     lw.b_fc.resize(4 * D);
-    lw.w_proj.resize(4 * D, D);
     add_read(h + "ln_1.weight", lw.ln1_g.data());
     add_read(h + "ln_1.bias", lw.ln1_b.data());
     // c_attn (D, 3D) = [W_Q | W_K | W_V]: column blocks 0, D, 2D; its bias likewise.
@@ -371,9 +387,9 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
     add_read(h + "attn.c_proj.bias", lw.b_o.data());
     add_read(h + "ln_2.weight", lw.ln2_g.data());
     add_read(h + "ln_2.bias", lw.ln2_b.data());
-    add_read(h + "mlp.c_fc.weight", lw.w_fc.data());
+    add_read_packed(h + "mlp.c_fc.weight", D, 4 * D, &lw.w_fc);
     add_read(h + "mlp.c_fc.bias", lw.b_fc.data());
-    add_read(h + "mlp.c_proj.weight", lw.w_proj.data());
+    add_read_packed(h + "mlp.c_proj.weight", 4 * D, D, &lw.w_proj);
     add_read(h + "mlp.c_proj.bias", lw.b_proj.data());
   }
   std::vector<Status> results(jobs.size());

@@ -1,5 +1,9 @@
 // gemm.h: the core's matrix products, and how it spends its cores.
 //
+// Products with a weight matrix that is packed once (W_QKV, W_fc, W_proj) run the packed
+// kernel of packed_gemm.h. Everything else (W_O, the logits, the per-head products, the
+// trainer) runs here.
+//
 // Large products: Eigen's GEMM, with the columns of C split across our OpenMP threads,
 // each running a single-threaded Eigen GEMM. Eigen's own threading is switched off: the
 // split measured faster on this 2-core machine (128 x 768 x 2304: ~140-200 vs ~115-160

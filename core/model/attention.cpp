@@ -228,7 +228,7 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
   MatR& qkv = qkv_buffer;        // (B*T, D + 2Dkv) = [Q | K | V]
   MatR& concat = concat_buffer;  // (B*T, D), head h in columns h*dh ..
   qkv.resize(BT, W3);
-  gemm(qkv, x, w.w_qkv);
+  packed_gemm(qkv, x, w.w_qkv);
   qkv.rowwise() += w.b_qkv;
   qkv.leftCols(D) *= score_scale(D, o);
   if (o.pitfalls.no_transpose) {  // each sentence's Q, K and V memory re-read as (P, T, dh)

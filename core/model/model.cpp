@@ -298,10 +298,10 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     if (!(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits))) {
       layer_norm(x, lw.ln2_g, lw.ln2_b, m_in, w.ln_eps);  // (B*T, D)
       hidden.resize(m_in.rows(), lw.w_fc.cols());
-      gemm(hidden, m_in, lw.w_fc);  // (B*T, 4D), on all the compute threads
+      packed_gemm(hidden, m_in, lw.w_fc);  // (B*T, 4D), on all the compute threads
       hidden.rowwise() += lw.b_fc;
       gelu_inplace(hidden);
-      gemm(x, hidden, lw.w_proj, 1.0f);  // x += (B*T, 4D) (4D, D)
+      packed_gemm(x, hidden, lw.w_proj, true);  // x += (B*T, 4D) (4D, D)
       x.rowwise() += lw.b_proj;
     }
     zero_padding(x, batch);

@@ -9,8 +9,15 @@ namespace headmap {
 
 void LayerWeights::fuse() {
   const Eigen::Index D = w_q.rows(), W3 = w_q.cols() + w_k.cols() + w_v.cols();
+  // Packed a block of rows at a time: never a second full (D, 3D) copy.
+  constexpr Eigen::Index kRows = 64;
+  MatR rows(std::min(kRows, D), W3);
   w_qkv.resize(D, W3);
-  w_qkv << w_q, w_k, w_v;
+  for (Eigen::Index r0 = 0; r0 < D; r0 += kRows) {
+    const Eigen::Index n = std::min(kRows, D - r0);
+    rows.topRows(n) << w_q.middleRows(r0, n), w_k.middleRows(r0, n), w_v.middleRows(r0, n);
+    w_qkv.set_rows(r0, n, rows.data());
+  }
   b_qkv.resize(W3);
   b_qkv << b_q, b_k, b_v;
 }
@@ -52,9 +59,9 @@ void extend_random_weights(ModelWeights& w, int L, uint64_t seed) {
     lw.b_o = RowVec::Zero(D);
     lw.ln2_g = RowVec::Ones(D);
     lw.ln2_b = RowVec::Zero(D);
-    lw.w_fc = normal_matrix(key("w_fc"), D, 4 * D, s_in);
+    lw.w_fc = PackedMatrix(normal_matrix(key("w_fc"), D, 4 * D, s_in));
     lw.b_fc = RowVec::Zero(4 * D);
-    lw.w_proj = normal_matrix(key("w_proj"), 4 * D, D, s_proj);
+    lw.w_proj = PackedMatrix(normal_matrix(key("w_proj"), 4 * D, D, s_proj));
     lw.b_proj = RowVec::Zero(D);
     lw.fuse();
     w.layers.push_back(std::move(lw));

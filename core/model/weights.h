@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/math/packed_gemm.h"
 #include "core/text/bpe.h"
 #include "core/text/tokenizer.h"
 
@@ -24,13 +25,14 @@ struct LayerWeights {
   MatR w_q, w_k, w_v, w_o;  // (D, D) each; W_K, W_V (D, kv_heads·d_head) once grouped (kv_grouped)
   RowVec b_q, b_k, b_v, b_o;// (D) each (b_K, b_V: kv_heads·d_head once grouped), stored even when zero
   RowVec ln2_g, ln2_b;      // (D), LayerNorm before the MLP
-  MatR w_fc;                // (D, 4D)
+  // The MLP's weights live only packed (packed_gemm.h): .plain() unpacks a copy.
+  PackedMatrix w_fc;        // (D, 4D)
   RowVec b_fc;              // (4D)
-  MatR w_proj;              // (4D, D)
+  PackedMatrix w_proj;      // (4D, D)
   RowVec b_proj;            // (D)
 
-  // Derived, rebuilt by fuse(): the three projections side by side for one GEMM.
-  MatR w_qkv;    // (D, 3D) = [w_q | w_k | w_v]; (D, D + 2·kv_heads·d_head) once grouped
+  // Derived, rebuilt by fuse(): the three projections side by side for one GEMM, packed.
+  PackedMatrix w_qkv;  // (D, 3D) = [w_q | w_k | w_v]; (D, D + 2·kv_heads·d_head) once grouped
   RowVec b_qkv;  // (3D), or (D + 2·kv_heads·d_head)
   void fuse();
 };

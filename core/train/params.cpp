@@ -112,9 +112,9 @@ ModelWeights to_model_weights(const ModelParams& p, const Bpe& bpe, bool no_w_o)
     lw.b_o = no_w_o ? RowVec(RowVec::Zero(D)) : lp.b_o;
     lw.ln2_g = lp.ln2_g;
     lw.ln2_b = lp.ln2_b;
-    lw.w_fc = lp.w_fc;
+    lw.w_fc = PackedMatrix(lp.w_fc);
     lw.b_fc = lp.b_fc;
-    lw.w_proj = lp.w_proj;
+    lw.w_proj = PackedMatrix(lp.w_proj);
     lw.b_proj = lp.b_proj;
     lw.fuse();
     w.layers.push_back(std::move(lw));
@@ -144,9 +144,9 @@ ModelParams from_model_weights(const ModelWeights& w) {
     lp.b_o = lw.b_o;
     lp.ln2_g = lw.ln2_g;
     lp.ln2_b = lw.ln2_b;
-    lp.w_fc = lw.w_fc;
+    lp.w_fc = lw.w_fc.plain();
     lp.b_fc = lw.b_fc;
-    lp.w_proj = lw.w_proj;
+    lp.w_proj = lw.w_proj.plain();
     lp.b_proj = lw.b_proj;
     p.layers.push_back(std::move(lp));
   }
