@@ -124,7 +124,7 @@ TEST(Attention, ReslicingKeepsTheWeights) {
   EXPECT_EQ((o4.trace->v.rightCols(8) - o8b.trace->v).cwiseAbs().maxCoeff(), 0.0f);
   // The weights themselves are regenerated identically whatever H the config carries.
   const ModelWeights again = random_weights(64, 2, 7);
-  EXPECT_EQ((again.layers[1].w_o - w.layers[1].w_o).cwiseAbs().maxCoeff(), 0.0f);
+  EXPECT_EQ((again.layers[1].w_o.plain() - w.layers[1].w_o.plain()).cwiseAbs().maxCoeff(), 0.0f);
   // ...and a different d_model gives different, deterministic weights.
   const ModelWeights w96 = random_weights(96, 2, 7), w96b = random_weights(96, 2, 7);
   EXPECT_EQ((w96.layers[0].w_q - w96b.layers[0].w_q).cwiseAbs().maxCoeff(), 0.0f);

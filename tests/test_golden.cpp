@@ -55,7 +55,7 @@ TEST(Golden, FastPathMatchesTheNumpyReference) {
       lw.w_q = mat(load(d / (p + "w_q.npy")), D, D);
       lw.w_k = mat(load(d / (p + "w_k.npy")), D, Dkv);
       lw.w_v = mat(load(d / (p + "w_v.npy")), D, Dkv);
-      lw.w_o = mat(load(d / (p + "w_o.npy")), D, D);
+      lw.w_o = PackedMatrix(mat(load(d / (p + "w_o.npy")), D, D));
       lw.b_q = vec(load(d / (p + "b_q.npy")));
       lw.b_k = vec(load(d / (p + "b_k.npy")));
       lw.b_v = vec(load(d / (p + "b_v.npy")));

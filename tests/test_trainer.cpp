@@ -225,7 +225,7 @@ TEST(Backprop, AttentionForwardIsTheInferenceAttention) {
   MatR qkv, ctx, y;
   linear_forward(qkv, x, lw.w_qkv.plain(), lw.b_qkv);
   attention_forward(ctx, w_new.data(), qkv, B, T, H);
-  linear_forward(y, ctx, lw.w_o, lw.b_o);
+  linear_forward(y, ctx, lw.w_o.plain(), lw.b_o);
   EXPECT_LT(test::max_abs_diff(w_ref.data(), w_new.data(), w_ref.size()), 1e-6f);
   EXPECT_LT(test::max_abs_diff(y_ref.data(), y.data(), static_cast<size_t>(y.size())), 1e-5f);
 }
@@ -715,7 +715,7 @@ TEST(Trainer, TrainsWithoutWO) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_LT(r->history.back().train_loss, r->history.front().train_loss - 1.0);
   EXPECT_TRUE(r->weights.source.no_w_o);
-  EXPECT_EQ(r->weights.layers[0].w_o, MatR(MatR::Identity(24, 24))) << "stored as the identity: the same function";
+  EXPECT_EQ(r->weights.layers[0].w_o.plain(), MatR(MatR::Identity(24, 24))) << "stored as the identity: the same function";
   EXPECT_EQ(r->weights.layers[0].b_o, RowVec(RowVec::Zero(24)));
 }
 

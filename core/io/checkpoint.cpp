@@ -38,26 +38,29 @@ struct Slot {
   std::vector<int64_t> shape;
 };
 
-// The MLP matrices live packed in LayerWeights (packed_gemm.h); files hold them plain.
-// mlp[2l] is layer l's w_fc (D, 4D), mlp[2l + 1] its w_proj (4D, D), as plain matrices.
-std::vector<MatR> plain_mlp(const ModelWeights& w) {
+// W_O and the MLP matrices live packed in LayerWeights (packed_gemm.h); files hold them
+// plain. packed[3l], [3l + 1], [3l + 2] are layer l's w_o (D, D), w_fc (D, 4D) and w_proj
+// (4D, D) as plain matrices.
+std::vector<MatR> plain_packed(const ModelWeights& w) {
   std::vector<MatR> m;
   for (const LayerWeights& lw : w.layers) {
+    m.push_back(lw.w_o.plain());
     m.push_back(lw.w_fc.plain());
     m.push_back(lw.w_proj.plain());
   }
   return m;
 }
-void pack_mlp(ModelWeights& w, const std::vector<MatR>& mlp) {
+void pack_plain(ModelWeights& w, const std::vector<MatR>& plain) {
   for (size_t l = 0; l < w.layers.size(); ++l) {
-    w.layers[l].w_fc = PackedMatrix(mlp[2 * l]);
-    w.layers[l].w_proj = PackedMatrix(mlp[2 * l + 1]);
+    w.layers[l].w_o = PackedMatrix(plain[3 * l]);
+    w.layers[l].w_fc = PackedMatrix(plain[3 * l + 1]);
+    w.layers[l].w_proj = PackedMatrix(plain[3 * l + 2]);
   }
 }
 
 // Every tensor of a model with dimensions (D, L, V, P), in file order. `w` must already
-// have its layers and matrices sized (see sized_weights()); `mlp` holds the MLP matrices.
-std::vector<Slot> slots(ModelWeights& w, std::vector<MatR>& mlp) {
+// have its layers and matrices sized (see sized_weights()); `packed` holds the packed ones, plain.
+std::vector<Slot> slots(ModelWeights& w, std::vector<MatR>& packed) {
   const int64_t D = w.d_model;
   std::vector<Slot> s;
   s.push_back({"tok_emb", w.tok_emb.data(), {w.tok_emb.rows(), D}});
@@ -70,16 +73,16 @@ std::vector<Slot> slots(ModelWeights& w, std::vector<MatR>& mlp) {
     s.push_back({n + "w_q", lw.w_q.data(), {D, D}});
     s.push_back({n + "w_k", lw.w_k.data(), {D, D}});
     s.push_back({n + "w_v", lw.w_v.data(), {D, D}});
-    s.push_back({n + "w_o", lw.w_o.data(), {D, D}});
+    s.push_back({n + "w_o", packed[3 * static_cast<size_t>(l)].data(), {D, D}});
     s.push_back({n + "b_q", lw.b_q.data(), {D}});
     s.push_back({n + "b_k", lw.b_k.data(), {D}});
     s.push_back({n + "b_v", lw.b_v.data(), {D}});
     s.push_back({n + "b_o", lw.b_o.data(), {D}});
     s.push_back({n + "ln2_g", lw.ln2_g.data(), {D}});
     s.push_back({n + "ln2_b", lw.ln2_b.data(), {D}});
-    s.push_back({n + "w_fc", mlp[2 * static_cast<size_t>(l)].data(), {D, 4 * D}});
+    s.push_back({n + "w_fc", packed[3 * static_cast<size_t>(l) + 1].data(), {D, 4 * D}});
     s.push_back({n + "b_fc", lw.b_fc.data(), {4 * D}});
-    s.push_back({n + "w_proj", mlp[2 * static_cast<size_t>(l) + 1].data(), {4 * D, D}});
+    s.push_back({n + "w_proj", packed[3 * static_cast<size_t>(l) + 2].data(), {4 * D, D}});
     s.push_back({n + "b_proj", lw.b_proj.data(), {D}});
   }
   s.push_back({"lnf_g", w.lnf_g.data(), {D}});
@@ -111,14 +114,15 @@ ModelWeights sized_weights(int D, int L, int V, int P) {
   w.layers.resize(static_cast<size_t>(L));
   for (LayerWeights& lw : w.layers) {
     for (RowVec* v : {&lw.ln1_g, &lw.ln1_b, &lw.b_q, &lw.b_k, &lw.b_v, &lw.b_o, &lw.ln2_g, &lw.ln2_b, &lw.b_proj}) v->resize(D);
-    for (MatR* m : {&lw.w_q, &lw.w_k, &lw.w_v, &lw.w_o}) m->resize(D, D);
+    for (MatR* m : {&lw.w_q, &lw.w_k, &lw.w_v}) m->resize(D, D);
     lw.b_fc.resize(4 * D);
   }
   return w;
 }
-std::vector<MatR> sized_mlp(int D, int L) {
+std::vector<MatR> sized_packed(int D, int L) {
   std::vector<MatR> m;
   for (int l = 0; l < L; ++l) {
+    m.emplace_back(D, D);
     m.emplace_back(D, 4 * D);
     m.emplace_back(4 * D, D);
   }
@@ -174,8 +178,8 @@ Result<std::string> checkpoint_bytes(const ModelWeights& w_in, StoreDtype dtype)
   if (src.trained_heads < 1 || D % src.trained_heads != 0)
     return bad("source.trained_heads (" + std::to_string(src.trained_heads) + ") must divide d_model " + std::to_string(D) + ".");
   ModelWeights w = w_in;  // slots() needs mutable pointers; the copy is small
-  std::vector<MatR> mlp = plain_mlp(w);
-  std::vector<Slot> table = slots(w, mlp);
+  std::vector<MatR> packed = plain_packed(w);
+  std::vector<Slot> table = slots(w, packed);
   const bool f16 = dtype == StoreDtype::F16;
   const int64_t elem = f16 ? 2 : 4;
   if (f16) {
@@ -187,7 +191,7 @@ Result<std::string> checkpoint_bytes(const ModelWeights& w_in, StoreDtype dtype)
           return bad("The tensor " + s.name + " holds " + number(s.data[i]) + ", beyond F16's range: save it as F32.");
         s.data[i] = half_to_float(float_to_half(s.data[i]));
       }
-    pack_mlp(w, mlp);
+    pack_plain(w, packed);
     for (LayerWeights& lw : w.layers) lw.fuse();
   }
   // Every layer must have the shapes of d_model D (a wrong size would write garbage).
@@ -374,8 +378,8 @@ Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::strin
       !s)
     return s.error();
   ModelWeights w = sized_weights(static_cast<int>(D), static_cast<int>(L), V, static_cast<int>(P));
-  std::vector<MatR> mlp = sized_mlp(static_cast<int>(D), static_cast<int>(L));
-  std::vector<Slot> table = slots(w, mlp);
+  std::vector<MatR> packed = sized_packed(static_cast<int>(D), static_cast<int>(L));
+  std::vector<Slot> table = slots(w, packed);
   std::map<std::string, const Slot*> expected;
   for (const Slot& s : table) expected[s.name] = &s;
   struct Span {
@@ -446,8 +450,8 @@ Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::strin
     for (int64_t i = 0; i < n; ++i)
       if (!std::isfinite(s.data[i])) return bad("tensor \"" + s.name + "\" holds a value that is not finite (NaN or infinity).");
   }
-  pack_mlp(w, mlp);
-  mlp.clear();
+  pack_plain(w, packed);
+  packed.clear();
   for (LayerWeights& lw : w.layers) lw.fuse();
   w.bpe = std::move(bpe);
 

@@ -341,7 +341,7 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
   // run on the compute threads: each converts its own bytes into its own destination.
   std::vector<std::function<Status()>> jobs;
   auto add_read = [&](std::string name, float* out) { jobs.push_back([&r, name, out] { return r.read(name, out); }); };
-  // The MLP matrices are packed (packed_gemm.h) from blocks of 64 rows, never a plain copy.
+  // W_O and the MLP matrices are packed (packed_gemm.h) from blocks of 64 rows, never a plain copy.
   auto add_read_packed = [&](std::string name, int64_t rows, int64_t cols, PackedMatrix* out) {
     jobs.push_back([&r, name, rows, cols, out] {
       constexpr int64_t kRows = 64;
@@ -372,7 +372,7 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
     LayerWeights& lw = w.layers[static_cast<size_t>(l)];
     const std::string h = "h." + std::to_string(l) + ".";
     for (RowVec* v : {&lw.ln1_g, &lw.ln1_b, &lw.b_q, &lw.b_k, &lw.b_v, &lw.b_o, &lw.ln2_g, &lw.ln2_b, &lw.b_proj}) v->resize(D);
-    for (MatR* m : {&lw.w_q, &lw.w_k, &lw.w_v, &lw.w_o}) m->resize(D, D);
+    for (MatR* m : {&lw.w_q, &lw.w_k, &lw.w_v}) m->resize(D, D);
     lw.b_fc.resize(4 * D);
     add_read(h + "ln_1.weight", lw.ln1_g.data());
     add_read(h + "ln_1.bias", lw.ln1_b.data());
@@ -383,7 +383,7 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
     add_read_cols(h + "attn.c_attn.bias", 0, D, lw.b_q.data());
     add_read_cols(h + "attn.c_attn.bias", D, D, lw.b_k.data());
     add_read_cols(h + "attn.c_attn.bias", 2 * D, D, lw.b_v.data());
-    add_read(h + "attn.c_proj.weight", lw.w_o.data());
+    add_read_packed(h + "attn.c_proj.weight", D, D, &lw.w_o);
     add_read(h + "attn.c_proj.bias", lw.b_o.data());
     add_read(h + "ln_2.weight", lw.ln2_g.data());
     add_read(h + "ln_2.bias", lw.ln2_b.data());

@@ -268,7 +268,8 @@ Status export_npy_dir(const std::string& dir_arg, const RunRecord& run) {
       // W_K and W_V as the attention read them: (D, kv_heads·d_head) under grouped-query attention.
       const LayerWeights lw = kv_grouped(run.weights->layers[l], mha_options(run.cfg));
       const std::string p = "layer" + std::to_string(l) + ".";
-      const std::pair<const char*, const MatR*> mats[] = {{"w_q", &lw.w_q}, {"w_k", &lw.w_k}, {"w_v", &lw.w_v}, {"w_o", &lw.w_o}};
+      const MatR w_o = lw.w_o.plain();
+      const std::pair<const char*, const MatR*> mats[] = {{"w_q", &lw.w_q}, {"w_k", &lw.w_k}, {"w_v", &lw.w_v}, {"w_o", &w_o}};
       const std::pair<const char*, const RowVec*> vecs[] = {{"b_q", &lw.b_q}, {"b_k", &lw.b_k}, {"b_v", &lw.b_v}, {"b_o", &lw.b_o}};
       if (Status s = put(p + "attn_in.npy", npy_bytes(out.attn_in[l].data(), {B, T, D})); !s) return fail(s);
       if (Status s = put(p + "attn_out.npy", npy_bytes(out.attn_out[l].data(), {B, T, D})); !s) return fail(s);

@@ -304,7 +304,7 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
   if (o.pitfalls.no_w_o) {
     y = concat;
   } else {
-    gemm(y, concat, w.w_o);
+    packed_gemm(y, concat, w.w_o);
     y.rowwise() += w.b_o;
   }
   return no_key_rows;
@@ -423,7 +423,8 @@ HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int hea
   if (o.pitfalls.no_w_o) {
     tr.out = tr.concat;
   } else {
-    tr.out = tr.concat * w.w_o;
+    tr.out.resize(tr.concat.rows(), w.w_o.cols());
+    packed_gemm(tr.out, tr.concat, w.w_o);
     tr.out.rowwise() += w.b_o;
   }
   return tr;
@@ -498,7 +499,7 @@ std::map<std::string, Tensor> mha_explicit(const LayerWeights& w_in, const Tenso
         std::fill_n(s["ctx"].data.begin() + (b * H + h) * T * dh, T * dh, 0.0f);
   s["ctx_t"] = s["ctx"].transpose(1, 2);               // (B, T, H, dh)
   s["concat"] = s["ctx_t"].view({B, T, D});            // (B, T, D)
-  s["out"] = o.pitfalls.no_w_o ? s["concat"] : add_bias(matmul(s["concat"], tensor_of(w.w_o)), vec_of(w.b_o));
+  s["out"] = o.pitfalls.no_w_o ? s["concat"] : add_bias(matmul(s["concat"], tensor_of(w.w_o.plain())), vec_of(w.b_o));
   if (o.pitfalls.head_averaged) {
     Tensor mean({B, T, T});  // (B, T, T)
     const Tensor& wt = s["weights"];

@@ -52,7 +52,7 @@ void extend_random_weights(ModelWeights& w, int L, uint64_t seed) {
     lw.w_q = normal_matrix(key("w_q"), D, D, s_in);
     lw.w_k = normal_matrix(key("w_k"), D, D, s_in);
     lw.w_v = normal_matrix(key("w_v"), D, D, s_in);
-    lw.w_o = normal_matrix(key("w_o"), D, D, s_in);
+    lw.w_o = PackedMatrix(normal_matrix(key("w_o"), D, D, s_in));
     lw.b_q = RowVec::Zero(D);
     lw.b_k = RowVec::Zero(D);
     lw.b_v = RowVec::Zero(D);

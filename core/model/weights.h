@@ -22,10 +22,11 @@ using RowVec = Eigen::Matrix<float, 1, Eigen::Dynamic>;
 
 struct LayerWeights {
   RowVec ln1_g, ln1_b;      // (D), LayerNorm before attention
-  MatR w_q, w_k, w_v, w_o;  // (D, D) each; W_K, W_V (D, kv_heads·d_head) once grouped (kv_grouped)
+  MatR w_q, w_k, w_v;       // (D, D) each; W_K, W_V (D, kv_heads·d_head) once grouped (kv_grouped)
+  PackedMatrix w_o;         // (D, D), packed (packed_gemm.h): .plain() unpacks a copy
   RowVec b_q, b_k, b_v, b_o;// (D) each (b_K, b_V: kv_heads·d_head once grouped), stored even when zero
   RowVec ln2_g, ln2_b;      // (D), LayerNorm before the MLP
-  // The MLP's weights live only packed (packed_gemm.h): .plain() unpacks a copy.
+  // The MLP's weights also live only packed.
   PackedMatrix w_fc;        // (D, 4D)
   RowVec b_fc;              // (4D)
   PackedMatrix w_proj;      // (4D, D)

@@ -108,7 +108,7 @@ ModelWeights to_model_weights(const ModelParams& p, const Bpe& bpe, bool no_w_o)
     lw.b_q = lp.b_qkv.head(D);
     lw.b_k = lp.b_qkv.segment(D, D);
     lw.b_v = lp.b_qkv.tail(D);
-    lw.w_o = no_w_o ? MatR(MatR::Identity(D, D)) : lp.w_o;
+    lw.w_o = PackedMatrix(no_w_o ? MatR(MatR::Identity(D, D)) : lp.w_o);
     lw.b_o = no_w_o ? RowVec(RowVec::Zero(D)) : lp.b_o;
     lw.ln2_g = lp.ln2_g;
     lw.ln2_b = lp.ln2_b;
@@ -140,7 +140,7 @@ ModelParams from_model_weights(const ModelWeights& w) {
     lp.w_qkv << lw.w_q, lw.w_k, lw.w_v;
     lp.b_qkv.resize(3 * D);
     lp.b_qkv << lw.b_q, lw.b_k, lw.b_v;
-    lp.w_o = lw.w_o;
+    lp.w_o = lw.w_o.plain();
     lp.b_o = lw.b_o;
     lp.ln2_g = lw.ln2_g;
     lp.ln2_b = lw.ln2_b;
