@@ -108,3 +108,22 @@ TEST(PackedGemm, ThreadCountDoesNotChangeAnyBit) {
   set_compute_threads(threads);
   EXPECT_TRUE(one == two);
 }
+
+TEST(PackedGemm, TransposedBMatchesADoublePrecisionProduct) {
+  // The unembedding's shape: C (M, N) = A (M, K) Bt^T, Bt (N, K) read in place.
+  const int threads = compute_threads();
+  for (int M : {1, 9, 128})
+    for (int K : {5, 64, 700})
+      for (int N : {1, 31, 32, 1000}) {
+        const Plain A = random_matrix(M, K, 4000u + M * 7 + K * 13 + N);
+        const Plain Bt = random_matrix(N, K, 5000u + M * 7 + K * 13 + N);
+        const Plain want = reference(A, Bt.transpose(), nullptr);
+        for (int nt : {1, 2}) {
+          set_compute_threads(nt);
+          Plain C = Plain::Constant(M, N, std::nanf(""));
+          gemm_transposed_b(M, A.data(), K, N, K, Bt.data(), K, C.data(), N);
+          EXPECT_LT(max_error(C, want), 4e-5 * std::sqrt(static_cast<double>(K))) << M << "x" << K << "x" << N << ", " << nt << " threads";
+        }
+      }
+  set_compute_threads(threads);
+}

@@ -60,10 +60,10 @@ void panel_pass(int M, int kc, const float* A, int lda, const float* Bp, float* 
 // Rows of C per pass, so a pass's rows of A stay in L2 ((kMC, kKC) floats = 512 KiB).
 constexpr int kMC = 256;
 
-void run_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
-  const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
+// Panel p (columns [p*kNR, p*kNR + width) of C) from its packed (K, kNR) panel; `end` bounds
+// the prefetch of the next sub-panel.
+void run_panel(int p, int M, int K, int N, const float* A, int lda, const float* panel, const float* end, float* C, int ldc, bool accumulate) {
   const int n0 = p * kNR, width = std::min(kNR, N - n0);
-  const float* panel = B.panel(p);
   // A last, narrower panel runs on a (rows, kNR) copy of its columns, then copies them back.
   thread_local std::vector<float> edge;
   float* Cp = C + n0;
@@ -82,13 +82,29 @@ void run_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, flo
       const float* sub = panel + static_cast<size_t>(k0) * kNR;  // (kc, kNR)
       // The next sub-panel, into L2 while this one is computed: the weights come from DRAM.
       const char* next = reinterpret_cast<const char*>(sub + static_cast<size_t>(kc) * kNR);
-      const char* end = reinterpret_cast<const char*>(B.panel(B.panels() - 1) + static_cast<size_t>(K) * kNR);
-      for (int off = 0; off < kKC * kNR * 4 && next + off < end; off += 64) __builtin_prefetch(next + off, 0, 2);
+      for (int off = 0; off < kKC * kNR * 4 && next + off < reinterpret_cast<const char*>(end); off += 64) __builtin_prefetch(next + off, 0, 2);
       panel_pass(mc, kc, A + static_cast<size_t>(m0) * lda + k0, lda, sub, Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
     }
   }
   if (width < kNR)
     for (int i = 0; i < M; ++i) std::copy_n(edge.data() + static_cast<size_t>(i) * kNR, width, C + static_cast<size_t>(i) * ldc + n0);
+}
+
+void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
+  const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
+  run_panel(p, M, K, N, A, lda, B.panel(p), B.panel(B.panels() - 1) + static_cast<size_t>(K) * kNR, C, ldc, accumulate);
+}
+
+// Rows [p*kNR, p*kNR + width) of Bt, transposed into a (K, kNR) panel (zero-padded), then run.
+void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, const float* Bt, int ldb, float* C, int ldc) {
+  thread_local std::vector<float, Eigen::aligned_allocator<float>> panel;
+  panel.assign(static_cast<size_t>(K) * kNR, 0.0f);
+  const int n0 = p * kNR, width = std::min(kNR, N - n0);
+  for (int j = 0; j < width; ++j) {
+    const float* row = Bt + static_cast<size_t>(n0 + j) * ldb;
+    for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = row[k];
+  }
+  run_panel(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
 }
 }  // namespace
 
@@ -131,12 +147,28 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
   }
   const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(B.rows())), P);
   if (nt <= 1) {
-    for (int p = 0; p < P; ++p) run_panel(p, M, A, lda, B, C, ldc, accumulate);
+    for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate);
     return;
   }
   // Contiguous runs of panels per thread: each thread streams one region of B.
 #pragma omp parallel for num_threads(nt) schedule(static)
-  for (int p = 0; p < P; ++p) run_panel(p, M, A, lda, B, C, ldc, accumulate);
+  for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate);
+}
+
+void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const float* Bt, int ldb, float* C, int ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K == 0) {
+    for (int i = 0; i < M; ++i) std::fill_n(C + static_cast<size_t>(i) * ldc, N, 0.0f);
+    return;
+  }
+  const int P = (N + kNR - 1) / kNR;
+  const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), P);
+  if (nt <= 1) {
+    for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, ldb, C, ldc);
+    return;
+  }
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, ldb, C, ldc);
 }
 
 }  // namespace headmap

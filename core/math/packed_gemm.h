@@ -59,6 +59,11 @@ class PackedMatrix {
 // Splits B's panels across the compute threads (one thread below ~2 MFLOP).
 void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate);
 
+// C (M, N) = A (M, K) Bt^T, with Bt (N, K) row-major and row stride ldb: the unembedding,
+// where Bt is the (V, D) embedding table and too big to keep a packed copy of. Each panel of
+// kPanel rows of Bt (one contiguous stream) is packed on the fly by the thread that uses it.
+void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const float* Bt, int ldb, float* C, int ldc);
+
 // The same on Eigen row-major matrices (or row blocks of them).
 template <class Dst, class Src>
 void packed_gemm(Dst&& C, const Src& A, const PackedMatrix& B, bool accumulate = false) {

@@ -315,15 +315,11 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   if (w.trained() && opt.want_logits) {
     MatR xf;
     layer_norm(x, w.lnf_g, w.lnf_b, xf, w.ln_eps);           // (B*T, D)
-    // (B*T, V) = xf (B*T, D) * U^T, U (V, D), in blocks of vocabulary rows: one product
-    // over a 50k vocabulary would make Eigen pack all of U^T (V*D floats) once more.
+    // (B*T, V) = xf (B*T, D) * U^T, U (V, D): each panel of U's rows packed as it is used.
     const MatR& U = w.unembedding();
     out.logits.resize(xf.rows(), U.rows());
-    constexpr Eigen::Index kVocabBlock = 4096;
-    for (Eigen::Index v0 = 0; v0 < U.rows(); v0 += kVocabBlock) {
-      const Eigen::Index n = std::min(kVocabBlock, U.rows() - v0);
-      gemm(out.logits.middleCols(v0, n), xf, U.middleRows(v0, n).transpose());  // on all the compute threads
-    }
+    gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U.rows()),
+                      static_cast<int>(U.cols()), U.data(), static_cast<int>(U.cols()), out.logits.data(), static_cast<int>(out.logits.cols()));
     double total = 0;
     int n = 0;
     for (int b = 0; b < B; ++b)
