@@ -340,6 +340,9 @@ class BenchmarkScript : public Script {
     (phase_ == kT2048 && app.busy() ? frames_long_ : frames_).v.push_back(app.last_frame_ms);
     if (phase_ == kColdStart && app.fresh() && !app.state.report.heatmaps.empty()) {
       cold_ms_ = std::chrono::duration<double, std::milli>(now - process_start_).count();
+      // The start-up request is no input's: an input that posts nothing (clearing the text
+      // box) must not be credited with it.
+      registered_seq_ = app.last_posted_seq;
       start_phase(kTyping, now);
     }
     if (input_this_frame_ && app.last_posted_seq > registered_seq_) {
