@@ -212,8 +212,14 @@ void App::frame() {
       same_frame_ = true;
     }
   }
+  renderer_.flush();  // the maps coloured for this frame, in one pass
   ImGui::Render();
-  if (script) state.report.clipped = find_clipped(ImGui::GetDrawData(), {"##text"});  // for --report: what this frame cut off
+  if (script) {  // for --report: what this frame cut off, and its draw calls
+    state.report.clipped = find_clipped(ImGui::GetDrawData(), {"##text"});
+    const ImDrawData* dd = ImGui::GetDrawData();
+    state.report.draw_calls = 0;
+    for (int i = 0; i < dd->CmdListsCount; ++i) state.report.draw_calls += dd->CmdLists[i]->CmdBuffer.Size;
+  }
   int fb_w = 0, fb_h = 0;
   glfwGetFramebufferSize(window, &fb_w, &fb_h);
   glViewport(0, 0, fb_w, fb_h);

@@ -70,6 +70,7 @@ struct UiReport {
   std::vector<std::string> passport_rows;  // "id concrete" per passport row shown
   float passport_table_h = 0;          // the passport table's height, in pixels
   std::vector<std::string> clipped;    // what the frame cut off (layout_check.h); empty when nothing
+  int draw_calls = 0;                  // draw commands in the frame's draw data (each costs ~40 us under software GL)
   std::string layout;                  // "three columns", "two columns" or "tabs"
   float chips_box_h = 0;               // the token chips' scrolling box, in pixels
   std::string predicted_after;         // the token whose next-token predictions are shown

@@ -137,6 +137,7 @@ class ScreenshotScript : public Script {
       j["passport_rows"] = r.passport_rows;
       j["passport_table_h"] = r.passport_table_h;
       j["clipped"] = r.clipped;
+      j["draw_calls"] = r.draw_calls;
       j["layout"] = r.layout;
       j["chips_box_h"] = r.chips_box_h;
       j["predicted_after"] = r.predicted_after;

@@ -165,6 +165,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   // Each cell at its column's own x, so a title wider than its map cannot push the rest of
   // the row along (and the last column off the window).
   const float x0 = ImGui::GetCursorPosX(), cell = side + (labels ? lw : 0.0f) + gap;
+  r.begin_batch(ImGui::GetWindowDrawList());  // the maps' images merge into one draw call
   for (int h = 0; h < out.Hw; ++h) {
     if (h % cols != 0) ImGui::SameLine(x0 + static_cast<float>(h % cols) * cell);
     ImGui::BeginGroup();
@@ -287,6 +288,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     }
     ImGui::EndGroup();
   }
+  r.end_batch();
   s.report.heads_map_pool = r.largest_pool_drawn();
   s.report.heads_deferred = r.deferred() - deferred_before;
   // Hovering a cell lights its query row and key column in every head (next frame).

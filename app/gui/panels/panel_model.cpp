@@ -40,6 +40,7 @@ void draw_model(AppState& s, HeatmapRenderer& r) {
   style.grid = false;
   style.mask = shown_mask(cfg, out.B > 1);
   style.len = len;
+  r.begin_batch(ImGui::GetWindowDrawList());  // the thumbnails' images merge into one draw call
   for (int l = 0; l < out.L; ++l) {
     ImGui::AlignTextToFramePadding();
     ImGui::Text("layer %d", l);
@@ -79,6 +80,7 @@ void draw_model(AppState& s, HeatmapRenderer& r) {
       }
     }
   }
+  r.end_batch();
 }
 
 }  // namespace headmap

@@ -22,6 +22,9 @@ static constexpr size_t kUploadBytesPerFrame = size_t(4) << 20;
 // Tiles of zoomed maps start and end on multiples of this many texels, so a small pan
 // reuses the tile.
 static constexpr int kTileAlign = 64;
+// Atlas pages for coloured maps (RGBA8, 4 MiB each); maps of up to kAtlasMaxSide texels a
+// side go there, with kAtlasPad texels between neighbours. Larger ones keep their own.
+static constexpr int kAtlasSide = 1024, kAtlasMaxSide = 256, kAtlasPad = 1;
 
 // ---- [shaders] ------------------------------------------------------------------------
 void gl_check(const char* what, const char* file, int line) {
@@ -120,7 +123,12 @@ void HeatmapRenderer::shutdown() {
   for (auto& [k, c] : cache_) glDeleteTextures(1, &c.tex.id);
   for (auto& [k, c] : tiles_) glDeleteTextures(1, &c.tex.id);
   tiles_.clear();
-  for (auto& [k, c] : coloured_) glDeleteTextures(1, &c.id);
+  for (auto& [k, c] : coloured_)
+    if (c.page < 0) glDeleteTextures(1, &c.id);
+  for (Page& p : pages_)
+    if (p.id) glDeleteTextures(1, &p.id);
+  pages_.clear();
+  pending_.clear();
   cache_.clear();
   coloured_.clear();
   if (fbo_) glDeleteFramebuffers(1, &fbo_);
@@ -133,6 +141,7 @@ void HeatmapRenderer::shutdown() {
 }
 
 void HeatmapRenderer::begin_frame() {
+  flush();  // a frame that drew maps but never reached flush(): nothing may point at unfilled texels
   ++frame_;
   uploads_ = upload_bytes_ = 0;
   deferred_ = largest_pool_ = 0;
@@ -152,13 +161,23 @@ void HeatmapRenderer::begin_frame() {
   free_idle(tiles_);
   for (auto it = coloured_.begin(); it != coloured_.end();) {
     if (frame_ - it->second.last_used > kTextureIdleFrames) {
-      bytes_ -= it->second.bytes;
-      glDeleteTextures(1, &it->second.id);
+      release(it->second);
       it = coloured_.erase(it);
     } else {
       ++it;
     }
   }
+}
+
+void HeatmapRenderer::release(const Coloured& c) {
+  bytes_ -= c.bytes;
+  if (c.page < 0) {
+    glDeleteTextures(1, &c.id);
+    return;
+  }
+  // A page whose maps are all gone starts again from its top-left corner (kept for reuse).
+  Page& p = pages_[static_cast<size_t>(c.page)];
+  if (--p.live == 0) p.shelf_y = p.shelf_h = p.cursor_x = 0;
 }
 
 const MapTexture& HeatmapRenderer::texture(const std::shared_ptr<const void>& owner, const std::string& tag, const float* data,
@@ -252,65 +271,129 @@ const MapTexture* HeatmapRenderer::tile(const MapSource& m, int k, int tr0, int 
 // ---- [colouring] ----------------------------------------------------------------------
 GLint HeatmapRenderer::loc(const char* name) const { return glGetUniformLocation(program_, name); }
 
-// Colours the float texture with the shader into an RGBA8 texture of the same size, once
-// per colour scale.
-GLuint HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
+// Where a (w, h) map's colours go: the first page with room on its current shelf or below
+// it, else a new page. Shelves only grow down; a page is reset once all its maps are gone.
+bool HeatmapRenderer::place_in_atlas(int w, int h, int* page, int* x, int* y) {
+  const int W = w + kAtlasPad, H = h + kAtlasPad;
+  for (size_t i = 0;; ++i) {
+    if (i == pages_.size()) {
+      Page p;
+      p.id = new_texture(GL_NEAREST);
+      GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, kAtlasSide, kAtlasSide, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr));
+      pages_.push_back(p);
+      bytes_ += size_t(4) * kAtlasSide * kAtlasSide;
+    }
+    Page& p = pages_[i];
+    if (p.cursor_x + W > kAtlasSide) {  // the next shelf
+      p.shelf_y += p.shelf_h;
+      p.shelf_h = p.cursor_x = 0;
+    }
+    if (p.shelf_y + H > kAtlasSide) continue;  // full (until its maps are gone)
+    *page = static_cast<int>(i);
+    *x = p.cursor_x;
+    *y = p.shelf_y;
+    p.cursor_x += W;
+    p.shelf_h = std::max(p.shelf_h, H);
+    ++p.live;
+    return true;
+  }
+}
+
+// The texels holding the map's colours for this scale: found, or placed (in an atlas page
+// or a texture of its own) and queued for flush().
+const HeatmapRenderer::Coloured& HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
   char key[256];
   std::snprintf(key, sizeof key, "%u/%d/%a/%a/%d/%d/%d/%d", tex.id, static_cast<int>(s.colormap), s.vmin, s.vmax, s.log_scale,
                 s.diverging, static_cast<int>(s.mask), s.len);
   if (auto it = coloured_.find(key); it != coloured_.end()) {
     it->second.last_used = frame_;
-    return it->second.id;
+    return it->second;
   }
   const int tw = tex.tex_cols, th = tex.tex_rows;
-  const GLuint out = new_texture(GL_NEAREST);
-  GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, tw, th, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr));
+  Coloured c;
+  c.bytes = 0;
+  if (tw <= kAtlasMaxSide && th <= kAtlasMaxSide) {
+    place_in_atlas(tw, th, &c.page, &c.x, &c.y);
+    c.id = pages_[static_cast<size_t>(c.page)].id;
+  } else {
+    c.id = new_texture(GL_NEAREST);
+    GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, tw, th, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr));
+    c.bytes = static_cast<size_t>(tw) * th * 4;
+  }
+  c.last_used = frame_;
+  bytes_ += c.bytes;
+  pending_.push_back({tex, s, c.id, c.x, c.y});
+  return coloured_[key] = c;
+}
 
-  // Render into it; restore what Dear ImGui's frame expects afterwards.
+// Colours every queued map with the shader, in one pass over one framebuffer object;
+// restores what Dear ImGui's frame expects afterwards.
+void HeatmapRenderer::flush() {
+  if (pending_.empty() || !program_) return;
   GLint prev_fbo = 0, prev_viewport[4];
   glGetIntegerv(GL_FRAMEBUFFER_BINDING, &prev_fbo);
   glGetIntegerv(GL_VIEWPORT, prev_viewport);
   const GLboolean blend = glIsEnabled(GL_BLEND), scissor = glIsEnabled(GL_SCISSOR_TEST);
   glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
-  GL_CHECK(glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, out, 0));
-  glViewport(0, 0, tw, th);
   glDisable(GL_BLEND);
   glDisable(GL_SCISSOR_TEST);
   glUseProgram(program_);
   glBindVertexArray(vao_);
-  glUniform4f(loc("u_window"), static_cast<float>(tex.col0), static_cast<float>(tex.row0),
-              static_cast<float>(tex.col0 + tw * tex.pool), static_cast<float>(tex.row0 + th * tex.pool));
-  glUniform2i(loc("u_origin"), tex.col0, tex.row0);
-  glActiveTexture(GL_TEXTURE0);
-  glBindTexture(GL_TEXTURE_2D, tex.id);
   glUniform1i(loc("u_map"), 0);
-  glActiveTexture(GL_TEXTURE1);
-  glBindTexture(GL_TEXTURE_2D, luts_[s.diverging ? kNumColormaps : static_cast<int>(s.colormap)]);
   glUniform1i(loc("u_lut"), 1);
-  glActiveTexture(GL_TEXTURE0);
-  glUniform2i(loc("u_cells"), tex.cols, tex.rows);
-  glUniform1i(loc("u_pool"), tex.pool);
-  glUniform1f(loc("u_vmin"), s.vmin);
-  glUniform1f(loc("u_vmax"), s.vmax);
-  glUniform1i(loc("u_log"), s.log_scale ? 1 : 0);
-  glUniform1i(loc("u_diverging"), s.diverging ? 1 : 0);
-  glUniform1i(loc("u_mask"), static_cast<int>(s.mask));
-  glUniform1i(loc("u_len"), s.len);
   glUniform3f(loc("u_hidden"), kMaskedRgb[0], kMaskedRgb[1], kMaskedRgb[2]);
-  GL_CHECK(glDrawArrays(GL_TRIANGLE_STRIP, 0, 4));
+  const GLint u_window = loc("u_window"), u_origin = loc("u_origin"), u_cells = loc("u_cells"), u_pool = loc("u_pool"),
+              u_vmin = loc("u_vmin"), u_vmax = loc("u_vmax"), u_log = loc("u_log"), u_diverging = loc("u_diverging"),
+              u_mask = loc("u_mask"), u_len = loc("u_len");
+  // Sorted by target, so each texture is attached once.
+  std::stable_sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) { return a.target < b.target; });
+  GLuint attached = 0;
+  for (const Pending& p : pending_) {
+    const MapTexture& tex = p.tex;
+    const HeatmapStyle& st = p.style;
+    if (p.target != attached) {
+      GL_CHECK(glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, p.target, 0));
+      attached = p.target;
+    }
+    glViewport(p.x, p.y, tex.tex_cols, tex.tex_rows);
+    glUniform4f(u_window, static_cast<float>(tex.col0), static_cast<float>(tex.row0), static_cast<float>(tex.col0 + tex.tex_cols * tex.pool),
+                static_cast<float>(tex.row0 + tex.tex_rows * tex.pool));
+    glUniform2i(u_origin, tex.col0, tex.row0);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, tex.id);
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, luts_[st.diverging ? kNumColormaps : static_cast<int>(st.colormap)]);
+    glActiveTexture(GL_TEXTURE0);
+    glUniform2i(u_cells, tex.cols, tex.rows);
+    glUniform1i(u_pool, tex.pool);
+    glUniform1f(u_vmin, st.vmin);
+    glUniform1f(u_vmax, st.vmax);
+    glUniform1i(u_log, st.log_scale ? 1 : 0);
+    glUniform1i(u_diverging, st.diverging ? 1 : 0);
+    glUniform1i(u_mask, static_cast<int>(st.mask));
+    glUniform1i(u_len, st.len);
+    GL_CHECK(glDrawArrays(GL_TRIANGLE_STRIP, 0, 4));
+  }
+  pending_.clear();
   glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(prev_fbo));
   glViewport(prev_viewport[0], prev_viewport[1], prev_viewport[2], prev_viewport[3]);
   if (blend) glEnable(GL_BLEND);
   if (scissor) glEnable(GL_SCISSOR_TEST);
   glUseProgram(0);
   glBindVertexArray(0);
+}
 
-  Coloured& c = coloured_[key];
-  c.id = out;
-  c.bytes = static_cast<size_t>(tw) * th * 4;
-  c.last_used = frame_;
-  bytes_ += c.bytes;
-  return out;
+void HeatmapRenderer::begin_batch(ImDrawList* dl) {
+  HM_ASSERT(!batch_dl_, "begin_batch: a batch is already open; call end_batch() first");
+  batch_dl_ = dl;
+  batch_splitter_.Split(dl, 2);
+  batch_splitter_.SetCurrentChannel(dl, 1);
+}
+
+void HeatmapRenderer::end_batch() {
+  HM_ASSERT(batch_dl_, "end_batch without begin_batch");
+  batch_splitter_.Merge(batch_dl_);
+  batch_dl_ = nullptr;
 }
 
 // ---- [drawing] ------------------------------------------------------------------------
@@ -347,26 +430,41 @@ bool HeatmapRenderer::draw_map(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapSo
 
 void HeatmapRenderer::draw(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapTexture& tex, const HeatmapStyle& s) {
   if (!tex.valid() || !program_) return;
-  const GLuint rgba = coloured(tex, s);
+  const Coloured& c = coloured(tex, s);
   const float col1 = s.col1 < 0 ? static_cast<float>(tex.cols) : s.col1;
   const float row1 = s.row1 < 0 ? static_cast<float>(tex.rows) : s.row1;
   // Texel (0, 0) starts at cell (row0, col0); a texel spans `pool` cells (the last may run
-  // past the map's edge).
+  // past the map's edge). In an atlas page, the map's texels start at (c.x, c.y).
   const float span_c = static_cast<float>(tex.tex_cols * tex.pool), span_r = static_cast<float>(tex.tex_rows * tex.pool);
-  const ImVec2 uv0((s.col0 - tex.col0) / span_c, (s.row0 - tex.row0) / span_r), uv1((col1 - tex.col0) / span_c, (row1 - tex.row0) / span_r);
-  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(rgba)), p0, p1, uv0, uv1);
+  const float u0 = (s.col0 - tex.col0) / span_c, v0 = (s.row0 - tex.row0) / span_r, u1 = (col1 - tex.col0) / span_c, v1 = (row1 - tex.row0) / span_r;
+  ImVec2 uv0(u0, v0), uv1(u1, v1);
+  if (c.page >= 0) {
+    const float sx = static_cast<float>(tex.tex_cols) / kAtlasSide, sy = static_cast<float>(tex.tex_rows) / kAtlasSide;
+    const float ox = static_cast<float>(c.x) / kAtlasSide, oy = static_cast<float>(c.y) / kAtlasSide;
+    uv0 = ImVec2(ox + u0 * sx, oy + v0 * sy);
+    uv1 = ImVec2(ox + u1 * sx, oy + v1 * sy);
+  }
+  const ImTextureID id = reinterpret_cast<ImTextureID>(static_cast<intptr_t>(c.id));
+  if (dl == batch_dl_) {  // under the rest of the batch, beside the other maps' images
+    batch_splitter_.SetCurrentChannel(dl, 0);
+    dl->AddImage(id, p0, p1, uv0, uv1);
+    batch_splitter_.SetCurrentChannel(dl, 1);
+  } else {
+    dl->AddImage(id, p0, p1, uv0, uv1);
+  }
 
   // Overlays: the hovered token's row and column, and token grid lines.
   const float cw = (p1.x - p0.x) / std::max(col1 - s.col0, 1e-6f), ch = (p1.y - p0.y) / std::max(row1 - s.row0, 1e-6f);
-  dl->PushClipRect(p0, p1, true);
+  // Clamped to the map by hand, not with a clip rect: a clip rect per map would split the
+  // draw list into two draw calls per map (see the top).
   const ImU32 tint = IM_COL32(255, 90, 50, 70);
   if (s.hi_row >= 0) {
-    const float y = p0.y + (s.hi_row - s.row0) * ch;
-    dl->AddRectFilled(ImVec2(p0.x, y), ImVec2(p1.x, y + ch), tint);
+    const float y = p0.y + (s.hi_row - s.row0) * ch, ya = std::max(y, p0.y), yb = std::min(y + ch, p1.y);
+    if (ya < yb) dl->AddRectFilled(ImVec2(p0.x, ya), ImVec2(p1.x, yb), tint);
   }
   if (s.hi_col >= 0) {
-    const float x = p0.x + (s.hi_col - s.col0) * cw;
-    dl->AddRectFilled(ImVec2(x, p0.y), ImVec2(x + cw, p1.y), tint);
+    const float x = p0.x + (s.hi_col - s.col0) * cw, xa = std::max(x, p0.x), xb = std::min(x + cw, p1.x);
+    if (xa < xb) dl->AddRectFilled(ImVec2(xa, p0.y), ImVec2(xb, p1.y), tint);
   }
   if (s.grid && cw >= 7.0f && ch >= 7.0f) {
     const ImU32 line = IM_COL32(20, 20, 20, 115);
@@ -376,10 +474,9 @@ void HeatmapRenderer::draw(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapTextur
     }
     for (int r = static_cast<int>(std::ceil(s.row0)); r <= static_cast<int>(row1); ++r) {
       const float y = std::floor(p0.y + (r - s.row0) * ch) + 0.5f;
-      dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), line);
+      dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), line);  // lines lie inside the map: c, r within the window
     }
   }
-  dl->PopClipRect();
 }
 
 }  // namespace headmap

@@ -2,10 +2,17 @@
 // inside Dear ImGui windows. GL work happens on the main thread only.
 //
 // Each map is uploaded once as an R32F texture (one texel per cell, or per block of cells).
-// The shader colours it into an RGBA texture of the same size, once per colour scale:
+// The shader colours it into RGBA texels of the same size, once per colour scale:
 // changing the colormap, the normalisation or the log scale costs one tiny render, and a
 // frame that changes nothing draws a textured quad per map. Token grid lines and the
 // hovered token's row and column are drawn on top by Dear ImGui.
+//
+// Many maps, few draw calls: under software GL every draw call costs ~40 us whatever its
+// size, and Dear ImGui starts a new one at each change of texture. So coloured maps of up to
+// kAtlasMaxSide texels a side share atlas pages, all of a frame's colourings run in one
+// render pass (flush(), before ImGui::Render), and a grid of maps drawn between
+// begin_batch() and end_batch() puts its images under everything else of the grid, where
+// they merge into one draw call (at 128 heads: ~400 draw calls before, a handful after).
 //
 // Long maps (draw_map): the worker max-pools every map into levels (core/inspect/
 // map_levels.h). The renderer uploads the level with no more texels than the map has pixels
@@ -22,6 +29,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "app/common/colormap.h"
 #include "app/gui/render/gl.h"
@@ -75,6 +83,12 @@ class HeatmapRenderer {
   // Call before each pass of the panels (a frame may draw them twice): resets deferred()
   // and largest_pool_drawn().
   void begin_pass() { deferred_ = largest_pool_ = 0; }
+  // Runs the colourings queued by this frame's draws. Call before ImGui::Render().
+  void flush();
+  // Maps drawn into `dl` until end_batch() put their images below the rest of what is drawn
+  // there meanwhile (titles, borders, labels), so the images merge into one draw call.
+  void begin_batch(ImDrawList* dl);
+  void end_batch();
 
   // The texture of a map, uploaded on first use. `owner` keeps the data's source alive
   // while the texture is cached; (owner, tag) identifies the map.
@@ -109,11 +123,29 @@ class HeatmapRenderer {
     uint64_t last_used;
   };
   struct Coloured {
-    GLuint id;
+    GLuint id;        // the atlas page, or a texture of its own
+    int page = -1;    // index into pages_, or -1
+    int x = 0, y = 0; // texel (0, 0) in the page
     size_t bytes;
     uint64_t last_used;
   };
-  GLuint coloured(const MapTexture& tex, const HeatmapStyle& s);  // renders on first use
+  // An atlas page: shelves of maps, left to right, then down.
+  struct Page {
+    GLuint id = 0;
+    int shelf_y = 0, shelf_h = 0, cursor_x = 0;
+    int live = 0;  // Coloured entries in it
+  };
+  // A colouring to run in flush(): texels of `tex` into (x, y) of texture `target`.
+  struct Pending {
+    MapTexture tex;
+    HeatmapStyle style;
+    GLuint target;
+    int x, y;
+  };
+  // The texture holding a map's colours, and where in it (queued on first use).
+  const Coloured& coloured(const MapTexture& tex, const HeatmapStyle& s);
+  bool place_in_atlas(int w, int h, int* page, int* x, int* y);
+  void release(const Coloured& c);
   GLint loc(const char* name) const;
   // A texture of texels [tr0, tr0 + th) x [tc0, tc0 + tw) of level k of m (cached). Null
   // when not cached and `may_upload` is false.
@@ -124,6 +156,10 @@ class HeatmapRenderer {
   GLuint luts_[kNumColormaps + 1] = {};  // the colormaps, then the diverging scale
   std::map<std::pair<const void*, std::string>, Cached> cache_;
   std::map<std::string, Coloured> coloured_;  // key: the float texture and the colour scale
+  std::vector<Page> pages_;
+  std::vector<Pending> pending_;
+  ImDrawList* batch_dl_ = nullptr;
+  ImDrawListSplitter batch_splitter_;
   std::map<std::tuple<const void*, std::string, int, int, int, int, int>, Cached> tiles_;  // (owner, tag, level, rect)
   uint64_t frame_ = 0;
   size_t bytes_ = 0, uploads_ = 0, upload_bytes_ = 0;
