@@ -310,9 +310,8 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   std::snprintf(caption, sizeof caption, "weight, %s%s.  Rows: queries; columns: keys; grey: masked.", scale,
                 s.view.log_scale ? " (log scale)" : "");
   colour_legend(style, caption, std::min(avail.x * 0.3f, fh * 14), s.view.norm == Normalisation::PerHead ? "max" : nullptr);
-  if (zoom > 1.0f) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("  zoom %.1fx (wheel, drag)", zoom);
+  if (zoom > 1.0f) {  // on a line of its own: beside a caption that wrapped, it would overlap its last line
+    ImGui::TextDisabled("zoom %.1fx (wheel, drag)", zoom);
     ImGui::SameLine();
     if (ImGui::SmallButton("reset zoom")) {
       zoom = 1.0f;
