@@ -29,10 +29,13 @@ void draw_model(AppState& s, HeatmapRenderer& r) {
   char hint[128];
   std::snprintf(hint, sizeof hint, "Sentence %d. Click: select the layer and head. Double-click: open it in the focus view.", b);
   text_disabled_wrapped(hint);
-  ImGui::Dummy(ImVec2(head_w, 0));
+  // "head 11" is wider than a thumbnail at 12 heads: then the numbers alone, under one "head".
+  const bool room = ImGui::CalcTextSize("head 00").x + gap <= side;
+  if (room || cfg.pitfalls.head_averaged) ImGui::Dummy(ImVec2(head_w, 0));
+  else ImGui::TextUnformatted("head");
   for (int h = 0; h < out.Hw; ++h) {
     ImGui::SameLine(head_w + h * (side + gap) + ImGui::GetStyle().WindowPadding.x);
-    ImGui::Text(cfg.pitfalls.head_averaged ? "mean" : "head %d", h);
+    ImGui::Text(cfg.pitfalls.head_averaged ? "mean" : room ? "head %d" : "%d", h);
   }
   HeatmapStyle style;
   style.colormap = s.view.colormap;
