@@ -443,7 +443,8 @@ TEST(Gui, AppAndPngExportMaskTheSameCells) {
     headmap::HeadsPngOptions po;
     po.map_rects = &rects;
     const fs::path png_path = tmp_dir() / (std::string("mask-") + c.name + "-export.png");
-    ASSERT_TRUE(headmap::write_heads_png(png_path.string(), *out, batch, cfg, headmap::head_metrics(*out, batch), po).ok());
+    const headmap::Status written = headmap::write_heads_png(png_path.string(), *out, batch, cfg, headmap::head_metrics(*out, batch), po);
+    ASSERT_TRUE(written.ok()) << written.error().message;
     const Image png = load_png(png_path);
     ASSERT_EQ(rects.size(), 2u);
 

@@ -175,9 +175,16 @@ void HeatmapRenderer::release(const Coloured& c) {
     glDeleteTextures(1, &c.id);
     return;
   }
-  // A page whose maps are all gone starts again from its top-left corner (kept for reuse).
+  // A page whose maps are all gone starts again from its top-left corner; pages beyond the
+  // first give their memory back until they are needed again.
   Page& p = pages_[static_cast<size_t>(c.page)];
-  if (--p.live == 0) p.shelf_y = p.shelf_h = p.cursor_x = 0;
+  if (--p.live > 0) return;
+  p.shelf_y = p.shelf_h = p.cursor_x = 0;
+  if (c.page > 0 && p.id) {
+    glDeleteTextures(1, &p.id);
+    p.id = 0;
+    bytes_ -= size_t(4) * kAtlasSide * kAtlasSide;
+  }
 }
 
 const MapTexture& HeatmapRenderer::texture(const std::shared_ptr<const void>& owner, const std::string& tag, const float* data,
@@ -276,14 +283,13 @@ GLint HeatmapRenderer::loc(const char* name) const { return glGetUniformLocation
 bool HeatmapRenderer::place_in_atlas(int w, int h, int* page, int* x, int* y) {
   const int W = w + kAtlasPad, H = h + kAtlasPad;
   for (size_t i = 0;; ++i) {
-    if (i == pages_.size()) {
-      Page p;
+    if (i == pages_.size()) pages_.emplace_back();
+    Page& p = pages_[i];
+    if (!p.id) {  // a new page, or one that gave its memory back
       p.id = new_texture(GL_NEAREST);
       GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, kAtlasSide, kAtlasSide, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr));
-      pages_.push_back(p);
       bytes_ += size_t(4) * kAtlasSide * kAtlasSide;
     }
-    Page& p = pages_[i];
     if (p.cursor_x + W > kAtlasSide) {  // the next shelf
       p.shelf_y += p.shelf_h;
       p.shelf_h = p.cursor_x = 0;
