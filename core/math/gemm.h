@@ -1,8 +1,8 @@
 // gemm.h: the core's matrix products, and how it spends its cores.
 //
-// Products with a weight matrix that is packed once (W_QKV, W_fc, W_proj) run the packed
-// kernel of packed_gemm.h. Everything else (W_O, the logits, the per-head products, the
-// trainer) runs here.
+// Products with a weight matrix that is packed once (W_QKV, W_O, W_fc, W_proj) run the packed
+// kernel of packed_gemm.h, and so do the logits (gemm_transposed_b). The per-head products
+// and the trainer run here.
 //
 // Large products: Eigen's GEMM, with the columns of C split across our OpenMP threads,
 // each running a single-threaded Eigen GEMM. Eigen's own threading is switched off: the
