@@ -45,6 +45,24 @@ TEST(Rng, AnyLengthIsAPrefixOfTheSameStream) {
   for (int i = 0; i < 5000; ++i) ASSERT_NEAR(scaled[i], 0.25f * whole[i], 1e-6f);
 }
 
+TEST(Rng, ASliceIsTheSameNumbersAsTheWholeStream) {
+  // Matrices are drawn a block of rows at a time (weights.cpp): every slice that starts on a
+  // pair must give the very numbers of the whole stream, across block boundaries, odd ends
+  // included, on one thread and on two.
+  const int threads = compute_threads();
+  std::vector<float> whole(5000);
+  fill_normals(99, whole.data(), static_cast<int64_t>(whole.size()), 0.5f);
+  for (int nt : {1, 2}) {
+    set_compute_threads(nt);
+    for (auto [first, n] : {std::pair{0, 5000}, {2, 7}, {1022, 4}, {1024, 1}, {998, 3001}, {4000, 999}}) {
+      std::vector<float> part(static_cast<size_t>(n));
+      fill_normals_slice(99, first, part.data(), n, 0.5f);
+      for (int i = 0; i < n; ++i) ASSERT_EQ(part[i], whole[first + i]) << "slice at " << first << ", element " << i << ", " << nt << " threads";
+    }
+  }
+  set_compute_threads(threads);
+}
+
 TEST(Rng, BothBoxMullerOutputsMatchTheDefinitionInDouble) {
   const uint64_t key = combine(hash_bytes("w_q"), 768);
   const int64_t n = 100001;

@@ -13,8 +13,8 @@ namespace {
 // Pairs per block: the uniforms, radii and angles of one block stay in L1.
 constexpr int64_t kBlockPairs = 512;
 
-// out[2*p0 .. 2*p1) (clipped to n) from pairs [p0, p1).
-void fill_block(uint64_t key, float* out, int64_t n, int64_t p0, int64_t p1, float scale) {
+// Stream elements [2*p0, 2*p1), clipped to [first, end), into out[element - first].
+void fill_block(uint64_t key, float* out, int64_t first, int64_t end, int64_t p0, int64_t p1, float scale) {
   alignas(64) uint32_t a[kBlockPairs], b[kBlockPairs];
   alignas(64) float r[kBlockPairs], c[kBlockPairs], s[kBlockPairs];
   const int m = static_cast<int>(p1 - p0);
@@ -36,27 +36,30 @@ void fill_block(uint64_t key, float* out, int64_t n, int64_t p0, int64_t p1, flo
   S = C.sin();
   C = C.cos();
   // pass 3: interleave both outputs.
-  const int64_t first = 2 * p0;
-  const int64_t full = std::min<int64_t>(m, (n - first) / 2);
-  float* o = out + first;
+  const int64_t e0 = 2 * p0;  // the block's first element; first is even, so e0 >= first
+  const int64_t full = std::min<int64_t>(m, (end - e0) / 2);
+  float* o = out + (e0 - first);
   for (int64_t i = 0; i < full; ++i) {
     o[2 * i] = R[i] * C[i];
     o[2 * i + 1] = R[i] * S[i];
   }
-  if (full < m && first + 2 * full < n) o[2 * full] = R[full] * C[full];  // odd n: the last pair's first output
+  if (full < m && e0 + 2 * full < end) o[2 * full] = R[full] * C[full];  // an odd end: the last pair's first output
 }
 }  // namespace
 
-void fill_normals(uint64_t key, float* out, int64_t n, float scale) {
+void fill_normals(uint64_t key, float* out, int64_t n, float scale) { fill_normals_slice(key, 0, out, n, scale); }
+
+void fill_normals_slice(uint64_t key, int64_t first, float* out, int64_t n, float scale) {
   if (n <= 0) return;
-  const int64_t pairs = (n + 1) / 2;
-  HM_ASSERT(pairs <= (int64_t(1) << 32), "fill_normals draws at most 2^33 numbers per stream: use another key for more");
-  const int64_t blocks = (pairs + kBlockPairs - 1) / kBlockPairs;
+  HM_ASSERT(first >= 0 && first % 2 == 0, "fill_normals_slice starts on a pair: `first` must be even");
+  const int64_t end = first + n, p_begin = first / 2, p_end = (end + 1) / 2;
+  HM_ASSERT(p_end <= (int64_t(1) << 32), "fill_normals draws at most 2^33 numbers per stream: use another key for more");
+  const int64_t blocks = (p_end - p_begin + kBlockPairs - 1) / kBlockPairs;
   // ~30 flops per number: below ~70k numbers one thread is faster than waking the team.
   const int nt = static_cast<int>(std::min<int64_t>(threads_for(30.0 * static_cast<double>(n)), blocks));
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
   for (int64_t k = 0; k < blocks; ++k)
-    fill_block(key, out, n, k * kBlockPairs, std::min(pairs, (k + 1) * kBlockPairs), scale);
+    fill_block(key, out, first, end, p_begin + k * kBlockPairs, std::min(p_end, p_begin + (k + 1) * kBlockPairs), scale);
 }
 
 }  // namespace headmap

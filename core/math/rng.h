@@ -72,6 +72,9 @@ inline void normal_pair_bits(uint64_t key, uint32_t p, uint32_t* a, uint32_t* b)
 // out[0, n) = scale * z[0, n) of stream `key`, vectorised and on the compute threads.
 // n < 2^33 (pairs are 32-bit).
 void fill_normals(uint64_t key, float* out, int64_t n, float scale = 1.0f);
+// out[0, n) = scale * z[first, first + n): a slice of the same stream (`first` even), so a
+// matrix can be drawn a block of rows at a time.
+void fill_normals_slice(uint64_t key, int64_t first, float* out, int64_t n, float scale = 1.0f);
 
 // A small sequential generator for sampling (batches, probe sequences).
 struct Rng {

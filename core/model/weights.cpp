@@ -29,6 +29,22 @@ static MatR normal_matrix(uint64_t key, int rows, int cols, float std) {
   return m;
 }
 
+// The same numbers, drawn straight into a packed matrix a block of rows at a time: no plain
+// (rows, cols) copy to allocate, fault in and pack (at D = 768 that was most of a layer's cost).
+static PackedMatrix normal_packed(uint64_t key, int rows, int cols, float std) {
+  constexpr int kRows = 64;  // a multiple of 2, so every block starts on a pair
+  PackedMatrix p;
+  p.resize(rows, cols);
+  thread_local std::vector<float> block;
+  block.resize(static_cast<size_t>(std::min(kRows, rows)) * cols);
+  for (int r0 = 0; r0 < rows; r0 += kRows) {
+    const int n = std::min(kRows, rows - r0);
+    fill_normals_slice(key, static_cast<int64_t>(r0) * cols, block.data(), static_cast<int64_t>(n) * cols, std);
+    p.set_rows(r0, n, block.data());
+  }
+  return p;
+}
+
 ModelWeights random_weights(int D, int L, uint64_t seed) {
   ModelWeights w;
   w.d_model = D;
@@ -52,16 +68,16 @@ void extend_random_weights(ModelWeights& w, int L, uint64_t seed) {
     lw.w_q = normal_matrix(key("w_q"), D, D, s_in);
     lw.w_k = normal_matrix(key("w_k"), D, D, s_in);
     lw.w_v = normal_matrix(key("w_v"), D, D, s_in);
-    lw.w_o = PackedMatrix(normal_matrix(key("w_o"), D, D, s_in));
+    lw.w_o = normal_packed(key("w_o"), D, D, s_in);
     lw.b_q = RowVec::Zero(D);
     lw.b_k = RowVec::Zero(D);
     lw.b_v = RowVec::Zero(D);
     lw.b_o = RowVec::Zero(D);
     lw.ln2_g = RowVec::Ones(D);
     lw.ln2_b = RowVec::Zero(D);
-    lw.w_fc = PackedMatrix(normal_matrix(key("w_fc"), D, 4 * D, s_in));
+    lw.w_fc = normal_packed(key("w_fc"), D, 4 * D, s_in);
     lw.b_fc = RowVec::Zero(4 * D);
-    lw.w_proj = PackedMatrix(normal_matrix(key("w_proj"), 4 * D, D, s_proj));
+    lw.w_proj = normal_packed(key("w_proj"), 4 * D, D, s_proj);
     lw.b_proj = RowVec::Zero(D);
     lw.fuse();
     w.layers.push_back(std::move(lw));
