@@ -344,15 +344,9 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
   // W_O and the MLP matrices are packed (packed_gemm.h) from blocks of 64 rows, never a plain copy.
   auto add_read_packed = [&](std::string name, int64_t rows, int64_t cols, PackedMatrix* out) {
     jobs.push_back([&r, name, rows, cols, out] {
-      constexpr int64_t kRows = 64;
-      std::vector<float> block(static_cast<size_t>(std::min(kRows, rows) * cols));
-      out->resize(rows, cols);
-      for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
-        const int64_t n = std::min(kRows, rows - r0);
-        if (Status s = r.read_rows(name, r0, n, cols, block.data()); !s) return s;
-        out->set_rows(r0, n, block.data());
-      }
-      return Status();
+      Status read;
+      out->assign_by_rows(rows, cols, [&](int64_t r0, int64_t n, float* block) { return (read = r.read_rows(name, r0, n, cols, block)).ok(); });
+      return read;
     });
   };
   auto add_read_cols = [&](std::string name, int64_t c0, int64_t n, float* out) {

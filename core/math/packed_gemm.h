@@ -15,6 +15,7 @@
 // distinct weights per layer (cold caches): ~185 GFLOP/s against Eigen's ~118 (adhoc A/B).
 #pragma once
 #include <Eigen/Core>
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -36,6 +37,22 @@ class PackedMatrix {
   // from a row-major (n, cols) block.
   void resize(Eigen::Index rows, Eigen::Index cols);
   void set_rows(Eigen::Index r0, Eigen::Index n, const float* block);
+  // Packs a (rows, cols) matrix made kBlockRows rows at a time, never whole (a loader's
+  // reads, a random stream, a concatenation): fill(r0, n, block) writes rows [r0, r0 + n)
+  // row-major into block and returns false to stop, leaving the matrix incomplete.
+  static constexpr Eigen::Index kBlockRows = 64;  // even: a block of a normal stream starts on a pair
+  template <class Fill>
+  bool assign_by_rows(Eigen::Index rows, Eigen::Index cols, Fill&& fill) {
+    resize(rows, cols);
+    thread_local std::vector<float> block;  // reused: a fresh buffer per matrix cost more than drawing it
+    block.resize(static_cast<size_t>(std::min(kBlockRows, rows) * cols));
+    for (Eigen::Index r0 = 0; r0 < rows; r0 += kBlockRows) {
+      const Eigen::Index n = std::min(kBlockRows, rows - r0);
+      if (!fill(r0, n, block.data())) return false;
+      set_rows(r0, n, block.data());
+    }
+    return true;
+  }
 
   Eigen::Index rows() const { return rows_; }  // K
   Eigen::Index cols() const { return cols_; }  // N

@@ -10,14 +10,10 @@ namespace headmap {
 void LayerWeights::fuse() {
   const Eigen::Index D = w_q.rows(), W3 = w_q.cols() + w_k.cols() + w_v.cols();
   // Packed a block of rows at a time: never a second full (D, 3D) copy.
-  constexpr Eigen::Index kRows = 64;
-  MatR rows(std::min(kRows, D), W3);
-  w_qkv.resize(D, W3);
-  for (Eigen::Index r0 = 0; r0 < D; r0 += kRows) {
-    const Eigen::Index n = std::min(kRows, D - r0);
-    rows.topRows(n) << w_q.middleRows(r0, n), w_k.middleRows(r0, n), w_v.middleRows(r0, n);
-    w_qkv.set_rows(r0, n, rows.data());
-  }
+  w_qkv.assign_by_rows(D, W3, [&](Eigen::Index r0, Eigen::Index n, float* block) {
+    Eigen::Map<MatR>(block, n, W3) << w_q.middleRows(r0, n), w_k.middleRows(r0, n), w_v.middleRows(r0, n);
+    return true;
+  });
   b_qkv.resize(W3);
   b_qkv << b_q, b_k, b_v;
 }
@@ -32,16 +28,11 @@ static MatR normal_matrix(uint64_t key, int rows, int cols, float std) {
 // The same numbers, drawn straight into a packed matrix a block of rows at a time: no plain
 // (rows, cols) copy to allocate, fault in and pack (at D = 768 that was most of a layer's cost).
 static PackedMatrix normal_packed(uint64_t key, int rows, int cols, float std) {
-  constexpr int kRows = 64;  // a multiple of 2, so every block starts on a pair
   PackedMatrix p;
-  p.resize(rows, cols);
-  thread_local std::vector<float> block;
-  block.resize(static_cast<size_t>(std::min(kRows, rows)) * cols);
-  for (int r0 = 0; r0 < rows; r0 += kRows) {
-    const int n = std::min(kRows, rows - r0);
-    fill_normals_slice(key, static_cast<int64_t>(r0) * cols, block.data(), static_cast<int64_t>(n) * cols, std);
-    p.set_rows(r0, n, block.data());
-  }
+  p.assign_by_rows(rows, cols, [&](Eigen::Index r0, Eigen::Index n, float* block) {
+    fill_normals_slice(key, r0 * cols, block, n * cols, std);
+    return true;
+  });
   return p;
 }
 

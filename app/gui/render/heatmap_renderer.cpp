@@ -280,7 +280,7 @@ GLint HeatmapRenderer::loc(const char* name) const { return glGetUniformLocation
 
 // Where a (w, h) map's colours go: the first page with room on its current shelf or below
 // it, else a new page. Shelves only grow down; a page is reset once all its maps are gone.
-bool HeatmapRenderer::place_in_atlas(int w, int h, int* page, int* x, int* y) {
+void HeatmapRenderer::place_in_atlas(int w, int h, int* page, int* x, int* y) {
   const int W = w + kAtlasPad, H = h + kAtlasPad;
   for (size_t i = 0;; ++i) {
     if (i == pages_.size()) pages_.emplace_back();
@@ -301,7 +301,7 @@ bool HeatmapRenderer::place_in_atlas(int w, int h, int* page, int* x, int* y) {
     p.cursor_x += W;
     p.shelf_h = std::max(p.shelf_h, H);
     ++p.live;
-    return true;
+    return;
   }
 }
 

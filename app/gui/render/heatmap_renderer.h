@@ -144,7 +144,7 @@ class HeatmapRenderer {
   };
   // The texture holding a map's colours, and where in it (queued on first use).
   const Coloured& coloured(const MapTexture& tex, const HeatmapStyle& s);
-  bool place_in_atlas(int w, int h, int* page, int* x, int* y);
+  void place_in_atlas(int w, int h, int* page, int* x, int* y);
   void release(const Coloured& c);
   GLint loc(const char* name) const;
   // A texture of texels [tr0, tr0 + th) x [tc0, tc0 + tw) of level k of m (cached). Null
