@@ -4,6 +4,7 @@
 // accumulation, and one and two threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -81,6 +82,25 @@ TEST(PackedGemm, MatchesADoublePrecisionProductOnEveryEdge) {
           EXPECT_LT(max_error(acc, reference(A, B, &C0)), tol) << M << "x" << K << "x" << N << " accumulating, " << nt << " threads";
         }
       }
+  set_compute_threads(threads);
+}
+
+TEST(PackedGemm, BlocksPackedInParallelGiveTheSameMatrix) {
+  // assign_by_rows_parallel writes every row, the last panel's padding included, without
+  // zeroing first: a matrix reusing the storage of a bigger, fully nonzero one must still
+  // equal the plain packing (operator== compares the padding too). One and two threads.
+  const int threads = compute_threads();
+  for (int nt : {1, 2}) {
+    set_compute_threads(nt);
+    PackedMatrix q;
+    for (auto [rows, cols] : {std::pair{1000, 2112}, {5, 31}, {130, 33}, {200, 100}, {1, 1}, {64, 64}}) {
+      const Plain m = random_matrix(rows, cols, 7 + rows + cols);
+      q.assign_by_rows_parallel(
+          rows, cols, [&](Eigen::Index r0, Eigen::Index n, float* block) { std::copy_n(m.data() + r0 * cols, n * cols, block); }, 1e6);
+      EXPECT_TRUE(q == PackedMatrix(m)) << rows << "x" << cols << ", " << nt << " threads";
+      EXPECT_TRUE(q.plain() == m) << rows << "x" << cols << ", " << nt << " threads";
+    }
+  }
   set_compute_threads(threads);
 }
 

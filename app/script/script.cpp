@@ -10,10 +10,12 @@
 #include <algorithm>
 #include <cfloat>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "app/common/model_options.h"
+#include "app/gui/render/gl.h"
 #include "app/script/settings_table.h"
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
@@ -448,6 +450,11 @@ class BenchmarkScript : public Script {
     sc["T2048_D256_H8_L2"]["visible_layer_on_screen_ms"] = long_visible_ms_;
     sc["T2048_D256_H8_L2"]["first_result_frame_ms"] = long_first_frame_ms_;  // the frame that first shows it
     j["scenarios"] = sc;
+    // What drew the frames: the GL renderer (llvmpipe is software) and its thread count.
+    const GLubyte* renderer = glGetString(GL_RENDERER);
+    j["gl_renderer"] = renderer ? reinterpret_cast<const char*>(renderer) : "";
+    const char* lp = std::getenv("LP_NUM_THREADS");
+    j["lp_num_threads"] = lp ? lp : "";
     std::printf("%s\n", j.dump(2).c_str());
   }
 

@@ -120,7 +120,7 @@ void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, c
 void PackedMatrix::resize(Eigen::Index rows, Eigen::Index cols) {
   rows_ = rows;
   cols_ = cols;
-  data_.assign(static_cast<size_t>(panels()) * rows * kPanel, 0.0f);
+  data_.assign(static_cast<size_t>(panels()) * rows * kPanel, 0.0f);  // values zero (the allocator does not)
 }
 
 void PackedMatrix::set_rows(Eigen::Index r0, Eigen::Index n, const float* block) {
@@ -128,7 +128,32 @@ void PackedMatrix::set_rows(Eigen::Index r0, Eigen::Index n, const float* block)
   for (int p = 0; p < panels(); ++p) {
     const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kPanel, width = std::min<Eigen::Index>(kPanel, cols_ - c0);
     float* dst = data_.data() + (static_cast<size_t>(p) * rows_ + r0) * kPanel;
-    for (Eigen::Index r = 0; r < n; ++r) std::copy_n(block + r * cols_ + c0, width, dst + r * kPanel);
+    for (Eigen::Index r = 0; r < n; ++r) {
+      std::copy_n(block + r * cols_ + c0, width, dst + r * kPanel);
+      std::fill(dst + r * kPanel + width, dst + (r + 1) * kPanel, 0.0f);  // the last panel's padding
+    }
+  }
+}
+
+void PackedMatrix::assign_by_rows_parallel(Eigen::Index rows, Eigen::Index cols, const BlockFill& fill, double flops_per_element) {
+  // Not zeroed first: every row is written below, padding included, by the thread that
+  // draws it (so the pages are also first touched on both threads).
+  rows_ = rows;
+  cols_ = cols;
+  data_.clear();
+  data_.resize(static_cast<size_t>(panels()) * rows * kPanel);
+  const Eigen::Index blocks = (rows + kBlockRows - 1) / kBlockRows;
+  const int nt = static_cast<int>(std::min<Eigen::Index>(threads_for(flops_per_element * static_cast<double>(rows * cols)), blocks));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    thread_local std::vector<float> block;  // the team's threads live on: reused, no page faults
+    block.resize(static_cast<size_t>(std::min(kBlockRows, rows) * cols));
+#pragma omp for schedule(static)
+    for (Eigen::Index b = 0; b < blocks; ++b) {
+      const Eigen::Index r0 = b * kBlockRows, n = std::min(kBlockRows, rows - r0);
+      fill(r0, n, block.data());  // a nested parallel region inside runs on this thread alone
+      set_rows(r0, n, block.data());
+    }
   }
 }
 

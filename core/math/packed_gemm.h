@@ -17,12 +17,32 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
 
 namespace headmap {
+
+// Storage of packed weights: Eigen's aligned allocator, except that resize() leaves the
+// floats unwritten (PackedMatrix::resize zeroes them itself; assign_by_rows_parallel writes
+// every one, on the thread that draws it, so a fresh matrix is not written twice).
+template <class T>
+struct UninitialisedAllocator : Eigen::aligned_allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitialisedAllocator<U>;
+  };
+  UninitialisedAllocator() = default;
+  template <class U>
+  UninitialisedAllocator(const UninitialisedAllocator<U>&) {}
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) { ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...); }
+  template <class U>
+  void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+};
 
 class PackedMatrix {
  public:
@@ -54,6 +74,11 @@ class PackedMatrix {
     return true;
   }
 
+  // The same when fill may run on several threads at once (a counter-based stream, a copy
+  // of other matrices): the compute threads draw and pack disjoint blocks side by side.
+  // `flops_per_element` sizes the team (threads_for). Always completes.
+  using BlockFill = std::function<void(Eigen::Index r0, Eigen::Index n, float* block)>;
+  void assign_by_rows_parallel(Eigen::Index rows, Eigen::Index cols, const BlockFill& fill, double flops_per_element);
   Eigen::Index rows() const { return rows_; }  // K
   Eigen::Index cols() const { return cols_; }  // N
   Eigen::Index size() const { return rows_ * cols_; }
@@ -69,7 +94,7 @@ class PackedMatrix {
 
  private:
   Eigen::Index rows_ = 0, cols_ = 0;
-  std::vector<float, Eigen::aligned_allocator<float>> data_;  // (panels, K, kPanel)
+  std::vector<float, UninitialisedAllocator<float>> data_;  // (panels, K, kPanel)
 };
 
 // C (M, N) = A (M, K) B, or C += A B when accumulate; A and C row-major with row strides.

@@ -2,6 +2,7 @@
 #include "core/math/rng.h"
 
 #include <Eigen/Core>
+#include <omp.h>
 #include <algorithm>
 
 #include "core/error.h"
@@ -56,7 +57,8 @@ void fill_normals_slice(uint64_t key, int64_t first, float* out, int64_t n, floa
   HM_ASSERT(p_end <= (int64_t(1) << 32), "fill_normals draws at most 2^33 numbers per stream: use another key for more");
   const int64_t blocks = (p_end - p_begin + kBlockPairs - 1) / kBlockPairs;
   // ~30 flops per number: below ~70k numbers one thread is faster than waking the team.
-  const int nt = static_cast<int>(std::min<int64_t>(threads_for(30.0 * static_cast<double>(n)), blocks));
+  // Inside a parallel region (a matrix drawn in blocks by the team) this thread draws alone.
+  const int nt = omp_in_parallel() ? 1 : static_cast<int>(std::min<int64_t>(threads_for(30.0 * static_cast<double>(n)), blocks));
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
   for (int64_t k = 0; k < blocks; ++k)
     fill_block(key, out, first, end, p_begin + k * kBlockPairs, std::min(p_end, p_begin + (k + 1) * kBlockPairs), scale);

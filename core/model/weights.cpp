@@ -10,10 +10,12 @@ namespace headmap {
 void LayerWeights::fuse() {
   const Eigen::Index D = w_q.rows(), W3 = w_q.cols() + w_k.cols() + w_v.cols();
   // Packed a block of rows at a time: never a second full (D, 3D) copy.
-  w_qkv.assign_by_rows(D, W3, [&](Eigen::Index r0, Eigen::Index n, float* block) {
-    Eigen::Map<MatR>(block, n, W3) << w_q.middleRows(r0, n), w_k.middleRows(r0, n), w_v.middleRows(r0, n);
-    return true;
-  });
+  w_qkv.assign_by_rows_parallel(
+      D, W3,
+      [&](Eigen::Index r0, Eigen::Index n, float* block) {
+        Eigen::Map<MatR>(block, n, W3) << w_q.middleRows(r0, n), w_k.middleRows(r0, n), w_v.middleRows(r0, n);
+      },
+      2.0);
   b_qkv.resize(W3);
   b_qkv << b_q, b_k, b_v;
 }
@@ -29,10 +31,9 @@ static MatR normal_matrix(uint64_t key, int rows, int cols, float std) {
 // (rows, cols) copy to allocate, fault in and pack (at D = 768 that was most of a layer's cost).
 static PackedMatrix normal_packed(uint64_t key, int rows, int cols, float std) {
   PackedMatrix p;
-  p.assign_by_rows(rows, cols, [&](Eigen::Index r0, Eigen::Index n, float* block) {
-    fill_normals_slice(key, r0 * cols, block, n * cols, std);
-    return true;
-  });
+  p.assign_by_rows_parallel(
+      rows, cols, [&](Eigen::Index r0, Eigen::Index n, float* block) { fill_normals_slice(key, r0 * cols, block, n * cols, std); },
+      30.0);
   return p;
 }
 

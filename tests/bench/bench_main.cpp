@@ -11,6 +11,8 @@
 // dense-equivalent rate (the work a dense implementation such as torch's does).
 #include <benchmark/benchmark.h>
 
+#include <deque>
+
 #include "core/model/attention.h"
 #include "core/math/gemm.h"
 #include "core/math/rng.h"
@@ -130,9 +132,11 @@ BENCHMARK(BM_train_step)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// random_weights: one layer of random-init weights (12·D² normals) at D = 768, as the
-// app draws them for every new d_model; and the previous generator (scalar, double
-// precision, one Box-Muller output per pair) on the same count, threaded as it was.
+// random_weights: one layer of random-init weights (12·D² normals) at D = 768, drawn and
+// freed in a loop (the allocator may hand back the same memory each time); random_weights_kept:
+// the same as the app meets it (below); normals: the generator alone; and the previous
+// generator (scalar, double precision, one Box-Muller output per pair) on the same count,
+// threaded as it was.
 void BM_random_weights(benchmark::State& state) {
   const int D = static_cast<int>(state.range(0));
   for (auto _ : state) {
@@ -142,6 +146,33 @@ void BM_random_weights(benchmark::State& state) {
   state.counters["Mnormals/s"] = benchmark::Counter(12.0 * D * D * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_random_weights)->Name("random_weights")->ArgNames({"D"})->Arg(768)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same as the app meets it: the worker keeps the last 8 models, so each new draw lands
+// in memory the process has not touched yet (page faults included).
+void BM_random_weights_fresh(benchmark::State& state) {
+  const int D = static_cast<int>(state.range(0));
+  std::deque<ModelWeights> kept;
+  uint64_t seed = 100;
+  for (auto _ : state) {
+    kept.push_back(random_weights(D, 1, seed++));
+    if (kept.size() > 8) kept.pop_front();
+  }
+  state.counters["Mnormals/s"] = benchmark::Counter(12.0 * D * D * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_random_weights_fresh)->Name("random_weights_kept")->ArgNames({"D"})->Arg(768)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The generator alone, on the same count and the same warm output as the previous one below.
+void BM_normals(benchmark::State& state) {
+  const int D = static_cast<int>(state.range(0));
+  const int64_t n = 12LL * D * D;
+  std::vector<float> out(static_cast<size_t>(n));
+  for (auto _ : state) {
+    fill_normals(7, out.data(), n);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["Mnormals/s"] = benchmark::Counter(n * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_normals)->Name("normals")->ArgNames({"D"})->Arg(768)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_normals_scalar_previous(benchmark::State& state) {
   const int D = static_cast<int>(state.range(0));
