@@ -61,6 +61,7 @@ struct UiReport {
   int heads_deferred = 0;              // the heads grid: maps still waiting for their upload
   int heads_off = 0;                   // of those, drawn greyed with the "off" mark (ablated)
   std::vector<std::string> head_titles;  // the heads grid's titles, as shown
+  std::vector<Rect> head_title_rects;   // each title's row: ablation box, title and label
   std::vector<Rect> focus_map;         // Focus: the enlarged step's map, in window pixels
   int focus_map_pool = 0;              // Focus: most cells per texel drawn, strip and enlarged step (1 = full resolution)
   bool focus_slice_open = false;       // Focus: the head's slice of D is shown open

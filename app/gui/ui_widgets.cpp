@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 namespace headmap {
 
@@ -220,21 +221,29 @@ void colour_legend(const HeatmapStyle& s, const char* caption, float width, cons
 
 void text_disabled_wrapped_at_commas(const std::string& text) {
   const float width = ImGui::GetContentRegionAvail().x;
+  // Lines of one paragraph: no item spacing between them, only after the last.
+  std::vector<std::string> lines;
   std::string line;
   size_t i = 0;
   while (i < text.size()) {
-    size_t j = text.find(", ", i);
+    const size_t comma = text.find(", ", i), colon = text.find(": ", i), j = std::min(comma, colon);
     const std::string piece = j == std::string::npos ? text.substr(i) : text.substr(i, j + 2 - i);
     i = j == std::string::npos ? text.size() : j + 2;
-    // The break goes after ", ": measured without its trailing space, which is not shown.
+    // The break goes after ", " or ": ": measured without its trailing space, which is not shown.
     if (!line.empty() && ImGui::CalcTextSize((line + piece).c_str()).x > width + ImGui::CalcTextSize(" ").x) {
       line.pop_back();
-      text_disabled_wrapped(line.c_str());  // a piece wider than the window still wraps, at spaces
+      lines.push_back(line);
       line.clear();
     }
     line += piece;
   }
-  if (!line.empty()) text_disabled_wrapped(line.c_str());
+  if (!line.empty()) lines.push_back(line);
+  const ImVec2 spacing = ImGui::GetStyle().ItemSpacing;
+  for (size_t k = 0; k < lines.size(); ++k) {
+    if (k + 1 < lines.size()) ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(spacing.x, 0.0f));
+    text_disabled_wrapped(lines[k].c_str());  // a piece wider than the window still wraps, at spaces
+    if (k + 1 < lines.size()) ImGui::PopStyleVar();
+  }
 }
 
 }  // namespace headmap

@@ -14,8 +14,8 @@ namespace headmap {
 // Text rotated 90° counter-clockwise, reading upwards from `pos` (its baseline-left corner).
 void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text);
 
-// Disabled (grey) text wrapped only after ", " so that numbers such as "loss 1.59" never
-// split (ImGui's own wrapping may break after a '.').
+// Disabled (grey) text wrapped only after ", " or ": " so that numbers such as "loss 1.59"
+// never split (ImGui's own wrapping may break after a '.'); its lines read as one paragraph.
 void text_disabled_wrapped_at_commas(const std::string& text);
 
 struct HeatmapView {

@@ -128,6 +128,9 @@ class ScreenshotScript : public Script {
       j["heads_deferred"] = r.heads_deferred;     // maps still waiting for an upload
       j["heads_off"] = r.heads_off;
       j["head_titles"] = r.head_titles;
+      nlohmann::json title_rects = nlohmann::json::array();
+      for (const UiReport::Rect& q : r.head_title_rects) title_rects.push_back({q.x0, q.y0, q.x1, q.y1});
+      j["head_title_rects"] = title_rects;
       nlohmann::json focus = nlohmann::json::array();
       for (const UiReport::Rect& q : r.focus_map) focus.push_back({q.x0, q.y0, q.x1, q.y1});
       j["focus_map"] = focus;                     // Focus: the enlarged step's map

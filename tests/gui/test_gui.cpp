@@ -208,6 +208,28 @@ TEST(Gui, ManyHeadsStayInAlignedColumnsInsideTheWindow) {
   EXPECT_LT(r.report["draw_calls"].get<int>(), 60);
 }
 
+TEST(Gui, HeadTitlesNeverRunIntoTheNextColumn) {
+  // Each title row (ablation box, title, label) ends before the next title of its row and
+  // inside the window: on a 1024x768 projector with 16 and 128 heads, and on a desktop
+  // screen. (Titles that used a share of the row's spare width ran into the next column's
+  // box at 1024x768.)
+  for (const auto& [size, heads] : {std::pair{"1024x768", "16"}, {"1024x768", "128"}, {"1600x1000", "16"}}) {
+    const std::string name = std::string("titles") + size + "_" + heads;
+    const AppRun r = run_app(name, {"--size", size, "--then", std::string("heads=") + heads});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json& rects = r.report["head_title_rects"];
+    ASSERT_EQ(rects.size(), static_cast<size_t>(std::stoi(heads))) << name;
+    const double width = std::stod(std::string(size).substr(0, std::string(size).find('x')));
+    for (size_t i = 0; i < rects.size(); ++i) {
+      EXPECT_LE(static_cast<double>(rects[i][2]), width) << name << ": title " << i << " leaves the window";
+      if (i + 1 < rects.size() && rects[i + 1][1] == rects[i][1]) {  // the next title, same row
+        EXPECT_LT(static_cast<double>(rects[i][2]), static_cast<double>(rects[i + 1][0]))
+            << name << ": title " << i << " (" << r.report["head_titles"][i] << ") runs into the next column";
+      }
+    }
+  }
+}
+
 TEST(Gui, InvalidPairShowsTheMessageAndTheFix) {
   const AppRun r = run_app("invalid", {"--d-model", "64", "--heads", "3"});
   ASSERT_EQ(r.status, 0) << r.err;

@@ -135,9 +135,17 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   const bool labels = side >= bare * 0.67f && side >= fh * 4;
   if (!labels) cols = bare_cols, side = bare;
   side = std::max(side, 24.0f);
-  // A title may use its column's share of the row's spare width, never more (the last
-  // column would run off the window).
-  const float title_room = side + std::max(0.0f, (avail.x - cols * (side + (labels ? lw : 0.0f) + gap)) / cols);
+  // A title may use its map's width and the gap to the next column, less the usual spacing
+  // (the row's spare width lies after its last column, not between columns: titles that
+  // used a share of it ran into the next column's box at 1024x768).
+  const float title_room = side + gap - ImGui::GetStyle().ItemSpacing.x;
+  // Head ablation: a box before each title switches the head's output off (its pattern stays
+  // on screen); so does a right-click on the map, which is all there is room for when the
+  // box and the widest number do not fit (128 heads on a 1024x768 projector): then no title
+  // has a box, rather than some.
+  const bool can_ablate = !cfg.pitfalls.head_averaged && cfg.num_heads == s.cfg.num_heads && cfg.num_layers == s.cfg.num_layers;
+  const float box_w = ImGui::GetFontSize() + 2.0f + ImGui::GetStyle().ItemInnerSpacing.x + 1.0f;  // frame padding 1, then the inner spacing
+  const bool boxes = can_ablate && ImGui::CalcTextSize(std::to_string(out.Hw - 1).c_str()).x + box_w <= title_room;
 
   // The zoom window, in cells, the same for every head.
   float& zoom = s.view.heads_zoom;
@@ -188,9 +196,8 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       // Title and label must fit above the map, or the grid's columns drift and the label is
       // clipped: drop d_head (the controls show it), then the entropy (the tooltip has it),
       // then the K/V head (the tooltip has it too).
-      // The ablation box (frame padding 1) and the inner spacing after it; the label follows
-      // the title at the usual spacing.
-      const float box = ImGui::GetFontSize() + 2.0f + ImGui::GetStyle().ItemInnerSpacing.x + 1.0f;
+      // The ablation box, if any; the label follows the title at the usual spacing.
+      const float box = boxes ? box_w : 0.0f;
       float extra = box + (label != HeadLabel::None ? ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(head_label_name(label)).x : 0.0f);
       if (ImGui::CalcTextSize(title).x + extra > title_room)
         std::snprintf(title, sizeof title, "head %d%s  \xC2\xB7  %.2f nats", h, kv, m.entropy);
@@ -201,12 +208,17 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
         if (ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "%d%s", h, kv);
       }
       if (ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "head %d", h);
-      if (ImGui::CalcTextSize(title).x + extra > title_room) show_label = false;
+      // The label outranks the word "head": "13 broad" before "head 13".
+      if (show_label && ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "%d", h);
+      if (show_label && ImGui::CalcTextSize(title).x + extra > title_room) {
+        show_label = false;
+        std::snprintf(title, sizeof title, "head %d", h);
+      }
       if (ImGui::CalcTextSize(title).x + box > title_room) std::snprintf(title, sizeof title, "%d", h);
     }
     if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
-    // Head ablation: the box switches the head's output off (its pattern stays on screen).
-    if (!cfg.pitfalls.head_averaged && cfg.num_heads == s.cfg.num_heads && cfg.num_layers == s.cfg.num_layers) {
+    const ImVec2 title_p0 = ImGui::GetCursorScreenPos();
+    if (boxes) {
       const HeadId id{layer, h};
       bool on = s.ablated.count(id) == 0;
       ImGui::PushID(h);
@@ -216,7 +228,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
         else s.ablated.insert(id);
       }
       ImGui::PopStyleVar();
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation).");
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation). Or right-click its map.");
       ImGui::PopID();
       ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
     }
@@ -226,6 +238,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       ImGui::SameLine();
       ImGui::TextColored(kAccentColour, "%s", head_label_name(label));
     }
+    s.report.head_title_rects.push_back({title_p0.x, title_p0.y, ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y});
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip("%s%sentropy %.3f nats (%.2f of the maximum)\nprevious-token %.2f   first-token %.2f   self %.2f\n"
                         "peak weight %.2f   induction %.2f (on the induction probe)",
@@ -274,6 +287,11 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
         s.view.heads_pan_x = mx + (s.view.heads_pan_x - mx) * zoom / nz;
         s.view.heads_pan_y = my + (s.view.heads_pan_y - my) * zoom / nz;
         zoom = nz;
+      }
+      if (can_ablate && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {  // the box's switch, wherever the box is
+        const HeadId id{layer, h};
+        if (s.ablated.count(id)) s.ablated.erase(id);
+        else s.ablated.insert(id);
       }
       if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[ImGuiMouseButton_Left] < 16 &&
           !cfg.pitfalls.head_averaged) {
