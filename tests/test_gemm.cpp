@@ -96,7 +96,8 @@ TEST(PackedGemm, BlocksPackedInParallelGiveTheSameMatrix) {
     for (auto [rows, cols] : {std::pair{1000, 2112}, {5, 31}, {130, 33}, {200, 100}, {1, 1}, {64, 64}}) {
       const Plain m = random_matrix(rows, cols, 7 + rows + cols);
       q.assign_by_rows_parallel(
-          rows, cols, [&](Eigen::Index r0, Eigen::Index n, float* block) { std::copy_n(m.data() + r0 * cols, n * cols, block); }, 1e6);
+          rows, cols, [&m](Eigen::Index r0, Eigen::Index n, float* block) { std::copy_n(m.data() + r0 * m.cols(), n * m.cols(), block); },
+          1e6);
       EXPECT_TRUE(q == PackedMatrix(m)) << rows << "x" << cols << ", " << nt << " threads";
       EXPECT_TRUE(q.plain() == m) << rows << "x" << cols << ", " << nt << " threads";
     }
