@@ -332,7 +332,10 @@ class BenchmarkScript : public Script {
 
   // Like a person: the app sleeps between inputs and wakes for each input or result.
   double wait_seconds(const App& app) const override {
-    if (phase_ == kColdStart || phase_ == kT2048 || !typing_ready_) return 0.0;
+    // The long request: while the worker computes, the app's own pace (main.cpp: a frame
+    // every 50 ms while busy, and at once for a result or a deferred upload).
+    if (phase_ == kT2048) return app.busy() ? 0.05 : 0.0;
+    if (phase_ == kColdStart || !typing_ready_) return 0.0;
     if (!pending_.empty() && !app.busy()) return 0.0;  // a result is waiting to be drawn
     const int gap_ms = phase_ == kTyping ? 80 : phase_ == kL12Typing ? 125 : phase_ == kHeadsSweep ? 250 : 300;
     const double left = std::chrono::duration<double>(last_input_ + std::chrono::milliseconds(gap_ms) - Clock::now()).count();
