@@ -96,6 +96,8 @@ int main(int argc, char** argv) {
   std::string mouse, corpus;
   cli.add_option("--corpus", corpus, "the text the Training tab trains on (default: the shipped corpus in assets/corpus)");
   cli.add_option("--mouse", mouse, "with --screenshot: rest the mouse at X,Y (window pixels), e.g. to show a tooltip");
+  cli.add_flag("--right-click", shot.right_click, "with --screenshot and --mouse: after the --then settings, right-click where the mouse "
+               "rests (on a head's map: switch it off) and wait for the result");
   cli.add_option("--colormap", colormap, "viridis, magma, cividis or grey")->check(CLI::IsMember({"viridis", "magma", "cividis", "grey", "gray"}));
   cli.add_flag("--benchmark", benchmark, "play a scripted session and print latency and frame-time figures as JSON");
   SoakOptions soak;

@@ -80,6 +80,16 @@ class ScreenshotScript : public Script {
       case Phase::WaitTyped:
         if (frames_++ >= 1 && settled(app)) next(app);
         break;
+      case Phase::Click: {  // this frame sees the right button pressed (after NewFrame, as
+        // ImGui would have computed it from a press); the platform backend releases it next frame
+        ImGuiIO& io = ImGui::GetIO();
+        io.MouseDown[ImGuiMouseButton_Right] = io.MouseClicked[ImGuiMouseButton_Right] = true;
+        io.MouseDownDuration[ImGuiMouseButton_Right] = 0.0f;
+        clicked_ = true;
+        phase_ = Phase::WaitTyped;  // then wait for the result, as after typing
+        frames_ = 0;
+        break;
+      }
       case Phase::Frames:
         if (frames_++ >= o_.frames) {
           phase_ = Phase::Capture;
@@ -98,14 +108,15 @@ class ScreenshotScript : public Script {
   }
 
  private:
-  enum class Phase { WaitFirst, Then, WaitThen, Type, WaitTyped, Frames, Capture };
+  enum class Phase { WaitFirst, Then, WaitThen, Type, WaitTyped, Click, Frames, Capture };
   void next(App& app) {
     frames_ = 0;
     if ((phase_ == Phase::WaitFirst || phase_ == Phase::WaitThen) && then_next_ < o_.then.size()) phase_ = Phase::Then;
     else if ((phase_ == Phase::WaitFirst || phase_ == Phase::WaitThen) && !chars_.empty()) {
       app.state.text.clear();
       phase_ = Phase::Type;
-    } else phase_ = Phase::Frames;
+    } else if (o_.right_click && !clicked_) phase_ = Phase::Click;
+    else phase_ = Phase::Frames;
   }
   void done(App& app, const Status& s) {
     finished = true;
@@ -201,6 +212,7 @@ class ScreenshotScript : public Script {
   std::u32string chars_;
   size_t typed_ = 0;
   size_t then_next_ = 0;  // the next --then setting to apply
+  bool clicked_ = false;  // --right-click done
 };
 }  // namespace
 

@@ -19,6 +19,7 @@ struct ScreenshotOptions {
                                     // "wait": the ones after it wait for the result of the ones before
   std::string type;                 // typed into the (emptied) sentence box, one character per frame
   float mouse_x = -1, mouse_y = -1;  // where the mouse rests (window pixels); off-window by default
+  bool right_click = false;         // after the --then settings: one right-click where the mouse rests, then wait for the result
   double deadline_s = 90;           // give up (exit 1) after this long: a slow machine may need more
 };
 std::unique_ptr<Script> make_screenshot_script(ScreenshotOptions o);

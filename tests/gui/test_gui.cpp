@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "app/common/colormap.h"
@@ -419,6 +420,30 @@ TEST(Gui, AblatingAHeadChangesTheLoss) {
   const AppRun off = run_app("ablate-1-1", {"--text", "one two three one two three one two three", "--then", "ablate=1,1"});
   ASSERT_EQ(off.status, 0) << off.err;
   EXPECT_NE(all.report["loss_on_text"].get<double>(), off.report["loss_on_text"].get<double>());
+}
+
+TEST(Gui, RightClickOnAMapSwitchesItsHeadOff) {
+  // As the box does, and also where the grid has no boxes (128 heads at 1024x768): the
+  // same head as the scripted ablate=0,h, the same loss.
+  for (const auto& [size, heads, h] : {std::tuple{"1600x1000", "4", 2}, {"1024x768", "128", 37}}) {
+    const std::vector<std::string> base = {"--size", size, "--then", std::string("heads=") + heads};
+    const AppRun before = run_app(std::string("rclick-before-") + heads, base);
+    ASSERT_EQ(before.status, 0) << before.err;
+    const json& m = before.report["heatmaps"][static_cast<size_t>(h)];
+    const std::string mouse = std::to_string((m[0].get<double>() + m[2].get<double>()) / 2) + "," +
+                              std::to_string((m[1].get<double>() + m[3].get<double>()) / 2);
+    std::vector<std::string> click = base;
+    click.insert(click.end(), {"--mouse", mouse, "--right-click"});
+    const AppRun clicked = run_app(std::string("rclick-") + heads, click);
+    ASSERT_EQ(clicked.status, 0) << clicked.err;
+    EXPECT_EQ(clicked.report["heads_off"], 1) << size << ", " << heads << " heads";
+    std::vector<std::string> scripted = base;
+    scripted.insert(scripted.end(), {"--then", "wait", "--then", "ablate=0," + std::to_string(h)});
+    const AppRun ablated = run_app(std::string("rclick-scripted-") + heads, scripted);
+    ASSERT_EQ(ablated.status, 0) << ablated.err;
+    EXPECT_NE(clicked.report["loss_on_text"].get<double>(), before.report["loss_on_text"].get<double>());
+    EXPECT_EQ(clicked.report["loss_on_text"].get<double>(), ablated.report["loss_on_text"].get<double>()) << "head " << h;
+  }
 }
 
 // The mask is one rule (MaskKind): the shader draws it in the app, the CPU raster in the PNG

@@ -54,6 +54,11 @@ static void head_tooltip(const AppState& s, const ForwardData& f, int l, int b, 
   ImGui::EndTooltip();
 }
 
+// Switches a head off, or on again (ablation): its box, or a right-click on its map.
+static void toggle_ablation(AppState& s, HeadId id) {
+  if (!s.ablated.erase(id)) s.ablated.insert(id);
+}
+
 void draw_heads(AppState& s, HeatmapRenderer& r) {
   if (!s.compute_error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
@@ -223,10 +228,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       bool on = s.ablated.count(id) == 0;
       ImGui::PushID(h);
       ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(1, 1));
-      if (ImGui::Checkbox("##on", &on)) {
-        if (on) s.ablated.erase(id);
-        else s.ablated.insert(id);
-      }
+      if (ImGui::Checkbox("##on", &on)) toggle_ablation(s, id);
       ImGui::PopStyleVar();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation). Or right-click its map.");
       ImGui::PopID();
@@ -288,11 +290,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
         s.view.heads_pan_y = my + (s.view.heads_pan_y - my) * zoom / nz;
         zoom = nz;
       }
-      if (can_ablate && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {  // the box's switch, wherever the box is
-        const HeadId id{layer, h};
-        if (s.ablated.count(id)) s.ablated.erase(id);
-        else s.ablated.insert(id);
-      }
+      if (can_ablate && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) toggle_ablation(s, HeadId{layer, h});  // the box's switch
       if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && io.MouseDragMaxDistanceSqr[ImGuiMouseButton_Left] < 16 &&
           !cfg.pitfalls.head_averaged) {
         s.view.head = h;
