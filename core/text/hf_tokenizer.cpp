@@ -11,6 +11,7 @@
 #include <unicode/unistr.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include <unordered_map>
 
 #include "core/io/file_io.h"
+#include "core/memory_budget.h"
 #include "core/text/bpe.h"
 #include "core/text/bpe_merge.h"
 #include "core/text/utf8.h"
@@ -44,9 +46,9 @@ bool is_punctuation(char32_t c) {  // ASCII punctuation or a P* category
   return t == U_CONNECTOR_PUNCTUATION || t == U_DASH_PUNCTUATION || t == U_START_PUNCTUATION || t == U_END_PUNCTUATION ||
          t == U_INITIAL_PUNCTUATION || t == U_FINAL_PUNCTUATION || t == U_OTHER_PUNCTUATION;
 }
-bool is_other(char32_t c) {  // Cc Cf Cn Co Cs
+bool is_other(char32_t c) {  // Cc Cf Co Cs: the official tables leave unassigned code points out
   const int t = u_charType(UChar32(c));
-  return t == U_CONTROL_CHAR || t == U_FORMAT_CHAR || t == U_UNASSIGNED || t == U_PRIVATE_USE_CHAR || t == U_SURROGATE;
+  return t == U_CONTROL_CHAR || t == U_FORMAT_CHAR || t == U_PRIVATE_USE_CHAR || t == U_SURROGATE;
 }
 bool is_mark(char32_t c) {
   const int t = u_charType(UChar32(c));
@@ -457,10 +459,9 @@ struct BertNormalizer : Normalizer {
   void run(NStr& n) const override {
     if (clean_text)
       map_chars(n, [](char32_t c, std::u32string& o) {
-        if (c == 0 || c == 0xFFFD) return;
-        const bool ws = c == '\t' || c == '\n' || c == '\r' || is_whitespace(c);
-        if (!ws && is_other(c)) return;
-        o += ws ? U' ' : c;
+        const bool tab_or_newline = c == '\t' || c == '\n' || c == '\r';
+        if (c == 0 || c == 0xFFFD || (!tab_or_newline && is_other(c))) return;  // controls go first, NEL too
+        o += tab_or_newline || is_whitespace(c) ? U' ' : c;
       });
     if (chinese)
       map_chars(n, [](char32_t c, std::u32string& o) {
@@ -644,11 +645,18 @@ struct ModelTok {
   size_t b, e;  // byte range inside the word
 };
 
+struct SvHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using StringIndex = std::unordered_map<std::string, int, SvHash, std::equal_to<>>;
+
 struct Vocab {
-  std::vector<std::string> tokens;                 // (V) id -> token ("" for a hole)
-  std::unordered_map<std::string, int> index;      // token -> id
+  std::vector<std::string> tokens;  // (V) id -> token ("" for a hole)
+  StringIndex index;                // token -> id (looked up without a copy)
+  size_t longest = 0;               // bytes of the longest token
   int find(std::string_view t) const {
-    auto it = index.find(std::string(t));
+    auto it = index.find(t);
     return it == index.end() ? -1 : it->second;
   }
 };
@@ -775,25 +783,7 @@ struct UnigramModel : Model {
   int unk = -1;
   bool byte_fallback = false, fuse_unk = true;
   double min_score = 0;
-  // A trie of the pieces' bytes: node -> (byte -> child), and the id that ends at a node.
-  std::vector<std::unordered_map<unsigned char, int>> child;
-  std::vector<int> ends;
   std::array<int, 256> byte_ids{};
-
-  void add(const std::string& piece, int id) {
-    int node = 0;
-    for (unsigned char b : piece) {
-      auto it = child[size_t(node)].find(b);
-      if (it == child[size_t(node)].end()) {
-        child.emplace_back();
-        ends.push_back(-1);
-        const int nn = int(child.size()) - 1;
-        child[size_t(node)][b] = nn;
-        node = nn;
-      } else node = it->second;
-    }
-    if (ends[size_t(node)] < 0) ends[size_t(node)] = id;
-  }
 
   void tokenize(std::string_view w, std::vector<ModelTok>& out) const override {
     if (w.empty()) return;
@@ -810,17 +800,16 @@ struct UnigramModel : Model {
       next_cp(w, at, &mblen);
       const double here = best[at].score;
       bool single = false;
-      int node = 0;
-      for (size_t k = at; k < w.size(); ++k) {
-        auto it = child[size_t(node)].find(static_cast<unsigned char>(w[k]));
-        if (it == child[size_t(node)].end()) break;
-        node = it->second;
-        const int id = ends[size_t(node)];
+      // Every piece that starts here, shortest first (the official trie's order): pieces
+      // are valid UTF-8, so a match ends on a character boundary.
+      const size_t limit = std::min(w.size() - at, vocab.longest);
+      for (size_t l = 1; l <= limit; ++l) {
+        const int id = vocab.find(w.substr(at, l));
         if (id < 0) continue;
-        const size_t to = k + 1;
+        const size_t to = at + l;
         const double cand = score[size_t(id)] + here;
         if (best[to].from < 0 || cand > best[to].score) best[to] = {int(at), id, cand};
-        if (to - at == mblen) single = true;
+        if (l == mblen) single = true;
       }
       if (!single) {
         const double cand = unk_score + here;
@@ -1128,34 +1117,30 @@ struct AddedToken {
   bool special, single_word, lstrip, rstrip, normalized;
 };
 
-// A byte trie of the added tokens' strings, matched leftmost-longest.
+// The added tokens' strings, matched leftmost-longest: at each position the lengths that
+// occur are tried longest first (hash lookups, no trie to grow with a hostile file).
 struct AddedTrie {
-  std::vector<std::unordered_map<unsigned char, int>> child{1};
-  std::vector<int> ends{-1};  // index into the added tokens
+  std::unordered_map<std::string, int, SvHash, std::equal_to<>> by_text;  // text -> index into the added tokens
+  std::vector<size_t> lengths;                                             // distinct lengths, longest first
+  std::array<bool, 256> first{};                                           // bytes a token starts with
   void add(const std::string& s, int which) {
-    int node = 0;
-    for (unsigned char b : s) {
-      auto it = child[size_t(node)].find(b);
-      if (it == child[size_t(node)].end()) {
-        child.emplace_back();
-        ends.push_back(-1);
-        node = child[size_t(node)][b] = int(child.size()) - 1;
-      } else node = it->second;
+    by_text[s] = which;  // a later token of the same text wins, as in the official map
+    first[static_cast<unsigned char>(s[0])] = true;
+    if (std::find(lengths.begin(), lengths.end(), s.size()) == lengths.end()) {
+      lengths.push_back(s.size());
+      std::sort(lengths.rbegin(), lengths.rend());
     }
-    ends[size_t(node)] = which;  // a later token of the same text wins, as in the official map
   }
-  bool empty() const { return child[0].empty(); }
+  bool empty() const { return by_text.empty(); }
   // The longest token starting at s[at]: (which, length), or which = -1.
   std::pair<int, size_t> longest(std::string_view s, size_t at) const {
-    int node = 0, which = -1;
-    size_t len = 0;
-    for (size_t k = at; k < s.size(); ++k) {
-      auto it = child[size_t(node)].find(static_cast<unsigned char>(s[k]));
-      if (it == child[size_t(node)].end()) break;
-      node = it->second;
-      if (ends[size_t(node)] >= 0) which = ends[size_t(node)], len = k + 1 - at;
+    if (!first[static_cast<unsigned char>(s[at])]) return {-1, 0};
+    for (size_t l : lengths) {
+      if (l > s.size() - at) continue;
+      auto it = by_text.find(s.substr(at, l));
+      if (it != by_text.end()) return {it->second, l};
     }
-    return {which, len};
+    return {-1, 0};
   }
 };
 
@@ -1396,6 +1381,7 @@ Status read_vocab_object(const json& j, Vocab& v, const std::string& where) {
     seen[id] = 1;
     v.tokens[id] = it.key();
     v.index.emplace(it.key(), int(id));
+    v.longest = std::max(v.longest, it.key().size());
   }
   return {};
 }
@@ -1502,10 +1488,7 @@ Result<std::unique_ptr<Model>> parse_model(const json& j, const std::string& whe
     HM_TRY(bf, get_bool(j, "byte_fallback", false, where));
     m->byte_fallback = bf;
     fill_byte_ids(m->vocab, m->byte_ids);
-    m->child.emplace_back();
-    m->ends.push_back(-1);
-    for (size_t i = 0; i < m->vocab.tokens.size(); ++i)
-      if (!m->vocab.tokens[i].empty()) m->add(m->vocab.tokens[i], int(i));
+    for (const auto& t : m->vocab.tokens) m->vocab.longest = std::max(m->vocab.longest, t.size());
     return std::unique_ptr<Model>(std::move(m));
   }
   return Error{ErrorKind::BadFormat, where + ".type \"" + type + "\" is a model headmap does not implement (BPE, WordPiece and Unigram are)"};
@@ -1655,6 +1638,8 @@ Result<std::unique_ptr<Decoder>> parse_decoder(const json& j, const std::string&
 
 Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::string& origin) {
   if (Status s = check_shape(text, origin); !s) return s.error();
+  // nlohmann's tree of a tokenizer.json takes about 8 times its text (measured on Gemma 3's).
+  if (Status s = check_memory(mul_sat(text.size(), 10), origin, "open a smaller tokenizer"); !s) return s.error();
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return bad(origin, "is not a JSON object");
   Ctx ctx{origin};
