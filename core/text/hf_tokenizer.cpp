@@ -1719,13 +1719,96 @@ Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::str
   return tk;
 }
 
+namespace {
+
+// GPT-2's vocab.json + merges.txt as the tokenizer.json that says the same: byte-level BPE,
+// GPT-2's split pattern, <|endoftext|> as a special added token when the vocabulary has it.
+Result<std::string> gpt2_files_as_json(const std::string& vocab_text, const std::string& merges_text, const std::string& dir) {
+  json vocab = json::parse(vocab_text, nullptr, false);
+  if (vocab.is_discarded() || !vocab.is_object()) return Error{ErrorKind::BadFormat, dir + "/vocab.json is not a JSON object of token: id"};
+  json merges = json::array();
+  size_t at = 0, line = 0;
+  while (at < merges_text.size()) {
+    size_t nl = merges_text.find('\n', at);
+    if (nl == std::string::npos) nl = merges_text.size();
+    std::string l = merges_text.substr(at, nl - at);
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    if (!l.empty() && !(line == 0 && l.rfind("#version", 0) == 0)) merges.push_back(l);
+    at = nl + 1, ++line;
+  }
+  json j = {{"version", "1.0"},
+            {"added_tokens", json::array()},
+            {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
+            {"decoder", {{"type", "ByteLevel"}}},
+            {"model", {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", std::move(merges)}}}};
+  const json& v = j["model"]["vocab"];
+  if (auto e = v.find("<|endoftext|>"); e != v.end() && e->is_number_unsigned())
+    j["added_tokens"].push_back({{"id", *e}, {"content", "<|endoftext|>"}, {"special", true}, {"normalized", false}});
+  return j.dump();
+}
+
+// BERT's vocab.txt (one token a line, ids in order) as a WordPiece tokenizer.json, with the
+// uncased BERT pipeline (lowercase, accents stripped): what bert-base-uncased's files say.
+Result<std::string> bert_vocab_as_json(const std::string& text) {
+  json vocab = json::object(), added = json::array();
+  size_t at = 0;
+  int id = 0;
+  while (at < text.size()) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    std::string t = text.substr(at, nl - at);
+    if (!t.empty() && t.back() == '\r') t.pop_back();
+    if (!vocab.contains(t)) vocab[t] = id;
+    if (t.size() > 2 && t.front() == '[' && t.back() == ']')
+      added.push_back({{"id", id}, {"content", t}, {"special", true}, {"normalized", false}});
+    ++id, at = nl + 1;
+  }
+  if (!vocab.contains("[CLS]") || !vocab.contains("[SEP]") || !vocab.contains("[UNK]"))
+    return Error{ErrorKind::BadFormat, "vocab.txt lacks [CLS], [SEP] or [UNK]: it is not BERT's"};
+  json j = {{"version", "1.0"},
+            {"added_tokens", added},
+            {"normalizer", {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true}, {"lowercase", true}}},
+            {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+            {"post_processor", {{"type", "BertProcessing"}, {"cls", {"[CLS]", vocab["[CLS]"]}}, {"sep", {"[SEP]", vocab["[SEP]"]}}}},
+            {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}}},
+            {"model", {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"}, {"max_input_chars_per_word", 100}, {"vocab", vocab}}}};
+  return j.dump();
+}
+
+}  // namespace
+
 Result<HfTokenizer> HfTokenizer::load(const std::string& file_or_dir) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  std::string path = file_or_dir;
-  if (std::filesystem::is_directory(file_or_dir, ec)) path = (std::filesystem::path(file_or_dir) / "tokenizer.json").string();
-  auto text = read_file(path, kMaxFileBytes + 1);
-  if (!text) return text.error();
-  return from_json(*text, path);
+  if (!fs::is_directory(file_or_dir, ec)) {
+    auto text = read_file(file_or_dir, kMaxFileBytes + 1);
+    if (!text) return text.error();
+    return from_json(*text, file_or_dir);
+  }
+  const fs::path dir(file_or_dir);
+  auto has = [&](const char* name) { return fs::is_regular_file(dir / name, ec); };
+  if (has("tokenizer.json")) return load((dir / "tokenizer.json").string());
+  if (has("vocab.json") && has("merges.txt")) {
+    auto v = read_file((dir / "vocab.json").string(), kMaxFileBytes);
+    if (!v) return v.error();
+    auto m = read_file((dir / "merges.txt").string(), kMaxFileBytes);
+    if (!m) return m.error();
+    auto j = gpt2_files_as_json(*v, *m, file_or_dir);
+    if (!j) return j.error();
+    return from_json(*j, file_or_dir + "/vocab.json + merges.txt");
+  }
+  if (has("vocab.txt")) {
+    auto v = read_file((dir / "vocab.txt").string(), kMaxFileBytes);
+    if (!v) return v.error();
+    auto j = bert_vocab_as_json(*v);
+    if (!j) return Error{ErrorKind::BadFormat, file_or_dir + "/" + j.error().message};
+    return from_json(*j, file_or_dir + "/vocab.txt");
+  }
+  if (has("tokenizer.model"))
+    return Error{ErrorKind::BadFormat, file_or_dir + " has only tokenizer.model (SentencePiece's protobuf), which headmap does not read: "
+                                       "it needs the model's tokenizer.json (download it with the model, or save it with transformers' "
+                                       "AutoTokenizer.from_pretrained(...).save_pretrained(DIR))."};
+  return Error{ErrorKind::Io, file_or_dir + " has no tokenizer: it needs tokenizer.json (or GPT-2's vocab.json and merges.txt, or BERT's vocab.txt)."};
 }
 
 // ---- [encoding] ------------------------------------------------------------------------
