@@ -108,7 +108,8 @@ static Result<Gpt2Config> gpt2_config_fields(const json& j, const std::string& o
 
 // ---- [tokenizer] -----------------------------------------------------------------------
 namespace {
-// The byte-level BPE from vocab.json + merges.txt, else tokenizer.json (core/text/bpe.h).
+// The byte-level BPE from vocab.json + merges.txt, else tokenizer.json (core/text/bpe.h); and
+// tokenizer.json's own pipeline (core/text/hf_tokenizer.h) when the directory has one.
 Status load_tokenizer(const fs::path& dir, const Gpt2Config& cfg, ModelWeights& w) {
   const fs::path vocab_json = dir / "vocab.json", merges = dir / "merges.txt", tok_json = dir / "tokenizer.json";
   std::string origin;
@@ -131,6 +132,16 @@ Status load_tokenizer(const fs::path& dir, const Gpt2Config& cfg, ModelWeights& 
     return Error{ErrorKind::Io, dir.string() + " has no tokenizer: it needs vocab.json and merges.txt, or tokenizer.json (download them with the model)."};
   }
   if (!bpe) return bad_format(origin + ": " + bpe.error().message);
+  // tokenizer.json, when present, splits the text: its whole pipeline, special tokens included.
+  if (fs::exists(tok_json)) {
+    Result<HfTokenizer> hf = HfTokenizer::load(tok_json.string());
+    if (!hf) return hf.error();
+    if (hf->vocab_size() > cfg.vocab_size)
+      return bad_format(tok_json.string() + " has " + std::to_string(hf->vocab_size()) + " tokens but config.json's vocab_size is " +
+                        std::to_string(cfg.vocab_size) + ": the tokenizer belongs to another model.");
+    w.hf_tokenizer = std::make_shared<const HfTokenizer>(std::move(hf).value());
+    w.source.tokenizer_files = "tokenizer.json";
+  }
   if (bpe->size() > cfg.vocab_size)
     return bad_format(origin + " has " + std::to_string(bpe->size()) + " tokens but config.json's vocab_size is " + std::to_string(cfg.vocab_size) +
                       ": the tokenizer belongs to another model.");

@@ -12,7 +12,10 @@
 #include <vector>
 
 #include "core/math/packed_gemm.h"
+#include <memory>
+
 #include "core/text/bpe.h"
+#include "core/text/hf_tokenizer.h"
 #include "core/text/tokenizer.h"
 
 namespace headmap {
@@ -66,6 +69,10 @@ struct ModelWeights {
   // Trained language models only; all empty in random-init mode, where token vectors come
   // from a hash of the token text and positions from the sinusoidal encoding.
   Bpe bpe;      // (V) the byte-level BPE the model was trained with
+  // A pretrained model's tokenizer.json, when its directory has one: the text is then split
+  // by that pipeline (core/text/hf_tokenizer.h), special tokens included, as the model's own
+  // tokenizer splits it. Null otherwise (bpe above splits the text).
+  std::shared_ptr<const HfTokenizer> hf_tokenizer;
   MatR tok_emb;   // (V, D)
   MatR pos_emb;   // (context, D), learned positions
   RowVec lnf_g, lnf_b;  // (D), final LayerNorm before the unembedding

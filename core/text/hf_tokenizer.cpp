@@ -1153,8 +1153,8 @@ struct HfTokenizer::Impl {
   std::vector<AddedToken> added;
   AddedTrie raw_trie, norm_trie;
   std::unordered_map<int, size_t> added_by_id;
-  std::vector<std::string> extra_tokens;  // id -> added token text, for ids past the model's vocabulary
   int size = 0;
+  bool byte_level = false;  // the pieces spell bytes in GPT-2's alphabet (a ByteLevel pre-tokenizer)
 
   std::string token(int id) const {
     if (auto it = added_by_id.find(id); it != added_by_id.end()) return added[it->second].content;
@@ -1713,7 +1713,7 @@ Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::str
       if (!n.s.empty()) impl->norm_trie.add(n.s, int(k));
     }
   }
-  // Every id the post-processor adds must exist.
+  impl->byte_level = impl->pre && impl->pre->name().find("ByteLevel") != std::string::npos;
   HfTokenizer tk;
   tk.impl_ = impl;
   return tk;
@@ -1980,6 +1980,15 @@ std::string HfTokenizer::token_text(int id) const {
   std::string piece = impl_->token(id);
   unsigned char b;
   if (parse_byte_piece(piece, &b) && b >= 0x80) return piece;  // part of a character
+  if (impl_->byte_level && !is_special(id))
+    if (auto bytes = gpt2_unspell(piece)) {  // GPT-2's alphabet: the bytes, or <0xNN> for a piece of a character
+      int bad = 0;
+      (void)sanitize_utf8(*bytes, &bad);
+      if (!bad) return *bytes;
+      std::string out;
+      for (unsigned char c : *bytes) out += byte_piece(c);
+      return out;
+    }
   std::vector<std::string> toks{piece};
   if (impl_->decoder) impl_->decoder->run(toks);
   std::string out;
