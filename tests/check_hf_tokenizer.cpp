@@ -21,10 +21,12 @@ static std::string unhex(const std::string& h) {
   return out;
 }
 
-// Byte offset -> code point offset in valid UTF-8.
+// Byte offset -> character offset, as the official library converts them: a byte inside a
+// character (a trimmed offset can end there) counts as that character's start.
 static size_t chars_before(const std::string& s, size_t byte) {
   size_t n = 0;
   for (size_t i = 0; i < byte && i < s.size(); ++i) n += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
+  if (byte < s.size() && (static_cast<unsigned char>(s[byte]) & 0xC0) == 0x80 && n > 0) --n;
   return n;
 }
 

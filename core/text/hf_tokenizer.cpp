@@ -867,20 +867,59 @@ struct Tok {
   int seq = 0;
 };
 
+// The encodings (one per text, one or two) go through the processors in turn, as the
+// official Vec<Encoding> does: a template merges them, ByteLevel leaves them apart; what is
+// still apart at the end is joined in order.
+struct Encodings {
+  std::vector<std::vector<Tok>> list;
+  const std::string* text[2] = {nullptr, nullptr};  // the texts the tokens' byte ranges refer to
+};
+
 struct PostProcessor {
   virtual ~PostProcessor() = default;
-  // a: the first text's tokens, b: the pair's (nullptr for a single text).
-  virtual std::vector<Tok> run(std::vector<Tok> a, std::vector<Tok>* b, bool add_special) const = 0;
+  virtual void run(Encodings& encs, bool add_special) const = 0;
   virtual std::string name() const = 0;
 };
 
 Tok special_tok(int id, const std::string& piece, int type_id) { return Tok{id, piece, {}, type_id, true, -1}; }
 
-std::vector<Tok> concat_default(std::vector<Tok> a, std::vector<Tok>* b) {
-  if (b) {
-    for (Tok& t : *b) t.type_id = 1, a.push_back(t);
+// Official byte_level::process_offsets: a token's leading and trailing spaces (Ġ or
+// whitespace) leave its offsets, except the one space a prefix-space pre-tokenizer added
+// to the first token. The official offsets are characters by then, so the range moves by
+// whole characters of the text here too.
+void trim_offsets(std::vector<Tok>& toks, bool add_prefix_space, const Encodings& encs) {
+  auto is_cont = [](const std::string& t, uint32_t at) { return at < t.size() && (static_cast<unsigned char>(t[at]) & 0xC0) == 0x80; };
+  for (size_t i = 0; i < toks.size(); ++i) {
+    Tok& t = toks[i];
+    const std::u32string cps = decode_utf8(t.piece).codepoints;
+    auto space = [](char32_t c) { return c == 0x120 || is_whitespace(c); };
+    size_t lead = 0, trail = 0;
+    while (lead < cps.size() && space(cps[lead])) ++lead;
+    while (trail < cps.size() && space(cps[cps.size() - 1 - trail])) ++trail;
+    const std::string* text = t.seq >= 0 && t.seq < 2 ? encs.text[t.seq] : nullptr;
+    if (!text) continue;
+    if (lead > 0) {
+      const bool first = i == 0 || t.span.b == 0;
+      if (first && add_prefix_space && lead == 1) lead = 0;
+      for (size_t k = 0; k < lead && t.span.b < t.span.e; ++k)
+        do ++t.span.b;
+        while (t.span.b < t.span.e && is_cont(*text, t.span.b));
+    }
+    if (trail > 0) {
+      size_t chars = 0;  // the official check: at least `trail` characters before the end
+      for (uint32_t k = 0; k < t.span.e && k < text->size(); ++k) chars += !is_cont(*text, k);
+      if (chars >= trail)
+        for (size_t k = 0; k < trail && t.span.e > t.span.b; ++k)
+          do --t.span.e;
+          while (t.span.e > t.span.b && is_cont(*text, t.span.e));
+    }
   }
-  return a;
+}
+
+std::vector<Tok> join(Encodings& encs) {
+  std::vector<Tok> out;
+  for (auto& e : encs.list) out.insert(out.end(), e.begin(), e.end());
+  return out;
 }
 
 struct TemplatePost : PostProcessor {
@@ -892,18 +931,18 @@ struct TemplatePost : PostProcessor {
   };
   std::vector<Item> single, pair;
   std::map<std::string, std::pair<std::vector<int>, std::vector<std::string>>> specials;
-  std::vector<Tok> run(std::vector<Tok> a, std::vector<Tok>* b, bool add_special) const override {
+  void run(Encodings& encs, bool add_special) const override {
+    const bool is_pair = encs.list.size() > 1;
     std::vector<Tok> out;
-    for (const Item& it : b ? pair : single) {
+    for (const Item& it : is_pair ? pair : single) {
       if (it.is_seq) {
-        std::vector<Tok>& src = it.seq == 0 ? a : *b;
-        for (Tok t : src) t.type_id = it.type_id, out.push_back(std::move(t));
+        for (Tok t : encs.list[std::min<size_t>(size_t(it.seq), encs.list.size() - 1)]) t.type_id = it.type_id, out.push_back(std::move(t));
       } else if (add_special) {
         const auto& sp = specials.at(it.special);
         for (size_t k = 0; k < sp.first.size(); ++k) out.push_back(special_tok(sp.first[k], sp.second[k], it.type_id));
       }
     }
-    return out;
+    encs.list.assign(1, std::move(out));
   }
   std::string name() const override { return "TemplateProcessing"; }
 };
@@ -911,49 +950,43 @@ struct TemplatePost : PostProcessor {
 struct BertPost : PostProcessor {
   std::string cls, sep;
   int cls_id = 0, sep_id = 0;
-  bool roberta = false;
-  std::vector<Tok> run(std::vector<Tok> a, std::vector<Tok>* b, bool add_special) const override {
+  bool roberta = false, trim = false, add_prefix_space = false;
+  void run(Encodings& encs, bool add_special) const override {
     if (roberta) {
-      for (Tok& t : a) t.type_id = 0;
-      if (b)
-        for (Tok& t : *b) t.type_id = 0;
-    }
-    if (!add_special) {
-      if (roberta) {
-        if (b) a.insert(a.end(), b->begin(), b->end());
-        return a;
+      for (auto& e : encs.list) {
+        if (trim) trim_offsets(e, add_prefix_space, encs);
+        for (Tok& t : e) t.type_id = 0;
       }
-      return concat_default(std::move(a), b);
     }
+    if (!add_special) return;
     std::vector<Tok> out;
     out.push_back(special_tok(cls_id, cls, 0));
-    for (Tok& t : a) t.type_id = 0, out.push_back(t);
+    for (Tok& t : encs.list[0]) t.type_id = 0, out.push_back(t);
     out.push_back(special_tok(sep_id, sep, 0));
-    if (b) {
+    if (encs.list.size() > 1) {
       const int ty = roberta ? 0 : 1;
       if (roberta) out.push_back(special_tok(sep_id, sep, 0));
-      for (Tok& t : *b) t.type_id = ty, out.push_back(t);
+      for (Tok& t : encs.list[1]) t.type_id = ty, out.push_back(t);
       out.push_back(special_tok(sep_id, sep, ty));
     }
-    return out;
+    encs.list.assign(1, std::move(out));
   }
   std::string name() const override { return roberta ? "RobertaProcessing" : "BertProcessing"; }
 };
 
-struct ByteLevelPost : PostProcessor {  // trims offsets only: ids unchanged
-  std::vector<Tok> run(std::vector<Tok> a, std::vector<Tok>* b, bool) const override { return concat_default(std::move(a), b); }
+struct ByteLevelPost : PostProcessor {  // trims offsets only: ids unchanged, encodings left apart
+  bool trim = true, add_prefix_space = true;
+  void run(Encodings& encs, bool) const override {
+    if (trim)
+      for (auto& e : encs.list) trim_offsets(e, add_prefix_space, encs);
+  }
   std::string name() const override { return "ByteLevel"; }
 };
 
 struct PostSeq : PostProcessor {
   std::vector<std::unique_ptr<PostProcessor>> parts;
-  std::vector<Tok> run(std::vector<Tok> a, std::vector<Tok>* b, bool add_special) const override {
-    // The official Sequence hands the encodings through each processor in turn; the
-    // first that merges them (any of these) leaves nothing for the rest to pair.
-    if (parts.empty()) return concat_default(std::move(a), b);
-    std::vector<Tok> out = parts[0]->run(std::move(a), b, add_special);
-    for (size_t i = 1; i < parts.size(); ++i) out = parts[i]->run(std::move(out), nullptr, add_special);
-    return out;
+  void run(Encodings& encs, bool add_special) const override {
+    for (const auto& p : parts) p->run(encs, add_special);
   }
   std::string name() const override {
     std::string s = "Sequence[";
@@ -1516,10 +1549,19 @@ Result<std::unique_ptr<PostProcessor>> parse_post(const json& j, const std::stri
     }
     return std::unique_ptr<PostProcessor>(std::move(seq));
   }
-  if (type == "ByteLevel") return std::unique_ptr<PostProcessor>(std::make_unique<ByteLevelPost>());
+  if (type == "ByteLevel") {
+    auto b = std::make_unique<ByteLevelPost>();
+    HM_TRY(trim, get_bool(j, "trim_offsets", true, where));
+    HM_TRY(aps, get_bool(j, "add_prefix_space", true, where));
+    b->trim = trim, b->add_prefix_space = aps;
+    return std::unique_ptr<PostProcessor>(std::move(b));
+  }
   if (type == "BertProcessing" || type == "RobertaProcessing") {
     auto b = std::make_unique<BertPost>();
     b->roberta = type == "RobertaProcessing";
+    HM_TRY(trim, get_bool(j, "trim_offsets", true, where));
+    HM_TRY(aps, get_bool(j, "add_prefix_space", true, where));
+    b->trim = trim, b->add_prefix_space = aps;
     if (Status s = read_pair(j, "cls", b->cls, b->cls_id, where); !s) return s.error();
     if (Status s = read_pair(j, "sep", b->sep, b->sep_id, where); !s) return s.error();
     return std::unique_ptr<PostProcessor>(std::move(b));
@@ -1907,7 +1949,7 @@ std::vector<Tok> HfTokenizer::Impl::encode_one(std::string_view text, int seq) c
     if (p.added_id >= 0) {
       const AddedToken& t = added[size_t(p.added_id)];
       const Span sp = p.span(0, p.s.size());
-      out.push_back(Tok{t.id, t.content, sp, 0, false, seq});
+      out.push_back(Tok{t.id, t.content, sp, seq, false, seq});
       continue;
     }
     words.clear();
@@ -1916,7 +1958,7 @@ std::vector<Tok> HfTokenizer::Impl::encode_one(std::string_view text, int seq) c
     for (const NStr& w : words) {
       mt.clear();
       model->tokenize(w.s, mt);
-      for (const ModelTok& m : mt) out.push_back(Tok{m.id, token(m.id), w.span(m.b, m.e), 0, false, seq});
+      for (const ModelTok& m : mt) out.push_back(Tok{m.id, token(m.id), w.span(m.b, m.e), seq, false, seq});
     }
   }
   return out;
@@ -1942,9 +1984,11 @@ HfEncoding to_encoding(std::vector<Tok> toks) {
 HfEncoding HfTokenizer::encode(std::string_view text, bool add_special_tokens) const {
   int bad = 0;
   std::string clean = sanitize_utf8(text, &bad);
-  std::vector<Tok> a = impl_->encode_one(clean, 0);
-  std::vector<Tok> out = impl_->post ? impl_->post->run(std::move(a), nullptr, add_special_tokens) : std::move(a);
-  HfEncoding e = to_encoding(std::move(out));
+  Encodings encs;
+  encs.list.push_back(impl_->encode_one(clean, 0));
+  encs.text[0] = &clean;
+  if (impl_->post) impl_->post->run(encs, add_special_tokens);
+  HfEncoding e = to_encoding(join(encs));
   e.invalid_utf8 = bad;
   e.text = std::move(clean);
   return e;
@@ -1953,9 +1997,13 @@ HfEncoding HfTokenizer::encode(std::string_view text, bool add_special_tokens) c
 HfEncoding HfTokenizer::encode_pair(std::string_view text, std::string_view pair, bool add_special_tokens) const {
   int bad_a = 0, bad_b = 0;
   std::string ca = sanitize_utf8(text, &bad_a), cb = sanitize_utf8(pair, &bad_b);
-  std::vector<Tok> a = impl_->encode_one(ca, 0), b = impl_->encode_one(cb, 1);
-  std::vector<Tok> out = impl_->post ? impl_->post->run(std::move(a), &b, add_special_tokens) : concat_default(std::move(a), &b);
-  HfEncoding e = to_encoding(std::move(out));
+  Encodings encs;
+  encs.list.push_back(impl_->encode_one(ca, 0));
+  encs.list.push_back(impl_->encode_one(cb, 1));
+  encs.text[0] = &ca;
+  encs.text[1] = &cb;
+  if (impl_->post) impl_->post->run(encs, add_special_tokens);
+  HfEncoding e = to_encoding(join(encs));
   e.invalid_utf8 = bad_a + bad_b;
   e.text = std::move(ca);
   e.pair = std::move(cb);

@@ -155,10 +155,77 @@ def bpe_suffix():
     }
 
 
+def bytes_to_unicode():
+    bs = list(range(ord('!'), ord('~') + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+def bpe_bytelevel_trim():
+    """Byte-level BPE as RoBERTa writes it: a prefix space, offsets trimmed, a BOS template
+    after the ByteLevel processor (a processor Sequence); merges learned here."""
+    spell = bytes_to_unicode()
+    words = collections.Counter(''.join(spell[b] for b in (' ' + w).encode('utf-8')) for w in TEXT)
+    vocab = ['<s>', '</s>', '<unk>'] + [spell[b] for b in range(256)]
+    seqs = {w: list(w) for w in words}
+    merges = []
+    for _ in range(200):
+        pairs = collections.Counter()
+        for w, s in seqs.items():
+            for a, b in zip(s, s[1:]):
+                pairs[(a, b)] += words[w]
+        if not pairs:
+            break
+        (a, b), n = max(pairs.items(), key=lambda kv: (kv[1], kv[0]))
+        if n < 2:
+            break
+        merges.append(a + ' ' + b)
+        if a + b not in vocab:
+            vocab.append(a + b)
+        for w, s in seqs.items():
+            o, i = [], 0
+            while i < len(s):
+                if i + 1 < len(s) and s[i] == a and s[i + 1] == b:
+                    o.append(a + b)
+                    i += 2
+                else:
+                    o.append(s[i])
+                    i += 1
+            seqs[w] = o
+    return {
+        'version': '1.0', 'truncation': None, 'padding': None,
+        'added_tokens': [added('<s>', 0), added('</s>', 1), added('<unk>', 2)],
+        'normalizer': None,
+        'pre_tokenizer': {'type': 'ByteLevel', 'add_prefix_space': True, 'trim_offsets': True, 'use_regex': True},
+        'post_processor': {'type': 'Sequence', 'processors': [
+            {'type': 'ByteLevel', 'add_prefix_space': True, 'trim_offsets': True, 'use_regex': True},
+            {'type': 'TemplateProcessing',
+             'single': [{'SpecialToken': {'id': '<s>', 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}}],
+             'pair': [{'SpecialToken': {'id': '<s>', 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}},
+                      {'SpecialToken': {'id': '</s>', 'type_id': 0}}, {'Sequence': {'id': 'B', 'type_id': 1}}],
+             'special_tokens': {'<s>': {'id': '<s>', 'ids': [0], 'tokens': ['<s>']}, '</s>': {'id': '</s>', 'ids': [1], 'tokens': ['</s>']}}}]},
+        'decoder': {'type': 'ByteLevel', 'add_prefix_space': True, 'trim_offsets': True, 'use_regex': True},
+        'model': {'type': 'BPE', 'dropout': None, 'unk_token': None, 'continuing_subword_prefix': None, 'end_of_word_suffix': None,
+                  'fuse_unk': False, 'byte_fallback': False, 'vocab': {t: i for i, t in enumerate(vocab)}, 'merges': merges},
+    }
+
+
+def roberta_trim():
+    """RobertaProcessing with trim_offsets, over the same byte-level BPE."""
+    j = bpe_bytelevel_trim()
+    j['post_processor'] = {'type': 'RobertaProcessing', 'sep': ['</s>', 1], 'cls': ['<s>', 0], 'trim_offsets': True, 'add_prefix_space': True}
+    return j
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for name, j in [('wordpiece_bert', wordpiece()), ('wordpiece_cased', wordpiece_cased()), ('unigram_metaspace', unigram()),
-                    ('bpe_suffix', bpe_suffix())]:
+                    ('bpe_suffix', bpe_suffix()), ('bpe_bytelevel_trim', bpe_bytelevel_trim()), ('roberta_trim', roberta_trim())]:
         with open(os.path.join(OUT, name + '.json'), 'w', encoding='utf-8') as f:
             json.dump(j, f, ensure_ascii=False, indent=1)
             f.write('\n')
