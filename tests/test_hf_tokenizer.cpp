@@ -87,7 +87,10 @@ TEST(HfTokenizer, HostileFilesNameTheField) {
        "post_processor.single[0] names \"<s>\""},
       {R"({"model": {"type": "BPE", "vocab": {}}, "added_tokens": [{"id": 1, "content": ""}]})", "added_tokens[0].content"},
       {R"({"model": {"type": "BPE", "vocab": {}}, "decoder": {"type": "Strip", "content": "ab"}})", "decoder.content"},
-      {"{\"model\": ", "is not a JSON object"},
+      {"{\"model\": ", "is not valid JSON"},
+      {"[1, 2]", "is not a JSON object"},
+      {R"({"model": {"type": "BPE", "vocab": {"a": {"b": [1]}}, "merges": []}})", "model.vocab[\"a\"] is not an id"},
+      {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a", "a", "a"]]}})", "model.merges[0] is neither"},
   };
   for (const auto& [text, want] : cases) {
     auto tok = HfTokenizer::from_json(text, "t.json");

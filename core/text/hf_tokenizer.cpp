@@ -1393,50 +1393,73 @@ constexpr size_t kMaxVocab = size_t(1) << 22;   // 4 M tokens
 constexpr size_t kMaxMerges = size_t(1) << 23;  // 8 M merges
 constexpr size_t kMaxTokenBytes = 4096;
 
+// model.vocab and model.merges, the two big tables (Gemma 3: 262,144 and 514,906 entries),
+// read straight from the parser's events into these lists rather than into a JSON tree.
+struct BigTables {
+  bool vocab_present = false, merges_present = false;
+  std::vector<std::pair<std::string, int64_t>> vocab;  // token, id (-1: not an id)
+  std::vector<std::pair<std::string, std::string>> merges;
+  long bad_merge = -1;  // the first merge that is neither "a b" nor [a, b]
+};
+
 // vocab as {"token": id} (BPE, WordPiece) into `v`, every id in [0, 4M), each once.
-Status read_vocab_object(const json& j, Vocab& v, const std::string& where) {
-  if (!j.is_object()) return Error{ErrorKind::BadFormat, where + " is not an object of token: id"};
-  if (j.size() > kMaxVocab) return Error{ErrorKind::BadFormat, where + " has more than " + std::to_string(kMaxVocab) + " tokens"};
-  v.index.reserve(j.size() * 2);
+Status read_vocab_entries(std::vector<std::pair<std::string, int64_t>>& entries, Vocab& v, const std::string& where) {
+  if (entries.size() > kMaxVocab) return Error{ErrorKind::BadFormat, where + " has more than " + std::to_string(kMaxVocab) + " tokens"};
   size_t max_id = 0;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() >= int64_t(kMaxVocab))
-      return Error{ErrorKind::BadFormat, where + "[\"" + sanitize_utf8(it.key().substr(0, 64)) + "\"] is not an id in 0.." + std::to_string(kMaxVocab - 1)};
-    if (it.key().size() > kMaxTokenBytes) return Error{ErrorKind::BadFormat, where + " has a token longer than 4096 bytes"};
-    max_id = std::max(max_id, size_t(it.value().get<int64_t>()));
+  for (const auto& [key, id] : entries) {
+    if (id < 0 || id >= int64_t(kMaxVocab))
+      return Error{ErrorKind::BadFormat, where + "[\"" + sanitize_utf8(key.substr(0, 64)) + "\"] is not an id in 0.." + std::to_string(kMaxVocab - 1)};
+    if (key.size() > kMaxTokenBytes) return Error{ErrorKind::BadFormat, where + " has a token longer than 4096 bytes"};
+    max_id = std::max(max_id, size_t(id));
   }
-  if (max_id > 4 * j.size() + 1024) return Error{ErrorKind::BadFormat, where + "'s ids leave most of 0.." + std::to_string(max_id) + " empty"};
+  if (max_id > 4 * entries.size() + 1024) return Error{ErrorKind::BadFormat, where + "'s ids leave most of 0.." + std::to_string(max_id) + " empty"};
   v.tokens.assign(max_id + 1, std::string());
+  v.index.reserve(entries.size() * 2);
+  for (auto& [key, id64] : entries) {  // a key written twice: the last id wins, as in a JSON object
+    auto [it, fresh] = v.index.emplace(key, int(id64));
+    if (!fresh) it->second = int(id64);
+  }
   std::vector<char> seen(max_id + 1, 0);
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const size_t id = size_t(it.value().get<int64_t>());
-    if (seen[id]) return Error{ErrorKind::BadFormat, where + " gives the id " + std::to_string(id) + " to two tokens"};
-    seen[id] = 1;
-    v.tokens[id] = it.key();
-    v.index.emplace(it.key(), int(id));
-    v.longest = std::max(v.longest, it.key().size());
+  for (const auto& [key, id] : v.index) {
+    if (seen[size_t(id)]) return Error{ErrorKind::BadFormat, where + " gives the id " + std::to_string(id) + " to two tokens"};
+    seen[size_t(id)] = 1;
+    v.longest = std::max(v.longest, key.size());
+    v.tokens[size_t(id)] = key;
   }
   return {};
+}
+
+Status read_vocab_object(const json& j, Vocab& v, const std::string& where, BigTables& big) {
+  if (big.vocab_present) return read_vocab_entries(big.vocab, v, where);
+  if (!j.is_object()) return Error{ErrorKind::BadFormat, where + " is not an object of token: id"};
+  if (j.size() > kMaxVocab) return Error{ErrorKind::BadFormat, where + " has more than " + std::to_string(kMaxVocab) + " tokens"};
+  std::vector<std::pair<std::string, int64_t>> entries;
+  entries.reserve(j.size());
+  for (auto it = j.begin(); it != j.end(); ++it)
+    entries.emplace_back(it.key(), it.value().is_number_integer() ? it.value().get<int64_t>() : -1);
+  return read_vocab_entries(entries, v, where);
 }
 
 void fill_byte_ids(const Vocab& v, std::array<int, 256>& ids) {
   for (int b = 0; b < 256; ++b) ids[size_t(b)] = v.find(byte_piece(static_cast<unsigned char>(b)));
 }
 
-Result<std::unique_ptr<Model>> parse_model(const json& j, const std::string& where) {
+Result<std::unique_ptr<Model>> parse_model(const json& j, const std::string& where, BigTables& big) {
   if (!j.is_object()) return Error{ErrorKind::BadFormat, where + " is missing or not an object"};
   std::string type;
   if (const json* t = field(j, "type")) {
     if (!t->is_string()) return Error{ErrorKind::BadFormat, where + ".type is not a string"};
     type = t->get<std::string>();
-  } else if (field(j, "merges")) type = "BPE";  // old files leave the type out
+  } else if (field(j, "merges") || big.merges_present) type = "BPE";  // old files leave the type out
   else if (field(j, "continuing_subword_prefix") || field(j, "max_input_chars_per_word")) type = "WordPiece";
   else type = "Unigram";
   const json* vocab = field(j, "vocab");
-  if (!vocab) return Error{ErrorKind::BadFormat, where + ".vocab is missing"};
+  static const json kEmpty = json::object();
+  if (!vocab && !big.vocab_present) return Error{ErrorKind::BadFormat, where + ".vocab is missing"};
+  if (!vocab) vocab = &kEmpty;
   if (type == "BPE") {
     auto m = std::make_unique<BpeModel>();
-    if (Status s = read_vocab_object(*vocab, m->vocab, where + ".vocab"); !s) return s.error();
+    if (Status s = read_vocab_object(*vocab, m->vocab, where + ".vocab", big); !s) return s.error();
     HM_TRY(prefix, get_string(j, "continuing_subword_prefix", "", where));
     HM_TRY(suffix, get_string(j, "end_of_word_suffix", "", where));
     HM_TRY(fuse, get_bool(j, "fuse_unk", false, where));
@@ -1453,36 +1476,45 @@ Result<std::unique_ptr<Model>> parse_model(const json& j, const std::string& whe
     fill_byte_ids(m->vocab, m->byte_ids);
     const json* merges = field(j, "merges");
     if (merges && !merges->is_array()) return Error{ErrorKind::BadFormat, where + ".merges is not a list"};
-    if (merges) {
+    if (merges) {  // a small file's merges, from the tree: into the same list
       if (merges->size() > kMaxMerges) return Error{ErrorKind::BadFormat, where + ".merges has more than " + std::to_string(kMaxMerges) + " merges"};
-      m->merges.reserve(merges->size() * 2);
-      std::string a, b;
       for (size_t r = 0; r < merges->size(); ++r) {
         const json& e = (*merges)[r];
-        if (e.is_string()) {
-          const std::string& s = e.get_ref<const std::string&>();
-          const size_t sp = s.find(' ');
-          if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
-            return Error{ErrorKind::BadFormat, where + ".merges[" + std::to_string(r) + "] is not two tokens separated by one space"};
-          a.assign(s, 0, sp), b.assign(s, sp + 1, std::string::npos);
-        } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
-          a = e[0].get<std::string>(), b = e[1].get<std::string>();
-        } else return Error{ErrorKind::BadFormat, where + ".merges[" + std::to_string(r) + "] is neither \"a b\" nor [a, b]"};
-        const int ai = m->vocab.find(a), bi = m->vocab.find(b);
-        std::string merged = a;
-        merged.append(b, b.compare(0, prefix.size(), prefix) == 0 ? prefix.size() : 0, std::string::npos);
-        const int res = m->vocab.find(merged);
-        if (ai < 0 || bi < 0 || res < 0)
-          return Error{ErrorKind::BadFormat, where + ".merges[" + std::to_string(r) + "] (\"" + sanitize_utf8(a.substr(0, 64)) + " " +
-                                                 sanitize_utf8(b.substr(0, 64)) + "\") names a token that is not in " + where + ".vocab"};
-        m->merges[(uint64_t(uint32_t(ai)) << 32) | uint32_t(bi)] = MergeRule{int(r), res};  // a repeated merge: the last wins, as officially
+        if (e.is_string()) big.merges.emplace_back(e.get<std::string>(), std::string("\x01"));
+        else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) big.merges.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
+        else if (big.bad_merge < 0) big.bad_merge = long(r), big.merges.emplace_back();
       }
     }
+    if (big.bad_merge >= 0) return Error{ErrorKind::BadFormat, where + ".merges[" + std::to_string(big.bad_merge) + "] is neither \"a b\" nor [a, b]"};
+    if (big.merges.size() > kMaxMerges) return Error{ErrorKind::BadFormat, where + ".merges has more than " + std::to_string(kMaxMerges) + " merges"};
+    m->merges.reserve(big.merges.size() * 2);
+    std::string a, b, merged;
+    for (size_t r = 0; r < big.merges.size(); ++r) {
+      auto& [first, second] = big.merges[r];
+      if (second == "\x01") {  // "a b": split at its one space
+        const size_t sp = first.find(' ');
+        if (sp == std::string::npos || first.find(' ', sp + 1) != std::string::npos)
+          return Error{ErrorKind::BadFormat, where + ".merges[" + std::to_string(r) + "] is not two tokens separated by one space"};
+        a.assign(first, 0, sp), b.assign(first, sp + 1, std::string::npos);
+      } else {
+        a.swap(first), b.swap(second);
+      }
+      const int ai = m->vocab.find(a), bi = m->vocab.find(b);
+      merged.assign(a);
+      merged.append(b, b.compare(0, prefix.size(), prefix) == 0 ? prefix.size() : 0, std::string::npos);
+      const int res = ai < 0 || bi < 0 ? -1 : m->vocab.find(merged);
+      if (res < 0)
+        return Error{ErrorKind::BadFormat, where + ".merges[" + std::to_string(r) + "] (\"" + sanitize_utf8(a.substr(0, 64)) + " " +
+                                               sanitize_utf8(b.substr(0, 64)) + "\") names a token that is not in " + where + ".vocab"};
+      m->merges[(uint64_t(uint32_t(ai)) << 32) | uint32_t(bi)] = MergeRule{int(r), res};  // a repeated merge: the last wins, as officially
+    }
+    big.merges.clear();
+    big.merges.shrink_to_fit();
     return std::unique_ptr<Model>(std::move(m));
   }
   if (type == "WordPiece") {
     auto m = std::make_unique<WordPieceModel>();
-    if (Status s = read_vocab_object(*vocab, m->vocab, where + ".vocab"); !s) return s.error();
+    if (Status s = read_vocab_object(*vocab, m->vocab, where + ".vocab", big); !s) return s.error();
     HM_TRY(unk, get_string(j, "unk_token", "[UNK]", where));
     m->unk = m->vocab.find(unk);
     if (m->unk < 0) return Error{ErrorKind::BadFormat, where + ".unk_token \"" + unk + "\" is not in " + where + ".vocab"};
@@ -1678,12 +1710,155 @@ Result<std::unique_ptr<Decoder>> parse_decoder(const json& j, const std::string&
 
 }  // namespace
 
+namespace {
+
+// Parser events: model.vocab (an object) and model.merges go to BigTables, everything else
+// into the JSON tree (nlohmann's own tree builder), where those two read null.
+class TokenizerSax {
+ public:
+  using number_integer_t = json::number_integer_t;
+  using number_unsigned_t = json::number_unsigned_t;
+  using number_float_t = json::number_float_t;
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
+  TokenizerSax(json& root, BigTables& big) : dom_(root, false), big_(big) {}
+
+  bool null() { return value([&] { return dom_.null(); }, -1); }
+  bool boolean(bool v) { return value([&] { return dom_.boolean(v); }, -1); }
+  bool number_integer(number_integer_t v) { return value([&] { return dom_.number_integer(v); }, v); }
+  bool number_unsigned(number_unsigned_t v) {
+    return value([&] { return dom_.number_unsigned(v); }, v > number_unsigned_t(INT64_MAX) ? -1 : int64_t(v));
+  }
+  bool number_float(number_float_t v, const string_t& s) { return value([&] { return dom_.number_float(v, s); }, -1); }
+  bool binary(binary_t& v) { return value([&] { return dom_.binary(v); }, -1); }
+  bool string(string_t& v) {
+    if (mode_ == Mode::Merges && depth_ == 3) {
+      big_.merges.emplace_back(std::move(v), std::string("\x01"));
+      return true;
+    }
+    if (mode_ == Mode::Merges && depth_ == 4) {
+      pair_.push_back(std::move(v));
+      return true;
+    }
+    return value([&] { return dom_.string(v); }, -1);
+  }
+  bool start_object(std::size_t n) {
+    ++depth_;
+    if (mode_ == Mode::Vocab) return bad_vocab();
+    if (mode_ != Mode::Tree) return bad_merge_or(false);
+    if (depth_ == 3 && in_model_ && key_ == "vocab") {
+      mode_ = Mode::Vocab;
+      big_.vocab_present = true;
+      return true;
+    }
+    if (depth_ == 2 && key_ == "model") in_model_ = true;
+    return dom_.start_object(n);
+  }
+  bool key(string_t& k) {
+    if (mode_ == Mode::Vocab) {
+      if (depth_ == 3) pending_ = std::move(k);
+      return true;
+    }
+    if (mode_ != Mode::Tree) return true;
+    if (depth_ == 1 || (depth_ == 2 && in_model_)) key_ = k;
+    return dom_.key(k);
+  }
+  bool end_object() {
+    --depth_;
+    if (mode_ == Mode::Vocab && depth_ == 2) {
+      mode_ = Mode::Tree;
+      return dom_.null();  // model.vocab reads null in the tree
+    }
+    if (mode_ != Mode::Tree) return true;
+    if (depth_ == 1) in_model_ = false;
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) {
+    ++depth_;
+    if (mode_ == Mode::Merges) {
+      if (depth_ == 4) pair_.clear();
+      else bad_merge_or(false);
+      return true;
+    }
+    if (mode_ == Mode::Vocab) return bad_vocab();
+    if (depth_ == 3 && in_model_ && key_ == "merges") {
+      mode_ = Mode::Merges;
+      big_.merges_present = true;
+      return true;
+    }
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    --depth_;
+    if (mode_ == Mode::Merges) {
+      if (depth_ == 3) {
+        if (pair_.size() == 2) big_.merges.emplace_back(std::move(pair_[0]), std::move(pair_[1]));
+        else bad_merge_or(false);
+        pair_.clear();
+        return true;
+      }
+      if (depth_ == 2) {
+        mode_ = Mode::Tree;
+        return dom_.null();  // model.merges reads null in the tree
+      }
+      return true;
+    }
+    if (mode_ == Mode::Vocab) return true;
+    return dom_.end_array();
+  }
+  template <class E>
+  bool parse_error(std::size_t pos, const std::string& tok, const E& e) {
+    failed_ = true;
+    error_at_ = pos;
+    return dom_.parse_error(pos, tok, e);
+  }
+  bool failed() const { return failed_ || dom_.is_errored(); }
+  size_t error_at() const { return error_at_; }
+
+ private:
+  enum class Mode { Tree, Vocab, Merges } mode_ = Mode::Tree;
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  BigTables& big_;
+  int depth_ = 0;
+  bool in_model_ = false, failed_ = false;
+  size_t error_at_ = 0;
+  std::string key_, pending_;
+  std::vector<std::string> pair_;
+
+  template <class F>
+  bool value(F&& tree, int64_t as_id) {
+    if (mode_ == Mode::Vocab) {
+      if (depth_ == 3) big_.vocab.emplace_back(std::move(pending_), as_id);
+      return true;  // a value nested deeper: its entry was recorded as a bad id already
+    }
+    if (mode_ == Mode::Merges) return bad_merge_or(true);
+    return tree();
+  }
+  bool bad_vocab() {  // an object or list as a token's id: recorded as a bad id, once
+    if (depth_ == 4) big_.vocab.emplace_back(std::move(pending_), -1);
+    return true;
+  }
+  bool bad_merge_or(bool) {
+    if (mode_ == Mode::Merges && big_.bad_merge < 0) {
+      big_.bad_merge = long(big_.merges.size());
+      big_.merges.emplace_back();
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
 Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::string& origin) {
   if (Status s = check_shape(text, origin); !s) return s.error();
   // nlohmann's tree of a tokenizer.json takes about 8 times its text (measured on Gemma 3's).
   if (Status s = check_memory(mul_sat(text.size(), 10), origin, "open a smaller tokenizer"); !s) return s.error();
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return bad(origin, "is not a JSON object");
+  json j;
+  BigTables big;
+  TokenizerSax sax(j, big);
+  const bool parsed = json::sax_parse(text, &sax, json::input_format_t::json, false) && !sax.failed();
+  if (!parsed) return bad(origin, "is not valid JSON (the parser stopped at byte " + std::to_string(sax.error_at()) + ")");
+  if (!j.is_object()) return bad(origin, "is not a JSON object");
   Ctx ctx{origin};
   UErrorCode st = U_ZERO_ERROR;
   ctx.nfc = icu::Normalizer2::getNFCInstance(st);
@@ -1694,7 +1869,7 @@ Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::str
   auto wrap = [&](const Error& e) { return bad(origin, e.message); };
   const json* model = field(j, "model");
   if (!model) return bad(origin, "has no \"model\"");
-  auto m = parse_model(*model, "model");
+  auto m = parse_model(*model, "model", big);
   if (!m) return wrap(m.error());
   impl->model = std::move(*m);
   if (const json* n = field(j, "normalizer")) {
