@@ -99,7 +99,7 @@ class App {
   // Same-frame results (frame()): requests predicted to take at most this long are waited for.
   // A frame at 60 Hz is about 17 ms; waiting up to 12 ms more keeps the frame that takes the
   // input under the 33 ms a frame may take, and shows its result a whole frame earlier than
-  // an asynchronous answer would (measured against 4 ms: README, Performance).
+  // an asynchronous answer would (measured against 4 ms: tests/bench/README.md).
   static constexpr double kSameFrameBudgetMs = 12.0;
   struct ComputeCost {  // the last measured compute of one model
     int d_model = 0, layers = 0;

@@ -63,7 +63,7 @@ using namespace headmap;
 // driver) rasterises on one thread per core by default. On small machines headmap asks for
 // two per core unless LP_NUM_THREADS is set: the rasteriser then keeps its share of the cores
 // against the X server and the model's threads, and frames at 1600x1000 on two cores fell
-// from ~16 to ~12.5 ms p50 (README, Performance). GPU drivers ignore the variable.
+// from ~16 to ~12.5 ms p50 (tests/bench/README.md). GPU drivers ignore the variable.
 static void prefer_more_rasteriser_threads() {
   const unsigned cores = std::thread::hardware_concurrency();
   if (cores == 0 || cores > 4 || std::getenv("LP_NUM_THREADS")) return;  // measured on 2 cores only
