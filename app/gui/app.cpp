@@ -372,6 +372,7 @@ void App::draw_layout() {
   heads_rect_[1] = cp.y;
   heads_rect_[2] = cs.x;
   heads_rect_[3] = cs.y;
+  report_widget(state, "views", cp, ImVec2(cp.x + cs.x, cp.y + cs.y));  // the center panel (tests compare its pixels)
   if (ImGui::BeginTabBar("views")) {
     const bool switch_tab = state.view.center != last_center_;
     auto tab = [&](const char* label, CenterPanel p) {
