@@ -518,6 +518,7 @@ void App::draw_dialogs() {
     const bool enter = ImGui::InputText("##path", &dialog_path_, ImGuiInputTextFlags_EnterReturnsTrue);
     report_widget(state, "Path");
     if (!dialog_error_.empty()) {
+      state.report.messages.push_back(dialog_error_);
       ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
       ImGui::TextUnformatted(dialog_error_.c_str());

@@ -988,15 +988,18 @@ TEST(Widgets, EveryMenuCommandAndDialogOpensThroughTheMenus) {
   EXPECT_EQ(bad.status, 2);
 }
 
-// The keyboard: arrows step the selected head and layer, but not while a dialog has the
-// keyboard; Ctrl+O and Ctrl+S open their dialogs and Escape closes them.
+// The keyboard: arrows step the selected head and layer, but not while a dialog or the
+// sentence box has the keyboard; Ctrl+O and Ctrl+S open their dialogs and Escape closes
+// them; text typed into the sentence box (clicked, all selected) replaces the sentence.
 TEST(Widgets, KeyboardStepsTheSelectionAndOpensAndClosesDialogs) {
   const fs::path dir = fresh_dir("keys");
   const AppRun r = run_app("widgets-keys", {"--input", "key right; key right; key down; key ctrl+o; expect Open view; key right; key escape; "
-                                                       "absent Open view; key ctrl+s; expect Save view; key escape; absent Save view; key left"},
+                                                       "absent Open view; key ctrl+s; expect Save view; key escape; absent Save view; key left; "
+                                                       "click Sentence; key ctrl+a; type the cat the cat; key right; wait; click Heads; key right"},
                            true, dir);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.report["view"]["head"], 1) << "right, right, (right in a dialog: nothing), left";
+  EXPECT_EQ(r.report["tokens"], json::parse(R"(["the", "·cat", "·the", "·cat"])"));
+  EXPECT_EQ(r.report["view"]["head"], 2) << "right, right, (right in a dialog: nothing), left, (right in the text box: nothing), right";
   EXPECT_EQ(r.report["view"]["layer"], 1);
   EXPECT_EQ(r.report["dialog_open"], false);
   EXPECT_TRUE(fs::is_empty(dir)) << "Escape wrote a file";
@@ -1118,4 +1121,21 @@ TEST(Widgets, SavedViewsReopenExactly) {
       EXPECT_EQ(saved.report["view"]["compare_show_correct"], 1);
     }
   }
+}
+
+// On a projector's 1024x768 screen with 1.5x text (the narrower layout), the menus, the tabs and
+// the dialogs work through the widgets too: Focus by its tab, then File > Save view.
+TEST(SmallScreen, TabsMenusAndDialogsWorkThroughTheWidgets) {
+  if (!std::getenv("HEADMAP_TEST_SMALL_SCREEN")) GTEST_SKIP() << "runs under a 1024x768 Xvfb screen (ctest: gui_small_screen)";
+  const fs::path dir = fresh_dir("small-widgets");
+  const AppRun r = run_app("small-widgets", {"--size", "1024x768", "--font-scale", "1.5", "--input",
+                                             "click Focus; wait; click File; click Save view...; expect Path; key enter; absent Path; wait"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["panel"], "focus");
+  std::ifstream vf(dir / "view.headmap.json");
+  ASSERT_TRUE(vf) << "File > Save view did not write its proposed name in the working directory";
+  const json v = json::parse(vf, nullptr, false);
+  EXPECT_EQ(v["panel"], "focus");
+  EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
 }
