@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
   cli.add_option("--type", shot.type, "with --screenshot: type this into the emptied sentence box, one character per frame");
   cli.add_option("--input", shot.input, "with --screenshot: after the --then settings, a person's input through the real widgets, "
                  "steps separated by ';' (or @FILE, one a line): click LABEL, rclick LABEL, dclick LABEL, hover LABEL, scroll N LABEL, "
-                 "key COMBO (ctrl+o, enter, escape, right), type TEXT, wait, frames N, expect LABEL, absent LABEL; "
+                 "key COMBO (ctrl+o, enter, escape, right), type TEXT, wait, frames N, expect LABEL, absent LABEL, timeout S; "
                  "LABEL as drawn (--report lists \"widgets\") or @X,Y (repeatable)");
   std::string mouse, corpus;
   cli.add_option("--corpus", corpus, "the text the Training tab trains on (default: the shipped corpus in assets/corpus)");

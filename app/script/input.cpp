@@ -7,6 +7,7 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -17,8 +18,6 @@
 
 namespace headmap {
 namespace {
-
-constexpr std::chrono::seconds kStepTimeout{5};
 
 std::string trim(const std::string& s) {
   const size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
@@ -120,7 +119,19 @@ Result<InputStep> parse_step(const std::string& written) {
     if (st.amount < 0 || st.amount > 100000) return bad("frames wants 0 to 100000.");
     return st;
   }
-  return bad("unknown step (click, rclick, dclick, hover, scroll, key, type, wait, frames, expect, absent).");
+  if (verb == "timeout") {
+    st.kind = InputStep::Timeout;
+    double sec = 0;
+    try {
+      sec = std::stod(rest);
+    } catch (...) {
+      sec = -1;
+    }
+    if (!(sec >= 0.1 && sec <= 600)) return bad("timeout wants seconds, from 0.1 to 600.");
+    st.amount = static_cast<int>(sec * 1000);
+    return st;
+  }
+  return bad("unknown step (click, rclick, dclick, hover, scroll, key, type, wait, frames, expect, absent, timeout).");
 }
 
 struct Found {
@@ -183,9 +194,7 @@ Result<std::vector<InputStep>> parse_input_steps(const std::vector<std::string>&
     for (const std::string& l : lines) {
       const std::string t = trim(l);
       if (t.empty() || t[0] == '#') continue;
-      // "type" keeps its text's spaces: only the one after the verb goes.
-      const std::string step = lower(t.substr(0, 5)) == "type " ? t.substr(0, 5) + l.substr(l.find_first_not_of(" \t") + 5) : t;
-      Result<InputStep> st = parse_step(step);
+      Result<InputStep> st = parse_step(t);  // "type" keeps the spaces inside its text
       if (!st) return st.error();
       steps.push_back(std::move(st).value());
     }
@@ -204,7 +213,9 @@ Status InputDriver::after_frame(App& app) {
   if (done()) return Status();
   const InputStep& st = steps_[next_];
   GLFWwindow* w = app.window;
-  const bool timed_out = std::chrono::steady_clock::now() - step_start_ > kStepTimeout;
+  const bool timed_out = std::chrono::steady_clock::now() - step_start_ > timeout_;
+  char after[48];
+  std::snprintf(after, sizeof after, " after %g s", timeout_.count() / 1000.0);
   auto fail = [&](const std::string& why) { return Status(Error{ErrorKind::InvalidArgument, "--input step \"" + st.source + "\": " + why}); };
   const int button = st.kind == InputStep::RightClick ? GLFW_MOUSE_BUTTON_RIGHT : GLFW_MOUSE_BUTTON_LEFT;
   switch (st.kind) {
@@ -217,7 +228,7 @@ Status InputDriver::after_frame(App& app) {
         const Found f = find_widget(app, st.target);
         if (!f.error.empty()) return fail(f.error);
         if (!f.ok) {
-          if (timed_out) return fail("no widget \"" + st.target + "\" on screen after 5 s. Shown: " + shown_labels(app) + ".");
+          if (timed_out) return fail("no widget \"" + st.target + "\" on screen" + std::string(after) + ". Shown: " + shown_labels(app) + ".");
           return Status();
         }
         glfwSetCursorPos(w, f.x, f.y);
@@ -276,6 +287,10 @@ Status InputDriver::after_frame(App& app) {
     case InputStep::Frames:
       if (frames_++ >= st.amount) next_step();
       return Status();
+    case InputStep::Timeout:
+      timeout_ = std::chrono::milliseconds(st.amount);
+      next_step();
+      return Status();
     case InputStep::Expect:
     case InputStep::Absent: {
       const Found f = find_widget(app, st.target);
@@ -284,8 +299,8 @@ Status InputDriver::after_frame(App& app) {
       if (shown == (st.kind == InputStep::Expect)) {
         next_step();
       } else if (timed_out) {
-        return fail(st.kind == InputStep::Expect ? "no widget \"" + st.target + "\" on screen after 5 s. Shown: " + shown_labels(app) + "."
-                                                 : "the widget \"" + st.target + "\" is still on screen after 5 s.");
+        return fail(st.kind == InputStep::Expect ? "no widget \"" + st.target + "\" on screen" + std::string(after) + ". Shown: " + shown_labels(app) + "."
+                                                 : "the widget \"" + st.target + "\" is still on screen" + std::string(after) + ".");
       }
       return Status();
     }

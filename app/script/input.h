@@ -14,8 +14,9 @@
 //   frames N             N frames
 //   expect LABEL         until LABEL is shown (fails after the step timeout)
 //   absent LABEL         until LABEL is no longer shown (fails after the step timeout)
-// A widget that does not appear within the step timeout (5 s), an ambiguous label, or an
-// unknown step fails the run (exit 1) with a message naming it.
+//   timeout S            the step timeout from here on, in seconds (default 5)
+// A widget that does not appear within the step timeout, an ambiguous label, or an unknown
+// step fails the run (exit 1) with a message naming it.
 #pragma once
 #include <chrono>
 #include <string>
@@ -28,11 +29,11 @@ namespace headmap {
 class App;
 
 struct InputStep {
-  enum Kind { Click, RightClick, DoubleClick, Hover, Scroll, Key, Type, Wait, Frames, Expect, Absent };
+  enum Kind { Click, RightClick, DoubleClick, Hover, Scroll, Key, Type, Wait, Frames, Expect, Absent, Timeout };
   Kind kind = Wait;
   std::string target;  // a widget's label, or "@X,Y"
   std::string text;    // Type: the characters (UTF-8)
-  int amount = 0;      // Scroll: notches; Frames: frames
+  int amount = 0;      // Scroll: notches; Frames: frames; Timeout: milliseconds
   int key = 0;         // Key: a GLFW key
   bool ctrl = false, shift = false, alt = false;
   std::string source;  // the step as written, for messages
@@ -58,6 +59,7 @@ class InputDriver {
   size_t next_ = 0;
   int stage_ = 0, frames_ = 0;  // progress within the step
   size_t typed_ = 0;
+  std::chrono::milliseconds timeout_{5000};  // a widget's wait (timeout steps change it)
   std::u32string chars_;
   std::chrono::steady_clock::time_point step_start_ = std::chrono::steady_clock::now();
 };

@@ -117,7 +117,7 @@ void draw_sentence_tokens(AppState& s) {
       if (token_chip(labels[t], cont, mine && static_cast<int>(t) == s.hover_token, mine && static_cast<int>(t) == s.selected_token,
                      &clicked) && mine)
         hovered = static_cast<int>(t);
-      report_widget(s, ("token " + std::to_string(b) + "." + std::to_string(t)).c_str());
+      if (ImGui::IsItemVisible()) report_widget(s, ("token " + std::to_string(b) + "." + std::to_string(t)).c_str());
       if (clicked) {  // select this sentence and position: its next-token predictions stay shown
         s.view.batch = b;
         s.selected_token = static_cast<int>(t);
