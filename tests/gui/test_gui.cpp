@@ -995,14 +995,18 @@ TEST(Widgets, KeyboardStepsTheSelectionAndOpensAndClosesDialogs) {
   const fs::path dir = fresh_dir("keys");
   const AppRun r = run_app("widgets-keys", {"--input", "key right; key right; key down; key ctrl+o; expect Open view; key right; key escape; "
                                                        "absent Open view; key ctrl+s; expect Save view; key escape; absent Save view; key left; "
-                                                       "click Sentence; key ctrl+a; type the cat the cat; key right; wait; click Heads; key right"},
+                                                       "click Sentence; key ctrl+a; type the cat the cat; key right; wait; click Heads; key right; "
+                                                       "key ctrl+s; expect Save view; key ctrl+a; type my view.headmap.json; key enter; absent Save view"},
                            true, dir);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.report["tokens"], json::parse(R"(["the", "·cat", "·the", "·cat"])"));
   EXPECT_EQ(r.report["view"]["head"], 2) << "right, right, (right in a dialog: nothing), left, (right in the text box: nothing), right";
   EXPECT_EQ(r.report["view"]["layer"], 1);
   EXPECT_EQ(r.report["dialog_open"], false);
-  EXPECT_TRUE(fs::is_empty(dir)) << "Escape wrote a file";
+  // Only the name typed over the proposed one was written (Escape wrote nothing), relative to the working directory.
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().filename().string());
+  EXPECT_EQ(files, std::vector<std::string>{"my view.headmap.json"});
 }
 
 // File > Export ... with the names each dialog proposes, through the menus, in the working
