@@ -25,6 +25,7 @@
 #include "app/gui/render/gl.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/theme.h"
+#include "app/gui/ui_widgets.h"
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
 #include "core/io/run_export.h"
@@ -371,11 +372,13 @@ void App::draw_layout() {
   heads_rect_[1] = cp.y;
   heads_rect_[2] = cs.x;
   heads_rect_[3] = cs.y;
+  report_widget(state, "views", cp, ImVec2(cp.x + cs.x, cp.y + cs.y));  // the center panel (tests compare its pixels)
   if (ImGui::BeginTabBar("views")) {
     const bool switch_tab = state.view.center != last_center_;
     auto tab = [&](const char* label, CenterPanel p) {
       const ImGuiTabItemFlags f = switch_tab && state.view.center == p ? ImGuiTabItemFlags_SetSelected : 0;
       const bool open = ImGui::BeginTabItem(label, nullptr, f);
+      report_widget(state, label);
       if (open && !switch_tab) state.view.center = p;
       return open;
     };
@@ -435,24 +438,31 @@ void App::draw_menu() {
     draw_menu_commands(*this, "File");
     ImGui::EndMenu();
   }
+  report_widget(state, "File");
   if (ImGui::BeginMenu("View")) {
-    for (int c = 0; c < kNumColormaps; ++c)
+    for (int c = 0; c < kNumColormaps; ++c) {
       if (ImGui::MenuItem(colormap_name(static_cast<Colormap>(c)), nullptr, state.view.colormap == static_cast<Colormap>(c)))
         state.view.colormap = static_cast<Colormap>(c);
+      report_widget(state, colormap_name(static_cast<Colormap>(c)));
+    }
     ImGui::Separator();
     const std::pair<Normalisation, const char*> norms[] = {{Normalisation::PerHead, "Scale per head"},
                                                            {Normalisation::PerLayer, "Scale per layer"},
                                                            {Normalisation::Global, "Scale over the model"},
                                                            {Normalisation::Absolute, "Absolute (0 to 1)"}};
-    for (auto& [n, label] : norms)
+    for (auto& [n, label] : norms) {
       if (ImGui::MenuItem(label, nullptr, state.view.norm == n)) state.view.norm = n;
+      report_widget(state, label);
+    }
     draw_menu_commands(*this, "View");
     ImGui::EndMenu();
   }
+  report_widget(state, "View");
   if (ImGui::BeginMenu("Help")) {
     draw_menu_commands(*this, "Help");
     ImGui::EndMenu();
   }
+  report_widget(state, "Help");
   if (state.stale) {
     ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize("computing...").x - 20);
     ImGui::TextColored(kPendingColour, "computing...");
@@ -464,11 +474,14 @@ void App::draw_dialogs() {
   if (dialog_ != Dialog::None && !ImGui::IsPopupOpen(dialog_title(dialog_))) ImGui::OpenPopup(dialog_title(dialog_));
   if (!state.error_popup.empty() && dialog_ == Dialog::None && !ImGui::IsPopupOpen("Problem")) ImGui::OpenPopup("Problem");
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    report_widget(state, "Problem");  // its title bar
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
     ImGui::TextUnformatted(state.error_popup.c_str());
     ImGui::PopTextWrapPos();
     state.report.messages.push_back(state.error_popup);
-    if (ImGui::Button("OK") || ImGui::IsKeyPressed(GLFW_KEY_ENTER) || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) {
+    const bool ok = ImGui::Button("OK");
+    report_widget(state, "OK");
+    if (ok || ImGui::IsKeyPressed(GLFW_KEY_ENTER) || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) {
       state.error_popup.clear();
       ImGui::CloseCurrentPopup();
     }
@@ -477,6 +490,7 @@ void App::draw_dialogs() {
   if (dialog_ == Dialog::None) return;
   const char* title = dialog_title(dialog_);
   if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+  report_widget(state, title);  // its title bar
   bool close = false;
   if (dialog_ == Dialog::Shortcuts) {
     // Every key comes from the command table, so this list cannot drift from the keys; the
@@ -494,13 +508,17 @@ void App::draw_dialogs() {
       row("wheel, drag", "zoom and pan the focus view; double-click resets");
       ImGui::EndTable();
     }
-    close = ImGui::Button("Close") || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
+    close = ImGui::Button("Close");
+    report_widget(state, "Close");
+    close = close || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
   } else {
     ImGui::TextUnformatted("Path:");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 28);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter = ImGui::InputText("##path", &dialog_path_, ImGuiInputTextFlags_EnterReturnsTrue);
+    report_widget(state, "Path");
     if (!dialog_error_.empty()) {
+      state.report.messages.push_back(dialog_error_);
       ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
       ImGui::TextUnformatted(dialog_error_.c_str());
@@ -508,8 +526,11 @@ void App::draw_dialogs() {
       ImGui::PopStyleColor();
     }
     const bool ok = ImGui::Button("OK") || enter;
+    report_widget(state, "OK");
     ImGui::SameLine();
-    close = ImGui::Button("Cancel") || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
+    close = ImGui::Button("Cancel");
+    report_widget(state, "Cancel");
+    close = close || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
     if (ok) {
       const std::string path = dialog_path_;
       Status st;

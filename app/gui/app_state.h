@@ -82,6 +82,13 @@ struct UiReport {
   int64_t attention_params = -1;       // as shown in the passport
   bool stale = false;
   std::string colormap;
+  // The widgets a person can click or type into (menus, menu items, tabs, dialog buttons and
+  // text boxes), as labelled on screen: the GUI tests' input steps find them here (report_widget).
+  struct Widget {
+    std::string label;
+    Rect rect;
+  };
+  std::vector<Widget> widgets;
   void clear() { *this = UiReport(); }
 };
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "app/gui/app.h"
+#include "app/gui/ui_widgets.h"
 
 namespace headmap {
 
@@ -71,6 +72,7 @@ void draw_menu_commands(App& app, const char* menu) {
     if (c.separator_before) ImGui::Separator();
     const bool enabled = !c.enabled || c.enabled(app);
     if (ImGui::MenuItem(c.label, c.shortcut, c.checked ? c.checked(app) : false, enabled)) c.run(app);
+    report_widget(app.state, c.label);
   }
 }
 

@@ -53,6 +53,7 @@ static void pin_loaded_libraries() {
 #include "app/gui/theme.h"
 #include "app/common/assets.h"
 #include "app/common/model_options.h"
+#include "app/script/input.h"
 #include "app/script/script.h"
 #include "app/script/soak.h"
 #include "app/script/settings_table.h"
@@ -93,6 +94,10 @@ int main(int argc, char** argv) {
   cli.add_option("--then", shot.then, "with --screenshot: after the first result, apply key=value as the controls would "
                  "(repeatable; \"wait\" waits for the result before the next ones). Keys:\n" + scripted_settings_help());
   cli.add_option("--type", shot.type, "with --screenshot: type this into the emptied sentence box, one character per frame");
+  cli.add_option("--input", shot.input, "with --screenshot: after the --then settings, a person's input through the real widgets, "
+                 "steps separated by ';' (or @FILE, one a line): click LABEL, rclick LABEL, dclick LABEL, hover LABEL, scroll N LABEL, "
+                 "key COMBO (ctrl+o, enter, escape, right), type TEXT, wait, frames N, expect LABEL, absent LABEL, timeout S; "
+                 "LABEL as drawn (--report lists \"widgets\") or @X,Y (repeatable)");
   std::string mouse, corpus;
   cli.add_option("--corpus", corpus, "the text the Training tab trains on (default: the shipped corpus in assets/corpus)");
   cli.add_option("--mouse", mouse, "with --screenshot: rest the mouse at X,Y (window pixels), e.g. to show a tooltip");
@@ -118,6 +123,16 @@ int main(int argc, char** argv) {
     return cli.exit(e) == 0 ? 0 : 2;
   }
   if (open_view.empty()) open_view = view_arg;
+  if (!shot.input.empty()) {  // bad steps are bad arguments, before any window opens
+    if (shot.path.empty()) {
+      std::fprintf(stderr, "headmap: --input needs --screenshot (it drives a scripted run).\n");
+      return 2;
+    }
+    if (Result<std::vector<InputStep>> steps = parse_input_steps(shot.input); !steps) {
+      std::fprintf(stderr, "headmap: %s\n", steps.error().message.c_str());
+      return 2;
+    }
+  }
 
   // The initial state: command-line model options over the defaults, or a view file.
   Result<ModelInput> in = resolve_model_options(mo, true);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 namespace headmap {
@@ -20,6 +21,13 @@ void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text) 
     const float dx = p.x - pos.x, dy = p.y - pos.y;
     p = ImVec2(pos.x + dy - h, pos.y - dx);
   }
+}
+
+void report_widget(AppState& s, const char* label) { report_widget(s, label, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()); }
+
+void report_widget(AppState& s, const char* label, ImVec2 p0, ImVec2 p1) {
+  const char* hidden = std::strstr(label, "##");
+  s.report.widgets.push_back({hidden ? std::string(label, hidden) : std::string(label), {p0.x, p0.y, p1.x, p1.y}});
 }
 
 float token_label_width(AppState& s, int b) {

@@ -42,6 +42,13 @@ struct HeatmapHit {
 // never overlap; the hovered token's label is always drawn (the ones it would cover are not).
 HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v);
 
+// Records the item just drawn (its rect on screen) under `label` in s.report.widgets, for
+// the GUI tests' clicks (app/script/input.h). The label is cut at "##" (Dear ImGui's hidden
+// part), so a widget can be named by its ImGui label.
+void report_widget(AppState& s, const char* label);
+// The same for a rect drawn by hand (a heatmap's map).
+void report_widget(AppState& s, const char* label, ImVec2 p0, ImVec2 p1);
+
 // SameLine when `width` pixels still fit on this line, else a new line: headers of small
 // items that wrap in a narrow window instead of running off it.
 void same_line_if_fits(float width);

@@ -45,8 +45,27 @@ struct AppRun {
   fs::path png;
 };
 
-// Runs headmap with these arguments; the screenshot and report go to the temp dir.
-AppRun run_app(const std::string& name, std::vector<std::string> args, bool with_report = true) {
+// The working directory the app runs in, as a person's shell would be: a temporary one,
+// so that relative names land there. Tests that check files make their own (fresh_dir).
+fs::path work_dir() {
+  static fs::path d = [] {
+    fs::path p = tmp_dir() / "cwd";
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path p = tmp_dir() / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+// Runs headmap with these arguments, in `cwd` (default work_dir()); the screenshot and
+// report go to the temp dir.
+AppRun run_app(const std::string& name, std::vector<std::string> args, bool with_report = true, const fs::path& cwd = {}) {
   AppRun r;
   r.png = tmp_dir() / (name + ".png");
   const fs::path rep = tmp_dir() / (name + ".report.json"), err = tmp_dir() / (name + ".err");
@@ -58,6 +77,7 @@ AppRun run_app(const std::string& name, std::vector<std::string> args, bool with
   const pid_t pid = fork();
   if (pid == 0) {
     setenv("XDG_CONFIG_HOME", (tmp_dir() / "xdg").c_str(), 1);  // never the user's settings
+    if (chdir((cwd.empty() ? work_dir() : cwd).c_str()) != 0) _exit(125);
     if (!freopen(err.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(126);
     std::vector<char*> cargv;
     for (std::string& a : argv) cargv.push_back(a.data());
@@ -888,4 +908,243 @@ TEST(Gui, FocusMarksTheHeadsSliceAndAblatedHeadsAreGreyed) {
   // The "off" head is grey: little of it is still on the colormap, unlike its neighbour.
   EXPECT_LT(colormap_share(im, off.report["heatmaps"][2], Colormap::Viridis).first, 0.1);
   EXPECT_GT(colormap_share(im, off.report["heatmaps"][1], Colormap::Viridis).first, 0.25);
+}
+
+// ---- through the real widgets (issue 22) ------------------------------------------------
+// These tests drive the app as a person does: --input steps move the real pointer and press
+// real keys (app/script/input.h), menus and dialogs are found by their labels in the
+// report's "widgets", the app runs in a temporary working directory, and files are named
+// relative to it. To add one: run_app(name, {..., "--input", "click File; click X...; key enter; wait"},
+// true, fresh_dir(name)); then check the files in that directory and the report.
+namespace {
+
+// A widget's rect [x0, y0, x1, y1] in a report, by its label; null when it was not drawn.
+json widget_rect(const json& report, const std::string& label) {
+  for (const json& w : report["widgets"])
+    if (w["label"] == label) return w["rect"];
+  return nullptr;
+}
+
+// The share of pixels inside `rect` of `a` that differ (by more than 2 in a channel) from
+// `b` at the same place shifted by (bx, by): b may be a crop of the window.
+double differing(const Image& a, const json& rect, const Image& b, int bx = 0, int by = 0) {
+  const int x0 = static_cast<int>(rect[0].get<double>()), y0 = static_cast<int>(rect[1].get<double>());
+  const int x1 = std::min(a.w, static_cast<int>(rect[2].get<double>())), y1 = std::min(a.h, static_cast<int>(rect[3].get<double>()));
+  long diff = 0, total = 0;
+  for (int y = std::max(0, y0); y < y1; ++y)
+    for (int x = std::max(0, x0); x < x1; ++x) {
+      const int u = x - bx, v = y - by;
+      ++total;
+      if (u < 0 || v < 0 || u >= b.w || v >= b.h) {
+        ++diff;
+        continue;
+      }
+      const auto p = a.at(x, y), q = b.at(u, v);
+      for (int k = 0; k < 3; ++k)
+        if (std::abs(p[k] - q[k]) > 2) {
+          ++diff;
+          break;
+        }
+    }
+  return total ? static_cast<double>(diff) / total : 1.0;
+}
+
+}  // namespace
+
+// Every File dialog opens from its menu item and closes with Cancel, leaving no file; the
+// View and Help menus' items act; all by clicks on the real menus.
+TEST(Widgets, EveryMenuCommandAndDialogOpensThroughTheMenus) {
+  const fs::path dir = fresh_dir("menus");
+  const std::pair<const char*, const char*> dialogs[] = {
+      {"Open view...", "Open view"},
+      {"Save view...", "Save view"},
+      {"Open model...", "Open model (GPT-2 in Hugging Face layout)"},
+      {"Open checkpoint...", "Open checkpoint"},
+      {"Export heads as PNG...", "Export heads as PNG"},
+      {"Export window as PNG...", "Export window as PNG"},
+      {"Export attention as .npy...", "Export attention as .npy"},
+      {"Export attention as JSON...", "Export attention as JSON"},
+  };
+  std::string steps;
+  for (const auto& [item, title] : dialogs)
+    steps += std::string("click File; click ") + item + "; expect " + title + "; expect Path; click Cancel; absent " + title + "; ";
+  steps += "click View; click magma; click View; click Log scale; click Help; click Keyboard shortcuts; expect Keyboard shortcuts; "
+           "click Close; absent Keyboard shortcuts";
+  const AppRun r = run_app("widgets-menus", {"--input", steps}, true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["colormap"], "magma");
+  EXPECT_EQ(r.report["view"]["log_scale"], true);
+  EXPECT_EQ(r.report["dialog_open"], false);
+  EXPECT_TRUE(fs::is_empty(dir)) << "Cancel wrote a file";
+  // The menu's colormap reached the pixels.
+  const Image im = load_png(r.png);
+  ASSERT_FALSE(r.report["heatmaps"].empty());
+  EXPECT_GT(colormap_share(im, r.report["heatmaps"][0], Colormap::Magma).first, 0.3);
+  // A label that is not on screen fails the run, naming it.
+  const AppRun missing = run_app("widgets-missing", {"--input", "timeout 1; click File; click Save everything..."}, true, dir);
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("no widget \"Save everything...\" on screen"), std::string::npos) << missing.err;
+  const AppRun bad = run_app("widgets-bad-step", {"--input", "jump File"}, true, dir);
+  EXPECT_EQ(bad.status, 2);
+}
+
+// The keyboard: arrows step the selected head and layer, but not while a dialog or the
+// sentence box has the keyboard; Ctrl+O and Ctrl+S open their dialogs and Escape closes
+// them; text typed into the sentence box (clicked, all selected) replaces the sentence.
+TEST(Widgets, KeyboardStepsTheSelectionAndOpensAndClosesDialogs) {
+  const fs::path dir = fresh_dir("keys");
+  const AppRun r = run_app("widgets-keys", {"--input", "key right; key right; key down; key ctrl+o; expect Open view; key right; key escape; "
+                                                       "absent Open view; key ctrl+s; expect Save view; key escape; absent Save view; key left; "
+                                                       "click Sentence; key ctrl+a; type the cat the cat; key right; wait; click Heads; key right; "
+                                                       "key ctrl+s; expect Save view; key ctrl+a; type my view.headmap.json; key enter; absent Save view"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["tokens"], json::parse(R"(["the", "·cat", "·the", "·cat"])"));
+  EXPECT_EQ(r.report["view"]["head"], 2) << "right, right, (right in a dialog: nothing), left, (right in the text box: nothing), right";
+  EXPECT_EQ(r.report["view"]["layer"], 1);
+  EXPECT_EQ(r.report["dialog_open"], false);
+  // Only the name typed over the proposed one was written (Escape wrote nothing), relative to the working directory.
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().filename().string());
+  EXPECT_EQ(files, std::vector<std::string>{"my view.headmap.json"});
+}
+
+// File > Export ... with the names each dialog proposes, through the menus, in the working
+// directory: the JSON parses, the PNGs decode at the window's and the heads panel's size and
+// show what was on screen (not the dialog), the .npy directory holds the maps.
+TEST(Widgets, ExportsWriteTheirProposedNamesInTheWorkingDirectory) {
+  const fs::path dir = fresh_dir("exports");
+  // The pointer rests on the menu bar before Enter, as a person's would after reading the
+  // dialog: it hovers nothing that the PNGs would show.
+  const std::string steps =
+      "click File; click Export attention as JSON...; expect Path; key enter; absent Path; wait; "
+      "click File; click Export window as PNG...; expect Path; hover @800,8; key enter; absent Path; wait; "
+      "click File; click Export heads as PNG...; expect Path; hover @800,8; key enter; absent Path; wait; "
+      "click File; click Export attention as .npy...; expect Path; key enter; frames 3; key escape; absent Path; wait";
+  const AppRun r = run_app("widgets-exports", {"--input", steps}, true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Image shot = load_png(r.png);
+  const json views = widget_rect(r.report, "views");
+  ASSERT_TRUE(views.is_array()) << r.report["widgets"].dump();
+
+  std::ifstream jf(dir / "attention.json");
+  ASSERT_TRUE(jf) << "no attention.json in the working directory";
+  const json j = json::parse(jf, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << "attention.json does not parse";
+  EXPECT_EQ(j["config"]["num_heads"], 4);
+
+  const Image window = load_png(dir / "headmap.png");
+  EXPECT_EQ(window.w, 1600);
+  EXPECT_EQ(window.h, 1000);
+  if (window.w == shot.w) {
+    EXPECT_LT(differing(shot, views, window), 0.01) << "the window PNG does not show the heads panel as the screen did";
+  }
+
+  const Image heads = load_png(dir / "heads.png");
+  const int vw = static_cast<int>(views[2].get<double>()) - static_cast<int>(views[0].get<double>());
+  const int vh = static_cast<int>(views[3].get<double>()) - static_cast<int>(views[1].get<double>());
+  EXPECT_NEAR(heads.w, vw, 1);
+  EXPECT_NEAR(heads.h, vh, 1);
+  if (heads.w > 0) {
+    EXPECT_LT(differing(shot, views, heads, static_cast<int>(views[0].get<double>()), static_cast<int>(views[1].get<double>())), 0.01)
+        << "the heads PNG does not show the heads panel as the screen did";
+  }
+
+  bool npy = false;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir / "attention-npy", ec)) npy = npy || e.path().extension() == ".npy";
+  EXPECT_TRUE(npy) << "no .npy files in attention-npy: " << r.report["messages"].dump() << "\n" << r.err;
+}
+
+// A view saved through File > Save view (its proposed, relative name) reopens exactly,
+// opened through File > Open view and as the positional argument (a double-click): the heads
+// switched off and the loss they give, the zoom and pan of the heads grid and of Focus, the
+// selected sentence, layer, head and clicked token, the Compare view and the panel; the
+// report and the pixels of the middle panel and the chips equal the first run's.
+TEST(Widgets, SavedViewsReopenExactly) {
+  const std::string two = "one two three one two three one two three\nthe cat sat on the mat and the dog sat on the old log";
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    std::string input;  // before File > Save view
+  };
+  const Case cases[] = {
+      // Head 1.1 off (its loss), sentence 1's token 2 clicked, layer 1, the heads grid zoomed by the wheel about a cell.
+      {"heads", {"--text", two, "--then", "ablate=1,1", "--then", "layer=1"}, "click token 1.2; wait; scroll 3 map 1.2; wait; "},
+      // Focus on head 3, zoomed by the wheel about a cell.
+      {"focus", {"--text", two, "--then", "head=3", "--then", "ablate=0,2"}, "click Focus; wait; scroll 4 focus map; wait; "},
+      // Compare: the scale pitfall, A/B showing B.
+      {"compare", {"--panel", "compare", "--then", "pitfall=scale-d-model=on"}, "click A/B; click B: correct; wait; "},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const fs::path dir = fresh_dir(std::string("view-") + c.name);
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--input", c.input + "click File; click Save view...; expect Path; key enter; absent Path; wait"});
+    const AppRun saved = run_app(std::string("view-save-") + c.name, args, true, dir);
+    ASSERT_EQ(saved.status, 0) << saved.err;
+    ASSERT_TRUE(fs::exists(dir / "view.headmap.json")) << "File > Save view did not write its proposed name in the working directory";
+    std::vector<AppRun> reopened;
+    reopened.push_back(run_app(std::string("view-arg-") + c.name, {"view.headmap.json"}, true, dir));
+    if (std::string(c.name) == "heads")  // File > Open view, from another view
+      reopened.push_back(run_app(std::string("view-open-") + c.name,
+                                 {"--then", "heads=8", "--input", "click File; click Open view...; expect Path; key enter; absent Path; wait"}, true,
+                                 dir));
+    const Image a = load_png(saved.png);
+    for (const AppRun& r : reopened) {
+      ASSERT_EQ(r.status, 0) << r.err;
+      for (const char* key : {"view", "panel", "ablated", "ablated_heads", "loss_on_text", "sentence_losses", "predicted_after", "predictions",
+                              "heads_off", "config", "heatmaps", "focus_map", "compare_heatmaps", "head_title_rects", "colormap", "tokens"})
+        EXPECT_EQ(r.report[key], saved.report[key]) << key;
+      // The pixels: the maps and the heads' titles in the middle panel (not its header,
+      // which shows each run's compute time), and the chips (the clicked one is outlined).
+      const Image b = load_png(r.png);
+      EXPECT_EQ(widget_rect(r.report, "views"), widget_rect(saved.report, "views"));
+      size_t maps = 0;
+      for (const char* key : {"heatmaps", "focus_map", "compare_heatmaps", "head_title_rects"})
+        for (const json& rect : saved.report[key]) {
+          EXPECT_LT(differing(a, rect, b), 0.001) << key << " " << rect;
+          ++maps;
+        }
+      EXPECT_GT(maps, 0u);
+      for (const json& w : saved.report["widgets"]) {
+        const std::string label = w["label"];
+        if (label.rfind("token ", 0) != 0) continue;
+        EXPECT_EQ(widget_rect(r.report, label), w["rect"]) << label;
+        EXPECT_EQ(differing(a, w["rect"], b), 0.0) << label;
+      }
+    }
+    if (std::string(c.name) == "heads") {  // what was set, so the comparison above is not of two defaults
+      EXPECT_EQ(saved.report["ablated"], json::parse("[[1, 1]]"));
+      EXPECT_EQ(saved.report["heads_off"], 1);
+      EXPECT_EQ(saved.report["view"]["sentence"], 1);
+      EXPECT_EQ(saved.report["view"]["selected_token"], 2);
+      EXPECT_GT(saved.report["view"]["heads_zoom"].get<double>(), 1.5);
+      EXPECT_NE(saved.report["view"]["heads_pan"][0].get<double>(), 0.5);
+    } else if (std::string(c.name) == "focus") {
+      EXPECT_EQ(saved.report["panel"], "focus");
+      EXPECT_GT(saved.report["view"]["focus_zoom"].get<double>(), 1.5);
+      EXPECT_EQ(saved.report["view"]["head"], 3);
+    } else {
+      EXPECT_EQ(saved.report["view"]["compare_mode"], 1);
+      EXPECT_EQ(saved.report["view"]["compare_show_correct"], 1);
+    }
+  }
+}
+
+// On a projector's 1024x768 screen with 1.5x text (the narrower layout), the menus, the tabs and
+// the dialogs work through the widgets too: Focus by its tab, then File > Save view.
+TEST(SmallScreen, TabsMenusAndDialogsWorkThroughTheWidgets) {
+  if (!std::getenv("HEADMAP_TEST_SMALL_SCREEN")) GTEST_SKIP() << "runs under a 1024x768 Xvfb screen (ctest: gui_small_screen)";
+  const fs::path dir = fresh_dir("small-widgets");
+  const AppRun r = run_app("small-widgets", {"--size", "1024x768", "--font-scale", "1.5", "--input",
+                                             "click Focus; wait; click File; click Save view...; expect Path; key enter; absent Path; wait"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["panel"], "focus");
+  std::ifstream vf(dir / "view.headmap.json");
+  ASSERT_TRUE(vf) << "File > Save view did not write its proposed name in the working directory";
+  const json v = json::parse(vf, nullptr, false);
+  EXPECT_EQ(v["panel"], "focus");
+  EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
 }

@@ -112,13 +112,17 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   const float radio = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x;
   same_line_if_fits(radio + ImGui::CalcTextSize("side by side").x);
   ImGui::RadioButton("side by side", &mode, 0);
+  report_widget(s, "side by side");
   same_line_if_fits(radio + ImGui::CalcTextSize("A/B").x);
   ImGui::RadioButton("A/B", &mode, 1);
+  report_widget(s, "A/B");
   if (mode == 1) {
     same_line_if_fits(radio + ImGui::CalcTextSize("A: pitfall").x);
     ImGui::RadioButton("A: pitfall", &s.view.compare_show_correct, 0);
+    report_widget(s, "A: pitfall");
     same_line_if_fits(radio + ImGui::CalcTextSize("B: correct").x);
     ImGui::RadioButton("B: correct", &s.view.compare_show_correct, 1);
+    report_widget(s, "B: correct");
   }
   if (pit.out.L > 1) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);

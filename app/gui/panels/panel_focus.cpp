@@ -303,6 +303,7 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   v.hover_token = s.hover_token;
   const HeatmapHit hit = heatmap_view("big", r, v);
   s.report.focus_map.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
+  report_widget(s, "focus map", hit.p0, hit.p1);
   s.report.focus_map_pool = r.largest_pool_drawn();
   const int dh = cfg.d_head(), head = req.head;
   if (st.m == &tr.concat) mark_columns(hit.p0, hit.p1, c0, c1 - c0, head * dh, (head + 1) * dh, true);  // this head's columns

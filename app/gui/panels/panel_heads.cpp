@@ -229,6 +229,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       ImGui::PushID(h);
       ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(1, 1));
       if (ImGui::Checkbox("##on", &on)) toggle_ablation(s, id);
+      report_widget(s, ("switch " + std::to_string(layer) + "." + std::to_string(h)).c_str());
       ImGui::PopStyleVar();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation). Or right-click its map.");
       ImGui::PopID();
@@ -276,6 +277,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     const bool dragging = ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left);
     ImGui::PopID();
     s.report.heatmaps.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
+    report_widget(s, ("map " + std::to_string(layer) + "." + std::to_string(h)).c_str(), hit.p0, hit.p1);
     if (!cfg.pitfalls.head_averaged && s.ablated.count(HeadId{layer, h})) mark_head_off(hit.p0, hit.p1), s.report.heads_off++;
     if (hit.hovered) {
       hovered_row = hit.row;
@@ -329,7 +331,9 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   if (zoom > 1.0f) {  // on a line of its own: beside a caption that wrapped, it would overlap its last line
     ImGui::TextDisabled("zoom %.1fx (wheel, drag)", zoom);
     ImGui::SameLine();
-    if (ImGui::SmallButton("reset zoom")) {
+    const bool reset = ImGui::SmallButton("reset zoom");
+    report_widget(s, "reset zoom");
+    if (reset) {
       zoom = 1.0f;
       s.view.heads_pan_x = s.view.heads_pan_y = 0.5f;
     }

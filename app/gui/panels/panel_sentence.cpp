@@ -76,6 +76,7 @@ void draw_sentence(AppState& s, const Presets& presets) {
     s.focus_text = false;
   }
   ImGui::InputTextMultiline("##text", &s.text, ImVec2(-1, ImGui::GetTextLineHeight() * lines + ImGui::GetStyle().FramePadding.y * 2));
+  report_widget(s, "Sentence");
 }
 
 void draw_sentence_tokens(AppState& s) {
@@ -116,6 +117,7 @@ void draw_sentence_tokens(AppState& s) {
       if (token_chip(labels[t], cont, mine && static_cast<int>(t) == s.hover_token, mine && static_cast<int>(t) == s.selected_token,
                      &clicked) && mine)
         hovered = static_cast<int>(t);
+      if (ImGui::IsItemVisible()) report_widget(s, ("token " + std::to_string(b) + "." + std::to_string(t)).c_str());
       if (clicked) {  // select this sentence and position: its next-token predictions stay shown
         s.view.batch = b;
         s.selected_token = static_cast<int>(t);
