@@ -227,15 +227,30 @@ TEST(Dialogs, ViewFilesReopenOnTheSameWeights) {
   const AppState c2 = reopen(c);
   EXPECT_EQ(c2.checkpoint, fs::absolute(user).lexically_normal().string());
   EXPECT_EQ(compute_request(c2).weights.checkpoint, c2.checkpoint);
-  // A shipped checkpoint, chosen by the sliders' D, L and H.
+  // A shipped checkpoint: the default re-sliced to the sliders' H, or the one trained for it.
   AppState k;
   k.shipped = shipped;
   k.text = "The cat sat on the mat.";
   k.cfg.d_model = 128;
   k.cfg.num_heads = 8;
   k.cfg.num_layers = 2;
+  EXPECT_EQ(fs::path(compute_request(reopen(k)).weights.checkpoint).filename(), "d128-h4-l2.safetensors");
+  k.weights_mode = WeightsMode::TrainedForH;
   const AppState k2 = reopen(k);
+  EXPECT_EQ(k2.weights_mode, WeightsMode::TrainedForH);
   EXPECT_EQ(fs::path(compute_request(k2).weights.checkpoint).filename(), "d128-h8-l2.safetensors");
+  // A view saved when "trained" picked the file trained for its H opens on that file.
+  std::ifstream in(path);
+  std::string old_view((std::istreambuf_iterator<char>(in)), {});
+  const size_t at = old_view.find("\"trained_for_h\"");
+  ASSERT_NE(at, std::string::npos) << old_view;
+  old_view.replace(at, 15, "\"trained\"");
+  std::ofstream(path) << old_view;
+  AppState old = random_state();
+  old.shipped = shipped;
+  ASSERT_TRUE(run_dialog_action(Dialog::OpenView, path, old).ok());
+  EXPECT_EQ(old.weights_mode, WeightsMode::TrainedForH);
+  EXPECT_EQ(fs::path(compute_request(old).weights.checkpoint).filename(), "d128-h8-l2.safetensors");
 
   // The view names a checkpoint that has gone, then one that is corrupt: refused, nothing changes.
   ASSERT_TRUE(run_dialog_action(Dialog::SaveView, path, c).ok());
@@ -273,4 +288,55 @@ TEST(ScriptedSettings, KvHeadsAndTheTrainersRefusal) {
   EXPECT_EQ(s.cfg.num_kv_heads, 0);  // kv = H: plain multi-head, which follows H
   EXPECT_TRUE(apply_setting(s, "train=1").ok());
   EXPECT_TRUE(s.train_request.has_value());
+}
+
+// One meaning for num_heads (issue 22): "trained" re-slices the weights it opened on, the
+// shipped default as headmap-cli runs it, at any H; "trained for this H" reaches the
+// family trained separately (H = 1, 2, 8, and 4 without W_O) by its D, H, L and W_O switch.
+TEST(Request, TrainedWeightsAreReslicedAndTheFamilyIsReachedByName) {
+  AppState s;
+  s.shipped = scan_checkpoints(shipped_dir().string());
+  ASSERT_EQ(s.shipped.size(), 5u);
+  s.text = "The cat sat on the mat.";
+  s.cfg.d_model = 128;
+  s.cfg.num_layers = 2;
+  const auto picked = [&](int heads) {
+    s.cfg.num_heads = heads;
+    std::string note;
+    const std::string file = fs::path(compute_request(s, &note).weights.checkpoint).filename().string();
+    return std::make_pair(file, note);
+  };
+  for (int h : {1, 2, 4, 8, 16}) {
+    EXPECT_EQ(picked(h).first, "d128-h4-l2.safetensors") << "trained, H = " << h;
+    EXPECT_EQ(picked(h).second, "") << "trained, H = " << h;
+  }
+  s.weights_mode = WeightsMode::TrainedForH;
+  EXPECT_EQ(picked(1).first, "d128-h1-l2.safetensors");
+  EXPECT_EQ(picked(2).first, "d128-h2-l2.safetensors");
+  EXPECT_EQ(picked(4).first, "d128-h4-l2.safetensors");
+  EXPECT_EQ(picked(8).first, "d128-h8-l2.safetensors");
+  EXPECT_EQ(picked(8).second, "");
+  s.cfg.pitfalls.no_w_o = true;
+  EXPECT_EQ(picked(4).first, "d128-h4-l2-no-wo.safetensors");
+  s.cfg.pitfalls.no_w_o = false;
+  // No training for this H: the trained weights re-sliced, and a note that says so.
+  const auto [file, note] = picked(16);
+  EXPECT_EQ(file, "d128-h4-l2.safetensors");
+  EXPECT_NE(note.find("H = 16"), std::string::npos) << note;
+  EXPECT_NE(note.find("trained: H = 1, 2, 4 without W_O, 4, 8"), std::string::npos) << note;
+  // A checkpoint the user opened: re-sliced by "trained", used by "trained for this H" at its own H only.
+  ASSERT_TRUE(open_checkpoint(s, (shipped_dir() / "d128-h2-l2.safetensors").string()).ok());
+  s.weights_mode = WeightsMode::Trained;
+  EXPECT_EQ(picked(8).first, "d128-h2-l2.safetensors");
+  s.weights_mode = WeightsMode::TrainedForH;
+  EXPECT_EQ(picked(2).first, "d128-h2-l2.safetensors");
+  EXPECT_EQ(picked(8).first, "d128-h8-l2.safetensors");
+  // The scripted setting and the view files spell the choice the same way.
+  ASSERT_TRUE(apply_setting(s, "weights=trained").ok());
+  EXPECT_EQ(s.weights_mode, WeightsMode::Trained);
+  ASSERT_TRUE(apply_setting(s, "weights=trained_for_h").ok());
+  EXPECT_EQ(s.weights_mode, WeightsMode::TrainedForH);
+  const Status bad = apply_setting(s, "weights=trained-for-h");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("trained_for_h"), std::string::npos) << bad.error().message;
 }
