@@ -962,7 +962,7 @@ TEST(Gui, TheAppAndTheCliReSliceTheSameTrainedWeights) {
 // one without it: a --file too large (100 MB once opened on the default sentence with no
 // word; 60 MB took 7.8 s and 1.47 GB, and left the passport on "Computing..."), a --file
 // that cannot be read (which closed the app before its window opened), a --model that is
-// not a model (no window either). A scripted run writes its screenshot and report, then
+// not a model and a --checkpoint too large to be one (no window either). A scripted run writes its screenshot and report, then
 // exits 1.
 TEST(Gui, StartupRefusalsAreShownInTheWindowAndTheDefaultsStay) {
   const fs::path big = tmp_dir() / "big.txt", mid = tmp_dir() / "mid.txt";
@@ -976,7 +976,8 @@ TEST(Gui, StartupRefusalsAreShownInTheWindowAndTheDefaultsStay) {
       {"refuse-big", {"--file", big.string()}},
       {"refuse-mid", {"--file", mid.string()}},
       {"refuse-missing", {"--file", missing.string()}},
-      {"refuse-model", {"--model", not_model.string()}}};
+      {"refuse-model", {"--model", not_model.string()}},
+      {"refuse-checkpoint", {"--checkpoint", big.string()}}};
   for (const auto& [name, args] : cases) {
     SCOPED_TRACE(name);
     const CliRun cli = run_cli(name, args);
