@@ -1,5 +1,6 @@
 // ui_widgets.cpp: see ui_widgets.h.
 #include "app/gui/ui_widgets.h"
+#include "app/gui/text_wrap.h"
 
 #include <algorithm>
 #include <cmath>
@@ -219,78 +220,10 @@ void colour_legend(const HeatmapStyle& s, const char* caption, float width, cons
   ImGui::TextUnformatted(hi);
 }
 
-// The lines of text_disabled_wrapped_at_commas, none wider than `width` (the one rule for
-// breaking a label, so a number is never split): after ", " or ": " where that fits; a
-// piece too long for a line at its spaces; a word too long for a line (a long path) after
-// a '/', '-' or '_', else between two characters that are not both part of a number.
-// A line's trailing space is not drawn, so it is not measured.
-static std::vector<std::string> wrap_at_breaks(const std::string& text, float width) {
-  const auto w = [](const std::string& t) {
-    size_t n = t.size();
-    while (n > 0 && t[n - 1] == ' ') --n;
-    return ImGui::CalcTextSize(t.data(), t.data() + n).x;
-  };
-  const auto numeric = [](char c) { return (c >= '0' && c <= '9') || c == '.' || c == ','; };
-  std::vector<std::string> lines;
-  std::string line;
-  const auto flush = [&] {
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    if (!line.empty()) lines.push_back(line);
-    line.clear();
-  };
-  // Adds `part` to the line, or starts a new line with it; true when it fitted either way.
-  const auto place = [&](const std::string& part) {
-    if (w(line + part) <= width) {
-      line += part;
-      return true;
-    }
-    if (line.empty() || w(part) > width) return false;
-    flush();
-    line = part;
-    return true;
-  };
-  std::vector<std::string> pieces;  // up to and including each ", " or ": "
-  for (size_t i = 0; i < text.size();) {
-    const size_t comma = text.find(", ", i), colon = text.find(": ", i), j = std::min(comma, colon);
-    const size_t end = j == std::string::npos ? text.size() : j + 2;
-    pieces.push_back(text.substr(i, end - i));
-    i = end;
-  }
-  for (const std::string& piece : pieces) {
-    if (place(piece)) continue;
-    for (size_t i = 0; i < piece.size();) {  // word by word, each with its trailing spaces
-      size_t end = piece.find(' ', i);
-      end = end == std::string::npos ? piece.size() : piece.find_first_not_of(' ', end);
-      if (end == std::string::npos) end = piece.size();
-      std::string word = piece.substr(i, end - i);
-      i = end;
-      while (!place(word)) {  // wider than a line: the longest head that fits, at the best break
-        flush();
-        size_t cut = 0, soft = 0;
-        for (size_t k = 1; k < word.size(); ++k) {
-          if ((static_cast<unsigned char>(word[k]) & 0xC0) == 0x80) continue;  // inside a UTF-8 sequence
-          if (w(word.substr(0, k)) > width) break;
-          if (!(numeric(word[k - 1]) && word[k] >= '0' && word[k] <= '9') && !(word[k - 1] >= '0' && word[k - 1] <= '9' && numeric(word[k])))
-            cut = k;
-          if (word[k - 1] == '/' || word[k - 1] == '-' || word[k - 1] == '_') soft = k;
-        }
-        if (soft > 0) cut = soft;
-        if (cut == 0) {  // not even one piece fits: the whole word, on its own line
-          lines.push_back(word);
-          word.clear();
-          break;
-        }
-        lines.push_back(word.substr(0, cut));
-        word = word.substr(cut);
-      }
-    }
-  }
-  flush();
-  return lines;
-}
-
 void text_disabled_wrapped_at_commas(const std::string& text) {
-  const std::vector<std::string> lines = wrap_at_breaks(text, ImGui::GetContentRegionAvail().x);
+  const std::vector<std::string> lines = wrap_at_breaks(text, ImGui::GetContentRegionAvail().x, [](std::string_view t) {
+    return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
+  });
   // Lines of one paragraph: no item spacing between them, only after the last. Each is
   // drawn unwrapped: wrap_at_breaks made it fit.
   const ImVec2 spacing = ImGui::GetStyle().ItemSpacing;

@@ -10,6 +10,7 @@
 
 #include "app/gui/app_state.h"
 #include "app/gui/dialogs.h"
+#include "app/gui/text_wrap.h"
 #include "app/script/settings_table.h"
 
 namespace fs = std::filesystem;
@@ -339,4 +340,46 @@ TEST(Request, TrainedWeightsAreReslicedAndTheFamilyIsReachedByName) {
   const Status bad = apply_setting(s, "weights=trained-for-h");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("trained_for_h"), std::string::npos) << bad.error().message;
+}
+
+// The weights' source line wrapped inside a number ("loss 3." / "04)"): the last piece had
+// no ", " after it, yet was allowed the width of one, and Dear ImGui's own wrapping then
+// broke it after the '.'. At every width, each line fits (unless one word alone cannot),
+// no break falls inside a number, and the lines read back as the text.
+TEST(TextWrap, NeverBreaksInsideANumberAndEveryLineFits) {
+  const MeasureText measure = [](std::string_view t) { return 7.0f * static_cast<float>(t.size()); };  // 7 px a byte
+  const std::vector<std::string> texts = {
+      "re-sliced from the H=4 training: trained (D=128, H=4, L=2, 5000 steps, loss 3.04)",
+      "trained (D=128, H=8, L=2, 1500 steps, loss 4.53)",
+      "re-sliced to H=6: gpt2-tiny from ~/a/very/long/path/to/models/gpt2-tiny-0.125: D=48, H=4, L=3, 12,345,678 parameters"};
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  const auto numeric = [&](char c) { return digit(c) || c == '.' || c == ','; };
+  for (const std::string& text : texts)
+    for (float width = 35; width <= 7.0f * text.size() + 14; width += 7) {
+      SCOPED_TRACE(text + " at " + std::to_string(width));
+      const std::vector<std::string> lines = wrap_at_breaks(text, width, measure);
+      ASSERT_FALSE(lines.empty());
+      size_t pos = 0;  // where each line starts in the text: the lines read back as the text
+      for (size_t k = 0; k < lines.size(); ++k) {
+        ASSERT_FALSE(lines[k].empty());
+        EXPECT_NE(lines[k].back(), ' ') << lines[k];
+        if (lines[k].find(' ') != std::string::npos) {
+          EXPECT_LE(measure(lines[k]), width) << lines[k];
+        }
+        while (pos < text.size() && text[pos] == ' ') ++pos;
+        ASSERT_EQ(text.compare(pos, lines[k].size(), lines[k]), 0) << "\"" << lines[k] << "\" at " << pos;
+        pos += lines[k].size();
+        if (k + 1 < lines.size() && pos < text.size() && text[pos] != ' ') {  // a break inside a word
+          const char a = text[pos - 1], b = text[pos];
+          EXPECT_FALSE((numeric(a) && digit(b)) || (digit(a) && numeric(b))) << "\"" << lines[k] << "\" / \"" << lines[k + 1] << "\"";
+        }
+      }
+      while (pos < text.size() && text[pos] == ' ') ++pos;
+      EXPECT_EQ(pos, text.size());
+    }
+  // Wide enough: one line; the source line's usual break is after ", ".
+  EXPECT_EQ(wrap_at_breaks(texts[1], 1000, measure).size(), 1u);
+  const std::vector<std::string> two = wrap_at_breaks(texts[1], 7.0f * 38, measure);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1], "loss 4.53)");
 }
