@@ -52,7 +52,8 @@ void print_summary(const Batch& batch, const ForwardOutput& out, const std::vect
     std::printf("\n");
   }
   if (out.loss_tokens > 0) std::printf("loss on the text: %.3f nats/token (next-token cross-entropy over %d tokens)\n", out.loss, out.loss_tokens);
-  std::printf("\n%-5s %-5s %-4s %8s %8s %8s %8s %8s %8s %9s  %s\n", "layer", "sent", "head", "entropy", "ent/max", "prev",
+  std::printf("\nlayers, sentences and heads are numbered from 0 (layer 0 of %d is the first):\n", out.L);
+  std::printf("%-5s %-5s %-4s %8s %8s %8s %8s %8s %8s %9s  %s\n", "layer", "sent", "head", "entropy", "ent/max", "prev",
               "first", "self", "max_w", "induction", "label");
   size_t i = 0;
   for (int l = 0; l < out.L; ++l)
@@ -80,8 +81,8 @@ static int run_main(int argc, char** argv) {
   app.add_flag("--with-weights", o.with_weights, "include the attention weights in --json");
   app.add_option("--npy", o.npy, "write attention.npy, per-layer inputs, weights and outputs, and meta.json into DIR");
   app.add_option("--png", o.png, "write one layer's heads as a grid of heatmaps");
-  app.add_option("--layer", o.layer, "layer drawn by --png")->capture_default_str();
-  app.add_option("--batch", o.batch, "sentence drawn by --png")->capture_default_str();
+  app.add_option("--layer", o.layer, "layer drawn by --png, numbered from 0 (0 to L-1)")->capture_default_str();
+  app.add_option("--batch", o.batch, "sentence drawn by --png, numbered from 0 (0 to B-1)")->capture_default_str();
   app.add_option("--colormap", o.colormap, "viridis, magma, cividis or grey")
       ->check(CLI::IsMember({"viridis", "magma", "cividis", "grey", "gray"}))
       ->capture_default_str();
@@ -96,7 +97,8 @@ static int run_main(int argc, char** argv) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
 
   Result<ModelInput> in = resolve_model_options(mo, true);
-  if (!in) return fail(in.error(), in.error().kind == ErrorKind::Io ? 1 : 2);
+  // The --file unreadable or too large (a file that cannot be read): 1; options: 2.
+  if (!in) return fail(in.error(), in.error().kind == ErrorKind::Io || in.error().kind == ErrorKind::BadFormat ? 1 : 2);
   ModelConfig& cfg = in->cfg;
   Result<ModelWeights> loaded = load_model_weights(mo, app, cfg);
   if (!loaded) {  // a file that cannot be read or parsed: 1; options that do not fit the weights: 2

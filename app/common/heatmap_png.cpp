@@ -27,7 +27,8 @@ Status write_heads_png(const std::string& path, const ForwardOutput& out, const 
   if (opt.layer < 0 || opt.layer >= out.L || opt.batch < 0 || opt.batch >= out.B)
     return Error{ErrorKind::InvalidArgument, "Layer " + std::to_string(opt.layer) + " / sentence " + std::to_string(opt.batch) +
                                                  " is out of range (the model has " + std::to_string(out.L) + " layers and " +
-                                                 std::to_string(out.B) + " sentences)."};
+                                                 std::to_string(out.B) + " sentences, numbered from 0: layers 0 to " +
+                                                 std::to_string(out.L - 1) + ", sentences 0 to " + std::to_string(out.B - 1) + ")."};
   Font font;
   if (Status s = font.load(asset_path("fonts/DejaVuSans.ttf")); !s) return s;
 
@@ -62,8 +63,8 @@ Status write_heads_png(const std::string& path, const ForwardOutput& out, const 
 
   // Header: the sentence and the configuration.
   char cfgline[256];
-  std::snprintf(cfgline, sizeof cfgline, "layer %d of %d   d_model %d   %d heads   d_head %d   %s%s", opt.layer, out.L, cfg.d_model,
-                cfg.num_heads, cfg.d_head(), cfg.causal ? "causal" : "bidirectional", cfg.pitfalls.any() ? "   (pitfall on)" : "");
+  std::snprintf(cfgline, sizeof cfgline, "layer %d (of layers 0-%d)   d_model %d   %d heads (0-%d)   d_head %d   %s%s", opt.layer,
+                out.L - 1, cfg.d_model, cfg.num_heads, cfg.num_heads - 1, cfg.d_head(), cfg.causal ? "causal" : "bidirectional", cfg.pitfalls.any() ? "   (pitfall on)" : "");
   std::string sentence;
   for (const Token& t : batch.sentences[opt.batch].tokens) sentence += (sentence.empty() ? "" : " ") + token_display(t);
   font.draw(c, 10, 24, fit_text(font, sentence, 18, W - 20), 18, kInk);

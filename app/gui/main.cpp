@@ -135,10 +135,17 @@ int main(int argc, char** argv) {
   }
 
   // The initial state: command-line model options over the defaults, or a view file.
+  // What headmap-cli refuses (a --file too large or unreadable, a --model or --checkpoint
+  // that does not load, and here a view file) is refused with the same text, in the window
+  // as well as on the terminal, and the state is the one without it. A scripted run then
+  // exits 1, once its screenshot and report are written.
+  std::vector<std::string> problems;
   Result<ModelInput> in = resolve_model_options(mo, true);
-  if (!in && in.error().kind == ErrorKind::Io) {
-    std::fprintf(stderr, "headmap: %s\n", in.error().message.c_str());
-    return 1;
+  if (!in && (in.error().kind == ErrorKind::Io || in.error().kind == ErrorKind::BadFormat)) {  // the --file's
+    problems.push_back(in.error().message);
+    ModelOptions without_file = mo;
+    without_file.file.clear();
+    in = resolve_model_options(without_file, true);
   }
   if (!mouse.empty() && std::sscanf(mouse.c_str(), "%f,%f", &shot.mouse_x, &shot.mouse_y) != 2) {
     std::fprintf(stderr, "headmap: --mouse wants X,Y, e.g. 700,300\n");
@@ -251,18 +258,12 @@ int main(int argc, char** argv) {
       if (mo.random_init) {
         st.weights_mode = WeightsMode::Random;
       } else if (!mo.model.empty()) {
-        if (Status s = open_pretrained(st, mo.model); !s) {
-          std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
-          code = 1;
-        }
+        if (Status s = open_pretrained(st, mo.model); !s) problems.push_back(s.error().message);  // the shipped model stays
       } else if (!mo.checkpoint.empty()) {
-        if (Status s = open_checkpoint(st, mo.checkpoint); !s) {  // its own D, H, L, context, with a message
-          std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
-          code = 1;
-        } else {
-          opening = st.checkpoint_info;
-        }
-      } else {
+        if (Status s = open_checkpoint(st, mo.checkpoint); !s) problems.push_back(s.error().message);  // as headmap-cli says it
+        else opening = st.checkpoint_info;  // its own D, H, L, context, with a message
+      }
+      if (!mo.random_init && !st.pretrained && !opening) {  // the shipped default, also when the named weights did not load
         const std::string name = std::filesystem::path(kDefaultCheckpoint).filename().string();
         for (const CheckpointInfo& k : st.shipped)
           if (std::filesystem::path(k.path).filename() == name) opening = k;
@@ -276,12 +277,15 @@ int main(int argc, char** argv) {
         st.cfg.num_kv_heads = given.num_kv_heads;
         st.cfg.pitfalls.no_w_o = opening->no_w_o || given.pitfalls.no_w_o;
       }
-      if (!open_view.empty()) {
-        if (Status s = load_view(open_view, st); !s) {
-          std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
-          st.error_popup = s.error().message;
-          if (!shot.path.empty()) code = 1;
+      if (!open_view.empty())
+        if (Status s = load_view(open_view, st); !s) problems.push_back(s.error().message);
+      if (!problems.empty()) {
+        std::string all;
+        for (const std::string& p : problems) {
+          std::fprintf(stderr, "headmap: %s\n", p.c_str());
+          all += (all.empty() ? "" : "\n\n") + p;
         }
+        st.error_popup = all;  // the "Problem" box, over the window that opened without it
       }
       if (!panel.empty()) parse_center_panel(panel, &st.view.center);
       if (!colormap.empty()) parse_colormap(colormap.c_str(), &st.view.colormap);
@@ -310,6 +314,7 @@ int main(int argc, char** argv) {
           app.frame();
         }
         if (app.script) code = app.script->exit_code;
+        if (code == 0 && scripted && !problems.empty()) code = 1;  // what was refused, for scripts: after the screenshot
       }
     }
   }

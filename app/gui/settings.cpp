@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "app/common/model_options.h"
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
 
@@ -109,7 +110,7 @@ static json weights_source_json(const AppState& s) {
     const fs::path a = fs::absolute(p, ec);
     return ec ? p : a.lexically_normal().string();
   };
-  json w = {{"mode", s.weights_mode == WeightsMode::Random ? "random" : "trained"}, {"seed", s.cfg.seed}};
+  json w = {{"mode", weights_mode_name(s.weights_mode)}, {"seed", s.cfg.seed}};
   if (s.weights_mode == WeightsMode::Random) {
     w["source"] = "random";
   } else if (r.weights.in_memory && r.weights.in_memory == s.pretrained) {
@@ -138,8 +139,8 @@ static Status apply_weights_source(const json& w, AppState& next, const std::str
   };
   if (!w.is_object()) return bad("its \"weights\" is not an object.");
   const std::string mode = w.value("mode", std::string("trained")), source = w.value("source", std::string(""));
-  if (mode != "trained" && mode != "random") return bad("its weights mode \"" + mode + "\" is neither trained nor random.");
-  next.weights_mode = mode == "random" ? WeightsMode::Random : WeightsMode::Trained;
+  if (!parse_weights_mode(mode, &next.weights_mode))
+    return bad("its weights mode \"" + mode + "\" is none of trained, trained_for_h and random.");
   if (mode == "random") return Status();
   const auto drop_loaded = [&] {  // the view's weights replace whatever was opened
     next.checkpoint.clear();
@@ -161,6 +162,9 @@ static Status apply_weights_source(const json& w, AppState& next, const std::str
                                   [&](const CheckpointInfo& k) { return fs::path(k.path).filename() == name; });
     if (!have) return bad("it was saved on the shipped checkpoint " + name + ", which this installation does not have.");
     drop_loaded();  // choose_weights picks the same shipped file for the same config
+    // Views saved before "trained" meant the default re-sliced named the file trained for their H.
+    if (next.weights_mode == WeightsMode::Trained && name != fs::path(kDefaultCheckpoint).filename().string())
+      next.weights_mode = WeightsMode::TrainedForH;
   } else if (source == "model") {
     const std::string dir = w.value("model_dir", std::string(""));
     const ModelConfig cfg = next.cfg;  // open_pretrained sets the model's own sizes; the view's win

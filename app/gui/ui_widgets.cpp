@@ -1,5 +1,6 @@
 // ui_widgets.cpp: see ui_widgets.h.
 #include "app/gui/ui_widgets.h"
+#include "app/gui/text_wrap.h"
 
 #include <algorithm>
 #include <cmath>
@@ -228,28 +229,15 @@ void colour_legend(const HeatmapStyle& s, const char* caption, float width, cons
 }
 
 void text_disabled_wrapped_at_commas(const std::string& text) {
-  const float width = ImGui::GetContentRegionAvail().x;
-  // Lines of one paragraph: no item spacing between them, only after the last.
-  std::vector<std::string> lines;
-  std::string line;
-  size_t i = 0;
-  while (i < text.size()) {
-    const size_t comma = text.find(", ", i), colon = text.find(": ", i), j = std::min(comma, colon);
-    const std::string piece = j == std::string::npos ? text.substr(i) : text.substr(i, j + 2 - i);
-    i = j == std::string::npos ? text.size() : j + 2;
-    // The break goes after ", " or ": ": measured without its trailing space, which is not shown.
-    if (!line.empty() && ImGui::CalcTextSize((line + piece).c_str()).x > width + ImGui::CalcTextSize(" ").x) {
-      line.pop_back();
-      lines.push_back(line);
-      line.clear();
-    }
-    line += piece;
-  }
-  if (!line.empty()) lines.push_back(line);
+  const std::vector<std::string> lines = wrap_at_breaks(text, ImGui::GetContentRegionAvail().x, [](std::string_view t) {
+    return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
+  });
+  // Lines of one paragraph: no item spacing between them, only after the last. Each is
+  // drawn unwrapped: wrap_at_breaks made it fit.
   const ImVec2 spacing = ImGui::GetStyle().ItemSpacing;
   for (size_t k = 0; k < lines.size(); ++k) {
     if (k + 1 < lines.size()) ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(spacing.x, 0.0f));
-    text_disabled_wrapped(lines[k].c_str());  // a piece wider than the window still wraps, at spaces
+    ImGui::TextDisabled("%s", lines[k].c_str());
     if (k + 1 < lines.size()) ImGui::PopStyleVar();
   }
 }

@@ -14,8 +14,9 @@ namespace headmap {
 // Text rotated 90° counter-clockwise, reading upwards from `pos` (its baseline-left corner).
 void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text);
 
-// Disabled (grey) text wrapped only after ", " or ": " so that numbers such as "loss 1.59"
-// never split (ImGui's own wrapping may break after a '.'); its lines read as one paragraph.
+// Disabled (grey) text wrapped after ", " or ": " where it can, else at a space, and never
+// inside a number such as "loss 1.59" (ImGui's own wrapping may break after a '.'); no line
+// is wider than the column, and its lines read as one paragraph.
 void text_disabled_wrapped_at_commas(const std::string& text);
 
 struct HeatmapView {

@@ -48,8 +48,8 @@ const std::vector<ScriptedSetting>& scripted_settings() {
       {"d_model", "N", "d_model", HEADMAP_NUMBER("d_model", cfg.d_model, 1, kMaxDModel)},
       {"layers", "N", "the number of layers", HEADMAP_NUMBER("layers", cfg.num_layers, 1, kMaxModelLayers)},
       {"context", "N", "the context (tokens per sentence)", HEADMAP_NUMBER("context", cfg.context, 1, kMaxContext)},
-      {"layer", "N", "the selected layer", HEADMAP_NUMBER("layer", view.layer, 0, kMaxModelLayers - 1)},
-      {"head", "N", "the selected head", HEADMAP_NUMBER("head", view.head, 0, kMaxDModel - 1)},
+      {"layer", "N", "the selected layer, numbered from 0", HEADMAP_NUMBER("layer", view.layer, 0, kMaxModelLayers - 1)},
+      {"head", "N", "the selected head, numbered from 0", HEADMAP_NUMBER("head", view.head, 0, kMaxDModel - 1)},
       {"seed", "N", "the seed of random init and hashed embeddings",
        [](AppState& s, const std::string& v) -> Status {
          Result<int> n = parse_number("seed", v, 0, INT32_MAX);
@@ -72,10 +72,10 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.text = v;
          return Status();
        }},
-      {"weights", "trained|random", "the weights choice",
+      {"weights", "trained|trained_for_h|random", "the weights choice (trained_for_h: the model trained with this H, not re-sliced)",
        [](AppState& s, const std::string& v) -> Status {
-         if (v != "trained" && v != "random") return Error{ErrorKind::InvalidArgument, "weights is trained or random, got \"" + v + "\"."};
-         s.weights_mode = v == "random" ? WeightsMode::Random : WeightsMode::Trained;
+         if (!parse_weights_mode(v, &s.weights_mode))
+           return Error{ErrorKind::InvalidArgument, "weights is trained, trained_for_h or random, got \"" + v + "\"."};
          return Status();
        }},
       {"open_model", "DIR", "File > Open model: read a GPT-2-family directory in the background, as the dialog does",
@@ -84,7 +84,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.open_model_request = v;
          return Status();
        }},
-      {"ablate", "layer,head", "switch that head off, as its box in the heads panel does",
+      {"ablate", "layer,head", "switch that head off, as its box in the heads panel does (numbered from 0)",
        [](AppState& s, const std::string& v) -> Status {
          int l = 0, h = 0;
          if (std::sscanf(v.c_str(), "%d,%d", &l, &h) != 2) return Error{ErrorKind::InvalidArgument, "ablate wants layer,head."};
@@ -154,7 +154,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
        }},
       {"focus_step", "N", "the enlarged step of the focus view (0 Q_h ... 6 softmax, 8 concat, 9 W_O)", HEADMAP_NUMBER("focus_step", view.focus_step, 0, 9)},
       {"select_token", "N", "click token chip N of the selected sentence (its next-token predictions)", HEADMAP_NUMBER("select_token", selected_token, -1, kMaxContext)},
-      {"sentence", "N", "the selected sentence of the batch", HEADMAP_NUMBER("sentence", view.batch, 0, 1 << 20)},
+      {"sentence", "N", "the selected sentence of the batch, numbered from 0", HEADMAP_NUMBER("sentence", view.batch, 0, 1 << 20)},
       {"layout", "auto|columns", "columns: keep three columns however narrow (the layout before it adapted)",
        [](AppState& s, const std::string& v) -> Status {
          if (v != "auto" && v != "columns") return Error{ErrorKind::InvalidArgument, "layout is auto or columns, got \"" + v + "\"."};

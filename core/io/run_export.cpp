@@ -122,6 +122,7 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
         metrics.push_back(e);
       }
   j["metrics"] = metrics;
+  j["indices"] = "numbered from 0: layer, batch (sentence) and head count from 0, as in headmap and headmap-cli";
   if (!run.induction.empty()) {
     j["induction_scores"] = run.induction;
     j["label_thresholds"] = {{"prev_token", kLabelThresholds.prev_token}, {"first_token", kLabelThresholds.first_token},
@@ -285,6 +286,7 @@ Status export_npy_dir(const std::string& dir_arg, const RunRecord& run) {
     meta["config"] = json::parse(config_json(run.cfg));
     meta["weights_source"] = describe_source(*run.weights, run.cfg);
     meta["attention_shape"] = {out.L, B, out.Hw, T, T};
+    meta["indices"] = "numbered from 0: layerN files and the L, B and H axes of attention.npy count from 0 (layer0 is the first layer)";
     meta["convention"] = "y = x @ W + b, W stored (D_in, D_out); attn_in is LN1(x), the exact input of attention";
     if (Status s = put("meta.json", meta.dump(2, ' ', false, json::error_handler_t::replace) + "\n"); !s) return fail(s);
   } catch (const std::bad_alloc&) {

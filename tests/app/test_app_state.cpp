@@ -10,6 +10,7 @@
 
 #include "app/gui/app_state.h"
 #include "app/gui/dialogs.h"
+#include "app/gui/text_wrap.h"
 #include "app/script/settings_table.h"
 
 namespace fs = std::filesystem;
@@ -227,15 +228,30 @@ TEST(Dialogs, ViewFilesReopenOnTheSameWeights) {
   const AppState c2 = reopen(c);
   EXPECT_EQ(c2.checkpoint, fs::absolute(user).lexically_normal().string());
   EXPECT_EQ(compute_request(c2).weights.checkpoint, c2.checkpoint);
-  // A shipped checkpoint, chosen by the sliders' D, L and H.
+  // A shipped checkpoint: the default re-sliced to the sliders' H, or the one trained for it.
   AppState k;
   k.shipped = shipped;
   k.text = "The cat sat on the mat.";
   k.cfg.d_model = 128;
   k.cfg.num_heads = 8;
   k.cfg.num_layers = 2;
+  EXPECT_EQ(fs::path(compute_request(reopen(k)).weights.checkpoint).filename(), "d128-h4-l2.safetensors");
+  k.weights_mode = WeightsMode::TrainedForH;
   const AppState k2 = reopen(k);
+  EXPECT_EQ(k2.weights_mode, WeightsMode::TrainedForH);
   EXPECT_EQ(fs::path(compute_request(k2).weights.checkpoint).filename(), "d128-h8-l2.safetensors");
+  // A view saved when "trained" picked the file trained for its H opens on that file.
+  std::ifstream in(path);
+  std::string old_view((std::istreambuf_iterator<char>(in)), {});
+  const size_t at = old_view.find("\"trained_for_h\"");
+  ASSERT_NE(at, std::string::npos) << old_view;
+  old_view.replace(at, 15, "\"trained\"");
+  std::ofstream(path) << old_view;
+  AppState old = random_state();
+  old.shipped = shipped;
+  ASSERT_TRUE(run_dialog_action(Dialog::OpenView, path, old).ok());
+  EXPECT_EQ(old.weights_mode, WeightsMode::TrainedForH);
+  EXPECT_EQ(fs::path(compute_request(old).weights.checkpoint).filename(), "d128-h8-l2.safetensors");
 
   // The view names a checkpoint that has gone, then one that is corrupt: refused, nothing changes.
   ASSERT_TRUE(run_dialog_action(Dialog::SaveView, path, c).ok());
@@ -273,4 +289,97 @@ TEST(ScriptedSettings, KvHeadsAndTheTrainersRefusal) {
   EXPECT_EQ(s.cfg.num_kv_heads, 0);  // kv = H: plain multi-head, which follows H
   EXPECT_TRUE(apply_setting(s, "train=1").ok());
   EXPECT_TRUE(s.train_request.has_value());
+}
+
+// One meaning for num_heads (issue 22): "trained" re-slices the weights it opened on, the
+// shipped default as headmap-cli runs it, at any H; "trained for this H" reaches the
+// family trained separately (H = 1, 2, 8, and 4 without W_O) by its D, H, L and W_O switch.
+TEST(Request, TrainedWeightsAreReslicedAndTheFamilyIsReachedByName) {
+  AppState s;
+  s.shipped = scan_checkpoints(shipped_dir().string());
+  ASSERT_EQ(s.shipped.size(), 5u);
+  s.text = "The cat sat on the mat.";
+  s.cfg.d_model = 128;
+  s.cfg.num_layers = 2;
+  const auto picked = [&](int heads) {
+    s.cfg.num_heads = heads;
+    std::string note;
+    const std::string file = fs::path(compute_request(s, &note).weights.checkpoint).filename().string();
+    return std::make_pair(file, note);
+  };
+  for (int h : {1, 2, 4, 8, 16}) {
+    EXPECT_EQ(picked(h).first, "d128-h4-l2.safetensors") << "trained, H = " << h;
+    EXPECT_EQ(picked(h).second, "") << "trained, H = " << h;
+  }
+  s.weights_mode = WeightsMode::TrainedForH;
+  EXPECT_EQ(picked(1).first, "d128-h1-l2.safetensors");
+  EXPECT_EQ(picked(2).first, "d128-h2-l2.safetensors");
+  EXPECT_EQ(picked(4).first, "d128-h4-l2.safetensors");
+  EXPECT_EQ(picked(8).first, "d128-h8-l2.safetensors");
+  EXPECT_EQ(picked(8).second, "");
+  s.cfg.pitfalls.no_w_o = true;
+  EXPECT_EQ(picked(4).first, "d128-h4-l2-no-wo.safetensors");
+  s.cfg.pitfalls.no_w_o = false;
+  // No training for this H: the trained weights re-sliced, and a note that says so.
+  const auto [file, note] = picked(16);
+  EXPECT_EQ(file, "d128-h4-l2.safetensors");
+  EXPECT_NE(note.find("H = 16"), std::string::npos) << note;
+  EXPECT_NE(note.find("trained: H = 1, 2, 4 without W_O, 4, 8"), std::string::npos) << note;
+  // A checkpoint the user opened: re-sliced by "trained", used by "trained for this H" at its own H only.
+  ASSERT_TRUE(open_checkpoint(s, (shipped_dir() / "d128-h2-l2.safetensors").string()).ok());
+  s.weights_mode = WeightsMode::Trained;
+  EXPECT_EQ(picked(8).first, "d128-h2-l2.safetensors");
+  s.weights_mode = WeightsMode::TrainedForH;
+  EXPECT_EQ(picked(2).first, "d128-h2-l2.safetensors");
+  EXPECT_EQ(picked(8).first, "d128-h8-l2.safetensors");
+  // The scripted setting and the view files spell the choice the same way.
+  ASSERT_TRUE(apply_setting(s, "weights=trained").ok());
+  EXPECT_EQ(s.weights_mode, WeightsMode::Trained);
+  ASSERT_TRUE(apply_setting(s, "weights=trained_for_h").ok());
+  EXPECT_EQ(s.weights_mode, WeightsMode::TrainedForH);
+  const Status bad = apply_setting(s, "weights=trained-for-h");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("trained_for_h"), std::string::npos) << bad.error().message;
+}
+
+// The weights' source line wrapped inside a number ("loss 3." / "04)"): the last piece had
+// no ", " after it, yet was allowed the width of one, and Dear ImGui's own wrapping then
+// broke it after the '.'. At every width, each line fits (unless one word alone cannot),
+// no break falls inside a number, and the lines read back as the text.
+TEST(TextWrap, NeverBreaksInsideANumberAndEveryLineFits) {
+  const MeasureText measure = [](std::string_view t) { return 7.0f * static_cast<float>(t.size()); };  // 7 px a byte
+  const std::vector<std::string> texts = {
+      "re-sliced from the H=4 training: trained (D=128, H=4, L=2, 5000 steps, loss 3.04)",
+      "trained (D=128, H=8, L=2, 1500 steps, loss 4.53)",
+      "re-sliced to H=6: gpt2-tiny from ~/a/very/long/path/to/models/gpt2-tiny-0.125: D=48, H=4, L=3, 12,345,678 parameters"};
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  const auto numeric = [&](char c) { return digit(c) || c == '.' || c == ','; };
+  for (const std::string& text : texts)
+    for (float width = 35; width <= 7.0f * text.size() + 14; width += 7) {
+      SCOPED_TRACE(text + " at " + std::to_string(width));
+      const std::vector<std::string> lines = wrap_at_breaks(text, width, measure);
+      ASSERT_FALSE(lines.empty());
+      size_t pos = 0;  // where each line starts in the text: the lines read back as the text
+      for (size_t k = 0; k < lines.size(); ++k) {
+        ASSERT_FALSE(lines[k].empty());
+        EXPECT_NE(lines[k].back(), ' ') << lines[k];
+        if (lines[k].find(' ') != std::string::npos) {
+          EXPECT_LE(measure(lines[k]), width) << lines[k];
+        }
+        while (pos < text.size() && text[pos] == ' ') ++pos;
+        ASSERT_EQ(text.compare(pos, lines[k].size(), lines[k]), 0) << "\"" << lines[k] << "\" at " << pos;
+        pos += lines[k].size();
+        if (k + 1 < lines.size() && pos < text.size() && text[pos] != ' ') {  // a break inside a word
+          const char a = text[pos - 1], b = text[pos];
+          EXPECT_FALSE((numeric(a) && digit(b)) || (digit(a) && numeric(b))) << "\"" << lines[k] << "\" / \"" << lines[k + 1] << "\"";
+        }
+      }
+      while (pos < text.size() && text[pos] == ' ') ++pos;
+      EXPECT_EQ(pos, text.size());
+    }
+  // Wide enough: one line; the source line's usual break is after ", ".
+  EXPECT_EQ(wrap_at_breaks(texts[1], 1000, measure).size(), 1u);
+  const std::vector<std::string> two = wrap_at_breaks(texts[1], 7.0f * 38, measure);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1], "loss 4.53)");
 }

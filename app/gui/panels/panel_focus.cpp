@@ -178,7 +178,7 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   const std::vector<std::string>& toks = f.labels[req.batch];
   const int len = tr.len;
 
-  ImGui::Text("Layer %d, head %d of %d, sentence %d", req.layer, req.head, cfg.num_heads, req.batch);
+  ImGui::Text("Layer %d, head %d (of heads 0-%d), sentence %d", req.layer, req.head, cfg.num_heads - 1, req.batch);
   char keys[96];
   std::snprintf(keys, sizeof keys, "   \xE2\x86\x90 \xE2\x86\x92 heads, \xE2\x86\x91 \xE2\x86\x93 layers   d_head = %d", cfg.d_head());
   same_line_if_fits(ImGui::CalcTextSize(keys).x);

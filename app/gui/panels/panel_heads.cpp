@@ -85,12 +85,17 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   batch = std::clamp(batch, 0, out.B - 1);
 
   // Header: which layer and sentence, and where the weights come from.
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  ImGui::SliderInt("##layer", &layer, 0, out.L - 1, out.L > 1 ? "layer %d" : "layer 0 (of 1)");
+  // Indices are numbered from 0 (as headmap-cli, the exports and numpy number them), and say so.
+  char layer_fmt[48], sentence_fmt[48];
+  std::snprintf(layer_fmt, sizeof layer_fmt, "layer %%d (of 0-%d)", out.L - 1);
+  std::snprintf(sentence_fmt, sizeof sentence_fmt, "sentence %%d (of 0-%d)", out.B - 1);
+  const float pad = ImGui::GetStyle().FramePadding.x * 2 + ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::CalcTextSize(layer_fmt).x + pad));
+  ImGui::SliderInt("##layer", &layer, 0, out.L - 1, layer_fmt);
   if (out.B > 1) {
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-    ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, "sentence %d");
+    ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::CalcTextSize(sentence_fmt).x + pad));
+    ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, sentence_fmt);
   }
   // The header's items wrap onto a new line when the window is narrow (a projector).
   char text[96];
@@ -243,9 +248,9 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     }
     s.report.head_title_rects.push_back({title_p0.x, title_p0.y, ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y});
     if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip("%s%sentropy %.3f nats (%.2f of the maximum)\nprevious-token %.2f   first-token %.2f   self %.2f\n"
-                        "peak weight %.2f   induction %.2f (on the induction probe)",
-                        show_label || label == HeadLabel::None ? "" : head_label_name(label), show_label || label == HeadLabel::None ? "" : "\n",
+      ImGui::SetTooltip("head %d (of heads 0-%d), layer %d (of 0-%d)\n%s%sentropy %.3f nats (%.2f of the maximum)\n"
+                        "previous-token %.2f   first-token %.2f   self %.2f\npeak weight %.2f   induction %.2f (on the induction probe)",
+                        h, out.Hw - 1, layer, out.L - 1, show_label || label == HeadLabel::None ? "" : head_label_name(label), show_label || label == HeadLabel::None ? "" : "\n",
                         m.entropy, m.entropy_norm, m.prev_token, m.first_token, m.self, m.max_weight, ind);
     }
     map_range(s, layer, batch, h, &vmin, &vmax);

@@ -24,7 +24,15 @@ static std::string grouped(int64_t v) {  // 1050624 -> "1,050,624"
 
 void draw_passport(AppState& s, bool full) {
   if (!s.result || !s.result->fwd) {
-    ImGui::TextDisabled("Computing...");
+    // Nothing computed yet: say why when the model refused the request (or the config is invalid), never "Computing..." for good.
+    const std::string& why = !s.compute_error.empty() ? s.compute_error : !s.config_status.ok() ? s.config_status.error().message : s.compute_error;
+    if (why.empty()) {
+      ImGui::TextDisabled("Computing...");
+    } else {
+      ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
+      ImGui::TextWrapped("Nothing to show: %s", why.c_str());
+      ImGui::PopStyleColor();
+    }
     return;
   }
   const Passport& p = s.result->fwd->passport;
