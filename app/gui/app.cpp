@@ -14,6 +14,7 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -197,6 +198,17 @@ void App::frame() {
   state.font_scale = std::clamp(state.font_scale, kFontScaleMin, kFontScaleMax);
   if (built_font_scale_ != state.font_scale) rebuild_fonts();
 
+  // A scripted File dialog opens with its path; draw_dialogs presses its OK once it has been
+  // drawn (the first frame of an auto-sized window is not shown).
+  if (state.dialog_request) {
+    open_dialog(state.dialog_request->dialog);
+    dialog_path_ = state.dialog_request->path;
+    scripted_ok_in_ = 3;
+    state.dialog_request.reset();
+  }
+  // An export's capture is taken in a frame with no dialog, menu or popup open.
+  capture_frame_ = pending_capture_.has_value() && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId);
+
   renderer_.begin_frame();
   same_frame_ = false;
   draw_ui(true);
@@ -229,6 +241,19 @@ void App::frame() {
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
   // Captures read the finished back buffer, before the swap.
+  if (capture_frame_) {
+    const PendingCapture p = std::move(*pending_capture_);
+    pending_capture_.reset();
+    auto done_msg = [this, path = p.path](const Status& s) {
+      if (s) state.status_lines.push_back("Wrote " + path);
+      else {
+        state.error_popup = s.error().message;
+        std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+      }
+    };
+    if (p.dialog == Dialog::ExportHeadsPng) capture(p.path, heads_rect_[0], heads_rect_[1], heads_rect_[2], heads_rect_[3], done_msg);
+    else capture(p.path, 0, 0, 0, 0, done_msg);
+  }
   if (!captures_.empty()) {
     int win_w = 0, win_h = 0;
     glfwGetWindowSize(window, &win_w, &win_h);
@@ -263,11 +288,16 @@ void App::draw_ui(bool first) {
   first_pass_ = first;
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  if (capture_frame_) {  // an export's picture: nothing hovered, no tooltip
+    ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    state.hover_token = state.hover_key = -1;
+  }
   ImGui::NewFrame();
   renderer_.begin_pass();
   state.report.clear();
   if (first && script) script->before_draw(*this);
   if (first) run_shortcuts(*this);
+  state.hover_head = -1;  // the heads panel sets it again while a map is under the mouse
   draw_layout();
   if (!ImGui::IsAnyItemHovered()) state.hover_token = state.hover_key = -1;  // the pointer left the chips and maps
   draw_dialogs();
@@ -371,6 +401,7 @@ void App::draw_layout() {
   heads_rect_[1] = cp.y;
   heads_rect_[2] = cs.x;
   heads_rect_[3] = cs.y;
+  state.report.heads_panel = {cp.x, cp.y, cp.x + cs.x, cp.y + cs.y};
   if (ImGui::BeginTabBar("views")) {
     const bool switch_tab = state.view.center != last_center_;
     auto tab = [&](const char* label, CenterPanel p) {
@@ -501,34 +532,27 @@ void App::draw_dialogs() {
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter = ImGui::InputText("##path", &dialog_path_, ImGuiInputTextFlags_EnterReturnsTrue);
     if (!dialog_error_.empty()) {
+      state.report.messages.push_back(dialog_error_);
       ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
       ImGui::TextUnformatted(dialog_error_.c_str());
       ImGui::PopTextWrapPos();
       ImGui::PopStyleColor();
     }
-    const bool ok = ImGui::Button("OK") || enter;
+    const bool scripted_ok = scripted_ok_in_ > 0 && --scripted_ok_in_ == 0;  // a scripted dialog (dialog_request)
+    const bool ok = ImGui::Button("OK") || enter || scripted_ok;
     ImGui::SameLine();
     close = ImGui::Button("Cancel") || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
     if (ok) {
-      const std::string path = dialog_path_;
-      Status st;
-      if (dialog_captures(dialog_)) {  // the PNG exports read this frame
-        auto done_msg = [this, path](const Status& s) {
-          if (s) state.status_lines.push_back("Wrote " + path);
-          else state.error_popup = s.error().message;
-        };
-        if (dialog_ == Dialog::ExportHeadsPng) capture(path, heads_rect_[0], heads_rect_[1], heads_rect_[2], heads_rect_[3], done_msg);
-        else capture(path, 0, 0, 0, 0, done_msg);
-      } else {
-        st = run_dialog_action(dialog_, path, state);
-      }
+      const Status st = dialog_ok(dialog_, dialog_path_);
       if (st) close = true;
       else dialog_error_ = st.error().message;
     }
   }
   if (close) {
     dialog_ = Dialog::None;
+    scripted_ok_in_ = 0;
+    state.export_head.reset();
     ImGui::CloseCurrentPopup();
   }
   ImGui::EndPopup();
@@ -567,6 +591,23 @@ void App::open_dialog(Dialog d) {
   dialog_ = d;
   dialog_path_ = dialog_default_path(d);
   dialog_error_.clear();
+  scripted_ok_in_ = 0;
+  state.export_head.reset();  // "Export this head": the head hovered or selected now, whatever the mouse does next
+  if (d == Dialog::ExportHeadPng || d == Dialog::ExportHeadSvg) state.export_head = export_target(state);
+}
+
+Status App::dialog_ok(Dialog d, const std::string& path) {
+  Status st;
+  if (!dialog_captures(d)) {
+    st = run_dialog_action(d, path, state);
+  } else if (path.empty()) {
+    st = Error{ErrorKind::InvalidArgument, "Give a file name for the PNG."};
+  } else {
+    pending_capture_ = PendingCapture{d, path};  // frame() takes it once the dialog has closed
+    glfwPostEmptyEvent();                        // at once, not at the next input
+  }
+  if (!st) std::fprintf(stderr, "headmap: %s\n", st.error().message.c_str());
+  return st;
 }
 
 void App::quit() { glfwSetWindowShouldClose(window, 1); }

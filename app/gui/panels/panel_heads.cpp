@@ -278,6 +278,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     s.report.heatmaps.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
     if (!cfg.pitfalls.head_averaged && s.ablated.count(HeadId{layer, h})) mark_head_off(hit.p0, hit.p1), s.report.heads_off++;
     if (hit.hovered) {
+      s.hover_head = h;  // "Export this head" (Ctrl+H) writes the head under the mouse
       hovered_row = hit.row;
       hovered_col = hit.col;
       head_tooltip(s, f, layer, batch, h, hit.row, hit.col);
