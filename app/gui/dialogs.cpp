@@ -110,15 +110,19 @@ Result<FigureInput> figure_input(const AppState& s, int layer) {
 }
 
 Status export_figure(Dialog d, const std::string& path, const AppState& s) {
-  const HeadId target = export_target(s);
-  const bool one = d == Dialog::ExportHeadPng || d == Dialog::ExportHeadSvg;
-  Result<FigureInput> in = figure_input(s, one ? target.layer : s.view.layer);
-  if (!in) return in.error();
-  Result<Figure> fig = one ? head_figure(*in, target.head) : heads_figure(*in);
+  Result<Figure> fig = dialog_figure(d, s);
   if (!fig) return fig.error();
   return d == Dialog::ExportHeadPng ? write_figure_png(path, *fig) : write_figure_svg(path, *fig);
 }
 }  // namespace
+
+Result<Figure> dialog_figure(Dialog d, const AppState& s) {
+  const HeadId target = export_target(s);
+  const bool one = d == Dialog::ExportHeadPng || d == Dialog::ExportHeadSvg;
+  Result<FigureInput> in = figure_input(s, one ? target.layer : s.view.layer);
+  if (!in) return in.error();
+  return one ? head_figure(*in, target.head) : heads_figure(*in);
+}
 
 Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
   Status st;

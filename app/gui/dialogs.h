@@ -6,6 +6,7 @@
 #pragma once
 #include <string>
 
+#include "app/common/heatmap_figure.h"
 #include "app/gui/app_state.h"
 #include "core/error.h"
 
@@ -28,6 +29,11 @@ bool is_svg_path(const std::string& path);
 // The head "Export this head" writes: the one chosen when its dialog opened
 // (s.export_head), else the hovered map of the heads grid, else the selected head.
 HeadId export_target(const AppState& s);
+
+// What Export this head (ExportHeadPng, ExportHeadSvg) or Export heads as SVG draws: the
+// export target, or the selected layer's heads, of the sentence on screen, in the view's
+// colormap, normalisation, log scale and mask.
+Result<Figure> dialog_figure(Dialog d, const AppState& s);
 
 // OK in a file dialog: open or save a view, open a checkpoint or a GPT-2-family model
 // directory (read and checked fully before anything changes), save the session's model, export the result on screen as .npy
