@@ -46,7 +46,8 @@ struct AppRun {
 };
 
 // Runs headmap with these arguments; the screenshot and report go to the temp dir.
-AppRun run_app(const std::string& name, std::vector<std::string> args, bool with_report = true) {
+// cwd: the working directory to run in (default: the test's).
+AppRun run_app(const std::string& name, std::vector<std::string> args, bool with_report = true, const fs::path& cwd = {}) {
   AppRun r;
   r.png = tmp_dir() / (name + ".png");
   const fs::path rep = tmp_dir() / (name + ".report.json"), err = tmp_dir() / (name + ".err");
@@ -59,6 +60,7 @@ AppRun run_app(const std::string& name, std::vector<std::string> args, bool with
   if (pid == 0) {
     setenv("XDG_CONFIG_HOME", (tmp_dir() / "xdg").c_str(), 1);  // never the user's settings
     if (!freopen(err.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(126);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(125);
     std::vector<char*> cargv;
     for (std::string& a : argv) cargv.push_back(a.data());
     cargv.push_back(nullptr);
@@ -888,4 +890,42 @@ TEST(Gui, FocusMarksTheHeadsSliceAndAblatedHeadsAreGreyed) {
   // The "off" head is grey: little of it is still on the colormap, unlike its neighbour.
   EXPECT_LT(colormap_share(im, off.report["heatmaps"][2], Colormap::Viridis).first, 0.1);
   EXPECT_GT(colormap_share(im, off.report["heatmaps"][1], Colormap::Viridis).first, 0.25);
+}
+
+// File > Export heads as PNG and Export window as PNG: the picture holds no dialog (they
+// were once captured in the frame whose OK was pressed, the modal drawn over the heads).
+// The scripted keys open each dialog with a bare relative name, draw it, press its OK
+// (the user's path); the exports must equal, pixel for pixel, the same region of the
+// screenshot taken afterwards with no dialog. The .npy export of a bare name lands in the
+// working directory (it once failed with "Cannot create the directory : Invalid argument.").
+TEST(Gui, ExportsHoldNoDialogAndBareNamesLandInTheWorkingDirectory) {
+  const fs::path cwd = tmp_dir() / "exports-cwd";
+  fs::remove_all(cwd);
+  fs::create_directories(cwd);
+  const AppRun r = run_app("exports", {"--then", "export_heads=heads.png", "--then", "wait", "--then", "export_window=window.png", "--then", "wait",
+                                       "--then", "export_npy=out", "--then", "wait", "--then", "export_head=head.svg"},
+                           true, cwd);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* f : {"heads.png", "window.png", "out/attention.npy", "out/meta.json", "head.svg"}) EXPECT_TRUE(fs::exists(cwd / f)) << f;
+  const Image shot = load_png(r.png), heads = load_png(cwd / "heads.png"), window = load_png(cwd / "window.png");
+  ASSERT_GT(shot.w, 0);
+  ASSERT_EQ(window.w, shot.w);
+  ASSERT_EQ(window.h, shot.h);
+  const json& panel = r.report["heads_panel"];
+  const int px = static_cast<int>(panel[0]), py = static_cast<int>(panel[1]);
+  ASSERT_EQ(heads.w, static_cast<int>(panel[2]) - px);
+  ASSERT_EQ(heads.h, static_cast<int>(panel[3]) - py);
+  // The heads panel's pixels in both exports against the screenshot (the left column's
+  // status lines differ: "Wrote ..." follows each export).
+  for (const auto& [name, im, ox, oy] : {std::tuple{"heads", &heads, 0, 0}, std::tuple{"window", &window, px, py}}) {
+    SCOPED_TRACE(name);
+    int differ = 0;
+    for (int y = 0; y < heads.h; ++y)
+      for (int x = 0; x < heads.w; ++x) {
+        const auto a = im->at(ox + x, oy + y), b = shot.at(px + x, py + y);
+        differ += std::max({std::abs(a[0] - b[0]), std::abs(a[1] - b[1]), std::abs(a[2] - b[2])}) > 2;
+      }
+    EXPECT_LE(differ, heads.w * heads.h / 1000) << "pixels that differ from the screenshot without a dialog";
+  }
+  EXPECT_TRUE(contains(r.report["messages"], "Wrote out")) << r.report["messages"];
 }
