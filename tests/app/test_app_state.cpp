@@ -20,6 +20,7 @@
 #include "app/gui/dialogs.h"
 #include "app/gui/workers/compute_worker.h"
 #include "app/script/settings_table.h"
+#include "core/io/checkpoint.h"
 
 namespace fs = std::filesystem;
 using namespace headmap;
@@ -331,11 +332,15 @@ size_t count(const std::string& text, const std::string& needle) {
 // resolves against the working directory: "attention-npy" once failed with "Cannot create
 // the directory : Invalid argument.".
 TEST(Dialogs, EveryWritingDialogsProposedNameWorks) {
-  const AppState base = computed_state(small_model());
+  AppState base = computed_state(small_model());
   ASSERT_TRUE(base.result && base.result->fwd);
+  Result<ModelWeights> trained = load_checkpoint((shipped_dir() / "d128-h2-l2.safetensors").string());  // as a session's model, to save
+  ASSERT_TRUE(trained.ok());
+  base.session = std::make_shared<const ModelWeights>(std::move(trained).value());
   const fs::path cwd = tmp_dir() / "proposed-names";
   in_directory(cwd, [&] {
-    for (Dialog d : {Dialog::SaveView, Dialog::ExportNpy, Dialog::ExportJson, Dialog::ExportHeadPng, Dialog::ExportHeadSvg, Dialog::ExportHeadsSvg}) {
+    for (Dialog d : {Dialog::SaveView, Dialog::SaveCheckpoint, Dialog::ExportNpy, Dialog::ExportJson, Dialog::ExportHeadPng, Dialog::ExportHeadSvg,
+                     Dialog::ExportHeadsSvg}) {
       AppState s = base;
       const std::string name = dialog_default_path(d);
       SCOPED_TRACE(name);
@@ -345,7 +350,7 @@ TEST(Dialogs, EveryWritingDialogsProposedNameWorks) {
       EXPECT_TRUE(st.ok()) << st.error().message;
       EXPECT_TRUE(fs::exists(cwd / name));
       ASSERT_FALSE(s.status_lines.empty());
-      EXPECT_EQ(s.status_lines.back(), "Wrote " + name == "Wrote view.headmap.json" ? "Saved " + name : "Wrote " + name);
+      EXPECT_EQ(s.status_lines.back(), (d == Dialog::SaveView || d == Dialog::SaveCheckpoint ? "Saved " : "Wrote ") + name);
     }
     EXPECT_TRUE(fs::exists(cwd / "attention-npy" / "attention.npy"));
   });
