@@ -82,16 +82,7 @@ void draw_menu_commands(App& app, const char* menu) {
 }
 
 const Command* command_for_key(int key, bool ctrl, bool shift, bool keyboard_taken) {
-  if (key == 0) return nullptr;
-  const auto has = [key](const Command& c) { return c.keys[0] == key || c.keys[1] == key; };
-  bool shift_variant = false;  // does a command of this key (and Ctrl state) need Shift?
-  for (const Command& c : commands()) shift_variant = shift_variant || (has(c) && c.shift && c.ctrl == ctrl);
-  for (const Command& c : commands()) {
-    if (!has(c) || (c.ctrl && !ctrl) || (c.free_keyboard && keyboard_taken)) continue;
-    if (c.shift ? !shift : shift && shift_variant && c.ctrl == ctrl) continue;  // Ctrl++ is typed with Shift on many keyboards: only a variant excludes it
-    return &c;
-  }
-  return nullptr;
+  return match_command(commands(), key, ctrl, shift, keyboard_taken);
 }
 
 void run_shortcuts(App& app) {

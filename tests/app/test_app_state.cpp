@@ -17,6 +17,7 @@
 
 #include "app/common/heatmap_svg.h"
 #include "app/gui/app_state.h"
+#include "app/gui/commands.h"
 #include "app/gui/dialogs.h"
 #include "app/gui/workers/compute_worker.h"
 #include "app/script/settings_table.h"
@@ -477,4 +478,32 @@ TEST(Figures, SvgHoldsCellsAndLabelsAsVectorsAndText) {
     EXPECT_EQ(svg.find("><</text>"), std::string::npos);
   }
   EXPECT_EQ(xml_escape(std::string("a\x01" "b\xff", 4)), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD");
+}
+
+// Shortcuts: Ctrl+Shift+E runs its own command, not Ctrl+E's; Ctrl+E without Shift runs
+// Ctrl+E's; a key with no Shift variant runs with Shift held (Ctrl++ is typed Ctrl+Shift+=
+// on many keyboards); Ctrl commands need Ctrl; arrows wait while a text box has the keys.
+// The app's table binds Ctrl+E to Export heads as PNG and Ctrl+Shift+E to Export window as
+// PNG (commands.cpp; the key events themselves are for the GUI tests).
+TEST(Commands, ShiftVariantsAndCtrlAreMatched) {
+  enum { E = 69, EQUAL = 61, RIGHT = 262 };  // GLFW_KEY_E, GLFW_KEY_EQUAL, GLFW_KEY_RIGHT
+  const std::vector<Command> table = {
+      {"File", "Export heads as PNG...", "Ctrl+E", {E, 0}, true, false, false, false, nullptr},
+      {"File", "Export window as PNG...", "Ctrl+Shift+E", {E, 0}, true, false, false, false, nullptr, nullptr, nullptr, true},
+      {"View", "Larger text", "Ctrl++", {EQUAL, 0}, true, true, false, false, nullptr},
+      {nullptr, "Next head", "right", {RIGHT, 0}, false, true, true, false, nullptr},
+  };
+  auto label = [&](int key, bool ctrl, bool shift, bool taken = false) {
+    const Command* c = match_command(table, key, ctrl, shift, taken);
+    return std::string(c ? c->label : "none");
+  };
+  EXPECT_EQ(label(E, true, false), "Export heads as PNG...");
+  EXPECT_EQ(label(E, true, true), "Export window as PNG...");
+  EXPECT_EQ(label(E, false, false), "none");
+  EXPECT_EQ(label(E, false, true), "none");
+  EXPECT_EQ(label(EQUAL, true, true), "Larger text");
+  EXPECT_EQ(label(EQUAL, true, false), "Larger text");
+  EXPECT_EQ(label(EQUAL, false, false), "none");
+  EXPECT_EQ(label(RIGHT, false, false), "Next head");
+  EXPECT_EQ(label(RIGHT, false, false, true), "none");
 }
