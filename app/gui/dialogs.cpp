@@ -121,7 +121,7 @@ Result<Figure> dialog_figure(Dialog d, const AppState& s) {
   const bool one = d == Dialog::ExportHeadPng || d == Dialog::ExportHeadSvg;
   Result<FigureInput> in = figure_input(s, one ? target.layer : s.view.layer);
   if (!in) return in.error();
-  return one ? head_figure(*in, target.head) : heads_figure(*in);
+  return one ? head_figure(*in, in->cfg->pitfalls.head_averaged ? 0 : target.head) : heads_figure(*in);  // head-averaged: the one mean map
 }
 
 Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
