@@ -12,6 +12,8 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <tuple>
 
@@ -473,6 +475,27 @@ TEST(Figures, SvgHoldsCellsAndLabelsAsVectorsAndText) {
     EXPECT_EQ(count(svg, "<text class=\"col-label\""), lay->labelled.size() * maps);
     EXPECT_EQ(count(svg, "<text class=\"title\""), 1u);
     EXPECT_EQ(count(svg, "<linearGradient"), 1u);
+    if (maps == 1) {  // each cell's rect, at its place, in the colormap at its weight over the head's peak
+      const ForwardData& f = *s.result->fwd;
+      const float* w = f.out.weights(0, 0, 0);
+      const float peak = f.map_max[0];
+      int found = 0;
+      for (int t = 0; t < len; ++t)
+        for (int k = 0; k <= t; ++k) {
+          const std::array<float, 3> c = colormap_rgb(Colormap::Viridis, std::min(1.0f, w[static_cast<size_t>(t) * f.out.T + k] / peak));
+          char want[160];
+          std::snprintf(want, sizeof want, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\"/>",
+                        lay->origins[0][0] + k * lay->cell, lay->origins[0][1] + t * lay->cell, lay->cell, lay->cell,
+                        static_cast<int>(std::lround(c[0] * 255)), static_cast<int>(std::lround(c[1] * 255)), static_cast<int>(std::lround(c[2] * 255)));
+          found += svg.find(want) != std::string::npos;
+        }
+      EXPECT_EQ(found, visible);
+      char grey[16];
+      std::snprintf(grey, sizeof grey, "#%02x%02x%02x", static_cast<int>(std::lround(kMaskedRgb[0] * 255)),
+                    static_cast<int>(std::lround(kMaskedRgb[1] * 255)), static_cast<int>(std::lround(kMaskedRgb[2] * 255)));
+      EXPECT_NE(svg.find("<rect class=\"masked\" x=\"" + std::to_string(lay->origins[0][0]) + "\""), std::string::npos);
+      EXPECT_NE(svg.find(std::string("fill=\"") + grey + "\""), std::string::npos) << "masked cells in the app's grey";
+    }
     EXPECT_NE(svg.find(">&lt;</text>"), std::string::npos) << "the token < as text";
     EXPECT_NE(svg.find(">&amp;</text>"), std::string::npos);
     EXPECT_EQ(svg.find("><</text>"), std::string::npos);
