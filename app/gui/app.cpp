@@ -527,6 +527,9 @@ void App::draw_dialogs() {
     }
     close = ImGui::Button("Close") || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
   } else {
+    if (state.export_head)  // chosen when the dialog opened: the hovered head, else the selected one
+      ImGui::Text("Layer %d, head %d (%s over a head exports that one)", state.export_head->layer, state.export_head->head,
+                  dialog_ == Dialog::ExportHeadSvg ? "Ctrl+Shift+H" : "Ctrl+H");
     ImGui::TextUnformatted("Path:");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 28);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
