@@ -493,7 +493,8 @@ void App::draw_menu() {
 
 void App::draw_dialogs() {
   if (dialog_ != Dialog::None && !ImGui::IsPopupOpen(dialog_title(dialog_))) ImGui::OpenPopup(dialog_title(dialog_));
-  if (!state.error_popup.empty() && dialog_ == Dialog::None && !ImGui::IsPopupOpen("Problem")) ImGui::OpenPopup("Problem");
+  if (!state.error_popup.empty() && dialog_ == Dialog::None && !capture_frame_ && !ImGui::IsPopupOpen("Problem"))  // not into an export's picture
+    ImGui::OpenPopup("Problem");
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
     ImGui::TextUnformatted(state.error_popup.c_str());
