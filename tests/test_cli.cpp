@@ -29,13 +29,15 @@ struct CliRun {
   std::string out, err;
 };
 
-CliRun cli(std::vector<std::string> args) {
+// cwd: the working directory to run in (default: the test's).
+CliRun cli(std::vector<std::string> args, const fs::path& cwd = {}) {
   CliRun r;
   const fs::path out = tmp() / "stdout", err = tmp() / "stderr";
   args.insert(args.begin(), HEADMAP_CLI);
   const pid_t pid = fork();
   if (pid == 0) {
     if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(125);
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -128,6 +130,34 @@ TEST(Cli, NpyDirectoryAndPngAreWritten) {
   // Writing again over the same directory works and leaves no staging directory behind.
   ASSERT_EQ(cli({"--text", "x y", "--npy", dir.string()}).status, 0);
   for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().filename().string().rfind(".staging", 0), std::string::npos);
+}
+
+// Relative paths resolve against the working directory: a bare name (no "./") for --npy
+// once failed with "Cannot create the directory : Invalid argument." (issue 22). --svg and
+// --png beside it.
+TEST(Cli, BareRelativeNamesAreWrittenInTheWorkingDirectory) {
+  const fs::path cwd = tmp() / "cwd";
+  fs::create_directories(cwd);
+  CliRun r = cli({"--text", "a b c d", "--npy", "out", "--png", "heads.png", "--svg", "heads.svg"}, cwd);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(cwd / "out" / "attention.npy"));
+  EXPECT_TRUE(fs::exists(cwd / "out" / "meta.json"));
+  EXPECT_TRUE(fs::exists(cwd / "heads.png"));
+  // Again over the same directory (it is replaced), and a name inside a relative directory.
+  fs::create_directories(cwd / "sub");
+  ASSERT_EQ(cli({"--text", "x y", "--npy", "out"}, cwd).status, 0);
+  ASSERT_EQ(cli({"--text", "x y", "--npy", "sub/out2"}, cwd).status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(cwd / "sub" / "out2" / "attention.npy"));
+  for (const auto& e : fs::directory_iterator(cwd)) EXPECT_EQ(e.path().filename().string().find(".headmap-tmp-"), std::string::npos) << e.path();
+  // The SVG: the heads grid of layer 0, one map per head, its token labels as text.
+  std::ifstream f(cwd / "heads.svg");
+  const std::string svg((std::istreambuf_iterator<char>(f)), {});
+  ASSERT_EQ(svg.rfind("<?xml", 0), 0u) << svg.substr(0, 200);
+  size_t maps = 0;
+  for (size_t at = svg.find("<g class=\"map\""); at != std::string::npos; at = svg.find("<g class=\"map\"", at + 1)) ++maps;
+  EXPECT_EQ(maps, 4u);  // the shipped model's 4 heads
+  EXPECT_NE(svg.find(">a</text>"), std::string::npos);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
 }
 
 TEST(Cli, FailedWritesExitOneAndLeaveNothing) {

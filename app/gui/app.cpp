@@ -14,6 +14,7 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -198,6 +199,17 @@ void App::frame() {
   state.font_scale = std::clamp(state.font_scale, kFontScaleMin, kFontScaleMax);
   if (built_font_scale_ != state.font_scale) rebuild_fonts();
 
+  // A scripted File dialog opens with its path; draw_dialogs presses its OK once it has been
+  // drawn (the first frame of an auto-sized window is not shown).
+  if (state.dialog_request) {
+    open_dialog(state.dialog_request->dialog);
+    dialog_path_ = state.dialog_request->path;
+    scripted_ok_in_ = 3;
+    state.dialog_request.reset();
+  }
+  // An export's capture is taken in a frame with no dialog, menu or popup open.
+  capture_frame_ = pending_capture_.has_value() && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId);
+
   renderer_.begin_frame();
   same_frame_ = false;
   draw_ui(true);
@@ -230,6 +242,19 @@ void App::frame() {
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
   // Captures read the finished back buffer, before the swap.
+  if (capture_frame_) {
+    const PendingCapture p = std::move(*pending_capture_);
+    pending_capture_.reset();
+    auto done_msg = [this, path = p.path](const Status& s) {
+      if (s) state.status_lines.push_back("Wrote " + path);
+      else {
+        state.error_popup = s.error().message;
+        std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+      }
+    };
+    if (p.dialog == Dialog::ExportHeadsPng) capture(p.path, heads_rect_[0], heads_rect_[1], heads_rect_[2], heads_rect_[3], done_msg);
+    else capture(p.path, 0, 0, 0, 0, done_msg);
+  }
   if (!captures_.empty()) {
     int win_w = 0, win_h = 0;
     glfwGetWindowSize(window, &win_w, &win_h);
@@ -264,11 +289,16 @@ void App::draw_ui(bool first) {
   first_pass_ = first;
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  if (capture_frame_) {  // an export's picture: nothing hovered, no tooltip
+    ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    state.hover_token = state.hover_key = -1;
+  }
   ImGui::NewFrame();
   renderer_.begin_pass();
   state.report.clear();
   if (first && script) script->before_draw(*this);
   if (first) run_shortcuts(*this);
+  state.hover_head = -1;  // the heads panel sets it again while a map is under the mouse
   draw_layout();
   if (!ImGui::IsAnyItemHovered()) state.hover_token = state.hover_key = -1;  // the pointer left the chips and maps
   draw_dialogs();
@@ -373,6 +403,7 @@ void App::draw_layout() {
   heads_rect_[2] = cs.x;
   heads_rect_[3] = cs.y;
   report_widget(state, "views", cp, ImVec2(cp.x + cs.x, cp.y + cs.y));  // the center panel (tests compare its pixels)
+  state.report.heads_panel = {cp.x, cp.y, cp.x + cs.x, cp.y + cs.y};
   if (ImGui::BeginTabBar("views")) {
     const bool switch_tab = state.view.center != last_center_;
     auto tab = [&](const char* label, CenterPanel p) {
@@ -472,7 +503,8 @@ void App::draw_menu() {
 
 void App::draw_dialogs() {
   if (dialog_ != Dialog::None && !ImGui::IsPopupOpen(dialog_title(dialog_))) ImGui::OpenPopup(dialog_title(dialog_));
-  if (!state.error_popup.empty() && dialog_ == Dialog::None && !ImGui::IsPopupOpen("Problem")) ImGui::OpenPopup("Problem");
+  if (!state.error_popup.empty() && dialog_ == Dialog::None && !capture_frame_ && !ImGui::IsPopupOpen("Problem"))  // not into an export's picture
+    ImGui::OpenPopup("Problem");
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     report_widget(state, "Problem");  // its title bar
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
@@ -512,6 +544,9 @@ void App::draw_dialogs() {
     report_widget(state, "Close");
     close = close || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
   } else {
+    if (state.export_head)  // chosen when the dialog opened: the hovered head, else the selected one
+      ImGui::Text("Layer %d, head %d (%s over a head exports that one)", state.export_head->layer, state.export_head->head,
+                  dialog_ == Dialog::ExportHeadSvg ? "Ctrl+Shift+H" : "Ctrl+H");
     ImGui::TextUnformatted("Path:");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 28);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
@@ -525,31 +560,23 @@ void App::draw_dialogs() {
       ImGui::PopTextWrapPos();
       ImGui::PopStyleColor();
     }
-    const bool ok = ImGui::Button("OK") || enter;
+    const bool scripted_ok = scripted_ok_in_ > 0 && --scripted_ok_in_ == 0;  // a scripted dialog (dialog_request)
+    const bool ok = ImGui::Button("OK") || enter || scripted_ok;
     report_widget(state, "OK");
     ImGui::SameLine();
     close = ImGui::Button("Cancel");
     report_widget(state, "Cancel");
     close = close || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
     if (ok) {
-      const std::string path = dialog_path_;
-      Status st;
-      if (dialog_captures(dialog_)) {  // the PNG exports read this frame
-        auto done_msg = [this, path](const Status& s) {
-          if (s) state.status_lines.push_back("Wrote " + path);
-          else state.error_popup = s.error().message;
-        };
-        if (dialog_ == Dialog::ExportHeadsPng) capture(path, heads_rect_[0], heads_rect_[1], heads_rect_[2], heads_rect_[3], done_msg);
-        else capture(path, 0, 0, 0, 0, done_msg);
-      } else {
-        st = run_dialog_action(dialog_, path, state);
-      }
+      const Status st = dialog_ok(dialog_, dialog_path_);
       if (st) close = true;
       else dialog_error_ = st.error().message;
     }
   }
   if (close) {
     dialog_ = Dialog::None;
+    scripted_ok_in_ = 0;
+    state.export_head.reset();
     ImGui::CloseCurrentPopup();
   }
   ImGui::EndPopup();
@@ -588,6 +615,23 @@ void App::open_dialog(Dialog d) {
   dialog_ = d;
   dialog_path_ = dialog_default_path(d);
   dialog_error_.clear();
+  scripted_ok_in_ = 0;
+  state.export_head.reset();  // "Export this head": the head hovered or selected now, whatever the mouse does next
+  if (d == Dialog::ExportHeadPng || d == Dialog::ExportHeadSvg) state.export_head = export_target(state);
+}
+
+Status App::dialog_ok(Dialog d, const std::string& path) {
+  Status st;
+  if (!dialog_captures(d)) {
+    st = run_dialog_action(d, path, state);
+  } else if (path.empty()) {
+    st = Error{ErrorKind::InvalidArgument, "Give a file name for the PNG."};
+  } else {
+    pending_capture_ = PendingCapture{d, path};  // frame() takes it once the dialog has closed
+    glfwPostEmptyEvent();                        // at once, not at the next input
+  }
+  if (!st) std::fprintf(stderr, "headmap: %s\n", st.error().message.c_str());
+  return st;
 }
 
 void App::quit() { glfwSetWindowShouldClose(window, 1); }

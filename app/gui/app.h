@@ -69,6 +69,14 @@ class App {
 
   // ---- actions: the command table (commands.h) runs these ----
   void open_dialog(Dialog d);    // with its default path
+  // The OK of the File dialogs, the one path for a user's click or Enter and for a scripted
+  // dialog (AppState::dialog_request). A capture (dialog_captures) is taken in the next
+  // frame, drawn without the dialog and without hover; the rest run_dialog_action.
+  Status dialog_ok(Dialog d, const std::string& path);
+  // A scripted dialog not yet opened or OK'd, or an export capture not yet taken.
+  bool dialog_pending() const {
+    return state.dialog_request.has_value() || scripted_ok_in_ > 0 || pending_capture_.has_value() || !captures_.empty();
+  }
   bool dialog_open() const { return dialog_ != Dialog::None; }
   void quit();
   void toggle_fullscreen();
@@ -135,6 +143,13 @@ class App {
   // File dialogs (dialogs.h): a path to type, and what to do with it.
   Dialog dialog_ = Dialog::None;
   std::string dialog_path_, dialog_error_;
+  int scripted_ok_in_ = 0;  // a scripted dialog: frames until its OK is pressed (it is drawn first, as a user sees it)
+  struct PendingCapture {
+    Dialog dialog;
+    std::string path;
+  };
+  std::optional<PendingCapture> pending_capture_;  // an export capture, for the next frame without a dialog
+  bool capture_frame_ = false;                     // this frame takes it
   float heads_rect_[4] = {0, 0, 0, 0};  // the center panel on screen, for "export heads PNG"
   int windowed_pos_[4] = {100, 100, 1600, 1000};
 };

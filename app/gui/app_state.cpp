@@ -7,6 +7,34 @@
 
 namespace headmap {
 
+MaskKind shown_mask(const ModelConfig& cfg, bool padded) {
+  const MaskKind m = mask_kind(cfg);
+  return m == MaskKind::PaddingOnly && !padded ? MaskKind::None : m;
+}
+
+void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax) {
+  *vmin = 0.0f;
+  *vmax = 1.0f;
+  if (!s.result || !s.result->fwd || s.view.norm == Normalisation::Absolute) return;
+  const ForwardData& f = *s.result->fwd;
+  const ForwardOutput& out = f.out;
+  auto max_of = [&](int l, int b, int h) { return f.map_max[(static_cast<size_t>(l) * out.B + b) * out.Hw + h]; };
+  float m = 0;
+  switch (s.view.norm) {
+    case Normalisation::PerHead: m = max_of(layer, batch, head); break;
+    case Normalisation::PerLayer:
+      for (int h = 0; h < out.Hw; ++h) m = std::max(m, max_of(layer, batch, h));
+      break;
+    case Normalisation::Global:
+      for (int l = 0; l < out.L; ++l)
+        for (int h = 0; h < out.Hw; ++h) m = std::max(m, max_of(l, batch, h));
+      break;
+    case Normalisation::Absolute: break;
+  }
+  *vmax = m > 0 ? m : 1.0f;
+}
+
+
 Status open_pretrained(AppState& s, const std::string& dir) {
   Result<ModelWeights> w = load_hf_gpt2(dir);
   if (!w) return w.error();

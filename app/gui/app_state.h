@@ -23,6 +23,9 @@ namespace headmap {
 // The text size a user can choose (--font-scale, Ctrl +/-, font_scale=X), times the monitor's.
 inline constexpr float kFontScaleMin = 0.6f, kFontScaleMax = 3.0f;
 
+// The File menu's dialogs (dialogs.h).
+enum class Dialog;
+
 // Input: the sentence and model controls as a tab, when the window is too narrow for their column.
 enum class CenterPanel { Heads, Focus, Model, Passport, Training, Compare, Input };
 const char* center_panel_name(CenterPanel p);
@@ -62,6 +65,7 @@ struct UiReport {
   int heads_off = 0;                   // of those, drawn greyed with the "off" mark (ablated)
   std::vector<std::string> head_titles;  // the heads grid's titles, as shown
   std::vector<Rect> head_title_rects;   // each title's row: ablation box, title and label
+  Rect heads_panel{0, 0, 0, 0};        // the middle panel, which File > Export heads as PNG captures
   std::vector<Rect> focus_map;         // Focus: the enlarged step's map, in window pixels
   int focus_map_pool = 0;              // Focus: most cells per texel drawn, strip and enlarged step (1 = full resolution)
   bool focus_slice_open = false;       // Focus: the head's slice of D is shown open
@@ -133,6 +137,17 @@ struct AppState {
   bool fullscreen = false;
   int hover_token = -1;        // token under the mouse (chip, label or cell row), -1 none
   int hover_key = -1;          // key column under the mouse in a heatmap, -1 none
+  int hover_head = -1;         // the heads grid's map under the mouse (of view.layer), -1 none
+  // "Export this head": the head it writes, chosen when its dialog opens (the hovered head,
+  // else the selected one); unset: the selected head.
+  std::optional<HeadId> export_head;
+  // A scripted File dialog (--then export_heads=PATH, ...): the app opens it with this path
+  // and presses its OK button, the one path a user's OK takes.
+  struct DialogRequest {
+    Dialog dialog;
+    std::string path;
+  };
+  std::optional<DialogRequest> dialog_request;
   int selected_token = -1;     // the clicked chip: the position whose next token is predicted (-1: the last)
   bool focus_text = false;     // put the keyboard focus in the sentence box next frame
 
@@ -170,6 +185,13 @@ struct AppState {
 // trained model's positions, the ablated heads that exist in this config, and the Focus
 // trace only while Focus is visible. The config must be valid (validate(s.cfg)).
 ComputeRequest compute_request(const AppState& s, std::string* weights_note = nullptr);
+
+// The colour range [vmin, vmax] for one map under the state's normalisation.
+void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax);
+
+// The mask a (T, T) map of this config is drawn with. A single unpadded sentence needs no
+// mask when attention is bidirectional.
+MaskKind shown_mask(const ModelConfig& cfg, bool padded);
 
 // Opens a trained checkpoint (File > Open checkpoint, --checkpoint) and sets the sliders to its
 // own D, H, L and context (and the no-W_O switch it was trained with), replacing an opened

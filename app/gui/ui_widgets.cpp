@@ -8,6 +8,8 @@
 #include <cstring>
 #include <vector>
 
+#include "app/common/heatmap_figure.h"
+
 namespace headmap {
 
 void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text) {
@@ -45,37 +47,10 @@ float token_label_width(AppState& s, int b) {
   return c.width;
 }
 
-MaskKind shown_mask(const ModelConfig& cfg, bool padded) {
-  const MaskKind m = mask_kind(cfg);
-  return m == MaskKind::PaddingOnly && !padded ? MaskKind::None : m;
-}
-
-void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax) {
-  *vmin = 0.0f;
-  *vmax = 1.0f;
-  if (!s.result || !s.result->fwd || s.view.norm == Normalisation::Absolute) return;
-  const ForwardData& f = *s.result->fwd;
-  const ForwardOutput& out = f.out;
-  auto max_of = [&](int l, int b, int h) { return f.map_max[(static_cast<size_t>(l) * out.B + b) * out.Hw + h]; };
-  float m = 0;
-  switch (s.view.norm) {
-    case Normalisation::PerHead: m = max_of(layer, batch, head); break;
-    case Normalisation::PerLayer:
-      for (int h = 0; h < out.Hw; ++h) m = std::max(m, max_of(layer, batch, h));
-      break;
-    case Normalisation::Global:
-      for (int l = 0; l < out.L; ++l)
-        for (int h = 0; h < out.Hw; ++h) m = std::max(m, max_of(l, batch, h));
-      break;
-    case Normalisation::Absolute: break;
-  }
-  *vmax = m > 0 ? m : 1.0f;
-}
-
 // Which of n labels of `cell` pixels each to draw so that none overlaps (text `text_h`
 // pixels across): every k-th, plus `keep` (the hovered one), without its neighbours.
 static bool label_shown(int i, float cell, float text_h, int keep) {
-  const int k = std::max(1, static_cast<int>(std::ceil(text_h / std::max(cell, 1e-6f))));
+  const int k = label_step(cell, text_h);  // the exported figures' rule too (heatmap_figure.h)
   if (i == keep) return true;
   if (keep >= 0 && std::abs(i - keep) * cell < text_h) return false;
   return i % k == 0;

@@ -72,11 +72,6 @@ void colour_legend(const HeatmapStyle& s, const char* caption, float width, cons
 // (measured once per result and font size).
 float token_label_width(AppState& s, int b);
 
-// The colour range [vmin, vmax] for one map under the state's normalisation.
-void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax);
-
-// The mask a (T, T) map of this config is drawn with. A single unpadded sentence needs no
-// mask when attention is bidirectional.
-MaskKind shown_mask(const ModelConfig& cfg, bool padded);
+// map_range and shown_mask: app_state.h (the exports use them too).
 
 }  // namespace headmap

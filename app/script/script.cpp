@@ -26,8 +26,10 @@
 namespace headmap {
 using Clock = std::chrono::steady_clock;
 
+// Ready to be looked at: nothing computing or training, and the newest inputs answered (a
+// result, a refusal) or not computable (an invalid config).
 bool settled(const App& app) {
-  if (app.busy() || app.state.training.running || app.state.train_request) return false;
+  if (app.busy() || app.state.training.running || app.state.train_request || app.dialog_pending()) return false;
   if (!app.state.config_status.ok()) return true;
   return app.answered() && (app.fresh() || !app.state.compute_error.empty());
 }
@@ -156,6 +158,7 @@ class ScreenshotScript : public Script {
       nlohmann::json title_rects = nlohmann::json::array();
       for (const UiReport::Rect& q : r.head_title_rects) title_rects.push_back({q.x0, q.y0, q.x1, q.y1});
       j["head_title_rects"] = title_rects;
+      j["heads_panel"] = {r.heads_panel.x0, r.heads_panel.y0, r.heads_panel.x1, r.heads_panel.y1};  // what Export heads as PNG captures
       nlohmann::json focus = nlohmann::json::array();
       for (const UiReport::Rect& q : r.focus_map) focus.push_back({q.x0, q.y0, q.x1, q.y1});
       j["focus_map"] = focus;                     // Focus: the enlarged step's map

@@ -1,6 +1,7 @@
 // settings_table.cpp: the scripted settings, their parsers and what they change.
 #include "app/script/settings_table.h"
 
+#include "app/gui/dialogs.h"
 
 #include <charconv>
 #include <stdexcept>
@@ -23,6 +24,13 @@ Result<int> parse_number(const char* key, const std::string& v, long long lo, lo
   return static_cast<int>(n);
 }
 bool parse_switch(const std::string& v) { return v == "1" || v == "true" || v == "on"; }
+
+// A File dialog, opened with this path (empty: the name it proposes) and OK pressed by the
+// app (AppState::dialog_request), exactly as a user's OK.
+Status request_dialog(AppState& s, Dialog d, const std::string& path) {
+  s.dialog_request = AppState::DialogRequest{d, path.empty() ? std::string(dialog_default_path(d)) : path};
+  return Status();
+}
 
 // An integer field of the state, as a slider sets it.
 #define HEADMAP_NUMBER(key, field, lo, hi)                                          \
@@ -161,6 +169,18 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.force_three_columns = v == "columns";
          return Status();
        }},
+      {"export_heads", "PATH", "File > Export heads as PNG (as SVG for a .svg name): the dialog opened with PATH (empty: its proposed name), OK pressed",
+       [](AppState& s, const std::string& v) { return request_dialog(s, is_svg_path(v) ? Dialog::ExportHeadsSvg : Dialog::ExportHeadsPng, v); }},
+      {"export_head", "PATH", "File > Export this head (the selected one) as PNG (as SVG for a .svg name), as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, is_svg_path(v) ? Dialog::ExportHeadSvg : Dialog::ExportHeadPng, v); }},
+      {"export_window", "PATH", "File > Export window as PNG, as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportWindowPng, v); }},
+      {"export_npy", "DIR", "File > Export attention as .npy, as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportNpy, v); }},
+      {"export_json", "PATH", "File > Export attention as JSON, as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportJson, v); }},
+      {"save_view", "PATH", "File > Save view, as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::SaveView, v); }},
       {"colormap", "viridis|magma|cividis|grey", "the colormap",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_colormap(v.c_str(), &s.view.colormap)) return Error{ErrorKind::InvalidArgument, "Unknown colormap \"" + v + "\"."};

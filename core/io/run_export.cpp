@@ -221,9 +221,14 @@ Status export_npy_dir(const std::string& dir_arg, const RunRecord& run) {
     return s;
 
   // The target: absent, or a directory that holds an earlier export (symlinks followed).
+  // Made absolute first: weakly_canonical leaves a bare relative name that does not exist
+  // yet ("out", the dialog's "attention-npy") relative, and its parent path empty.
+  if (dir_arg.empty()) return Error{ErrorKind::InvalidArgument, "Give the directory to export into."};
   std::error_code ec;
-  fs::path dir = fs::weakly_canonical(fs::path(dir_arg), ec);
-  if (ec || dir.filename().empty()) dir = fs::absolute(fs::path(dir_arg)).lexically_normal();
+  const fs::path given = fs::absolute(fs::path(dir_arg), ec);
+  if (ec) return Error{ErrorKind::Io, "Cannot export into " + dir_arg + ": " + ec.message() + "."};
+  fs::path dir = fs::weakly_canonical(given, ec);
+  if (ec || dir.filename().empty()) dir = given.lexically_normal();
   if (dir.filename().empty()) dir = dir.parent_path();
   const fs::file_status st = fs::status(dir, ec);
   const bool exists = fs::exists(st);

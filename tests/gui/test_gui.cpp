@@ -1257,4 +1257,40 @@ TEST(Gui, StartupRefusalsAreShownInTheWindowAndTheDefaultsStay) {
     EXPECT_FALSE(r.report["passport_rows"].empty()) << "the passport shows the default, not \"Computing...\"";
     EXPECT_EQ(r.report["weights_source"].get<std::string>().rfind("trained (D=128, H=4, L=2, ", 0), 0u) << r.report["weights_source"];
   }
+// File > Export heads as PNG and Export window as PNG: the picture holds no dialog (they
+// were once captured in the frame whose OK was pressed, the modal drawn over the heads).
+// The scripted keys open each dialog with a bare relative name, draw it, press its OK
+// (the user's path); the exports must equal, pixel for pixel, the same region of the
+// screenshot taken afterwards with no dialog. The .npy export of a bare name lands in the
+// working directory (it once failed with "Cannot create the directory : Invalid argument.").
+TEST(Gui, ExportsHoldNoDialogAndBareNamesLandInTheWorkingDirectory) {
+  const fs::path cwd = tmp_dir() / "exports-cwd";
+  fs::remove_all(cwd);
+  fs::create_directories(cwd);
+  const AppRun r = run_app("exports", {"--then", "export_heads=heads.png", "--then", "wait", "--then", "export_window=window.png", "--then", "wait",
+                                       "--then", "export_npy=out", "--then", "wait", "--then", "export_head=head.svg"},
+                           true, cwd);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* f : {"heads.png", "window.png", "out/attention.npy", "out/meta.json", "head.svg"}) EXPECT_TRUE(fs::exists(cwd / f)) << f;
+  const Image shot = load_png(r.png), heads = load_png(cwd / "heads.png"), window = load_png(cwd / "window.png");
+  ASSERT_GT(shot.w, 0);
+  ASSERT_EQ(window.w, shot.w);
+  ASSERT_EQ(window.h, shot.h);
+  const json& panel = r.report["heads_panel"];
+  const int px = static_cast<int>(panel[0]), py = static_cast<int>(panel[1]);
+  ASSERT_EQ(heads.w, static_cast<int>(panel[2]) - px);
+  ASSERT_EQ(heads.h, static_cast<int>(panel[3]) - py);
+  // The heads panel's pixels in both exports against the screenshot (the left column's
+  // status lines differ: "Wrote ..." follows each export).
+  for (const auto& [name, im, ox, oy] : {std::tuple{"heads", &heads, 0, 0}, std::tuple{"window", &window, px, py}}) {
+    SCOPED_TRACE(name);
+    int differ = 0;
+    for (int y = 0; y < heads.h; ++y)
+      for (int x = 0; x < heads.w; ++x) {
+        const auto a = im->at(ox + x, oy + y), b = shot.at(px + x, py + y);
+        differ += std::max({std::abs(a[0] - b[0]), std::abs(a[1] - b[1]), std::abs(a[2] - b[2])}) > 2;
+      }
+    EXPECT_LE(differ, heads.w * heads.h / 1000) << "pixels that differ from the screenshot without a dialog";
+  }
+  EXPECT_TRUE(contains(r.report["messages"], "Wrote out")) << r.report["messages"];
 }

@@ -285,6 +285,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     report_widget(s, ("map " + std::to_string(layer) + "." + std::to_string(h)).c_str(), hit.p0, hit.p1);
     if (!cfg.pitfalls.head_averaged && s.ablated.count(HeadId{layer, h})) mark_head_off(hit.p0, hit.p1), s.report.heads_off++;
     if (hit.hovered) {
+      s.hover_head = h;  // "Export this head" (Ctrl+H) writes the head under the mouse
       hovered_row = hit.row;
       hovered_col = hit.col;
       head_tooltip(s, f, layer, batch, h, hit.row, hit.col);
