@@ -395,6 +395,8 @@ TEST(TextWrap, NeverBreaksInsideANumberAndEveryLineFits) {
   const std::vector<std::string> two = wrap_at_breaks(texts[1], 7.0f * 38, measure);
   ASSERT_EQ(two.size(), 2u);
   EXPECT_EQ(two[1], "loss 4.53)");
+}
+
 // ---- exports (issue 22) ----------------------------------------------------------------
 namespace {
 // The figures' font comes from the source tree's assets (as ctest gives the GUI tests),

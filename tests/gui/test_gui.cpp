@@ -1257,6 +1257,8 @@ TEST(Gui, StartupRefusalsAreShownInTheWindowAndTheDefaultsStay) {
     EXPECT_FALSE(r.report["passport_rows"].empty()) << "the passport shows the default, not \"Computing...\"";
     EXPECT_EQ(r.report["weights_source"].get<std::string>().rfind("trained (D=128, H=4, L=2, ", 0), 0u) << r.report["weights_source"];
   }
+}
+
 // File > Export heads as PNG and Export window as PNG: the picture holds no dialog (they
 // were once captured in the frame whose OK was pressed, the modal drawn over the heads).
 // The scripted keys open each dialog with a bare relative name, draw it, press its OK
