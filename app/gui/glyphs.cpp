@@ -116,7 +116,7 @@ std::vector<std::string> Glyphs::missing_in(std::string_view utf8) const {
   std::set<char32_t> none;
   if (chain_.loaded() && !plain_ascii(utf8))
     for (const Utf8Unit& u : utf8_units(utf8))
-      if (u.valid && chain_.face_for(u.cp) < 0 && !is_invisible(u.cp)) none.insert(u.cp);
+      if (u.valid && u.cp >= 0x20 && chain_.face_for(u.cp) < 0 && !is_invisible(u.cp)) none.insert(u.cp);  // not line breaks, tabs
   std::vector<std::string> out;
   for (char32_t cp : none) out.push_back(codepoint_name(cp));
   return out;

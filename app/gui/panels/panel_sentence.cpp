@@ -233,7 +233,10 @@ void draw_sentence_tokens(AppState& s) {
   ImGui::BeginChild("chips", ImVec2(0, box_h), false);
   s.report.chips_box_h = box_h;
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImU32 outline = IM_COL32(255, 200, 90, 255);
+  // A group's outline hugs its chips (the box has no side padding to draw beyond them).
+  auto draw_outline = [dl](ImVec2 a, ImVec2 z) {
+    dl->AddRect(ImVec2(a.x + 0.5f, a.y - 1.5f), ImVec2(z.x - 0.5f, z.y + 1.5f), IM_COL32(255, 200, 90, 255), 5.0f, 0, 1.5f);
+  };
   for (int b = 0; b < batch.B(); ++b) {
     const std::vector<Chip>& cs = chips[b];
     if (b == 0) {
@@ -259,7 +262,7 @@ void draw_sentence_tokens(AppState& s) {
       const ImVec2 p = ImGui::GetCursorScreenPos();
       if (c.group >= 0) {  // the outline follows the group, row by row
         if (group_start || p.y != g0.y) {
-          if (!group_start) dl->AddRect(ImVec2(g0.x - 2, g0.y - 2), ImVec2(g1.x + 2, g1.y + 2), outline, 5.0f, 0, 1.5f);
+          if (!group_start) draw_outline(g0, g1);
           g0 = p;
         }
         g1 = ImVec2(p.x + size.x, p.y + size.y);
@@ -267,7 +270,7 @@ void draw_sentence_tokens(AppState& s) {
       ImGui::PushID(static_cast<int>(i));
       const bool clicked = ImGui::InvisibleButton("chip", size);
       ImGui::PopID();
-      const bool hover = ImGui::IsItemHovered();
+      const bool hover = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem);  // while the text box has the keyboard too
       const bool mine = b == s.view.batch, tok = c.token >= 0;
       if (b == 0 && tok) {
         s.report.tokens.push_back(c.label);
@@ -287,7 +290,7 @@ void draw_sentence_tokens(AppState& s) {
         if (hover && !c.tip.empty()) ImGui::SetTooltip("%s", glyphs().shown(c.tip).c_str());
       }
       if (c.group >= 0 && (i + 1 == cs.size() || cs[i + 1].group != c.group))
-        dl->AddRect(ImVec2(g0.x - 2, g0.y - 2), ImVec2(g1.x + 2, g1.y + 2), outline, 5.0f, 0, 1.5f);
+        draw_outline(g0, g1);
       if (tok && hover && mine) hovered = c.token;
       if (tok && clicked) {  // select this sentence and position: its next-token predictions stay shown
         s.view.batch = b;
