@@ -98,6 +98,15 @@ std::string codepoint_name(char32_t cp) {
   return buf;
 }
 
+std::string font_package_for(char32_t c) {
+  if ((c >= 0xE000 && c <= 0xF8FF) || c >= 0xF0000) return "";
+  if ((c >= 0x1100 && c <= 0x11FF) || (c >= 0x2E80 && c <= 0x9FFF) || (c >= 0xA960 && c <= 0xA97F) || (c >= 0xAC00 && c <= 0xD7FF) ||
+      (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFFEF) || (c >= 0x20000 && c <= 0x3FFFF))
+    return "fonts-noto-cjk";
+  if ((c >= 0x2190 && c <= 0x2BFF) || (c >= 0x1F000 && c <= 0x1FAFF)) return "fonts-symbola";
+  return "fonts-noto-core";
+}
+
 bool is_invisible(char32_t c) {
   return c == 0xAD || c == 0x34F || c == 0x61C || (c >= 0x115F && c <= 0x1160) || (c >= 0x17B4 && c <= 0x17B5) ||
          (c >= 0x180B && c <= 0x180F) || (c >= 0x200B && c <= 0x200F) || (c >= 0x202A && c <= 0x202E) ||

@@ -32,6 +32,9 @@ struct FontFace {
 
 // "U+E000", "U+1F600": how a character no font has is shown.
 std::string codepoint_name(char32_t cp);
+// The Debian package whose fonts draw cp ("fonts-noto-cjk", "fonts-symbola", "fonts-noto-core"),
+// or "" for a private-use character, which no package promises.
+std::string font_package_for(char32_t cp);
 // Joiners, variation selectors, tags and other default-ignorable code points: drawn as
 // nothing when no font has a glyph for them (they change their neighbours, never stand alone).
 bool is_invisible(char32_t cp);

@@ -122,6 +122,15 @@ std::vector<std::string> Glyphs::missing_in(std::string_view utf8) const {
   return out;
 }
 
+std::vector<std::string> Glyphs::packages_for(std::string_view utf8) const {
+  std::set<std::string> pk;
+  if (chain_.loaded() && !plain_ascii(utf8))
+    for (const Utf8Unit& u : utf8_units(utf8))
+      if (u.valid && u.cp >= 0x20 && chain_.face_for(u.cp) < 0 && !is_invisible(u.cp))
+        if (std::string p = font_package_for(u.cp); !p.empty()) pk.insert(p);
+  return {pk.begin(), pk.end()};
+}
+
 void Glyphs::audit_edit(std::string_view edit, std::vector<std::string>* boxes, int* replacements) const {
   const ImFont* font = ImGui::GetFont();
   std::set<char32_t> seen;

@@ -50,6 +50,8 @@ class Glyphs {
   std::string from_edit(std::string_view edit) const;
 
   std::vector<std::string> missing_in(std::string_view utf8) const;
+  // The packages that would draw them ("fonts-noto-cjk"...), none for private-use characters.
+  std::vector<std::string> packages_for(std::string_view utf8) const;
   // What the text box shows for its buffer (to_edit's) in the current font: the characters
   // drawn as the hollow box, and how many invalid bytes are drawn as U+FFFD.
   void audit_edit(std::string_view edit, std::vector<std::string>* boxes, int* replacements) const;  // "U+E000" for each character of it no font has

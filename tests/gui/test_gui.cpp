@@ -47,7 +47,8 @@ struct AppRun {
 };
 
 // Runs headmap with these arguments; the screenshot and report go to the temp dir.
-AppRun run_app(const std::string& name, std::vector<std::string> args, bool with_report = true) {
+AppRun run_app(const std::string& name, std::vector<std::string> args, bool with_report = true,
+               const std::vector<std::pair<std::string, std::string>>& env = {}) {
   AppRun r;
   r.png = tmp_dir() / (name + ".png");
   const fs::path rep = tmp_dir() / (name + ".report.json"), err = tmp_dir() / (name + ".err");
@@ -59,6 +60,7 @@ AppRun run_app(const std::string& name, std::vector<std::string> args, bool with
   const pid_t pid = fork();
   if (pid == 0) {
     setenv("XDG_CONFIG_HOME", (tmp_dir() / "xdg").c_str(), 1);  // never the user's settings
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     if (!freopen(err.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(126);
     std::vector<char*> cargv;
     for (std::string& a : argv) cargv.push_back(a.data());
@@ -952,6 +954,19 @@ TEST(Gui, EveryScriptIsDrawnAndOnlyInvalidBytesAreTheReplacementCharacter) {
   EXPECT_GT(ink_a, 20);
   EXPECT_GT(ink_b, 20);
   EXPECT_GT(differ, std::min(ink_a, ink_b) / 3) << "the two ideographs draw alike: a fallback glyph?";
+}
+
+TEST(Gui, WithoutFallbackFontsTheAppStartsAndSaysWhichPackageDrawsTheText) {
+  // A fontconfig that knows no fonts: as on a machine without fonts-noto-cjk and the others.
+  const fs::path conf = tmp_dir() / "no-fonts.conf";
+  write_text(conf, "<?xml version=\"1.0\"?>\n<!DOCTYPE fontconfig SYSTEM \"fonts.dtd\">\n<fontconfig></fontconfig>\n");
+  const AppRun r = run_app("no-fonts", {"--random-init", "--tokenizer", "char", "--text", "a\xE4\xB8\xAD\xC3\xA9"}, true,
+                           {{"FONTCONFIG_FILE", conf.string()}});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["tokens"], json({"a", "U+4E2D", "\xC3\xA9"})) << "DejaVu Sans still draws \xC3\xA9";
+  EXPECT_TRUE(contains(r.report["messages"], "No installed font draws U+4E2D: shown as the code point (install fonts-noto-cjk)."))
+      << r.report["messages"];
+  EXPECT_TRUE(contains(r.report["messages"], "fontconfig lists no system fonts")) << r.report["messages"];
 }
 
 TEST(Gui, TypedEmojiStayWhole) {

@@ -310,8 +310,11 @@ void draw_sentence_tokens(AppState& s) {
     std::string list;
     for (size_t i = 0; i < missing.size() && i < 8; ++i) list += (i ? ", " : "") + missing[i];
     if (missing.size() > 8) list += ", ...";
-    const std::string note = "No installed font draws " + list +
-                             ": shown as the code point (Debian's fonts-noto-cjk, fonts-noto-core and fonts-symbola draw most scripts and emoji).";
+    std::string note = "No installed font draws " + list + ": shown as the code point";
+    const std::vector<std::string> packages = glyphs().packages_for(s.text);
+    for (size_t i = 0; i < packages.size(); ++i) note += (i ? ", " : " (install ") + packages[i];
+    note += packages.empty() ? "." : ").";
+    s.report.messages.push_back(note);
     text_disabled_wrapped(note.c_str());
     s.report.missing_glyphs = missing;
   }
