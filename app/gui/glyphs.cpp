@@ -226,6 +226,7 @@ Status Glyphs::build(ImFontAtlas& atlas, const std::string& primary_path, float 
                   tex + static_cast<size_t>(r->Y + y) * tw + r->X);
   }
   dirty_ = false;
+  ++generation_;
   atlas_glyphs_ = font->Glyphs.Size;
   return Status();
 }

@@ -63,6 +63,7 @@ class Glyphs {
   double rebuild_ms() const { return rebuild_ms_; }
   void note_rebuild_ms(double ms) { rebuild_ms_ = ms; }
   int atlas_glyphs() const { return atlas_glyphs_; }
+  int generation() const { return generation_; }  // counts the builds: text measured before one is stale
 
  private:
   static constexpr ImWchar kBox = 0xF8FF;  // the hollow box: the atlas's fallback glyph
@@ -88,6 +89,7 @@ class Glyphs {
   bool dirty_ = false;
   double rebuild_ms_ = 0;
   int atlas_glyphs_ = 0;
+  int generation_ = 0;
 };
 
 Glyphs& glyphs();  // the app's one atlas (main thread only)

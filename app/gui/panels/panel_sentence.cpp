@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 
 #include "app/common/fonts.h"
 #include "app/gui/glyphs.h"
@@ -24,6 +25,7 @@ struct Chip {
   int token = -1;
   int group = -1;          // the group of pieces it belongs to, -1 none
   std::string label;       // as a person reads it ("U+XXXX" where no font has a character)
+  std::string shown;       // as Dear ImGui draws it (glyphs.h: characters above U+FFFF as aliases)
   std::string tip;         // the tooltip, empty for none
   bool continues = false;  // a sub-word piece: it sits close to the previous chip
   float width = 0;         // with its padding
@@ -205,12 +207,30 @@ void draw_sentence_tokens(AppState& s) {
   const Batch& batch = f.batch;
   int hovered = -1;
   const ImVec2 pad(6, 3);
-  std::vector<std::vector<Chip>> chips(static_cast<size_t>(batch.B()));
-  std::vector<std::string> groups;
-  for (int b = 0; b < batch.B(); ++b) {
-    chips[b] = sentence_chips(f, b, b == 0 ? &groups : nullptr);
-    for (Chip& c : chips[b]) c.width = ImGui::CalcTextSize(glyphs().shown(c.label).c_str()).x + pad.x * 2;
+  // The chips of a result, made once per result, text size and font atlas (not every frame).
+  static struct {
+    std::weak_ptr<const ForwardData> fwd;  // weak: a new result never matches a freed one
+    float font_size = 0;
+    int atlas = -1;
+    std::vector<std::vector<Chip>> chips;
+    std::vector<std::string> groups;
+  } cache;
+  if (cache.fwd.lock() != s.result->fwd || cache.font_size != ImGui::GetFontSize() || cache.atlas != glyphs().generation()) {
+    cache.fwd = s.result->fwd;
+    cache.font_size = ImGui::GetFontSize();
+    cache.atlas = glyphs().generation();
+    cache.groups.clear();
+    cache.chips.assign(static_cast<size_t>(batch.B()), {});
+    for (int b = 0; b < batch.B(); ++b) {
+      cache.chips[b] = sentence_chips(f, b, b == 0 ? &cache.groups : nullptr);
+      for (Chip& c : cache.chips[b]) {
+        c.shown = glyphs().shown(c.label);
+        c.width = ImGui::CalcTextSize(c.shown.c_str()).x + pad.x * 2;
+      }
+    }
   }
+  const std::vector<std::vector<Chip>>& chips = cache.chips;
+  const std::vector<std::string>& groups = cache.groups;
   auto gap_after = [](const std::vector<Chip>& cs, size_t i) {  // pieces of a group touch; sub-words sit close
     if (i + 1 >= cs.size()) return 4.0f;
     if (cs[i].group >= 0 && cs[i + 1].group == cs[i].group) return 1.0f;
@@ -257,7 +277,7 @@ void draw_sentence_tokens(AppState& s) {
       if (group_start)  // a group stays on one row when it fits one
         for (size_t j = i + 1; j < cs.size() && cs[j].group == c.group; ++j) need += cs[j].width + 1;
       if (ImGui::GetContentRegionAvail().x < need && (!group_start || need <= box_w)) ImGui::NewLine();
-      const std::string text = glyphs().shown(c.label);
+      const std::string& text = c.shown;
       const ImVec2 size(c.width, ImGui::GetTextLineHeight() + pad.y * 2);
       const ImVec2 p = ImGui::GetCursorScreenPos();
       if (c.group >= 0) {  // the outline follows the group, row by row
