@@ -22,6 +22,7 @@
 #include "app/common/assets.h"
 #include "app/gui/capture.h"
 #include "app/gui/commands.h"
+#include "app/gui/glyphs.h"
 #include "app/gui/layout_check.h"
 #include "app/gui/render/gl.h"
 #include "app/gui/panels/panels.h"
@@ -51,6 +52,7 @@ App::~App() {
 
 Status App::init() {
   if (Status s = renderer_.init(); !s) return s;
+  install_glyph_input(window);  // typed emoji and the clipboard through the atlas's aliases
   if (Result<std::string> ini = load_imgui_ini()) ImGui::LoadIniSettingsFromMemory(ini->data(), ini->size());
   last_cfg_ = state.cfg;
   return Status();
@@ -59,7 +61,8 @@ Status App::init() {
 bool App::should_close() const { return glfwWindowShouldClose(window) || (script && script->finished); }
 
 bool App::fresh() const {
-  return state.result && state.result->fwd && !state.stale && !worker_.busy() && renderer_.deferred() == 0;
+  return state.result && state.result->fwd && !state.stale && !worker_.busy() && renderer_.deferred() == 0 &&
+         (!glyphs().dirty() || fonts_failed_);  // and every character's glyph in the atlas
 }
 
 void App::save_preferences_now() {
@@ -197,7 +200,8 @@ void App::frame() {
   sync_training();
   sync_model_loader();
   state.font_scale = std::clamp(state.font_scale, kFontScaleMin, kFontScaleMax);
-  if (built_font_scale_ != state.font_scale) rebuild_fonts();
+  if (built_font_scale_ != state.font_scale || (glyphs().dirty() && !fonts_failed_)) rebuild_fonts();
+  for (; fonts_noted_ < glyphs().notes().size(); ++fonts_noted_) state.status_lines.push_back(glyphs().notes()[fonts_noted_]);
 
   // A scripted File dialog opens with its path; draw_dialogs presses its OK once it has been
   // drawn (the first frame of an auto-sized window is not shown).
@@ -271,6 +275,7 @@ void App::frame() {
   glfwSwapBuffers(window);
   last_swap = std::chrono::steady_clock::now();
   if (renderer_.deferred() > 0) glfwPostEmptyEvent();  // maps wait for the next frames' upload budget
+  if (glyphs().dirty()) glfwPostEmptyEvent();           // a new character: the next frame adds its glyph
   last_frame_ms = std::chrono::duration<double, std::milli>(last_swap - frame_start).count();
   if (script) script->after_swap(*this);
 
@@ -659,22 +664,19 @@ void App::step_layer(int delta) {
 
 // ---- [fonts] ---------------------------------------------------------------------------
 void App::rebuild_fonts() {
+  const auto t0 = std::chrono::steady_clock::now();
   ImGuiIO& io = ImGui::GetIO();
-  io.Fonts->Clear();
-  // Latin with accents, Greek, Cyrillic, phonetic superscripts (ᵀ), punctuation, super- and
-  // subscripts, arrows, maths (√ ÷ · ≤ ∞), technical and control pictures (␣), shapes, U+FFFD.
-  static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x1D00, 0x1DBF, 0x2000, 0x23FF,
-                                   0x2400, 0x243F, 0x2500, 0x26FF, 0xFFFD, 0xFFFD, 0};
+  // DejaVu Sans, and a glyph for every other character the text contains from the system
+  // font that has it (glyphs.h); rebuilt when such a character first appears.
   const float scale = state.font_scale * state.content_scale;  // the user's size on the monitor's scale
   const float size = std::round(kFontPixels * scale);
   const std::string sans = asset_path("fonts/DejaVuSans.ttf");
-  std::error_code ec;
-  if (std::filesystem::exists(sans, ec)) {
-    ImFontConfig fc;
-    fc.OversampleH = 2;
-    io.Fonts->AddFontFromFileTTF(sans.c_str(), size, &fc, ranges);
-  } else {
-    state.status_lines.push_back("The font " + sans + " is missing: using Dear ImGui's built-in font (no \xE2\x88\x9A or \xC3\xB7).");
+  if (Status s = glyphs().build(*io.Fonts, sans, size); !s) {
+    if (!fonts_failed_)
+      state.status_lines.push_back("The font " + sans + " cannot be used (" + s.error().message +
+                                   "): using Dear ImGui's built-in font (no \xE2\x88\x9A or \xC3\xB7, no other scripts).");
+    fonts_failed_ = true;
+    io.Fonts->Clear();
     ImFontConfig fc;
     fc.SizePixels = size;
     io.Fonts->AddFontDefault(&fc);
@@ -683,6 +685,7 @@ void App::rebuild_fonts() {
   ImGui_ImplOpenGL3_CreateFontsTexture();
   apply_theme(prefs.light_theme, scale);
   built_font_scale_ = state.font_scale;
+  glyphs().note_rebuild_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 }  // namespace headmap

@@ -132,6 +132,8 @@ class App {
   uint64_t answered_seq_ = 0;
   ModelConfig last_cfg_;
   float built_font_scale_ = 0;
+  bool fonts_failed_ = false;  // DejaVu Sans could not be read: Dear ImGui's own font, said once
+  size_t fonts_noted_ = 0;     // the glyph notes (a fallback font unreadable...) already shown
   bool light_theme_applied_ = false;
   CenterPanel last_center_ = CenterPanel::Heads;
   struct Capture {

@@ -70,6 +70,13 @@ struct UiReport {
   int focus_map_pool = 0;              // Focus: most cells per texel drawn, strip and enlarged step (1 = full resolution)
   bool focus_slice_open = false;       // Focus: the head's slice of D is shown open
   std::vector<std::string> tokens;     // token chips of sentence 0, as displayed
+  std::vector<Rect> token_chips;       // their rects, in window pixels
+  std::vector<std::string> chip_groups;  // sentence 0's characters cut into byte pieces: "é = C3 A9 (tokens 2-3)"
+  std::vector<std::string> missing_glyphs;  // characters on the chips that no installed font draws: "U+E000"
+  std::vector<std::string> text_box_boxes;  // characters the text box draws as the hollow box (no glyph)
+  int text_box_replacements = 0;            // invalid bytes the text box draws as U+FFFD
+  int atlas_glyphs = 0;                     // glyphs in the font atlas, and its last build's time
+  double atlas_build_ms = 0;
   std::vector<std::string> messages;   // errors and notes shown to the user
   std::vector<std::string> buttons;    // notable buttons shown (e.g. "Use nearest valid")
   std::vector<std::string> passport_rows;  // "id concrete" per passport row shown

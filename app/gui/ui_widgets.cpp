@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/common/heatmap_figure.h"
+#include "app/gui/glyphs.h"
 
 namespace headmap {
 
@@ -42,7 +43,7 @@ float token_label_width(AppState& s, int b) {
     c.batch = b;
     c.font_size = ImGui::GetFontSize();
     c.width = 0;
-    for (const std::string& l : f->labels[b]) c.width = std::max(c.width, ImGui::CalcTextSize(l.c_str()).x);
+    for (const std::string& l : f->labels[b]) c.width = std::max(c.width, ImGui::CalcTextSize(glyphs().shown(l).c_str()).x);
   }
   return c.width;
 }
@@ -105,7 +106,8 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
     const int n = static_cast<int>(v.row_labels->size());
     for (int t = std::max(0, static_cast<int>(s.row0)); t < static_cast<int>(std::ceil(row1)) && t < n; ++t) {
       if (!label_shown(t, ch, text_h, hover_row)) continue;
-      const char* text = (*v.row_labels)[t].c_str();
+      const std::string shown = glyphs().shown((*v.row_labels)[t]);  // every script, U+XXXX where no font has it
+      const char* text = shown.c_str();
       const float tw = std::min(ImGui::CalcTextSize(text).x, v.label_w - 6);
       const float y = p0.y + (t - s.row0) * ch + (ch - fh) * 0.5f;
       dl->AddText(ImVec2(p0.x - 6 - tw, y), t == hover_row ? accent : ink, text);
@@ -118,7 +120,8 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
     const int n = static_cast<int>(v.col_labels->size());
     for (int c = std::max(0, static_cast<int>(s.col0)); c < static_cast<int>(std::ceil(col1)) && c < n; ++c) {
       if (!label_shown(c, cw, text_h, hover_col)) continue;
-      const char* text = (*v.col_labels)[c].c_str();
+      const std::string shown = glyphs().shown((*v.col_labels)[c]);
+      const char* text = shown.c_str();
       const float tw = std::min(ImGui::CalcTextSize(text).x, v.label_h - 6);
       const float x = p0.x + (c - s.col0) * cw + (cw - fh) * 0.5f;
       add_text_vertical(dl, ImVec2(x + fh, p1.y + 6 + tw), c == hover_col ? accent : ink, text);

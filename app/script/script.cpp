@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/common/model_options.h"
+#include "app/gui/glyphs.h"
 #include "app/gui/render/gl.h"
 #include "app/script/input.h"
 #include "app/script/settings_table.h"
@@ -73,7 +74,7 @@ class ScreenshotScript : public Script {
         if (!ImGui::GetIO().WantTextInput) {
           app.state.focus_text = true;  // the box takes focus next frame
         } else if (typed_ < chars_.size()) {
-          ImGui::GetIO().AddInputCharacter(static_cast<unsigned int>(chars_[typed_++]));
+          type_char(static_cast<unsigned int>(chars_[typed_++]));  // as a keyboard types it
         } else {
           phase_ = Phase::WaitTyped;
           frames_ = 0;
@@ -165,6 +166,15 @@ class ScreenshotScript : public Script {
       j["focus_map_pool"] = r.focus_map_pool;     // Focus: most cells per texel drawn (1: full resolution)
       j["focus_slice_open"] = r.focus_slice_open; // Focus: the head's slice of D is open
       j["tokens"] = r.tokens;
+      nlohmann::json chips = nlohmann::json::array();
+      for (const UiReport::Rect& q : r.token_chips) chips.push_back({q.x0, q.y0, q.x1, q.y1});
+      j["token_chips"] = chips;
+      j["chip_groups"] = r.chip_groups;
+      j["missing_glyphs"] = r.missing_glyphs;
+      j["text_box_boxes"] = r.text_box_boxes;
+      j["text_box_replacements"] = r.text_box_replacements;
+      j["atlas_glyphs"] = r.atlas_glyphs;
+      j["atlas_build_ms"] = r.atlas_build_ms;
       j["messages"] = r.messages;
       j["buttons"] = r.buttons;
       j["passport_rows"] = r.passport_rows;

@@ -20,6 +20,7 @@
 
 #include "app/common/colormap.h"
 #include "app/common/heatmap_png.h"
+#include "app/common/raster.h"
 #include "core/inspect/metrics.h"
 #include "core/model/model.h"
 
@@ -65,7 +66,9 @@ fs::path fresh_dir(const std::string& name) {
 
 // Runs headmap with these arguments, in `cwd` (default work_dir()); the screenshot and
 // report go to the temp dir.
-AppRun run_app(const std::string& name, std::vector<std::string> args, bool with_report = true, const fs::path& cwd = {}) {
+// env: variables to set for the app.
+AppRun run_app(const std::string& name, std::vector<std::string> args, bool with_report = true, const fs::path& cwd = {},
+               const std::vector<std::pair<std::string, std::string>>& env = {}) {
   AppRun r;
   r.png = tmp_dir() / (name + ".png");
   const fs::path rep = tmp_dir() / (name + ".report.json"), err = tmp_dir() / (name + ".err");
@@ -78,6 +81,7 @@ AppRun run_app(const std::string& name, std::vector<std::string> args, bool with
   if (pid == 0) {
     setenv("XDG_CONFIG_HOME", (tmp_dir() / "xdg").c_str(), 1);  // never the user's settings
     if (chdir((cwd.empty() ? work_dir() : cwd).c_str()) != 0) _exit(125);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     if (!freopen(err.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(126);
     std::vector<char*> cargv;
     for (std::string& a : argv) cargv.push_back(a.data());
@@ -1295,4 +1299,124 @@ TEST(Gui, ExportsHoldNoDialogAndBareNamesLandInTheWorkingDirectory) {
     EXPECT_LE(differ, heads.w * heads.h / 1000) << "pixels that differ from the screenshot without a dialog";
   }
   EXPECT_TRUE(contains(r.report["messages"], "Wrote out")) << r.report["messages"];
+}
+
+// ---- every script on screen (glyphs.h, fonts.h) ----------------------------------------
+namespace {
+
+// The pixels inside a chip that differ from its fill (sampled at its left edge): its glyphs.
+std::vector<bool> chip_ink(const Image& im, const json& rect) {
+  const int x0 = static_cast<int>(rect[0]) + 2, y0 = static_cast<int>(rect[1]) + 2;
+  const int x1 = static_cast<int>(rect[2]) - 2, y1 = static_cast<int>(rect[3]) - 2;
+  const auto fill = im.at(x0, (y0 + y1) / 2);
+  std::vector<bool> ink;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      const auto p = im.at(x, y);
+      int d = 0;
+      for (int k = 0; k < 3; ++k) d = std::max(d, std::abs(p[k] - fill[k]));
+      ink.push_back(d > 60);
+    }
+  return ink;
+}
+
+int index_of(const json& list, const std::string& s) {
+  for (size_t i = 0; i < list.size(); ++i)
+    if (list[i] == s) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+TEST(Gui, EveryScriptIsDrawnAndOnlyInvalidBytesAreTheReplacementCharacter) {
+  // CJK, an emoji (above U+FFFF), Hebrew, Arabic, Devanagari, Greek, Cyrillic, a private-use
+  // character no font has, and one invalid byte, on the random model's character chips.
+  const fs::path f = tmp_dir() / "scripts.txt";
+  write_text(f, "\xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x98\x80 \xD7\xA9\xD7\x9C \xD9\x85\xD8\xB1 \xE0\xA4\xA8\xE0\xA4\xAE \xCE\xA9\xCE\xBB "
+                "\xD0\xAF\xD0\xB6 \xEE\x80\x80 x\xC3 ok\n");
+  const AppRun r = run_app("scripts", {"--random-init", "--tokenizer", "char", "--file", f.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json& tokens = r.report["tokens"];
+  for (const char* ch : {"\xE4\xB8\xAD", "\xE6\x96\x87", "\xF0\x9F\x98\x80", "\xD7\xA9", "\xD9\x85", "\xE0\xA4\xA8", "\xCE\xA9", "\xD0\xAF"})
+    EXPECT_GE(index_of(tokens, ch), 0) << ch << " is not a chip: " << tokens;
+  EXPECT_GE(index_of(tokens, "U+E000"), 0) << "a character no font has is named by its code point: " << tokens;
+  int replacement = 0;
+  for (const auto& t : tokens) replacement += t.get<std::string>().find("\xEF\xBF\xBD") != std::string::npos;
+  EXPECT_EQ(replacement, 1) << "only the invalid byte shows U+FFFD: " << tokens;
+  EXPECT_EQ(r.report["missing_glyphs"], json({"U+E000"}));
+  // The text box: only U+E000 lacks a glyph (drawn as the hollow box), the invalid byte is U+FFFD.
+  EXPECT_EQ(r.report["text_box_boxes"], json({"U+E000"}));
+  EXPECT_EQ(r.report["text_box_replacements"], 1);
+  EXPECT_TRUE(contains(r.report["messages"], "invalid UTF-8"));
+  // Pixels: the two ideographs' chips carry glyphs, and different ones (a fallback box would
+  // draw the same shape on both).
+  const Image im = load_png(r.png);
+  ASSERT_GT(im.w, 0);
+  const json& rects = r.report["token_chips"];
+  ASSERT_EQ(rects.size(), tokens.size());
+  const std::vector<bool> a = chip_ink(im, rects[index_of(tokens, "\xE4\xB8\xAD")]), b = chip_ink(im, rects[index_of(tokens, "\xE6\x96\x87")]);
+  ASSERT_EQ(a.size(), b.size());
+  const long ink_a = std::count(a.begin(), a.end(), true), ink_b = std::count(b.begin(), b.end(), true);
+  long differ = 0;
+  for (size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
+  EXPECT_GT(ink_a, 20);
+  EXPECT_GT(ink_b, 20);
+  EXPECT_GT(differ, std::min(ink_a, ink_b) / 3) << "the two ideographs draw alike: a fallback glyph?";
+}
+
+TEST(Gui, WithoutFallbackFontsTheAppStartsAndSaysWhichPackageDrawsTheText) {
+  // A fontconfig that knows no fonts: as on a machine without fonts-noto-cjk and the others.
+  const fs::path conf = tmp_dir() / "no-fonts.conf";
+  write_text(conf, "<?xml version=\"1.0\"?>\n<!DOCTYPE fontconfig SYSTEM \"fonts.dtd\">\n<fontconfig></fontconfig>\n");
+  const AppRun r = run_app("no-fonts", {"--random-init", "--tokenizer", "char", "--text", "a\xE4\xB8\xAD\xC3\xA9"}, true, {},
+                           {{"FONTCONFIG_FILE", conf.string()}});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["tokens"], json({"a", "U+4E2D", "\xC3\xA9"})) << "DejaVu Sans still draws \xC3\xA9";
+  EXPECT_TRUE(contains(r.report["messages"], "No installed font draws U+4E2D: shown as the code point (install fonts-noto-cjk)."))
+      << r.report["messages"];
+  EXPECT_TRUE(contains(r.report["messages"], "fontconfig lists no system fonts")) << r.report["messages"];
+}
+
+TEST(Gui, TypedEmojiStayWhole) {
+  // Dear ImGui's 16-bit characters would turn a typed emoji into U+FFFD.
+  const AppRun r = run_app("typed-emoji", {"--random-init", "--tokenizer", "char", "--type", "a\xF0\x9F\x98\x80" "b"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["tokens"], json({"a", "\xF0\x9F\x98\x80", "b"}));
+  EXPECT_EQ(r.report["text_box_boxes"], json::array());
+}
+
+TEST(Gui, BytePiecesAreGroupedUnderTheirCharacter) {
+  // The shipped model's byte-level BPE, trained on English, cuts é, CJK and emoji into bytes.
+  const AppRun r = run_app("pieces", {"--text", "Caf\xC3\xA9 \xE4\xB8\xAD \xF0\x9F\x98\x80"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json& tokens = r.report["tokens"];
+  const json& groups = r.report["chip_groups"];
+  ASSERT_EQ(groups.size(), 3u) << groups;
+  const int e = index_of(tokens, "C3");
+  ASSERT_GE(e, 0) << tokens;
+  EXPECT_EQ(tokens[e + 1], "A9");
+  EXPECT_EQ(groups[0], "\xC3\xA9 = C3 A9 (tokens " + std::to_string(e) + "-" + std::to_string(e + 1) + ")");
+  EXPECT_EQ(groups[1].get<std::string>().rfind("\xE4\xB8\xAD = E4 B8 AD (tokens ", 0), 0u) << groups[1];
+  EXPECT_EQ(groups[2].get<std::string>().rfind("\xF0\x9F\x98\x80 = F0 9F 98 80 (tokens ", 0), 0u) << groups[2];
+  // The pieces of one character touch: one group, not unrelated chips.
+  const json& rects = r.report["token_chips"];
+  EXPECT_LE(static_cast<float>(rects[e + 1][0]) - static_cast<float>(rects[e][2]), 1.5f);
+}
+
+TEST(Png, ExportsDrawEveryScriptAndNameMissingCharacters) {
+  headmap::Font font;
+  ASSERT_TRUE(font.load(std::string(HEADMAP_ASSETS) + "/fonts/DejaVuSans.ttf").ok());
+  auto draw = [&](const std::string& text) {
+    headmap::Canvas c(200, 40, {255, 255, 255});
+    font.draw(c, 4, 30, text, 24, {0, 0, 0});
+    return c.rgb;
+  };
+  // Two ideographs and two emoji: each drawn, and unlike each other (not the .notdef box).
+  EXPECT_NE(draw("\xE4\xB8\xAD"), draw("\xE6\x96\x87"));
+  EXPECT_NE(draw("\xF0\x9F\x98\x80"), draw("\xF0\x9F\x98\x8E"));
+  EXPECT_NE(draw("\xE4\xB8\xAD"), draw(" "));
+  // A character no font has is written as its code point; an invalid byte stays U+FFFD.
+  EXPECT_EQ(draw("\xEE\x80\x80"), draw("U+E000"));
+  EXPECT_EQ(font.width("\xEE\x80\x80", 24), font.width("U+E000", 24));
+  EXPECT_EQ(draw("\xC3"), draw("\xEF\xBF\xBD"));
 }
