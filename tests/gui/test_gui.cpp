@@ -854,6 +854,62 @@ TEST(Gui, ComparisonShowsThePitfallBesideTheCorrectModel) {
   EXPECT_EQ(avg.report["compare_heatmaps"].size(), 5u);
 }
 
+// Issue 22 (8): every passport row the Compare tab lists shows a change: the reversed mask
+// changes only the mask's note (which keys are visible) and the forgotten transpose the
+// split's note, and both rows read the same text on both sides of the arrow before.
+TEST(Gui, ComparisonRowsShowWhatThePitfallChanged) {
+  for (const char* pitfall : {"reversed-mask", "no-transpose", "interleaved"}) {
+    const AppRun r = run_app(std::string("compare-rows-") + pitfall, {"--panel", "compare", "--then", std::string("pitfall=") + pitfall + "=on"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_FALSE(r.report["passport_changes"].empty()) << pitfall;
+    for (const auto& row : r.report["passport_changes"]) {
+      const std::string t = row.get<std::string>();
+      const size_t arrow = t.find("  \xE2\x86\x92  "), colon = t.find(": ");
+      if (arrow == std::string::npos) continue;  // a row only one side has
+      ASSERT_NE(colon, std::string::npos) << t;
+      EXPECT_NE(t.substr(colon + 2, arrow - colon - 2), t.substr(arrow + 7)) << pitfall << ": the same text on both sides: " << t;
+    }
+  }
+}
+
+// Issue 22 (8): the interleaved view changes single heads a lot and the mean little; the
+// summary lists each head's change, not only the mean's.
+TEST(Gui, InterleavedSummaryListsEachHeadsChange) {
+  const AppRun r = run_app("compare-interleaved", {"--panel", "compare", "--then", "pitfall=interleaved=on"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string mean, per_head;
+  for (const auto& m : r.report["messages"]) {
+    const std::string t = m.get<std::string>();
+    if (t.rfind("Mean entropy", 0) == 0) mean = t;
+    if (t.rfind("Per head:", 0) == 0) per_head = t;
+  }
+  ASSERT_FALSE(mean.empty()) << r.report["messages"];
+  ASSERT_FALSE(per_head.empty()) << "no per-head changes beside: " << mean;
+  double largest = 0;
+  int heads = 0;
+  for (size_t at = per_head.find("head "); at != std::string::npos; at = per_head.find("head ", at + 5)) {
+    const size_t sp = per_head.find(' ', at + 5);
+    if (sp == std::string::npos || (per_head[sp + 1] != '+' && per_head[sp + 1] != '-')) continue;
+    largest = std::max(largest, std::fabs(std::atof(per_head.c_str() + sp + 1)));
+    ++heads;
+  }
+  EXPECT_EQ(heads, 4) << per_head;
+  const double mean_change = std::fabs(std::atof(mean.c_str() + mean.find(": ") + 2));
+  EXPECT_GT(largest, mean_change) << "the listed heads: " << per_head << "; the mean: " << mean;
+}
+
+// Issue 22 (8): with the causal mask off every token sees the next one, so the loss on the
+// text reads the answer: a note stands beside it.
+TEST(Gui, LossWithTheCausalMaskOffCarriesANote) {
+  const AppRun on = run_app("causal-on", {"--text", "We walked to the station in the rain."});
+  ASSERT_EQ(on.status, 0) << on.err;
+  EXPECT_FALSE(contains(on.report["messages"], "causal mask off")) << on.report["messages"];
+  const AppRun off = run_app("causal-off", {"--text", "We walked to the station in the rain.", "--then", "causal=off"});
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_TRUE(off.report.contains("loss_on_text")) << "a trained model shows its loss";
+  EXPECT_TRUE(contains(off.report["messages"], "causal mask off: each token can see the next one")) << off.report["messages"];
+}
+
 // The induction exercise: on a sentence said twice, the model predicts the word that
 // followed the first time; each sentence of a batch shows its own loss.
 TEST(Gui, PredictionsShowTheNextTokenAndEachSentencesLoss) {

@@ -13,6 +13,7 @@
 #include "app/gui/ui_widgets.h"
 #include "app/gui/theme.h"
 #include "core/inspect/metrics.h"
+#include "core/inspect/predictions.h"
 
 namespace headmap {
 
@@ -107,6 +108,16 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       std::snprintf(text, sizeof text, "(%d head%s off)", off, off == 1 ? "" : "s");
       same_line_if_fits(ImGui::CalcTextSize(text).x);
       ImGui::TextColored(kPendingColour, "%s", text);
+    }
+    if (!cfg.causal) {  // the model can see the answer: say so beside the loss
+      const std::string note = std::string("(") + kCausalOffLossNote + ")";
+      same_line_if_fits(ImGui::CalcTextSize(note.c_str()).x);
+      ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextUnformatted(note.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::PopStyleColor();
+      s.report.messages.push_back(kCausalOffLossNote);
     }
   }
   if (s.stale) {
