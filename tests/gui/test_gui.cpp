@@ -586,6 +586,31 @@ TEST(Gui, TrainingAConfigurationFinishesAndCanBeCancelled) {
   }
 }
 
+// Issue 22 (8): at the default 600 steps the H = 1, 4, 8 comparison draws three curves on
+// top of each other; the tab says so and offers the step count that parts them. And each
+// compared run's heads open in the grid (its final weights, at its own D, H and L).
+TEST(Gui, ComparisonsSuggestStepsThatShowADifferenceAndOpenEachRunsHeads) {
+  const AppRun quick = run_app("compare-steps-note", {"--panel", "training"});
+  ASSERT_EQ(quick.status, 0) << quick.err;
+  EXPECT_TRUE(contains(quick.report["messages"], "part from about 3,000 steps")) << quick.report["messages"];
+  const AppRun enough = run_app("compare-steps-enough", {"--panel", "training", "--then", "compare_steps=3000"});
+  ASSERT_EQ(enough.status, 0) << enough.err;
+  EXPECT_FALSE(contains(enough.report["messages"], "part from about")) << enough.report["messages"];
+
+  const fs::path corpus = tmp_dir() / "corpus-show.txt";
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += "The cat sat on the mat because it was tired. one two three one two three " + std::to_string(i % 7) + "\n";
+  write_text(corpus, text);
+  const AppRun r = run_app("compare-show-run", {"--corpus", corpus.string(), "--panel", "training", "--then", "compare_steps=30", "--then",
+                                                "compare=heads", "--then", "wait", "--then", "show_run=2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["training"]["done"], true) << r.report["training"];
+  EXPECT_EQ(r.report["panel"], "heads");
+  EXPECT_EQ(r.report["heatmaps_drawn"], 8) << "the H = 8 run's heads";
+  const std::string src = r.report["weights_source"].get<std::string>();
+  EXPECT_NE(src.find("D=64, H=8, L=2, 30 steps"), std::string::npos) << src;
+}
+
 // --checkpoint opens at the checkpoint's own D, H and L, with a message; K/V sharing then
 // reaches the passport (its rows and the parameters it saves) and the weights' label.
 TEST(Gui, CheckpointOpensAtItsOwnSizeAndKvHeadsReachThePassport) {
