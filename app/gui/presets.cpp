@@ -9,7 +9,7 @@ namespace headmap {
 
 static Presets builtin() {
   Presets p;
-  p.items.push_back({"The cat sat on the mat", kDefaultSentence, "coreference: it -> cat", true});
+  p.items.push_back({"Kitten on the blanket, sleepy", kDefaultSentence, "coreference: it -> kitten", false});
   return p;
 }
 
