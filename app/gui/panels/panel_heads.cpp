@@ -253,10 +253,14 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     }
     s.report.head_title_rects.push_back({title_p0.x, title_p0.y, ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y});
     if (ImGui::IsItemHovered()) {
+      // Induction: the probe's score, and the text's own where it repeats a run of tokens.
+      const float text_ind = mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf("");
+      char text_part[96] = "";
+      if (!std::isnan(text_ind)) std::snprintf(text_part, sizeof text_part, ", %.2f on this text's repeated runs", text_ind);
       ImGui::SetTooltip("%s%sentropy %.3f nats (%.2f of the maximum)\nprevious-token %.2f   first-token %.2f   self %.2f\n"
-                        "peak weight %.2f   induction %.2f (on the induction probe)",
+                        "peak weight %.2f   induction %.2f on the probe%s",
                         show_label || label == HeadLabel::None ? "" : head_label_name(label), show_label || label == HeadLabel::None ? "" : "\n",
-                        m.entropy, m.entropy_norm, m.prev_token, m.first_token, m.self, m.max_weight, ind);
+                        m.entropy, m.entropy_norm, m.prev_token, m.first_token, m.self, m.max_weight, probe, text_part);
     }
     map_range(s, layer, batch, h, &vmin, &vmax);
     style.vmin = vmin;
