@@ -172,7 +172,7 @@ std::string compare_steps_note(int compare_steps) {
   char note[200];
   std::snprintf(note, sizeof note,
                 "At %d steps each the runs end close together and their curves lie on top of each other; "
-                "the head counts part from about %d,%03d steps each.",
+                "H = 1, 4 and 8 part from about %d,%03d steps each.",
                 compare_steps, kCompareStepsThatPart / 1000, kCompareStepsThatPart % 1000);
   return note;
 }

@@ -593,7 +593,7 @@ TEST(Gui, TrainingAConfigurationFinishesAndCanBeCancelled) {
 TEST(Gui, ComparisonsSuggestStepsThatShowADifferenceAndOpenEachRunsHeads) {
   const AppRun quick = run_app("compare-steps-note", {"--panel", "training"});
   ASSERT_EQ(quick.status, 0) << quick.err;
-  EXPECT_TRUE(contains(quick.report["messages"], "part from about 3,000 steps")) << quick.report["messages"];
+  EXPECT_TRUE(contains(quick.report["messages"], "part from about 3,000 steps each")) << quick.report["messages"];
   const AppRun enough = run_app("compare-steps-enough", {"--panel", "training", "--then", "compare_steps=3000"});
   ASSERT_EQ(enough.status, 0) << enough.err;
   EXPECT_FALSE(contains(enough.report["messages"], "part from about")) << enough.report["messages"];
