@@ -318,3 +318,26 @@ TEST(Presets, SentencesAreNotInTheTrainingCorpusAndTheMenuSaysSo) {
   }
   EXPECT_GE(checked, 10);
 }
+
+// Issue 22 (8): a comparison's finished run opens in the heads grid: its final weights
+// become the session's model at its own D, H and L; a run that has not finished changes
+// nothing.
+TEST(Training, ShowHeadsOpensAFinishedRunAtItsOwnSize) {
+  AppState s;
+  const ModelConfig before = s.cfg;
+  EXPECT_FALSE(show_trained_run(s, 0).ok());
+  EXPECT_EQ(s.cfg.d_model, before.d_model);
+  EXPECT_FALSE(s.session);
+  auto w = std::make_shared<ModelWeights>(random_weights(64, 2, 1));
+  w->context = 128;
+  w->source.trained_heads = 8;
+  s.training.run_weights = {nullptr, w};
+  s.training.labels = {"H = 1", "H = 8"};
+  EXPECT_FALSE(show_trained_run(s, 0).ok()) << "run 0 has no weights";
+  ASSERT_TRUE(show_trained_run(s, 1).ok());
+  EXPECT_EQ(s.cfg.d_model, 64);
+  EXPECT_EQ(s.cfg.num_heads, 8);
+  EXPECT_EQ(s.cfg.num_layers, 2);
+  EXPECT_EQ(s.view.center, CenterPanel::Heads);
+  EXPECT_EQ(compute_request(s).weights.in_memory, w) << "the request runs on the run's weights";
+}
