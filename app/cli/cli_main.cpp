@@ -45,7 +45,8 @@ int fail(const Error& e, int code) {
 }
 
 void print_summary(const Batch& batch, const ForwardOutput& out, const std::vector<HeadMetrics>& m,
-                   const std::vector<float>& induction, const std::vector<float>& text_induction, const std::string& source) {
+                   const std::vector<float>& induction, const std::vector<float>& text_induction, const std::string& source,
+                   bool causal) {
   std::printf("weights: %s\n", source.c_str());
   for (int b = 0; b < batch.B(); ++b) {
     std::printf("sentence %d (%d tokens):", b, batch.lengths[b]);
@@ -53,6 +54,7 @@ void print_summary(const Batch& batch, const ForwardOutput& out, const std::vect
     std::printf("\n");
   }
   if (out.loss_tokens > 0) std::printf("loss on the text: %.3f nats/token (next-token cross-entropy over %d tokens)\n", out.loss, out.loss_tokens);
+  if (out.loss_tokens > 0 && !causal) std::printf("  note: %s\n", kCausalOffLossNote);
   std::printf("\nlayers, sentences and heads are numbered from 0 (layer 0 of %d is the first):\n", out.L);
   std::printf("%-5s %-5s %-4s %8s %8s %8s %8s %8s %8s %9s  %s\n", "layer", "sent", "head", "entropy", "ent/max", "prev",
               "first", "self", "max_w", "induction", "label");
@@ -183,7 +185,7 @@ static int run_main(int argc, char** argv) {
     if (!s) return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
   }
   if (!o.passport && o.json.empty() && o.npy.empty() && o.png.empty() && o.svg.empty() && !batch.empty())
-    print_summary(batch, *out, run.metrics, run.induction, run.text_induction, describe_source(weights, cfg));
+    print_summary(batch, *out, run.metrics, run.induction, run.text_induction, describe_source(weights, cfg), cfg.causal);
   if (o.top_k > 0 && o.json.empty())  // what each sentence's last token is followed by, most likely first
     for (int b = 0; b < batch.B(); ++b) {
       if (batch.lengths[b] == 0) continue;

@@ -1,6 +1,7 @@
 #include "app/gui/app_state.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/io/export.h"
 #include "core/io/hf_gpt2.h"
@@ -192,6 +193,39 @@ TrainJob compare_heads_job(const AppState& s) {
   }
   job.follow = false;
   return job;
+}
+
+std::string compare_steps_note(int compare_steps) {
+  if (compare_steps >= kCompareStepsThatPart) return "";
+  char note[200];
+  std::snprintf(note, sizeof note,
+                "At %d steps each the runs end close together and their curves lie on top of each other; "
+                "H = 1, 4 and 8 part from about %d,%03d steps each.",
+                compare_steps, kCompareStepsThatPart / 1000, kCompareStepsThatPart % 1000);
+  return note;
+}
+
+Status show_trained_run(AppState& s, int run) {
+  const TrainStatus& t = s.training;
+  if (run < 0 || run >= static_cast<int>(t.run_weights.size()) || !t.run_weights[static_cast<size_t>(run)])
+    return Error{ErrorKind::InvalidArgument, "Run " + std::to_string(run) + " of the last training has not finished."};
+  const std::shared_ptr<const ModelWeights>& w = t.run_weights[static_cast<size_t>(run)];
+  s.session = w;
+  ++s.session_id;
+  s.follow_training = false;  // a running training's snapshots would replace it
+  s.weights_mode = WeightsMode::Trained;
+  s.pretrained.reset();
+  s.pretrained_dir.clear();
+  s.cfg.d_model = w->d_model;
+  s.cfg.num_layers = w->num_layers();
+  s.cfg.num_heads = w->source.trained_heads;
+  s.cfg.num_kv_heads = 0;
+  s.cfg.context = std::min(s.cfg.context, w->context);
+  s.cfg.pitfalls.no_w_o = w->source.no_w_o;
+  s.view.center = CenterPanel::Heads;
+  s.status_lines.push_back("Showing the heads of " + (run < static_cast<int>(t.labels.size()) ? t.labels[static_cast<size_t>(run)] : "run " + std::to_string(run)) +
+                           ": " + describe_source(*w, s.cfg));
+  return Status();
 }
 
 TrainJob compare_w_o_job(const AppState& s) {

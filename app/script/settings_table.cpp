@@ -118,6 +118,12 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.train_request = v == "heads" ? compare_heads_job(s) : compare_w_o_job(s);
          return Status();
        }},
+      {"show_run", "N", "press run N's \"Show heads\" after a training or comparison (0-based; after a wait)",
+       [](AppState& s, const std::string& v) -> Status {
+         Result<int> n = parse_number("show_run", v, 0, 100);
+         if (!n) return n.error();
+         return show_trained_run(s, *n);
+       }},
       {"panel", "heads|focus|model|passport|training|compare", "the view in the middle",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};

@@ -205,7 +205,8 @@ TEST(Gui, HeatmapCountFollowsTheHeadsSliderAndParametersStay) {
   // The passport shows the attention's parameters unchanged by H.
   EXPECT_EQ(four.report["attention_params"], eight.report["attention_params"]);
   EXPECT_EQ(one.report["attention_params"], eight.report["attention_params"]);
-  EXPECT_TRUE(contains(eight.report["passport_rows"], "q_view (1, 11, 8, 16)"));
+  const std::string T = std::to_string(eight.report["tokens"].size());  // the default sentence's tokens
+  EXPECT_TRUE(contains(eight.report["passport_rows"], "q_view (1, " + T + ", 8, 16)")) << eight.report["passport_rows"];
 }
 
 // 128 heads at d_head 1: every head keeps its number, the maps stand in aligned columns (a
@@ -610,6 +611,31 @@ TEST(Gui, TrainingAConfigurationFinishesAndCanBeCancelled) {
   }
 }
 
+// Issue 22 (8): at the default 600 steps the H = 1, 4, 8 comparison draws three curves on
+// top of each other; the tab says so and offers the step count that parts them. And each
+// compared run's heads open in the grid (its final weights, at its own D, H and L).
+TEST(Gui, ComparisonsSuggestStepsThatShowADifferenceAndOpenEachRunsHeads) {
+  const AppRun quick = run_app("compare-steps-note", {"--panel", "training"});
+  ASSERT_EQ(quick.status, 0) << quick.err;
+  EXPECT_TRUE(contains(quick.report["messages"], "part from about 3,000 steps each")) << quick.report["messages"];
+  const AppRun enough = run_app("compare-steps-enough", {"--panel", "training", "--then", "compare_steps=3000"});
+  ASSERT_EQ(enough.status, 0) << enough.err;
+  EXPECT_FALSE(contains(enough.report["messages"], "part from about")) << enough.report["messages"];
+
+  const fs::path corpus = tmp_dir() / "corpus-show.txt";
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += "The cat sat on the mat because it was tired. one two three one two three " + std::to_string(i % 7) + "\n";
+  write_text(corpus, text);
+  const AppRun r = run_app("compare-show-run", {"--corpus", corpus.string(), "--panel", "training", "--then", "compare_steps=30", "--then",
+                                                "compare=heads", "--then", "wait", "--then", "show_run=2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["training"]["done"], true) << r.report["training"];
+  EXPECT_EQ(r.report["panel"], "heads");
+  EXPECT_EQ(r.report["heatmaps_drawn"], 8) << "the H = 8 run's heads";
+  const std::string src = r.report["weights_source"].get<std::string>();
+  EXPECT_NE(src.find("D=64, H=8, L=2, 30 steps"), std::string::npos) << src;
+}
+
 // --checkpoint opens at the checkpoint's own D, H and L, with a message; K/V sharing then
 // reaches the passport (its rows and the parameters it saves) and the weights' label.
 TEST(Gui, CheckpointOpensAtItsOwnSizeAndKvHeadsReachThePassport) {
@@ -876,6 +902,62 @@ TEST(Gui, ComparisonShowsThePitfallBesideTheCorrectModel) {
   const AppRun avg = run_app("compare-avg", {"--panel", "compare", "--then", "pitfall=head-averaged=on"});
   ASSERT_EQ(avg.status, 0) << avg.err;
   EXPECT_EQ(avg.report["compare_heatmaps"].size(), 5u);
+}
+
+// Issue 22 (8): every passport row the Compare tab lists shows a change: the reversed mask
+// changes only the mask's note (which keys are visible) and the forgotten transpose the
+// split's note, and both rows read the same text on both sides of the arrow before.
+TEST(Gui, ComparisonRowsShowWhatThePitfallChanged) {
+  for (const char* pitfall : {"reversed-mask", "no-transpose", "interleaved"}) {
+    const AppRun r = run_app(std::string("compare-rows-") + pitfall, {"--panel", "compare", "--then", std::string("pitfall=") + pitfall + "=on"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_FALSE(r.report["passport_changes"].empty()) << pitfall;
+    for (const auto& row : r.report["passport_changes"]) {
+      const std::string t = row.get<std::string>();
+      const size_t arrow = t.find("  \xE2\x86\x92  "), colon = t.find(": ");
+      if (arrow == std::string::npos) continue;  // a row only one side has
+      ASSERT_NE(colon, std::string::npos) << t;
+      EXPECT_NE(t.substr(colon + 2, arrow - colon - 2), t.substr(arrow + 7)) << pitfall << ": the same text on both sides: " << t;
+    }
+  }
+}
+
+// Issue 22 (8): the interleaved view changes single heads a lot and the mean little; the
+// summary lists each head's change, not only the mean's.
+TEST(Gui, InterleavedSummaryListsEachHeadsChange) {
+  const AppRun r = run_app("compare-interleaved", {"--panel", "compare", "--then", "pitfall=interleaved=on"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string mean, per_head;
+  for (const auto& m : r.report["messages"]) {
+    const std::string t = m.get<std::string>();
+    if (t.rfind("Mean entropy", 0) == 0) mean = t;
+    if (t.rfind("Per head:", 0) == 0) per_head = t;
+  }
+  ASSERT_FALSE(mean.empty()) << r.report["messages"];
+  ASSERT_FALSE(per_head.empty()) << "no per-head changes beside: " << mean;
+  double largest = 0;
+  int heads = 0;
+  for (size_t at = per_head.find("head "); at != std::string::npos; at = per_head.find("head ", at + 5)) {
+    const size_t sp = per_head.find(' ', at + 5);
+    if (sp == std::string::npos || (per_head[sp + 1] != '+' && per_head[sp + 1] != '-')) continue;
+    largest = std::max(largest, std::fabs(std::atof(per_head.c_str() + sp + 1)));
+    ++heads;
+  }
+  EXPECT_EQ(heads, 4) << per_head;
+  const double mean_change = std::fabs(std::atof(mean.c_str() + mean.find(": ") + 2));
+  EXPECT_GT(largest, mean_change) << "the listed heads: " << per_head << "; the mean: " << mean;
+}
+
+// Issue 22 (8): with the causal mask off every token sees the next one, so the loss on the
+// text reads the answer: a note stands beside it.
+TEST(Gui, LossWithTheCausalMaskOffCarriesANote) {
+  const AppRun on = run_app("causal-on", {"--text", "We walked to the station in the rain."});
+  ASSERT_EQ(on.status, 0) << on.err;
+  EXPECT_FALSE(contains(on.report["messages"], "causal mask off")) << on.report["messages"];
+  const AppRun off = run_app("causal-off", {"--text", "We walked to the station in the rain.", "--then", "causal=off"});
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_TRUE(off.report.contains("loss_on_text")) << "a trained model shows its loss";
+  EXPECT_TRUE(contains(off.report["messages"], "causal mask off: each token can see the next one")) << off.report["messages"];
 }
 
 // The induction exercise: on a sentence said twice, the model predicts the word that
@@ -1257,7 +1339,7 @@ TEST(Gui, StartupRefusalsAreShownInTheWindowAndTheDefaultsStay) {
     EXPECT_NE(r.err.find(said), std::string::npos) << r.err;  // and on the terminal
     ASSERT_GE(r.report["tokens"].size(), 2u);
     EXPECT_EQ(r.report["tokens"][0], "The") << "the default sentence stays: " << r.report["tokens"];
-    EXPECT_EQ(r.report["tokens"][1], "\xC2\xB7" "cat") << r.report["tokens"];
+    EXPECT_EQ(r.report["tokens"][1], "\xC2\xB7" "kitten") << r.report["tokens"];
     EXPECT_FALSE(r.report["passport_rows"].empty()) << "the passport shows the default, not \"Computing...\"";
     EXPECT_EQ(r.report["weights_source"].get<std::string>().rfind("trained (D=128, H=4, L=2, ", 0), 0u) << r.report["weights_source"];
   }

@@ -13,6 +13,7 @@
 #include "app/gui/ui_widgets.h"
 #include "app/gui/theme.h"
 #include "core/inspect/metrics.h"
+#include "core/inspect/predictions.h"
 
 namespace headmap {
 
@@ -112,6 +113,16 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       std::snprintf(text, sizeof text, "(%d head%s off)", off, off == 1 ? "" : "s");
       same_line_if_fits(ImGui::CalcTextSize(text).x);
       ImGui::TextColored(kPendingColour, "%s", text);
+    }
+    if (!cfg.causal) {  // the model can see the answer: say so beside the loss
+      const std::string note = std::string("(") + kCausalOffLossNote + ")";
+      same_line_if_fits(ImGui::CalcTextSize(note.c_str()).x);
+      ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextUnformatted(note.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::PopStyleColor();
+      s.report.messages.push_back(kCausalOffLossNote);
     }
   }
   if (s.stale) {
@@ -248,10 +259,15 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     }
     s.report.head_title_rects.push_back({title_p0.x, title_p0.y, ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y});
     if (ImGui::IsItemHovered()) {
+      // Induction: the probe's score, and the text's own where it repeats a run of tokens.
+      const float text_ind = mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf("");
+      char text_part[96] = "";
+      if (!std::isnan(text_ind)) std::snprintf(text_part, sizeof text_part, ", %.2f on this text's repeated runs", text_ind);
       ImGui::SetTooltip("head %d (of heads 0-%d), layer %d (of 0-%d)\n%s%sentropy %.3f nats (%.2f of the maximum)\n"
-                        "previous-token %.2f   first-token %.2f   self %.2f\npeak weight %.2f   induction %.2f (on the induction probe)",
-                        h, out.Hw - 1, layer, out.L - 1, show_label || label == HeadLabel::None ? "" : head_label_name(label), show_label || label == HeadLabel::None ? "" : "\n",
-                        m.entropy, m.entropy_norm, m.prev_token, m.first_token, m.self, m.max_weight, ind);
+                        "previous-token %.2f   first-token %.2f   self %.2f\npeak weight %.2f   induction %.2f on the probe%s",
+                        h, out.Hw - 1, layer, out.L - 1, show_label || label == HeadLabel::None ? "" : head_label_name(label),
+                        show_label || label == HeadLabel::None ? "" : "\n", m.entropy, m.entropy_norm, m.prev_token, m.first_token, m.self,
+                        m.max_weight, probe, text_part);
     }
     map_range(s, layer, batch, h, &vmin, &vmax);
     style.vmin = vmin;

@@ -163,7 +163,7 @@ void draw_sentence(AppState& s, const Presets& presets) {
   if (ImGui::Button(presets_label)) ImGui::OpenPopup("presets");
   if (ImGui::BeginPopup("presets")) {
     for (const Preset& p : presets.items) {
-      if (ImGui::Selectable(p.name.c_str())) {
+      if (ImGui::Selectable(preset_menu_label(p).c_str())) {
         if (p.text == "@induction-probe") {  // drawn from the model's own vocabulary
           const ModelWeights none;  // untrained: probe words from the built-in list
           const ModelWeights* w = s.result && s.result->fwd ? s.result->fwd->weights.get() : &none;
