@@ -46,6 +46,7 @@ struct ViewSettings {
   float zoom = 1.0f, pan_x = 0.0f, pan_y = 0.0f;
   // Heads grid zoom (>= 1) and the window's centre as a fraction of the map, shared by every head.
   float heads_zoom = 1.0f, heads_pan_x = 0.5f, heads_pan_y = 0.5f;
+  int big_heads = 0;  // the heads grid: every head (0), or the presenter's view of the selected head (1) or it and the next (2), large
   int compare_mode = 0;          // the Compare tab: 0 side by side, 1 A/B
   int compare_show_correct = 0;  // A/B: 0 shows A (the pitfall), 1 shows B (the correct model)
 };
@@ -60,7 +61,7 @@ struct UiReport {
   int heads_map_pool = 0;              // the heads grid: most cells per texel drawn (1 = full resolution)
   int heads_deferred = 0;              // the heads grid: maps still waiting for their upload
   int heads_off = 0;                   // of those, drawn greyed with the "off" mark (ablated)
-  std::vector<std::string> head_titles;  // the heads grid's titles, as shown
+  std::vector<std::string> head_titles;  // the heads grid's titles, as shown (with the label)
   std::vector<Rect> head_title_rects;   // each title's row: ablation box, title and label
   std::vector<Rect> focus_map;         // Focus: the enlarged step's map, in window pixels
   int focus_map_pool = 0;              // Focus: most cells per texel drawn, strip and enlarged step (1 = full resolution)

@@ -12,7 +12,19 @@
 namespace headmap {
 
 // Text rotated 90° counter-clockwise, reading upwards from `pos` (its baseline-left corner).
-void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text);
+void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text, const char* text_end = nullptr);
+
+// The ticks of one axis of n cells, of which [v0, v1) are visible in cells of `cell` pixels,
+// labels `text_h` pixels across: positions first, first + step, ... below end, the step the
+// smallest of 1, 2, 5, 10, 20, 50, ... cells whose labels cannot overlap. Arithmetic only
+// (no text measured), so any length costs the same.
+struct AxisTicks {
+  int first = 0, step = 1, end = 0;
+};
+AxisTicks axis_ticks(float v0, float v1, int n, float cell, float text_h);
+// Does the tick at position i carry its position number? Every tick once they are thinned
+// (step > 1), every fifth one while every token has its label.
+inline bool tick_numbered(int i, int step) { return step > 1 || i % 5 == 0; }
 
 // Disabled (grey) text wrapped only after ", " or ": " so that numbers such as "loss 1.59"
 // never split (ImGui's own wrapping may break after a '.'); its lines read as one paragraph.
@@ -26,7 +38,8 @@ struct HeatmapView {
   float width = 0, height = 0;  // explicit size for non-square maps (0: use side)
   const std::vector<std::string>* row_labels = nullptr;  // query tokens, left
   const std::vector<std::string>* col_labels = nullptr;  // key tokens, below
-  float label_w = 0, label_h = 0;  // space reserved for labels (0: none)
+  float label_w = 0, label_h = 0;  // space reserved for labels (0: none); a label longer than its room is cut with "…"
+  bool flat_col_labels = false;    // key labels on one line (label_h a line high): thinned to the position numbers' width
   int hover_token = -1;            // highlights that label, and always draws it
   std::vector<UiReport::Rect>* label_rects = nullptr;  // when set, receives every label drawn (for the GUI tests)
 };
@@ -38,8 +51,11 @@ struct HeatmapHit {
 };
 
 // Draws the map at the cursor with its labels and reserves the space. Returns what the mouse did.
-// Token labels thin out to every k-th when cells are smaller than the text, so that they
-// never overlap; the hovered token's label is always drawn (the ones it would cover are not).
+// Token labels are axis ticks (axis_ticks): every token while its cell is as tall as the
+// text, else every 2nd, 5th, 10th, ... with its position number ("cat  5", the number by the
+// map), cut with "…" to the room reserved; never overlapping. The hovered token's label is
+// always drawn whole (the ones it would cover are not). No clip rectangles: the labels of a
+// grid of maps stay in one draw call.
 HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v);
 
 // SameLine when `width` pixels still fit on this line, else a new line: headers of small

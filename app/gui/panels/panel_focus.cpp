@@ -255,7 +255,9 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   char tag[32];
   std::snprintf(tag, sizeof tag, "big/%d", sel);
   const MapSource big_src{owner, tag, st.m->data(), len, static_cast<int>(st.m->cols()), static_cast<int>(st.m->cols()), st.levels};
-  const float lw = token_label_width(s, req.batch) + 8;
+  // The labels' room: the widest token (at most 10 lines of text) and its position number.
+  const float lw = std::min(token_label_width(s, req.batch), fh * 10) + ImGui::CalcTextSize("  ").x +
+                   ImGui::CalcTextSize(std::to_string(std::max(len - 1, 0)).c_str()).x + 8;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
   const int cols = static_cast<int>(st.m->cols());
@@ -268,10 +270,10 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   const float c0 = (s.view.pan_x - half) * cols, c1 = (s.view.pan_x + half) * cols;
   const float r0 = (s.view.pan_y - half) * len, r1 = (s.view.pan_y + half) * len;
   const bool col_tokens = st.square;
-  // At least 60% of the window's height (or its width), scrolling when the strip above leaves less.
-  const float room_h = std::max(avail.y - legend_h, std::min(avail.x, ImGui::GetWindowHeight() * 0.6f) + lw);
-  const float cell_h = (room_h - lw) / std::max(r1 - r0, 1.0f);
-  const bool labels = cell_h >= fh * 0.8f;
+  // The height left under the strip (the panel scrolls only when that is less than a few
+  // lines). Labels thin out to axis ticks with position numbers, so they stay at any length.
+  const float room_h = std::max(avail.y - legend_h, lw + fh * 6);
+  const bool labels = true;
   const float map_h = std::max(fh * 4, room_h - (labels && col_tokens ? lw : 0));
   const float aspect = (c1 - c0) / std::max(r1 - r0, 1e-6f);
   const float map_w = std::min(avail.x - (labels ? lw : 0) - fh, map_h * (st.square ? 1.0f : std::max(aspect, 0.25f)));
