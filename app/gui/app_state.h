@@ -58,6 +58,7 @@ struct UiReport {
   };
   std::vector<Rect> heatmaps;          // the heads grid's maps, in window pixels
   std::vector<Rect> token_labels;      // the heads grid's token labels, in window pixels
+  std::vector<std::string> token_label_texts;  // their text as drawn: the token (cut with "…") and its position number
   int heads_map_pool = 0;              // the heads grid: most cells per texel drawn (1 = full resolution)
   int heads_deferred = 0;              // the heads grid: maps still waiting for their upload
   int heads_off = 0;                   // of those, drawn greyed with the "off" mark (ablated)
@@ -71,6 +72,9 @@ struct UiReport {
   std::vector<std::string> buttons;    // notable buttons shown (e.g. "Use nearest valid")
   std::vector<std::string> passport_rows;  // "id concrete" per passport row shown
   float passport_table_h = 0;          // the passport table's height, in pixels
+  std::vector<std::string> passport_columns;  // the passport table's columns shown ("step", "symbolic", ...)
+  std::vector<Rect> passport_column_rects;    // their headers, in window pixels
+  float passport_right = 0;                   // the right edge of the passport's visible area
   std::vector<std::string> clipped;    // what the frame cut off (layout_check.h); empty when nothing
   int draw_calls = 0;                  // draw commands in the frame's draw data (each costs ~40 us under software GL)
   std::string layout;                  // "three columns", "two columns" or "tabs"

@@ -127,6 +127,14 @@ FittedLabel fit_label(const std::string& token, int pos, bool numbered, float ro
   return f;
 }
 
+// The label's text as drawn (for the GUI tests' report).
+std::string label_text(const FittedLabel& f) {
+  std::string t(f.tok, f.tok_end);
+  if (f.cut) t += kEllipsis;
+  if (f.num[0]) t += (t.empty() ? "" : "  ") + std::string(f.num);
+  return t;
+}
+
 }  // namespace
 
 HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v) {
@@ -197,6 +205,7 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
       if (f.num[0]) dl->AddText(ImVec2(right - f.num_w, y), t == hover_row ? accent : dim, f.num);
       dl->AddLine(ImVec2(p0.x - 4, yc), ImVec2(p0.x - 1, yc), dim);
       if (v.label_rects) v.label_rects->push_back({x, y, right, y + fh});
+      if (v.label_texts) v.label_texts->push_back(label_text(f));
     };
     for (int t = a.first; t < a.end; t += a.step)
       if (t != hover_row) label(t);
@@ -231,6 +240,7 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
       }
       dl->AddLine(ImVec2(xc, p1.y + 1), ImVec2(xc, p1.y + 3), dim);
       if (v.label_rects) v.label_rects->push_back({x, top, x + f.w, top + fh});
+      if (v.label_texts) v.label_texts->push_back(label_text(f));
     };
     for (int c = a.first; c < a.end; c += a.step)
       if (c != hover_col) label(c);
@@ -254,6 +264,7 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
       if (f.num[0]) add_text_vertical(dl, ImVec2(x + fh, top + f.num_w), c == hover_col ? accent : dim, f.num);
       dl->AddLine(ImVec2(xc, p1.y + 1), ImVec2(xc, p1.y + 4), dim);
       if (v.label_rects) v.label_rects->push_back({x, top, x + fh, top + f.w});
+      if (v.label_texts) v.label_texts->push_back(label_text(f));
     };
     for (int c = a.first; c < a.end; c += a.step)
       if (c != hover_col) label(c);

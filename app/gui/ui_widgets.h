@@ -42,6 +42,7 @@ struct HeatmapView {
   bool flat_col_labels = false;    // key labels on one line (label_h a line high): thinned to the position numbers' width
   int hover_token = -1;            // highlights that label, and always draws it
   std::vector<UiReport::Rect>* label_rects = nullptr;  // when set, receives every label drawn (for the GUI tests)
+  std::vector<std::string>* label_texts = nullptr;     // ...and its text
 };
 
 struct HeatmapHit {

@@ -375,6 +375,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::SetCursorScreenPos(ImVec2(cell.x - (row_axis ? lw : 0.0f), cell.y + title_h));
     v.hover_token = s.hover_token;
     v.label_rects = &s.report.token_labels;
+    v.label_texts = &s.report.token_label_texts;
     ImGui::PushID(h);
     const HeatmapHit hit = heatmap_view("head", r, v);
     const bool dragging = ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left);

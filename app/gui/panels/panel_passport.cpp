@@ -110,7 +110,13 @@ void draw_passport(AppState& s, bool full) {
     return w;
   };
   bool show_formula = full, show_costs = full, show_note = full, kv_short = false;
-  if (show_note && need({kStep, kFormula, kSymbolic, kConcrete, kFlops, kBytes, kNote}, false) > room) show_note = false;
+  // The note takes the width left, cut with "…" (whole in the step's tooltip), when that is
+  // at least a few words.
+  float note_w = cw.w[kNote];
+  if (show_note && need({kStep, kFormula, kSymbolic, kConcrete, kFlops, kBytes, kNote}, false) > room) {
+    note_w = room - need({kStep, kFormula, kSymbolic, kConcrete, kFlops, kBytes}, false) - sty.CellPadding.x * 2 - 1;
+    show_note = note_w >= ImGui::GetFontSize() * 8;
+  }
   if (show_costs && need({kStep, kFormula, kSymbolic, kConcrete, kFlops, kBytes}, false) > room) show_costs = false;
   if (show_formula && need({kStep, kFormula, kSymbolic, kConcrete}, false) > room) show_formula = false;
   if (need({kStep, kSymbolic, kConcrete}, false) > room) kv_short = true;
@@ -141,6 +147,7 @@ void draw_passport(AppState& s, bool full) {
     param_row("model total", p.total_params, "", nullptr, col);
   };
   s.report.passport_table_h = table_h;
+  s.report.passport_right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
   if (ImGui::BeginTable("passport", ncols, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("step", ImGuiTableColumnFlags_WidthFixed, step_w);
@@ -151,8 +158,16 @@ void draw_passport(AppState& s, bool full) {
       ImGui::TableSetupColumn("FLOPs");
       ImGui::TableSetupColumn("bytes");
     }
-    if (show_note) ImGui::TableSetupColumn("note");
-    ImGui::TableHeadersRow();
+    if (show_note) ImGui::TableSetupColumn("note", ImGuiTableColumnFlags_WidthFixed, note_w);
+    // The header row, each header's place reported (the GUI tests check both shapes are in view).
+    ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+    for (int i = 0; i < ncols; ++i) {
+      if (!ImGui::TableSetColumnIndex(i)) continue;
+      const char* name = ImGui::TableGetColumnName(i);
+      ImGui::TableHeader(name);
+      s.report.passport_columns.push_back(name);
+      s.report.passport_column_rects.push_back({ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y});
+    }
     std::string section;
     for (const PassportStep& st : p.steps) {
       if (st.section != section) {
@@ -195,7 +210,15 @@ void draw_passport(AppState& s, bool full) {
       }
       if (show_note) {
         ImGui::TableSetColumnIndex(col++);
-        ImGui::TextDisabled("%s", st.note.c_str());
+        if (ImGui::CalcTextSize(st.note.c_str()).x <= note_w) {
+          ImGui::TextDisabled("%s", st.note.c_str());
+        } else {
+          const char* stop = st.note.c_str();
+          ImGui::GetFont()->CalcTextSizeA(ImGui::GetFontSize(), note_w - ImGui::CalcTextSize("\xE2\x80\xA6").x, 0.0f, st.note.c_str(),
+                                          nullptr, &stop);
+          ImGui::TextDisabled("%s\xE2\x80\xA6", std::string(st.note.c_str(), stop).c_str());
+          if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", st.note.c_str());
+        }
       }
     }
     if (merged) {
