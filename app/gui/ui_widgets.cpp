@@ -175,8 +175,9 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
   }
 
   // Token labels: queries down the left, keys along the bottom, as axis ticks (see the
-  // header), each within the room reserved: a row label may reach half a line above the map,
-  // a key label half a line past its right end, and neither into the corner they share.
+  // header), each within the room reserved: a row label may reach half a line past the map's
+  // ends, a key label half a line past its right end but not left of the map, so that they
+  // never meet in the corner they share.
   const float fh = ImGui::GetFontSize(), text_h = fh * 1.1f;
   const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const ImU32 accent = IM_COL32(255, 140, 70, 255);
@@ -194,7 +195,7 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
     auto label = [&](int t) {
       if (t < 0 || t >= n || !shown(t, a.step, ch, hover_row, text_h)) return;
       const float yc = p0.y + (t + 0.5f - s.row0) * ch;
-      if (yc < p0.y || yc > p1.y || yc + fh * 0.5f > p1.y + 5) return;
+      if (yc < p0.y || yc > p1.y) return;  // half a line past either end at most: the key labels start right of it
       const FittedLabel f = fit_label((*v.row_labels)[t], t, tick_numbered(t, a.step), v.label_w - 8);
       const float x = right - f.w, y = yc - fh * 0.5f;
       const ImU32 col = t == hover_row ? accent : ink;

@@ -22,6 +22,8 @@ static bool fits_on_line(float width) {
   return ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right;
 }
 
+constexpr float kMinMapSide = 24.0f;  // pixels: a map is never drawn smaller
+
 // Picks the number of columns that gives the largest square maps in the space available.
 static int grid_columns(int n, float avail_w, float avail_h, float extra_w, float extra_h, float* side) {
   int best = 1;
@@ -201,6 +203,10 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     g.flat = flat;
     g.col_h = lw_row > 0 ? (flat ? fh + 8 : lw_row) : 0.0f;
     g.cols = grid_columns(n, avail.x - lw_row, avail.y - legend_h - g.col_h, gap, title_h + spacing, &g.side);
+    if (g.side < kMinMapSide) {  // more heads than the panel holds: as many columns as fit, the rows scroll
+      g.side = kMinMapSide;
+      g.cols = std::clamp(static_cast<int>((avail.x - lw_row) / (kMinMapSide + gap)), 1, n);
+    }
     g.map_w = std::clamp((avail.x - lw_row) / g.cols - gap, g.side, g.side * kHeadsMapAspectMax);
     return g;
   };
@@ -219,10 +225,17 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   auto room_of = [&](float w) { return w + gap - spacing; };
   auto boxes_fit = [&](float w) { return can_ablate && ImGui::CalcTextSize(std::to_string(out.Hw - 1).c_str()).x + box_w <= room_of(w); };
   const float shortest = ImGui::CalcTextSize(std::to_string(out.Hw - 1).c_str()).x + (boxes_fit(g.map_w) ? box_w : 0.0f);
-  const bool two_lines = widest_label > 0 && shortest + spacing + widest_label > room_of(g.map_w);
-  if (two_lines) title_h = line_h * 2, g = labels ? best() : layout(0, false);
+  bool two_lines = widest_label > 0 && shortest + spacing + widest_label > room_of(g.map_w);
+  if (two_lines) {
+    // Unless the second line would cost the maps too much (128 heads on a projector): then
+    // a label that does not fit stays in the title's tooltip.
+    title_h = line_h * 2;
+    const Grid g2 = labels ? best() : layout(0, false);
+    if (g2.side >= g.side * 0.6f && room_of(g2.map_w) >= ImGui::CalcTextSize("abc\xE2\x80\xA6").x) g = g2;  // a few letters at least
+    else title_h = line_h, two_lines = false;
+  }
   const int cols = g.cols;
-  const float side = std::max(g.side, 24.0f), map_w = std::max(g.map_w, side);
+  const float side = g.side, map_w = std::max(g.map_w, side);
   const float title_room = room_of(map_w);
   // Head ablation: a box before each title switches the head's output off (its pattern stays
   // on screen); so does a right-click on the map, which is all there is room for when the
@@ -330,17 +343,21 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
         if (ImGui::CalcTextSize(name).x > title_room) {
           const char* stop = name;
           ImGui::GetFont()->CalcTextSizeA(fh, title_room - ImGui::CalcTextSize("\xE2\x80\xA6").x, 0.0f, name, nullptr, &stop);
-          cut = std::string(name, stop) + "\xE2\x80\xA6";
+          cut = stop > name ? std::string(name, stop) + "\xE2\x80\xA6" : std::string();
         }
-        ImGui::TextColored(kAccentColour, "%s", cut.c_str());
-        shown_title += "  " + cut;
-      } else {
+        if (!cut.empty()) {
+          ImGui::TextColored(kAccentColour, "%s", cut.c_str());
+          shown_title += "  " + cut;
+        }
+        title_x1 = std::max(title_x1, ImGui::GetItemRectMax().x);
+        title_hovered = title_hovered || ImGui::IsItemHovered();
+      } else if (ImGui::GetItemRectMax().x + spacing + ImGui::CalcTextSize(name).x <= cell.x + title_room) {
         ImGui::SameLine();
         ImGui::TextColored(kAccentColour, "%s", name);
         shown_title += std::string("  ") + name;
+        title_x1 = std::max(title_x1, ImGui::GetItemRectMax().x);
+        title_hovered = title_hovered || ImGui::IsItemHovered();
       }
-      title_x1 = std::max(title_x1, ImGui::GetItemRectMax().x);
-      title_hovered = title_hovered || ImGui::IsItemHovered();
     }
     s.report.head_titles.push_back(shown_title);
     s.report.head_title_rects.push_back({title_p0.x, title_p0.y, title_x1, ImGui::GetItemRectMax().y});
