@@ -128,7 +128,18 @@ Rgb figure_cell_rgb(const Figure& f, const FigureMap& m, int t, int s) {
   return to_rgb8(colormap_rgb(f.colormap, colour_position(w, m.vmin, m.vmax, f.log_scale)));
 }
 
-int label_step(float cell_px, float text_px) { return std::max(1, static_cast<int>(std::ceil(text_px / std::max(cell_px, 1e-6f)))); }
+AxisTicks axis_ticks(float v0, float v1, int n, float cell, float text_h) {
+  AxisTicks a;
+  const float need = text_h / std::max(cell, 1e-6f);  // cells one label covers
+  int step = 1;
+  for (int mag = 1; step < need && mag <= (1 << 28); mag *= 10)
+    for (int m : {1, 2, 5})
+      if (step < need) step = m * mag;
+  a.step = step;
+  a.first = (std::max(0, static_cast<int>(std::floor(v0))) + step - 1) / step * step;
+  a.end = std::min(n, static_cast<int>(std::ceil(v1)));
+  return a;
+}
 
 Status load_figure_font(Font& font) { return font.load(asset_path("fonts/DejaVuSans.ttf")); }
 
@@ -153,7 +164,7 @@ Result<FigureLayout> layout_figure(const Figure& f, const Font& font) {
   L.cell = std::clamp(static_cast<int>(std::lround((single ? 720.0 : 360.0) / len)), 1, single ? 64 : 30);
   L.map = L.cell * len;
   const float label_px = std::clamp(L.cell * 0.7f, single ? 9.0f : 8.0f, single ? 16.0f : 13.0f);
-  const int k = label_step(static_cast<float>(L.cell), label_px * 1.2f);
+  const int k = axis_ticks(0.0f, static_cast<float>(len), len, static_cast<float>(L.cell), label_px * 1.2f).step;
   const int label_max = single ? 180 : 120;
   std::vector<std::string> shown(len);
   int label_w = 0;

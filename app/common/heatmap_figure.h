@@ -71,9 +71,18 @@ float colour_position(float w, float vmin, float vmax, bool log_scale);
 // Cell (query t, key s) of map m: the colormap at its weight's position, or the masked grey.
 Rgb figure_cell_rgb(const Figure& f, const FigureMap& m, int t, int s);
 Rgb to_rgb8(const std::array<float, 3>& c);
-// Labels of cells `cell_px` apart, each `text_px` across, thin out to every k-th so that none
-// overlaps (the app's heatmaps follow the same rule): k.
-int label_step(float cell_px, float text_px);
+// The ticks of one axis of n cells, of which [v0, v1) are visible in cells of `cell` pixels,
+// labels `text_h` pixels across: positions first, first + step, ... below end, the step the
+// smallest of 1, 2, 5, 10, 20, 50, ... cells whose labels cannot overlap. Arithmetic only
+// (no text measured), so any length costs the same. The app's heatmaps and the exported
+// figures both label their axes by it.
+struct AxisTicks {
+  int first = 0, step = 1, end = 0;
+};
+AxisTicks axis_ticks(float v0, float v1, int n, float cell, float text_h);
+// Does the tick at position i carry its position number? Every tick once they are thinned
+// (step > 1), every fifth one while every token has its label.
+inline bool tick_numbered(int i, int step) { return step > 1 || i % 5 == 0; }
 
 // ---- the layout, in pixels (an SVG's user units are the same pixels) -----------------
 struct FigureText {

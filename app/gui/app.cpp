@@ -358,9 +358,12 @@ void App::draw_layout() {
   // columns); else the sentence and model controls too (tabs only). Nothing is cut off.
   const float total = ImGui::GetContentRegionAvail().x;
   const float gap = ImGui::GetStyle().ItemSpacing.x, em = ImGui::GetFontSize();
+  // The presenter's big heads take the whole width (the sentence and model stay a tab away).
+  const bool presenting = state.view.big_heads > 0 && !state.force_three_columns &&
+                          (state.view.center == CenterPanel::Heads || state.view.center == CenterPanel::Input);
   const bool three = state.force_three_columns ||
-                     total >= (kSentenceColumnMinEm + kPassportColumnMinEm + kViewsColumnMinEm) * em + 2 * gap;
-  const bool two = !three && total >= (kSentenceColumnMinEm + kViewsColumnMinEm) * em + gap;
+                     (!presenting && total >= (kSentenceColumnMinEm + kPassportColumnMinEm + kViewsColumnMinEm) * em + 2 * gap);
+  const bool two = !three && !presenting && total >= (kSentenceColumnMinEm + kViewsColumnMinEm) * em + gap;
   state.report.layout = three ? "three columns" : two ? "two columns" : "tabs";
   if (state.view.center == CenterPanel::Input && (three || two)) state.view.center = CenterPanel::Heads;  // it has its column again
   // The full passport has its own tab; while it is open the compact one steps aside.

@@ -49,6 +49,7 @@ struct ViewSettings {
   float zoom = 1.0f, pan_x = 0.0f, pan_y = 0.0f;
   // Heads grid zoom (>= 1) and the window's centre as a fraction of the map, shared by every head.
   float heads_zoom = 1.0f, heads_pan_x = 0.5f, heads_pan_y = 0.5f;
+  int big_heads = 0;  // the heads grid: every head (0), or the presenter's view of the selected head (1) or it and the next (2), large
   int compare_mode = 0;          // the Compare tab: 0 side by side, 1 A/B
   int compare_show_correct = 0;  // A/B: 0 shows A (the pitfall), 1 shows B (the correct model)
 };
@@ -60,10 +61,11 @@ struct UiReport {
   };
   std::vector<Rect> heatmaps;          // the heads grid's maps, in window pixels
   std::vector<Rect> token_labels;      // the heads grid's token labels, in window pixels
+  std::vector<std::string> token_label_texts;  // their text as drawn: the token (cut with "…") and its position number
   int heads_map_pool = 0;              // the heads grid: most cells per texel drawn (1 = full resolution)
   int heads_deferred = 0;              // the heads grid: maps still waiting for their upload
   int heads_off = 0;                   // of those, drawn greyed with the "off" mark (ablated)
-  std::vector<std::string> head_titles;  // the heads grid's titles, as shown
+  std::vector<std::string> head_titles;  // the heads grid's titles, as shown (with the label)
   std::vector<Rect> head_title_rects;   // each title's row: ablation box, title and label
   Rect heads_panel{0, 0, 0, 0};        // the middle panel, which File > Export heads as PNG captures
   std::vector<Rect> focus_map;         // Focus: the enlarged step's map, in window pixels
@@ -81,6 +83,9 @@ struct UiReport {
   std::vector<std::string> buttons;    // notable buttons shown (e.g. "Use nearest valid")
   std::vector<std::string> passport_rows;  // "id concrete" per passport row shown
   float passport_table_h = 0;          // the passport table's height, in pixels
+  std::vector<std::string> passport_columns;  // the passport table's columns shown ("step", "symbolic", ...)
+  std::vector<Rect> passport_column_rects;    // their headers, in window pixels
+  float passport_right = 0;                   // the right edge of the passport's visible area
   std::vector<std::string> clipped;    // what the frame cut off (layout_check.h); empty when nothing
   int draw_calls = 0;                  // draw commands in the frame's draw data (each costs ~40 us under software GL)
   std::string layout;                  // "three columns", "two columns" or "tabs"

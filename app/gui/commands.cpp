@@ -59,6 +59,9 @@ const std::vector<Command>& commands() {
       {"View", "Smaller text", "Ctrl+-", {GLFW_KEY_MINUS, GLFW_KEY_KP_SUBTRACT}, true, true, false, false,
        [](App& a) { a.step_font(-1); }},
       {nullptr, "Normal text", "Ctrl+0", {GLFW_KEY_0, GLFW_KEY_KP_0}, true, true, false, false, [](App& a) { a.step_font(0); }},
+      {"View", "Big heads (the selected one, then two, then all)", "B", {GLFW_KEY_B, 0}, false, false, true, true,
+       [](App& a) { a.state.view.big_heads = (a.state.view.big_heads + 1) % 3; }, nullptr,
+       [](const App& a) { return a.state.view.big_heads > 0; }},
       {"View", "Full screen", "F11", {GLFW_KEY_F11, 0}, false, false, false, false, [](App& a) { a.toggle_fullscreen(); }, nullptr,
        [](const App& a) { return a.state.fullscreen; }},
 

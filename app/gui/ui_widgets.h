@@ -6,13 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "app/common/heatmap_figure.h"
 #include "app/gui/app_state.h"
 #include "app/gui/render/heatmap_renderer.h"
 
 namespace headmap {
 
 // Text rotated 90° counter-clockwise, reading upwards from `pos` (its baseline-left corner).
-void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text);
+void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text, const char* text_end = nullptr);
+
+// axis_ticks and tick_numbered: app/common/heatmap_figure.h (the exported figures use them too).
 
 // Disabled (grey) text wrapped after ", " or ": " where it can, else at a space, and never
 // inside a number such as "loss 1.59" (ImGui's own wrapping may break after a '.'); no line
@@ -27,9 +30,11 @@ struct HeatmapView {
   float width = 0, height = 0;  // explicit size for non-square maps (0: use side)
   const std::vector<std::string>* row_labels = nullptr;  // query tokens, left
   const std::vector<std::string>* col_labels = nullptr;  // key tokens, below
-  float label_w = 0, label_h = 0;  // space reserved for labels (0: none)
+  float label_w = 0, label_h = 0;  // space reserved for labels (0: none); a label longer than its room is cut with "…"
+  bool flat_col_labels = false;    // key labels on one line (label_h a line high): thinned to the position numbers' width
   int hover_token = -1;            // highlights that label, and always draws it
   std::vector<UiReport::Rect>* label_rects = nullptr;  // when set, receives every label drawn (for the GUI tests)
+  std::vector<std::string>* label_texts = nullptr;     // ...and its text
 };
 
 struct HeatmapHit {
@@ -39,8 +44,11 @@ struct HeatmapHit {
 };
 
 // Draws the map at the cursor with its labels and reserves the space. Returns what the mouse did.
-// Token labels thin out to every k-th when cells are smaller than the text, so that they
-// never overlap; the hovered token's label is always drawn (the ones it would cover are not).
+// Token labels are axis ticks (axis_ticks): every token while its cell is as tall as the
+// text, else every 2nd, 5th, 10th, ... with its position number ("cat  5", the number by the
+// map), cut with "…" to the room reserved; never overlapping. The hovered token's label is
+// always drawn whole (the ones it would cover are not). No clip rectangles: the labels of a
+// grid of maps stay in one draw call.
 HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v);
 
 // Records the item just drawn (its rect on screen) under `label` in s.report.widgets, for

@@ -152,6 +152,7 @@ class ScreenshotScript : public Script {
       nlohmann::json labels = nlohmann::json::array();
       for (const UiReport::Rect& q : r.token_labels) labels.push_back({q.x0, q.y0, q.x1, q.y1});
       j["token_labels"] = labels;                 // the heads grid's token labels drawn
+      j["token_label_texts"] = r.token_label_texts;  // and their text
       j["heads_map_pool"] = r.heads_map_pool;     // most cells per texel in the heads grid (1: full resolution)
       j["heads_deferred"] = r.heads_deferred;     // maps still waiting for an upload
       j["heads_off"] = r.heads_off;
@@ -179,6 +180,11 @@ class ScreenshotScript : public Script {
       j["buttons"] = r.buttons;
       j["passport_rows"] = r.passport_rows;
       j["passport_table_h"] = r.passport_table_h;
+      j["passport_columns"] = r.passport_columns;
+      nlohmann::json pcols = nlohmann::json::array();
+      for (const UiReport::Rect& q : r.passport_column_rects) pcols.push_back({q.x0, q.y0, q.x1, q.y1});
+      j["passport_column_rects"] = pcols;
+      j["passport_right"] = r.passport_right;
       j["clipped"] = r.clipped;
       j["draw_calls"] = r.draw_calls;
       j["layout"] = r.layout;

@@ -137,6 +137,13 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.view.heads_pan_x = s.view.heads_pan_y = 0.0f;  // the heads panel clamps it to the top-left corner
          return Status();
        }},
+      {"big_heads", "1|2|off", "the heads grid shows the selected head (1) or it and the next (2) large, or every head (off), as B does",
+       [](AppState& s, const std::string& v) -> Status {
+         if (v != "1" && v != "2" && v != "off" && v != "0")
+           return Error{ErrorKind::InvalidArgument, "big_heads is 1, 2 or off, got \"" + v + "\"."};
+         s.view.big_heads = v == "1" ? 1 : v == "2" ? 2 : 0;
+         return Status();
+       }},
       {"compare_view", "split|a|b", "the Compare tab: side by side, or A/B showing A (the pitfall) or B (the correct model)",
        [](AppState& s, const std::string& v) -> Status {
          if (v != "split" && v != "a" && v != "b") return Error{ErrorKind::InvalidArgument, "compare_view is split, a or b, got \"" + v + "\"."};

@@ -709,10 +709,13 @@ TEST(Gui, LongMapsKeepTheirPeaksAndLabelsThinOut) {
   const auto zpx = zim.at(static_cast<int>(std::ceil(zr[0].get<double>())), static_cast<int>(std::ceil(zr[1].get<double>())));
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(zpx[k], std::lround(top[k] * 255), 6) << "zoomed: the top-left cell lost its peak";
   EXPECT_GT(z.report["token_labels"].size(), 0u);
-  // Labels: some on every map, far fewer than 2 x 2048 per map, and no two overlapping.
+  // Labels: the maps share their axes (queries left of each row of maps, keys under each
+  // column), some on every axis, far fewer than 2048 per axis, and no two overlapping.
   const json& labels = r.report["token_labels"];
-  EXPECT_GE(labels.size(), 8u * 2 * 5);
-  EXPECT_LT(labels.size(), 8u * 2 * 100);
+  std::set<double> rows, columns;
+  for (const auto& m : r.report["heatmaps"]) rows.insert(m[1].get<double>()), columns.insert(m[0].get<double>());
+  EXPECT_GE(labels.size(), (rows.size() + columns.size()) * 3);
+  EXPECT_LT(labels.size(), (rows.size() + columns.size()) * 100);
   for (size_t i = 0; i < labels.size(); ++i)
     for (size_t j = i + 1; j < labels.size(); ++j) {
       const json &a = labels[i], &b = labels[j];
@@ -827,6 +830,194 @@ TEST(Gui, FocusLongMapsArePooledAndKeepTheirPeak) {
   const auto px = im.at(static_cast<int>(std::ceil(m[0].get<double>())), static_cast<int>(std::ceil(m[1].get<double>())));
   const auto top = headmap::colormap_rgb(Colormap::Viridis, 1.0f);
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(px[k], std::lround(top[k] * 255), 6) << "the top-left cell lost its peak";
+}
+
+// ---- issue 22: a projector-first layout, and axis labels at any length ----------------------
+
+// No two label rects overlap (half a pixel of tolerance).
+static void expect_no_overlap(const json& labels, const std::string& what) {
+  for (size_t i = 0; i < labels.size(); ++i)
+    for (size_t j = i + 1; j < labels.size(); ++j) {
+      const json &a = labels[i], &b = labels[j];
+      const bool overlap = a[0].get<double>() < b[2].get<double>() - 0.5 && b[0].get<double>() < a[2].get<double>() - 0.5 &&
+                           a[1].get<double>() < b[3].get<double>() - 0.5 && b[1].get<double>() < a[3].get<double>() - 0.5;
+      ASSERT_FALSE(overlap) << what << ": labels " << a << " and " << b << " overlap";
+    }
+}
+
+// Labels that carry a position number (their last word is a number).
+static size_t numbered_labels(const json& texts) {
+  size_t n = 0;
+  for (const auto& t : texts) {
+    const std::string s = t.get<std::string>();
+    const size_t sp = s.find_last_of(' ');
+    const std::string last = sp == std::string::npos ? s : s.substr(sp + 1);
+    n += !last.empty() && last.find_first_not_of("0123456789") == std::string::npos;
+  }
+  return n;
+}
+
+// At a projector's 1024x768 with the text 1.5x larger, the default model's four maps use the
+// panel (they were 180 px, with no token label and 200 px of empty space beside them), carry
+// token labels with position numbers, and every head keeps the label its metrics earned
+// (head 0 dropped "previous-token"). The presenter's big heads are larger still, and B's
+// scripted twin (big_heads=1|2|off) chooses them.
+TEST(Gui, ProjectorHeadsGrowWithLabelsAndBigHeadsAreLarger) {
+  const std::vector<std::string> base = {"--size", "1024x768", "--font-scale", "1.5"};
+  const AppRun r = run_app("projector-grid", base);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
+  const json& maps = r.report["heatmaps"];
+  ASSERT_EQ(maps.size(), 4u);
+  for (const auto& m : maps) {
+    EXPECT_GE(m[2].get<double>() - m[0].get<double>(), 210.0) << "map " << m;
+    EXPECT_GE(m[3].get<double>() - m[1].get<double>(), 185.0) << "map " << m;
+    EXPECT_LE(m[2].get<double>(), 1024.0);
+  }
+  EXPECT_GE(r.report["token_labels"].size(), 8u) << "token labels on both axes";
+  EXPECT_GE(numbered_labels(r.report.value("token_label_texts", json::array())), 2u) << r.report.value("token_label_texts", json::array());
+  expect_no_overlap(r.report["token_labels"], "projector grid");
+  // The labels the metrics give (layer 0: the first H of (L, H)), each in its head's title.
+  const json& titles = r.report["head_titles"];
+  const json& earned = r.report["head_labels"];
+  ASSERT_EQ(titles.size(), 4u);
+  ASSERT_GE(earned.size(), 4u);
+  int labelled = 0;
+  for (size_t h = 0; h < 4; ++h) {
+    const std::string label = earned[h].get<std::string>();
+    if (label.empty()) continue;
+    ++labelled;
+    EXPECT_NE(titles[h].get<std::string>().find(label), std::string::npos) << "head " << h << " lost \"" << label << "\": " << titles[h];
+  }
+  EXPECT_GE(labelled, 3) << "the trained model's heads earn labels: " << earned;
+
+  // Two big heads: the selected one and the next, each larger than in the grid; one big head
+  // larger again; off: the grid.
+  std::vector<std::string> two = base;
+  two.insert(two.end(), {"--then", "head=3", "--then", "big_heads=2"});
+  const AppRun b2 = run_app("projector-big2", two);
+  ASSERT_EQ(b2.status, 0) << b2.err;
+  EXPECT_TRUE(b2.report["clipped"].empty()) << b2.report["clipped"].dump(1);
+  ASSERT_EQ(b2.report["heatmaps"].size(), 2u);
+  EXPECT_EQ(b2.report["head_titles"][0].get<std::string>().rfind("3", 0) == 0 ||
+                b2.report["head_titles"][0].get<std::string>().rfind("head 3", 0) == 0,
+            true)
+      << b2.report["head_titles"];
+  auto area = [](const json& m) { return (m[2].get<double>() - m[0].get<double>()) * (m[3].get<double>() - m[1].get<double>()); };
+  EXPECT_GT(area(b2.report["heatmaps"][0]), 1.3 * area(maps[0]));
+  std::vector<std::string> one = base;
+  one.insert(one.end(), {"--then", "big_heads=1"});
+  const AppRun b1 = run_app("projector-big1", one);
+  ASSERT_EQ(b1.status, 0) << b1.err;
+  ASSERT_EQ(b1.report["heatmaps"].size(), 1u);
+  EXPECT_GT(area(b1.report["heatmaps"][0]), area(b2.report["heatmaps"][0]));
+  EXPECT_GE(b1.report["heatmaps"][0][3].get<double>() - b1.report["heatmaps"][0][1].get<double>(), 300.0);
+  EXPECT_TRUE(b1.report["clipped"].empty()) << b1.report["clipped"].dump(1);
+  std::vector<std::string> off = one;
+  off.insert(off.end(), {"--then", "big_heads=off"});
+  const AppRun b0 = run_app("projector-big-off", off);
+  EXPECT_EQ(b0.report["heatmaps"].size(), 4u);
+}
+
+// The Passport tab at 1024x768 and 1.5x keeps both shape columns in view (they were behind
+// a horizontal scrollbar), dropping the costs and the formula first; at 1600x1000 with K/V
+// heads fewer than H the compact passport (its widest shapes) and Focus's enlarged step fit.
+TEST(Gui, PassportKeepsItsShapesInViewAndFocusFits) {
+  const AppRun p = run_app("projector-passport-columns", {"--size", "1024x768", "--font-scale", "1.5", "--panel", "passport",
+                                                          "--then", "kv_heads=2"});
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_TRUE(p.report["clipped"].empty()) << p.report["clipped"].dump(1);
+  const json cols = p.report.value("passport_columns", json::array());
+  const double right = p.report.value("passport_right", 0.0);
+  for (const char* need : {"step", "symbolic", "concrete"}) {
+    bool found = false;
+    for (size_t i = 0; i < cols.size(); ++i)
+      if (cols[i] == need) {
+        found = true;
+        EXPECT_LE(p.report["passport_column_rects"][i][2].get<double>(), right + 0.5) << need << " runs past the visible area";
+      }
+    EXPECT_TRUE(found) << need << " not shown: " << cols;
+  }
+  for (size_t i = 0; i < cols.size(); ++i) EXPECT_LE(p.report["passport_column_rects"][i][2].get<double>(), right + 0.5) << cols[i];
+  // On a desktop screen the full passport shows every column (long notes cut with "...",
+  // whole on hover), and nothing runs past its edge either.
+  const AppRun wide = run_app("desktop-passport-columns", {"--panel", "passport"});
+  ASSERT_EQ(wide.status, 0) << wide.err;
+  EXPECT_EQ(wide.report.value("passport_columns", json::array()).size(), 7u) << wide.report.value("passport_columns", json::array());
+  for (size_t i = 0; i < wide.report.value("passport_columns", json::array()).size(); ++i)
+    EXPECT_LE(wide.report["passport_column_rects"][i][2].get<double>(), wide.report["passport_right"].get<double>() + 0.5);
+
+  const AppRun f = run_app("desktop-focus-kv", {"--panel", "focus", "--then", "kv_heads=2"});
+  ASSERT_EQ(f.status, 0) << f.err;
+  EXPECT_TRUE(f.report["clipped"].empty()) << f.report["clipped"].dump(1);
+  ASSERT_EQ(f.report["focus_map"].size(), 1u);
+  EXPECT_LE(f.report["focus_map"][0][3].get<double>(), 1000.0) << "the enlarged step runs off the bottom";
+  EXPECT_EQ(f.report.value("passport_columns", json::array()).size(), 3u) << "the compact passport beside Focus";
+  for (size_t i = 0; i < f.report.value("passport_columns", json::array()).size(); ++i)
+    EXPECT_LE(f.report["passport_column_rects"][i][2].get<double>(), f.report["passport_right"].get<double>() + 0.5);
+}
+
+// Long texts (everyday sentences repeated) with 8 and 16 heads: axis labels on every axis at
+// T = 200 and 2,000, thinned ticks with position numbers, none overlapping, and more labels
+// of the visible tokens when zoomed in.
+TEST(Gui, LongTextsHaveAxisLabelsWithPositionNumbersAtEveryZoom) {
+  const std::vector<std::string> sentences = {"The children walked to school in the morning rain.",
+                                              "My neighbour bakes bread every Sunday for the whole street.",
+                                              "We missed the last bus, so we walked home together.",
+                                              "After dinner the family played cards by the window."};
+  auto words = [&](int n) {
+    std::string text;
+    for (int i = 0, k = 0; i < n; ++k)
+      for (size_t p = 0, q; i < n && p < sentences[k % sentences.size()].size(); p = q + 1, ++i) {
+        const std::string& s = sentences[k % sentences.size()];
+        q = s.find(' ', p);
+        if (q == std::string::npos) q = s.size();
+        text += s.substr(p, q - p) + " ";
+      }
+    return text;
+  };
+  struct Case {
+    const char* name;
+    int words, heads, context;
+    const char* zoom;
+  };
+  std::vector<AppRun> runs;
+  for (const Case& c : {Case{"long200-8", 180, 8, 256, nullptr}, Case{"long2000-16", 1800, 16, 2048, nullptr},
+                        Case{"long2000-16-zoomed", 1800, 16, 2048, "16"}}) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> args = {"--text", words(c.words), "--then", "weights=random", "--then", "context=" + std::to_string(c.context),
+                                     "--then", "heads=" + std::to_string(c.heads)};
+    if (c.zoom) args.insert(args.end(), {"--then", std::string("heads_zoom=") + c.zoom});
+    const AppRun r = run_app(c.name, args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_GE(r.report["tokens"].size(), static_cast<size_t>(c.words)) << "the text reaches T";
+    ASSERT_EQ(r.report["heatmaps_drawn"], c.heads);
+    EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
+    const json& labels = r.report["token_labels"];
+    const json texts = r.report.value("token_label_texts", json::array());
+    std::set<double> rows, columns;
+    for (const auto& m : r.report["heatmaps"]) rows.insert(m[1].get<double>()), columns.insert(m[0].get<double>());
+    EXPECT_GE(labels.size(), (rows.size() + columns.size()) * 3) << "labels on every axis";
+    ASSERT_EQ(labels.size(), texts.size());
+    EXPECT_GE(numbered_labels(texts), labels.size() / 2) << "thinned ticks carry position numbers: " << texts;
+    expect_no_overlap(labels, c.name);
+    runs.push_back(r);
+  }
+  // Zoomed 16 times on the first tokens: finer ticks, so more labels than unzoomed, all of
+  // positions in the visible window (the first 2048 / 16 = 128), and tokens' words among them.
+  const json zoomed = runs[2].report.value("token_label_texts", json::array());
+  EXPECT_GT(zoomed.size(), runs[1].report.value("token_label_texts", json::array()).size());
+  for (const auto& t : zoomed) {
+    const std::string s = t.get<std::string>();
+    const size_t sp = s.find_last_of(' ');
+    const std::string last = sp == std::string::npos ? s : s.substr(sp + 1);
+    if (!last.empty() && last.find_first_not_of("0123456789") == std::string::npos) {
+      EXPECT_LT(std::stoi(last), 128) << s;
+    }
+  }
+  bool words_shown = false;
+  for (const auto& t : zoomed) words_shown = words_shown || t.get<std::string>().find_first_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos;
+  EXPECT_TRUE(words_shown) << "zoomed in, the labels carry the tokens: " << zoomed;
 }
 
 // The window never opens larger than the screen's work area (run by ctest on a 1024x768
