@@ -3,7 +3,7 @@
 //   check_hf_tokenizer TOKENIZER_JSON EXPECTED_JSON
 // Ids, type ids, the special-token mask, offsets (as character offsets, the official unit)
 // and the decoded text must be equal; invalid UTF-8 must be reported. Prints each
-// difference and "N passed, N failed"; exits 1 on any failure.
+// difference and "N passed, N failed"; exits 1 on any failure, or when there is no case.
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -90,5 +90,6 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("%s: %s\n%d passed, %d failed\n", argv[1], tok->describe().c_str(), passed, failed);
-  return failed ? 1 : 0;
+  if (passed + failed == 0) std::printf("no cases in %s: nothing was checked\n", argv[2]);
+  return failed || passed == 0 ? 1 : 0;
 }

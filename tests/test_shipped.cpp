@@ -11,7 +11,9 @@
 #include "core/inspect/specialisation.h"
 #include "core/io/checkpoint.h"
 #include "core/io/export.h"
+#include "core/math/rng.h"
 #include "core/model/model.h"
+#include "core/text/hf_tokenizer.h"
 #include "core/train/grammar.h"
 
 using namespace headmap;
@@ -82,4 +84,48 @@ TEST(Shipped, EveryCheckpointLoadsAndSaysHowItWasMade) {
     EXPECT_EQ(w->d_model, 128) << "the num_heads slider's stops are at the default d_model";
   }
   EXPECT_GE(n, 5) << "D=128 with H = 1, 2, 4, 8 and H = 4 without W_O";
+}
+
+// The shipped models keep their tokenizer, now served by the tokenizer.json pipeline (their
+// BPE written out as a tokenizer.json, core/text/hf_tokenizer.h): every valid text splits into
+// the same tokens as the BPE gave it, with the same ids, texts and leading spaces, on the
+// everyday sentences, grammar lines, hard strings and seeded random strings.
+TEST(Shipped, EveryCheckpointsTokenizerIsATokenizerJsonWithTheSameTokens) {
+  std::vector<std::string> texts = everyday_sentences();
+  Result<std::string> grammar = read_file(kGrammar);
+  ASSERT_TRUE(grammar);
+  const std::vector<std::string> lines = split_lines(*grammar);
+  for (size_t i = 0; i < lines.size() && i < 4000; i += 10) texts.push_back(lines[i]);
+  for (const char* s : {"", " ", "   ", "\t", "a\r\nb", "  leading and trailing  ", "1234567 89", "don't I'll we've", "Caf\xC3\xA9 na\xC3\xAFve",
+                        "e\xCC\x81", "\xE4\xB8\xAD\xE6\x96\x87", "\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x92\xBB \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD",
+                        "\xD7\xA9\xD7\x9C\xD7\x95\xD7\x9D", "<|endoftext|> <s> [CLS]", "a\n\nb  \n c"})
+    texts.push_back(s);
+  Rng rng(2024);
+  const std::vector<std::string> alphabet = {"a", "Z", " ", "  ", "\t", "\n", "7", "'s", ".", "\xC3\xA9", "\xE4\xB8\xAD", "\xF0\x9F\x98\x80", "\xE2\x80\x8D"};
+  for (int k = 0; k < 200; ++k) {
+    std::string s;
+    const int n = 1 + static_cast<int>(rng.next() % 12);
+    for (int i = 0; i < n; ++i) s += alphabet[rng.next() % alphabet.size()];
+    texts.push_back(s);
+  }
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(kAssets + "/checkpoints")) {
+    if (e.path().extension() != ".safetensors") continue;
+    Result<ModelWeights> w = load_checkpoint(e.path().string());
+    ASSERT_TRUE(w) << w.error().message;
+    ASSERT_TRUE(w->hf_tokenizer) << e.path() << ": no tokenizer.json pipeline";
+    EXPECT_EQ(w->hf_tokenizer->vocab_size(), w->bpe.size());
+    for (const std::string& t : texts) {
+      const TokenizedText a = tokenize(t, TokenizerKind::Bpe, 1 << 20, &w->bpe), b = tokenize(t, 1 << 20, *w->hf_tokenizer);
+      ASSERT_EQ(a.tokens.size(), b.tokens.size()) << e.path() << " \"" << t << "\"";
+      for (size_t i = 0; i < a.tokens.size(); ++i) {
+        EXPECT_EQ(a.tokens[i].id, b.tokens[i].id) << "\"" << t << "\" token " << i;
+        EXPECT_EQ(a.tokens[i].text, b.tokens[i].text) << "\"" << t << "\" token " << i;
+        EXPECT_EQ(a.tokens[i].leading_space, b.tokens[i].leading_space) << "\"" << t << "\" token " << i;
+        EXPECT_FALSE(b.tokens[i].special);
+      }
+    }
+    ++n;
+  }
+  EXPECT_GE(n, 5);
 }

@@ -145,19 +145,8 @@ int make_corpus(int argc, char** argv) {
 }
 
 // ---- train-tokenizer -------------------------------------------------------------------
-// Writes a Hugging Face-style tokenizer.json (model type BPE, GPT-2's byte-level spelling),
-// which train --tokenizer and Bpe::from_tokenizer_json read back.
-std::string tokenizer_json(const Bpe& bpe) {
-  nlohmann::json vocab = nlohmann::json::object();
-  const std::vector<std::string> v = bpe.vocab_list();
-  for (size_t i = 0; i < v.size(); ++i) vocab[v[i]] = i;
-  nlohmann::json j = {{"version", "1.0"},
-                      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
-                      {"decoder", {{"type", "ByteLevel"}}},
-                      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", bpe.merges_list()}}}};
-  return j.dump(1) + "\n";
-}
-
+// Writes a Hugging Face-style tokenizer.json (Bpe::to_tokenizer_json: model type BPE, GPT-2's
+// byte-level spelling), which train --tokenizer and Bpe::from_tokenizer_json read back.
 int train_tokenizer_cmd(int argc, char** argv) {
   CLI::App app{"headmap-cli train-tokenizer: learn a byte-level BPE (GPT-2's algorithm) from a corpus's training lines"};
   std::string corpus_path, out;
@@ -173,7 +162,7 @@ int train_tokenizer_cmd(int argc, char** argv) {
   }
   Result<TrainCorpus> c = load_train_corpus(corpus_path, co);
   if (!c) return fail(c.error());
-  if (Status s = write_file_atomic(out, tokenizer_json(c->bpe)); !s) return fail(s.error());
+  if (Status s = write_file_atomic(out, c->bpe.to_tokenizer_json()); !s) return fail(s.error());
   std::printf("wrote %s: %d tokens (%d merges) learned from %ld lines; %.3f tokens per byte on the held-out lines\n", out.c_str(), c->bpe.size(),
               c->bpe.num_merges(), c->train_lines,
               [&] {

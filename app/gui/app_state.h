@@ -74,6 +74,7 @@ struct UiReport {
   std::vector<std::string> tokens;     // token chips of sentence 0, as displayed
   std::vector<Rect> token_chips;       // their rects, in window pixels
   std::vector<std::string> chip_groups;  // sentence 0's characters cut into byte pieces: "é = C3 A9 (tokens 2-3)"
+  std::vector<int> special_chips;       // sentence 0's special tokens (BOS, ...): indexes into tokens
   std::vector<std::string> missing_glyphs;  // characters on the chips that no installed font draws: "U+E000"
   std::vector<std::string> text_box_boxes;  // characters the text box draws as the hollow box (no glyph)
   int text_box_replacements = 0;            // invalid bytes the text box draws as U+FFFD

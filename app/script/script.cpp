@@ -171,6 +171,7 @@ class ScreenshotScript : public Script {
       for (const UiReport::Rect& q : r.token_chips) chips.push_back({q.x0, q.y0, q.x1, q.y1});
       j["token_chips"] = chips;
       j["chip_groups"] = r.chip_groups;
+      j["special_chips"] = r.special_chips;
       j["missing_glyphs"] = r.missing_glyphs;
       j["text_box_boxes"] = r.text_box_boxes;
       j["text_box_replacements"] = r.text_box_replacements;

@@ -454,6 +454,13 @@ Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::strin
   packed.clear();
   for (LayerWeights& lw : w.layers) lw.fuse();
   w.bpe = std::move(bpe);
+  // The BPE written out as a tokenizer.json: the text is split by the pipeline every
+  // tokenizer.json model uses (the same ids as bpe.encode on valid text; test_shipped).
+  {
+    Result<HfTokenizer> hf = HfTokenizer::from_json(w.bpe.to_tokenizer_json(), origin + " (its BPE as tokenizer.json)");
+    if (!hf) return bad("its BPE does not read back as a tokenizer.json: " + hf.error().message);
+    w.hf_tokenizer = std::make_shared<const HfTokenizer>(std::move(hf).value());
+  }
 
   // pass 5: the source fields, then the file's own check vector.
   WeightsSource& src = w.source;

@@ -108,45 +108,38 @@ static Result<Gpt2Config> gpt2_config_fields(const json& j, const std::string& o
 
 // ---- [tokenizer] -----------------------------------------------------------------------
 namespace {
-// The byte-level BPE from vocab.json + merges.txt, else tokenizer.json (core/text/bpe.h); and
-// tokenizer.json's own pipeline (core/text/hf_tokenizer.h) when the directory has one.
+// The tokenizer by HfTokenizer::load's rule, the same as headmap-cli tokenize's: the
+// directory's tokenizer.json, else GPT-2's vocab.json + merges.txt, else BERT's vocab.txt; a
+// tokenizer.model alone is refused, saying what to do. Its pipeline splits the text (special
+// tokens included). When the files are GPT-2's byte-level BPE, bpe (core/text/bpe.h) holds
+// the same tables too, for a checkpoint saved from the model.
 Status load_tokenizer(const fs::path& dir, const Gpt2Config& cfg, ModelWeights& w) {
   const fs::path vocab_json = dir / "vocab.json", merges = dir / "merges.txt", tok_json = dir / "tokenizer.json";
-  std::string origin;
-  Result<Bpe> bpe = Error{ErrorKind::Io, ""};
-  if (fs::exists(vocab_json) && fs::exists(merges)) {
+  Result<HfTokenizer> hf = HfTokenizer::load(dir.string());
+  if (!hf) return hf.error();
+  const bool has_json = fs::exists(tok_json), has_gpt2 = fs::exists(vocab_json) && fs::exists(merges);
+  const std::string files = has_json ? "tokenizer.json" : has_gpt2 ? "vocab.json + merges.txt" : "vocab.txt";
+  const std::string origin = (dir / (has_json ? "tokenizer.json" : has_gpt2 ? "vocab.json" : "vocab.txt")).string();
+  if (hf->vocab_size() > cfg.vocab_size)
+    return bad_format(origin + " has " + std::to_string(hf->vocab_size()) + " tokens but config.json's vocab_size is " +
+                      std::to_string(cfg.vocab_size) + ": the tokenizer belongs to another model.");
+  Result<Bpe> bpe = Error{ErrorKind::BadFormat, "not byte-level BPE"};
+  if (has_json) {
+    Result<std::string> t = read_file(tok_json.string(), kMaxJsonBytes);
+    if (!t) return t.error();
+    bpe = Bpe::from_tokenizer_json(*t);  // fails when the model is not GPT-2's byte-level BPE: bpe stays empty
+  } else if (has_gpt2) {
     Result<std::string> v = read_file(vocab_json.string(), kMaxJsonBytes);
     if (!v) return v.error();
     Result<std::string> m = read_file(merges.string(), kMaxJsonBytes);
     if (!m) return m.error();
-    origin = vocab_json.string() + " + merges.txt";
     bpe = Bpe::from_gpt2_files(*v, *m);
-    w.source.tokenizer_files = "vocab.json + merges.txt";
-  } else if (fs::exists(tok_json)) {
-    Result<std::string> t = read_file(tok_json.string(), kMaxJsonBytes);
-    if (!t) return t.error();
-    origin = tok_json.string();
-    bpe = Bpe::from_tokenizer_json(*t);
-    w.source.tokenizer_files = "tokenizer.json";
-  } else {
-    return Error{ErrorKind::Io, dir.string() + " has no tokenizer: it needs vocab.json and merges.txt, or tokenizer.json (download them with the model)."};
+    if (!bpe) return bad_format(origin + " + merges.txt: " + bpe.error().message);
   }
-  if (!bpe) return bad_format(origin + ": " + bpe.error().message);
-  // tokenizer.json, when present, splits the text: its whole pipeline, special tokens included.
-  if (fs::exists(tok_json)) {
-    Result<HfTokenizer> hf = HfTokenizer::load(tok_json.string());
-    if (!hf) return hf.error();
-    if (hf->vocab_size() > cfg.vocab_size)
-      return bad_format(tok_json.string() + " has " + std::to_string(hf->vocab_size()) + " tokens but config.json's vocab_size is " +
-                        std::to_string(cfg.vocab_size) + ": the tokenizer belongs to another model.");
-    w.hf_tokenizer = std::make_shared<const HfTokenizer>(std::move(hf).value());
-    w.source.tokenizer_files = "tokenizer.json";
-  }
-  if (bpe->size() > cfg.vocab_size)
-    return bad_format(origin + " has " + std::to_string(bpe->size()) + " tokens but config.json's vocab_size is " + std::to_string(cfg.vocab_size) +
-                      ": the tokenizer belongs to another model.");
   // Embedding rows past the tokenizer's tokens (a padded vocabulary) are never produced.
-  w.bpe = std::move(bpe).value();
+  if (bpe && bpe->size() <= cfg.vocab_size) w.bpe = std::move(bpe).value();
+  w.hf_tokenizer = std::make_shared<const HfTokenizer>(std::move(hf).value());
+  w.source.tokenizer_files = files;
   return Status();
 }
 }  // namespace

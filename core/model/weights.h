@@ -69,9 +69,10 @@ struct ModelWeights {
   // Trained language models only; all empty in random-init mode, where token vectors come
   // from a hash of the token text and positions from the sinusoidal encoding.
   Bpe bpe;      // (V) the byte-level BPE the model was trained with
-  // A pretrained model's tokenizer.json, when its directory has one: the text is then split
-  // by that pipeline (core/text/hf_tokenizer.h), special tokens included, as the model's own
-  // tokenizer splits it. Null otherwise (bpe above splits the text).
+  // The model's tokenizer as a tokenizer.json pipeline (core/text/hf_tokenizer.h): a
+  // pretrained directory's tokenizer.json (or vocab.json + merges.txt, or vocab.txt), and a
+  // checkpoint's bpe written out as one. The text is split by it, special tokens included, as
+  // the model's own tokenizer splits it. Null for weights fresh from training (bpe splits).
   std::shared_ptr<const HfTokenizer> hf_tokenizer;
   MatR tok_emb;   // (V, D)
   MatR pos_emb;   // (context, D), learned positions

@@ -341,6 +341,17 @@ Result<Bpe> Bpe::from_tokenizer_json(std::string_view json) {
   return b;
 }
 
+std::string Bpe::to_tokenizer_json() const {
+  nlohmann::json vocab = nlohmann::json::object();
+  const std::vector<std::string> v = vocab_list();
+  for (size_t i = 0; i < v.size(); ++i) vocab[v[i]] = i;
+  nlohmann::json j = {{"version", "1.0"},
+                      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+                      {"decoder", {{"type", "ByteLevel"}}},
+                      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges_list()}}}};
+  return j.dump(1) + "\n";
+}
+
 Result<Bpe> Bpe::from_lists(const std::vector<std::string>& vocab, const std::vector<std::string>& merges) {
   std::vector<std::string> tokens;
   tokens.reserve(vocab.size());

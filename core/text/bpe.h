@@ -64,6 +64,11 @@ class Bpe {
   // The two lists in GPT-2's spelling, as checkpoints store them.
   std::vector<std::string> vocab_list() const;
   std::vector<std::string> merges_list() const;
+  // The same tables as a Hugging Face tokenizer.json (model BPE; ByteLevel pre-tokenizer with
+  // GPT-2's pattern, and decoder), which from_tokenizer_json and HfTokenizer read back: how
+  // headmap's own models (checkpoints, train-tokenizer) give their tokenizer to the pipeline
+  // every other model uses.
+  std::string to_tokenizer_json() const;
 
   bool operator==(const Bpe& o) const { return tokens_ == o.tokens_ && merges_ == o.merges_; }
 

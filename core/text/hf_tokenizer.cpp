@@ -2218,6 +2218,11 @@ std::string HfTokenizer::token_text(int id) const {
   for (const auto& t : toks) out += t;
   // The decoders drop a first token's leading space (Metaspace, Strip); a chip keeps it.
   if (!piece.empty() && (piece.rfind("\xE2\x96\x81", 0) == 0) && (out.empty() || out[0] != ' ')) out.insert(0, " ");
+  // A WordPiece continuation ("##s") reads as what it adds to its word ("s"), as the decoder
+  // reads it after the word's first piece.
+  if (const auto* wp = dynamic_cast<const WordPieceModel*>(impl_->model.get());
+      wp && !wp->prefix.empty() && piece.size() > wp->prefix.size() && piece.rfind(wp->prefix, 0) == 0 && out.rfind(wp->prefix, 0) == 0)
+    out.erase(0, wp->prefix.size());
   return out;
 }
 

@@ -1,6 +1,6 @@
-// tokenizer.cpp: code point classes, clusters, the three tokenizer modes, vocab building.
+// tokenizer.cpp: code point classes, clusters, the three tokenizer modes, a tokenizer.json's tokens.
 //
-// Sections: [classes] [clusters] [word and char modes] [bpe mode]
+// Sections: [classes] [clusters] [word and char modes] [bpe mode] [tokenizer.json mode]
 #include "core/text/tokenizer.h"
 
 #include <algorithm>
@@ -234,6 +234,40 @@ static void bpe_tokens(std::string_view text, const Bpe& bpe, std::vector<Token>
 }
 
 // ---- [tokenizer.json mode] -------------------------------------------------------------
+Token hf_piece(const HfTokenizer& tok, int id) {
+  Token t;
+  t.id = id;
+  t.special = tok.is_special(id);
+  t.text = t.special ? tok.id_to_token(id) : tok.token_text(id);
+  t.leading_space = !t.special && t.text.size() > 1 && t.text[0] == ' ';
+  return t;
+}
+
+// "<0xNN>" repeated, and nothing else: those bytes.
+static bool byte_pieces(std::string_view s, std::string* out) {
+  if (s.empty() || s.size() % 6 != 0) return false;
+  std::string bytes;
+  for (size_t i = 0; i < s.size(); i += 6) {
+    if (s.compare(i, 3, "<0x") != 0 || s[i + 5] != '>') return false;
+    int v = 0;
+    for (size_t k = i + 3; k < i + 5; ++k) {
+      const char c = s[k];
+      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      if (d < 0) return false;
+      v = v * 16 + d;
+    }
+    bytes.push_back(static_cast<char>(v));
+  }
+  *out = std::move(bytes);
+  return true;
+}
+
+std::string token_bytes(const Token& t) {
+  std::string bytes;
+  if (t.id >= 0 && !t.special && byte_pieces(t.text, &bytes)) return bytes;
+  return t.text;
+}
+
 TokenizedText tokenize(std::string_view text, int context, const HfTokenizer& tok) {
   TokenizedText out;
   const HfEncoding e = tok.encode(text);
@@ -241,14 +275,17 @@ TokenizedText tokenize(std::string_view text, int context, const HfTokenizer& to
   std::vector<Token> all;
   all.reserve(e.ids.size());
   for (size_t k = 0; k < e.ids.size(); ++k) {
-    Token t;
-    t.id = e.ids[k];
-    t.special = e.special[k] || tok.is_special(t.id);
-    t.text = t.special ? e.pieces[k] : tok.token_text(t.id);
+    Token t = hf_piece(tok, e.ids[k]);
+    if (e.special[k] && !t.special) {  // added by the post-processor: its own text
+      t.special = true;
+      t.text = e.pieces[k];
+      t.leading_space = false;
+    }
     const unsigned char first = t.text.empty() ? 0 : static_cast<unsigned char>(t.text[0]);
-    t.leading_space = first == ' ' && t.text.size() > 1;
-    // A piece continues a word when it starts with a letter or digit right after one.
-    if (!all.empty() && !t.special && !all.back().special && (first >= 0x80 || std::isalnum(first)) && t.text.rfind("<0x", 0) != 0) {
+    // A piece continues a word when it starts with a letter or digit right after one, with
+    // nothing between them in the text (BERT's words carry no space of their own).
+    if (!all.empty() && !t.special && !all.back().special && (first >= 0x80 || std::isalnum(first)) && t.text.rfind("<0x", 0) != 0 &&
+        e.offsets[k].first <= e.offsets[k - 1].second) {
       const std::string& prev = all.back().text;
       const unsigned char last = prev.empty() ? 0 : static_cast<unsigned char>(prev.back());
       t.continues = last >= 0x80 || std::isalnum(last);

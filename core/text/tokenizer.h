@@ -56,5 +56,12 @@ std::string token_display(const Token& t);
 // One BPE vocabulary entry as a Token: its text (bytes that are not UTF-8 as <0xNN>) and
 // whether it starts with a space; the chips, the predictions and the CLI all show it so.
 Token bpe_piece(const Bpe& bpe, int id);
+// One vocabulary entry of a tokenizer.json as a Token, the same way: the decoder's text of
+// the id alone (a piece of a character as <0xNN>), or a special token's own text ("<s>").
+Token hf_piece(const HfTokenizer& tok, int id);
+// The bytes a token stands for: its text, but a byte piece's ("<0xE2>", "<0xE2><0x80>": a
+// vocabulary token holding part of a character, from byte-level BPE or byte fallback) bytes.
+// The chips group such pieces under the character they form. Special tokens are their text.
+std::string token_bytes(const Token& t);
 
 }  // namespace headmap

@@ -1676,6 +1676,25 @@ TEST(Gui, BytePiecesAreGroupedUnderTheirCharacter) {
   EXPECT_LE(static_cast<float>(rects[e + 1][0]) - static_cast<float>(rects[e][2]), 1.5f);
 }
 
+// A model whose tokenizer.json is SentencePiece-style (Unigram, Metaspace, byte fallback, a
+// template adding <s> and </s>; tests/data/tokenizers/unigram_metaspace.json): the chips show
+// the decoded text, <s> and </s> are special chips of their own, and the byte-fallback pieces
+// of a character the vocabulary lacks are grouped under it, by the rule GPT-2's pieces use.
+TEST(Gui, TokenizerJsonChipsShowSpecialTokensAndByteFallbackGroups) {
+  const fs::path dir = tmp_dir() / "unigram-tiny";
+  const std::string make = std::string("/usr/bin/python3 '") + HEADMAP_MAKE_GPT2 + "' '" + dir.string() + "' --d 48 --heads 4 --layers 2 --positions 32 --tokenizer '" +
+                           HEADMAP_TEST_DATA + "/tokenizers/unigram_metaspace.json' > /dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "numpy is missing: the tiny model directory cannot be written";
+  const AppRun r = run_app("unigram-chips", {"--model", dir.string(), "--text", "Caf\xC3\xA9 \xE4\xB8\xAD ok"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["tokens"], json({"<s>", "\xC2\xB7" "cafe", "\xE2\x90\xA3", "E4", "B8", "AD", "\xE2\x90\xA3", "ok", "</s>"}));
+  EXPECT_EQ(r.report["special_chips"], json({0, 8})) << "BOS and EOS are special chips";
+  EXPECT_EQ(r.report["chip_groups"], json({"\xE4\xB8\xAD = E4 B8 AD (tokens 3-5)"}));
+  const json& rects = r.report["token_chips"];
+  ASSERT_EQ(rects.size(), 9u);
+  EXPECT_LE(static_cast<float>(rects[4][0]) - static_cast<float>(rects[3][2]), 1.5f) << "the pieces of one character touch";
+}
+
 TEST(Png, ExportsDrawEveryScriptAndNameMissingCharacters) {
   headmap::Font font;
   ASSERT_TRUE(font.load(std::string(HEADMAP_ASSETS) + "/fonts/DejaVuSans.ttf").ok());

@@ -15,6 +15,9 @@ Variants (all from the same seed, so F32 variants hold the same numbers):
     untied       an lm_head.weight that differs from wte
     eps          layer_norm_epsilon 1e-2 instead of 1e-5, so a wrong epsilon shows
 
+--tokenizer FILE writes FILE as the directory's tokenizer.json (no vocab.json + merges.txt)
+and sizes the embedding to its vocabulary: a tiny model for any tokenizer.json.
+
 The tokenizer is byte-level BPE in GPT-2's spelling: ids 0..255 are the 256 bytes (in GPT-2's
 byte-to-unicode order), then a few merges ("Ġ t", "h e", "Ġt he", ...), then <|endoftext|>.
 Needs numpy only.
@@ -112,11 +115,23 @@ def make_weights(D, L, V, P, seed):
     return t, r
 
 
-def write_dir(out, variant, D=36, H=3, L=3, P=24, seed=1234):
+def tokenizer_size(tok):
+    """The ids a tokenizer.json uses: its largest id + 1 (the model's vocabulary, added tokens)."""
+    v = tok["model"]["vocab"]
+    ids = list(v.values()) if isinstance(v, dict) else list(range(len(v)))
+    ids += [t["id"] for t in tok.get("added_tokens") or []]
+    return max(ids) + 1
+
+
+def write_dir(out, variant, D=36, H=3, L=3, P=24, seed=1234, tokenizer=None):
     assert variant in VARIANTS, variant
     os.makedirs(out, exist_ok=True)
     vocab = tiny_vocab()
     V = len(vocab)
+    if tokenizer:
+        with open(tokenizer, encoding="utf-8") as f:
+            given = json.load(f)
+        V = tokenizer_size(given)
     tensors, r = make_weights(D, L, V, P, seed)
     eps = 1e-2 if variant == "eps" else 1e-5
     config = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "activation_function": "gelu_new",
@@ -150,7 +165,10 @@ def write_dir(out, variant, D=36, H=3, L=3, P=24, seed=1234):
     else:
         write_safetensors(os.path.join(out, "model.safetensors"), named, dtype_of, meta)
 
-    if variant == "f16":
+    if tokenizer:
+        with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(given, f, ensure_ascii=False)
+    elif variant == "f16":
         tok = {"version": "1.0", "added_tokens": [{"id": V - 1, "content": "<|endoftext|>", "special": True}],
                "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
                "decoder": {"type": "ByteLevel"},
@@ -175,10 +193,11 @@ def main():
     ap.add_argument("--layers", type=int, default=3)
     ap.add_argument("--positions", type=int, default=24)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--tokenizer", help="a tokenizer.json to ship with the model instead of the tiny byte-level BPE")
     a = ap.parse_args()
     for v in (VARIANTS if a.variant == "all" else [a.variant]):
         out = os.path.join(a.out, v) if a.variant == "all" else a.out
-        write_dir(out, v, a.d, a.heads, a.layers, a.positions, a.seed)
+        write_dir(out, v, a.d, a.heads, a.layers, a.positions, a.seed, a.tokenizer)
         print(out)
 
 

@@ -28,6 +28,7 @@ struct Chip {
   std::string shown;       // as Dear ImGui draws it (glyphs.h: characters above U+FFFF as aliases)
   std::string tip;         // the tooltip, empty for none
   bool continues = false;  // a sub-word piece: it sits close to the previous chip
+  bool special = false;    // a special token of the tokenizer (BOS, <|endoftext|>, [CLS])
   float width = 0;         // with its padding
 };
 
@@ -41,20 +42,19 @@ std::string hex_bytes(std::string_view b) {
   return out;
 }
 
-// The chips of sentence b. A character that byte-level BPE cut into several tokens (é as
-// C3 A9) gets a label chip with the character, followed by its pieces, which show their bytes
-// in hex; label and pieces form one group (several characters sharing pieces, one group).
-// *groups receives "é = C3 A9 (tokens 2-3)" per group.
+// The chips of sentence b. A character that the tokenizer cut into several byte pieces (é as
+// C3 A9, by byte-level BPE or a tokenizer.json's byte fallback) gets a label chip with the
+// character, followed by its pieces, which show their bytes in hex; label and pieces form one
+// group (several characters sharing pieces, one group). *groups receives "é = C3 A9 (tokens
+// 2-3)" per group. A special token (BOS, <|endoftext|>) is a chip of its own colour.
 std::vector<Chip> sentence_chips(const ForwardData& f, int b, std::vector<std::string>* groups) {
   const std::vector<Token>& tokens = f.batch.sentences[static_cast<size_t>(b)].tokens;
   const int n = static_cast<int>(tokens.size());
-  const Bpe* bpe = f.batch.tokenizer == TokenizerKind::Bpe && f.weights ? &f.weights->bpe : nullptr;
   std::string all;  // the sentence's bytes, token after token
   std::vector<size_t> start(static_cast<size_t>(n) + 1);
   for (int t = 0; t < n; ++t) {
     start[t] = all.size();
-    const Token& k = tokens[t];
-    all += bpe && k.id >= 0 && k.id < bpe->size() ? bpe->token_bytes(k.id) : k.text;
+    all += token_bytes(tokens[t]);  // a byte piece's bytes (byte-level BPE, byte fallback)
   }
   start[n] = all.size();
   auto token_at = [&](size_t byte) { return static_cast<int>(std::upper_bound(start.begin(), start.end(), byte) - start.begin()) - 1; };
@@ -95,8 +95,10 @@ std::vector<Chip> sentence_chips(const ForwardData& f, int b, std::vector<std::s
     c.token = t;
     c.group = g;
     c.continues = tokens[t].continues;
+    c.special = tokens[t].special;
     if (g < 0) {
       c.label = glyphs().readable(labels[t]);
+      if (c.special) c.tip = "A special token: the tokenizer adds or reads \"" + c.label + "\" whole (the beginning of the text, a separator), as the model was trained.";
     } else {
       if (t == 0 || group_of[t - 1] != g) {  // the group's label chip first
         Chip head;
@@ -109,7 +111,7 @@ std::vector<Chip> sentence_chips(const ForwardData& f, int b, std::vector<std::s
                       ", tokens " + std::to_string(split[i].first) + "-" + std::to_string(split[i].last);
         }
         head.label = glyphs().readable(text);
-        head.tip += "\nByte-level BPE cut " + std::string(members[g].size() > 1 ? "these characters" : "this character") +
+        head.tip += "\nThe tokenizer cut " + std::string(members[g].size() > 1 ? "these characters" : "this character") +
                     " into byte pieces, one token each.";
         if (groups)
           groups->push_back(head.label + " = " + hex + " (tokens " + std::to_string(split[members[g].front()].first) + "-" +
@@ -263,6 +265,7 @@ void draw_sentence_tokens(AppState& s) {
     if (b == 0) {
       s.report.tokens.clear();
       s.report.token_chips.clear();
+      s.report.special_chips.clear();
       s.report.chip_groups = groups;
     }
     if (batch.B() > 1) {
@@ -294,6 +297,7 @@ void draw_sentence_tokens(AppState& s) {
       const bool hover = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem);  // while the text box has the keyboard too
       const bool mine = b == s.view.batch, tok = c.token >= 0;
       if (b == 0 && tok) {
+        if (c.special) s.report.special_chips.push_back(static_cast<int>(s.report.tokens.size()));
         s.report.tokens.push_back(c.label);
         s.report.token_chips.push_back({p.x, p.y, p.x + size.x, p.y + size.y});
       }
@@ -302,6 +306,7 @@ void draw_sentence_tokens(AppState& s) {
         const bool lit = tok && ((mine && c.token == s.hover_token) || hover);
         const ImU32 fill = lit ? IM_COL32(255, 140, 70, 255)
                            : !tok ? IM_COL32(30, 36, 48, 255)
+                           : c.special ? IM_COL32(34, 104, 92, 255)
                            : c.group >= 0 ? IM_COL32(84, 70, 118, 255)
                            : c.continues ? IM_COL32(70, 90, 120, 255) : IM_COL32(52, 70, 100, 255);
         const ImU32 ink = lit ? IM_COL32(20, 20, 20, 255) : !tok ? IM_COL32(255, 220, 140, 255) : IM_COL32(235, 235, 240, 255);
