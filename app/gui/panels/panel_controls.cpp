@@ -131,6 +131,10 @@ void draw_controls(AppState& s) {
   if (!trained) {
     int tok = c.tokenizer == TokenizerKind::Char ? 1 : 0;
     if (ImGui::Combo("tokenizer", &tok, "word\0char\0")) c.tokenizer = tok == 1 ? TokenizerKind::Char : TokenizerKind::Word;
+  } else if (const ModelWeights& w = *s.result->fwd->weights; w.hf_tokenizer && !w.source.tokenizer_files.empty()) {
+    // A pretrained directory's tokenizer: its files and model, as headmap-cli tokenize names them.
+    text_disabled_wrapped(("tokenizer: the model's " + w.source.tokenizer_files + " (" + w.hf_tokenizer->model_type() + ")").c_str());
+    help_marker("The model's own tokenizer, split as Hugging Face's library splits it: special tokens such as the first token (BOS) are chips of their own colour, and a character cut into byte pieces is grouped under it. A dot marks a piece that starts with a space.");
   } else {
     text_disabled_wrapped("tokenizer: the model's byte-level BPE");
     help_marker("Sub-words learned from the training text (GPT-2's algorithm). A word the model knows is one token; a rare one splits into pieces, down to single bytes, so nothing is ever unknown. A dot marks a piece that starts with a space.");
