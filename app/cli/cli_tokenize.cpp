@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/text/hf_tokenizer.h"
+#include "core/text/tokenizer.h"
 
 namespace headmap {
 
@@ -39,7 +40,7 @@ int tokenize_cmd(int argc, char** argv) {
   nlohmann::ordered_json out = {{"tokenizer", path}, {"pipeline", tok->describe()}, {"ids", e.ids}, {"pieces", e.pieces}};
   nlohmann::ordered_json texts = nlohmann::ordered_json::array(), offsets = nlohmann::ordered_json::array();
   for (size_t k = 0; k < e.ids.size(); ++k) {
-    texts.push_back(e.special[k] || tok->is_special(e.ids[k]) ? e.pieces[k] : tok->token_text(e.ids[k]));
+    texts.push_back(e.special[k] ? e.pieces[k] : hf_piece(*tok, e.ids[k]).text);  // as the app's chips read it
     offsets.push_back({e.offsets[k].first, e.offsets[k].second});
   }
   out["texts"] = texts;

@@ -345,9 +345,13 @@ void draw_sentence_tokens(AppState& s) {
     text_disabled_wrapped(note.c_str());
     s.report.missing_glyphs = missing;
   }
-  char count[128];
-  std::snprintf(count, sizeof count, "%d token%s x %d sentence%s, %s tokenizer", batch.T, batch.T == 1 ? "" : "s", batch.B(),
-                batch.B() == 1 ? "" : "s", tokenizer_name(batch.tokenizer));
+  char count[160];
+  // A pretrained directory's tokenizer.json names its model (Unigram, WordPiece, BPE).
+  const HfTokenizer* hf = f.weights->trained() && !f.weights->source.tokenizer_files.empty() ? f.weights->hf_tokenizer.get() : nullptr;
+  const std::string kind = hf ? hf->model_type() + " tokenizer (" + f.weights->source.tokenizer_files + ")"
+                              : std::string(tokenizer_name(batch.tokenizer)) + " tokenizer";
+  std::snprintf(count, sizeof count, "%d token%s x %d sentence%s, %s", batch.T, batch.T == 1 ? "" : "s", batch.B(),
+                batch.B() == 1 ? "" : "s", kind.c_str());
   text_disabled_wrapped(count);
   for (const std::string& note : batch.notes(f.weights->trained() ? f.weights->context : 0)) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1.0f));
