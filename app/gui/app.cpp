@@ -334,6 +334,11 @@ void App::draw_layout() {
   const float right_min = state.force_three_columns ? kPassportColumnMin : std::max(kPassportColumnMin, kPassportColumnMinEm * em);
   const float right_w = side_passport ? std::max(right_min, total * kPassportColumnFraction) : 0.0f;
   const float center_w = side_passport ? std::max(kViewsColumnMin, total - left_w - right_w - 2 * gap) : 0.0f;
+  // The lesson player, a strip along the bottom at the height its text needs (at most 40% of
+  // the window; beyond that it scrolls), under all three columns.
+  const float avail_h = ImGui::GetContentRegionAvail().y;
+  const float lesson_h = state.lesson.open() ? std::min(lesson_panel_height(state, total), 0.4f * avail_h) : 0.0f;
+  const float columns_h = lesson_h > 0 ? -(lesson_h + ImGui::GetStyle().ItemSpacing.y) : 0.0f;
 
   auto draw_input = [&] {
     draw_sentence(state, presets_);
@@ -360,12 +365,12 @@ void App::draw_layout() {
     }
   };
   if (left_w > 0) {
-    ImGui::BeginChild("left", ImVec2(left_w, 0), true);
+    ImGui::BeginChild("left", ImVec2(left_w, columns_h), true);
     draw_input();
     ImGui::EndChild();
     ImGui::SameLine();
   }
-  ImGui::BeginChild("center", ImVec2(center_w, 0), true);
+  ImGui::BeginChild("center", ImVec2(center_w, columns_h), true);
   const ImVec2 cp = ImGui::GetWindowPos(), cs = ImGui::GetWindowSize();
   heads_rect_[0] = cp.x;
   heads_rect_[1] = cp.y;
@@ -419,10 +424,15 @@ void App::draw_layout() {
 
   if (side_passport) {
     ImGui::SameLine();
-    ImGui::BeginChild("right", ImVec2(0, 0), true);
+    ImGui::BeginChild("right", ImVec2(0, columns_h), true);
     ImGui::TextUnformatted("Shape passport");
     ImGui::Separator();
     draw_passport(state, false);
+    ImGui::EndChild();
+  }
+  if (lesson_h > 0) {
+    ImGui::BeginChild("lesson", ImVec2(0, 0), true);
+    draw_lesson(state);
     ImGui::EndChild();
   }
   ImGui::End();
@@ -451,6 +461,16 @@ void App::draw_menu() {
   }
   if (ImGui::BeginMenu("Help")) {
     draw_menu_commands(*this, "Help");
+    if (ImGui::BeginMenu("Lessons")) {  // the shipped lessons, one per chapter
+      for (const std::string& f : lesson_files()) {
+        const std::string name = std::filesystem::path(f).stem().string();
+        if (ImGui::MenuItem(name.c_str(), nullptr, state.lesson.open() && state.lesson.lesson->path == f)) open_lesson_file(f);
+      }
+      ImGui::Separator();
+      if (ImGui::MenuItem("Open lesson file...")) open_dialog(Dialog::OpenLesson);
+      if (ImGui::MenuItem("Close lesson", nullptr, false, state.lesson.open())) close_lesson(state);
+      ImGui::EndMenu();
+    }
     ImGui::EndMenu();
   }
   if (state.stale) {
@@ -570,6 +590,23 @@ void App::open_dialog(Dialog d) {
 }
 
 void App::quit() { glfwSetWindowShouldClose(window, 1); }
+
+void App::open_lesson_file(const std::string& path) {
+  Result<Lesson> l = load_lesson(path);
+  Status s = l ? open_lesson(state, std::make_shared<const Lesson>(std::move(l).value())) : Status(l.error());
+  if (!s) {  // in the window and on the terminal; the current state stays
+    std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+    state.error_popup = s.error().message;
+  }
+}
+
+void App::step_lesson(int delta) {
+  if (!state.lesson.open()) return;
+  const int n = static_cast<int>(state.lesson.lesson->steps.size());
+  const int to = std::clamp(state.lesson.step + delta, 0, n - 1);
+  // Next on the last step (or Back on the first) restores the step, as the user may have moved things.
+  if (Status s = go_to_lesson_step(state, to); !s) state.error_popup = s.error().message;
+}
 
 void App::toggle_light_theme() {
   prefs.light_theme = !prefs.light_theme;

@@ -76,6 +76,8 @@ class App {
   void step_font(int direction);  // +1 larger, -1 smaller, 0 normal size
   void step_head(int delta);      // the selection, wrapping around the heads
   void step_layer(int delta);     // the selection, clamped to the layers
+  void open_lesson_file(const std::string& path);  // Help > Lessons; a bad file's message in the window and on the terminal
+  void step_lesson(int delta);    // the lesson player's Next (+1) and Back (-1)
 
  private:
   void accept(std::shared_ptr<const ComputeResult> r);

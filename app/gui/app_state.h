@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/common/colormap.h"
+#include "app/gui/lessons.h"
 #include "app/gui/model_source.h"
 #include "app/gui/requests.h"
 #include "core/model/config.h"
@@ -80,9 +81,24 @@ struct UiReport {
   std::vector<Rect> compare_heatmaps;    // the Compare tab's maps (pitfall first, then correct)
   std::vector<std::string> passport_changes;  // the Compare tab's changed passport rows
   int64_t attention_params = -1;       // as shown in the passport
+  std::string lesson_step;             // the lesson player's "step 4 of 12", "" when no lesson is open
+  std::string lesson_title;            // the step's title, as shown
+  bool lesson_revealed = false;        // the answer is shown
+  Rect lesson_panel{0, 0, 0, 0};       // the player, in window pixels
   bool stale = false;
   std::string colormap;
   void clear() { *this = UiReport(); }
+};
+
+// The lesson player (lessons.h, panels/panel_lesson.cpp): the open lesson and its step.
+struct LessonState {
+  std::shared_ptr<const Lesson> lesson;  // nullptr: no lesson open
+  int step = 0;                          // 0-based
+  bool revealed = false;                 // the step's answer is shown
+  bool scroll_to_answer = false;         // Reveal was pressed: the player scrolls the answer into view
+  std::vector<std::string> applied;      // the state the step set (lesson_settings_of), to notice the user taking the controls
+  std::chrono::steady_clock::time_point stepped_at{};
+  bool open() const { return lesson != nullptr; }
 };
 
 struct AppState {
@@ -141,6 +157,8 @@ struct AppState {
   std::string error_popup;                  // modal: a failed file operation, etc.
   std::string compute_error;                // the model refused the last request (shown in red, not modal)
   std::vector<std::string> status_lines;    // short notes under the menu ("saved view.json")
+
+  LessonState lesson;
 
   UiReport report;
 

@@ -1,6 +1,7 @@
 // dialogs.cpp: what the File dialogs do, on the state alone.
 #include "app/gui/dialogs.h"
 
+#include "app/gui/lessons.h"
 #include "app/gui/settings.h"
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
@@ -21,6 +22,8 @@ const char* dialog_title(Dialog d) {
     case Dialog::OpenCheckpoint: return "Open checkpoint";
     case Dialog::SaveCheckpoint: return "Save trained model";
     case Dialog::OpenModel: return "Open model (GPT-2 in Hugging Face layout)";
+    case Dialog::OpenLesson: return "Open lesson";
+    case Dialog::SaveLessonStep: return "Save view as lesson step (appended to the lesson file)";
   }
   return "";
 }
@@ -36,6 +39,8 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::ExportNpy: return "attention-npy";
     case Dialog::ExportJson: return "attention.json";
     case Dialog::OpenModel: return "gpt2";
+    case Dialog::OpenLesson:
+    case Dialog::SaveLessonStep: return "my-lesson.json";
     case Dialog::None:
     case Dialog::Shortcuts: return "";
   }
@@ -103,6 +108,15 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
         st = d == Dialog::ExportNpy ? export_npy_dir(path, run) : write_run_json(path, run, true);
         if (st) state.status_lines.push_back("Wrote " + path);
       }
+      break;
+    case Dialog::OpenLesson: {
+      Result<Lesson> l = load_lesson(path);
+      st = l ? open_lesson(state, std::make_shared<const Lesson>(std::move(l).value())) : Status(l.error());
+      break;
+    }
+    case Dialog::SaveLessonStep:
+      st = append_lesson_step(path, state, "Step");
+      if (st) state.status_lines.push_back("Added this view as a step to " + path + ": write its text there.");
       break;
     case Dialog::None:
     case Dialog::Shortcuts:

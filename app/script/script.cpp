@@ -56,10 +56,23 @@ class ScreenshotScript : public Script {
         if (settled(app) && frames_++ >= 1) next(app);
         break;
       case Phase::Then:
-        // Up to the next "wait": those settings land in the same frame, as one change.
-        for (; then_next_ < o_.then.size() && o_.then[then_next_] != "wait"; ++then_next_)
+        // "report=PATH": the report of what is on screen now (after a "wait"), mid-script.
+        if (then_next_ < o_.then.size() && o_.then[then_next_].rfind("report=", 0) == 0) {
+          if (frames_++ < 2 || !settled(app)) break;  // a frame drawn wholly after the result: this one
+          report_after_swap_ = o_.then[then_next_].substr(7);
+          ++then_next_;
+          frames_ = 0;
+          if (then_next_ >= o_.then.size()) next(app);
+          break;
+        }
+        // Up to the next "wait" (or report): those settings land in the same frame, as one change.
+        for (; then_next_ < o_.then.size() && o_.then[then_next_] != "wait" && o_.then[then_next_].rfind("report=", 0) != 0; ++then_next_)
           if (Status s = apply_setting(app.state, o_.then[then_next_]); !s)
             std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+        if (then_next_ < o_.then.size() && o_.then[then_next_].rfind("report=", 0) == 0) {
+          frames_ = 0;
+          break;  // the next frames draw the settings, then the report is written
+        }
         if (then_next_ < o_.then.size()) ++then_next_;  // past the "wait"
         phase_ = Phase::WaitThen;
         frames_ = 0;
@@ -100,7 +113,11 @@ class ScreenshotScript : public Script {
         break;
     }
   }
-  void after_swap(App&) override {}
+  void after_swap(App& app) override {
+    if (report_after_swap_.empty()) return;
+    write_report(app, report_after_swap_);
+    report_after_swap_.clear();
+  }
   // While waiting for the model (or a training), sleep until it wakes us: spinning frames
   // would take the CPU the model needs.
   double wait_seconds(const App&) const override {
@@ -125,7 +142,11 @@ class ScreenshotScript : public Script {
       exit_code = 1;
       return;
     }
-    if (!o_.report.empty()) {
+    if (!o_.report.empty()) write_report(app, o_.report);
+  }
+  // The report of the last frame drawn: what reached the screen, for the GUI tests.
+  void write_report(App& app, const std::string& path) {
+    {
       const UiReport& r = app.state.report;
       nlohmann::json j;
       nlohmann::json rects = nlohmann::json::array();
@@ -198,7 +219,23 @@ class ScreenshotScript : public Script {
                        {"points", t.curves.empty() ? 0 : t.curves[0].size()}, {"labels", t.labels}, {"final_val", t.final_val},
                        {"last_point_step", t.curves.empty() || t.curves[0].empty() ? -1 : t.curves[0].back().step},
                        {"snapshot_steps", t.snapshot ? t.snapshot->source.steps : -1}};
-      if (Status w = write_file_atomic(o_.report, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w) {
+      // The state the controls hold (what a lesson step set), beside what was drawn.
+      const AppState& st = app.state;
+      nlohmann::json abl = nlohmann::json::array();
+      for (const HeadId& id : st.ablated) abl.push_back({id.layer, id.head});
+      j["state"] = {{"text", st.text}, {"weights", st.weights_mode == WeightsMode::Random ? "random" : "trained"},
+                    {"layer", st.view.layer}, {"head", st.view.head}, {"sentence", st.view.batch},
+                    {"focus_step", st.view.focus_step}, {"select_token", st.selected_token},
+                    {"norm", normalisation_name(st.view.norm)}, {"log_scale", st.view.log_scale},
+                    {"heads_zoom", st.view.heads_zoom},
+                    {"compare_view", st.view.compare_mode == 0 ? "split" : st.view.compare_show_correct ? "b" : "a"},
+                    {"ablated", abl}};
+      if (st.lesson.open())
+        j["lesson"] = {{"id", st.lesson.lesson->id}, {"path", st.lesson.lesson->path}, {"step", st.lesson.step + 1},
+                       {"steps", st.lesson.lesson->steps.size()}, {"shown", r.lesson_step}, {"title", r.lesson_title},
+                       {"revealed", r.lesson_revealed}, {"controls_taken", lesson_controls_taken(st)},
+                       {"panel", {r.lesson_panel.x0, r.lesson_panel.y0, r.lesson_panel.x1, r.lesson_panel.y1}}};
+      if (Status w = write_file_atomic(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w) {
         std::fprintf(stderr, "headmap: %s\n", w.error().message.c_str());
         exit_code = 1;
       }
@@ -213,6 +250,7 @@ class ScreenshotScript : public Script {
   size_t typed_ = 0;
   size_t then_next_ = 0;  // the next --then setting to apply
   bool clicked_ = false;  // --right-click done
+  std::string report_after_swap_;  // "report=PATH": written once this frame is on screen
 };
 }  // namespace
 

@@ -889,3 +889,92 @@ TEST(Gui, FocusMarksTheHeadsSliceAndAblatedHeadsAreGreyed) {
   EXPECT_LT(colormap_share(im, off.report["heatmaps"][2], Colormap::Viridis).first, 0.1);
   EXPECT_GT(colormap_share(im, off.report["heatmaps"][1], Colormap::Viridis).first, 0.25);
 }
+
+// The lesson player (issue 23): every step of every shipped lesson (assets/lessons), walked
+// in one app run per lesson at a projector's 1024x768 with 1.5x text. After each step the
+// report shows the step (its number and title), the state each of its settings asked for,
+// a result for it (or the message of an invalid pair), and nothing cut off.
+namespace {
+// Does the report show what "key=value" asked for? An unknown key fails: a new key in a
+// lesson must be taught to this check.
+void expect_setting_shown(const json& rep, const std::string& a) {
+  const size_t eq = a.find('=');
+  const std::string k = a.substr(0, eq), v = a.substr(eq + 1);
+  const json& c = rep["config"];
+  const json& s = rep["state"];
+  auto num = [&](const json& got) { EXPECT_EQ(got.get<long long>(), std::stoll(v)) << a; };
+  auto on = [&](const json& got) { EXPECT_EQ(got.get<bool>(), v == "on" || v == "1" || v == "true") << a; };
+  if (k == "weights") EXPECT_EQ(s["weights"], v) << a;
+  else if (k == "d_model") num(c["d_model"]);
+  else if (k == "heads") num(c["num_heads"]);
+  else if (k == "kv_heads") num(c["num_kv_heads"]);
+  else if (k == "layers") num(c["num_layers"]);
+  else if (k == "context") EXPECT_EQ(c["context"].get<int>(), std::stoi(v)) << a;
+  else if (k == "seed") num(c["seed"]);
+  else if (k == "causal") on(c["causal"]);
+  else if (k == "positional") on(c["positional"]);
+  else if (k == "text") EXPECT_EQ(s["text"], v) << a;
+  else if (k == "layer") num(s["layer"]);
+  else if (k == "head") num(s["head"]);
+  else if (k == "sentence") num(s["sentence"]);
+  else if (k == "focus_step") num(s["focus_step"]);
+  else if (k == "select_token") num(s["select_token"]);
+  else if (k == "panel") EXPECT_EQ(rep["panel"], v) << a;
+  else if (k == "colormap") EXPECT_EQ(rep["colormap"], v) << a;
+  else if (k == "norm") EXPECT_EQ(s["norm"], v) << a;
+  else if (k == "log_scale") on(s["log_scale"]);
+  else if (k == "heads_zoom") EXPECT_EQ(s["heads_zoom"].get<double>(), std::stod(v)) << a;
+  else if (k == "compare_view") EXPECT_EQ(s["compare_view"], v) << a;
+  else if (k == "pitfall") {
+    const size_t e2 = v.find('=');
+    const std::string name = v.substr(0, e2);
+    EXPECT_EQ(c["pitfalls"][name].get<bool>(), e2 == std::string::npos || v.substr(e2 + 1) == "on") << a;
+  } else if (k == "ablate") {
+    const int l = std::stoi(v), h = std::stoi(v.substr(v.find(',') + 1));
+    EXPECT_NE(std::find(s["ablated"].begin(), s["ablated"].end(), json::array({l, h})), s["ablated"].end()) << a;
+  } else {
+    ADD_FAILURE() << "the lesson walk does not know how to check \"" << a << "\"";
+  }
+}
+}  // namespace
+
+TEST(Gui, EveryLessonStepReachesItsStateUncutOnAProjector) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(fs::path(HEADMAP_ASSETS) / "lessons"))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_EQ(files.size(), 5u) << "one lesson per chapter, 000 to 004";
+  for (const fs::path& f : files) {
+    SCOPED_TRACE(f.filename().string());
+    std::ifstream in(f);
+    const json lesson = json::parse(in);
+    const json& steps = lesson["steps"];
+    const std::string id = f.stem().string().substr(0, 3);
+    std::vector<std::string> args = {"--size", "1024x768", "--font-scale", "1.5", "--lesson", id, "--deadline", "300"};
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const fs::path rep = tmp_dir() / ("lesson-" + id + "-" + std::to_string(i + 1) + ".json");
+      fs::remove(rep);
+      args.insert(args.end(), {"--then", "lesson_step=" + std::to_string(i + 1), "--then", "wait", "--then", "report=" + rep.string()});
+    }
+    const AppRun r = run_app("lesson-" + id, args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.find("lesson"), std::string::npos) << r.err;  // no refused step
+    for (size_t i = 0; i < steps.size(); ++i) {
+      SCOPED_TRACE("step " + std::to_string(i + 1));
+      std::ifstream rf(tmp_dir() / ("lesson-" + id + "-" + std::to_string(i + 1) + ".json"));
+      ASSERT_TRUE(rf);
+      const json rep = json::parse(rf);
+      ASSERT_TRUE(rep.contains("lesson"));
+      EXPECT_EQ(rep["lesson"]["step"], i + 1);
+      EXPECT_EQ(rep["lesson"]["shown"], "step " + std::to_string(i + 1) + " of " + std::to_string(steps.size()));
+      EXPECT_EQ(rep["lesson"]["title"], steps[i]["title"]);
+      EXPECT_FALSE(rep["lesson"]["controls_taken"].get<bool>());
+      for (const json& a : steps[i].value("set", json::array())) expect_setting_shown(rep, a.get<std::string>());
+      // A result of this state is on screen, or the message of an invalid pair with its fix.
+      const bool invalid = std::find(rep["buttons"].begin(), rep["buttons"].end(), "Use nearest valid") != rep["buttons"].end();
+      EXPECT_TRUE(invalid || !rep["stale"].get<bool>()) << "step shows an older result";
+      EXPECT_TRUE(rep["clipped"].empty()) << rep["clipped"].dump(1);
+      EXPECT_EQ(rep["layout"], "two columns") << "1024 px at 1.5x text: two columns, the passport a tab";
+    }
+  }
+}

@@ -166,7 +166,12 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
       if (sd > side) side = sd, per_row = cols, beside = b;
     }
   }
-  side = std::max(side, fh * 2.5f);
+  if (side < fh * 2.5f) {  // too short for readable maps (e.g. above the lesson player): the
+    // smallest readable maps, one grid above the other, as many per row as the width holds; the panel scrolls
+    side = fh * 2.5f;
+    beside = false;
+    per_row = std::clamp(static_cast<int>((avail.x + gap) / (side + gap)), 1, most);
+  }
 
   HeatmapStyle style;
   style.colormap = s.view.colormap;

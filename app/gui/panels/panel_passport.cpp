@@ -42,7 +42,9 @@ void draw_passport(AppState& s, bool full) {
   ImGui::Text("B=%d  T=%d  D=%d  H=%d  d_head=%d  L=%d", p.B, p.T, c.d_model, c.num_heads, c.d_head(), c.num_layers);
   if (!s.last_change.empty() && glow > 0) {
     same_line_if_fits(ImGui::CalcTextSize(("  " + s.last_change).c_str()).x);
+    ImGui::PushTextWrapPos(0.0f);  // a change of several sliders at once (a lesson step) is long
     ImGui::TextColored(ImVec4(kChangedColour.x, kChangedColour.y, kChangedColour.z, 0.4f + 0.6f * glow), "  %s", s.last_change.c_str());
+    ImGui::PopTextWrapPos();
   }
   text_disabled_wrapped_at_commas(s.result->fwd->source);
 
@@ -139,9 +141,12 @@ void draw_passport(AppState& s, bool full) {
     }
   }
   s.report.attention_params = p.attention_params;
-  if (p.kv_saved > 0)
+  if (p.kv_saved > 0) {
+    ImGui::PushTextWrapPos(0.0f);  // narrow columns (a projector's 1024 px at 1.5x text) wrap it
     ImGui::TextColored(kAccentColour, "K/V sharing saves %s parameters (%.0f%% of multi-head attention's)", grouped(p.kv_saved).c_str(),
                        100.0 * p.kv_saved / (p.attention_params + p.kv_saved));
+    ImGui::PopTextWrapPos();
+  }
   if (prev && glow > 0) {
     const int64_t d = p.attention_params - prev->attention_params;
     if (d == 0 && prev->cfg.num_heads != c.num_heads)
