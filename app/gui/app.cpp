@@ -194,6 +194,7 @@ void App::frame() {
   while (std::shared_ptr<const ComputeResult> r = worker_.take()) accept(std::move(r));
   sync_training();
   sync_model_loader();
+  sync_lesson_export();
   state.font_scale = std::clamp(state.font_scale, kFontScaleMin, kFontScaleMax);
   if (built_font_scale_ != state.font_scale) rebuild_fonts();
 
@@ -598,6 +599,72 @@ void App::open_lesson_file(const std::string& path) {
     std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
     state.error_popup = s.error().message;
   }
+}
+
+bool App::settled_view() const { return !lesson_export_.active() && result_settled(); }
+
+bool App::result_settled() const {
+  if (worker_.busy() || loader_.busy() || state.training.running || state.train_request) return false;
+  if (!state.config_status.ok()) return true;
+  return answered() && (fresh() || !state.compute_error.empty());
+}
+
+// File > Export lesson: each step in turn is shown, and once its result is on screen the
+// window is captured to DIR/NNN-SS.png; then the player returns to the step it was on.
+void App::sync_lesson_export() {
+  if (!state.lesson.export_request.empty()) {
+    if (!state.lesson.open()) {
+      state.error_popup = "Open a lesson first (Help > Lessons).";
+    } else if (!lesson_export_.active()) {
+      std::error_code ec;
+      std::filesystem::create_directories(state.lesson.export_request, ec);
+      lesson_export_ = LessonExport{state.lesson.export_request, -1, state.lesson.step, 0, 0, false};
+    }
+    state.lesson.export_request.clear();
+  }
+  LessonExport& e = lesson_export_;
+  if (!e.active() || e.capturing) return;
+  const int n = static_cast<int>(state.lesson.lesson ? state.lesson.lesson->steps.size() : 0);
+  auto finish = [&](const std::string& note) {
+    if (state.lesson.open()) (void)go_to_lesson_step(state, std::clamp(e.back_to, 0, n - 1));
+    state.status_lines.push_back(note);
+    e = LessonExport();
+  };
+  if (!state.lesson.open()) return finish("The lesson was closed: the export stopped.");
+  if (e.step < 0) {
+    e.step = 0;
+    e.frames = 0;
+    if (Status s = go_to_lesson_step(state, 0); !s) return finish(s.error().message);
+    return;
+  }
+  if (e.frames++ < 2 || !result_settled()) return;  // a frame drawn wholly with this step's result
+  char file[64];
+  std::snprintf(file, sizeof file, "%s-%02d.png", state.lesson.lesson->id.c_str(), e.step + 1);
+  const std::string path = (std::filesystem::path(e.dir) / file).string();
+  e.capturing = true;
+  capture(path, 0, 0, 0, 0, [this, n](const Status& s) {
+    LessonExport& x = lesson_export_;
+    x.capturing = false;
+    if (!s) {
+      state.error_popup = s.error().message;
+      x.step = n;  // stop
+    } else {
+      ++x.written;
+      ++x.step;
+    }
+    if (x.step >= n) {
+      const std::string note = "Wrote " + std::to_string(x.written) + " slides to " + x.dir;
+      if (state.lesson.open()) (void)go_to_lesson_step(state, std::clamp(x.back_to, 0, n - 1));
+      state.status_lines.push_back(note);
+      x = LessonExport();
+      return;
+    }
+    x.frames = 0;
+    if (Status g = go_to_lesson_step(state, x.step); !g) {
+      state.error_popup = g.error().message;
+      x = LessonExport();
+    }
+  });
 }
 
 void App::step_lesson(int delta) {

@@ -61,7 +61,7 @@ class App {
   std::chrono::steady_clock::time_point last_swap;
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
-  bool busy() const { return worker_.busy() || loader_.busy(); }
+  bool busy() const { return worker_.busy() || loader_.busy() || lesson_export_.active(); }
   bool fresh() const;  // a result is on screen and matches the current inputs
   bool answered() const { return !unposted_ && answered_seq_ == last_posted_seq; }  // the worker answered the newest request
   Preferences prefs;
@@ -78,6 +78,9 @@ class App {
   void step_layer(int delta);     // the selection, clamped to the layers
   void open_lesson_file(const std::string& path);  // Help > Lessons; a bad file's message in the window and on the terminal
   void step_lesson(int delta);    // the lesson player's Next (+1) and Back (-1)
+  // Ready to be looked at: nothing computing, and the newest inputs answered (a result, a
+  // refusal) or not computable (an invalid config). Scripts and the lesson export wait for it.
+  bool settled_view() const;
 
  private:
   void accept(std::shared_ptr<const ComputeResult> r);
@@ -92,6 +95,8 @@ class App {
   void save_preferences_now();
   void sync_training();
   void sync_model_loader();
+  void sync_lesson_export();  // File > Export lesson: one window capture per step
+  bool result_settled() const;  // settled_view() without the lesson export
 
   Presets presets_;
   ComputeWorker worker_;
@@ -134,6 +139,12 @@ class App {
     std::function<void(const Status&)> done;
   };
   std::vector<Capture> captures_;
+  struct LessonExport {  // File > Export lesson, under way
+    std::string dir;
+    int step = -1, back_to = 0, frames = 0, written = 0;
+    bool capturing = false;
+    bool active() const { return !dir.empty(); }
+  } lesson_export_;
   // File dialogs (dialogs.h): a path to type, and what to do with it.
   Dialog dialog_ = Dialog::None;
   std::string dialog_path_, dialog_error_;

@@ -18,6 +18,8 @@ const std::vector<Command>& commands() {
       {"File", "Save view...", "Ctrl+S", {GLFW_KEY_S, 0}, true, false, false, false, [](App& a) { a.open_dialog(Dialog::SaveView); }},
       {"File", "Save view as lesson step...", nullptr, {0, 0}, false, false, false, false,
        [](App& a) { a.open_dialog(Dialog::SaveLessonStep); }},
+      {"File", "Export lesson as PNGs...", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.open_dialog(Dialog::ExportLesson); }, [](const App& a) { return a.state.lesson.open(); }},
       {"File", "Open model...", nullptr, {0, 0}, false, false, false, true, [](App& a) { a.open_dialog(Dialog::OpenModel); }},
       {"File", "Close model", nullptr, {0, 0}, false, false, false, false,
        [](App& a) {

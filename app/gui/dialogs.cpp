@@ -24,6 +24,7 @@ const char* dialog_title(Dialog d) {
     case Dialog::OpenModel: return "Open model (GPT-2 in Hugging Face layout)";
     case Dialog::OpenLesson: return "Open lesson";
     case Dialog::SaveLessonStep: return "Save view as lesson step (appended to the lesson file)";
+    case Dialog::ExportLesson: return "Export lesson (one PNG of the window per step, into this directory)";
   }
   return "";
 }
@@ -41,6 +42,7 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::OpenModel: return "gpt2";
     case Dialog::OpenLesson:
     case Dialog::SaveLessonStep: return "my-lesson.json";
+    case Dialog::ExportLesson: return "lesson-slides";
     case Dialog::None:
     case Dialog::Shortcuts: return "";
   }
@@ -117,6 +119,10 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
     case Dialog::SaveLessonStep:
       st = append_lesson_step(path, state, "Step");
       if (st) state.status_lines.push_back("Added this view as a step to " + path + ": write its text there.");
+      break;
+    case Dialog::ExportLesson:  // the app shows and captures each step (App::sync_lesson_export)
+      if (!state.lesson.open()) st = Error{ErrorKind::InvalidArgument, "Open a lesson first (Help > Lessons)."};
+      else state.lesson.export_request = path;
       break;
     case Dialog::None:
     case Dialog::Shortcuts:

@@ -12,7 +12,7 @@
 namespace headmap {
 
 enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
-                    SaveCheckpoint, OpenModel, OpenLesson, SaveLessonStep };
+                    SaveCheckpoint, OpenModel, OpenLesson, SaveLessonStep, ExportLesson };
 
 // The dialog's window title, e.g. "Open view".
 const char* dialog_title(Dialog d);

@@ -23,7 +23,7 @@ namespace {
 // the layout's test mode, or drive the player itself.
 bool forbidden_in_lesson(const std::string& key) {
   for (const char* k : {"train", "compare", "open_model", "cancel_at_step", "train_steps", "compare_steps", "layout", "lesson",
-                        "lesson_step", "reveal"})
+                        "lesson_step", "reveal", "export_lesson"})
     if (key == k) return true;
   return false;
 }

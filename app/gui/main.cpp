@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   cli.add_option("--frames", shot.frames, "frames to render before the screenshot, once the model has answered")->capture_default_str();
   cli.add_option("--report", shot.report, "with --screenshot: write what was drawn as JSON (for tests)");
   cli.add_option("--then", shot.then, "with --screenshot: after the first result, apply key=value as the controls would "
-                 "(repeatable; \"wait\" waits for the result before the next ones; \"report=PATH\" writes the --report JSON of that moment). Keys:\n" + scripted_settings_help());
+                 "(repeatable; \"wait\" waits for the result before the next ones; \"report=PATH\" writes the --report JSON of that moment; \"press=PageDown\" presses a key). Keys:\n" + scripted_settings_help());
   cli.add_option("--type", shot.type, "with --screenshot: type this into the emptied sentence box, one character per frame");
   std::string mouse, corpus;
   cli.add_option("--corpus", corpus, "the text the Training tab trains on (default: the shipped corpus in assets/corpus)");

@@ -16,6 +16,7 @@
 
 #include "app/common/model_options.h"
 #include "app/gui/render/gl.h"
+#include <GLFW/glfw3.h>
 #include "app/script/settings_table.h"
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
@@ -27,11 +28,7 @@ using Clock = std::chrono::steady_clock;
 
 // Ready to be looked at: nothing computing or training, and the newest inputs answered (a
 // result, a refusal) or not computable (an invalid config).
-static bool settled(const App& app) {
-  if (app.busy() || app.state.training.running || app.state.train_request) return false;
-  if (!app.state.config_status.ok()) return true;
-  return app.answered() && (app.fresh() || !app.state.compute_error.empty());
-}
+static bool settled(const App& app) { return app.settled_view(); }
 
 // ---- [screenshot driver] -------------------------------------------------------------
 namespace {
@@ -51,6 +48,10 @@ class ScreenshotScript : public Script {
       exit_code = 1;
       return;
     }
+    if (pressed_key_ >= 0) {  // "press=KEY" held for one frame: released now
+      ImGui::GetIO().KeysDown[pressed_key_] = false;
+      pressed_key_ = -1;
+    }
     switch (phase_) {
       case Phase::WaitFirst:
         if (settled(app) && frames_++ >= 1) next(app);
@@ -65,8 +66,27 @@ class ScreenshotScript : public Script {
           if (then_next_ >= o_.then.size()) next(app);
           break;
         }
+        // "press=KEY": the key pressed in this frame (as a presenter's clicker would), then its result awaited.
+        if (then_next_ < o_.then.size() && o_.then[then_next_].rfind("press=", 0) == 0) {
+          const std::string k = o_.then[then_next_++].substr(6);
+          const int key = k == "PageDown" ? GLFW_KEY_PAGE_DOWN : k == "PageUp" ? GLFW_KEY_PAGE_UP : k == "Right" ? GLFW_KEY_RIGHT
+                        : k == "Left" ? GLFW_KEY_LEFT : k == "Down" ? GLFW_KEY_DOWN : k == "Up" ? GLFW_KEY_UP : -1;
+          if (key < 0) {
+            std::fprintf(stderr, "headmap: press wants PageDown, PageUp, Right, Left, Down or Up, got \"%s\"\n", k.c_str());
+          } else {
+            ImGuiIO& io = ImGui::GetIO();
+            io.KeysDown[key] = true;
+            io.KeysDownDuration[key] = 0.0f;  // pressed this frame: the shortcuts run after this
+            pressed_key_ = key;
+          }
+          phase_ = Phase::WaitThen;
+          frames_ = 0;
+          break;
+        }
         // Up to the next "wait" (or report): those settings land in the same frame, as one change.
-        for (; then_next_ < o_.then.size() && o_.then[then_next_] != "wait" && o_.then[then_next_].rfind("report=", 0) != 0; ++then_next_)
+        for (; then_next_ < o_.then.size() && o_.then[then_next_] != "wait" && o_.then[then_next_].rfind("report=", 0) != 0 &&
+               o_.then[then_next_].rfind("press=", 0) != 0;
+             ++then_next_)
           if (Status s = apply_setting(app.state, o_.then[then_next_]); !s)
             std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
         if (then_next_ < o_.then.size() && o_.then[then_next_].rfind("report=", 0) == 0) {
@@ -251,6 +271,7 @@ class ScreenshotScript : public Script {
   size_t then_next_ = 0;  // the next --then setting to apply
   bool clicked_ = false;  // --right-click done
   std::string report_after_swap_;  // "report=PATH": written once this frame is on screen
+  int pressed_key_ = -1;           // "press=KEY": the GLFW key held down this frame
 };
 }  // namespace
 

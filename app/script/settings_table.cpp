@@ -191,6 +191,13 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          if (!n) return n.error();
          return go_to_lesson_step(s, *n - 1);
        }},
+      {"export_lesson", "DIR", "File > Export lesson as PNGs: each step of the open lesson, captured as the window shows it, into DIR",
+       [](AppState& s, const std::string& v) -> Status {
+         if (!s.lesson.open()) return Error{ErrorKind::InvalidArgument, "No lesson is open to export."};
+         if (v.empty()) return Error{ErrorKind::InvalidArgument, "export_lesson wants a directory."};
+         s.lesson.export_request = v;
+         return Status();
+       }},
       {"reveal", "on|off", "the lesson player's Reveal button",
        [](AppState& s, const std::string& v) -> Status {
          if (!s.lesson.open()) return Error{ErrorKind::InvalidArgument, "No lesson is open to reveal."};

@@ -975,6 +975,63 @@ TEST(Gui, EveryLessonStepReachesItsStateUncutOnAProjector) {
       EXPECT_TRUE(invalid || !rep["stale"].get<bool>()) << "step shows an older result";
       EXPECT_TRUE(rep["clipped"].empty()) << rep["clipped"].dump(1);
       EXPECT_EQ(rep["layout"], "two columns") << "1024 px at 1.5x text: two columns, the passport a tab";
+      if (steps[i]["title"] == "The shape table")  // chapter 004's table: batch 2, seq 10, d_model 512, 8 heads
+        for (const char* row : {"x (2, 10, 512)", "q_view (2, 10, 8, 64)", "q_heads (2, 8, 10, 64)", "scores (2, 8, 10, 10)",
+                                "ctx (2, 8, 10, 64)", "ctx_t (2, 10, 8, 64)", "concat (2, 10, 512)", "out (2, 10, 512)"})
+          EXPECT_NE(std::find(rep["passport_rows"].begin(), rep["passport_rows"].end(), row), rep["passport_rows"].end()) << row;
     }
   }
+}
+
+// The player's keys: PageDown / PageUp (a presenter's clicker) and, while a lesson is open,
+// the arrows move between steps; the arrows no longer step the heads then. After the user
+// takes the controls, the report says so, and Next restores the lesson's own state.
+TEST(Gui, LessonKeysMoveBetweenStepsAndNextRestoresTheState) {
+  const fs::path d = tmp_dir();
+  const auto rep = [&](const char* n) { return "report=" + (d / (std::string("keys-") + n + ".json")).string(); };
+  const AppRun r = run_app("lesson-keys", {"--lesson", "002", "--then", "press=PageDown", "--then", rep("a"), "--then", "press=PageDown",
+                                           "--then", rep("b"), "--then", "press=PageUp", "--then", rep("c"), "--then", "press=Right",
+                                           "--then", rep("d"), "--then", "heads=4", "--then", "wait", "--then", rep("e"), "--then",
+                                           "press=Left", "--then", "press=Right", "--then", rep("f")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto read = [&](const char* n) {
+    std::ifstream f(d / (std::string("keys-") + n + ".json"));
+    return json::parse(f, nullptr, false);
+  };
+  EXPECT_EQ(read("a")["lesson"]["step"], 2);
+  EXPECT_EQ(read("b")["lesson"]["step"], 3);
+  EXPECT_EQ(read("c")["lesson"]["step"], 2);
+  const json dd = read("d");
+  EXPECT_EQ(dd["lesson"]["step"], 3);
+  EXPECT_EQ(dd["state"]["head"], 0) << "the arrow moved the lesson, not the head";
+  EXPECT_EQ(dd["config"]["num_heads"], 3);  // step 3: d_model 24, 3 heads
+  const json e = read("e");
+  EXPECT_EQ(e["config"]["num_heads"], 4);
+  EXPECT_TRUE(e["lesson"]["controls_taken"].get<bool>());
+  const json f = read("f");
+  EXPECT_EQ(f["lesson"]["step"], 3);
+  EXPECT_EQ(f["config"]["num_heads"], 3) << "Next restores the lesson's state";
+  EXPECT_FALSE(f["lesson"]["controls_taken"].get<bool>());
+}
+
+// File > Export lesson as PNGs: the window, captured at each step, into a directory; the
+// player returns to the step it was on. A bad lesson name is a message and, scripted, exit 1
+// (as a bad view file is).
+TEST(Gui, ExportLessonCapturesEveryStepAndABadLessonIsAMessage) {
+  const fs::path dir = tmp_dir() / "lesson-window-slides";
+  fs::remove_all(dir);
+  const AppRun r = run_app("lesson-export", {"--size", "1024x768", "--lesson", "004", "--then", "lesson_step=3", "--then", "export_lesson=" + dir.string(),
+                                             "--then", "wait"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (int i = 1; i <= 4; ++i) {
+    const Image im = load_png(dir / ("004-0" + std::to_string(i) + ".png"));
+    EXPECT_EQ(im.w, 1024) << i;
+    EXPECT_EQ(im.h, 768) << i;
+  }
+  EXPECT_EQ(r.report["lesson"]["step"], 3);
+  EXPECT_NE(std::find(r.report["messages"].begin(), r.report["messages"].end(), "Wrote 4 slides to " + dir.string()), r.report["messages"].end())
+      << r.report["messages"];
+  const AppRun bad = run_app("lesson-bad", {"--lesson", "042"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("No lesson \"042\": the lessons are 000, 001, 002, 003, 004"), std::string::npos) << bad.err;
 }
