@@ -170,7 +170,35 @@ void App::answer_text_now() {
   if (post_and_wait(std::move(req))) same_frame_ = true;
 }
 
+void App::animate_lesson_step() {
+  const auto now = std::chrono::steady_clock::now();
+  if (state.lesson.open() && state.lesson.stepped_at != lesson_stamp_) {  // a step was just applied
+    lesson_stamp_ = state.lesson.stepped_at;
+    heads_anim_.clear();
+    ModelConfig from = last_cfg_, to = state.cfg;
+    from.num_heads = to.num_heads;
+    if (from == to && last_cfg_.num_heads != to.num_heads && validate(last_cfg_).ok() && validate(state.cfg).ok()) {
+      for (int h : valid_head_counts(to.d_model))
+        if ((h > last_cfg_.num_heads && h <= to.num_heads) || (h < last_cfg_.num_heads && h >= to.num_heads)) heads_anim_.push_back(h);
+      if (to.num_heads < last_cfg_.num_heads) std::reverse(heads_anim_.begin(), heads_anim_.end());
+      if (heads_anim_.size() < 2) heads_anim_.clear();
+      else state.cfg.num_heads = heads_anim_.front(), heads_anim_at_ = now;
+    }
+  } else if (!heads_anim_.empty()) {
+    if (!state.lesson.open() || state.cfg.num_heads != heads_anim_.front()) {
+      heads_anim_.clear();  // the user took the slider, or closed the lesson
+    } else if (now - heads_anim_at_ >= std::chrono::milliseconds(kHeadsAnimMs)) {
+      heads_anim_.erase(heads_anim_.begin());
+      if (!heads_anim_.empty()) state.cfg.num_heads = heads_anim_.front(), heads_anim_at_ = now;
+    }
+    if (heads_anim_.size() == 1 && state.cfg.num_heads == heads_anim_.front()) heads_anim_.clear();  // arrived
+  }
+  state.lesson.animating = !heads_anim_.empty();
+  if (state.lesson.animating) glfwPostEmptyEvent();  // the next step of the slider, without input
+}
+
 void App::post_request_if_changed() {
+  animate_lesson_step();
   if (!(state.cfg == last_cfg_)) {
     note_config_change(last_cfg_);
     last_cfg_ = state.cfg;
@@ -601,7 +629,7 @@ void App::open_lesson_file(const std::string& path) {
   }
 }
 
-bool App::settled_view() const { return !lesson_export_.active() && result_settled(); }
+bool App::settled_view() const { return !lesson_export_.active() && heads_anim_.empty() && result_settled(); }
 
 bool App::result_settled() const {
   if (worker_.busy() || loader_.busy() || state.training.running || state.train_request) return false;
@@ -637,7 +665,7 @@ void App::sync_lesson_export() {
     if (Status s = go_to_lesson_step(state, 0); !s) return finish(s.error().message);
     return;
   }
-  if (e.frames++ < 2 || !result_settled()) return;  // a frame drawn wholly with this step's result
+  if (e.frames++ < 2 || !result_settled() || !heads_anim_.empty()) return;  // a frame drawn wholly with this step's result
   char file[64];
   std::snprintf(file, sizeof file, "%s-%02d.png", state.lesson.lesson->id.c_str(), e.step + 1);
   const std::string path = (std::filesystem::path(e.dir) / file).string();

@@ -61,7 +61,7 @@ class App {
   std::chrono::steady_clock::time_point last_swap;
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
-  bool busy() const { return worker_.busy() || loader_.busy() || lesson_export_.active(); }
+  bool busy() const { return worker_.busy() || loader_.busy() || lesson_export_.active() || !heads_anim_.empty(); }
   bool fresh() const;  // a result is on screen and matches the current inputs
   bool answered() const { return !unposted_ && answered_seq_ == last_posted_seq; }  // the worker answered the newest request
   Preferences prefs;
@@ -97,6 +97,12 @@ class App {
   void sync_model_loader();
   void sync_lesson_export();  // File > Export lesson: one window capture per step
   bool result_settled() const;  // settled_view() without the lesson export
+  // A lesson step that only moves num_heads: the slider steps through the valid counts on
+  // the way (one every kHeadsAnimMs), so the class sees the maps split and the passport move.
+  void animate_lesson_step();
+  static constexpr int kHeadsAnimMs = 180;
+  std::vector<int> heads_anim_;  // the counts still to show, the step's own last
+  std::chrono::steady_clock::time_point heads_anim_at_{}, lesson_stamp_{};
 
   Presets presets_;
   ComputeWorker worker_;

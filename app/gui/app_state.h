@@ -98,6 +98,7 @@ struct LessonState {
   bool scroll_to_answer = false;         // Reveal was pressed: the player scrolls the answer into view
   std::vector<std::string> applied;      // the state the step set (lesson_settings_of), to notice the user taking the controls
   std::chrono::steady_clock::time_point stepped_at{};
+  bool animating = false;                // the app is moving the num_heads slider to the step's value (App::animate_lesson_step)
   std::string export_request;            // File > Export lesson: the directory (taken by the app, which captures each step)
   bool open() const { return lesson != nullptr; }
 };

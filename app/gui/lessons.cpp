@@ -261,7 +261,9 @@ void close_lesson(AppState& s) {
   s.lesson = LessonState();
 }
 
-bool lesson_controls_taken(const AppState& s) { return s.lesson.lesson && lesson_settings_of(s) != s.lesson.applied; }
+bool lesson_controls_taken(const AppState& s) {
+  return s.lesson.lesson && !s.lesson.animating && lesson_settings_of(s) != s.lesson.applied;
+}
 
 std::vector<std::string> lesson_settings_of(const AppState& s) {
   AppState base;

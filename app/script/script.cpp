@@ -249,7 +249,7 @@ class ScreenshotScript : public Script {
                     {"norm", normalisation_name(st.view.norm)}, {"log_scale", st.view.log_scale},
                     {"heads_zoom", st.view.heads_zoom},
                     {"compare_view", st.view.compare_mode == 0 ? "split" : st.view.compare_show_correct ? "b" : "a"},
-                    {"ablated", abl}};
+                    {"ablated", abl}, {"last_change", st.last_change}};
       if (st.lesson.open())
         j["lesson"] = {{"id", st.lesson.lesson->id}, {"path", st.lesson.lesson->path}, {"step", st.lesson.step + 1},
                        {"steps", st.lesson.lesson->steps.size()}, {"shown", r.lesson_step}, {"title", r.lesson_title},

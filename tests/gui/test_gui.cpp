@@ -975,10 +975,11 @@ TEST(Gui, EveryLessonStepReachesItsStateUncutOnAProjector) {
       EXPECT_TRUE(invalid || !rep["stale"].get<bool>()) << "step shows an older result";
       EXPECT_TRUE(rep["clipped"].empty()) << rep["clipped"].dump(1);
       EXPECT_EQ(rep["layout"], "two columns") << "1024 px at 1.5x text: two columns, the passport a tab";
-      if (steps[i]["title"] == "The shape table")  // chapter 004's table: batch 2, seq 10, d_model 512, 8 heads
+      if (steps[i]["title"] == "The shape table") {  // chapter 004's table: batch 2, seq 10, d_model 512, 8 heads
         for (const char* row : {"x (2, 10, 512)", "q_view (2, 10, 8, 64)", "q_heads (2, 8, 10, 64)", "scores (2, 8, 10, 10)",
                                 "ctx (2, 8, 10, 64)", "ctx_t (2, 10, 8, 64)", "concat (2, 10, 512)", "out (2, 10, 512)"})
           EXPECT_NE(std::find(rep["passport_rows"].begin(), rep["passport_rows"].end(), row), rep["passport_rows"].end()) << row;
+      }
     }
   }
 }
@@ -992,7 +993,8 @@ TEST(Gui, LessonKeysMoveBetweenStepsAndNextRestoresTheState) {
   const AppRun r = run_app("lesson-keys", {"--lesson", "002", "--then", "press=PageDown", "--then", rep("a"), "--then", "press=PageDown",
                                            "--then", rep("b"), "--then", "press=PageUp", "--then", rep("c"), "--then", "press=Right",
                                            "--then", rep("d"), "--then", "heads=4", "--then", "wait", "--then", rep("e"), "--then",
-                                           "press=Left", "--then", "press=Right", "--then", rep("f")});
+                                           "press=Left", "--then", "press=Right", "--then", rep("f"), "--then", "lesson_step=6",
+                                           "--then", "wait", "--then", "press=PageDown", "--then", rep("g")});
   ASSERT_EQ(r.status, 0) << r.err;
   auto read = [&](const char* n) {
     std::ifstream f(d / (std::string("keys-") + n + ".json"));
@@ -1012,6 +1014,13 @@ TEST(Gui, LessonKeysMoveBetweenStepsAndNextRestoresTheState) {
   EXPECT_EQ(f["lesson"]["step"], 3);
   EXPECT_EQ(f["config"]["num_heads"], 3) << "Next restores the lesson's state";
   EXPECT_FALSE(f["lesson"]["controls_taken"].get<bool>());
+  // Step 6 -> 7 moves only num_heads (24 -> 6 at d_model 24): the slider steps through 12 and
+  // 8 on the way, so the last change the passport lit up is 8 -> 6.
+  const json g = read("g");
+  EXPECT_EQ(g["lesson"]["step"], 7);
+  EXPECT_EQ(g["config"]["num_heads"], 6);
+  EXPECT_EQ(g["state"]["last_change"], "num_heads 8 \xE2\x86\x92 6");
+  EXPECT_FALSE(g["lesson"]["controls_taken"].get<bool>());
 }
 
 // File > Export lesson as PNGs: the window, captured at each step, into a directory; the
