@@ -30,13 +30,15 @@ struct CliRun {
   std::string out, err;
 };
 
-CliRun cli(std::vector<std::string> args) {
+// cwd: the working directory to run in (default: the test's).
+CliRun cli(std::vector<std::string> args, const fs::path& cwd = {}) {
   CliRun r;
   const fs::path out = tmp() / "stdout", err = tmp() / "stderr";
   args.insert(args.begin(), HEADMAP_CLI);
   const pid_t pid = fork();
   if (pid == 0) {
     if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(125);
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -55,7 +57,7 @@ CliRun cli(std::vector<std::string> args) {
 }  // namespace
 
 TEST(Cli, BadArgumentsExitTwoWithTheFix) {
-  CliRun r = cli({"--d-model", "256", "--heads", "3"});
+  CliRun r = cli({"--random-init", "--d-model", "256", "--heads", "3"});  // trained weights bring their own d_model
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("d_model 256 is not divisible by 3 heads: try 2 or 4"), std::string::npos) << r.err;
   EXPECT_EQ(cli({"--no-such-flag"}).status, 2);
@@ -129,6 +131,34 @@ TEST(Cli, NpyDirectoryAndPngAreWritten) {
   // Writing again over the same directory works and leaves no staging directory behind.
   ASSERT_EQ(cli({"--text", "x y", "--npy", dir.string()}).status, 0);
   for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().filename().string().rfind(".staging", 0), std::string::npos);
+}
+
+// Relative paths resolve against the working directory: a bare name (no "./") for --npy
+// once failed with "Cannot create the directory : Invalid argument." (issue 22). --svg and
+// --png beside it.
+TEST(Cli, BareRelativeNamesAreWrittenInTheWorkingDirectory) {
+  const fs::path cwd = tmp() / "cwd";
+  fs::create_directories(cwd);
+  CliRun r = cli({"--text", "a b c d", "--npy", "out", "--png", "heads.png", "--svg", "heads.svg"}, cwd);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(cwd / "out" / "attention.npy"));
+  EXPECT_TRUE(fs::exists(cwd / "out" / "meta.json"));
+  EXPECT_TRUE(fs::exists(cwd / "heads.png"));
+  // Again over the same directory (it is replaced), and a name inside a relative directory.
+  fs::create_directories(cwd / "sub");
+  ASSERT_EQ(cli({"--text", "x y", "--npy", "out"}, cwd).status, 0);
+  ASSERT_EQ(cli({"--text", "x y", "--npy", "sub/out2"}, cwd).status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(cwd / "sub" / "out2" / "attention.npy"));
+  for (const auto& e : fs::directory_iterator(cwd)) EXPECT_EQ(e.path().filename().string().find(".headmap-tmp-"), std::string::npos) << e.path();
+  // The SVG: the heads grid of layer 0, one map per head, its token labels as text.
+  std::ifstream f(cwd / "heads.svg");
+  const std::string svg((std::istreambuf_iterator<char>(f)), {});
+  ASSERT_EQ(svg.rfind("<?xml", 0), 0u) << svg.substr(0, 200);
+  size_t maps = 0;
+  for (size_t at = svg.find("<g class=\"map\""); at != std::string::npos; at = svg.find("<g class=\"map\"", at + 1)) ++maps;
+  EXPECT_EQ(maps, 4u);  // the shipped model's 4 heads
+  EXPECT_NE(svg.find(">a</text>"), std::string::npos);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
 }
 
 TEST(Cli, FailedWritesExitOneAndLeaveNothing) {
@@ -248,6 +278,47 @@ TEST(Cli, TopKPrintsAndExportsTheNextTokens) {
   ASSERT_EQ(doc["sentence_losses"].size(), 2u);
   EXPECT_GT(doc["sentence_losses"][1].get<double>(), 0.0);
   EXPECT_EQ(cli({"--random-init", "--text", "x y", "--top-k", "3"}).status, 2) << "random init has nothing to predict";
+}
+
+// One meaning for num_heads (issue 22): with trained weights --heads is checked against the
+// weights' d_model (128 for the shipped default), not ModelConfig's random-init 64, and the
+// message lists the counts that divide it; --help gives the defaults in force.
+TEST(Cli, HeadsAreCheckedAgainstTheWeightsDModelAndHelpGivesTheDefaultsInForce) {
+  const CliRun r = cli({"--heads", "3"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("d_model 128 is not divisible by 3 heads: try 2 or 4"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1, 2, 4, 8, 16, 32, 64, 128"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("d_model 64"), std::string::npos) << r.err;
+  const CliRun random = cli({"--random-init", "--heads", "3"});  // random init's own default, 64
+  EXPECT_EQ(random.status, 2);
+  EXPECT_NE(random.err.find("d_model 64 is not divisible by 3 heads"), std::string::npos) << random.err;
+  const CliRun h = cli({"--help"});
+  ASSERT_EQ(h.status, 0) << h.err;
+  std::string help;  // CLI11 wraps long descriptions: one line of words
+  for (char c : h.out) help += c == '\n' ? ' ' : c;
+  for (size_t i; (i = help.find("  ")) != std::string::npos;) help.erase(i, 1);
+  EXPECT_NE(help.find("d_model, D (1-4096); default: 128, the shipped trained model's"), std::string::npos) << h.out;
+  EXPECT_NE(help.find("or 64 with --random-init"), std::string::npos) << h.out;
+  EXPECT_NE(help.find("default: 128, the positions the shipped trained model learned"), std::string::npos) << h.out;
+  EXPECT_NE(help.find("or 256 with --random-init"), std::string::npos) << h.out;
+  EXPECT_EQ(help.find("[64]"), std::string::npos) << "no bare random-init default: " << h.out;
+  EXPECT_NE(help.find("numbered from 0"), std::string::npos) << h.out;
+  // The summary says how layers, sentences and heads are numbered.
+  const CliRun s = cli({"--text", "one two three"});
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_NE(s.out.find("numbered from 0"), std::string::npos) << s.out;
+}
+
+// --file's size is checked before reading, against the one limit the app shares: 60 MB of
+// text took 8.5 s and 0.8 GB before the maps were refused.
+TEST(Cli, AnOversizedFileIsRefusedBeforeItIsRead) {
+  const fs::path f = tmp() / "big.txt";
+  { std::ofstream(f) << "x"; }
+  fs::resize_file(f, uint64_t(60) << 20);  // sparse: nothing is written
+  const CliRun r = cli({"--file", f.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("is larger than 16 MiB"), std::string::npos) << r.err;
+  fs::remove(f);
 }
 
 // Slides (issue 23): `lesson-export` writes every step of a lesson as a PNG of the asked

@@ -79,3 +79,61 @@ TEST(Metrics, InductionProbeIsTwoCopiesOfTheSameTokens) {
   const std::vector<float> s = induction_scores(w, cfg, p);
   EXPECT_EQ(s.size(), static_cast<size_t>(cfg.num_layers * cfg.num_heads));
 }
+
+namespace {
+std::vector<Token> word_tokens(const std::vector<std::string>& words) {
+  std::vector<Token> t;
+  for (const std::string& w : words) t.push_back(Token{w, -1, false, false});
+  return t;
+}
+// A head whose map is uniform over the visible keys, except the rows in `to`: all weight
+// on one key (row -> key).
+std::vector<float> map_with(int T, const std::vector<std::pair<int, int>>& to) {
+  std::vector<float> m(static_cast<size_t>(T) * T, 0.0f);
+  for (int t = 0; t < T; ++t)
+    for (int s = 0; s <= t; ++s) m[t * T + s] = 1.0f / (t + 1);
+  for (auto [t, s] : to) {
+    for (int k = 0; k <= t; ++k) m[t * T + k] = 0.0f;
+    m[t * T + s] = 1.0f;
+  }
+  return m;
+}
+}  // namespace
+
+// Issue 22 (8): one token said twice ("I think that I can") is not a repeated run. A head
+// that puts its weight on the token after the first "I" from the second one (a random
+// head can, by chance: 26 of GPT-2-size random init's 144 heads did on this sentence) is
+// not an induction head, and no probe score below the threshold makes it one.
+TEST(Metrics, OneRepeatedTokenDoesNotEarnTheInductionLabel) {
+  const std::vector<Token> toks = word_tokens({"I", "think", "that", "I", "can", "do", "it", "."});
+  const int T = static_cast<int>(toks.size());
+  const std::vector<float> m = map_with(T, {{3, 1}});  // the second "I" -> "think"
+  const float text = repeat_induction_of_map(m.data(), T, toks);
+  EXPECT_TRUE(std::isnan(text)) << "no run of " << kInductionRun << " tokens repeats, yet the text scored " << text;
+  const HeadMetrics hm = map_metrics(m.data(), T, T);
+  for (float probe : {0.0f, 0.1f, 0.2f})
+    EXPECT_NE(head_label(hm, label_induction(probe, text)), HeadLabel::Induction) << "probe " << probe;
+  // Two tokens repeated ("the cat ... the cat") are not a run of three either.
+  const std::vector<Token> two = word_tokens({"the", "cat", "saw", "the", "cat", "again"});
+  EXPECT_TRUE(std::isnan(repeat_induction_of_map(map_with(6, {{3, 1}, {4, 2}}).data(), 6, two)));
+}
+
+// ...and a real repeated run keeps it: a sentence said twice, read by a head that copies
+// from the first occurrence, when the induction probe agrees (a head that copies on random
+// tokens as well). A head the probe says copies nothing is not labelled by the text alone.
+TEST(Metrics, ARepeatedRunWithTheProbesAgreementEarnsTheInductionLabel) {
+  const std::vector<std::string> once = {"my", "aunt", "keeps", "green", "parrots", "."};
+  std::vector<std::string> twice = once;
+  twice.insert(twice.end(), once.begin(), once.end());
+  const std::vector<Token> toks = word_tokens(twice);
+  const int n = static_cast<int>(once.size()), T = 2 * n;
+  std::vector<std::pair<int, int>> stripe;
+  for (int t = n; t < T; ++t) stripe.push_back({t, t - n + 1});  // to the token after the first occurrence
+  const std::vector<float> m = map_with(T, stripe);
+  const float text = repeat_induction_of_map(m.data(), T, toks);
+  EXPECT_FLOAT_EQ(text, 1.0f);  // over the queries that end a run of three: the third token of the copy on
+  const HeadMetrics hm = map_metrics(m.data(), T, T);
+  EXPECT_EQ(head_label(hm, label_induction(0.2f, text)), HeadLabel::Induction);
+  EXPECT_EQ(head_label(hm, label_induction(0.5f, NAN)), HeadLabel::Induction) << "the probe alone still labels";
+  EXPECT_NE(head_label(hm, label_induction(0.02f, text)), HeadLabel::Induction) << "the probe does not agree";
+}

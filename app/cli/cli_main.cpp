@@ -11,6 +11,7 @@
 #include "app/common/assets.h"
 #include "app/common/colormap.h"
 #include "app/common/heatmap_png.h"
+#include "app/common/heatmap_svg.h"
 #include "app/common/model_options.h"
 #include "core/io/export.h"
 #include "core/inspect/metrics.h"
@@ -32,7 +33,7 @@ namespace {
 
 struct Outputs {
   bool passport = false;
-  std::string json, npy, png;
+  std::string json, npy, png, svg;
   bool with_weights = false;
   int layer = 0, batch = 0;
   std::string colormap = "viridis";
@@ -46,7 +47,8 @@ int fail(const Error& e, int code) {
 }
 
 void print_summary(const Batch& batch, const ForwardOutput& out, const std::vector<HeadMetrics>& m,
-                   const std::vector<float>& induction, const std::vector<float>& text_induction, const std::string& source) {
+                   const std::vector<float>& induction, const std::vector<float>& text_induction, const std::string& source,
+                   bool causal) {
   std::printf("weights: %s\n", source.c_str());
   for (int b = 0; b < batch.B(); ++b) {
     std::printf("sentence %d (%d tokens):", b, batch.lengths[b]);
@@ -54,7 +56,9 @@ void print_summary(const Batch& batch, const ForwardOutput& out, const std::vect
     std::printf("\n");
   }
   if (out.loss_tokens > 0) std::printf("loss on the text: %.3f nats/token (next-token cross-entropy over %d tokens)\n", out.loss, out.loss_tokens);
-  std::printf("\n%-5s %-5s %-4s %8s %8s %8s %8s %8s %8s %9s  %s\n", "layer", "sent", "head", "entropy", "ent/max", "prev",
+  if (out.loss_tokens > 0 && !causal) std::printf("  note: %s\n", kCausalOffLossNote);
+  std::printf("\nlayers, sentences and heads are numbered from 0 (layer 0 of %d is the first):\n", out.L);
+  std::printf("%-5s %-5s %-4s %8s %8s %8s %8s %8s %8s %9s  %s\n", "layer", "sent", "head", "entropy", "ent/max", "prev",
               "first", "self", "max_w", "induction", "label");
   size_t i = 0;
   for (int l = 0; l < out.L; ++l)
@@ -84,8 +88,9 @@ static int run_main(int argc, char** argv) {
   app.add_flag("--with-weights", o.with_weights, "include the attention weights in --json");
   app.add_option("--npy", o.npy, "write attention.npy, per-layer inputs, weights and outputs, and meta.json into DIR");
   app.add_option("--png", o.png, "write one layer's heads as a grid of heatmaps");
-  app.add_option("--layer", o.layer, "layer drawn by --png")->capture_default_str();
-  app.add_option("--batch", o.batch, "sentence drawn by --png")->capture_default_str();
+  app.add_option("--svg", o.svg, "write one layer's heads as an SVG figure (vector; labels and titles as text)");
+  app.add_option("--layer", o.layer, "layer drawn by --png and --svg, numbered from 0 (0 to L-1)")->capture_default_str();
+  app.add_option("--batch", o.batch, "sentence drawn by --png and --svg, numbered from 0 (0 to B-1)")->capture_default_str();
   app.add_option("--colormap", o.colormap, "viridis, magma, cividis or grey")
       ->check(CLI::IsMember({"viridis", "magma", "cividis", "grey", "gray"}))
       ->capture_default_str();
@@ -100,7 +105,8 @@ static int run_main(int argc, char** argv) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
 
   Result<ModelInput> in = resolve_model_options(mo, true);
-  if (!in) return fail(in.error(), in.error().kind == ErrorKind::Io ? 1 : 2);
+  // The --file unreadable or too large (a file that cannot be read): 1; options: 2.
+  if (!in) return fail(in.error(), in.error().kind == ErrorKind::Io || in.error().kind == ErrorKind::BadFormat ? 1 : 2);
   ModelConfig& cfg = in->cfg;
   Result<ModelWeights> loaded = load_model_weights(mo, app, cfg);
   if (!loaded) {  // a file that cannot be read or parsed: 1; options that do not fit the weights: 2
@@ -160,8 +166,30 @@ static int run_main(int argc, char** argv) {
     if (Status s = write_heads_png(o.png, *out, batch, cfg, run.metrics, po); !s)
       return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
   }
-  if (!o.passport && o.json.empty() && o.npy.empty() && o.png.empty() && !batch.empty())
-    print_summary(batch, *out, run.metrics, run.induction, run.text_induction, describe_source(weights, cfg));
+  if (!o.svg.empty()) {  // the same figure as the app's File > Export heads as SVG, at the per-head scale
+    FigureInput fi;
+    fi.out = &*out;
+    fi.cfg = &cfg;
+    fi.metrics = &run.metrics;
+    fi.layer = o.layer;
+    fi.batch = o.batch;
+    if (o.batch >= 0 && o.batch < batch.B())
+      for (int t = 0; t < batch.lengths[o.batch]; ++t) fi.tokens.push_back(token_display(batch.sentences[o.batch].tokens[t]));
+    parse_colormap(o.colormap.c_str(), &fi.colormap);
+    fi.mask = mask_kind(cfg);
+    fi.source = describe_source(weights, cfg);
+    for (int h = 0; h < out->Hw && !cfg.pitfalls.head_averaged && o.layer >= 0 && o.layer < out->L && o.batch >= 0 && o.batch < out->B; ++h) {
+      const size_t i = (static_cast<size_t>(o.layer) * out->B + o.batch) * out->Hw + h;
+      const float ind = run.induction.empty() ? 0.0f : run.induction[static_cast<size_t>(o.layer) * out->H + h];
+      const HeadLabel l = head_label(run.metrics[i], label_induction(ind, i < run.text_induction.size() ? run.text_induction[i] : NAN));
+      fi.head_labels.push_back(l == HeadLabel::None ? "" : head_label_name(l));
+    }
+    Result<Figure> fig = heads_figure(fi);
+    const Status s = fig ? write_figure_svg(o.svg, *fig) : Status(fig.error());
+    if (!s) return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
+  }
+  if (!o.passport && o.json.empty() && o.npy.empty() && o.png.empty() && o.svg.empty() && !batch.empty())
+    print_summary(batch, *out, run.metrics, run.induction, run.text_induction, describe_source(weights, cfg), cfg.causal);
   if (o.top_k > 0 && o.json.empty())  // what each sentence's last token is followed by, most likely first
     for (int b = 0; b < batch.B(); ++b) {
       if (batch.lengths[b] == 0) continue;

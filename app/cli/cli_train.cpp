@@ -80,7 +80,7 @@ std::string duration(double s) {
 
 // The evidence table: per layer, the best previous-token and induction scores.
 void print_specialisation(const Specialisation& s, const std::string& what) {
-  std::printf("specialisation (%s; induction: mean of 8 probes of 20 tokens repeated):\n", what.c_str());
+  std::printf("specialisation (%s; induction: mean of 8 probes of 20 tokens repeated; layers and heads numbered from 0):\n", what.c_str());
   for (int l = 0; l < s.L; ++l) {
     std::printf("  layer %d: best previous-token %.3f, best induction %.3f; heads:", l, s.best_prev_token(l), s.best_induction(l));
     for (int h = 0; h < s.H; ++h) {
@@ -341,7 +341,7 @@ int evaluate_cmd(int argc, char** argv) {
       if (!l.empty()) lines.push_back(std::move(l));
     Result<SentenceEvidence> e = measure_on_sentences(*w, H, lines);
     if (!e) return fail(e.error());
-    std::printf("sentences of %s: %d sentences, %ld words, %ld tokens: %.3f tokens per word; best previous-token head %d.%d: %.3f; "
+    std::printf("sentences of %s: %d sentences, %ld words, %ld tokens: %.3f tokens per word; best previous-token head (layer.head, from 0) %d.%d: %.3f; "
                 "best induction head on each sentence said twice %d.%d: %.3f; loss %.4f nats/token\n",
                 sentences_path.c_str(), e->sentences, e->words, e->tokens, e->tokens_per_word, e->prev_layer, e->prev_head, e->best_prev_token,
                 e->induction_layer, e->induction_head, e->best_repeat_induction, e->loss);

@@ -34,7 +34,8 @@ Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, c
   if (opt.layer < 0 || opt.layer >= out.L || opt.batch < 0 || opt.batch >= out.B)
     return Error{ErrorKind::InvalidArgument, "Layer " + std::to_string(opt.layer) + " / sentence " + std::to_string(opt.batch) +
                                                  " is out of range (the model has " + std::to_string(out.L) + " layers and " +
-                                                 std::to_string(out.B) + " sentences)."};
+                                                 std::to_string(out.B) + " sentences, numbered from 0: layers 0 to " +
+                                                 std::to_string(out.L - 1) + ", sentences 0 to " + std::to_string(out.B - 1) + ")."};
   Font font;
   if (Status s = font.load(asset_path("fonts/DejaVuSans.ttf")); !s) return s.error();
 
@@ -69,8 +70,8 @@ Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, c
 
   // Header: the sentence and the configuration.
   char cfgline[256];
-  std::snprintf(cfgline, sizeof cfgline, "layer %d of %d   d_model %d   %d heads   d_head %d   %s%s", opt.layer, out.L, cfg.d_model,
-                cfg.num_heads, cfg.d_head(), cfg.causal ? "causal" : "bidirectional", cfg.pitfalls.any() ? "   (pitfall on)" : "");
+  std::snprintf(cfgline, sizeof cfgline, "layer %d (of layers 0-%d)   d_model %d   %d heads (0-%d)   d_head %d   %s%s", opt.layer,
+                out.L - 1, cfg.d_model, cfg.num_heads, cfg.num_heads - 1, cfg.d_head(), cfg.causal ? "causal" : "bidirectional", cfg.pitfalls.any() ? "   (pitfall on)" : "");
   std::string sentence;
   for (const Token& t : batch.sentences[opt.batch].tokens) sentence += (sentence.empty() ? "" : " ") + token_display(t);
   font.draw(c, 10, 24, fit_text(font, sentence, 18, W - 20), 18, kInk);
@@ -122,6 +123,38 @@ Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, c
   font.draw(c, lx + lw + 14, ly + 12, "colour = attention weight / the head's largest weight (first causal row left out);  rows = queries, "
             "columns = keys;  grey = masked", 12, kMuted);
   return c;
+}
+
+Status write_figure_png(const std::string& path, const Figure& f) {
+  Font font;
+  if (Status s = load_figure_font(font); !s) return s;
+  Result<FigureLayout> lay = layout_figure(f, font);
+  if (!lay) return lay.error();
+  const FigureLayout& L = *lay;
+  // The canvas, the encoder's filtered copy and the encoded bytes: about 3 times the RGB.
+  const uint64_t rgb_bytes = static_cast<uint64_t>(L.width) * static_cast<uint64_t>(L.height) * 3;
+  const std::string what = "The PNG figure (" + std::to_string(L.width) + " x " + std::to_string(L.height) + " pixels)";
+  if (rgb_bytes >= (uint64_t(1) << 31) - 1)
+    return Error{ErrorKind::InvalidArgument, what + " is beyond what a PNG encoder holds (2 GiB of pixels): use a shorter sentence or the SVG."};
+  if (Status s = check_memory(3 * rgb_bytes, what, "use a shorter sentence"); !s) return s;
+  Canvas c(L.width, L.height, kFigureBg);
+  const int len = f.len();
+  for (size_t i = 0; i < f.maps.size(); ++i) {
+    const int x0 = L.origins[i][0], y0 = L.origins[i][1];
+    for (int t = 0; t < len; ++t)
+      for (int s = 0; s < len; ++s)
+        c.fill(x0 + s * L.cell, y0 + t * L.cell, x0 + (s + 1) * L.cell, y0 + (t + 1) * L.cell, figure_cell_rgb(f, f.maps[i], t, s));
+  }
+  for (int x = 0; x < L.bar_w; ++x)
+    c.fill(L.bar_x + x, L.bar_y, L.bar_x + x + 1, L.bar_y + L.bar_h, to_rgb8(colormap_rgb(f.colormap, x / static_cast<float>(std::max(1, L.bar_w - 1)))));
+  for (const FigureText& t : L.texts) {
+    const int w = font.width(t.text, t.px);
+    const float shift = t.anchor == FigureText::Start ? 0.0f : t.anchor == FigureText::Middle ? w / 2.0f : static_cast<float>(w);
+    const int x = static_cast<int>(std::lround(t.vertical ? t.x : t.x - shift));
+    const int y = static_cast<int>(std::lround(t.vertical ? t.y + shift : t.y));  // vertical text reads upwards from its start
+    font.draw(c, x, y, t.text, t.px, figure_text_rgb(t.role), t.vertical);
+  }
+  return c.save_png(path);
 }
 
 }  // namespace headmap

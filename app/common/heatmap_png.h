@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app/common/colormap.h"
+#include "app/common/heatmap_figure.h"
 #include "app/common/raster.h"
 #include "core/inspect/metrics.h"
 #include "core/model/model.h"
@@ -26,5 +27,9 @@ Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, c
 // Colour = weight / the head's largest weight (per-head scale, stated in the legend).
 Status write_heads_png(const std::string& path, const ForwardOutput& out, const Batch& batch, const ModelConfig& cfg,
                        const std::vector<HeadMetrics>& metrics, const HeadsPngOptions& opt);
+
+// A figure (heatmap_figure.h: one head large, or a layer's heads) as a PNG: the same layout
+// as write_figure_svg, in pixels.
+Status write_figure_png(const std::string& path, const Figure& f);
 
 }  // namespace headmap

@@ -17,11 +17,44 @@ CLI::Validator whole_number_at_least_0() {
       "UINT");
 }
 
+// The defaults in force, for --help: with trained weights D, H, L and context are the
+// weights' own (the shipped default's when no --checkpoint or --model is named), with
+// --random-init ModelConfig's. `w`: the shipped default, when it could be read.
+static void describe_defaults(CLI::App& app, const ModelWeights* w) {
+  const ModelConfig r;  // random init's
+  const auto dflt = [&](int trained, int random, const char* what) {
+    const std::string own = " (a --checkpoint or --model brings its own)";
+    return std::string("; default: ") + (w ? std::to_string(trained) + ", " + what + own : std::string("the trained model's own")) +
+           ", or " + std::to_string(random) + " with --random-init";
+  };
+  if (CLI::Option* o = app.get_option_no_throw("--d-model"))
+    o->description("d_model, D (1-4096)" + dflt(w ? w->d_model : 0, r.d_model, "the shipped trained model's"));
+  if (CLI::Option* o = app.get_option_no_throw("--heads"))
+    o->description("num_heads, H; must divide d_model; another H re-slices trained weights (the same weights, split anew)" +
+                   dflt(w ? w->source.trained_heads : 0, r.num_heads, "the shipped trained model's"));
+  if (CLI::Option* o = app.get_option_no_throw("--layers"))
+    o->description("num_layers, L (1-12 for random init; up to the model's layers with --model)" +
+                   dflt(w ? w->num_layers() : 0, r.num_layers, "the shipped trained model's"));
+  if (CLI::Option* o = app.get_option_no_throw("--context"))
+    o->description("maximum tokens per sentence (1-2048); longer text is truncated and reported" +
+                   dflt(w ? std::min(w->context, kMaxContext) : 0, r.context, "the positions the shipped trained model learned"));
+}
+
 void add_model_options(CLI::App& app, ModelOptions& o) {
+  // --help reads the shipped default for its figures (a few tens of milliseconds), only then.
+  app.set_help_flag();
+  app.add_flag_callback(
+      "-h,--help",
+      [&app] {
+        Result<ModelWeights> w = load_checkpoint(asset_path(kDefaultCheckpoint));
+        describe_defaults(app, w ? &*w : nullptr);
+        throw CLI::CallForHelp();
+      },
+      "Print this help message and exit");
   app.add_option("--text", o.texts, "A sentence (repeat for a batch: one sentence per --text)");
-  app.add_option("--file", o.file, "A UTF-8 text file, one sentence per line");
-  app.add_option("--d-model", o.cfg.d_model, "d_model, D (1-4096)")->capture_default_str();
-  app.add_option("--heads", o.cfg.num_heads, "num_heads, H; must divide d_model")->capture_default_str();
+  app.add_option("--file", o.file, "A UTF-8 text file, one sentence per line (at most " + std::to_string(kMaxTextFileBytes >> 20) + " MiB)");
+  app.add_option("--d-model", o.cfg.d_model);
+  app.add_option("--heads", o.cfg.num_heads);
   app.add_option("--kv-heads", o.cfg.num_kv_heads,
                  "K/V heads for multi-query (1) or grouped-query attention; must divide --heads (default: the number of heads)")
       ->check(CLI::Validator(
@@ -31,9 +64,9 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
                        : "needs a whole number of at least 1 (1 is multi-query, the number of heads is plain multi-head)";
           },
           "N >= 1", "kv_heads"));
-  app.add_option("--layers", o.cfg.num_layers, "num_layers, L (1-12 for random init; up to the model's layers with --model)")->capture_default_str();
-  app.add_option("--context", o.cfg.context, "maximum tokens per sentence (1-2048); longer text is truncated and reported")
-      ->capture_default_str();
+  app.add_option("--layers", o.cfg.num_layers);
+  app.add_option("--context", o.cfg.context);
+  describe_defaults(app, nullptr);  // the text without the file's figures; --help reads them
   app.add_flag("--random-init", o.random_init,
                "random weights (of any --d-model, --layers, --seed, --tokenizer) instead of the shipped trained model");
   app.add_option("--seed", o.cfg.seed, "seed of the random-init weights and hashed embeddings (a whole number >= 0)")
@@ -61,15 +94,17 @@ Result<ModelInput> resolve_model_options(const ModelOptions& o, bool default_sen
   for (const std::string& t : o.texts)
     for (std::string& line : split_lines(t)) in.lines.push_back(std::move(line));
   if (!o.file.empty()) {
-    Result<std::string> text = read_file(o.file, size_t(64) << 20);
+    Result<std::string> text = read_file(o.file, kMaxTextFileBytes);  // the size is checked before anything is read
     if (!text) return text.error();
     for (std::string& line : split_lines(*text)) in.lines.push_back(std::move(line));
   }
   if (in.lines.empty() && o.file.empty() && default_sentence_if_empty) in.lines.push_back(kDefaultSentence);
   // K/V heads are checked against the final H in load_model_weights: a checkpoint may bring its own H.
+  // So are D and H with trained weights, which bring their own d_model.
   ModelConfig heads_only = in.cfg;
   heads_only.num_kv_heads = 0;
-  if (Status s = validate(heads_only); !s) return s.error();
+  if (o.random_init)
+    if (Status s = validate(heads_only); !s) return s.error();
   return in;
 }
 
@@ -104,6 +139,15 @@ Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& a
   if (!given("--heads")) cfg.num_heads = w->source.trained_heads;
   if (!given("--context")) cfg.context = std::min(w->context, kMaxContext);
   if (w->source.no_w_o) cfg.pitfalls.no_w_o = true;  // w_o = I: the same function, and the passport says so
+  if (cfg.num_heads < 1 || cfg.num_heads > cfg.d_model || cfg.d_model % cfg.num_heads != 0) {
+    std::string valid;
+    for (int h : valid_head_counts(cfg.d_model)) valid += (valid.empty() ? "" : ", ") + std::to_string(h);
+    const Status s = validate(cfg);
+    std::string why = s ? std::string() : s.error().message;
+    while (!why.empty() && (why.back() == '.' || why.back() == ' ')) why.pop_back();
+    return Error{ErrorKind::InvalidConfig, why + ". Valid --heads for d_model " + std::to_string(cfg.d_model) + " (" + what +
+                                               "'s): " + valid + "; or add --random-init for random weights of any --d-model."};
+  }
   if (Status s = check_fit(*w, cfg); !s) return Error{s.error().kind, path + ": " + s.error().message};
   return w;
 }

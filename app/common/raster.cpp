@@ -67,47 +67,44 @@ Status Canvas::save_png(const std::string& path) const {
   return write_file_atomic(path, bytes);
 }
 
-static const stbtt_fontinfo* info_of(const std::vector<unsigned char>& v) { return reinterpret_cast<const stbtt_fontinfo*>(v.data()); }
+static const stbtt_fontinfo* info_of(const FontFace& f) { return reinterpret_cast<const stbtt_fontinfo*>(f.info.data()); }
 
-Status Font::load(const std::string& path) {
-  Result<std::string> bytes = read_file(path, 64u << 20);
-  if (!bytes) return bytes.error();
-  ttf_ = std::move(*bytes);
-  info_.assign(sizeof(stbtt_fontinfo), 0);
-  auto* info = reinterpret_cast<stbtt_fontinfo*>(info_.data());
-  const auto* data = reinterpret_cast<const unsigned char*>(ttf_.data());
-  if (!stbtt_InitFont(info, data, stbtt_GetFontOffsetForIndex(data, 0))) {
-    ttf_.clear();
-    return Error{ErrorKind::BadFormat, path + " is not a TrueType font."};
-  }
-  return Status();
-}
+Status Font::load(const std::string& path) { return chain_.load_primary(path); }
 
 float Font::ascent(float px) const {
-  int a, d, g;
-  stbtt_GetFontVMetrics(info_of(info_), &a, &d, &g);
-  return a * stbtt_ScaleForPixelHeight(info_of(info_), px);
+  if (!loaded()) return 0;
+  return chain_.face(0).ascent_units() * chain_.face(0).scale(px);
+}
+
+std::vector<std::pair<int, char32_t>> Font::layout(std::string_view utf8) const {
+  std::vector<std::pair<int, char32_t>> out;
+  for (char32_t cp : decode_utf8(utf8).codepoints) {
+    const int face = chain_.face_for(cp);
+    if (face >= 0) out.emplace_back(face, cp);
+    else if (!is_invisible(cp))
+      for (char c : codepoint_name(cp)) out.emplace_back(0, static_cast<char32_t>(c));
+  }
+  return out;
 }
 
 int Font::width(std::string_view utf8, float px) const {
   if (!loaded()) return 0;
-  const stbtt_fontinfo* info = info_of(info_);
-  const float s = stbtt_ScaleForPixelHeight(info, px);
   float x = 0;
-  for (char32_t cp : decode_utf8(utf8).codepoints) {
+  for (auto [face, cp] : layout(utf8)) {
+    const stbtt_fontinfo* info = info_of(chain_.face(face));
     int adv, lsb;
     stbtt_GetCodepointHMetrics(info, static_cast<int>(cp), &adv, &lsb);
-    x += adv * s;
+    x += adv * chain_.scale(face, px);
   }
   return static_cast<int>(std::ceil(x));
 }
 
 void Font::draw(Canvas& c, int x, int y, std::string_view utf8, float px, Rgb color, bool vertical) const {
   if (!loaded()) return;
-  const stbtt_fontinfo* info = info_of(info_);
-  const float s = stbtt_ScaleForPixelHeight(info, px);
   float pen = 0;
-  for (char32_t cp : decode_utf8(utf8).codepoints) {
+  for (auto [face, cp] : layout(utf8)) {
+    const stbtt_fontinfo* info = info_of(chain_.face(face));
+    const float s = chain_.scale(face, px);
     int adv, lsb, gw, gh, xo, yo;
     stbtt_GetCodepointHMetrics(info, static_cast<int>(cp), &adv, &lsb);
     unsigned char* bmp = stbtt_GetCodepointBitmapSubpixel(info, s, s, pen - std::floor(pen), 0, static_cast<int>(cp), &gw, &gh, &xo, &yo);

@@ -1,11 +1,13 @@
 // raster.h: a CPU RGB canvas with TrueType text (stb_truetype), for PNGs made without GL
-// (headmap-cli --png). Text is UTF-8; missing glyphs draw as the font's .notdef box.
+// (headmap-cli --png). Text is UTF-8, drawn with the app's font fallbacks (fonts.h): a
+// character no font has is written "U+XXXX", invalid bytes (U+FFFD) as "ï¿½".
 #pragma once
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "app/common/fonts.h"
 #include "core/error.h"
 
 namespace headmap {
@@ -29,7 +31,7 @@ struct Canvas {
 class Font {
  public:
   Status load(const std::string& ttf_path);
-  bool loaded() const { return !ttf_.empty(); }
+  bool loaded() const { return chain_.loaded(); }
   int width(std::string_view utf8, float px) const;
   // Draws with the baseline at y. vertical: rotated 90° counter-clockwise, reading upwards
   // from (x, y); the text occupies x-ascent..x+descent horizontally.
@@ -37,8 +39,10 @@ class Font {
   float ascent(float px) const;
 
  private:
-  std::string ttf_;
-  std::vector<unsigned char> info_;  // stbtt_fontinfo, opaque here
+  FontChain chain_;  // the primary font, then the system's fallbacks per character
+  // Each character's face and code point to draw: a character no font has becomes the
+  // letters of its "U+XXXX" in the primary face; an invisible one (is_invisible) nothing.
+  std::vector<std::pair<int, char32_t>> layout(std::string_view utf8) const;
 };
 
 // Shortens text to fit max_px, ending with "…".

@@ -14,6 +14,7 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -21,10 +22,12 @@
 #include "app/common/assets.h"
 #include "app/gui/capture.h"
 #include "app/gui/commands.h"
+#include "app/gui/glyphs.h"
 #include "app/gui/layout_check.h"
 #include "app/gui/render/gl.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/theme.h"
+#include "app/gui/ui_widgets.h"
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
 #include "core/io/run_export.h"
@@ -49,6 +52,7 @@ App::~App() {
 
 Status App::init() {
   if (Status s = renderer_.init(); !s) return s;
+  install_glyph_input(window);  // typed emoji and the clipboard through the atlas's aliases
   if (Result<std::string> ini = load_imgui_ini()) ImGui::LoadIniSettingsFromMemory(ini->data(), ini->size());
   last_cfg_ = state.cfg;
   return Status();
@@ -57,7 +61,8 @@ Status App::init() {
 bool App::should_close() const { return glfwWindowShouldClose(window) || (script && script->finished); }
 
 bool App::fresh() const {
-  return state.result && state.result->fwd && !state.stale && !worker_.busy() && renderer_.deferred() == 0;
+  return state.result && state.result->fwd && !state.stale && !worker_.busy() && renderer_.deferred() == 0 &&
+         (!glyphs().dirty() || fonts_failed_);  // and every character's glyph in the atlas
 }
 
 void App::save_preferences_now() {
@@ -224,7 +229,19 @@ void App::frame() {
   sync_model_loader();
   sync_lesson_export();
   state.font_scale = std::clamp(state.font_scale, kFontScaleMin, kFontScaleMax);
-  if (built_font_scale_ != state.font_scale) rebuild_fonts();
+  if (built_font_scale_ != state.font_scale || (glyphs().dirty() && !fonts_failed_)) rebuild_fonts();
+  for (; fonts_noted_ < glyphs().notes().size(); ++fonts_noted_) state.status_lines.push_back(glyphs().notes()[fonts_noted_]);
+
+  // A scripted File dialog opens with its path; draw_dialogs presses its OK once it has been
+  // drawn (the first frame of an auto-sized window is not shown).
+  if (state.dialog_request) {
+    open_dialog(state.dialog_request->dialog);
+    dialog_path_ = state.dialog_request->path;
+    scripted_ok_in_ = 3;
+    state.dialog_request.reset();
+  }
+  // An export's capture is taken in a frame with no dialog, menu or popup open.
+  capture_frame_ = pending_capture_.has_value() && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId);
 
   renderer_.begin_frame();
   same_frame_ = false;
@@ -258,6 +275,19 @@ void App::frame() {
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
   // Captures read the finished back buffer, before the swap.
+  if (capture_frame_) {
+    const PendingCapture p = std::move(*pending_capture_);
+    pending_capture_.reset();
+    auto done_msg = [this, path = p.path](const Status& s) {
+      if (s) state.status_lines.push_back("Wrote " + path);
+      else {
+        state.error_popup = s.error().message;
+        std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+      }
+    };
+    if (p.dialog == Dialog::ExportHeadsPng) capture(p.path, heads_rect_[0], heads_rect_[1], heads_rect_[2], heads_rect_[3], done_msg);
+    else capture(p.path, 0, 0, 0, 0, done_msg);
+  }
   if (!captures_.empty()) {
     int win_w = 0, win_h = 0;
     glfwGetWindowSize(window, &win_w, &win_h);
@@ -274,6 +304,7 @@ void App::frame() {
   glfwSwapBuffers(window);
   last_swap = std::chrono::steady_clock::now();
   if (renderer_.deferred() > 0) glfwPostEmptyEvent();  // maps wait for the next frames' upload budget
+  if (glyphs().dirty()) glfwPostEmptyEvent();           // a new character: the next frame adds its glyph
   last_frame_ms = std::chrono::duration<double, std::milli>(last_swap - frame_start).count();
   if (script) script->after_swap(*this);
 
@@ -292,11 +323,16 @@ void App::draw_ui(bool first) {
   first_pass_ = first;
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  if (capture_frame_) {  // an export's picture: nothing hovered, no tooltip
+    ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    state.hover_token = state.hover_key = -1;
+  }
   ImGui::NewFrame();
   renderer_.begin_pass();
   state.report.clear();
   if (first && script) script->before_draw(*this);
   if (first) run_shortcuts(*this);
+  state.hover_head = -1;  // the heads panel sets it again while a map is under the mouse
   draw_layout();
   if (!ImGui::IsAnyItemHovered()) state.hover_token = state.hover_key = -1;  // the pointer left the chips and maps
   draw_dialogs();
@@ -351,9 +387,12 @@ void App::draw_layout() {
   // columns); else the sentence and model controls too (tabs only). Nothing is cut off.
   const float total = ImGui::GetContentRegionAvail().x;
   const float gap = ImGui::GetStyle().ItemSpacing.x, em = ImGui::GetFontSize();
+  // The presenter's big heads take the whole width (the sentence and model stay a tab away).
+  const bool presenting = state.view.big_heads > 0 && !state.force_three_columns &&
+                          (state.view.center == CenterPanel::Heads || state.view.center == CenterPanel::Input);
   const bool three = state.force_three_columns ||
-                     total >= (kSentenceColumnMinEm + kPassportColumnMinEm + kViewsColumnMinEm) * em + 2 * gap;
-  const bool two = !three && total >= (kSentenceColumnMinEm + kViewsColumnMinEm) * em + gap;
+                     (!presenting && total >= (kSentenceColumnMinEm + kPassportColumnMinEm + kViewsColumnMinEm) * em + 2 * gap);
+  const bool two = !three && !presenting && total >= (kSentenceColumnMinEm + kViewsColumnMinEm) * em + gap;
   state.report.layout = three ? "three columns" : two ? "two columns" : "tabs";
   if (state.view.center == CenterPanel::Input && (three || two)) state.view.center = CenterPanel::Heads;  // it has its column again
   // The full passport has its own tab; while it is open the compact one steps aside.
@@ -405,11 +444,14 @@ void App::draw_layout() {
   heads_rect_[1] = cp.y;
   heads_rect_[2] = cs.x;
   heads_rect_[3] = cs.y;
+  report_widget(state, "views", cp, ImVec2(cp.x + cs.x, cp.y + cs.y));  // the center panel (tests compare its pixels)
+  state.report.heads_panel = {cp.x, cp.y, cp.x + cs.x, cp.y + cs.y};
   if (ImGui::BeginTabBar("views")) {
     const bool switch_tab = state.view.center != last_center_;
     auto tab = [&](const char* label, CenterPanel p) {
       const ImGuiTabItemFlags f = switch_tab && state.view.center == p ? ImGuiTabItemFlags_SetSelected : 0;
       const bool open = ImGui::BeginTabItem(label, nullptr, f);
+      report_widget(state, label);
       if (open && !switch_tab) state.view.center = p;
       return open;
     };
@@ -474,20 +516,26 @@ void App::draw_menu() {
     draw_menu_commands(*this, "File");
     ImGui::EndMenu();
   }
+  report_widget(state, "File");
   if (ImGui::BeginMenu("View")) {
-    for (int c = 0; c < kNumColormaps; ++c)
+    for (int c = 0; c < kNumColormaps; ++c) {
       if (ImGui::MenuItem(colormap_name(static_cast<Colormap>(c)), nullptr, state.view.colormap == static_cast<Colormap>(c)))
         state.view.colormap = static_cast<Colormap>(c);
+      report_widget(state, colormap_name(static_cast<Colormap>(c)));
+    }
     ImGui::Separator();
     const std::pair<Normalisation, const char*> norms[] = {{Normalisation::PerHead, "Scale per head"},
                                                            {Normalisation::PerLayer, "Scale per layer"},
                                                            {Normalisation::Global, "Scale over the model"},
                                                            {Normalisation::Absolute, "Absolute (0 to 1)"}};
-    for (auto& [n, label] : norms)
+    for (auto& [n, label] : norms) {
       if (ImGui::MenuItem(label, nullptr, state.view.norm == n)) state.view.norm = n;
+      report_widget(state, label);
+    }
     draw_menu_commands(*this, "View");
     ImGui::EndMenu();
   }
+  report_widget(state, "View");
   if (ImGui::BeginMenu("Help")) {
     draw_menu_commands(*this, "Help");
     if (ImGui::BeginMenu("Lessons")) {  // the shipped lessons, one per chapter
@@ -502,6 +550,7 @@ void App::draw_menu() {
     }
     ImGui::EndMenu();
   }
+  report_widget(state, "Help");
   if (state.stale) {
     ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize("computing...").x - 20);
     ImGui::TextColored(kPendingColour, "computing...");
@@ -511,13 +560,17 @@ void App::draw_menu() {
 
 void App::draw_dialogs() {
   if (dialog_ != Dialog::None && !ImGui::IsPopupOpen(dialog_title(dialog_))) ImGui::OpenPopup(dialog_title(dialog_));
-  if (!state.error_popup.empty() && dialog_ == Dialog::None && !ImGui::IsPopupOpen("Problem")) ImGui::OpenPopup("Problem");
+  if (!state.error_popup.empty() && dialog_ == Dialog::None && !capture_frame_ && !ImGui::IsPopupOpen("Problem"))  // not into an export's picture
+    ImGui::OpenPopup("Problem");
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    report_widget(state, "Problem");  // its title bar
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
     ImGui::TextUnformatted(state.error_popup.c_str());
     ImGui::PopTextWrapPos();
     state.report.messages.push_back(state.error_popup);
-    if (ImGui::Button("OK") || ImGui::IsKeyPressed(GLFW_KEY_ENTER) || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) {
+    const bool ok = ImGui::Button("OK");
+    report_widget(state, "OK");
+    if (ok || ImGui::IsKeyPressed(GLFW_KEY_ENTER) || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) {
       state.error_popup.clear();
       ImGui::CloseCurrentPopup();
     }
@@ -526,6 +579,7 @@ void App::draw_dialogs() {
   if (dialog_ == Dialog::None) return;
   const char* title = dialog_title(dialog_);
   if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+  report_widget(state, title);  // its title bar
   bool close = false;
   if (dialog_ == Dialog::Shortcuts) {
     // Every key comes from the command table, so this list cannot drift from the keys; the
@@ -543,41 +597,43 @@ void App::draw_dialogs() {
       row("wheel, drag", "zoom and pan the focus view; double-click resets");
       ImGui::EndTable();
     }
-    close = ImGui::Button("Close") || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
+    close = ImGui::Button("Close");
+    report_widget(state, "Close");
+    close = close || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
   } else {
+    if (state.export_head)  // chosen when the dialog opened: the hovered head, else the selected one
+      ImGui::Text("Layer %d, head %d (%s over a head exports that one)", state.export_head->layer, state.export_head->head,
+                  dialog_ == Dialog::ExportHeadSvg ? "Ctrl+Shift+H" : "Ctrl+H");
     ImGui::TextUnformatted("Path:");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 28);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter = ImGui::InputText("##path", &dialog_path_, ImGuiInputTextFlags_EnterReturnsTrue);
+    report_widget(state, "Path");
     if (!dialog_error_.empty()) {
+      state.report.messages.push_back(dialog_error_);
       ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
       ImGui::TextUnformatted(dialog_error_.c_str());
       ImGui::PopTextWrapPos();
       ImGui::PopStyleColor();
     }
-    const bool ok = ImGui::Button("OK") || enter;
+    const bool scripted_ok = scripted_ok_in_ > 0 && --scripted_ok_in_ == 0;  // a scripted dialog (dialog_request)
+    const bool ok = ImGui::Button("OK") || enter || scripted_ok;
+    report_widget(state, "OK");
     ImGui::SameLine();
-    close = ImGui::Button("Cancel") || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
+    close = ImGui::Button("Cancel");
+    report_widget(state, "Cancel");
+    close = close || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
     if (ok) {
-      const std::string path = dialog_path_;
-      Status st;
-      if (dialog_captures(dialog_)) {  // the PNG exports read this frame
-        auto done_msg = [this, path](const Status& s) {
-          if (s) state.status_lines.push_back("Wrote " + path);
-          else state.error_popup = s.error().message;
-        };
-        if (dialog_ == Dialog::ExportHeadsPng) capture(path, heads_rect_[0], heads_rect_[1], heads_rect_[2], heads_rect_[3], done_msg);
-        else capture(path, 0, 0, 0, 0, done_msg);
-      } else {
-        st = run_dialog_action(dialog_, path, state);
-      }
+      const Status st = dialog_ok(dialog_, dialog_path_);
       if (st) close = true;
       else dialog_error_ = st.error().message;
     }
   }
   if (close) {
     dialog_ = Dialog::None;
+    scripted_ok_in_ = 0;
+    state.export_head.reset();
     ImGui::CloseCurrentPopup();
   }
   ImGui::EndPopup();
@@ -616,6 +672,23 @@ void App::open_dialog(Dialog d) {
   dialog_ = d;
   dialog_path_ = dialog_default_path(d);
   dialog_error_.clear();
+  scripted_ok_in_ = 0;
+  state.export_head.reset();  // "Export this head": the head hovered or selected now, whatever the mouse does next
+  if (d == Dialog::ExportHeadPng || d == Dialog::ExportHeadSvg) state.export_head = export_target(state);
+}
+
+Status App::dialog_ok(Dialog d, const std::string& path) {
+  Status st;
+  if (!dialog_captures(d)) {
+    st = run_dialog_action(d, path, state);
+  } else if (path.empty()) {
+    st = Error{ErrorKind::InvalidArgument, "Give a file name for the PNG."};
+  } else {
+    pending_capture_ = PendingCapture{d, path};  // frame() takes it once the dialog has closed
+    glfwPostEmptyEvent();                        // at once, not at the next input
+  }
+  if (!st) std::fprintf(stderr, "headmap: %s\n", st.error().message.c_str());
+  return st;
 }
 
 void App::quit() { glfwSetWindowShouldClose(window, 1); }
@@ -628,8 +701,6 @@ void App::open_lesson_file(const std::string& path) {
     state.error_popup = s.error().message;
   }
 }
-
-bool App::settled_view() const { return !lesson_export_.active() && heads_anim_.empty() && result_settled(); }
 
 bool App::result_settled() const {
   if (worker_.busy() || loader_.busy() || state.training.running || state.train_request) return false;
@@ -726,22 +797,19 @@ void App::step_layer(int delta) {
 
 // ---- [fonts] ---------------------------------------------------------------------------
 void App::rebuild_fonts() {
+  const auto t0 = std::chrono::steady_clock::now();
   ImGuiIO& io = ImGui::GetIO();
-  io.Fonts->Clear();
-  // Latin with accents, Greek, Cyrillic, phonetic superscripts (ᵀ), punctuation, super- and
-  // subscripts, arrows, maths (√ ÷ · ≤ ∞), technical and control pictures (␣), shapes, U+FFFD.
-  static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x1D00, 0x1DBF, 0x2000, 0x23FF,
-                                   0x2400, 0x243F, 0x2500, 0x26FF, 0xFFFD, 0xFFFD, 0};
+  // DejaVu Sans, and a glyph for every other character the text contains from the system
+  // font that has it (glyphs.h); rebuilt when such a character first appears.
   const float scale = state.font_scale * state.content_scale;  // the user's size on the monitor's scale
   const float size = std::round(kFontPixels * scale);
   const std::string sans = asset_path("fonts/DejaVuSans.ttf");
-  std::error_code ec;
-  if (std::filesystem::exists(sans, ec)) {
-    ImFontConfig fc;
-    fc.OversampleH = 2;
-    io.Fonts->AddFontFromFileTTF(sans.c_str(), size, &fc, ranges);
-  } else {
-    state.status_lines.push_back("The font " + sans + " is missing: using Dear ImGui's built-in font (no \xE2\x88\x9A or \xC3\xB7).");
+  if (Status s = glyphs().build(*io.Fonts, sans, size); !s) {
+    if (!fonts_failed_)
+      state.status_lines.push_back("The font " + sans + " cannot be used (" + s.error().message +
+                                   "): using Dear ImGui's built-in font (no \xE2\x88\x9A or \xC3\xB7, no other scripts).");
+    fonts_failed_ = true;
+    io.Fonts->Clear();
     ImFontConfig fc;
     fc.SizePixels = size;
     io.Fonts->AddFontDefault(&fc);
@@ -750,6 +818,7 @@ void App::rebuild_fonts() {
   ImGui_ImplOpenGL3_CreateFontsTexture();
   apply_theme(prefs.light_theme, scale);
   built_font_scale_ = state.font_scale;
+  glyphs().note_rebuild_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 }  // namespace headmap

@@ -69,6 +69,14 @@ class App {
 
   // ---- actions: the command table (commands.h) runs these ----
   void open_dialog(Dialog d);    // with its default path
+  // The OK of the File dialogs, the one path for a user's click or Enter and for a scripted
+  // dialog (AppState::dialog_request). A capture (dialog_captures) is taken in the next
+  // frame, drawn without the dialog and without hover; the rest run_dialog_action.
+  Status dialog_ok(Dialog d, const std::string& path);
+  // A scripted dialog not yet opened or OK'd, or an export capture not yet taken.
+  bool dialog_pending() const {
+    return state.dialog_request.has_value() || scripted_ok_in_ > 0 || pending_capture_.has_value() || !captures_.empty();
+  }
   bool dialog_open() const { return dialog_ != Dialog::None; }
   void quit();
   void toggle_fullscreen();
@@ -78,9 +86,6 @@ class App {
   void step_layer(int delta);     // the selection, clamped to the layers
   void open_lesson_file(const std::string& path);  // Help > Lessons; a bad file's message in the window and on the terminal
   void step_lesson(int delta);    // the lesson player's Next (+1) and Back (-1)
-  // Ready to be looked at: nothing computing, and the newest inputs answered (a result, a
-  // refusal) or not computable (an invalid config). Scripts and the lesson export wait for it.
-  bool settled_view() const;
 
  private:
   void accept(std::shared_ptr<const ComputeResult> r);
@@ -96,7 +101,9 @@ class App {
   void sync_training();
   void sync_model_loader();
   void sync_lesson_export();  // File > Export lesson: one window capture per step
-  bool result_settled() const;  // settled_view() without the lesson export
+  // This step's result is on screen: nothing computing, and the newest inputs answered (a
+  // result, a refusal) or not computable (an invalid config). The lesson export waits for it.
+  bool result_settled() const;
   // A lesson step that only moves num_heads: the slider steps through the valid counts on
   // the way (one every kHeadsAnimMs), so the class sees the maps split and the passport move.
   void animate_lesson_step();
@@ -112,7 +119,7 @@ class App {
   // Same-frame results (frame()): requests predicted to take at most this long are waited for.
   // A frame at 60 Hz is about 17 ms; waiting up to 12 ms more keeps the frame that takes the
   // input under the 33 ms a frame may take, and shows its result a whole frame earlier than
-  // an asynchronous answer would (measured against 4 ms: README, Performance).
+  // an asynchronous answer would (measured against 4 ms: tests/bench/README.md).
   static constexpr double kSameFrameBudgetMs = 12.0;
   struct ComputeCost {  // the last measured compute of one model
     int d_model = 0, layers = 0;
@@ -137,6 +144,8 @@ class App {
   uint64_t answered_seq_ = 0;
   ModelConfig last_cfg_;
   float built_font_scale_ = 0;
+  bool fonts_failed_ = false;  // DejaVu Sans could not be read: Dear ImGui's own font, said once
+  size_t fonts_noted_ = 0;     // the glyph notes (a fallback font unreadable...) already shown
   bool light_theme_applied_ = false;
   CenterPanel last_center_ = CenterPanel::Heads;
   struct Capture {
@@ -154,6 +163,13 @@ class App {
   // File dialogs (dialogs.h): a path to type, and what to do with it.
   Dialog dialog_ = Dialog::None;
   std::string dialog_path_, dialog_error_;
+  int scripted_ok_in_ = 0;  // a scripted dialog: frames until its OK is pressed (it is drawn first, as a user sees it)
+  struct PendingCapture {
+    Dialog dialog;
+    std::string path;
+  };
+  std::optional<PendingCapture> pending_capture_;  // an export capture, for the next frame without a dialog
+  bool capture_frame_ = false;                     // this frame takes it
   float heads_rect_[4] = {0, 0, 0, 0};  // the center panel on screen, for "export heads PNG"
   int windowed_pos_[4] = {100, 100, 1600, 1000};
 };

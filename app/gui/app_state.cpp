@@ -1,11 +1,40 @@
 #include "app/gui/app_state.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/io/export.h"
 #include "core/io/hf_gpt2.h"
 
 namespace headmap {
+
+MaskKind shown_mask(const ModelConfig& cfg, bool padded) {
+  const MaskKind m = mask_kind(cfg);
+  return m == MaskKind::PaddingOnly && !padded ? MaskKind::None : m;
+}
+
+void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax) {
+  *vmin = 0.0f;
+  *vmax = 1.0f;
+  if (!s.result || !s.result->fwd || s.view.norm == Normalisation::Absolute) return;
+  const ForwardData& f = *s.result->fwd;
+  const ForwardOutput& out = f.out;
+  auto max_of = [&](int l, int b, int h) { return f.map_max[(static_cast<size_t>(l) * out.B + b) * out.Hw + h]; };
+  float m = 0;
+  switch (s.view.norm) {
+    case Normalisation::PerHead: m = max_of(layer, batch, head); break;
+    case Normalisation::PerLayer:
+      for (int h = 0; h < out.Hw; ++h) m = std::max(m, max_of(layer, batch, h));
+      break;
+    case Normalisation::Global:
+      for (int l = 0; l < out.L; ++l)
+        for (int h = 0; h < out.Hw; ++h) m = std::max(m, max_of(l, batch, h));
+      break;
+    case Normalisation::Absolute: break;
+  }
+  *vmax = m > 0 ? m : 1.0f;
+}
+
 
 Status open_pretrained(AppState& s, const std::string& dir) {
   Result<ModelWeights> w = load_hf_gpt2(dir);
@@ -164,6 +193,39 @@ TrainJob compare_heads_job(const AppState& s) {
   }
   job.follow = false;
   return job;
+}
+
+std::string compare_steps_note(int compare_steps) {
+  if (compare_steps >= kCompareStepsThatPart) return "";
+  char note[200];
+  std::snprintf(note, sizeof note,
+                "At %d steps each the runs end close together and their curves lie on top of each other; "
+                "H = 1, 4 and 8 part from about %d,%03d steps each.",
+                compare_steps, kCompareStepsThatPart / 1000, kCompareStepsThatPart % 1000);
+  return note;
+}
+
+Status show_trained_run(AppState& s, int run) {
+  const TrainStatus& t = s.training;
+  if (run < 0 || run >= static_cast<int>(t.run_weights.size()) || !t.run_weights[static_cast<size_t>(run)])
+    return Error{ErrorKind::InvalidArgument, "Run " + std::to_string(run) + " of the last training has not finished."};
+  const std::shared_ptr<const ModelWeights>& w = t.run_weights[static_cast<size_t>(run)];
+  s.session = w;
+  ++s.session_id;
+  s.follow_training = false;  // a running training's snapshots would replace it
+  s.weights_mode = WeightsMode::Trained;
+  s.pretrained.reset();
+  s.pretrained_dir.clear();
+  s.cfg.d_model = w->d_model;
+  s.cfg.num_layers = w->num_layers();
+  s.cfg.num_heads = w->source.trained_heads;
+  s.cfg.num_kv_heads = 0;
+  s.cfg.context = std::min(s.cfg.context, w->context);
+  s.cfg.pitfalls.no_w_o = w->source.no_w_o;
+  s.view.center = CenterPanel::Heads;
+  s.status_lines.push_back("Showing the heads of " + (run < static_cast<int>(t.labels.size()) ? t.labels[static_cast<size_t>(run)] : "run " + std::to_string(run)) +
+                           ": " + describe_source(*w, s.cfg));
+  return Status();
 }
 
 TrainJob compare_w_o_job(const AppState& s) {

@@ -24,6 +24,9 @@ namespace headmap {
 // The text size a user can choose (--font-scale, Ctrl +/-, font_scale=X), times the monitor's.
 inline constexpr float kFontScaleMin = 0.6f, kFontScaleMax = 3.0f;
 
+// The File menu's dialogs (dialogs.h).
+enum class Dialog;
+
 // Input: the sentence and model controls as a tab, when the window is too narrow for their column.
 enum class CenterPanel { Heads, Focus, Model, Passport, Training, Compare, Input };
 const char* center_panel_name(CenterPanel p);
@@ -47,6 +50,7 @@ struct ViewSettings {
   float zoom = 1.0f, pan_x = 0.0f, pan_y = 0.0f;
   // Heads grid zoom (>= 1) and the window's centre as a fraction of the map, shared by every head.
   float heads_zoom = 1.0f, heads_pan_x = 0.5f, heads_pan_y = 0.5f;
+  int big_heads = 0;  // the heads grid: every head (0), or the presenter's view of the selected head (1) or it and the next (2), large
   int compare_mode = 0;          // the Compare tab: 0 side by side, 1 A/B
   int compare_show_correct = 0;  // A/B: 0 shows A (the pitfall), 1 shows B (the correct model)
 };
@@ -58,19 +62,31 @@ struct UiReport {
   };
   std::vector<Rect> heatmaps;          // the heads grid's maps, in window pixels
   std::vector<Rect> token_labels;      // the heads grid's token labels, in window pixels
+  std::vector<std::string> token_label_texts;  // their text as drawn: the token (cut with "…") and its position number
   int heads_map_pool = 0;              // the heads grid: most cells per texel drawn (1 = full resolution)
   int heads_deferred = 0;              // the heads grid: maps still waiting for their upload
   int heads_off = 0;                   // of those, drawn greyed with the "off" mark (ablated)
-  std::vector<std::string> head_titles;  // the heads grid's titles, as shown
+  std::vector<std::string> head_titles;  // the heads grid's titles, as shown (with the label)
   std::vector<Rect> head_title_rects;   // each title's row: ablation box, title and label
+  Rect heads_panel{0, 0, 0, 0};        // the middle panel, which File > Export heads as PNG captures
   std::vector<Rect> focus_map;         // Focus: the enlarged step's map, in window pixels
   int focus_map_pool = 0;              // Focus: most cells per texel drawn, strip and enlarged step (1 = full resolution)
   bool focus_slice_open = false;       // Focus: the head's slice of D is shown open
   std::vector<std::string> tokens;     // token chips of sentence 0, as displayed
+  std::vector<Rect> token_chips;       // their rects, in window pixels
+  std::vector<std::string> chip_groups;  // sentence 0's characters cut into byte pieces: "é = C3 A9 (tokens 2-3)"
+  std::vector<std::string> missing_glyphs;  // characters on the chips that no installed font draws: "U+E000"
+  std::vector<std::string> text_box_boxes;  // characters the text box draws as the hollow box (no glyph)
+  int text_box_replacements = 0;            // invalid bytes the text box draws as U+FFFD
+  int atlas_glyphs = 0;                     // glyphs in the font atlas, and its last build's time
+  double atlas_build_ms = 0;
   std::vector<std::string> messages;   // errors and notes shown to the user
   std::vector<std::string> buttons;    // notable buttons shown (e.g. "Use nearest valid")
   std::vector<std::string> passport_rows;  // "id concrete" per passport row shown
   float passport_table_h = 0;          // the passport table's height, in pixels
+  std::vector<std::string> passport_columns;  // the passport table's columns shown ("step", "symbolic", ...)
+  std::vector<Rect> passport_column_rects;    // their headers, in window pixels
+  float passport_right = 0;                   // the right edge of the passport's visible area
   std::vector<std::string> clipped;    // what the frame cut off (layout_check.h); empty when nothing
   int draw_calls = 0;                  // draw commands in the frame's draw data (each costs ~40 us under software GL)
   std::string layout;                  // "three columns", "two columns" or "tabs"
@@ -87,6 +103,13 @@ struct UiReport {
   Rect lesson_panel{0, 0, 0, 0};       // the player, in window pixels
   bool stale = false;
   std::string colormap;
+  // The widgets a person can click or type into (menus, menu items, tabs, dialog buttons and
+  // text boxes), as labelled on screen: the GUI tests' input steps find them here (report_widget).
+  struct Widget {
+    std::string label;
+    Rect rect;
+  };
+  std::vector<Widget> widgets;
   void clear() { *this = UiReport(); }
 };
 
@@ -130,7 +153,7 @@ struct AppState {
   TrainStatus training;                // the training worker's status, refreshed each frame
   std::string corpus_path;             // assets/corpus/...
   int train_steps = 1500, train_batch = 16, train_seq = 64;
-  int compare_steps = 600;
+  int compare_steps = 600;             // quick; kCompareStepsThatPart says when the curves part
   bool follow_training = true;         // heatmaps follow the snapshots of a running training
   std::optional<TrainJob> train_request;  // set by the panel, started by the app
   bool train_cancel_request = false;
@@ -144,6 +167,17 @@ struct AppState {
   bool fullscreen = false;
   int hover_token = -1;        // token under the mouse (chip, label or cell row), -1 none
   int hover_key = -1;          // key column under the mouse in a heatmap, -1 none
+  int hover_head = -1;         // the heads grid's map under the mouse (of view.layer), -1 none
+  // "Export this head": the head it writes, chosen when its dialog opens (the hovered head,
+  // else the selected one); unset: the selected head.
+  std::optional<HeadId> export_head;
+  // A scripted File dialog (--then export_heads=PATH, ...): the app opens it with this path
+  // and presses its OK button, the one path a user's OK takes.
+  struct DialogRequest {
+    Dialog dialog;
+    std::string path;
+  };
+  std::optional<DialogRequest> dialog_request;
   int selected_token = -1;     // the clicked chip: the position whose next token is predicted (-1: the last)
   bool focus_text = false;     // put the keyboard focus in the sentence box next frame
 
@@ -184,6 +218,13 @@ struct AppState {
 // trace only while Focus is visible. The config must be valid (validate(s.cfg)).
 ComputeRequest compute_request(const AppState& s, std::string* weights_note = nullptr);
 
+// The colour range [vmin, vmax] for one map under the state's normalisation.
+void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax);
+
+// The mask a (T, T) map of this config is drawn with. A single unpadded sentence needs no
+// mask when attention is bidirectional.
+MaskKind shown_mask(const ModelConfig& cfg, bool padded);
+
 // Opens a trained checkpoint (File > Open checkpoint, --checkpoint) and sets the sliders to its
 // own D, H, L and context (and the no-W_O switch it was trained with), replacing an opened
 // GPT-2 model and the session's model, with a message saying so. `info`: the file's
@@ -206,5 +247,18 @@ Result<TrainJob> train_this_configuration(const AppState& s);
 // H = 1, 4 and 8 at d_model 64, L = 2; and H = 4 with and without W_O.
 TrainJob compare_heads_job(const AppState& s);
 TrainJob compare_w_o_job(const AppState& s);
+// The comparisons' steps per run from which their curves part. Measured with headmap-cli
+// train on grammar-v1 (the Training tab's corpus) with the tab's options (D = 64, L = 2,
+// batch 16, 64 tokens, seed 1, one thread): at 600 steps H = 1, 4 and 8 end at a validation
+// loss of 2.674, 2.672 and 2.687 (three curves on top of each other); at 3,000 steps at
+// 2.190, 2.044 and 2.109 (H = 4 0.15 below H = 1). The tab suggests it.
+inline constexpr int kCompareStepsThatPart = 3000;
+// The Training tab's note when compare_steps is below that (empty otherwise).
+std::string compare_steps_note(int compare_steps);
+// Shows the heads of a finished run of the last training (a comparison's "Show heads"):
+// its weights become the session's model, the sliders take its D, H and L (and its no-W_O
+// switch), and the heads grid opens. An error, and nothing changed, for a run that has not
+// finished.
+Status show_trained_run(AppState& s, int run);
 
 }  // namespace headmap

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "app/gui/app.h"
+#include "app/gui/ui_widgets.h"
 
 namespace headmap {
 
@@ -33,10 +34,17 @@ const std::vector<Command>& commands() {
       {"File", "Save trained model...", nullptr, {0, 0}, false, false, false, false,
        [](App& a) { a.open_dialog(Dialog::SaveCheckpoint); },
        [](const App& a) { return a.state.session && !a.state.training.running; }},
-      {"File", "Export heads as PNG...", nullptr, {0, 0}, false, false, false, true,
+      {"File", "Export heads as PNG...", "Ctrl+E", {GLFW_KEY_E, 0}, true, false, false, true,
        [](App& a) { a.open_dialog(Dialog::ExportHeadsPng); }},
-      {"File", "Export window as PNG...", nullptr, {0, 0}, false, false, false, false,
-       [](App& a) { a.open_dialog(Dialog::ExportWindowPng); }},
+      {"File", "Export heads as SVG...", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.open_dialog(Dialog::ExportHeadsSvg); }},
+      // The head under the mouse (a key pressed over the heads grid), else the selected one.
+      {"File", "Export this head as PNG...", "Ctrl+H", {GLFW_KEY_H, 0}, true, false, false, false,
+       [](App& a) { a.open_dialog(Dialog::ExportHeadPng); }},
+      {"File", "Export this head as SVG...", "Ctrl+Shift+H", {GLFW_KEY_H, 0}, true, false, false, false,
+       [](App& a) { a.open_dialog(Dialog::ExportHeadSvg); }, nullptr, nullptr, true},
+      {"File", "Export window as PNG...", "Ctrl+Shift+E", {GLFW_KEY_E, 0}, true, false, false, false,
+       [](App& a) { a.open_dialog(Dialog::ExportWindowPng); }, nullptr, nullptr, true},
       {"File", "Export attention as .npy...", nullptr, {0, 0}, false, false, false, false,
        [](App& a) { a.open_dialog(Dialog::ExportNpy); }},
       {"File", "Export attention as JSON...", nullptr, {0, 0}, false, false, false, false,
@@ -55,6 +63,9 @@ const std::vector<Command>& commands() {
       {"View", "Smaller text", "Ctrl+-", {GLFW_KEY_MINUS, GLFW_KEY_KP_SUBTRACT}, true, true, false, false,
        [](App& a) { a.step_font(-1); }},
       {nullptr, "Normal text", "Ctrl+0", {GLFW_KEY_0, GLFW_KEY_KP_0}, true, true, false, false, [](App& a) { a.step_font(0); }},
+      {"View", "Big heads (the selected one, then two, then all)", "B", {GLFW_KEY_B, 0}, false, false, true, true,
+       [](App& a) { a.state.view.big_heads = (a.state.view.big_heads + 1) % 3; }, nullptr,
+       [](const App& a) { return a.state.view.big_heads > 0; }},
       {"View", "Full screen", "F11", {GLFW_KEY_F11, 0}, false, false, false, false, [](App& a) { a.toggle_fullscreen(); }, nullptr,
        [](const App& a) { return a.state.fullscreen; }},
 
@@ -87,20 +98,23 @@ void draw_menu_commands(App& app, const char* menu) {
     if (c.separator_before) ImGui::Separator();
     const bool enabled = !c.enabled || c.enabled(app);
     if (ImGui::MenuItem(c.label, c.shortcut, c.checked ? c.checked(app) : false, enabled)) c.run(app);
+    report_widget(app.state, c.label);
   }
+}
+
+const Command* command_for_key(int key, bool ctrl, bool shift, bool keyboard_taken, const App* app) {
+  return match_command(commands(), key, ctrl, shift, keyboard_taken, app);
 }
 
 void run_shortcuts(App& app) {
   const ImGuiIO& io = ImGui::GetIO();
   const bool keyboard_taken = io.WantTextInput || app.dialog_open();
-  for (const Command& c : commands()) {
-    if ((c.ctrl && !io.KeyCtrl) || (c.free_keyboard && keyboard_taken) || (c.enabled && !c.enabled(app))) continue;
+  for (const Command& c : commands())
     for (int k : c.keys)
-      if (k != 0 && ImGui::IsKeyPressed(k, c.repeat)) {
+      if (k != 0 && ImGui::IsKeyPressed(k, c.repeat) && command_for_key(k, io.KeyCtrl, io.KeyShift, keyboard_taken, &app) == &c) {
         c.run(app);
         break;
       }
-  }
 }
 
 }  // namespace headmap

@@ -1,6 +1,12 @@
 // dialogs.cpp: what the File dialogs do, on the state alone.
 #include "app/gui/dialogs.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "app/common/heatmap_png.h"
+#include "app/common/heatmap_svg.h"
 #include "app/gui/lessons.h"
 #include "app/gui/settings.h"
 #include "core/io/checkpoint.h"
@@ -25,6 +31,9 @@ const char* dialog_title(Dialog d) {
     case Dialog::OpenLesson: return "Open lesson";
     case Dialog::SaveLessonStep: return "Save view as lesson step (appended to the lesson file)";
     case Dialog::ExportLesson: return "Export lesson (one PNG of the window per step, into this directory)";
+    case Dialog::ExportHeadPng: return "Export this head as PNG";
+    case Dialog::ExportHeadSvg: return "Export this head as SVG";
+    case Dialog::ExportHeadsSvg: return "Export heads as SVG";
   }
   return "";
 }
@@ -43,6 +52,9 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::OpenLesson:
     case Dialog::SaveLessonStep: return "my-lesson.json";
     case Dialog::ExportLesson: return "lesson-slides";
+    case Dialog::ExportHeadPng: return "head.png";
+    case Dialog::ExportHeadSvg: return "head.svg";
+    case Dialog::ExportHeadsSvg: return "heads.svg";
     case Dialog::None:
     case Dialog::Shortcuts: return "";
   }
@@ -50,6 +62,74 @@ const char* dialog_default_path(Dialog d) {
 }
 
 bool dialog_captures(Dialog d) { return d == Dialog::ExportHeadsPng || d == Dialog::ExportWindowPng; }
+
+bool is_svg_path(const std::string& path) {
+  if (path.size() < 4) return false;
+  std::string ext = path.substr(path.size() - 4);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".svg";
+}
+
+HeadId export_target(const AppState& s) {
+  if (s.export_head) return *s.export_head;
+  return HeadId{s.view.layer, s.hover_head >= 0 ? s.hover_head : s.view.head};
+}
+
+namespace {
+// The figure's inputs as the heads panel shows them: the selected sentence, the view's
+// colormap, normalisation, log scale and mask, each head's label and ablation.
+Result<FigureInput> figure_input(const AppState& s, int layer) {
+  const ComputeResult* res = s.result.get();
+  if (!res || !res->fwd) return Error{ErrorKind::InvalidArgument, "Nothing to export yet."};
+  const ForwardData& f = *res->fwd;
+  const ForwardOutput& out = f.out;
+  if (f.batch.empty()) return Error{ErrorKind::InvalidArgument, "Nothing to export: the text has no tokens."};
+  if (layer < 0 || layer >= out.L)
+    return Error{ErrorKind::InvalidArgument, "Layer " + std::to_string(layer) + " is not computed yet: export again once the heads panel shows it."};
+  FigureInput in;
+  in.out = &out;
+  in.cfg = &res->request.cfg;
+  in.metrics = &f.metrics;
+  in.layer = layer;
+  in.batch = std::clamp(s.view.batch, 0, out.B - 1);
+  const int len = f.batch.lengths[in.batch];
+  in.tokens.assign(f.labels[in.batch].begin(), f.labels[in.batch].begin() + len);
+  in.colormap = s.view.colormap;
+  in.log_scale = s.view.log_scale;
+  in.mask = shown_mask(res->request.cfg, out.B > 1);
+  in.scale = s.view.norm == Normalisation::PerHead    ? "per head"
+             : s.view.norm == Normalisation::PerLayer ? "per layer"
+             : s.view.norm == Normalisation::Global   ? "over the model"
+                                                      : "absolute (0 to 1)";
+  const int b = in.batch;
+  in.range = [&s, layer, b](int h, float* lo, float* hi) { map_range(s, layer, b, h, lo, hi); };
+  in.source = f.source;
+  const ModelConfig& cfg = res->request.cfg;
+  for (int h = 0; h < out.Hw && !cfg.pitfalls.head_averaged; ++h) {  // as the heads panel labels them
+    const size_t mi = (static_cast<size_t>(layer) * out.B + b) * out.Hw + h;
+    const float probe = res->induction.empty() ? 0.0f : res->induction[static_cast<size_t>(layer) * out.H + h];
+    const float ind = label_induction(probe, mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf(""));
+    const HeadLabel label = mi < f.metrics.size() ? head_label(f.metrics[mi], ind) : HeadLabel::None;
+    in.head_labels.push_back(label == HeadLabel::None ? "" : head_label_name(label));
+    if (res->request.ablated.end() != std::find(res->request.ablated.begin(), res->request.ablated.end(), HeadId{layer, h})) in.off.insert(h);
+  }
+  return in;
+}
+
+Status export_figure(Dialog d, const std::string& path, const AppState& s) {
+  Result<Figure> fig = dialog_figure(d, s);
+  if (!fig) return fig.error();
+  return d == Dialog::ExportHeadPng ? write_figure_png(path, *fig) : write_figure_svg(path, *fig);
+}
+}  // namespace
+
+Result<Figure> dialog_figure(Dialog d, const AppState& s) {
+  const HeadId target = export_target(s);
+  const bool one = d == Dialog::ExportHeadPng || d == Dialog::ExportHeadSvg;
+  Result<FigureInput> in = figure_input(s, one ? target.layer : s.view.layer);
+  if (!in) return in.error();
+  return one ? head_figure(*in, in->cfg->pitfalls.head_averaged ? 0 : target.head) : heads_figure(*in);  // head-averaged: the one mean map
+}
 
 Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
   Status st;
@@ -123,6 +203,12 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
     case Dialog::ExportLesson:  // the app shows and captures each step (App::sync_lesson_export)
       if (!state.lesson.open()) st = Error{ErrorKind::InvalidArgument, "Open a lesson first (Help > Lessons)."};
       else state.lesson.export_request = path;
+      break;
+    case Dialog::ExportHeadPng:
+    case Dialog::ExportHeadSvg:
+    case Dialog::ExportHeadsSvg:
+      st = export_figure(d, path, state);
+      if (st) state.status_lines.push_back("Wrote " + path);
       break;
     case Dialog::None:
     case Dialog::Shortcuts:

@@ -6,24 +6,40 @@
 #pragma once
 #include <string>
 
+#include "app/common/heatmap_figure.h"
 #include "app/gui/app_state.h"
 #include "core/error.h"
 
 namespace headmap {
 
 enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
-                    SaveCheckpoint, OpenModel, OpenLesson, SaveLessonStep, ExportLesson };
+                    SaveCheckpoint, OpenModel, ExportHeadPng, ExportHeadSvg, ExportHeadsSvg, OpenLesson, SaveLessonStep,
+                    ExportLesson };
 
 // The dialog's window title, e.g. "Open view".
 const char* dialog_title(Dialog d);
 // The path a dialog proposes when it opens, e.g. "view.json" ("" for Shortcuts).
 const char* dialog_default_path(Dialog d);
-// The dialog reads the frame (a PNG capture): App runs it, not run_dialog_action.
+// The dialog reads the frame (a PNG capture): App runs it, not run_dialog_action. It is
+// taken in the frame after the dialog closes, so the dialog is never in the picture.
 bool dialog_captures(Dialog d);
+// The path names an SVG file (ends in .svg, any case): the scripted export keys choose the
+// SVG dialog for it.
+bool is_svg_path(const std::string& path);
+
+// The head "Export this head" writes: the one chosen when its dialog opened
+// (s.export_head), else the hovered map of the heads grid, else the selected head.
+HeadId export_target(const AppState& s);
+
+// What Export this head (ExportHeadPng, ExportHeadSvg) or Export heads as SVG draws: the
+// export target, or the selected layer's heads, of the sentence on screen, in the view's
+// colormap, normalisation, log scale and mask.
+Result<Figure> dialog_figure(Dialog d, const AppState& s);
 
 // OK in a file dialog: open or save a view, open a checkpoint or a GPT-2-family model
 // directory (read and checked fully before anything changes), save the session's model, export the result on screen as .npy
-// or JSON. On success a note goes to s.status_lines; on error the state is untouched.
+// or JSON, export one head (the export target) large or the layer's heads as a figure, PNG or
+// SVG (heatmap_figure.h), in the view's colormap, scale and mask. On success a note goes to s.status_lines; on error the state is untouched.
 Status run_dialog_action(Dialog d, const std::string& path, AppState& s);
 
 }  // namespace headmap

@@ -53,6 +53,7 @@ static void pin_loaded_libraries() {
 #include "app/gui/theme.h"
 #include "app/common/assets.h"
 #include "app/common/model_options.h"
+#include "app/script/input.h"
 #include "app/script/script.h"
 #include "app/script/soak.h"
 #include "app/script/settings_table.h"
@@ -63,7 +64,7 @@ using namespace headmap;
 // driver) rasterises on one thread per core by default. On small machines headmap asks for
 // two per core unless LP_NUM_THREADS is set: the rasteriser then keeps its share of the cores
 // against the X server and the model's threads, and frames at 1600x1000 on two cores fell
-// from ~16 to ~12.5 ms p50 (README, Performance). GPU drivers ignore the variable.
+// from ~16 to ~12.5 ms p50 (tests/bench/README.md). GPU drivers ignore the variable.
 static void prefer_more_rasteriser_threads() {
   const unsigned cores = std::thread::hardware_concurrency();
   if (cores == 0 || cores > 4 || std::getenv("LP_NUM_THREADS")) return;  // measured on 2 cores only
@@ -95,6 +96,10 @@ int main(int argc, char** argv) {
   cli.add_option("--then", shot.then, "with --screenshot: after the first result, apply key=value as the controls would "
                  "(repeatable; \"wait\" waits for the result before the next ones; \"report=PATH\" writes the --report JSON of that moment; \"press=PageDown\" presses a key). Keys:\n" + scripted_settings_help());
   cli.add_option("--type", shot.type, "with --screenshot: type this into the emptied sentence box, one character per frame");
+  cli.add_option("--input", shot.input, "with --screenshot: after the --then settings, a person's input through the real widgets, "
+                 "steps separated by ';' (or @FILE, one a line): click LABEL, rclick LABEL, dclick LABEL, hover LABEL, scroll N LABEL, "
+                 "key COMBO (ctrl+o, enter, escape, right), type TEXT, wait, frames N, expect LABEL, absent LABEL, timeout S; "
+                 "LABEL as drawn (--report lists \"widgets\") or @X,Y (repeatable)");
   std::string mouse, corpus;
   cli.add_option("--corpus", corpus, "the text the Training tab trains on (default: the shipped corpus in assets/corpus)");
   cli.add_option("--mouse", mouse, "with --screenshot: rest the mouse at X,Y (window pixels), e.g. to show a tooltip");
@@ -120,12 +125,29 @@ int main(int argc, char** argv) {
     return cli.exit(e) == 0 ? 0 : 2;
   }
   if (open_view.empty()) open_view = view_arg;
+  if (!shot.input.empty()) {  // bad steps are bad arguments, before any window opens
+    if (shot.path.empty()) {
+      std::fprintf(stderr, "headmap: --input needs --screenshot (it drives a scripted run).\n");
+      return 2;
+    }
+    if (Result<std::vector<InputStep>> steps = parse_input_steps(shot.input); !steps) {
+      std::fprintf(stderr, "headmap: %s\n", steps.error().message.c_str());
+      return 2;
+    }
+  }
 
   // The initial state: command-line model options over the defaults, or a view file.
+  // What headmap-cli refuses (a --file too large or unreadable, a --model or --checkpoint
+  // that does not load, and here a view file) is refused with the same text, in the window
+  // as well as on the terminal, and the state is the one without it. A scripted run then
+  // exits 1, once its screenshot and report are written.
+  std::vector<std::string> problems;
   Result<ModelInput> in = resolve_model_options(mo, true);
-  if (!in && in.error().kind == ErrorKind::Io) {
-    std::fprintf(stderr, "headmap: %s\n", in.error().message.c_str());
-    return 1;
+  if (!in && (in.error().kind == ErrorKind::Io || in.error().kind == ErrorKind::BadFormat)) {  // the --file's
+    problems.push_back(in.error().message);
+    ModelOptions without_file = mo;
+    without_file.file.clear();
+    in = resolve_model_options(without_file, true);
   }
   if (!mouse.empty() && std::sscanf(mouse.c_str(), "%f,%f", &shot.mouse_x, &shot.mouse_y) != 2) {
     std::fprintf(stderr, "headmap: --mouse wants X,Y, e.g. 700,300\n");
@@ -238,18 +260,12 @@ int main(int argc, char** argv) {
       if (mo.random_init) {
         st.weights_mode = WeightsMode::Random;
       } else if (!mo.model.empty()) {
-        if (Status s = open_pretrained(st, mo.model); !s) {
-          std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
-          code = 1;
-        }
+        if (Status s = open_pretrained(st, mo.model); !s) problems.push_back(s.error().message);  // the shipped model stays
       } else if (!mo.checkpoint.empty()) {
-        if (Status s = open_checkpoint(st, mo.checkpoint); !s) {  // its own D, H, L, context, with a message
-          std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
-          code = 1;
-        } else {
-          opening = st.checkpoint_info;
-        }
-      } else {
+        if (Status s = open_checkpoint(st, mo.checkpoint); !s) problems.push_back(s.error().message);  // as headmap-cli says it
+        else opening = st.checkpoint_info;  // its own D, H, L, context, with a message
+      }
+      if (!mo.random_init && !st.pretrained && !opening) {  // the shipped default, also when the named weights did not load
         const std::string name = std::filesystem::path(kDefaultCheckpoint).filename().string();
         for (const CheckpointInfo& k : st.shipped)
           if (std::filesystem::path(k.path).filename() == name) opening = k;
@@ -263,12 +279,15 @@ int main(int argc, char** argv) {
         st.cfg.num_kv_heads = given.num_kv_heads;
         st.cfg.pitfalls.no_w_o = opening->no_w_o || given.pitfalls.no_w_o;
       }
-      if (!open_view.empty()) {
-        if (Status s = load_view(open_view, st); !s) {
-          std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
-          st.error_popup = s.error().message;
-          if (!shot.path.empty()) code = 1;
+      if (!open_view.empty())
+        if (Status s = load_view(open_view, st); !s) problems.push_back(s.error().message);
+      if (!problems.empty()) {
+        std::string all;
+        for (const std::string& p : problems) {
+          std::fprintf(stderr, "headmap: %s\n", p.c_str());
+          all += (all.empty() ? "" : "\n\n") + p;
         }
+        st.error_popup = all;  // the "Problem" box, over the window that opened without it
       }
       if (!panel.empty()) parse_center_panel(panel, &st.view.center);
       if (!colormap.empty()) parse_colormap(colormap.c_str(), &st.view.colormap);
@@ -307,6 +326,7 @@ int main(int argc, char** argv) {
           app.frame();
         }
         if (app.script) code = app.script->exit_code;
+        if (code == 0 && scripted && !problems.empty()) code = 1;  // what was refused, for scripts: after the screenshot
       }
     }
   }

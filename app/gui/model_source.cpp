@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "app/common/model_options.h"
 #include "core/io/checkpoint.h"
 
 namespace headmap {
@@ -43,9 +44,27 @@ std::vector<CheckpointInfo> scan_checkpoints(const std::string& dir) {
   return out;
 }
 
-WeightsChoice choose_weights(const ModelConfig& cfg, const WeightsInputs& in) {
+const char* weights_mode_name(WeightsMode m) {
+  switch (m) {
+    case WeightsMode::Trained: return "trained";
+    case WeightsMode::TrainedForH: return "trained_for_h";
+    case WeightsMode::Random: return "random";
+  }
+  return "trained";
+}
+
+bool parse_weights_mode(const std::string& name, WeightsMode* out) {
+  for (WeightsMode m : {WeightsMode::Trained, WeightsMode::TrainedForH, WeightsMode::Random})
+    if (name == weights_mode_name(m)) {
+      *out = m;
+      return true;
+    }
+  return false;
+}
+
+// The "trained" choice: the weights open at the sliders' D and L, re-sliced to their H.
+static WeightsChoice choose_trained(const ModelConfig& cfg, const WeightsInputs& in) {
   WeightsChoice c;
-  if (in.mode == WeightsMode::Random) return c;
   if (in.pretrained) {  // the sliders follow its D and L; any H divides its D anew
     c.in_memory = in.pretrained;
     c.context_limit = std::min(in.pretrained->context, kMaxContext);
@@ -63,25 +82,75 @@ WeightsChoice choose_weights(const ModelConfig& cfg, const WeightsInputs& in) {
     c.context_limit = in.user_info->context;
     return c;
   }
-  const CheckpointInfo* same_h = nullptr;
-  const CheckpointInfo* any = nullptr;
+  // The shipped default, as headmap-cli runs it (load_model_weights): whatever the sliders'
+  // H, the same weights re-sliced. Another shipped checkpoint only where the default does
+  // not fit D and L; those trained without W_O are for the comparison, never picked here.
+  const std::string default_name = fs::path(kDefaultCheckpoint).filename().string();
+  const CheckpointInfo* pick = nullptr;
   if (in.shipped)
     for (const CheckpointInfo& k : *in.shipped) {
-      // Checkpoints trained without W_O are for the comparison, never picked by themselves.
       if (!fits(k.d_model, k.num_layers) || k.no_w_o) continue;
-      if (k.num_heads == cfg.num_heads && !same_h) same_h = &k;
-      // Re-slicing prefers the 4-head training, the default, then the first one found.
-      if (!any || (k.num_heads == 4 && any->num_heads != 4)) any = &k;
+      if (!pick || fs::path(k.path).filename() == default_name) pick = &k;
     }
-  if (const CheckpointInfo* k = same_h ? same_h : any) {
-    c.checkpoint = k->path;
-    c.loaded = k->weights;
-    c.context_limit = k->context;
+  if (pick) {
+    c.checkpoint = pick->path;
+    c.loaded = pick->weights;
+    c.context_limit = pick->context;
     return c;
   }
   c.note = "No trained model for d_model " + std::to_string(cfg.d_model) + " with " + std::to_string(cfg.num_layers) +
            (cfg.num_layers == 1 ? " layer" : " layers") + ": random init. Train one in the Training tab.";
   return c;
+}
+
+// The "trained for this H" choice: weights trained with exactly the sliders' D, H and L
+// (and with or without W_O, as the switch says), never re-sliced.
+static WeightsChoice choose_trained_for_h(const ModelConfig& cfg, const WeightsInputs& in) {
+  WeightsChoice c;
+  const auto exact = [&](int d, int h, int l, bool no_wo) {
+    return d == cfg.d_model && h == cfg.num_heads && l == cfg.num_layers && no_wo == cfg.pitfalls.no_w_o;
+  };
+  const auto exact_w = [&](const ModelWeights& w) { return exact(w.d_model, w.source.trained_heads, w.num_layers(), w.source.no_w_o); };
+  if (in.pretrained && exact_w(*in.pretrained)) return choose_trained(cfg, in);
+  if (in.session && exact_w(*in.session)) {
+    c.in_memory = in.session;
+    c.context_limit = in.session->context;
+    return c;
+  }
+  if (in.user_info && exact(in.user_info->d_model, in.user_info->num_heads, in.user_info->num_layers, in.user_info->no_w_o)) {
+    c.checkpoint = in.user_checkpoint;
+    c.loaded = in.user_info->weights;
+    c.context_limit = in.user_info->context;
+    return c;
+  }
+  std::string family;  // the shipped trainings of this D and L, for the note
+  if (in.shipped)
+    for (const CheckpointInfo& k : *in.shipped) {
+      if (exact(k.d_model, k.num_heads, k.num_layers, k.no_w_o)) {
+        c.checkpoint = k.path;
+        c.loaded = k.weights;
+        c.context_limit = k.context;
+        return c;
+      }
+      if (k.d_model == cfg.d_model && k.num_layers == cfg.num_layers)
+        family += (family.empty() ? "" : ", ") + std::to_string(k.num_heads) + (k.no_w_o ? " without W_O" : "");
+    }
+  c = choose_trained(cfg, in);
+  if (c.note.empty())
+    c.note = "Nothing here was trained with H = " + std::to_string(cfg.num_heads) + (cfg.pitfalls.no_w_o ? " without W_O" : "") +
+             " at d_model " + std::to_string(cfg.d_model) + " with " + std::to_string(cfg.num_layers) +
+             (cfg.num_layers == 1 ? " layer" : " layers") + (family.empty() ? "" : " (trained: H = " + family + ")") +
+             ": the trained weights re-sliced instead.";
+  return c;
+}
+
+WeightsChoice choose_weights(const ModelConfig& cfg, const WeightsInputs& in) {
+  switch (in.mode) {
+    case WeightsMode::Random: return WeightsChoice();
+    case WeightsMode::TrainedForH: return choose_trained_for_h(cfg, in);
+    case WeightsMode::Trained: break;
+  }
+  return choose_trained(cfg, in);
 }
 
 }  // namespace headmap

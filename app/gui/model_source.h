@@ -1,10 +1,14 @@
 // model_source.h: which weights the sliders' configuration runs on.
 //
-// headmap opens on a trained model. For each configuration it picks, in order: a pretrained
-// model the user opened (GPT-2 family; its D and L fix the sliders, H re-slices it), the model
-// trained in this session (if its D and L match), a checkpoint the user opened, a shipped
-// checkpoint with the same D, L and H, a shipped one with the same D and L re-sliced to
-// the new H (the weights do not depend on H), and otherwise random init, saying so.
+// headmap opens on a trained model. num_heads has one meaning everywhere (the app and
+// headmap-cli): another H re-slices the same trained weights (they do not depend on H).
+// For each configuration the "trained" choice picks, in order: a pretrained model the user
+// opened (GPT-2 family; its D and L fix the sliders), the model trained in this session (if
+// its D and L match), a checkpoint the user opened, the shipped default (kDefaultCheckpoint)
+// or another shipped checkpoint with the same D and L, each re-sliced to the sliders' H,
+// and otherwise random init, saying so. The "trained for this H" choice reaches the
+// separately trained family by name: a model trained with exactly the sliders' D, H and L
+// (and the no-W_O switch), else the "trained" choice with a note saying none was.
 #pragma once
 #include <memory>
 #include <string>
@@ -34,7 +38,10 @@ Result<CheckpointInfo> checkpoint_info(const std::string& path);
 // The same, from weights already loaded from `path`.
 CheckpointInfo checkpoint_info_of(const ModelWeights& w, const std::string& path);
 
-enum class WeightsMode { Trained, Random };
+enum class WeightsMode { Trained, TrainedForH, Random };
+// "trained", "trained_for_h", "random": view files and the scripted "weights" setting.
+const char* weights_mode_name(WeightsMode m);
+bool parse_weights_mode(const std::string& name, WeightsMode* out);
 
 struct WeightsChoice {
   std::string checkpoint;                          // a file to load, or empty

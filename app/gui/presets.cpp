@@ -9,8 +9,13 @@ namespace headmap {
 
 static Presets builtin() {
   Presets p;
-  p.items.push_back({"The cat sat on the mat", kDefaultSentence, "coreference: it -> cat"});
+  p.items.push_back({"Kitten on the blanket, sleepy", kDefaultSentence, "coreference: it -> kitten", false});
   return p;
+}
+
+std::string preset_menu_label(const Preset& p) {
+  if (!p.in_corpus) return p.name;
+  return p.name + (*p.in_corpus ? "  (in the training corpus: memorised)" : "  (not in the training corpus)");
 }
 
 Presets load_presets(const std::string& path, std::string* error) {
@@ -28,7 +33,9 @@ Presets parse_presets(const std::string& text, const std::string& path, std::str
     Presets p;
     for (const auto& e : j.at("presets")) {
       if (p.items.size() >= 1000) throw std::runtime_error("more than 1000 presets");
-      p.items.push_back({e.at("name").get<std::string>(), e.at("text").get<std::string>(), e.value("note", "")});
+      Preset item{e.at("name").get<std::string>(), e.at("text").get<std::string>(), e.value("note", ""), std::nullopt};
+      if (e.contains("in_corpus")) item.in_corpus = e.at("in_corpus").get<bool>();
+      p.items.push_back(std::move(item));
     }
     if (p.items.empty()) throw std::runtime_error("no presets");
     return p;

@@ -141,6 +141,7 @@ struct TrainStatus {
   std::shared_ptr<const ModelWeights> snapshot;  // the newest weights of the followed run
   uint64_t snapshot_id = 0;         // changes with every new snapshot
   std::shared_ptr<const ModelWeights> result;    // the followed run's final weights
+  std::vector<std::shared_ptr<const ModelWeights>> run_weights;  // per finished run: its final weights (Show heads)
   std::optional<Error> error;
   std::string corpus_name;
 };

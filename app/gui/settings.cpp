@@ -5,11 +5,13 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <set>
 
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "app/common/model_options.h"
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
 
@@ -89,9 +91,14 @@ Status save_imgui_ini(const char* data, size_t size) {
 }
 
 // ---- view files ------------------------------------------------------------------------
-// Version 2 records the weights' source ("weights"); version 1 files still open.
+// Version 2 records the weights' source ("weights"); version 3 the heads switched off, the
+// zoom and pan of the heads grid and of Focus, the clicked token and the Compare tab's view.
+// Older files still open, with those at their defaults.
 static constexpr const char* kViewFormat = "headmap-view";
-static constexpr int kViewVersion = 2;
+static constexpr int kViewVersion = 3;
+// The largest zoom a view file may hold: the heads grid's at the longest context (the panel
+// clamps it further to the map's length) and Focus's own limit.
+static constexpr float kMaxHeadsZoom = kMaxContext, kMaxFocusZoom = 64.0f;
 
 // Where the weights on screen come from, as compute_request() chooses them: random init
 // (the seed is in the config), a checkpoint file, a shipped checkpoint (by name, so a view
@@ -103,7 +110,7 @@ static json weights_source_json(const AppState& s) {
     const fs::path a = fs::absolute(p, ec);
     return ec ? p : a.lexically_normal().string();
   };
-  json w = {{"mode", s.weights_mode == WeightsMode::Random ? "random" : "trained"}, {"seed", s.cfg.seed}};
+  json w = {{"mode", weights_mode_name(s.weights_mode)}, {"seed", s.cfg.seed}};
   if (s.weights_mode == WeightsMode::Random) {
     w["source"] = "random";
   } else if (r.weights.in_memory && r.weights.in_memory == s.pretrained) {
@@ -132,8 +139,8 @@ static Status apply_weights_source(const json& w, AppState& next, const std::str
   };
   if (!w.is_object()) return bad("its \"weights\" is not an object.");
   const std::string mode = w.value("mode", std::string("trained")), source = w.value("source", std::string(""));
-  if (mode != "trained" && mode != "random") return bad("its weights mode \"" + mode + "\" is neither trained nor random.");
-  next.weights_mode = mode == "random" ? WeightsMode::Random : WeightsMode::Trained;
+  if (!parse_weights_mode(mode, &next.weights_mode))
+    return bad("its weights mode \"" + mode + "\" is none of trained, trained_for_h and random.");
   if (mode == "random") return Status();
   const auto drop_loaded = [&] {  // the view's weights replace whatever was opened
     next.checkpoint.clear();
@@ -155,6 +162,9 @@ static Status apply_weights_source(const json& w, AppState& next, const std::str
                                   [&](const CheckpointInfo& k) { return fs::path(k.path).filename() == name; });
     if (!have) return bad("it was saved on the shipped checkpoint " + name + ", which this installation does not have.");
     drop_loaded();  // choose_weights picks the same shipped file for the same config
+    // Views saved before "trained" meant the default re-sliced named the file trained for their H.
+    if (next.weights_mode == WeightsMode::Trained && name != fs::path(kDefaultCheckpoint).filename().string())
+      next.weights_mode = WeightsMode::TrainedForH;
   } else if (source == "model") {
     const std::string dir = w.value("model_dir", std::string(""));
     const ModelConfig cfg = next.cfg;  // open_pretrained sets the model's own sizes; the view's win
@@ -189,6 +199,15 @@ Status save_view(const std::string& path, const AppState& s) {
   j["log_scale"] = s.view.log_scale;
   j["grid_lines"] = s.view.grid_lines;
   j["focus_step"] = s.view.focus_step;
+  json off = json::array();
+  for (const HeadId& id : s.ablated) off.push_back({id.layer, id.head});
+  j["ablated"] = off;  // every head switched off, also those kept for a larger config
+  j["heads_zoom"] = s.view.heads_zoom;
+  j["heads_pan"] = {s.view.heads_pan_x, s.view.heads_pan_y};
+  j["focus_zoom"] = s.view.zoom;
+  j["focus_pan"] = {s.view.pan_x, s.view.pan_y};
+  j["selected_token"] = s.selected_token;
+  j["compare_view"] = s.view.compare_mode == 0 ? "split" : s.view.compare_show_correct ? "b" : "a";
   return write_file_atomic(path, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
@@ -201,6 +220,76 @@ static std::optional<int> int_field(const json& j, const char* key, int def, int
   const int64_t v = it->is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(it->get<uint64_t>(), INT64_MAX)) : it->get<int64_t>();
   if (v < lo || v > hi) return std::nullopt;
   return static_cast<int>(v);
+}
+
+// Version 3's view fields (ablated, zoom and pan, selected_token, compare_view), or their
+// defaults when absent (an older file). A field of the wrong type or an impossible value
+// is refused, naming it; a zoom or pan out of range is clamped, with a note naming it.
+static Status parse_view_v3(const json& j, const std::string& path, AppState& next) {
+  auto bad = [&](const std::string& field, const std::string& why) {
+    return Status(Error{ErrorKind::BadFormat, path + " is not a view file headmap can open: its \"" + field + "\" " + why});
+  };
+  const ViewSettings defaults;
+  std::set<HeadId> ablated;
+  if (const auto it = j.find("ablated"); it != j.end()) {
+    if (!it->is_array()) return bad("ablated", "is not a list of [layer, head] pairs.");
+    bool beyond = false;
+    for (const json& e : *it) {
+      if (!e.is_array() || e.size() != 2 || !e[0].is_number_integer() || !e[1].is_number_integer())
+        return bad("ablated", "holds " + e.dump().substr(0, 40) + ", which is not a [layer, head] pair of whole numbers.");
+      auto whole = [](const json& x) {
+        return x.is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(x.get<uint64_t>(), INT64_MAX)) : x.get<int64_t>();
+      };
+      const int64_t l = whole(e[0]), h = whole(e[1]);
+      if (l < 0 || l >= kMaxModelLayers || h < 0 || h >= kMaxDModel)
+        return bad("ablated", "names head " + e.dump().substr(0, 40) + ", which no model has (layers 0 to " + std::to_string(kMaxModelLayers - 1) +
+                                  ", heads 0 to " + std::to_string(kMaxDModel - 1) + ").");
+      beyond = beyond || l >= next.cfg.num_layers || h >= next.cfg.num_heads;
+      ablated.insert(HeadId{static_cast<int>(l), static_cast<int>(h)});
+    }
+    if (beyond)
+      next.status_lines.push_back(path + ": \"ablated\" names heads this configuration does not have: they stay switched off for "
+                                  "when it has them again, as in the heads panel.");
+  }
+  // A number in [lo, hi]: absent gives def; not a finite number is refused; out of range is clamped, with a note.
+  auto number = [&](const json& v, const std::string& field, float lo, float hi, float* out) -> Status {
+    if (!v.is_number() || !std::isfinite(v.get<double>())) return bad(field, "is not a number.");
+    const double x = v.get<double>();
+    *out = static_cast<float>(std::clamp(x, static_cast<double>(lo), static_cast<double>(hi)));
+    if (x < lo || x > hi) next.status_lines.push_back(path + ": \"" + field + "\" was out of range (" + v.dump() + "); using " + json(*out).dump() + ".");
+    return Status();
+  };
+  auto pair = [&](const char* field, float lo, float hi, float* x, float* y) -> Status {
+    const auto it = j.find(field);
+    if (it == j.end()) return Status();
+    if (!it->is_array() || it->size() != 2) return bad(field, "is not a pair [x, y].");
+    if (Status s = number((*it)[0], field, lo, hi, x); !s) return s;
+    return number((*it)[1], field, lo, hi, y);
+  };
+  auto one = [&](const char* field, float lo, float hi, float* x) -> Status {
+    const auto it = j.find(field);
+    return it == j.end() ? Status() : number(*it, field, lo, hi, x);
+  };
+  ViewSettings v = next.view;
+  v.heads_zoom = defaults.heads_zoom, v.heads_pan_x = defaults.heads_pan_x, v.heads_pan_y = defaults.heads_pan_y;
+  v.zoom = defaults.zoom, v.pan_x = defaults.pan_x, v.pan_y = defaults.pan_y;
+  v.compare_mode = defaults.compare_mode, v.compare_show_correct = defaults.compare_show_correct;
+  if (Status s = one("heads_zoom", 1.0f, kMaxHeadsZoom, &v.heads_zoom); !s) return s;
+  if (Status s = pair("heads_pan", 0.0f, 1.0f, &v.heads_pan_x, &v.heads_pan_y); !s) return s;
+  if (Status s = one("focus_zoom", 1.0f, kMaxFocusZoom, &v.zoom); !s) return s;
+  if (Status s = pair("focus_pan", 0.0f, 1.0f, &v.pan_x, &v.pan_y); !s) return s;
+  const std::optional<int> token = int_field(j, "selected_token", -1, -1, kMaxContext - 1);
+  if (!token) return bad("selected_token", "is not a token position (a whole number from -1, none, to " + std::to_string(kMaxContext - 1) + ").");
+  if (const auto it = j.find("compare_view"); it != j.end()) {
+    const std::string c = it->is_string() ? it->get<std::string>() : "";
+    if (c != "split" && c != "a" && c != "b") return bad("compare_view", "is not \"split\", \"a\" or \"b\".");
+    v.compare_mode = c == "split" ? 0 : 1;
+    v.compare_show_correct = c == "b" ? 1 : 0;
+  }
+  next.view = v;
+  next.ablated = std::move(ablated);
+  next.selected_token = *token;
+  return Status();
 }
 
 Status load_view(const std::string& path, AppState& s) {
@@ -249,6 +338,7 @@ Status parse_view(const std::string& text, const std::string& path, AppState& s)
     next.view.log_scale = j.value("log_scale", false);
     next.view.grid_lines = j.value("grid_lines", true);
     next.view.focus_step = *focus;
+    if (Status v3 = parse_view_v3(j, path, next); !v3) return v3;
   } catch (const json::exception& e) {
     return bad(std::string("a field has the wrong type (") + e.what() + ").");
   }

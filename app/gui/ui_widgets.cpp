@@ -1,25 +1,39 @@
 // ui_widgets.cpp: see ui_widgets.h.
 #include "app/gui/ui_widgets.h"
+#include "app/gui/text_wrap.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <string>
 #include <vector>
+
+#include "app/common/heatmap_figure.h"
+#include "app/gui/glyphs.h"
 
 namespace headmap {
 
-void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text) {
+void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text, const char* text_end) {
   // Draw horizontally, then rotate the new vertices about `pos` by -90°. Laid out
   // horizontally the text would run past the clip rect and lose glyphs, so it is laid out
   // unclipped; the draw command's clip rect still applies to the rotated result.
   const int first = dl->VtxBuffer.Size;
-  ImGui::GetFont()->RenderText(dl, ImGui::GetFontSize(), pos, col, ImVec4(-1e9f, -1e9f, 1e9f, 1e9f), text, nullptr, 0.0f, false);
+  ImGui::GetFont()->RenderText(dl, ImGui::GetFontSize(), pos, col, ImVec4(-1e9f, -1e9f, 1e9f, 1e9f), text, text_end, 0.0f, false);
   const float h = ImGui::GetFontSize();
   for (int i = first; i < dl->VtxBuffer.Size; ++i) {
     ImVec2& p = dl->VtxBuffer[i].pos;
     const float dx = p.x - pos.x, dy = p.y - pos.y;
     p = ImVec2(pos.x + dy - h, pos.y - dx);
   }
+}
+
+void report_widget(AppState& s, const char* label) { report_widget(s, label, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()); }
+
+void report_widget(AppState& s, const char* label, ImVec2 p0, ImVec2 p1) {
+  const char* hidden = std::strstr(label, "##");
+  s.report.widgets.push_back({hidden ? std::string(label, hidden) : std::string(label), {p0.x, p0.y, p1.x, p1.y}});
 }
 
 float token_label_width(AppState& s, int b) {
@@ -31,46 +45,70 @@ float token_label_width(AppState& s, int b) {
     c.batch = b;
     c.font_size = ImGui::GetFontSize();
     c.width = 0;
-    for (const std::string& l : f->labels[b]) c.width = std::max(c.width, ImGui::CalcTextSize(l.c_str()).x);
+    for (const std::string& l : f->labels[b]) c.width = std::max(c.width, ImGui::CalcTextSize(glyphs().shown(l).c_str()).x);
   }
   return c.width;
 }
 
-MaskKind shown_mask(const ModelConfig& cfg, bool padded) {
-  const MaskKind m = mask_kind(cfg);
-  return m == MaskKind::PaddingOnly && !padded ? MaskKind::None : m;
-}
 
-void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax) {
-  *vmin = 0.0f;
-  *vmax = 1.0f;
-  if (!s.result || !s.result->fwd || s.view.norm == Normalisation::Absolute) return;
-  const ForwardData& f = *s.result->fwd;
-  const ForwardOutput& out = f.out;
-  auto max_of = [&](int l, int b, int h) { return f.map_max[(static_cast<size_t>(l) * out.B + b) * out.Hw + h]; };
-  float m = 0;
-  switch (s.view.norm) {
-    case Normalisation::PerHead: m = max_of(layer, batch, head); break;
-    case Normalisation::PerLayer:
-      for (int h = 0; h < out.Hw; ++h) m = std::max(m, max_of(layer, batch, h));
-      break;
-    case Normalisation::Global:
-      for (int l = 0; l < out.L; ++l)
-        for (int h = 0; h < out.Hw; ++h) m = std::max(m, max_of(l, batch, h));
-      break;
-    case Normalisation::Absolute: break;
+namespace {
+
+// One axis label as it fits `room` pixels: the token (cut with "…" when longer) and, when
+// numbered, two spaces and its position, the number last (by the map). With no room for a
+// letter of the token, the number alone.
+struct FittedLabel {
+  const char* tok = nullptr;
+  const char* tok_end = nullptr;  // tok == tok_end: no token shown
+  bool cut = false;
+  char num[16] = "";
+  float tok_w = 0, num_w = 0, w = 0;  // tok_w includes the "…"
+};
+
+constexpr const char* kEllipsis = "\xE2\x80\xA6";
+
+FittedLabel fit_label(const std::string& token, int pos, bool numbered, float room) {
+  ImFont* font = ImGui::GetFont();
+  const float size = ImGui::GetFontSize();
+  auto width = [&](const char* b, const char* e) { return font->CalcTextSizeA(size, FLT_MAX, 0.0f, b, e).x; };
+  FittedLabel f;
+  f.tok = token.c_str();
+  f.tok_end = f.tok + token.size();
+  const float full = width(f.tok, f.tok_end), sep = width("  ", nullptr);
+  auto with_number = [&] {
+    std::snprintf(f.num, sizeof f.num, "%d", pos);
+    f.num_w = width(f.num, nullptr);
+  };
+  if (numbered) with_number();
+  float tok_room = room - (numbered ? f.num_w + sep : 0.0f);
+  if (full <= tok_room) {
+    f.tok_w = full;
+  } else {
+    const float ell = width(kEllipsis, nullptr);
+    const char* stop = f.tok;
+    if (tok_room - ell >= size * 0.5f) font->CalcTextSizeA(size, tok_room - ell, 0.0f, f.tok, f.tok_end, &stop);
+    if (stop > f.tok) {
+      f.tok_end = stop;
+      f.cut = true;
+      f.tok_w = width(f.tok, stop) + ell;
+    } else {  // not a letter fits: the position alone
+      f.tok_end = f.tok;
+      if (!numbered) with_number();
+      numbered = true;
+    }
   }
-  *vmax = m > 0 ? m : 1.0f;
+  f.w = f.tok_w + (numbered && f.tok_end > f.tok ? sep : 0.0f) + f.num_w;
+  return f;
 }
 
-// Which of n labels of `cell` pixels each to draw so that none overlaps (text `text_h`
-// pixels across): every k-th, plus `keep` (the hovered one), without its neighbours.
-static bool label_shown(int i, float cell, float text_h, int keep) {
-  const int k = std::max(1, static_cast<int>(std::ceil(text_h / std::max(cell, 1e-6f))));
-  if (i == keep) return true;
-  if (keep >= 0 && std::abs(i - keep) * cell < text_h) return false;
-  return i % k == 0;
+// The label's text as drawn (for the GUI tests' report).
+std::string label_text(const FittedLabel& f) {
+  std::string t(f.tok, f.tok_end);
+  if (f.cut) t += kEllipsis;
+  if (f.num[0]) t += (t.empty() ? "" : "  ") + std::string(f.num);
+  return t;
 }
+
+}  // namespace
 
 HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v) {
   HeatmapHit hit;
@@ -109,38 +147,105 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
     if (hit.col >= cols || hit.row >= rows || hit.col < 0 || hit.row < 0) hit.hovered = false;
   }
 
-  // Token labels: queries down the left, keys along the bottom; every k-th when cells are
-  // smaller than a line of text, and the hovered one always.
+  // Token labels: queries down the left, keys along the bottom, as axis ticks (see the
+  // header), each within the room reserved: a row label may reach half a line past the map's
+  // ends, a key label half a line past its right end but not left of the map, so that they
+  // never meet in the corner they share.
   const float fh = ImGui::GetFontSize(), text_h = fh * 1.1f;
-  const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), accent = IM_COL32(255, 140, 70, 255);
+  const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const ImU32 accent = IM_COL32(255, 140, 70, 255);
   const int hover_row = hit.hovered ? hit.row : v.hover_token, hover_col = hit.hovered ? hit.col : v.hover_token;
+  // The hovered token's label always, and none it would cover.
+  auto shown = [&](int i, int step, float cell, int keep, float clear) {
+    if (i == keep) return true;
+    if (keep >= 0 && std::abs(i - keep) * cell < clear) return false;
+    return i % step == 0;
+  };
   if (v.row_labels && v.label_w > 0) {
-    // Half a line past the map's ends, so the first and last labels are whole (the title
-    // starts right of this column, the key labels below it).
-    dl->PushClipRect(ImVec2(origin.x, p0.y - fh * 0.5f), ImVec2(p0.x, p1.y + fh * 0.5f), true);
     const int n = static_cast<int>(v.row_labels->size());
-    for (int t = std::max(0, static_cast<int>(s.row0)); t < static_cast<int>(std::ceil(row1)) && t < n; ++t) {
-      if (!label_shown(t, ch, text_h, hover_row)) continue;
-      const char* text = (*v.row_labels)[t].c_str();
-      const float tw = std::min(ImGui::CalcTextSize(text).x, v.label_w - 6);
-      const float y = p0.y + (t - s.row0) * ch + (ch - fh) * 0.5f;
-      dl->AddText(ImVec2(p0.x - 6 - tw, y), t == hover_row ? accent : ink, text);
-      if (v.label_rects) v.label_rects->push_back({p0.x - 6 - tw, y, p0.x - 6, y + fh});
-    }
-    dl->PopClipRect();
+    const AxisTicks a = axis_ticks(s.row0, row1, n, ch, text_h);
+    const float right = p0.x - 6;
+    auto label = [&](int t) {
+      if (t < 0 || t >= n || !shown(t, a.step, ch, hover_row, text_h)) return;
+      const float yc = p0.y + (t + 0.5f - s.row0) * ch;
+      if (yc < p0.y || yc > p1.y) return;  // half a line past either end at most: the key labels start right of it
+      const std::string tok = glyphs().shown((*v.row_labels)[t]);  // every script, U+XXXX where no font has it
+      const FittedLabel f = fit_label(tok, t, tick_numbered(t, a.step), v.label_w - 8);
+      const float x = right - f.w, y = yc - fh * 0.5f;
+      const ImU32 col = t == hover_row ? accent : ink;
+      if (f.tok_end > f.tok) {
+        dl->AddText(ImGui::GetFont(), fh, ImVec2(x, y), col, f.tok, f.tok_end);
+        if (f.cut) dl->AddText(ImVec2(x + f.tok_w - ImGui::CalcTextSize(kEllipsis).x, y), col, kEllipsis);
+      }
+      if (f.num[0]) dl->AddText(ImVec2(right - f.num_w, y), t == hover_row ? accent : dim, f.num);
+      dl->AddLine(ImVec2(p0.x - 4, yc), ImVec2(p0.x - 1, yc), dim);
+      if (v.label_rects) v.label_rects->push_back({x, y, right, y + fh});
+      if (v.label_texts) v.label_texts->push_back(label_text(f));
+    };
+    for (int t = a.first; t < a.end; t += a.step)
+      if (t != hover_row) label(t);
+    if (hover_row >= a.first - a.step && hover_row < a.end + a.step) label(hover_row);
   }
-  if (v.col_labels && v.label_h > 0) {
-    dl->PushClipRect(ImVec2(p0.x - fh * 0.5f, p1.y), ImVec2(p1.x + fh * 0.5f, p1.y + v.label_h), true);
+  if (v.col_labels && v.label_h > 0 && v.flat_col_labels) {
+    // Flat key labels, on one line: ticks far enough apart for the position numbers, each
+    // label within its share of the axis (so none overlaps), the token as it fits.
     const int n = static_cast<int>(v.col_labels->size());
-    for (int c = std::max(0, static_cast<int>(s.col0)); c < static_cast<int>(std::ceil(col1)) && c < n; ++c) {
-      if (!label_shown(c, cw, text_h, hover_col)) continue;
-      const char* text = (*v.col_labels)[c].c_str();
-      const float tw = std::min(ImGui::CalcTextSize(text).x, v.label_h - 6);
-      const float x = p0.x + (c - s.col0) * cw + (cw - fh) * 0.5f;
-      add_text_vertical(dl, ImVec2(x + fh, p1.y + 6 + tw), c == hover_col ? accent : ink, text);
-      if (v.label_rects) v.label_rects->push_back({x, p1.y + 6, x + fh, p1.y + 6 + tw});
-    }
-    dl->PopClipRect();
+    const float num_w = ImGui::CalcTextSize(std::to_string(std::max(n - 1, 0)).c_str()).x;
+    const float need = num_w + fh * 0.8f;
+    const AxisTicks a = axis_ticks(s.col0, col1, n, cw, need);
+    const float top = p1.y + 4, share = a.step * cw - fh * 0.4f;
+    // Each label in its share of the axis: thinned, from its number (centred on the tick)
+    // on; else centred. Shares of neighbouring ticks never meet.
+    auto label = [&](int c) {
+      if (c < 0 || c >= n || !shown(c, a.step, cw, hover_col, a.step * cw)) return;
+      const float xc = p0.x + (c + 0.5f - s.col0) * cw;
+      if (xc < p0.x || xc > p1.x) return;
+      const bool numbered = tick_numbered(c, a.step), from_number = a.step > 1;  // thinned: every tick numbered
+      const float start = from_number ? xc - num_w * 0.5f : xc - share * 0.5f;
+      const float lo = std::max(start, p0.x - 5), hi = std::min(start + share, p1.x + fh * 0.5f);
+      const std::string tok = glyphs().shown((*v.col_labels)[c]);
+      const FittedLabel f = fit_label(tok, c, numbered, hi - lo);
+      if (f.w > hi - lo) return;
+      const float x = std::clamp(from_number ? xc - f.num_w * 0.5f : xc - f.w * 0.5f, lo, hi - f.w);
+      const ImU32 col = c == hover_col ? accent : ink;
+      if (f.num[0]) dl->AddText(ImVec2(x, top), c == hover_col ? accent : dim, f.num);
+      if (f.tok_end > f.tok) {
+        const float tx = x + f.w - f.tok_w;
+        dl->AddText(ImGui::GetFont(), fh, ImVec2(tx, top), col, f.tok, f.tok_end);
+        if (f.cut) dl->AddText(ImVec2(tx + f.tok_w - ImGui::CalcTextSize(kEllipsis).x, top), col, kEllipsis);
+      }
+      dl->AddLine(ImVec2(xc, p1.y + 1), ImVec2(xc, p1.y + 3), dim);
+      if (v.label_rects) v.label_rects->push_back({x, top, x + f.w, top + fh});
+      if (v.label_texts) v.label_texts->push_back(label_text(f));
+    };
+    for (int c = a.first; c < a.end; c += a.step)
+      if (c != hover_col) label(c);
+    if (hover_col >= a.first - a.step && hover_col < a.end + a.step) label(hover_col);
+  } else if (v.col_labels && v.label_h > 0) {
+    const int n = static_cast<int>(v.col_labels->size());
+    const AxisTicks a = axis_ticks(s.col0, col1, n, cw, text_h);
+    const float top = p1.y + 6;
+    auto label = [&](int c) {
+      if (c < 0 || c >= n || !shown(c, a.step, cw, hover_col, text_h)) return;
+      const float xc = p0.x + (c + 0.5f - s.col0) * cw;
+      if (xc < p0.x || xc > p1.x || xc - fh * 0.5f < p0.x - 5) return;
+      const std::string tok = glyphs().shown((*v.col_labels)[c]);
+      const FittedLabel f = fit_label(tok, c, tick_numbered(c, a.step), v.label_h - 8);
+      const float x = xc - fh * 0.5f;
+      const ImU32 col = c == hover_col ? accent : ink;
+      // Rotated, reading upwards: the token starts furthest from the map, the number ends by it.
+      if (f.tok_end > f.tok) {
+        add_text_vertical(dl, ImVec2(x + fh, top + f.w), col, f.tok, f.tok_end);
+        if (f.cut) add_text_vertical(dl, ImVec2(x + fh, top + f.w - f.tok_w + ImGui::CalcTextSize(kEllipsis).x), col, kEllipsis);
+      }
+      if (f.num[0]) add_text_vertical(dl, ImVec2(x + fh, top + f.num_w), c == hover_col ? accent : dim, f.num);
+      dl->AddLine(ImVec2(xc, p1.y + 1), ImVec2(xc, p1.y + 4), dim);
+      if (v.label_rects) v.label_rects->push_back({x, top, x + fh, top + f.w});
+      if (v.label_texts) v.label_texts->push_back(label_text(f));
+    };
+    for (int c = a.first; c < a.end; c += a.step)
+      if (c != hover_col) label(c);
+    if (hover_col >= a.first - a.step && hover_col < a.end + a.step) label(hover_col);
   }
   return hit;
 }
@@ -220,28 +325,15 @@ void colour_legend(const HeatmapStyle& s, const char* caption, float width, cons
 }
 
 void text_disabled_wrapped_at_commas(const std::string& text) {
-  const float width = ImGui::GetContentRegionAvail().x;
-  // Lines of one paragraph: no item spacing between them, only after the last.
-  std::vector<std::string> lines;
-  std::string line;
-  size_t i = 0;
-  while (i < text.size()) {
-    const size_t comma = text.find(", ", i), colon = text.find(": ", i), j = std::min(comma, colon);
-    const std::string piece = j == std::string::npos ? text.substr(i) : text.substr(i, j + 2 - i);
-    i = j == std::string::npos ? text.size() : j + 2;
-    // The break goes after ", " or ": ": measured without its trailing space, which is not shown.
-    if (!line.empty() && ImGui::CalcTextSize((line + piece).c_str()).x > width + ImGui::CalcTextSize(" ").x) {
-      line.pop_back();
-      lines.push_back(line);
-      line.clear();
-    }
-    line += piece;
-  }
-  if (!line.empty()) lines.push_back(line);
+  const std::vector<std::string> lines = wrap_at_breaks(text, ImGui::GetContentRegionAvail().x, [](std::string_view t) {
+    return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
+  });
+  // Lines of one paragraph: no item spacing between them, only after the last. Each is
+  // drawn unwrapped: wrap_at_breaks made it fit.
   const ImVec2 spacing = ImGui::GetStyle().ItemSpacing;
   for (size_t k = 0; k < lines.size(); ++k) {
     if (k + 1 < lines.size()) ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(spacing.x, 0.0f));
-    text_disabled_wrapped(lines[k].c_str());  // a piece wider than the window still wraps, at spaces
+    ImGui::TextDisabled("%s", lines[k].c_str());
     if (k + 1 < lines.size()) ImGui::PopStyleVar();
   }
 }

@@ -6,16 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "app/common/heatmap_figure.h"
 #include "app/gui/app_state.h"
 #include "app/gui/render/heatmap_renderer.h"
 
 namespace headmap {
 
 // Text rotated 90° counter-clockwise, reading upwards from `pos` (its baseline-left corner).
-void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text);
+void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text, const char* text_end = nullptr);
 
-// Disabled (grey) text wrapped only after ", " or ": " so that numbers such as "loss 1.59"
-// never split (ImGui's own wrapping may break after a '.'); its lines read as one paragraph.
+// axis_ticks and tick_numbered: app/common/heatmap_figure.h (the exported figures use them too).
+
+// Disabled (grey) text wrapped after ", " or ": " where it can, else at a space, and never
+// inside a number such as "loss 1.59" (ImGui's own wrapping may break after a '.'); no line
+// is wider than the column, and its lines read as one paragraph.
 void text_disabled_wrapped_at_commas(const std::string& text);
 
 struct HeatmapView {
@@ -26,9 +30,11 @@ struct HeatmapView {
   float width = 0, height = 0;  // explicit size for non-square maps (0: use side)
   const std::vector<std::string>* row_labels = nullptr;  // query tokens, left
   const std::vector<std::string>* col_labels = nullptr;  // key tokens, below
-  float label_w = 0, label_h = 0;  // space reserved for labels (0: none)
+  float label_w = 0, label_h = 0;  // space reserved for labels (0: none); a label longer than its room is cut with "…"
+  bool flat_col_labels = false;    // key labels on one line (label_h a line high): thinned to the position numbers' width
   int hover_token = -1;            // highlights that label, and always draws it
   std::vector<UiReport::Rect>* label_rects = nullptr;  // when set, receives every label drawn (for the GUI tests)
+  std::vector<std::string>* label_texts = nullptr;     // ...and its text
 };
 
 struct HeatmapHit {
@@ -38,9 +44,19 @@ struct HeatmapHit {
 };
 
 // Draws the map at the cursor with its labels and reserves the space. Returns what the mouse did.
-// Token labels thin out to every k-th when cells are smaller than the text, so that they
-// never overlap; the hovered token's label is always drawn (the ones it would cover are not).
+// Token labels are axis ticks (axis_ticks): every token while its cell is as tall as the
+// text, else every 2nd, 5th, 10th, ... with its position number ("cat  5", the number by the
+// map), cut with "…" to the room reserved; never overlapping. The hovered token's label is
+// always drawn whole (the ones it would cover are not). No clip rectangles: the labels of a
+// grid of maps stay in one draw call.
 HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v);
+
+// Records the item just drawn (its rect on screen) under `label` in s.report.widgets, for
+// the GUI tests' clicks (app/script/input.h). The label is cut at "##" (Dear ImGui's hidden
+// part), so a widget can be named by its ImGui label.
+void report_widget(AppState& s, const char* label);
+// The same for a rect drawn by hand (a heatmap's map).
+void report_widget(AppState& s, const char* label, ImVec2 p0, ImVec2 p1);
 
 // SameLine when `width` pixels still fit on this line, else a new line: headers of small
 // items that wrap in a narrow window instead of running off it.
@@ -64,11 +80,6 @@ void colour_legend(const HeatmapStyle& s, const char* caption, float width, cons
 // (measured once per result and font size).
 float token_label_width(AppState& s, int b);
 
-// The colour range [vmin, vmax] for one map under the state's normalisation.
-void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax);
-
-// The mask a (T, T) map of this config is drawn with. A single unpadded sentence needs no
-// mask when attention is bidirectional.
-MaskKind shown_mask(const ModelConfig& cfg, bool padded);
+// map_range and shown_mask: app_state.h (the exports use them too).
 
 }  // namespace headmap

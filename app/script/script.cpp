@@ -15,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app/common/model_options.h"
+#include "app/gui/glyphs.h"
 #include "app/gui/render/gl.h"
+#include "app/script/input.h"
 #include <GLFW/glfw3.h>
 #include "app/script/settings_table.h"
 #include "core/io/config_json.h"
@@ -28,20 +30,25 @@ using Clock = std::chrono::steady_clock;
 
 // Ready to be looked at: nothing computing or training, and the newest inputs answered (a
 // result, a refusal) or not computable (an invalid config).
-static bool settled(const App& app) { return app.settled_view(); }
+bool settled(const App& app) {
+  if (app.busy() || app.state.training.running || app.state.train_request || app.dialog_pending()) return false;
+  if (!app.state.config_status.ok()) return true;
+  return app.answered() && (app.fresh() || !app.state.compute_error.empty());
+}
 
 // ---- [screenshot driver] -------------------------------------------------------------
 namespace {
 class ScreenshotScript : public Script {
  public:
-  explicit ScreenshotScript(ScreenshotOptions o) : o_(std::move(o)), start_(Clock::now()) {
+  ScreenshotScript(ScreenshotOptions o, std::vector<InputStep> steps) : o_(std::move(o)), start_(Clock::now()), input_(std::move(steps)) {
     const DecodedText d = decode_utf8(o_.type);
     chars_ = d.codepoints;
   }
 
   void before_draw(App& app) override {
-    // The pointer of a virtual display rests mid-screen; keep it out of the picture unless asked.
-    ImGui::GetIO().MousePos = o_.mouse_x >= 0 ? ImVec2(o_.mouse_x, o_.mouse_y) : ImVec2(-FLT_MAX, -FLT_MAX);
+    // The pointer of a virtual display rests mid-screen; keep it out of the picture unless
+    // asked. During --input steps the pointer is the real one, where the steps moved it.
+    if (phase_ != Phase::Input) ImGui::GetIO().MousePos = o_.mouse_x >= 0 ? ImVec2(o_.mouse_x, o_.mouse_y) : ImVec2(-FLT_MAX, -FLT_MAX);
     if (Clock::now() - start_ > std::chrono::duration<double>(o_.deadline_s)) {
       std::fprintf(stderr, "headmap: the screenshot timed out waiting for the model (after %.0f s; --deadline sets it).\n", o_.deadline_s);
       finished = true;
@@ -104,7 +111,7 @@ class ScreenshotScript : public Script {
         if (!ImGui::GetIO().WantTextInput) {
           app.state.focus_text = true;  // the box takes focus next frame
         } else if (typed_ < chars_.size()) {
-          ImGui::GetIO().AddInputCharacter(static_cast<unsigned int>(chars_[typed_++]));
+          type_char(static_cast<unsigned int>(chars_[typed_++]));  // as a keyboard types it
         } else {
           phase_ = Phase::WaitTyped;
           frames_ = 0;
@@ -129,23 +136,36 @@ class ScreenshotScript : public Script {
           app.capture(o_.path, 0, 0, 0, 0, [this, &app](const Status& s) { done(app, s); });
         }
         break;
+      case Phase::Input:  // after_swap steps the input
       case Phase::Capture:
         break;
     }
   }
   void after_swap(App& app) override {
-    if (report_after_swap_.empty()) return;
-    write_report(app, report_after_swap_);
-    report_after_swap_.clear();
+    if (!report_after_swap_.empty()) {  // "report=PATH": the frame just drawn
+      write_report(app, report_after_swap_);
+      report_after_swap_.clear();
+    }
+    // The --input steps look at the frame just drawn and inject the next frame's events.
+    if (phase_ != Phase::Input || finished) return;
+    if (Status s = input_.after_frame(app); !s) {
+      std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+      finished = true;
+      exit_code = 1;
+    } else if (input_.done()) {
+      phase_ = Phase::Frames;
+      frames_ = 0;
+    }
   }
   // While waiting for the model (or a training), sleep until it wakes us: spinning frames
   // would take the CPU the model needs.
   double wait_seconds(const App&) const override {
+    if (phase_ == Phase::Input) return input_.waiting() ? 0.02 : 0.0;
     return phase_ == Phase::WaitFirst || phase_ == Phase::WaitThen || phase_ == Phase::WaitTyped ? 0.05 : 0.0;
   }
 
  private:
-  enum class Phase { WaitFirst, Then, WaitThen, Type, WaitTyped, Click, Frames, Capture };
+  enum class Phase { WaitFirst, Then, WaitThen, Type, WaitTyped, Click, Input, Frames, Capture };
   void next(App& app) {
     frames_ = 0;
     if ((phase_ == Phase::WaitFirst || phase_ == Phase::WaitThen) && then_next_ < o_.then.size()) phase_ = Phase::Then;
@@ -153,6 +173,7 @@ class ScreenshotScript : public Script {
       app.state.text.clear();
       phase_ = Phase::Type;
     } else if (o_.right_click && !clicked_) phase_ = Phase::Click;
+    else if (!input_.done()) phase_ = Phase::Input;
     else phase_ = Phase::Frames;
   }
   void done(App& app, const Status& s) {
@@ -176,6 +197,7 @@ class ScreenshotScript : public Script {
       nlohmann::json labels = nlohmann::json::array();
       for (const UiReport::Rect& q : r.token_labels) labels.push_back({q.x0, q.y0, q.x1, q.y1});
       j["token_labels"] = labels;                 // the heads grid's token labels drawn
+      j["token_label_texts"] = r.token_label_texts;  // and their text
       j["heads_map_pool"] = r.heads_map_pool;     // most cells per texel in the heads grid (1: full resolution)
       j["heads_deferred"] = r.heads_deferred;     // maps still waiting for an upload
       j["heads_off"] = r.heads_off;
@@ -183,16 +205,31 @@ class ScreenshotScript : public Script {
       nlohmann::json title_rects = nlohmann::json::array();
       for (const UiReport::Rect& q : r.head_title_rects) title_rects.push_back({q.x0, q.y0, q.x1, q.y1});
       j["head_title_rects"] = title_rects;
+      j["heads_panel"] = {r.heads_panel.x0, r.heads_panel.y0, r.heads_panel.x1, r.heads_panel.y1};  // what Export heads as PNG captures
       nlohmann::json focus = nlohmann::json::array();
       for (const UiReport::Rect& q : r.focus_map) focus.push_back({q.x0, q.y0, q.x1, q.y1});
       j["focus_map"] = focus;                     // Focus: the enlarged step's map
       j["focus_map_pool"] = r.focus_map_pool;     // Focus: most cells per texel drawn (1: full resolution)
       j["focus_slice_open"] = r.focus_slice_open; // Focus: the head's slice of D is open
       j["tokens"] = r.tokens;
+      nlohmann::json chips = nlohmann::json::array();
+      for (const UiReport::Rect& q : r.token_chips) chips.push_back({q.x0, q.y0, q.x1, q.y1});
+      j["token_chips"] = chips;
+      j["chip_groups"] = r.chip_groups;
+      j["missing_glyphs"] = r.missing_glyphs;
+      j["text_box_boxes"] = r.text_box_boxes;
+      j["text_box_replacements"] = r.text_box_replacements;
+      j["atlas_glyphs"] = r.atlas_glyphs;
+      j["atlas_build_ms"] = r.atlas_build_ms;
       j["messages"] = r.messages;
       j["buttons"] = r.buttons;
       j["passport_rows"] = r.passport_rows;
       j["passport_table_h"] = r.passport_table_h;
+      j["passport_columns"] = r.passport_columns;
+      nlohmann::json pcols = nlohmann::json::array();
+      for (const UiReport::Rect& q : r.passport_column_rects) pcols.push_back({q.x0, q.y0, q.x1, q.y1});
+      j["passport_column_rects"] = pcols;
+      j["passport_right"] = r.passport_right;
       j["clipped"] = r.clipped;
       j["draw_calls"] = r.draw_calls;
       j["layout"] = r.layout;
@@ -212,6 +249,20 @@ class ScreenshotScript : public Script {
       j["colormap"] = r.colormap;
       j["config"] = nlohmann::json::parse(config_json(app.state.cfg));
       j["panel"] = center_panel_name(app.state.view.center);
+      nlohmann::json widgets = nlohmann::json::array();  // what --input steps can click, by label
+      for (const UiReport::Widget& w : r.widgets) widgets.push_back({{"label", w.label}, {"rect", {w.rect.x0, w.rect.y0, w.rect.x1, w.rect.y1}}});
+      j["widgets"] = widgets;
+      // The view a view file saves (settings.h), as the state holds it after this frame.
+      const ViewSettings& v = app.state.view;
+      j["view"] = {{"layer", v.layer}, {"head", v.head}, {"sentence", v.batch}, {"focus_step", v.focus_step},
+                   {"heads_zoom", v.heads_zoom}, {"heads_pan", {v.heads_pan_x, v.heads_pan_y}}, {"focus_zoom", v.zoom},
+                   {"focus_pan", {v.pan_x, v.pan_y}}, {"selected_token", app.state.selected_token},
+                   {"compare_mode", v.compare_mode}, {"compare_show_correct", v.compare_show_correct},
+                   {"normalisation", normalisation_name(v.norm)}, {"log_scale", v.log_scale}, {"grid_lines", v.grid_lines}};
+      nlohmann::json switched_off = nlohmann::json::array();  // every head switched off, sent or kept for a larger config
+      for (const HeadId& id : app.state.ablated) switched_off.push_back({id.layer, id.head});
+      j["ablated_heads"] = switched_off;
+      j["dialog_open"] = app.dialog_open();
       if (app.state.result && app.state.result->fwd) {
         const ForwardData& f = *app.state.result->fwd;
         j["weights_source"] = f.source;
@@ -272,10 +323,18 @@ class ScreenshotScript : public Script {
   bool clicked_ = false;  // --right-click done
   std::string report_after_swap_;  // "report=PATH": written once this frame is on screen
   int pressed_key_ = -1;           // "press=KEY": the GLFW key held down this frame
+  InputDriver input_;     // --input steps
 };
 }  // namespace
 
-std::unique_ptr<Script> make_screenshot_script(ScreenshotOptions o) { return std::make_unique<ScreenshotScript>(std::move(o)); }
+std::unique_ptr<Script> make_screenshot_script(ScreenshotOptions o) {
+  Result<std::vector<InputStep>> steps = parse_input_steps(o.input);
+  if (!steps) {  // main() parsed them first: this is not reached with bad steps
+    std::fprintf(stderr, "headmap: %s\n", steps.error().message.c_str());
+    return nullptr;
+  }
+  return std::make_unique<ScreenshotScript>(std::move(o), std::move(steps).value());
+}
 
 // ---- [benchmark] ---------------------------------------------------------------------
 namespace {

@@ -22,9 +22,14 @@ struct ScreenshotOptions {
   std::string type;                 // typed into the (emptied) sentence box, one character per frame
   float mouse_x = -1, mouse_y = -1;  // where the mouse rests (window pixels); off-window by default
   bool right_click = false;         // after the --then settings: one right-click where the mouse rests, then wait for the result
+  std::vector<std::string> input;   // after those: a person's input through the real widgets (input.h), then the screenshot
   double deadline_s = 90;           // give up (exit 1) after this long: a slow machine may need more
 };
 std::unique_ptr<Script> make_screenshot_script(ScreenshotOptions o);
+
+// Ready to be looked at: nothing computing or training, and the newest inputs answered (a
+// result, a refusal) or not computable (an invalid config).
+bool settled(const App& app);
 
 // The responsiveness benchmark: types a sentence, sweeps num_heads through the divisors of
 // d_model, sweeps d_model, then a long sequence; prints JSON with latency and frame times.

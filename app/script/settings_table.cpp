@@ -1,6 +1,7 @@
 // settings_table.cpp: the scripted settings, their parsers and what they change.
 #include "app/script/settings_table.h"
 
+#include "app/gui/dialogs.h"
 
 #include <charconv>
 #include <stdexcept>
@@ -23,6 +24,13 @@ Result<int> parse_number(const char* key, const std::string& v, long long lo, lo
   return static_cast<int>(n);
 }
 bool parse_switch(const std::string& v) { return v == "1" || v == "true" || v == "on"; }
+
+// A File dialog, opened with this path (empty: the name it proposes) and OK pressed by the
+// app (AppState::dialog_request), exactly as a user's OK.
+Status request_dialog(AppState& s, Dialog d, const std::string& path) {
+  s.dialog_request = AppState::DialogRequest{d, path.empty() ? std::string(dialog_default_path(d)) : path};
+  return Status();
+}
 
 // An integer field of the state, as a slider sets it.
 #define HEADMAP_NUMBER(key, field, lo, hi)                                          \
@@ -48,8 +56,8 @@ const std::vector<ScriptedSetting>& scripted_settings() {
       {"d_model", "N", "d_model", HEADMAP_NUMBER("d_model", cfg.d_model, 1, kMaxDModel)},
       {"layers", "N", "the number of layers", HEADMAP_NUMBER("layers", cfg.num_layers, 1, kMaxModelLayers)},
       {"context", "N", "the context (tokens per sentence)", HEADMAP_NUMBER("context", cfg.context, 1, kMaxContext)},
-      {"layer", "N", "the selected layer", HEADMAP_NUMBER("layer", view.layer, 0, kMaxModelLayers - 1)},
-      {"head", "N", "the selected head", HEADMAP_NUMBER("head", view.head, 0, kMaxDModel - 1)},
+      {"layer", "N", "the selected layer, numbered from 0", HEADMAP_NUMBER("layer", view.layer, 0, kMaxModelLayers - 1)},
+      {"head", "N", "the selected head, numbered from 0", HEADMAP_NUMBER("head", view.head, 0, kMaxDModel - 1)},
       {"seed", "N", "the seed of random init and hashed embeddings",
        [](AppState& s, const std::string& v) -> Status {
          Result<int> n = parse_number("seed", v, 0, INT32_MAX);
@@ -72,10 +80,10 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.text = v;
          return Status();
        }},
-      {"weights", "trained|random", "the weights choice",
+      {"weights", "trained|trained_for_h|random", "the weights choice (trained_for_h: the model trained with this H, not re-sliced)",
        [](AppState& s, const std::string& v) -> Status {
-         if (v != "trained" && v != "random") return Error{ErrorKind::InvalidArgument, "weights is trained or random, got \"" + v + "\"."};
-         s.weights_mode = v == "random" ? WeightsMode::Random : WeightsMode::Trained;
+         if (!parse_weights_mode(v, &s.weights_mode))
+           return Error{ErrorKind::InvalidArgument, "weights is trained, trained_for_h or random, got \"" + v + "\"."};
          return Status();
        }},
       {"open_model", "DIR", "File > Open model: read a GPT-2-family directory in the background, as the dialog does",
@@ -84,7 +92,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.open_model_request = v;
          return Status();
        }},
-      {"ablate", "layer,head", "switch that head off, as its box in the heads panel does",
+      {"ablate", "layer,head", "switch that head off, as its box in the heads panel does (numbered from 0)",
        [](AppState& s, const std::string& v) -> Status {
          int l = 0, h = 0;
          if (std::sscanf(v.c_str(), "%d,%d", &l, &h) != 2) return Error{ErrorKind::InvalidArgument, "ablate wants layer,head."};
@@ -110,6 +118,12 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.train_request = v == "heads" ? compare_heads_job(s) : compare_w_o_job(s);
          return Status();
        }},
+      {"show_run", "N", "press run N's \"Show heads\" after a training or comparison (0-based; after a wait)",
+       [](AppState& s, const std::string& v) -> Status {
+         Result<int> n = parse_number("show_run", v, 0, 100);
+         if (!n) return n.error();
+         return show_trained_run(s, *n);
+       }},
       {"panel", "heads|focus|model|passport|training|compare", "the view in the middle",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};
@@ -121,6 +135,13 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          if (!n) return n.error();
          s.view.heads_zoom = static_cast<float>(*n);
          s.view.heads_pan_x = s.view.heads_pan_y = 0.0f;  // the heads panel clamps it to the top-left corner
+         return Status();
+       }},
+      {"big_heads", "1|2|off", "the heads grid shows the selected head (1) or it and the next (2) large, or every head (off), as B does",
+       [](AppState& s, const std::string& v) -> Status {
+         if (v != "1" && v != "2" && v != "off" && v != "0")
+           return Error{ErrorKind::InvalidArgument, "big_heads is 1, 2 or off, got \"" + v + "\"."};
+         s.view.big_heads = v == "1" ? 1 : v == "2" ? 2 : 0;
          return Status();
        }},
       {"compare_view", "split|a|b", "the Compare tab: side by side, or A/B showing A (the pitfall) or B (the correct model)",
@@ -154,13 +175,25 @@ const std::vector<ScriptedSetting>& scripted_settings() {
        }},
       {"focus_step", "N", "the enlarged step of the focus view (0 Q_h ... 6 softmax, 8 concat, 9 W_O)", HEADMAP_NUMBER("focus_step", view.focus_step, 0, 9)},
       {"select_token", "N", "click token chip N of the selected sentence (its next-token predictions)", HEADMAP_NUMBER("select_token", selected_token, -1, kMaxContext)},
-      {"sentence", "N", "the selected sentence of the batch", HEADMAP_NUMBER("sentence", view.batch, 0, 1 << 20)},
+      {"sentence", "N", "the selected sentence of the batch, numbered from 0", HEADMAP_NUMBER("sentence", view.batch, 0, 1 << 20)},
       {"layout", "auto|columns", "columns: keep three columns however narrow (the layout before it adapted)",
        [](AppState& s, const std::string& v) -> Status {
          if (v != "auto" && v != "columns") return Error{ErrorKind::InvalidArgument, "layout is auto or columns, got \"" + v + "\"."};
          s.force_three_columns = v == "columns";
          return Status();
        }},
+      {"export_heads", "PATH", "File > Export heads as PNG (as SVG for a .svg name): the dialog opened with PATH (empty: its proposed name), OK pressed",
+       [](AppState& s, const std::string& v) { return request_dialog(s, is_svg_path(v) ? Dialog::ExportHeadsSvg : Dialog::ExportHeadsPng, v); }},
+      {"export_head", "PATH", "File > Export this head (the selected one) as PNG (as SVG for a .svg name), as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, is_svg_path(v) ? Dialog::ExportHeadSvg : Dialog::ExportHeadPng, v); }},
+      {"export_window", "PATH", "File > Export window as PNG, as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportWindowPng, v); }},
+      {"export_npy", "DIR", "File > Export attention as .npy, as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportNpy, v); }},
+      {"export_json", "PATH", "File > Export attention as JSON, as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportJson, v); }},
+      {"save_view", "PATH", "File > Save view, as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::SaveView, v); }},
       {"colormap", "viridis|magma|cividis|grey", "the colormap",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_colormap(v.c_str(), &s.view.colormap)) return Error{ErrorKind::InvalidArgument, "Unknown colormap \"" + v + "\"."};

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "app/gui/glyphs.h"
 #include "app/gui/render/gl.h"
 #include "app/script/settings_table.h"
 #include "core/model/config.h"
@@ -86,7 +87,7 @@ class SoakScript : public Script {
     static const char32_t kChars[] = U"abcdefghijklmnopqrstuvwxyz      .,'?!0123456789\u00e9\u732b\U0001F600\n";
     const char32_t c = kChars[pick(0, static_cast<int>(std::size(kChars)) - 2)];
     if (c == U'\n' && std::count(s.text.begin(), s.text.end(), '\n') >= 2) return;  // at most three sentences
-    ImGui::GetIO().AddInputCharacter(static_cast<unsigned int>(c == U'\n' ? U' ' : c));
+    type_char(static_cast<unsigned int>(c == U'\n' ? U' ' : c));  // as a keyboard types it (glyphs.h)
     ++typed_;
   }
   void move_slider(AppState& s) {

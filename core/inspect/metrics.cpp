@@ -135,17 +135,20 @@ float induction_score_of_map(const float* w, int T, int n) {
   return count ? static_cast<float>(s / count) : 0.0f;
 }
 
-// For each position t, the most recent earlier position with the same token, or -1. One
-// pass with a hash map (the scan back from every t was O(T^2) string comparisons per map).
+// For each position t that ends a repeated run of kInductionRun tokens (tokens t-2, t-1, t
+// occurred before in that order, ending at j, with j + 1 < t), that j, its most recent such
+// occurrence; else -1. One pass with a hash map of the runs seen so far.
 static std::vector<int> previous_occurrence(const std::vector<Token>& tokens, int len) {
   std::vector<int> prev(static_cast<size_t>(len), -1);
-  std::unordered_map<std::string, int> last;  // token (id and text) -> latest position
-  for (int t = 0; t < len; ++t) {
-    const Token& tok = tokens[static_cast<size_t>(t)];
-    std::string key = std::to_string(tok.id) + '\x1f' + tok.text;
-    auto [it, inserted] = last.try_emplace(std::move(key), t);
+  std::vector<std::string> key(static_cast<size_t>(len));  // token (id and text)
+  for (int t = 0; t < len; ++t) key[static_cast<size_t>(t)] = std::to_string(tokens[static_cast<size_t>(t)].id) + '\x1f' + tokens[static_cast<size_t>(t)].text;
+  std::unordered_map<std::string, int> last;  // run of kInductionRun tokens -> latest position it ended at
+  for (int t = kInductionRun - 1; t < len; ++t) {
+    std::string run;
+    for (int k = kInductionRun - 1; k >= 0; --k) run += key[static_cast<size_t>(t - k)] + '\x1e';
+    auto [it, inserted] = last.try_emplace(std::move(run), t);
     if (!inserted) {
-      prev[static_cast<size_t>(t)] = it->second;
+      if (it->second + 1 < t) prev[static_cast<size_t>(t)] = it->second;
       it->second = t;
     }
   }
@@ -182,7 +185,8 @@ std::vector<float> text_induction_scores(const ForwardOutput& out, const Batch& 
 }
 
 float label_induction(float probe, float text_induction) {
-  return std::isnan(text_induction) ? probe : std::max(probe, text_induction);
+  if (std::isnan(text_induction) || probe < kLabelThresholds.induction_probe_agrees) return probe;
+  return std::max(probe, text_induction);
 }
 
 std::vector<float> induction_scores(const ModelWeights& w, const ModelConfig& cfg_in, const InductionProbe& probe) {

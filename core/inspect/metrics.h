@@ -50,19 +50,25 @@ InductionProbe make_induction_probe(const ModelConfig& cfg, const ModelWeights& 
 std::vector<float> induction_scores(const ModelWeights& w, const ModelConfig& cfg, const InductionProbe& probe);
 float induction_score_of_map(const float* w /* (T,T) */, int T, int n);
 
-// Induction on any text, where it repeats: for each query t whose token occurred before
-// (at j, its most recent earlier position, with j + 1 < t), the weight w[t, j + 1] to the
-// token that followed that occurrence, averaged over such queries. On the probe this is the
-// score above; on a sentence said twice it is the same measure on natural text.
-// Tokens are equal when their ids (trained models) or texts are. NaN when nothing repeats.
+// Induction on any text, where it repeats a run of several tokens: for each query t that
+// ends a repeated run of kInductionRun tokens (tokens t-2, t-1, t occurred before in that
+// order, ending at j, its most recent such occurrence, with j + 1 < t), the weight w[t, j + 1]
+// to the token that followed that occurrence, averaged over such queries. A single token
+// that occurs twice (a second "the") is not a repeated run: copying from it is a guess, and
+// one query's weight is noise. On the probe this is the score above from its third token on;
+// on a sentence said twice it is the same measure on natural text.
+// Tokens are equal when their ids (trained models) and texts are. NaN when no run repeats.
+inline constexpr int kInductionRun = 3;
 float repeat_induction_of_map(const float* w /* (T,T) */, int T, const std::vector<Token>& tokens);
 // (L, B, Hw), index ((l*B)+b)*Hw + h: repeat_induction_of_map of every map.
 std::vector<float> text_induction_scores(const ForwardOutput& out, const Batch& batch);
 
 // The induction score a head's label uses: the probe's, or the head's own on the text
-// (repeat_induction_of_map) when the text repeats and that is higher. So a sentence said
-// twice labels the heads that copy from its first occurrence.
-float label_induction(float probe, float text_induction /* NaN: the text does not repeat */);
+// (repeat_induction_of_map) when the text repeats a run, that is higher, and the probe
+// agrees (probe >= kLabelThresholds.induction_probe_agrees: the head copies on random
+// tokens too). So a sentence said twice labels the heads that copy from its first
+// occurrence, and a head that happens to look at one cell of a repeated run does not.
+float label_induction(float probe, float text_induction /* NaN: no run repeats */);
 
 // Head labels from the metrics, with documented thresholds (see head_label()).
 enum class HeadLabel { None, PreviousToken, FirstToken, Self, Induction, Broad };
@@ -73,6 +79,7 @@ const char* head_label_name(HeadLabel l);
 HeadLabel head_label(const HeadMetrics& m, float induction);
 struct LabelThresholds {
   float prev_token = 0.5f, first_token = 0.5f, self = 0.5f, induction = 0.3f, broad = 0.85f;
+  float induction_probe_agrees = 0.15f;  // label_induction: the probe score the text's score needs beside it
 };
 inline constexpr LabelThresholds kLabelThresholds{};
 

@@ -83,7 +83,7 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
     add({"q_heads", attn, "heads first", ".permute(0, 3, 1, 2)", yBHTd, sBHTd, 0, 0, true, "K and V are split the same way"});
   } else if (pf.no_transpose) {
     add({"q_view", attn, "split heads", "Q.view(B, T, H, d_head)", yBTHd, sBTHd, 0, 0, true,
-         "d_head = D/H = " + std::to_string(dh)});
+         "d_head = D/H = " + std::to_string(dh) + "; right, but read next as (B, H, T, d_head)"});
     add({"q_heads", attn, "heads first (pitfall)", ".view(B, H, T, d_head), no .transpose(1, 2)", yBHTd, sBHTd, 0, 0, true,
          "PITFALL: the same memory re-read: 'head' h holds rows of tokens h\xC2\xB7T/H .., so each map mixes positions and heads"});
   } else {

@@ -26,6 +26,12 @@ std::vector<NextToken> top_k_next(const ModelWeights& w, const ForwardOutput& ou
 // of fewer than 2 tokens, and empty without logits.
 std::vector<double> sentence_losses(const ForwardOutput& out, const Batch& batch);
 
+// What stands beside a loss or a next-token prediction when the causal mask is off: every
+// query then sees the keys after it, the token it is asked to predict among them, so a low
+// loss says the model copied the answer, not that it predicts well.
+inline constexpr const char* kCausalOffLossNote =
+    "causal mask off: each token can see the next one, the answer, so this loss (and the next-token list) does not measure prediction";
+
 // A vocabulary id spelled as the token chips spell it: bytes that are not UTF-8 on their
 // own read "<0xNN>", a leading space is a small raised dot.
 std::string vocab_display(const Bpe& bpe, int id);

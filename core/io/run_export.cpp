@@ -122,6 +122,7 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
         metrics.push_back(e);
       }
   j["metrics"] = metrics;
+  j["indices"] = "numbered from 0: layer, batch (sentence) and head count from 0, as in headmap and headmap-cli";
   if (!run.induction.empty()) {
     j["induction_scores"] = run.induction;
     j["label_thresholds"] = {{"prev_token", kLabelThresholds.prev_token}, {"first_token", kLabelThresholds.first_token},
@@ -220,9 +221,14 @@ Status export_npy_dir(const std::string& dir_arg, const RunRecord& run) {
     return s;
 
   // The target: absent, or a directory that holds an earlier export (symlinks followed).
+  // Made absolute first: weakly_canonical leaves a bare relative name that does not exist
+  // yet ("out", the dialog's "attention-npy") relative, and its parent path empty.
+  if (dir_arg.empty()) return Error{ErrorKind::InvalidArgument, "Give the directory to export into."};
   std::error_code ec;
-  fs::path dir = fs::weakly_canonical(fs::path(dir_arg), ec);
-  if (ec || dir.filename().empty()) dir = fs::absolute(fs::path(dir_arg)).lexically_normal();
+  const fs::path given = fs::absolute(fs::path(dir_arg), ec);
+  if (ec) return Error{ErrorKind::Io, "Cannot export into " + dir_arg + ": " + ec.message() + "."};
+  fs::path dir = fs::weakly_canonical(given, ec);
+  if (ec || dir.filename().empty()) dir = given.lexically_normal();
   if (dir.filename().empty()) dir = dir.parent_path();
   const fs::file_status st = fs::status(dir, ec);
   const bool exists = fs::exists(st);
@@ -285,6 +291,7 @@ Status export_npy_dir(const std::string& dir_arg, const RunRecord& run) {
     meta["config"] = json::parse(config_json(run.cfg));
     meta["weights_source"] = describe_source(*run.weights, run.cfg);
     meta["attention_shape"] = {out.L, B, out.Hw, T, T};
+    meta["indices"] = "numbered from 0: layerN files and the L, B and H axes of attention.npy count from 0 (layer0 is the first layer)";
     meta["convention"] = "y = x @ W + b, W stored (D_in, D_out); attn_in is LN1(x), the exact input of attention";
     if (Status s = put("meta.json", meta.dump(2, ' ', false, json::error_handler_t::replace) + "\n"); !s) return fail(s);
   } catch (const std::bad_alloc&) {

@@ -70,3 +70,98 @@ TEST(HostileState, ScriptedSettingsOutOfRangeAreRefused) {
   EXPECT_TRUE(apply_setting(s, "heads=3").ok());  // an indivisible pair is allowed: it is a lesson
   EXPECT_TRUE(apply_setting(s, "ablate=0,0").ok());
 }
+
+// Views reopen exactly (issue 22): the heads switched off, the zoom and pan of the heads
+// grid and of Focus, the clicked token and the Compare tab's view go through a view file.
+TEST(HostileState, ViewFilesKeepAblationZoomTokenAndCompare) {
+  AppState s;
+  s.text = "one two three\nthe cat sat";
+  s.weights_mode = WeightsMode::Random;
+  s.ablated = {HeadId{1, 1}, HeadId{0, 3}, HeadId{1, 9}};  // 1.9: kept for a larger config
+  s.view.heads_zoom = 2.5f, s.view.heads_pan_x = 0.25f, s.view.heads_pan_y = 0.75f;
+  s.view.zoom = 3.0f, s.view.pan_x = 0.4f, s.view.pan_y = 0.6f;
+  s.view.compare_mode = 1, s.view.compare_show_correct = 1;
+  s.view.batch = 1, s.view.layer = 1, s.view.head = 2;
+  s.view.center = CenterPanel::Compare;
+  s.selected_token = 2;
+  const std::string path = testing::TempDir() + "/view-roundtrip.headmap.json";
+  ASSERT_TRUE(save_view(path, s));
+  AppState t;
+  ASSERT_TRUE(load_view(path, t));
+  EXPECT_EQ(t.ablated, s.ablated);
+  EXPECT_EQ(t.view.heads_zoom, 2.5f);
+  EXPECT_EQ(t.view.heads_pan_x, 0.25f);
+  EXPECT_EQ(t.view.heads_pan_y, 0.75f);
+  EXPECT_EQ(t.view.zoom, 3.0f);
+  EXPECT_EQ(t.view.pan_x, 0.4f);
+  EXPECT_EQ(t.view.pan_y, 0.6f);
+  EXPECT_EQ(t.view.compare_mode, 1);
+  EXPECT_EQ(t.view.compare_show_correct, 1);
+  EXPECT_EQ(t.selected_token, 2);
+  EXPECT_EQ(t.view.batch, 1);
+  EXPECT_EQ(t.view.layer, 1);
+  EXPECT_EQ(t.view.head, 2);
+  EXPECT_EQ(t.view.center, CenterPanel::Compare);
+  EXPECT_EQ(t.text, s.text);
+  // The note for the head the config does not have (H = 4 by default) names the field.
+  bool noted = false;
+  for (const std::string& l : t.status_lines) noted = noted || has(l, "\"ablated\"");
+  EXPECT_TRUE(noted);
+
+  // An older file (version 2, none of these fields) opens with them at their defaults,
+  // also over a state that had them set.
+  const std::string v2 = R"({"format": "headmap-view", "version": 2, "text": "a b", "config": {}, "weights": {"mode": "random", "source": "random"}})";
+  ASSERT_TRUE(parse_view(v2, "old.json", t));
+  EXPECT_TRUE(t.ablated.empty());
+  EXPECT_EQ(t.view.heads_zoom, 1.0f);
+  EXPECT_EQ(t.view.zoom, 1.0f);
+  EXPECT_EQ(t.view.compare_mode, 0);
+  EXPECT_EQ(t.selected_token, -1);
+}
+
+// The new fields of the wrong type or impossible are refused, naming the field, and leave
+// the state as it was; a huge zoom or a pan off the map is clamped, with a note naming it.
+TEST(HostileState, ViewFilesNewFieldsAreCheckedByName) {
+  const std::string head = R"({"format": "headmap-view", "version": 3, "text": "x", "config": {}, )";
+  const std::pair<const char*, const char*> refused[] = {
+      {R"("ablated": 5})", "\"ablated\""},
+      {R"("ablated": [[1]]})", "\"ablated\""},
+      {R"("ablated": [["1", 0]]})", "\"ablated\""},
+      {R"("ablated": [[0, 1.5]]})", "\"ablated\""},
+      {R"("ablated": [[-1, 0]]})", "\"ablated\""},
+      {R"("ablated": [[0, 99999]]})", "\"ablated\""},
+      {R"("ablated": [[1, 18446744073709551615]]})", "\"ablated\""},
+      {R"("heads_zoom": "big"})", "\"heads_zoom\""},
+      {R"("heads_pan": [0.5]})", "\"heads_pan\""},
+      {R"("focus_zoom": null})", "\"focus_zoom\""},
+      {R"("focus_pan": {"x": 1}})", "\"focus_pan\""},
+      {R"("selected_token": 1e9})", "\"selected_token\""},
+      {R"("selected_token": 999999})", "\"selected_token\""},
+      {R"("selected_token": -2})", "\"selected_token\""},
+      {R"("compare_view": 3})", "\"compare_view\""},
+      {R"("compare_view": "c"})", "\"compare_view\""},
+  };
+  for (const auto& [tail, field] : refused) {
+    AppState s;
+    s.ablated = {HeadId{0, 0}};
+    s.view.heads_zoom = 2.0f;
+    const AppState before = s;
+    const Status st = parse_view(head + tail, "v.json", s);
+    EXPECT_FALSE(st) << tail;
+    if (!st) {
+      EXPECT_TRUE(has(st.error().message, "v.json is not a view file headmap can open")) << st.error().message;
+      EXPECT_TRUE(has(st.error().message, field)) << st.error().message;
+    }
+    EXPECT_EQ(s.ablated, before.ablated) << tail;
+    EXPECT_EQ(s.view.heads_zoom, before.view.heads_zoom) << tail;
+  }
+  AppState s;
+  ASSERT_TRUE(parse_view(head + R"("heads_zoom": 1e300, "focus_zoom": 1e300, "focus_pan": [-3, 0.5], "heads_pan": [0.5, 1e38]})", "v.json", s));
+  EXPECT_EQ(s.view.heads_zoom, 2048.0f);
+  EXPECT_EQ(s.view.zoom, 64.0f);
+  EXPECT_EQ(s.view.pan_x, 0.0f);
+  EXPECT_EQ(s.view.heads_pan_y, 1.0f);
+  std::string notes;
+  for (const std::string& l : s.status_lines) notes += l + "\n";
+  for (const char* field : {"\"heads_zoom\"", "\"focus_zoom\"", "\"focus_pan\"", "\"heads_pan\""}) EXPECT_TRUE(has(notes, field)) << notes;
+}

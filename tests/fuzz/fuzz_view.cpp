@@ -9,6 +9,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   headmap::AppState s;
   const headmap::AppState before = s;
   const headmap::Status st = headmap::parse_view(std::string(reinterpret_cast<const char*>(data), size), "fuzz.json", s);
-  if (!st && !(s.cfg == before.cfg && s.text == before.text)) __builtin_trap();  // a refusal must leave the state as it was
+  if (!st && !(s.cfg == before.cfg && s.text == before.text && s.ablated == before.ablated && s.selected_token == before.selected_token))
+    __builtin_trap();  // a refusal must leave the state as it was
   return 0;
 }

@@ -49,11 +49,15 @@ case "$mode" in
       grep -q "^ $field" "$out/control.txt" || fail "the control file has no '$field'"
     done
     # dpkg-shlibdeps found the shared libraries the binaries link to.
-    for lib in libc6 libstdc++6 libglfw3; do
+    for lib in libc6 libstdc++6 libglfw3 libfontconfig1; do
       grep "^ Depends:" "$out/control.txt" | grep -q "$lib" || fail "Depends lacks $lib"
     done
     # OpenMP's runtime: GCC's libgomp1, or LLVM's libomp5 in a clang build.
     grep "^ Depends:" "$out/control.txt" | grep -qE "libgomp1|libomp5" || fail "Depends lacks an OpenMP runtime (libgomp1 or libomp5)"
+    # The fonts for scripts DejaVu Sans lacks (app/common/fonts.h).
+    for font in fonts-noto-cjk fonts-noto-core fonts-symbola; do
+      grep "^ Recommends:" "$out/control.txt" | grep -q "$font" || fail "Recommends lacks $font"
+    done
     dpkg-deb -x "$deb" "$work/extracted"
     # The metainfo together with the desktop entry and the icons it names.
     if command -v appstreamcli >/dev/null 2>&1; then

@@ -9,6 +9,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -37,14 +38,43 @@ std::vector<std::string> changed_rows(const Passport& pit, const Passport& ok) {
       rows.push_back(a.name + ": only with the pitfall, " + a.formula + " " + a.concrete_str());
       continue;
     }
-    if (a.formula != b->formula || a.concrete_str() != b->concrete_str() || a.note != b->note)
+    // What changed, on both sides of the arrow: the formula and shape, or, when only the
+    // note changed (the reversed mask's visible keys), the note.
+    if (a.formula != b->formula || a.concrete_str() != b->concrete_str())
       rows.push_back(a.name + ": " + b->formula + " " + b->concrete_str() + "  \xE2\x86\x92  " + a.formula + " " + a.concrete_str());
+    else if (a.note != b->note)
+      rows.push_back(a.name + " (" + a.formula + "): " + (b->note.empty() ? "no note" : b->note) + "  \xE2\x86\x92  " +
+                     (a.note.empty() ? "no note" : a.note));
   }
   for (const PassportStep& b : ok.steps)
     if (!pit.find(b.id)) rows.push_back(b.name + ": gone with the pitfall (" + b.formula + ")");
   if (pit.attention_params != ok.attention_params)
     rows.push_back("attention parameters: " + human_count(ok.attention_params) + "  \xE2\x86\x92  " + human_count(pit.attention_params));
   return rows;
+}
+
+// Each head's entropy change against the same head of the correct model, largest first,
+// as "head 0 -0.91"; the mean alone hides a pitfall that sharpens one head and flattens
+// another (the interleaved view). Empty when the head counts differ (head averaging).
+std::string per_head_changes(const ForwardData& pit, const ForwardData& ok, int layer, int batch, float* largest) {
+  *largest = 0;
+  if (pit.out.Hw != ok.out.Hw || pit.out.Hw < 2) return "";
+  std::vector<std::pair<float, int>> d;
+  for (int h = 0; h < pit.out.Hw; ++h) {
+    const size_t i = (static_cast<size_t>(layer) * pit.out.B + batch) * pit.out.Hw + h;
+    d.push_back({pit.metrics[i].entropy - ok.metrics[i].entropy, h});
+  }
+  std::stable_sort(d.begin(), d.end(), [](auto x, auto y) { return std::fabs(x.first) > std::fabs(y.first); });
+  *largest = std::fabs(d[0].first);
+  std::string out = "Per head:";
+  const size_t shown = std::min<size_t>(d.size(), 8);
+  for (size_t k = 0; k < shown; ++k) {
+    char one[40];
+    std::snprintf(one, sizeof one, "%s head %d %+.2f", k ? "," : "", d[k].second, d[k].first);
+    out += one;
+  }
+  if (shown < d.size()) out += ", ... (" + std::to_string(d.size() - shown) + " more, smaller)";
+  return out;
 }
 
 float mean_entropy(const ForwardData& f, int layer, int batch) {
@@ -112,13 +142,17 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   const float radio = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x;
   same_line_if_fits(radio + ImGui::CalcTextSize("side by side").x);
   ImGui::RadioButton("side by side", &mode, 0);
+  report_widget(s, "side by side");
   same_line_if_fits(radio + ImGui::CalcTextSize("A/B").x);
   ImGui::RadioButton("A/B", &mode, 1);
+  report_widget(s, "A/B");
   if (mode == 1) {
     same_line_if_fits(radio + ImGui::CalcTextSize("A: pitfall").x);
     ImGui::RadioButton("A: pitfall", &s.view.compare_show_correct, 0);
+    report_widget(s, "A: pitfall");
     same_line_if_fits(radio + ImGui::CalcTextSize("B: correct").x);
     ImGui::RadioButton("B: correct", &s.view.compare_show_correct, 1);
+    report_widget(s, "B: correct");
   }
   if (pit.out.L > 1) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
@@ -142,6 +176,21 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   ImGui::TextWrapped("%s", delta);
   ImGui::PopStyleColor();
   s.report.messages.push_back(delta);
+  float largest = 0;
+  const std::string per_head = per_head_changes(pit, ok, layer, batch, &largest);
+  if (!per_head.empty()) {
+    // The heads' own changes, largest first; a warning when they dwarf the mean's.
+    std::string line = per_head;
+    if (largest >= 0.1f && largest > 3 * std::fabs(e_pit - e_ok)) {
+      char warn[120];
+      std::snprintf(warn, sizeof warn, " (up to %.2f: the mean hides it)", largest);
+      line += warn;
+    }
+    ImGui::PushStyleColor(ImGuiCol_Text, kChangedColour);
+    ImGui::TextWrapped("%s", line.c_str());
+    ImGui::PopStyleColor();
+    s.report.messages.push_back(line);
+  }
   s.report.messages.push_back("shared colour scale");
 
   // The maps take the room left above the changed passport rows. The two grids (A and B)
@@ -149,8 +198,11 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   // heads wrap into rows, each map under one line of title and entropy.
   const std::vector<std::string> rows = changed_rows(pit.passport, ok.passport);
   const float fh = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
-  const float rows_h = line * (2.5f + std::min<size_t>(rows.size(), 3));
   const ImVec2 avail = ImGui::GetContentRegionAvail();
+  // The rows wrap: up to three of them, as tall as they will be drawn.
+  float rows_h = line * 2.5f;
+  for (size_t i = 0; i < rows.size() && i < 3; ++i)
+    rows_h += ImGui::CalcTextSize(rows[i].c_str(), nullptr, false, avail.x).y + ImGui::GetStyle().ItemSpacing.y;
   const int grids = mode == 0 ? 2 : 1;
   const int most = std::max(pit.out.Hw, ok.out.Hw);
   const float gap = ImGui::GetStyle().ItemSpacing.x * 2, text_h = line;
@@ -166,11 +218,10 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
       if (sd > side) side = sd, per_row = cols, beside = b;
     }
   }
-  if (side < fh * 2.5f) {  // too short for readable maps (e.g. above the lesson player): the
-    // smallest readable maps, one grid above the other, as many per row as the width holds; the panel scrolls
+  if (side < fh * 2.5f) {  // too little room: the smallest readable maps, in as many columns as fit the width
     side = fh * 2.5f;
-    beside = false;
-    per_row = std::clamp(static_cast<int>((avail.x + gap) / (side + gap)), 1, most);
+    const float grid_w = beside ? (avail.x - gap * 2) / 2 : avail.x;
+    per_row = std::clamp(static_cast<int>((grid_w + gap) / (side + gap)), 1, most);
   }
 
   HeatmapStyle style;
@@ -242,7 +293,10 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   };
   ModelConfig ok_cfg = cfg;
   ok_cfg.pitfalls = Pitfalls{};
-  const std::string pit_name = "A: with " + pitfall_names(cfg.pitfalls);
+  // A's title fits its grid's width, or side by side it would push B off the window.
+  const float title_room = beside ? (avail.x - gap * 2) / 2 : avail.x;
+  std::string pit_name = "A: with " + pitfall_names(cfg.pitfalls);
+  if (ImGui::CalcTextSize(pit_name.c_str()).x > title_room) pit_name = "A: pitfall";
   if (mode == 0 || s.view.compare_show_correct == 0) {
     ImGui::BeginGroup();
     grid(pit_p, cfg, pit_name.c_str(), true);

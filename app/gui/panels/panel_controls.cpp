@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "app/gui/panels/panels.h"
 #include "app/gui/ui_widgets.h"
@@ -38,7 +39,7 @@ void draw_controls(AppState& s) {
   ImGui::PushItemWidth(w);
 
   // A pretrained model fixes D and L; H can still move, as a re-slicing of the same weights.
-  const ModelWeights* fixed = (s.pretrained && s.weights_mode == WeightsMode::Trained) ? s.pretrained.get() : nullptr;
+  const ModelWeights* fixed = (s.pretrained && s.weights_mode != WeightsMode::Random) ? s.pretrained.get() : nullptr;
   if (fixed) {
     c.d_model = fixed->d_model;
     c.num_layers = fixed->num_layers();
@@ -139,12 +140,22 @@ void draw_controls(AppState& s) {
   ImGui::Separator();
   ImGui::TextUnformatted("Weights");
   ImGui::SameLine();
-  int mode = s.weights_mode == WeightsMode::Random ? 1 : 0;
-  if (ImGui::RadioButton("trained", mode == 0)) s.weights_mode = WeightsMode::Trained;
-  same_line_if_fits(ImGui::CalcTextSize("random init").x + ImGui::GetFrameHeight() + st.ItemInnerSpacing.x);
-  if (ImGui::RadioButton("random init", mode == 1)) s.weights_mode = WeightsMode::Random;
-  help_marker("Trained: a model trained on the shipped corpus (or in the Training tab), re-sliced when num_heads moves off "
-              "its training. Random init: weights from the seed, so the patterns come only from the words and positions.");
+  // One line whatever the column's width: the three choices in a combo.
+  static const std::pair<WeightsMode, const char*> modes[] = {
+      {WeightsMode::Trained, "trained"}, {WeightsMode::TrainedForH, "trained for this H"}, {WeightsMode::Random, "random init"}};
+  const char* shown = modes[0].second;
+  for (const auto& [m, name] : modes)
+    if (m == s.weights_mode) shown = name;
+  ImGui::SetNextItemWidth(std::max(fh * 4, ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("(?)").x - st.ItemSpacing.x));
+  if (ImGui::BeginCombo("##weights", shown)) {
+    for (const auto& [m, name] : modes)
+      if (ImGui::Selectable(name, m == s.weights_mode)) s.weights_mode = m;
+    ImGui::EndCombo();
+  }
+  help_marker("Trained: a model trained on the shipped corpus (or in the Training tab); moving num_heads re-slices the same "
+              "weights, as headmap-cli --heads does. Trained for this H: a model trained separately with this num_heads "
+              "(the shipped H = 1, 2, 8, and H = 4 without W_O when that switch is on), as --checkpoint opens it. "
+              "Random init: weights from the seed, so the patterns come only from the words and positions.");
   if (s.result && s.result->fwd) {
     text_disabled_wrapped_at_commas(s.result->fwd->source);
   }

@@ -178,7 +178,7 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   const std::vector<std::string>& toks = f.labels[req.batch];
   const int len = tr.len;
 
-  ImGui::Text("Layer %d, head %d of %d, sentence %d", req.layer, req.head, cfg.num_heads, req.batch);
+  ImGui::Text("Layer %d, head %d (of heads 0-%d), sentence %d", req.layer, req.head, cfg.num_heads - 1, req.batch);
   char keys[96];
   std::snprintf(keys, sizeof keys, "   \xE2\x86\x90 \xE2\x86\x92 heads, \xE2\x86\x91 \xE2\x86\x93 layers   d_head = %d", cfg.d_head());
   same_line_if_fits(ImGui::CalcTextSize(keys).x);
@@ -250,12 +250,21 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   ImGui::Text("%s", st.name);
   ImGui::SameLine();
   ImGui::TextDisabled("%s", shape);
-  ImGui::TextWrapped("%s", st.explain);
+  // On a short screen the explanation is a hover away (the map gets its lines).
+  if (compact) {
+    same_line_if_fits(ImGui::CalcTextSize(" (?)").x);
+    ImGui::TextDisabled("(?)");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", st.explain);
+  } else {
+    ImGui::TextWrapped("%s", st.explain);
+  }
 
   char tag[32];
   std::snprintf(tag, sizeof tag, "big/%d", sel);
   const MapSource big_src{owner, tag, st.m->data(), len, static_cast<int>(st.m->cols()), static_cast<int>(st.m->cols()), st.levels};
-  const float lw = token_label_width(s, req.batch) + 8;
+  // The labels' room: the widest token (at most 10 lines of text) and its position number.
+  const float lw = std::min(token_label_width(s, req.batch), fh * 10) + ImGui::CalcTextSize("  ").x +
+                   ImGui::CalcTextSize(std::to_string(std::max(len - 1, 0)).c_str()).x + 8;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
   const int cols = static_cast<int>(st.m->cols());
@@ -268,11 +277,14 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   const float c0 = (s.view.pan_x - half) * cols, c1 = (s.view.pan_x + half) * cols;
   const float r0 = (s.view.pan_y - half) * len, r1 = (s.view.pan_y + half) * len;
   const bool col_tokens = st.square;
-  // At least 60% of the window's height (or its width), scrolling when the strip above leaves less.
-  const float room_h = std::max(avail.y - legend_h, std::min(avail.x, ImGui::GetWindowHeight() * 0.6f) + lw);
-  const float cell_h = (room_h - lw) / std::max(r1 - r0, 1.0f);
-  const bool labels = cell_h >= fh * 0.8f;
-  const float map_h = std::max(fh * 4, room_h - (labels && col_tokens ? lw : 0));
+  // The height left under the strip (the panel scrolls only when that is less than a few
+  // lines). Labels thin out to axis ticks with position numbers, so they stay at any length.
+  // The key labels rotated, or flat on one line when rotated ones would take more than
+  // 40% of the height (a projector's short screen).
+  const bool labels = true, flat = col_tokens && avail.y - legend_h - lw < 0.6f * (avail.y - legend_h);
+  const float col_h = col_tokens ? (flat ? fh + 8 : lw) : 0.0f;
+  const float room_h = std::max(avail.y - legend_h, col_h + fh * 8);
+  const float map_h = std::max(fh * 4, room_h - col_h);
   const float aspect = (c1 - c0) / std::max(r1 - r0, 1e-6f);
   const float map_w = std::min(avail.x - (labels ? lw : 0) - fh, map_h * (st.square ? 1.0f : std::max(aspect, 0.25f)));
 
@@ -297,12 +309,14 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
     v.label_w = lw;
     if (col_tokens) {
       v.col_labels = &toks;
-      v.label_h = lw;
+      v.label_h = col_h;
+      v.flat_col_labels = flat;
     }
   }
   v.hover_token = s.hover_token;
   const HeatmapHit hit = heatmap_view("big", r, v);
   s.report.focus_map.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
+  report_widget(s, "focus map", hit.p0, hit.p1);
   s.report.focus_map_pool = r.largest_pool_drawn();
   const int dh = cfg.d_head(), head = req.head;
   if (st.m == &tr.concat) mark_columns(hit.p0, hit.p1, c0, c1 - c0, head * dh, (head + 1) * dh, true);  // this head's columns

@@ -13,8 +13,17 @@
 #include "app/gui/ui_widgets.h"
 #include "app/gui/theme.h"
 #include "core/inspect/metrics.h"
+#include "core/inspect/predictions.h"
 
 namespace headmap {
+
+// Would `width` pixels more still fit on the current line?
+static bool fits_on_line(float width) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  return ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right;
+}
+
+constexpr float kMinMapSide = 24.0f;  // pixels: a map is never drawn smaller
 
 // Picks the number of columns that gives the largest square maps in the space available.
 static int grid_columns(int n, float avail_w, float avail_h, float extra_w, float extra_h, float* side) {
@@ -85,29 +94,61 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   batch = std::clamp(batch, 0, out.B - 1);
 
   // Header: which layer and sentence, and where the weights come from.
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  ImGui::SliderInt("##layer", &layer, 0, out.L - 1, out.L > 1 ? "layer %d" : "layer 0 (of 1)");
+  // Indices are numbered from 0 (as headmap-cli, the exports and numpy number them), and say so.
+  char layer_fmt[48], sentence_fmt[48];
+  std::snprintf(layer_fmt, sizeof layer_fmt, "layer %%d (of 0-%d)", out.L - 1);
+  std::snprintf(sentence_fmt, sizeof sentence_fmt, "sentence %%d (of 0-%d)", out.B - 1);
+  const float pad = ImGui::GetStyle().FramePadding.x * 2 + ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::CalcTextSize(layer_fmt).x + pad));
+  ImGui::SliderInt("##layer", &layer, 0, out.L - 1, layer_fmt);
   if (out.B > 1) {
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-    ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, "sentence %d");
+    ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::CalcTextSize(sentence_fmt).x + pad));
+    ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, sentence_fmt);
   }
   // The header's items wrap onto a new line when the window is narrow (a projector).
   char text[96];
-  std::snprintf(text, sizeof text, "  %.1f ms", f.compute_ms);
-  same_line_if_fits(ImGui::CalcTextSize(text).x);
-  ImGui::TextDisabled("%s", text);
+  // The presenter's "big heads": the selected head (or it and the next) alone, large; the
+  // arrow keys choose the head, B steps through the choices.
+  if (!cfg.pitfalls.head_averaged) {
+    const char* shows[] = {"all heads", "1 large", "2 large"};
+    const float combo_w = ImGui::CalcTextSize(shows[0]).x + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2;
+    same_line_if_fits(combo_w);
+    ImGui::SetNextItemWidth(combo_w);
+    ImGui::Combo("##big", &s.view.big_heads, shows, 3);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Big heads, for a projector: the selected head alone, or it and the next, as large as the panel allows.\n"
+                        "\xE2\x86\x90 \xE2\x86\x92 choose the head; B steps through all, 1 and 2.");
+  }
   if (f.weights->trained() && out.loss_tokens > 0) {
     // The pruning exercise: switch heads off (the boxes by the titles) and watch this move.
     const int off = static_cast<int>(s.result->request.ablated.size());
+    // On a narrow panel the shorter form, on the same line (the heads get the height).
     std::snprintf(text, sizeof text, "  loss on this text %.3f nats/token", out.loss);
+    if (!fits_on_line(ImGui::CalcTextSize(text).x)) std::snprintf(text, sizeof text, "  loss %.3f", out.loss);
     same_line_if_fits(ImGui::CalcTextSize(text).x);
     ImGui::TextUnformatted(text);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The model's loss on this text: %.3f nats per token.", out.loss);
     if (off) {
       std::snprintf(text, sizeof text, "(%d head%s off)", off, off == 1 ? "" : "s");
       same_line_if_fits(ImGui::CalcTextSize(text).x);
       ImGui::TextColored(kPendingColour, "%s", text);
     }
+    if (!cfg.causal) {  // the model can see the answer: say so beside the loss
+      const std::string note = std::string("(") + kCausalOffLossNote + ")";
+      same_line_if_fits(ImGui::CalcTextSize(note.c_str()).x);
+      ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextUnformatted(note.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::PopStyleColor();
+      s.report.messages.push_back(kCausalOffLossNote);
+    }
+  }
+  std::snprintf(text, sizeof text, "  %.1f ms", f.compute_ms);  // only where it fits on the line
+  if (fits_on_line(ImGui::CalcTextSize(text).x)) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", text);
   }
   if (s.stale) {
     same_line_if_fits(ImGui::CalcTextSize("  updating...").x);
@@ -126,31 +167,125 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   const int len = f.batch.lengths[batch];
   const std::vector<std::string>& toks = f.labels[batch];
   const float fh = ImGui::GetFontSize();
-  const float title_h = ImGui::GetTextLineHeightWithSpacing();
-  const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.5f;
+  const float line_h = ImGui::GetTextLineHeightWithSpacing();
+  const float legend_h = line_h * 2.5f;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float gap = ImGui::GetStyle().ItemSpacing.x * 2;
-  // Try with token labels; drop them if the cells would be too small to read.
-  // Labels thin out to what fits (heatmap_view), so they stay unless they would take more
-  // than a third of each map's room.
-  const float lw = std::min(token_label_width(s, batch), fh * 10) + 8;
-  float side = 0, bare = 0;
-  int cols = grid_columns(out.Hw, avail.x, avail.y - legend_h, lw + gap, title_h + lw + gap, &side);
-  const int bare_cols = grid_columns(out.Hw, avail.x, avail.y - legend_h, gap, title_h + gap, &bare);
-  const bool labels = side >= bare * 0.67f && side >= fh * 4;
-  if (!labels) cols = bare_cols, side = bare;
-  side = std::max(side, 24.0f);
-  // A title may use its map's width and the gap to the next column, less the usual spacing
-  // (the row's spare width lies after its last column, not between columns: titles that
-  // used a share of it ran into the next column's box at 1024x768).
-  const float title_room = side + gap - ImGui::GetStyle().ItemSpacing.x;
+  const float gap = ImGui::GetStyle().ItemSpacing.x * 2, spacing = ImGui::GetStyle().ItemSpacing.x;
+  // Which heads: all, or the presenter's "big heads" (the selected one, or it and the next).
+  std::vector<int> heads;
+  const int big = cfg.pitfalls.head_averaged ? 0 : std::clamp(s.view.big_heads, 0, 2);
+  if (big > 0) {
+    const int h0 = std::clamp(s.view.head, 0, out.Hw - 1);
+    heads.push_back(h0);
+    if (big == 2 && out.Hw > 1) heads.push_back((h0 + 1) % out.Hw);
+  } else {
+    for (int h = 0; h < out.Hw; ++h) heads.push_back(h);
+  }
+  const int n = static_cast<int>(heads.size());
+  // The labels the heads earned (from their metrics), before the layout: a title keeps its
+  // label whatever the room (on a second line, cut with "...", when the line is too short).
+  const std::vector<float>& probes = s.result->induction;  // (L, H); empty until the probe is done
+  std::vector<HeadLabel> earned(n, HeadLabel::None);
+  float widest_label = 0;
+  for (int i = 0; i < n; ++i) {
+    const size_t mi = (static_cast<size_t>(layer) * out.B + batch) * out.Hw + heads[i];
+    const float probe = (!cfg.pitfalls.head_averaged && !probes.empty()) ? probes[static_cast<size_t>(layer) * out.H + heads[i]] : 0.0f;
+    const float ind = label_induction(probe, mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf(""));
+    earned[i] = cfg.pitfalls.head_averaged ? HeadLabel::None : head_label(f.metrics[mi], ind);
+    if (earned[i] != HeadLabel::None) widest_label = std::max(widest_label, ImGui::CalcTextSize(head_label_name(earned[i])).x);
+  }
+
+  // The maps of the grid show the same tokens through the same zoom window, so they share
+  // their axes: the query labels stand once left of each row of maps, the key labels once
+  // under each column, and the maps get the rest. The labels' room: the widest token and
+  // its position number, within a quarter of the panel; at least the numbers.
+  const bool can_ablate = !cfg.pitfalls.head_averaged && cfg.num_heads == s.cfg.num_heads && cfg.num_layers == s.cfg.num_layers;
+  const float box_w = ImGui::GetFontSize() + 2.0f + ImGui::GetStyle().ItemInnerSpacing.x + 1.0f;  // frame padding 1, then the inner spacing
+  const float num_w = ImGui::CalcTextSize(std::to_string(std::max(len - 1, 0)).c_str()).x;
+  const float lw_min = num_w + 8 + fh * 0.5f;
+  const float lw_full = std::min(token_label_width(s, batch), fh * 10) + ImGui::CalcTextSize("  ").x + num_w + 8;
+  float lw = std::clamp(lw_full, lw_min, std::max(lw_min, 0.25f * std::min(avail.x, avail.y - legend_h)));
+  float title_h = line_h;
+  // A grid: its columns, the maps' height (side) and width (map_w: wider than tall, up to
+  // kHeadsMapAspectMax, when the height is what binds and the panel has width to spare),
+  // and the key labels' height: rotated (lw) or flat on one line.
+  struct Grid {
+    int cols = 1;
+    float side = 0, map_w = 0, col_h = 0;
+    bool flat = false;
+  };
+  auto layout = [&](float lw_row, bool flat) {
+    Grid g;
+    g.flat = flat;
+    g.col_h = lw_row > 0 ? (flat ? fh + 8 : lw_row) : 0.0f;
+    g.cols = grid_columns(n, avail.x - lw_row, avail.y - legend_h - g.col_h, gap, title_h + spacing, &g.side);
+    if (g.side < kMinMapSide) {  // more heads than the panel holds: as many columns as fit, the rows scroll
+      g.side = kMinMapSide;
+      g.cols = std::clamp(static_cast<int>((avail.x - lw_row) / (kMinMapSide + gap)), 1, n);
+    }
+    g.map_w = std::clamp((avail.x - lw_row) / g.cols - gap, g.side, g.side * kHeadsMapAspectMax);
+    return g;
+  };
+  // Rotated key labels carry the tokens; flat ones, on one line, leave the maps more height
+  // when that is what binds (a projector's short screen), unless the maps are large anyway.
+  auto best = [&] {
+    const Grid rotated = layout(lw, false), flat = layout(lw, true);
+    return rotated.side >= flat.side * 0.9f || (rotated.side >= fh * 10 && rotated.side >= flat.side * 0.65f) ? rotated : flat;
+  };
+  Grid g = best();
+  const bool labels = g.side >= fh * 2.5f;  // maps too small for a label: the tooltip has the tokens
+  if (!labels) lw = 0, g = layout(0, false);
+  // A title may use its map's width and the gap to the next column, less the usual spacing.
+  // The shortest title with a box is the number; when it and a label do not fit on a line,
+  // every label goes on a second line.
+  auto room_of = [&](float w) { return w + gap - spacing; };
+  auto boxes_fit = [&](float w) { return can_ablate && ImGui::CalcTextSize(std::to_string(out.Hw - 1).c_str()).x + box_w <= room_of(w); };
+  const float shortest = ImGui::CalcTextSize(std::to_string(out.Hw - 1).c_str()).x + (boxes_fit(g.map_w) ? box_w : 0.0f);
+  bool two_lines = widest_label > 0 && shortest + spacing + widest_label > room_of(g.map_w);
+  if (two_lines) {
+    // Unless the second line would cost the maps too much (128 heads on a projector): then
+    // a label that does not fit stays in the title's tooltip.
+    title_h = line_h * 2;
+    const Grid g2 = labels ? best() : layout(0, false);
+    if (g2.side >= g.side * 0.6f && room_of(g2.map_w) >= ImGui::CalcTextSize("abc\xE2\x80\xA6").x) g = g2;  // a few letters at least
+    else title_h = line_h, two_lines = false;
+  }
+  const int cols = g.cols;
+  const float side = g.side, map_w = std::max(g.map_w, side);
+  const float title_room = room_of(map_w);
   // Head ablation: a box before each title switches the head's output off (its pattern stays
   // on screen); so does a right-click on the map, which is all there is room for when the
   // box and the widest number do not fit (128 heads on a 1024x768 projector): then no title
   // has a box, rather than some.
-  const bool can_ablate = !cfg.pitfalls.head_averaged && cfg.num_heads == s.cfg.num_heads && cfg.num_layers == s.cfg.num_layers;
-  const float box_w = ImGui::GetFontSize() + 2.0f + ImGui::GetStyle().ItemInnerSpacing.x + 1.0f;  // frame padding 1, then the inner spacing
-  const bool boxes = can_ablate && ImGui::CalcTextSize(std::to_string(out.Hw - 1).c_str()).x + box_w <= title_room;
+  const bool boxes = boxes_fit(map_w);
+
+  // Title and label must fit above the map: drop d_head (the controls show it), then the
+  // entropy and the K/V head (the tooltip has them), then the word "head"; the label stays
+  // (on the second line when there is one). Every title drops as much as the longest needs,
+  // so that the grid reads alike.
+  auto title_fits = [&](int i, int level, char* title) {
+    const int h = heads[i];
+    const float entropy = f.metrics[(static_cast<size_t>(layer) * out.B + batch) * out.Hw + h].entropy;
+    char kv[48] = "";  // grouped-query and multi-query attention: the K/V head this query head shares
+    if (cfg.kv_heads() < cfg.num_heads) std::snprintf(kv, sizeof kv, "  \xC2\xB7  K/V %d", h / (cfg.num_heads / cfg.kv_heads()));
+    switch (level) {
+      case 0: std::snprintf(title, 160, "head %d%s  \xC2\xB7  d_head %d  \xC2\xB7  %.2f nats", h, kv, cfg.d_head(), entropy); break;
+      case 1: std::snprintf(title, 160, "head %d%s  \xC2\xB7  %.2f nats", h, kv, entropy); break;
+      case 2: std::snprintf(title, 160, "head %d%s", h, kv); break;
+      case 3: std::snprintf(title, 160, "%d%s", h, kv); break;
+      case 4: std::snprintf(title, 160, "head %d", h); break;
+      default: std::snprintf(title, 160, "%d", h); return true;
+    }
+    const float extra = (boxes ? box_w : 0.0f) +
+                        (earned[i] != HeadLabel::None && !two_lines ? spacing + ImGui::CalcTextSize(head_label_name(earned[i])).x : 0.0f);
+    return ImGui::CalcTextSize(title).x + extra <= title_room;
+  };
+  int title_level = 0;
+  if (!cfg.pitfalls.head_averaged) {
+    char title[160];
+    for (int i = 0; i < n; ++i)
+      while (!title_fits(i, title_level, title)) ++title_level;
+  }
 
   // The zoom window, in cells, the same for every head.
   float& zoom = s.view.heads_zoom;
@@ -175,53 +310,29 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   int hovered_row = -1, hovered_col = -1;
   const int deferred_before = r.deferred();
 
-  // Each cell at its column's own x, so a title wider than its map cannot push the rest of
-  // the row along (and the last column off the window).
-  const float x0 = ImGui::GetCursorPosX(), cell = side + (labels ? lw : 0.0f) + gap;
+  // Each cell at its own place, so a title wider than its map cannot push the rest of the
+  // row along (and the last column off the window).
+  ImVec2 grid0 = ImGui::GetCursorScreenPos();
+  if (big > 0)  // the presenter's heads stand in the middle
+    grid0.x += std::max(0.0f, (avail.x - lw - cols * (map_w + gap) + gap) * 0.5f);
+  const float pitch_x = map_w + gap, pitch_y = title_h + side + spacing;
+  float grid_bottom = grid0.y;
   r.begin_batch(ImGui::GetWindowDrawList());  // the maps' images merge into one draw call
-  for (int h = 0; h < out.Hw; ++h) {
-    if (h % cols != 0) ImGui::SameLine(x0 + static_cast<float>(h % cols) * cell);
-    ImGui::BeginGroup();
+  for (int i = 0; i < n; ++i) {
+    const int h = heads[i], col = i % cols, row = i / cols;
+    const ImVec2 cell(grid0.x + lw + col * pitch_x, grid0.y + row * pitch_y);
+    ImGui::SetCursorScreenPos(cell);
     const size_t mi = (static_cast<size_t>(layer) * out.B + batch) * out.Hw + h;
     const HeadMetrics& m = f.metrics[mi];
-    const std::vector<float>& probes = s.result->induction;  // (L, H); empty until the probe is done
     const float probe = (!cfg.pitfalls.head_averaged && !probes.empty()) ? probes[static_cast<size_t>(layer) * out.H + h] : 0.0f;
-    const float ind = label_induction(probe, mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf(""));
-    const HeadLabel label = cfg.pitfalls.head_averaged ? HeadLabel::None : head_label(m, ind);
-    bool show_label = label != HeadLabel::None;  // dropped from the title when even "head N" and it do not fit (tooltip)
+    const HeadLabel label = earned[i];
     char title[160];
     if (cfg.pitfalls.head_averaged)
       std::snprintf(title, sizeof title, "mean of %d heads  \xC2\xB7  %.2f nats", cfg.num_heads, m.entropy);
     else {
-      // Grouped-query and multi-query attention: which K/V head this query head shares.
-      char kv[48] = "";
-      if (cfg.kv_heads() < cfg.num_heads)
-        std::snprintf(kv, sizeof kv, "  \xC2\xB7  K/V %d", h / (cfg.num_heads / cfg.kv_heads()));
-      std::snprintf(title, sizeof title, "head %d%s  \xC2\xB7  d_head %d  \xC2\xB7  %.2f nats", h, kv, cfg.d_head(), m.entropy);
-      // Title and label must fit above the map, or the grid's columns drift and the label is
-      // clipped: drop d_head (the controls show it), then the entropy (the tooltip has it),
-      // then the K/V head (the tooltip has it too).
-      // The ablation box, if any; the label follows the title at the usual spacing.
-      const float box = boxes ? box_w : 0.0f;
-      float extra = box + (label != HeadLabel::None ? ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(head_label_name(label)).x : 0.0f);
-      if (ImGui::CalcTextSize(title).x + extra > title_room)
-        std::snprintf(title, sizeof title, "head %d%s  \xC2\xB7  %.2f nats", h, kv, m.entropy);
-      if (ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "head %d%s", h, kv);
-      if (kv[0] && ImGui::CalcTextSize(title).x + extra > title_room) {  // the K/V head outranks the label (in the tooltip)
-        show_label = false;
-        extra = box;
-        if (ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "%d%s", h, kv);
-      }
-      if (ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "head %d", h);
-      // The label outranks the word "head": "13 broad" before "head 13".
-      if (show_label && ImGui::CalcTextSize(title).x + extra > title_room) std::snprintf(title, sizeof title, "%d", h);
-      if (show_label && ImGui::CalcTextSize(title).x + extra > title_room) {
-        show_label = false;
-        std::snprintf(title, sizeof title, "head %d", h);
-      }
-      if (ImGui::CalcTextSize(title).x + box > title_room) std::snprintf(title, sizeof title, "%d", h);
+      int level = title_level;
+      while (!title_fits(i, level, title)) ++level;
     }
-    if (labels) ImGui::SetCursorPosX(ImGui::GetCursorPosX() + lw);
     const ImVec2 title_p0 = ImGui::GetCursorScreenPos();
     if (boxes) {
       const HeadId id{layer, h};
@@ -229,23 +340,54 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       ImGui::PushID(h);
       ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(1, 1));
       if (ImGui::Checkbox("##on", &on)) toggle_ablation(s, id);
+      report_widget(s, ("switch " + std::to_string(layer) + "." + std::to_string(h)).c_str());
       ImGui::PopStyleVar();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation). Or right-click its map.");
       ImGui::PopID();
       ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
     }
     ImGui::TextUnformatted(title);
-    s.report.head_titles.push_back(title);
-    if (show_label) {
-      ImGui::SameLine();
-      ImGui::TextColored(kAccentColour, "%s", head_label_name(label));
+    std::string shown_title = title;
+    float title_x1 = ImGui::GetItemRectMax().x;
+    bool title_hovered = ImGui::IsItemHovered();
+    if (label != HeadLabel::None) {
+      const char* name = head_label_name(label);
+      if (two_lines) {
+        ImGui::SetCursorScreenPos(ImVec2(cell.x, cell.y + line_h));
+        // Cut to the room with "..." when even a line of its own is too short (128 heads).
+        std::string cut = name;
+        if (ImGui::CalcTextSize(name).x > title_room) {
+          const char* stop = name;
+          ImGui::GetFont()->CalcTextSizeA(fh, title_room - ImGui::CalcTextSize("\xE2\x80\xA6").x, 0.0f, name, nullptr, &stop);
+          cut = stop > name ? std::string(name, stop) + "\xE2\x80\xA6" : std::string();
+        }
+        if (!cut.empty()) {
+          ImGui::TextColored(kAccentColour, "%s", cut.c_str());
+          shown_title += "  " + cut;
+        }
+        title_x1 = std::max(title_x1, ImGui::GetItemRectMax().x);
+        title_hovered = title_hovered || ImGui::IsItemHovered();
+      } else if (ImGui::GetItemRectMax().x + spacing + ImGui::CalcTextSize(name).x <= cell.x + title_room) {
+        ImGui::SameLine();
+        ImGui::TextColored(kAccentColour, "%s", name);
+        shown_title += std::string("  ") + name;
+        title_x1 = std::max(title_x1, ImGui::GetItemRectMax().x);
+        title_hovered = title_hovered || ImGui::IsItemHovered();
+      }
     }
-    s.report.head_title_rects.push_back({title_p0.x, title_p0.y, ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y});
-    if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip("%s%sentropy %.3f nats (%.2f of the maximum)\nprevious-token %.2f   first-token %.2f   self %.2f\n"
-                        "peak weight %.2f   induction %.2f (on the induction probe)",
-                        show_label || label == HeadLabel::None ? "" : head_label_name(label), show_label || label == HeadLabel::None ? "" : "\n",
-                        m.entropy, m.entropy_norm, m.prev_token, m.first_token, m.self, m.max_weight, ind);
+    s.report.head_titles.push_back(shown_title);
+    s.report.head_title_rects.push_back({title_p0.x, title_p0.y, title_x1, ImGui::GetItemRectMax().y});
+    if (title_hovered) {
+      // The label (whole, even where the title cut it), the probe's induction score, and the
+      // text's own where it repeats a run of tokens.
+      const float text_ind = mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf("");
+      char text_part[96] = "";
+      if (!std::isnan(text_ind)) std::snprintf(text_part, sizeof text_part, ", %.2f on this text's repeated runs", text_ind);
+      ImGui::SetTooltip("head %d (of heads 0-%d), layer %d (of 0-%d)\n%s%sentropy %.3f nats (%.2f of the maximum)\n"
+                        "previous-token %.2f   first-token %.2f   self %.2f\npeak weight %.2f   induction %.2f on the probe%s",
+                        h, out.Hw - 1, layer, out.L - 1, label == HeadLabel::None ? "" : head_label_name(label),
+                        label == HeadLabel::None ? "" : "\n", m.entropy, m.entropy_norm, m.prev_token, m.first_token, m.self,
+                        m.max_weight, probe, text_part);
     }
     map_range(s, layer, batch, h, &vmin, &vmax);
     style.vmin = vmin;
@@ -262,22 +404,27 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     HeatmapView v;
     v.source = &src;
     v.style = style;
-    v.side = side;
-    if (labels) {
-      v.row_labels = &toks;
-      v.col_labels = &toks;
-      v.label_w = lw;
-      v.label_h = lw;
-    }
+    v.width = map_w;
+    v.height = side;
+    // The shared axes: query labels left of the first column, key labels under the last map
+    // of each column.
+    const bool row_axis = labels && col == 0, col_axis = labels && i + cols >= n;
+    if (row_axis) v.row_labels = &toks, v.label_w = lw;
+    if (col_axis) v.col_labels = &toks, v.label_h = g.col_h, v.flat_col_labels = g.flat;
+    ImGui::SetCursorScreenPos(ImVec2(cell.x - (row_axis ? lw : 0.0f), cell.y + title_h));
     v.hover_token = s.hover_token;
     v.label_rects = &s.report.token_labels;
+    v.label_texts = &s.report.token_label_texts;
     ImGui::PushID(h);
     const HeatmapHit hit = heatmap_view("head", r, v);
     const bool dragging = ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left);
     ImGui::PopID();
+    grid_bottom = std::max(grid_bottom, hit.p1.y + (col_axis ? g.col_h : 0.0f));
     s.report.heatmaps.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
+    report_widget(s, ("map " + std::to_string(layer) + "." + std::to_string(h)).c_str(), hit.p0, hit.p1);
     if (!cfg.pitfalls.head_averaged && s.ablated.count(HeadId{layer, h})) mark_head_off(hit.p0, hit.p1), s.report.heads_off++;
     if (hit.hovered) {
+      s.hover_head = h;  // "Export this head" (Ctrl+H) writes the head under the mouse
       hovered_row = hit.row;
       hovered_col = hit.col;
       head_tooltip(s, f, layer, batch, h, hit.row, hit.col);
@@ -302,9 +449,9 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       s.view.heads_pan_x -= d.x / std::max(hit.p1.x - hit.p0.x, 1.0f) / zoom;
       s.view.heads_pan_y -= d.y / std::max(hit.p1.y - hit.p0.y, 1.0f) / zoom;
     }
-    ImGui::EndGroup();
   }
   r.end_batch();
+  ImGui::SetCursorScreenPos(ImVec2(grid0.x, grid_bottom + ImGui::GetStyle().ItemSpacing.y));
   s.report.heads_map_pool = r.largest_pool_drawn();
   s.report.heads_deferred = r.deferred() - deferred_before;
   // Hovering a cell lights its query row and key column in every head (next frame).
@@ -329,7 +476,9 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   if (zoom > 1.0f) {  // on a line of its own: beside a caption that wrapped, it would overlap its last line
     ImGui::TextDisabled("zoom %.1fx (wheel, drag)", zoom);
     ImGui::SameLine();
-    if (ImGui::SmallButton("reset zoom")) {
+    const bool reset = ImGui::SmallButton("reset zoom");
+    report_widget(s, "reset zoom");
+    if (reset) {
       zoom = 1.0f;
       s.view.heads_pan_x = s.view.heads_pan_y = 0.5f;
     }

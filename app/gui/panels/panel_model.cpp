@@ -26,8 +26,8 @@ void draw_model(AppState& s, HeatmapRenderer& r) {
   const float gap = ImGui::GetStyle().ItemSpacing.x;
   const float side = std::max(fh * 2, std::min((avail.x - head_w) / out.Hw - gap, (avail.y - fh * 3) / out.L - gap - fh * 0.2f));
 
-  char hint[128];
-  std::snprintf(hint, sizeof hint, "Sentence %d. Click: select the layer and head. Double-click: open it in the focus view.", b);
+  char hint[160];
+  std::snprintf(hint, sizeof hint, "Sentence %d. Layers and heads are numbered from 0. Click: select the layer and head. Double-click: open it in the focus view.", b);
   text_disabled_wrapped(hint);
   // "head 11" is wider than a thumbnail at 12 heads: then the numbers alone, under one "head".
   const bool room = ImGui::CalcTextSize("head 00").x + gap <= side;

@@ -4,7 +4,9 @@
 // parameter total is shown with its change, which for num_heads is always zero.
 #include <imgui.h>
 
+#include <algorithm>
 #include <chrono>
+#include <initializer_list>
 #include <cstdio>
 
 #include "app/gui/panels/panels.h"
@@ -22,9 +24,58 @@ static std::string grouped(int64_t v) {  // 1050624 -> "1,050,624"
   return out;
 }
 
+// The table's columns, and the widest text of each (header included), measured once per
+// result and font size.
+enum PassportColumn { kStep, kFormula, kSymbolic, kConcrete, kFlops, kBytes, kNote, kPassportColumns };
+struct PassportWidths {
+  const void* fwd = nullptr;
+  float font_size = 0;
+  float w[kPassportColumns] = {};
+  float symbolic_kv = 0;  // the symbolic column with kv_heads written KV
+};
+
+static std::string short_kv(std::string shape) {  // "(B, T, kv_heads·d_head)" -> "(B, T, KV·d_head)"
+  for (size_t i; (i = shape.find("kv_heads")) != std::string::npos;) shape.replace(i, 8, "KV");
+  return shape;
+}
+
+static const PassportWidths& passport_widths(const AppState& s, const Passport& p) {
+  static PassportWidths c;  // the UI thread's
+  if (c.fwd == s.result->fwd.get() && c.font_size == ImGui::GetFontSize()) return c;
+  c = PassportWidths();
+  c.fwd = s.result->fwd.get();
+  c.font_size = ImGui::GetFontSize();
+  auto wider = [](float& w, const std::string& t) { w = std::max(w, ImGui::CalcTextSize(t.c_str()).x); };
+  const char* heads[] = {"step", "formula", "symbolic", "concrete", "FLOPs", "bytes", "note"};
+  for (int i = 0; i < kPassportColumns; ++i) wider(c.w[i], heads[i]);
+  c.symbolic_kv = c.w[kSymbolic];
+  for (const ParamCount& pc : p.params) wider(c.w[kConcrete], grouped(pc.count));  // their counts, on a short screen
+  wider(c.w[kConcrete], grouped(p.total_params));
+  for (const PassportStep& st : p.steps) {
+    wider(c.w[kStep], st.name);
+    wider(c.w[kStep], st.section);
+    wider(c.w[kFormula], st.formula);
+    wider(c.w[kSymbolic], st.symbolic_str());
+    wider(c.symbolic_kv, short_kv(st.symbolic_str()));
+    wider(c.w[kConcrete], st.concrete_str());
+    wider(c.w[kFlops], st.flops ? human_count(st.flops) : "-");
+    wider(c.w[kBytes], st.view ? "view" : human_count(st.bytes));
+    wider(c.w[kNote], st.note);
+  }
+  return c;
+}
+
 void draw_passport(AppState& s, bool full) {
   if (!s.result || !s.result->fwd) {
-    ImGui::TextDisabled("Computing...");
+    // Nothing computed yet: say why when the model refused the request (or the config is invalid), never "Computing..." for good.
+    const std::string& why = !s.compute_error.empty() ? s.compute_error : !s.config_status.ok() ? s.config_status.error().message : s.compute_error;
+    if (why.empty()) {
+      ImGui::TextDisabled("Computing...");
+    } else {
+      ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
+      ImGui::TextWrapped("Nothing to show: %s", why.c_str());
+      ImGui::PopStyleColor();
+    }
     return;
   }
   const Passport& p = s.result->fwd->passport;
@@ -39,7 +90,10 @@ void draw_passport(AppState& s, bool full) {
     ImGui::PopStyleColor();
     ImGui::TextDisabled("Below: the last valid configuration.");
   }
-  ImGui::Text("B=%d  T=%d  D=%d  H=%d  d_head=%d  L=%d", p.B, p.T, c.d_model, c.num_heads, c.d_head(), c.num_layers);
+  if (c.kv_heads() < c.num_heads)  // KV: the shapes' short name for kv_heads when the panel is narrow
+    ImGui::Text("B=%d  T=%d  D=%d  H=%d  KV=%d  d_head=%d  L=%d", p.B, p.T, c.d_model, c.num_heads, c.kv_heads(), c.d_head(), c.num_layers);
+  else
+    ImGui::Text("B=%d  T=%d  D=%d  H=%d  d_head=%d  L=%d", p.B, p.T, c.d_model, c.num_heads, c.d_head(), c.num_layers);
   if (!s.last_change.empty() && glow > 0) {
     same_line_if_fits(ImGui::CalcTextSize(("  " + s.last_change).c_str()).x);
     ImGui::PushTextWrapPos(0.0f);  // a change of several sliders at once (a lesson step) is long
@@ -48,22 +102,50 @@ void draw_passport(AppState& s, bool full) {
   }
   text_disabled_wrapped_at_commas(s.result->fwd->source);
 
-  const int ncols = full ? 7 : 3;
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_NoSavedSettings | (full ? ImGuiTableFlags_ScrollX : 0);
   // On a short screen (a projector at 1024x768 with large text) the parameter counts join
   // the table as its last section, so the steps get the height instead of a few rows.
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const float avail = ImGui::GetContentRegionAvail().y;
   const float params_h = line * (p.params.size() + (p.kv_saved > 0 ? 5.5f : 4.5f));
   const bool merged = avail - params_h < line * 12;
+  // The columns that fit the panel's width, with no horizontal scrollbar: step and the two
+  // shapes always; the note gives way first, then FLOPs and bytes, then the formula (which
+  // the step's tooltip then shows); then "kv_heads" is written KV in the shapes.
+  const PassportWidths& cw = passport_widths(s, p);
+  const ImGuiStyle& sty = ImGui::GetStyle();
+  const float room = ImGui::GetContentRegionAvail().x - sty.ScrollbarSize - 2;
+  auto need = [&](std::initializer_list<int> cols, bool kv_short) {
+    float w = 0;
+    for (int c : cols) w += (c == kSymbolic && kv_short ? cw.symbolic_kv : cw.w[c]) + sty.CellPadding.x * 2 + 1;
+    return w;
+  };
+  bool show_formula = full, show_costs = full, show_note = full, kv_short = false;
+  // The note takes the width left, cut with "…" (whole in the step's tooltip), when that is
+  // at least a few words.
+  float note_w = cw.w[kNote];
+  if (show_note && need({kStep, kFormula, kSymbolic, kConcrete, kFlops, kBytes, kNote}, false) > room) {
+    note_w = room - need({kStep, kFormula, kSymbolic, kConcrete, kFlops, kBytes}, false) - sty.CellPadding.x * 2 - 1;
+    show_note = note_w >= ImGui::GetFontSize() * 8;
+  }
+  if (show_costs && need({kStep, kFormula, kSymbolic, kConcrete, kFlops, kBytes}, false) > room) show_costs = false;
+  if (show_formula && need({kStep, kFormula, kSymbolic, kConcrete}, false) > room) show_formula = false;
+  if (need({kStep, kSymbolic, kConcrete}, false) > room) kv_short = true;
+  // The step column: its names wrap when even that is too wide (and the parameters' names,
+  // in it on a short screen, wrap at its width).
+  const float step_w = std::max(ImGui::GetFontSize() * 4, std::min(cw.w[kStep], cw.w[kStep] + room - need({kStep, kSymbolic, kConcrete}, kv_short)));
+  const int ncols = 3 + show_formula + 2 * show_costs + show_note;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_NoSavedSettings;
   const float table_h = std::max(line * 6, avail - (merged ? line * (p.kv_saved > 0 ? 3.5f : 2.5f) : params_h));
   // One parameter row: the name (its formula on hover) and the count, in columns 0 and col.
   auto param_row = [&](const std::string& name, int64_t count, const std::string& formula, const ImVec4* colour, int col) {
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
-    if (colour) ImGui::TextColored(*colour, "%s", name.c_str());
-    else ImGui::TextUnformatted(name.c_str());
+    ImGui::PushTextWrapPos(0.0f);
+    if (colour) ImGui::PushStyleColor(ImGuiCol_Text, *colour);
+    ImGui::TextUnformatted(name.c_str());
+    if (colour) ImGui::PopStyleColor();
+    ImGui::PopTextWrapPos();
     if (!formula.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", formula.c_str());
     ImGui::TableSetColumnIndex(col);
     if (colour) ImGui::TextColored(*colour, "%s", grouped(count).c_str());
@@ -75,25 +157,38 @@ void draw_passport(AppState& s, bool full) {
     param_row("model total", p.total_params, "", nullptr, col);
   };
   s.report.passport_table_h = table_h;
+  s.report.passport_right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
   if (ImGui::BeginTable("passport", ncols, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("step");
-    if (full) ImGui::TableSetupColumn("formula");
+    ImGui::TableSetupColumn("step", ImGuiTableColumnFlags_WidthFixed, step_w);
+    if (show_formula) ImGui::TableSetupColumn("formula");
     ImGui::TableSetupColumn("symbolic");
     ImGui::TableSetupColumn("concrete");
-    if (full) {
+    if (show_costs) {
       ImGui::TableSetupColumn("FLOPs");
       ImGui::TableSetupColumn("bytes");
-      ImGui::TableSetupColumn("note");
     }
-    ImGui::TableHeadersRow();
+    if (show_note) ImGui::TableSetupColumn("note", ImGuiTableColumnFlags_WidthFixed, note_w);
+    // The header row, each header's place reported (the GUI tests check both shapes are in view).
+    ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+    for (int i = 0; i < ncols; ++i) {
+      if (!ImGui::TableSetColumnIndex(i)) continue;
+      const char* name = ImGui::TableGetColumnName(i);
+      ImGui::TableHeader(name);
+      s.report.passport_columns.push_back(name);
+      s.report.passport_column_rects.push_back({ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y});
+    }
     std::string section;
     for (const PassportStep& st : p.steps) {
       if (st.section != section) {
         section = st.section;
         ImGui::TableNextRow();
         ImGui::TableSetColumnIndex(0);
-        ImGui::TextColored(kAccentColour, "%s", section.c_str());
+        ImGui::PushStyleColor(ImGuiCol_Text, kAccentColour);
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextUnformatted(section.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::PopStyleColor();
       }
       ImGui::TableNextRow();
       const PassportStep* old = prev ? prev->find(st.id) : nullptr;
@@ -102,31 +197,45 @@ void draw_passport(AppState& s, bool full) {
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, ImGui::GetColorU32(ImVec4(kChangedRowColour.x, kChangedRowColour.y, kChangedRowColour.z, 0.45f * glow)));
       int col = 0;
       ImGui::TableSetColumnIndex(col++);
+      ImGui::PushTextWrapPos(0.0f);
       ImGui::TextUnformatted(st.name.c_str());
-      if (ImGui::IsItemHovered() && !st.note.empty()) ImGui::SetTooltip("%s", st.note.c_str());
-      if (full) {
+      ImGui::PopTextWrapPos();
+      if (ImGui::IsItemHovered() && (!st.note.empty() || (full && !show_formula)))
+        ImGui::SetTooltip("%s%s%s", full && !show_formula ? st.formula.c_str() : "", full && !show_formula && !st.note.empty() ? "\n" : "",
+                          st.note.c_str());
+      if (show_formula) {
         ImGui::TableSetColumnIndex(col++);
         ImGui::TextUnformatted(st.formula.c_str());
       }
       ImGui::TableSetColumnIndex(col++);
-      ImGui::TextUnformatted(st.symbolic_str().c_str());
+      ImGui::TextUnformatted(kv_short ? short_kv(st.symbolic_str()).c_str() : st.symbolic_str().c_str());
       ImGui::TableSetColumnIndex(col++);
       ImGui::TextUnformatted(st.concrete_str().c_str());
       s.report.passport_rows.push_back(st.id + " " + st.concrete_str());
-      if (full) {
+      if (show_costs) {
         ImGui::TableSetColumnIndex(col++);
         ImGui::TextUnformatted(st.flops ? human_count(st.flops).c_str() : "-");
         ImGui::TableSetColumnIndex(col++);
         ImGui::TextUnformatted(st.view ? "view" : human_count(st.bytes).c_str());
+      }
+      if (show_note) {
         ImGui::TableSetColumnIndex(col++);
-        ImGui::TextDisabled("%s", st.note.c_str());
+        if (ImGui::CalcTextSize(st.note.c_str()).x <= note_w) {
+          ImGui::TextDisabled("%s", st.note.c_str());
+        } else {
+          const char* stop = st.note.c_str();
+          ImGui::GetFont()->CalcTextSizeA(ImGui::GetFontSize(), note_w - ImGui::CalcTextSize("\xE2\x80\xA6").x, 0.0f, st.note.c_str(),
+                                          nullptr, &stop);
+          ImGui::TextDisabled("%s\xE2\x80\xA6", std::string(st.note.c_str(), stop).c_str());
+          if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", st.note.c_str());
+        }
       }
     }
     if (merged) {
       ImGui::TableNextRow();
       ImGui::TableSetColumnIndex(0);
-      ImGui::TextColored(kAccentColour, "parameters");
-      param_rows(full ? 3 : 2);  // counts in the concrete column
+      ImGui::TextColored(kAccentColour, "parameters");  // their names wrap in the step column
+      param_rows(show_formula ? 3 : 2);  // counts in the concrete column
     }
     ImGui::EndTable();
   }
@@ -142,10 +251,10 @@ void draw_passport(AppState& s, bool full) {
   }
   s.report.attention_params = p.attention_params;
   if (p.kv_saved > 0) {
-    ImGui::PushTextWrapPos(0.0f);  // narrow columns (a projector's 1024 px at 1.5x text) wrap it
-    ImGui::TextColored(kAccentColour, "K/V sharing saves %s parameters (%.0f%% of multi-head attention's)", grouped(p.kv_saved).c_str(),
+    ImGui::PushStyleColor(ImGuiCol_Text, kAccentColour);
+    ImGui::TextWrapped("K/V sharing saves %s parameters (%.0f%% of multi-head attention's)", grouped(p.kv_saved).c_str(),
                        100.0 * p.kv_saved / (p.attention_params + p.kv_saved));
-    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
   }
   if (prev && glow > 0) {
     const int64_t d = p.attention_params - prev->attention_params;

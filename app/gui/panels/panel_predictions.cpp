@@ -92,6 +92,11 @@ void draw_predictions(AppState& s) {
     else ImGui::TextUnformatted(t.display.c_str());
     s.report.predictions.push_back(t.display + " " + std::to_string(t.prob));
   }
+  if (!s.result->request.cfg.causal) {  // the model sees the token it is asked for
+    ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
+    ImGui::TextWrapped("%s", kCausalOffLossNote);
+    ImGui::PopStyleColor();
+  }
   if (known) {
     const bool in_top = std::any_of(p.top.begin(), p.top.end(), [&](const NextToken& t) { return t.id == actual; });
     text_disabled_wrapped(("the text goes on with \"" + f.labels[b][pos + 1] + "\"" + (in_top ? " (green)" : ", not in the top 5")).c_str());

@@ -5,37 +5,144 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 
+#include "app/common/fonts.h"
+#include "app/gui/glyphs.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/presets.h"
 #include "app/gui/theme.h"
 #include "app/gui/ui_widgets.h"
 #include "core/inspect/metrics.h"
+#include "core/text/bpe.h"
 
 namespace headmap {
 
-// One token as a small framed chip; returns true while hovered (*clicked when clicked).
-static bool token_chip(const std::string& label, bool continues, bool highlighted, bool selected, bool* clicked) {
-  const ImVec2 pad(6, 3);
-  const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
-  const ImVec2 size(ts.x + pad.x * 2, ts.y + pad.y * 2);
-  if (ImGui::GetContentRegionAvail().x < size.x + 4) ImGui::NewLine();  // with the spacing after it
-  const ImVec2 p = ImGui::GetCursorScreenPos();
-  *clicked = ImGui::InvisibleButton(label.c_str(), size);
-  const bool hovered = ImGui::IsItemHovered();
-  if (!ImGui::IsItemVisible()) {  // scrolled out of the chips' box: nothing to draw
-    ImGui::SameLine(0, continues ? 1.0f : 4.0f);
-    return false;
+namespace {
+
+// One chip: a token, or the label of a group of byte pieces (token = -1).
+struct Chip {
+  int token = -1;
+  int group = -1;          // the group of pieces it belongs to, -1 none
+  std::string label;       // as a person reads it ("U+XXXX" where no font has a character)
+  std::string shown;       // as Dear ImGui draws it (glyphs.h: characters above U+FFFF as aliases)
+  std::string tip;         // the tooltip, empty for none
+  bool continues = false;  // a sub-word piece: it sits close to the previous chip
+  float width = 0;         // with its padding
+};
+
+std::string hex_bytes(std::string_view b) {
+  std::string out;
+  char buf[4];
+  for (unsigned char c : b) {
+    std::snprintf(buf, sizeof buf, "%02X", c);
+    out += (out.empty() ? "" : " ") + std::string(buf);
   }
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImU32 fill = highlighted || hovered ? IM_COL32(255, 140, 70, 255) : continues ? IM_COL32(70, 90, 120, 255) : IM_COL32(52, 70, 100, 255);
-  dl->AddRectFilled(p, ImVec2(p.x + size.x, p.y + size.y), fill, 4.0f);
-  dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y), highlighted || hovered ? IM_COL32(20, 20, 20, 255) : IM_COL32(235, 235, 240, 255),
-              label.c_str());
-  if (selected) dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + size.x + 1, p.y + size.y + 1), IM_COL32(255, 200, 90, 255), 4.0f, 0, 2.0f);
-  ImGui::SameLine(0, continues ? 1.0f : 4.0f);  // sub-word pieces sit close to their word
-  return hovered;
+  return out;
 }
+
+// The chips of sentence b. A character that byte-level BPE cut into several tokens (é as
+// C3 A9) gets a label chip with the character, followed by its pieces, which show their bytes
+// in hex; label and pieces form one group (several characters sharing pieces, one group).
+// *groups receives "é = C3 A9 (tokens 2-3)" per group.
+std::vector<Chip> sentence_chips(const ForwardData& f, int b, std::vector<std::string>* groups) {
+  const std::vector<Token>& tokens = f.batch.sentences[static_cast<size_t>(b)].tokens;
+  const int n = static_cast<int>(tokens.size());
+  const Bpe* bpe = f.batch.tokenizer == TokenizerKind::Bpe && f.weights ? &f.weights->bpe : nullptr;
+  std::string all;  // the sentence's bytes, token after token
+  std::vector<size_t> start(static_cast<size_t>(n) + 1);
+  for (int t = 0; t < n; ++t) {
+    start[t] = all.size();
+    const Token& k = tokens[t];
+    all += bpe && k.id >= 0 && k.id < bpe->size() ? bpe->token_bytes(k.id) : k.text;
+  }
+  start[n] = all.size();
+  auto token_at = [&](size_t byte) { return static_cast<int>(std::upper_bound(start.begin(), start.end(), byte) - start.begin()) - 1; };
+  struct Split {
+    size_t begin, end;
+    int first, last;
+  };
+  const std::vector<Utf8Unit> units = utf8_units(all);
+  std::vector<Split> split;
+  std::vector<int> split_of(units.size(), -1);
+  for (size_t i = 0; i < units.size(); ++i) {
+    const Utf8Unit& u = units[i];
+    if (!u.valid || u.end - u.begin < 2) continue;
+    const int a = token_at(u.begin), z = token_at(u.end - 1);
+    if (a == z) continue;
+    split_of[i] = static_cast<int>(split.size());
+    split.push_back({u.begin, u.end, a, z});
+  }
+  std::vector<int> group_of(static_cast<size_t>(n), -1);
+  std::vector<std::vector<int>> members;  // each group's split characters
+  for (size_t i = 0; i < split.size(); ++i) {
+    int g = group_of[split[i].first];
+    if (g < 0) {
+      g = static_cast<int>(members.size());
+      members.emplace_back();
+    }
+    members[g].push_back(static_cast<int>(i));
+    for (int t = split[i].first; t <= split[i].last; ++t) group_of[t] = g;
+  }
+  auto char_text = [&](const Split& c) { return all.substr(c.begin, c.end - c.begin); };
+
+  std::vector<Chip> chips;
+  const std::vector<std::string>& labels = f.labels[static_cast<size_t>(b)];
+  size_t unit = 0;
+  for (int t = 0; t < n; ++t) {
+    const int g = group_of[t];
+    Chip c;
+    c.token = t;
+    c.group = g;
+    c.continues = tokens[t].continues;
+    if (g < 0) {
+      c.label = glyphs().readable(labels[t]);
+    } else {
+      if (t == 0 || group_of[t - 1] != g) {  // the group's label chip first
+        Chip head;
+        head.group = g;
+        std::string text, hex;
+        for (int i : members[g]) {
+          text += char_text(split[i]);
+          hex += (hex.empty() ? "" : " ") + hex_bytes(char_text(split[i]));
+          head.tip += (head.tip.empty() ? "" : "\n") + glyphs().readable(char_text(split[i])) + " = " + hex_bytes(char_text(split[i])) +
+                      ", tokens " + std::to_string(split[i].first) + "-" + std::to_string(split[i].last);
+        }
+        head.label = glyphs().readable(text);
+        head.tip += "\nByte-level BPE cut " + std::string(members[g].size() > 1 ? "these characters" : "this character") +
+                    " into byte pieces, one token each.";
+        if (groups)
+          groups->push_back(head.label + " = " + hex + " (tokens " + std::to_string(split[members[g].front()].first) + "-" +
+                            std::to_string(split[members[g].back()].last) + ")");
+        chips.push_back(std::move(head));
+      }
+      // The piece: whole characters as text (a leading space as "·"), pieces of a split one in hex.
+      while (unit < units.size() && units[unit].end <= start[t]) ++unit;
+      std::string label;
+      bool hex_last = false;
+      for (size_t i = unit; i < units.size() && units[i].begin < start[t + 1]; ++i) {
+        const Utf8Unit& u = units[i];
+        if (split_of[i] < 0) {
+          const std::string ch = all.substr(u.begin, u.end - u.begin);
+          label += ch == " " ? "\xC2\xB7" : glyphs().readable(ch);
+          hex_last = false;
+          continue;
+        }
+        const Split& sc = split[split_of[i]];
+        const size_t b0 = std::max(u.begin, start[t]), b1 = std::min(u.end, start[t + 1]);
+        label += (hex_last ? " " : "") + hex_bytes(std::string_view(all).substr(b0, b1 - b0));
+        hex_last = true;
+        c.tip += (c.tip.empty() ? "" : "\n") + glyphs().readable(char_text(sc)) + " = " + hex_bytes(char_text(sc)) + ", token " +
+                 std::to_string(t - sc.first + 1) + " of " + std::to_string(sc.last - sc.first + 1);
+      }
+      c.label = label;
+    }
+    chips.push_back(std::move(c));
+  }
+  return chips;
+}
+
+}  // namespace
 
 void draw_sentence(AppState& s, const Presets& presets) {
   // "Sentence (one per line: B)" and the Presets button on one line when they fit, else the
@@ -56,7 +163,7 @@ void draw_sentence(AppState& s, const Presets& presets) {
   if (ImGui::Button(presets_label)) ImGui::OpenPopup("presets");
   if (ImGui::BeginPopup("presets")) {
     for (const Preset& p : presets.items) {
-      if (ImGui::Selectable(p.name.c_str())) {
+      if (ImGui::Selectable(preset_menu_label(p).c_str())) {
         if (p.text == "@induction-probe") {  // drawn from the model's own vocabulary
           const ModelWeights none;  // untrained: probe words from the built-in list
           const ModelWeights* w = s.result && s.result->fwd ? s.result->fwd->weights.get() : &none;
@@ -75,7 +182,22 @@ void draw_sentence(AppState& s, const Presets& presets) {
     ImGui::SetKeyboardFocusHere();
     s.focus_text = false;
   }
-  ImGui::InputTextMultiline("##text", &s.text, ImVec2(-1, ImGui::GetTextLineHeight() * lines + ImGui::GetStyle().FramePadding.y * 2));
+  // Through the glyph aliases (glyphs.h): Dear ImGui's 16-bit characters keep emoji intact.
+  // Typed characters above U+FFFF are inserted here, at the cursor (glyphs.h: type_char).
+  std::string edit = glyphs().to_edit(s.text), typed = glyphs().take_typed();
+  auto insert_typed = [](ImGuiInputTextCallbackData* d) {
+    const std::string* t = static_cast<const std::string*>(d->UserData);
+    if (!t->empty()) d->InsertChars(d->CursorPos, t->data(), t->data() + t->size());
+    return 0;
+  };
+  if (ImGui::InputTextMultiline("##text", &edit, ImVec2(-1, ImGui::GetTextLineHeight() * lines + ImGui::GetStyle().FramePadding.y * 2),
+                                typed.empty() ? 0 : ImGuiInputTextFlags_CallbackAlways, insert_typed, &typed))
+    s.text = glyphs().from_edit(edit);
+  report_widget(s, "Sentence");
+  s.report.text_box_boxes.clear();
+  glyphs().audit_edit(edit, &s.report.text_box_boxes, &s.report.text_box_replacements);
+  s.report.atlas_glyphs = glyphs().atlas_glyphs();
+  s.report.atlas_build_ms = glyphs().rebuild_ms();
 }
 
 void draw_sentence_tokens(AppState& s) {
@@ -85,14 +207,44 @@ void draw_sentence_tokens(AppState& s) {
   const ForwardData& f = *s.result->fwd;
   const Batch& batch = f.batch;
   int hovered = -1;
+  const ImVec2 pad(6, 3);
+  // The chips of a result, made once per result, text size and font atlas (not every frame).
+  static struct {
+    std::weak_ptr<const ForwardData> fwd;  // weak: a new result never matches a freed one
+    float font_size = 0;
+    int atlas = -1;
+    std::vector<std::vector<Chip>> chips;
+    std::vector<std::string> groups;
+  } cache;
+  if (cache.fwd.lock() != s.result->fwd || cache.font_size != ImGui::GetFontSize() || cache.atlas != glyphs().generation()) {
+    cache.fwd = s.result->fwd;
+    cache.font_size = ImGui::GetFontSize();
+    cache.atlas = glyphs().generation();
+    cache.groups.clear();
+    cache.chips.assign(static_cast<size_t>(batch.B()), {});
+    for (int b = 0; b < batch.B(); ++b) {
+      cache.chips[b] = sentence_chips(f, b, b == 0 ? &cache.groups : nullptr);
+      for (Chip& c : cache.chips[b]) {
+        c.shown = glyphs().shown(c.label);
+        c.width = ImGui::CalcTextSize(c.shown.c_str()).x + pad.x * 2;
+      }
+    }
+  }
+  const std::vector<std::vector<Chip>>& chips = cache.chips;
+  const std::vector<std::string>& groups = cache.groups;
+  auto gap_after = [](const std::vector<Chip>& cs, size_t i) {  // pieces of a group touch; sub-words sit close
+    if (i + 1 >= cs.size()) return 4.0f;
+    if (cs[i].group >= 0 && cs[i + 1].group == cs[i].group) return 1.0f;
+    return cs[i + 1].continues && cs[i + 1].group < 0 ? 1.0f : 4.0f;
+  };
   // The chips scroll in a box of at most kChipRowsShown rows, so a long text never pushes
   // the controls off screen. Its height: the rows the chips wrap into at this width.
-  const float chip_h = ImGui::GetTextLineHeight() + 6 + st.ItemSpacing.y;
+  const float chip_h = ImGui::GetTextLineHeight() + pad.y * 2 + st.ItemSpacing.y;
   const float box_w = ImGui::GetContentRegionAvail().x - st.ScrollbarSize - st.WindowPadding.x;
   float rows = 0, x = box_w;
   for (int b = 0; b < batch.B(); ++b, x = box_w)
-    for (const std::string& l : f.labels[b]) {
-      const float w = ImGui::CalcTextSize(l.c_str()).x + 12 + 4;
+    for (size_t i = 0; i < chips[b].size(); ++i) {
+      const float w = chips[b][i].width + gap_after(chips[b], i);
       if (x + w > box_w) rows += 1, x = 0;
       x += w;
     }
@@ -101,26 +253,72 @@ void draw_sentence_tokens(AppState& s) {
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, st.WindowPadding.y * 0.5f));
   ImGui::BeginChild("chips", ImVec2(0, box_h), false);
   s.report.chips_box_h = box_h;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  // A group's outline hugs its chips (the box has no side padding to draw beyond them).
+  auto draw_outline = [dl](ImVec2 a, ImVec2 z) {
+    dl->AddRect(ImVec2(a.x + 0.5f, a.y - 1.5f), ImVec2(z.x - 0.5f, z.y + 1.5f), IM_COL32(255, 200, 90, 255), 5.0f, 0, 1.5f);
+  };
   for (int b = 0; b < batch.B(); ++b) {
-    const std::vector<std::string>& labels = f.labels[b];
-    if (b == 0) s.report.tokens = labels;
+    const std::vector<Chip>& cs = chips[b];
+    if (b == 0) {
+      s.report.tokens.clear();
+      s.report.token_chips.clear();
+      s.report.chip_groups = groups;
+    }
     if (batch.B() > 1) {
       ImGui::TextDisabled("%d:", b);
       ImGui::SameLine();
     }
     ImGui::PushID(b);
-    for (size_t t = 0; t < labels.size(); ++t) {
-      ImGui::PushID(static_cast<int>(t));
-      const bool cont = batch.sentences[b].tokens[t].continues, mine = b == s.view.batch;
-      bool clicked = false;
-      if (token_chip(labels[t], cont, mine && static_cast<int>(t) == s.hover_token, mine && static_cast<int>(t) == s.selected_token,
-                     &clicked) && mine)
-        hovered = static_cast<int>(t);
-      if (clicked) {  // select this sentence and position: its next-token predictions stay shown
-        s.view.batch = b;
-        s.selected_token = static_cast<int>(t);
+    ImVec2 g0(0, 0), g1(0, 0);  // the current group's outline on this row
+    for (size_t i = 0; i < cs.size(); ++i) {
+      const Chip& c = cs[i];
+      const bool group_start = c.group >= 0 && (i == 0 || cs[i - 1].group != c.group);
+      float need = c.width + 4;
+      if (group_start)  // a group stays on one row when it fits one
+        for (size_t j = i + 1; j < cs.size() && cs[j].group == c.group; ++j) need += cs[j].width + 1;
+      if (ImGui::GetContentRegionAvail().x < need && (!group_start || need <= box_w)) ImGui::NewLine();
+      const std::string& text = c.shown;
+      const ImVec2 size(c.width, ImGui::GetTextLineHeight() + pad.y * 2);
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      if (c.group >= 0) {  // the outline follows the group, row by row
+        if (group_start || p.y != g0.y) {
+          if (!group_start) draw_outline(g0, g1);
+          g0 = p;
+        }
+        g1 = ImVec2(p.x + size.x, p.y + size.y);
       }
+      ImGui::PushID(static_cast<int>(i));
+      const bool clicked = ImGui::InvisibleButton("chip", size);
       ImGui::PopID();
+      const bool hover = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem);  // while the text box has the keyboard too
+      const bool mine = b == s.view.batch, tok = c.token >= 0;
+      if (b == 0 && tok) {
+        s.report.tokens.push_back(c.label);
+        s.report.token_chips.push_back({p.x, p.y, p.x + size.x, p.y + size.y});
+      }
+      if (ImGui::IsItemVisible()) {
+        if (tok) report_widget(s, ("token " + std::to_string(b) + "." + std::to_string(c.token)).c_str());
+        const bool lit = tok && ((mine && c.token == s.hover_token) || hover);
+        const ImU32 fill = lit ? IM_COL32(255, 140, 70, 255)
+                           : !tok ? IM_COL32(30, 36, 48, 255)
+                           : c.group >= 0 ? IM_COL32(84, 70, 118, 255)
+                           : c.continues ? IM_COL32(70, 90, 120, 255) : IM_COL32(52, 70, 100, 255);
+        const ImU32 ink = lit ? IM_COL32(20, 20, 20, 255) : !tok ? IM_COL32(255, 220, 140, 255) : IM_COL32(235, 235, 240, 255);
+        dl->AddRectFilled(p, ImVec2(p.x + size.x, p.y + size.y), fill, 4.0f);
+        dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y), ink, text.c_str());
+        if (tok && mine && c.token == s.selected_token)
+          dl->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + size.x + 1, p.y + size.y + 1), IM_COL32(255, 200, 90, 255), 4.0f, 0, 2.0f);
+        if (hover && !c.tip.empty()) ImGui::SetTooltip("%s", glyphs().shown(c.tip).c_str());
+      }
+      if (c.group >= 0 && (i + 1 == cs.size() || cs[i + 1].group != c.group))
+        draw_outline(g0, g1);
+      if (tok && hover && mine) hovered = c.token;
+      if (tok && clicked) {  // select this sentence and position: its next-token predictions stay shown
+        s.view.batch = b;
+        s.selected_token = c.token;
+      }
+      ImGui::SameLine(0, gap_after(cs, i));
     }
     ImGui::PopID();
     ImGui::NewLine();
@@ -128,6 +326,20 @@ void draw_sentence_tokens(AppState& s) {
   ImGui::EndChild();
   ImGui::PopStyleVar();
   if (hovered >= 0) s.hover_token = hovered;
+  // Characters no installed font draws: named on the chips, and how to get them.
+  const std::vector<std::string> missing = glyphs().missing_in(s.text);
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 8; ++i) list += (i ? ", " : "") + missing[i];
+    if (missing.size() > 8) list += ", ...";
+    std::string note = "No installed font draws " + list + ": shown as the code point";
+    const std::vector<std::string> packages = glyphs().packages_for(s.text);
+    for (size_t i = 0; i < packages.size(); ++i) note += (i ? ", " : " (install ") + packages[i];
+    note += packages.empty() ? "." : ").";
+    s.report.messages.push_back(note);
+    text_disabled_wrapped(note.c_str());
+    s.report.missing_glyphs = missing;
+  }
   char count[128];
   std::snprintf(count, sizeof count, "%d token%s x %d sentence%s, %s tokenizer", batch.T, batch.T == 1 ? "" : "s", batch.B(),
                 batch.B() == 1 ? "" : "s", tokenizer_name(batch.tokenizer));

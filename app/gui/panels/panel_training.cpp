@@ -143,6 +143,18 @@ void draw_training(AppState& s) {
   same_line_if_fits(ImGui::CalcTextSize("with and without W_O (H = 4)").x + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Button("with and without W_O (H = 4)")) s.train_request = compare_w_o_job(s);
   ImGui::EndDisabled();
+  // Too few steps draw the same curve several times: say so, and offer the count that parts them.
+  if (const std::string note = compare_steps_note(s.compare_steps); !note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
+    ImGui::TextWrapped("%s", note.c_str());
+    ImGui::PopStyleColor();
+    s.report.messages.push_back(note);
+    char use[48];
+    std::snprintf(use, sizeof use, "Use %d,%03d steps each", kCompareStepsThatPart / 1000, kCompareStepsThatPart % 1000);
+    ImGui::BeginDisabled(t.running);
+    if (ImGui::Button(use)) s.compare_steps = kCompareStepsThatPart;
+    ImGui::EndDisabled();
+  }
 
   // Progress.
   ImGui::Separator();
@@ -170,11 +182,31 @@ void draw_training(AppState& s) {
     ImGui::PopStyleColor();
   } else if (t.done) {
     ImGui::Text("Done: %d run%s on %s.", t.runs, t.runs == 1 ? "" : "s", t.corpus_name.c_str());
+    // Each run's final loss, and a button that shows its heads in the grid.
     for (size_t r = 0; r < t.final_val.size() && r < t.labels.size(); ++r) {
-      char run[96];
+      char run[96], show[64];
       std::snprintf(run, sizeof run, "  %s: val %.3f", t.labels[r].c_str(), t.final_val[r]);
-      same_line_if_fits(ImGui::CalcTextSize(run).x);
+      std::snprintf(show, sizeof show, "Show heads##run%zu", r);
+      same_line_if_fits(ImGui::CalcTextSize(run).x + ImGui::CalcTextSize("Show heads").x + ImGui::GetStyle().FramePadding.x * 2 +
+                        ImGui::GetStyle().ItemSpacing.x);
       ImGui::TextUnformatted(run);
+      ImGui::SameLine();
+      if (ImGui::SmallButton(show)) {
+        if (Status st = show_trained_run(s, static_cast<int>(r)); !st) s.status_lines.push_back(st.error().message);
+      }
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("Show the heads of %s's final weights in the Heads tab", t.labels[r].c_str());
+    }
+    if (t.final_val.size() > 1) {  // runs that end together have not parted yet
+      const auto [lo, hi] = std::minmax_element(t.final_val.begin(), t.final_val.end());
+      if (*hi - *lo < 0.05) {
+        char same[200];
+        std::snprintf(same, sizeof same, "The runs end within %.2f nats of each other: at %d steps each they have not parted yet.",
+                      *hi - *lo, t.progress.steps);
+        ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
+        ImGui::TextWrapped("%s", same);
+        ImGui::PopStyleColor();
+        s.report.messages.push_back(same);
+      }
     }
   } else {
     ImGui::TextDisabled("No training yet in this session.");

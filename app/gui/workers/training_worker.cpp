@@ -113,8 +113,9 @@ void TrainingWorker::work(TrainJob& job) {
     }
     std::lock_guard<std::mutex> lock(mu_);
     status_.final_val.push_back(r->val_loss);
+    status_.run_weights.push_back(std::make_shared<const ModelWeights>(std::move(r->weights)));
     if (follow) {
-      status_.result = std::make_shared<const ModelWeights>(std::move(r->weights));
+      status_.result = status_.run_weights.back();
       status_.snapshot = status_.result;
       ++status_.snapshot_id;
     }

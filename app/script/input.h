@@ -1,0 +1,67 @@
+// input.h: a person's input, scripted, for the GUI tests (`headmap --screenshot ... --input
+// "click File; click Save view...; key enter; wait"`). The events enter where a user's do:
+// the pointer is really moved (glfwSetCursorPos) and buttons, keys and characters go
+// through the GLFW backend's callbacks, one batch per frame, so menus, popups, text boxes
+// and the command table's shortcuts see real input. A widget is named by its label as the
+// last frame drew it (UiReport::widgets, recorded by report_widget in ui_widgets.h).
+//
+// Steps (separated by ';' in one --input, or one per line in --input @FILE):
+//   click LABEL | rclick LABEL | dclick LABEL | hover LABEL   (LABEL may be @X,Y: window pixels)
+//   scroll N LABEL       the wheel, N notches (negative: down), over LABEL
+//   key COMBO            e.g. enter, escape, right, ctrl+o, ctrl+a, ctrl+shift+e, f11
+//   type TEXT            characters, one per frame, into whatever has the keyboard
+//   wait                 until the app is idle and its result is on screen
+//   frames N             N frames
+//   expect LABEL         until LABEL is shown (fails after the step timeout)
+//   absent LABEL         until LABEL is no longer shown (fails after the step timeout)
+//   timeout S            the step timeout from here on, in seconds (default 5)
+// A widget that does not appear within the step timeout, an ambiguous label, or an unknown
+// step fails the run (exit 1) with a message naming it.
+#pragma once
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace headmap {
+
+class App;
+
+struct InputStep {
+  enum Kind { Click, RightClick, DoubleClick, Hover, Scroll, Key, Type, Wait, Frames, Expect, Absent, Timeout };
+  Kind kind = Wait;
+  std::string target;  // a widget's label, or "@X,Y"
+  std::string text;    // Type: the characters (UTF-8)
+  int amount = 0;      // Scroll: notches; Frames: frames; Timeout: milliseconds
+  int key = 0;         // Key: a GLFW key
+  bool ctrl = false, shift = false, alt = false;
+  std::string source;  // the step as written, for messages
+};
+
+// Parses --input values: each split at ';' (or, "@FILE", read one step per line). Empty steps are skipped.
+Result<std::vector<InputStep>> parse_input_steps(const std::vector<std::string>& specs);
+
+class InputDriver {
+ public:
+  explicit InputDriver(std::vector<InputStep> steps) : steps_(std::move(steps)) {}
+  bool empty() const { return steps_.empty(); }
+  bool done() const { return next_ >= steps_.size(); }
+  // After each frame's swap: reads what the frame drew and injects the next frame's events.
+  // An error ends the run.
+  Status after_frame(App& app);
+  // True while a step waits for the worker (the loop may sleep).
+  bool waiting() const { return !done() && steps_[next_].kind == InputStep::Wait; }
+
+ private:
+  void next_step();
+  std::vector<InputStep> steps_;
+  size_t next_ = 0;
+  int stage_ = 0, frames_ = 0;  // progress within the step
+  size_t typed_ = 0;
+  std::chrono::milliseconds timeout_{5000};  // a widget's wait (timeout steps change it)
+  std::u32string chars_;
+  std::chrono::steady_clock::time_point step_start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace headmap
