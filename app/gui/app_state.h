@@ -99,6 +99,7 @@ struct UiReport {
   int64_t attention_params = -1;       // as shown in the passport
   std::string lesson_step;             // the lesson player's "step 4 of 12", "" when no lesson is open
   std::string lesson_title;            // the step's title, as shown
+  std::string lesson_note;             // its honest-example line: in the training text or not, the tested claims
   bool lesson_revealed = false;        // the answer is shown
   Rect lesson_panel{0, 0, 0, 0};       // the player, in window pixels
   bool stale = false;

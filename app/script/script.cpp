@@ -303,7 +303,7 @@ class ScreenshotScript : public Script {
                     {"ablated", abl}, {"last_change", st.last_change}};
       if (st.lesson.open())
         j["lesson"] = {{"id", st.lesson.lesson->id}, {"path", st.lesson.lesson->path}, {"step", st.lesson.step + 1},
-                       {"steps", st.lesson.lesson->steps.size()}, {"shown", r.lesson_step}, {"title", r.lesson_title},
+                       {"steps", st.lesson.lesson->steps.size()}, {"shown", r.lesson_step}, {"title", r.lesson_title}, {"note", r.lesson_note},
                        {"revealed", r.lesson_revealed}, {"controls_taken", lesson_controls_taken(st)},
                        {"panel", {r.lesson_panel.x0, r.lesson_panel.y0, r.lesson_panel.x1, r.lesson_panel.y1}}};
       if (Status w = write_file_atomic(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w) {

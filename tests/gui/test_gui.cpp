@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -1773,6 +1774,17 @@ TEST(Gui, EveryLessonStepReachesItsStateUncutOnAProjector) {
       EXPECT_EQ(rep["lesson"]["shown"], "step " + std::to_string(i + 1) + " of " + std::to_string(steps.size()));
       EXPECT_EQ(rep["lesson"]["title"], steps[i]["title"]);
       EXPECT_FALSE(rep["lesson"]["controls_taken"].get<bool>());
+      // The honest-example line: whether the sentence is in the training text, and each claim with its threshold.
+      const std::string note = rep["lesson"].value("note", "");
+      if (steps[i].contains("in_corpus")) {
+        EXPECT_EQ(note.rfind(steps[i]["in_corpus"].get<bool>() ? "In the training text" : "Not in the training text", 0), 0u) << note;
+      }
+      for (const json& c : steps[i].value("claims", json::array())) {
+        char want[96];
+        std::snprintf(want, sizeof want, "head %d.%d's %s score is at least %.2f", c["layer"].get<int>(), c["head"].get<int>(),
+                      c["metric"] == "prev_token" ? "previous-token" : "induction", c["min"].get<double>());
+        EXPECT_NE(note.find(want), std::string::npos) << note;
+      }
       for (const json& a : steps[i].value("set", json::array())) expect_setting_shown(rep, a.get<std::string>());
       // A result of this state is on screen, or the message of an invalid pair with its fix.
       const bool invalid = std::find(rep["buttons"].begin(), rep["buttons"].end(), "Use nearest valid") != rep["buttons"].end();

@@ -19,8 +19,8 @@ std::string step_label(const AppState& s) {
 }
 
 const char* corpus_note(const LessonStep& st) {
-  if (st.in_corpus == 1) return "(This sentence is in the training text.)";
-  if (st.in_corpus == 0) return "(This sentence is not in the training text.)";
+  if (st.in_corpus == 1) return "In the training text (memorised).";
+  if (st.in_corpus == 0) return "Not in the training text.";
   return nullptr;
 }
 
@@ -34,12 +34,14 @@ Body body_of(const AppState& s) {
   Body b;
   b.heading = l.title + ": " + st.title;
   b.text = st.text;
-  if (const char* c = corpus_note(st)) b.text += std::string(" ") + c;
-  for (const LessonClaim& c : st.claims) {  // what a test holds on the shipped model (tests/app/test_lessons.cpp)
+  // The honest-example notes, quieter, on a line of their own: whether the sentence is in
+  // the training text, and what a test holds on the shipped model (tests/app/test_lessons.cpp).
+  if (const char* c = corpus_note(st)) b.note = c;
+  for (const LessonClaim& c : st.claims) {
     char line[160];
-    std::snprintf(line, sizeof line, " (Tested: head %d.%d's %s score is at least %.2f here.)", c.layer, c.head,
+    std::snprintf(line, sizeof line, "%sTested: head %d.%d's %s score is at least %.2f here.", b.note.empty() ? "" : " ", c.layer, c.head,
                   c.metric == "prev_token" ? "previous-token" : "induction", c.min);
-    b.text += line;
+    b.note += line;
   }
   if (!st.question.empty()) b.question = st.question;
   if (s.lesson.revealed && !st.reveal.empty()) b.reveal = st.reveal;
@@ -54,7 +56,7 @@ float lesson_panel_height(const AppState& s, float width) {
   const float wrap = std::max(1.0f, width - 2 * st.WindowPadding.x - st.ScrollbarSize);
   const Body b = body_of(s);
   float h = ImGui::GetFrameHeightWithSpacing() + 2 * st.WindowPadding.y;  // the buttons
-  for (const std::string* t : {&b.heading, &b.text, &b.question, &b.reveal})
+  for (const std::string* t : {&b.heading, &b.text, &b.note, &b.question, &b.reveal})
     if (!t->empty()) h += ImGui::CalcTextSize(t->c_str(), nullptr, false, wrap).y + st.ItemSpacing.y;
   if (lesson_controls_taken(s)) h += ImGui::GetFrameHeightWithSpacing() * 2;
   return h;
@@ -102,11 +104,17 @@ void draw_lesson(AppState& s) {
   // The text scrolls under the buttons, which stay in view.
   ImGui::BeginChild("lesson_text", ImVec2(0, 0), false);
   const Body b = body_of(s);
+  s.report.lesson_note = b.note;
   ImGui::PushTextWrapPos(0.0f);
   ImGui::PushStyleColor(ImGuiCol_Text, kAccentColour);
   ImGui::TextUnformatted(b.heading.c_str());
   ImGui::PopStyleColor();
   ImGui::TextUnformatted(b.text.c_str());
+  if (!b.note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextUnformatted(b.note.c_str());
+    ImGui::PopStyleColor();
+  }
   if (!b.question.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, kChangedColour);
     ImGui::TextUnformatted(b.question.c_str());
