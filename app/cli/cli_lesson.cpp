@@ -83,10 +83,8 @@ Status draw_slide(const std::string& path, const AppState& s, const ComputeResul
   font.draw(sl.c, W - sl.margin - font.width(of, 26 * sl.scale), sl.y + static_cast<int>(26 * sl.scale), of, 26 * sl.scale, kMuted);
   sl.y += static_cast<int>(34 * sl.scale);
   sl.text(st.title, 44, kAccent);
-  std::string body = st.text;
-  if (st.in_corpus == 1) body += " (This sentence is in the training text.)";
-  if (st.in_corpus == 0) body += " (This sentence is not in the training text.)";
-  sl.text(body, 28, kInk);
+  sl.text(st.text, 28, kInk);
+  if (const std::string note = lesson_note(st); !note.empty()) sl.text(note, 24, kMuted);
   if (!st.question.empty()) sl.text(st.question, 28, kQuestion);
   if (answers && !st.reveal.empty()) sl.text(st.reveal, 26, kAnswer);
   // The figure fills the rest.
@@ -117,9 +115,18 @@ Status draw_slide(const std::string& path, const AppState& s, const ComputeResul
     o.batch = std::clamp(s.view.batch, 0, std::max(0, f.out.B - 1));
     o.colormap = s.view.colormap;
     o.subtitle = f.source;
-    Result<Canvas> heads = draw_heads_canvas(f.out, f.batch, res->request.cfg, f.metrics, o);
-    if (!heads) return heads.error();
-    const float k = std::min(static_cast<float>(fw) / heads->w, static_cast<float>(fh) / heads->h);
+    // As many heads per row as make them largest in this room (a row of four leaves a
+    // 16:9 slide's lower half empty; two rows of two fill it).
+    Result<Canvas> heads = Error{ErrorKind::InvalidArgument, "no heads"};
+    float k = 0;
+    for (int cols : {0, 1, 2, 3}) {
+      if (cols >= f.out.Hw) break;
+      o.cols = cols;
+      Result<Canvas> c = draw_heads_canvas(f.out, f.batch, res->request.cfg, f.metrics, o);
+      if (!c) return c.error();
+      const float kc = std::min(static_cast<float>(fw) / c->w, static_cast<float>(fh) / c->h);
+      if (kc > k) k = kc, heads = std::move(c);
+    }
     const int w = static_cast<int>(heads->w * k), h = static_cast<int>(heads->h * k);
     sl.c.draw_scaled(*heads, fx + (fw - w) / 2, fy, w, h);
   }

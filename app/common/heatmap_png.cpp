@@ -41,7 +41,8 @@ Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, c
 
   const int T = batch.lengths[opt.batch];  // draw only the real tokens of this sentence
   const int heads = out.Hw;
-  const int cols = heads <= 4 ? heads : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(heads))));
+  const int cols = opt.cols > 0 ? std::min(opt.cols, heads)
+                   : heads <= 4 ? heads : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(heads))));
   const int rows = (heads + cols - 1) / cols;
   const int cell = std::clamp(static_cast<int>(std::lround(420.0 / T)), 1, 30);
   const bool labels = cell >= 9;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -259,6 +260,17 @@ Status go_to_lesson_step(AppState& s, int step) {
 
 void close_lesson(AppState& s) {
   s.lesson = LessonState();
+}
+
+std::string lesson_note(const LessonStep& st) {
+  std::string note = st.in_corpus == 1 ? "In the training text (memorised)." : st.in_corpus == 0 ? "Not in the training text." : "";
+  for (const LessonClaim& c : st.claims) {  // held by a test on the shipped model (tests/app/test_lessons.cpp)
+    char line[160];
+    std::snprintf(line, sizeof line, "%sTested: head %d.%d's %s score is at least %.2f here.", note.empty() ? "" : " ", c.layer, c.head,
+                  c.metric == "prev_token" ? "previous-token" : "induction", c.min);
+    note += line;
+  }
+  return note;
 }
 
 bool lesson_controls_taken(const AppState& s) {

@@ -72,6 +72,11 @@ void close_lesson(AppState& s);
 // The user moved a control since the step was applied (the player says Next restores it).
 bool lesson_controls_taken(const AppState& s);
 
+// The step's honest-example line, as the player and the slides show it: whether its sentence
+// is in the training text ("in_corpus"), and each claim with its metric and threshold.
+// "" when the step states neither.
+std::string lesson_note(const LessonStep& st);
+
 // Appends the current state as a new step to the lesson file at `path` (created when
 // missing), as the settings that reach it from the base state. Written atomically.
 Status append_lesson_step(const std::string& path, const AppState& s, const std::string& title);

@@ -18,12 +18,6 @@ std::string step_label(const AppState& s) {
   return "step " + std::to_string(s.lesson.step + 1) + " of " + std::to_string(s.lesson.lesson->steps.size());
 }
 
-const char* corpus_note(const LessonStep& st) {
-  if (st.in_corpus == 1) return "In the training text (memorised).";
-  if (st.in_corpus == 0) return "Not in the training text.";
-  return nullptr;
-}
-
 // The lines of text under the buttons, for the panel's height and its drawing alike.
 struct Body {
   std::string heading, text, question, reveal, note;
@@ -34,15 +28,7 @@ Body body_of(const AppState& s) {
   Body b;
   b.heading = l.title + ": " + st.title;
   b.text = st.text;
-  // The honest-example notes, quieter, on a line of their own: whether the sentence is in
-  // the training text, and what a test holds on the shipped model (tests/app/test_lessons.cpp).
-  if (const char* c = corpus_note(st)) b.note = c;
-  for (const LessonClaim& c : st.claims) {
-    char line[160];
-    std::snprintf(line, sizeof line, "%sTested: head %d.%d's %s score is at least %.2f here.", b.note.empty() ? "" : " ", c.layer, c.head,
-                  c.metric == "prev_token" ? "previous-token" : "induction", c.min);
-    b.note += line;
-  }
+  b.note = lesson_note(st);  // quieter, on a line of its own
   if (!st.question.empty()) b.question = st.question;
   if (s.lesson.revealed && !st.reveal.empty()) b.reveal = st.reveal;
   return b;
