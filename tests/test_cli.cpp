@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -318,4 +319,31 @@ TEST(Cli, AnOversizedFileIsRefusedBeforeItIsRead) {
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("is larger than 16 MiB"), std::string::npos) << r.err;
   fs::remove(f);
+}
+
+// Slides (issue 23): `lesson-export` writes every step of a lesson as a PNG of the asked
+// size, through the app's own state path; a wrong lesson name is a message listing them.
+TEST(Cli, LessonExportWritesOneSlidePerStep) {
+  const fs::path dir = tmp() / "slides";
+  fs::remove_all(dir);
+  const CliRun r = cli({"lesson-export", "004", "--png", dir.string(), "--size", "1024x768"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<fs::path> pngs;
+  for (const auto& e : fs::directory_iterator(dir)) pngs.push_back(e.path());
+  std::sort(pngs.begin(), pngs.end());
+  ASSERT_EQ(pngs.size(), 4u) << "004 has four steps";
+  EXPECT_EQ(pngs[0].filename(), "004-01.png");
+  for (const fs::path& p : pngs) {
+    std::ifstream f(p, std::ios::binary);
+    unsigned char h[24] = {};
+    f.read(reinterpret_cast<char*>(h), 24);
+    const uint32_t w = (h[16] << 24) | (h[17] << 16) | (h[18] << 8) | h[19], ht = (h[20] << 24) | (h[21] << 16) | (h[22] << 8) | h[23];
+    EXPECT_EQ(w, 1024u) << p;
+    EXPECT_EQ(ht, 768u) << p;
+    EXPECT_GT(fs::file_size(p), 20000u) << p << ": a slide with text and a figure, not an empty page";
+  }
+  EXPECT_NE(r.out.find("The shape table"), std::string::npos) << r.out;
+  const CliRun bad = cli({"lesson-export", "042", "--png", dir.string()});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("the lessons are 000, 001, 002, 003, 004"), std::string::npos) << bad.err;
 }

@@ -25,6 +25,8 @@ using namespace headmap;
 namespace headmap {
 // app/cli/cli_train.cpp: `train`, `make-corpus` and `evaluate`; -1 when argv[1] is none of them.
 int run_cli_subcommand(int argc, char** argv);
+// app/cli/cli_lesson.cpp: `lesson-export`, a lesson's steps as slides.
+int run_lesson_export(int argc, char** argv);
 }  // namespace headmap
 
 namespace {
@@ -73,8 +75,10 @@ void print_summary(const Batch& batch, const ForwardOutput& out, const std::vect
 
 static int run_main(int argc, char** argv) {
   if (const int rc = run_cli_subcommand(argc, argv); rc >= 0) return rc;
+  if (argc >= 2 && std::string(argv[1]) == "lesson-export") return run_lesson_export(argc - 1, argv + 1);
   CLI::App app{"headmap-cli: run a small transformer on text and show what every attention head does"};
-  app.footer("Training: headmap-cli train --help, headmap-cli make-corpus --help, headmap-cli evaluate --help\nTokenizers: headmap-cli tokenize --help");
+  app.footer("Training: headmap-cli train --help, headmap-cli make-corpus --help, headmap-cli evaluate --help\n"
+             "Tokenizers: headmap-cli tokenize --help\nSlides: headmap-cli lesson-export --help");
   app.set_version_flag("--version", [] { return version_text("headmap-cli"); }, "print the version and the data directory in use, and exit");
   ModelOptions mo;
   Outputs o;

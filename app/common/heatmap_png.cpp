@@ -23,6 +23,13 @@ const Rgb kBg{250, 250, 250}, kInk{25, 25, 30}, kMuted{110, 110, 120}, kGrid{255
 
 Status write_heads_png(const std::string& path, const ForwardOutput& out, const Batch& batch, const ModelConfig& cfg,
                        const std::vector<HeadMetrics>& metrics, const HeadsPngOptions& opt) {
+  Result<Canvas> c = draw_heads_canvas(out, batch, cfg, metrics, opt);
+  if (!c) return c.error();
+  return c->save_png(path);
+}
+
+Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, const ModelConfig& cfg,
+                                 const std::vector<HeadMetrics>& metrics, const HeadsPngOptions& opt) {
   if (batch.empty()) return Error{ErrorKind::InvalidArgument, "Nothing to draw: the text has no tokens."};
   if (opt.layer < 0 || opt.layer >= out.L || opt.batch < 0 || opt.batch >= out.B)
     return Error{ErrorKind::InvalidArgument, "Layer " + std::to_string(opt.layer) + " / sentence " + std::to_string(opt.batch) +
@@ -30,11 +37,12 @@ Status write_heads_png(const std::string& path, const ForwardOutput& out, const 
                                                  std::to_string(out.B) + " sentences, numbered from 0: layers 0 to " +
                                                  std::to_string(out.L - 1) + ", sentences 0 to " + std::to_string(out.B - 1) + ")."};
   Font font;
-  if (Status s = font.load(asset_path("fonts/DejaVuSans.ttf")); !s) return s;
+  if (Status s = font.load(asset_path("fonts/DejaVuSans.ttf")); !s) return s.error();
 
   const int T = batch.lengths[opt.batch];  // draw only the real tokens of this sentence
   const int heads = out.Hw;
-  const int cols = heads <= 4 ? heads : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(heads))));
+  const int cols = opt.cols > 0 ? std::min(opt.cols, heads)
+                   : heads <= 4 ? heads : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(heads))));
   const int rows = (heads + cols - 1) / cols;
   const int cell = std::clamp(static_cast<int>(std::lround(420.0 / T)), 1, 30);
   const bool labels = cell >= 9;
@@ -58,7 +66,7 @@ Status write_heads_png(const std::string& path, const ForwardOutput& out, const 
   const char* lower = "use fewer heads or a shorter sentence";
   if (rgb_bytes >= (uint64_t(1) << 31) - 1)
     return Error{ErrorKind::InvalidArgument, what + " is beyond what a PNG encoder holds (2 GiB of pixels): " + lower + "."};
-  if (Status s = check_memory(3 * rgb_bytes, what, lower); !s) return s;
+  if (Status s = check_memory(3 * rgb_bytes, what, lower); !s) return s.error();
   Canvas c(W, Hpx, kBg);
 
   // Header: the sentence and the configuration.
@@ -115,7 +123,7 @@ Status write_heads_png(const std::string& path, const ForwardOutput& out, const 
   font.draw(c, lx + lw - 60, ly + 30, "head max", 12, kMuted);
   font.draw(c, lx + lw + 14, ly + 12, "colour = attention weight / the head's largest weight (first causal row left out);  rows = queries, "
             "columns = keys;  grey = masked", 12, kMuted);
-  return c.save_png(path);
+  return c;
 }
 
 Status write_figure_png(const std::string& path, const Figure& f) {

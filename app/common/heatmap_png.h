@@ -7,6 +7,7 @@
 
 #include "app/common/colormap.h"
 #include "app/common/heatmap_figure.h"
+#include "app/common/raster.h"
 #include "core/inspect/metrics.h"
 #include "core/model/model.h"
 
@@ -17,7 +18,12 @@ struct HeadsPngOptions {
   Colormap colormap = Colormap::Viridis;
   std::string subtitle;  // e.g. the weights' source
   std::vector<std::array<int, 4>>* map_rects = nullptr;  // out, optional: each head's map (x0, y0, x1, y1) in pixels
+  int cols = 0;  // heads per row; 0: all of up to 4 heads in one row, else a square grid
 };
+
+// The picture on a canvas, for a larger figure (a lesson's slide: app/cli/cli_lesson.cpp).
+Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, const ModelConfig& cfg,
+                                 const std::vector<HeadMetrics>& metrics, const HeadsPngOptions& opt);
 
 // Colour = weight / the head's largest weight (per-head scale, stated in the legend).
 Status write_heads_png(const std::string& path, const ForwardOutput& out, const Batch& batch, const ModelConfig& cfg,

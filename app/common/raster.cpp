@@ -41,6 +41,24 @@ void Canvas::blend(int x, int y, Rgb c, float a) {
   p[2] = static_cast<uint8_t>(p[2] + (c.b - p[2]) * a);
 }
 
+void Canvas::draw_scaled(const Canvas& src, int x, int y, int dw, int dh) {
+  if (dw <= 0 || dh <= 0 || src.w <= 0 || src.h <= 0) return;
+  for (int j = std::max(0, -y); j < dh && y + j < h; ++j) {
+    const int sy0 = static_cast<int>(static_cast<int64_t>(j) * src.h / dh);
+    const int sy1 = std::max(sy0 + 1, static_cast<int>(static_cast<int64_t>(j + 1) * src.h / dh));
+    for (int i = std::max(0, -x); i < dw && x + i < w; ++i) {
+      const int sx0 = static_cast<int>(static_cast<int64_t>(i) * src.w / dw);
+      const int sx1 = std::max(sx0 + 1, static_cast<int>(static_cast<int64_t>(i + 1) * src.w / dw));
+      uint32_t sum[3] = {0, 0, 0}, n = 0;
+      for (int sy = sy0; sy < sy1 && sy < src.h; ++sy)
+        for (int sx = sx0; sx < sx1 && sx < src.w; ++sx, ++n)
+          for (int k = 0; k < 3; ++k) sum[k] += src.rgb[(static_cast<size_t>(sy) * src.w + sx) * 3 + k];
+      uint8_t* p = &rgb[(static_cast<size_t>(y + j) * w + x + i) * 3];
+      for (int k = 0; k < 3; ++k) p[k] = static_cast<uint8_t>(n ? sum[k] / n : 0);
+    }
+  }
+}
+
 Status Canvas::save_png(const std::string& path) const {
   std::string bytes;
   auto sink = [](void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<char*>(data), size); };

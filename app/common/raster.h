@@ -23,6 +23,8 @@ struct Canvas {
   Canvas(int width, int height, Rgb bg);
   void fill(int x0, int y0, int x1, int y1, Rgb c);  // [x0,x1) x [y0,y1), clipped
   void blend(int x, int y, Rgb c, float alpha);
+  // src scaled into [x, x+w) x [y, y+h) (each pixel the mean of the source pixels it covers), clipped.
+  void draw_scaled(const Canvas& src, int x, int y, int w, int h);
   Status save_png(const std::string& path) const;  // atomic
 };
 

@@ -175,7 +175,35 @@ void App::answer_text_now() {
   if (post_and_wait(std::move(req))) same_frame_ = true;
 }
 
+void App::animate_lesson_step() {
+  const auto now = std::chrono::steady_clock::now();
+  if (state.lesson.open() && state.lesson.stepped_at != lesson_stamp_) {  // a step was just applied
+    lesson_stamp_ = state.lesson.stepped_at;
+    heads_anim_.clear();
+    ModelConfig from = last_cfg_, to = state.cfg;
+    from.num_heads = to.num_heads;
+    if (from == to && last_cfg_.num_heads != to.num_heads && validate(last_cfg_).ok() && validate(state.cfg).ok()) {
+      for (int h : valid_head_counts(to.d_model))
+        if ((h > last_cfg_.num_heads && h <= to.num_heads) || (h < last_cfg_.num_heads && h >= to.num_heads)) heads_anim_.push_back(h);
+      if (to.num_heads < last_cfg_.num_heads) std::reverse(heads_anim_.begin(), heads_anim_.end());
+      if (heads_anim_.size() < 2) heads_anim_.clear();
+      else state.cfg.num_heads = heads_anim_.front(), heads_anim_at_ = now;
+    }
+  } else if (!heads_anim_.empty()) {
+    if (!state.lesson.open() || state.cfg.num_heads != heads_anim_.front()) {
+      heads_anim_.clear();  // the user took the slider, or closed the lesson
+    } else if (now - heads_anim_at_ >= std::chrono::milliseconds(kHeadsAnimMs)) {
+      heads_anim_.erase(heads_anim_.begin());
+      if (!heads_anim_.empty()) state.cfg.num_heads = heads_anim_.front(), heads_anim_at_ = now;
+    }
+    if (heads_anim_.size() == 1 && state.cfg.num_heads == heads_anim_.front()) heads_anim_.clear();  // arrived
+  }
+  state.lesson.animating = !heads_anim_.empty();
+  if (state.lesson.animating) glfwPostEmptyEvent();  // the next step of the slider, without input
+}
+
 void App::post_request_if_changed() {
+  animate_lesson_step();
   if (!(state.cfg == last_cfg_)) {
     note_config_change(last_cfg_);
     last_cfg_ = state.cfg;
@@ -199,6 +227,7 @@ void App::frame() {
   while (std::shared_ptr<const ComputeResult> r = worker_.take()) accept(std::move(r));
   sync_training();
   sync_model_loader();
+  sync_lesson_export();
   state.font_scale = std::clamp(state.font_scale, kFontScaleMin, kFontScaleMax);
   if (built_font_scale_ != state.font_scale || (glyphs().dirty() && !fonts_failed_)) rebuild_fonts();
   for (; fonts_noted_ < glyphs().notes().size(); ++fonts_noted_) state.status_lines.push_back(glyphs().notes()[fonts_noted_]);
@@ -373,6 +402,11 @@ void App::draw_layout() {
   const float right_min = state.force_three_columns ? kPassportColumnMin : std::max(kPassportColumnMin, kPassportColumnMinEm * em);
   const float right_w = side_passport ? std::max(right_min, total * kPassportColumnFraction) : 0.0f;
   const float center_w = side_passport ? std::max(kViewsColumnMin, total - left_w - right_w - 2 * gap) : 0.0f;
+  // The lesson player, a strip along the bottom at the height its text needs (at most 40% of
+  // the window; beyond that it scrolls), under all three columns.
+  const float avail_h = ImGui::GetContentRegionAvail().y;
+  const float lesson_h = state.lesson.open() ? std::min(lesson_panel_height(state, total), 0.4f * avail_h) : 0.0f;
+  const float columns_h = lesson_h > 0 ? -(lesson_h + ImGui::GetStyle().ItemSpacing.y) : 0.0f;
 
   auto draw_input = [&] {
     draw_sentence(state, presets_);
@@ -399,12 +433,12 @@ void App::draw_layout() {
     }
   };
   if (left_w > 0) {
-    ImGui::BeginChild("left", ImVec2(left_w, 0), true);
+    ImGui::BeginChild("left", ImVec2(left_w, columns_h), true);
     draw_input();
     ImGui::EndChild();
     ImGui::SameLine();
   }
-  ImGui::BeginChild("center", ImVec2(center_w, 0), true);
+  ImGui::BeginChild("center", ImVec2(center_w, columns_h), true);
   const ImVec2 cp = ImGui::GetWindowPos(), cs = ImGui::GetWindowSize();
   heads_rect_[0] = cp.x;
   heads_rect_[1] = cp.y;
@@ -461,10 +495,15 @@ void App::draw_layout() {
 
   if (side_passport) {
     ImGui::SameLine();
-    ImGui::BeginChild("right", ImVec2(0, 0), true);
+    ImGui::BeginChild("right", ImVec2(0, columns_h), true);
     ImGui::TextUnformatted("Shape passport");
     ImGui::Separator();
     draw_passport(state, false);
+    ImGui::EndChild();
+  }
+  if (lesson_h > 0) {
+    ImGui::BeginChild("lesson", ImVec2(0, 0), true);
+    draw_lesson(state);
     ImGui::EndChild();
   }
   ImGui::End();
@@ -499,6 +538,16 @@ void App::draw_menu() {
   report_widget(state, "View");
   if (ImGui::BeginMenu("Help")) {
     draw_menu_commands(*this, "Help");
+    if (ImGui::BeginMenu("Lessons")) {  // the shipped lessons, one per chapter
+      for (const std::string& f : lesson_files()) {
+        const std::string name = std::filesystem::path(f).stem().string();
+        if (ImGui::MenuItem(name.c_str(), nullptr, state.lesson.open() && state.lesson.lesson->path == f)) open_lesson_file(f);
+      }
+      ImGui::Separator();
+      if (ImGui::MenuItem("Open lesson file...")) open_dialog(Dialog::OpenLesson);
+      if (ImGui::MenuItem("Close lesson", nullptr, false, state.lesson.open())) close_lesson(state);
+      ImGui::EndMenu();
+    }
     ImGui::EndMenu();
   }
   report_widget(state, "Help");
@@ -643,6 +692,87 @@ Status App::dialog_ok(Dialog d, const std::string& path) {
 }
 
 void App::quit() { glfwSetWindowShouldClose(window, 1); }
+
+void App::open_lesson_file(const std::string& path) {
+  Result<Lesson> l = load_lesson(path);
+  Status s = l ? open_lesson(state, std::make_shared<const Lesson>(std::move(l).value())) : Status(l.error());
+  if (!s) {  // in the window and on the terminal; the current state stays
+    std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+    state.error_popup = s.error().message;
+  }
+}
+
+bool App::result_settled() const {
+  if (worker_.busy() || loader_.busy() || state.training.running || state.train_request) return false;
+  if (!state.config_status.ok()) return true;
+  return answered() && (fresh() || !state.compute_error.empty());
+}
+
+// File > Export lesson: each step in turn is shown, and once its result is on screen the
+// window is captured to DIR/NNN-SS.png; then the player returns to the step it was on.
+void App::sync_lesson_export() {
+  if (!state.lesson.export_request.empty()) {
+    if (!state.lesson.open()) {
+      state.error_popup = "Open a lesson first (Help > Lessons).";
+    } else if (!lesson_export_.active()) {
+      std::error_code ec;
+      std::filesystem::create_directories(state.lesson.export_request, ec);
+      lesson_export_ = LessonExport{state.lesson.export_request, -1, state.lesson.step, 0, 0, false};
+    }
+    state.lesson.export_request.clear();
+  }
+  LessonExport& e = lesson_export_;
+  if (!e.active() || e.capturing) return;
+  const int n = static_cast<int>(state.lesson.lesson ? state.lesson.lesson->steps.size() : 0);
+  auto finish = [&](const std::string& note) {
+    if (state.lesson.open()) (void)go_to_lesson_step(state, std::clamp(e.back_to, 0, n - 1));
+    state.status_lines.push_back(note);
+    e = LessonExport();
+  };
+  if (!state.lesson.open()) return finish("The lesson was closed: the export stopped.");
+  if (e.step < 0) {
+    e.step = 0;
+    e.frames = 0;
+    if (Status s = go_to_lesson_step(state, 0); !s) return finish(s.error().message);
+    return;
+  }
+  if (e.frames++ < 2 || !result_settled() || !heads_anim_.empty()) return;  // a frame drawn wholly with this step's result
+  char file[64];
+  std::snprintf(file, sizeof file, "%s-%02d.png", state.lesson.lesson->id.c_str(), e.step + 1);
+  const std::string path = (std::filesystem::path(e.dir) / file).string();
+  e.capturing = true;
+  capture(path, 0, 0, 0, 0, [this, n](const Status& s) {
+    LessonExport& x = lesson_export_;
+    x.capturing = false;
+    if (!s) {
+      state.error_popup = s.error().message;
+      x.step = n;  // stop
+    } else {
+      ++x.written;
+      ++x.step;
+    }
+    if (x.step >= n) {
+      const std::string note = "Wrote " + std::to_string(x.written) + " slides to " + x.dir;
+      if (state.lesson.open()) (void)go_to_lesson_step(state, std::clamp(x.back_to, 0, n - 1));
+      state.status_lines.push_back(note);
+      x = LessonExport();
+      return;
+    }
+    x.frames = 0;
+    if (Status g = go_to_lesson_step(state, x.step); !g) {
+      state.error_popup = g.error().message;
+      x = LessonExport();
+    }
+  });
+}
+
+void App::step_lesson(int delta) {
+  if (!state.lesson.open()) return;
+  const int n = static_cast<int>(state.lesson.lesson->steps.size());
+  const int to = std::clamp(state.lesson.step + delta, 0, n - 1);
+  // Next on the last step (or Back on the first) restores the step, as the user may have moved things.
+  if (Status s = go_to_lesson_step(state, to); !s) state.error_popup = s.error().message;
+}
 
 void App::toggle_light_theme() {
   prefs.light_theme = !prefs.light_theme;

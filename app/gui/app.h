@@ -61,7 +61,7 @@ class App {
   std::chrono::steady_clock::time_point last_swap;
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
-  bool busy() const { return worker_.busy() || loader_.busy(); }
+  bool busy() const { return worker_.busy() || loader_.busy() || lesson_export_.active() || !heads_anim_.empty(); }
   bool fresh() const;  // a result is on screen and matches the current inputs
   bool answered() const { return !unposted_ && answered_seq_ == last_posted_seq; }  // the worker answered the newest request
   Preferences prefs;
@@ -84,6 +84,8 @@ class App {
   void step_font(int direction);  // +1 larger, -1 smaller, 0 normal size
   void step_head(int delta);      // the selection, wrapping around the heads
   void step_layer(int delta);     // the selection, clamped to the layers
+  void open_lesson_file(const std::string& path);  // Help > Lessons; a bad file's message in the window and on the terminal
+  void step_lesson(int delta);    // the lesson player's Next (+1) and Back (-1)
 
  private:
   void accept(std::shared_ptr<const ComputeResult> r);
@@ -98,6 +100,16 @@ class App {
   void save_preferences_now();
   void sync_training();
   void sync_model_loader();
+  void sync_lesson_export();  // File > Export lesson: one window capture per step
+  // This step's result is on screen: nothing computing, and the newest inputs answered (a
+  // result, a refusal) or not computable (an invalid config). The lesson export waits for it.
+  bool result_settled() const;
+  // A lesson step that only moves num_heads: the slider steps through the valid counts on
+  // the way (one every kHeadsAnimMs), so the class sees the maps split and the passport move.
+  void animate_lesson_step();
+  static constexpr int kHeadsAnimMs = 180;
+  std::vector<int> heads_anim_;  // the counts still to show, the step's own last
+  std::chrono::steady_clock::time_point heads_anim_at_{}, lesson_stamp_{};
 
   Presets presets_;
   ComputeWorker worker_;
@@ -142,6 +154,12 @@ class App {
     std::function<void(const Status&)> done;
   };
   std::vector<Capture> captures_;
+  struct LessonExport {  // File > Export lesson, under way
+    std::string dir;
+    int step = -1, back_to = 0, frames = 0, written = 0;
+    bool capturing = false;
+    bool active() const { return !dir.empty(); }
+  } lesson_export_;
   // File dialogs (dialogs.h): a path to type, and what to do with it.
   Dialog dialog_ = Dialog::None;
   std::string dialog_path_, dialog_error_;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/common/colormap.h"
+#include "app/gui/lessons.h"
 #include "app/gui/model_source.h"
 #include "app/gui/requests.h"
 #include "core/model/config.h"
@@ -97,6 +98,11 @@ struct UiReport {
   std::vector<Rect> compare_heatmaps;    // the Compare tab's maps (pitfall first, then correct)
   std::vector<std::string> passport_changes;  // the Compare tab's changed passport rows
   int64_t attention_params = -1;       // as shown in the passport
+  std::string lesson_step;             // the lesson player's "step 4 of 12", "" when no lesson is open
+  std::string lesson_title;            // the step's title, as shown
+  std::string lesson_note;             // its honest-example line: in the training text or not, the tested claims
+  bool lesson_revealed = false;        // the answer is shown
+  Rect lesson_panel{0, 0, 0, 0};       // the player, in window pixels
   bool stale = false;
   std::string colormap;
   // The widgets a person can click or type into (menus, menu items, tabs, dialog buttons and
@@ -107,6 +113,19 @@ struct UiReport {
   };
   std::vector<Widget> widgets;
   void clear() { *this = UiReport(); }
+};
+
+// The lesson player (lessons.h, panels/panel_lesson.cpp): the open lesson and its step.
+struct LessonState {
+  std::shared_ptr<const Lesson> lesson;  // nullptr: no lesson open
+  int step = 0;                          // 0-based
+  bool revealed = false;                 // the step's answer is shown
+  bool scroll_to_answer = false;         // Reveal was pressed: the player scrolls the answer into view
+  std::vector<std::string> applied;      // the state the step set (lesson_settings_of), to notice the user taking the controls
+  std::chrono::steady_clock::time_point stepped_at{};
+  bool animating = false;                // the app is moving the num_heads slider to the step's value (App::animate_lesson_step)
+  std::string export_request;            // File > Export lesson: the directory (taken by the app, which captures each step)
+  bool open() const { return lesson != nullptr; }
 };
 
 struct AppState {
@@ -176,6 +195,8 @@ struct AppState {
   std::string error_popup;                  // modal: a failed file operation, etc.
   std::string compute_error;                // the model refused the last request (shown in red, not modal)
   std::vector<std::string> status_lines;    // short notes under the menu ("saved view.json")
+
+  LessonState lesson;
 
   UiReport report;
 

@@ -3,9 +3,12 @@
 
 namespace headmap {
 
-const Command* match_command(const std::vector<Command>& table, int key, bool ctrl, bool shift, bool keyboard_taken) {
+const Command* match_command(const std::vector<Command>& table, int key, bool ctrl, bool shift, bool keyboard_taken,
+                             const App* app) {
   if (key == 0) return nullptr;
-  const auto has = [key](const Command& c) { return c.keys[0] == key || c.keys[1] == key; };
+  const auto has = [key, app](const Command& c) {
+    return (c.keys[0] == key || c.keys[1] == key) && !(app && c.enabled && !c.enabled(*app));
+  };
   bool shift_variant = false;  // does a command of this key (and Ctrl state) need Shift?
   for (const Command& c : table) shift_variant = shift_variant || (has(c) && c.shift && c.ctrl == ctrl);
   for (const Command& c : table) {

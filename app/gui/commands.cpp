@@ -17,6 +17,10 @@ const std::vector<Command>& commands() {
       // menu    label                          shortcut   keys                                ctrl   repeat free   sep
       {"File", "Open view...", "Ctrl+O", {GLFW_KEY_O, 0}, true, false, false, false, [](App& a) { a.open_dialog(Dialog::OpenView); }},
       {"File", "Save view...", "Ctrl+S", {GLFW_KEY_S, 0}, true, false, false, false, [](App& a) { a.open_dialog(Dialog::SaveView); }},
+      {"File", "Save view as lesson step...", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.open_dialog(Dialog::SaveLessonStep); }},
+      {"File", "Export lesson as PNGs...", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.open_dialog(Dialog::ExportLesson); }, [](const App& a) { return a.state.lesson.open(); }},
       {"File", "Open model...", nullptr, {0, 0}, false, false, false, true, [](App& a) { a.open_dialog(Dialog::OpenModel); }},
       {"File", "Close model", nullptr, {0, 0}, false, false, false, false,
        [](App& a) {
@@ -67,9 +71,21 @@ const std::vector<Command>& commands() {
 
       {"Help", "Keyboard shortcuts", nullptr, {0, 0}, false, false, false, false, [](App& a) { a.open_dialog(Dialog::Shortcuts); }},
 
+      // Keyboard only: the lesson player (a presenter's clicker sends PageDown / PageUp; while a
+      // lesson is open, the left and right arrows move between steps too, not between heads).
+      {nullptr, "Next lesson step", "PageDown", {GLFW_KEY_PAGE_DOWN, 0}, false, false, false, false, [](App& a) { a.step_lesson(+1); },
+       [](const App& a) { return a.state.lesson.open(); }},
+      {nullptr, "Previous lesson step", "PageUp", {GLFW_KEY_PAGE_UP, 0}, false, false, false, false, [](App& a) { a.step_lesson(-1); },
+       [](const App& a) { return a.state.lesson.open(); }},
+      {nullptr, "Next lesson step (a lesson open)", "\xE2\x86\x92", {GLFW_KEY_RIGHT, 0}, false, false, true, false,
+       [](App& a) { a.step_lesson(+1); }, [](const App& a) { return a.state.lesson.open(); }},
+      {nullptr, "Previous lesson step (a lesson open)", "\xE2\x86\x90", {GLFW_KEY_LEFT, 0}, false, false, true, false,
+       [](App& a) { a.step_lesson(-1); }, [](const App& a) { return a.state.lesson.open(); }},
       // Keyboard only: the selection.
-      {nullptr, "Next head", "\xE2\x86\x92", {GLFW_KEY_RIGHT, 0}, false, true, true, false, [](App& a) { a.step_head(+1); }},
-      {nullptr, "Previous head", "\xE2\x86\x90", {GLFW_KEY_LEFT, 0}, false, true, true, false, [](App& a) { a.step_head(-1); }},
+      {nullptr, "Next head", "\xE2\x86\x92", {GLFW_KEY_RIGHT, 0}, false, true, true, false, [](App& a) { a.step_head(+1); },
+       [](const App& a) { return !a.state.lesson.open(); }},
+      {nullptr, "Previous head", "\xE2\x86\x90", {GLFW_KEY_LEFT, 0}, false, true, true, false, [](App& a) { a.step_head(-1); },
+       [](const App& a) { return !a.state.lesson.open(); }},
       {nullptr, "Next layer", "\xE2\x86\x93", {GLFW_KEY_DOWN, 0}, false, true, true, false, [](App& a) { a.step_layer(+1); }},
       {nullptr, "Previous layer", "\xE2\x86\x91", {GLFW_KEY_UP, 0}, false, true, true, false, [](App& a) { a.step_layer(-1); }},
   };
@@ -86,8 +102,8 @@ void draw_menu_commands(App& app, const char* menu) {
   }
 }
 
-const Command* command_for_key(int key, bool ctrl, bool shift, bool keyboard_taken) {
-  return match_command(commands(), key, ctrl, shift, keyboard_taken);
+const Command* command_for_key(int key, bool ctrl, bool shift, bool keyboard_taken, const App* app) {
+  return match_command(commands(), key, ctrl, shift, keyboard_taken, app);
 }
 
 void run_shortcuts(App& app) {
@@ -95,7 +111,7 @@ void run_shortcuts(App& app) {
   const bool keyboard_taken = io.WantTextInput || app.dialog_open();
   for (const Command& c : commands())
     for (int k : c.keys)
-      if (k != 0 && ImGui::IsKeyPressed(k, c.repeat) && command_for_key(k, io.KeyCtrl, io.KeyShift, keyboard_taken) == &c) {
+      if (k != 0 && ImGui::IsKeyPressed(k, c.repeat) && command_for_key(k, io.KeyCtrl, io.KeyShift, keyboard_taken, &app) == &c) {
         c.run(app);
         break;
       }

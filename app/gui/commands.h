@@ -32,11 +32,13 @@ void draw_menu_commands(App& app, const char* menu);
 // needs Ctrl; Shift when it needs Shift, and a key that has a Shift variant runs that
 // variant, not the plain one, while Shift is held (Ctrl+Shift+E is not Ctrl+E; Ctrl++,
 // typed with Shift on many keyboards, has none); keyboard-only keys (arrows) not while a
-// text box or dialog has the keyboard. No GL or Dear ImGui (command_keys.cpp): tested
-// without a window.
-const Command* match_command(const std::vector<Command>& table, int key, bool ctrl, bool shift, bool keyboard_taken);
+// text box or dialog has the keyboard. Given `app`, a command it disables is passed over
+// (the arrows step a lesson, not the heads, while one is open). No GL or Dear ImGui
+// (command_keys.cpp): tested without a window.
+const Command* match_command(const std::vector<Command>& table, int key, bool ctrl, bool shift, bool keyboard_taken,
+                             const App* app = nullptr);
 // match_command on the app's table.
-const Command* command_for_key(int key, bool ctrl, bool shift, bool keyboard_taken);
+const Command* command_for_key(int key, bool ctrl, bool shift, bool keyboard_taken, const App* app = nullptr);
 // Runs the commands whose keys were pressed this frame.
 void run_shortcuts(App& app);
 

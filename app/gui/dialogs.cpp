@@ -7,6 +7,7 @@
 
 #include "app/common/heatmap_png.h"
 #include "app/common/heatmap_svg.h"
+#include "app/gui/lessons.h"
 #include "app/gui/settings.h"
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
@@ -27,6 +28,9 @@ const char* dialog_title(Dialog d) {
     case Dialog::OpenCheckpoint: return "Open checkpoint";
     case Dialog::SaveCheckpoint: return "Save trained model";
     case Dialog::OpenModel: return "Open model (GPT-2 in Hugging Face layout)";
+    case Dialog::OpenLesson: return "Open lesson";
+    case Dialog::SaveLessonStep: return "Save view as lesson step (appended to the lesson file)";
+    case Dialog::ExportLesson: return "Export lesson (one PNG of the window per step, into this directory)";
     case Dialog::ExportHeadPng: return "Export this head as PNG";
     case Dialog::ExportHeadSvg: return "Export this head as SVG";
     case Dialog::ExportHeadsSvg: return "Export heads as SVG";
@@ -45,6 +49,9 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::ExportNpy: return "attention-npy";
     case Dialog::ExportJson: return "attention.json";
     case Dialog::OpenModel: return "gpt2";
+    case Dialog::OpenLesson:
+    case Dialog::SaveLessonStep: return "my-lesson.json";
+    case Dialog::ExportLesson: return "lesson-slides";
     case Dialog::ExportHeadPng: return "head.png";
     case Dialog::ExportHeadSvg: return "head.svg";
     case Dialog::ExportHeadsSvg: return "heads.svg";
@@ -183,6 +190,19 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
         st = d == Dialog::ExportNpy ? export_npy_dir(path, run) : write_run_json(path, run, true);
         if (st) state.status_lines.push_back("Wrote " + path);
       }
+      break;
+    case Dialog::OpenLesson: {
+      Result<Lesson> l = load_lesson(path);
+      st = l ? open_lesson(state, std::make_shared<const Lesson>(std::move(l).value())) : Status(l.error());
+      break;
+    }
+    case Dialog::SaveLessonStep:
+      st = append_lesson_step(path, state, "Step");
+      if (st) state.status_lines.push_back("Added this view as a step to " + path + ": write its text there.");
+      break;
+    case Dialog::ExportLesson:  // the app shows and captures each step (App::sync_lesson_export)
+      if (!state.lesson.open()) st = Error{ErrorKind::InvalidArgument, "Open a lesson first (Help > Lessons)."};
+      else state.lesson.export_request = path;
       break;
     case Dialog::ExportHeadPng:
     case Dialog::ExportHeadSvg:

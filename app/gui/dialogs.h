@@ -13,7 +13,8 @@
 namespace headmap {
 
 enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
-                    SaveCheckpoint, OpenModel, ExportHeadPng, ExportHeadSvg, ExportHeadsSvg };
+                    SaveCheckpoint, OpenModel, ExportHeadPng, ExportHeadSvg, ExportHeadsSvg, OpenLesson, SaveLessonStep,
+                    ExportLesson };
 
 // The dialog's window title, e.g. "Open view".
 const char* dialog_title(Dialog d);

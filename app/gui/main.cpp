@@ -1,6 +1,6 @@
 // headmap: type a sentence and see every attention head, live.
 //
-// headmap [model options] [--open view.json | view.json] [--panel heads|focus|passport|model]
+// headmap [model options] [--open view.json | view.json] [--lesson 003] [--panel heads|focus|passport|model]
 //         [--screenshot out.png [--frames N] [--report out.json] [--then key=value]... [--type TEXT]]
 //         [--benchmark] [--soak N] [--fullscreen] [--size WxH] [--font-scale X]
 // Exit status: 0 success, 1 a file or the display failed, 2 bad arguments.
@@ -86,13 +86,15 @@ int main(int argc, char** argv) {
   cli.add_option("--open", open_view, "open a view file (text, config, selection, colours)");
   std::string view_arg;  // the desktop entry's %f: a double-clicked view file
   cli.add_option("view", view_arg, "a view file to open, as with --open");
+  std::string lesson;
+  cli.add_option("--lesson", lesson, "open a lesson in the player: 000 to 004 (the chapters, Help > Lessons) or a lesson file");
   cli.add_option("--panel", panel, "heads, focus, model, passport, training or compare")
       ->check(CLI::IsMember({"heads", "focus", "passport", "model", "training", "compare"}));
   cli.add_option("--screenshot", shot.path, "render, write this PNG, and exit");
   cli.add_option("--frames", shot.frames, "frames to render before the screenshot, once the model has answered")->capture_default_str();
   cli.add_option("--report", shot.report, "with --screenshot: write what was drawn as JSON (for tests)");
   cli.add_option("--then", shot.then, "with --screenshot: after the first result, apply key=value as the controls would "
-                 "(repeatable; \"wait\" waits for the result before the next ones). Keys:\n" + scripted_settings_help());
+                 "(repeatable; \"wait\" waits for the result before the next ones; \"report=PATH\" writes the --report JSON of that moment; \"press=PageDown\" presses a key). Keys:\n" + scripted_settings_help());
   cli.add_option("--type", shot.type, "with --screenshot: type this into the emptied sentence box, one character per frame");
   cli.add_option("--input", shot.input, "with --screenshot: after the --then settings, a person's input through the real widgets, "
                  "steps separated by ';' (or @FILE, one a line): click LABEL, rclick LABEL, dclick LABEL, hover LABEL, scroll N LABEL, "
@@ -289,6 +291,16 @@ int main(int argc, char** argv) {
       }
       if (!panel.empty()) parse_center_panel(panel, &st.view.center);
       if (!colormap.empty()) parse_colormap(colormap.c_str(), &st.view.colormap);
+      if (!lesson.empty()) {  // a bad name or file: its message in the window and here; the app opens without it
+        Result<std::string> path = find_lesson(lesson);
+        Result<Lesson> l = path ? load_lesson(*path) : Result<Lesson>(path.error());
+        Status ls = l ? open_lesson(st, std::make_shared<const Lesson>(std::move(l).value())) : Status(l.error());
+        if (!ls) {
+          std::fprintf(stderr, "headmap: %s\n", ls.error().message.c_str());
+          st.error_popup = ls.error().message;
+          if (!shot.path.empty()) code = 1;
+        }
+      }
       if (!pref_warning.empty()) st.status_lines.push_back(pref_warning);
       if (!presets_warning.empty()) st.status_lines.push_back(presets_warning);
       if (fullscreen) app.toggle_fullscreen();  // the monitor's own mode: never larger than the screen

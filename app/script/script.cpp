@@ -18,6 +18,7 @@
 #include "app/gui/glyphs.h"
 #include "app/gui/render/gl.h"
 #include "app/script/input.h"
+#include <GLFW/glfw3.h>
 #include "app/script/settings_table.h"
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
@@ -54,15 +55,51 @@ class ScreenshotScript : public Script {
       exit_code = 1;
       return;
     }
+    if (pressed_key_ >= 0) {  // "press=KEY" held for one frame: released now
+      ImGui::GetIO().KeysDown[pressed_key_] = false;
+      pressed_key_ = -1;
+    }
     switch (phase_) {
       case Phase::WaitFirst:
         if (settled(app) && frames_++ >= 1) next(app);
         break;
       case Phase::Then:
-        // Up to the next "wait": those settings land in the same frame, as one change.
-        for (; then_next_ < o_.then.size() && o_.then[then_next_] != "wait"; ++then_next_)
+        // "report=PATH": the report of what is on screen now (after a "wait"), mid-script.
+        if (then_next_ < o_.then.size() && o_.then[then_next_].rfind("report=", 0) == 0) {
+          if (frames_++ < 2 || !settled(app)) break;  // a frame drawn wholly after the result: this one
+          report_after_swap_ = o_.then[then_next_].substr(7);
+          ++then_next_;
+          frames_ = 0;
+          if (then_next_ >= o_.then.size()) next(app);
+          break;
+        }
+        // "press=KEY": the key pressed in this frame (as a presenter's clicker would), then its result awaited.
+        if (then_next_ < o_.then.size() && o_.then[then_next_].rfind("press=", 0) == 0) {
+          const std::string k = o_.then[then_next_++].substr(6);
+          const int key = k == "PageDown" ? GLFW_KEY_PAGE_DOWN : k == "PageUp" ? GLFW_KEY_PAGE_UP : k == "Right" ? GLFW_KEY_RIGHT
+                        : k == "Left" ? GLFW_KEY_LEFT : k == "Down" ? GLFW_KEY_DOWN : k == "Up" ? GLFW_KEY_UP : -1;
+          if (key < 0) {
+            std::fprintf(stderr, "headmap: press wants PageDown, PageUp, Right, Left, Down or Up, got \"%s\"\n", k.c_str());
+          } else {
+            ImGuiIO& io = ImGui::GetIO();
+            io.KeysDown[key] = true;
+            io.KeysDownDuration[key] = 0.0f;  // pressed this frame: the shortcuts run after this
+            pressed_key_ = key;
+          }
+          phase_ = Phase::WaitThen;
+          frames_ = 0;
+          break;
+        }
+        // Up to the next "wait" (or report): those settings land in the same frame, as one change.
+        for (; then_next_ < o_.then.size() && o_.then[then_next_] != "wait" && o_.then[then_next_].rfind("report=", 0) != 0 &&
+               o_.then[then_next_].rfind("press=", 0) != 0;
+             ++then_next_)
           if (Status s = apply_setting(app.state, o_.then[then_next_]); !s)
             std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+        if (then_next_ < o_.then.size() && o_.then[then_next_].rfind("report=", 0) == 0) {
+          frames_ = 0;
+          break;  // the next frames draw the settings, then the report is written
+        }
         if (then_next_ < o_.then.size()) ++then_next_;  // past the "wait"
         phase_ = Phase::WaitThen;
         frames_ = 0;
@@ -104,8 +141,12 @@ class ScreenshotScript : public Script {
         break;
     }
   }
-  // The --input steps look at the frame just drawn and inject the next frame's events.
   void after_swap(App& app) override {
+    if (!report_after_swap_.empty()) {  // "report=PATH": the frame just drawn
+      write_report(app, report_after_swap_);
+      report_after_swap_.clear();
+    }
+    // The --input steps look at the frame just drawn and inject the next frame's events.
     if (phase_ != Phase::Input || finished) return;
     if (Status s = input_.after_frame(app); !s) {
       std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
@@ -142,7 +183,11 @@ class ScreenshotScript : public Script {
       exit_code = 1;
       return;
     }
-    if (!o_.report.empty()) {
+    if (!o_.report.empty()) write_report(app, o_.report);
+  }
+  // The report of the last frame drawn: what reached the screen, for the GUI tests.
+  void write_report(App& app, const std::string& path) {
+    {
       const UiReport& r = app.state.report;
       nlohmann::json j;
       nlohmann::json rects = nlohmann::json::array();
@@ -246,7 +291,23 @@ class ScreenshotScript : public Script {
                        {"points", t.curves.empty() ? 0 : t.curves[0].size()}, {"labels", t.labels}, {"final_val", t.final_val},
                        {"last_point_step", t.curves.empty() || t.curves[0].empty() ? -1 : t.curves[0].back().step},
                        {"snapshot_steps", t.snapshot ? t.snapshot->source.steps : -1}};
-      if (Status w = write_file_atomic(o_.report, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w) {
+      // The state the controls hold (what a lesson step set), beside what was drawn.
+      const AppState& st = app.state;
+      nlohmann::json abl = nlohmann::json::array();
+      for (const HeadId& id : st.ablated) abl.push_back({id.layer, id.head});
+      j["state"] = {{"text", st.text}, {"weights", st.weights_mode == WeightsMode::Random ? "random" : "trained"},
+                    {"layer", st.view.layer}, {"head", st.view.head}, {"sentence", st.view.batch},
+                    {"focus_step", st.view.focus_step}, {"select_token", st.selected_token},
+                    {"norm", normalisation_name(st.view.norm)}, {"log_scale", st.view.log_scale},
+                    {"heads_zoom", st.view.heads_zoom},
+                    {"compare_view", st.view.compare_mode == 0 ? "split" : st.view.compare_show_correct ? "b" : "a"},
+                    {"ablated", abl}, {"last_change", st.last_change}};
+      if (st.lesson.open())
+        j["lesson"] = {{"id", st.lesson.lesson->id}, {"path", st.lesson.lesson->path}, {"step", st.lesson.step + 1},
+                       {"steps", st.lesson.lesson->steps.size()}, {"shown", r.lesson_step}, {"title", r.lesson_title}, {"note", r.lesson_note},
+                       {"revealed", r.lesson_revealed}, {"controls_taken", lesson_controls_taken(st)},
+                       {"panel", {r.lesson_panel.x0, r.lesson_panel.y0, r.lesson_panel.x1, r.lesson_panel.y1}}};
+      if (Status w = write_file_atomic(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w) {
         std::fprintf(stderr, "headmap: %s\n", w.error().message.c_str());
         exit_code = 1;
       }
@@ -261,6 +322,8 @@ class ScreenshotScript : public Script {
   size_t typed_ = 0;
   size_t then_next_ = 0;  // the next --then setting to apply
   bool clicked_ = false;  // --right-click done
+  std::string report_after_swap_;  // "report=PATH": written once this frame is on screen
+  int pressed_key_ = -1;           // "press=KEY": the GLFW key held down this frame
   InputDriver input_;     // --input steps
 };
 }  // namespace

@@ -16,7 +16,9 @@ struct ScreenshotOptions {
   std::string report;               // JSON of what was drawn (optional)
   int frames = 3;                   // frames to render once the result is on screen
   std::vector<std::string> then;    // settings (settings_table.h) applied after the first result, e.g. "heads=8";
-                                    // "wait": the ones after it wait for the result of the ones before
+                                    // "wait": the ones after it wait for the result of the ones before;
+                                    // "report=PATH": write the --report JSON of what is on screen then;
+                                    // "press=PageDown" (PageUp, Right, Left, Down, Up): press that key once
   std::string type;                 // typed into the (emptied) sentence box, one character per frame
   float mouse_x = -1, mouse_y = -1;  // where the mouse rests (window pixels); off-window by default
   bool right_click = false;         // after the --then settings: one right-click where the mouse rests, then wait for the result

@@ -199,6 +199,45 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          if (!parse_colormap(v.c_str(), &s.view.colormap)) return Error{ErrorKind::InvalidArgument, "Unknown colormap \"" + v + "\"."};
          return Status();
        }},
+      // ---- the lesson player (lessons.h) and the colour scale ----
+      {"norm", "head|layer|global|absolute", "the colour scale: per head, per layer, over the model, or absolute (View menu)",
+       [](AppState& s, const std::string& v) -> Status {
+         if (!parse_normalisation(v, &s.view.norm)) return Error{ErrorKind::InvalidArgument, "norm is head, layer, global or absolute, got \"" + v + "\"."};
+         return Status();
+       }},
+      {"log_scale", "on|off", "the log colour scale (View menu)",
+       [](AppState& s, const std::string& v) -> Status {
+         s.view.log_scale = parse_switch(v);
+         return Status();
+       }},
+      {"lesson", "NAME", "Help > Lessons: open a lesson (003, or a lesson file) at its first step",
+       [](AppState& s, const std::string& v) -> Status {
+         Result<std::string> path = find_lesson(v);
+         if (!path) return path.error();
+         Result<Lesson> l = load_lesson(*path);
+         if (!l) return l.error();
+         return open_lesson(s, std::make_shared<const Lesson>(std::move(l).value()));
+       }},
+      {"lesson_step", "N", "show step N (from 1) of the open lesson, as Next and Back do",
+       [](AppState& s, const std::string& v) -> Status {
+         Result<int> n = parse_number("lesson_step", v, 1, kMaxLessonSteps);
+         if (!n) return n.error();
+         return go_to_lesson_step(s, *n - 1);
+       }},
+      {"export_lesson", "DIR", "File > Export lesson as PNGs: each step of the open lesson, captured as the window shows it, into DIR",
+       [](AppState& s, const std::string& v) -> Status {
+         if (!s.lesson.open()) return Error{ErrorKind::InvalidArgument, "No lesson is open to export."};
+         if (v.empty()) return Error{ErrorKind::InvalidArgument, "export_lesson wants a directory."};
+         s.lesson.export_request = v;
+         return Status();
+       }},
+      {"reveal", "on|off", "the lesson player's Reveal button",
+       [](AppState& s, const std::string& v) -> Status {
+         if (!s.lesson.open()) return Error{ErrorKind::InvalidArgument, "No lesson is open to reveal."};
+         s.lesson.revealed = parse_switch(v);
+         s.lesson.scroll_to_answer = s.lesson.revealed;
+         return Status();
+       }},
   };
   return table;
 }

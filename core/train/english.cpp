@@ -208,4 +208,29 @@ Result<std::string> assemble_english_corpus(const EnglishCorpusOptions& o, Engli
   return out;
 }
 
+std::string ascii_lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::vector<CorpusPiece> find_in_corpus(const std::string& lowered_corpus, const std::string& text) {
+  std::vector<CorpusPiece> out;
+  for (const std::string& line : split_lines(text)) {
+    std::vector<std::string> pieces = {line};  // the line, and each sentence of it
+    for (size_t start = 0; start < line.size();) {
+      size_t end = line.find_first_of(".?!", start);
+      end = end == std::string::npos ? line.size() : end + 1;
+      std::string piece = line.substr(start, end - start);
+      piece.erase(0, piece.find_first_not_of(' '));
+      if (piece.size() > 8) pieces.push_back(piece);
+      start = end;
+    }
+    for (std::string& p : pieces) {
+      const bool found = lowered_corpus.find(ascii_lower(p)) != std::string::npos;
+      out.push_back({std::move(p), found});
+    }
+  }
+  return out;
+}
+
 }  // namespace headmap

@@ -54,4 +54,15 @@ Result<std::string> assemble_english_corpus(const EnglishCorpusOptions& o = {}, 
 // The packages the corpus is assembled from, for messages and the set-up script.
 inline constexpr const char* kEnglishCorpusPackages = "wordnet-base fortunes fortunes-min";
 
+// Whether a text occurs in a corpus, by the one rule the presets and the lessons are marked
+// by (their tests look them up in english-v1): each line of the text, and each sentence of
+// a line (split after . ? !) longer than 8 bytes, is a piece, found or not, ignoring ASCII
+// case. `lowered_corpus` is the corpus through ascii_lower (lowered once for many texts).
+struct CorpusPiece {
+  std::string text;
+  bool found = false;
+};
+std::vector<CorpusPiece> find_in_corpus(const std::string& lowered_corpus, const std::string& text);
+std::string ascii_lower(std::string s);
+
 }  // namespace headmap

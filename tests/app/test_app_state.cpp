@@ -653,32 +653,16 @@ TEST(Presets, SentencesAreNotInTheTrainingCorpusAndTheMenuSaysSo) {
   ASSERT_TRUE(error.empty()) << error;
   Result<std::string> corpus = assemble_english_corpus();
   ASSERT_TRUE(corpus) << corpus.error().message << " (install " << kEnglishCorpusPackages << ")";
-  auto lower = [](std::string t) {
-    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return t;
-  };
-  const std::string text = lower(*corpus);
+  const std::string text = ascii_lower(*corpus);
   int checked = 0;
   for (const Preset& p : presets.items) {
     if (p.text.rfind("@", 0) == 0) continue;  // generated when chosen (the induction probe)
     ASSERT_TRUE(p.in_corpus.has_value()) << p.name << ": the file must say whether it is in the corpus";
     EXPECT_FALSE(*p.in_corpus) << p.name << ": the presets use sentences of their own";
     EXPECT_NE(preset_menu_label(p).find("(not in the training corpus)"), std::string::npos) << preset_menu_label(p);
-    for (const std::string& line : split_lines(p.text)) {
-      std::vector<std::string> pieces = {line};  // the line, and each sentence of it
-      for (size_t start = 0; start < line.size();) {
-        size_t end = line.find_first_of(".?!", start);
-        end = end == std::string::npos ? line.size() : end + 1;
-        std::string piece = line.substr(start, end - start);
-        piece.erase(0, piece.find_first_not_of(' '));
-        if (piece.size() > 8) pieces.push_back(piece);
-        start = end;
-      }
-      for (const std::string& piece : pieces) {
-        const bool found = text.find(lower(piece)) != std::string::npos;
-        EXPECT_EQ(found, *p.in_corpus) << p.name << ": \"" << piece << "\" " << (found ? "is" : "is not") << " in english-v1";
-        ++checked;
-      }
+    for (const CorpusPiece& piece : find_in_corpus(text, p.text)) {
+      EXPECT_EQ(piece.found, *p.in_corpus) << p.name << ": \"" << piece.text << "\" " << (piece.found ? "is" : "is not") << " in english-v1";
+      ++checked;
     }
   }
   EXPECT_GE(checked, 10);

@@ -9,7 +9,7 @@ set -u
 build=$1 seconds=$2 parallel=${3:-1}
 shift 2; [ $# -gt 0 ] && shift
 src=$(cd "$(dirname "$0")" && pwd)
-names=${*:-"view settings presets config_json checkpoint safetensors npy corpus hf_config hf_index hf_tokenizer"}
+names=${*:-"view settings presets lesson config_json checkpoint safetensors npy corpus hf_config hf_index hf_tokenizer"}
 run_one() {
   n=$1 work="$build/fuzz-work/$1"
   mkdir -p "$work/corpus" && cp -n "$src/corpus/$n/"* "$work/corpus/" 2>/dev/null

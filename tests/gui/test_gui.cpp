@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -1711,4 +1712,170 @@ TEST(Png, ExportsDrawEveryScriptAndNameMissingCharacters) {
   EXPECT_EQ(draw("\xEE\x80\x80"), draw("U+E000"));
   EXPECT_EQ(font.width("\xEE\x80\x80", 24), font.width("U+E000", 24));
   EXPECT_EQ(draw("\xC3"), draw("\xEF\xBF\xBD"));
+}
+
+// The lesson player (issue 23): every step of every shipped lesson (assets/lessons), walked
+// in one app run per lesson at a projector's 1024x768 with 1.5x text. After each step the
+// report shows the step (its number and title), the state each of its settings asked for,
+// a result for it (or the message of an invalid pair), and nothing cut off.
+namespace {
+// Does the report show what "key=value" asked for? An unknown key fails: a new key in a
+// lesson must be taught to this check.
+void expect_setting_shown(const json& rep, const std::string& a) {
+  const size_t eq = a.find('=');
+  const std::string k = a.substr(0, eq), v = a.substr(eq + 1);
+  const json& c = rep["config"];
+  const json& s = rep["state"];
+  auto num = [&](const json& got) { EXPECT_EQ(got.get<long long>(), std::stoll(v)) << a; };
+  auto on = [&](const json& got) { EXPECT_EQ(got.get<bool>(), v == "on" || v == "1" || v == "true") << a; };
+  if (k == "weights") EXPECT_EQ(s["weights"], v) << a;
+  else if (k == "d_model") num(c["d_model"]);
+  else if (k == "heads") num(c["num_heads"]);
+  else if (k == "kv_heads") num(c["num_kv_heads"]);
+  else if (k == "layers") num(c["num_layers"]);
+  else if (k == "context") EXPECT_EQ(c["context"].get<int>(), std::stoi(v)) << a;
+  else if (k == "seed") num(c["seed"]);
+  else if (k == "causal") on(c["causal"]);
+  else if (k == "positional") on(c["positional"]);
+  else if (k == "text") EXPECT_EQ(s["text"], v) << a;
+  else if (k == "layer") num(s["layer"]);
+  else if (k == "head") num(s["head"]);
+  else if (k == "sentence") num(s["sentence"]);
+  else if (k == "focus_step") num(s["focus_step"]);
+  else if (k == "select_token") num(s["select_token"]);
+  else if (k == "panel") EXPECT_EQ(rep["panel"], v) << a;
+  else if (k == "colormap") EXPECT_EQ(rep["colormap"], v) << a;
+  else if (k == "norm") EXPECT_EQ(s["norm"], v) << a;
+  else if (k == "log_scale") on(s["log_scale"]);
+  else if (k == "heads_zoom") EXPECT_EQ(s["heads_zoom"].get<double>(), std::stod(v)) << a;
+  else if (k == "compare_view") EXPECT_EQ(s["compare_view"], v) << a;
+  else if (k == "pitfall") {
+    const size_t e2 = v.find('=');
+    const std::string name = v.substr(0, e2);
+    EXPECT_EQ(c["pitfalls"][name].get<bool>(), e2 == std::string::npos || v.substr(e2 + 1) == "on") << a;
+  } else if (k == "ablate") {
+    const int l = std::stoi(v), h = std::stoi(v.substr(v.find(',') + 1));
+    EXPECT_NE(std::find(s["ablated"].begin(), s["ablated"].end(), json::array({l, h})), s["ablated"].end()) << a;
+  } else {
+    ADD_FAILURE() << "the lesson walk does not know how to check \"" << a << "\"";
+  }
+}
+}  // namespace
+
+TEST(Gui, EveryLessonStepReachesItsStateUncutOnAProjector) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(fs::path(HEADMAP_ASSETS) / "lessons"))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_EQ(files.size(), 5u) << "one lesson per chapter, 000 to 004";
+  for (const fs::path& f : files) {
+    SCOPED_TRACE(f.filename().string());
+    std::ifstream in(f);
+    const json lesson = json::parse(in);
+    const json& steps = lesson["steps"];
+    const std::string id = f.stem().string().substr(0, 3);
+    std::vector<std::string> args = {"--size", "1024x768", "--font-scale", "1.5", "--lesson", id, "--deadline", "300"};
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const fs::path rep = tmp_dir() / ("lesson-" + id + "-" + std::to_string(i + 1) + ".json");
+      fs::remove(rep);
+      args.insert(args.end(), {"--then", "lesson_step=" + std::to_string(i + 1), "--then", "wait", "--then", "report=" + rep.string()});
+    }
+    const AppRun r = run_app("lesson-" + id, args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.find("lesson"), std::string::npos) << r.err;  // no refused step
+    for (size_t i = 0; i < steps.size(); ++i) {
+      SCOPED_TRACE("step " + std::to_string(i + 1));
+      std::ifstream rf(tmp_dir() / ("lesson-" + id + "-" + std::to_string(i + 1) + ".json"));
+      ASSERT_TRUE(rf);
+      const json rep = json::parse(rf);
+      ASSERT_TRUE(rep.contains("lesson"));
+      EXPECT_EQ(rep["lesson"]["step"], i + 1);
+      EXPECT_EQ(rep["lesson"]["shown"], "step " + std::to_string(i + 1) + " of " + std::to_string(steps.size()));
+      EXPECT_EQ(rep["lesson"]["title"], steps[i]["title"]);
+      EXPECT_FALSE(rep["lesson"]["controls_taken"].get<bool>());
+      // The honest-example line: whether the sentence is in the training text, and each claim with its threshold.
+      const std::string note = rep["lesson"].value("note", "");
+      if (steps[i].contains("in_corpus")) {
+        EXPECT_EQ(note.rfind(steps[i]["in_corpus"].get<bool>() ? "In the training text" : "Not in the training text", 0), 0u) << note;
+      }
+      for (const json& c : steps[i].value("claims", json::array())) {
+        char want[96];
+        std::snprintf(want, sizeof want, "head %d.%d's %s score is at least %.2f", c["layer"].get<int>(), c["head"].get<int>(),
+                      c["metric"] == "prev_token" ? "previous-token" : "induction", c["min"].get<double>());
+        EXPECT_NE(note.find(want), std::string::npos) << note;
+      }
+      for (const json& a : steps[i].value("set", json::array())) expect_setting_shown(rep, a.get<std::string>());
+      // A result of this state is on screen, or the message of an invalid pair with its fix.
+      const bool invalid = std::find(rep["buttons"].begin(), rep["buttons"].end(), "Use nearest valid") != rep["buttons"].end();
+      EXPECT_TRUE(invalid || !rep["stale"].get<bool>()) << "step shows an older result";
+      EXPECT_TRUE(rep["clipped"].empty()) << rep["clipped"].dump(1);
+      EXPECT_EQ(rep["layout"], "two columns") << "1024 px at 1.5x text: two columns, the passport a tab";
+      if (steps[i]["title"] == "The shape table") {  // chapter 004's table: batch 2, seq 10, d_model 512, 8 heads
+        for (const char* row : {"x (2, 10, 512)", "q_view (2, 10, 8, 64)", "q_heads (2, 8, 10, 64)", "scores (2, 8, 10, 10)",
+                                "ctx (2, 8, 10, 64)", "ctx_t (2, 10, 8, 64)", "concat (2, 10, 512)", "out (2, 10, 512)"})
+          EXPECT_NE(std::find(rep["passport_rows"].begin(), rep["passport_rows"].end(), row), rep["passport_rows"].end()) << row;
+      }
+    }
+  }
+}
+
+// The player's keys: PageDown / PageUp (a presenter's clicker) and, while a lesson is open,
+// the arrows move between steps; the arrows no longer step the heads then. After the user
+// takes the controls, the report says so, and Next restores the lesson's own state.
+TEST(Gui, LessonKeysMoveBetweenStepsAndNextRestoresTheState) {
+  const fs::path d = tmp_dir();
+  const auto rep = [&](const char* n) { return "report=" + (d / (std::string("keys-") + n + ".json")).string(); };
+  const AppRun r = run_app("lesson-keys", {"--lesson", "002", "--then", "press=PageDown", "--then", rep("a"), "--then", "press=PageDown",
+                                           "--then", rep("b"), "--then", "press=PageUp", "--then", rep("c"), "--then", "press=Right",
+                                           "--then", rep("d"), "--then", "heads=4", "--then", "wait", "--then", rep("e"), "--then",
+                                           "press=Left", "--then", "press=Right", "--then", rep("f"), "--then", "lesson_step=6",
+                                           "--then", "wait", "--then", "press=PageDown", "--then", rep("g")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto read = [&](const char* n) {
+    std::ifstream f(d / (std::string("keys-") + n + ".json"));
+    return json::parse(f, nullptr, false);
+  };
+  EXPECT_EQ(read("a")["lesson"]["step"], 2);
+  EXPECT_EQ(read("b")["lesson"]["step"], 3);
+  EXPECT_EQ(read("c")["lesson"]["step"], 2);
+  const json dd = read("d");
+  EXPECT_EQ(dd["lesson"]["step"], 3);
+  EXPECT_EQ(dd["state"]["head"], 0) << "the arrow moved the lesson, not the head";
+  EXPECT_EQ(dd["config"]["num_heads"], 3);  // step 3: d_model 24, 3 heads
+  const json e = read("e");
+  EXPECT_EQ(e["config"]["num_heads"], 4);
+  EXPECT_TRUE(e["lesson"]["controls_taken"].get<bool>());
+  const json f = read("f");
+  EXPECT_EQ(f["lesson"]["step"], 3);
+  EXPECT_EQ(f["config"]["num_heads"], 3) << "Next restores the lesson's state";
+  EXPECT_FALSE(f["lesson"]["controls_taken"].get<bool>());
+  // Step 6 -> 7 moves only num_heads (24 -> 6 at d_model 24): the slider steps through 12 and
+  // 8 on the way, so the last change the passport lit up is 8 -> 6.
+  const json g = read("g");
+  EXPECT_EQ(g["lesson"]["step"], 7);
+  EXPECT_EQ(g["config"]["num_heads"], 6);
+  EXPECT_EQ(g["state"]["last_change"], "num_heads 8 \xE2\x86\x92 6");
+  EXPECT_FALSE(g["lesson"]["controls_taken"].get<bool>());
+}
+
+// File > Export lesson as PNGs: the window, captured at each step, into a directory; the
+// player returns to the step it was on. A bad lesson name is a message and, scripted, exit 1
+// (as a bad view file is).
+TEST(Gui, ExportLessonCapturesEveryStepAndABadLessonIsAMessage) {
+  const fs::path dir = tmp_dir() / "lesson-window-slides";
+  fs::remove_all(dir);
+  const AppRun r = run_app("lesson-export", {"--size", "1024x768", "--lesson", "004", "--then", "lesson_step=3", "--then", "export_lesson=" + dir.string(),
+                                             "--then", "wait"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (int i = 1; i <= 4; ++i) {
+    const Image im = load_png(dir / ("004-0" + std::to_string(i) + ".png"));
+    EXPECT_EQ(im.w, 1024) << i;
+    EXPECT_EQ(im.h, 768) << i;
+  }
+  EXPECT_EQ(r.report["lesson"]["step"], 3);
+  EXPECT_NE(std::find(r.report["messages"].begin(), r.report["messages"].end(), "Wrote 4 slides to " + dir.string()), r.report["messages"].end())
+      << r.report["messages"];
+  const AppRun bad = run_app("lesson-bad", {"--lesson", "042"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("No lesson \"042\": the lessons are 000, 001, 002, 003, 004"), std::string::npos) << bad.err;
 }

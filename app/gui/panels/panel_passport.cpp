@@ -96,7 +96,9 @@ void draw_passport(AppState& s, bool full) {
     ImGui::Text("B=%d  T=%d  D=%d  H=%d  d_head=%d  L=%d", p.B, p.T, c.d_model, c.num_heads, c.d_head(), c.num_layers);
   if (!s.last_change.empty() && glow > 0) {
     same_line_if_fits(ImGui::CalcTextSize(("  " + s.last_change).c_str()).x);
+    ImGui::PushTextWrapPos(0.0f);  // a change of several sliders at once (a lesson step) is long
     ImGui::TextColored(ImVec4(kChangedColour.x, kChangedColour.y, kChangedColour.z, 0.4f + 0.6f * glow), "  %s", s.last_change.c_str());
+    ImGui::PopTextWrapPos();
   }
   text_disabled_wrapped_at_commas(s.result->fwd->source);
 

@@ -18,5 +18,7 @@ void draw_model(AppState& s, HeatmapRenderer& r);          // layers x heads thu
 void draw_training(AppState& s);                           // train, compare, loss curves
 void draw_predictions(AppState& s);                        // top-k next tokens, each sentence's loss
 void draw_compare(AppState& s, HeatmapRenderer& r);        // a pitfall beside the correct model
+void draw_lesson(AppState& s);                             // the lesson player: the step's text, Back, Next, Reveal
+float lesson_panel_height(const AppState& s, float width); // the player's height at this width (0: no lesson open)
 
 }  // namespace headmap

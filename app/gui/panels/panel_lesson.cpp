@@ -1,0 +1,131 @@
+// panel_lesson.cpp: the lesson player, a strip under the views: the step's text, "step 4
+// of 12", Back, Next and Reveal. Moving between steps (buttons, PageUp/PageDown, the arrows)
+// goes through go_to_lesson_step (lessons.h), which sets the whole state of the step.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "app/gui/lessons.h"
+#include "app/gui/panels/panels.h"
+#include "app/gui/theme.h"
+
+namespace headmap {
+namespace {
+
+std::string step_label(const AppState& s) {
+  return "step " + std::to_string(s.lesson.step + 1) + " of " + std::to_string(s.lesson.lesson->steps.size());
+}
+
+// The lines of text under the buttons, for the panel's height and its drawing alike.
+struct Body {
+  std::string heading, text, question, reveal, note;
+};
+Body body_of(const AppState& s) {
+  const Lesson& l = *s.lesson.lesson;
+  const LessonStep& st = l.steps[s.lesson.step];
+  Body b;
+  b.heading = l.title + ": " + st.title;
+  b.text = st.text;
+  b.note = lesson_note(st);  // quieter, on a line of its own
+  if (!st.question.empty()) b.question = st.question;
+  if (s.lesson.revealed && !st.reveal.empty()) b.reveal = st.reveal;
+  return b;
+}
+
+}  // namespace
+
+float lesson_panel_height(const AppState& s, float width) {
+  if (!s.lesson.open()) return 0;
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float wrap = std::max(1.0f, width - 2 * st.WindowPadding.x - st.ScrollbarSize);
+  const Body b = body_of(s);
+  float h = ImGui::GetFrameHeightWithSpacing() + 2 * st.WindowPadding.y;  // the buttons
+  for (const std::string* t : {&b.heading, &b.text, &b.note, &b.question, &b.reveal})
+    if (!t->empty()) h += ImGui::CalcTextSize(t->c_str(), nullptr, false, wrap).y + st.ItemSpacing.y;
+  if (lesson_controls_taken(s)) h += ImGui::GetFrameHeightWithSpacing() * 2;
+  return h;
+}
+
+void draw_lesson(AppState& s) {
+  if (!s.lesson.open()) return;
+  const Lesson& l = *s.lesson.lesson;
+  const int n = static_cast<int>(l.steps.size());
+  const LessonStep& st = l.steps[s.lesson.step];
+  const ImVec2 p = ImGui::GetWindowPos(), sz = ImGui::GetWindowSize();
+  s.report.lesson_panel = {p.x, p.y, p.x + sz.x, p.y + sz.y};
+  const std::string label = step_label(s);
+  s.report.lesson_step = label;
+  s.report.lesson_title = st.title;
+  s.report.lesson_revealed = s.lesson.revealed;
+
+  int go = -1;
+  ImGui::BeginDisabled(s.lesson.step == 0);
+  if (ImGui::Button("\xE2\x97\x80 Back")) go = s.lesson.step - 1;
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(s.lesson.step + 1 >= n);
+  if (ImGui::Button("Next \xE2\x96\xB6")) go = s.lesson.step + 1;
+  ImGui::EndDisabled();
+  if (!st.reveal.empty()) {
+    ImGui::SameLine();
+    if (ImGui::Button(s.lesson.revealed ? "Hide answer" : "Reveal")) {
+      s.lesson.revealed = !s.lesson.revealed;
+      s.lesson.scroll_to_answer = s.lesson.revealed;
+    }
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Close lesson")) {
+    close_lesson(s);
+    return;
+  }
+  // "step 4 of 12" beside the buttons when it fits, else on a line of its own.
+  const float w = ImGui::CalcTextSize(label.c_str()).x;
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(label.c_str());
+
+  // The text scrolls under the buttons, which stay in view.
+  ImGui::BeginChild("lesson_text", ImVec2(0, 0), false);
+  const Body b = body_of(s);
+  s.report.lesson_note = b.note;
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::PushStyleColor(ImGuiCol_Text, kAccentColour);
+  ImGui::TextUnformatted(b.heading.c_str());
+  ImGui::PopStyleColor();
+  ImGui::TextUnformatted(b.text.c_str());
+  if (!b.note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextUnformatted(b.note.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (!b.question.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kChangedColour);
+    ImGui::TextUnformatted(b.question.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (!b.reveal.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kUnchangedColour);
+    ImGui::TextUnformatted(b.reveal.c_str());
+    ImGui::PopStyleColor();
+    if (s.lesson.scroll_to_answer) {  // the answer in view, even when the strip scrolls
+      ImGui::SetScrollHereY(1.0f);
+      s.lesson.scroll_to_answer = false;
+    }
+  }
+  if (lesson_controls_taken(s)) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
+    ImGui::TextUnformatted("You have the controls. Restore (or Next) brings back the lesson's state.");
+    ImGui::PopStyleColor();
+    if (ImGui::Button("Restore this step")) go = s.lesson.step;
+  }
+  ImGui::PopTextWrapPos();
+  ImGui::EndChild();
+  if (go >= 0) {
+    if (Status r = go_to_lesson_step(s, go); !r) s.error_popup = r.error().message;
+  }
+}
+
+}  // namespace headmap
