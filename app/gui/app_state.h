@@ -95,6 +95,7 @@ struct UiReport {
   std::vector<double> sentence_losses;   // the batch selector's losses, as shown
   std::vector<Rect> compare_heatmaps;    // the Compare tab's maps (pitfall first, then correct)
   std::vector<std::string> passport_changes;  // the Compare tab's changed passport rows
+  std::string passport_note;                  // the passport's last change ("num_heads 4 -> 8"), when shown
   int64_t attention_params = -1;       // as shown in the passport
   bool stale = false;
   std::string colormap;

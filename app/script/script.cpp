@@ -196,6 +196,7 @@ class ScreenshotScript : public Script {
       for (const UiReport::Rect& q : r.compare_heatmaps) cmp.push_back({q.x0, q.y0, q.x1, q.y1});
       j["compare_heatmaps"] = cmp;
       j["passport_changes"] = r.passport_changes;
+      j["passport_note"] = r.passport_note;
       j["font_scale"] = app.state.font_scale;
       j["content_scale"] = app.state.content_scale;  // the monitor's (HiDPI), from GLFW
       j["font_px"] = ImGui::GetFontSize();             // the text's size as drawn: font_scale x content_scale x 17

@@ -1062,6 +1062,20 @@ TEST(Gui, TheFirstKeyIsLabelledUnderEveryMap) {
   }
 }
 
+// The passport announces what changed: after a new sentence nothing in the model did, and
+// moving num_heads says exactly that. It used to announce "d_model 64 -> 128, context 256 ->
+// 128" after any early edit: the app's start (the shipped model's own D and context, set
+// after init) was taken for a change from the random-init defaults.
+TEST(Gui, ThePassportAnnouncesOnlyWhatTheUserChanged) {
+  const AppRun typed = run_app("passport-note-text", {"--then", "text=The bus was late again."});
+  ASSERT_EQ(typed.status, 0) << typed.err;
+  ASSERT_EQ(typed.report["config"]["d_model"], 128);
+  EXPECT_EQ(typed.report.value("passport_note", std::string()), "") << "a new sentence changes no setting";
+  const AppRun heads = run_app("passport-note-heads", {"--then", "heads=8"});
+  ASSERT_EQ(heads.status, 0) << heads.err;
+  EXPECT_EQ(heads.report.value("passport_note", std::string()), "num_heads 4 \xE2\x86\x92 8");
+}
+
 // The window never opens larger than the screen's work area (run by ctest on a 1024x768
 // virtual screen: gui_small_screen).
 TEST(SmallScreen, TheWindowFitsTheScreen) {

@@ -97,6 +97,7 @@ void draw_passport(AppState& s, bool full) {
   if (!s.last_change.empty() && glow > 0) {
     same_line_if_fits(ImGui::CalcTextSize(("  " + s.last_change).c_str()).x);
     ImGui::TextColored(ImVec4(kChangedColour.x, kChangedColour.y, kChangedColour.z, 0.4f + 0.6f * glow), "  %s", s.last_change.c_str());
+    s.report.passport_note = s.last_change;
   }
   text_disabled_wrapped_at_commas(s.result->fwd->source);
 
