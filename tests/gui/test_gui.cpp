@@ -1062,6 +1062,33 @@ TEST(Gui, TheFirstKeyIsLabelledUnderEveryMap) {
   }
 }
 
+// A note above the grid (the causal mask's) takes height, not the maps' share of it: at
+// 1024x768 with large text the four maps stay large, their columns standing apart as far as
+// the titles need, and each title keeps its whole label on one line. They were 103 px in one
+// row with every label on a second line and 170 px empty below.
+TEST(Gui, TheCausalNoteLeavesTheProjectorMapsLarge) {
+  const AppRun r = run_app("causal-note-projector", {"--size", "1024x768", "--font-scale", "1.5", "--then", "causal=off"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
+  const json& maps = r.report["heatmaps"];
+  ASSERT_EQ(maps.size(), 4u);
+  for (const auto& m : maps) EXPECT_GE(m[3].get<double>() - m[1].get<double>(), 140.0) << "map " << m;
+  const json& titles = r.report["head_titles"];
+  const json& earned = r.report["head_labels"];
+  ASSERT_EQ(titles.size(), 4u);
+  ASSERT_GE(earned.size(), 4u);
+  for (size_t h = 0; h < 4; ++h) {
+    const std::string label = earned[h].get<std::string>();
+    EXPECT_NE(titles[h].get<std::string>().find(label), std::string::npos) << "head " << h << " lost \"" << label << "\": " << titles[h];
+  }
+  const json& rects = r.report["head_title_rects"];
+  ASSERT_EQ(rects.size(), 4u);
+  for (const auto& t : rects) EXPECT_LE(t[3].get<double>() - t[1].get<double>(), 40.0) << "one line: " << t;
+  expect_no_overlap(rects, "titles");
+  const json& panel = r.report["heads_panel"];
+  for (const auto& t : rects) EXPECT_LE(t[2].get<double>(), panel[2].get<double>()) << t;
+}
+
 // The passport announces what changed: after a new sentence nothing in the model did, and
 // moving num_heads says exactly that. It used to announce "d_model 64 -> 128, context 256 ->
 // 128" after any early edit: the app's start (the shipped model's own D and context, set
