@@ -59,11 +59,16 @@ class ScreenshotScript : public Script {
         if (settled(app) && frames_++ >= 1) next(app);
         break;
       case Phase::Then:
-        // Up to the next "wait": those settings land in the same frame, as one change.
-        for (; then_next_ < o_.then.size() && o_.then[then_next_] != "wait"; ++then_next_)
+        // Up to the next "wait": those settings land in the same frame, as one change. A File
+        // dialog is modal: the settings after it wait for its OK, as a person's would (a
+        // second dialog in the same frame replaced the first, whose file was never written).
+        while (then_next_ < o_.then.size() && o_.then[then_next_] != "wait") {
           if (Status s = apply_setting(app.state, o_.then[then_next_]); !s)
             std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
-        if (then_next_ < o_.then.size()) ++then_next_;  // past the "wait"
+          ++then_next_;
+          if (app.state.dialog_request) break;
+        }
+        if (then_next_ < o_.then.size() && o_.then[then_next_] == "wait") ++then_next_;  // past the "wait"
         phase_ = Phase::WaitThen;
         frames_ = 0;
         break;

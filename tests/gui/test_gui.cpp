@@ -1089,6 +1089,18 @@ TEST(Gui, TheCausalNoteLeavesTheProjectorMapsLarge) {
   for (const auto& t : rects) EXPECT_LE(t[2].get<double>(), panel[2].get<double>()) << t;
 }
 
+// Scripted exports one after another, with no "wait" between them: each dialog's OK runs
+// before the next opens, so every file is written (the second replaced the first, silently).
+TEST(Gui, ScriptedExportsInARowAreAllWritten) {
+  const fs::path dir = fresh_dir("exports-in-a-row");
+  const AppRun r = run_app("exports-in-a-row", {"--then", "export_head=one.svg", "--then", "export_heads=all.svg", "--then", "save_view="}, true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* name : {"one.svg", "all.svg", "view.headmap.json"}) EXPECT_TRUE(fs::exists(dir / name)) << name << " in " << dir;
+  std::ifstream f(dir / "one.svg");
+  const std::string svg((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_NE(svg.find("<text class=\"title\""), std::string::npos);
+}
+
 // The passport announces what changed: after a new sentence nothing in the model did, and
 // moving num_heads says exactly that. It used to announce "d_model 64 -> 128, context 256 ->
 // 128" after any early edit: the app's start (the shipped model's own D and context, set
