@@ -1101,6 +1101,15 @@ TEST(Gui, ScriptedExportsInARowAreAllWritten) {
   EXPECT_NE(svg.find("<text class=\"title\""), std::string::npos);
 }
 
+// The Presets button and its sentences are widgets a GUI test can click by name, as a
+// person picks one (the button was drawn but not reported, so no test could open it).
+TEST(Widgets, APresetIsPickedThroughThePresetsButton) {
+  const AppRun r = run_app("preset-picked", {"--input", "click Presets; click Induction: a sentence said twice; wait"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json& tokens = r.report["tokens"];
+  EXPECT_NE(std::find(tokens.begin(), tokens.end(), "\xC2\xB7green"), tokens.end()) << tokens;
+}
+
 // The passport announces what changed: after a new sentence nothing in the model did, and
 // moving num_heads says exactly that. It used to announce "d_model 64 -> 128, context 256 ->
 // 128" after any early edit: the app's start (the shipped model's own D and context, set
