@@ -89,7 +89,7 @@ Result<Figure> head_figure(const FigureInput& in, int head) {
 Result<Figure> heads_figure(const FigureInput& in) {
   if (Status s = check_input(in); !s) return s.error();
   Figure f = base_figure(in);
-  f.title = "layer " + std::to_string(in.layer) + " of " + std::to_string(in.cfg->num_layers) + kDot + std::to_string(in.out->Hw) +
+  f.title = "layer " + std::to_string(in.layer) + " (of 0-" + std::to_string(in.cfg->num_layers - 1) + ")" + kDot + std::to_string(in.out->Hw) +
             (in.out->Hw == 1 ? " head" : " heads");
   f.subtitle = config_line(in);
   for (int h = 0; h < in.out->Hw; ++h) {
@@ -166,12 +166,16 @@ Result<FigureLayout> layout_figure(const Figure& f, const Font& font) {
   const float label_px = std::clamp(L.cell * 0.7f, single ? 9.0f : 8.0f, single ? 16.0f : 13.0f);
   const int k = axis_ticks(0.0f, static_cast<float>(len), len, static_cast<float>(L.cell), label_px * 1.2f).step;
   const int label_max = single ? 180 : 120;
-  std::vector<std::string> shown(len);
+  // Each label: the token, and by the map its position number where the tick carries one
+  // (tick_numbered, as in the app), so that a long text's thinned ticks can be found.
+  std::vector<std::string> shown(len), numbers(len);
+  const int num_gap = static_cast<int>(std::ceil(label_px * 0.4f));
   int label_w = 0;
   for (int t = 0; t < len; t += k) {
     L.labelled.push_back(t);
     shown[t] = fit_text(font, f.tokens[t], label_px, label_max);
-    label_w = std::max(label_w, font.width(shown[t], label_px));
+    if (tick_numbered(t, k)) numbers[t] = std::to_string(t);
+    label_w = std::max(label_w, font.width(shown[t], label_px) + (numbers[t].empty() ? 0 : num_gap + font.width(numbers[t], label_px)));
   }
   const int margin = label_w + 8;  // room for the row labels (left) and the column labels (below)
 
@@ -212,8 +216,13 @@ Result<FigureLayout> layout_figure(const Figure& f, const Font& font) {
     if (!single) text(fit_text(font, f.maps[i].title, map_title_px, L.map + margin / 2), x0, y0 - 7, map_title_px, FigureText::Start, FigureText::MapTitle);
     for (int t : L.labelled) {  // queries down the left, keys along the bottom (reading upwards)
       const float mid = (t + 0.5f) * L.cell;
-      text(shown[t], x0 - 5, y0 + mid + label_px * 0.35f, label_px, FigureText::End, FigureText::RowLabel);
-      text(shown[t], x0 + mid + label_px * 0.35f, y0 + L.map + 5, label_px, FigureText::End, FigureText::ColumnLabel, true);
+      const float nw = numbers[t].empty() ? 0.0f : static_cast<float>(font.width(numbers[t], label_px) + num_gap);
+      text(shown[t], x0 - 5 - nw, y0 + mid + label_px * 0.35f, label_px, FigureText::End, FigureText::RowLabel);
+      text(shown[t], x0 + mid + label_px * 0.35f, y0 + L.map + 5 + nw, label_px, FigureText::End, FigureText::ColumnLabel, true);
+      if (!numbers[t].empty()) {
+        text(numbers[t], x0 - 5, y0 + mid + label_px * 0.35f, label_px, FigureText::End, FigureText::Position);
+        text(numbers[t], x0 + mid + label_px * 0.35f, y0 + L.map + 5, label_px, FigureText::End, FigureText::Position, true);
+      }
     }
   }
   // The bar's ticks: five values when every map shares the scale, else "0" and "head max".

@@ -87,7 +87,7 @@ inline bool tick_numbered(int i, int step) { return step > 1 || i % 5 == 0; }
 // ---- the layout, in pixels (an SVG's user units are the same pixels) -----------------
 struct FigureText {
   enum Anchor { Start, Middle, End };
-  enum Role { Title, Subtitle, MapTitle, RowLabel, ColumnLabel, Tick, Caption };
+  enum Role { Title, Subtitle, MapTitle, RowLabel, ColumnLabel, Tick, Caption, Position };  // Position: a tick's position number, by the map
   std::string text;  // valid UTF-8, already shortened to fit
   float x = 0, y = 0;  // the baseline's anchor point
   float px = 12;       // font size
@@ -109,7 +109,7 @@ struct FigureLayout {
 // The figure's paper and inks, in both writers.
 inline constexpr Rgb kFigureBg{250, 250, 250}, kFigureInk{25, 25, 30}, kFigureMuted{110, 110, 120};
 inline Rgb figure_text_rgb(FigureText::Role r) {
-  return r == FigureText::Subtitle || r == FigureText::Tick || r == FigureText::Caption ? kFigureMuted : kFigureInk;
+  return r == FigureText::Subtitle || r == FigureText::Tick || r == FigureText::Caption || r == FigureText::Position ? kFigureMuted : kFigureInk;
 }
 
 // Lays the figure out, measuring text with `font` (DejaVu Sans, which the SVG names too).

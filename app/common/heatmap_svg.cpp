@@ -49,6 +49,7 @@ const char* role_class(FigureText::Role r) {
     case FigureText::ColumnLabel: return "col-label";
     case FigureText::Tick: return "tick";
     case FigureText::Caption: return "caption";
+    case FigureText::Position: return "position";
   }
   return "text";
 }

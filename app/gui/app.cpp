@@ -204,9 +204,12 @@ void App::animate_lesson_step() {
 
 void App::post_request_if_changed() {
   animate_lesson_step();
-  if (!(state.cfg == last_cfg_)) {
-    note_config_change(last_cfg_);
+  if (!cfg_seen_ || !(state.cfg == last_cfg_)) {
+    // The first frame's configuration is where the app starts (the model's own D, H, L and
+    // context are set after init), not a change for the passport to announce.
+    if (cfg_seen_) note_config_change(last_cfg_);
     last_cfg_ = state.cfg;
+    cfg_seen_ = true;
   }
   ComputeRequest req = compute_request(state, &state.weights_note);
   state.config_status = validate(state.cfg);

@@ -143,6 +143,7 @@ class App {
   std::optional<ComputeRequest> refused_;     // the request the worker refused (compute_error), if any
   uint64_t answered_seq_ = 0;
   ModelConfig last_cfg_;
+  bool cfg_seen_ = false;  // last_cfg_ holds the configuration of a drawn frame
   float built_font_scale_ = 0;
   bool fonts_failed_ = false;  // DejaVu Sans could not be read: Dear ImGui's own font, said once
   size_t fonts_noted_ = 0;     // the glyph notes (a fallback font unreadable...) already shown

@@ -97,6 +97,7 @@ struct UiReport {
   std::vector<double> sentence_losses;   // the batch selector's losses, as shown
   std::vector<Rect> compare_heatmaps;    // the Compare tab's maps (pitfall first, then correct)
   std::vector<std::string> passport_changes;  // the Compare tab's changed passport rows
+  std::string passport_note;                  // the passport's last change ("num_heads 4 -> 8"), when shown
   int64_t attention_params = -1;       // as shown in the passport
   std::string lesson_step;             // the lesson player's "step 4 of 12", "" when no lesson is open
   std::string lesson_title;            // the step's title, as shown

@@ -228,10 +228,17 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
     auto label = [&](int c) {
       if (c < 0 || c >= n || !shown(c, a.step, cw, hover_col, text_h)) return;
       const float xc = p0.x + (c + 0.5f - s.col0) * cw;
-      if (xc < p0.x || xc > p1.x || xc - fh * 0.5f < p0.x - 5) return;
+      if (xc < p0.x || xc > p1.x) return;
+      // A key whose cell is narrower than a line (the first tick of a long or small map, often
+      // position 0, where first-token heads look) moves right to start by the map's left end,
+      // unless it would then meet the next tick's label.
+      float x = xc - fh * 0.5f;
+      if (x < p0.x - 5) {
+        x = p0.x - 5;
+        if (x + fh > xc + a.step * cw - fh * 0.5f) return;
+      }
       const std::string tok = glyphs().shown((*v.col_labels)[c]);
       const FittedLabel f = fit_label(tok, c, tick_numbered(c, a.step), v.label_h - 8);
-      const float x = xc - fh * 0.5f;
       const ImU32 col = c == hover_col ? accent : ink;
       // Rotated, reading upwards: the token starts furthest from the map, the number ends by it.
       if (f.tok_end > f.tok) {

@@ -90,17 +90,22 @@ class ScreenshotScript : public Script {
           frames_ = 0;
           break;
         }
-        // Up to the next "wait" (or report): those settings land in the same frame, as one change.
-        for (; then_next_ < o_.then.size() && o_.then[then_next_] != "wait" && o_.then[then_next_].rfind("report=", 0) != 0 &&
-               o_.then[then_next_].rfind("press=", 0) != 0;
-             ++then_next_)
+        // Up to the next "wait" (or report, or press): those settings land in the same frame, as
+        // one change. A File dialog is modal: the settings after it wait for its OK, as a
+        // person's would (a second dialog in the same frame replaced the first, whose file was
+        // never written).
+        while (then_next_ < o_.then.size() && o_.then[then_next_] != "wait" && o_.then[then_next_].rfind("report=", 0) != 0 &&
+               o_.then[then_next_].rfind("press=", 0) != 0) {
           if (Status s = apply_setting(app.state, o_.then[then_next_]); !s)
             std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+          ++then_next_;
+          if (app.state.dialog_request) break;
+        }
         if (then_next_ < o_.then.size() && o_.then[then_next_].rfind("report=", 0) == 0) {
           frames_ = 0;
           break;  // the next frames draw the settings, then the report is written
         }
-        if (then_next_ < o_.then.size()) ++then_next_;  // past the "wait"
+        if (then_next_ < o_.then.size() && o_.then[then_next_] == "wait") ++then_next_;  // past the "wait"
         phase_ = Phase::WaitThen;
         frames_ = 0;
         break;
@@ -242,6 +247,7 @@ class ScreenshotScript : public Script {
       for (const UiReport::Rect& q : r.compare_heatmaps) cmp.push_back({q.x0, q.y0, q.x1, q.y1});
       j["compare_heatmaps"] = cmp;
       j["passport_changes"] = r.passport_changes;
+      j["passport_note"] = r.passport_note;
       j["font_scale"] = app.state.font_scale;
       j["content_scale"] = app.state.content_scale;  // the monitor's (HiDPI), from GLFW
       j["font_px"] = ImGui::GetFontSize();             // the text's size as drawn: font_scale x content_scale x 17

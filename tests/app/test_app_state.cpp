@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <set>
 #include <string>
 
 #include <stb_image.h>
@@ -545,6 +546,40 @@ TEST(Figures, HeadPngHasTheColormapTheMaskAndTheLabels) {
     EXPECT_NEAR(bar(lay->bar_x + lay->bar_w - 1)[c], colormap_rgb(Colormap::Magma, 1.0f)[c] * 255, 2.0);
   }
   stbi_image_free(px);
+}
+
+// A figure of a long text thins its ticks, and each thinned tick carries its position number
+// beside the token, as the app's axes do (they had the tokens only, nothing to count by);
+// the grid's title labels its 0-based layer as the app does ("layer 1 (of 0-1)", not
+// "layer 1 of 2", which reads as the first).
+TEST(Figures, ThinnedTicksCarryTheirPositionNumbers) {
+  AppState s = small_model();
+  std::string text;
+  for (int i = 0; i < 120; ++i) text += std::string(i % 2 ? "river " : "stone ");
+  s.text = text;
+  s.view.layer = 1;
+  s = computed_state(s);
+  ASSERT_TRUE(s.result && s.result->fwd);
+  ASSERT_GE(s.result->fwd->batch.lengths[0], 100);
+  Font font;
+  ASSERT_TRUE(load_figure_font(font).ok());
+  for (Dialog d : {Dialog::ExportHeadsSvg, Dialog::ExportHeadSvg}) {
+    Result<Figure> fig = dialog_figure(d, s);
+    ASSERT_TRUE(fig.ok());
+    if (d == Dialog::ExportHeadsSvg) EXPECT_EQ(fig->title.rfind("layer 1 (of 0-1)", 0), 0u) << fig->title;
+    Result<FigureLayout> lay = layout_figure(*fig, font);
+    ASSERT_TRUE(lay.ok());
+    ASSERT_GE(lay->labelled.size(), 3u);
+    ASSERT_GT(lay->labelled[1], 1) << "thinned";
+    std::multiset<std::string> numbers;
+    size_t labels = 0;
+    for (const FigureText& t : lay->texts) {
+      if (t.role == FigureText::Position) numbers.insert(t.text);
+      labels += t.role == FigureText::RowLabel;
+    }
+    EXPECT_EQ(labels, lay->labelled.size() * fig->maps.size());
+    for (int t : lay->labelled) EXPECT_EQ(numbers.count(std::to_string(t)), 2 * fig->maps.size()) << "position " << t << " on both axes";
+  }
 }
 
 // Export this head as SVG, and the heads grid: well-formed XML (python3's parser when it is

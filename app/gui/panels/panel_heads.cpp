@@ -208,12 +208,15 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   float title_h = line_h;
   // A grid: its columns, the maps' height (side) and width (map_w: wider than tall, up to
   // kHeadsMapAspectMax, when the height is what binds and the panel has width to spare),
-  // and the key labels' height: rotated (lw) or flat on one line.
+  // and the key labels' height: rotated (lw) or flat on one line; pitch: from one column to
+  // the next.
   struct Grid {
     int cols = 1;
-    float side = 0, map_w = 0, col_h = 0;
+    float side = 0, map_w = 0, col_h = 0, pitch = 0;
     bool flat = false;
   };
+  // The widest title on one line: a box, the widest number and the widest label.
+  const float one_line_title = ImGui::CalcTextSize(std::to_string(out.Hw - 1).c_str()).x + (can_ablate ? box_w : 0.0f) + spacing + widest_label;
   auto layout = [&](float lw_row, bool flat) {
     Grid g;
     g.flat = flat;
@@ -224,6 +227,12 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       g.cols = std::clamp(static_cast<int>((avail.x - lw_row) / (kMinMapSide + gap)), 1, n);
     }
     g.map_w = std::clamp((avail.x - lw_row) / g.cols - gap, g.side, g.side * kHeadsMapAspectMax);
+    // Maps bound by the height leave width over: the columns stand as far apart as the
+    // titles need to keep their labels on one line (a longer sentence or the causal note
+    // above the grid would otherwise put every label on a second line and halve the maps).
+    g.pitch = g.map_w + gap;
+    if (widest_label > 0 && big == 0)
+      g.pitch = std::clamp(one_line_title + spacing, g.pitch, std::max(g.pitch, (avail.x - lw_row) / g.cols));
     return g;
   };
   // Rotated key labels carry the tokens; flat ones, on one line, leave the maps more height
@@ -235,29 +244,29 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   Grid g = best();
   const bool labels = g.side >= fh * 2.5f;  // maps too small for a label: the tooltip has the tokens
   if (!labels) lw = 0, g = layout(0, false);
-  // A title may use its map's width and the gap to the next column, less the usual spacing.
-  // The shortest title with a box is the number; when it and a label do not fit on a line,
-  // every label goes on a second line.
-  auto room_of = [&](float w) { return w + gap - spacing; };
-  auto boxes_fit = [&](float w) { return can_ablate && ImGui::CalcTextSize(std::to_string(out.Hw - 1).c_str()).x + box_w <= room_of(w); };
-  const float shortest = ImGui::CalcTextSize(std::to_string(out.Hw - 1).c_str()).x + (boxes_fit(g.map_w) ? box_w : 0.0f);
-  bool two_lines = widest_label > 0 && shortest + spacing + widest_label > room_of(g.map_w);
+  // A title may use its column's width (its map's and the gap to the next), less the usual
+  // spacing. The shortest title with a box is the number; when it and a label do not fit on
+  // a line, every label goes on a second line.
+  auto room_of = [&](const Grid& q) { return q.pitch - spacing; };
+  auto boxes_fit = [&](const Grid& q) { return can_ablate && ImGui::CalcTextSize(std::to_string(out.Hw - 1).c_str()).x + box_w <= room_of(q); };
+  const float shortest = ImGui::CalcTextSize(std::to_string(out.Hw - 1).c_str()).x + (boxes_fit(g) ? box_w : 0.0f);
+  bool two_lines = widest_label > 0 && shortest + spacing + widest_label > room_of(g);
   if (two_lines) {
     // Unless the second line would cost the maps too much (128 heads on a projector): then
     // a label that does not fit stays in the title's tooltip.
     title_h = line_h * 2;
     const Grid g2 = labels ? best() : layout(0, false);
-    if (g2.side >= g.side * 0.6f && room_of(g2.map_w) >= ImGui::CalcTextSize("abc\xE2\x80\xA6").x) g = g2;  // a few letters at least
+    if (g2.side >= g.side * 0.6f && room_of(g2) >= ImGui::CalcTextSize("abc\xE2\x80\xA6").x) g = g2;  // a few letters at least
     else title_h = line_h, two_lines = false;
   }
   const int cols = g.cols;
   const float side = g.side, map_w = std::max(g.map_w, side);
-  const float title_room = room_of(map_w);
+  const float title_room = room_of(g);
   // Head ablation: a box before each title switches the head's output off (its pattern stays
   // on screen); so does a right-click on the map, which is all there is room for when the
   // box and the widest number do not fit (128 heads on a 1024x768 projector): then no title
   // has a box, rather than some.
-  const bool boxes = boxes_fit(map_w);
+  const bool boxes = boxes_fit(g);
 
   // Title and label must fit above the map: drop d_head (the controls show it), then the
   // entropy and the K/V head (the tooltip has them), then the word "head"; the label stays
@@ -314,8 +323,8 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   // row along (and the last column off the window).
   ImVec2 grid0 = ImGui::GetCursorScreenPos();
   if (big > 0)  // the presenter's heads stand in the middle
-    grid0.x += std::max(0.0f, (avail.x - lw - cols * (map_w + gap) + gap) * 0.5f);
-  const float pitch_x = map_w + gap, pitch_y = title_h + side + spacing;
+    grid0.x += std::max(0.0f, (avail.x - lw - cols * g.pitch + gap) * 0.5f);
+  const float pitch_x = g.pitch, pitch_y = title_h + side + spacing;
   float grid_bottom = grid0.y;
   r.begin_batch(ImGui::GetWindowDrawList());  // the maps' images merge into one draw call
   for (int i = 0; i < n; ++i) {

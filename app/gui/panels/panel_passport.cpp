@@ -99,6 +99,7 @@ void draw_passport(AppState& s, bool full) {
     ImGui::PushTextWrapPos(0.0f);  // a change of several sliders at once (a lesson step) is long
     ImGui::TextColored(ImVec4(kChangedColour.x, kChangedColour.y, kChangedColour.z, 0.4f + 0.6f * glow), "  %s", s.last_change.c_str());
     ImGui::PopTextWrapPos();
+    s.report.passport_note = s.last_change;
   }
   text_disabled_wrapped_at_commas(s.result->fwd->source);
 

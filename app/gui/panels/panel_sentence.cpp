@@ -163,9 +163,12 @@ void draw_sentence(AppState& s, const Presets& presets) {
   }
   ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - button_w));
   if (ImGui::Button(presets_label)) ImGui::OpenPopup("presets");
+  report_widget(s, "Presets");
   if (ImGui::BeginPopup("presets")) {
     for (const Preset& p : presets.items) {
-      if (ImGui::Selectable(preset_menu_label(p).c_str())) {
+      const bool picked = ImGui::Selectable(preset_menu_label(p).c_str());
+      report_widget(s, p.name.c_str());  // by its name, without the corpus note
+      if (picked) {
         if (p.text == "@induction-probe") {  // drawn from the model's own vocabulary
           const ModelWeights none;  // untrained: probe words from the built-in list
           const ModelWeights* w = s.result && s.result->fwd ? s.result->fwd->weights.get() : &none;
