@@ -152,7 +152,7 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     for (const auto& [l, h] : a->ranking()) rank.push_back({l, h});
     j["ranking"] = rank;
     c["attribution"] = j;
-    npy("attribution_heads.npy", a->heads, {L, H});
+    npy(kContribNpyFiles[0], a->heads, {L, H});
     if (print) {
       std::printf("direct logit attribution at position %d: logit %.4f = parts %.4f (centring term %.4f included), error %.2g\n",
                   a->target.position, a->logit, a->parts_sum, a->centring, a->completeness_error);
@@ -180,8 +180,8 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     }
     j["maps"] = std::move(maps);
     c["value_weighted"] = j;
-    npy("value_weighted.npy", vw.maps, {L, H, len, len});
-    npy("value_norm.npy", vw.value_norm, {L, H, len});
+    npy(kContribNpyFiles[1], vw.maps, {L, H, len, len});
+    npy(kContribNpyFiles[2], vw.value_norm, {L, H, len});
     if (print) print_grid("sink score: weight on token 0 minus its value-weighted share", vw.sink, L, H);
   }
   if (o.rollout) {
@@ -196,7 +196,7 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
       all.insert(all.end(), m.begin(), m.end());
     }
     c["rollout"] = {{"maps", std::move(maps)}};
-    npy("rollout.npy", all, {L, len, len});
+    npy(kContribNpyFiles[3], all, {L, len, len});
     if (print) {
       std::printf("rollout through all %d layers, last token's row:", L);
       for (int k = 0; k < len; ++k) std::printf(" %.3f", all[(static_cast<size_t>(L - 1) * len + len - 1) * len + k]);
@@ -213,7 +213,7 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
       if (print) print_grid(detector_name(d), s, L, out.Hw);
     }
     c["detectors"] = j;
-    npy("detectors.npy", all, {4, L, out.Hw});
+    npy(kContribNpyFiles[4], all, {4, L, out.Hw});
   }
   if (!o.patch_from.empty()) {
     const Batch clean = make_batch({o.patch_from}, cfg, w);
@@ -239,7 +239,7 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     j["patched"] = grid(r->patched, L, H);
     j["recovery"] = grid(r->recovery, L, H);
     c["patching"] = j;
-    npy("patch_recovery.npy", r->recovery, {L, H});
+    npy(kContribNpyFiles[5], r->recovery, {L, H});
     if (print) {
       std::printf("activation patching: clean difference %.4f, corrupted %.4f\n", r->clean, r->corrupted);
       print_grid("normalised recovery, (patched - corrupted) / (clean - corrupted)", r->recovery, L, H);
