@@ -161,6 +161,8 @@ struct AppState {
   };
   std::optional<DialogRequest> dialog_request;
   int selected_token = -1;     // the clicked chip: the position whose next token is predicted (-1: the last)
+  // The Next-token entry clicked: its logit attributed to every head (panel_contrib.cpp).
+  std::optional<AttributionRequest> attribute;
   bool focus_text = false;     // put the keyboard focus in the sentence box next frame
 
   // ---- results ----

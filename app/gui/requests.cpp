@@ -35,6 +35,9 @@ size_t ComputeRequest::hash() const {
     mix(h, static_cast<size_t>(trace->head));
   }
   mix(h, compare);
+  if (attribution)
+    for (const int v : {attribution->batch, attribution->target.position, attribution->target.token_a, attribution->target.token_b})
+      mix(h, static_cast<size_t>(v));
   return h;
 }
 

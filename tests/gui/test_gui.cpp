@@ -1693,3 +1693,21 @@ TEST(Png, ExportsDrawEveryScriptAndNameMissingCharacters) {
   EXPECT_EQ(font.width("\xEE\x80\x80", 24), font.width("U+E000", 24));
   EXPECT_EQ(draw("\xC3"), draw("\xEF\xBF\xBD"));
 }
+
+// What heads contribute (issue 28), through the real widgets: a click on a Next-token entry
+// shows the layers x heads attribution of its logit, complete (the parts sum to the logit
+// less the centring term), with the shipped default's induction head 1.1 ranked first for
+// the copy of "green"; a click on that cell opens head 1.1 in Focus at the position.
+TEST(Gui, ClickingAPredictionAttributesItToEveryHead) {
+  const std::string text = "My aunt keeps three green parrots in the kitchen. My aunt keeps three";
+  const AppRun r = run_app("contrib", {"--then", "text=" + text, "--then", "wait", "--input",
+                                       "click next \xC2\xB7green; wait; frames 3; expect attribution 1.1; click attribution 1.1; wait; frames 3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  bool complete = false;
+  for (const auto& m : r.report["messages"]) complete |= m.get<std::string>().find(": complete (error") != std::string::npos;
+  EXPECT_TRUE(complete) << r.report["messages"].dump();
+  EXPECT_EQ(r.report["view"]["layer"], 1);
+  EXPECT_EQ(r.report["view"]["head"], 1);
+  EXPECT_EQ(r.report["view"]["selected_token"], 20);
+  EXPECT_EQ(r.report.value("panel", std::string()), "focus");
+}

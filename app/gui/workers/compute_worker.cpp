@@ -322,6 +322,14 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
 
   // 2. The step-through of the selected head, on the cached layer input.
   if (r.trace) trace_head(*res, *fwd, r);
+  // 2b. The clicked prediction's logit, attributed to every head (on this thread, never the UI's).
+  if (r.attribution && fwd->weights) {
+    const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H), empty: none off
+    Result<Attribution> a = direct_attribution(*fwd->weights, r.cfg, fwd->batch, r.attribution->batch, r.attribution->target,
+                                               ablate.empty() ? nullptr : &ablate);
+    if (a) res->attribution = std::move(*a);
+    else res->attribution_error = a.error().message;
+  }
   // 3. The induction probe, once per model and config: from the cache, or published after
   // the maps (the frame that waits for this request shows them without it).
   const InductionKey ikey{r.cfg, r.weights.checkpoint, r.weights.in_memory != nullptr, r.weights.in_memory_id};
