@@ -155,6 +155,7 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
                            std::clamp(s.view.head, 0, std::max(0, s.cfg.num_heads - 1))};
   r.compare = s.view.center == CenterPanel::Compare && s.cfg.pitfalls.any();
   r.attribution = s.attribute;
+  r.value_weighted = s.view.value_weighted;
   return r;
 }
 

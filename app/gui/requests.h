@@ -69,11 +69,12 @@ struct ComputeRequest {
   // the layer slider never restarts a computation.
   int visible_layer = 0;
   bool compare = false;                  // also run the correct model (no pitfall): only while Compare is visible
+  bool value_weighted = false;           // View > Value-weighted maps: each row alpha_ij ||f(x_j)||, normalised (contrib.h)
   std::optional<AttributionRequest> attribution;  // trained models: direct logit attribution of one logit
 
   // Everything but the trace: two requests with the same forward inputs share one forward pass.
   bool same_forward(const ComputeRequest& o) const {
-    return lines == o.lines && cfg == o.cfg && weights == o.weights && ablated == o.ablated;
+    return lines == o.lines && cfg == o.cfg && weights == o.weights && ablated == o.ablated && value_weighted == o.value_weighted;
   }
   bool operator==(const ComputeRequest& o) const {
     return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution;

@@ -241,6 +241,30 @@ ValueWeighted value_weighted(const ModelWeights& w, const ModelConfig& cfg, cons
   return vw;
 }
 
+Result<std::vector<float>> value_weighted_shares(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch,
+                                                 const std::vector<uint8_t>* ablate, const std::function<bool()>& cancelled) {
+  const int L = cfg.num_layers, B = batch.B(), H = cfg.num_heads, T = batch.T;
+  std::vector<float> maps(static_cast<size_t>(L) * B * H * T * T, 0.0f);  // (L, B, H, T, T)
+  for (int b = 0; b < B; ++b) {
+    Result<StreamParts> p = stream_parts(w, cfg, batch, b, ablate, cancelled);
+    if (!p) return p.error();
+    const int len = batch.lengths[b];
+    const ValueWeighted vw = value_weighted(w, cfg, *p, len);  // (L, H, len, len)
+    for (int l = 0; l < L; ++l)
+      for (int h = 0; h < H; ++h) {
+        const float* src = vw.map(l, h);
+        float* dst = maps.data() + ((static_cast<size_t>(l) * B + b) * H + h) * T * T;
+        for (int i = 0; i < len; ++i) {
+          double total = 0;
+          for (int j = 0; j < len; ++j) total += src[static_cast<size_t>(i) * len + j];
+          if (total > 0)
+            for (int j = 0; j < len; ++j) dst[static_cast<size_t>(i) * T + j] = static_cast<float>(src[static_cast<size_t>(i) * len + j] / total);
+        }
+      }
+  }
+  return maps;
+}
+
 // ---- [rollout] -------------------------------------------------------------------------
 std::vector<float> rollout(const ForwardOutput& out, const Batch& batch, int b, int upto, int head) {
   const int T = out.T, Hw = out.Hw;

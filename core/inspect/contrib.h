@@ -105,6 +105,12 @@ struct ValueWeighted {
 // f(x_j) of head (l, h) for every j: (T, D). Sum_j alpha_ij f(x_j) is the head's output row i.
 MatR head_values(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& parts, int l, int h);
 ValueWeighted value_weighted(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& parts, int len);
+// The maps of a whole batch as the app's value-weighted switch shows them: (L, B, H, T, T),
+// each real row the value-weighted share alpha_ij ||f(x_j)|| / sum_k alpha_ik ||f(x_k)||, so
+// it sums to 1 as an attention row does (and is 0 where the head adds nothing).
+Result<std::vector<float>> value_weighted_shares(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch,
+                                                 const std::vector<uint8_t>* ablate = nullptr,
+                                                 const std::function<bool()>& cancelled = {});
 
 // Attention rollout of sentence b through layers 0..upto: R = Â_upto ... Â_0, Â = (A + I)
 // with rows normalised, A the layer's mean over heads, or head `head` at layer `upto` when

@@ -1711,3 +1711,21 @@ TEST(Gui, ClickingAPredictionAttributesItToEveryHead) {
   EXPECT_EQ(r.report["view"]["selected_token"], 20);
   EXPECT_EQ(r.report.value("panel", std::string()), "focus");
 }
+
+// View > Value-weighted maps (issue 28): the maps become each row's value-weighted share
+// alpha_ij ||f(x_j)|| / sum_k alpha_ik ||f(x_k)||, so the heads' entropies in their titles
+// change; the menu item shows its check mark; a second click brings attention back.
+TEST(Gui, ValueWeightedMapsReplaceTheWeights) {
+  const std::string text = "My aunt keeps three green parrots in the kitchen. My aunt keeps three green parrots in the kitchen.";
+  const AppRun plain = run_app("vw-off", {"--then", "text=" + text, "--then", "wait"});
+  const AppRun vw = run_app("vw-on", {"--then", "text=" + text, "--then", "wait", "--input", "click View; click Value-weighted maps; wait; frames 3"});
+  const AppRun back = run_app("vw-back", {"--then", "text=" + text, "--then", "wait", "--input",
+                                          "click View; click Value-weighted maps; wait; click View; click Value-weighted maps; wait; frames 3"});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  ASSERT_EQ(vw.status, 0) << vw.err;
+  ASSERT_EQ(back.status, 0) << back.err;
+  ASSERT_EQ(vw.report["head_titles"].size(), 4u);
+  EXPECT_NE(vw.report["head_titles"], plain.report["head_titles"]);
+  EXPECT_EQ(back.report["head_titles"], plain.report["head_titles"]);
+  EXPECT_TRUE(vw.report["clipped"].empty()) << vw.report["clipped"].dump();
+}

@@ -234,7 +234,8 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     // the refusal comes at once, and no partial result stands in for it.
     const int64_t all_maps_bytes = int64_t(4) * r.cfg.num_layers * data->batch.B() * weight_heads(mha_options(r.cfg)) *
                                    data->batch.T * data->batch.T;
-    if (job && visible + 1 < r.cfg.num_layers && (flops > kStagedFlops || first_layers) && all_maps_bytes <= kMaxAttentionBytes) {
+    if (job && visible + 1 < r.cfg.num_layers && (flops > kStagedFlops || first_layers) && all_maps_bytes <= kMaxAttentionBytes &&
+        !r.value_weighted) {
       auto first = std::make_shared<ForwardData>(*data);
       const ModelWeights& w1 = model ? *model : *first_layers;
       first->weights = model ? model : first_layers;
@@ -274,6 +275,11 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     Result<ForwardOutput> out = forward(mw, r.cfg, data->batch, fo);
     if (!out) return out.error();
     data->out = std::move(out).value();
+    if (r.value_weighted && !data->batch.empty()) {  // the maps shown: value-weighted shares (contrib.h)
+      Result<std::vector<float>> vw = value_weighted_shares(mw, r.cfg, data->batch, ablate.empty() ? nullptr : &ablate, fo.cancelled);
+      if (!vw) return vw.error();
+      data->out.attention = std::move(vw).value();
+    }
     data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, mw.trained() ? mw.vocab_size() : 0, mw.context);
     derive(*data, r);
     data->source = describe_source(mw, r.cfg);
