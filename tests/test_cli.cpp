@@ -347,3 +347,43 @@ TEST(Cli, LessonExportWritesOneSlidePerStep) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("the lessons are 000, 001, 002, 003, 004"), std::string::npos) << bad.err;
 }
+
+// What heads contribute from the shell (issue 28): the results go into --json under
+// "contrib" (complete to 1e-4), a second --npy export into the same directory works, and
+// every bad request is a message with exit status 2, never a crash.
+TEST(Cli, ContribOptionsAddToTheJsonAndRefuseBadRequests) {
+  const std::string twice = "My aunt keeps three green parrots in the kitchen. My aunt keeps three green parrots in the kitchen.";
+  const std::string corrupt = "My aunt keeps three yellow parrots in the kitchen. My aunt keeps three green parrots in the kitchen.";
+  const fs::path j = tmp() / "contrib.json", npy = tmp() / "contrib-npy";
+  for (int run = 0; run < 2; ++run) {  // twice: the export replaces a directory that holds the contribution files
+    const CliRun r = cli({"--text", corrupt, "--patch-from", twice, "--attribute", "\xC2\xB7green-\xC2\xB7yellow@20", "--value-weighted",
+                          "--rollout", "--detectors", "--json", j.string(), "--npy", npy.string()});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  std::ifstream f(j);
+  const json doc = json::parse(f, nullptr, false);
+  ASSERT_TRUE(doc.contains("contrib")) << "no contrib in the JSON";
+  const json& c = doc["contrib"];
+  EXPECT_LT(c["attribution"]["completeness_error"].get<double>(), 1e-4);
+  // On the corrupted text the first copy says "yellow": head 1.1 copies it, so it pushes the
+  // green - yellow difference down the most.
+  EXPECT_EQ(c["attribution"]["ranking"].back(), json::array({1, 1})) << "head 1.1 copies \"yellow\"";
+  EXPECT_GT(c["patching"]["recovery"][1][1].get<double>(), 0.9) << "patching 1.1 from the clean run recovers the difference";
+  EXPECT_EQ(c["rollout"]["maps"].size(), 2u);
+  EXPECT_EQ(c["detectors"]["induction"].size(), 2u);
+  for (const char* name : {"attribution_heads.npy", "value_weighted.npy", "rollout.npy", "detectors.npy", "patch_recovery.npy"})
+    EXPECT_TRUE(fs::exists(npy / name)) << name;
+
+  auto refused = [&](std::vector<std::string> args, const std::string& says) {
+    const CliRun r = cli(args);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+  };
+  refused({"--text", twice, "--attribute", "\xC2\xB7parrots@5"}, "not one");
+  refused({"--text", twice, "--attribute", "#5@99"}, "outside the sentence");
+  refused({"--text", twice, "--attribute", "#5"}, "TOKEN@POS");
+  refused({"--text", twice, "--attribute", "#999999@0"}, "not a vocabulary id");
+  refused({"--random-init", "--text", "a b c", "--attribute", "a@0"}, "needs trained weights");
+  refused({"--text", "a b c", "--patch-from", "a b", "--attribute", "#5-#6@0"}, "same token count");
+  refused({"--text", "a b c", "--patch-from", "a b d"}, "--attribute A-B@POS");
+}

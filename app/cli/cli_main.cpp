@@ -8,6 +8,7 @@
 #include <iostream>
 #include <omp.h>
 
+#include "app/cli/cli_contrib.h"
 #include "app/common/assets.h"
 #include "app/common/colormap.h"
 #include "app/common/heatmap_png.h"
@@ -83,6 +84,7 @@ static int run_main(int argc, char** argv) {
   ModelOptions mo;
   Outputs o;
   add_model_options(app, mo);
+  ContribOptions co;
   app.add_flag("--passport", o.passport, "print the shape passport as a table");
   app.add_option("--json", o.json, "write tokens, config, passport, params and metrics as JSON");
   app.add_flag("--with-weights", o.with_weights, "include the attention weights in --json");
@@ -97,6 +99,7 @@ static int run_main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "compute threads (default: all cores)");
   app.add_option("--top-k", o.top_k, "trained models: the K most likely next tokens after each sentence's last token (and, in --json, after every token)")
       ->check(CLI::Range(1, 100));
+  add_contrib_options(app, co);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -157,6 +160,9 @@ static int run_main(int argc, char** argv) {
     if (Status s = write_run_json(o.json, run, o.with_weights); !s) return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
   if (!o.npy.empty())
     if (Status s = export_npy_dir(o.npy, run); !s) return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
+  if (contrib_requested(co))  // after --json and --npy: their results are added to both
+    if (Status s = run_contrib(co, weights, cfg, batch, *out, o.batch, o.json, o.npy); !s)
+      return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
   if (!o.png.empty()) {
     HeadsPngOptions po;
     po.layer = o.layer;
@@ -188,7 +194,7 @@ static int run_main(int argc, char** argv) {
     const Status s = fig ? write_figure_svg(o.svg, *fig) : Status(fig.error());
     if (!s) return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
   }
-  if (!o.passport && o.json.empty() && o.npy.empty() && o.png.empty() && o.svg.empty() && !batch.empty())
+  if (!o.passport && o.json.empty() && o.npy.empty() && o.png.empty() && o.svg.empty() && !batch.empty() && !contrib_requested(co))
     print_summary(batch, *out, run.metrics, run.induction, run.text_induction, describe_source(weights, cfg), cfg.causal);
   if (o.top_k > 0 && o.json.empty())  // what each sentence's last token is followed by, most likely first
     for (int b = 0; b < batch.B(); ++b) {

@@ -416,6 +416,7 @@ void App::draw_layout() {
     answer_text_now();  // a keystroke's small result, before anything below draws the result
     draw_sentence_tokens(state);
     draw_predictions(state);
+    draw_contrib(state);
     ImGui::Spacing();
     ImGui::Separator();
     ImGui::TextUnformatted("Model");

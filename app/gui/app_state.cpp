@@ -154,6 +154,8 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
     r.trace = TraceRequest{std::clamp(s.view.layer, 0, std::max(0, s.cfg.num_layers - 1)), std::max(0, s.view.batch),
                            std::clamp(s.view.head, 0, std::max(0, s.cfg.num_heads - 1))};
   r.compare = s.view.center == CenterPanel::Compare && s.cfg.pitfalls.any();
+  r.attribution = s.attribute;
+  r.value_weighted = s.view.value_weighted;
   return r;
 }
 

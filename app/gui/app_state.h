@@ -45,6 +45,7 @@ struct ViewSettings {
   Normalisation norm = Normalisation::PerHead;
   bool log_scale = false;
   bool grid_lines = true;
+  bool value_weighted = false;  // View > Value-weighted maps: alpha_ij ||f(x_j)|| instead of alpha (issue 28)
   int focus_step = 6;  // which step of the step-through is enlarged (index into the steps)
   // Focus view zoom and pan, in cells: the visible window is [x0, x0 + span) x [y0, y0 + span).
   float zoom = 1.0f, pan_x = 0.0f, pan_y = 0.0f;
@@ -182,6 +183,8 @@ struct AppState {
   };
   std::optional<DialogRequest> dialog_request;
   int selected_token = -1;     // the clicked chip: the position whose next token is predicted (-1: the last)
+  // The Next-token entry clicked: its logit attributed to every head (panel_contrib.cpp).
+  std::optional<AttributionRequest> attribute;
   bool focus_text = false;     // put the keyboard focus in the sentence box next frame
 
   // ---- results ----

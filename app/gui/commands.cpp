@@ -54,6 +54,9 @@ const std::vector<Command>& commands() {
       // View: after the colormaps and colour scales, which draw_menu lists from their enums.
       {"View", "Log scale", nullptr, {0, 0}, false, false, false, false,
        [](App& a) { a.state.view.log_scale = !a.state.view.log_scale; }, nullptr, [](const App& a) { return a.state.view.log_scale; }},
+      {"View", "Value-weighted maps", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.state.view.value_weighted = !a.state.view.value_weighted; }, nullptr,
+       [](const App& a) { return a.state.view.value_weighted; }},
       {"View", "Token grid lines", nullptr, {0, 0}, false, false, false, false,
        [](App& a) { a.state.view.grid_lines = !a.state.view.grid_lines; }, nullptr,
        [](const App& a) { return a.state.view.grid_lines; }},

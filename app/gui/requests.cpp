@@ -24,6 +24,7 @@ size_t ComputeRequest::forward_hash() const {
   mix(h, std::hash<const void*>()(weights.in_memory.get()));
   mix(h, static_cast<size_t>(weights.in_memory_id));
   for (const HeadId& id : ablated) mix(h, static_cast<size_t>(id.layer) * 4099 + static_cast<size_t>(id.head));
+  mix(h, value_weighted);
   return h;
 }
 
@@ -35,6 +36,9 @@ size_t ComputeRequest::hash() const {
     mix(h, static_cast<size_t>(trace->head));
   }
   mix(h, compare);
+  if (attribution)
+    for (const int v : {attribution->batch, attribution->target.position, attribution->target.token_a, attribution->target.token_b})
+      mix(h, static_cast<size_t>(v));
   return h;
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/inspect/contrib.h"
 #include "core/inspect/map_levels.h"
 #include "core/inspect/metrics.h"
 #include "core/inspect/passport.h"
@@ -50,6 +51,13 @@ struct WeightsRef {
   }
 };
 
+// A logit to attribute to every head (issue 28): the Next-token entry clicked, in sentence batch.
+struct AttributionRequest {
+  int batch = 0;
+  LogitTarget target;
+  bool operator==(const AttributionRequest&) const = default;
+};
+
 struct ComputeRequest {
   std::vector<std::string> lines;        // one sentence per line
   ModelConfig cfg;                       // valid; context clipped to the weights' positions
@@ -61,12 +69,16 @@ struct ComputeRequest {
   // the layer slider never restarts a computation.
   int visible_layer = 0;
   bool compare = false;                  // also run the correct model (no pitfall): only while Compare is visible
+  bool value_weighted = false;           // View > Value-weighted maps: each row alpha_ij ||f(x_j)||, normalised (contrib.h)
+  std::optional<AttributionRequest> attribution;  // trained models: direct logit attribution of one logit
 
   // Everything but the trace: two requests with the same forward inputs share one forward pass.
   bool same_forward(const ComputeRequest& o) const {
-    return lines == o.lines && cfg == o.cfg && weights == o.weights && ablated == o.ablated;
+    return lines == o.lines && cfg == o.cfg && weights == o.weights && ablated == o.ablated && value_weighted == o.value_weighted;
   }
-  bool operator==(const ComputeRequest& o) const { return same_forward(o) && trace == o.trace && compare == o.compare; }
+  bool operator==(const ComputeRequest& o) const {
+    return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution;
+  }
   size_t forward_hash() const;  // a hash of the forward inputs (same_forward => equal hashes)
   size_t hash() const;          // forward_hash and the trace
 
@@ -118,6 +130,8 @@ struct ComputeResult {
   // on the text, so it is computed once per model and config, after the maps: a result
   // whose probe is new is published first without it (empty), then again with it.
   std::vector<float> induction;
+  std::optional<Attribution> attribution;    // request.attribution's, computed on the worker
+  std::string attribution_error;             // why it could not be (random init, a position gone, a pitfall)
   std::optional<Error> error;                // e.g. a checkpoint that would not load
   double latency_ms = 0;                     // request posted -> result ready
 };

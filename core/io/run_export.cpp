@@ -1,5 +1,6 @@
 // run_export.cpp: a run's --json document and its --npy directory.
 #include "core/io/run_export.h"
+#include "core/inspect/contrib.h"
 
 #include <charconv>
 #include <cmath>
@@ -200,6 +201,8 @@ Status write_run_json(const std::string& path, const RunRecord& run, bool with_w
 // typo such as --npy ~ must never delete anyone's files.
 static bool is_export_file(const std::string& f) {
   if (f == "attention.npy" || f == "meta.json") return true;
+  for (const char* c : kContribNpyFiles)
+    if (f == c) return true;
   if (f.rfind("layer", 0) != 0 || f.size() < 10 || f.compare(f.size() - 4, 4, ".npy") != 0) return false;
   size_t i = 5;
   while (i < f.size() && std::isdigit(static_cast<unsigned char>(f[i]))) ++i;

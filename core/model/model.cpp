@@ -277,11 +277,23 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   }
 
   const int B = out.B, T = out.T, L = out.L;
+  const ForwardHook* hook = opt.hook;
+  const int start = hook ? hook->start_layer : 0;
+  if (hook) {
+    const Eigen::Index BT = static_cast<Eigen::Index>(B) * T;
+    auto fits = [&](const MatR* m) { return m && m->rows() == BT && m->cols() == out.D; };
+    if (start < 0 || start >= L || (start > 0 && !fits(hook->start_resid)) ||
+        (hook->attn_add && (hook->add_layer < start || hook->add_layer >= L || !fits(hook->attn_add))))
+      return Error{ErrorKind::InvalidArgument, "The forward hook asks for a layer this model does not have, or a matrix that is not (B*T, D)."};
+    if (hook->resid) hook->resid->assign(L, MatR());
+  }
   const size_t per_layer = static_cast<size_t>(B) * out.Hw * T * T;
   out.attention.assign(per_layer * L, 0.0f);
-  MatR x = embed(w, cfg, batch);  // (B*T, D)
+  MatR x = start > 0 ? *hook->start_resid : embed(w, cfg, batch);  // (B*T, D)
   MatR a_in, a_out, m_in, hidden;
-  for (int l = 0; l < L; ++l) {
+  if (opt.keep_layer_io) out.attn_in.resize(start), out.attn_out.resize(start);  // skipped layers: empty
+  for (int l = start; l < L; ++l) {
+    if (hook && hook->resid) (*hook->resid)[l] = x;
     if (opt.cancelled && opt.cancelled()) return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
     const LayerWeights& lw = w.layers[l];
     mo.ablated = opt.ablate ? opt.ablate->data() + static_cast<size_t>(l) * cfg.num_heads : nullptr;
@@ -294,6 +306,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
       const MatR x_b = a_in.middleRows(static_cast<Eigen::Index>(b) * T, T);  // (T, D)
       out.trace = head_trace(lw, x_b, batch.lengths[b], opt.trace->head, mo);
     }
+    if (hook && hook->attn_add && hook->add_layer == l) a_out += *hook->attn_add;
     x += a_out;
     // MLP sub-block (two thirds of a layer's FLOPs; the last one changes no map)
     if (!(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits))) {

@@ -44,6 +44,17 @@ struct TraceRequest {
   bool operator==(const TraceRequest&) const = default;
 };
 
+// The one hook for core/inspect/contrib (activation patching and the residual stream's
+// parts): start at a layer from a given residual stream instead of the embeddings, add a
+// matrix to one layer's attention output, and record the residual entering each layer.
+struct ForwardHook {
+  int start_layer = 0;                 // layers before it are not run (their maps stay 0)
+  const MatR* start_resid = nullptr;   // (B*T, D) the residual entering start_layer (> 0)
+  int add_layer = -1;                  // the layer whose attention output gets attn_add
+  const MatR* attn_add = nullptr;      // (B*T, D), added after W_O and b_O
+  std::vector<MatR>* resid = nullptr;  // out: L x (B*T, D), entering each layer (empty before start)
+};
+
 struct ForwardOptions {
   bool keep_layer_io = false;           // keep attn_in / attn_out per layer (for export, trace)
   bool want_logits = false;             // trained models: logits and next-token loss
@@ -56,6 +67,7 @@ struct ForwardOptions {
   // ErrorKind::Cancelled (a UI drops a 12-layer pass when a newer keystroke has arrived).
   // Called from the compute threads: it must be thread-safe and cheap.
   std::function<bool()> cancelled;
+  const ForwardHook* hook = nullptr;    // see ForwardHook; null = a plain run
 };
 
 struct ForwardOutput {

@@ -1983,3 +1983,39 @@ TEST(Gui, ExportLessonCapturesEveryStepAndABadLessonIsAMessage) {
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("No lesson \"042\": the lessons are 000, 001, 002, 003, 004"), std::string::npos) << bad.err;
 }
+
+// What heads contribute (issue 28), through the real widgets: a click on a Next-token entry
+// shows the layers x heads attribution of its logit, complete (the parts sum to the logit
+// less the centring term), with the shipped default's induction head 1.1 ranked first for
+// the copy of "green"; a click on that cell opens head 1.1 in Focus at the position.
+TEST(Gui, ClickingAPredictionAttributesItToEveryHead) {
+  const std::string text = "My aunt keeps three green parrots in the kitchen. My aunt keeps three";
+  const AppRun r = run_app("contrib", {"--then", "text=" + text, "--then", "wait", "--input",
+                                       "click next \xC2\xB7green; wait; frames 3; expect attribution 1.1; click attribution 1.1; wait; frames 3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  bool complete = false;
+  for (const auto& m : r.report["messages"]) complete |= m.get<std::string>().find(": complete (error") != std::string::npos;
+  EXPECT_TRUE(complete) << r.report["messages"].dump();
+  EXPECT_EQ(r.report["view"]["layer"], 1);
+  EXPECT_EQ(r.report["view"]["head"], 1);
+  EXPECT_EQ(r.report["view"]["selected_token"], 20);
+  EXPECT_EQ(r.report.value("panel", std::string()), "focus");
+}
+
+// View > Value-weighted maps (issue 28): the maps become each row's value-weighted share
+// alpha_ij ||f(x_j)|| / sum_k alpha_ik ||f(x_k)||, so the heads' entropies in their titles
+// change; the menu item shows its check mark; a second click brings attention back.
+TEST(Gui, ValueWeightedMapsReplaceTheWeights) {
+  const std::string text = "My aunt keeps three green parrots in the kitchen. My aunt keeps three green parrots in the kitchen.";
+  const AppRun plain = run_app("vw-off", {"--then", "text=" + text, "--then", "wait"});
+  const AppRun vw = run_app("vw-on", {"--then", "text=" + text, "--then", "wait", "--input", "click View; click Value-weighted maps; wait; frames 3"});
+  const AppRun back = run_app("vw-back", {"--then", "text=" + text, "--then", "wait", "--input",
+                                          "click View; click Value-weighted maps; wait; click View; click Value-weighted maps; wait; frames 3"});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  ASSERT_EQ(vw.status, 0) << vw.err;
+  ASSERT_EQ(back.status, 0) << back.err;
+  ASSERT_EQ(vw.report["head_titles"].size(), 4u);
+  EXPECT_NE(vw.report["head_titles"], plain.report["head_titles"]);
+  EXPECT_EQ(back.report["head_titles"], plain.report["head_titles"]);
+  EXPECT_TRUE(vw.report["clipped"].empty()) << vw.report["clipped"].dump();
+}

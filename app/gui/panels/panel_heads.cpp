@@ -479,7 +479,8 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   style.vmin = 0;
   style.vmax = s.view.norm == Normalisation::Absolute || s.view.norm == Normalisation::PerHead ? 1.0f : vmax;
   char caption[200];
-  std::snprintf(caption, sizeof caption, "weight, %s%s.  Rows: queries; columns: keys; grey: masked.", scale,
+  std::snprintf(caption, sizeof caption, "%s, %s%s.  Rows: queries; columns: keys; grey: masked.",
+                s.view.value_weighted ? "value-weighted share, \xE2\x80\x96\xCE\xB1 f(x)\xE2\x80\x96 / row sum" : "weight", scale,
                 s.view.log_scale ? " (log scale)" : "");
   colour_legend(style, caption, std::min(avail.x * 0.3f, fh * 14), s.view.norm == Normalisation::PerHead ? "max" : nullptr);
   if (zoom > 1.0f) {  // on a line of its own: beside a caption that wrapped, it would overlap its last line

@@ -90,6 +90,11 @@ void draw_predictions(AppState& s) {
     same_line_if_fits(ImGui::CalcTextSize(t.display.c_str()).x);
     if (t.id == actual) ImGui::TextColored(kUnchangedColour, "%s", t.display.c_str());
     else ImGui::TextUnformatted(t.display.c_str());
+    // A click on the entry attributes its logit to every head (panel_contrib.cpp).
+    const ImVec2 end(c.x + avail, c.y + fh);
+    if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(c, end) && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
+      s.attribute = AttributionRequest{b, LogitTarget{pos, t.id, -1}};
+    report_widget(s, ("next " + t.display).c_str(), c, end);
     s.report.predictions.push_back(t.display + " " + std::to_string(t.prob));
   }
   if (!s.result->request.cfg.causal) {  // the model sees the token it is asked for

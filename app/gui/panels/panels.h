@@ -17,6 +17,7 @@ void draw_passport(AppState& s, bool full);                // the shape passport
 void draw_model(AppState& s, HeatmapRenderer& r);          // layers x heads thumbnails
 void draw_training(AppState& s);                           // train, compare, loss curves
 void draw_predictions(AppState& s);                        // top-k next tokens, each sentence's loss
+void draw_contrib(AppState& s);                            // the clicked prediction's attribution to every head
 void draw_compare(AppState& s, HeatmapRenderer& r);        // a pitfall beside the correct model
 void draw_lesson(AppState& s);                             // the lesson player: the step's text, Back, Next, Reveal
 float lesson_panel_height(const AppState& s, float width); // the player's height at this width (0: no lesson open)

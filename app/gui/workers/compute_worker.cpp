@@ -234,7 +234,8 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     // the refusal comes at once, and no partial result stands in for it.
     const int64_t all_maps_bytes = int64_t(4) * r.cfg.num_layers * data->batch.B() * weight_heads(mha_options(r.cfg)) *
                                    data->batch.T * data->batch.T;
-    if (job && visible + 1 < r.cfg.num_layers && (flops > kStagedFlops || first_layers) && all_maps_bytes <= kMaxAttentionBytes) {
+    if (job && visible + 1 < r.cfg.num_layers && (flops > kStagedFlops || first_layers) && all_maps_bytes <= kMaxAttentionBytes &&
+        !r.value_weighted) {
       auto first = std::make_shared<ForwardData>(*data);
       const ModelWeights& w1 = model ? *model : *first_layers;
       first->weights = model ? model : first_layers;
@@ -274,6 +275,11 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     Result<ForwardOutput> out = forward(mw, r.cfg, data->batch, fo);
     if (!out) return out.error();
     data->out = std::move(out).value();
+    if (r.value_weighted && !data->batch.empty()) {  // the maps shown: value-weighted shares (contrib.h)
+      Result<std::vector<float>> vw = value_weighted_shares(mw, r.cfg, data->batch, ablate.empty() ? nullptr : &ablate, fo.cancelled);
+      if (!vw) return vw.error();
+      data->out.attention = std::move(vw).value();
+    }
     data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, mw.trained() ? mw.vocab_size() : 0, mw.context);
     derive(*data, r);
     data->source = describe_source(mw, r.cfg);
@@ -322,6 +328,14 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
 
   // 2. The step-through of the selected head, on the cached layer input.
   if (r.trace) trace_head(*res, *fwd, r);
+  // 2b. The clicked prediction's logit, attributed to every head (on this thread, never the UI's).
+  if (r.attribution && fwd->weights) {
+    const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H), empty: none off
+    Result<Attribution> a = direct_attribution(*fwd->weights, r.cfg, fwd->batch, r.attribution->batch, r.attribution->target,
+                                               ablate.empty() ? nullptr : &ablate);
+    if (a) res->attribution = std::move(*a);
+    else res->attribution_error = a.error().message;
+  }
   // 3. The induction probe, once per model and config: from the cache, or published after
   // the maps (the frame that waits for this request shows them without it).
   const InductionKey ikey{r.cfg, r.weights.checkpoint, r.weights.in_memory != nullptr, r.weights.in_memory_id};

@@ -1,0 +1,263 @@
+// cli_contrib.cpp: headmap-cli's "what heads contribute" options (core/inspect/contrib.h):
+// --attribute, --value-weighted, --rollout, --detectors and --patch-from. Their results are
+// added to the --json document under "contrib", written as .npy files into the --npy
+// directory, and printed as tables when neither is asked for.
+//
+// B = batch, T = tokens, H = heads, L = layers
+#include "app/cli/cli_contrib.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "core/inspect/contrib.h"
+#include "core/inspect/predictions.h"
+#include "core/io/file_io.h"
+#include "core/io/npy.h"
+
+namespace headmap {
+
+void add_contrib_options(CLI::App& app, ContribOptions& o) {
+  app.add_option("--attribute", o.attribute,
+                 "trained models: direct logit attribution of TOKEN@POS (or the difference A-B@POS) to every head, the "
+                 "embeddings, each MLP and the biases, with the completeness check; TOKEN is one token of the model's "
+                 "tokenizer (a leading space or \xC2\xB7 for a word's start, e.g. \"\xC2\xB7parrots@13\") or #ID; POS counts from 0, "
+                 "negative from the end (-1 = the last token); sentence --batch");
+  app.add_flag("--value-weighted", o.value_weighted,
+               "value-weighted maps ||alpha_ij f(x_j)|| with f(x) = (x W_V + b_V) W_O of the head, and a sink score per head "
+               "(weight on token 0 minus its value-weighted share)");
+  app.add_flag("--rollout", o.rollout, "attention rollout: (A + I) row-normalised, multiplied over layers, head-averaged");
+  app.add_flag("--detectors", o.detectors,
+               "head detector scores sum(A*P)/sum(A) (TransformerLens) for previous-token, duplicate-token, induction and "
+               "first-token patterns");
+  app.add_option("--patch-from", o.patch_from,
+                 "activation patching: the --text sentence is the corrupted run, this one the clean run (same token count); "
+                 "each head's output taken from the clean run, the normalised recovery of the --attribute A-B difference");
+  app.add_option("--patch-position", o.patch_position, "with --patch-from: patch this position only (default: every position)");
+}
+
+bool contrib_requested(const ContribOptions& o) {
+  return !o.attribute.empty() || o.value_weighted || o.rollout || o.detectors || !o.patch_from.empty();
+}
+
+namespace {
+Error bad(std::string m) { return Error{ErrorKind::InvalidArgument, std::move(m)}; }
+
+// One token of the model's vocabulary: "#ID", or text that the tokenizer makes one token of.
+Result<int> token_id(const ModelWeights& w, std::string text) {
+  if (text.size() > 1 && text[0] == '#') {
+    try {
+      size_t used = 0;
+      const int id = std::stoi(text.substr(1), &used);
+      if (used + 1 == text.size() && id >= 0 && id < w.vocab_size()) return id;
+    } catch (const std::exception&) {
+    }
+    return bad("--attribute: " + text + " is not a vocabulary id of this model (0 to " + std::to_string(w.vocab_size() - 1) + ").");
+  }
+  if (text.rfind("\xC2\xB7", 0) == 0) text = " " + text.substr(2);  // the chips' dot for a word's leading space
+  const TokenizedText tt = tokenize(text, TokenizerKind::Bpe, 64, &w.bpe);
+  if (tt.tokens.size() != 1 || tt.tokens[0].id < 0)
+    return bad("--attribute: \"" + text + "\" is " + std::to_string(tt.tokens.size()) +
+               " tokens for this model's tokenizer, not one: give a single token (see --top-k), or #ID.");
+  return tt.tokens[0].id;
+}
+
+// "A@POS" or "A-B@POS" for sentence b.
+Result<LogitTarget> parse_target(const ModelWeights& w, const std::string& spec, int len) {
+  const size_t at = spec.rfind('@');
+  if (at == std::string::npos || at == 0) return bad("--attribute needs TOKEN@POS or A-B@POS, e.g. \"\xC2\xB7parrots@13\".");
+  int pos = 0;
+  try {
+    size_t used = 0;
+    pos = std::stoi(spec.substr(at + 1), &used);
+    if (used + at + 1 != spec.size()) throw std::invalid_argument("pos");
+  } catch (const std::exception&) {
+    return bad("--attribute: the position after @ must be a number (0 is the first token, -1 the last).");
+  }
+  if (pos < 0) pos += len;
+  if (pos < 0 || pos >= len) return bad("--attribute: position " + spec.substr(at + 1) + " is outside the sentence's " + std::to_string(len) + " tokens.");
+  const std::string tokens = spec.substr(0, at);
+  LogitTarget t;
+  t.position = pos;
+  const size_t dash = tokens.find('-', 1);
+  Result<int> a = token_id(w, dash != std::string::npos && dash + 1 < tokens.size() ? tokens.substr(0, dash) : tokens);
+  if (!a) return a.error();
+  t.token_a = *a;
+  if (dash != std::string::npos && dash + 1 < tokens.size()) {
+    Result<int> b = token_id(w, tokens.substr(dash + 1));
+    if (!b) return b.error();
+    t.token_b = *b;
+  }
+  return t;
+}
+
+nlohmann::json grid(const std::vector<float>& v, int rows, int cols) {
+  nlohmann::json g = nlohmann::json::array();
+  for (int r = 0; r < rows; ++r) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int c = 0; c < cols; ++c) row.push_back(v[static_cast<size_t>(r) * cols + c]);
+    g.push_back(std::move(row));
+  }
+  return g;
+}
+
+void print_grid(const char* title, const std::vector<float>& v, int L, int H) {
+  std::printf("%s (rows: layers 0..%d, columns: heads 0..%d)\n", title, L - 1, H - 1);
+  for (int l = 0; l < L; ++l) {
+    std::printf("  layer %d:", l);
+    for (int h = 0; h < H; ++h) std::printf(" %9.4f", v[static_cast<size_t>(l) * H + h]);
+    std::printf("\n");
+  }
+}
+}  // namespace
+
+Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOutput& out,
+                   int b, const std::string& json_path, const std::string& npy_dir) {
+  if (!contrib_requested(o)) return Status();
+  if (b < 0 || b >= batch.B()) return bad("--batch " + std::to_string(b) + ": the text has " + std::to_string(batch.B()) + " sentences.");
+  if (!o.patch_from.empty() && o.attribute.empty())
+    return bad("--patch-from measures a logit difference: give it with --attribute A-B@POS.");
+  const int len = batch.lengths[b], L = out.L, H = out.H, T = batch.T;
+  const bool print = json_path.empty() && npy_dir.empty();
+  nlohmann::json c;
+  c["sentence"] = b;
+  std::vector<std::pair<std::string, std::string>> npys;  // (file name, bytes)
+  auto npy = [&](const std::string& name, const std::vector<float>& v, const Shape& shape) { npys.emplace_back(name, npy_bytes(v.data(), shape)); };
+
+  Result<StreamParts> parts = Error{ErrorKind::InvalidArgument, ""};
+  if (!o.attribute.empty() || o.value_weighted) {
+    parts = stream_parts(w, cfg, batch, b);
+    if (!parts) return parts.error();
+  }
+  if (!o.attribute.empty()) {
+    if (!w.trained()) return bad("--attribute needs trained weights: random init has no vocabulary to predict.");
+    Result<LogitTarget> target = parse_target(w, o.attribute, len);
+    if (!target) return target.error();
+    Result<Attribution> a = direct_attribution(w, *parts, *target);
+    if (!a) return a.error();
+    nlohmann::json j;
+    j["position"] = a->target.position;
+    j["token_a"] = {{"id", a->target.token_a}, {"text", vocab_display(w.bpe, a->target.token_a)}};
+    if (a->target.token_b >= 0) j["token_b"] = {{"id", a->target.token_b}, {"text", vocab_display(w.bpe, a->target.token_b)}};
+    j["logit"] = a->logit;
+    j["parts_sum"] = a->parts_sum;
+    j["centring"] = a->centring;
+    j["completeness_error"] = a->completeness_error;
+    j["sigma"] = a->sigma;
+    j["embeddings"] = a->embeddings;
+    j["final_bias"] = a->final_bias;
+    j["heads"] = grid(a->heads, L, H);
+    j["attn_bias"] = a->attn_bias;
+    j["mlps"] = a->mlps;
+    nlohmann::json rank = nlohmann::json::array();
+    for (const auto& [l, h] : a->ranking()) rank.push_back({l, h});
+    j["ranking"] = rank;
+    c["attribution"] = j;
+    npy(kContribNpyFiles[0], a->heads, {L, H});
+    if (print) {
+      std::printf("direct logit attribution at position %d: logit %.4f = parts %.4f (centring term %.4f included), error %.2g\n",
+                  a->target.position, a->logit, a->parts_sum, a->centring, a->completeness_error);
+      print_grid("heads", a->heads, L, H);
+      std::printf("  embeddings %.4f, final LayerNorm bias %.4f\n", a->embeddings, a->final_bias);
+      for (int l = 0; l < L; ++l) std::printf("  layer %d: MLP %.4f, b_O %.4f\n", l, a->mlps[l], a->attn_bias[l]);
+    }
+  }
+  if (o.value_weighted) {
+    const ValueWeighted vw = value_weighted(w, cfg, *parts, len);
+    nlohmann::json j;
+    j["sink"] = grid(vw.sink, L, H);
+    j["first_attention"] = grid(vw.first_attention, L, H);
+    j["first_value"] = grid(vw.first_value, L, H);
+    nlohmann::json maps = nlohmann::json::array();  // (L, H, len, len)
+    for (int l = 0; l < L; ++l) {
+      nlohmann::json layer = nlohmann::json::array();
+      for (int h = 0; h < H; ++h) {
+        std::vector<float> m(static_cast<size_t>(len) * len);
+        for (int i = 0; i < len; ++i)
+          for (int k = 0; k < len; ++k) m[static_cast<size_t>(i) * len + k] = vw.map(l, h)[static_cast<size_t>(i) * len + k];
+        layer.push_back(grid(m, len, len));
+      }
+      maps.push_back(std::move(layer));
+    }
+    j["maps"] = std::move(maps);
+    c["value_weighted"] = j;
+    npy(kContribNpyFiles[1], vw.maps, {L, H, len, len});
+    npy(kContribNpyFiles[2], vw.value_norm, {L, H, len});
+    if (print) print_grid("sink score: weight on token 0 minus its value-weighted share", vw.sink, L, H);
+  }
+  if (o.rollout) {
+    std::vector<float> all;  // (L, len, len): rollout through layers 0..l
+    nlohmann::json maps = nlohmann::json::array();
+    for (int l = 0; l < L; ++l) {
+      const std::vector<float> r = rollout(out, batch, b, l);  // (T, T)
+      std::vector<float> m(static_cast<size_t>(len) * len);
+      for (int i = 0; i < len; ++i)
+        for (int k = 0; k < len; ++k) m[static_cast<size_t>(i) * len + k] = r[static_cast<size_t>(i) * T + k];
+      maps.push_back(grid(m, len, len));
+      all.insert(all.end(), m.begin(), m.end());
+    }
+    c["rollout"] = {{"maps", std::move(maps)}};
+    npy(kContribNpyFiles[3], all, {L, len, len});
+    if (print) {
+      std::printf("rollout through all %d layers, last token's row:", L);
+      for (int k = 0; k < len; ++k) std::printf(" %.3f", all[(static_cast<size_t>(L - 1) * len + len - 1) * len + k]);
+      std::printf("\n");
+    }
+  }
+  if (o.detectors) {
+    nlohmann::json j;
+    std::vector<float> all;
+    for (Detector d : {Detector::PreviousToken, Detector::DuplicateToken, Detector::Induction, Detector::FirstToken}) {
+      const std::vector<float> s = detector_scores(out, batch, b, mask_kind(cfg), d);
+      j[detector_name(d)] = grid(s, L, out.Hw);
+      all.insert(all.end(), s.begin(), s.end());
+      if (print) print_grid(detector_name(d), s, L, out.Hw);
+    }
+    c["detectors"] = j;
+    npy(kContribNpyFiles[4], all, {4, L, out.Hw});
+  }
+  if (!o.patch_from.empty()) {
+    const Batch clean = make_batch({o.patch_from}, cfg, w);
+    Result<LogitTarget> target = parse_target(w, o.attribute, len);
+    if (!target) return target.error();
+    // The corrupted run is sentence b of the text.
+    Batch one;
+    one.tokenizer = batch.tokenizer;
+    one.sentences.push_back(batch.sentences[b]);
+    one.lengths.push_back(len);
+    one.source_line.push_back(0);
+    one.T = len;
+    Result<PatchResult> r = patch_heads(w, cfg, clean, one, *target, o.patch_position, {}, {});
+    if (!r) return r.error();
+    nlohmann::json j;
+    j["clean_text"] = o.patch_from;
+    nlohmann::json ids = nlohmann::json::array();
+    for (const Token& t : clean.sentences[0].tokens) ids.push_back(t.id);
+    j["clean_token_ids"] = ids;
+    j["position"] = r->position;
+    j["clean"] = r->clean;
+    j["corrupted"] = r->corrupted;
+    j["patched"] = grid(r->patched, L, H);
+    j["recovery"] = grid(r->recovery, L, H);
+    c["patching"] = j;
+    npy(kContribNpyFiles[5], r->recovery, {L, H});
+    if (print) {
+      std::printf("activation patching: clean difference %.4f, corrupted %.4f\n", r->clean, r->corrupted);
+      print_grid("normalised recovery, (patched - corrupted) / (clean - corrupted)", r->recovery, L, H);
+    }
+  }
+
+  if (!json_path.empty()) {  // the run's document, with "contrib" added
+    Result<std::string> text = read_file(json_path);
+    if (!text) return text.error();
+    nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) return Error{ErrorKind::BadFormat, "The --json document just written could not be read back."};
+    doc["contrib"] = std::move(c);
+    if (Status s = write_file_atomic(json_path, doc.dump(2) + "\n"); !s) return s;
+  }
+  if (!npy_dir.empty())
+    for (const auto& [name, bytes] : npys)
+      if (Status s = write_file_atomic(npy_dir + "/" + name, bytes); !s) return s;
+  return Status();
+}
+
+}  // namespace headmap

@@ -1,0 +1,407 @@
+// contrib.cpp: the residual stream's parts, direct logit attribution, value-weighted maps,
+// rollout, head detectors and activation patching (see contrib.h).
+//
+// B = batch, T = tokens, D = d_model, H = heads, dh = d_head, L = layers, V = vocab
+// Sections: [parts] [attribution] [value-weighted] [rollout] [detectors] [patching]
+#include "core/inspect/contrib.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace headmap {
+
+namespace {
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+Status supported(const ModelConfig& cfg) {
+  if (cfg.pitfalls.head_averaged || cfg.pitfalls.no_transpose)
+    return Error{ErrorKind::InvalidArgument,
+                 "What heads contribute is measured per head: switch off the head-averaged and forgotten-transpose pitfalls."};
+  return Status();
+}
+
+// Sentence b of a batch as a batch of its own (T = its length).
+Batch one_sentence(const Batch& batch, int b) {
+  Batch one;
+  one.tokenizer = batch.tokenizer;
+  one.sentences.push_back(batch.sentences[b]);
+  one.lengths.push_back(batch.lengths[b]);
+  one.source_line.push_back(batch.source_line.empty() ? 0 : batch.source_line[b]);
+  one.T = batch.lengths[b];
+  return one;
+}
+
+// The (D, dh) W_V columns and (dh) b_V that query head h reads, and W_O's (dh, D) rows.
+struct HeadWeights {
+  MatR wv, wo;  // (D, dh), (dh, D)
+  RowVec bv;    // (dh)
+};
+HeadWeights head_weights(const LayerWeights& grouped, const MatR& w_o /* (D, D) */, const MhaOptions& o, int h, int D) {
+  const int H = o.num_heads, dh = D / H, kvH = kv_heads(o), g = kv_head_of(o, h);
+  const bool interleaved = o.pitfalls.interleaved_reshape;
+  HeadWeights hw;
+  hw.wv.resize(D, dh);
+  hw.bv.resize(dh);
+  for (int j = 0; j < dh; ++j) {
+    const int f = head_feature(g, j, kvH, dh, interleaved);
+    hw.wv.col(j) = grouped.w_v.col(f);
+    hw.bv(j) = grouped.b_v(f);
+  }
+  if (o.pitfalls.no_w_o) {  // the concatenation as it is: head h in columns h*dh ..
+    hw.wo = MatR::Zero(dh, D);
+    for (int j = 0; j < dh; ++j) hw.wo(j, h * dh + j) = 1.0f;
+  } else {
+    hw.wo = w_o.middleRows(static_cast<Eigen::Index>(h) * dh, dh);
+  }
+  return hw;
+}
+
+double target_value(const float* logits_row, const LogitTarget& t) {
+  return static_cast<double>(logits_row[t.token_a]) - (t.token_b >= 0 ? static_cast<double>(logits_row[t.token_b]) : 0.0);
+}
+
+Status check_target(const ModelWeights& w, const LogitTarget& t, int len) {
+  if (!w.trained() || w.unembedding().size() == 0)
+    return Error{ErrorKind::InvalidArgument, "Attribution to a logit needs a trained model (random init has no unembedding)."};
+  const int V = static_cast<int>(w.unembedding().rows());
+  if (t.token_a < 0 || t.token_a >= V || t.token_b >= V)
+    return Error{ErrorKind::InvalidArgument, "The token to attribute is not in this model's vocabulary of " + std::to_string(V) + "."};
+  if (t.position < 0 || t.position >= len)
+    return Error{ErrorKind::InvalidArgument, "Position " + std::to_string(t.position) + " is outside the sentence's " +
+                                                 std::to_string(len) + " tokens (positions count from 0)."};
+  return Status();
+}
+}  // namespace
+
+// ---- [parts] ---------------------------------------------------------------------------
+Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch_in, int b,
+                                 const std::vector<uint8_t>* ablate, const std::function<bool()>& cancelled) {
+  if (Status s = supported(cfg); !s) return s.error();
+  if (b < 0 || b >= batch_in.B()) return Error{ErrorKind::InvalidArgument, "There is no sentence " + std::to_string(b + 1) + " in the text."};
+  const Batch batch = one_sentence(batch_in, b);
+  std::vector<MatR> resid;  // L x (T, D)
+  ForwardHook hook;
+  hook.resid = &resid;
+  ForwardOptions opt;
+  opt.keep_layer_io = true;
+  opt.want_logits = true;
+  opt.ablate = ablate;
+  opt.cancelled = cancelled;
+  opt.hook = &hook;
+  Result<ForwardOutput> r = forward(w, cfg, batch, opt);
+  if (!r) return r.error();
+  const ForwardOutput& out = *r;
+  StreamParts p;
+  p.L = out.L;
+  p.H = out.H;
+  p.T = out.T;
+  p.D = out.D;
+  p.resid = std::move(resid);
+  p.embeddings = p.resid[0];
+  p.attn_in = out.attn_in;
+  p.final_stream = out.out;
+  p.logits = out.logits;
+  const int L = p.L, H = p.H, T = p.T, D = p.D;
+  p.weights.resize(static_cast<size_t>(L) * H * T * T);
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h) std::copy_n(out.weights(l, 0, h), static_cast<size_t>(T) * T, p.weights.data() + (static_cast<size_t>(l) * H + h) * T * T);
+  MhaOptions mo = mha_options(cfg);
+  p.head_out.resize(static_cast<size_t>(L) * H);
+  for (int l = 0; l < L; ++l) {
+    const LayerWeights grouped = kv_grouped(w.layers[l], mo);
+    const MatR w_o = grouped.w_o.plain();  // (D, D)
+    for (int h = 0; h < H; ++h) {
+      if (ablate && (*ablate)[static_cast<size_t>(l) * H + h]) {
+        p.head_out[static_cast<size_t>(l) * H + h] = MatR::Zero(T, D);
+        continue;
+      }
+      const HeadWeights hw = head_weights(grouped, w_o, mo, h, D);
+      MatR v = p.attn_in[l] * hw.wv;  // (T, dh)
+      v.rowwise() += hw.bv;
+      const Eigen::Map<const MatR> A(p.map(l, h), T, T);  // (T, T)
+      p.head_out[static_cast<size_t>(l) * H + h] = (A * v) * hw.wo;  // (T, D)
+    }
+    p.attn_bias.push_back(cfg.pitfalls.no_w_o ? RowVec::Zero(D) : RowVec(grouped.b_o));
+    const MatR& next = l + 1 < L ? p.resid[l + 1] : p.final_stream;  // (T, D)
+    p.mlp_out.push_back(next - p.resid[l] - out.attn_out[l]);        // (T, D): what the MLP added
+  }
+  return p;
+}
+
+// ---- [attribution] ---------------------------------------------------------------------
+std::vector<std::pair<int, int>> Attribution::ranking() const {
+  std::vector<std::pair<int, int>> r;
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h) r.emplace_back(l, h);
+  std::stable_sort(r.begin(), r.end(), [&](const auto& a, const auto& b) {
+    return heads[static_cast<size_t>(a.first) * H + a.second] > heads[static_cast<size_t>(b.first) * H + b.second];
+  });
+  return r;
+}
+
+Result<Attribution> direct_attribution(const ModelWeights& w, const StreamParts& p, const LogitTarget& target) {
+  if (Status s = check_target(w, target, p.T); !s) return s.error();
+  if (p.logits.rows() != p.T) return Error{ErrorKind::InvalidArgument, "These stream parts were computed without logits."};
+  const int D = p.D, t = target.position;
+  const MatR& U = w.unembedding();  // (V, D)
+  // u = U[a] - U[b]; the frozen scale sigma of the real final stream at t.
+  Eigen::VectorXd u = U.row(target.token_a).transpose().cast<double>();  // (D)
+  if (target.token_b >= 0) u -= U.row(target.token_b).transpose().cast<double>();
+  const Eigen::VectorXd x = p.final_stream.row(t).transpose().cast<double>();  // (D)
+  const double mean = x.mean();
+  const double var = (x.array() - mean).square().mean();
+  const double sigma = std::sqrt(var + static_cast<double>(w.ln_eps));
+  const Eigen::VectorXd ueff = (w.lnf_g.transpose().cast<double>().array() * u.array() / sigma).matrix();  // (D)
+  auto part = [&](const auto& row) { return row.template cast<double>().dot(ueff.transpose()); };
+
+  Attribution a;
+  a.L = p.L;
+  a.H = p.H;
+  a.target = target;
+  a.sigma = static_cast<float>(sigma);
+  double sum = 0;
+  auto add = [&](double v) {
+    sum += v;
+    return static_cast<float>(v);
+  };
+  a.embeddings = add(part(p.embeddings.row(t)));
+  for (int l = 0; l < p.L; ++l) {
+    for (int h = 0; h < p.H; ++h) a.heads.push_back(add(part(p.head(l, h).row(t))));
+    a.attn_bias.push_back(add(part(p.attn_bias[l])));
+    a.mlps.push_back(add(part(p.mlp_out[l].row(t))));
+  }
+  a.final_bias = add(w.lnf_b.cast<double>().dot(u.transpose()));
+  const double centring = -mean * ueff.sum();
+  a.centring = static_cast<float>(centring);
+  a.parts_sum = static_cast<float>(sum + centring);
+  a.logit = static_cast<float>(target_value(p.logits.row(t).data(), target));
+  a.completeness_error = std::abs(a.logit - a.parts_sum);
+  (void)D;
+  return a;
+}
+
+Result<Attribution> direct_attribution(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, int b,
+                                       const LogitTarget& target, const std::vector<uint8_t>* ablate) {
+  if (b >= 0 && b < batch.B())
+    if (Status s = check_target(w, target, batch.lengths[b]); !s) return s.error();
+  Result<StreamParts> p = stream_parts(w, cfg, batch, b, ablate);
+  if (!p) return p.error();
+  return direct_attribution(w, *p, target);
+}
+
+// ---- [value-weighted] ------------------------------------------------------------------
+MatR head_values(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& p, int l, int h) {
+  const MhaOptions mo = mha_options(cfg);
+  const LayerWeights grouped = kv_grouped(w.layers[l], mo);
+  const HeadWeights hw = head_weights(grouped, grouped.w_o.plain(), mo, h, p.D);
+  MatR v = p.attn_in[l] * hw.wv;  // (T, dh)
+  v.rowwise() += hw.bv;
+  return v * hw.wo;  // (T, D)
+}
+
+ValueWeighted value_weighted(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& p, int len) {
+  const int L = p.L, H = p.H, T = p.T;
+  ValueWeighted vw;
+  vw.L = L;
+  vw.H = H;
+  vw.T = T;
+  vw.maps.assign(static_cast<size_t>(L) * H * T * T, 0.0f);
+  vw.value_norm.assign(static_cast<size_t>(L) * H * T, 0.0f);
+  const MhaOptions mo = mha_options(cfg);
+  for (int l = 0; l < L; ++l) {
+    const LayerWeights grouped = kv_grouped(w.layers[l], mo);
+    const MatR w_o = grouped.w_o.plain();  // (D, D)
+    for (int h = 0; h < H; ++h) {
+      const HeadWeights hw = head_weights(grouped, w_o, mo, h, p.D);
+      MatR v = p.attn_in[l] * hw.wv;  // (T, dh)
+      v.rowwise() += hw.bv;
+      const MatR f = v * hw.wo;  // (T, D)
+      float* norm = vw.value_norm.data() + (static_cast<size_t>(l) * H + h) * T;
+      for (int j = 0; j < T; ++j) norm[j] = j < len ? f.row(j).norm() : 0.0f;
+      const float* A = p.map(l, h);
+      float* m = vw.maps.data() + (static_cast<size_t>(l) * H + h) * T * T;
+      for (int i = 0; i < T; ++i)
+        for (int j = 0; j < T; ++j) m[i * T + j] = A[i * T + j] * norm[j];
+      double fa = 0, fv = 0;
+      int rows = 0;
+      for (int i = 1; i < len; ++i) {
+        double total = 0;
+        for (int j = 0; j < len; ++j) total += m[i * T + j];
+        fa += A[i * T];
+        fv += total > 0 ? m[i * T] / total : 0.0;
+        ++rows;
+      }
+      vw.first_attention.push_back(rows ? static_cast<float>(fa / rows) : kNaN);
+      vw.first_value.push_back(rows ? static_cast<float>(fv / rows) : kNaN);
+      vw.sink.push_back(rows ? static_cast<float>((fa - fv) / rows) : kNaN);
+    }
+  }
+  return vw;
+}
+
+Result<std::vector<float>> value_weighted_shares(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch,
+                                                 const std::vector<uint8_t>* ablate, const std::function<bool()>& cancelled) {
+  const int L = cfg.num_layers, B = batch.B(), H = cfg.num_heads, T = batch.T;
+  std::vector<float> maps(static_cast<size_t>(L) * B * H * T * T, 0.0f);  // (L, B, H, T, T)
+  for (int b = 0; b < B; ++b) {
+    Result<StreamParts> p = stream_parts(w, cfg, batch, b, ablate, cancelled);
+    if (!p) return p.error();
+    const int len = batch.lengths[b];
+    const ValueWeighted vw = value_weighted(w, cfg, *p, len);  // (L, H, len, len)
+    for (int l = 0; l < L; ++l)
+      for (int h = 0; h < H; ++h) {
+        const float* src = vw.map(l, h);
+        float* dst = maps.data() + ((static_cast<size_t>(l) * B + b) * H + h) * T * T;
+        for (int i = 0; i < len; ++i) {
+          double total = 0;
+          for (int j = 0; j < len; ++j) total += src[static_cast<size_t>(i) * len + j];
+          if (total > 0)
+            for (int j = 0; j < len; ++j) dst[static_cast<size_t>(i) * T + j] = static_cast<float>(src[static_cast<size_t>(i) * len + j] / total);
+        }
+      }
+  }
+  return maps;
+}
+
+// ---- [rollout] -------------------------------------------------------------------------
+std::vector<float> rollout(const ForwardOutput& out, const Batch& batch, int b, int upto, int head) {
+  const int T = out.T, Hw = out.Hw;
+  std::vector<float> result(static_cast<size_t>(T) * T, 0.0f);
+  if (b < 0 || b >= out.B || upto < 0 || upto >= out.L || head >= Hw) return result;
+  const int len = batch.lengths[b];
+  Eigen::MatrixXd R = Eigen::MatrixXd::Identity(len, len);  // (len, len)
+  for (int l = 0; l <= upto; ++l) {
+    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(len, len);  // (len, len)
+    const bool one = l == upto && head >= 0;
+    for (int h = one ? head : 0; h < (one ? head + 1 : Hw); ++h) {
+      const float* m = out.weights(l, b, h);
+      for (int i = 0; i < len; ++i)
+        for (int j = 0; j < len; ++j) A(i, j) += m[static_cast<size_t>(i) * T + j];
+    }
+    A /= one ? 1.0 : Hw;
+    A += Eigen::MatrixXd::Identity(len, len);
+    for (int i = 0; i < len; ++i) A.row(i) /= A.row(i).sum();
+    R = A * R;
+  }
+  for (int i = 0; i < len; ++i)
+    for (int j = 0; j < len; ++j) result[static_cast<size_t>(i) * T + j] = static_cast<float>(R(i, j));
+  return result;
+}
+
+// ---- [detectors] -----------------------------------------------------------------------
+const char* detector_name(Detector d) {
+  switch (d) {
+    case Detector::PreviousToken: return "previous_token";
+    case Detector::DuplicateToken: return "duplicate_token";
+    case Detector::Induction: return "induction";
+    case Detector::FirstToken: return "first_token";
+    case Detector::Painted: return "painted";
+  }
+  return "?";
+}
+
+std::vector<float> detector_pattern(Detector d, const std::vector<Token>& tokens, int T) {
+  std::vector<float> p(static_cast<size_t>(T) * T, 0.0f);
+  const int n = std::min(T, static_cast<int>(tokens.size()));
+  auto same = [&](int i, int j) { return tokens[i].id == tokens[j].id && tokens[i].text == tokens[j].text; };
+  for (int t = 0; t < n; ++t) {
+    switch (d) {
+      case Detector::PreviousToken:
+        if (t >= 1) p[static_cast<size_t>(t) * T + t - 1] = 1;
+        break;
+      case Detector::FirstToken: p[static_cast<size_t>(t) * T] = 1; break;
+      case Detector::DuplicateToken:
+      case Detector::Induction:
+        for (int s = 0; s < t; ++s)
+          if (same(t, s)) p[static_cast<size_t>(t) * T + s + (d == Detector::Induction ? 1 : 0)] = 1;
+        break;
+      case Detector::Painted: break;
+    }
+  }
+  return p;
+}
+
+float detector_score(const float* A, const float* P, int T, int len, MaskKind mask) {
+  double num = 0, den = 0;
+  for (int t = 0; t < len; ++t)
+    for (int s = 0; s < len; ++s) {
+      if (!mask_visible(mask, t, s, len)) continue;
+      const double a = A[static_cast<size_t>(t) * T + s];
+      num += a * P[static_cast<size_t>(t) * T + s];
+      den += a;
+    }
+  return den > 0 ? static_cast<float>(num / den) : 0.0f;
+}
+
+std::vector<float> detector_scores(const ForwardOutput& out, const Batch& batch, int b, MaskKind mask, Detector d,
+                                   const std::vector<float>* painted) {
+  std::vector<float> scores;
+  if (b < 0 || b >= out.B) return scores;
+  const int T = out.T;
+  std::vector<float> pattern;
+  if (d == Detector::Painted) {
+    if (!painted || painted->size() != static_cast<size_t>(T) * T) return scores;
+    pattern = *painted;
+  } else {
+    pattern = detector_pattern(d, batch.sentences[b].tokens, T);
+  }
+  for (int l = 0; l < out.L; ++l)
+    for (int h = 0; h < out.Hw; ++h) scores.push_back(detector_score(out.weights(l, b, h), pattern.data(), T, batch.lengths[b], mask));
+  return scores;
+}
+
+// ---- [patching] ------------------------------------------------------------------------
+Result<PatchResult> patch_heads(const ModelWeights& w, const ModelConfig& cfg, const Batch& clean_in, const Batch& corrupted_in,
+                                const LogitTarget& target, int position, const std::function<bool()>& cancelled,
+                                const std::function<void(int, int)>& progress) {
+  if (clean_in.empty() || corrupted_in.empty()) return Error{ErrorKind::InvalidArgument, "Patching needs a clean and a corrupted sentence."};
+  const int n = clean_in.lengths[0];
+  if (corrupted_in.lengths[0] != n)
+    return Error{ErrorKind::InvalidArgument, "The clean sentence has " + std::to_string(n) + " tokens and the corrupted one " +
+                                                 std::to_string(corrupted_in.lengths[0]) +
+                                                 ": patching needs the same token count (edit one until they match)."};
+  if (target.token_b < 0) return Error{ErrorKind::InvalidArgument, "Patching measures a logit difference: give two tokens, A-B."};
+  if (Status s = check_target(w, target, n); !s) return s.error();
+  if (position < -1 || position >= n) return Error{ErrorKind::InvalidArgument, "The patched position is outside the sentence."};
+  Result<StreamParts> clean = stream_parts(w, cfg, clean_in, 0, nullptr, cancelled);
+  if (!clean) return clean.error();
+  Result<StreamParts> corrupt = stream_parts(w, cfg, corrupted_in, 0, nullptr, cancelled);
+  if (!corrupt) return corrupt.error();
+  const Batch batch = one_sentence(corrupted_in, 0);
+  const int L = clean->L, H = clean->H, T = n, D = clean->D;
+  PatchResult r;
+  r.L = L;
+  r.H = H;
+  r.position = position;
+  r.clean = static_cast<float>(target_value(clean->logits.row(target.position).data(), target));
+  r.corrupted = static_cast<float>(target_value(corrupt->logits.row(target.position).data(), target));
+  const double gap = static_cast<double>(r.clean) - r.corrupted;
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h) {
+      if (cancelled && cancelled()) return Error{ErrorKind::Cancelled, "Patching was cancelled."};
+      // The head's output swapped: clean minus corrupted, added to the corrupted block's output.
+      MatR delta = MatR::Zero(T, D);  // (T, D)
+      for (int t = 0; t < T; ++t)
+        if (position < 0 || t == position) delta.row(t) = clean->head(l, h).row(t) - corrupt->head(l, h).row(t);
+      ForwardHook hook;
+      hook.start_layer = l;
+      hook.start_resid = &corrupt->resid[l];
+      hook.add_layer = l;
+      hook.attn_add = &delta;
+      ForwardOptions opt;
+      opt.want_logits = true;
+      opt.cancelled = cancelled;
+      opt.hook = &hook;
+      Result<ForwardOutput> out = forward(w, cfg, batch, opt);
+      if (!out) return out.error();
+      const double v = target_value(out->logits.row(target.position).data(), target);
+      r.patched.push_back(static_cast<float>(v));
+      r.recovery.push_back(gap != 0 ? static_cast<float>((v - r.corrupted) / gap) : kNaN);
+      if (progress) progress(l * H + h + 1, L * H);
+    }
+  return r;
+}
+
+}  // namespace headmap

@@ -1,0 +1,152 @@
+// contrib.h: what heads contribute, not only where they look (issue 28).
+//
+// B = batch, T = tokens, D = d_model, H = heads, d_head = D/H, L = layers, V = vocab
+// Convention (attention.h): y = x W + b, W stored (D_in, D_out). Head h of a layer reads the
+// W_V columns of its K/V head and writes through W_O's rows h*d_head .. (h+1)*d_head, so the
+// attention block's output is sum_h ctx_h W_O[h] + b_O, and the residual stream after the
+// last layer is exactly
+//   embeddings + sum_l (sum_h head_out[l,h] + b_O[l] + mlp_out[l]).
+//
+//   direct_attribution  each part of that sum, through the final LayerNorm's frozen scale
+//                       (1/sigma of the real final stream) and g, dotted with a token's
+//                       unembedding (or the difference of two): the parts sum to the logit
+//                       less the centring term -mean(x)/sigma * sum(g * u).
+//   value_weighted      ||alpha_ij f(x_j)||, f(x) = (x W_V[h] + b_V[h]) W_O[h] (Kobayashi et
+//                       al. 2020), and a sink score per head.
+//   rollout             (A + I) row-normalised, multiplied over layers (Abnar & Zuidema 2020).
+//   detector_scores     TransformerLens's head detector: sum(A * P) / sum(A) over the cells
+//                       the mask shows, for a 0/1 pattern P.
+//   patch_heads         activation patching: the corrupted run with one head's output taken
+//                       from the clean run; each run restarts at the patched layer.
+//
+// Every function reads one sentence (b) of a batch. Trained models only where a logit is
+// involved (attribution, patching); the maps work on random init too. Not defined under the
+// head-averaged and forgotten-transpose pitfalls (no per-head weights or heads as modules).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/model/model.h"
+
+namespace headmap {
+
+// The .npy files that headmap-cli's contribution options add to an --npy directory
+// (export_npy_dir accepts a directory that holds them, so an export can be repeated).
+inline constexpr const char* kContribNpyFiles[] = {"attribution_heads.npy", "value_weighted.npy", "value_norm.npy",
+                                                   "rollout.npy",           "detectors.npy",      "patch_recovery.npy"};
+
+// The residual stream of one sentence, split into its parts.
+struct StreamParts {
+  int L = 0, H = 0, T = 0, D = 0;
+  MatR embeddings;                 // (T, D) token + position
+  std::vector<MatR> head_out;      // (L*H) x (T, D), index l*H + h: ctx_h W_O[h], no bias
+  std::vector<RowVec> attn_bias;   // (L) x (D): b_O
+  std::vector<MatR> mlp_out;       // (L) x (T, D): the MLP's output, b_proj included
+  MatR final_stream;               // (T, D) the residual after the last layer (before ln_f)
+  std::vector<MatR> resid;         // (L) x (T, D) the residual entering each layer
+  std::vector<MatR> attn_in;       // (L) x (T, D) LN1 of it, the attention's input
+  std::vector<float> weights;      // (L, H, T, T) attention, row = query
+  MatR logits;                     // (T, V) trained models only, else empty
+  const float* map(int l, int h) const { return weights.data() + (static_cast<size_t>(l) * H + h) * T * T; }
+  const MatR& head(int l, int h) const { return head_out[static_cast<size_t>(l) * H + h]; }
+};
+
+// Runs the model on sentence b of the batch (with `ablate` as in ForwardOptions) and splits
+// the stream. Errors: those of forward(), an unsupported pitfall, b outside the batch.
+Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, int b,
+                                 const std::vector<uint8_t>* ablate = nullptr,
+                                 const std::function<bool()>& cancelled = {});
+
+// The logit of token_a at `position`, or the difference logit(a) - logit(b) when token_b >= 0.
+struct LogitTarget {
+  int position = 0;
+  int token_a = -1;
+  int token_b = -1;  // -1: a single logit
+  bool operator==(const LogitTarget&) const = default;
+};
+
+struct Attribution {
+  int L = 0, H = 0;
+  LogitTarget target;
+  std::vector<float> heads;      // (L, H) each head's direct contribution
+  std::vector<float> attn_bias;  // (L) b_O's
+  std::vector<float> mlps;       // (L) each MLP's (b_proj included)
+  float embeddings = 0;          // token + position
+  float final_bias = 0;          // ln_f's b dotted with the unembedding
+  float centring = 0;            // -mean(x)/sigma * sum(g * u): not a part, the rest of the logit
+  float logit = 0;               // the model's own logit (or difference), from forward()
+  float parts_sum = 0;           // every part above plus the centring term
+  float completeness_error = 0;  // |logit - parts_sum|
+  float sigma = 0;               // the final LayerNorm's frozen scale at the position
+  // The heads, best first: (layer, head) by contribution, largest first.
+  std::vector<std::pair<int, int>> ranking() const;
+};
+
+// Direct logit attribution from the parts of a stream. u (V, D) is w.unembedding().
+Result<Attribution> direct_attribution(const ModelWeights& w, const StreamParts& parts, const LogitTarget& target);
+// The same on one sentence, run here.
+Result<Attribution> direct_attribution(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, int b,
+                                       const LogitTarget& target, const std::vector<uint8_t>* ablate = nullptr);
+
+// Value-weighted maps of every head.
+struct ValueWeighted {
+  int L = 0, H = 0, T = 0;
+  std::vector<float> maps;       // (L, H, T, T) alpha_ij * ||f(x_j)||
+  std::vector<float> value_norm; // (L, H, T) ||f(x_j)||
+  // Sink score per head, over the real query rows t >= 1 (row 0 sees only token 0):
+  // first_attention = mean alpha_t0; first_value = mean of the value-weighted share of
+  // token 0, alpha_t0 ||f_0|| / sum_j alpha_tj ||f_j||; sink = first_attention - first_value
+  // (high: the head looks at token 0 but takes little from it).
+  std::vector<float> first_attention, first_value, sink;  // (L, H)
+  const float* map(int l, int h) const { return maps.data() + (static_cast<size_t>(l) * H + h) * T * T; }
+};
+// f(x_j) of head (l, h) for every j: (T, D). Sum_j alpha_ij f(x_j) is the head's output row i.
+MatR head_values(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& parts, int l, int h);
+ValueWeighted value_weighted(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& parts, int len);
+// The maps of a whole batch as the app's value-weighted switch shows them: (L, B, H, T, T),
+// each real row the value-weighted share alpha_ij ||f(x_j)|| / sum_k alpha_ik ||f(x_k)||, so
+// it sums to 1 as an attention row does (and is 0 where the head adds nothing).
+Result<std::vector<float>> value_weighted_shares(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch,
+                                                 const std::vector<uint8_t>* ablate = nullptr,
+                                                 const std::function<bool()>& cancelled = {});
+
+// Attention rollout of sentence b through layers 0..upto: R = Â_upto ... Â_0, Â = (A + I)
+// with rows normalised, A the layer's mean over heads, or head `head` at layer `upto` when
+// head >= 0 (the layers below stay averaged). (T, T), row = query; rows of real tokens sum
+// to 1, padded rows are 0.
+std::vector<float> rollout(const ForwardOutput& out, const Batch& batch, int b, int upto, int head = -1);
+
+// Head detector patterns (T, T) 0/1, from TransformerLens's head_detector: previous token
+// (t, t-1); duplicate token (t, s) with s < t and the same token; induction (t, s + 1) for
+// each duplicate (t, s) with s + 1 <= t; first token (t, 0). Tokens are equal when their ids
+// and texts are.
+enum class Detector { PreviousToken, DuplicateToken, Induction, FirstToken, Painted };
+const char* detector_name(Detector d);
+std::vector<float> detector_pattern(Detector d, const std::vector<Token>& tokens, int T);
+// sum(A * P) / sum(A) over the cells with query and key real and visible under the mask
+// (TransformerLens's "mul" measure on the tril'd map). 0 when the map is empty.
+float detector_score(const float* A /* (T,T) */, const float* P /* (T,T) */, int T, int len, MaskKind mask);
+// (L, Hw) scores of sentence b. `painted` (T, T) is the pattern for Detector::Painted.
+std::vector<float> detector_scores(const ForwardOutput& out, const Batch& batch, int b, MaskKind mask, Detector d,
+                                   const std::vector<float>* painted = nullptr);
+
+// Activation patching of a logit difference (target.token_b >= 0).
+struct PatchResult {
+  int L = 0, H = 0;
+  int position = -1;              // the patched position, -1 = all
+  float clean = 0, corrupted = 0; // the logit difference of either run
+  std::vector<float> patched;     // (L, H) the corrupted run's difference with that head patched
+  std::vector<float> recovery;    // (L, H) (patched - corrupted) / (clean - corrupted)
+};
+// Sentence 0 of `clean` and of `corrupted`, which must have the same token count. For each
+// head, the corrupted run from that head's layer on (its residual entering the layer, kept)
+// with the head's output at `position` (-1 = every position) replaced by the clean run's.
+// progress(done, total) is called after each head; cancelled() stops with ErrorKind::Cancelled.
+Result<PatchResult> patch_heads(const ModelWeights& w, const ModelConfig& cfg, const Batch& clean, const Batch& corrupted,
+                                const LogitTarget& target, int position = -1,
+                                const std::function<bool()>& cancelled = {},
+                                const std::function<void(int, int)>& progress = {});
+
+}  // namespace headmap

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Independent float64 numpy reference for what heads contribute (issue 28).
+
+For each checkpoint, runs headmap-cli with --attribute A-B@POS, --value-weighted, --rollout,
+--detectors and --patch-from, then recomputes every quantity here from the checkpoint's own
+tensors (read with numpy alone, read_safetensors.read) and compares, to 1e-4:
+
+  direct logit attribution  each head's ctx_h W_O[h], the embeddings, each MLP, each b_O and
+                            ln_f's b, through ln_f's frozen scale 1/sigma and g, dotted with
+                            U[a] - U[b]; the parts plus the centring term -mean/sigma sum(g u)
+                            equal the logit difference (completeness);
+  value-weighted maps       alpha_ij ||f(x_j)||, f(x) = (x W_V[h] + b_V[h]) W_O[h]; and
+                            sum_j alpha_ij f(x_j) summed over heads plus b_O equals headmap's
+                            attention output (layer{l}.attn_out.npy);
+  rollout                   (A + I) row-normalised, multiplied over layers; rows sum to 1;
+  detectors                 sum(A * P) / sum(A) on the causal triangle, P from the token ids;
+  patching                  a brute-force run of the corrupted sentence from the embeddings
+                            with one head's ctx replaced by the clean run's, per head.
+
+Nothing here imports headmap. B = 1, T = tokens, D = d_model, H = heads, L = layers, V = vocab.
+
+Usage: contrib_reference.py HEADMAP_CLI WORKDIR CHECKPOINT:CLEAN:CORRUPTED:A:B:POS[:PATCH_POS] [...]
+(PATCH_POS: patch that position only; -1 or absent, every position)
+Exit status: 0 all agree, 1 a mismatch, 77 numpy is missing (a skipped test).
+"""
+import json
+import os
+import subprocess
+import sys
+
+try:
+    import numpy as np
+except ImportError:
+    print("numpy is not installed (apt-get install python3-numpy): skipping the contribution check.")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from read_safetensors import read, layer_norm, gelu  # noqa: E402  (numpy only)
+
+TOL = 1e-4
+failures = []
+
+
+def close(name, got, want, tol=TOL):
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        failures.append(f"{name}: shape {got.shape} vs reference {want.shape}")
+        return
+    err = np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want))) if got.size else 0.0
+    status = "ok" if err <= tol else "MISMATCH"
+    print(f"  {name:<34} max error {err:.2e}  {status}")
+    if err > tol:
+        failures.append(f"{name}: {err:.2e}")
+
+
+def run(f, H, ids, patch=None):
+    """Forward of one sentence; patch = (l, h, pos or -1, clean ctx (T, d_head)) replaces a head's ctx."""
+    D, L = f["tok_emb"].shape[1], sum(1 for k in f if k.endswith(".w_q"))
+    dh, T = D // H, len(ids)
+    x = f["tok_emb"][ids] + f["pos_emb"][:T]
+    mask = np.triu(np.ones((T, T), dtype=bool), 1)
+    c = {"emb": x.copy(), "resid": [], "attn_in": [], "att": [], "ctx": [], "attn_out": [], "mlp": []}
+    for l in range(L):
+        p = lambda n: f[f"layers.{l}.{n}"]
+        c["resid"].append(x.copy())
+        a = layer_norm(x, p("ln1_g"), p("ln1_b"))
+        q = (a @ p("w_q") + p("b_q")).reshape(T, H, dh).transpose(1, 0, 2)  # (H, T, dh)
+        k = (a @ p("w_k") + p("b_k")).reshape(T, H, dh).transpose(1, 0, 2)
+        v = (a @ p("w_v") + p("b_v")).reshape(T, H, dh).transpose(1, 0, 2)
+        s = q @ k.transpose(0, 2, 1) / np.sqrt(dh)
+        s[:, mask] = -np.inf
+        s = np.exp(s - s.max(-1, keepdims=True))
+        att = s / s.sum(-1, keepdims=True)                                  # (H, T, T)
+        ctx = att @ v                                                       # (H, T, dh)
+        if patch and patch[0] == l:
+            _, h, pos, clean = patch
+            rows = slice(None) if pos < 0 else slice(pos, pos + 1)
+            ctx[h, rows] = clean[rows]
+        out = ctx.transpose(1, 0, 2).reshape(T, D) @ p("w_o") + p("b_o")
+        c["attn_in"].append(a)
+        c["att"].append(att)
+        c["ctx"].append(ctx)
+        c["attn_out"].append(out)
+        x = x + out
+        m = gelu(layer_norm(x, p("ln2_g"), p("ln2_b")) @ p("w_fc") + p("b_fc")) @ p("w_proj") + p("b_proj")
+        c["mlp"].append(m)
+        x = x + m
+    c["final"] = x
+    c["logits"] = layer_norm(x, f["lnf_g"], f["lnf_b"]) @ f["tok_emb"].T  # (T, V), tied
+    return c
+
+
+def check(cli, work, spec):
+    parts = spec.split(":")
+    ckpt, clean_text, corrupt_text, a, b, pos = parts[:6]
+    a, b, pos = int(a), int(b), int(pos)
+    patch_pos = int(parts[6]) if len(parts) > 6 else -1
+    w, meta = read(ckpt)
+    f = {k: v.astype(np.float64) for k, v in w.items()}
+    H, L, D = int(meta["num_heads"]), int(meta["num_layers"]), int(meta["d_model"])
+    dh = D // H
+    out = os.path.join(work, os.path.basename(ckpt) + ".d")
+    js = out + ".json"
+    cmd = [cli, "--checkpoint", ckpt, "--text", corrupt_text, "--patch-from", clean_text, "--attribute", f"#{a}-#{b}@{pos}",
+           "--value-weighted", "--rollout", "--detectors", "--json", js, "--npy", out, "--patch-position", str(patch_pos)]
+    print(" ".join(cmd))
+    subprocess.run(cmd, check=True)
+    doc = json.load(open(js))["contrib"]
+    ids = np.array(json.load(open(os.path.join(out, "meta.json")))["token_ids"][0])
+    clean_ids = np.array(doc["patching"]["clean_token_ids"])
+    T = len(ids)
+    print(f"{ckpt}: D={D} H={H} L={L}, T={T}, target #{a} - #{b} at {pos}")
+    c = run(f, H, ids)
+
+    # Attribution.
+    u = f["tok_emb"][a] - f["tok_emb"][b]
+    x = c["final"][pos]
+    mu, sigma = x.mean(), np.sqrt(x.var() + 1e-5)
+    ue = f["lnf_g"] * u / sigma
+    heads = np.array([[(c["ctx"][l][h, pos] @ f[f"layers.{l}.w_o"][h * dh:(h + 1) * dh]) @ ue for h in range(H)] for l in range(L)])
+    mlps = np.array([c["mlp"][l][pos] @ ue for l in range(L)])
+    bias = np.array([f[f"layers.{l}.b_o"] @ ue for l in range(L)])
+    emb, fb, centring = c["emb"][pos] @ ue, f["lnf_b"] @ u, -mu * ue.sum()
+    logit = c["logits"][pos, a] - c["logits"][pos, b]
+    total = heads.sum() + mlps.sum() + bias.sum() + emb + fb + centring
+    print(f"  reference completeness: logit {logit:.6f}, parts + centring {total:.6f}")
+    if abs(total - logit) > 1e-9 * max(1, abs(logit)):
+        failures.append("the reference's own parts do not sum to its logit")
+    at = doc["attribution"]
+    close("attribution: heads", at["heads"], heads)
+    close("attribution: MLPs", at["mlps"], mlps)
+    close("attribution: b_O", at["attn_bias"], bias)
+    close("attribution: embeddings", at["embeddings"], emb)
+    close("attribution: ln_f bias", at["final_bias"], fb)
+    close("attribution: centring term", at["centring"], centring)
+    close("attribution: logit difference", at["logit"], logit)
+    close("attribution: completeness (parts sum)", at["parts_sum"], logit)
+    if not at["completeness_error"] <= 1e-4 * max(1, abs(logit)):
+        failures.append(f"completeness error {at['completeness_error']}")
+
+    # Value-weighted maps and the heads' outputs.
+    vw = np.zeros((L, H, T, T))
+    for l in range(L):
+        p = lambda n: f[f"layers.{l}.{n}"]
+        total_out = np.zeros((T, D)) + p("b_o")
+        for h in range(H):
+            sl = slice(h * dh, (h + 1) * dh)
+            fx = (c["attn_in"][l] @ p("w_v")[:, sl] + p("b_v")[sl]) @ p("w_o")[sl]  # (T, D)
+            vw[l, h] = c["att"][l][h] * np.linalg.norm(fx, axis=1)[None, :]
+            total_out += c["att"][l][h] @ fx
+        headmap_out = np.load(os.path.join(out, f"layer{l}.attn_out.npy"))[0]
+        close(f"sum_j alpha f(x_j) + b_O, layer {l}", headmap_out, total_out)
+    close("value-weighted maps", np.load(os.path.join(out, "value_weighted.npy")), vw)
+    close("value-weighted maps (JSON)", doc["value_weighted"]["maps"], vw)
+
+    # Rollout.
+    r = np.eye(T)
+    ro = []
+    for l in range(L):
+        A = c["att"][l].mean(0) + np.eye(T)
+        r = (A / A.sum(1, keepdims=True)) @ r
+        ro.append(r)
+    got = np.load(os.path.join(out, "rollout.npy"))
+    close("rollout", got, np.array(ro))
+    close("rollout rows sum to 1", got.sum(-1), np.ones((L, T)))
+
+    # Detectors, from the token ids.
+    P = {"previous_token": np.eye(T, k=-1), "first_token": np.zeros((T, T)), "duplicate_token": np.zeros((T, T))}
+    P["first_token"][:, 0] = 1
+    for t in range(T):
+        for s in range(t):
+            if ids[s] == ids[t]:
+                P["duplicate_token"][t, s] = 1
+    P["induction"] = np.zeros((T, T))
+    P["induction"][:, 1:] = P["duplicate_token"][:, :-1]
+    tril = np.tril(np.ones((T, T)))
+    for name, pat in P.items():
+        want = np.array([[(c["att"][l][h] * tril * pat).sum() / (c["att"][l][h] * tril).sum() for h in range(H)] for l in range(L)])
+        close(f"detector: {name}", doc["detectors"][name], want)
+
+    # Patching, brute force from the embeddings.
+    cl = run(f, H, clean_ids)
+    diff = lambda z: z[pos, a] - z[pos, b]
+    pp = doc["patching"]
+    close("patching: clean difference", pp["clean"], diff(cl["logits"]))
+    close("patching: corrupted difference", pp["corrupted"], diff(c["logits"]))
+    patched = np.array([[diff(run(f, H, ids, (l, h, pp["position"], cl["ctx"][l][h]))["logits"]) for h in range(H)] for l in range(L)])
+    close("patching: patched differences", pp["patched"], patched)
+    rec = (patched - diff(c["logits"])) / (diff(cl["logits"]) - diff(c["logits"]))
+    close("patching: normalised recovery", pp["recovery"], rec, tol=1e-3)
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__)
+        return 2
+    cli, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    for spec in sys.argv[3:]:
+        check(cli, work, spec)
+    if failures:
+        print("FAILED:\n  " + "\n  ".join(failures))
+        return 1
+    print("all contributions agree with the numpy reference")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

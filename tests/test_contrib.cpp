@@ -1,0 +1,275 @@
+// What heads contribute (core/inspect/contrib.h): direct logit attribution, value-weighted
+// maps, rollout, head detectors and activation patching, held to the model's own forward
+// pass on a tiny random model (multi-head and grouped-query) and on the shipped default.
+// The independent float64 numpy reference is tests/reference/contrib_reference.py (ctest
+// contrib_matches_numpy), through headmap-cli.
+//
+// B = batch, T = tokens, D = d_model, H = heads, L = layers, V = vocab
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/inspect/contrib.h"
+#include "core/inspect/metrics.h"
+#include "core/io/checkpoint.h"
+#include "test_util.h"
+
+using namespace headmap;
+using namespace headmap::test;
+
+namespace {
+const std::string kDefault = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
+
+// A tiny "trained" model of random numbers: embeddings, positions, every bias and the final
+// LayerNorm drawn, so every part of the stream is exercised.
+ModelWeights tiny_model(int D, int L, int V, int context, uint64_t key) {
+  ModelWeights w = random_weights(D, L, key);
+  for (int l = 0; l < L; ++l) {
+    LayerWeights& lw = w.layers[l];
+    const uint64_t k = key + 100 * (l + 1);
+    lw.b_q = random_matrix(1, D, k + 1) * 0.3f;
+    lw.b_k = random_matrix(1, D, k + 2) * 0.3f;
+    lw.b_v = random_matrix(1, D, k + 3) * 0.3f;
+    lw.b_o = random_matrix(1, D, k + 4) * 0.3f;
+    lw.ln1_g = (random_matrix(1, D, k + 5) * 0.2f).array() + 1.0f;
+    lw.ln2_b = random_matrix(1, D, k + 6) * 0.1f;
+    lw.b_proj = random_matrix(1, D, k + 7) * 0.1f;
+    lw.fuse();
+  }
+  w.tok_emb = random_matrix(V, D, key + 7001);
+  w.pos_emb = random_matrix(context, D, key + 7002) * 0.5f;
+  w.lnf_g = (random_matrix(1, D, key + 7003) * 0.2f).array() + 1.0f;
+  w.lnf_b = random_matrix(1, D, key + 7004) * 0.1f;
+  w.context = context;
+  return w;
+}
+
+Batch id_batch(const std::vector<std::vector<int>>& sentences) {
+  Batch b;
+  b.tokenizer = TokenizerKind::Bpe;
+  for (const auto& ids : sentences) {
+    TokenizedText tt;
+    for (int id : ids) tt.tokens.push_back(Token{"t" + std::to_string(id), id});
+    tt.total_tokens = static_cast<int>(ids.size());
+    b.lengths.push_back(static_cast<int>(ids.size()));
+    b.source_line.push_back(b.B());
+    b.T = std::max(b.T, static_cast<int>(ids.size()));
+    b.sentences.push_back(std::move(tt));
+  }
+  return b;
+}
+
+ModelConfig tiny_config(int D, int H, int L, int kv = 0) {
+  ModelConfig c = config(D, H, L);
+  c.num_kv_heads = kv;
+  c.context = 32;
+  return c;
+}
+
+struct Tiny {
+  const char* name;
+  int H, kv;
+};
+const Tiny kTiny[] = {{"multi-head", 4, 0}, {"grouped-query", 4, 2}};
+}  // namespace
+
+// The parts sum to the logit (and to a logit difference) less the centring term, and each
+// head's output rebuilt from its weights and values equals the attention block's own output
+// (forward's fused GEMM) once summed with b_O.
+TEST(Contrib, AttributionIsCompleteAndHeadsSumToTheBlock) {
+  for (const Tiny& tiny : kTiny) {
+    SCOPED_TRACE(tiny.name);
+    const ModelWeights w = tiny_model(24, 2, 40, 32, 11);
+    const ModelConfig cfg = tiny_config(24, tiny.H, 2, tiny.kv);
+    const Batch batch = id_batch({{3, 9, 27, 4, 9, 27, 5, 1}, {7, 7, 2}});
+    for (int b = 0; b < 2; ++b) {
+      Result<StreamParts> p = stream_parts(w, cfg, batch, b);
+      ASSERT_TRUE(p) << p.error().message;
+      ForwardOptions opt;
+      opt.keep_layer_io = true;
+      Result<ForwardOutput> out = forward(w, cfg, batch, opt);
+      ASSERT_TRUE(out);
+      const int len = batch.lengths[b];
+      for (int l = 0; l < p->L; ++l) {
+        MatR sum = MatR::Zero(p->T, p->D);
+        for (int h = 0; h < p->H; ++h) sum += p->head(l, h);
+        sum.rowwise() += p->attn_bias[l];
+        const MatR block = out->attn_out[l].middleRows(static_cast<Eigen::Index>(b) * batch.T, len);
+        EXPECT_LT((sum.topRows(len) - block).cwiseAbs().maxCoeff(), 1e-4f) << "layer " << l;
+      }
+      for (int t = 0; t < len; ++t) {
+        Result<Attribution> a = direct_attribution(w, *p, LogitTarget{t, 5, -1});
+        ASSERT_TRUE(a) << a.error().message;
+        EXPECT_LT(a->completeness_error, 1e-4f) << "logit " << a->logit << " parts " << a->parts_sum;
+        EXPECT_GT(std::abs(a->centring), 0.0f);
+        Result<Attribution> d = direct_attribution(w, *p, LogitTarget{t, 5, 12});
+        ASSERT_TRUE(d);
+        EXPECT_LT(d->completeness_error, 1e-4f);
+      }
+    }
+  }
+}
+
+// Sum_j alpha_ij f(x_j) is the head's output; each value-weighted row is alpha times ||f||.
+TEST(Contrib, ValueWeightedRowsSumToTheHeadsOutput) {
+  const ModelWeights w = tiny_model(24, 2, 40, 32, 12);
+  const ModelConfig cfg = tiny_config(24, 4, 2, 2);
+  const Batch batch = id_batch({{1, 2, 3, 4, 1, 2, 3, 4, 9}});
+  Result<StreamParts> p = stream_parts(w, cfg, batch, 0);
+  ASSERT_TRUE(p);
+  const ValueWeighted vw = value_weighted(w, cfg, *p, 9);
+  for (int l = 0; l < p->L; ++l)
+    for (int h = 0; h < p->H; ++h) {
+      const MatR f = head_values(w, cfg, *p, l, h);  // (T, D)
+      const Eigen::Map<const MatR> A(p->map(l, h), p->T, p->T);
+      EXPECT_LT((A * f - p->head(l, h)).cwiseAbs().maxCoeff(), 1e-4f);
+      for (int i = 0; i < p->T; ++i)
+        for (int j = 0; j <= i; ++j)
+          EXPECT_NEAR(vw.map(l, h)[i * p->T + j], A(i, j) * f.row(j).norm(), 1e-4f);
+      const size_t k = static_cast<size_t>(l) * p->H + h;
+      EXPECT_NEAR(vw.sink[k], vw.first_attention[k] - vw.first_value[k], 1e-6f);
+    }
+}
+
+// Rollout: every real row sums to 1, padded rows are 0, and one layer of it is (A + I) / 2.
+TEST(Contrib, RolloutRowsSumToOne) {
+  const ModelWeights w = tiny_model(24, 3, 40, 32, 13);
+  const ModelConfig cfg = tiny_config(24, 4, 3);
+  const Batch batch = id_batch({{1, 2, 3, 4, 5, 6, 7}, {8, 9, 10}});
+  Result<ForwardOutput> out = forward(w, cfg, batch);
+  ASSERT_TRUE(out);
+  for (int b = 0; b < 2; ++b)
+    for (int head = -1; head < 4; ++head) {
+      const std::vector<float> r = rollout(*out, batch, b, 2, head);
+      for (int i = 0; i < batch.T; ++i) {
+        double s = 0;
+        for (int j = 0; j < batch.T; ++j) s += r[i * batch.T + j];
+        EXPECT_NEAR(s, i < batch.lengths[b] ? 1.0 : 0.0, 1e-5) << "row " << i;
+      }
+    }
+  const std::vector<float> r0 = rollout(*out, batch, 0, 0, 1);
+  const float* a = out->weights(0, 0, 1);
+  for (int i = 0; i < 7; ++i)
+    for (int j = 0; j < 7; ++j) EXPECT_NEAR(r0[i * batch.T + j], (a[i * batch.T + j] + (i == j)) / 2, 1e-6);
+}
+
+// Detector scores against the formula written out, and against the project's own metrics:
+// on a causal map sum(A) over the real rows is len, so previous-token = sum_t A[t,t-1] / len.
+TEST(Contrib, DetectorScoresFollowTheFormula) {
+  const ModelWeights w = tiny_model(24, 2, 40, 32, 14);
+  const ModelConfig cfg = tiny_config(24, 4, 2);
+  const Batch batch = id_batch({{5, 6, 7, 8, 5, 6, 7, 8, 3}});
+  Result<ForwardOutput> out = forward(w, cfg, batch);
+  ASSERT_TRUE(out);
+  const int T = 9;
+  const std::vector<HeadMetrics> m = head_metrics(*out, batch);
+  const std::vector<float> prev = detector_scores(*out, batch, 0, MaskKind::Causal, Detector::PreviousToken);
+  const std::vector<float> first = detector_scores(*out, batch, 0, MaskKind::Causal, Detector::FirstToken);
+  const std::vector<float> dup = detector_scores(*out, batch, 0, MaskKind::Causal, Detector::DuplicateToken);
+  const std::vector<float> ind = detector_scores(*out, batch, 0, MaskKind::Causal, Detector::Induction);
+  std::vector<float> paint(T * T, 0.0f);
+  for (int t = 0; t < T; ++t) paint[t * T + t] = 1;  // the diagonal: the self score
+  const std::vector<float> painted = detector_scores(*out, batch, 0, MaskKind::Causal, Detector::Painted, &paint);
+  ASSERT_EQ(prev.size(), 8u);
+  for (int k = 0; k < 8; ++k) {
+    const float* A = out->weights(k / 4, 0, k % 4);
+    EXPECT_NEAR(prev[k], m[k].prev_token * (T - 1) / T, 1e-5);
+    EXPECT_NEAR(first[k], (m[k].first_token * (T - 1) + 1) / T, 1e-5);
+    EXPECT_NEAR(painted[k], (m[k].self * (T - 1) + 1) / T, 1e-5);
+    // Duplicates of 5 6 7 8: query 4+i copies key i; induction looks one further, i + 1.
+    double d = 0, in = 0, total = 0;
+    for (int i = 0; i < 4; ++i) d += A[(4 + i) * T + i], in += A[(4 + i) * T + i + 1];
+    for (int t = 0; t < T; ++t)
+      for (int s = 0; s <= t; ++s) total += A[t * T + s];
+    EXPECT_NEAR(dup[k], d / total, 1e-5);
+    EXPECT_NEAR(ind[k], in / total, 1e-5);
+  }
+}
+
+// Patching head (l, h) from layer l on equals a brute-force run from the embeddings, where
+// the head is ablated in the corrupted run and the clean head's output added in its place.
+TEST(Contrib, PatchingRestartsAtTheLayerAndMatchesARunFromTheEmbeddings) {
+  const ModelWeights w = tiny_model(24, 3, 40, 32, 15);
+  const ModelConfig cfg = tiny_config(24, 4, 3);
+  const Batch clean = id_batch({{3, 9, 27, 4, 9, 27, 5}}), corrupted = id_batch({{3, 9, 27, 4, 8, 27, 5}});
+  const LogitTarget target{6, 4, 8};
+  for (int position : {-1, 4}) {
+    Result<PatchResult> r = patch_heads(w, cfg, clean, corrupted, target, position);
+    ASSERT_TRUE(r) << r.error().message;
+    Result<StreamParts> pc = stream_parts(w, cfg, clean, 0), pr = stream_parts(w, cfg, corrupted, 0);
+    ASSERT_TRUE(pc && pr);
+    for (int l = 0; l < 3; ++l)
+      for (int h = 0; h < 4; ++h) {
+        std::vector<uint8_t> ablate(12, 0);
+        ablate[l * 4 + h] = 1;
+        MatR add = MatR::Zero(7, 24);  // (T, D)
+        for (int t = 0; t < 7; ++t) add.row(t) = (position < 0 || t == position ? pc : pr)->head(l, h).row(t);
+        ForwardHook hook;
+        hook.add_layer = l;
+        hook.attn_add = &add;
+        ForwardOptions opt;
+        opt.want_logits = true;
+        opt.ablate = &ablate;
+        opt.hook = &hook;
+        Result<ForwardOutput> brute = forward(w, cfg, corrupted, opt);
+        ASSERT_TRUE(brute);
+        const float diff = brute->logits(6, 4) - brute->logits(6, 8);
+        EXPECT_NEAR(r->patched[l * 4 + h], diff, 1e-4) << "head " << l << "." << h << " position " << position;
+        EXPECT_NEAR(r->recovery[l * 4 + h], (diff - r->corrupted) / (r->clean - r->corrupted), 1e-3);
+      }
+    // Patching every position of a whole layer's heads at once would give the clean run; one
+    // head of the last layer at the target position moves the difference by its own change.
+  }
+  // Different token counts are refused with a message, not a crash.
+  Result<PatchResult> bad = patch_heads(w, cfg, clean, id_batch({{3, 9}}), target);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("same token count"), std::string::npos);
+}
+
+// The shipped default (D=128, H=4, L=2) on a sentence of our own said twice: head 1.1 is an
+// induction head that reads layer 0's previous-token head 0.0 (K-composition).
+TEST(Contrib, ShippedInductionHeadReadsThePreviousTokenHead) {
+  Result<ModelWeights> w = load_checkpoint(kDefault);
+  ASSERT_TRUE(w) << w.error().message;
+  ModelConfig cfg;
+  cfg.d_model = w->d_model;
+  cfg.num_heads = 4;
+  cfg.num_layers = w->num_layers();
+  cfg.context = w->context;
+  const std::string s = "My aunt keeps three green parrots in the kitchen.";
+  const Batch batch = make_batch({s + " " + s}, cfg, *w);
+  ASSERT_EQ(batch.lengths[0] % 2, 0);
+  const int n = batch.lengths[0] / 2;  // tokens per copy
+  std::vector<uint8_t> ablate(8, 0);
+  ablate[0] = 1;  // head 0.0
+  ForwardOptions ab;
+  ab.ablate = &ablate;
+  Result<ForwardOutput> out = forward(*w, cfg, batch), cut = forward(*w, cfg, batch, ab);
+  ASSERT_TRUE(out && cut);
+  const float ind = detector_scores(*out, batch, 0, MaskKind::Causal, Detector::Induction)[5];
+  const float ind_cut = detector_scores(*cut, batch, 0, MaskKind::Causal, Detector::Induction)[5];
+  // Attribution of each prediction in the second copy (position t predicts token t + 1).
+  double attr = 0, attr_cut = 0;
+  int first = 0, count = 0;
+  Result<StreamParts> p = stream_parts(*w, cfg, batch, 0), pcut = stream_parts(*w, cfg, batch, 0, &ablate);
+  ASSERT_TRUE(p && pcut);
+  for (int t = n; t + 1 < 2 * n; ++t) {
+    const LogitTarget target{t, batch.sentences[0].tokens[t + 1].id, -1};
+    Result<Attribution> a = direct_attribution(*w, *p, target), ac = direct_attribution(*w, *pcut, target);
+    ASSERT_TRUE(a && ac);
+    EXPECT_LT(a->completeness_error, 1e-4f * std::max(1.0f, std::abs(a->logit)));
+    attr += a->heads[5];
+    attr_cut += ac->heads[5];
+    first += a->ranking()[0] == std::pair{1, 1};
+    ++count;
+  }
+  attr /= count;
+  attr_cut /= count;
+  std::printf("induction score of 1.1: %.3f, with 0.0 ablated %.3f\n", ind, ind_cut);
+  std::printf("mean attribution of 1.1 to the copied token: %.3f, with 0.0 ablated %.3f; ranked first on %d of %d\n", attr,
+              attr_cut, first, count);
+  EXPECT_GE(ind, 0.3f);
+  EXPECT_LT(ind_cut, 0.5f * ind);
+  EXPECT_LT(attr_cut, 0.5 * attr);
+  EXPECT_GT(first * 2, count);
+}
