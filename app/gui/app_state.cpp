@@ -5,6 +5,7 @@
 
 #include "core/io/export.h"
 #include "core/io/hf_gpt2.h"
+#include "core/io/hf_model.h"
 
 namespace headmap {
 
@@ -37,7 +38,7 @@ void map_range(const AppState& s, int layer, int batch, int head, float* vmin, f
 
 
 Status open_pretrained(AppState& s, const std::string& dir) {
-  Result<ModelWeights> w = load_hf_gpt2(dir);
+  Result<ModelWeights> w = load_hf_model(dir);
   if (!w) return w.error();
   adopt_pretrained(s, dir, std::make_shared<const ModelWeights>(std::move(w).value()));
   return Status();
@@ -47,12 +48,7 @@ void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const
   s.pretrained = std::move(weights);
   s.pretrained_dir = dir;
   s.weights_mode = WeightsMode::Trained;
-  s.cfg.d_model = s.pretrained->d_model;
-  s.cfg.num_layers = s.pretrained->num_layers();
-  s.cfg.num_heads = s.pretrained->source.trained_heads;
-  s.cfg.num_kv_heads = 0;  // GPT-2 is multi-head: kv_heads = heads
-  s.cfg.context = std::min(s.cfg.context, s.pretrained->context);
-  s.cfg.pitfalls.no_w_o = false;
+  s.cfg = config_for_weights(*s.pretrained, s.cfg);
   s.status_lines.push_back("Opened " + describe_source(*s.pretrained, s.cfg));
 }
 
@@ -216,12 +212,7 @@ Status show_trained_run(AppState& s, int run) {
   s.weights_mode = WeightsMode::Trained;
   s.pretrained.reset();
   s.pretrained_dir.clear();
-  s.cfg.d_model = w->d_model;
-  s.cfg.num_layers = w->num_layers();
-  s.cfg.num_heads = w->source.trained_heads;
-  s.cfg.num_kv_heads = 0;
-  s.cfg.context = std::min(s.cfg.context, w->context);
-  s.cfg.pitfalls.no_w_o = w->source.no_w_o;
+  s.cfg = config_for_weights(*w, s.cfg);
   s.view.center = CenterPanel::Heads;
   s.status_lines.push_back("Showing the heads of " + (run < static_cast<int>(t.labels.size()) ? t.labels[static_cast<size_t>(run)] : "run " + std::to_string(run)) +
                            ": " + describe_source(*w, s.cfg));

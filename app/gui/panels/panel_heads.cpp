@@ -51,15 +51,16 @@ static void head_tooltip(const AppState& s, const ForwardData& f, int l, int b, 
   ImGui::Text("weight      %.4f", w);
   const ModelConfig& cfg = s.result->request.cfg;
   if (!cfg.pitfalls.head_averaged && !cfg.pitfalls.no_transpose) {  // no-transpose: row t is not token t
-    const MhaOptions mo = mha_options(cfg);
+    const MhaOptions mo = mha_options(cfg, *f.weights, l);  // the family's RoPE (at t and k), q/k norm, scale
     const MatR& x = out.attn_in[l];  // (B*T, D)
     const float raw = head_score(f.weights->layers[l], x.row(static_cast<Eigen::Index>(b) * out.T + t).data(),
-                                 x.row(static_cast<Eigen::Index>(b) * out.T + k).data(), h, mo);
+                                 x.row(static_cast<Eigen::Index>(b) * out.T + k).data(), h, mo, t, k);
     ImGui::Text("raw score   %.4f   (q\xC2\xB7k)", raw);
     ImGui::Text("scaled      %.4f   (\xC3\xB7 %.3g)", raw * score_scale(cfg.d_model, mo), 1.0f / score_scale(cfg.d_model, mo));
   }
-  if (!key_visible(mha_options(cfg), t, k, f.batch.lengths[b]))
-    ImGui::TextDisabled("hidden by the mask");
+  const MhaOptions mask_o = mha_options(cfg, *f.weights, l);
+  if (!key_visible(mask_o, t, k, f.batch.lengths[b]))
+    ImGui::TextDisabled(mask_o.window > 0 && k <= t ? "hidden: local layer, window %d" : "hidden by the mask", mask_o.window);
   ImGui::EndTooltip();
 }
 

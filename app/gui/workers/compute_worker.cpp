@@ -350,7 +350,7 @@ void ComputeWorker::trace_head(ComputeResult& res, const ForwardData& fwd, const
   const TraceRequest& tr = *r.trace;
   if (!fwd.batch.empty() && tr.layer >= 0 && tr.layer < out.L && tr.batch >= 0 && tr.batch < out.B && tr.head >= 0 &&
       tr.head < out.H) {
-    MhaOptions mo = mha_options(r.cfg);
+    MhaOptions mo = mha_options(r.cfg, *fwd.weights, tr.layer);  // the family's RoPE, window, scale
     mo.lengths = fwd.batch.lengths.data();
     const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
     if (!ablate.empty()) mo.ablated = ablate.data() + static_cast<size_t>(tr.layer) * out.H;
