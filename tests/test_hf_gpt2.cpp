@@ -446,5 +446,33 @@ TEST(HfGpt2, TheForwardPassUsesTheConfigsEpsilon) {
   fs::remove_all(dir);
 }
 
+// A directory with tokenizer.json splits the text with that file's whole pipeline: its
+// special token inside the text is one token, shown as its own text, not its bytes' pieces.
+TEST(HfGpt2, TokenizerJsonSplitsTheText) {
+  const fs::path dir = make_dir("tokjson");
+  json tok = {{"model", {{"type", "BPE"}, {"vocab", tiny_vocab()}, {"merges", {"\xC4\xA0 t", "h e", "\xC4\xA0t he"}}}},
+              {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+              {"decoder", {{"type", "ByteLevel"}}},
+              {"added_tokens", {{{"id", 0}, {"content", "<|endoftext|>"}, {"special", true}, {"normalized", false}}}}};
+  write(dir / "tokenizer.json", tok.dump());
+  Result<ModelWeights> w = load_hf_gpt2(dir.string());
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_EQ(w->source.tokenizer_files, "tokenizer.json");
+  ModelConfig cfg;
+  cfg.d_model = kD;
+  cfg.num_heads = kH;
+  cfg.num_layers = kL;
+  cfg.context = kP;
+  const Batch batch = make_batch({"the<|endoftext|> the"}, cfg, *w);
+  ASSERT_EQ(batch.B(), 1);
+  std::vector<std::string> texts;
+  for (const Token& t : batch.sentences[0].tokens) texts.push_back(t.text);
+  EXPECT_EQ(texts, (std::vector<std::string>{"t", "he", "<|endoftext|>", " the"}));
+  EXPECT_TRUE(batch.sentences[0].tokens[2].special);
+  EXPECT_EQ(batch.sentences[0].tokens[2].id, 0);
+  EXPECT_TRUE(batch.sentences[0].tokens[3].leading_space);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace headmap

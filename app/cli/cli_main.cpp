@@ -74,7 +74,7 @@ void print_summary(const Batch& batch, const ForwardOutput& out, const std::vect
 static int run_main(int argc, char** argv) {
   if (const int rc = run_cli_subcommand(argc, argv); rc >= 0) return rc;
   CLI::App app{"headmap-cli: run a small transformer on text and show what every attention head does"};
-  app.footer("Training: headmap-cli train --help, headmap-cli make-corpus --help, headmap-cli evaluate --help");
+  app.footer("Training: headmap-cli train --help, headmap-cli make-corpus --help, headmap-cli evaluate --help\nTokenizers: headmap-cli tokenize --help");
   app.set_version_flag("--version", [] { return version_text("headmap-cli"); }, "print the version and the data directory in use, and exit");
   ModelOptions mo;
   Outputs o;

@@ -351,6 +351,8 @@ int evaluate_cmd(int argc, char** argv) {
 
 }  // namespace
 
+int tokenize_cmd(int argc, char** argv);  // cli_tokenize.cpp
+
 // Runs `headmap-cli <subcommand> ...` when argv[1] names one; returns -1 otherwise.
 int run_cli_subcommand(int argc, char** argv) {
   if (argc < 2) return -1;
@@ -359,6 +361,7 @@ int run_cli_subcommand(int argc, char** argv) {
   if (cmd == "make-corpus") return make_corpus(argc - 1, argv + 1);
   if (cmd == "train-tokenizer") return train_tokenizer_cmd(argc - 1, argv + 1);
   if (cmd == "evaluate") return evaluate_cmd(argc - 1, argv + 1);
+  if (cmd == "tokenize") return tokenize_cmd(argc - 1, argv + 1);
   return -1;
 }
 

@@ -29,7 +29,9 @@ std::vector<NextToken> top_k_next(const ModelWeights& w, const ForwardOutput& ou
     NextToken nt;
     nt.id = ids[i];
     nt.prob = static_cast<float>(std::exp(static_cast<double>(row(ids[i]) - mx)) / sum);
-    nt.display = ids[i] < w.bpe.size() ? vocab_display(w.bpe, ids[i]) : "#" + std::to_string(ids[i]);
+    nt.display = ids[i] < w.bpe.size() ? vocab_display(w.bpe, ids[i])
+                 : w.hf_tokenizer && ids[i] < w.hf_tokenizer->vocab_size() ? w.hf_tokenizer->token_text(ids[i])  // other families' tokenizer.json
+                                                                           : "#" + std::to_string(ids[i]);
     top.push_back(std::move(nt));
   }
   return top;

@@ -108,8 +108,9 @@ static Result<Gpt2Config> gpt2_config_fields(const json& j, const std::string& o
 }
 
 // ---- [tokenizer] -----------------------------------------------------------------------
-// The byte-level BPE from vocab.json + merges.txt, else tokenizer.json (core/text/bpe.h).
-Status load_hf_tokenizer(const fs::path& dir, int vocab_size, ModelWeights& w) {
+// The byte-level BPE from vocab.json + merges.txt, else tokenizer.json (core/text/bpe.h); and
+// tokenizer.json's own pipeline (core/text/hf_tokenizer.h) when the directory has one.
+Status load_hf_tokenizer(const fs::path& dir, int vocab_size, ModelWeights& w, bool need_bpe) {
   const fs::path vocab_json = dir / "vocab.json", merges = dir / "merges.txt", tok_json = dir / "tokenizer.json";
   std::string origin;
   Result<Bpe> bpe = Error{ErrorKind::Io, ""};
@@ -130,7 +131,23 @@ Status load_hf_tokenizer(const fs::path& dir, int vocab_size, ModelWeights& w) {
   } else {
     return Error{ErrorKind::Io, dir.string() + " has no tokenizer: it needs vocab.json and merges.txt, or tokenizer.json (download them with the model)."};
   }
-  if (!bpe) return bad_format(origin + ": " + bpe.error().message);
+  if (!bpe && need_bpe) return bad_format(origin + ": " + bpe.error().message);
+  // tokenizer.json, when present, splits the text: its whole pipeline, special tokens included.
+  if (fs::exists(tok_json)) {
+    Result<HfTokenizer> hf = HfTokenizer::load(tok_json.string());
+    if (!hf) return hf.error();
+    if (hf->vocab_size() > vocab_size)
+      return bad_format(tok_json.string() + " has " + std::to_string(hf->vocab_size()) + " tokens but config.json's vocab_size is " +
+                        std::to_string(vocab_size) + ": the tokenizer belongs to another model.");
+    w.hf_tokenizer = std::make_shared<const HfTokenizer>(std::move(hf).value());
+    w.source.tokenizer_files = "tokenizer.json";
+  }
+  // Other families' tokenizer.json need not be GPT-2's byte-level BPE (Llama 2, Gemma: SentencePiece
+  // pieces): the pipeline above splits their text, and the BPE stays empty.
+  if (!bpe) {
+    if (!w.hf_tokenizer) return bad_format(origin + ": " + bpe.error().message);
+    return Status();
+  }
   if (bpe->size() > vocab_size)
     return bad_format(origin + " has " + std::to_string(bpe->size()) + " tokens but config.json's vocab_size is " + std::to_string(vocab_size) +
                       ": the tokenizer belongs to another model.");
@@ -305,7 +322,7 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
       !s)
     return s.error();
   ModelWeights w;
-  if (Status s = load_hf_tokenizer(dir, cfg->vocab_size, w); !s) return s.error();
+  if (Status s = load_hf_tokenizer(dir, cfg->vocab_size, w, true); !s) return s.error();
   w.d_model = static_cast<int>(D);
   w.context = static_cast<int>(P);
   w.ln_eps = cfg->layer_norm_epsilon;

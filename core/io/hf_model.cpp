@@ -151,6 +151,8 @@ static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& 
     a.rope_local_theta = static_cast<float>(rp_local.is_object() ? get_num(rp_local, "rope_theta", 0.0) : get_num(j, "rope_local_base_freq", 0.0));
     a.rotary_fraction = static_cast<float>(get_num(j, "partial_rotary_factor", get_num(j, "rotary_pct", get_num(rp, "partial_rotary_factor", neox ? 0.25 : 1.0))));
     if (!(a.rope_theta > 1) || !(a.rotary_fraction > 0) || a.rotary_fraction > 1) return badf("the rope settings are out of range.");
+    if (static_cast<int>(c.head_dim * static_cast<double>(a.rotary_fraction)) % 2 != 0)
+      return badf("the rotary fraction leaves an odd number of rotated dims per head, which rotate-half pairs cannot split.");
     json sc = has("rope_scaling") ? j["rope_scaling"] : rp;
     if (!sc.is_object()) sc = json::object();
     const std::string rt = sc.value("rope_type", sc.value("type", std::string("default")));
@@ -191,8 +193,7 @@ static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& 
   const int L = c.num_layers;
   a.windows.assign(static_cast<size_t>(L), 0);
   int window = 0;
-  if (neo) get_int("window_size", 1, kMaxPositions, &window, false);
-  else get_int("sliding_window", 1, kMaxPositions, &window, false);
+  if (Status s = get_int(neo ? "window_size" : "sliding_window", 1, kMaxPositions, &window, false); !s) return s.error();
   if (has("layer_types") && j["layer_types"].is_array()) {
     if (static_cast<int>(j["layer_types"].size()) != L) return badf("\"layer_types\" does not list one type per layer.");
     for (int l = 0; l < L; ++l) {
@@ -384,7 +385,7 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   ModelWeights w;
   if (!fs::exists(dir / "tokenizer.json") && !(fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")))
     return Error{ErrorKind::Io, dir_in + " has no tokenizer.json: " + a.name + " models need it (download it with the model: huggingface-cli download MODEL tokenizer.json)."};
-  if (Status s = load_hf_tokenizer(dir, static_cast<int>(V), w); !s) return Error{s.error().kind, a.name + ": " + s.error().message};
+  if (Status s = load_hf_tokenizer(dir, static_cast<int>(V), w, false); !s) return Error{s.error().kind, a.name + ": " + s.error().message};
   w.arch = a;
   w.d_model = static_cast<int>(D);
   w.context = static_cast<int>(std::min<int64_t>(c.positions, 1 << 20));

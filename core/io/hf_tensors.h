@@ -29,8 +29,10 @@ Result<TensorSource> open_tensors(const std::filesystem::path& dir);
 std::string shape_text(const std::vector<int64_t>& shape);
 
 // vocab.json + merges.txt, else tokenizer.json, as the byte-level BPE (core/text/bpe.h),
-// checked against config.json's vocab_size; sets w.bpe and w.source.tokenizer_files.
-Status load_hf_tokenizer(const std::filesystem::path& dir, int vocab_size, ModelWeights& w);
+// checked against config.json's vocab_size; sets w.bpe and w.source.tokenizer_files; and
+// tokenizer.json's whole pipeline (w.hf_tokenizer), which then splits the text. need_bpe:
+// GPT-2 needs the byte-level BPE; other families may bring another tokenizer.json model.
+Status load_hf_tokenizer(const std::filesystem::path& dir, int vocab_size, ModelWeights& w, bool need_bpe);
 
 // Reads the tensors into w, shapes first (all of them, before any data is touched).
 class TensorReader {

@@ -46,7 +46,8 @@ Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, 
       ++batch.blank_lines;
       continue;
     }
-    TokenizedText tt = tokenize(lines[i], kind, cfg.context, bpe);
+    TokenizedText tt = w.trained() && w.hf_tokenizer ? tokenize(lines[i], cfg.context, *w.hf_tokenizer)
+                                                     : tokenize(lines[i], kind, cfg.context, bpe);
     if (tt.tokens.empty()) {  // e.g. only control characters
       ++batch.blank_lines;
       continue;

@@ -12,8 +12,11 @@
 #include <vector>
 
 #include "core/math/packed_gemm.h"
+#include <memory>
+
 #include "core/model/arch.h"
 #include "core/text/bpe.h"
+#include "core/text/hf_tokenizer.h"
 #include "core/text/tokenizer.h"
 
 namespace headmap {
@@ -72,6 +75,10 @@ struct ModelWeights {
   // Trained language models only; all empty in random-init mode, where token vectors come
   // from a hash of the token text and positions from the sinusoidal encoding.
   Bpe bpe;      // (V) the byte-level BPE the model was trained with
+  // A pretrained model's tokenizer.json, when its directory has one: the text is then split
+  // by that pipeline (core/text/hf_tokenizer.h), special tokens included, as the model's own
+  // tokenizer splits it. Null otherwise (bpe above splits the text).
+  std::shared_ptr<const HfTokenizer> hf_tokenizer;
   MatR tok_emb;   // (V, D)
   MatR pos_emb;   // (context, D), learned positions
   RowVec lnf_g, lnf_b;  // (D), final LayerNorm before the unembedding

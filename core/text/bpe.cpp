@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <queue>
 
+#include "core/text/bpe_merge.h"
 #include "core/text/utf8.h"
 
 namespace headmap {
@@ -147,6 +148,8 @@ std::vector<std::string_view> gpt2_pretokenize(std::string_view bytes) {
   return out;
 }
 
+const char* const kGpt2SplitPattern = kGpt2Pattern;
+
 // ---- [building] ------------------------------------------------------------------------
 Result<Bpe> Bpe::build(std::vector<std::string> tokens, const std::vector<std::pair<std::string, std::string>>& merges) {
   Bpe b;
@@ -205,51 +208,21 @@ std::vector<std::string> Bpe::merges_list() const {
 }
 
 // ---- [encoding] ------------------------------------------------------------------------
-// The lowest-ranked adjacent pair is merged first, and among equal ranks (the same pair
-// occurring several times) the leftmost: GPT-2's order. A heap of (rank, position) over a
-// linked list of symbols makes a piece of n bytes cost O(n log n), so a long run of
-// letters cannot stall the UI. Stale heap entries are recognised and skipped.
+// Each byte starts as its own token; the shared merge loop (bpe_merge.h) does the rest.
 void Bpe::encode_piece(std::string_view piece, std::vector<int>& out) const {
-  const int n = static_cast<int>(piece.size());
+  const size_t n = piece.size();
   if (n == 0) return;
   if (n == 1) {
     out.push_back(byte_id_[static_cast<unsigned char>(piece[0])]);
     return;
   }
-  std::vector<int> sym(static_cast<size_t>(n)), prev(static_cast<size_t>(n)), next(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    sym[size_t(i)] = byte_id_[static_cast<unsigned char>(piece[size_t(i)])];
-    prev[size_t(i)] = i - 1;
-    next[size_t(i)] = i + 1 < n ? i + 1 : -1;
-  }
-  struct Cand {
-    int rank, pos, left, right;  // left/right: the symbols when pushed, to detect stale entries
-    bool operator>(const Cand& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
-  };
-  std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> heap;
-  auto push = [&](int i) {
-    if (i < 0) return;  // before the first symbol (checked first: next[-1] is out of bounds)
-    const int j = next[size_t(i)];
-    if (j < 0) return;
-    const int r = rank(sym[size_t(i)], sym[size_t(j)]);
-    if (r >= 0) heap.push({r, i, sym[size_t(i)], sym[size_t(j)]});
-  };
-  for (int i = 0; i + 1 < n; ++i) push(i);
-  while (!heap.empty()) {
-    const Cand c = heap.top();
-    heap.pop();
-    const int i = c.pos;
-    if (sym[size_t(i)] != c.left) continue;  // i was merged away or changed
-    const int j = next[size_t(i)];
-    if (j < 0 || sym[size_t(j)] != c.right) continue;
-    sym[size_t(i)] = merges_[size_t(c.rank)].result;
-    sym[size_t(j)] = -1;  // j is gone
-    next[size_t(i)] = next[size_t(j)];
-    if (next[size_t(j)] >= 0) prev[size_t(next[size_t(j)])] = i;
-    push(prev[size_t(i)]);
-    push(i);
-  }
-  for (int i = 0; i >= 0; i = next[size_t(i)]) out.push_back(sym[size_t(i)]);
+  std::vector<int> sym(n);  // (n)
+  for (size_t i = 0; i < n; ++i) sym[i] = byte_id_[static_cast<unsigned char>(piece[i])];
+  bpe_merge(sym, [this](int l, int r) {
+    const int k = rank(l, r);
+    return k < 0 ? MergeRule{} : MergeRule{k, merges_[size_t(k)].result};
+  });
+  out.insert(out.end(), sym.begin(), sym.end());
 }
 
 std::vector<int> Bpe::encode(std::string_view bytes) const {

@@ -85,6 +85,8 @@ class Bpe {
 // Splits text into GPT-2's pre-tokens (byte ranges of the input). Invalid UTF-8 bytes
 // each form a pre-token of their own.
 std::vector<std::string_view> gpt2_pretokenize(std::string_view bytes);
+// GPT-2's pre-tokenization pattern (above), which tokenizer.json's ByteLevel pre-tokenizer names.
+extern const char* const kGpt2SplitPattern;
 
 // GPT-2's byte-to-unicode spelling of bytes ("Ġcat" for " cat"), and back. The inverse fails
 // on characters outside the 256-character alphabet.

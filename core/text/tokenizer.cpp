@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "core/text/bpe.h"
+#include "core/text/hf_tokenizer.h"
 #include "core/text/utf8.h"
 
 namespace headmap {
@@ -230,6 +231,35 @@ static void bpe_tokens(std::string_view text, const Bpe& bpe, std::vector<Token>
     }
     out.push_back(std::move(t));
   }
+}
+
+// ---- [tokenizer.json mode] -------------------------------------------------------------
+TokenizedText tokenize(std::string_view text, int context, const HfTokenizer& tok) {
+  TokenizedText out;
+  const HfEncoding e = tok.encode(text);
+  out.invalid_utf8 = e.invalid_utf8;
+  std::vector<Token> all;
+  all.reserve(e.ids.size());
+  for (size_t k = 0; k < e.ids.size(); ++k) {
+    Token t;
+    t.id = e.ids[k];
+    t.special = e.special[k] || tok.is_special(t.id);
+    t.text = t.special ? e.pieces[k] : tok.token_text(t.id);
+    const unsigned char first = t.text.empty() ? 0 : static_cast<unsigned char>(t.text[0]);
+    t.leading_space = first == ' ' && t.text.size() > 1;
+    // A piece continues a word when it starts with a letter or digit right after one.
+    if (!all.empty() && !t.special && !all.back().special && (first >= 0x80 || std::isalnum(first)) && t.text.rfind("<0x", 0) != 0) {
+      const std::string& prev = all.back().text;
+      const unsigned char last = prev.empty() ? 0 : static_cast<unsigned char>(prev.back());
+      t.continues = last >= 0x80 || std::isalnum(last);
+    }
+    all.push_back(std::move(t));
+  }
+  out.total_tokens = static_cast<int>(all.size());
+  if (context < 1) context = 1;
+  if (static_cast<int>(all.size()) > context) all.resize(static_cast<size_t>(context));
+  out.tokens = std::move(all);
+  return out;
 }
 
 }  // namespace headmap

@@ -28,6 +28,7 @@ struct Token {
   int id = -1;                 // vocabulary id in bpe mode, -1 otherwise
   bool continues = false;      // bpe mode: a piece that continues the previous token's word
   bool leading_space = false;  // bpe mode: the piece starts with the space before its word
+  bool special = false;        // a special token of a tokenizer.json (BOS, <|endoftext|>, [CLS]): its own text
 };
 
 struct TokenizedText {
@@ -40,6 +41,11 @@ struct TokenizedText {
 // Splits text into tokens for the given mode. `context` caps the token count (>= 1).
 // In bpe mode `bpe` must be non-null (else word mode is used).
 TokenizedText tokenize(std::string_view text, TokenizerKind kind, int context, const Bpe* bpe = nullptr);
+
+// A model's tokenizer.json pipeline (hf_tokenizer.h), with its special tokens (BOS, ...):
+// each token's text is what it stands for (a piece of a character reads "<0xE2>").
+class HfTokenizer;
+TokenizedText tokenize(std::string_view text, int context, const HfTokenizer& tok);
 
 // Word-mode pre-tokens (words, punctuation, emoji, ideographs) of valid UTF-8 text.
 std::vector<std::string> split_words(std::string_view valid_utf8);

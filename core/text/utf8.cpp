@@ -26,15 +26,19 @@ DecodedText decode_utf8(std::string_view s) {
       ++i;
       continue;
     }
+    // The second byte's range rules out overlong forms, surrogates and code points past
+    // U+10FFFF, so a sequence stops at its first byte that cannot continue it: the
+    // maximal subpart, as the Unicode standard (and every browser and Node) replaces it.
+    const unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    const unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
     int got = 1;
     while (got < len && i + got < n) {
       const unsigned char cc = static_cast<unsigned char>(s[i + got]);
-      if ((cc & 0xC0) != 0x80) break;
+      if (got == 1 ? (cc < lo || cc > hi) : (cc & 0xC0) != 0x80) break;
       cp = (cp << 6) | (cc & 0x3F);
       ++got;
     }
-    const bool complete = got == len;
-    const bool valid = complete && cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    const bool valid = got == len && cp >= min;
     if (valid) {
       out.codepoints.push_back(cp);
     } else {

@@ -39,6 +39,9 @@ expect --eval-tokens train --eval-t
 refuse --steps --st                      # a training option is not offered without train
 expect magma --colormap ma
 expect char --tokenizer c
+expect tokenize tok
+expect --pair tokenize --pa
+refuse char tokenize --tokenizer c       # tokenize's --tokenizer is a file or a directory
 refuse --layers --heads -                # a number is wanted after --heads, not an option
 
 dir=$(mktemp -d)

@@ -1,0 +1,57 @@
+// cli_tokenize.cpp: `headmap-cli tokenize`, a tokenizer.json's answer for a text, as JSON.
+//
+//   headmap-cli tokenize --tokenizer FILE|DIR --text TEXT [--pair TEXT] [--no-special]
+//
+// Prints one JSON object: ids, pieces (as the vocabulary spells them), texts (what each token
+// stands for, decoded), type ids, the special-token mask, byte offsets into the text (into
+// the pair's for its tokens; "sequence" says which), the decoded text and the count of
+// invalid UTF-8 sequences replaced. DIR: its tokenizer.json, else GPT-2's vocab.json +
+// merges.txt, else BERT's vocab.txt. Exit status: 0, 1 a file could not be read, 2 bad arguments.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/text/hf_tokenizer.h"
+
+namespace headmap {
+
+int tokenize_cmd(int argc, char** argv) {
+  CLI::App app{"headmap-cli tokenize: a Hugging Face tokenizer's ids, pieces, type ids and byte offsets for a text, as JSON"};
+  std::string path, text, pair;
+  bool no_special = false;
+  app.add_option("--tokenizer", path, "a tokenizer.json, or a model directory (tokenizer.json, vocab.json + merges.txt, or vocab.txt)")
+      ->required();
+  app.add_option("--text", text, "the text to tokenize")->required();
+  auto* pair_opt = app.add_option("--pair", pair, "a second text (a sentence pair, as BERT takes it)");
+  app.add_flag("--no-special", no_special, "leave out the special tokens the post-processor adds (BOS, [CLS], ...)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  Result<HfTokenizer> tok = HfTokenizer::load(path);
+  if (!tok) {
+    std::fprintf(stderr, "headmap-cli: %s\n", tok.error().message.c_str());
+    return 1;
+  }
+  const HfEncoding e = pair_opt->count() ? tok->encode_pair(text, pair, !no_special) : tok->encode(text, !no_special);
+  nlohmann::ordered_json out = {{"tokenizer", path}, {"pipeline", tok->describe()}, {"ids", e.ids}, {"pieces", e.pieces}};
+  nlohmann::ordered_json texts = nlohmann::ordered_json::array(), offsets = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < e.ids.size(); ++k) {
+    texts.push_back(e.special[k] || tok->is_special(e.ids[k]) ? e.pieces[k] : tok->token_text(e.ids[k]));
+    offsets.push_back({e.offsets[k].first, e.offsets[k].second});
+  }
+  out["texts"] = texts;
+  out["type_ids"] = e.type_ids;
+  out["special"] = e.special;
+  out["offsets"] = offsets;
+  out["sequence"] = e.sequence;
+  out["decoded"] = tok->decode(e.ids);
+  out["invalid_utf8"] = e.invalid_utf8;
+  if (e.invalid_utf8) std::fprintf(stderr, "headmap-cli: %d invalid UTF-8 sequence(s) in the text were replaced by U+FFFD\n", e.invalid_utf8);
+  std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+  return 0;
+}
+
+}  // namespace headmap
