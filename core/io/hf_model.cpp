@@ -502,6 +502,7 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   s.model_name = clean.filename().string();
   if (s.model_name.empty() || s.model_name == ".") s.model_name = fs::absolute(dir, ec).lexically_normal().filename().string();
   s.parameters = parameter_count(w);
+  s.dtype = src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
   return w;
 }
 

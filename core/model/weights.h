@@ -65,6 +65,7 @@ struct WeightsSource {
   std::string model_type;     // pretrained: config.json's model_type ("gpt2")
   int64_t parameters = 0;     // pretrained: distinct parameters (a tied unembedding counts once)
   std::string tokenizer_files;  // pretrained: "vocab.json + merges.txt" or "tokenizer.json"
+  std::string dtype;          // pretrained, other families: the file's dtype ("BF16", "F16", "F32")
 };
 
 struct ModelWeights {
