@@ -220,7 +220,7 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P, const
     row(fa.out_bias ? "W_O + b_O" : "W_O", "L\xC2\xB7H\xC2\xB7" "d_head\xC2\xB7" "D", L * (Dq * D + (fa.out_bias ? D : 0)), true);
     if (fa.qk_norm) row("q/k norms", "L\xC2\xB7" "2\xC2\xB7" "d_head", L * 2 * dh, true);
     const int64_t norms = fa.placement == NormPlacement::Sandwich ? 4 : 2;
-    row(norm_name + "s", "L\xC2\xB7" + std::to_string(norms) + "\xC2\xB7" + (nb == 2 ? "2D" : "D") + " + final", (L * norms + 1) * nb * D, false);
+    row("norms (" + norm_name + ")", "L\xC2\xB7" + std::to_string(norms) + "\xC2\xB7" + (nb == 2 ? "2D" : "D") + " + final", (L * norms + 1) * nb * D, false);
     row(fa.gated() ? "MLP (gate, up, down)" : "MLP", fa.gated() ? "L\xC2\xB7" "3\xC2\xB7" "D\xC2\xB7" "F" : "L\xC2\xB7(2\xC2\xB7" "D\xC2\xB7" "F + F + D)",
         L * ((fa.gated() ? 3 : 2) * D * F + (fa.mlp_bias ? F + D : 0)), false);
     if (V > 0) {

@@ -107,6 +107,15 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::CalcTextSize(sentence_fmt).x + pad));
     ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, sentence_fmt);
   }
+  // A sliding-window layer (Mistral, Gemma 2 and 3, GPT-Neo's local layers) says so.
+  if (const int win = f.weights->arch.window(layer); win > 0) {
+    char local[48];
+    std::snprintf(local, sizeof local, "local, window %d", win);
+    same_line_if_fits(ImGui::CalcTextSize(local).x);
+    ImGui::TextColored(kChangedColour, "%s", local);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("This layer's queries see only the last %d tokens (themselves included): keys further back get weight 0.", win);
+  }
   // The header's items wrap onto a new line when the window is narrow (a projector).
   char text[96];
   // The presenter's "big heads": the selected head (or it and the next) alone, large; the
