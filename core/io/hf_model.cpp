@@ -74,9 +74,17 @@ static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& 
   if (j.contains("vision_config") || j.contains("text_config") || type == "gemma3" || type == "llava" || type == "mllama")
     return bad("this is a multimodal checkpoint (model_type \"" + type + "\", with a vision tower); headmap opens text-only models: "
                "download the text model instead (for Gemma 3, google/gemma-3-1b-it or -pt).");
-  if (!fname)
-    return bad((type.empty() ? std::string("this config has no model_type") : "model_type \"" + type + "\" is not supported") +
-               "; headmap opens these families: " + supported_families() + ".");
+  if (!fname) {
+    std::string arch;
+    if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() && j["architectures"][0].is_string())
+      arch = j["architectures"][0].get<std::string>();
+    const std::string what = type.empty() ? std::string("a model without a model_type") : "a " + type + " model";
+    std::string why;
+    if (type == "bert" || type == "roberta" || type == "distilbert")
+      why = " BERT-style encoders attend in both directions with post-LayerNorm blocks, which headmap does not implement.";
+    return bad("this is " + what + (arch.empty() ? "" : " (" + arch + ")") + "; headmap opens these families (model_type): " +
+               supported_families() + "." + why);
+  }
   HfModelConfig c;
   Arch& a = c.arch;
   a.family = type;

@@ -213,7 +213,10 @@ def check_variant(cli, work, variant):
     cmd = [cli, "--model", d, "--npy", out, "--json", run_json]
     for t in TEXTS:
         cmd += ["--text", t]
-    subprocess.run(cmd, check=True)
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"{variant:16s} headmap-cli refused it: {run.stderr.strip()}  DIFFERENT")
+        return False
     meta = json.load(open(os.path.join(out, "meta.json")))
     run = json.load(open(run_json))
     cfg, _ = read_model(d)
