@@ -142,6 +142,10 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   // A trained model learned a fixed number of positions: longer text is truncated to them
   // (and the truncation is reported under the sentence).
   if (w.context_limit > 0) r.cfg.context = std::min(r.cfg.context, w.context_limit);
+  // d_head is D/H unless a family's weights fix it (core/model/arch.h): random init and
+  // GPT-2-style weights after such a model never keep its d_head.
+  const bool family = s.pretrained && w.in_memory == s.pretrained && s.pretrained->arch.fixed_heads();
+  r.cfg.head_dim = family ? s.pretrained->arch.head_dim : 0;
   // Heads switched off that exist in this config, in (layer, head) order (std::set's).
   for (const HeadId& id : s.ablated)
     if (id.layer >= 0 && id.layer < s.cfg.num_layers && id.head >= 0 && id.head < s.cfg.num_heads) r.ablated.push_back(id);

@@ -68,6 +68,8 @@ void draw_controls(AppState& s) {
     c.num_heads = fixed->arch.num_heads;
     c.num_kv_heads = fixed->arch.num_kv_heads;
     c.head_dim = fixed->arch.head_dim;
+  } else {
+    c.head_dim = 0;  // d_head = D/H again (random init, GPT-2-style weights)
   }
   ImGui::BeginDisabled(heads_fixed);
   ImGui::SliderInt("num_heads", &c.num_heads, 1, std::max(32, std::min(c.d_model, 64)), "%d", ImGuiSliderFlags_AlwaysClamp);
