@@ -4,6 +4,7 @@
 #include "core/io/checkpoint.h"
 #include "core/io/export.h"
 #include "core/io/hf_gpt2.h"
+#include "core/io/hf_model.h"
 #include "core/memory_budget.h"
 #include "core/model/model.h"
 
@@ -80,8 +81,8 @@ void add_model_options(CLI::App& app, ModelOptions& o) {
   auto* ckpt = app.add_option("--checkpoint", o.checkpoint, "run on trained weights from a .safetensors checkpoint (default: the shipped model)")
                    ->excludes("--random-init");
   app.add_option("--model", o.model,
-                 "run on a GPT-2-family model in Hugging Face layout: a directory with config.json, model.safetensors "
-                 "(or its index and shards) and vocab.json + merges.txt or tokenizer.json")
+                 std::string("run on a model in Hugging Face layout: a directory with config.json, model.safetensors "
+                 "(or its index and shards) and tokenizer.json (or vocab.json + merges.txt); families: ") + supported_families())
       ->excludes(ckpt)
       ->excludes("--random-init");
   for (const PitfallInfo& p : pitfall_list()) app.add_flag(p.cli, o.cfg.pitfalls.*(p.flag), p.explain);
@@ -120,7 +121,7 @@ Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& a
   }
   const bool pretrained = !o.model.empty();
   const std::string path = pretrained ? o.model : o.checkpoint.empty() ? asset_path(kDefaultCheckpoint) : o.checkpoint;
-  Result<ModelWeights> w = pretrained ? load_hf_gpt2(path) : load_checkpoint(path);
+  Result<ModelWeights> w = pretrained ? load_hf_model(path) : load_checkpoint(path);
   if (!w) return w.error();
   auto given = [&](const char* flag) { return app.count(flag) > 0; };
   const char* what = pretrained ? "this model" : o.checkpoint.empty() ? "the shipped trained model" : "this checkpoint";
@@ -134,12 +135,27 @@ Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& a
   if (given("--layers") && cfg.num_layers != w->num_layers())
     return Error{ErrorKind::InvalidArgument, "--layers " + std::to_string(cfg.num_layers) + " does not fit " + what + " (" +
                                                  std::to_string(w->num_layers()) + " layers): add --random-init for random weights."};
-  if (!given("--d-model")) cfg.d_model = w->d_model;
-  if (!given("--layers")) cfg.num_layers = w->num_layers();
-  if (!given("--heads")) cfg.num_heads = w->source.trained_heads;
-  if (!given("--context")) cfg.context = std::min(w->context, kMaxContext);
+  // The weights' own config (config_for_weights), then what the command line gave.
+  ModelConfig own = cfg;
+  own.context = given("--context") ? cfg.context : kMaxContext;
+  own = config_for_weights(*w, own);
+  if (w->arch.fixed_heads()) {
+    if (given("--heads") && cfg.num_heads != own.num_heads)
+      return Error{ErrorKind::InvalidArgument, "--heads " + std::to_string(cfg.num_heads) + " does not fit " + what + ": " + w->arch.name +
+                                                   " fixes H=" + std::to_string(own.num_heads) + " in its weights (rotary positions, d_head " +
+                                                   std::to_string(own.d_head()) + "), so it cannot be re-sliced."};
+    if (given("--kv-heads") && cfg.kv_heads() != own.kv_heads())
+      return Error{ErrorKind::InvalidArgument, "--kv-heads " + std::to_string(cfg.num_kv_heads) + " does not fit " + what + ": its weights have " +
+                                                   std::to_string(own.kv_heads()) + " K/V heads."};
+    cfg.num_kv_heads = own.num_kv_heads;
+    cfg.head_dim = own.head_dim;
+  }
+  if (!given("--d-model")) cfg.d_model = own.d_model;
+  if (!given("--layers")) cfg.num_layers = own.num_layers;
+  if (!given("--heads")) cfg.num_heads = own.num_heads;
+  if (!given("--context")) cfg.context = own.context;
   if (w->source.no_w_o) cfg.pitfalls.no_w_o = true;  // w_o = I: the same function, and the passport says so
-  if (cfg.num_heads < 1 || cfg.num_heads > cfg.d_model || cfg.d_model % cfg.num_heads != 0) {
+  if (cfg.head_dim == 0 && (cfg.num_heads < 1 || cfg.num_heads > cfg.d_model || cfg.d_model % cfg.num_heads != 0)) {
     std::string valid;
     for (int h : valid_head_counts(cfg.d_model)) valid += (valid.empty() ? "" : ", ") + std::to_string(h);
     const Status s = validate(cfg);

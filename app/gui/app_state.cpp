@@ -5,6 +5,7 @@
 
 #include "core/io/export.h"
 #include "core/io/hf_gpt2.h"
+#include "core/io/hf_model.h"
 
 namespace headmap {
 
@@ -37,7 +38,7 @@ void map_range(const AppState& s, int layer, int batch, int head, float* vmin, f
 
 
 Status open_pretrained(AppState& s, const std::string& dir) {
-  Result<ModelWeights> w = load_hf_gpt2(dir);
+  Result<ModelWeights> w = load_hf_model(dir);
   if (!w) return w.error();
   adopt_pretrained(s, dir, std::make_shared<const ModelWeights>(std::move(w).value()));
   return Status();
@@ -47,12 +48,7 @@ void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const
   s.pretrained = std::move(weights);
   s.pretrained_dir = dir;
   s.weights_mode = WeightsMode::Trained;
-  s.cfg.d_model = s.pretrained->d_model;
-  s.cfg.num_layers = s.pretrained->num_layers();
-  s.cfg.num_heads = s.pretrained->source.trained_heads;
-  s.cfg.num_kv_heads = 0;  // GPT-2 is multi-head: kv_heads = heads
-  s.cfg.context = std::min(s.cfg.context, s.pretrained->context);
-  s.cfg.pitfalls.no_w_o = false;
+  s.cfg = config_for_weights(*s.pretrained, s.cfg);
   s.status_lines.push_back("Opened " + describe_source(*s.pretrained, s.cfg));
 }
 
@@ -146,6 +142,10 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   // A trained model learned a fixed number of positions: longer text is truncated to them
   // (and the truncation is reported under the sentence).
   if (w.context_limit > 0) r.cfg.context = std::min(r.cfg.context, w.context_limit);
+  // d_head is D/H unless a family's weights fix it (core/model/arch.h): random init and
+  // GPT-2-style weights after such a model never keep its d_head.
+  const bool family = s.pretrained && w.in_memory == s.pretrained && s.pretrained->arch.fixed_heads();
+  r.cfg.head_dim = family ? s.pretrained->arch.head_dim : 0;
   // Heads switched off that exist in this config, in (layer, head) order (std::set's).
   for (const HeadId& id : s.ablated)
     if (id.layer >= 0 && id.layer < s.cfg.num_layers && id.head >= 0 && id.head < s.cfg.num_heads) r.ablated.push_back(id);
@@ -218,12 +218,7 @@ Status show_trained_run(AppState& s, int run) {
   s.weights_mode = WeightsMode::Trained;
   s.pretrained.reset();
   s.pretrained_dir.clear();
-  s.cfg.d_model = w->d_model;
-  s.cfg.num_layers = w->num_layers();
-  s.cfg.num_heads = w->source.trained_heads;
-  s.cfg.num_kv_heads = 0;
-  s.cfg.context = std::min(s.cfg.context, w->context);
-  s.cfg.pitfalls.no_w_o = w->source.no_w_o;
+  s.cfg = config_for_weights(*w, s.cfg);
   s.view.center = CenterPanel::Heads;
   s.status_lines.push_back("Showing the heads of " + (run < static_cast<int>(t.labels.size()) ? t.labels[static_cast<size_t>(run)] : "run " + std::to_string(run)) +
                            ": " + describe_source(*w, s.cfg));

@@ -15,10 +15,15 @@ namespace headmap {
 namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-Status supported(const ModelConfig& cfg) {
+Status supported(const ModelWeights& w, const ModelConfig& cfg) {
   if (cfg.pitfalls.head_averaged || cfg.pitfalls.no_transpose)
     return Error{ErrorKind::InvalidArgument,
                  "What heads contribute is measured per head: switch off the head-averaged and forgotten-transpose pitfalls."};
+  // The stream's parts are written for GPT-2's block (pre-LayerNorm, one residual, a
+  // LayerNorm at the end); other families' blocks are not split yet.
+  if (!w.arch.is_gpt2_block())
+    return Error{ErrorKind::InvalidArgument, "What heads contribute is measured on GPT-2-style blocks (headmap's own models and GPT-2) so far; " +
+                                             w.arch.name + " is not supported yet."};
   return Status();
 }
 
@@ -78,7 +83,7 @@ Status check_target(const ModelWeights& w, const LogitTarget& t, int len) {
 // ---- [parts] ---------------------------------------------------------------------------
 Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch_in, int b,
                                  const std::vector<uint8_t>* ablate, const std::function<bool()>& cancelled) {
-  if (Status s = supported(cfg); !s) return s.error();
+  if (Status s = supported(w, cfg); !s) return s.error();
   if (b < 0 || b >= batch_in.B()) return Error{ErrorKind::InvalidArgument, "There is no sentence " + std::to_string(b + 1) + " in the text."};
   const Batch batch = one_sentence(batch_in, b);
   std::vector<MatR> resid;  // L x (T, D)

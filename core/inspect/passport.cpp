@@ -31,13 +31,16 @@ static std::string number(double v) {
   return buf;
 }
 
-Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
+Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P, const Arch* arch_in) {
   Passport p;
   p.cfg = cfg;
   p.B = B;
   p.T = T;
   p.V = V;
-  const int64_t b = B, t = T, D = cfg.d_model, H = std::max(cfg.num_heads, 1), dh = D / H, L = cfg.num_layers;
+  const Arch gpt2;
+  const Arch& fa = arch_in ? *arch_in : gpt2;
+  const bool fam = !fa.is_gpt2_block();
+  const int64_t b = B, t = T, D = cfg.d_model, H = std::max(cfg.num_heads, 1), dh = cfg.head_dim > 0 ? cfg.head_dim : D / H, L = cfg.num_layers;
   const int64_t kvH = std::max(cfg.kv_heads(), 1), G = std::max<int64_t>(H / kvH, 1), Dkv = kvH * dh;
   const bool gqa = kvH < H;
   const Pitfalls& pf = cfg.pitfalls;
@@ -61,20 +64,35 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
        trained ? "" : "random init: each token's vector comes from a hash of its text and the seed"});
 
   // attention, one layer
-  add({"attn_in", attn, "LayerNorm 1", "LN\xE2\x82\x81(x)", yBTD, sBTD, 8 * btd, 0, false, "pre-LN: the input of attention"});
+  const bool rms = fam && fa.norm == NormKind::RMSNorm;
+  const std::string norm_name = rms ? (fa.norm_plus_one ? "RMSNorm (1 + w)" : "RMSNorm") : "LayerNorm";
+  if (fam) {
+    p.family = fa.name + ": " + arch_steps(fa, static_cast<int>(H), static_cast<int>(dh));
+    if (fa.embed_scale) p.steps.back().formula += " \xC2\xB7 \xE2\x88\x9A" "D";
+    if (fa.rotary()) p.steps.back().formula = "E[token]" + std::string(fa.embed_scale ? " \xC2\xB7 \xE2\x88\x9A" "D" : ""),
+                     p.steps.back().note = "no position table: RoPE rotates Q and K in every layer";
+  }
+  add({"attn_in", attn, norm_name + " 1", (rms ? "RMSNorm\xE2\x82\x81(x)" : "LN\xE2\x82\x81(x)"), yBTD, sBTD, 8 * btd, 0, false,
+       fam && fa.placement == NormPlacement::Parallel ? "parallel: attention and MLP both read x (GPT-NeoX)" : "pre-LN: the input of attention"});
   for (const char* m : {"q", "k", "v"}) {
     const std::string M(1, static_cast<char>(m[0] - 32));
     const bool kv = M != "Q" && gqa;
-    const int64_t width = kv ? Dkv : D;
+    const int64_t width = kv ? Dkv : (M == "Q" ? H * dh : fam ? Dkv : D);
     std::string note;
-    if (M == "Q")
+    if (M == "Q" && fam)
+      note = "W_Q is (D, H\xC2\xB7" "d_head) = (" + std::to_string(D) + ", " + std::to_string(H * dh) + ")" +
+             (gqa ? "; W_K, W_V are (D, kv_heads\xC2\xB7" "d_head)" : "") + (fa.attn_bias ? "" : "; no biases");
+    else if (M == "Q")
       note = gqa ? "W_Q is (D, D); W_K, W_V are (D, kv_heads\xC2\xB7" "d_head); one (D, D + 2\xC2\xB7" "kv_heads\xC2\xB7" "d_head) GEMM"
                  : "W_Q, W_K, W_V are (D, D) for any H; headmap runs them as one (D, 3D) GEMM";
     else if (kv)
       note = "kv_heads = " + std::to_string(kvH) + (kvH == 1 ? " (multi-query)" : " (grouped-query)") + ": W_" + M + " is (D, " +
              std::to_string(Dkv) + "), not (D, " + std::to_string(D) + ")";
     add({m, attn, M + " projection", "attn_in \xC2\xB7 W_" + M + " + b_" + M,
-         kv ? std::vector<std::string>{"B", "T", "kv_heads\xC2\xB7" "d_head"} : yBTD, Shape{b, t, width}, 2 * b * t * D * width + b * t * width, 0,
+         kv || (fam && M != "Q") ? std::vector<std::string>{"B", "T", "kv_heads\xC2\xB7" "d_head"}
+         : fam && H * dh != D   ? std::vector<std::string>{"B", "T", "H\xC2\xB7" "d_head"}
+                                : yBTD,
+         Shape{b, t, width}, 2 * b * t * D * width + b * t * width, 0,
          false, note});
   }
   if (pf.interleaved_reshape) {
@@ -88,9 +106,24 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
          "PITFALL: the same memory re-read: 'head' h holds rows of tokens h\xC2\xB7T/H .., so each map mixes positions and heads"});
   } else {
     add({"q_view", attn, "split heads", "Q.view(B, T, H, d_head)", yBTHd, sBTHd, 0, 0, true,
-         "d_head = D/H = " + std::to_string(dh) + "; head h reads features h\xC2\xB7" "d_head .. (h+1)\xC2\xB7" "d_head-1"});
+         (fam && cfg.head_dim > 0 ? "d_head = " + std::to_string(dh) + " (the weights' own)" : "d_head = D/H = " + std::to_string(dh)) +
+             "; head h reads features h\xC2\xB7" "d_head .. (h+1)\xC2\xB7" "d_head-1"});
     add({"q_heads", attn, "heads first", ".transpose(1, 2)", yBHTd, sBHTd, 0, 0, true,
          gqa ? "H now acts as a batch axis" : "K and V are split the same way; H now acts as a batch axis"});
+  }
+  if (fam && fa.qk_norm)
+    add({"qk_norm", attn, "q/k norm", "RMSNorm(q_h), RMSNorm(k_h) over d_head", yBHTd, sBHTd, 8 * b * t * (H + kvH) * dh, 0, false,
+         "each head's q and k normalised before RoPE"});
+  if (fam && fa.rotary()) {
+    const int rot = fa.rotary_dims(static_cast<int>(dh));
+    char theta[48];
+    std::snprintf(theta, sizeof theta, "%g", fa.rope_theta);
+    add({"rope", attn, "rotate Q and K by position (RoPE)", "q\xC2\xB7" "cos(t\xCE\xB8) + rotate_half(q)\xC2\xB7" "sin(t\xCE\xB8)", yBHTd, sBHTd,
+         6 * b * t * (H + kvH) * rot, 0, false,
+         "pairs (i, i + " + std::to_string(rot / 2) + ") of the first " + std::to_string(rot) + " of " + std::to_string(dh) +
+             " dims turn by t\xC2\xB7\xCE\xB8_i, \xCE\xB8 base " + theta +
+             (fa.rope_scaling == RopeScaling::Llama3 ? ", llama3 scaling" : fa.rope_scaling == RopeScaling::Linear ? ", linear scaling" : "") +
+             "; K the same"});
   }
   if (gqa) {
     add({"k_heads", attn, "split K/V heads", pf.no_transpose ? "K.view(B, kv_heads, T, d_head)" : "K.view(B, T, kv_heads, d_head).transpose(1, 2)",
@@ -104,7 +137,19 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
        yBHTT, sBHTT, bhtt, 0, false,
        pf.scale_by_d_model ? "PITFALL: under-scaled by \xE2\x88\x9AH: flatter weights"
                            : "\xE2\x88\x9A" "d_head = " + number(std::sqrt(static_cast<double>(dh)))});
+  if (fam && fa.score_scale != ScoreScale::InvSqrtHeadDim) {
+    p.steps.back().formula = fa.score_scale == ScoreScale::None ? "\xC3\x97 1 (no scaling)" : "\xC3\xB7 \xE2\x88\x9A" "query_pre_attn_scalar";
+    p.steps.back().note = fa.score_scale == ScoreScale::None ? "GPT-Neo does not scale its scores" : "scale " + number(fa.score_scale_for(static_cast<int>(dh)));
+  }
+  if (fam && fa.attn_softcap > 0)
+    add({"softcap", attn, "soft-cap", "c\xC2\xB7tanh(s / c), c = " + number(fa.attn_softcap), yBHTT, sBHTT, 3 * bhtt, 0, false,
+         "scores stay within \xC2\xB1" "c"});
   std::string mask_formula = cfg.causal ? (pf.reversed_mask ? "future only (s > t)" : "causal (s \xE2\x89\xA4 t)") : "none";
+  for (int l = 0; fam && l < static_cast<int>(fa.windows.size()); ++l)
+    if (fa.windows[static_cast<size_t>(l)] > 0) {
+      mask_formula += "; local layers: t \xE2\x88\x92 s < " + std::to_string(fa.windows[static_cast<size_t>(l)]);
+      break;
+    }
   if (B > 1) mask_formula += cfg.causal ? " + padding" : " except padding";
   add({"masked", attn, "mask", "masked_fill(hidden, \xE2\x88\x92\xE2\x88\x9E)", yBHTT, sBHTT, 0, 0, false,
        "keys visible: " + mask_formula + (pf.reversed_mask && cfg.causal ? "  PITFALL: polarity reversed, last row sees nothing" : "")});
@@ -114,7 +159,11 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
          "PITFALL: the per-head patterns are averaged away"});
   add({"ctx", attn, "weights \xC2\xB7 V", "weights \xC2\xB7 V_h", yBHTd, sBHTd, 2 * bhtt * dh, 0, false, "each head's output"});
   add({"ctx_t", attn, "heads back", ".transpose(1, 2)", yBTHd, sBTHd, 0, 0, true, ""});
-  add({"concat", attn, "concatenate", ".contiguous().view(B, T, D)", yBTD, sBTD, 0, 0, false, "copy into (B, T, D): heads side by side"});
+  if (fam && H * dh != D)
+    add({"concat", attn, "concatenate", ".contiguous().view(B, T, H\xC2\xB7" "d_head)", {"B", "T", "H\xC2\xB7" "d_head"}, {b, t, H * dh}, 0, 0, false,
+         "H\xC2\xB7" "d_head = " + std::to_string(H * dh) + " \xE2\x89\xA0 D: W_O maps it back to D"});
+  else
+    add({"concat", attn, "concatenate", ".contiguous().view(B, T, D)", yBTD, sBTD, 0, 0, false, "copy into (B, T, D): heads side by side"});
   if (pf.no_w_o)
     add({"out", attn, "output (pitfall)", "= concat (no W_O)", yBTD, sBTD, 0, 0, false, "PITFALL: heads are never mixed"});
   else
@@ -122,9 +171,22 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
   add({"resid1", attn, "residual", "x + out", yBTD, sBTD, btd, 0, false, ""});
 
   // MLP, one layer
+  if (fam) {  // the family's MLP: F wide, gated or not
+    const int64_t F = fa.mlp_width > 0 ? fa.mlp_width : 4 * D;
+    add({"mlp_in", mlp, norm_name + " 2", rms ? "RMSNorm\xE2\x82\x82(x)" : "LN\xE2\x82\x82(x)", yBTD, sBTD, 8 * btd, 0, false,
+         fa.placement == NormPlacement::Sandwich ? "Gemma 2/3: attention's output was normed too (four norms per layer)" : ""});
+    if (fa.gated())
+      add({"fc", mlp, "gate \xC3\x97 up", std::string(fa.mlp == MlpKind::SiluGated ? "SiLU" : "GELU") + "(\xC2\xB7 W_gate) \xE2\x8A\x99 (\xC2\xB7 W_up)",
+           {"B", "T", "F"}, {b, t, F}, 2 * 2 * btd * F + 12 * b * t * F, 0, false, "F = " + std::to_string(F) + ": two projections, one gates the other"});
+    else
+      add({"fc", mlp, "expand + GELU", "GELU(\xC2\xB7 W_fc + b_fc)", {"B", "T", "F"}, {b, t, F}, 2 * btd * F + 11 * b * t * F, 0, false,
+           fa.mlp == MlpKind::GeluErf ? "GELU, erf form" : "GELU, tanh form"});
+    add({"proj", mlp, "project back", "\xC2\xB7 W_down", yBTD, sBTD, 2 * btd * F + btd, 0, false, ""});
+  } else {
   add({"mlp_in", mlp, "LayerNorm 2", "LN\xE2\x82\x82(x)", yBTD, sBTD, 8 * btd, 0, false, ""});
   add({"fc", mlp, "expand + GELU", "GELU(\xC2\xB7 W_fc + b_fc)", {"B", "T", "4D"}, {b, t, 4 * D}, 2 * btd * 4 * D + 4 * btd + 10 * 4 * btd, 0, false, ""});
   add({"proj", mlp, "project back", "\xC2\xB7 W_proj + b_proj", yBTD, sBTD, 2 * btd * 4 * D + btd, 0, false, ""});
+  }
   add({"resid2", mlp, "residual", "x + mlp", yBTD, sBTD, btd, 0, false, "the next layer starts from here"});
 
   // output
@@ -132,7 +194,10 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
        "L = " + std::to_string(L) + " layers, same shape in and out"});
   if (trained) {
     add({"logits", "output", "next-token logits", "LN_f(x) \xC2\xB7 E\xE1\xB5\x80", {"B", "T", "V"}, {b, t, V},
-         8 * btd + 2 * btd * V, 0, false, "tied unembedding"});
+         8 * btd + 2 * btd * V, 0, false,
+         !fam ? "tied unembedding"
+              : std::string(fa.tied ? "tied unembedding" : "own lm_head (untied)") +
+                    (fa.final_softcap > 0 ? ", then c\xC2\xB7tanh(logits / c), c = " + number(fa.final_softcap) : "")});
   }
   if (pf.head_averaged)
     add({"attention", "output", "attention weights", "every layer's mean map", {"L", "B", "1", "T", "T"}, {L, b, 1, t, t}, 0, 0,
@@ -145,14 +210,38 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P) {
     const bool per_layer = s.section == attn || s.section == mlp;
     p.total_flops += s.flops * (per_layer ? L : 1);
   }
+  if (fam) {  // the family's own parameter table, from its shapes
+    const int64_t F = fa.mlp_width > 0 ? fa.mlp_width : 4 * D, Dq = H * dh;
+    const int64_t nb = fa.norm == NormKind::LayerNorm ? 2 : 1;
+    auto row = [&](std::string n, std::string f, int64_t c, bool a) { p.params.push_back({std::move(n), std::move(f), c, a}); };
+    row(fa.attn_bias ? "W_Q + b_Q" : "W_Q", "L\xC2\xB7" "D\xC2\xB7H\xC2\xB7" "d_head", L * (D * Dq + (fa.attn_bias ? Dq : 0)), true);
+    row(fa.attn_bias ? "W_K + b_K" : "W_K", "L\xC2\xB7" "D\xC2\xB7kv_heads\xC2\xB7" "d_head", L * (D * Dkv + (fa.attn_bias ? Dkv : 0)), true);
+    row(fa.attn_bias ? "W_V + b_V" : "W_V", "L\xC2\xB7" "D\xC2\xB7kv_heads\xC2\xB7" "d_head", L * (D * Dkv + (fa.attn_bias ? Dkv : 0)), true);
+    row(fa.out_bias ? "W_O + b_O" : "W_O", "L\xC2\xB7H\xC2\xB7" "d_head\xC2\xB7" "D", L * (Dq * D + (fa.out_bias ? D : 0)), true);
+    if (fa.qk_norm) row("q/k norms", "L\xC2\xB7" "2\xC2\xB7" "d_head", L * 2 * dh, true);
+    const int64_t norms = fa.placement == NormPlacement::Sandwich ? 4 : 2;
+    row("norms (" + norm_name + ")", "L\xC2\xB7" + std::to_string(norms) + "\xC2\xB7" + (nb == 2 ? "2D" : "D") + " + final", (L * norms + 1) * nb * D, false);
+    row(fa.gated() ? "MLP (gate, up, down)" : "MLP", fa.gated() ? "L\xC2\xB7" "3\xC2\xB7" "D\xC2\xB7" "F" : "L\xC2\xB7(2\xC2\xB7" "D\xC2\xB7" "F + F + D)",
+        L * ((fa.gated() ? 3 : 2) * D * F + (fa.mlp_bias ? F + D : 0)), false);
+    if (V > 0) {
+      row("token embedding", "V\xC2\xB7" "D", static_cast<int64_t>(V) * D, false);
+      if (!fa.tied) row("lm_head (untied)", "V\xC2\xB7" "D", static_cast<int64_t>(V) * D, false);
+      if (fa.positions == PositionKind::Learned) row("position embedding", "context\xC2\xB7" "D", static_cast<int64_t>(P) * D, false);
+    }
+    p.kv_cache_bytes_per_token = 2 * L * Dkv * 4;
+  } else {
   p.params = param_counts(cfg.d_model, static_cast<int>(Dkv), cfg.num_layers, V, P, pf.no_w_o);
+  }
   for (const ParamCount& c : p.params) {
     p.total_params += c.count;
     if (c.attention) p.attention_params += c.count;
   }
   // The footer: what the attention total is, from the same terms as the rows above.
   const std::string n_qo = pf.no_w_o ? "" : "2\xC2\xB7";
-  if (!gqa) {
+  if (fam) {
+    p.attention_formula = "fixed by " + fa.name + "'s weights; K/V cache " + human_count(p.kv_cache_bytes_per_token) + " bytes per token, " +
+                          human_count(p.kv_cache_bytes_per_token * std::max(P, 1)) + " for " + std::to_string(std::max(P, 1)) + " tokens";
+  } else if (!gqa) {
     p.attention_formula = (pf.no_w_o ? "3" : "4") + std::string("\xC2\xB7L\xC2\xB7(D\xC2\xB2 + D)") +
                           (pf.no_w_o ? " without W_O" : "") + ": the same for every H that divides D";
   } else {
@@ -190,6 +279,7 @@ std::string passport_table(const Passport& p) {
                 c.d_head(), c.num_layers, c.kv_heads() < c.num_heads ? (" kv_heads=" + std::to_string(c.kv_heads())).c_str() : "",
                 c.causal ? " causal" : "");
   out += head;
+  if (!p.family.empty()) out += p.family + "\n";
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"step", "formula", "symbolic", "concrete", "FLOPs", "bytes", "note"});
   std::string section;

@@ -42,12 +42,17 @@ struct Passport {
   int64_t kv_saved = 0;          // parameters grouped-query attention saves against full multi-head (0 for MHA)
   int64_t total_params = 0;
   int64_t total_flops = 0;       // all layers
+  std::string family;            // a family's steps in words (arch_steps), empty for GPT-2's block
+  int64_t kv_cache_bytes_per_token = 0;  // float32 K and V of every layer for one token: 2·L·kv_heads·d_head·4
 
   const PassportStep* find(const std::string& id) const;
 };
 
 // vocab = 0 and context_rows = 0 for random init; a trained model passes its V and context.
-Passport make_passport(const ModelConfig& cfg, int B, int T, int vocab = 0, int context_rows = 0);
+// arch: the weights' family (core/model/arch.h); null or GPT-2's block = the steps above. A
+// family adds its own steps (RMSNorm, q/k norm, RoPE, soft-cap, sliding window, gated MLP),
+// its shapes (H·d_head, F), its parameter table and the K/V cache per token.
+Passport make_passport(const ModelConfig& cfg, int B, int T, int vocab = 0, int context_rows = 0, const Arch* arch = nullptr);
 
 // A count for people: 704, 90.8k, 10.50M, 1.52G.
 std::string human_count(int64_t v);

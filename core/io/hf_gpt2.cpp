@@ -16,6 +16,7 @@
 #include <set>
 
 #include "core/io/export.h"
+#include "core/io/hf_tensors.h"
 #include "core/io/safetensors.h"
 #include "core/math/gemm.h"
 #include "core/model/config.h"
@@ -107,22 +108,21 @@ static Result<Gpt2Config> gpt2_config_fields(const json& j, const std::string& o
 }
 
 // ---- [tokenizer] -----------------------------------------------------------------------
-namespace {
 // The tokenizer by HfTokenizer::load's rule, the same as headmap-cli tokenize's: the
 // directory's tokenizer.json, else GPT-2's vocab.json + merges.txt, else BERT's vocab.txt; a
-// tokenizer.model alone is refused, saying what to do. Its pipeline splits the text (special
+// tokenizer.model alone is refused, saying what to do. Every family's loader uses it. Its pipeline splits the text (special
 // tokens included). When the files are GPT-2's byte-level BPE, bpe (core/text/bpe.h) holds
 // the same tables too, for a checkpoint saved from the model.
-Status load_tokenizer(const fs::path& dir, const Gpt2Config& cfg, ModelWeights& w) {
+Status load_hf_tokenizer(const fs::path& dir, int vocab_size, ModelWeights& w) {
   const fs::path vocab_json = dir / "vocab.json", merges = dir / "merges.txt", tok_json = dir / "tokenizer.json";
   Result<HfTokenizer> hf = HfTokenizer::load(dir.string());
   if (!hf) return hf.error();
   const bool has_json = fs::exists(tok_json), has_gpt2 = fs::exists(vocab_json) && fs::exists(merges);
   const std::string files = has_json ? "tokenizer.json" : has_gpt2 ? "vocab.json + merges.txt" : "vocab.txt";
   const std::string origin = (dir / (has_json ? "tokenizer.json" : has_gpt2 ? "vocab.json" : "vocab.txt")).string();
-  if (hf->vocab_size() > cfg.vocab_size)
+  if (hf->vocab_size() > vocab_size)
     return bad_format(origin + " has " + std::to_string(hf->vocab_size()) + " tokens but config.json's vocab_size is " +
-                      std::to_string(cfg.vocab_size) + ": the tokenizer belongs to another model.");
+                      std::to_string(vocab_size) + ": the tokenizer belongs to another model.");
   Result<Bpe> bpe = Error{ErrorKind::BadFormat, "not byte-level BPE"};
   if (has_json) {
     Result<std::string> t = read_file(tok_json.string(), kMaxJsonBytes);
@@ -137,13 +137,11 @@ Status load_tokenizer(const fs::path& dir, const Gpt2Config& cfg, ModelWeights& 
     if (!bpe) return bad_format(origin + " + merges.txt: " + bpe.error().message);
   }
   // Embedding rows past the tokenizer's tokens (a padded vocabulary) are never produced.
-  if (bpe && bpe->size() <= cfg.vocab_size) w.bpe = std::move(bpe).value();
+  if (bpe && bpe->size() <= vocab_size) w.bpe = std::move(bpe).value();
   w.hf_tokenizer = std::make_shared<const HfTokenizer>(std::move(hf).value());
   w.source.tokenizer_files = files;
   return Status();
 }
-}  // namespace
-
 // ---- [tensors] -------------------------------------------------------------------------
 Result<std::vector<std::string>> parse_shard_index(const std::string& text, const std::string& origin) {
   json j;
@@ -167,13 +165,6 @@ Result<std::vector<std::string>> parse_shard_index(const std::string& text, cons
   if (names.empty()) return bad_format(origin + ": the weight map is empty.");
   return std::vector<std::string>(names.begin(), names.end());
 }
-
-namespace {
-// The safetensors files of a directory and which one holds each tensor.
-struct TensorSource {
-  std::vector<std::unique_ptr<SafetensorsFile>> files;
-  std::map<std::string, const SafetensorsFile*> where;  // tensor name -> file
-};
 
 Result<TensorSource> open_tensors(const fs::path& dir) {
   TensorSource src;
@@ -212,45 +203,19 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-// Reads the tensors into w, shapes first (all of them, before any data is touched).
-class TensorReader {
- public:
-  TensorReader(const TensorSource& src, std::string prefix, const std::string& dir) : src_(src), prefix_(std::move(prefix)), dir_(dir) {}
+Status TensorReader::expect(const std::string& name, std::vector<int64_t> shape) {
+  const std::string full = prefix_ + name;
+  auto it = src_.where.find(full);
+  if (it == src_.where.end()) return bad_format(dir_ + ": the tensor \"" + full + "\" is missing; config.json promises it.");
+  const SafetensorInfo& info = it->second->tensors().at(full);
+  if (info.shape != shape)
+    return bad_format(it->second->path() + ": tensor \"" + full + "\" has shape " + shape_text(info.shape) + " but config.json (" + config_text_ +
+                      ") needs " + shape_text(shape) + ".");
+  used_.insert(full);
+  return Status();
+}
 
-  // Checks that `name` exists with `shape`; records it as used.
-  Status expect(const std::string& name, std::vector<int64_t> shape) {
-    const std::string full = prefix_ + name;
-    auto it = src_.where.find(full);
-    if (it == src_.where.end()) return bad_format(dir_ + ": the tensor \"" + full + "\" is missing; config.json promises it.");
-    const SafetensorInfo& info = it->second->tensors().at(full);
-    if (info.shape != shape)
-      return bad_format(it->second->path() + ": tensor \"" + full + "\" has shape " + shape_text(info.shape) + " but config.json (" + config_text_ +
-                        ") needs " + shape_text(shape) + ".");
-    used_.insert(full);
-    return Status();
-  }
-  Status read(const std::string& name, float* out) const {
-    const std::string full = prefix_ + name;
-    return src_.where.at(full)->read_f32(full, out);
-  }
-  Status read_rows(const std::string& name, int64_t r0, int64_t n, int64_t cols, float* out) const {
-    const std::string full = prefix_ + name;
-    return src_.where.at(full)->read_block_f32(full, r0, n, 0, cols, out);
-  }
-  Status read_cols(const std::string& name, int64_t c0, int64_t n, float* out) const {
-    const std::string full = prefix_ + name;
-    return src_.where.at(full)->read_rows_f32(full, c0, n, out);
-  }
-  const std::set<std::string>& used() const { return used_; }
-  std::string config_text_;
-
- private:
-  const TensorSource& src_;
-  std::string prefix_;
-  std::string dir_;
-  std::set<std::string> used_;
-};
-
+namespace {
 bool ignorable(const std::string& name) {
   // The causal-mask buffers of older GPT-2 saves: h.N.attn.bias (1, 1, P, P), masked_bias.
   auto ends = [&](const char* s) { const size_t n = std::strlen(s); return name.size() >= n && name.compare(name.size() - n, n, s) == 0; };
@@ -264,6 +229,16 @@ int64_t parameter_count(const ModelWeights& w) {
   for (const LayerWeights& lw : w.layers)
     n += lw.ln1_g.size() + lw.ln1_b.size() + lw.w_q.size() + lw.w_k.size() + lw.w_v.size() + lw.w_o.size() + lw.b_q.size() + lw.b_k.size() +
          lw.b_v.size() + lw.b_o.size() + lw.ln2_g.size() + lw.ln2_b.size() + lw.w_fc.size() + lw.b_fc.size() + lw.w_proj.size() + lw.b_proj.size();
+  // Other families (arch.h): their own tensors counted, the zero biases they do not store not.
+  const Arch& a = w.arch;
+  for (const LayerWeights& lw : w.layers) {
+    n += lw.w_gate.size() + lw.q_norm.size() + lw.k_norm.size() + lw.post_attn_g.size() + lw.post_mlp_g.size();
+    if (!a.attn_bias) n -= lw.b_q.size() + lw.b_k.size() + lw.b_v.size();
+    if (!a.out_bias) n -= lw.b_o.size();
+    if (!a.mlp_bias) n -= lw.b_fc.size() + lw.b_proj.size();
+    if (a.norm == NormKind::RMSNorm) n -= lw.ln1_b.size() + lw.ln2_b.size();
+  }
+  if (a.norm == NormKind::RMSNorm) n -= w.lnf_b.size();
   return n;
 }
 
@@ -333,7 +308,7 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
       !s)
     return s.error();
   ModelWeights w;
-  if (Status s = load_tokenizer(dir, *cfg, w); !s) return s.error();
+  if (Status s = load_hf_tokenizer(dir, cfg->vocab_size, w); !s) return s.error();
   w.d_model = static_cast<int>(D);
   w.context = static_cast<int>(P);
   w.ln_eps = cfg->layer_norm_epsilon;

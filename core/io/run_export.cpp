@@ -275,7 +275,7 @@ Status export_npy_dir(const std::string& dir_arg, const RunRecord& run) {
     if (Status s = put("attention.npy", npy_bytes(out.attention.data(), {out.L, B, out.Hw, T, T})); !s) return fail(s);
     for (int l = 0; l < out.L; ++l) {
       // W_K and W_V as the attention read them: (D, kv_heads·d_head) under grouped-query attention.
-      const LayerWeights lw = kv_grouped(run.weights->layers[l], mha_options(run.cfg));
+      const LayerWeights lw = kv_grouped(run.weights->layers[l], mha_options(run.cfg, *run.weights, l));
       const std::string p = "layer" + std::to_string(l) + ".";
       const MatR w_o = lw.w_o.plain();
       const std::pair<const char*, const MatR*> mats[] = {{"w_q", &lw.w_q}, {"w_k", &lw.w_k}, {"w_v", &lw.w_v}, {"w_o", &w_o}};
@@ -283,7 +283,7 @@ Status export_npy_dir(const std::string& dir_arg, const RunRecord& run) {
       if (Status s = put(p + "attn_in.npy", npy_bytes(out.attn_in[l].data(), {B, T, D})); !s) return fail(s);
       if (Status s = put(p + "attn_out.npy", npy_bytes(out.attn_out[l].data(), {B, T, D})); !s) return fail(s);
       for (auto& [n, m] : mats)
-        if (Status s = put(p + n + ".npy", npy_bytes(m->data(), {D, m->cols()})); !s) return fail(s);
+        if (Status s = put(p + n + ".npy", npy_bytes(m->data(), {m->rows(), m->cols()})); !s) return fail(s);
       for (auto& [n, v] : vecs)
         if (Status s = put(p + n + ".npy", npy_bytes(v->data(), {v->size()})); !s) return fail(s);
     }

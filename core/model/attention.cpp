@@ -40,13 +40,15 @@ void untransposed_heads(const float* src, Eigen::Index src_stride, int T, int W,
 LayerWeights kv_grouped(const LayerWeights& w, const MhaOptions& o) {
   const int D = static_cast<int>(w.w_q.rows());
   const int H = o.num_heads, kvH = kv_heads(o);
-  HM_ASSERT(H >= 1 && D % H == 0 && kvH >= 1 && H % kvH == 0, "kv_heads must divide num_heads; validate() the config first");
-  const int dh = D / H, G = H / kvH, Dkv = kvH * dh;
+  HM_ASSERT(H >= 1 && (o.head_dim > 0 || D % H == 0) && kvH >= 1 && H % kvH == 0, "kv_heads must divide num_heads; validate() the config first");
+  const int dh = head_dim(o, D), G = H / kvH, Dkv = kvH * dh;
   LayerWeights g;
   g.w_q = w.w_q;
   g.b_q = w.b_q;
   g.w_o = w.w_o;
   g.b_o = w.b_o;
+  g.q_norm = w.q_norm;
+  g.k_norm = w.k_norm;
   if (w.w_k.cols() == Dkv) {
     g.w_k = w.w_k, g.w_v = w.w_v, g.b_k = w.b_k, g.b_v = w.b_v;
   } else {
@@ -67,9 +69,71 @@ LayerWeights kv_grouped(const LayerWeights& w, const MhaOptions& o) {
 }
 
 float score_scale(int d_model, const MhaOptions& o) {
-  const int dh = d_model / o.num_heads;
+  if (o.scale > 0) return o.scale;
+  const int dh = head_dim(o, d_model);
   return 1.0f / std::sqrt(static_cast<float>(o.pitfalls.scale_by_d_model ? d_model : dh));
 }
+
+MhaOptions mha_options(const ModelConfig& cfg, const ModelWeights& w, int layer) {
+  MhaOptions o = mha_options(cfg);
+  const Arch& a = w.arch;
+  if (a.is_gpt2_block()) return o;
+  const int dh = a.head_dim > 0 ? a.head_dim : cfg.d_model / std::max(cfg.num_heads, 1);
+  o.head_dim = a.head_dim;
+  if (a.score_scale != ScoreScale::InvSqrtHeadDim) o.scale = a.score_scale_for(dh);
+  o.softcap = a.attn_softcap;
+  o.window = a.window(layer);
+  o.qk_norm_eps = a.norm_eps;
+  if (a.rotary() && cfg.positional) o.rope_inv_freq = rope_inv_freq(a, dh, o.window > 0);
+  return o;
+}
+
+void rotate_half(float* v, int half, const float* c, const float* s) {
+  for (int i = 0; i < half; ++i) {
+    const float x1 = v[i], x2 = v[i + half];
+    v[i] = x1 * c[i] - x2 * s[i];
+    v[i + half] = x2 * c[i] + x1 * s[i];
+  }
+}
+
+namespace {
+// cos and sin of t·inv_freq[i] for t < T: (T, half) each.
+struct RopeTable {
+  int half = 0;
+  std::vector<float> cos, sin;
+  RopeTable(const std::vector<double>& inv_freq, int T) : half(static_cast<int>(inv_freq.size())) {
+    cos.resize(static_cast<size_t>(T) * half);
+    sin.resize(cos.size());
+    for (int t = 0; t < T; ++t)
+      for (int i = 0; i < half; ++i) {
+        const double a = t * inv_freq[static_cast<size_t>(i)];
+        cos[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(a));
+        sin[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(a));
+      }
+  }
+  const float* c(int t) const { return cos.data() + static_cast<size_t>(t) * half; }
+  const float* s(int t) const { return sin.data() + static_cast<size_t>(t) * half; }
+};
+
+// RMSNorm of one head's vector in place: v / sqrt(mean(v^2) + eps) * g.
+void rms_head(float* v, int dh, const RowVec& g, float eps) {
+  double ss = 0;
+  for (int j = 0; j < dh; ++j) ss += static_cast<double>(v[j]) * v[j];
+  const float inv = static_cast<float>(1.0 / std::sqrt(ss / dh + eps));
+  for (int j = 0; j < dh; ++j) v[j] = v[j] * inv * g(j);
+}
+
+// The family's steps on one head's fresh q or k at position t: q/k norm, then RoPE.
+void prepare_head(float* v, int dh, int t, const RowVec& norm, float eps, const RopeTable* rope) {
+  if (norm.size() == dh) rms_head(v, dh, norm, eps);
+  if (rope && rope->half > 0) rotate_half(v, rope->half, rope->c(t), rope->s(t));
+}
+
+void softcap_block(float* s, int rows, int cols, int stride, float c) {
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < cols; ++k) s[static_cast<size_t>(r) * stride + k] = c * std::tanh(s[static_cast<size_t>(r) * stride + k] / c);
+}
+}  // namespace
 
 // ---- [fast path] -----------------------------------------------------------------------
 namespace {
@@ -133,6 +197,7 @@ int masked_softmax_block(float* att_bh, int T, int t0, int t1, int k0, int k1, c
       if (o.pitfalls.reversed_mask) a = std::max(a, t + 1);
       else e = std::min(e, t + 1);
     }
+    if (o.window > 0) a = std::max(a, t - o.window + 1);
     // Hidden keys inside the computed block: exactly 0 (Eigen's fill, not a memset call:
     // these runs are a few floats long).
     const int lo = std::max(a, k0), hi = std::min(std::max(e, k0), k1);
@@ -168,6 +233,7 @@ int attend_head(const View& Q, const View& K, const View& V, int T, int len, int
       if (o.pitfalls.reversed_mask) k0 = std::min(t0 + 1, len);
       else k1 = t1;
     }
+    if (o.window > 0) k0 = std::max(k0, std::min(t0 - o.window + 1, k1));
     // Everything outside [k0, k1) in these rows is hidden: exactly 0.
     for (int t = t0; t < t1 && !zeroed; ++t) {
       float* row = att_bh + static_cast<size_t>(t) * T;
@@ -190,6 +256,7 @@ int attend_head(const View& Q, const View& K, const View& V, int T, int len, int
     } else {
       S.noalias() = Q.middleRows(t0, t1 - t0) * K.middleRows(k0, k1 - k0).transpose();
     }
+    if (o.softcap > 0) softcap_block(S.data(), t1 - t0, k1 - k0, T, o.softcap);
     // pass 2: mask and softmax in place.
     empty_rows += masked_softmax_block(att_bh, T, t0, t1, k0, k1, o);
     // pass 3: weights · V for this block of queries.
@@ -204,10 +271,11 @@ int attend_head(const View& Q, const View& K, const View& V, int T, int len, int
 int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const MhaOptions& o, MatR& y, float* weights) {
   const int D = static_cast<int>(w_in.w_q.rows());
   const int H = o.num_heads, kvH = kv_heads(o);
-  HM_ASSERT(H >= 1 && D % H == 0, "num_heads must divide d_model; validate() the config first");
+  HM_ASSERT(H >= 1 && (o.head_dim > 0 || D % H == 0), "num_heads must divide d_model; validate() the config first");
   HM_ASSERT(kvH >= 1 && H % kvH == 0, "num_kv_heads must divide num_heads; validate() the config first");
   HM_ASSERT(x.rows() == static_cast<Eigen::Index>(B) * T && x.cols() == D, "x must be (B*T, D)");
-  const int dh = D / H, G = H / kvH, Dkv = kvH * dh, W3 = D + 2 * Dkv;
+  // Dq = H·dh, the width of Q and of the concatenation: D for GPT-2's block.
+  const int dh = head_dim(o, D), Dq = H * dh, G = H / kvH, Dkv = kvH * dh, W3 = Dq + 2 * Dkv;
   // Grouped-query attention on full (D, D) weights: narrow W_K and W_V first (kv_grouped).
   LayerWeights grouped;
   const LayerWeights* wp = &w_in;
@@ -217,6 +285,7 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
   }
   const LayerWeights& w = *wp;
   HM_ASSERT(w.w_qkv.rows() == D && w.w_qkv.cols() == W3, "call LayerWeights::fuse() after changing w_q/w_k/w_v");
+  HM_ASSERT(w.w_o.rows() == Dq, "W_O must be (H*d_head, D)");
   const bool interleaved = o.pitfalls.interleaved_reshape;
   HM_ASSERT(!(interleaved && o.pitfalls.no_transpose), "the interleaved and no-transpose pitfalls exclude each other; validate() the config");
   const Eigen::Index BT = static_cast<Eigen::Index>(B) * T;
@@ -225,24 +294,37 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
   // Buffers reused across calls. Plain references, because the OpenMP workers below must
   // see this thread's buffers, not thread_locals of their own.
   thread_local MatR qkv_buffer, concat_buffer, untransposed_buffer;
-  MatR& qkv = qkv_buffer;        // (B*T, D + 2Dkv) = [Q | K | V]
-  MatR& concat = concat_buffer;  // (B*T, D), head h in columns h*dh ..
+  MatR& qkv = qkv_buffer;        // (B*T, Dq + 2Dkv) = [Q | K | V]
+  MatR& concat = concat_buffer;  // (B*T, Dq), head h in columns h*dh ..
   qkv.resize(BT, W3);
   packed_gemm(qkv, x, w.w_qkv);
   qkv.rowwise() += w.b_qkv;
-  qkv.leftCols(D) *= score_scale(D, o);
+  // The families' steps on each head's q and k: q/k RMSNorm, then RoPE by position.
+  const bool qk_norm = w.q_norm.size() == dh && w.k_norm.size() == dh;
+  if (qk_norm || !o.rope_inv_freq.empty()) {
+    const RopeTable rope(o.rope_inv_freq, T);
+    const RopeTable* rp = o.rope_inv_freq.empty() ? nullptr : &rope;
+#pragma omp parallel for schedule(static) num_threads(threads_for(20.0 * BT * (H + kvH) * dh))
+    for (Eigen::Index r = 0; r < BT; ++r) {
+      float* row = qkv.data() + r * W3;
+      const int t = static_cast<int>(r % T);
+      for (int h = 0; h < H; ++h) prepare_head(row + h * dh, dh, t, w.q_norm, o.qk_norm_eps, rp);
+      for (int g = 0; g < kvH; ++g) prepare_head(row + Dq + g * dh, dh, t, w.k_norm, o.qk_norm_eps, rp);
+    }
+  }
+  qkv.leftCols(Dq) *= score_scale(D, o);
   if (o.pitfalls.no_transpose) {  // each sentence's Q, K and V memory re-read as (P, T, dh)
     MatR& u = untransposed_buffer;
     u.resize(BT, W3);
     for (int b = 0; b < B; ++b)
-      for (const auto& [c0, width] : {std::pair{0, D}, std::pair{D, Dkv}, std::pair{D + Dkv, Dkv}})
+      for (const auto& [c0, width] : {std::pair{0, Dq}, std::pair{Dq, Dkv}, std::pair{Dq + Dkv, Dkv}})
         untransposed_heads(qkv.data() + static_cast<Eigen::Index>(b) * T * W3 + c0, W3, T, width, dh,
                            u.data() + static_cast<Eigen::Index>(b) * T * W3 + c0, W3);
     std::swap(qkv, u);
   }
 
   // pass 2: each (b, h) reads its head, and its group's K/V head, as strided views of qkv.
-  concat.resize(BT, D);
+  concat.resize(BT, Dq);
   std::vector<float> per_head;  // (B, H, T, T) when averaging heads
   float* w_all = weights;
   if (o.pitfalls.head_averaged) {
@@ -260,7 +342,7 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
     const int len = o.lengths ? o.lengths[b] : T;
     const float* row0 = qkv.data() + static_cast<size_t>(b) * T * W3;
     const float* q = row0 + head_feature(h, 0, H, dh, interleaved);
-    const float* k = row0 + D + head_feature(h / G, 0, kvH, dh, interleaved);
+    const float* k = row0 + Dq + head_feature(h / G, 0, kvH, dh, interleaved);
     const float* v = k + Dkv;
     float* att_bh = w_all + static_cast<size_t>(bh) * T * T;                   // (T, T)
     auto ctx = concat.block(static_cast<Eigen::Index>(b) * T, h * dh, T, dh);  // (T, dh)
@@ -300,7 +382,7 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
   }
 
   // pass 4: W_O mixes the heads (the no-W_O pitfall returns the concatenation as is).
-  y.resize(BT, D);
+  y.resize(BT, w.w_o.cols());
   if (o.pitfalls.no_w_o) {
     y = concat;
   } else {
@@ -311,23 +393,32 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
 }
 
 // ---- [head score] ----------------------------------------------------------------------
-float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o) {
+float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o, int t, int s) {
   const int D = static_cast<int>(w.w_q.rows());
-  const int H = o.num_heads, dh = D / H, kvH = kv_heads(o);
-  HM_ASSERT(H >= 1 && D % H == 0 && head >= 0 && head < H, "head index out of range for this config");
+  const int H = o.num_heads, dh = head_dim(o, D), kvH = kv_heads(o);
+  HM_ASSERT(H >= 1 && (o.head_dim > 0 || D % H == 0) && head >= 0 && head < H, "head index out of range for this config");
   if (o.pitfalls.no_transpose) return std::numeric_limits<float>::quiet_NaN();
-  const int kv_cols = static_cast<int>(w.w_k.cols());  // D (grouped here), or kvH * dh
-  const int kh = kv_cols == D ? kv_head_of(o, head) * (H / kvH) : kv_head_of(o, head);  // the column block K is read from
-  const int kH = kv_cols == D ? H : kvH;
+  const int kv_cols = static_cast<int>(w.w_k.cols());  // H·dh (grouped here), or kvH * dh
+  const bool full = kv_cols == H * dh && kvH < H;
+  const int kh = full ? kv_head_of(o, head) * (H / kvH) : kv_head_of(o, head);  // the column block K is read from
+  const int kH = full ? H : kvH;
   const Eigen::Map<const RowVec> xt(x_t, D), xs(x_s, D);
-  double score = 0;
+  std::vector<float> q(static_cast<size_t>(dh)), k(static_cast<size_t>(dh));
   for (int j = 0; j < dh; ++j) {
     const int f = head_feature(head, j, H, dh, o.pitfalls.interleaved_reshape);
     const int fk = head_feature(kh, j, kH, dh, o.pitfalls.interleaved_reshape);
-    const float q = xt.dot(w.w_q.col(f)) + w.b_q(f);
-    const float k = xs.dot(w.w_k.col(fk)) + w.b_k(fk);
-    score += static_cast<double>(q) * k;
+    q[static_cast<size_t>(j)] = xt.dot(w.w_q.col(f)) + w.b_q(f);
+    k[static_cast<size_t>(j)] = xs.dot(w.w_k.col(fk)) + w.b_k(fk);
   }
+  // The families' steps: q/k norm, then RoPE at the two positions (the hover knows them).
+  if (!o.rope_inv_freq.empty() || w.q_norm.size() == dh) {
+    const RopeTable rope(o.rope_inv_freq, std::max(t, s) + 1);
+    const RopeTable* rp = o.rope_inv_freq.empty() || t < 0 || s < 0 ? nullptr : &rope;
+    prepare_head(q.data(), dh, std::max(t, 0), w.q_norm, o.qk_norm_eps, rp);
+    prepare_head(k.data(), dh, std::max(s, 0), w.k_norm, o.qk_norm_eps, rp);
+  }
+  double score = 0;
+  for (int j = 0; j < dh; ++j) score += static_cast<double>(q[static_cast<size_t>(j)]) * k[static_cast<size_t>(j)];
   return static_cast<float>(score);
 }
 
@@ -336,11 +427,13 @@ float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int 
 HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int head, const MhaOptions& o) {
   const int D = static_cast<int>(w_in.w_q.rows());
   const int H = o.num_heads;
-  HM_ASSERT(H >= 1 && D % H == 0, "num_heads must divide d_model; validate() the config first");
+  HM_ASSERT(H >= 1 && (o.head_dim > 0 || D % H == 0), "num_heads must divide d_model; validate() the config first");
   HM_ASSERT(head >= 0 && head < H, "head index out of range");
   HM_ASSERT(x_b.cols() == D && len <= x_b.rows(), "x_b must be (T, D) with len <= T");
   const int T = static_cast<int>(x_b.rows());
-  const int dh = D / H, kvH = kv_heads(o), Dkv = kvH * dh;
+  const int dh = head_dim(o, D), Dq = H * dh, kvH = kv_heads(o), Dkv = kvH * dh;
+  const RopeTable rope(o.rope_inv_freq, T);
+  const RopeTable* rp = o.rope_inv_freq.empty() ? nullptr : &rope;
   const bool interleaved = o.pitfalls.interleaved_reshape;
   const float scale = score_scale(D, o);
   const LayerWeights w = kv_grouped(w_in, o);  // W_K, W_V: (D, Dkv)
@@ -356,7 +449,7 @@ HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int hea
       untransposed_heads(full.data(), width, T, width, dh, u.data(), width);
       return u;
     };
-    q_all = project(w.w_q, w.b_q, D);
+    q_all = project(w.w_q, w.b_q, Dq);
     k_all = project(w.w_k, w.b_k, Dkv);
     v_all = project(w.w_v, w.b_v, Dkv);
   }
@@ -364,7 +457,7 @@ HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int hea
   HeadTrace tr;
   tr.head = head;
   tr.len = len;
-  tr.concat = MatR::Zero(T, D);
+  tr.concat = MatR::Zero(T, Dq);
   for (int h = 0; h < H; ++h) {
     const int g = kv_head_of(o, h);  // the K/V head this query head reads
     MatR q, k, v;                    // (T, dh) each
@@ -392,8 +485,13 @@ HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int hea
       v = x_b * wv;  // (T, dh)
       v.rowwise() += bv;
     }
+    for (int t = 0; t < T; ++t) {  // the families' q/k norm and RoPE, row by row
+      prepare_head(q.row(t).data(), dh, t, w.q_norm, o.qk_norm_eps, rp);
+      prepare_head(k.row(t).data(), dh, t, w.k_norm, o.qk_norm_eps, rp);
+    }
     MatR scores = q * k.transpose();  // (T, T)
     MatR scaled = scores * scale;     // (T, T)
+    if (o.softcap > 0) softcap_block(scaled.data(), T, T, T, o.softcap);
     MatR masked = scaled;             // (T, T)
     MatR att = MatR::Zero(T, T);      // (T, T)
     for (int t = 0; t < T; ++t) {

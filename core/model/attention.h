@@ -37,7 +37,17 @@ struct MhaOptions {
   // Asked before each (sentence, head) of mha_forward: true skips the rest, and the caller
   // drops the output (forward() returns ErrorKind::Cancelled).
   const std::function<bool()>* cancelled = nullptr;
+  // The family's attention (arch.h), all off for GPT-2's block. Set by mha_options(cfg, w, layer).
+  int head_dim = 0;                  // d_head when it is not D/H; 0 = D/H
+  float scale = 0.0f;                // the score scale; 0 = 1/sqrt(d_head) (or the pitfall's)
+  float softcap = 0.0f;              // scaled scores -> c tanh(s / c); 0 = none
+  int window = 0;                    // keys s with t - s < window only (sliding window); 0 = all
+  float qk_norm_eps = 1e-6f;         // the q/k RMSNorm's epsilon (weights in LayerWeights::q_norm, k_norm)
+  std::vector<double> rope_inv_freq; // (rot/2) RoPE frequencies; empty = no rotation
 };
+
+// d_head under o for inputs of width D: o.head_dim, else D/H.
+inline int head_dim(const MhaOptions& o, int d_model) { return o.head_dim > 0 ? o.head_dim : d_model / o.num_heads; }
 
 inline bool head_ablated(const MhaOptions& o, int h) { return o.ablated && o.ablated[h]; }
 inline int kv_heads(const MhaOptions& o) { return o.num_kv_heads > 0 ? o.num_kv_heads : o.num_heads; }
@@ -53,6 +63,9 @@ inline MhaOptions mha_options(const ModelConfig& cfg) {
   o.pitfalls = cfg.pitfalls;
   return o;
 }
+// ...and with the family's attention (arch.h) for layer `layer` of these weights: d_head,
+// scale, soft-cap, window, RoPE (off when cfg.positional is off). GPT-2's block: the same as above.
+MhaOptions mha_options(const ModelConfig& cfg, const ModelWeights& w, int layer);
 
 // Which keys a query may see: the one rule shared by the core, the PNG export and the
 // shader (shaders/heatmap.frag gets it as the uniform u_mask; the renderer defines the
@@ -83,10 +96,17 @@ inline bool mask_visible(MaskKind m, int t, int s, int len) {
 inline int weight_heads(const MhaOptions& o) { return o.pitfalls.head_averaged ? 1 : o.num_heads; }
 
 // Does query t see key s? (len = real tokens in this sentence)
-inline bool key_visible(const MhaOptions& o, int t, int s, int len) { return mask_visible(mask_kind(o), t, s, len); }
+// A sliding window also hides keys W or more tokens back.
+inline bool key_visible(const MhaOptions& o, int t, int s, int len) {
+  return mask_visible(mask_kind(o), t, s, len) && (o.window <= 0 || t - s < o.window);
+}
 
-// The scale applied to Q·K^T: 1/sqrt(d_head), or 1/sqrt(D) under the pitfall.
+// The scale applied to Q·K^T: 1/sqrt(d_head), or 1/sqrt(D) under the pitfall, or the family's.
 float score_scale(int d_model, const MhaOptions& o);
+
+// Rotates one head's q or k (d_head floats) by position t: rotate-half pairs (i, i + rot/2),
+// rot = 2·inv_freq.size(), angle t·inv_freq[i]. cos_t, sin_t: (rot/2) for this t.
+void rotate_half(float* v, int half, const float* cos_t, const float* sin_t);
 
 // The attention projections as o reads them (the MLP and LayerNorms are left empty):
 // W_K and W_V (D, kv_heads·d_head), fused. Full (D, D) weights are grouped: K/V head g
@@ -105,7 +125,8 @@ int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOpt
 // The raw score q_t · k_s of one head for one (query, key) pair, before scaling and mask.
 // x_t, x_s: (D) rows of the attention input. For hover tooltips: O(D · d_head).
 // NaN under the forgotten-transpose pitfall, where query row t is not token t.
-float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o);
+// Rotary models: t and s are the two positions (RoPE rotates by them); -1 = not rotated.
+float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o, int t = -1, int s = -1);
 
 // Every intermediate of one head of one sentence, each with its shape.
 // The feature column (of W_Q, W_K, W_V's outputs) that element j of head h reads: one

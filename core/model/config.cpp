@@ -80,11 +80,13 @@ Status validate(const ModelConfig& c) {
     return bad("d_model " + std::to_string(c.d_model) + " is out of range: use 1 to " + std::to_string(kMaxDModel) + ".");
   if (c.num_heads < 1)
     return bad("num_heads must be at least 1 (got " + std::to_string(c.num_heads) + "): try 1.");
-  if (c.num_heads > c.d_model)
+  if (c.head_dim == 0 && c.num_heads > c.d_model)
     return bad(std::to_string(c.num_heads) + " heads is more than d_model " + std::to_string(c.d_model) +
                ", which would leave each head less than one dimension: " +
                try_list(nearest_valid_heads(c.d_model, c.num_heads)) + ".");
-  if (c.d_model % c.num_heads != 0)
+  if (c.head_dim < 0 || c.head_dim > kMaxDModel)
+    return bad("head_dim " + std::to_string(c.head_dim) + " is out of range: 0 (d_model / num_heads) or up to " + std::to_string(kMaxDModel) + ".");
+  if (c.head_dim == 0 && c.d_model % c.num_heads != 0)
     return bad("d_model " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(c.num_heads) +
                " heads: " + try_list(nearest_valid_heads(c.d_model, c.num_heads)));
   if (c.num_kv_heads < 0)

@@ -41,6 +41,7 @@ struct ModelConfig {
   // between = grouped-query. W_K and W_V are (D, kv_heads·d_head); K/V head g serves the
   // H/kv_heads query heads g·G .. (g+1)·G-1, G = H/kv_heads.
   int num_kv_heads = 0;
+  int head_dim = 0;         // d_head fixed by a family's weights (core/model/arch.h), 0 = D/H
   int num_layers = 2;       // L, 1..12 for random init, up to 48 for loaded weights
   int context = 256;        // maximum tokens per sentence, 1..2048
   bool causal = true;       // mask keys after the query
@@ -49,7 +50,7 @@ struct ModelConfig {
   TokenizerKind tokenizer = TokenizerKind::Word;
   Pitfalls pitfalls;
 
-  int d_head() const { return num_heads > 0 ? d_model / num_heads : 0; }
+  int d_head() const { return head_dim > 0 ? head_dim : num_heads > 0 ? d_model / num_heads : 0; }
   int kv_heads() const { return num_kv_heads > 0 ? num_kv_heads : num_heads; }
   bool operator==(const ModelConfig&) const = default;
 };

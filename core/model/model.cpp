@@ -87,6 +87,17 @@ std::vector<std::string> Batch::notes(int positions) const {
   return out;
 }
 
+ModelConfig config_for_weights(const ModelWeights& w, ModelConfig c) {
+  c.d_model = w.d_model;
+  c.num_layers = w.num_layers();
+  c.num_heads = w.arch.fixed_heads() ? w.arch.num_heads : w.source.trained_heads;
+  c.num_kv_heads = w.arch.fixed_heads() ? w.arch.num_kv_heads : 0;  // GPT-2-style weights are multi-head
+  c.head_dim = w.arch.fixed_heads() ? w.arch.head_dim : 0;
+  if (w.trained()) c.context = std::min(c.context, w.context);
+  c.pitfalls.no_w_o = w.source.no_w_o;
+  return c;
+}
+
 Status check_fit(const ModelWeights& w, const ModelConfig& cfg) {
   if (Status s = validate(cfg); !s) return s;
   auto mismatch = [](std::string m) { return Status(Error{ErrorKind::Mismatch, std::move(m)}); };
@@ -96,6 +107,14 @@ Status check_fit(const ModelWeights& w, const ModelConfig& cfg) {
   if (w.num_layers() < cfg.num_layers)
     return mismatch("The weights have " + std::to_string(w.num_layers()) + " layers but the config asks for " +
                     std::to_string(cfg.num_layers) + ": lower num_layers or regenerate the weights.");
+  if (w.arch.fixed_heads()) {  // a rotary (or otherwise fixed) model's heads are its weights'
+    const int kv = w.arch.num_kv_heads > 0 && w.arch.num_kv_heads < w.arch.num_heads ? w.arch.num_kv_heads : 0;
+    if (cfg.num_heads != w.arch.num_heads || cfg.kv_heads() != (kv > 0 ? kv : cfg.num_heads) || cfg.head_dim != w.arch.head_dim)
+      return mismatch(w.arch.name + " fixes its heads in its weights: H=" + std::to_string(w.arch.num_heads) +
+                      (kv > 0 ? " (" + std::to_string(kv) + " K/V)" : "") +
+                      (w.arch.head_dim > 0 ? ", d_head=" + std::to_string(w.arch.head_dim) : "") + "; set num_heads to " +
+                      std::to_string(w.arch.num_heads) + (kv > 0 ? " and num_kv_heads to " + std::to_string(kv) : "") + ".");
+  }
   if (w.trained() && cfg.context > w.context)
     return mismatch("This checkpoint learned " + std::to_string(w.context) + " positions; set context to " +
                     std::to_string(w.context) + " or less.");
@@ -113,6 +132,21 @@ void layer_norm(const MatR& x, const RowVec& g, const RowVec& b, MatR& out, floa
   }
 }
 
+void rms_norm(const MatR& x, const RowVec& g, MatR& out, float eps) {
+  const Eigen::Index N = x.rows(), D = x.cols();
+  out.resize(N, D);
+  for (Eigen::Index i = 0; i < N; ++i) {
+    const float inv = 1.0f / std::sqrt(x.row(i).squaredNorm() / static_cast<float>(D) + eps);
+    out.row(i) = (x.row(i).array() * inv * g.array()).matrix();
+  }
+}
+
+// The family's norm (arch.h): LayerNorm with bias, or RMSNorm ((1 + w) already folded into g).
+static void norm(const ModelWeights& w, const MatR& x, const RowVec& g, const RowVec& b, MatR& out) {
+  if (w.arch.norm == NormKind::RMSNorm) rms_norm(x, g, out, w.ln_eps);
+  else layer_norm(x, g, b, out, w.ln_eps);
+}
+
 float gelu(float x) {
   constexpr float k = 0.7978845608028654f;  // sqrt(2/pi)
   return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
@@ -124,6 +158,35 @@ static void gelu_inplace(MatR& m) {
   constexpr float k = 0.7978845608028654f;  // sqrt(2/pi)
   auto a = m.array();
   a = 0.5f * a * (1.0f + (k * (a + 0.044715f * a.cube())).tanh());
+}
+
+// The family's MLP on m_in (N, D), added to x (N, D): GELU (tanh or erf) of one projection,
+// or a gated pair (SiLU or GELU-tanh of the gate, times the up projection). hidden: (N, F).
+static void mlp_add(const ModelWeights& w, const LayerWeights& lw, const MatR& m_in, MatR& hidden, MatR& x) {
+  hidden.resize(m_in.rows(), lw.w_fc.cols());
+  packed_gemm(hidden, m_in, lw.w_fc);  // (N, F), on all the compute threads
+  if (lw.b_fc.size() == hidden.cols()) hidden.rowwise() += lw.b_fc;
+  switch (w.arch.mlp) {
+    case MlpKind::GeluTanh: gelu_inplace(hidden); break;
+    case MlpKind::GeluErf: {
+      float* h = hidden.data();
+      const Eigen::Index n = hidden.size();
+#pragma omp parallel for schedule(static) num_threads(threads_for(30.0 * n))
+      for (Eigen::Index i = 0; i < n; ++i) h[i] = 0.5f * h[i] * (1.0f + std::erf(h[i] * 0.7071067811865476f));
+      break;
+    }
+    case MlpKind::SiluGated:
+    case MlpKind::GeluTanhGated: {
+      MatR gate(m_in.rows(), lw.w_gate.cols());  // (N, F)
+      packed_gemm(gate, m_in, lw.w_gate);
+      if (w.arch.mlp == MlpKind::SiluGated) gate.array() = gate.array() / (1.0f + (-gate.array()).exp());
+      else gelu_inplace(gate);
+      hidden.array() *= gate.array();
+      break;
+    }
+  }
+  packed_gemm(x, hidden, lw.w_proj, true);  // x += (N, F) (F, D)
+  if (lw.b_proj.size() == x.cols()) x.rowwise() += lw.b_proj;
 }
 
 // Random-init embeddings, memoised. hashed_embedding draws its (D) normals one by one in
@@ -195,7 +258,11 @@ MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch) {
         const Token& tok = batch.sentences[b].tokens[t];
         HM_ASSERT(tok.id >= 0 && tok.id < w.vocab_size(), "a trained model needs vocabulary ids on every token");
         std::copy_n(w.tok_emb.row(tok.id).data(), D, row);
-        if (cfg.positional) for (int i = 0; i < D; ++i) row[i] += w.pos_emb(t, i);
+        if (w.arch.embed_scale) {  // Gemma: embeddings times sqrt(D)
+          const float k = std::sqrt(static_cast<float>(D));
+          for (int i = 0; i < D; ++i) row[i] *= k;
+        }
+        if (cfg.positional && w.arch.positions == PositionKind::Learned) for (int i = 0; i < D; ++i) row[i] += w.pos_emb(t, i);
       }
     return x;
   }
@@ -290,15 +357,22 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   const size_t per_layer = static_cast<size_t>(B) * out.Hw * T * T;
   out.attention.assign(per_layer * L, 0.0f);
   MatR x = start > 0 ? *hook->start_resid : embed(w, cfg, batch);  // (B*T, D)
-  MatR a_in, a_out, m_in, hidden;
+  MatR a_in, a_out, m_in, hidden, post;
+  const NormPlacement placement = w.arch.placement;
   if (opt.keep_layer_io) out.attn_in.resize(start), out.attn_out.resize(start);  // skipped layers: empty
   for (int l = start; l < L; ++l) {
     if (hook && hook->resid) (*hook->resid)[l] = x;
     if (opt.cancelled && opt.cancelled()) return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
     const LayerWeights& lw = w.layers[l];
+    if (!w.arch.is_gpt2_block()) {  // the family's attention for this layer (its window, RoPE, scale)
+      const MhaOptions base = mo;
+      mo = mha_options(cfg, w, l);
+      mo.lengths = base.lengths;
+      mo.cancelled = base.cancelled;
+    }
     mo.ablated = opt.ablate ? opt.ablate->data() + static_cast<size_t>(l) * cfg.num_heads : nullptr;
     // attention sub-block
-    layer_norm(x, lw.ln1_g, lw.ln1_b, a_in, w.ln_eps);  // (B*T, D)
+    norm(w, x, lw.ln1_g, lw.ln1_b, a_in);  // (B*T, D)
     out.no_key_rows += mha_forward(lw, a_in, B, T, mo, a_out, out.attention.data() + per_layer * l);
     if (opt.cancelled && opt.cancelled()) return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
     if (opt.trace && opt.trace->layer == l) {
@@ -307,16 +381,30 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
       out.trace = head_trace(lw, x_b, batch.lengths[b], opt.trace->head, mo);
     }
     if (hook && hook->attn_add && hook->add_layer == l) a_out += *hook->attn_add;
-    x += a_out;
-    // MLP sub-block (two thirds of a layer's FLOPs; the last one changes no map)
-    if (!(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits))) {
-      layer_norm(x, lw.ln2_g, lw.ln2_b, m_in, w.ln_eps);  // (B*T, D)
-      hidden.resize(m_in.rows(), lw.w_fc.cols());
-      packed_gemm(hidden, m_in, lw.w_fc);  // (B*T, 4D), on all the compute threads
-      hidden.rowwise() += lw.b_fc;
-      gelu_inplace(hidden);
-      packed_gemm(x, hidden, lw.w_proj, true);  // x += (B*T, 4D) (4D, D)
-      x.rowwise() += lw.b_proj;
+    const bool mlp = !(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits));
+    if (placement == NormPlacement::Parallel) {  // GPT-NeoX: both sub-blocks read the same x
+      if (mlp) {
+        norm(w, x, lw.ln2_g, lw.ln2_b, m_in);  // (B*T, D)
+        mlp_add(w, lw, m_in, hidden, x);
+      }
+      x += a_out;
+    } else if (placement == NormPlacement::Sandwich) {  // Gemma 2 and 3: a norm after each sub-block too
+      rms_norm(a_out, lw.post_attn_g, post, w.ln_eps);
+      x += post;
+      if (mlp) {
+        norm(w, x, lw.ln2_g, lw.ln2_b, m_in);  // (B*T, D)
+        MatR m_out = MatR::Zero(x.rows(), x.cols());  // (B*T, D)
+        mlp_add(w, lw, m_in, hidden, m_out);
+        rms_norm(m_out, lw.post_mlp_g, post, w.ln_eps);
+        x += post;
+      }
+    } else {
+      x += a_out;
+      // MLP sub-block (two thirds of a layer's FLOPs; the last one changes no map)
+      if (mlp) {
+        norm(w, x, lw.ln2_g, lw.ln2_b, m_in);  // (B*T, D)
+        mlp_add(w, lw, m_in, hidden, x);
+      }
     }
     zero_padding(x, batch);
     if (opt.keep_layer_io) {
@@ -328,12 +416,13 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
 
   if (w.trained() && opt.want_logits) {
     MatR xf;
-    layer_norm(x, w.lnf_g, w.lnf_b, xf, w.ln_eps);           // (B*T, D)
+    norm(w, x, w.lnf_g, w.lnf_b, xf);           // (B*T, D)
     // (B*T, V) = xf (B*T, D) * U^T, U (V, D): each panel of U's rows packed as it is used.
     const MatR& U = w.unembedding();
     out.logits.resize(xf.rows(), U.rows());
     gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U.rows()),
                       static_cast<int>(U.cols()), U.data(), static_cast<int>(U.cols()), out.logits.data(), static_cast<int>(out.logits.cols()));
+    if (const float c = w.arch.final_softcap; c > 0) out.logits.array() = c * (out.logits.array() / c).tanh();  // Gemma 2
     double total = 0;
     int n = 0;
     for (int b = 0; b < B; ++b)

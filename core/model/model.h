@@ -99,12 +99,20 @@ inline constexpr int64_t kMaxAttentionBytes = int64_t(2) << 30;
 Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch,
                               const ForwardOptions& opt = {});
 
+// The one function that takes a config from weights: d_model, layers, the heads the weights
+// were trained with (their K/V heads and d_head when the family fixes them, arch.h; else
+// multi-head), the context clipped to the positions they learned, and no_w_o. The rest of
+// `base` (causal, positional, pitfalls, tokenizer, seed) is kept.
+ModelConfig config_for_weights(const ModelWeights& w, ModelConfig base);
+
 // Does cfg fit these weights (D, L, context, vocabulary)? The message says how to fix it.
 Status check_fit(const ModelWeights& w, const ModelConfig& cfg);
 
 // Building blocks, shared with the trainer.
 // out: (N, D) LayerNorm of x (N, D); forward() passes the weights' ln_eps.
 void layer_norm(const MatR& x, const RowVec& g, const RowVec& b, MatR& out, float eps = 1e-5f);
+// out: (N, D) RMSNorm of x (N, D): x / sqrt(mean(x^2) + eps) * g.
+void rms_norm(const MatR& x, const RowVec& g, MatR& out, float eps);
 // GELU, tanh form (as GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 float gelu(float x);
 // x: (B*T, D) embeddings of the batch, positions included (padded rows are 0).

@@ -14,6 +14,7 @@
 #include "core/math/packed_gemm.h"
 #include <memory>
 
+#include "core/model/arch.h"
 #include "core/text/bpe.h"
 #include "core/text/hf_tokenizer.h"
 #include "core/text/tokenizer.h"
@@ -34,6 +35,11 @@ struct LayerWeights {
   RowVec b_fc;              // (4D)
   PackedMatrix w_proj;      // (4D, D)
   RowVec b_proj;            // (D)
+  // Other families (arch.h); empty for GPT-2's block. With d_head independent of D, W_Q is
+  // (D, H·d_head) and W_O (H·d_head, D); a gated MLP's W_fc is W_up (D, F), W_proj W_down (F, D).
+  PackedMatrix w_gate;      // (D, F) the gate of a gated MLP
+  RowVec q_norm, k_norm;    // (d_head) RMSNorm weights of each head's q and k (Qwen3, Gemma 3)
+  RowVec post_attn_g, post_mlp_g;  // (D) the norms after attention and after the MLP (Gemma 2 and 3)
 
   // Derived, rebuilt by fuse(): the three projections side by side for one GEMM, packed.
   PackedMatrix w_qkv;  // (D, 3D) = [w_q | w_k | w_v]; (D, D + 2·kv_heads·d_head) once grouped
@@ -59,6 +65,7 @@ struct WeightsSource {
   std::string model_type;     // pretrained: config.json's model_type ("gpt2")
   int64_t parameters = 0;     // pretrained: distinct parameters (a tied unembedding counts once)
   std::string tokenizer_files;  // pretrained: "vocab.json + merges.txt" or "tokenizer.json"
+  std::string dtype;          // pretrained, other families: the file's dtype ("BF16", "F16", "F32")
 };
 
 struct ModelWeights {
@@ -80,6 +87,7 @@ struct ModelWeights {
   // The unembedding is tied, logits = LN_f(x) * tok_emb^T (B*T, V), unless lm_head is set.
   MatR lm_head;   // (V, D) an untied unembedding (a pretrained model's own lm_head), else empty
   float ln_eps = 1e-5f;  // every LayerNorm's epsilon (GPT-2's config.json: layer_norm_epsilon)
+  Arch arch;             // the family's block (arch.h): GPT-2's unless a loader says otherwise
 
   WeightsSource source;
 

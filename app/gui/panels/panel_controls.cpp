@@ -62,9 +62,26 @@ void draw_controls(AppState& s) {
       if (ImGui::SmallButton(label)) c.d_model = d;
     }
   }
+  // A rotary (or otherwise fixed) family's heads are its weights: H, K/V heads and d_head stay.
+  const bool heads_fixed = fixed && fixed->arch.fixed_heads();
+  if (heads_fixed) {
+    c.num_heads = fixed->arch.num_heads;
+    c.num_kv_heads = fixed->arch.num_kv_heads;
+    c.head_dim = fixed->arch.head_dim;
+  } else {
+    c.head_dim = 0;  // d_head = D/H again (random init, GPT-2-style weights)
+  }
+  ImGui::BeginDisabled(heads_fixed);
   ImGui::SliderInt("num_heads", &c.num_heads, 1, std::max(32, std::min(c.d_model, 64)), "%d", ImGuiSliderFlags_AlwaysClamp);
+  ImGui::EndDisabled();
   help_marker("H, the number of heads. Any H that divides d_model is valid; the parameters do not change with H.");
-  if (fixed && c.num_heads != fixed->source.trained_heads) {
+  if (heads_fixed) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("num_heads is fixed by %s's weights: %s, d_head %d%s", fixed->source.model_name.c_str(),
+                        fixed->arch.rotary() ? "RoPE rotates each head's own pairs" : "its heads have their own d_head", c.d_head(),
+                        c.kv_heads() < c.num_heads ? (", " + std::to_string(c.kv_heads()) + " K/V heads").c_str() : "");
+    ImGui::PopTextWrapPos();
+  } else if (fixed && c.num_heads != fixed->source.trained_heads) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("re-slicing %s's %d heads into %d: the same weights, another view", fixed->source.model_name.c_str(),
                         fixed->source.trained_heads, c.num_heads);
@@ -75,7 +92,10 @@ void draw_controls(AppState& s) {
   auto kv_label = [&](int k) {
     return std::to_string(k) + (k == c.num_heads ? " (multi-head)" : k == 1 ? " (multi-query)" : " (grouped-query)");
   };
-  if (ImGui::BeginCombo("KV heads", kv_label(c.kv_heads()).c_str())) {
+  ImGui::BeginDisabled(heads_fixed);
+  const bool kv_open = ImGui::BeginCombo("KV heads", kv_label(c.kv_heads()).c_str());
+  ImGui::EndDisabled();
+  if (kv_open) {
     if (c.num_heads >= 1 && c.num_heads <= kMaxDModel)
       for (int k : valid_kv_head_counts(c.num_heads))
         if (ImGui::Selectable(kv_label(k).c_str(), k == c.kv_heads())) c.num_kv_heads = k == c.num_heads ? 0 : k;
@@ -87,7 +107,8 @@ void draw_controls(AppState& s) {
 
   if (s.config_status.ok()) {
     char text[64];
-    std::snprintf(text, sizeof text, "d_head = %d / %d = %d", c.d_model, c.num_heads, c.d_head());
+    if (c.head_dim > 0) std::snprintf(text, sizeof text, "d_head = %d (the weights' own; H\xC2\xB7" "d_head = %d)", c.d_head(), c.num_heads * c.d_head());
+    else std::snprintf(text, sizeof text, "d_head = %d / %d = %d", c.d_model, c.num_heads, c.d_head());
     text_disabled_wrapped(text);
   } else {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);

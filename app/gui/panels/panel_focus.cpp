@@ -44,7 +44,8 @@ std::vector<Step> steps_of(const HeadTrace& tr, const ModelConfig& cfg) {
       {"mask", "Hidden keys are set to \xE2\x88\x92\xE2\x88\x9E (grey): causal attention cannot look ahead; padding is never seen.", &tr.masked, true, false, true, "(T, T)"},
       {"softmax", "Each row becomes a probability distribution over the visible keys: the attention weights.", &tr.weights, true, true, false, "(T, T)"},
       {"\xC2\xB7 V_h", "Each query's output: the weighted average of the values it attends to.", &tr.head_out, false, false, false, "(T, d_head)"},
-      {"concat", "All heads' outputs side by side: this head fills its own d_head columns.", &tr.concat, false, false, false, "(T, D)"},
+      {"concat", "All heads' outputs side by side: this head fills its own d_head columns.", &tr.concat, false, false, false,
+       tr.concat.cols() == cfg.d_model ? "(T, D)" : "(T, H\xC2\xB7" "d_head)"},
       {cfg.pitfalls.no_w_o ? "no W_O (pitfall)" : "\xC2\xB7 W_O", cfg.pitfalls.no_w_o ? "PITFALL: without W_O the heads are never mixed." : "W_O mixes the heads back into one (T, D) output.", &tr.out, false, false, false, "(T, D)"},
   };
 }
@@ -112,11 +113,16 @@ void head_slice_strip(AppState& s, HeatmapRenderer& r, const ForwardData& f, con
   for (size_t i = 0; i < std::size(mats); ++i) {
     if (i) ImGui::SameLine();
     ImGui::BeginGroup();
-    const MatR& m = *mats[i].second;  // (D, D), y = x W: column c makes feature c
+    // (D, D), y = x W: column c makes feature c; a family's W_Q is (D, H·d_head), its W_K and
+    // W_V (D, kv_heads·d_head), where head h reads K/V head h / G.
+    const MatR& m = *mats[i].second;
+    const int cols = static_cast<int>(m.cols());
+    const bool native_kv = i > 0 && cols == cfg.kv_heads() * dh && cols != H * dh;
+    const int hc = native_kv ? h / std::max(1, H / std::max(1, cfg.kv_heads())) : h;  // the column block this head reads
     const float peak = std::max(m.cwiseAbs().maxCoeff(), 1e-6f);
     char tag[32];
     std::snprintf(tag, sizeof tag, "W/%d/%zu", req.layer, i);
-    const MapTexture& tex = r.texture(f.weights, tag, m.data(), D, D, D, 512);
+    const MapTexture& tex = r.texture(f.weights, tag, m.data(), static_cast<int>(m.rows()), cols, cols, 512);
     HeatmapView v;
     v.tex = &tex;
     v.style.diverging = true;
@@ -130,17 +136,17 @@ void head_slice_strip(AppState& s, HeatmapRenderer& r, const ForwardData& f, con
     if (inter) {
       for (int j = 0; j < dh; ++j) {
         const int c = head_feature(h, j, H, dh, true);
-        const float x = hit.p0.x + (c + 0.5f) * (hit.p1.x - hit.p0.x) / D;
+        const float x = hit.p0.x + (c + 0.5f) * (hit.p1.x - hit.p0.x) / cols;
         ImGui::GetWindowDrawList()->AddLine(ImVec2(x, hit.p0.y), ImVec2(x, hit.p1.y), IM_COL32(255, 170, 60, 255), 1.5f);
       }
     } else {
-      mark_columns(hit.p0, hit.p1, 0, static_cast<float>(D), h * dh, (h + 1) * dh, false);
+      mark_columns(hit.p0, hit.p1, 0, static_cast<float>(cols), hc * dh, (hc + 1) * dh, false);
     }
     if (hit.hovered) ImGui::SetTooltip("%s row %d, column %d: %.4f%s", mats[i].first, hit.row, hit.col, m(hit.row, hit.col),
-                                       hit.col / std::max(dh, 1) == h && !inter ? "  (this head's column)" : "");
+                                       hit.col / std::max(dh, 1) == hc && !inter ? "  (this head's column)" : "");
     ImGui::Text("%s", mats[i].first);
     ImGui::SameLine();
-    ImGui::TextDisabled("(D, D)");
+    ImGui::TextDisabled("%s", cols == D ? "(D, D)" : native_kv ? "(D, KV\xC2\xB7" "d_head)" : "(D, H\xC2\xB7" "d_head)");
     ImGui::EndGroup();
   }
   // The explanation beside the maps when it has room for a few words a line, else under them.

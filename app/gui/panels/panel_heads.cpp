@@ -51,15 +51,16 @@ static void head_tooltip(const AppState& s, const ForwardData& f, int l, int b, 
   ImGui::Text("weight      %.4f", w);
   const ModelConfig& cfg = s.result->request.cfg;
   if (!cfg.pitfalls.head_averaged && !cfg.pitfalls.no_transpose) {  // no-transpose: row t is not token t
-    const MhaOptions mo = mha_options(cfg);
+    const MhaOptions mo = mha_options(cfg, *f.weights, l);  // the family's RoPE (at t and k), q/k norm, scale
     const MatR& x = out.attn_in[l];  // (B*T, D)
     const float raw = head_score(f.weights->layers[l], x.row(static_cast<Eigen::Index>(b) * out.T + t).data(),
-                                 x.row(static_cast<Eigen::Index>(b) * out.T + k).data(), h, mo);
+                                 x.row(static_cast<Eigen::Index>(b) * out.T + k).data(), h, mo, t, k);
     ImGui::Text("raw score   %.4f   (q\xC2\xB7k)", raw);
     ImGui::Text("scaled      %.4f   (\xC3\xB7 %.3g)", raw * score_scale(cfg.d_model, mo), 1.0f / score_scale(cfg.d_model, mo));
   }
-  if (!key_visible(mha_options(cfg), t, k, f.batch.lengths[b]))
-    ImGui::TextDisabled("hidden by the mask");
+  const MhaOptions mask_o = mha_options(cfg, *f.weights, l);
+  if (!key_visible(mask_o, t, k, f.batch.lengths[b]))
+    ImGui::TextDisabled(mask_o.window > 0 && k <= t ? "hidden: local layer, window %d" : "hidden by the mask", mask_o.window);
   ImGui::EndTooltip();
 }
 
@@ -105,6 +106,15 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::CalcTextSize(sentence_fmt).x + pad));
     ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, sentence_fmt);
+  }
+  // A sliding-window layer (Mistral, Gemma 2 and 3, GPT-Neo's local layers) says so.
+  if (const int win = f.weights->arch.window(layer); win > 0) {
+    char local[48];
+    std::snprintf(local, sizeof local, "local, window %d", win);
+    same_line_if_fits(ImGui::CalcTextSize(local).x);
+    ImGui::TextColored(kChangedColour, "%s", local);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("This layer's queries see only the last %d tokens (themselves included): keys further back get weight 0.", win);
   }
   // The header's items wrap onto a new line when the window is narrow (a projector).
   char text[96];

@@ -94,6 +94,7 @@ void draw_passport(AppState& s, bool full) {
     ImGui::Text("B=%d  T=%d  D=%d  H=%d  KV=%d  d_head=%d  L=%d", p.B, p.T, c.d_model, c.num_heads, c.kv_heads(), c.d_head(), c.num_layers);
   else
     ImGui::Text("B=%d  T=%d  D=%d  H=%d  d_head=%d  L=%d", p.B, p.T, c.d_model, c.num_heads, c.d_head(), c.num_layers);
+  if (!p.family.empty()) ImGui::TextWrapped("%s", p.family.c_str());  // the family's own steps (arch.h)
   if (!s.last_change.empty() && glow > 0) {
     same_line_if_fits(ImGui::CalcTextSize(("  " + s.last_change).c_str()).x);
     ImGui::PushTextWrapPos(0.0f);  // a change of several sliders at once (a lesson step) is long

@@ -254,7 +254,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
       first->complete = false;
       derive(*first, r);
       first->source = describe_source(w1, r.cfg);
-      first->passport = make_passport(r.cfg, first->batch.B(), first->batch.T, w1.trained() ? w1.vocab_size() : 0, w1.context);
+      first->passport = make_passport(r.cfg, first->batch.B(), first->batch.T, w1.trained() ? w1.vocab_size() : 0, w1.context, &w1.arch);
       first->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       first->compute_cpu_ms = thread_cpu_ms() - cpu0;
       auto partial = std::make_shared<ComputeResult>();
@@ -280,7 +280,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
       if (!vw) return vw.error();
       data->out.attention = std::move(vw).value();
     }
-    data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, mw.trained() ? mw.vocab_size() : 0, mw.context);
+    data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, mw.trained() ? mw.vocab_size() : 0, mw.context, &mw.arch);
     derive(*data, r);
     data->source = describe_source(mw, r.cfg);
     data->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -364,7 +364,7 @@ void ComputeWorker::trace_head(ComputeResult& res, const ForwardData& fwd, const
   const TraceRequest& tr = *r.trace;
   if (!fwd.batch.empty() && tr.layer >= 0 && tr.layer < out.L && tr.batch >= 0 && tr.batch < out.B && tr.head >= 0 &&
       tr.head < out.H) {
-    MhaOptions mo = mha_options(r.cfg);
+    MhaOptions mo = mha_options(r.cfg, *fwd.weights, tr.layer);  // the family's RoPE, window, scale
     mo.lengths = fwd.batch.lengths.data();
     const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
     if (!ablate.empty()) mo.ablated = ablate.data() + static_cast<size_t>(tr.layer) * out.H;

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "core/io/hf_gpt2.h"
+#include "core/io/hf_model.h"
 
 namespace headmap {
 
@@ -39,7 +40,7 @@ void ModelLoader::work(Job& job) {
   }
   LoadedModel m{job.dir, Error{ErrorKind::InvalidArgument, ""}};
   try {
-    Result<ModelWeights> w = load_hf_gpt2(job.dir);
+    Result<ModelWeights> w = load_hf_model(job.dir);
     if (w) m.weights = std::shared_ptr<const ModelWeights>(std::make_shared<const ModelWeights>(std::move(w).value()));
     else m.weights = w.error();
   } catch (const std::bad_alloc&) {

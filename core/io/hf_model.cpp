@@ -1,0 +1,539 @@
+// hf_model.cpp: Hugging Face directories of every supported family -> ModelWeights + Arch
+// (see hf_model.h).
+//
+// D = d_model, H = heads, KV = K/V heads, dh = d_head, L = layers, V = vocab, F = MLP width
+// Sections: [config] [tensors] [load] [dispatch]
+#include "core/io/hf_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/io/checkpoint.h"
+#include "core/io/file_io.h"
+#include "core/io/hf_gpt2.h"
+#include "core/io/hf_tensors.h"
+#include "core/math/gemm.h"
+#include "core/memory_budget.h"
+#include "core/model/config.h"
+
+namespace headmap {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+constexpr int kMaxVocab = 1 << 20;
+constexpr int kMaxPositions = 1 << 24;
+Error bad_format(const std::string& m) { return Error{ErrorKind::BadFormat, m}; }
+
+const char* family_name(const std::string& t) {
+  if (t == "gpt2") return "GPT-2";
+  if (t == "llama") return "Llama";
+  if (t == "mistral") return "Mistral";
+  if (t == "qwen2") return "Qwen2";
+  if (t == "qwen3") return "Qwen3";
+  if (t == "gemma") return "Gemma";
+  if (t == "gemma2") return "Gemma 2";
+  if (t == "gemma3_text") return "Gemma 3";
+  if (t == "gpt_neox") return "Pythia (GPT-NeoX)";
+  if (t == "gpt_neo") return "GPT-Neo";
+  return nullptr;
+}
+bool llama_like(const std::string& t) { return t == "llama" || t == "mistral" || t == "qwen2" || t == "qwen3"; }
+bool gemma_like(const std::string& t) { return t == "gemma" || t == "gemma2" || t == "gemma3_text"; }
+}  // namespace
+
+const char* supported_families() { return "gpt2, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, gpt_neox, gpt_neo"; }
+
+// ---- [config] --------------------------------------------------------------------------
+static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& origin);
+
+Result<HfModelConfig> parse_hf_config(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    return bad_format(origin + ": not valid JSON (" + e.what() + ").");
+  }
+  if (!j.is_object()) return bad_format(origin + ": not a JSON object, so not a Hugging Face config.");
+  try {
+    return hf_config_fields(j, origin);
+  } catch (const json::exception& e) {
+    return bad_format(origin + ": a field has the wrong type (" + e.what() + ").");
+  }
+}
+
+static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& origin) {
+  const std::string type = j.value("model_type", std::string());
+  const char* fname = family_name(type);
+  const std::string fam = fname ? fname : type;
+  auto bad = [&](const std::string& m) { return bad_format(origin + ": " + m); };
+  auto badf = [&](const std::string& m) { return bad_format(origin + ": " + fam + ": " + m); };
+  if (j.contains("vision_config") || j.contains("text_config") || type == "gemma3" || type == "llava" || type == "mllama")
+    return bad("this is a multimodal checkpoint (model_type \"" + type + "\", with a vision tower); headmap opens text-only models: "
+               "download the text model instead (for Gemma 3, google/gemma-3-1b-it or -pt).");
+  if (!fname) {
+    std::string arch;
+    if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() && j["architectures"][0].is_string())
+      arch = j["architectures"][0].get<std::string>();
+    const std::string what = type.empty() ? std::string("a model without a model_type") : "a " + type + " model";
+    std::string why;
+    if (type == "bert" || type == "roberta" || type == "distilbert")
+      why = " BERT-style encoders attend in both directions with post-LayerNorm blocks, which headmap does not implement.";
+    return bad("this is " + what + (arch.empty() ? "" : " (" + arch + ")") + "; headmap opens these families (model_type): " +
+               supported_families() + "." + why);
+  }
+  HfModelConfig c;
+  Arch& a = c.arch;
+  a.family = type;
+  a.name = fam;
+  auto has = [&](const char* k) { return j.contains(k) && !j[k].is_null(); };
+  auto get_int = [&](const char* key, int lo, int hi, int* out, bool required) -> Status {
+    if (!has(key)) return required ? Status(badf(std::string("\"") + key + "\" is missing.")) : Status();
+    if (!j[key].is_number_integer() || j[key].get<long long>() < lo || j[key].get<long long>() > hi)
+      return badf(std::string("\"") + key + "\" must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ".");
+    *out = j[key].get<int>();
+    return Status();
+  };
+  auto get_num = [&](const json& o, const char* key, double dflt) { return o.contains(key) && o[key].is_number() ? o[key].get<double>() : dflt; };
+  const bool neo = type == "gpt_neo", neox = type == "gpt_neox";
+  if (type == "gpt2") {
+    for (Status s : {get_int("n_embd", 1, kMaxDModel, &c.d_model, true), get_int("n_head", 1, kMaxDModel, &c.num_heads, true),
+                     get_int("n_layer", 1, kMaxModelLayers, &c.num_layers, true), get_int("vocab_size", 1, kMaxVocab, &c.vocab_size, true)})
+      if (!s) return s.error();
+    c.head_dim = c.d_model / c.num_heads;
+    return c;  // load_hf_gpt2 checks the rest
+  }
+  for (Status s : {get_int("hidden_size", 1, kMaxDModel, &c.d_model, true),
+                   get_int(neo ? "num_heads" : "num_attention_heads", 1, kMaxDModel, &c.num_heads, true),
+                   get_int(neo ? "num_layers" : "num_hidden_layers", 1, kMaxModelLayers, &c.num_layers, true),
+                   get_int("vocab_size", 1, kMaxVocab, &c.vocab_size, true),
+                   get_int("max_position_embeddings", 1, kMaxPositions, &c.positions, neo),
+                   get_int("intermediate_size", 1, 16 * kMaxDModel, &c.mlp_width, !neo),
+                   get_int("num_key_value_heads", 1, kMaxDModel, &c.num_kv_heads, false),
+                   get_int("head_dim", 1, kMaxDModel, &c.head_dim, false)})
+    if (!s) return s.error();
+  if (c.positions == 0) c.positions = 2048;  // rotary models extrapolate; headmap reads at most kMaxContext anyway
+  if (c.mlp_width == 0) c.mlp_width = 4 * c.d_model;
+  const int H = c.num_heads;
+  if (c.num_kv_heads == 0) c.num_kv_heads = H;
+  if (c.head_dim == 0) {
+    if (type == "qwen3" && !has("head_dim")) c.head_dim = 128;  // Qwen3Config's default
+    else if (gemma_like(type)) c.head_dim = 256;                 // GemmaConfig's default
+    else {
+      if (c.d_model % H != 0) return badf("hidden_size " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(H) + " heads and no head_dim is given.");
+      c.head_dim = c.d_model / H;
+    }
+  }
+  if (H % c.num_kv_heads != 0)
+    return badf(std::to_string(c.num_kv_heads) + " K/V heads do not divide " + std::to_string(H) + " query heads into equal groups.");
+  if (static_cast<int64_t>(H) * c.head_dim > 4 * kMaxDModel) return badf("num_attention_heads x head_dim is larger than headmap reads.");
+
+  // norms
+  if (neox) a.norm_eps = static_cast<float>(get_num(j, "layer_norm_eps", 1e-5));
+  else if (neo) a.norm_eps = static_cast<float>(get_num(j, "layer_norm_epsilon", 1e-5));
+  else a.norm_eps = static_cast<float>(get_num(j, "rms_norm_eps", 1e-6));
+  if (!(a.norm_eps > 0) || a.norm_eps > 1) return badf("the norm epsilon must be a small positive number.");
+  a.norm = (neo || neox) ? NormKind::LayerNorm : NormKind::RMSNorm;
+  a.norm_plus_one = gemma_like(type);
+  a.placement = type == "gemma2" || type == "gemma3_text" ? NormPlacement::Sandwich
+                : neox && j.value("use_parallel_residual", true) ? NormPlacement::Parallel
+                                                                  : NormPlacement::PreNorm;
+
+  // positions
+  if (neo) {
+    a.positions = PositionKind::Learned;
+  } else {
+    a.positions = PositionKind::Rotary;
+    // rope settings as top-level keys, or in transformers v5's rope_parameters (per layer type for Gemma 3)
+    json rp = has("rope_parameters") ? j["rope_parameters"] : json::object();
+    json rp_local;
+    if (rp.is_object() && rp.contains("full_attention")) {
+      rp_local = rp.value("sliding_attention", json::object());
+      rp = rp["full_attention"];
+    }
+    if (!rp.is_object()) rp = json::object();
+    a.rope_theta = static_cast<float>(get_num(rp, "rope_theta", get_num(j, "rope_theta", get_num(j, "rotary_emb_base", 10000.0))));
+    a.rope_local_theta = static_cast<float>(rp_local.is_object() ? get_num(rp_local, "rope_theta", 0.0) : get_num(j, "rope_local_base_freq", 0.0));
+    a.rotary_fraction = static_cast<float>(get_num(j, "partial_rotary_factor", get_num(j, "rotary_pct", get_num(rp, "partial_rotary_factor", neox ? 0.25 : 1.0))));
+    if (!(a.rope_theta > 1) || !(a.rotary_fraction > 0) || a.rotary_fraction > 1) return badf("the rope settings are out of range.");
+    if (static_cast<int>(c.head_dim * static_cast<double>(a.rotary_fraction)) % 2 != 0)
+      return badf("the rotary fraction leaves an odd number of rotated dims per head, which rotate-half pairs cannot split.");
+    json sc = has("rope_scaling") ? j["rope_scaling"] : rp;
+    if (!sc.is_object()) sc = json::object();
+    const std::string rt = sc.value("rope_type", sc.value("type", std::string("default")));
+    if (rt == "linear") {
+      a.rope_scaling = RopeScaling::Linear;
+      a.rope_factor = static_cast<float>(get_num(sc, "factor", 1.0));
+    } else if (rt == "llama3") {
+      a.rope_scaling = RopeScaling::Llama3;
+      a.rope_factor = static_cast<float>(get_num(sc, "factor", 8.0));
+      a.rope_low_freq_factor = static_cast<float>(get_num(sc, "low_freq_factor", 1.0));
+      a.rope_high_freq_factor = static_cast<float>(get_num(sc, "high_freq_factor", 4.0));
+      a.rope_original_context = static_cast<int>(get_num(sc, "original_max_position_embeddings", 8192));
+      if (!(a.rope_high_freq_factor > a.rope_low_freq_factor) || a.rope_original_context < 1) return badf("rope_scaling llama3 has inconsistent factors.");
+    } else if (rt != "default") {
+      return badf("rope scaling of type \"" + rt + "\" is not supported (headmap computes default, linear and llama3 RoPE).");
+    }
+    if (!(a.rope_factor > 0)) return badf("the rope scaling factor must be positive.");
+  }
+
+  // attention
+  a.num_heads = H;
+  a.num_kv_heads = c.num_kv_heads < H ? c.num_kv_heads : 0;
+  a.head_dim = c.head_dim;
+  if (neo && c.head_dim * H == c.d_model) a.num_heads = 0, a.head_dim = 0;  // learned positions: H may re-slice, as GPT-2's
+  const bool attention_bias = j.value("attention_bias", neox);
+  a.attn_bias = type == "qwen2" || attention_bias;
+  a.out_bias = neo || attention_bias;
+  a.qk_norm = type == "qwen3" || type == "gemma3_text";
+  if (neo) a.score_scale = ScoreScale::None;
+  if (type == "gemma2" || type == "gemma3_text") {
+    a.score_scale = ScoreScale::QueryPreAttnScalar;
+    a.query_pre_attn_scalar = static_cast<float>(get_num(j, "query_pre_attn_scalar", c.head_dim));
+    if (!(a.query_pre_attn_scalar > 0)) return badf("query_pre_attn_scalar must be positive.");
+    a.attn_softcap = static_cast<float>(get_num(j, "attn_logit_softcapping", 0.0));
+    a.final_softcap = static_cast<float>(get_num(j, "final_logit_softcapping", 0.0));
+  }
+  // sliding windows, one per layer
+  const int L = c.num_layers;
+  a.windows.assign(static_cast<size_t>(L), 0);
+  int window = 0;
+  if (Status s = get_int(neo ? "window_size" : "sliding_window", 1, kMaxPositions, &window, false); !s) return s.error();
+  if (has("layer_types") && j["layer_types"].is_array()) {
+    if (static_cast<int>(j["layer_types"].size()) != L) return badf("\"layer_types\" does not list one type per layer.");
+    for (int l = 0; l < L; ++l) {
+      const std::string t = j["layer_types"][static_cast<size_t>(l)].get<std::string>();
+      if (t == "sliding_attention" && window > 0) a.windows[static_cast<size_t>(l)] = window;
+      else if (t != "full_attention" && t != "sliding_attention") return badf("layer type \"" + t + "\" is not supported.");
+    }
+  } else if (neo) {
+    // attention_types: [[["global", "local"], 12]] = the pattern repeated
+    std::vector<std::string> kinds;
+    if (has("attention_types"))
+      for (const json& e : j["attention_types"])
+        for (int r = 0; r < e.at(1).get<int>() && kinds.size() <= static_cast<size_t>(L); ++r)
+          for (const json& k : e.at(0)) kinds.push_back(k.get<std::string>());
+    if (!kinds.empty() && static_cast<int>(kinds.size()) != L) return badf("\"attention_types\" does not cover num_layers.");
+    for (int l = 0; l < static_cast<int>(kinds.size()); ++l)
+      if (kinds[static_cast<size_t>(l)] == "local") {
+        if (window < 1) return badf("local layers need \"window_size\".");
+        a.windows[static_cast<size_t>(l)] = window;
+      }
+  } else if (window > 0) {
+    for (int l = 0; l < L; ++l) {
+      bool sliding = false;
+      if (type == "mistral") sliding = true;
+      else if (type == "qwen2" || type == "qwen3") sliding = j.value("use_sliding_window", false) && l >= j.value("max_window_layers", 0);
+      else if (type == "gemma2") sliding = l % 2 == 0;
+      else if (type == "gemma3_text") sliding = (l + 1) % std::max(1, j.value("sliding_window_pattern", 6)) != 0;
+      if (sliding) a.windows[static_cast<size_t>(l)] = window;
+    }
+  }
+  if (std::all_of(a.windows.begin(), a.windows.end(), [](int w) { return w == 0; })) a.windows.clear();
+
+  // MLP
+  const std::string act = has("hidden_activation") ? j["hidden_activation"].get<std::string>()
+                          : has("hidden_act")      ? j["hidden_act"].get<std::string>()
+                                                   : j.value("activation_function", std::string(neo ? "gelu_new" : "silu"));
+  auto gelu_tanh = [](const std::string& s) { return s == "gelu_new" || s == "gelu_pytorch_tanh" || s == "gelu_fast"; };
+  if (llama_like(type)) {
+    if (act != "silu") return badf("hidden_act \"" + act + "\": headmap computes the SiLU-gated MLP of this family only.");
+    a.mlp = MlpKind::SiluGated;
+  } else if (gemma_like(type)) {
+    a.mlp = MlpKind::GeluTanhGated;  // Gemma's "gelu" is the tanh form in its reference code
+  } else if (act == "gelu" && neox) {
+    a.mlp = MlpKind::GeluErf;
+  } else if (gelu_tanh(act)) {
+    a.mlp = MlpKind::GeluTanh;
+  } else {
+    return badf("activation \"" + act + "\" is not supported (GELU in its erf or tanh form only).");
+  }
+  a.mlp_width = c.mlp_width;
+  a.mlp_bias = neo || neox || j.value("mlp_bias", false);
+  a.embed_scale = gemma_like(type);
+  a.tied = j.value("tie_word_embeddings", gemma_like(type) || neo);
+  return c;
+}
+
+// ---- [tensors] -------------------------------------------------------------------------
+namespace {
+bool ignorable(const std::string& name) {
+  auto ends = [&](const char* s) { const size_t n = std::strlen(s); return name.size() >= n && name.compare(name.size() - n, n, s) == 0; };
+  return ends(".attn.bias") || ends(".attn.masked_bias") || ends("attention.bias") || ends("attention.masked_bias") ||
+         ends("rotary_emb.inv_freq");
+}
+
+// The names of one family's tensors: HF's, relative to the prefix TensorReader adds.
+struct Names {
+  std::string embed, pos, final_g, final_b, unembed;      // unembed: without the prefix
+  std::string layer;                                      // "layers." / "h."
+  std::string ln1, ln2, post_attn, post_mlp;              // + ".weight" / ".bias"
+  std::string q, k, v, qkv, o, q_norm, k_norm;            // + ".weight" / ".bias"
+  std::string gate, up, down;
+};
+
+Names names_for(const std::string& type) {
+  Names n;
+  if (type == "gpt_neox") {
+    n.embed = "embed_in.weight", n.final_g = "final_layer_norm.weight", n.final_b = "final_layer_norm.bias", n.unembed = "embed_out.weight";
+    n.layer = "layers.", n.ln1 = "input_layernorm", n.ln2 = "post_attention_layernorm";
+    n.qkv = "attention.query_key_value", n.o = "attention.dense", n.up = "mlp.dense_h_to_4h", n.down = "mlp.dense_4h_to_h";
+  } else if (type == "gpt_neo") {
+    n.embed = "wte.weight", n.pos = "wpe.weight", n.final_g = "ln_f.weight", n.final_b = "ln_f.bias", n.unembed = "lm_head.weight";
+    n.layer = "h.", n.ln1 = "ln_1", n.ln2 = "ln_2";
+    n.q = "attn.attention.q_proj", n.k = "attn.attention.k_proj", n.v = "attn.attention.v_proj", n.o = "attn.attention.out_proj";
+    n.up = "mlp.c_fc", n.down = "mlp.c_proj";
+  } else {
+    n.embed = "embed_tokens.weight", n.final_g = "norm.weight", n.unembed = "lm_head.weight";
+    n.layer = "layers.", n.ln1 = "input_layernorm";
+    const bool sandwich = type == "gemma2" || type == "gemma3_text";
+    n.ln2 = sandwich ? "pre_feedforward_layernorm" : "post_attention_layernorm";
+    if (sandwich) n.post_attn = "post_attention_layernorm", n.post_mlp = "post_feedforward_layernorm";
+    n.q = "self_attn.q_proj", n.k = "self_attn.k_proj", n.v = "self_attn.v_proj", n.o = "self_attn.o_proj";
+    n.q_norm = "self_attn.q_norm", n.k_norm = "self_attn.k_norm";
+    n.gate = "mlp.gate_proj", n.up = "mlp.up_proj", n.down = "mlp.down_proj";
+  }
+  return n;
+}
+
+// A Linear's weight, stored (out, in), as headmap's (in, out).
+Status read_linear(const TensorReader& r, const std::string& name, int64_t out, int64_t in, MatR& m) {
+  MatR stored(out, in);  // (out, in)
+  if (Status s = r.read(name, stored.data()); !s) return s;
+  m = stored.transpose();  // (in, out)
+  return Status();
+}
+Status read_vec(const TensorReader& r, const std::string& name, int64_t n, RowVec& v) {
+  v.resize(n);
+  return r.read(name, v.data());
+}
+}  // namespace
+
+// ---- [load] ----------------------------------------------------------------------------
+static Result<ModelWeights> load_family(const fs::path& dir, const std::string& dir_in, const HfModelConfig& c) {
+  const Arch& a = c.arch;
+  const std::string& type = a.family;
+  const int64_t D = c.d_model, H = c.num_heads, KV = c.num_kv_heads, dh = c.head_dim, L = c.num_layers, V = c.vocab_size, F = c.mlp_width;
+  const int64_t Dq = H * dh, Dkv = KV * dh;
+  Result<TensorSource> src = open_tensors(dir);
+  if (!src) return src.error();
+  const Names nm = names_for(type);
+  std::string prefix;
+  for (const char* p : {"model.", "gpt_neox.", "transformer.", ""})
+    if (src->where.count(std::string(p) + nm.embed)) {
+      prefix = p;
+      break;
+    }
+  if (!src->where.count(prefix + nm.embed))
+    return bad_format(dir_in + ": there is no " + nm.embed + " (with or without a prefix), so these are not " + a.name + "'s tensors.");
+  TensorReader r(*src, prefix, dir_in);
+  r.config_text_ = a.name + ": hidden_size " + std::to_string(D) + ", " + std::to_string(H) + " heads (" + std::to_string(KV) + " K/V) of " +
+                   std::to_string(dh) + ", " + std::to_string(L) + " layers, intermediate_size " + std::to_string(F) + ", vocab_size " + std::to_string(V);
+
+  // pass 1: every shape against config.json
+  std::vector<Status> checks = {r.expect(nm.embed, {V, D}), r.expect(nm.final_g, {D})};
+  const bool ln = a.norm == NormKind::LayerNorm;
+  if (ln) checks.push_back(r.expect(nm.final_b, {D}));
+  if (!nm.pos.empty()) checks.push_back(r.expect(nm.pos, {c.positions, D}));
+  for (int64_t l = 0; l < L; ++l) {
+    const std::string p = nm.layer + std::to_string(l) + ".";
+    auto norm = [&](const std::string& n) {
+      checks.push_back(r.expect(p + n + ".weight", {D}));
+      if (ln) checks.push_back(r.expect(p + n + ".bias", {D}));
+    };
+    norm(nm.ln1);
+    norm(nm.ln2);
+    if (!nm.post_attn.empty()) norm(nm.post_attn), norm(nm.post_mlp);
+    if (!nm.qkv.empty()) {
+      checks.push_back(r.expect(p + nm.qkv + ".weight", {3 * Dq, D}));
+      if (a.attn_bias) checks.push_back(r.expect(p + nm.qkv + ".bias", {3 * Dq}));
+    } else {
+      checks.push_back(r.expect(p + nm.q + ".weight", {Dq, D}));
+      checks.push_back(r.expect(p + nm.k + ".weight", {Dkv, D}));
+      checks.push_back(r.expect(p + nm.v + ".weight", {Dkv, D}));
+      if (a.attn_bias)
+        for (Status s : {r.expect(p + nm.q + ".bias", {Dq}), r.expect(p + nm.k + ".bias", {Dkv}), r.expect(p + nm.v + ".bias", {Dkv})}) checks.push_back(s);
+    }
+    checks.push_back(r.expect(p + nm.o + ".weight", {D, Dq}));
+    if (a.out_bias) checks.push_back(r.expect(p + nm.o + ".bias", {D}));
+    if (a.qk_norm) checks.push_back(r.expect(p + nm.q_norm + ".weight", {dh})), checks.push_back(r.expect(p + nm.k_norm + ".weight", {dh}));
+    if (a.gated()) checks.push_back(r.expect(p + nm.gate + ".weight", {F, D}));
+    checks.push_back(r.expect(p + nm.up + ".weight", {F, D}));
+    checks.push_back(r.expect(p + nm.down + ".weight", {D, F}));
+    if (a.mlp_bias) {
+      checks.push_back(r.expect(p + nm.up + ".bias", {F}));
+      checks.push_back(r.expect(p + nm.down + ".bias", {D}));
+      if (a.gated()) checks.push_back(r.expect(p + nm.gate + ".bias", {F}));
+    }
+  }
+  for (const Status& s : checks)
+    if (!s) return s.error();
+  // The unembedding sits beside the prefix ("lm_head.weight", "embed_out.weight").
+  const SafetensorsFile* lm_file = nullptr;
+  if (auto it = src->where.find(nm.unembed); it != src->where.end()) {
+    if (it->second->tensors().at(nm.unembed).shape != std::vector<int64_t>{V, D})
+      return bad_format(it->second->path() + ": \"" + nm.unembed + "\" has shape " + shape_text(it->second->tensors().at(nm.unembed).shape) +
+                        " but the unembedding of " + a.name + " needs " + shape_text({V, D}) + ".");
+    lm_file = it->second;
+  } else if (!a.tied) {
+    return bad_format(dir_in + ": config.json says the unembedding is not tied (tie_word_embeddings false) but there is no \"" + nm.unembed + "\".");
+  }
+  for (const auto& [name, file] : src->where)
+    if (!r.used().count(name) && !ignorable(name) && name != nm.unembed)
+      return bad_format(file->path() + ": unexpected tensor \"" + name + "\" for a " + a.name + " with " + std::to_string(L) +
+                        " layers (a vision tower, an adapter, or another family?).");
+
+  // pass 2: the budget, the tokenizer, the tensors.
+  const uint64_t per_layer = static_cast<uint64_t>(2 * D * (Dq + Dkv) * 2 + D * Dq + (a.gated() ? 3 : 2) * D * F + 8 * D + 4 * F);
+  const uint64_t bytes = 4 * (static_cast<uint64_t>(L) * per_layer + static_cast<uint64_t>((lm_file ? 2 : 1) * V * D + c.positions * (nm.pos.empty() ? 0 : D)));
+  if (Status s = check_memory(bytes, "The model in " + dir_in, "use a smaller model, or raise HEADMAP_MEMORY_BUDGET"); !s) return s.error();
+  ModelWeights w;
+  if (!fs::exists(dir / "tokenizer.json") && !(fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")))
+    return Error{ErrorKind::Io, dir_in + " has no tokenizer.json: " + a.name + " models need it (download it with the model: huggingface-cli download MODEL tokenizer.json)."};
+  if (Status s = load_hf_tokenizer(dir, static_cast<int>(V), w); !s) return Error{s.error().kind, a.name + ": " + s.error().message};
+  w.arch = a;
+  w.d_model = static_cast<int>(D);
+  w.context = static_cast<int>(std::min<int64_t>(c.positions, 1 << 20));
+  w.ln_eps = a.norm_eps;
+  w.tok_emb.resize(V, D);
+  if (Status s = r.read(nm.embed, w.tok_emb.data()); !s) return s.error();
+  if (!nm.pos.empty()) {
+    w.pos_emb.resize(c.positions, D);
+    if (Status s = r.read(nm.pos, w.pos_emb.data()); !s) return s.error();
+  }
+  if (Status s = read_vec(r, nm.final_g, D, w.lnf_g); !s) return s.error();
+  w.lnf_b = RowVec::Zero(D);
+  if (ln)
+    if (Status s = read_vec(r, nm.final_b, D, w.lnf_b); !s) return s.error();
+  const float plus = a.norm_plus_one ? 1.0f : 0.0f;  // Gemma's (1 + w), folded once here
+  w.lnf_g.array() += plus;
+
+  w.layers.resize(static_cast<size_t>(L));
+  std::vector<Status> results(static_cast<size_t>(L));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(compute_threads())
+  for (int64_t l = 0; l < L; ++l) {
+    LayerWeights& lw = w.layers[static_cast<size_t>(l)];
+    const std::string p = nm.layer + std::to_string(l) + ".";
+    auto run = [&]() -> Status {
+      auto norm = [&](const std::string& n, RowVec& g, RowVec* b) -> Status {
+        if (Status s = read_vec(r, p + n + ".weight", D, g); !s) return s;
+        g.array() += plus;
+        if (b) {
+          *b = RowVec::Zero(D);
+          if (ln) return read_vec(r, p + n + ".bias", D, *b);
+        }
+        return Status();
+      };
+      if (Status s = norm(nm.ln1, lw.ln1_g, &lw.ln1_b); !s) return s;
+      if (Status s = norm(nm.ln2, lw.ln2_g, &lw.ln2_b); !s) return s;
+      if (!nm.post_attn.empty()) {
+        if (Status s = norm(nm.post_attn, lw.post_attn_g, nullptr); !s) return s;
+        if (Status s = norm(nm.post_mlp, lw.post_mlp_g, nullptr); !s) return s;
+      }
+      lw.b_q = RowVec::Zero(Dq), lw.b_k = RowVec::Zero(Dkv), lw.b_v = RowVec::Zero(Dkv), lw.b_o = RowVec::Zero(D);
+      if (!nm.qkv.empty()) {
+        // GPT-NeoX: rows laid out per head, [q (dh) | k (dh) | v (dh)] for head 0, then head 1, ...
+        MatR fused(3 * Dq, D);  // (3·H·dh, D)
+        if (Status s = r.read(p + nm.qkv + ".weight", fused.data()); !s) return s;
+        RowVec fb = RowVec::Zero(3 * Dq);
+        if (a.attn_bias)
+          if (Status s = r.read(p + nm.qkv + ".bias", fb.data()); !s) return s;
+        lw.w_q.resize(D, Dq), lw.w_k.resize(D, Dq), lw.w_v.resize(D, Dq);
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t j = 0; j < dh; ++j) {
+            const int64_t row = h * 3 * dh + j, col = h * dh + j;
+            lw.w_q.col(col) = fused.row(row).transpose();
+            lw.w_k.col(col) = fused.row(row + dh).transpose();
+            lw.w_v.col(col) = fused.row(row + 2 * dh).transpose();
+            lw.b_q(col) = fb(row), lw.b_k(col) = fb(row + dh), lw.b_v(col) = fb(row + 2 * dh);
+          }
+      } else {
+        if (Status s = read_linear(r, p + nm.q + ".weight", Dq, D, lw.w_q); !s) return s;
+        if (Status s = read_linear(r, p + nm.k + ".weight", Dkv, D, lw.w_k); !s) return s;
+        if (Status s = read_linear(r, p + nm.v + ".weight", Dkv, D, lw.w_v); !s) return s;
+        if (a.attn_bias) {
+          if (Status s = r.read(p + nm.q + ".bias", lw.b_q.data()); !s) return s;
+          if (Status s = r.read(p + nm.k + ".bias", lw.b_k.data()); !s) return s;
+          if (Status s = r.read(p + nm.v + ".bias", lw.b_v.data()); !s) return s;
+        }
+      }
+      MatR m;
+      if (Status s = read_linear(r, p + nm.o + ".weight", D, Dq, m); !s) return s;  // (Dq, D)
+      lw.w_o = PackedMatrix(m);
+      if (a.out_bias)
+        if (Status s = r.read(p + nm.o + ".bias", lw.b_o.data()); !s) return s;
+      if (a.qk_norm) {
+        if (Status s = read_vec(r, p + nm.q_norm + ".weight", dh, lw.q_norm); !s) return s;
+        if (Status s = read_vec(r, p + nm.k_norm + ".weight", dh, lw.k_norm); !s) return s;
+        lw.q_norm.array() += plus;
+        lw.k_norm.array() += plus;
+      }
+      if (a.gated()) {
+        if (Status s = read_linear(r, p + nm.gate + ".weight", F, D, m); !s) return s;  // (D, F)
+        lw.w_gate = PackedMatrix(m);
+      }
+      if (Status s = read_linear(r, p + nm.up + ".weight", F, D, m); !s) return s;  // (D, F)
+      lw.w_fc = PackedMatrix(m);
+      if (Status s = read_linear(r, p + nm.down + ".weight", D, F, m); !s) return s;  // (F, D)
+      lw.w_proj = PackedMatrix(m);
+      lw.b_fc = RowVec::Zero(F), lw.b_proj = RowVec::Zero(D);
+      if (a.mlp_bias) {
+        if (Status s = r.read(p + nm.up + ".bias", lw.b_fc.data()); !s) return s;
+        if (Status s = r.read(p + nm.down + ".bias", lw.b_proj.data()); !s) return s;
+        if (a.gated()) return Error{ErrorKind::BadFormat, dir_in + ": " + a.name + " with a gate bias (mlp_bias) is not supported."};
+      }
+      lw.fuse();
+      return Status();
+    };
+    results[static_cast<size_t>(l)] = run();
+  }
+  for (const Status& st : results)
+    if (!st) return st.error();
+  if (lm_file) {
+    MatR lm(V, D);
+    if (Status s = lm_file->read_f32(nm.unembed, lm.data()); !s) return s.error();
+    if (lm != w.tok_emb) w.lm_head = std::move(lm);
+  }
+  w.arch.tied = w.lm_head.size() == 0;
+
+  WeightsSource& s = w.source;
+  s.kind = WeightsSource::Kind::Pretrained;
+  s.trained_heads = static_cast<int>(H);
+  s.model_type = type;
+  s.path = dir_in;
+  std::error_code ec;
+  fs::path clean = dir.lexically_normal();
+  if (clean.filename().empty()) clean = clean.parent_path();
+  s.model_name = clean.filename().string();
+  if (s.model_name.empty() || s.model_name == ".") s.model_name = fs::absolute(dir, ec).lexically_normal().filename().string();
+  s.parameters = parameter_count(w);
+  s.dtype = src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
+  return w;
+}
+
+// ---- [dispatch] ------------------------------------------------------------------------
+Result<ModelWeights> load_hf_model(const std::string& dir_in) {
+  const fs::path dir(dir_in);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return Error{ErrorKind::Io, dir_in + " is not a directory; --model expects a Hugging Face model directory (config.json, model.safetensors, tokenizer.json)."};
+  const fs::path config_path = dir / "config.json";
+  if (!fs::exists(config_path)) return Error{ErrorKind::Io, dir_in + " has no config.json, so it is not a Hugging Face model directory."};
+  Result<std::string> text = read_file(config_path.string(), size_t(1) << 20);
+  if (!text) return text.error();
+  Result<HfModelConfig> c = parse_hf_config(*text, config_path.string());
+  if (!c) return c.error();
+  if (c->arch.family == "gpt2") return load_hf_gpt2(dir_in);
+  return load_family(dir, dir_in, *c);
+}
+
+Result<ModelWeights> open_model_path(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return load_hf_model(path);
+  return load_checkpoint(path);
+}
+
+}  // namespace headmap

@@ -1,0 +1,67 @@
+// hf_tensors.h: the one reader of a Hugging Face directory's safetensors (one file, or an
+// index and its shards) and its tokenizer, shared by every family's loader (hf_gpt2.h,
+// hf_model.h).
+#pragma once
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/io/safetensors.h"
+#include "core/model/weights.h"
+
+namespace headmap {
+
+// The safetensors files of a directory and which one holds each tensor.
+struct TensorSource {
+  std::vector<std::unique_ptr<SafetensorsFile>> files;
+  std::map<std::string, const SafetensorsFile*> where;  // tensor name -> file
+};
+
+// model.safetensors, else model.safetensors.index.json and its shards. A directory with only
+// pytorch_model.bin (or another format) gets a message saying what to download.
+Result<TensorSource> open_tensors(const std::filesystem::path& dir);
+
+// "[3, 4]"
+std::string shape_text(const std::vector<int64_t>& shape);
+
+// The directory's tokenizer by HfTokenizer::load's rule (tokenizer.json, else vocab.json +
+// merges.txt, else vocab.txt), checked against config.json's vocab_size: w.hf_tokenizer,
+// which splits the text, and w.source.tokenizer_files; w.bpe too when the files are GPT-2's
+// byte-level BPE (a checkpoint saved from the model needs it).
+Status load_hf_tokenizer(const std::filesystem::path& dir, int vocab_size, ModelWeights& w);
+
+// Reads the tensors into w, shapes first (all of them, before any data is touched).
+class TensorReader {
+ public:
+  TensorReader(const TensorSource& src, std::string prefix, const std::string& dir) : src_(src), prefix_(std::move(prefix)), dir_(dir) {}
+
+  // Checks that `name` exists with `shape`; records it as used.
+  Status expect(const std::string& name, std::vector<int64_t> shape);
+  bool has(const std::string& name) const { return src_.where.count(prefix_ + name) > 0; }
+  Status read(const std::string& name, float* out) const {
+    const std::string full = prefix_ + name;
+    return src_.where.at(full)->read_f32(full, out);
+  }
+  Status read_rows(const std::string& name, int64_t r0, int64_t n, int64_t cols, float* out) const {
+    const std::string full = prefix_ + name;
+    return src_.where.at(full)->read_block_f32(full, r0, n, 0, cols, out);
+  }
+  Status read_cols(const std::string& name, int64_t c0, int64_t n, float* out) const {
+    const std::string full = prefix_ + name;
+    return src_.where.at(full)->read_rows_f32(full, c0, n, out);
+  }
+  const std::set<std::string>& used() const { return used_; }
+  std::string config_text_;
+
+ private:
+  const TensorSource& src_;
+  std::string prefix_;
+  std::string dir_;
+  std::set<std::string> used_;
+};
+
+}  // namespace headmap

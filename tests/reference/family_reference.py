@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""family_reference.py: the forward passes of Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma 2,
+Gemma 3, GPT-NeoX (Pythia) and GPT-Neo in numpy, float64, written from the families' published
+definitions (the papers and Hugging Face's modeling files as documentation, not headmap's
+code), and a test that holds headmap-cli --model to them.
+
+    family_reference.py HEADMAP_CLI WORK_DIR [VARIANT ...]
+
+For every variant of tests/reference/make_family_dir.py it writes a tiny random model, runs
+headmap-cli --model DIR --npy --json on two sentences (longer than the sliding windows), reads
+the ids headmap used (meta.json token_ids), recomputes every layer's attention (L, B, H, T, T),
+attention input and output and the mean next-token loss, and compares: attention, input and
+output to 1e-4, the loss to 1e-3. Exit 0 all agree, 1 a difference, 77 numpy missing.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+
+try:
+    import numpy as np
+except ImportError:
+    print("numpy is missing: skipped (apt-get install python3-numpy)")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_family_dir  # noqa: E402
+from gpt2_reference import read_model  # noqa: E402  (safetensors and shards -> float64)
+
+TOL, LOSS_TOL = 1e-4, 1e-3
+TEXTS = ["The cat sat on the mat because it was tired.", "it was the cat"]
+
+
+# ---- building blocks -----------------------------------------------------------------------
+def layer_norm(x, g, b, eps):
+    mu = x.mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + eps) * g + b
+
+
+def rms_norm(x, g, eps, plus_one=False):
+    """Llama's RMSNorm; Gemma's multiplies by (1 + w)."""
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * ((1.0 + g) if plus_one else g)
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gelu_erf(x):
+    return 0.5 * x * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def inv_freq(rot, theta, scaling):
+    """RoPE's frequencies for `rot` rotated dims; scaling: None, ("linear", f) or ("llama3", dict)."""
+    f = 1.0 / theta ** (np.arange(0, rot, 2, dtype=np.float64) / rot)
+    if scaling is None:
+        return f
+    kind, s = scaling
+    if kind == "linear":
+        return f / s["factor"]
+    # Llama 3.1: wavelengths longer than old/low are slowed by the factor, shorter than
+    # old/high kept, the band between blended.
+    factor, lo, hi, old = s["factor"], s["low_freq_factor"], s["high_freq_factor"], s["original_max_position_embeddings"]
+    wavelen = 2 * np.pi / f
+    out = np.where(wavelen > old / lo, f / factor, f)
+    smooth = (old / wavelen - lo) / (hi - lo)
+    blended = (1 - smooth) * out / factor + smooth * out
+    medium = (wavelen >= old / hi) & (wavelen <= old / lo)
+    return np.where(medium, blended, out)
+
+
+def rope(x, freq):
+    """x (heads, T, dh): the first rot = 2·len(freq) dims rotated by position, rotate-half pairs."""
+    T, rot = x.shape[1], 2 * len(freq)
+    ang = np.arange(T)[:, None] * freq[None, :]                   # (T, rot/2)
+    cos, sin = np.cos(np.concatenate([ang, ang], -1)), np.sin(np.concatenate([ang, ang], -1))  # (T, rot)
+    xr, xp = x[..., :rot], x[..., rot:]
+    half = np.concatenate([-xr[..., rot // 2:], xr[..., :rot // 2]], -1)
+    return np.concatenate([xr * cos + half * sin, xp], -1)
+
+
+def rope_scaling(cfg):
+    s = cfg.get("rope_scaling") or cfg.get("rope_parameters")
+    if not s:
+        return None
+    kind = s.get("rope_type", s.get("type", "default"))
+    return None if kind == "default" else (kind, s)
+
+
+# ---- the families ------------------------------------------------------------------------
+def forward(cfg, W, ids):
+    """One sentence. Returns per layer (attention (H,T,T), attn_in (T,D), attn_out (T,D)) and the summed loss."""
+    t = cfg["model_type"]
+    neo, neox, gemma = t == "gpt_neo", t == "gpt_neox", t.startswith("gemma")
+    D, V = cfg["hidden_size"], cfg["vocab_size"]
+    H = cfg["num_heads"] if neo else cfg["num_attention_heads"]
+    L = cfg["num_layers"] if neo else cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    dh = cfg.get("head_dim") or D // H
+    T = len(ids)
+    pre = "gpt_neox." if neox else "transformer." if neo else "model."
+    eps = cfg.get("layer_norm_eps", cfg.get("layer_norm_epsilon", cfg.get("rms_norm_eps", 1e-6)))
+
+    def norm(x, name):
+        if neo or neox:
+            return layer_norm(x, W[name + ".weight"], W[name + ".bias"], eps)
+        return rms_norm(x, W[name + ".weight"], eps, plus_one=gemma)
+
+    # which layers are local (sliding window) and their window
+    windows = [0] * L
+    if neo:
+        kinds = [k for pattern, n in cfg["attention_types"] for _ in range(n) for k in pattern]
+        windows = [cfg["window_size"] if k == "local" else 0 for k in kinds]
+    elif t == "mistral" and cfg.get("sliding_window"):
+        windows = [cfg["sliding_window"]] * L
+    elif t == "gemma2":
+        windows = [cfg["sliding_window"] if l % 2 == 0 else 0 for l in range(L)]
+    elif t == "gemma3_text":
+        windows = [cfg["sliding_window"] if (l + 1) % cfg["sliding_window_pattern"] else 0 for l in range(L)]
+
+    x = W[pre + ("wte.weight" if neo else "embed_in.weight" if neox else "embed_tokens.weight")][ids]  # (T, D)
+    if gemma:
+        x = x * np.sqrt(D)
+    if neo:
+        x = x + W["transformer.wpe.weight"][:T]
+    layers = []
+    for l in range(L):
+        p = pre + (f"h.{l}." if neo else f"layers.{l}.")
+        a = norm(x, p + ("ln_1" if neo else "input_layernorm"))
+        if neox:  # fused, per head [q | k | v]
+            qkv = (a @ W[p + "attention.query_key_value.weight"].T + W[p + "attention.query_key_value.bias"]).reshape(T, H, 3 * dh)
+            q, k, v = (qkv[..., i * dh:(i + 1) * dh].transpose(1, 0, 2) for i in range(3))
+        else:
+            ap = p + ("attn.attention." if neo else "self_attn.")
+            lin = lambda n: a @ W[ap + n + ".weight"].T + W.get(ap + n + ".bias", 0.0)
+            q = lin("q_proj").reshape(T, H, dh).transpose(1, 0, 2)
+            k = lin("k_proj").reshape(T, KV, dh).transpose(1, 0, 2)
+            v = lin("v_proj").reshape(T, KV, dh).transpose(1, 0, 2)
+        if t in ("qwen3", "gemma3_text"):  # per-head RMSNorm of q and k
+            q = rms_norm(q, W[p + "self_attn.q_norm.weight"], eps, plus_one=gemma)
+            k = rms_norm(k, W[p + "self_attn.k_norm.weight"], eps, plus_one=gemma)
+        if not neo:
+            if neox:
+                rot = int(dh * cfg.get("rotary_pct", 0.25))
+                freq = inv_freq(rot, cfg.get("rotary_emb_base", 10000), None)
+            elif t == "gemma3_text" and windows[l]:
+                freq = inv_freq(dh, cfg["rope_local_base_freq"], None)
+            else:
+                theta = cfg.get("rope_theta") or (cfg.get("rope_parameters") or {}).get("rope_theta", 10000.0)
+                freq = inv_freq(dh, theta, rope_scaling(cfg))
+            q, k = rope(q, freq), rope(k, freq)
+        k, v = np.repeat(k, H // KV, axis=0), np.repeat(v, H // KV, axis=0)  # each K/V head serves H/KV query heads
+        scale = 1.0 if neo else cfg["query_pre_attn_scalar"] ** -0.5 if t in ("gemma2", "gemma3_text") else dh ** -0.5
+        s = q @ k.transpose(0, 2, 1) * scale  # (H, T, T)
+        if cfg.get("attn_logit_softcapping"):
+            c = cfg["attn_logit_softcapping"]
+            s = c * np.tanh(s / c)
+        qi, ki = np.arange(T)[:, None], np.arange(T)[None, :]
+        visible = ki <= qi
+        if windows[l]:
+            visible &= qi - ki < windows[l]
+        s = np.where(visible, s, -np.inf)
+        att = np.exp(s - s.max(-1, keepdims=True))
+        att /= att.sum(-1, keepdims=True)
+        y = (att @ v).transpose(1, 0, 2).reshape(T, H * dh)
+        on = p + ("attention.dense" if neox else "attn.attention.out_proj" if neo else "self_attn.o_proj")
+        y = y @ W[on + ".weight"].T + W.get(on + ".bias", 0.0)
+        layers.append((att, a, y))
+
+        def mlp(m):
+            if neox:
+                h = gelu_erf(m @ W[p + "mlp.dense_h_to_4h.weight"].T + W[p + "mlp.dense_h_to_4h.bias"])
+                return h @ W[p + "mlp.dense_4h_to_h.weight"].T + W[p + "mlp.dense_4h_to_h.bias"]
+            if neo:
+                h = gelu_tanh(m @ W[p + "mlp.c_fc.weight"].T + W[p + "mlp.c_fc.bias"])
+                return h @ W[p + "mlp.c_proj.weight"].T + W[p + "mlp.c_proj.bias"]
+            act = gelu_tanh if gemma else silu
+            g = act(m @ W[p + "mlp.gate_proj.weight"].T)
+            return (g * (m @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
+
+        if neox and cfg.get("use_parallel_residual", True):
+            x = x + y + mlp(norm(x, p + "post_attention_layernorm"))
+        elif neox:
+            x = x + y
+            x = x + mlp(norm(x, p + "post_attention_layernorm"))
+        elif t in ("gemma2", "gemma3_text"):
+            x = x + norm(y, p + "post_attention_layernorm")
+            x = x + norm(mlp(norm(x, p + "pre_feedforward_layernorm")), p + "post_feedforward_layernorm")
+        else:
+            x = x + y
+            x = x + mlp(norm(x, p + ("ln_2" if neo else "post_attention_layernorm")))
+    xf = norm(x, pre + ("ln_f" if neo else "final_layer_norm" if neox else "norm"))
+    unembed = W.get("embed_out.weight", W.get("lm_head.weight", W[pre + ("wte.weight" if neo else "embed_in.weight" if neox else "embed_tokens.weight")]))
+    logits = xf @ unembed.T  # (T, V)
+    if cfg.get("final_logit_softcapping"):
+        c = cfg["final_logit_softcapping"]
+        logits = c * np.tanh(logits / c)
+    lse = logits.max(-1) + np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1))
+    nll = lse[:-1] - logits[np.arange(T - 1), ids[1:]]
+    return layers, nll.sum(), T - 1
+
+
+# ---- the test ------------------------------------------------------------------------------
+def check_variant(cli, work, variant):
+    d = os.path.join(work, variant)
+    make_family_dir.write_dir(d, variant)
+    out, run_json = os.path.join(work, variant + "-out"), os.path.join(work, variant + ".json")
+    cmd = [cli, "--model", d, "--npy", out, "--json", run_json]
+    for t in TEXTS:
+        cmd += ["--text", t]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"{variant:16s} headmap-cli refused it: {run.stderr.strip()}  DIFFERENT")
+        return False
+    meta = json.load(open(os.path.join(out, "meta.json")))
+    run = json.load(open(run_json))
+    cfg, _ = read_model(d)
+    W = {}
+    index = os.path.join(d, "model.safetensors.index.json")
+    from gpt2_reference import read_safetensors
+    if os.path.exists(index):
+        for shard in sorted(set(json.load(open(index))["weight_map"].values())):
+            W.update(read_safetensors(os.path.join(d, shard)))
+    else:
+        W = read_safetensors(os.path.join(d, "model.safetensors"))
+    att = np.load(os.path.join(out, "attention.npy"))  # (L, B, H, T, T)
+    L, B, H, T, _ = att.shape
+    worst = {"attention": 0.0, "attn_in": 0.0, "attn_out": 0.0}
+    total, count = 0.0, 0
+    for b, ids in enumerate(meta["token_ids"]):
+        n = meta["lengths"][b]
+        layers, nll, k = forward(cfg, W, np.array(ids))
+        assert len(layers) == L, (len(layers), L)
+        total, count = total + nll, count + k
+        for l, (a_ref, in_ref, out_ref) in enumerate(layers):
+            worst["attention"] = max(worst["attention"], np.abs(att[l, b, :, :n, :n] - a_ref).max())
+            a_in = np.load(os.path.join(out, f"layer{l}.attn_in.npy"))[b, :n]
+            a_out = np.load(os.path.join(out, f"layer{l}.attn_out.npy"))[b, :n]
+            worst["attn_in"] = max(worst["attn_in"], np.abs(a_in - in_ref).max() / max(1.0, np.abs(in_ref).max()))
+            worst["attn_out"] = max(worst["attn_out"], np.abs(a_out - out_ref).max() / max(1.0, np.abs(out_ref).max()))
+    loss_ref, loss = total / count, run["loss_on_text"]
+    ok = all(v <= TOL for v in worst.values()) and loss is not None and abs(loss - loss_ref) <= LOSS_TOL
+    print(f"{variant:16s} L={L} B={B} H={H} T={T}  max |diff|: attention {worst['attention']:.2e}, attn_in {worst['attn_in']:.2e}, "
+          f"attn_out {worst['attn_out']:.2e}; loss {loss} vs {loss_ref:.6f}  {'ok' if ok else 'DIFFERENT'}")
+    return ok
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    cli, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    variants = sys.argv[3:] or list(make_family_dir.VARIANTS)
+    results = [check_variant(cli, work, v) for v in variants]
+    print(f"{sum(results)} of {len(results)} family variants agree with the float64 reference "
+          f"(attention, layer input and output to {TOL}, loss to {LOSS_TOL})")
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+// The family seam (issue 25): the forward pass's family steps held to the step-through and
+// to the hover score, the sliding window, llama3 RoPE scaling against its published rule,
+// and config.json's settings (top-level and transformers v5's rope_parameters, layer types,
+// refusals that name the family). The full families against float64 numpy forwards are the
+// ctest families_match_numpy (tests/reference/family_reference.py).
+//
+// B = batch, T = tokens, D = d_model, H = heads, dh = d_head, KV = K/V heads, F = MLP width
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/inspect/passport.h"
+#include "core/io/hf_model.h"
+#include "core/math/rng.h"
+#include "core/model/attention.h"
+#include "core/model/model.h"
+
+using namespace headmap;
+
+namespace {
+
+MatR normals(uint64_t key, int rows, int cols, float s) {
+  MatR m(rows, cols);
+  fill_normals(key, m.data(), m.size(), s);
+  return m;
+}
+
+// A random model of one family in memory: every quirk of `a` on D, H, KV, dh, F.
+ModelWeights family_model(const Arch& a, int D, int H, int KV, int dh, int F, int L) {
+  ModelWeights w;
+  w.d_model = D;
+  w.arch = a;
+  w.arch.num_heads = H;
+  w.arch.num_kv_heads = KV < H ? KV : 0;
+  w.arch.head_dim = dh;
+  w.arch.mlp_width = F;
+  w.ln_eps = a.norm_eps;
+  for (int l = 0; l < L; ++l) {
+    const uint64_t k = 1000 + 100 * static_cast<uint64_t>(l);
+    LayerWeights lw;
+    lw.ln1_g = RowVec::Ones(D) + normals(k + 1, 1, D, 0.1f);
+    lw.ln1_b = RowVec::Zero(D);
+    lw.ln2_g = RowVec::Ones(D);
+    lw.ln2_b = RowVec::Zero(D);
+    lw.w_q = normals(k + 2, D, H * dh, 0.4f);
+    lw.w_k = normals(k + 3, D, KV * dh, 0.4f);
+    lw.w_v = normals(k + 4, D, KV * dh, 0.3f);
+    lw.w_o = PackedMatrix(normals(k + 5, H * dh, D, 0.2f));
+    lw.b_q = normals(k + 6, 1, H * dh, 0.1f);
+    lw.b_k = normals(k + 7, 1, KV * dh, 0.1f);
+    lw.b_v = RowVec::Zero(KV * dh);
+    lw.b_o = RowVec::Zero(D);
+    if (a.qk_norm) lw.q_norm = RowVec::Ones(dh) + normals(k + 8, 1, dh, 0.2f), lw.k_norm = RowVec::Ones(dh) + normals(k + 9, 1, dh, 0.2f);
+    lw.w_fc = PackedMatrix(normals(k + 10, D, F, 0.2f));
+    lw.w_gate = PackedMatrix(normals(k + 11, D, F, 0.2f));
+    lw.w_proj = PackedMatrix(normals(k + 12, F, D, 0.1f));
+    lw.b_fc = RowVec::Zero(F);
+    lw.b_proj = RowVec::Zero(D);
+    lw.post_attn_g = RowVec::Ones(D);
+    lw.post_mlp_g = RowVec::Ones(D);
+    lw.fuse();
+    w.layers.push_back(std::move(lw));
+  }
+  w.source.kind = WeightsSource::Kind::RandomInit;
+  return w;
+}
+
+Arch every_quirk() {
+  Arch a;
+  a.family = "test";
+  a.name = "Test";
+  a.norm = NormKind::RMSNorm;
+  a.norm_eps = 1e-6f;
+  a.positions = PositionKind::Rotary;
+  a.rope_theta = 500.0f;
+  a.rotary_fraction = 0.5f;  // partial rotary
+  a.rope_scaling = RopeScaling::Llama3;
+  a.rope_factor = 8.0f;
+  a.rope_original_context = 16;
+  a.qk_norm = true;
+  a.attn_softcap = 2.0f;
+  a.score_scale = ScoreScale::QueryPreAttnScalar;
+  a.query_pre_attn_scalar = 7.0f;
+  a.windows = {3, 0};  // layer 0 local, layer 1 global
+  a.mlp = MlpKind::SiluGated;
+  return a;
+}
+
+ModelConfig config_of(const ModelWeights& w) {
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Word;
+  return config_for_weights(w, c);
+}
+
+}  // namespace
+
+// Every family step (partial RoPE with llama3 scaling, q/k norms, GQA, d_head independent of
+// D, query_pre_attn_scalar, soft-capping, a window shorter than the text) computed twice: by
+// the fast path (fused GEMM, steps on the packed rows) and by the step-through (one small
+// Linear per head); and the hover score at the two positions against the trace's raw scores.
+TEST(Families, TraceAndHoverScoreMatchTheFastPathOnEveryQuirk) {
+  const ModelWeights w = family_model(every_quirk(), 24, 4, 2, 10, 40, 2);  // H·dh = 40 != D = 24
+  const ModelConfig cfg = config_of(w);
+  ASSERT_EQ(cfg.num_heads, 4);
+  ASSERT_EQ(cfg.kv_heads(), 2);
+  ASSERT_EQ(cfg.d_head(), 10);
+  const Batch batch = make_batch({"one two three four five six seven eight nine", "ten eleven"}, cfg, w);
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 4; ++h) {
+      ForwardOptions opt;
+      opt.keep_layer_io = true;
+      opt.trace = TraceRequest{l, 0, h};
+      Result<ForwardOutput> out = forward(w, cfg, batch, opt);
+      ASSERT_TRUE(out.ok()) << out.error().message;
+      const HeadTrace& tr = *out->trace;
+      const int T = out->T, len = batch.lengths[0];
+      const float* fast = out->weights(l, 0, h);
+      const MhaOptions mo = mha_options(cfg, w, l);
+      const MatR& x = out->attn_in[static_cast<size_t>(l)];
+      for (int t = 0; t < len; ++t)
+        for (int s = 0; s < len; ++s) {
+          EXPECT_NEAR(tr.weights(t, s), fast[t * T + s], 2e-5) << "layer " << l << " head " << h << " (" << t << ", " << s << ")";
+          const float score = head_score(w.layers[static_cast<size_t>(l)], x.row(t).data(), x.row(s).data(), h, mo, t, s);
+          EXPECT_NEAR(score, tr.scores(t, s), 1e-4f * std::max(1.0f, std::abs(score)));
+        }
+    }
+}
+
+// Layer 0's window of 3: a query sees itself and the two keys before it, no further back;
+// layer 1 is global. The text is longer than the window.
+TEST(Families, SlidingWindowHidesKeysOutsideTheWindow) {
+  const ModelWeights w = family_model(every_quirk(), 24, 4, 2, 10, 40, 2);
+  const ModelConfig cfg = config_of(w);
+  const Batch batch = make_batch({"a b c d e f g h i j"}, cfg, w);
+  Result<ForwardOutput> out = forward(w, cfg, batch);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const int T = out->T;
+  ASSERT_GT(T, 3);
+  for (int h = 0; h < 4; ++h)
+    for (int t = 0; t < T; ++t) {
+      float local = 0, global = 0;
+      for (int s = 0; s < T; ++s) {
+        const float wl = out->weights(0, 0, h)[t * T + s], wg = out->weights(1, 0, h)[t * T + s];
+        if (t - s >= 3 || s > t) EXPECT_EQ(wl, 0.0f) << "local layer, query " << t << " key " << s;
+        if (s <= t) EXPECT_GT(wg, 0.0f) << "global layer, query " << t << " key " << s;
+        local += wl, global += wg;
+      }
+      EXPECT_NEAR(local, 1.0f, 1e-5);
+      EXPECT_NEAR(global, 1.0f, 1e-5);
+    }
+}
+
+// Llama 3.1's rule, numbers worked by hand: theta 10000 over 8 rotated dims gives wavelengths
+// 2π, 20π, 200π, 2000π; with original context 100, low 1, high 4, factor 8: 2π < 25 stays,
+// 2000π > 100 is divided by 8, and 20π (62.8) is blended with smooth = (100/62.8 - 1) / 3.
+TEST(Families, Llama3RopeScalingFollowsThePublishedRule) {
+  Arch a;
+  a.positions = PositionKind::Rotary;
+  a.rope_theta = 10000.0f;
+  a.rope_scaling = RopeScaling::Llama3;
+  a.rope_factor = 8.0f;
+  a.rope_low_freq_factor = 1.0f;
+  a.rope_high_freq_factor = 4.0f;
+  a.rope_original_context = 100;
+  const std::vector<double> f = rope_inv_freq(a, 8, false);
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_DOUBLE_EQ(f[0], 1.0);
+  const double pi = 3.14159265358979323846, f1 = 0.1, smooth = (100.0 / (2 * pi / f1) - 1.0) / 3.0;
+  EXPECT_NEAR(f[1], (1 - smooth) * f1 / 8 + smooth * f1, 1e-12);
+  EXPECT_NEAR(f[2], 0.01 / 8, 1e-15);  // 200π = 628 > 100
+  EXPECT_NEAR(f[3], 0.001 / 8, 1e-15);
+  a.rope_scaling = RopeScaling::Linear;
+  a.rope_factor = 4.0f;
+  EXPECT_NEAR(rope_inv_freq(a, 8, false)[1], 0.1 / 4, 1e-15);
+  a.rope_local_theta = 100.0f;  // Gemma 3's local layers: their own theta, unscaled
+  EXPECT_NEAR(rope_inv_freq(a, 8, true)[1], std::pow(100.0, -0.25), 1e-12);
+}
+
+// config.json as real files write it: Gemma 3 in transformers v5's per-layer-type
+// rope_parameters with layer_types; Pythia's rotary_pct and rotary_emb_base; GPT-Neo's
+// attention_types; Qwen3's head_dim independent of D.
+TEST(Families, ConfigJsonSettingsAreRead) {
+  Result<HfModelConfig> g = parse_hf_config(R"({"model_type": "gemma3_text", "hidden_size": 64, "num_attention_heads": 4,
+    "num_key_value_heads": 1, "head_dim": 32, "num_hidden_layers": 3, "intermediate_size": 96, "vocab_size": 100,
+    "max_position_embeddings": 512, "sliding_window": 8, "query_pre_attn_scalar": 32,
+    "layer_types": ["sliding_attention", "sliding_attention", "full_attention"],
+    "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+                        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}})", "gemma3/config.json");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->arch.windows, (std::vector<int>{8, 8, 0}));
+  EXPECT_EQ(g->arch.rope_theta, 1000000.0f);
+  EXPECT_EQ(g->arch.rope_local_theta, 10000.0f);
+  EXPECT_EQ(g->arch.rope_scaling, RopeScaling::Linear);
+  EXPECT_EQ(g->arch.placement, NormPlacement::Sandwich);
+  EXPECT_TRUE(g->arch.norm_plus_one && g->arch.qk_norm && g->arch.embed_scale && g->arch.tied);
+  EXPECT_EQ(g->arch.num_kv_heads, 1);
+  EXPECT_EQ(g->arch.head_dim, 32);
+
+  Result<HfModelConfig> p = parse_hf_config(R"({"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 4,
+    "num_hidden_layers": 2, "intermediate_size": 256, "vocab_size": 100, "max_position_embeddings": 2048,
+    "rotary_pct": 0.25, "rotary_emb_base": 10000, "hidden_act": "gelu", "use_parallel_residual": true})", "pythia/config.json");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->arch.rotary_dims(16), 4);
+  EXPECT_EQ(p->arch.placement, NormPlacement::Parallel);
+  EXPECT_EQ(p->arch.mlp, MlpKind::GeluErf);
+  EXPECT_FALSE(p->arch.tied);
+
+  Result<HfModelConfig> n = parse_hf_config(R"({"model_type": "gpt_neo", "hidden_size": 64, "num_heads": 4, "num_layers": 4,
+    "vocab_size": 100, "max_position_embeddings": 256, "window_size": 16, "intermediate_size": null,
+    "attention_types": [[["global", "local"], 2]], "activation_function": "gelu_new"})", "neo/config.json");
+  ASSERT_TRUE(n.ok()) << n.error().message;
+  EXPECT_EQ(n->arch.windows, (std::vector<int>{0, 16, 0, 16}));
+  EXPECT_EQ(n->arch.score_scale, ScoreScale::None);
+  EXPECT_FALSE(n->arch.fixed_heads());  // learned positions: H may re-slice the weights, as GPT-2's
+
+  Result<HfModelConfig> q = parse_hf_config(R"({"model_type": "qwen3", "hidden_size": 1024, "num_attention_heads": 16,
+    "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 28, "intermediate_size": 3072, "vocab_size": 151936,
+    "max_position_embeddings": 40960, "rope_theta": 1000000, "hidden_act": "silu", "tie_word_embeddings": true})", "qwen3/config.json");
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  EXPECT_EQ(q->num_heads * q->head_dim, 2048);
+  EXPECT_EQ(q->arch.num_kv_heads, 8);
+  EXPECT_TRUE(q->arch.qk_norm);
+  EXPECT_EQ(arch_steps(q->arch, 16, 128), "RMSNorm, RoPE (theta 1e+06), q/k norm, K/V repeat x2, SiLU-gated MLP, tied unembedding");
+}
+
+// What headmap cannot open says so, naming the family and what to do.
+TEST(Families, UnsupportedSettingsAreRefusedByName) {
+  auto message = [](const std::string& json) {
+    Result<HfModelConfig> c = parse_hf_config(json, "config.json");
+    return c.ok() ? std::string("(accepted)") : c.error().message;
+  };
+  EXPECT_NE(message(R"({"model_type": "bert", "hidden_size": 8})").find("llama, mistral, qwen2, qwen3"), std::string::npos);
+  EXPECT_NE(message(R"({"model_type": "gemma3", "text_config": {}, "vision_config": {}})").find("multimodal"), std::string::npos);
+  const std::string yarn = message(R"({"model_type": "llama", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1,
+    "vocab_size": 10, "intermediate_size": 16, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}})");
+  EXPECT_NE(yarn.find("Llama"), std::string::npos) << yarn;
+  EXPECT_NE(yarn.find("yarn"), std::string::npos) << yarn;
+  EXPECT_NE(message(R"({"model_type": "qwen2", "hidden_size": 12, "num_attention_heads": 3, "num_key_value_heads": 2,
+    "num_hidden_layers": 1, "vocab_size": 10, "intermediate_size": 16})").find("K/V heads"), std::string::npos);
+}
+
+// The passport shows the family's steps and shapes; GPT-2's block shows none of them.
+TEST(Families, PassportShowsTheFamilysSteps) {
+  const ModelWeights w = family_model(every_quirk(), 24, 4, 2, 10, 40, 2);
+  const ModelConfig cfg = config_of(w);
+  const Passport p = make_passport(cfg, 1, 9, 0, 0, &w.arch);
+  for (const char* id : {"rope", "qk_norm", "softcap", "k_repeat"}) EXPECT_NE(p.find(id), nullptr) << id;
+  ASSERT_NE(p.find("concat"), nullptr);
+  EXPECT_EQ(p.find("concat")->concrete, (Shape{1, 9, 40}));  // H·d_head, not D
+  EXPECT_EQ(p.find("fc")->concrete, (Shape{1, 9, 40}));      // F
+  EXPECT_EQ(p.kv_cache_bytes_per_token, 2 * 2 * 2 * 10 * 4);
+  const Arch gpt2;
+  const Passport q = make_passport(ModelConfig(), 1, 9, 0, 0, &gpt2);
+  EXPECT_EQ(q.find("rope"), nullptr);
+  EXPECT_TRUE(q.family.empty());
+}
