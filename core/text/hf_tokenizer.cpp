@@ -31,6 +31,16 @@ namespace headmap {
 
 using json = nlohmann::json;
 
+namespace {
+// "Sequence[A, B]": how a Sequence stage of any kind names itself in the pipeline's summary.
+template <class Parts>
+std::string sequence_name(const Parts& parts) {
+  std::string s = "Sequence[";
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i]->name();
+  return s + "]";
+}
+}  // namespace
+
 // ---- [unicode] -------------------------------------------------------------------------
 // Rust's char predicates, which the official library uses, from ICU's character database.
 namespace {
@@ -487,9 +497,7 @@ struct NormSeq : Normalizer {
     for (const auto& p : parts) p->run(n);
   }
   std::string name() const override {
-    std::string s = "Sequence[";
-    for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i]->name();
-    return s + "]";
+    return sequence_name(parts);
   }
 };
 
@@ -629,9 +637,7 @@ struct PreSeq : PreTokenizer {
       if (!w.empty()) out.push_back(std::move(w));
   }
   std::string name() const override {
-    std::string s = "Sequence[";
-    for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i]->name();
-    return s + "]";
+    return sequence_name(parts);
   }
 };
 
@@ -989,9 +995,7 @@ struct PostSeq : PostProcessor {
     for (const auto& p : parts) p->run(encs, add_special);
   }
   std::string name() const override {
-    std::string s = "Sequence[";
-    for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i]->name();
-    return s + "]";
+    return sequence_name(parts);
   }
 };
 
