@@ -71,6 +71,124 @@ struct Tiny {
   int H, kv;
 };
 const Tiny kTiny[] = {{"multi-head", 4, 0}, {"grouped-query", 4, 2}};
+
+// A tiny "trained" model of another family (arch.h), every tensor drawn: H query heads on KV
+// K/V heads of d_head dh (H*dh != D), MLP width F, V tokens, an untied lm_head unless tied.
+ModelWeights family_model(const Arch& arch, int D, int H, int KV, int dh, int F, int L, int V, uint64_t key) {
+  ModelWeights w;
+  w.d_model = D;
+  w.arch = arch;
+  w.arch.num_heads = H;
+  w.arch.num_kv_heads = KV < H ? KV : 0;
+  w.arch.head_dim = dh;
+  w.arch.mlp_width = F;
+  w.ln_eps = arch.norm_eps;
+  const bool ln = arch.norm == NormKind::LayerNorm;
+  for (int l = 0; l < L; ++l) {
+    const uint64_t k = key + 100 * static_cast<uint64_t>(l + 1);
+    LayerWeights lw;
+    lw.ln1_g = (random_matrix(1, D, k + 1) * 0.2f).array() + 1.0f;
+    lw.ln1_b = ln ? MatR(random_matrix(1, D, k + 2) * 0.1f) : MatR(MatR::Zero(1, D));
+    lw.ln2_g = (random_matrix(1, D, k + 3) * 0.2f).array() + 1.0f;
+    lw.ln2_b = ln ? MatR(random_matrix(1, D, k + 4) * 0.1f) : MatR(MatR::Zero(1, D));
+    lw.w_q = random_matrix(D, H * dh, k + 5) * 0.4f;
+    lw.w_k = random_matrix(D, KV * dh, k + 6) * 0.4f;
+    lw.w_v = random_matrix(D, KV * dh, k + 7) * 0.4f;
+    lw.w_o = PackedMatrix(random_matrix(H * dh, D, k + 8) * 0.3f);
+    lw.b_q = random_matrix(1, H * dh, k + 9) * (arch.attn_bias ? 0.2f : 0.0f);
+    lw.b_k = random_matrix(1, KV * dh, k + 10) * (arch.attn_bias ? 0.2f : 0.0f);
+    lw.b_v = random_matrix(1, KV * dh, k + 11) * (arch.attn_bias ? 0.2f : 0.0f);
+    lw.b_o = random_matrix(1, D, k + 12) * (arch.out_bias ? 0.2f : 0.0f);
+    if (arch.qk_norm) lw.q_norm = (random_matrix(1, dh, k + 13) * 0.2f).array() + 1.0f, lw.k_norm = (random_matrix(1, dh, k + 14) * 0.2f).array() + 1.0f;
+    lw.w_fc = PackedMatrix(random_matrix(D, F, k + 15) * 0.3f);
+    lw.w_gate = PackedMatrix(random_matrix(D, F, k + 16) * 0.3f);
+    lw.w_proj = PackedMatrix(random_matrix(F, D, k + 17) * 0.2f);
+    lw.b_fc = random_matrix(1, F, k + 18) * (arch.mlp_bias ? 0.1f : 0.0f);
+    lw.b_proj = random_matrix(1, D, k + 19) * (arch.mlp_bias ? 0.1f : 0.0f);
+    lw.post_attn_g = (random_matrix(1, D, k + 20) * 0.3f).array() + 1.0f;
+    lw.post_mlp_g = (random_matrix(1, D, k + 21) * 0.3f).array() + 1.0f;
+    lw.fuse();
+    w.layers.push_back(std::move(lw));
+  }
+  w.tok_emb = random_matrix(V, D, key + 7001);
+  if (!arch.tied) w.lm_head = random_matrix(V, D, key + 7002);
+  if (arch.positions == PositionKind::Learned) w.pos_emb = random_matrix(32, D, key + 7003) * 0.5f;
+  w.lnf_g = (random_matrix(1, D, key + 7004) * 0.2f).array() + 1.0f;
+  w.lnf_b = ln ? MatR(random_matrix(1, D, key + 7005) * 0.1f) : MatR(MatR::Zero(1, D));
+  w.context = 32;
+  w.source.kind = WeightsSource::Kind::Pretrained;
+  return w;
+}
+
+// Llama-like: RMSNorm, RoPE, GQA 4 on 2, d_head 10 with D = 24, q/k norms, SiLU gate, untied.
+Arch llama_arch() {
+  Arch a;
+  a.family = "llama";
+  a.name = "Llama";
+  a.norm = NormKind::RMSNorm;
+  a.norm_eps = 1e-6f;
+  a.positions = PositionKind::Rotary;
+  a.qk_norm = true;
+  a.attn_bias = false;
+  a.out_bias = false;
+  a.mlp = MlpKind::SiluGated;
+  a.mlp_bias = false;
+  a.tied = false;
+  return a;
+}
+// Pythia-like: LayerNorm with biases, partial rotary, parallel attention + MLP, erf GELU, untied.
+Arch neox_arch() {
+  Arch a;
+  a.family = "gpt_neox";
+  a.name = "Pythia (GPT-NeoX)";
+  a.placement = NormPlacement::Parallel;
+  a.positions = PositionKind::Rotary;
+  a.rotary_fraction = 0.25f;
+  a.mlp = MlpKind::GeluErf;
+  a.tied = false;
+  return a;
+}
+// Gemma 2-like: RMSNorm, norms after attention and the MLP, score and final soft-caps,
+// query_pre_attn_scalar, a window on layer 0, GELU-tanh gate, embeddings x sqrt(D), tied.
+Arch gemma2_arch() {
+  Arch a;
+  a.family = "gemma2";
+  a.name = "Gemma 2";
+  a.norm = NormKind::RMSNorm;
+  a.norm_plus_one = true;
+  a.norm_eps = 1e-6f;
+  a.placement = NormPlacement::Sandwich;
+  a.positions = PositionKind::Rotary;
+  a.attn_bias = false;
+  a.out_bias = false;
+  a.score_scale = ScoreScale::QueryPreAttnScalar;
+  a.query_pre_attn_scalar = 12.0f;
+  a.attn_softcap = 3.0f;
+  a.final_softcap = 4.0f;
+  a.windows = {3, 0, 3};
+  a.mlp = MlpKind::GeluTanhGated;
+  a.mlp_bias = false;
+  a.embed_scale = true;
+  return a;
+}
+
+struct Family {
+  const char* name;
+  Arch arch;
+  int H, KV, dh;
+};
+std::vector<Family> families() {
+  return {{"llama (GQA, RoPE, q/k norms)", llama_arch(), 4, 2, 10},
+          {"pythia (parallel, partial rotary)", neox_arch(), 4, 4, 6},
+          {"gemma2 (post norms, soft-caps)", gemma2_arch(), 4, 2, 8}};
+}
+
+ModelConfig family_config(const ModelWeights& w) {
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  c.context = 32;
+  return config_for_weights(w, c);
+}
 }  // namespace
 
 // The parts sum to the logit (and to a logit difference) less the centring term, and each
@@ -272,4 +390,148 @@ TEST(Contrib, ShippedInductionHeadReadsThePreviousTokenHead) {
   EXPECT_LT(ind_cut, 0.5f * ind);
   EXPECT_LT(attr_cut, 0.5 * attr);
   EXPECT_GT(first * 2, count);
+}
+
+// Every family's stream splits: the heads' outputs (each query head through its K/V head's
+// unrotated values) plus b_O are the attention block's own output; the parts sum to the
+// (pre-cap) logit, with no centring term under RMSNorm; the soft-capped model logit is
+// c tanh(logit / c); sum_j alpha_ij f(x_j) is the head's output.
+TEST(Contrib, EveryFamilyIsAttributedCompletely) {
+  for (const Family& fam : families()) {
+    SCOPED_TRACE(fam.name);
+    const ModelWeights w = family_model(fam.arch, 24, fam.H, fam.KV, fam.dh, 40, 3, 40, 21);
+    const ModelConfig cfg = family_config(w);
+    const Batch batch = id_batch({{3, 9, 27, 4, 9, 27, 5, 1}});
+    Result<StreamParts> p = stream_parts(w, cfg, batch, 0);
+    ASSERT_TRUE(p) << p.error().message;
+    ForwardOptions opt;
+    opt.keep_layer_io = true;
+    Result<ForwardOutput> out = forward(w, cfg, batch, opt);
+    ASSERT_TRUE(out);
+    MatR stream = p->embeddings;  // (T, D) rebuilt from the parts
+    for (int l = 0; l < p->L; ++l) {
+      MatR sum = MatR::Zero(p->T, p->D);
+      for (int h = 0; h < p->H; ++h) {
+        sum += p->head(l, h);
+        stream += p->written(l, h);
+        const MatR f = head_values(w, cfg, *p, l, h);  // (T, D)
+        const Eigen::Map<const MatR> A(p->map(l, h), p->T, p->T);
+        EXPECT_LT((A * f - p->head(l, h)).cwiseAbs().maxCoeff(), 1e-4f) << "head " << l << "." << h;
+      }
+      sum.rowwise() += p->attn_bias[l];
+      EXPECT_LT((sum - out->attn_out[l]).cwiseAbs().maxCoeff(), 1e-4f) << "layer " << l;
+      for (int t = 0; t < p->T; ++t) stream.row(t) += p->bias_written(l, t);
+      stream += p->mlp_out[l];
+    }
+    EXPECT_LT((stream - p->final_stream).cwiseAbs().maxCoeff(), 1e-4f);
+    EXPECT_EQ(p->attn_scale.size(), fam.arch.placement == NormPlacement::Sandwich ? 3u : 0u);
+    for (int t = 0; t < 8; ++t)
+      for (const LogitTarget target : {LogitTarget{t, 5, -1}, LogitTarget{t, 5, 12}}) {
+        Result<Attribution> a = direct_attribution(w, *p, target);
+        ASSERT_TRUE(a) << a.error().message;
+        EXPECT_LT(a->completeness_error, 1e-4f * std::max(1.0f, std::abs(a->logit))) << "logit " << a->logit << " parts " << a->parts_sum;
+        if (fam.arch.norm == NormKind::RMSNorm) {
+          EXPECT_EQ(a->centring, 0.0f);
+          EXPECT_EQ(a->final_bias, 0.0f);
+        } else {
+          EXPECT_NE(a->centring, 0.0f);
+        }
+        const float c = fam.arch.final_softcap;
+        if (c > 0 && target.token_b < 0) EXPECT_NEAR(a->model_logit, c * std::tanh(a->logit / c), 1e-4f);
+        if (c == 0) EXPECT_EQ(a->model_logit, a->logit);
+        if (c > 0) EXPECT_GT(std::abs(a->logit - a->model_logit), 1e-3f);  // the cap bends these logits
+      }
+  }
+}
+
+// On every family, patching head (l, h) from layer l on equals a run from the embeddings with
+// the head ablated and the clean head's output added in its place (before any post norm).
+TEST(Contrib, EveryFamilyPatchesLikeARunFromTheEmbeddings) {
+  for (const Family& fam : families()) {
+    SCOPED_TRACE(fam.name);
+    const ModelWeights w = family_model(fam.arch, 24, fam.H, fam.KV, fam.dh, 40, 3, 40, 22);
+    const ModelConfig cfg = family_config(w);
+    const Batch clean = id_batch({{3, 9, 27, 4, 9, 27, 5}}), corrupted = id_batch({{3, 9, 27, 4, 8, 27, 5}});
+    const LogitTarget target{6, 4, 8};
+    const int H = fam.H;
+    for (int position : {-1, 4}) {
+      Result<PatchResult> r = patch_heads(w, cfg, clean, corrupted, target, position);
+      ASSERT_TRUE(r) << r.error().message;
+      Result<StreamParts> pc = stream_parts(w, cfg, clean, 0), pr = stream_parts(w, cfg, corrupted, 0);
+      ASSERT_TRUE(pc && pr);
+      double moved = 0;
+      for (int l = 0; l < 3; ++l)
+        for (int h = 0; h < H; ++h) {
+          std::vector<uint8_t> ablate(static_cast<size_t>(3 * H), 0);
+          ablate[static_cast<size_t>(l * H + h)] = 1;
+          MatR add = MatR::Zero(7, 24);  // (T, D)
+          for (int t = 0; t < 7; ++t) add.row(t) = (position < 0 || t == position ? pc : pr)->head(l, h).row(t);
+          ForwardHook hook;
+          hook.add_layer = l;
+          hook.attn_add = &add;
+          ForwardOptions opt;
+          opt.want_logits = true;
+          opt.ablate = &ablate;
+          opt.hook = &hook;
+          Result<ForwardOutput> brute = forward(w, cfg, corrupted, opt);
+          ASSERT_TRUE(brute);
+          const float diff = brute->logits(6, 4) - brute->logits(6, 8);
+          EXPECT_NEAR(r->patched[static_cast<size_t>(l * H + h)], diff, 1e-4) << "head " << l << "." << h << " position " << position;
+          moved = std::max(moved, std::abs(static_cast<double>(diff) - r->corrupted));
+        }
+      EXPECT_GT(moved, 1e-3);  // some head changes the difference
+    }
+  }
+}
+
+// The patching run for a worker: progress after every head, cancelled between heads, and
+// its results cached by a key of everything they depend on.
+TEST(Contrib, PatchingIsCancellableAndCachedByItsInputs) {
+  const ModelWeights w = family_model(llama_arch(), 24, 4, 2, 10, 40, 2, 40, 23);
+  const ModelConfig cfg = family_config(w);
+  const Batch clean = id_batch({{3, 9, 27, 4, 9}}), corrupted = id_batch({{3, 9, 27, 4, 8}});
+  const LogitTarget target{4, 4, 8};
+  PatchCache cache(2);
+  std::vector<std::pair<int, int>> steps;
+  auto progress = [&](int done, int total) { steps.emplace_back(done, total); };
+  Result<PatchResult> first = patch_heads_cached(cache, w, cfg, clean, corrupted, target, -1, {}, progress);
+  ASSERT_TRUE(first) << first.error().message;
+  ASSERT_EQ(steps.size(), 8u);
+  EXPECT_EQ(steps.back(), std::make_pair(8, 8));
+  EXPECT_EQ(cache.size(), 1u);
+  steps.clear();
+  Result<PatchResult> again = patch_heads_cached(cache, w, cfg, clean, corrupted, target, -1, {}, progress);
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(steps.empty());  // from the cache: no run
+  EXPECT_EQ(again->patched, first->patched);
+  // Every input is in the key.
+  const PatchKey key = patch_key(w, cfg, clean, corrupted, target, -1);
+  EXPECT_EQ(key, patch_key(w, cfg, clean, corrupted, target, -1));
+  EXPECT_EQ(key.hash(), patch_key(w, cfg, clean, corrupted, target, -1).hash());
+  EXPECT_FALSE(key == patch_key(w, cfg, clean, corrupted, target, 2));
+  EXPECT_FALSE(key == patch_key(w, cfg, clean, corrupted, LogitTarget{4, 4, 9}, -1));
+  EXPECT_FALSE(key == patch_key(w, cfg, corrupted, clean, target, -1));
+  ModelConfig other = cfg;
+  other.causal = false;
+  EXPECT_FALSE(key == patch_key(w, other, clean, corrupted, target, -1));
+  ModelWeights changed = w;
+  changed.layers[1].w_v(0, 0) += 1.0f;
+  EXPECT_NE(weights_fingerprint(changed), weights_fingerprint(w));
+  ModelWeights head = w;
+  head.lm_head(0, 0) += 1.0f;
+  EXPECT_NE(weights_fingerprint(head), weights_fingerprint(w));
+  // Cancelled after the third head: ErrorKind::Cancelled, nothing cached.
+  steps.clear();
+  int asked = 0;
+  auto cancel = [&] { return steps.size() >= 3 && ++asked > 0; };
+  Result<PatchResult> stopped = patch_heads_cached(cache, w, cfg, clean, corrupted, target, 2, cancel, progress);
+  ASSERT_FALSE(stopped);
+  EXPECT_EQ(stopped.error().kind, ErrorKind::Cancelled);
+  EXPECT_EQ(steps.size(), 3u);
+  EXPECT_EQ(cache.size(), 1u);
+  // Capacity 2: the least recently used result goes.
+  ASSERT_TRUE(patch_heads_cached(cache, w, cfg, clean, corrupted, target, 2));
+  ASSERT_TRUE(patch_heads_cached(cache, w, cfg, clean, corrupted, target, 3));
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_FALSE(cache.find(key).has_value());
 }

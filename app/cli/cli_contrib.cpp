@@ -13,6 +13,7 @@
 #include "core/inspect/predictions.h"
 #include "core/io/file_io.h"
 #include "core/io/npy.h"
+#include "core/text/hf_tokenizer.h"
 
 namespace headmap {
 
@@ -54,7 +55,8 @@ Result<int> token_id(const ModelWeights& w, std::string text) {
     return bad("--attribute: " + text + " is not a vocabulary id of this model (0 to " + std::to_string(w.vocab_size() - 1) + ").");
   }
   if (text.rfind("\xC2\xB7", 0) == 0) text = " " + text.substr(2);  // the chips' dot for a word's leading space
-  const TokenizedText tt = tokenize(text, TokenizerKind::Bpe, 64, &w.bpe);
+  // The model's own tokenizer (a Hugging Face directory's tokenizer.json), else its BPE.
+  const TokenizedText tt = w.hf_tokenizer ? tokenize(text, 64, *w.hf_tokenizer) : tokenize(text, TokenizerKind::Bpe, 64, &w.bpe);
   if (tt.tokens.size() != 1 || tt.tokens[0].id < 0)
     return bad("--attribute: \"" + text + "\" is " + std::to_string(tt.tokens.size()) +
                " tokens for this model's tokenizer, not one: give a single token (see --top-k), or #ID.");
@@ -88,6 +90,11 @@ Result<LogitTarget> parse_target(const ModelWeights& w, const std::string& spec,
     t.token_b = *b;
   }
   return t;
+}
+
+std::string token_text(const ModelWeights& w, int id) {
+  if (w.hf_tokenizer && id < w.hf_tokenizer->vocab_size()) return token_display(hf_piece(*w.hf_tokenizer, id));
+  return id < w.bpe.size() ? vocab_display(w.bpe, id) : "#" + std::to_string(id);
 }
 
 nlohmann::json grid(const std::vector<float>& v, int rows, int cols) {
@@ -136,9 +143,12 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     if (!a) return a.error();
     nlohmann::json j;
     j["position"] = a->target.position;
-    j["token_a"] = {{"id", a->target.token_a}, {"text", vocab_display(w.bpe, a->target.token_a)}};
-    if (a->target.token_b >= 0) j["token_b"] = {{"id", a->target.token_b}, {"text", vocab_display(w.bpe, a->target.token_b)}};
-    j["logit"] = a->logit;
+    j["token_a"] = {{"id", a->target.token_a}, {"text", token_text(w, a->target.token_a)}};
+    if (a->target.token_b >= 0) j["token_b"] = {{"id", a->target.token_b}, {"text", token_text(w, a->target.token_b)}};
+    j["logit"] = a->logit;              // attributed: the pre-cap logit when the model soft-caps its logits
+    j["model_logit"] = a->model_logit;  // the model's own, after any soft-cap
+    j["softcap"] = a->softcap;
+    j["final_norm"] = w.arch.norm == NormKind::RMSNorm ? "RMSNorm" : "LayerNorm";
     j["parts_sum"] = a->parts_sum;
     j["centring"] = a->centring;
     j["completeness_error"] = a->completeness_error;
@@ -154,10 +164,11 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     c["attribution"] = j;
     npy(kContribNpyFiles[0], a->heads, {L, H});
     if (print) {
-      std::printf("direct logit attribution at position %d: logit %.4f = parts %.4f (centring term %.4f included), error %.2g\n",
-                  a->target.position, a->logit, a->parts_sum, a->centring, a->completeness_error);
+      std::printf("direct logit attribution at position %d: %slogit %.4f = parts %.4f (centring term %.4f included), error %.2g\n",
+                  a->target.position, a->softcap > 0 ? "pre-cap " : "", a->logit, a->parts_sum, a->centring, a->completeness_error);
+      if (a->softcap > 0) std::printf("  the model's logit after its soft-cap %.4g: %.4f\n", a->softcap, a->model_logit);
       print_grid("heads", a->heads, L, H);
-      std::printf("  embeddings %.4f, final LayerNorm bias %.4f\n", a->embeddings, a->final_bias);
+      std::printf("  embeddings %.4f, final norm bias %.4f\n", a->embeddings, a->final_bias);
       for (int l = 0; l < L; ++l) std::printf("  layer %d: MLP %.4f, b_O %.4f\n", l, a->mlps[l], a->attn_bias[l]);
     }
   }

@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
+
+#include "core/math/rng.h"
 
 namespace headmap {
 
@@ -19,12 +22,15 @@ Status supported(const ModelWeights& w, const ModelConfig& cfg) {
   if (cfg.pitfalls.head_averaged || cfg.pitfalls.no_transpose)
     return Error{ErrorKind::InvalidArgument,
                  "What heads contribute is measured per head: switch off the head-averaged and forgotten-transpose pitfalls."};
-  // The stream's parts are written for GPT-2's block (pre-LayerNorm, one residual, a
-  // LayerNorm at the end); other families' blocks are not split yet.
-  if (!w.arch.is_gpt2_block())
-    return Error{ErrorKind::InvalidArgument, "What heads contribute is measured on GPT-2-style blocks (headmap's own models and GPT-2) so far; " +
-                                             w.arch.name + " is not supported yet."};
-  return Status();
+  // Every block whose attention output reaches the stream linearly (a scale frozen at most)
+  // is split; a placement added later is refused until it is written here.
+  switch (w.arch.placement) {
+    case NormPlacement::PreNorm:
+    case NormPlacement::Parallel:
+    case NormPlacement::Sandwich: return Status();
+  }
+  return Error{ErrorKind::InvalidArgument, "What heads contribute needs each head's output to reach the residual stream linearly; " +
+                                           w.arch.name + "'s blocks normalise the stream itself after the sum, so no head's share can be split off."};
 }
 
 // Sentence b of a batch as a batch of its own (T = its length).
@@ -43,8 +49,8 @@ struct HeadWeights {
   MatR wv, wo;  // (D, dh), (dh, D)
   RowVec bv;    // (dh)
 };
-HeadWeights head_weights(const LayerWeights& grouped, const MatR& w_o /* (D, D) */, const MhaOptions& o, int h, int D) {
-  const int H = o.num_heads, dh = D / H, kvH = kv_heads(o), g = kv_head_of(o, h);
+HeadWeights head_weights(const LayerWeights& grouped, const MatR& w_o /* (H*dh, D) */, const MhaOptions& o, int h, int D) {
+  const int H = o.num_heads, dh = head_dim(o, D), kvH = kv_heads(o), g = kv_head_of(o, h);
   const bool interleaved = o.pitfalls.interleaved_reshape;
   HeadWeights hw;
   hw.wv.resize(D, dh);
@@ -78,7 +84,36 @@ Status check_target(const ModelWeights& w, const LogitTarget& t, int len) {
                                                  std::to_string(len) + " tokens (positions count from 0)."};
   return Status();
 }
+
+// The final norm's frozen scale at a row x (D): sigma (LayerNorm's std, RMSNorm's rms, with
+// eps) and the mean it removes (0 for RMSNorm).
+struct FinalScale {
+  double sigma = 1, mean = 0;
+};
+FinalScale final_scale(const ModelWeights& w, const Eigen::VectorXd& x) {
+  FinalScale f;
+  const double eps = static_cast<double>(w.ln_eps);
+  if (w.arch.norm == NormKind::RMSNorm) {
+    f.sigma = std::sqrt(x.squaredNorm() / static_cast<double>(x.size()) + eps);
+  } else {
+    f.mean = x.mean();
+    f.sigma = std::sqrt((x.array() - f.mean).square().mean() + eps);
+  }
+  return f;
+}
 }  // namespace
+
+MatR StreamParts::written(int l, int h) const {
+  const MatR& out = head(l, h);
+  if (attn_scale.empty()) return out;
+  return out.cwiseProduct(attn_scale[static_cast<size_t>(l)]);  // (T, D)
+}
+
+RowVec StreamParts::bias_written(int l, int t) const {
+  const RowVec& b = attn_bias[static_cast<size_t>(l)];
+  if (attn_scale.empty()) return b;
+  return b.cwiseProduct(attn_scale[static_cast<size_t>(l)].row(t));  // (D)
+}
 
 // ---- [parts] ---------------------------------------------------------------------------
 Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch_in, int b,
@@ -112,11 +147,12 @@ Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, 
   p.weights.resize(static_cast<size_t>(L) * H * T * T);
   for (int l = 0; l < L; ++l)
     for (int h = 0; h < H; ++h) std::copy_n(out.weights(l, 0, h), static_cast<size_t>(T) * T, p.weights.data() + (static_cast<size_t>(l) * H + h) * T * T);
-  MhaOptions mo = mha_options(cfg);
   p.head_out.resize(static_cast<size_t>(L) * H);
+  const bool post = w.arch.placement == NormPlacement::Sandwich;
   for (int l = 0; l < L; ++l) {
+    const MhaOptions mo = mha_options(cfg, w, l);  // this layer's d_head and K/V heads
     const LayerWeights grouped = kv_grouped(w.layers[l], mo);
-    const MatR w_o = grouped.w_o.plain();  // (D, D)
+    const MatR w_o = grouped.w_o.plain();  // (H*dh, D)
     for (int h = 0; h < H; ++h) {
       if (ablate && (*ablate)[static_cast<size_t>(l) * H + h]) {
         p.head_out[static_cast<size_t>(l) * H + h] = MatR::Zero(T, D);
@@ -128,9 +164,20 @@ Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, 
       const Eigen::Map<const MatR> A(p.map(l, h), T, T);  // (T, T)
       p.head_out[static_cast<size_t>(l) * H + h] = (A * v) * hw.wo;  // (T, D)
     }
-    p.attn_bias.push_back(cfg.pitfalls.no_w_o ? RowVec::Zero(D) : RowVec(grouped.b_o));
+    p.attn_bias.push_back(cfg.pitfalls.no_w_o || grouped.b_o.size() != D ? RowVec(RowVec::Zero(D)) : RowVec(grouped.b_o));
+    MatR attn_written = out.attn_out[l];  // (T, D): what the attention block wrote into the stream
+    if (post) {  // Gemma 2/3: RMSNorm(block output) * g_post, its scale frozen per position
+      const RowVec& g = w.layers[l].post_attn_g;
+      MatR scale(T, D);  // (T, D)
+      for (int t = 0; t < T; ++t) {
+        const double ms = out.attn_out[l].row(t).cast<double>().squaredNorm() / D;
+        scale.row(t) = g / static_cast<float>(std::sqrt(ms + static_cast<double>(w.ln_eps)));
+      }
+      attn_written = attn_written.cwiseProduct(scale);
+      p.attn_scale.push_back(std::move(scale));
+    }
     const MatR& next = l + 1 < L ? p.resid[l + 1] : p.final_stream;  // (T, D)
-    p.mlp_out.push_back(next - p.resid[l] - out.attn_out[l]);        // (T, D): what the MLP added
+    p.mlp_out.push_back(next - p.resid[l] - attn_written);           // (T, D): what the MLP added
   }
   return p;
 }
@@ -155,10 +202,10 @@ Result<Attribution> direct_attribution(const ModelWeights& w, const StreamParts&
   Eigen::VectorXd u = U.row(target.token_a).transpose().cast<double>();  // (D)
   if (target.token_b >= 0) u -= U.row(target.token_b).transpose().cast<double>();
   const Eigen::VectorXd x = p.final_stream.row(t).transpose().cast<double>();  // (D)
-  const double mean = x.mean();
-  const double var = (x.array() - mean).square().mean();
-  const double sigma = std::sqrt(var + static_cast<double>(w.ln_eps));
+  const FinalScale fs = final_scale(w, x);
+  const double mean = fs.mean, sigma = fs.sigma;
   const Eigen::VectorXd ueff = (w.lnf_g.transpose().cast<double>().array() * u.array() / sigma).matrix();  // (D)
+  const bool layer_norm = w.arch.norm != NormKind::RMSNorm;
   auto part = [&](const auto& row) { return row.template cast<double>().dot(ueff.transpose()); };
 
   Attribution a;
@@ -173,17 +220,29 @@ Result<Attribution> direct_attribution(const ModelWeights& w, const StreamParts&
   };
   a.embeddings = add(part(p.embeddings.row(t)));
   for (int l = 0; l < p.L; ++l) {
-    for (int h = 0; h < p.H; ++h) a.heads.push_back(add(part(p.head(l, h).row(t))));
-    a.attn_bias.push_back(add(part(p.attn_bias[l])));
+    for (int h = 0; h < p.H; ++h) {
+      if (p.attn_scale.empty()) a.heads.push_back(add(part(p.head(l, h).row(t))));
+      else a.heads.push_back(add(part(p.head(l, h).row(t).cwiseProduct(p.attn_scale[static_cast<size_t>(l)].row(t)))));
+    }
+    a.attn_bias.push_back(add(part(p.bias_written(l, t))));
     a.mlps.push_back(add(part(p.mlp_out[l].row(t))));
   }
-  a.final_bias = add(w.lnf_b.cast<double>().dot(u.transpose()));
-  const double centring = -mean * ueff.sum();
+  a.final_bias = layer_norm && w.lnf_b.size() == D ? add(w.lnf_b.cast<double>().dot(u.transpose())) : 0.0f;
+  const double centring = layer_norm ? -mean * ueff.sum() : 0.0;
   a.centring = static_cast<float>(centring);
   a.parts_sum = static_cast<float>(sum + centring);
-  a.logit = static_cast<float>(target_value(p.logits.row(t).data(), target));
+  a.model_logit = static_cast<float>(target_value(p.logits.row(t).data(), target));
+  a.softcap = w.arch.final_softcap;
+  if (a.softcap > 0) {
+    // The pre-cap logit, from the final stream through the final norm (double): z = norm(x) . u.
+    Eigen::VectorXd xn = ((x.array() - mean) / sigma).matrix();  // (D)
+    xn.array() *= w.lnf_g.transpose().cast<double>().array();
+    if (layer_norm && w.lnf_b.size() == D) xn += w.lnf_b.transpose().cast<double>();
+    a.logit = static_cast<float>(xn.dot(u));
+  } else {
+    a.logit = a.model_logit;
+  }
   a.completeness_error = std::abs(a.logit - a.parts_sum);
-  (void)D;
   return a;
 }
 
@@ -198,7 +257,7 @@ Result<Attribution> direct_attribution(const ModelWeights& w, const ModelConfig&
 
 // ---- [value-weighted] ------------------------------------------------------------------
 MatR head_values(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& p, int l, int h) {
-  const MhaOptions mo = mha_options(cfg);
+  const MhaOptions mo = mha_options(cfg, w, l);
   const LayerWeights grouped = kv_grouped(w.layers[l], mo);
   const HeadWeights hw = head_weights(grouped, grouped.w_o.plain(), mo, h, p.D);
   MatR v = p.attn_in[l] * hw.wv;  // (T, dh)
@@ -214,10 +273,10 @@ ValueWeighted value_weighted(const ModelWeights& w, const ModelConfig& cfg, cons
   vw.T = T;
   vw.maps.assign(static_cast<size_t>(L) * H * T * T, 0.0f);
   vw.value_norm.assign(static_cast<size_t>(L) * H * T, 0.0f);
-  const MhaOptions mo = mha_options(cfg);
   for (int l = 0; l < L; ++l) {
+    const MhaOptions mo = mha_options(cfg, w, l);
     const LayerWeights grouped = kv_grouped(w.layers[l], mo);
-    const MatR w_o = grouped.w_o.plain();  // (D, D)
+    const MatR w_o = grouped.w_o.plain();  // (H*dh, D)
     for (int h = 0; h < H; ++h) {
       const HeadWeights hw = head_weights(grouped, w_o, mo, h, p.D);
       MatR v = p.attn_in[l] * hw.wv;  // (T, dh)
@@ -406,6 +465,123 @@ Result<PatchResult> patch_heads(const ModelWeights& w, const ModelConfig& cfg, c
       r.recovery.push_back(gap != 0 ? static_cast<float>((v - r.corrupted) / gap) : kNaN);
       if (progress) progress(l * H + h + 1, L * H);
     }
+  return r;
+}
+
+// ---- [patch cache] ---------------------------------------------------------------------
+namespace {
+uint64_t mix_floats(uint64_t h, const float* v, size_t n) {
+  h = combine(h, n);
+  if (n == 0) return h;
+  // 16 evenly spaced values and the last, bit for bit.
+  const size_t step = std::max<size_t>(1, n / 16);
+  for (size_t i = 0; i < n; i += step) {
+    uint32_t bits;
+    std::memcpy(&bits, v + i, sizeof bits);
+    h = combine(h, bits);
+  }
+  uint32_t last;
+  std::memcpy(&last, v + n - 1, sizeof last);
+  return combine(h, last);
+}
+uint64_t mix_mat(uint64_t h, const MatR& m) { return mix_floats(combine(h, static_cast<uint64_t>(m.cols())), m.data(), static_cast<size_t>(m.size())); }
+uint64_t mix_vec(uint64_t h, const RowVec& v) { return mix_floats(h, v.data(), static_cast<size_t>(v.size())); }
+
+std::vector<int> sentence_ids(const Batch& b) {
+  std::vector<int> ids;
+  if (b.empty()) return ids;
+  for (const Token& t : b.sentences[0].tokens) ids.push_back(t.id);
+  return ids;
+}
+}  // namespace
+
+uint64_t weights_fingerprint(const ModelWeights& w) {
+  uint64_t h = hash_bytes(w.arch.family);
+  h = combine(h, static_cast<uint64_t>(w.d_model));
+  h = combine(h, static_cast<uint64_t>(w.num_layers()));
+  h = combine(h, hash_bytes(w.source.path));
+  h = combine(h, hash_bytes(w.source.model_name));
+  h = combine(h, w.source.seed);
+  h = combine(h, static_cast<uint64_t>(w.source.steps));
+  h = mix_mat(h, w.tok_emb);
+  h = mix_mat(h, w.pos_emb);
+  h = mix_mat(h, w.lm_head);
+  h = mix_vec(h, w.lnf_g);
+  h = mix_vec(h, w.lnf_b);
+  for (const LayerWeights& lw : w.layers) {
+    h = mix_mat(h, lw.w_q);
+    h = mix_mat(h, lw.w_k);
+    h = mix_mat(h, lw.w_v);
+    h = mix_vec(h, lw.b_o);
+    h = mix_vec(h, lw.ln1_g);
+    h = mix_vec(h, lw.ln2_g);
+    h = mix_vec(h, lw.b_proj);
+    h = mix_vec(h, lw.post_attn_g);
+  }
+  return h;
+}
+
+PatchKey patch_key(const ModelWeights& w, const ModelConfig& cfg, const Batch& clean, const Batch& corrupted,
+                   const LogitTarget& target, int position) {
+  PatchKey k;
+  k.weights = &w;
+  k.fingerprint = weights_fingerprint(w);
+  k.cfg = cfg;
+  k.clean_ids = sentence_ids(clean);
+  k.corrupted_ids = sentence_ids(corrupted);
+  k.target = target;
+  k.position = position;
+  return k;
+}
+
+uint64_t PatchKey::hash() const {
+  uint64_t h = combine(fingerprint, reinterpret_cast<uintptr_t>(weights));
+  for (int id : clean_ids) h = combine(h, static_cast<uint64_t>(id));
+  h = combine(h, 0xC1EA4ull);
+  for (int id : corrupted_ids) h = combine(h, static_cast<uint64_t>(id));
+  h = combine(h, static_cast<uint64_t>(target.position));
+  h = combine(h, static_cast<uint64_t>(target.token_a));
+  h = combine(h, static_cast<uint64_t>(target.token_b));
+  h = combine(h, static_cast<uint64_t>(position));
+  h = combine(h, static_cast<uint64_t>(cfg.num_heads));
+  h = combine(h, static_cast<uint64_t>(cfg.num_layers));
+  return h;
+}
+
+std::optional<PatchResult> PatchCache::find(const PatchKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = items_.begin(); it != items_.end(); ++it)
+    if (it->first == key) {
+      items_.splice(items_.begin(), items_, it);  // most recent first
+      return items_.front().second;
+    }
+  return std::nullopt;
+}
+
+void PatchCache::put(const PatchKey& key, const PatchResult& result) {
+  std::lock_guard<std::mutex> lock(mu_);
+  items_.remove_if([&](const auto& item) { return item.first == key; });
+  items_.emplace_front(key, result);
+  while (items_.size() > capacity_) items_.pop_back();
+}
+
+size_t PatchCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return items_.size();
+}
+
+void PatchCache::clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  items_.clear();
+}
+
+Result<PatchResult> patch_heads_cached(PatchCache& cache, const ModelWeights& w, const ModelConfig& cfg, const Batch& clean,
+                                       const Batch& corrupted, const LogitTarget& target, int position,
+                                       const std::function<bool()>& cancelled, const std::function<void(int, int)>& progress) {
+  const PatchKey key = patch_key(w, cfg, clean, corrupted, target, position);
+  if (std::optional<PatchResult> hit = cache.find(key)) return *hit;
+  Result<PatchResult> r = patch_heads(w, cfg, clean, corrupted, target, position, cancelled, progress);
+  if (r) cache.put(key, *r);
   return r;
 }
 

@@ -1,16 +1,28 @@
 // contrib.h: what heads contribute, not only where they look (issue 28).
 //
-// B = batch, T = tokens, D = d_model, H = heads, d_head = D/H, L = layers, V = vocab
+// B = batch, T = tokens, D = d_model, H = heads, d_head (arch.h; D/H for GPT-2), KV = K/V
+// heads, L = layers, V = vocab
 // Convention (attention.h): y = x W + b, W stored (D_in, D_out). Head h of a layer reads the
-// W_V columns of its K/V head and writes through W_O's rows h*d_head .. (h+1)*d_head, so the
-// attention block's output is sum_h ctx_h W_O[h] + b_O, and the residual stream after the
+// W_V columns of its K/V head (GQA: h / (H/KV); values are never rotated, RoPE and q/k norms
+// touch only Q and K) and writes through W_O's rows h*d_head .. (h+1)*d_head, so the
+// attention block's output is sum_h ctx_h W_O[h] + b_O. Every family (arch.h) writes that
+// block into the stream linearly once one scale is frozen, so the residual stream after the
 // last layer is exactly
-//   embeddings + sum_l (sum_h head_out[l,h] + b_O[l] + mlp_out[l]).
+//   embeddings + sum_l (sum_h written[l,h] + bias written[l] + mlp_out[l])
+// with written = head_out for pre-norm and parallel blocks (GPT-2, Llama, Qwen, Mistral,
+// Gemma 1, GPT-Neo; Pythia's attention and MLP both read the layer's input and both add to
+// it), and, where a norm sits after attention (Gemma 2 and 3, NormPlacement::Sandwich),
+// written = head_out * g_post / rms_t(block output): the post-attention RMSNorm's scale frozen
+// at this run's value, per position, as the final norm's is (StreamParts::attn_scale).
 //
-//   direct_attribution  each part of that sum, through the final LayerNorm's frozen scale
-//                       (1/sigma of the real final stream) and g, dotted with a token's
-//                       unembedding (or the difference of two): the parts sum to the logit
-//                       less the centring term -mean(x)/sigma * sum(g * u).
+//   direct_attribution  each part of that sum, through the final norm's frozen scale (1/sigma
+//                       of the real final stream: LayerNorm's standard deviation, RMSNorm's
+//                       root mean square; Gemma's (1 + w) is its g) and g, dotted with a
+//                       token's unembedding (lm_head when untied; or the difference of two):
+//                       the parts sum to the logit less LayerNorm's centring term
+//                       -mean(x)/sigma * sum(g * u); RMSNorm has none, so there the parts sum
+//                       to the logit up to rounding. With a final logit soft-cap (Gemma 2),
+//                       the pre-cap logit z is attributed (the model shows c tanh(z / c)).
 //   value_weighted      ||alpha_ij f(x_j)||, f(x) = (x W_V[h] + b_V[h]) W_O[h] (Kobayashi et
 //                       al. 2020), and a sink score per head.
 //   rollout             (A + I) row-normalised, multiplied over layers (Abnar & Zuidema 2020).
@@ -21,9 +33,15 @@
 //
 // Every function reads one sentence (b) of a batch. Trained models only where a logit is
 // involved (attribution, patching); the maps work on random init too. Not defined under the
-// head-averaged and forgotten-transpose pitfalls (no per-head weights or heads as modules).
+// head-averaged and forgotten-transpose pitfalls (no per-head weights or heads as modules),
+// nor on a block whose norm sits on the residual stream itself (post-LN, after the sum): a
+// head's output is renormalised with everything else there, and no frozen scale splits it.
 #pragma once
+#include <cstdint>
 #include <functional>
+#include <list>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,17 +58,27 @@ inline constexpr const char* kContribNpyFiles[] = {"attribution_heads.npy", "val
 // The residual stream of one sentence, split into its parts.
 struct StreamParts {
   int L = 0, H = 0, T = 0, D = 0;
-  MatR embeddings;                 // (T, D) token + position
-  std::vector<MatR> head_out;      // (L*H) x (T, D), index l*H + h: ctx_h W_O[h], no bias
+  MatR embeddings;                 // (T, D) token + position (Gemma: times sqrt(D))
+  std::vector<MatR> head_out;      // (L*H) x (T, D), index l*H + h: ctx_h W_O[h], no bias, before any post-attention norm
   std::vector<RowVec> attn_bias;   // (L) x (D): b_O
-  std::vector<MatR> mlp_out;       // (L) x (T, D): the MLP's output, b_proj included
+  // (L) x (T, D), Sandwich blocks only (else empty): the post-attention norm's frozen factor
+  // g_post / rms_t(attention block output) at each position; what a head writes into the
+  // stream is head_out * attn_scale (elementwise), and b_O's share b_O * attn_scale.
+  std::vector<MatR> attn_scale;
+  std::vector<MatR> mlp_out;       // (L) x (T, D): what the MLP wrote into the stream (b_proj, post norm included)
   MatR final_stream;               // (T, D) the residual after the last layer (before ln_f)
   std::vector<MatR> resid;         // (L) x (T, D) the residual entering each layer
   std::vector<MatR> attn_in;       // (L) x (T, D) LN1 of it, the attention's input
   std::vector<float> weights;      // (L, H, T, T) attention, row = query
-  MatR logits;                     // (T, V) trained models only, else empty
+  MatR logits;                     // (T, V) trained models only, else empty: the model's own (soft-capped when it caps)
   const float* map(int l, int h) const { return weights.data() + (static_cast<size_t>(l) * H + h) * T * T; }
   const MatR& head(int l, int h) const { return head_out[static_cast<size_t>(l) * H + h]; }
+  // (T, D) what head (l, h) writes into the residual stream: head(l, h), times attn_scale[l]
+  // where a norm follows attention. Sum_l sum_h of these, the biases' shares, the MLPs and
+  // the embeddings is final_stream.
+  MatR written(int l, int h) const;
+  // (D) what b_O of layer l writes at position t.
+  RowVec bias_written(int l, int t) const;
 };
 
 // Runs the model on sentence b of the batch (with `ablate` as in ForwardOptions) and splits
@@ -74,12 +102,16 @@ struct Attribution {
   std::vector<float> attn_bias;  // (L) b_O's
   std::vector<float> mlps;       // (L) each MLP's (b_proj included)
   float embeddings = 0;          // token + position
-  float final_bias = 0;          // ln_f's b dotted with the unembedding
-  float centring = 0;            // -mean(x)/sigma * sum(g * u): not a part, the rest of the logit
-  float logit = 0;               // the model's own logit (or difference), from forward()
+  float final_bias = 0;          // ln_f's b dotted with the unembedding (0 for RMSNorm)
+  float centring = 0;            // LayerNorm: -mean(x)/sigma * sum(g * u), not a part, the rest of the logit; RMSNorm: 0
+  // The attributed logit (or difference): the model's own, from forward(); with a final
+  // soft-cap, the pre-cap logit z = norm(x) . u (the model shows model_logit = c tanh(z / c)).
+  float logit = 0;
+  float model_logit = 0;         // the model's output logit (or difference), after any soft-cap; = logit without one
+  float softcap = 0;             // the final logit soft-cap c (Gemma 2), 0 = none
   float parts_sum = 0;           // every part above plus the centring term
   float completeness_error = 0;  // |logit - parts_sum|
-  float sigma = 0;               // the final LayerNorm's frozen scale at the position
+  float sigma = 0;               // the final norm's frozen scale at the position (LayerNorm: std; RMSNorm: rms)
   // The heads, best first: (layer, head) by contribution, largest first.
   std::vector<std::pair<int, int>> ranking() const;
 };
@@ -102,7 +134,8 @@ struct ValueWeighted {
   std::vector<float> first_attention, first_value, sink;  // (L, H)
   const float* map(int l, int h) const { return maps.data() + (static_cast<size_t>(l) * H + h) * T * T; }
 };
-// f(x_j) of head (l, h) for every j: (T, D). Sum_j alpha_ij f(x_j) is the head's output row i.
+// f(x_j) of head (l, h) for every j: (T, D). Sum_j alpha_ij f(x_j) is the head's output row i
+// (head_out, before any post-attention norm; W_V of its K/V head, unrotated).
 MatR head_values(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& parts, int l, int h);
 ValueWeighted value_weighted(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& parts, int len);
 // The maps of a whole batch as the app's value-weighted switch shows them: (L, B, H, T, T),
@@ -132,7 +165,10 @@ float detector_score(const float* A /* (T,T) */, const float* P /* (T,T) */, int
 std::vector<float> detector_scores(const ForwardOutput& out, const Batch& batch, int b, MaskKind mask, Detector d,
                                    const std::vector<float>* painted = nullptr);
 
-// Activation patching of a logit difference (target.token_b >= 0).
+// Activation patching of a logit difference (target.token_b >= 0). The difference is the
+// model's own (after a final soft-cap, unlike attribution's pre-cap logit). A head's output
+// (ctx_h W_O[h], before any post-attention norm, which is then recomputed) is what is swapped;
+// in a parallel block (Pythia) the layer's MLP reads the layer's input, so only later layers see it.
 struct PatchResult {
   int L = 0, H = 0;
   int position = -1;              // the patched position, -1 = all
@@ -144,9 +180,53 @@ struct PatchResult {
 // head, the corrupted run from that head's layer on (its residual entering the layer, kept)
 // with the head's output at `position` (-1 = every position) replaced by the clean run's.
 // progress(done, total) is called after each head; cancelled() stops with ErrorKind::Cancelled.
+// Called from the caller's thread (a worker): cancelled() is asked before each head's run and
+// between its layers; progress(done, total) after each head, total = L*H.
 Result<PatchResult> patch_heads(const ModelWeights& w, const ModelConfig& cfg, const Batch& clean, const Batch& corrupted,
                                 const LogitTarget& target, int position = -1,
                                 const std::function<bool()>& cancelled = {},
                                 const std::function<void(int, int)>& progress = {});
+
+// Everything a patching result depends on, for caching it: the weights (their address and a
+// fingerprint of their contents, so a reloaded or retrained model at the same address is a
+// new key), the config, both sentences' token ids, the target and the patched position.
+struct PatchKey {
+  const void* weights = nullptr;
+  uint64_t fingerprint = 0;
+  ModelConfig cfg;
+  std::vector<int> clean_ids, corrupted_ids;
+  LogitTarget target;
+  int position = -1;
+  bool operator==(const PatchKey&) const = default;
+  uint64_t hash() const;
+};
+// Sentence 0 of each batch, as patch_heads reads them.
+PatchKey patch_key(const ModelWeights& w, const ModelConfig& cfg, const Batch& clean, const Batch& corrupted,
+                   const LogitTarget& target, int position = -1);
+// A few dozen sampled floats of every tensor kind, the sizes and the source: different
+// weights give different fingerprints (not a cryptographic hash; O(L), microseconds).
+uint64_t weights_fingerprint(const ModelWeights& w);
+
+// The last `capacity` patching results by key, least recently used dropped first. Thread-safe
+// (a worker puts, the UI thread may find).
+class PatchCache {
+ public:
+  explicit PatchCache(size_t capacity = 16) : capacity_(capacity) {}
+  std::optional<PatchResult> find(const PatchKey& key);
+  void put(const PatchKey& key, const PatchResult& result);
+  size_t size() const;
+  void clear();
+
+ private:
+  size_t capacity_;
+  mutable std::mutex mu_;
+  std::list<std::pair<PatchKey, PatchResult>> items_;  // most recent first
+};
+// patch_heads through a cache: the cached result when the key is there (no run, progress
+// not called), else the run, kept on success (a cancelled or failed run is not kept).
+Result<PatchResult> patch_heads_cached(PatchCache& cache, const ModelWeights& w, const ModelConfig& cfg, const Batch& clean,
+                                       const Batch& corrupted, const LogitTarget& target, int position = -1,
+                                       const std::function<bool()>& cancelled = {},
+                                       const std::function<void(int, int)>& progress = {});
 
 }  // namespace headmap

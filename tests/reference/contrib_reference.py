@@ -17,9 +17,23 @@ tensors (read with numpy alone, read_safetensors.read) and compares, to 1e-4:
   patching                  a brute-force run of the corrupted sentence from the embeddings
                             with one head's ctx replaced by the clean run's, per head.
 
+On the other families (a spec "family=VARIANT:..."), a tiny random model of that variant of
+make_family_dir.py is written and run with --model DIR, and the same quantities are recomputed
+on family_reference.py's float64 forward (its published definitions: RMSNorm and Gemma's
+(1 + w), GQA, RoPE, q/k norms, gated MLPs, post-attention norms, the parallel residual,
+final soft-capping, an untied unembedding), with the family's rules for attribution:
+  - the final norm's frozen scale is RMSNorm's rms (no centring term, no bias) where the
+    family uses RMSNorm, so the parts sum to the logit itself;
+  - a norm after attention (Gemma 2 and 3): a head writes ctx_h W_O[h] * g_post / rms_t(y),
+    y the whole block's output, that norm's scale frozen at the run's value;
+  - a final soft-cap (Gemma 2): the pre-cap logit is attributed; patching measures the
+    model's own (capped) logits;
+  - a query head's values are its K/V head's (GQA), never rotated.
+
 Nothing here imports headmap. B = 1, T = tokens, D = d_model, H = heads, L = layers, V = vocab.
 
 Usage: contrib_reference.py HEADMAP_CLI WORKDIR CHECKPOINT:CLEAN:CORRUPTED:A:B:POS[:PATCH_POS] [...]
+       (CHECKPOINT may be family=VARIANT, e.g. family=llama)
 (PATCH_POS: patch that position only; -1 or absent, every position)
 Exit status: 0 all agree, 1 a mismatch, 77 numpy is missing (a skipped test).
 """
@@ -95,6 +109,8 @@ def check(cli, work, spec):
     ckpt, clean_text, corrupt_text, a, b, pos = parts[:6]
     a, b, pos = int(a), int(b), int(pos)
     patch_pos = int(parts[6]) if len(parts) > 6 else -1
+    if ckpt.startswith("family="):
+        return check_family(cli, work, ckpt[len("family="):], clean_text, corrupt_text, a, b, pos, patch_pos)
     w, meta = read(ckpt)
     f = {k: v.astype(np.float64) for k, v in w.items()}
     H, L, D = int(meta["num_heads"]), int(meta["num_layers"]), int(meta["d_model"])
@@ -188,6 +204,168 @@ def check(cli, work, spec):
     close("patching: patched differences", pp["patched"], patched)
     rec = (patched - diff(c["logits"])) / (diff(cl["logits"]) - diff(c["logits"]))
     close("patching: normalised recovery", pp["recovery"], rec, tol=1e-3)
+
+
+def common_checks(name, doc, out, att, ids, T, L, H):
+    """Rollout and detectors from the reference's attention maps att[l] (H, T, T)."""
+    r = np.eye(T)
+    ro = []
+    for l in range(L):
+        A = att[l].mean(0) + np.eye(T)
+        r = (A / A.sum(1, keepdims=True)) @ r
+        ro.append(r)
+    got = np.load(os.path.join(out, "rollout.npy"))
+    close(f"{name} rollout", got, np.array(ro))
+    close(f"{name} rollout (JSON)", doc["rollout"]["maps"], np.array(ro))
+    close(f"{name} rollout rows sum to 1", got.sum(-1), np.ones((L, T)))
+    P = {"previous_token": np.eye(T, k=-1), "first_token": np.zeros((T, T)), "duplicate_token": np.zeros((T, T))}
+    P["first_token"][:, 0] = 1
+    for t in range(T):
+        for s in range(t):
+            if ids[s] == ids[t]:
+                P["duplicate_token"][t, s] = 1
+    P["induction"] = np.zeros((T, T))
+    P["induction"][:, 1:] = P["duplicate_token"][:, :-1]
+    tril = np.tril(np.ones((T, T)))
+    det = np.load(os.path.join(out, "detectors.npy"))  # (4, L, H): previous, duplicate, induction, first
+    for i, name_d in enumerate(["previous_token", "duplicate_token", "induction", "first_token"]):
+        want = np.array([[(att[l][h] * tril * P[name_d]).sum() / (att[l][h] * tril).sum() for h in range(H)] for l in range(L)])
+        close(f"{name} detector: {name_d}", doc["detectors"][name_d], want)
+        close(f"{name} detector (npy): {name_d}", det[i], want)
+
+
+def check_family(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch_pos):
+    import family_reference as fr  # noqa: E402  (the families' float64 forward, numpy only)
+    import make_family_dir
+    from gpt2_reference import read_model, read_safetensors
+    d = os.path.join(work, "family-" + variant)
+    make_family_dir.write_dir(d, variant)
+    cfg, _ = read_model(d)
+    W = {}
+    index = os.path.join(d, "model.safetensors.index.json")
+    if os.path.exists(index):
+        for shard in sorted(set(json.load(open(index))["weight_map"].values())):
+            W.update(read_safetensors(os.path.join(d, shard)))
+    else:
+        W = read_safetensors(os.path.join(d, "model.safetensors"))
+    W = {k: v.astype(np.float64) for k, v in W.items()}
+    t = cfg["model_type"]
+    neo, neox, gemma = t == "gpt_neo", t == "gpt_neox", t.startswith("gemma")
+    out = os.path.join(work, "family-" + variant + ".d")
+    js = out + ".json"
+    cmd = [cli, "--model", d, "--text", corrupt_text, "--patch-from", clean_text, "--attribute", f"#{a}-#{b}@{pos}",
+           "--value-weighted", "--rollout", "--detectors", "--json", js, "--npy", out, "--patch-position", str(patch_pos)]
+    print(" ".join(cmd))
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        failures.append(f"{variant}: headmap-cli refused it: {run.stderr.strip()}")
+        print(run.stderr)
+        return
+    doc = json.load(open(js))["contrib"]
+    ids = np.array(json.load(open(os.path.join(out, "meta.json")))["token_ids"][0])
+    clean_ids = np.array(doc["patching"]["clean_token_ids"])
+    T = len(ids)
+    c = {}
+    c["att"] = [lr[0] for lr in fr.forward(cfg, W, ids, rec=c)[0]]  # (H, T, T) per layer
+    L = len(c["layers"])
+    H, _, dh = c["layers"][0]["ctx"].shape
+    D = c["emb"].shape[1]
+    eps = cfg.get("layer_norm_eps", cfg.get("layer_norm_epsilon", cfg.get("rms_norm_eps", 1e-6)))
+    print(f"{variant} ({t}): D={D} H={H} d_head={dh} L={L}, T={T}, target #{a} - #{b} at {pos}")
+    name = variant + ":"
+
+    # Attribution through the final norm's frozen scale.
+    pre = "gpt_neox." if neox else "transformer." if neo else "model."
+    fname = pre + ("ln_f" if neo else "final_layer_norm" if neox else "norm")
+    U = c["unembed"]
+    u = U[a] - U[b]
+    x = c["final"][pos]
+    layer_norm_final = neo or neox
+    g = W[fname + ".weight"] + (1.0 if gemma else 0.0)
+    if layer_norm_final:
+        mu, sigma = x.mean(), np.sqrt(x.var() + eps)
+    else:
+        mu, sigma = 0.0, np.sqrt((x * x).mean() + eps)
+    ue = g * u / sigma
+    post = t in ("gemma2", "gemma3_text")
+    heads, bias, mlps = np.zeros((L, H)), np.zeros(L), np.zeros(L)
+    for l, ly in enumerate(c["layers"]):
+        scale = np.ones(D)
+        if post:  # RMSNorm(y) (1 + w): its scale at this position frozen
+            gp = W[f"model.layers.{l}.post_attention_layernorm.weight"] + 1.0
+            scale = gp / np.sqrt((ly["y"][pos] ** 2).mean() + eps)
+        for h in range(H):
+            heads[l, h] = ((ly["ctx"][h, pos] @ ly["wo"][h * dh:(h + 1) * dh]) * scale) @ ue
+        bias[l] = (np.zeros(D) + ly["bo"]) * scale @ ue
+        mlps[l] = ly["mlp_write"][pos] @ ue
+    emb = c["emb"][pos] @ ue
+    fb = W[fname + ".bias"] @ u if layer_norm_final else 0.0
+    centring = -mu * ue.sum() if layer_norm_final else 0.0
+    logit = c["precap"][pos, a] - c["precap"][pos, b]
+    model_logit = c["logits"][pos, a] - c["logits"][pos, b]
+    total = heads.sum() + mlps.sum() + bias.sum() + emb + fb + centring
+    print(f"  reference completeness: pre-cap logit difference {logit:.6f}, parts + centring {total:.6f}")
+    if abs(total - logit) > 1e-9 * max(1, abs(logit)):
+        failures.append(f"{variant}: the reference's own parts do not sum to its logit")
+    at = doc["attribution"]
+    close(name + " attribution: heads", at["heads"], heads)
+    close(name + " attribution: heads (npy)", np.load(os.path.join(out, "attribution_heads.npy")), heads)
+    close(name + " attribution: MLPs", at["mlps"], mlps)
+    close(name + " attribution: b_O", at["attn_bias"], bias)
+    close(name + " attribution: embeddings", at["embeddings"], emb)
+    close(name + " attribution: final norm bias", at["final_bias"], fb)
+    close(name + " attribution: centring term", at["centring"], centring)
+    close(name + " attribution: (pre-cap) logit diff", at["logit"], logit)
+    close(name + " attribution: the model's logit diff", at["model_logit"], model_logit)
+    close(name + " attribution: completeness", at["parts_sum"], logit)
+    if not at["completeness_error"] <= 1e-4 * max(1, abs(logit)):
+        failures.append(f"{variant}: completeness error {at['completeness_error']}")
+
+    # Value-weighted maps: f(x_j) = v_j W_O[h] (v of the K/V head, unrotated); sum_j alpha f + b_O
+    # is headmap's attention block output (before any post-attention norm).
+    vw = np.zeros((L, H, T, T))
+    vn = np.zeros((L, H, T))
+    for l, ly in enumerate(c["layers"]):
+        att = fr_att(c, l)
+        total_out = np.zeros((T, D)) + ly["bo"]
+        for h in range(H):
+            fx = ly["v"][h] @ ly["wo"][h * dh:(h + 1) * dh]  # (T, D)
+            vn[l, h] = np.linalg.norm(fx, axis=1)
+            vw[l, h] = att[h] * vn[l, h][None, :]
+            total_out += att[h] @ fx
+        close(f"{name} sum_j alpha f(x_j) + b_O = reference y, layer {l}", total_out, ly["y"])
+        headmap_out = np.load(os.path.join(out, f"layer{l}.attn_out.npy"))[0]
+        close(f"{name} sum_j alpha f(x_j) + b_O = headmap's, layer {l}", headmap_out, total_out)
+    close(name + " value-weighted maps", np.load(os.path.join(out, "value_weighted.npy")), vw)
+    close(name + " value norms ||f(x_j)||", np.load(os.path.join(out, "value_norm.npy")), vn)
+    close(name + " value-weighted maps (JSON)", doc["value_weighted"]["maps"], vw)
+
+    common_checks(name, doc, out, [fr_att(c, l) for l in range(L)], ids, T, L, H)
+
+    # Patching: brute force from the embeddings, the model's own (capped) logits.
+    cl = {}
+    fr.forward(cfg, W, clean_ids, rec=cl)
+    diff = lambda z: z[pos, a] - z[pos, b]
+    pp = doc["patching"]
+    close(name + " patching: clean difference", pp["clean"], diff(cl["logits"]))
+    close(name + " patching: corrupted difference", pp["corrupted"], diff(c["logits"]))
+    patched = np.zeros((L, H))
+    for l in range(L):
+        for h in range(H):
+            r = {}
+            fr.forward(cfg, W, ids, rec=r, patch=(l, h, pp["position"], cl["layers"][l]["ctx"][h]))
+            patched[l, h] = diff(r["logits"])
+    close(name + " patching: patched differences", pp["patched"], patched)
+    rec_ = (patched - diff(c["logits"])) / (diff(cl["logits"]) - diff(c["logits"]))
+    close(name + " patching: normalised recovery", pp["recovery"], rec_, tol=1e-3)
+    close(name + " patching: recovery (npy)", np.load(os.path.join(out, "patch_recovery.npy")), rec_, tol=1e-3)
+    if np.abs(patched - diff(c["logits"])).max() < 1e-6:
+        failures.append(f"{variant}: no head moved the difference (a test that cannot tell)")
+
+
+def fr_att(c, l):
+    """The attention maps (H, T, T) of layer l, from the recorded ctx = att v: att is kept by forward's layers list."""
+    return c["att"][l]
 
 
 def main():

@@ -93,8 +93,15 @@ def rope_scaling(cfg):
 
 
 # ---- the families ------------------------------------------------------------------------
-def forward(cfg, W, ids):
-    """One sentence. Returns per layer (attention (H,T,T), attn_in (T,D), attn_out (T,D)) and the summed loss."""
+def forward(cfg, W, ids, rec=None, patch=None):
+    """One sentence. Returns per layer (attention (H,T,T), attn_in (T,D), attn_out (T,D)) and the summed loss.
+
+    rec (a dict, optional) receives the stream's parts for contrib_reference.py: "emb" (T,D);
+    "layers", per layer x (T,D) entering it, v (H,T,dh) the values each query head reads,
+    ctx (H,T,dh), wo (H·dh,D), bo, y (T,D) the attention block's output, attn_write and
+    mlp_write (T,D) what each sub-block added to the stream; "final" (T,D), "unembed" (V,D),
+    "logits" (T,V) as the model outputs them and "precap" before the final soft-cap.
+    patch = (layer, head, position or -1, ctx (T,dh)) replaces that head's ctx rows."""
     t = cfg["model_type"]
     neo, neox, gemma = t == "gpt_neo", t == "gpt_neox", t.startswith("gemma")
     D, V = cfg["hidden_size"], cfg["vocab_size"]
@@ -128,8 +135,11 @@ def forward(cfg, W, ids):
         x = x * np.sqrt(D)
     if neo:
         x = x + W["transformer.wpe.weight"][:T]
+    if rec is not None:
+        rec.update(emb=x.copy(), layers=[])
     layers = []
     for l in range(L):
+        x_in = x
         p = pre + (f"h.{l}." if neo else f"layers.{l}.")
         a = norm(x, p + ("ln_1" if neo else "input_layernorm"))
         if neox:  # fused, per head [q | k | v]
@@ -167,9 +177,15 @@ def forward(cfg, W, ids):
         s = np.where(visible, s, -np.inf)
         att = np.exp(s - s.max(-1, keepdims=True))
         att /= att.sum(-1, keepdims=True)
-        y = (att @ v).transpose(1, 0, 2).reshape(T, H * dh)
+        ctx = att @ v  # (H, T, dh)
+        if patch and patch[0] == l:
+            ctx = ctx.copy()
+            ctx[patch[1], slice(None) if patch[2] < 0 else slice(patch[2], patch[2] + 1)] = \
+                patch[3][slice(None) if patch[2] < 0 else slice(patch[2], patch[2] + 1)]
+        y = ctx.transpose(1, 0, 2).reshape(T, H * dh)
         on = p + ("attention.dense" if neox else "attn.attention.out_proj" if neo else "self_attn.o_proj")
-        y = y @ W[on + ".weight"].T + W.get(on + ".bias", 0.0)
+        wo, bo = W[on + ".weight"].T, W.get(on + ".bias", 0.0)
+        y = y @ wo + bo
         layers.append((att, a, y))
 
         def mlp(m):
@@ -184,22 +200,35 @@ def forward(cfg, W, ids):
             return (g * (m @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
 
         if neox and cfg.get("use_parallel_residual", True):
-            x = x + y + mlp(norm(x, p + "post_attention_layernorm"))
+            aw, mw = y, mlp(norm(x, p + "post_attention_layernorm"))
+            x = x + aw + mw
         elif neox:
-            x = x + y
-            x = x + mlp(norm(x, p + "post_attention_layernorm"))
+            aw = y
+            x = x + aw
+            mw = mlp(norm(x, p + "post_attention_layernorm"))
+            x = x + mw
         elif t in ("gemma2", "gemma3_text"):
-            x = x + norm(y, p + "post_attention_layernorm")
-            x = x + norm(mlp(norm(x, p + "pre_feedforward_layernorm")), p + "post_feedforward_layernorm")
+            aw = norm(y, p + "post_attention_layernorm")
+            x = x + aw
+            mw = norm(mlp(norm(x, p + "pre_feedforward_layernorm")), p + "post_feedforward_layernorm")
+            x = x + mw
         else:
+            aw = y
             x = x + y
-            x = x + mlp(norm(x, p + ("ln_2" if neo else "post_attention_layernorm")))
+            mw = mlp(norm(x, p + ("ln_2" if neo else "post_attention_layernorm")))
+            x = x + mw
+        if rec is not None:
+            rec["layers"].append(dict(x=x_in, v=v, ctx=ctx, wo=wo, bo=bo, y=y, attn_write=aw, mlp_write=mw))
     xf = norm(x, pre + ("ln_f" if neo else "final_layer_norm" if neox else "norm"))
     unembed = W.get("embed_out.weight", W.get("lm_head.weight", W[pre + ("wte.weight" if neo else "embed_in.weight" if neox else "embed_tokens.weight")]))
     logits = xf @ unembed.T  # (T, V)
+    if rec is not None:
+        rec.update(final=x, unembed=unembed, precap=logits.copy())
     if cfg.get("final_logit_softcapping"):
         c = cfg["final_logit_softcapping"]
         logits = c * np.tanh(logits / c)
+    if rec is not None:
+        rec["logits"] = logits
     lse = logits.max(-1) + np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1))
     nll = lse[:-1] - logits[np.arange(T - 1), ids[1:]]
     return layers, nll.sum(), T - 1
