@@ -425,6 +425,7 @@ TEST(Contrib, EveryFamilyIsAttributedCompletely) {
     }
     EXPECT_LT((stream - p->final_stream).cwiseAbs().maxCoeff(), 1e-4f);
     EXPECT_EQ(p->attn_scale.size(), fam.arch.placement == NormPlacement::Sandwich ? 3u : 0u);
+    float bent = 0;  // the largest gap between the attributed and the model's (capped) logit
     for (int t = 0; t < 8; ++t)
       for (const LogitTarget target : {LogitTarget{t, 5, -1}, LogitTarget{t, 5, 12}}) {
         Result<Attribution> a = direct_attribution(w, *p, target);
@@ -439,8 +440,9 @@ TEST(Contrib, EveryFamilyIsAttributedCompletely) {
         const float c = fam.arch.final_softcap;
         if (c > 0 && target.token_b < 0) EXPECT_NEAR(a->model_logit, c * std::tanh(a->logit / c), 1e-4f);
         if (c == 0) EXPECT_EQ(a->model_logit, a->logit);
-        if (c > 0) EXPECT_GT(std::abs(a->logit - a->model_logit), 1e-3f);  // the cap bends these logits
+        bent = std::max(bent, std::abs(a->logit - a->model_logit));
       }
+    if (fam.arch.final_softcap > 0) EXPECT_GT(bent, 0.05f);  // the cap bends these logits
   }
 }
 

@@ -44,12 +44,36 @@ Batch one_sentence(const Batch& batch, int b) {
   return one;
 }
 
-// The (D, dh) W_V columns and (dh) b_V that query head h reads, and W_O's (dh, D) rows.
+// A layer's value and output projections as its heads read them: W_V (D, KV*dh) and b_V
+// (KV*dh) by K/V head (the weights' own when they are already: every family, and multi-head
+// GPT-2; else kv_grouped's slice, without its fused QKV copy), W_O (H*dh, D) unpacked, b_O (D).
+struct LayerValues {
+  MatR w_v, w_o;
+  RowVec b_v, b_o;
+};
+LayerValues layer_values(const LayerWeights& lw, const MhaOptions& o, int D) {
+  LayerValues v;
+  if (lw.w_v.cols() == kv_heads(o) * head_dim(o, D)) {
+    v.w_v = lw.w_v;
+    v.b_v = lw.b_v;
+  } else {
+    LayerWeights g = kv_grouped(lw, o);
+    v.w_v = std::move(g.w_v);
+    v.b_v = std::move(g.b_v);
+  }
+  v.w_o = lw.w_o.plain();
+  v.b_o = lw.b_o;
+  return v;
+}
+
+// The (D, dh) W_V columns and (dh) b_V that query head h reads (its K/V head's), and W_O's
+// (dh, D) rows.
 struct HeadWeights {
   MatR wv, wo;  // (D, dh), (dh, D)
   RowVec bv;    // (dh)
 };
-HeadWeights head_weights(const LayerWeights& grouped, const MatR& w_o /* (H*dh, D) */, const MhaOptions& o, int h, int D) {
+HeadWeights head_weights(const LayerValues& grouped, const MhaOptions& o, int h, int D) {
+  const MatR& w_o = grouped.w_o;  // (H*dh, D)
   const int H = o.num_heads, dh = head_dim(o, D), kvH = kv_heads(o), g = kv_head_of(o, h);
   const bool interleaved = o.pitfalls.interleaved_reshape;
   HeadWeights hw;
@@ -151,14 +175,13 @@ Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, 
   const bool post = w.arch.placement == NormPlacement::Sandwich;
   for (int l = 0; l < L; ++l) {
     const MhaOptions mo = mha_options(cfg, w, l);  // this layer's d_head and K/V heads
-    const LayerWeights grouped = kv_grouped(w.layers[l], mo);
-    const MatR w_o = grouped.w_o.plain();  // (H*dh, D)
+    const LayerValues grouped = layer_values(w.layers[l], mo, D);
     for (int h = 0; h < H; ++h) {
       if (ablate && (*ablate)[static_cast<size_t>(l) * H + h]) {
         p.head_out[static_cast<size_t>(l) * H + h] = MatR::Zero(T, D);
         continue;
       }
-      const HeadWeights hw = head_weights(grouped, w_o, mo, h, D);
+      const HeadWeights hw = head_weights(grouped, mo, h, D);
       MatR v = p.attn_in[l] * hw.wv;  // (T, dh)
       v.rowwise() += hw.bv;
       const Eigen::Map<const MatR> A(p.map(l, h), T, T);  // (T, T)
@@ -258,8 +281,7 @@ Result<Attribution> direct_attribution(const ModelWeights& w, const ModelConfig&
 // ---- [value-weighted] ------------------------------------------------------------------
 MatR head_values(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& p, int l, int h) {
   const MhaOptions mo = mha_options(cfg, w, l);
-  const LayerWeights grouped = kv_grouped(w.layers[l], mo);
-  const HeadWeights hw = head_weights(grouped, grouped.w_o.plain(), mo, h, p.D);
+  const HeadWeights hw = head_weights(layer_values(w.layers[l], mo, p.D), mo, h, p.D);
   MatR v = p.attn_in[l] * hw.wv;  // (T, dh)
   v.rowwise() += hw.bv;
   return v * hw.wo;  // (T, D)
@@ -275,10 +297,9 @@ ValueWeighted value_weighted(const ModelWeights& w, const ModelConfig& cfg, cons
   vw.value_norm.assign(static_cast<size_t>(L) * H * T, 0.0f);
   for (int l = 0; l < L; ++l) {
     const MhaOptions mo = mha_options(cfg, w, l);
-    const LayerWeights grouped = kv_grouped(w.layers[l], mo);
-    const MatR w_o = grouped.w_o.plain();  // (H*dh, D)
+    const LayerValues grouped = layer_values(w.layers[l], mo, p.D);
     for (int h = 0; h < H; ++h) {
-      const HeadWeights hw = head_weights(grouped, w_o, mo, h, p.D);
+      const HeadWeights hw = head_weights(grouped, mo, h, p.D);
       MatR v = p.attn_in[l] * hw.wv;  // (T, dh)
       v.rowwise() += hw.bv;
       const MatR f = v * hw.wo;  // (T, D)
