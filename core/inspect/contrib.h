@@ -180,8 +180,9 @@ struct PatchResult {
 // head, the corrupted run from that head's layer on (its residual entering the layer, kept)
 // with the head's output at `position` (-1 = every position) replaced by the clean run's.
 // progress(done, total) is called after each head; cancelled() stops with ErrorKind::Cancelled.
-// Called from the caller's thread (a worker): cancelled() is asked before each head's run and
-// between its layers; progress(done, total) after each head, total = L*H.
+// For a worker: progress(done, total) is called on the caller's thread after each head (total
+// = L*H); cancelled() before each head's run and inside its forward pass, where the compute
+// threads ask it too, so it must be thread-safe and cheap (an atomic flag).
 Result<PatchResult> patch_heads(const ModelWeights& w, const ModelConfig& cfg, const Batch& clean, const Batch& corrupted,
                                 const LogitTarget& target, int position = -1,
                                 const std::function<bool()>& cancelled = {},
