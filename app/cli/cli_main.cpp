@@ -169,6 +169,7 @@ static int run_main(int argc, char** argv) {
     po.batch = o.batch;
     parse_colormap(o.colormap.c_str(), &po.colormap);
     po.subtitle = "weights: " + describe_source(weights, cfg);
+    po.window = weights.arch.window(o.layer);
     if (Status s = write_heads_png(o.png, *out, batch, cfg, run.metrics, po); !s)
       return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
   }

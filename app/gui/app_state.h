@@ -76,6 +76,7 @@ struct UiReport {
   std::vector<std::string> focus_steps;  // Focus: the step strip's names, in the order drawn
   std::string focus_step_shown;        // Focus: the enlarged step's name and shape, as shown
   std::vector<std::string> rope_pairs; // Focus, RoPE step: "pair i pos p angle a" per pair dial drawn
+  std::vector<std::string> softcap_points;  // Focus, soft-cap step: "key before after" per dot drawn
   std::vector<std::string> kv_groups;  // the heads grid's K/V group captions, as drawn
   std::vector<std::string> tokens;     // token chips of sentence 0, as displayed
   std::vector<Rect> token_chips;       // their rects, in window pixels

@@ -219,6 +219,7 @@ class ScreenshotScript : public Script {
       j["focus_steps"] = r.focus_steps;           // Focus: the step strip, in order
       j["focus_step_shown"] = r.focus_step_shown; // Focus: the enlarged step's name and shape
       j["rope_pairs"] = r.rope_pairs;             // Focus, RoPE step: the pair dials drawn
+      j["softcap_points"] = r.softcap_points;     // Focus, soft-cap step: the dots on the curve
       j["kv_groups"] = r.kv_groups;               // the heads grid's K/V group captions
       j["tokens"] = r.tokens;
       nlohmann::json chips = nlohmann::json::array();

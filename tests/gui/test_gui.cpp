@@ -595,6 +595,17 @@ TEST(Gui, FocusShowsEachFamilysOwnSteps) {
   const AppRun cap = run_app("focus-softcap", {"--model", family_dir("gemma2").string(), "--text", text, "--panel", "focus", "--then", "focus_step=12"});
   ASSERT_EQ(cap.status, 0) << cap.err;
   EXPECT_EQ(cap.report["focus_step_shown"].get<std::string>().rfind("soft-cap (T, T)", 0), 0u) << cap.report["focus_step_shown"];
+  // Its curve: the last row's visible keys (the window of 3), each on 3·tanh(x / 3).
+  const int n = static_cast<int>(cap.report["tokens"].size());
+  const json& dots = cap.report["softcap_points"];
+  ASSERT_EQ(dots.size(), 3u) << dots.dump();
+  for (int i = 0; i < 3; ++i) {
+    int key = -1;
+    double x = 0, y = 0;
+    ASSERT_EQ(std::sscanf(dots[i].get<std::string>().c_str(), "%d %lf %lf", &key, &x, &y), 3) << dots[i];
+    EXPECT_EQ(key, n - 3 + i);
+    EXPECT_NEAR(y, 3.0 * std::tanh(x / 3.0), 1e-5);
+  }
 }
 
 // A sliding-window layer (Gemma 2's layer 0, window 3, on a longer text) hatches the keys

@@ -278,6 +278,46 @@ void head_slice_strip(AppState& s, HeatmapRenderer& r, const ForwardData& f, con
   ImGui::EndGroup();
 }
 
+// The soft-cap of query row t (Gemma 2): each visible key's score before (x: the scale step)
+// and after (y) c·tanh(x / c), on the curve itself, with y = x faint for comparison.
+void softcap_curve(AppState& s, const HeadTrace& tr, int t, float side) {
+  if (tr.softcap <= 0 || tr.capped.size() == 0 || t < 0 || t >= tr.capped.rows()) return;
+  const float c = tr.softcap;
+  float xm = 1.5f * c;
+  for (Eigen::Index k = 0; k < tr.scaled.cols(); ++k)
+    if (std::isfinite(tr.masked(t, k))) xm = std::max(xm, std::abs(tr.scaled(t, k)) * 1.05f);
+  char what[160];
+  std::snprintf(what, sizeof what, "Soft-cap of row %d: x is the scaled score, y = %g\xC2\xB7tanh(x / %g); the dots are this row's visible keys.", t, c, c);
+  text_disabled_wrapped(what);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p0 = ImGui::GetCursorScreenPos(), p1(p0.x + side * 1.6f, p0.y + side);
+  const ImU32 axis = IM_COL32(128, 128, 128, 140), curve = IM_COL32(255, 158, 64, 255), dot = IM_COL32(90, 205, 255, 255);
+  auto at = [&](float x, float y) {
+    return ImVec2(p0.x + (x / xm * 0.5f + 0.5f) * (p1.x - p0.x), p0.y + (0.5f - y / (xm) * 0.5f) * (p1.y - p0.y));
+  };
+  dl->AddRect(p0, p1, axis);
+  dl->AddLine(at(-xm, 0), at(xm, 0), axis);
+  dl->AddLine(at(0, -xm), at(0, xm), axis);
+  dl->AddLine(at(-xm, -xm), at(xm, xm), IM_COL32(128, 128, 128, 80));  // y = x: no cap
+  dl->AddLine(at(-xm, c), at(xm, c), IM_COL32(255, 158, 64, 70));        // the cap's asymptotes
+  dl->AddLine(at(-xm, -c), at(xm, -c), IM_COL32(255, 158, 64, 70));
+  ImVec2 prev = at(-xm, -c * std::tanh(xm / c));
+  for (int i = 1; i <= 64; ++i) {
+    const float x = -xm + 2 * xm * i / 64.0f;
+    const ImVec2 q = at(x, c * std::tanh(x / c));
+    dl->AddLine(prev, q, curve, 2.0f);
+    prev = q;
+  }
+  for (Eigen::Index k = 0; k < tr.scaled.cols(); ++k) {
+    if (!std::isfinite(tr.masked(t, k))) continue;  // hidden keys: not in the softmax
+    dl->AddCircleFilled(at(tr.scaled(t, k), tr.capped(t, k)), 3.5f, dot);
+    char rep[64];
+    std::snprintf(rep, sizeof rep, "%d %.6f %.6f", static_cast<int>(k), tr.scaled(t, k), tr.capped(t, k));
+    s.report.softcap_points.push_back(rep);
+  }
+  ImGui::Dummy(ImVec2(p1.x - p0.x, p1.y - p0.y));
+}
+
 }  // namespace
 
 void draw_focus(AppState& s, HeatmapRenderer& r) {
@@ -405,7 +445,8 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   // The RoPE step keeps room under its map for the pairs' dials (two lines of them).
   const bool rope = st.id == kStepRope;
   const float legend_h = ImGui::GetTextLineHeightWithSpacing() * 2.5f +
-                         (rope ? ImGui::GetTextLineHeightWithSpacing() * 2 + 2 * (std::clamp(avail.x / std::max<float>(tr.rope_inv_freq.size(), 1), fh * 2.6f, fh * 4.0f) + fh) : 0.0f);
+                         (rope ? ImGui::GetTextLineHeightWithSpacing() * 2 + 2 * (std::clamp(avail.x / std::max<float>(tr.rope_inv_freq.size(), 1), fh * 2.6f, fh * 4.0f) + fh) : 0.0f) +
+                         (st.id == kStepSoftcap ? ImGui::GetTextLineHeightWithSpacing() * 2 + fh * 7 : 0.0f);
   const int cols = static_cast<int>(st.m->cols());
   // Zoom window: centre (pan_x, pan_y) in [0,1], zoom >= 1.
   float& zoom = s.view.zoom;
@@ -505,6 +546,10 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
     const int pos = s.hover_token >= 0 && s.hover_token < len ? s.hover_token
                     : s.selected_token >= 0 && s.selected_token < len ? s.selected_token : len - 1;
     rope_pairs(s, tr, pos, ImGui::GetContentRegionAvail().x);
+  }
+  if (st.id == kStepSoftcap) {  // the row under the mouse, else the selected token's, else the last
+    const int row = hit.hovered ? hit.row : s.selected_token >= 0 && s.selected_token < len ? s.selected_token : len - 1;
+    softcap_curve(s, tr, row, std::min(fh * 7, ImGui::GetContentRegionAvail().x / 1.6f));
   }
 }
 
