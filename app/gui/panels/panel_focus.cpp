@@ -59,7 +59,7 @@ std::vector<Step> steps_of(const HeadTrace& tr, const ModelConfig& cfg, const Ar
        tr.concat.cols() == cfg.d_model ? "(T, D)" : "(T, H\xC2\xB7" "d_head)"},
       {cfg.pitfalls.no_w_o ? "no W_O (pitfall)" : "\xC2\xB7 W_O", cfg.pitfalls.no_w_o ? "PITFALL: without W_O the heads are never mixed." : "W_O mixes the heads back into one (T, D) output.", m[9], false, false, false, "(T, D)"},
       {"q/k norm", "Each row of q and of k is RMS-normalised over its d_head numbers and scaled by the layer's own weights "
-                   "(q_norm, k_norm), before the rotation: shown for q (hover for k). Each row's RMS is taken over its d_head numbers.", m[10], false, false, false, "(T, d_head)"},
+                   "(q_norm, k_norm), before the rotation: shown for q (hover for k).", m[10], false, false, false, "(T, d_head)"},
       {"RoPE", "Rotate Q and K by position: each pair (x_i, x_i+rot/2) turns by the angle pos\xC2\xB7theta^(\xE2\x88\x92" "2i/rot), so "
                "q_t\xC2\xB7k_s depends on t \xE2\x88\x92 s. The map is q after the rotation; the arrows below show each pair before and after.",
        m[11], false, false, false, "(T, d_head)"},
@@ -89,9 +89,11 @@ std::vector<Step> steps_of(const HeadTrace& tr, const ModelConfig& cfg, const Ar
   }
   if (!tr.rope_inv_freq.empty()) {
     const int rot = 2 * static_cast<int>(tr.rope_inv_freq.size()), dh = static_cast<int>(tr.q.cols());
-    if (rot < dh) {
-      std::snprintf(buf, sizeof buf, "(T, d_head), first %d of %d rotated", rot, dh);
-      all[kStepRope].shape = buf;
+    if (rot < dh) {  // partial rotary (Pythia): said in the explanation, so the strip's shape stays short
+      std::snprintf(buf, sizeof buf, "Rotate Q and K by position, the first %d of the %d dimensions only (marked; the rest pass unrotated): "
+                    "each pair (x_i, x_i+%d) turns by the angle pos\xC2\xB7theta^(\xE2\x88\x92" "2i/%d). The map is q after the rotation; "
+                    "the arrows below show each pair before and after.", rot, dh, rot / 2, rot);
+      all[kStepRope].note = buf;
     }
   }
   // The forward's order.
