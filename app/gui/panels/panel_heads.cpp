@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/common/heatmap_figure.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/ui_widgets.h"
 #include "app/gui/theme.h"
@@ -127,10 +128,9 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   }
   // A sliding-window layer (Mistral, Gemma 2 and 3, GPT-Neo's local layers) says so.
   if (const int win = f.weights->arch.window(layer); win > 0) {
-    char local[48];
-    std::snprintf(local, sizeof local, "local, window %d", win);
-    same_line_if_fits(ImGui::CalcTextSize(local).x);
-    ImGui::TextColored(kChangedColour, "%s", local);
+    const std::string local = window_words(win);  // the figures' titles say the same
+    same_line_if_fits(ImGui::CalcTextSize(local.c_str()).x);
+    ImGui::TextColored(kChangedColour, "%s", local.c_str());
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("This layer's queries see only the last %d tokens (themselves included): keys further back get weight 0.", win);
   }
