@@ -20,6 +20,9 @@ uniform int u_diverging;     // 1: signed data, 0 in the middle of the scale
 uniform int u_mask;          // the core's MaskKind (core/model/attention.h); MASK_* are defined from it by the renderer
 uniform int u_len;           // real tokens; rows and columns beyond are padding
 uniform vec3 u_hidden;       // colour of hidden cells
+uniform int u_slide;         // a local layer's sliding window W (0 = none): keys W or more back are hatched
+uniform vec3 u_hatch0;       // the hatch's two greys (kWindowRgb): dark on every third anti-diagonal
+uniform vec3 u_hatch1;
 
 out vec4 frag;
 
@@ -43,12 +46,24 @@ bool any_visible(ivec2 lo, ivec2 hi) {
   return true;
 }
 
+// window_hatch() of app/common/heatmap_figure.h, in GLSL: -1, or which grey of the hatch.
+// A pooled texel is hatched when every cell of its block [lo, hi] is outside the window.
+int hatch(ivec2 lo, ivec2 hi) {
+  if (u_slide <= 0 || u_mask == MASK_NONE || lo.y - hi.x < u_slide) return -1;
+  return (lo.y + lo.x) % 3 == 0 ? 1 : 0;
+}
+
 void main() {
   ivec2 cell = clamp(ivec2(floor(v_cell)), ivec2(0), u_cells - 1);
   ivec2 texel = (cell - u_origin) / u_pool;
   ivec2 lo = u_origin + texel * u_pool;
   if (u_pool == 1 ? !visible(cell) : !any_visible(lo, min(lo + u_pool - 1, u_cells - 1))) {
     frag = vec4(u_hidden, 1.0);
+    return;
+  }
+  int h = u_pool == 1 ? hatch(cell, cell) : hatch(lo, min(lo + u_pool - 1, u_cells - 1));
+  if (h >= 0) {
+    frag = vec4(h == 0 ? u_hatch0 : u_hatch1, 1.0);
     return;
   }
   float w = texelFetch(u_map, texel, 0).r;

@@ -126,6 +126,95 @@ TEST(Families, TraceAndHoverScoreMatchTheFastPathOnEveryQuirk) {
     }
 }
 
+// The step-through keeps each family step's own numbers (what Focus shows): the projections,
+// the q/k norm, the rotation, the scale and the soft-cap, each recomputed here from the one
+// before by the published formulas (float64, RoPE's angles from theta, not from the core's
+// table), and the fast path's weights recomputed from the traced post-RoPE q and k.
+TEST(Families, TraceKeepsEveryFamilyStepWithTheForwardsNumbers) {
+  Arch a = every_quirk();
+  a.rope_scaling = RopeScaling::None;  // angles t * theta^(-2i/rot), computed below
+  const int D = 24, H = 4, KV = 2, dh = 10;
+  const ModelWeights w = family_model(a, D, H, KV, dh, 40, 2);
+  const ModelConfig cfg = config_of(w);
+  const Batch batch = make_batch({"one two three four five six seven eight nine"}, cfg, w);
+  const int rot = a.rotary_dims(dh), half = rot / 2;
+  ASSERT_EQ(rot, 4);  // partial rotary: dims 4-9 are not rotated
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < H; ++h) {
+      ForwardOptions opt;
+      opt.trace = TraceRequest{l, 0, h};
+      Result<ForwardOutput> out = forward(w, cfg, batch, opt);
+      ASSERT_TRUE(out.ok()) << out.error().message;
+      const HeadTrace& tr = *out->trace;
+      const int T = out->T, len = batch.lengths[0];
+      ASSERT_EQ(tr.q_proj.rows(), T);
+      ASSERT_EQ(tr.q_proj.cols(), dh);
+      ASSERT_EQ(tr.k_normed.cols(), dh);
+      ASSERT_EQ(static_cast<int>(tr.rope_inv_freq.size()), half);
+      EXPECT_EQ(tr.window, l == 0 ? 3 : 0);
+      EXPECT_FLOAT_EQ(tr.scale, 1.0f / std::sqrt(7.0f));  // query_pre_attn_scalar 7, not 1/sqrt(10)
+      EXPECT_FLOAT_EQ(tr.softcap, 2.0f);
+      const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
+      for (int t = 0; t < len; ++t) {
+        // q/k norm: x / sqrt(mean(x^2) + eps) * g over d_head.
+        for (int which = 0; which < 2; ++which) {
+          const MatR& raw = which ? tr.k_proj : tr.q_proj;
+          const MatR& nrm = which ? tr.k_normed : tr.q_normed;
+          const MatR& rotated = which ? tr.k : tr.q;
+          const RowVec& g = which ? lw.k_norm : lw.q_norm;
+          double ms = 0;
+          for (int j = 0; j < dh; ++j) ms += double(raw(t, j)) * raw(t, j);
+          const double inv = 1.0 / std::sqrt(ms / dh + 1e-6);
+          for (int j = 0; j < dh; ++j) EXPECT_NEAR(nrm(t, j), raw(t, j) * inv * g(j), 1e-5) << "q/k norm, t " << t << " j " << j;
+          // RoPE: pair (i, i + rot/2) turned by t * theta^(-2i/rot); the rest as it was.
+          for (int i = 0; i < half; ++i) {
+            const double ang = t * std::pow(500.0, -2.0 * i / rot), x1 = nrm(t, i), x2 = nrm(t, i + half);
+            EXPECT_NEAR(rotated(t, i), x1 * std::cos(ang) - x2 * std::sin(ang), 1e-5) << "RoPE pair " << i << " t " << t;
+            EXPECT_NEAR(rotated(t, i + half), x2 * std::cos(ang) + x1 * std::sin(ang), 1e-5) << "RoPE pair " << i << " t " << t;
+          }
+          for (int j = rot; j < dh; ++j) EXPECT_EQ(rotated(t, j), nrm(t, j)) << "dim " << j << " is past the rotated part";
+        }
+        // The forward's weights from the traced q·k: scaled, soft-capped, windowed, softmaxed.
+        std::vector<double> e(static_cast<size_t>(len), 0.0);
+        double mx = -1e300, sum = 0;
+        for (int s2 = 0; s2 <= t; ++s2) {
+          if (l == 0 && t - s2 >= 3) continue;
+          double dot = 0;
+          for (int j = 0; j < dh; ++j) dot += double(tr.q(t, j)) * tr.k(s2, j);
+          EXPECT_NEAR(tr.scaled(t, s2), dot / std::sqrt(7.0), 1e-4);
+          const double capped = 2.0 * std::tanh(dot / std::sqrt(7.0) / 2.0);
+          EXPECT_NEAR(tr.capped(t, s2), capped, 1e-5);
+          e[static_cast<size_t>(s2)] = capped;
+          mx = std::max(mx, capped);
+        }
+        for (int s2 = 0; s2 <= t; ++s2)
+          if (!(l == 0 && t - s2 >= 3)) sum += (e[static_cast<size_t>(s2)] = std::exp(e[static_cast<size_t>(s2)] - mx));
+        const float* fast = out->weights(l, 0, h) + static_cast<size_t>(t) * T;
+        for (int s2 = 0; s2 < len; ++s2) {
+          const bool seen = s2 <= t && !(l == 0 && t - s2 >= 3);
+          EXPECT_NEAR(fast[s2], seen ? e[static_cast<size_t>(s2)] / sum : 0.0, 2e-5) << "layer " << l << " head " << h << " (" << t << ", " << s2 << ")";
+        }
+      }
+    }
+  // GPT-2's block keeps no family steps; GPT-Neo's scale is 1.
+  Arch neo;
+  neo.family = "gpt_neo";
+  neo.score_scale = ScoreScale::None;
+  neo.windows = {2};
+  const ModelWeights wn = family_model(neo, 16, 2, 2, 8, 32, 1);
+  const ModelConfig cn = config_of(wn);
+  ForwardOptions on;
+  on.trace = TraceRequest{0, 0, 1};
+  Result<ForwardOutput> o2 = forward(wn, cn, make_batch({"a b c d e"}, cn, wn), on);
+  ASSERT_TRUE(o2.ok()) << o2.error().message;
+  EXPECT_EQ(o2->trace->scale, 1.0f);
+  EXPECT_EQ(o2->trace->window, 2);
+  EXPECT_EQ(o2->trace->q_proj.size(), 0);
+  EXPECT_EQ(o2->trace->capped.size(), 0);
+  EXPECT_TRUE(o2->trace->rope_inv_freq.empty());
+  EXPECT_NEAR(o2->trace->scaled(3, 2), o2->trace->scores(3, 2), 1e-6);
+}
+
 // Layer 0's window of 3: a query sees itself and the two keys before it, no further back;
 // layer 1 is global. The text is longer than the window.
 TEST(Families, SlidingWindowHidesKeysOutsideTheWindow) {

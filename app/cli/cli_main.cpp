@@ -169,6 +169,7 @@ static int run_main(int argc, char** argv) {
     po.batch = o.batch;
     parse_colormap(o.colormap.c_str(), &po.colormap);
     po.subtitle = "weights: " + describe_source(weights, cfg);
+    po.window = weights.arch.window(o.layer);
     if (Status s = write_heads_png(o.png, *out, batch, cfg, run.metrics, po); !s)
       return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
   }
@@ -183,6 +184,7 @@ static int run_main(int argc, char** argv) {
       for (int t = 0; t < batch.lengths[o.batch]; ++t) fi.tokens.push_back(token_display(batch.sentences[o.batch].tokens[t]));
     parse_colormap(o.colormap.c_str(), &fi.colormap);
     fi.mask = mask_kind(cfg);
+    fi.window = weights.arch.window(o.layer);
     fi.source = describe_source(weights, cfg);
     for (int h = 0; h < out->Hw && !cfg.pitfalls.head_averaged && o.layer >= 0 && o.layer < out->L && o.batch >= 0 && o.batch < out->B; ++h) {
       const size_t i = (static_cast<size_t>(o.layer) * out->B + o.batch) * out->Hw + h;

@@ -24,5 +24,9 @@ std::vector<uint8_t> diverging_lut(int n = 256);
 
 // Cells the attention mask hides, in the app and in exported PNGs.
 inline constexpr std::array<float, 3> kMaskedRgb = {0.42f, 0.42f, 0.45f};
+// Keys a sliding window hides (that the mask would show): hatched in two lighter greys,
+// light with dark "/" lines (window_hatch in heatmap_figure.h says which), so a local
+// layer's window is told apart from the causal mask.
+inline constexpr std::array<float, 3> kWindowRgb[2] = {{0.80f, 0.80f, 0.83f}, {0.62f, 0.62f, 0.66f}};
 
 }  // namespace headmap

@@ -54,9 +54,10 @@ Figure base_figure(const FigureInput& in) {
   f.tokens = in.tokens;
   f.colormap = in.colormap;
   f.mask = in.mask;
+  f.window = in.window;
   f.log_scale = in.log_scale;
   f.caption = "colour: attention weight, scale " + in.scale + (in.log_scale ? " (log)" : "") +
-              ".  Rows: queries; columns: keys; grey: masked.";
+              ".  Rows: queries; columns: keys; grey: masked" + (in.window > 0 ? "; hatched: outside the window." : ".");
   return f;
 }
 
@@ -76,6 +77,7 @@ Result<Figure> head_figure(const FigureInput& in, int head) {
     return Error{ErrorKind::InvalidArgument, "Head " + std::to_string(head) + " is out of range (the layer has " + std::to_string(in.out->Hw) + ")."};
   Figure f = base_figure(in);
   f.title = "layer " + std::to_string(in.layer) + kDot + head_name(in, head);
+  if (in.window > 0) f.title += kDot + window_words(in.window);
   f.subtitle = config_line(in);
   if (const HeadMetrics* m = metrics_of(in, head)) {
     char e[64];
@@ -90,7 +92,7 @@ Result<Figure> heads_figure(const FigureInput& in) {
   if (Status s = check_input(in); !s) return s.error();
   Figure f = base_figure(in);
   f.title = "layer " + std::to_string(in.layer) + " (of 0-" + std::to_string(in.cfg->num_layers - 1) + ")" + kDot + std::to_string(in.out->Hw) +
-            (in.out->Hw == 1 ? " head" : " heads");
+            (in.out->Hw == 1 ? " head" : " heads") + (in.window > 0 ? kDot + window_words(in.window) : "");
   f.subtitle = config_line(in);
   for (int h = 0; h < in.out->Hw; ++h) {
     FigureMap m = map_of(in, h);
@@ -124,6 +126,7 @@ Rgb to_rgb8(const std::array<float, 3>& c) {
 
 Rgb figure_cell_rgb(const Figure& f, const FigureMap& m, int t, int s) {
   if (!mask_visible(f.mask, t, s, f.len())) return to_rgb8(kMaskedRgb);
+  if (const int h = window_hatch(f.mask, f.window, t, s, f.len()); h >= 0) return to_rgb8(kWindowRgb[h]);
   const float w = m.weights[static_cast<size_t>(t) * m.stride + s];
   return to_rgb8(colormap_rgb(f.colormap, colour_position(w, m.vmin, m.vmax, f.log_scale)));
 }

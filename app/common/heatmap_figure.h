@@ -37,6 +37,7 @@ struct Figure {
   std::vector<FigureMap> maps;      // one: a single head, large; more: a grid
   Colormap colormap = Colormap::Viridis;
   MaskKind mask = MaskKind::Causal;  // which cells are hidden (grey), as in the app
+  int window = 0;                    // a local layer's sliding window: keys W or more back hatched (window_hatch); 0 = none
   bool log_scale = false;
   std::string caption;  // beside the colour bar: what the colour means
   int len() const { return static_cast<int>(tokens.size()); }
@@ -52,6 +53,7 @@ struct FigureInput {
   Colormap colormap = Colormap::Viridis;
   bool log_scale = false;
   MaskKind mask = MaskKind::Causal;
+  int window = 0;                                     // the layer's sliding window (Arch::window), 0 = global
   std::string scale = "per head";                     // the caption's name of the normalisation
   // The colour range of head h; unset: 0 to the head's peak (map_peak), the per-head scale.
   std::function<void(int h, float* vmin, float* vmax)> range;
@@ -68,7 +70,18 @@ Result<Figure> heads_figure(const FigureInput& in);
 // Where weight w falls on the colour scale, in [0, 1]: the app's shader (heatmap.frag),
 // linear over [vmin, vmax] or logarithmic over [vmax * 1e-4, vmax].
 float colour_position(float w, float vmin, float vmax, bool log_scale);
-// Cell (query t, key s) of map m: the colormap at its weight's position, or the masked grey.
+// The sliding window's rule, one for the app's shader (heatmap.frag), the figures and the
+// Focus view: -1 when cell (query t, key s) is not hidden by the window (or the mask hides
+// it first: grey), else which of the two hatch greys (kWindowRgb) it is drawn in: the dark
+// one on every third anti-diagonal (t + s), which draws "/" hatching, the light one elsewhere.
+inline int window_hatch(MaskKind m, int window, int t, int s, int len) {
+  if (window <= 0 || !mask_visible(m, t, s, len) || t - s < window) return -1;
+  return (t + s) % 3 == 0 ? 1 : 0;
+}
+// "local, window W", the words the heads grid's and the figures' titles use for a local layer.
+inline std::string window_words(int window) { return "local, window " + std::to_string(window); }
+// Cell (query t, key s) of map m: the colormap at its weight's position, the masked grey, or
+// the window's hatch.
 Rgb figure_cell_rgb(const Figure& f, const FigureMap& m, int t, int s);
 Rgb to_rgb8(const std::array<float, 3>& c);
 // The ticks of one axis of n cells, of which [v0, v1) are visible in cells of `cell` pixels,

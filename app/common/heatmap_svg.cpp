@@ -79,6 +79,11 @@ std::string figure_svg(const Figure& f, const FigureLayout& L) {
     for (int t = 0; t < len; ++t)
       for (int s = 0; s < len; ++s) {
         if (!mask_visible(f.mask, t, s, len)) continue;
+        if (window_hatch(f.mask, f.window, t, s, len) >= 0) {  // outside the sliding window: hatched
+          o += "<rect class=\"window\" x=\"" + std::to_string(x0 + s * L.cell) + "\" y=\"" + std::to_string(y0 + t * L.cell) + "\" width=\"" +
+               cell + "\" height=\"" + cell + "\" fill=\"" + hex(figure_cell_rgb(f, f.maps[i], t, s)) + "\"/>\n";
+          continue;
+        }
         o += "<rect x=\"" + std::to_string(x0 + s * L.cell) + "\" y=\"" + std::to_string(y0 + t * L.cell) + "\" width=\"" + cell +
              "\" height=\"" + cell + "\" fill=\"" + hex(figure_cell_rgb(f, f.maps[i], t, s)) + "\"/>\n";
       }

@@ -73,6 +73,11 @@ struct UiReport {
   std::vector<Rect> focus_map;         // Focus: the enlarged step's map, in window pixels
   int focus_map_pool = 0;              // Focus: most cells per texel drawn, strip and enlarged step (1 = full resolution)
   bool focus_slice_open = false;       // Focus: the head's slice of D is shown open
+  std::vector<std::string> focus_steps;  // Focus: the step strip's names, in the order drawn
+  std::string focus_step_shown;        // Focus: the enlarged step's name and shape, as shown
+  std::vector<std::string> rope_pairs; // Focus, RoPE step: "pair i pos p angle a" per pair dial drawn
+  std::vector<std::string> softcap_points;  // Focus, soft-cap step: "key before after" per dot drawn
+  std::vector<std::string> kv_groups;  // the heads grid's K/V group captions, as drawn
   std::vector<std::string> tokens;     // token chips of sentence 0, as displayed
   std::vector<Rect> token_chips;       // their rects, in window pixels
   std::vector<std::string> chip_groups;  // sentence 0's characters cut into byte pieces: "é = C3 A9 (tokens 2-3)"

@@ -113,6 +113,20 @@ struct ForwardData {
   bool complete = true;
 };
 
+// The step-through's matrices by step id, as Focus shows them: 0-9 every model's (Q_h, K_h,
+// V_h, Q_h·K_hᵀ, the scale, the mask, softmax, ·V_h, concat, W_O; Q_h and K_h are the
+// projections before a family's q/k norm and RoPE), then a family's own (arch.h): 10 q/k norm,
+// 11 RoPE (q and k rotated), 12 soft-cap. A step the model does not have is an empty matrix.
+// The ids are stable (focus_step, lessons); Focus draws the family's steps where they happen.
+inline constexpr int kTraceSteps = 13;
+enum TraceStepId : int { kStepQNorm = 10, kStepRope = 11, kStepSoftcap = 12 };
+inline std::vector<const MatR*> trace_step_matrices(const HeadTrace& h) {
+  static const MatR none;  // (0, 0): a step this model does not have
+  return {h.q_proj.size() ? &h.q_proj : &h.q, h.k_proj.size() ? &h.k_proj : &h.k, &h.v, &h.scores, &h.scaled, &h.masked,
+          &h.weights, &h.head_out, &h.concat, &h.out, &h.q_normed, h.rope_inv_freq.empty() ? &none : &h.q,
+          &h.capped};
+}
+
 // The worker's answer to one request. Immutable once published.
 struct ComputeResult {
   ComputeRequest request;
@@ -120,11 +134,10 @@ struct ComputeResult {
   std::shared_ptr<const ForwardData> fwd;    // null when `error` is set
   std::optional<HeadTrace> trace;            // when requested, and the batch is not empty
   std::shared_ptr<const ForwardData> baseline;  // request.compare: the same inputs with every pitfall off
-  // Finite (min, max) over the real rows of trace's q, k, v, scores, scaled, masked,
-  // weights, head_out, concat and out, in that order.
+  // Finite (min, max) over the real rows of each trace_step_matrices(*trace), in that order.
   std::vector<std::pair<float, float>> trace_range;
-  // Parallel to trace_range: the max-pooled levels of the (T, T) steps (scores, scaled and
-  // masked by magnitude, weights by max); empty for the others and for short sentences.
+  // Parallel to trace_range: the max-pooled levels of the (T, T) steps (scores, scaled,
+  // capped and masked by magnitude, weights by max); empty for the others and for short sentences.
   std::vector<MapLevels> trace_levels;
   // (L, H) each head's score on the induction probe (metrics.h). The probe does not depend
   // on the text, so it is computed once per model and config, after the maps: a result

@@ -216,6 +216,11 @@ class ScreenshotScript : public Script {
       j["focus_map"] = focus;                     // Focus: the enlarged step's map
       j["focus_map_pool"] = r.focus_map_pool;     // Focus: most cells per texel drawn (1: full resolution)
       j["focus_slice_open"] = r.focus_slice_open; // Focus: the head's slice of D is open
+      j["focus_steps"] = r.focus_steps;           // Focus: the step strip, in order
+      j["focus_step_shown"] = r.focus_step_shown; // Focus: the enlarged step's name and shape
+      j["rope_pairs"] = r.rope_pairs;             // Focus, RoPE step: the pair dials drawn
+      j["softcap_points"] = r.softcap_points;     // Focus, soft-cap step: the dots on the curve
+      j["kv_groups"] = r.kv_groups;               // the heads grid's K/V group captions
       j["tokens"] = r.tokens;
       nlohmann::json chips = nlohmann::json::array();
       for (const UiReport::Rect& q : r.token_chips) chips.push_back({q.x0, q.y0, q.x1, q.y1});

@@ -457,6 +457,10 @@ HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int hea
   HeadTrace tr;
   tr.head = head;
   tr.len = len;
+  tr.scale = scale;
+  tr.softcap = o.softcap;
+  tr.window = o.window;
+  tr.rope_inv_freq = o.rope_inv_freq;
   tr.concat = MatR::Zero(T, Dq);
   for (int h = 0; h < H; ++h) {
     const int g = kv_head_of(o, h);  // the K/V head this query head reads
@@ -485,14 +489,27 @@ HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int hea
       v = x_b * wv;  // (T, dh)
       v.rowwise() += bv;
     }
+    const bool qk_norm = w.q_norm.size() == dh && w.k_norm.size() == dh;
+    MatR q_proj, k_proj, q_normed, k_normed;  // (T, dh) each, kept for the traced head only
+    if (h == head && (qk_norm || rp)) q_proj = q, k_proj = k;
     for (int t = 0; t < T; ++t) {  // the families' q/k norm and RoPE, row by row
-      prepare_head(q.row(t).data(), dh, t, w.q_norm, o.qk_norm_eps, rp);
-      prepare_head(k.row(t).data(), dh, t, w.k_norm, o.qk_norm_eps, rp);
+      prepare_head(q.row(t).data(), dh, t, w.q_norm, o.qk_norm_eps, nullptr);
+      prepare_head(k.row(t).data(), dh, t, w.k_norm, o.qk_norm_eps, nullptr);
     }
+    if (h == head && qk_norm) q_normed = q, k_normed = k;
+    if (rp)
+      for (int t = 0; t < T; ++t) {
+        rotate_half(q.row(t).data(), rp->half, rp->c(t), rp->s(t));
+        rotate_half(k.row(t).data(), rp->half, rp->c(t), rp->s(t));
+      }
     MatR scores = q * k.transpose();  // (T, T)
     MatR scaled = scores * scale;     // (T, T)
-    if (o.softcap > 0) softcap_block(scaled.data(), T, T, T, o.softcap);
-    MatR masked = scaled;             // (T, T)
+    MatR capped;                      // (T, T) when soft-capped
+    if (o.softcap > 0) {
+      capped = scaled;
+      softcap_block(capped.data(), T, T, T, o.softcap);
+    }
+    MatR masked = o.softcap > 0 ? capped : scaled;  // (T, T)
     MatR att = MatR::Zero(T, T);      // (T, T)
     for (int t = 0; t < T; ++t) {
       float mx = kNegInf;
@@ -511,8 +528,13 @@ HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int hea
       tr.q = std::move(q);
       tr.k = std::move(k);
       tr.v = std::move(v);
+      tr.q_proj = std::move(q_proj);
+      tr.k_proj = std::move(k_proj);
+      tr.q_normed = std::move(q_normed);
+      tr.k_normed = std::move(k_normed);
       tr.scores = std::move(scores);
       tr.scaled = std::move(scaled);
+      tr.capped = std::move(capped);
       tr.masked = std::move(masked);
       tr.weights = std::move(att);
       tr.head_out = std::move(out_h);

@@ -137,9 +137,18 @@ inline int head_feature(int h, int j, int H, int dh, bool interleaved) { return 
 struct HeadTrace {
   int head = 0, len = 0;  // which head; real tokens in the sentence
   MatR q, k, v;           // (T, d_head) Q_h = x W_Q[:, head slice] + b_Q[head slice]; K, V: its K/V head's
+                          // (q and k after the family's q/k norm and RoPE: the ones the scores read)
+  // The family's steps (arch.h), each empty when the family does not have it:
+  MatR q_proj, k_proj;    // (T, d_head) x W + b, before q/k norm and RoPE (when the family has either)
+  MatR q_normed, k_normed;  // (T, d_head) after the q/k RMSNorm over d_head, before RoPE (Qwen3, Gemma 3)
   MatR scores;            // (T, T) Q_h K_h^T
-  MatR scaled;            // (T, T) scores / sqrt(d_head)
-  MatR masked;            // (T, T) -inf where the key is hidden
+  MatR scaled;            // (T, T) scores * scale
+  MatR capped;            // (T, T) c tanh(scaled / c), the logit soft-cap (Gemma 2); empty without one
+  MatR masked;            // (T, T) -inf where the key is hidden (from capped when there is a cap)
+  float scale = 0;        // the score scale the forward used (score_scale)
+  float softcap = 0;      // c, 0 = none
+  int window = 0;         // the layer's sliding window, 0 = global
+  std::vector<double> rope_inv_freq;  // (rot/2) the frequencies q and k were rotated by; empty = no RoPE
   MatR weights;           // (T, T) softmax(masked), rows sum to 1 (0 for hidden rows)
   MatR head_out;          // (T, d_head) weights V_h
   MatR concat;            // (T, D) all heads' outputs side by side

@@ -540,6 +540,182 @@ TEST(Gui, AppAndPngExportMaskTheSameCells) {
   }
 }
 
+// A tiny random directory of one family (tests/reference/make_family_dir.py, which needs
+// numpy); empty when it cannot be written.
+fs::path family_dir(const std::string& variant) {
+  const fs::path dir = tmp_dir() / ("family-" + variant);
+  if (fs::exists(dir / "config.json")) return dir;
+  const std::string make = std::string("/usr/bin/python3 '") + HEADMAP_MAKE_FAMILY + "' '" + dir.string() + "' --variant " + variant + " > /dev/null 2>&1";
+  return std::system(make.c_str()) == 0 ? dir : fs::path();
+}
+
+// Focus has the steps each family's forward takes, in its order, with the forward's own
+// numbers: the RoPE step's pair dials turn by pos·theta^(-2i/d_rot), q/k norm (Qwen3),
+// soft-cap (Gemma 2), and the scale actually used (query_pre_attn_scalar; none for GPT-Neo).
+TEST(Gui, FocusShowsEachFamilysOwnSteps) {
+  const std::string text = "The cat sat on the mat because it was warm";
+  struct Case {
+    const char* variant;
+    std::vector<std::string> steps;  // the strip, in order
+  };
+  const std::string div = "\xC3\xB7 \xE2\x88\x9A";
+  const Case cases[] = {
+      {"llama", {"Q_h", "K_h", "V_h", "RoPE", "Q_h\xC2\xB7K_h\xE1\xB5\x80", div + "d_head", "mask", "softmax", "\xC2\xB7 V_h", "concat", "\xC2\xB7 W_O"}},
+      {"qwen3", {"Q_h", "K_h", "V_h", "q/k norm", "RoPE", "Q_h\xC2\xB7K_h\xE1\xB5\x80", div + "d_head", "mask", "softmax", "\xC2\xB7 V_h", "concat", "\xC2\xB7 W_O"}},
+      {"gemma2", {"Q_h", "K_h", "V_h", "RoPE", "Q_h\xC2\xB7K_h\xE1\xB5\x80", div + "20", "soft-cap", "mask", "softmax", "\xC2\xB7 V_h", "concat", "\xC2\xB7 W_O"}},
+      {"gpt_neo", {"Q_h", "K_h", "V_h", "Q_h\xC2\xB7K_h\xE1\xB5\x80", "\xC3\x97 1 (no scale)", "mask", "softmax", "\xC2\xB7 V_h", "concat", "\xC2\xB7 W_O"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.variant);
+    const fs::path dir = family_dir(c.variant);
+    if (dir.empty()) GTEST_SKIP() << "numpy is missing: the tiny family directories cannot be written";
+    const AppRun r = run_app(std::string("focus-steps-") + c.variant, {"--model", dir.string(), "--text", text, "--panel", "focus"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.report["focus_steps"].get<std::vector<std::string>>(), c.steps);
+    EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
+  }
+  // The RoPE step of Llama (theta 10000, d_head 12, all of it rotated): one dial per pair at
+  // the last token, each turned by the angle the forward used.
+  const fs::path llama = family_dir("llama");
+  const AppRun rope = run_app("focus-rope", {"--model", llama.string(), "--text", text, "--panel", "focus", "--then", "focus_step=11"});
+  ASSERT_EQ(rope.status, 0) << rope.err;
+  EXPECT_EQ(rope.report["focus_step_shown"].get<std::string>().rfind("RoPE (T, d_head)", 0), 0u) << rope.report["focus_step_shown"];
+  const json& pairs = rope.report["rope_pairs"];
+  ASSERT_EQ(pairs.size(), 6u) << pairs.dump();
+  const int last = static_cast<int>(rope.report["tokens"].size()) - 1;
+  for (int i = 0; i < 6; ++i) {
+    int pi = -1, pos = -1;
+    double angle = 0;
+    ASSERT_EQ(std::sscanf(pairs[i].get<std::string>().c_str(), "pair %d pos %d angle %lf", &pi, &pos, &angle), 3) << pairs[i];
+    EXPECT_EQ(pi, i);
+    EXPECT_EQ(pos, last);
+    EXPECT_NEAR(angle, last * std::pow(10000.0, -2.0 * i / 12), 1e-4) << "pair " << i;
+  }
+  // Gemma 2's soft-cap step, enlarged: its shape and name.
+  const AppRun cap = run_app("focus-softcap", {"--model", family_dir("gemma2").string(), "--text", text, "--panel", "focus", "--then", "focus_step=12"});
+  ASSERT_EQ(cap.status, 0) << cap.err;
+  EXPECT_EQ(cap.report["focus_step_shown"].get<std::string>().rfind("soft-cap (T, T)", 0), 0u) << cap.report["focus_step_shown"];
+  // Its curve: the last row's visible keys (the window of 3), each on 3·tanh(x / 3).
+  const int n = static_cast<int>(cap.report["tokens"].size());
+  const json& dots = cap.report["softcap_points"];
+  ASSERT_EQ(dots.size(), 3u) << dots.dump();
+  for (int i = 0; i < 3; ++i) {
+    int key = -1;
+    double x = 0, y = 0;
+    ASSERT_EQ(std::sscanf(dots[i].get<std::string>().c_str(), "%d %lf %lf", &key, &x, &y), 3) << dots[i];
+    EXPECT_EQ(key, n - 3 + i);
+    EXPECT_NEAR(y, 3.0 * std::tanh(x / 3.0), 1e-5);
+  }
+}
+
+// A sliding-window layer (Gemma 2's layer 0, window 3, on a longer text) hatches the keys
+// outside its window, distinct from the causal mask's grey: in the heads grid, in Focus and
+// in the exported SVG and PNG figures, whose titles say "local, window 3".
+TEST(Gui, KeysOutsideASlidingWindowAreHatchedEverywhere) {
+  const fs::path dir = family_dir("gemma2");
+  if (dir.empty()) GTEST_SKIP() << "numpy is missing: the tiny family directories cannot be written";
+  const fs::path cwd = fresh_dir("window-exports");
+  const std::string text = "The cat sat on the mat";
+  const AppRun r = run_app("window-heads", {"--model", dir.string(), "--text", text, "--then", "export_heads=heads.svg", "--then",
+                                            "export_heads=heads.png"}, true, cwd);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const int len = static_cast<int>(r.report["tokens"].size());
+  ASSERT_GT(len, 4) << "the text is longer than the window";
+  std::array<std::array<int, 3>, 2> hatch;
+  std::array<int, 3> grey;
+  for (int k = 0; k < 3; ++k) {
+    grey[k] = static_cast<int>(std::lround(headmap::kMaskedRgb[k] * 255));
+    for (int h = 0; h < 2; ++h) hatch[h][k] = static_cast<int>(std::lround(headmap::kWindowRgb[h][k] * 255));
+  }
+  const auto near = [](std::array<int, 3> a, std::array<int, 3> b) {
+    return std::abs(a[0] - b[0]) <= 3 && std::abs(a[1] - b[1]) <= 3 && std::abs(a[2] - b[2]) <= 3;
+  };
+  // Every cell of every head in the app: grey above the diagonal, hatched 3 or more back,
+  // coloured in between.
+  const Image gui = load_png(r.png);
+  ASSERT_EQ(r.report["heatmaps"].size(), 4u);
+  int hatched = 0;
+  for (const json& g : r.report["heatmaps"]) {
+    const double gx0 = g[0], gy0 = g[1], gw = static_cast<double>(g[2]) - gx0, gh = static_cast<double>(g[3]) - gy0;
+    for (int t = 0; t < len; ++t)
+      for (int s2 = 0; s2 < len; ++s2) {
+        const auto px = gui.at(static_cast<int>(gx0 + (s2 + 0.5) * gw / len), static_cast<int>(gy0 + (t + 0.5) * gh / len));
+        const bool outside = s2 <= t && t - s2 >= 3;
+        EXPECT_EQ(outside, near(px, hatch[(t + s2) % 3 == 0]) ) << "query " << t << ", key " << s2;
+        EXPECT_EQ(s2 > t, near(px, grey)) << "query " << t << ", key " << s2;
+        hatched += outside;
+      }
+  }
+  EXPECT_GT(hatched, 0);
+  // The SVG figure: one hatched rect per such cell and head, and the title.
+  std::ifstream f(cwd / "heads.svg");
+  const std::string svg((std::istreambuf_iterator<char>(f)), {});
+  size_t rects = 0;
+  for (size_t at = svg.find("class=\"window\""); at != std::string::npos; at = svg.find("class=\"window\"", at + 1)) ++rects;
+  EXPECT_EQ(rects, static_cast<size_t>(hatched));
+  EXPECT_NE(svg.find("local, window 3"), std::string::npos);
+  // The PNG figure carries both greys of the hatch.
+  const Image png = load_png(cwd / "heads.png");
+  ASSERT_GT(png.w, 0);
+  int light = 0, dark = 0;
+  for (int y = 0; y < png.h; ++y)
+    for (int x = 0; x < png.w; ++x) light += near(png.at(x, y), hatch[0]), dark += near(png.at(x, y), hatch[1]);
+  EXPECT_GT(light, 0);
+  EXPECT_GT(dark, 0);
+  // Focus's mask step hatches the same cells; a global layer (1) hatches none.
+  const AppRun focus = run_app("window-focus", {"--model", dir.string(), "--text", text, "--panel", "focus", "--then", "focus_step=5"});
+  ASSERT_EQ(focus.status, 0) << focus.err;
+  const Image fim = load_png(focus.png);
+  const json& m = focus.report["focus_map"].back();
+  const double fx0 = m[0], fy0 = m[1], fw = static_cast<double>(m[2]) - fx0, fhh = static_cast<double>(m[3]) - fy0;
+  for (int t = 0; t < len; ++t)
+    for (int s2 = 0; s2 <= t; ++s2)
+      EXPECT_EQ(t - s2 >= 3, near(fim.at(static_cast<int>(fx0 + (s2 + 0.5) * fw / len), static_cast<int>(fy0 + (t + 0.5) * fhh / len)), hatch[(t + s2) % 3 == 0]))
+          << "Focus, query " << t << ", key " << s2;
+  const AppRun global = run_app("window-global", {"--model", dir.string(), "--text", text, "--then", "layer=1"});
+  ASSERT_EQ(global.status, 0) << global.err;
+  const Image gim = load_png(global.png);
+  const json& g1 = global.report["heatmaps"][0];
+  const double x0 = g1[0], y0 = g1[1], w1 = static_cast<double>(g1[2]) - x0, h1 = static_cast<double>(g1[3]) - y0;
+  for (int t = 0; t < len; ++t)
+    for (int s2 = 0; s2 <= t; ++s2)
+      EXPECT_FALSE(near(gim.at(static_cast<int>(x0 + (s2 + 0.5) * w1 / len), static_cast<int>(y0 + (t + 0.5) * h1 / len)), hatch[(t + s2) % 3 == 0]));
+}
+
+// Grouped-query attention: the heads grid frames the query heads that share a K/V head and
+// captions each group, on a desktop and on a projector with large text, with nothing cut off.
+TEST(Gui, HeadsGridGroupsQueryHeadsByTheirKvHead) {
+  struct Case {
+    const char* variant;
+    std::vector<std::string> args;
+    std::vector<std::string> groups;
+  };
+  const std::vector<std::string> projector = {"--size", "1024x768", "--font-scale", "1.5"};
+  const Case cases[] = {
+      {"llama", {}, {"K/V 0: heads 0-1", "K/V 1: heads 2-3"}},
+      {"llama", projector, {"K/V 0: heads 0-1", "K/V 1: heads 2-3"}},
+      {"qwen2", {}, {"K/V 0: heads 0-2", "K/V 1: heads 3-5"}},
+      {"qwen2", projector, {"K/V 0: heads 0-2", "K/V 1: heads 3-5"}},
+      {"smollm2", projector, {"K/V 0: heads 0-2"}},
+      {"pythia", {}, {}},  // multi-head: no groups
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.variant) + (c.args.empty() ? "" : " on a projector"));
+    const fs::path dir = family_dir(c.variant);
+    if (dir.empty()) GTEST_SKIP() << "numpy is missing: the tiny family directories cannot be written";
+    std::vector<std::string> args = {"--model", dir.string(), "--text", "The cat sat on the mat because it was warm"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const AppRun r = run_app("kv-groups-" + std::to_string(i++), args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::vector<std::string> shown = r.report["kv_groups"].get<std::vector<std::string>>();
+    // A group that wraps onto another row is captioned on each row: the distinct captions.
+    shown.erase(std::unique(shown.begin(), shown.end()), shown.end());
+    EXPECT_EQ(shown, c.groups);
+    EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
+  }
+}
+
 // Ablation is kept by (layer, head): moving num_heads does not move it to another head.
 TEST(Gui, AblationFollowsItsHeadWhenHeadsChange) {
   const std::string text = "one two three one two three one two three";

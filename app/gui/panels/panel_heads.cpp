@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/common/heatmap_figure.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/ui_widgets.h"
 #include "app/gui/theme.h"
@@ -69,6 +70,24 @@ static void toggle_ablation(AppState& s, HeadId id) {
   if (!s.ablated.erase(id)) s.ablated.insert(id);
 }
 
+// A K/V group's frame from p0 to p1 (its caption line on top) and its caption, as long as
+// fits: "K/V 0: heads 0-3", "K/V 0", "0".
+static void group_frame(AppState& s, ImVec2 p0, ImVec2 p1, int kv, int first, int last) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRect(p0, p1, ImGui::GetColorU32(ImGuiCol_Border, 1.5f), 3.0f, 0, 1.0f);
+  char words[3][48];
+  std::snprintf(words[0], sizeof words[0], "K/V %d: heads %d-%d", kv, first, last);
+  std::snprintf(words[1], sizeof words[1], "K/V %d", kv);
+  std::snprintf(words[2], sizeof words[2], "%d", kv);
+  const float room = p1.x - p0.x - 6;
+  for (const char* w : words)
+    if (ImGui::CalcTextSize(w).x <= room) {
+      dl->AddText(ImVec2(p0.x + 4, p0.y + 1), ImGui::GetColorU32(ImGuiCol_TextDisabled), w);
+      s.report.kv_groups.push_back(w);
+      return;
+    }
+}
+
 void draw_heads(AppState& s, HeatmapRenderer& r) {
   if (!s.compute_error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
@@ -109,10 +128,9 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   }
   // A sliding-window layer (Mistral, Gemma 2 and 3, GPT-Neo's local layers) says so.
   if (const int win = f.weights->arch.window(layer); win > 0) {
-    char local[48];
-    std::snprintf(local, sizeof local, "local, window %d", win);
-    same_line_if_fits(ImGui::CalcTextSize(local).x);
-    ImGui::TextColored(kChangedColour, "%s", local);
+    const std::string local = window_words(win);  // the figures' titles say the same
+    same_line_if_fits(ImGui::CalcTextSize(local.c_str()).x);
+    ImGui::TextColored(kChangedColour, "%s", local.c_str());
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("This layer's queries see only the last %d tokens (themselves included): keys further back get weight 0.", win);
   }
@@ -227,11 +245,16 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   };
   // The widest title on one line: a box, the widest number and the widest label.
   const float one_line_title = ImGui::CalcTextSize(std::to_string(out.Hw - 1).c_str()).x + (can_ablate ? box_w : 0.0f) + spacing + widest_label;
+  // Grouped- and multi-query attention: the query heads that share a K/V head stand in one
+  // thin frame, under a caption line of their own ("K/V 0: heads 0-3").
+  const int kvG = cfg.num_heads / std::max(1, cfg.kv_heads());  // query heads per K/V head
+  const bool grouped = big == 0 && !cfg.pitfalls.head_averaged && cfg.kv_heads() < cfg.num_heads && kvG > 1;
+  const float group_h = grouped ? line_h : 0.0f;
   auto layout = [&](float lw_row, bool flat) {
     Grid g;
     g.flat = flat;
     g.col_h = lw_row > 0 ? (flat ? fh + 8 : lw_row) : 0.0f;
-    g.cols = grid_columns(n, avail.x - lw_row, avail.y - legend_h - g.col_h, gap, title_h + spacing, &g.side);
+    g.cols = grid_columns(n, avail.x - lw_row, avail.y - legend_h - g.col_h, gap, group_h + title_h + spacing, &g.side);
     if (g.side < kMinMapSide) {  // more heads than the panel holds: as many columns as fit, the rows scroll
       g.side = kMinMapSide;
       g.cols = std::clamp(static_cast<int>((avail.x - lw_row) / (kMinMapSide + gap)), 1, n);
@@ -320,6 +343,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   style.grid = s.view.grid_lines;
   style.mask = shown_mask(cfg, out.B > 1);
   style.len = len;
+  style.window = f.weights->arch.window(layer);  // a local layer: keys outside the window hatched
   style.hi_row = s.hover_token >= 0 ? s.hover_token : -1;
   style.hi_col = s.hover_key >= 0 ? s.hover_key : s.hover_token;
   style.col0 = (s.view.heads_pan_x - half) * len;
@@ -334,12 +358,19 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   ImVec2 grid0 = ImGui::GetCursorScreenPos();
   if (big > 0)  // the presenter's heads stand in the middle
     grid0.x += std::max(0.0f, (avail.x - lw - cols * g.pitch + gap) * 0.5f);
-  const float pitch_x = g.pitch, pitch_y = title_h + side + spacing;
+  const float pitch_x = g.pitch, pitch_y = group_h + title_h + side + spacing;
   float grid_bottom = grid0.y;
   r.begin_batch(ImGui::GetWindowDrawList());  // the maps' images merge into one draw call
   for (int i = 0; i < n; ++i) {
     const int h = heads[i], col = i % cols, row = i / cols;
-    const ImVec2 cell(grid0.x + lw + col * pitch_x, grid0.y + row * pitch_y);
+    const ImVec2 cell(grid0.x + lw + col * pitch_x, grid0.y + row * pitch_y + group_h);
+    // The first head of a K/V group on this row: the group's frame and caption over its
+    // heads on this row (a group that wraps is framed on each row it spans).
+    if (grouped && (h % kvG == 0 || col == 0)) {
+      const int kv = h / kvG, last = std::min({(kv + 1) * kvG - 1, h + (cols - 1 - col), out.Hw - 1});
+      group_frame(s, ImVec2(cell.x - gap * 0.3f, cell.y - group_h), ImVec2(cell.x + (last - h) * pitch_x + map_w + gap * 0.3f, cell.y + title_h + side + 2),
+                  kv, kv * kvG, std::min((kv + 1) * kvG, out.Hw) - 1);
+    }
     ImGui::SetCursorScreenPos(cell);
     const size_t mi = (static_cast<size_t>(layer) * out.B + batch) * out.Hw + h;
     const HeadMetrics& m = f.metrics[mi];
@@ -489,9 +520,9 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   style.vmin = 0;
   style.vmax = s.view.norm == Normalisation::Absolute || s.view.norm == Normalisation::PerHead ? 1.0f : vmax;
   char caption[200];
-  std::snprintf(caption, sizeof caption, "%s, %s%s.  Rows: queries; columns: keys; grey: masked.",
+  std::snprintf(caption, sizeof caption, "%s, %s%s.  Rows: queries; columns: keys; grey: masked%s",
                 s.view.value_weighted ? "value-weighted share, \xE2\x80\x96\xCE\xB1 f(x)\xE2\x80\x96 / row sum" : "weight", scale,
-                s.view.log_scale ? " (log scale)" : "");
+                s.view.log_scale ? " (log scale)" : "", style.window > 0 ? "; hatched: outside the window." : ".");
   colour_legend(style, caption, std::min(avail.x * 0.3f, fh * 14), s.view.norm == Normalisation::PerHead ? "max" : nullptr);
   if (zoom > 1.0f) {  // on a line of its own: beside a caption that wrapped, it would overlap its last line
     ImGui::TextDisabled("zoom %.1fx (wheel, drag)", zoom);

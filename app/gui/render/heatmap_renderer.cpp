@@ -309,8 +309,8 @@ void HeatmapRenderer::place_in_atlas(int w, int h, int* page, int* x, int* y) {
 // or a texture of its own) and queued for flush().
 const HeatmapRenderer::Coloured& HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
   char key[256];
-  std::snprintf(key, sizeof key, "%u/%d/%a/%a/%d/%d/%d/%d", tex.id, static_cast<int>(s.colormap), s.vmin, s.vmax, s.log_scale,
-                s.diverging, static_cast<int>(s.mask), s.len);
+  std::snprintf(key, sizeof key, "%u/%d/%a/%a/%d/%d/%d/%d/%d", tex.id, static_cast<int>(s.colormap), s.vmin, s.vmax, s.log_scale,
+                s.diverging, static_cast<int>(s.mask), s.len, s.mask == MaskKind::None ? 0 : s.window);
   if (auto it = coloured_.find(key); it != coloured_.end()) {
     it->second.last_used = frame_;
     return it->second;
@@ -348,9 +348,11 @@ void HeatmapRenderer::flush() {
   glUniform1i(loc("u_map"), 0);
   glUniform1i(loc("u_lut"), 1);
   glUniform3f(loc("u_hidden"), kMaskedRgb[0], kMaskedRgb[1], kMaskedRgb[2]);
+  glUniform3f(loc("u_hatch0"), kWindowRgb[0][0], kWindowRgb[0][1], kWindowRgb[0][2]);
+  glUniform3f(loc("u_hatch1"), kWindowRgb[1][0], kWindowRgb[1][1], kWindowRgb[1][2]);
   const GLint u_window = loc("u_window"), u_origin = loc("u_origin"), u_cells = loc("u_cells"), u_pool = loc("u_pool"),
               u_vmin = loc("u_vmin"), u_vmax = loc("u_vmax"), u_log = loc("u_log"), u_diverging = loc("u_diverging"),
-              u_mask = loc("u_mask"), u_len = loc("u_len");
+              u_mask = loc("u_mask"), u_len = loc("u_len"), u_slide = loc("u_slide");
   // Sorted by target, so each texture is attached once.
   std::stable_sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) { return a.target < b.target; });
   GLuint attached = 0;
@@ -378,6 +380,7 @@ void HeatmapRenderer::flush() {
     glUniform1i(u_diverging, st.diverging ? 1 : 0);
     glUniform1i(u_mask, static_cast<int>(st.mask));
     glUniform1i(u_len, st.len);
+    glUniform1i(u_slide, st.mask == MaskKind::None ? 0 : st.window);
     GL_CHECK(glDrawArrays(GL_TRIANGLE_STRIP, 0, 4));
   }
   pending_.clear();

@@ -66,6 +66,7 @@ struct HeatmapStyle {
   bool grid = true;        // token grid lines, once cells are 7 pixels or more
   MaskKind mask = MaskKind::None;  // which cells are hidden (grey); the core's rule
   int len = 0;             // real tokens (for the mask)
+  int window = 0;          // a local layer's sliding window: visible keys W or more back hatched (window_hatch); 0 = none
   int hi_row = -1, hi_col = -1;
   // Visible window in cells (zoom and pan): [col0, col1) x [row0, row1). col1 < 0: whole map.
   float col0 = 0, row0 = 0, col1 = -1, row1 = -1;

@@ -371,13 +371,13 @@ void ComputeWorker::trace_head(ComputeResult& res, const ForwardData& fwd, const
     const MatR x_b = out.attn_in[tr.layer].middleRows(static_cast<Eigen::Index>(tr.batch) * out.T, out.T);  // (T, D)
     res.trace = head_trace(fwd.weights->layers[tr.layer], x_b, fwd.batch.lengths[tr.batch], tr.head, mo);
     const HeadTrace& h = *res.trace;
-    for (const MatR* m : {&h.q, &h.k, &h.v, &h.scores, &h.scaled, &h.masked, &h.weights, &h.head_out, &h.concat, &h.out}) {
+    for (const MatR* m : trace_step_matrices(h)) {
       float lo = std::numeric_limits<float>::infinity(), hi = -lo;
       for (int t = 0; t < h.len; ++t)
         for (Eigen::Index c = 0; c < m->cols(); ++c)
           if (const float v = (*m)(t, c); std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
       res.trace_range.emplace_back(lo <= hi ? lo : 0.0f, lo <= hi ? hi : 0.0f);
-      const bool square = m == &h.scores || m == &h.scaled || m == &h.masked || m == &h.weights;  // (T, T)
+      const bool square = m->size() > 0 && m->rows() == m->cols() && (m == &h.scores || m == &h.scaled || m == &h.capped || m == &h.masked || m == &h.weights);  // (T, T)
       res.trace_levels.push_back(square ? max_pool_levels(m->data(), h.len, static_cast<int>(m->cols()), static_cast<int>(m->cols()), kMapLevelsMinSide,
                                                            m == &h.weights ? Pool::Max : Pool::Magnitude)
                                          : MapLevels{});
