@@ -300,18 +300,30 @@ bool PackedMatrix::assign_transposed_narrow(const uint16_t* src, Eigen::Index ro
   for (int p = 0; p < P; ++p) {
     const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kPanel, width = std::min<Eigen::Index>(kPanel, cols - c0);
     uint16_t* dst = data16_.data() + static_cast<size_t>(p) * rows * kPanel;  // (K, kPanel)
-    for (Eigen::Index j = 0; j < kPanel; ++j) {
-      if (j >= width) {
-        for (Eigen::Index r = 0; r < rows; ++r) dst[r * kPanel + j] = 0;
-        continue;
+    const uint16_t* col[kPanel];  // the source rows of this panel's columns: (in) each
+    for (Eigen::Index j = 0; j < width; ++j) col[j] = src + static_cast<size_t>(c0 + j) * rows;
+    // Blocks of kRows rows of the panel (kRows * kPanel * 2 bytes, in L1): each source row's
+    // kRows values read as one run, while the same run two blocks ahead is prefetched (the
+    // width streams from the page cache would otherwise each wait on memory).
+    constexpr Eigen::Index kRows = 128;
+    uint16_t acc = 0;
+    for (Eigen::Index r0 = 0; r0 < rows; r0 += kRows) {
+      const Eigen::Index n = std::min(kRows, rows - r0);
+      uint16_t* d = dst + r0 * kPanel;
+      for (Eigen::Index j = 0; j < width; ++j) {
+        const uint16_t* s = col[j] + r0;
+        if (r0 + 3 * kRows <= rows)
+          for (Eigen::Index off = 2 * kRows; off < 3 * kRows; off += 32) __builtin_prefetch(s + off, 0, 0);
+        for (Eigen::Index r = 0; r < n; ++r) {
+          const uint16_t v = s[r];
+          acc |= static_cast<uint16_t>((v & inf_exp) == inf_exp);
+          d[r * kPanel + j] = v;
+        }
       }
-      const uint16_t* row = src + static_cast<size_t>(c0 + j) * rows;  // (in) = column c0 + j of this matrix
-      for (Eigen::Index r = 0; r < rows; ++r) {
-        const uint16_t v = row[r];
-        bad |= (v & inf_exp) == inf_exp;
-        dst[r * kPanel + j] = v;
-      }
+      for (Eigen::Index j = width; j < kPanel; ++j)
+        for (Eigen::Index r = 0; r < n; ++r) d[r * kPanel + j] = 0;
     }
+    bad |= acc;
   }
   return bad == 0;
 }
