@@ -438,7 +438,7 @@ def run_model(a, kind, blas_ok):
     ratio = (lambda t, h: f"{t / h:.2f}x") if blas_ok else (lambda t, h: "not quoted (reference BLAS)")
     print()
     print(f"### {NAMES[kind]}: file {size / 1e6:.0f} MB, {hm[0]['parameters']:,} parameters, headmap keeps {hm[0]['dtype']}; "
-          f"{a.rounds} rounds, medians; written in {written:.0f} s")
+          f"{a.rounds} round(s), medians" + (f"; written in {written:.0f} s" if written > 1 else ""))
     print(f"loss on the same 128 ids: headmap {hm[-1]['loss']:.5f}, torch {th[-1]['loss']:.5f}; last layer's mean attended position "
           f"{hm[-1]['fingerprint']:.4f} and {th[-1]['fingerprint']:.4f}; torch's K/V cache against its full forward: "
           f"maps {th[-1]['cache_max_diff']:.1e}, logits {th[-1]['cache_logit_diff']:.1e}")
@@ -501,7 +501,12 @@ def main():
     openblas = any("openblas" in p.lower() for p in blas["libs"])
     blas_ok = openblas and blas["matmul_ms"] < 20
     load = os.getloadavg()
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; torch {torch.__version__}; "
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(x.split(":", 1)[1].strip() for x in open("/proc/cpuinfo") if x.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    print(f"machine: {cpu}, {os.cpu_count()} cores; torch {torch.__version__}; "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"torch's BLAS: {', '.join(blas['libs']) or 'none found in its maps'}; a 128x768x3072 matmul, 1 thread: {blas['matmul_ms']:.1f} ms")
     if not blas_ok:
