@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/math/gemm.h"
@@ -147,4 +148,109 @@ TEST(PackedGemm, TransposedBMatchesADoublePrecisionProduct) {
         }
       }
   set_compute_threads(threads);
+}
+
+// ---- weights kept in a file's 16-bit precision -------------------------------------------
+namespace {
+// A random matrix whose values are all BF16 / F16 values (what such a file holds), with the
+// corner cases of each format: subnormals, -0, the largest finite values.
+Plain narrow_valued(int rows, int cols, uint64_t key, WeightDtype dt) {
+  Plain m = random_matrix(rows, cols, key);
+  const float tiny = dt == WeightDtype::F16 ? 3.0e-6f : 1.0e-39f;  // subnormal in the 16-bit format
+  const float big = dt == WeightDtype::F16 ? 65504.0f : 3.0e38f;
+  for (Eigen::Index i = 0; i < m.size(); ++i) {
+    float& v = m.data()[i];
+    if (i % 97 == 3) v = tiny * (i % 2 ? 1.0f : -3.0f);
+    if (i % 101 == 5) v = -0.0f;
+    if (i % 211 == 7) v = dt == WeightDtype::F16 ? big / 64.0f : big * 1e-30f;
+    v = narrow_to_float(float_to_narrow(v, dt), dt);
+  }
+  if (m.size() > 9) m.data()[9] = big * (dt == WeightDtype::F16 ? 1.0f : 1e-37f);  // the format's extremes, finite products
+  return m;
+}
+bool same_bits(const Plain& a, const Plain& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() && std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0;
+}
+}  // namespace
+
+TEST(PackedGemm, NarrowWeightsAreStoredInSixteenBitsAndUnpackExactly) {
+  for (WeightDtype dt : {WeightDtype::BF16, WeightDtype::F16})
+    for (auto [rows, cols] : {std::pair{1, 1}, {5, 31}, {7, 32}, {3, 33}, {64, 100}}) {
+      const Plain m = narrow_valued(rows, cols, 61 + rows + cols, dt);
+      const PackedMatrix wide(m), p(m, dt);
+      EXPECT_TRUE(p.narrow());
+      EXPECT_EQ(p.dtype(), dt);
+      EXPECT_EQ(p.bytes() * 2, wide.bytes()) << "half the bytes of the F32 packing";
+      EXPECT_TRUE(same_bits(p.plain(), m)) << dtype_name(dt) << " " << rows << "x" << cols;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) ASSERT_EQ(float_to_bits(p(r, c)), float_to_bits(m(r, c)));
+      // Straight from a file's (out, in) 16-bit layout: the same matrix.
+      std::vector<uint16_t> file(static_cast<size_t>(rows) * cols);  // (cols, rows) = (out, in)
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) file[static_cast<size_t>(c) * rows + r] = float_to_narrow(m(r, c), dt);
+      PackedMatrix q;
+      ASSERT_TRUE(q.assign_transposed_narrow(file.data(), rows, cols, dt));
+      EXPECT_TRUE(q == p) << dtype_name(dt) << " " << rows << "x" << cols;
+      file[file.size() / 2] = dt == WeightDtype::BF16 ? 0x7F80 : 0x7C00;  // +inf
+      EXPECT_FALSE(q.assign_transposed_narrow(file.data(), rows, cols, dt)) << "a value that is not finite is refused";
+    }
+}
+
+TEST(PackedGemm, NarrowWeightsGiveTheF32ResultBitForBit) {
+  // The same values packed as F32 and as BF16 / F16: every edge of the kernel (rows not a
+  // whole tile, columns not a whole panel, K below and above a sub-panel), with and without
+  // accumulation, one and two threads. Not close: equal in every bit.
+  const int threads = compute_threads();
+  for (WeightDtype dt : {WeightDtype::BF16, WeightDtype::F16})
+    for (int M : {1, 5, 8, 13, 130})
+      for (int K : {1, 7, 300, 600})
+        for (int N : {1, 17, 32, 33, 100}) {
+          const uint64_t key = 7000u + M * 7 + K * 13 + N;
+          const Plain A = random_matrix(M, K, key), B = narrow_valued(K, N, key + 1, dt), C0 = random_matrix(M, N, key + 2);
+          const PackedMatrix wide(B), narrow(B, dt);
+          for (int nt : {1, 2}) {
+            set_compute_threads(nt);
+            Plain cw = Plain::Constant(M, N, std::nanf("")), cn = cw;
+            packed_gemm(cw, A, wide);
+            packed_gemm(cn, A, narrow);
+            ASSERT_TRUE(same_bits(cw, cn)) << dtype_name(dt) << " " << M << "x" << K << "x" << N << ", " << nt << " threads";
+            Plain aw = C0, an = C0;
+            packed_gemm(aw, A, wide, true);
+            packed_gemm(an, A, narrow, true);
+            ASSERT_TRUE(same_bits(aw, an)) << dtype_name(dt) << " " << M << "x" << K << "x" << N << " accumulating, " << nt << " threads";
+          }
+        }
+  set_compute_threads(threads);
+}
+
+TEST(PackedGemm, NarrowTransposedBGivesTheF32ResultBitForBit) {
+  // The tied unembedding kept 16-bit: (M, N) = A (M, K) Bt^T with Bt (N, K) of BF16 / F16.
+  const int threads = compute_threads();
+  for (WeightDtype dt : {WeightDtype::BF16, WeightDtype::F16})
+    for (int M : {1, 9, 128})
+      for (int K : {5, 64, 700})
+        for (int N : {1, 31, 32, 1000}) {
+          const uint64_t key = 9000u + M * 7 + K * 13 + N;
+          const Plain A = random_matrix(M, K, key), Bt = narrow_valued(N, K, key + 1, dt);
+          std::vector<uint16_t> bt16(static_cast<size_t>(Bt.size()));
+          for (Eigen::Index i = 0; i < Bt.size(); ++i) bt16[static_cast<size_t>(i)] = float_to_narrow(Bt.data()[i], dt);
+          for (int nt : {1, 2}) {
+            set_compute_threads(nt);
+            Plain cw = Plain::Constant(M, N, std::nanf("")), cn = cw;
+            gemm_transposed_b(M, A.data(), K, N, K, Bt.data(), K, cw.data(), N);
+            gemm_transposed_b(M, A.data(), K, N, K, bt16.data(), dt, K, cn.data(), N);
+            ASSERT_TRUE(same_bits(cw, cn)) << dtype_name(dt) << " " << M << "x" << K << "x" << N << ", " << nt << " threads";
+          }
+        }
+  set_compute_threads(threads);
+}
+
+TEST(PackedGemm, Bf16RoundsToNearestEven) {
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
+  EXPECT_EQ(float_to_bf16(bits_to_float(0x3F808000u)), 0x3F80) << "a tie goes to the even value";
+  EXPECT_EQ(float_to_bf16(bits_to_float(0x3F818000u)), 0x3F82) << "a tie goes to the even value";
+  EXPECT_EQ(float_to_bf16(bits_to_float(0x3F808001u)), 0x3F81);
+  EXPECT_EQ(float_to_bf16(-0.0f), 0x8000);
+  for (uint32_t b = 0; b < 0x10000u; ++b)
+    if ((b & 0x7F80u) != 0x7F80u) ASSERT_EQ(float_to_bf16(bf16_to_float(static_cast<uint16_t>(b))), b) << "every finite BF16 round-trips";
 }

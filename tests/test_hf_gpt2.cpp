@@ -183,8 +183,9 @@ void expect_same_weights(const ModelWeights& a, const ModelWeights& b) {
   EXPECT_TRUE(a.lnf_g == b.lnf_g && a.lnf_b == b.lnf_b);
   for (int l = 0; l < a.num_layers(); ++l) {
     const LayerWeights &x = a.layers[static_cast<size_t>(l)], &y = b.layers[static_cast<size_t>(l)];
-    EXPECT_TRUE(x.w_qkv == y.w_qkv && x.b_qkv == y.b_qkv && x.w_o == y.w_o && x.b_o == y.b_o) << "layer " << l;
-    EXPECT_TRUE(x.w_fc == y.w_fc && x.b_fc == y.b_fc && x.w_proj == y.w_proj && x.b_proj == y.b_proj) << "layer " << l;
+    // The same values; a BF16 / F16 file's matrices are stored 16-bit (packed_gemm.h), so compared unpacked.
+    EXPECT_TRUE(x.w_qkv.plain() == y.w_qkv.plain() && x.b_qkv == y.b_qkv && x.w_o.plain() == y.w_o.plain() && x.b_o == y.b_o) << "layer " << l;
+    EXPECT_TRUE(x.w_fc.plain() == y.w_fc.plain() && x.b_fc == y.b_fc && x.w_proj.plain() == y.w_proj.plain() && x.b_proj == y.b_proj) << "layer " << l;
     EXPECT_TRUE(x.ln1_g == y.ln1_g && x.ln1_b == y.ln1_b && x.ln2_g == y.ln2_g && x.ln2_b == y.ln2_b) << "layer " << l;
   }
 }
@@ -267,6 +268,8 @@ TEST(HfGpt2, EveryFileVariantLoadsTheSameWeights) {
     Result<ModelWeights> w = load_hf_gpt2(dir.string());
     ASSERT_TRUE(w) << w.error().message;
     expect_same_weights(*base, *w);
+    const bool narrow = var.dtype == "F16" || var.dtype == "BF16";
+    EXPECT_EQ(w->layers[0].w_fc.narrow() && w->layers[0].w_qkv.narrow(), narrow) << "16-bit files keep their matrices 16-bit";
     EXPECT_TRUE(w->lm_head.size() == 0) << "an lm_head equal to wte is the tied one";
     fs::remove_all(dir);
   }

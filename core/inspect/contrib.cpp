@@ -98,9 +98,9 @@ double target_value(const float* logits_row, const LogitTarget& t) {
 }
 
 Status check_target(const ModelWeights& w, const LogitTarget& t, int len) {
-  if (!w.trained() || w.unembedding().size() == 0)
+  if (!w.trained() || w.vocab_size() == 0)
     return Error{ErrorKind::InvalidArgument, "Attribution to a logit needs a trained model (random init has no unembedding)."};
-  const int V = static_cast<int>(w.unembedding().rows());
+  const int V = w.vocab_size();
   if (t.token_a < 0 || t.token_a >= V || t.token_b >= V)
     return Error{ErrorKind::InvalidArgument, "The token to attribute is not in this model's vocabulary of " + std::to_string(V) + "."};
   if (t.position < 0 || t.position >= len)
@@ -220,10 +220,9 @@ Result<Attribution> direct_attribution(const ModelWeights& w, const StreamParts&
   if (Status s = check_target(w, target, p.T); !s) return s.error();
   if (p.logits.rows() != p.T) return Error{ErrorKind::InvalidArgument, "These stream parts were computed without logits."};
   const int D = p.D, t = target.position;
-  const MatR& U = w.unembedding();  // (V, D)
-  // u = U[a] - U[b]; the frozen scale sigma of the real final stream at t.
-  Eigen::VectorXd u = U.row(target.token_a).transpose().cast<double>();  // (D)
-  if (target.token_b >= 0) u -= U.row(target.token_b).transpose().cast<double>();
+  // u = U[a] - U[b] (U (V, D), maybe kept 16-bit); the frozen scale sigma of the real final stream at t.
+  Eigen::VectorXd u = w.unembedding_row(target.token_a).transpose().cast<double>();  // (D)
+  if (target.token_b >= 0) u -= w.unembedding_row(target.token_b).transpose().cast<double>();
   const Eigen::VectorXd x = p.final_stream.row(t).transpose().cast<double>();  // (D)
   const FinalScale fs = final_scale(w, x);
   const double mean = fs.mean, sigma = fs.sigma;

@@ -225,7 +225,8 @@ bool ignorable(const std::string& name) {
 
 // ---- [load] ----------------------------------------------------------------------------
 int64_t parameter_count(const ModelWeights& w) {
-  int64_t n = w.tok_emb.size() + w.pos_emb.size() + w.lnf_g.size() + w.lnf_b.size() + w.lm_head.size();
+  int64_t n = w.tok_emb.size() + w.pos_emb.size() + w.lnf_g.size() + w.lnf_b.size() + w.lm_head.size() +
+              static_cast<int64_t>(w.tok_emb16.data.size() + w.lm_head16.data.size());
   for (const LayerWeights& lw : w.layers)
     n += lw.ln1_g.size() + lw.ln1_b.size() + lw.w_q.size() + lw.w_k.size() + lw.w_v.size() + lw.w_o.size() + lw.b_q.size() + lw.b_k.size() +
          lw.b_v.size() + lw.b_o.size() + lw.ln2_g.size() + lw.ln2_b.size() + lw.w_fc.size() + lw.b_fc.size() + lw.w_proj.size() + lw.b_proj.size();
@@ -324,7 +325,9 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
   auto add_read_packed = [&](std::string name, int64_t rows, int64_t cols, PackedMatrix* out) {
     jobs.push_back([&r, name, rows, cols, out] {
       Status read;
-      out->assign_by_rows(rows, cols, [&](int64_t r0, int64_t n, float* block) { return (read = r.read_rows(name, r0, n, cols, block)).ok(); });
+      // A BF16 / F16 file's matrices stay 16-bit (exact: the values are the file's).
+      const WeightDtype dt = r.data16(name) ? r.dtype16(name) : WeightDtype::F32;
+      out->assign_by_rows(rows, cols, [&](int64_t r0, int64_t n, float* block) { return (read = r.read_rows(name, r0, n, cols, block)).ok(); }, dt);
       return read;
     });
   };

@@ -306,6 +306,32 @@ Status read_linear(const TensorReader& r, const std::string& name, int64_t out, 
   m = stored.transpose();  // (in, out)
   return Status();
 }
+// The same, packed (in, out) for the GEMM: a BF16 / F16 tensor straight from the map into
+// 16-bit panels (kept in the file's precision, packed_gemm.h), its pages then released;
+// an F32 one as before.
+Status read_linear_packed(const TensorReader& r, const std::string& name, int64_t out, int64_t in, PackedMatrix& p) {
+  if (const uint16_t* raw = r.data16(name)) {
+    const bool finite = p.assign_transposed_narrow(raw, in, out, r.dtype16(name));
+    r.release(name);
+    if (!finite) return Error{ErrorKind::BadFormat, r.dir() + ": tensor \"" + name + "\" holds a value that is not finite (NaN or infinity)."};
+    return Status();
+  }
+  MatR m;
+  if (Status s = read_linear(r, name, out, in, m); !s) return s;  // (in, out)
+  p = PackedMatrix(m);
+  return Status();
+}
+// A (V, D) table kept 16-bit (NarrowRows), checked finite, its pages then released.
+Status read_rows16(const TensorReader& r, const std::string& name, int64_t rows, int64_t cols, NarrowRows& t) {
+  const uint16_t* raw = r.data16(name);
+  t.rows = rows, t.cols = cols, t.dtype = r.dtype16(name);
+  t.data.assign(raw, raw + rows * cols);
+  r.release(name);
+  const uint16_t inf_exp = t.dtype == WeightDtype::BF16 ? 0x7F80u : 0x7C00u;
+  for (uint16_t v : t.data)
+    if ((v & inf_exp) == inf_exp) return Error{ErrorKind::BadFormat, r.dir() + ": tensor \"" + name + "\" holds a value that is not finite (NaN or infinity)."};
+  return Status();
+}
 Status read_vec(const TensorReader& r, const std::string& name, int64_t n, RowVec& v) {
   v.resize(n);
   return r.read(name, v.data());
@@ -387,8 +413,14 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
                         " layers (a vision tower, an adapter, or another family?).");
 
   // pass 2: the budget, the tokenizer, the tensors.
-  const uint64_t per_layer = static_cast<uint64_t>(2 * D * (Dq + Dkv) * 2 + D * Dq + (a.gated() ? 3 : 2) * D * F + 8 * D + 4 * F);
-  const uint64_t bytes = 4 * (static_cast<uint64_t>(L) * per_layer + static_cast<uint64_t>((lm_file ? 2 : 1) * V * D + c.positions * (nm.pos.empty() ? 0 : D)));
+  // Bytes per weight as stored: a BF16 / F16 file's matrices and tables stay 16-bit; W_Q,
+  // W_K, W_V are also kept plain in F32 (the step-through reads them), the vectors are F32.
+  const std::string& edt = src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
+  const uint64_t bw = edt == "BF16" || edt == "F16" ? 2 : 4;
+  const uint64_t qkv = static_cast<uint64_t>(D * (Dq + 2 * Dkv));
+  const uint64_t per_layer = 4 * qkv + bw * (qkv + static_cast<uint64_t>(D * Dq + (a.gated() ? 3 : 2) * D * F)) + 4 * static_cast<uint64_t>(8 * D + 4 * F);
+  const uint64_t bytes = static_cast<uint64_t>(L) * per_layer + bw * static_cast<uint64_t>((lm_file ? 2 : 1) * V * D) +
+                         4 * static_cast<uint64_t>(c.positions * (nm.pos.empty() ? 0 : D));
   if (Status s = check_memory(bytes, "The model in " + dir_in, "use a smaller model, or raise HEADMAP_MEMORY_BUDGET"); !s) return s.error();
   ModelWeights w;
   if (!fs::exists(dir / "tokenizer.json") && !(fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")))
@@ -398,8 +430,12 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   w.d_model = static_cast<int>(D);
   w.context = static_cast<int>(std::min<int64_t>(c.positions, 1 << 20));
   w.ln_eps = a.norm_eps;
-  w.tok_emb.resize(V, D);
-  if (Status s = r.read(nm.embed, w.tok_emb.data()); !s) return s.error();
+  if (r.data16(nm.embed)) {
+    if (Status s = read_rows16(r, nm.embed, V, D, w.tok_emb16); !s) return s.error();
+  } else {
+    w.tok_emb.resize(V, D);
+    if (Status s = r.read(nm.embed, w.tok_emb.data()); !s) return s.error();
+  }
   if (!nm.pos.empty()) {
     w.pos_emb.resize(c.positions, D);
     if (Status s = r.read(nm.pos, w.pos_emb.data()); !s) return s.error();
@@ -460,9 +496,7 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
           if (Status s = r.read(p + nm.v + ".bias", lw.b_v.data()); !s) return s;
         }
       }
-      MatR m;
-      if (Status s = read_linear(r, p + nm.o + ".weight", D, Dq, m); !s) return s;  // (Dq, D)
-      lw.w_o = PackedMatrix(m);
+      if (Status s = read_linear_packed(r, p + nm.o + ".weight", D, Dq, lw.w_o); !s) return s;  // (Dq, D)
       if (a.out_bias)
         if (Status s = r.read(p + nm.o + ".bias", lw.b_o.data()); !s) return s;
       if (a.qk_norm) {
@@ -471,14 +505,10 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
         lw.q_norm.array() += plus;
         lw.k_norm.array() += plus;
       }
-      if (a.gated()) {
-        if (Status s = read_linear(r, p + nm.gate + ".weight", F, D, m); !s) return s;  // (D, F)
-        lw.w_gate = PackedMatrix(m);
-      }
-      if (Status s = read_linear(r, p + nm.up + ".weight", F, D, m); !s) return s;  // (D, F)
-      lw.w_fc = PackedMatrix(m);
-      if (Status s = read_linear(r, p + nm.down + ".weight", D, F, m); !s) return s;  // (F, D)
-      lw.w_proj = PackedMatrix(m);
+      if (a.gated())
+        if (Status s = read_linear_packed(r, p + nm.gate + ".weight", F, D, lw.w_gate); !s) return s;  // (D, F)
+      if (Status s = read_linear_packed(r, p + nm.up + ".weight", F, D, lw.w_fc); !s) return s;  // (D, F)
+      if (Status s = read_linear_packed(r, p + nm.down + ".weight", D, F, lw.w_proj); !s) return s;  // (F, D)
       lw.b_fc = RowVec::Zero(F), lw.b_proj = RowVec::Zero(D);
       if (a.mlp_bias) {
         if (Status s = r.read(p + nm.up + ".bias", lw.b_fc.data()); !s) return s;
@@ -492,12 +522,22 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   }
   for (const Status& st : results)
     if (!st) return st.error();
-  if (lm_file) {
+  if (lm_file && !w.tok_emb16.empty() && lm_file->data16(nm.unembed)) {
+    TensorReader lr(*src, "", dir_in);
+    NarrowRows lm;
+    if (Status s = read_rows16(lr, nm.unembed, V, D, lm); !s) return s.error();
+    if (!(lm == w.tok_emb16)) w.lm_head16 = std::move(lm);
+  } else if (lm_file) {
     MatR lm(V, D);
     if (Status s = lm_file->read_f32(nm.unembed, lm.data()); !s) return s.error();
+    if (!w.tok_emb16.empty()) {  // a 16-bit embedding beside an F32 lm_head: both widened
+      w.tok_emb.resize(V, D);
+      for (int64_t i = 0; i < V; ++i) w.tok_emb16.row(i, w.tok_emb.row(i).data());
+      w.tok_emb16 = NarrowRows();
+    }
     if (lm != w.tok_emb) w.lm_head = std::move(lm);
   }
-  w.arch.tied = w.lm_head.size() == 0;
+  w.arch.tied = !w.untied();
 
   WeightsSource& s = w.source;
   s.kind = WeightsSource::Kind::Pretrained;

@@ -54,7 +54,16 @@ class TensorReader {
     const std::string full = prefix_ + name;
     return src_.where.at(full)->read_rows_f32(full, c0, n, out);
   }
+  // A BF16 / F16 tensor in place in its file (null for F32 or unaligned data), its dtype, and
+  // the release of its pages once packed: weights kept 16-bit (packed_gemm.h).
+  const uint16_t* data16(const std::string& name) const { return src_.where.at(prefix_ + name)->data16(prefix_ + name); }
+  WeightDtype dtype16(const std::string& name) const {
+    const std::string full = prefix_ + name;
+    return src_.where.at(full)->tensors().at(full).dtype == "F16" ? WeightDtype::F16 : WeightDtype::BF16;
+  }
+  void release(const std::string& name) const { src_.where.at(prefix_ + name)->release(prefix_ + name); }
   const std::set<std::string>& used() const { return used_; }
+  const std::string& dir() const { return dir_; }
   std::string config_text_;
 
  private:

@@ -44,6 +44,11 @@ class SafetensorsFile {
   Status read_rows_f32(const std::string& name, int64_t col_begin, int64_t col_count, float* out) const;
   // Rows [row_begin, row_begin + row_count), columns as above, packed into out.
   Status read_block_f32(const std::string& name, int64_t row_begin, int64_t row_count, int64_t col_begin, int64_t col_count, float* out) const;
+  // A BF16 or F16 tensor's values in place in the map (little-endian, as the format is), for
+  // weights kept 16-bit (packed_gemm.h); null for another dtype or data not 2-byte aligned.
+  // release() then drops its pages from the process (the page cache keeps them).
+  const uint16_t* data16(const std::string& name) const;
+  void release(const std::string& name) const;
   int64_t rows(const std::string& name) const;  // all but the last dimension, multiplied
 
  private:

@@ -51,5 +51,11 @@ inline uint16_t float_to_half(float f) {
 
 // BF16: the top 16 bits of a float.
 inline float bf16_to_float(uint16_t b) { return bits_to_float(uint32_t(b) << 16); }
+// Round to nearest, ties to even; NaN stays NaN (quiet).
+inline uint16_t float_to_bf16(float f) {
+  const uint32_t u = float_to_bits(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
 
 }  // namespace headmap

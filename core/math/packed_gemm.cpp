@@ -2,6 +2,10 @@
 #include "core/math/packed_gemm.h"
 
 #include <algorithm>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+#include <type_traits>
 
 #include "core/math/gemm.h"
 
@@ -18,10 +22,59 @@ constexpr int kMR = kLanes >= 16 ? 8 : 6;
 // the GPT-2 shapes); 128 lost 18%.
 constexpr int kKC = 512;
 
+// The element type a panel holds: float, or the 16-bit values of a BF16 / F16 file.
+template <WeightDtype DT>
+using Elem = std::conditional_t<DT == WeightDtype::F32, float, uint16_t>;
+
+// Row k of a panel (kNR values) as two F32 registers. The 16-bit kinds are widened exactly:
+// BF16 is the top half of a float (zero-extend, shift left 16), F16 goes through the
+// hardware conversion (or half_to_float where there is none).
+template <WeightDtype DT>
+inline void load_row(const Elem<DT>* p, Packet& b0, Packet& b1) {
+  using namespace Eigen::internal;
+  if constexpr (DT == WeightDtype::F32) {
+    b0 = pload<Packet>(p);
+    b1 = pload<Packet>(p + kLanes);
+  } else {
+#if defined(__AVX512F__)
+    if constexpr (kLanes == 16) {
+      const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+      const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16));
+      if constexpr (DT == WeightDtype::BF16) {
+        b0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(lo), 16));
+        b1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16));
+      } else {
+        b0 = _mm512_cvtph_ps(lo);
+        b1 = _mm512_cvtph_ps(hi);
+      }
+      return;
+    }
+#endif
+#if defined(__AVX2__) && defined(__F16C__)
+    if constexpr (kLanes == 8) {
+      const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8));
+      if constexpr (DT == WeightDtype::BF16) {
+        b0 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(lo), 16));
+        b1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(hi), 16));
+      } else {
+        b0 = _mm256_cvtph_ps(lo);
+        b1 = _mm256_cvtph_ps(hi);
+      }
+      return;
+    }
+#endif
+    alignas(64) float wide[kNR];
+    for (int j = 0; j < kNR; ++j) wide[j] = narrow_to_float(p[j], DT);
+    b0 = pload<Packet>(wide);
+    b1 = pload<Packet>(wide + kLanes);
+  }
+}
+
 // One (R, kNR) tile of C over kc rows of a panel: R rows of A broadcast against the panel's
 // two registers per row, accumulated in 2R registers.
-template <int R>
-inline void tile(int kc, const float* A, int lda, const float* Bp, float* C, int ldc, bool accumulate) {
+template <int R, WeightDtype DT>
+inline void tile(int kc, const float* A, int lda, const Elem<DT>* Bp, float* C, int ldc, bool accumulate) {
   using namespace Eigen::internal;
   Packet lo[R], hi[R];
   for (int r = 0; r < R; ++r) {
@@ -29,7 +82,8 @@ inline void tile(int kc, const float* A, int lda, const float* Bp, float* C, int
     hi[r] = accumulate ? ploadu<Packet>(C + r * ldc + kLanes) : pset1<Packet>(0.0f);
   }
   for (int k = 0; k < kc; ++k) {
-    const Packet b0 = pload<Packet>(Bp + k * kNR), b1 = pload<Packet>(Bp + k * kNR + kLanes);
+    Packet b0, b1;
+    load_row<DT>(Bp + k * kNR, b0, b1);
     for (int r = 0; r < R; ++r) {
       const Packet a = pset1<Packet>(A[static_cast<size_t>(r) * lda + k]);
       lo[r] = pmadd(a, b0, lo[r]);
@@ -43,29 +97,33 @@ inline void tile(int kc, const float* A, int lda, const float* Bp, float* C, int
 }
 
 // The rows left after the full tiles (fewer than kMR).
-void tail_tile(int rows, int kc, const float* A, int lda, const float* Bp, float* C, int ldc, bool accumulate) {
-  using Fn = void (*)(int, const float*, int, const float*, float*, int, bool);
-  static constexpr Fn kByRows[8] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, tile<7>};
+template <WeightDtype DT>
+void tail_tile(int rows, int kc, const float* A, int lda, const Elem<DT>* Bp, float* C, int ldc, bool accumulate) {
+  using Fn = void (*)(int, const float*, int, const Elem<DT>*, float*, int, bool);
+  static constexpr Fn kByRows[8] = {nullptr, tile<1, DT>, tile<2, DT>, tile<3, DT>, tile<4, DT>, tile<5, DT>, tile<6, DT>, tile<7, DT>};
   kByRows[rows](kc, A, lda, Bp, C, ldc, accumulate);
 }
 
 // Rows [0, M) of one panel over rows [k0, k0 + kc) of B. C points at the panel's first column.
-void panel_pass(int M, int kc, const float* A, int lda, const float* Bp, float* C, int ldc, bool accumulate) {
+template <WeightDtype DT>
+void panel_pass(int M, int kc, const float* A, int lda, const Elem<DT>* Bp, float* C, int ldc, bool accumulate) {
   int i = 0;
   for (; i + kMR <= M; i += kMR)
-    tile<kMR>(kc, A + static_cast<size_t>(i) * lda, lda, Bp, C + static_cast<size_t>(i) * ldc, ldc, accumulate);
-  if (i < M) tail_tile(M - i, kc, A + static_cast<size_t>(i) * lda, lda, Bp, C + static_cast<size_t>(i) * ldc, ldc, accumulate);
+    tile<kMR, DT>(kc, A + static_cast<size_t>(i) * lda, lda, Bp, C + static_cast<size_t>(i) * ldc, ldc, accumulate);
+  if (i < M) tail_tile<DT>(M - i, kc, A + static_cast<size_t>(i) * lda, lda, Bp, C + static_cast<size_t>(i) * ldc, ldc, accumulate);
 }
 
-// Weights below this many floats (512 KiB) are not prefetched.
-constexpr size_t kPrefetchFloats = size_t(128) << 10;
+// Weights below this many bytes (512 KiB) are not prefetched.
+constexpr size_t kPrefetchBytes = size_t(512) << 10;
 
 // Rows of C per pass, so a pass's rows of A stay in L2 ((kMC, kKC) floats = 512 KiB).
 constexpr int kMC = 256;
 
 // Panel p (columns [p*kNR, p*kNR + width) of C) from its packed (K, kNR) panel; `end` bounds
 // the prefetch of the next sub-panel.
-void run_panel(int p, int M, int K, int N, const float* A, int lda, const float* panel, const float* end, float* C, int ldc, bool accumulate) {
+template <WeightDtype DT>
+void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<DT>* panel, const Elem<DT>* end, float* C, int ldc, bool accumulate) {
+  using E = Elem<DT>;
   const int n0 = p * kNR, width = std::min(kNR, N - n0);
   // A last, narrower panel runs on a (rows, kNR) copy of its columns, then copies them back.
   thread_local std::vector<float> edge;
@@ -82,17 +140,17 @@ void run_panel(int p, int M, int K, int N, const float* A, int lda, const float*
     const int mc = std::min(kMC, M - m0);
     for (int k0 = 0; k0 < K; k0 += kKC) {
       const int kc = std::min(kKC, K - k0);
-      const float* sub = panel + static_cast<size_t>(k0) * kNR;  // (kc, kNR)
+      const E* sub = panel + static_cast<size_t>(k0) * kNR;  // (kc, kNR)
       // The next sub-panel, into L2 while this one is computed: the weights come from DRAM.
       // It is the next kKC rows of this panel, or the next panel's first ones (panels are
       // contiguous); never more than one sub-panel, and never past `end`.
       // Small matrices stay in cache between calls and skip it (it cost them ~7%).
-      const float* next = sub + static_cast<size_t>(kc) * kNR;
-      const size_t ahead = static_cast<size_t>(K) * N < kPrefetchFloats
+      const E* next = sub + static_cast<size_t>(kc) * kNR;
+      const size_t ahead = static_cast<size_t>(K) * N * sizeof(E) < kPrefetchBytes
                                ? 0
                                : std::min<size_t>(static_cast<size_t>(std::min(kKC, K)) * kNR, static_cast<size_t>(end - next));
-      for (size_t off = 0; off < ahead; off += 64 / sizeof(float)) __builtin_prefetch(next + off, 0, 2);
-      panel_pass(mc, kc, A + static_cast<size_t>(m0) * lda + k0, lda, sub, Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
+      for (size_t off = 0; off < ahead; off += 64 / sizeof(E)) __builtin_prefetch(next + off, 0, 2);
+      panel_pass<DT>(mc, kc, A + static_cast<size_t>(m0) * lda + k0, lda, sub, Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
     }
   }
   if (width < kNR)
@@ -101,32 +159,81 @@ void run_panel(int p, int M, int K, int N, const float* A, int lda, const float*
 
 void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
   const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
-  run_panel(p, M, K, N, A, lda, B.panel(p), B.panel(B.panels() - 1) + static_cast<size_t>(K) * kNR, C, ldc, accumulate);
+  const size_t end = static_cast<size_t>(K) * kNR;  // past the last panel
+  switch (B.dtype()) {
+    case WeightDtype::F32:
+      return run_panel<WeightDtype::F32>(p, M, K, N, A, lda, B.panel(p), B.panel(B.panels() - 1) + end, C, ldc, accumulate);
+    case WeightDtype::BF16:
+      return run_panel<WeightDtype::BF16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate);
+    case WeightDtype::F16:
+      return run_panel<WeightDtype::F16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate);
+  }
 }
 
-// Rows [p*kNR, p*kNR + width) of Bt, transposed into a (K, kNR) panel (zero-padded), then run.
-void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, const float* Bt, int ldb, float* C, int ldc) {
+// Rows [p*kNR, p*kNR + width) of Bt, transposed into a (K, kNR) panel (zero-padded, widened
+// to F32 when Bt is 16-bit), then run.
+template <class E>
+void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
   thread_local std::vector<float, Eigen::aligned_allocator<float>> panel;
   panel.assign(static_cast<size_t>(K) * kNR, 0.0f);
   const int n0 = p * kNR, width = std::min(kNR, N - n0);
   for (int j = 0; j < width; ++j) {
-    const float* row = Bt + static_cast<size_t>(n0 + j) * ldb;
-    for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = row[k];
+    const E* row = Bt + static_cast<size_t>(n0 + j) * ldb;
+    if constexpr (std::is_same_v<E, float>) {
+      (void)dt;
+      for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = row[k];
+    } else if (dt == WeightDtype::BF16) {
+      for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = bf16_to_float(row[k]);
+    } else {
+      for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = half_to_float(row[k]);
+    }
   }
-  run_panel(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
+  run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
+}
+
+template <class E>
+void transposed_b(int M, const float* A, int lda, int N, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K == 0) {
+    for (int i = 0; i < M; ++i) std::fill_n(C + static_cast<size_t>(i) * ldc, N, 0.0f);
+    return;
+  }
+  const int P = (N + kNR - 1) / kNR;
+  const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), P);
+  if (nt <= 1) {
+    for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc);
+    return;
+  }
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc);
 }
 }  // namespace
 
-void PackedMatrix::resize(Eigen::Index rows, Eigen::Index cols) {
+void PackedMatrix::resize(Eigen::Index rows, Eigen::Index cols, WeightDtype dtype) {
   rows_ = rows;
   cols_ = cols;
-  data_.assign(static_cast<size_t>(panels()) * rows * kPanel, 0.0f);  // values zero (the allocator does not)
+  dtype_ = dtype;
+  const size_t n = static_cast<size_t>(panels()) * rows * kPanel;
+  // values zero (the allocator does not); the other storage freed
+  if (narrow()) {
+    std::vector<float, UninitialisedAllocator<float>>().swap(data_);
+    data16_.assign(n, 0);
+  } else {
+    std::vector<uint16_t, UninitialisedAllocator<uint16_t>>().swap(data16_);
+    data_.assign(n, 0.0f);
+  }
 }
 
 void PackedMatrix::set_rows(Eigen::Index r0, Eigen::Index n, const float* block) {
   HM_ASSERT(r0 >= 0 && n >= 0 && r0 + n <= rows_, "set_rows: rows out of range; resize() first");
   for (int p = 0; p < panels(); ++p) {
     const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kPanel, width = std::min<Eigen::Index>(kPanel, cols_ - c0);
+    if (narrow()) {
+      uint16_t* dst = data16_.data() + (static_cast<size_t>(p) * rows_ + r0) * kPanel;
+      for (Eigen::Index r = 0; r < n; ++r)
+        for (Eigen::Index j = 0; j < kPanel; ++j) dst[r * kPanel + j] = j < width ? float_to_narrow(block[r * cols_ + c0 + j], dtype_) : 0;
+      continue;
+    }
     float* dst = data_.data() + (static_cast<size_t>(p) * rows_ + r0) * kPanel;
     for (Eigen::Index r = 0; r < n; ++r) {
       std::copy_n(block + r * cols_ + c0, width, dst + r * kPanel);
@@ -140,6 +247,8 @@ void PackedMatrix::assign_by_rows_parallel(Eigen::Index rows, Eigen::Index cols,
   // draws it (so the pages are also first touched on both threads).
   rows_ = rows;
   cols_ = cols;
+  dtype_ = WeightDtype::F32;
+  std::vector<uint16_t, UninitialisedAllocator<uint16_t>>().swap(data16_);
   data_.clear();
   data_.resize(static_cast<size_t>(panels()) * rows * kPanel);
   const Eigen::Index blocks = (rows + kBlockRows - 1) / kBlockRows;
@@ -157,8 +266,8 @@ void PackedMatrix::assign_by_rows_parallel(Eigen::Index rows, Eigen::Index cols,
   }
 }
 
-void PackedMatrix::assign(const float* plain, Eigen::Index rows, Eigen::Index cols) {
-  resize(rows, cols);
+void PackedMatrix::assign(const float* plain, Eigen::Index rows, Eigen::Index cols, WeightDtype dtype) {
+  resize(rows, cols, dtype);
   set_rows(0, rows, plain);
 }
 
@@ -166,9 +275,57 @@ PackedMatrix::Plain PackedMatrix::plain() const {
   Plain m(rows_, cols_);
   for (int p = 0; p < panels(); ++p) {
     const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kPanel, width = std::min<Eigen::Index>(kPanel, cols_ - c0);
-    for (Eigen::Index r = 0; r < rows_; ++r) std::copy_n(panel(p) + r * kPanel, width, m.data() + r * cols_ + c0);
+    for (Eigen::Index r = 0; r < rows_; ++r)
+      if (narrow())
+        for (Eigen::Index j = 0; j < width; ++j) m(r, c0 + j) = narrow_to_float(panel16(p)[r * kPanel + j], dtype_);
+      else
+        std::copy_n(panel(p) + r * kPanel, width, m.data() + r * cols_ + c0);
   }
   return m;
+}
+
+bool PackedMatrix::assign_transposed_narrow(const uint16_t* src, Eigen::Index rows, Eigen::Index cols, WeightDtype src_dtype) {
+  HM_ASSERT(src_dtype != WeightDtype::F32, "assign_transposed_narrow packs 16-bit data");
+  rows_ = rows;
+  cols_ = cols;
+  dtype_ = src_dtype;
+  std::vector<float, UninitialisedAllocator<float>>().swap(data_);
+  data16_.clear();
+  data16_.resize(static_cast<size_t>(panels()) * rows * kPanel);  // every value written below
+  const uint16_t inf_exp = src_dtype == WeightDtype::BF16 ? 0x7F80u : 0x7C00u;  // all-ones exponent: inf or NaN
+  const int P = panels();
+  const int nt = std::min(threads_for(static_cast<double>(rows) * cols), P);
+  int bad = 0;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(| : bad) if (nt > 1)
+  for (int p = 0; p < P; ++p) {
+    const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kPanel, width = std::min<Eigen::Index>(kPanel, cols - c0);
+    uint16_t* dst = data16_.data() + static_cast<size_t>(p) * rows * kPanel;  // (K, kPanel)
+    const uint16_t* col[kPanel];  // the source rows of this panel's columns: (in) each
+    for (Eigen::Index j = 0; j < width; ++j) col[j] = src + static_cast<size_t>(c0 + j) * rows;
+    // Blocks of kRows rows of the panel (kRows * kPanel * 2 bytes, in L1): each source row's
+    // kRows values read as one run, while the same run two blocks ahead is prefetched (the
+    // width streams from the page cache would otherwise each wait on memory).
+    constexpr Eigen::Index kRows = 128;
+    uint16_t acc = 0;
+    for (Eigen::Index r0 = 0; r0 < rows; r0 += kRows) {
+      const Eigen::Index n = std::min(kRows, rows - r0);
+      uint16_t* d = dst + r0 * kPanel;
+      for (Eigen::Index j = 0; j < width; ++j) {
+        const uint16_t* s = col[j] + r0;
+        if (r0 + 3 * kRows <= rows)
+          for (Eigen::Index off = 2 * kRows; off < 3 * kRows; off += 32) __builtin_prefetch(s + off, 0, 0);
+        for (Eigen::Index r = 0; r < n; ++r) {
+          const uint16_t v = s[r];
+          acc |= static_cast<uint16_t>((v & inf_exp) == inf_exp);
+          d[r * kPanel + j] = v;
+        }
+      }
+      for (Eigen::Index j = width; j < kPanel; ++j)
+        for (Eigen::Index r = 0; r < n; ++r) d[r * kPanel + j] = 0;
+    }
+    bad |= acc;
+  }
+  return bad == 0;
 }
 
 void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
@@ -190,19 +347,12 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
 }
 
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const float* Bt, int ldb, float* C, int ldc) {
-  if (M <= 0 || N <= 0) return;
-  if (K == 0) {
-    for (int i = 0; i < M; ++i) std::fill_n(C + static_cast<size_t>(i) * ldc, N, 0.0f);
-    return;
-  }
-  const int P = (N + kNR - 1) / kNR;
-  const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), P);
-  if (nt <= 1) {
-    for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, ldb, C, ldc);
-    return;
-  }
-#pragma omp parallel for num_threads(nt) schedule(static)
-  for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, ldb, C, ldc);
+  transposed_b(M, A, lda, N, K, Bt, WeightDtype::F32, ldb, C, ldc);
+}
+
+void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint16_t* Bt, WeightDtype dtype, int ldb, float* C, int ldc) {
+  HM_ASSERT(dtype != WeightDtype::F32, "the 16-bit gemm_transposed_b takes BF16 or F16");
+  transposed_b(M, A, lda, N, K, Bt, dtype, ldb, C, ldc);
 }
 
 }  // namespace headmap

@@ -13,6 +13,12 @@
 //
 // Measured on the 2-core AVX-512 VM, the 48 GEMMs of a GPT-2-small forward at T = 128,
 // distinct weights per layer (cold caches): ~185 GFLOP/s against Eigen's ~118 (adhoc A/B).
+//
+// Storage in the file's precision: a matrix whose file holds BF16 or F16 keeps its panels
+// as 16-bit values (half the bytes, the same layout), and the kernel widens each row of a
+// panel to F32 in registers as it reads it (BF16: a 16-bit shift; F16: the F16C / AVX-512
+// conversion; both exact). The products and sums are the F32 kernel's, in the same order,
+// so the result equals the F32 matrix of the same values bit for bit (test_gemm.cpp).
 #pragma once
 #include <Eigen/Core>
 #include <algorithm>
@@ -23,8 +29,18 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/math/half.h"
 
 namespace headmap {
+
+// How weights are stored: F32, or 16-bit as in the file (widened to F32 in the kernel).
+enum class WeightDtype : uint8_t { F32, BF16, F16 };
+inline int bytes_per_weight(WeightDtype d) { return d == WeightDtype::F32 ? 4 : 2; }
+inline const char* dtype_name(WeightDtype d) { return d == WeightDtype::BF16 ? "BF16" : d == WeightDtype::F16 ? "F16" : "F32"; }
+// One 16-bit value to float (exact), and a float to the nearest 16-bit value (ties to even;
+// exact for a float that came from one).
+inline float narrow_to_float(uint16_t v, WeightDtype d) { return d == WeightDtype::BF16 ? bf16_to_float(v) : half_to_float(v); }
+inline uint16_t float_to_narrow(float f, WeightDtype d) { return d == WeightDtype::BF16 ? float_to_bf16(f) : float_to_half(f); }
 
 // Storage of packed weights: Eigen's aligned allocator, except that resize() leaves the
 // floats unwritten (PackedMatrix::resize zeroes them itself; assign_by_rows_parallel writes
@@ -50,20 +66,28 @@ class PackedMatrix {
   static constexpr int kPanel = 2 * Eigen::internal::packet_traits<float>::size;
 
   PackedMatrix() = default;
-  explicit PackedMatrix(const Plain& plain) { assign(plain.data(), plain.rows(), plain.cols()); }
-  // Packs a row-major (rows, cols) matrix.
-  void assign(const float* plain, Eigen::Index rows, Eigen::Index cols);
+  explicit PackedMatrix(const Plain& plain, WeightDtype dtype = WeightDtype::F32) { assign(plain.data(), plain.rows(), plain.cols(), dtype); }
+  // Packs a row-major (rows, cols) matrix (stored as `dtype`: see resize).
+  void assign(const float* plain, Eigen::Index rows, Eigen::Index cols, WeightDtype dtype = WeightDtype::F32);
   // Or in row blocks (a loader's chunks): resize (values zero), then set rows [r0, r0 + n)
   // from a row-major (n, cols) block.
-  void resize(Eigen::Index rows, Eigen::Index cols);
+  // `dtype` BF16 or F16 stores the values 16-bit (set_rows rounds to it: exact for values that
+  // came from such a file).
+  void resize(Eigen::Index rows, Eigen::Index cols, WeightDtype dtype = WeightDtype::F32);
   void set_rows(Eigen::Index r0, Eigen::Index n, const float* block);
+  // Packs a Linear weight straight from a file's 16-bit data: src (cols, rows) row-major,
+  // (out, in) as Hugging Face stores it, of type src_dtype, into this (rows = in, cols = out)
+  // matrix kept in src_dtype, one panel (kPanel rows of src) at a time; no F32 copy.
+  // Both threads pack disjoint panels. Returns false (matrix incomplete) when a value is not
+  // finite.
+  bool assign_transposed_narrow(const uint16_t* src, Eigen::Index rows, Eigen::Index cols, WeightDtype src_dtype);
   // Packs a (rows, cols) matrix made kBlockRows rows at a time, never whole (a loader's
   // reads, a random stream, a concatenation): fill(r0, n, block) writes rows [r0, r0 + n)
   // row-major into block and returns false to stop, leaving the matrix incomplete.
   static constexpr Eigen::Index kBlockRows = 64;  // even: a block of a normal stream starts on a pair
   template <class Fill>
-  bool assign_by_rows(Eigen::Index rows, Eigen::Index cols, Fill&& fill) {
-    resize(rows, cols);
+  bool assign_by_rows(Eigen::Index rows, Eigen::Index cols, Fill&& fill, WeightDtype dtype = WeightDtype::F32) {
+    resize(rows, cols, dtype);
     thread_local std::vector<float> block;  // reused: a fresh buffer per matrix cost more than drawing it
     block.resize(static_cast<size_t>(std::min(kBlockRows, rows) * cols));
     for (Eigen::Index r0 = 0; r0 < rows; r0 += kBlockRows) {
@@ -80,21 +104,45 @@ class PackedMatrix {
   using BlockFill = std::function<void(Eigen::Index r0, Eigen::Index n, float* block)>;
   void assign_by_rows_parallel(Eigen::Index rows, Eigen::Index cols, const BlockFill& fill, double flops_per_element);
   Eigen::Index rows() const { return rows_; }  // K
+  WeightDtype dtype() const { return dtype_; }
+  bool narrow() const { return dtype_ != WeightDtype::F32; }
+  size_t bytes() const { return data_.size() * sizeof(float) + data16_.size() * sizeof(uint16_t); }
   Eigen::Index cols() const { return cols_; }  // N
   Eigen::Index size() const { return rows_ * cols_; }
   int panels() const { return static_cast<int>((cols_ + kPanel - 1) / kPanel); }
-  const float* panel(int p) const { return data_.data() + static_cast<size_t>(p) * rows_ * kPanel; }  // (K, kPanel)
+  const float* panel(int p) const { return data_.data() + static_cast<size_t>(p) * rows_ * kPanel; }  // (K, kPanel), F32 only
+  const uint16_t* panel16(int p) const { return data16_.data() + static_cast<size_t>(p) * rows_ * kPanel; }  // (K, kPanel), narrow only
 
   float operator()(Eigen::Index r, Eigen::Index c) const {
-    return data_[(static_cast<size_t>(c / kPanel) * rows_ + r) * kPanel + c % kPanel];
+    const size_t i = (static_cast<size_t>(c / kPanel) * rows_ + r) * kPanel + c % kPanel;
+    return narrow() ? narrow_to_float(data16_[i], dtype_) : data_[i];
   }
   Plain plain() const;  // the (K, N) matrix, unpacked
-  bool operator==(const PackedMatrix& o) const { return rows_ == o.rows_ && cols_ == o.cols_ && data_ == o.data_; }
+  bool operator==(const PackedMatrix& o) const {
+    return rows_ == o.rows_ && cols_ == o.cols_ && dtype_ == o.dtype_ && data_ == o.data_ && data16_ == o.data16_;
+  }
   bool operator!=(const PackedMatrix& o) const { return !(*this == o); }
 
  private:
   Eigen::Index rows_ = 0, cols_ = 0;
-  std::vector<float, UninitialisedAllocator<float>> data_;  // (panels, K, kPanel)
+  WeightDtype dtype_ = WeightDtype::F32;
+  std::vector<float, UninitialisedAllocator<float>> data_;  // (panels, K, kPanel) when F32
+  std::vector<uint16_t, UninitialisedAllocator<uint16_t>> data16_;  // (panels, K, kPanel) when BF16 or F16
+};
+
+// A (rows, cols) row-major table kept in a file's 16-bit precision: the token embedding of a
+// BF16 / F16 model (Llama 3.2-1B's 128,256 x 2048 is 525 MB so, 1 GB widened). Rows are
+// widened as they are gathered; the tied unembedding widens panels inside the GEMM.
+struct NarrowRows {
+  Eigen::Index rows = 0, cols = 0;
+  WeightDtype dtype = WeightDtype::BF16;
+  std::vector<uint16_t> data;  // (rows, cols)
+  bool empty() const { return rows == 0; }
+  void row(Eigen::Index r, float* out) const {  // out (cols)
+    const uint16_t* s = data.data() + static_cast<size_t>(r) * cols;
+    for (Eigen::Index c = 0; c < cols; ++c) out[c] = narrow_to_float(s[c], dtype);
+  }
+  bool operator==(const NarrowRows& o) const { return rows == o.rows && cols == o.cols && dtype == o.dtype && data == o.data; }
 };
 
 // C (M, N) = A (M, K) B, or C += A B when accumulate; A and C row-major with row strides.
@@ -105,6 +153,9 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
 // where Bt is the (V, D) embedding table and too big to keep a packed copy of. Each panel of
 // kPanel rows of Bt (one contiguous stream) is packed on the fly by the thread that uses it.
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const float* Bt, int ldb, float* C, int ldc);
+// The same with Bt kept 16-bit (BF16 or F16): each panel is widened as it is packed; the
+// result equals the F32 call on the widened Bt bit for bit.
+void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint16_t* Bt, WeightDtype dtype, int ldb, float* C, int ldc);
 
 // The same on Eigen row-major matrices (or row blocks of them).
 template <class Dst, class Src>

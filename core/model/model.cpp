@@ -257,7 +257,7 @@ MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch) {
         float* row = x.data() + (static_cast<size_t>(b) * T + t) * D;
         const Token& tok = batch.sentences[b].tokens[t];
         HM_ASSERT(tok.id >= 0 && tok.id < w.vocab_size(), "a trained model needs vocabulary ids on every token");
-        std::copy_n(w.tok_emb.row(tok.id).data(), D, row);
+        w.embedding_row(tok.id, row);
         if (w.arch.embed_scale) {  // Gemma: embeddings times sqrt(D)
           const float k = std::sqrt(static_cast<float>(D));
           for (int i = 0; i < D; ++i) row[i] *= k;
@@ -418,10 +418,17 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     MatR xf;
     norm(w, x, w.lnf_g, w.lnf_b, xf);           // (B*T, D)
     // (B*T, V) = xf (B*T, D) * U^T, U (V, D): each panel of U's rows packed as it is used.
+    const NarrowRows& U16 = w.lm_head16.empty() && w.lm_head.size() == 0 ? w.tok_emb16 : w.lm_head16;
+    if (!U16.empty()) {  // kept 16-bit: widened panel by panel inside the GEMM (bit for bit the F32 result)
+      out.logits.resize(xf.rows(), U16.rows);
+      gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U16.rows), static_cast<int>(U16.cols),
+                        U16.data.data(), U16.dtype, static_cast<int>(U16.cols), out.logits.data(), static_cast<int>(out.logits.cols()));
+    } else {
     const MatR& U = w.unembedding();
     out.logits.resize(xf.rows(), U.rows());
     gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U.rows()),
                       static_cast<int>(U.cols()), U.data(), static_cast<int>(U.cols()), out.logits.data(), static_cast<int>(out.logits.cols()));
+    }
     if (const float c = w.arch.final_softcap; c > 0) out.logits.array() = c * (out.logits.array() / c).tanh();  // Gemma 2
     double total = 0;
     int n = 0;

@@ -9,6 +9,26 @@ namespace headmap {
 
 void LayerWeights::fuse() {
   const Eigen::Index D = w_q.rows(), W3 = w_q.cols() + w_k.cols() + w_v.cols();
+  // Weights from a BF16 / F16 file (W_O kept so) keep W_QKV in the same 16 bits: exact, as
+  // W_Q, W_K and W_V hold the file's values. Should a value not fit (weights changed since),
+  // the packing falls back to F32 and nothing is rounded.
+  if (w_o.narrow()) {
+    const WeightDtype dt = w_o.dtype();
+    const bool exact = w_qkv.assign_by_rows(
+        D, W3,
+        [&](Eigen::Index r0, Eigen::Index n, float* block) {
+          Eigen::Map<MatR>(block, n, W3) << w_q.middleRows(r0, n), w_k.middleRows(r0, n), w_v.middleRows(r0, n);
+          for (Eigen::Index i = 0; i < n * W3; ++i)
+            if (narrow_to_float(float_to_narrow(block[i], dt), dt) != block[i]) return false;
+          return true;
+        },
+        dt);
+    if (exact) {
+      b_qkv.resize(W3);
+      b_qkv << b_q, b_k, b_v;
+      return;
+    }
+  }
   // Packed a block of rows at a time: never a second full (D, 3D) copy.
   w_qkv.assign_by_rows_parallel(
       D, W3,

@@ -7,6 +7,7 @@
 // h*d_head .. (h+1)*d_head), so changing num_heads at the same D keeps every weight.
 #pragma once
 #include <Eigen/Core>
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -86,15 +87,33 @@ struct ModelWeights {
   RowVec lnf_g, lnf_b;  // (D), final LayerNorm before the unembedding
   // The unembedding is tied, logits = LN_f(x) * tok_emb^T (B*T, V), unless lm_head is set.
   MatR lm_head;   // (V, D) an untied unembedding (a pretrained model's own lm_head), else empty
+  // A BF16 / F16 file's tables kept in its 16 bits (packed_gemm.h), tok_emb and lm_head then
+  // empty: rows are widened as they are gathered, the unembedding's panels inside its GEMM.
+  // Read through embedding_row / unembedding_row / vocab_size, which serve both.
+  NarrowRows tok_emb16;  // (V, D)
+  NarrowRows lm_head16;  // (V, D) untied
   float ln_eps = 1e-5f;  // every LayerNorm's epsilon (GPT-2's config.json: layer_norm_epsilon)
   Arch arch;             // the family's block (arch.h): GPT-2's unless a loader says otherwise
 
   WeightsSource source;
 
-  bool trained() const { return tok_emb.size() > 0; }
+  bool trained() const { return tok_emb.size() > 0 || !tok_emb16.empty(); }
   int num_layers() const { return static_cast<int>(layers.size()); }
-  int vocab_size() const { return static_cast<int>(tok_emb.rows()); }
+  int vocab_size() const { return static_cast<int>(tok_emb16.empty() ? tok_emb.rows() : tok_emb16.rows); }
+  // The F32 unembedding; empty when it is kept 16-bit (unembedding_row reads both).
   const MatR& unembedding() const { return lm_head.size() > 0 ? lm_head : tok_emb; }  // (V, D)
+  bool untied() const { return lm_head.size() > 0 || !lm_head16.empty(); }
+  void embedding_row(int id, float* out /* (D) */) const {
+    if (tok_emb16.empty()) std::copy_n(tok_emb.row(id).data(), tok_emb.cols(), out);
+    else tok_emb16.row(id, out);
+  }
+  RowVec unembedding_row(int id) const {  // (D)
+    const NarrowRows& u16 = lm_head16.empty() ? tok_emb16 : lm_head16;
+    if (u16.empty()) return unembedding().row(id);
+    RowVec r(u16.cols);
+    u16.row(id, r.data());
+    return r;
+  }
 };
 
 // Random init: every tensor is a pure function of (seed, D, layer, tensor name), never of H.

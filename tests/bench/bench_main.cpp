@@ -15,6 +15,7 @@
 
 #include "core/model/attention.h"
 #include "core/math/gemm.h"
+#include "core/math/packed_gemm.h"
 #include "core/math/rng.h"
 #include "core/train/trainer.h"
 
@@ -189,5 +190,29 @@ void BM_normals_scalar_previous(benchmark::State& state) {
 BENCHMARK(BM_normals_scalar_previous)->Name("normals_scalar_previous")->ArgNames({"D"})->Arg(768)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
+
+// packed_gemm: the forward's weight products, weights packed as F32 (dtype 0) or kept BF16
+// (1) / F16 (2) and widened in the kernel; distinct weights per call (8 matrices in turn), so
+// they stream from memory as in a forward of a model bigger than the caches.
+void BM_packed_gemm(benchmark::State& state) {
+  const Eigen::Index M = state.range(0), K = state.range(1), N = state.range(2);
+  const WeightDtype dt = static_cast<WeightDtype>(state.range(3));
+  const MatR a = random_matrix(M, K, 3);
+  std::vector<PackedMatrix> bs;
+  for (int i = 0; i < 8; ++i) bs.emplace_back(random_matrix(K, N, 4 + i), dt);
+  MatR c(M, N);
+  size_t i = 0;
+  for (auto _ : state) {
+    packed_gemm(c, a, bs[i++ % bs.size()]);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * M * K * N * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_packed_gemm)
+    ->ArgNames({"M", "K", "N", "dtype"})
+    ->ArgsProduct({{1, 128}, {2048}, {8192}, {0, 1, 2}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -1,0 +1,113 @@
+// bench_families.cpp: headmap's side of tests/bench/compare_torch_families.py. Opens a model
+// directory of any family through load_hf_model (Llama, Qwen3, GPT-2, ...), times the load
+// and the forward pass with every attention map at T tokens (without, then with, the logits
+// and loss), and reports the process's peak resident memory. Prints one JSON object.
+//
+//   headmap-bench-families DIR [T=128] [seconds=3]
+//
+// B = 1, T = tokens, D = d_model, H = heads, L = layers, V = vocab
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/io/hf_model.h"
+#include "core/math/rng.h"
+#include "core/model/model.h"
+
+using namespace headmap;
+
+namespace {
+long status_kib(const char* field) {  // VmHWM / VmRSS from /proc/self/status, in KiB
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(field, 0) == 0) return std::atol(line.c_str() + std::string(field).size() + 1);
+  return -1;
+}
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: headmap-bench-families DIR [T=128] [seconds=3]\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const int T = argc > 2 ? std::atoi(argv[2]) : 128;
+  const double budget = argc > 3 ? std::atof(argv[3]) : 3.0;
+  const long rss_start = status_kib("VmRSS:");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<ModelWeights> w = load_hf_model(dir);
+  const double load_s = seconds_since(t0);
+  if (!w) {
+    std::fprintf(stderr, "headmap-bench-families: %s\n", w.error().message.c_str());
+    return 1;
+  }
+  const long hwm_load = status_kib("VmHWM:"), rss_load = status_kib("VmRSS:");
+
+  ModelConfig base;
+  base.tokenizer = TokenizerKind::Bpe;
+  base.context = std::max(base.context, T);
+  const ModelConfig cfg = config_for_weights(*w, base);
+  // One sentence of T fixed pseudo-random ids; written out so the torch side runs the same.
+  Batch batch;
+  batch.tokenizer = TokenizerKind::Bpe;
+  TokenizedText tt;
+  std::vector<int> ids;
+  Rng r(2026);
+  for (int t = 0; t < T; ++t) ids.push_back(static_cast<int>(r.below(w->vocab_size())));
+  for (int id : ids) tt.tokens.push_back(Token{"", id, false});
+  tt.total_tokens = T;
+  batch.sentences.push_back(tt);
+  batch.lengths.push_back(T);
+  batch.source_line.push_back(0);
+  batch.T = T;
+
+  // The fingerprint both sides compute: the mean attended key position of the last layer,
+  // over every head and query (double), beside the loss.
+  double fingerprint = 0;
+  auto time_forward = [&](bool logits, double* loss) {
+    ForwardOptions fo;
+    fo.want_logits = logits;
+    std::vector<double> times;
+    const auto start = std::chrono::steady_clock::now();
+    (void)forward(*w, cfg, batch, fo);  // warm-up (an error stops the timed run below)
+    while (seconds_since(start) < budget || times.size() < 5) {
+      const auto s = std::chrono::steady_clock::now();
+      Result<ForwardOutput> out = forward(*w, cfg, batch, fo);
+      times.push_back(seconds_since(s) * 1e3);
+      if (!out) {
+        std::fprintf(stderr, "headmap-bench-families: %s\n", out.error().message.c_str());
+        std::exit(1);
+      }
+      if (loss) *loss = out->loss;
+      const size_t per_layer = static_cast<size_t>(out->Hw) * T * T;
+      const float* last = out->attention.data() + static_cast<size_t>(out->L - 1) * per_layer;
+      double f = 0;
+      for (size_t i = 0; i < per_layer; ++i) f += static_cast<double>(last[i]) * static_cast<double>(i % T);
+      fingerprint = f / (static_cast<double>(out->Hw) * T);
+    }
+    std::sort(times.begin(), times.end());
+    return std::make_pair(times[times.size() / 2], times.front());
+  };
+  double loss = 0;
+  const auto [attn_med, attn_min] = time_forward(false, nullptr);
+  const auto [full_med, full_min] = time_forward(true, &loss);
+  const long hwm_all = status_kib("VmHWM:");
+
+  std::printf("{\"family\": \"%s\", \"dtype\": \"%s\", \"load_s\": %.4f, \"forward_attention_ms\": %.3f, \"forward_attention_min_ms\": %.3f, "
+              "\"forward_logits_ms\": %.3f, \"forward_logits_min_ms\": %.3f, \"loss\": %.6f, \"fingerprint\": %.6f, "
+              "\"rss_start_kib\": %ld, \"peak_rss_after_load_kib\": %ld, \"rss_after_load_kib\": %ld, \"peak_rss_kib\": %ld, \"parameters\": %lld, \"ids\": [",
+              w->arch.family.c_str(), w->source.dtype.empty() ? "F32" : w->source.dtype.c_str(), load_s, attn_med, attn_min, full_med, full_min,
+              loss, fingerprint, rss_start, hwm_load, rss_load, hwm_all, static_cast<long long>(w->source.parameters));
+  for (size_t i = 0; i < ids.size(); ++i) std::printf("%s%d", i ? ", " : "", ids[i]);
+  std::printf("]}\n");
+  return 0;
+}

@@ -1,0 +1,166 @@
+// test_narrow_weights.cpp: a BF16 / F16 file's weights kept in their 16 bits (packed_gemm.h,
+// hf_model.cpp). The same tiny Llama-shaped model written twice, once as BF16 (or F16) and
+// once as F32 holding the very same values, must load narrow (packed matrices, fused W_QKV
+// and the embedding 16-bit) and give the same forward pass bit for bit: every attention map,
+// every logit, the loss; one and two threads; tied and untied unembedding.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/io/hf_model.h"
+#include "core/math/gemm.h"
+#include "core/math/rng.h"
+#include "core/model/model.h"
+
+using namespace headmap;
+namespace fs = std::filesystem;
+
+namespace {
+constexpr int D = 64, H = 4, KV = 2, dh = 16, L = 2, F = 96, V = 400;
+
+struct FileTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> values;  // every one a value of the narrow format
+};
+
+std::vector<FileTensor> llama_tensors(bool tied, WeightDtype dt) {
+  std::vector<FileTensor> ts;
+  uint64_t key = 500;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, float scale, float offset) {
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    FileTensor t{name, shape, std::vector<float>(static_cast<size_t>(n))};
+    fill_normals(++key, t.values.data(), n, scale);
+    for (float& v : t.values) v = narrow_to_float(float_to_narrow(v + offset, dt), dt);
+    ts.push_back(std::move(t));
+  };
+  add("model.embed_tokens.weight", {V, D}, 0.5f, 0.0f);
+  for (int l = 0; l < L; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    add(p + "input_layernorm.weight", {D}, 0.1f, 1.0f);
+    add(p + "post_attention_layernorm.weight", {D}, 0.1f, 1.0f);
+    add(p + "self_attn.q_proj.weight", {H * dh, D}, 0.2f, 0.0f);
+    add(p + "self_attn.k_proj.weight", {KV * dh, D}, 0.2f, 0.0f);
+    add(p + "self_attn.v_proj.weight", {KV * dh, D}, 0.2f, 0.0f);
+    add(p + "self_attn.o_proj.weight", {D, H * dh}, 0.2f, 0.0f);
+    add(p + "mlp.gate_proj.weight", {F, D}, 0.2f, 0.0f);
+    add(p + "mlp.up_proj.weight", {F, D}, 0.2f, 0.0f);
+    add(p + "mlp.down_proj.weight", {D, F}, 0.1f, 0.0f);
+  }
+  add("model.norm.weight", {D}, 0.1f, 1.0f);
+  if (!tied) add("lm_head.weight", {V, D}, 0.5f, 0.0f);
+  return ts;
+}
+
+void write_model(const fs::path& dir, const std::vector<FileTensor>& ts, bool tied, const char* dtype) {
+  fs::create_directories(dir);
+  const bool wide = std::string(dtype) == "F32";
+  const WeightDtype dt = std::string(dtype) == "F16" ? WeightDtype::F16 : WeightDtype::BF16;
+  nlohmann::json header;
+  std::string data;
+  for (const FileTensor& t : ts) {
+    const size_t begin = data.size();
+    for (float v : t.values) {
+      if (wide) {
+        data.append(reinterpret_cast<const char*>(&v), 4);
+      } else {
+        const uint16_t h = float_to_narrow(v, dt);
+        data.append(reinterpret_cast<const char*>(&h), 2);
+      }
+    }
+    header[t.name] = {{"dtype", dtype}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
+  }
+  std::string h = header.dump();
+  h.append((8 - h.size() % 8) % 8, ' ');
+  std::ofstream f(dir / "model.safetensors", std::ios::binary);
+  const uint64_t n = h.size();
+  f.write(reinterpret_cast<const char*>(&n), 8);
+  f << h << data;
+  nlohmann::json cfg = {{"model_type", "llama"},     {"hidden_size", D},         {"num_attention_heads", H}, {"num_key_value_heads", KV},
+                        {"num_hidden_layers", L},     {"intermediate_size", F},   {"vocab_size", V},          {"max_position_embeddings", 64},
+                        {"rms_norm_eps", 1e-5},       {"rope_theta", 500000.0},   {"tie_word_embeddings", tied},
+                        {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                                          {"original_max_position_embeddings", 16}}}};
+  std::ofstream(dir / "config.json") << cfg.dump(2);
+  fs::copy_file(fs::path(HEADMAP_TEST_DATA) / "tokenizers" / "bpe_bytelevel_trim.json", dir / "tokenizer.json",
+                fs::copy_options::overwrite_existing);
+}
+
+Batch ids_batch(int T) {
+  Batch b;
+  b.tokenizer = TokenizerKind::Bpe;
+  TokenizedText tt;
+  Rng r(99);
+  for (int t = 0; t < T; ++t) tt.tokens.push_back(Token{"", static_cast<int>(r.below(V)), false});
+  tt.total_tokens = T;
+  b.sentences.push_back(tt);
+  b.lengths.push_back(T);
+  b.source_line.push_back(0);
+  b.T = T;
+  return b;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+}  // namespace
+
+TEST(NarrowWeights, SixteenBitFilesStayNarrowAndGiveTheF32ForwardBitForBit) {
+  const fs::path root = fs::temp_directory_path() / ("headmap_narrow_" + std::to_string(::getpid()));
+  const int threads = compute_threads();
+  for (const char* dtype : {"BF16", "F16"})
+    for (bool tied : {true, false}) {
+      const WeightDtype dt = std::string(dtype) == "F16" ? WeightDtype::F16 : WeightDtype::BF16;
+      const std::vector<FileTensor> ts = llama_tensors(tied, dt);
+      const fs::path nd = root / (std::string(dtype) + (tied ? "_tied" : "_untied")), wd = root / (std::string("F32") + (tied ? "_tied" : "_untied"));
+      write_model(nd, ts, tied, dtype);
+      write_model(wd, ts, tied, "F32");
+      Result<ModelWeights> n = load_hf_model(nd.string()), w = load_hf_model(wd.string());
+      ASSERT_TRUE(n.ok()) << n.error().message;
+      ASSERT_TRUE(w.ok()) << w.error().message;
+      // Kept 16-bit: the packed matrices, the fused W_QKV, the embedding (and an untied head).
+      for (const LayerWeights& lw : n->layers)
+        for (const PackedMatrix* m : {&lw.w_qkv, &lw.w_o, &lw.w_gate, &lw.w_fc, &lw.w_proj}) {
+          EXPECT_EQ(m->dtype(), dt) << dtype;
+          EXPECT_EQ(m->bytes(), static_cast<size_t>(m->panels()) * m->rows() * PackedMatrix::kPanel * 2);
+        }
+      EXPECT_EQ(n->tok_emb.size(), 0) << "no F32 copy of the embedding";
+      EXPECT_EQ(n->tok_emb16.rows, V);
+      EXPECT_EQ(n->lm_head16.empty(), tied);
+      EXPECT_EQ(n->arch.tied, tied);
+      EXPECT_EQ(n->vocab_size(), V);
+      EXPECT_TRUE(w->tok_emb16.empty() && w->layers[0].w_fc.dtype() == WeightDtype::F32) << "F32 files stay F32";
+      for (int id : {0, 17, V - 1}) EXPECT_TRUE(n->unembedding_row(id) == w->unembedding_row(id));
+      // The same numbers, so the same forward pass, bit for bit.
+      ModelConfig base;
+      base.tokenizer = TokenizerKind::Bpe;
+      const ModelConfig cn = config_for_weights(*n, base), cw = config_for_weights(*w, base);
+      ASSERT_EQ(cn, cw);
+      for (int T : {1, 37}) {
+        const Batch b = ids_batch(T);
+        ForwardOptions fo;
+        fo.want_logits = true;
+        for (int nt : {1, 2}) {
+          set_compute_threads(nt);
+          Result<ForwardOutput> on = forward(*n, cn, b, fo), ow = forward(*w, cw, b, fo);
+          ASSERT_TRUE(on.ok() && ow.ok());
+          ASSERT_EQ(on->attention.size(), ow->attention.size());
+          EXPECT_TRUE(same_bits(on->attention, ow->attention)) << dtype << (tied ? " tied" : " untied") << ", T " << T << ", " << nt << " threads";
+          ASSERT_EQ(on->logits.size(), static_cast<Eigen::Index>(T) * V);
+          EXPECT_TRUE(on->logits == ow->logits) << dtype << (tied ? " tied" : " untied") << ", T " << T << ", " << nt << " threads";
+          EXPECT_EQ(on->loss, ow->loss);
+          EXPECT_TRUE(on->out == ow->out);
+        }
+      }
+    }
+  set_compute_threads(threads);
+  std::error_code ec;
+  fs::remove_all(root, ec);
+}
