@@ -5,7 +5,8 @@
 //   full_ms    the median full forward at PREFIX + 1 tokens;
 //   append_ms  the median incremental forward of one token appended after PREFIX (the
 //              PREFIX rows are in the cache, put there untimed before each run);
-//   max_abs_diff  the largest difference between the two, over every map and the logits.
+//   max_abs_diff  the largest difference between the two over every map (weights in [0, 1]);
+//   logits_max_rel_diff  over the logits, relative to the largest logit's magnitude.
 // Prints one JSON line.
 //
 //   headmap-bench-incremental DIR|default PREFIX [seconds=3]
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
   KvCache cache;
   ForwardOptions inc = fo;
   inc.kv_cache = &cache;
-  double max_diff = 0;
+  double max_diff = 0, logits_diff = 0;
   const auto start = std::chrono::steady_clock::now();
   while (ms_since(start) < budget_ms || full_t.size() < 5) {
     auto t0 = std::chrono::steady_clock::now();
@@ -100,7 +101,7 @@ int main(int argc, char** argv) {
     full_t.push_back(ms_since(t0));
     if (!f) fail(f.error().message);
 
-    if (Result<ForwardOutput> p = forward(*w, cfg, head, inc); !p || p->kv_computed != prefix) fail("the prefix did not fill the cache.");
+    if (Result<ForwardOutput> p = forward(*w, cfg, head, inc); !p || cache.T() != prefix) fail("the prefix did not fill the cache.");
     t0 = std::chrono::steady_clock::now();
     Result<ForwardOutput> a = forward(*w, cfg, whole, inc);
     append_t.push_back(ms_since(t0));
@@ -109,11 +110,14 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < a->attention.size(); ++i)
       max_diff = std::max(max_diff, static_cast<double>(std::abs(a->attention[i] - full->attention[i])));
     if (a->logits.size() == full->logits.size() && a->logits.size() > 0)
-      max_diff = std::max(max_diff, static_cast<double>((a->logits - full->logits).cwiseAbs().maxCoeff()));
+      logits_diff = std::max(logits_diff, static_cast<double>((a->logits - full->logits).cwiseAbs().maxCoeff()) /
+                                              std::max(1.0, static_cast<double>(full->logits.cwiseAbs().maxCoeff())));
   }
-  std::printf("{\"prefix\":%d,\"full_ms\":%.3f,\"append_ms\":%.3f,\"max_abs_diff\":%.3g,\"runs\":%zu,\"layers\":%d,\"heads\":%d,"
+  std::printf("{\"prefix\":%d,\"full_ms\":%.3f,\"append_ms\":%.3f,\"max_abs_diff\":%.3g,\"logits_max_rel_diff\":%.3g,"
+              "\"full_min_ms\":%.3f,\"append_min_ms\":%.3f,\"runs\":%zu,\"layers\":%d,\"heads\":%d,"
               "\"kv_heads\":%d,\"d_model\":%d,\"vocab\":%d,\"kv_cache_bytes\":%llu}\n",
-              prefix, median(full_t), median(append_t), max_diff, full_t.size(), cfg.num_layers, cfg.num_heads, cfg.kv_heads(),
+              prefix, median(full_t), median(append_t), max_diff, logits_diff, *std::min_element(full_t.begin(), full_t.end()),
+              *std::min_element(append_t.begin(), append_t.end()), full_t.size(), cfg.num_layers, cfg.num_heads, cfg.kv_heads(),
               cfg.d_model, w->vocab_size(), static_cast<unsigned long long>(cache.bytes()));
   return 0;
 }
