@@ -188,6 +188,9 @@ TEST(KvCache, RandomEditsMatchAFullRecomputeOnTheShippedModel) {
   const ModelConfig cfg = shipped_config(*w);
   random_edits(*w, cfg, 11, 40, 12);
   random_edits(*w, cfg, 13, 20, std::min(60, cfg.context - 10));
+  ModelConfig gqa = cfg;  // K/V heads by the config: W_K and W_V narrowed (kv_grouped) on the way
+  gqa.num_kv_heads = 2;
+  random_edits(*w, gqa, 15, 20, 12);
 }
 
 TEST(KvCache, RandomEditsMatchAFullRecomputeOnALlamaWithGqaAndRope) {
