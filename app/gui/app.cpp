@@ -31,6 +31,7 @@
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
 #include "core/io/run_export.h"
+#include "core/inspect/predictions.h"
 #include "core/model/model.h"
 
 namespace headmap {
@@ -225,12 +226,36 @@ void App::post_request_if_changed() {
 }
 
 // ---- [frame] ---------------------------------------------------------------------------
+// Generate (the predictions panel's button, --then generate=N): appends the model's greedy
+// next token after the last sentence to the text, once the shown result is the text's own,
+// so each token is one more request, which the K/V cache answers by computing one row.
+void App::generate_step() {
+  if (state.generate_tokens <= 0) return;
+  const std::shared_ptr<const ComputeResult>& r = state.result;
+  if (state.stale || !r || !r->fwd || !r->fwd->complete || !(r->request == last_request_)) return;  // the text's result first
+  const ForwardData& f = *r->fwd;
+  auto stop = [&](const std::string& why) {
+    state.generate_tokens = 0;
+    state.status_lines.push_back(why);
+  };
+  if (!f.weights || !f.weights->trained() || f.out.logits.size() == 0 || f.batch.empty())
+    return stop("Generate needs a trained model's next-token predictions: switch the weights to trained, or open a model.");
+  const int b = f.batch.B() - 1, len = f.batch.lengths[static_cast<size_t>(b)];
+  if (len >= r->request.cfg.context) return stop("Generate stopped: the sentence fills the context of " + std::to_string(len) + " tokens.");
+  const std::vector<NextToken> top = top_k_next(*f.weights, f.out, b, len - 1, 1);
+  const std::string piece = top.empty() ? std::string() : continuation_text(*f.weights, f.batch.sentences[static_cast<size_t>(b)].tokens, top[0].id);
+  if (piece.empty()) return stop("Generate stopped: the model's next token has no text to append.");
+  state.text += piece;
+  --state.generate_tokens;
+}
+
 void App::frame() {
   const auto frame_start = std::chrono::steady_clock::now();
   while (std::shared_ptr<const ComputeResult> r = worker_.take()) accept(std::move(r));
   sync_training();
   sync_model_loader();
   sync_lesson_export();
+  generate_step();
   state.font_scale = std::clamp(state.font_scale, kFontScaleMin, kFontScaleMax);
   if (built_font_scale_ != state.font_scale || (glyphs().dirty() && !fonts_failed_)) rebuild_fonts();
   for (; fonts_noted_ < glyphs().notes().size(); ++fonts_noted_) state.status_lines.push_back(glyphs().notes()[fonts_noted_]);

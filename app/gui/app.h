@@ -101,6 +101,7 @@ class App {
   void sync_training();
   void sync_model_loader();
   void sync_lesson_export();  // File > Export lesson: one window capture per step
+  void generate_step();       // Generate: one greedy next token appended per fresh result (state.generate_tokens)
   // This step's result is on screen: nothing computing, and the newest inputs answered (a
   // result, a refusal) or not computable (an invalid config). The lesson export waits for it.
   bool result_settled() const;

@@ -105,6 +105,11 @@ struct UiReport {
   std::vector<std::string> passport_changes;  // the Compare tab's changed passport rows
   std::string passport_note;                  // the passport's last change ("num_heads 4 -> 8"), when shown
   int64_t attention_params = -1;       // as shown in the passport
+  std::string passport_kv;             // the passport's K/V cache line, as shown
+  // The incremental forward at the last keystroke (kv_cache.h): rows reused from the K/V
+  // cache and rows computed (-1: no result), and the heads panel's line saying so.
+  int kv_reused = -1, kv_computed = -1;
+  std::string kv_line;
   std::string lesson_step;             // the lesson player's "step 4 of 12", "" when no lesson is open
   std::string lesson_title;            // the step's title, as shown
   std::string lesson_note;             // its honest-example line: in the training text or not, the tested claims
@@ -138,6 +143,9 @@ struct LessonState {
 struct AppState {
   // ---- input: what the user typed and set (the config may be invalid: that is a lesson) --
   std::string text;
+  // Generate: the model's greedy next tokens still to append to the text, one per result
+  // (the button adds one; the scripted generate=N several). App::generate_step appends them.
+  int generate_tokens = 0;
   ModelConfig cfg;
   // Heads switched off, by (layer, head): a head keeps its identity when H or L moves, and
   // heads beyond the current config are kept (not sent) until the config has them again.

@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cfloat>
 #include <cstdio>
 #include <cstdlib>
@@ -31,7 +32,8 @@ using Clock = std::chrono::steady_clock;
 // Ready to be looked at: nothing computing or training, and the newest inputs answered (a
 // result, a refusal) or not computable (an invalid config).
 bool settled(const App& app) {
-  if (app.busy() || app.state.training.running || app.state.train_request || app.dialog_pending()) return false;
+  if (app.busy() || app.state.training.running || app.state.train_request || app.dialog_pending() || app.state.generate_tokens > 0)
+    return false;
   if (!app.state.config_status.ok()) return true;
   return app.answered() && (app.fresh() || !app.state.compute_error.empty());
 }
@@ -257,6 +259,11 @@ class ScreenshotScript : public Script {
       j["content_scale"] = app.state.content_scale;  // the monitor's (HiDPI), from GLFW
       j["font_px"] = ImGui::GetFontSize();             // the text's size as drawn: font_scale x content_scale x 17
       j["attention_params"] = r.attention_params;
+      j["passport_kv"] = r.passport_kv;  // the passport's K/V cache line
+      // The incremental forward at the last keystroke: rows reused from the K/V cache and
+      // computed (-1: no result drawn), and the line the heads panel shows.
+      j["kv_cache"] = {{"reused", r.kv_reused}, {"computed", r.kv_computed}, {"line", r.kv_line}};
+      j["generate_pending"] = app.state.generate_tokens;
       j["stale"] = r.stale;
       j["colormap"] = r.colormap;
       j["config"] = nlohmann::json::parse(config_json(app.state.cfg));
@@ -364,9 +371,21 @@ struct Stats {
 // The session's scenarios, in order. Each gathers compute latency (the worker's forward pass
 // and metrics, per new result), input to pixels (an input to the first swap that shows its
 // result, or a newer one) and frame time (a frame's work, from taking results to the swap).
-enum Scenario { kColdStart, kTyping, kHeadsSweep, kDModelSweep, kT128D768, kL12Typing, kT2048, kScenarios };
+// With --model DIR the session is the cold start and one scenario on that model, model_typing:
+// a paragraph as the prefix, then a sentence typed at its end, 8 characters per second (each
+// character appended to the text, as T128_D768_H12_L1's keystrokes are), which the K/V cache
+// answers by computing the new rows only.
+enum Scenario { kColdStart, kTyping, kHeadsSweep, kDModelSweep, kT128D768, kL12Typing, kT2048, kModelTyping, kScenarios };
 const char* const kScenarioKeys[kScenarios] = {"cold_start", "classroom_typing", "classroom_heads_sweep", "d_model_sweep",
-                                               "T128_D768_H12_L1", "L12_D768_typing", "T2048_D256_H8_L2"};
+                                               "T128_D768_H12_L1", "L12_D768_typing", "T2048_D256_H8_L2", "model_typing"};
+// About 120 GPT-2 tokens of plain English: the prefix model_typing types after.
+constexpr const char* kModelTypingPrefix =
+    "The old lighthouse keeper climbed the stairs every evening to light the lamp. He had done it for forty years, "
+    "through storms and calm nights, through the long winters when the sea froze near the rocks and the short summers "
+    "when children came to visit. The ships that passed knew his light, and the sailors trusted it more than their maps. "
+    "One night, the lamp would not light. The keeper searched for a match, then for a candle, then for anything that "
+    "could burn, while the wind rose outside and a ship came closer to the rocks.";
+constexpr const char* kModelTypingSentence = " He ran down the stairs and rang the bell.";
 
 class BenchmarkScript : public Script {
  public:
@@ -444,6 +463,23 @@ class BenchmarkScript : public Script {
           start_phase(kT2048, now);
         }
         break;
+      case kModelTyping:  // --model DIR: a paragraph, then a sentence typed at its end
+        if (step_ == 0) {
+          s.text = kModelTypingPrefix;
+          step_ = 1;
+          mark_input(now);
+        } else if (step_ == 1) {
+          if (settled(app)) step_ = 2, typed_ = 0;
+        } else if (typed_ < std::strlen(kModelTypingSentence)) {
+          if (now - last_input_ >= std::chrono::milliseconds(125)) {
+            s.text += kModelTypingSentence[typed_++];
+            mark_input(now);
+          }
+        } else if (settled(app)) {
+          report();
+          finished = true;
+        }
+        break;
       case kT2048: {  // a T = 2048 request (D = 256, H = 8, L = 2): frames must stay smooth
         if (step_ == 0) {
           std::string t;
@@ -479,7 +515,7 @@ class BenchmarkScript : public Script {
     if (phase_ == kT2048) return app.busy() ? 0.05 : 0.0;
     if (phase_ == kColdStart || !typing_ready_) return 0.0;
     if (!pending_.empty() && !app.busy()) return 0.0;  // a result is waiting to be drawn
-    const int gap_ms = phase_ == kTyping ? 80 : phase_ == kL12Typing ? 125 : phase_ == kHeadsSweep ? 250 : 300;
+    const int gap_ms = phase_ == kTyping ? 80 : phase_ == kL12Typing || phase_ == kModelTyping ? 125 : phase_ == kHeadsSweep ? 250 : 300;
     const double left = std::chrono::duration<double>(last_input_ + std::chrono::milliseconds(gap_ms) - Clock::now()).count();
     return std::clamp(left, 0.0, 0.1);
   }
@@ -490,11 +526,12 @@ class BenchmarkScript : public Script {
     sc.frames.v.push_back(app.last_frame_ms);
     (phase_ == kT2048 && app.busy() ? frames_long_ : frames_).v.push_back(app.last_frame_ms);
     if (phase_ == kColdStart && app.fresh() && !app.state.report.heatmaps.empty()) {
+      model_ = app.state.pretrained ? app.state.pretrained_dir : "";
       cold_ms_ = std::chrono::duration<double, std::milli>(now - process_start_).count();
       // The start-up request is no input's: an input that posts nothing (clearing the text
       // box) must not be credited with it.
       registered_seq_ = app.last_posted_seq;
-      start_phase(kTyping, now);
+      start_phase(app.state.pretrained ? kModelTyping : kTyping, now);  // --model DIR: its typing alone
     }
     if (input_this_frame_ && app.last_posted_seq > registered_seq_) {
       pending_.push_back({app.last_posted_seq, input_time_, phase_, app.last_frame_ms});
@@ -516,7 +553,7 @@ class BenchmarkScript : public Script {
         ++scenarios_[it->phase].shown;
         latency_.v.push_back(ms);
         if (it->phase == kT128D768) latency_big_.v.push_back(ms);
-        else if (it->phase != kL12Typing && it->phase != kT2048) latency_small_.v.push_back(ms);
+        else if (it->phase != kL12Typing && it->phase != kT2048 && it->phase != kModelTyping) latency_small_.v.push_back(ms);
         if (it->phase == kL12Typing) last_l12_ms_ = ms;  // the last keystroke's, in the end
         if (it->phase == kT2048) long_visible_ms_ = ms, long_first_frame_ms_ = app.last_frame_ms;
         it = pending_.erase(it);
@@ -597,6 +634,7 @@ class BenchmarkScript : public Script {
     sc["L12_D768_typing"]["last_keystroke_to_pixels_ms"] = last_l12_ms_;
     sc["T2048_D256_H8_L2"]["visible_layer_on_screen_ms"] = long_visible_ms_;
     sc["T2048_D256_H8_L2"]["first_result_frame_ms"] = long_first_frame_ms_;  // the frame that first shows it
+    sc["model_typing"]["model"] = model_;  // --model DIR, else "" (and the scenario did not run)
     j["scenarios"] = sc;
     // What drew the frames: the GL renderer (llvmpipe is software) and its thread count.
     const GLubyte* renderer = glGetString(GL_RENDERER);
@@ -618,6 +656,7 @@ class BenchmarkScript : public Script {
   std::vector<Pending> pending_;
   Scenario scenarios_[kScenarios];
   Stats latency_, latency_small_, latency_big_, frames_, frames_long_;
+  std::string model_;
   double cold_ms_ = 0, long_ms_ = 0, last_l12_ms_ = 0, long_visible_ms_ = 0, long_first_frame_ms_ = 0;
 };
 }  // namespace

@@ -92,6 +92,8 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.open_model_request = v;
          return Status();
        }},
+      {"generate", "N", "press Generate N times: the model's greedy next token appended to the text, one per result",
+       HEADMAP_NUMBER("generate", generate_tokens, 1, 256)},
       {"ablate", "layer,head", "switch that head off, as its box in the heads panel does (numbered from 0)",
        [](AppState& s, const std::string& v) -> Status {
          int l = 0, h = 0;

@@ -236,6 +236,15 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P, const
     p.total_params += c.count;
     if (c.attention) p.attention_params += c.count;
   }
+  {  // the K/V cache an incremental forward keeps (core/model/kv_cache.h), for every model
+    const int64_t per_token = 2 * L * Dkv * 4, tokens = std::max(cfg.context, 1);
+    p.kv_cache_bytes_per_token = per_token;
+    p.kv_cache_line = "K/V cache: 2\xC2\xB7L\xC2\xB7KV\xC2\xB7" "d_head\xC2\xB7" "4 = " + human_count(per_token) + " bytes per token, " +
+                      human_count(per_token * tokens) + " for " + std::to_string(tokens) + " tokens; " +
+                      (gqa ? std::to_string(kvH) + " K/V head" + (kvH == 1 ? "" : "s") + " instead of " + std::to_string(H) + ": " +
+                                 std::to_string(G) + "x smaller cache"
+                           : "every query head has its own K/V head (" + std::to_string(H) + "): grouped-query attention would shrink it");
+  }
   // The footer: what the attention total is, from the same terms as the rows above.
   const std::string n_qo = pf.no_w_o ? "" : "2\xC2\xB7";
   if (fam) {

@@ -38,6 +38,21 @@ std::vector<NextToken> top_k_next(const ModelWeights& w, const ForwardOutput& ou
   return top;
 }
 
+std::string continuation_text(const ModelWeights& w, const std::vector<Token>& tokens, int id) {
+  std::vector<int> ids;
+  for (const Token& t : tokens)
+    if (t.id >= 0 && !t.special) ids.push_back(t.id);
+  auto decode = [&](const std::vector<int>& v) {
+    if (w.hf_tokenizer) return w.hf_tokenizer->decode(v, true);
+    return w.bpe.empty() ? std::string() : w.bpe.decode(v);
+  };
+  const std::string before = decode(ids);
+  ids.push_back(id);
+  const std::string after = decode(ids);
+  if (after.size() >= before.size() && after.compare(0, before.size(), before) == 0) return after.substr(before.size());
+  return decode({id});  // a decoder that rewrites the end (rare): the token alone
+}
+
 std::vector<double> sentence_losses(const ForwardOutput& out, const Batch& batch) {
   if (out.logits.size() == 0) return {};
   std::vector<double> losses;

@@ -21,6 +21,12 @@ struct NextToken {
 // clipped to V; an empty list when the output has no logits or (b, t) is outside them.
 std::vector<NextToken> top_k_next(const ModelWeights& w, const ForwardOutput& out, int b, int t, int k);
 
+// The text that appending vocabulary id `id` after these tokens adds to the sentence: the
+// tokenizer's decoding of (tokens + id) past that of the tokens (a leading space, a
+// character's last byte), special tokens left out. The Generate button appends it. Empty
+// when the model has no tokenizer to decode with.
+std::string continuation_text(const ModelWeights& w, const std::vector<Token>& tokens, int id);
+
 // (B) each sentence's mean next-token cross-entropy in nats per token, over its real
 // tokens (len - 1 predictions, the same terms as ForwardOutput::loss); NaN for a sentence
 // of fewer than 2 tokens, and empty without logits.

@@ -1,6 +1,8 @@
 // gemm.cpp: thread policy and the small register-blocked kernel.
 #include "core/math/gemm.h"
 
+#include <cmath>
+
 #include <omp.h>
 
 #include <mutex>
@@ -57,10 +59,20 @@ inline void row_block(int N, int K, const float* A, int lda, const float* B, int
   int j = 0;
   for (; j + 2 * kLanes <= N; j += 2 * kLanes) tile<R, 2>(K, A, lda, B + j, ldb, C + j, ldc, accumulate);
   for (; j + kLanes <= N; j += kLanes) tile<R, 1>(K, A, lda, B + j, ldb, C + j, ldc, accumulate);
+  // The scalar columns round as the packets do (one fused multiply-add per k, where the
+  // machine has them): a column's value does not depend on whether N put it in a packet, so
+  // a row computed at T keys equals the same row computed at T + 1 (the incremental forward,
+  // core/model/kv_cache.h, reuses rows across lengths).
   for (; j < N; ++j)
     for (int r = 0; r < R; ++r) {
       float s = accumulate ? C[r * ldc + j] : 0.0f;
-      for (int k = 0; k < K; ++k) s += A[static_cast<size_t>(r) * lda + k] * B[static_cast<size_t>(k) * ldb + j];
+      for (int k = 0; k < K; ++k) {
+#if defined(__FMA__)
+        s = std::fma(A[static_cast<size_t>(r) * lda + k], B[static_cast<size_t>(k) * ldb + j], s);
+#else
+        s += A[static_cast<size_t>(r) * lda + k] * B[static_cast<size_t>(k) * ldb + j];
+#endif
+      }
       C[r * ldc + j] = s;
     }
 }

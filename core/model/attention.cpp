@@ -214,19 +214,22 @@ int masked_softmax_block(float* att_bh, int T, int t0, int t1, int k0, int k1, c
 
 // One head of one sentence. Q (scaled), K, V: (T, dh) views into qkv. att_bh: (T, T).
 // ctx: (T, dh) block of the concatenation. Returns the rows that saw no key.
+// from > 0 (the incremental forward, model.h's KvCache): only query rows [from, T) are
+// computed; Q and ctx then hold just those rows (T - from), and rows < from of att_bh are
+// left as they are.
 template <class View, class Ctx>
 int attend_head(const View& Q, const View& K, const View& V, int T, int len, int block, float* att_bh, Ctx&& ctx,
-                const MhaOptions& o) {
+                const MhaOptions& o, int from = 0) {
   int empty_rows = 0;
   // Outside the key range of each block nothing is computed: small maps are cleared in
   // one go (cheaper than a fill call per row), large ones row by row below.
   const bool zeroed = T <= 64;
-  if (zeroed) std::fill(att_bh, att_bh + static_cast<size_t>(T) * T, 0.0f);
+  if (zeroed) std::fill(att_bh + static_cast<size_t>(from) * T, att_bh + static_cast<size_t>(T) * T, 0.0f);
   if (len < T) {  // padded queries: empty rows, zero output
     if (!zeroed) std::fill(att_bh + static_cast<size_t>(len) * T, att_bh + static_cast<size_t>(T) * T, 0.0f);
     ctx.bottomRows(T - len).setZero();
   }
-  for (int t0 = 0; t0 < len; t0 += block) {
+  for (int t0 = from; t0 < len; t0 += block) {
     const int t1 = std::min(t0 + block, len);
     int k0 = 0, k1 = len;  // keys any row of this block may see
     if (o.causal) {
@@ -242,7 +245,7 @@ int attend_head(const View& Q, const View& K, const View& V, int T, int len, int
     }
     if (k0 >= k1) {  // reversed mask, last row: nothing to see
       empty_rows += t1 - t0;
-      ctx.middleRows(t0, t1 - t0).setZero();
+      ctx.middleRows(t0 - from, t1 - t0).setZero();
       continue;
     }
     // pass 1: scores for the block, written straight into the weights buffer.
@@ -252,18 +255,39 @@ int attend_head(const View& Q, const View& K, const View& V, int T, int len, int
       // on its small kernel at short lengths.
       thread_local MatR kt;  // (dh, keys)
       kt = K.middleRows(k0, k1 - k0).transpose();
-      gemm(S, Q.middleRows(t0, t1 - t0), kt);
+      gemm(S, Q.middleRows(t0 - from, t1 - t0), kt);
     } else {
-      S.noalias() = Q.middleRows(t0, t1 - t0) * K.middleRows(k0, k1 - k0).transpose();
+      S.noalias() = Q.middleRows(t0 - from, t1 - t0) * K.middleRows(k0, k1 - k0).transpose();
     }
     if (o.softcap > 0) softcap_block(S.data(), t1 - t0, k1 - k0, T, o.softcap);
     // pass 2: mask and softmax in place.
     empty_rows += masked_softmax_block(att_bh, T, t0, t1, k0, k1, o);
     // pass 3: weights · V for this block of queries.
-    if constexpr (View::InnerStrideAtCompileTime == 1) gemm(ctx.middleRows(t0, t1 - t0), S, V.middleRows(k0, k1 - k0));
-    else ctx.middleRows(t0, t1 - t0).noalias() = S * V.middleRows(k0, k1 - k0);
+    if constexpr (View::InnerStrideAtCompileTime == 1) gemm(ctx.middleRows(t0 - from, t1 - t0), S, V.middleRows(k0, k1 - k0));
+    else ctx.middleRows(t0 - from, t1 - t0).noalias() = S * V.middleRows(k0, k1 - k0);
   }
   return empty_rows;
+}
+}  // namespace
+
+namespace {
+// The families' steps on each head's q and k in qkv (rows, Dq + 2Dkv): q/k RMSNorm, then
+// RoPE by position. Row r is position pos0 + r % period (mha_forward: sentences of T rows
+// from 0; the incremental forward: the new rows of one sentence, from the cached prefix).
+void qk_steps(const LayerWeights& w, const MhaOptions& o, MatR& qkv, int period, int pos0, int dh, int Dq) {
+  const int H = o.num_heads, kvH = kv_heads(o);
+  const Eigen::Index rows = qkv.rows(), W3 = qkv.cols();
+  const bool qk_norm = w.q_norm.size() == dh && w.k_norm.size() == dh;
+  if (!qk_norm && o.rope_inv_freq.empty()) return;
+  const RopeTable rope(o.rope_inv_freq, pos0 + period);
+  const RopeTable* rp = o.rope_inv_freq.empty() ? nullptr : &rope;
+#pragma omp parallel for schedule(static) num_threads(threads_for(20.0 * rows * (H + kvH) * dh))
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    float* row = qkv.data() + r * W3;
+    const int t = pos0 + static_cast<int>(r % period);
+    for (int h = 0; h < H; ++h) prepare_head(row + h * dh, dh, t, w.q_norm, o.qk_norm_eps, rp);
+    for (int g = 0; g < kvH; ++g) prepare_head(row + Dq + g * dh, dh, t, w.k_norm, o.qk_norm_eps, rp);
+  }
 }
 }  // namespace
 
@@ -299,19 +323,7 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
   qkv.resize(BT, W3);
   packed_gemm(qkv, x, w.w_qkv);
   qkv.rowwise() += w.b_qkv;
-  // The families' steps on each head's q and k: q/k RMSNorm, then RoPE by position.
-  const bool qk_norm = w.q_norm.size() == dh && w.k_norm.size() == dh;
-  if (qk_norm || !o.rope_inv_freq.empty()) {
-    const RopeTable rope(o.rope_inv_freq, T);
-    const RopeTable* rp = o.rope_inv_freq.empty() ? nullptr : &rope;
-#pragma omp parallel for schedule(static) num_threads(threads_for(20.0 * BT * (H + kvH) * dh))
-    for (Eigen::Index r = 0; r < BT; ++r) {
-      float* row = qkv.data() + r * W3;
-      const int t = static_cast<int>(r % T);
-      for (int h = 0; h < H; ++h) prepare_head(row + h * dh, dh, t, w.q_norm, o.qk_norm_eps, rp);
-      for (int g = 0; g < kvH; ++g) prepare_head(row + Dq + g * dh, dh, t, w.k_norm, o.qk_norm_eps, rp);
-    }
-  }
+  qk_steps(w, o, qkv, T, 0, dh, Dq);
   qkv.leftCols(Dq) *= score_scale(D, o);
   if (o.pitfalls.no_transpose) {  // each sentence's Q, K and V memory re-read as (P, T, dh)
     MatR& u = untransposed_buffer;
@@ -383,6 +395,65 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
 
   // pass 4: W_O mixes the heads (the no-W_O pitfall returns the concatenation as is).
   y.resize(BT, w.w_o.cols());
+  if (o.pitfalls.no_w_o) {
+    y = concat;
+  } else {
+    packed_gemm(y, concat, w.w_o);
+    y.rowwise() += w.b_o;
+  }
+  return no_key_rows;
+}
+
+// The incremental forward's attention (model.h, KvCache): the new query rows [P, T) of one
+// sentence against the cached keys. x_new: (n, D), n = T - P. kv: (>= P, 2·Dkv) = [K | V]
+// per row, post q/k norm and RoPE, unscaled (as mha_forward's qkv holds them); resized to
+// (T, 2·Dkv) with rows [P, T) written. y: (n, D). weights: (H, T, T), rows [P, T) written.
+int mha_forward_rows(const LayerWeights& w_in, const MatR& x_new, int P, const MhaOptions& o, MatR& kv, MatR& y, float* weights) {
+  const int D = static_cast<int>(w_in.w_q.rows());
+  const int H = o.num_heads, kvH = kv_heads(o);
+  HM_ASSERT(H >= 1 && (o.head_dim > 0 || D % H == 0) && kvH >= 1 && H % kvH == 0, "validate() the config first");
+  HM_ASSERT(o.causal && !o.pitfalls.reversed_mask && !o.pitfalls.interleaved_reshape && !o.pitfalls.no_transpose &&
+                !o.pitfalls.head_averaged && !o.ablated,
+            "the incremental forward serves causal attention without row-mixing pitfalls or ablation");
+  HM_ASSERT(x_new.cols() == D && P >= 0 && kv.rows() >= P, "x_new must be (n, D) and kv hold the P cached rows");
+  const int dh = head_dim(o, D), Dq = H * dh, G = H / kvH, Dkv = kvH * dh, W3 = Dq + 2 * Dkv;
+  const int n = static_cast<int>(x_new.rows()), T = P + n;
+  LayerWeights grouped;
+  const LayerWeights* wp = &w_in;
+  if (w_in.w_k.cols() != Dkv) {
+    grouped = kv_grouped(w_in, o);
+    wp = &grouped;
+  }
+  const LayerWeights& w = *wp;
+  thread_local MatR qkv_buffer, concat_buffer;
+  MatR& qkv = qkv_buffer;  // (n, Dq + 2Dkv) = [Q | K | V] of the new rows
+  qkv.resize(n, W3);
+  packed_gemm(qkv, x_new, w.w_qkv);
+  qkv.rowwise() += w.b_qkv;
+  qk_steps(w, o, qkv, n, P, dh, Dq);
+  kv.conservativeResize(T, 2 * Dkv);
+  kv.bottomRows(n) = qkv.rightCols(2 * Dkv);
+  qkv.leftCols(Dq) *= score_scale(D, o);
+  MatR& concat = concat_buffer;  // (n, Dq)
+  concat.resize(n, Dq);
+  const int block = T > 256 ? 128 : std::max(T, 1);
+  int no_key_rows = 0;
+  auto run_head = [&](int h) {
+    if (o.cancelled && (*o.cancelled)()) return 0;
+    const ConstHeadView Q(qkv.data() + h * dh, n, dh, Eigen::OuterStride<>(W3));
+    const ConstHeadView K(kv.data() + (h / G) * dh, T, dh, Eigen::OuterStride<>(2 * Dkv));
+    const ConstHeadView V(kv.data() + Dkv + (h / G) * dh, T, dh, Eigen::OuterStride<>(2 * Dkv));
+    auto ctx = concat.block(0, h * dh, n, dh);  // (n, dh)
+    const int empty = attend_head(Q, K, V, T, T, block, weights + static_cast<size_t>(h) * T * T, ctx, o, P);
+    return h == 0 ? empty : 0;
+  };
+  if (const int nt = threads_for(4.0 * H * static_cast<double>(n) * T * dh); nt <= 1) {
+    for (int h = 0; h < H; ++h) no_key_rows += run_head(h);
+  } else {
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(+ : no_key_rows)
+    for (int h = 0; h < H; ++h) no_key_rows += run_head(h);
+  }
+  y.resize(n, w.w_o.cols());
   if (o.pitfalls.no_w_o) {
     y = concat;
   } else {

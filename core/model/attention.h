@@ -122,6 +122,14 @@ LayerWeights kv_grouped(const LayerWeights& w, const MhaOptions& o);
 // key (reversed mask only): their weights are 0 here, where PyTorch would produce NaN.
 int mha_forward(const LayerWeights& w, const MatR& x, int B, int T, const MhaOptions& o, MatR& y, float* weights);
 
+// The incremental forward's attention (KvCache, model.h): only the new query rows [P, T)
+// of one sentence, against its cached keys. Causal, without ablation or a pitfall that mixes
+// rows (no_w_o and scale_by_d_model are row by row and allowed).
+// x_new: (n, D), n = T - P.  kv: (>= P, 2·Dkv) = [K | V] of rows [0, P), post q/k norm and
+// RoPE, unscaled; resized to (T, 2·Dkv) with the new rows written.  y: (n, D).
+// weights: (H, T, T): rows [P, T) written, rows < P untouched. Returns rows with no key (0).
+int mha_forward_rows(const LayerWeights& w, const MatR& x_new, int P, const MhaOptions& o, MatR& kv, MatR& y, float* weights);
+
 // The raw score q_t · k_s of one head for one (query, key) pair, before scaling and mask.
 // x_t, x_s: (D) rows of the attention input. For hover tooltips: O(D · d_head).
 // NaN under the forgotten-transpose pitfall, where query row t is not token t.

@@ -10,6 +10,8 @@
 #include <unordered_map>
 
 #include "core/math/gemm.h"
+#include "core/memory_budget.h"
+#include "core/model/kv_cache.h"
 
 namespace headmap {
 
@@ -314,6 +316,145 @@ static void zero_padding(MatR& x, const Batch& batch) {
     for (int t = batch.lengths[b]; t < batch.T; ++t) x.row(static_cast<Eigen::Index>(b) * batch.T + t).setZero();
 }
 
+// The rest of a layer after its attention, by the family's placement of the norms: the
+// residual update and the MLP (skipped when !mlp). x, a_out: (N, D), any N rows.
+static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp, const MatR& a_out, MatR& x, MatR& m_in,
+                         MatR& hidden, MatR& post) {
+  const NormPlacement placement = w.arch.placement;
+  if (placement == NormPlacement::Parallel) {  // GPT-NeoX: both sub-blocks read the same x
+    if (mlp) {
+      norm(w, x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
+      mlp_add(w, lw, m_in, hidden, x);
+    }
+    x += a_out;
+  } else if (placement == NormPlacement::Sandwich) {  // Gemma 2 and 3: a norm after each sub-block too
+    rms_norm(a_out, lw.post_attn_g, post, w.ln_eps);
+    x += post;
+    if (mlp) {
+      norm(w, x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
+      MatR m_out = MatR::Zero(x.rows(), x.cols());  // (N, D)
+      mlp_add(w, lw, m_in, hidden, m_out);
+      rms_norm(m_out, lw.post_mlp_g, post, w.ln_eps);
+      x += post;
+    }
+  } else {
+    x += a_out;
+    // MLP sub-block (two thirds of a layer's FLOPs; the last one changes no map)
+    if (mlp) {
+      norm(w, x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
+      mlp_add(w, lw, m_in, hidden, x);
+    }
+  }
+}
+
+// logits: (N, V) of the final residual rows x (N, D): the final norm, the unembedding, the
+// family's soft-cap.
+static void logits_of(const ModelWeights& w, const MatR& x, MatR& logits) {
+  MatR xf;
+  norm(w, x, w.lnf_g, w.lnf_b, xf);           // (N, D)
+  // (N, V) = xf (N, D) * U^T, U (V, D): each panel of U's rows packed as it is used.
+  const NarrowRows& U16 = w.lm_head16.empty() && w.lm_head.size() == 0 ? w.tok_emb16 : w.lm_head16;
+  if (!U16.empty()) {  // kept 16-bit: widened panel by panel inside the GEMM (bit for bit the F32 result)
+    logits.resize(xf.rows(), U16.rows);
+    gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U16.rows), static_cast<int>(U16.cols),
+                      U16.data.data(), U16.dtype, static_cast<int>(U16.cols), logits.data(), static_cast<int>(logits.cols()));
+  } else {
+    const MatR& U = w.unembedding();
+    logits.resize(xf.rows(), U.rows());
+    gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U.rows()),
+                      static_cast<int>(U.cols()), U.data(), static_cast<int>(U.cols()), logits.data(), static_cast<int>(logits.cols()));
+  }
+  if (const float c = w.arch.final_softcap; c > 0) logits.array() = c * (logits.array() / c).tanh();  // Gemma 2
+}
+
+// The next-token cross-entropy (nats) of one row of logits (V) for target id.
+static double row_nll(const Eigen::Ref<const RowVec>& row, int id) {
+  const float mx = row.maxCoeff();
+  const double lse = mx + std::log((row.array() - mx).exp().sum());
+  return lse - row(id);
+}
+
+// The incremental forward (kv_cache.h): the one sentence's rows [P, T), P from the cache;
+// the rows < P of every output copied from it; then the cache holds this request. `out`
+// comes with its shapes set by forward(), mo with the config's attention options.
+static Result<ForwardOutput> forward_cached(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt,
+                                            ForwardOutput out, MhaOptions mo, KvCache& c) {
+  const int T = batch.T, L = out.L, D = out.D, Hw = out.Hw;
+  const int P = kv_reusable_rows(c, w, cfg, batch, opt), n = T - P, Told = c.T();
+  if (P == 0) {
+    c.clear();
+    c.weights = &w;
+    c.weights_stamp = weights_stamp(w);
+    c.cfg = cfg;
+    c.want_logits = opt.want_logits, c.skip_final_mlp = opt.skip_final_mlp, c.keep_layer_io = opt.keep_layer_io;
+  }
+  auto cancel = [&] {  // the cache is half-written: forget it
+    c.clear();
+    return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
+  };
+  const size_t per_layer = static_cast<size_t>(Hw) * T * T;
+  out.attention.assign(per_layer * L, 0.0f);
+  MatR x = embed(w, cfg, batch).bottomRows(n);  // (n, D) the new rows
+  MatR a_in, a_out, m_in, hidden, post;
+  c.kv.resize(static_cast<size_t>(L));
+  if (opt.keep_layer_io) c.attn_in.resize(static_cast<size_t>(L)), c.attn_out.resize(static_cast<size_t>(L));
+  for (int l = 0; l < L; ++l) {
+    if (opt.cancelled && opt.cancelled()) return cancel();
+    const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
+    if (!w.arch.is_gpt2_block()) {  // the family's attention for this layer (its window, RoPE, scale)
+      const MhaOptions base = mo;
+      mo = mha_options(cfg, w, l);
+      mo.cancelled = base.cancelled;
+    }
+    mo.lengths = nullptr;
+    mo.ablated = nullptr;
+    norm(w, x, lw.ln1_g, lw.ln1_b, a_in);  // (n, D)
+    float* maps = out.attention.data() + per_layer * l;  // (Hw, T, T)
+    out.no_key_rows += mha_forward_rows(lw, a_in, P, mo, c.kv[static_cast<size_t>(l)], a_out, maps);
+    if (opt.cancelled && opt.cancelled()) return cancel();
+    for (int h = 0; h < Hw; ++h)  // the kept rows of each map
+      for (int t = 0; t < P; ++t)
+        std::copy_n(c.attention.data() + ((static_cast<size_t>(l) * Hw + h) * Told + t) * Told, std::min(Told, T),
+                    maps + (static_cast<size_t>(h) * T + t) * T);
+    const bool mlp = !(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits));
+    finish_layer(w, lw, mlp, a_out, x, m_in, hidden, post);
+    if (opt.keep_layer_io) {
+      MatR& ki = c.attn_in[static_cast<size_t>(l)];
+      MatR& ko = c.attn_out[static_cast<size_t>(l)];
+      ki.conservativeResize(T, D);
+      ko.conservativeResize(T, D);
+      ki.bottomRows(n) = a_in;
+      ko.bottomRows(n) = a_out;
+      out.attn_in.push_back(ki);
+      out.attn_out.push_back(ko);
+    }
+  }
+  c.out.conservativeResize(T, D);
+  c.out.bottomRows(n) = x;
+  out.out = c.out;
+  if (w.trained() && opt.want_logits) {
+    MatR fresh;  // (n, V)
+    logits_of(w, x, fresh);
+    c.logits.conservativeResize(T, fresh.cols());
+    c.logits.bottomRows(n) = fresh;
+    out.logits = c.logits;
+    const std::vector<Token>& tok = batch.sentences[0].tokens;
+    c.nll.resize(static_cast<size_t>(std::max(T - 1, 0)));
+    for (int t = std::max(P - 1, 0); t + 1 < T; ++t) c.nll[static_cast<size_t>(t)] = row_nll(out.logits.row(t), tok[static_cast<size_t>(t) + 1].id);
+    double total = 0;
+    for (double v : c.nll) total += v;  // in row order, as the full forward sums
+    out.loss = c.nll.empty() ? 0.0 : total / static_cast<double>(c.nll.size());
+    out.loss_tokens = static_cast<int>(c.nll.size());
+  }
+  c.tokens = batch.sentences[0].tokens;
+  c.attention = out.attention;
+  c.reused = P;
+  c.computed = n;
+  out.kv_reused = P;
+  out.kv_computed = n;
+  return out;
+}
+
 Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt) {
   if (Status s = check_fit(w, cfg); !s) return s.error();
   ForwardOutput out;
@@ -343,6 +484,19 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
                                                    ", which this model does not have."};
   }
 
+  if (opt.kv_cache && kv_cacheable(w, cfg, batch, opt)) {  // the incremental forward, when its cache fits the budget
+    KvCache& c = *opt.kv_cache;
+    if (Status fits = check_memory(kv_cache_bytes(w, cfg, batch.T, opt), "The K/V cache",
+                                   "shorten the text or use a smaller model (the forward then runs in full each time)");
+        fits) {
+      c.note.clear();
+      return forward_cached(w, cfg, batch, opt, std::move(out), mo, c);
+    } else {
+      c.clear();
+      c.note = fits.error().message;
+    }
+  }
+
   const int B = out.B, T = out.T, L = out.L;
   const ForwardHook* hook = opt.hook;
   const int start = hook ? hook->start_layer : 0;
@@ -358,7 +512,6 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   out.attention.assign(per_layer * L, 0.0f);
   MatR x = start > 0 ? *hook->start_resid : embed(w, cfg, batch);  // (B*T, D)
   MatR a_in, a_out, m_in, hidden, post;
-  const NormPlacement placement = w.arch.placement;
   if (opt.keep_layer_io) out.attn_in.resize(start), out.attn_out.resize(start);  // skipped layers: empty
   for (int l = start; l < L; ++l) {
     if (hook && hook->resid) (*hook->resid)[l] = x;
@@ -382,30 +535,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     }
     if (hook && hook->attn_add && hook->add_layer == l) a_out += *hook->attn_add;
     const bool mlp = !(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits));
-    if (placement == NormPlacement::Parallel) {  // GPT-NeoX: both sub-blocks read the same x
-      if (mlp) {
-        norm(w, x, lw.ln2_g, lw.ln2_b, m_in);  // (B*T, D)
-        mlp_add(w, lw, m_in, hidden, x);
-      }
-      x += a_out;
-    } else if (placement == NormPlacement::Sandwich) {  // Gemma 2 and 3: a norm after each sub-block too
-      rms_norm(a_out, lw.post_attn_g, post, w.ln_eps);
-      x += post;
-      if (mlp) {
-        norm(w, x, lw.ln2_g, lw.ln2_b, m_in);  // (B*T, D)
-        MatR m_out = MatR::Zero(x.rows(), x.cols());  // (B*T, D)
-        mlp_add(w, lw, m_in, hidden, m_out);
-        rms_norm(m_out, lw.post_mlp_g, post, w.ln_eps);
-        x += post;
-      }
-    } else {
-      x += a_out;
-      // MLP sub-block (two thirds of a layer's FLOPs; the last one changes no map)
-      if (mlp) {
-        norm(w, x, lw.ln2_g, lw.ln2_b, m_in);  // (B*T, D)
-        mlp_add(w, lw, m_in, hidden, x);
-      }
-    }
+    finish_layer(w, lw, mlp, a_out, x, m_in, hidden, post);
     zero_padding(x, batch);
     if (opt.keep_layer_io) {
       out.attn_in.push_back(a_in);
@@ -415,29 +545,12 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   out.out = x;
 
   if (w.trained() && opt.want_logits) {
-    MatR xf;
-    norm(w, x, w.lnf_g, w.lnf_b, xf);           // (B*T, D)
-    // (B*T, V) = xf (B*T, D) * U^T, U (V, D): each panel of U's rows packed as it is used.
-    const NarrowRows& U16 = w.lm_head16.empty() && w.lm_head.size() == 0 ? w.tok_emb16 : w.lm_head16;
-    if (!U16.empty()) {  // kept 16-bit: widened panel by panel inside the GEMM (bit for bit the F32 result)
-      out.logits.resize(xf.rows(), U16.rows);
-      gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U16.rows), static_cast<int>(U16.cols),
-                        U16.data.data(), U16.dtype, static_cast<int>(U16.cols), out.logits.data(), static_cast<int>(out.logits.cols()));
-    } else {
-    const MatR& U = w.unembedding();
-    out.logits.resize(xf.rows(), U.rows());
-    gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U.rows()),
-                      static_cast<int>(U.cols()), U.data(), static_cast<int>(U.cols()), out.logits.data(), static_cast<int>(out.logits.cols()));
-    }
-    if (const float c = w.arch.final_softcap; c > 0) out.logits.array() = c * (out.logits.array() / c).tanh();  // Gemma 2
+    logits_of(w, x, out.logits);  // (B*T, V)
     double total = 0;
     int n = 0;
     for (int b = 0; b < B; ++b)
       for (int t = 0; t + 1 < batch.lengths[b]; ++t) {
-        const auto row = out.logits.row(static_cast<Eigen::Index>(b) * T + t);
-        const float mx = row.maxCoeff();
-        const double lse = mx + std::log((row.array() - mx).exp().sum());
-        total += lse - row(batch.sentences[b].tokens[t + 1].id);
+        total += row_nll(out.logits.row(static_cast<Eigen::Index>(b) * T + t), batch.sentences[b].tokens[t + 1].id);
         ++n;
       }
     out.loss = n ? total / n : 0.0;

@@ -55,6 +55,8 @@ struct ForwardHook {
   std::vector<MatR>* resid = nullptr;  // out: L x (B*T, D), entering each layer (empty before start)
 };
 
+struct KvCache;  // kv_cache.h
+
 struct ForwardOptions {
   bool keep_layer_io = false;           // keep attn_in / attn_out per layer (for export, trace)
   bool want_logits = false;             // trained models: logits and next-token loss
@@ -68,6 +70,10 @@ struct ForwardOptions {
   // Called from the compute threads: it must be thread-safe and cheap.
   std::function<bool()> cancelled;
   const ForwardHook* hook = nullptr;    // see ForwardHook; null = a plain run
+  // The incremental forward (kv_cache.h): rows of a prefix shared with the cache's last
+  // request are copied from it, only the rest are computed, and the cache then holds this
+  // request. Null, or a request it cannot serve: the full forward, the cache untouched.
+  KvCache* kv_cache = nullptr;
 };
 
 struct ForwardOutput {
@@ -82,6 +88,9 @@ struct ForwardOutput {
   int loss_tokens = 0;
   int no_key_rows = 0;             // rows with no visible key (0 here, NaN in PyTorch)
   std::optional<HeadTrace> trace;  // with trace->head etc. as requested
+  // Through a K/V cache (ForwardOptions::kv_cache): the rows copied from it and the rows
+  // computed (reused + computed = T). Both 0 when the forward ran without one.
+  int kv_reused = 0, kv_computed = 0;
 
   // The (T, T) map of layer l, sentence b, weight-head h.
   const float* weights(int l, int b, int h) const {

@@ -290,6 +290,33 @@ TEST(Gui, TypingUpdatesTheTokens) {
   EXPECT_EQ(u.report["heatmaps_drawn"], 4);
 }
 
+// The incremental forward in the app (core/model/kv_cache.h): a text that extends the last
+// one reuses its rows from the K/V cache and computes the new ones, which the heads panel
+// says ("reused 5 rows, computed 1") and the report exposes; Generate appends the model's
+// greedy next tokens, one request each, so every one reuses all the rows before it.
+TEST(Gui, KvCacheReusesThePrefixAndGenerateAppendsTokens) {
+  const AppRun r = run_app("kvcache", {"--text", "The cat sat on the", "--then", "text=The cat sat on the mat"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(r.report["tokens"].size(), 6u) << r.report["tokens"];
+  EXPECT_EQ(r.report["kv_cache"]["reused"], 5);
+  EXPECT_EQ(r.report["kv_cache"]["computed"], 1);
+  EXPECT_EQ(r.report["kv_cache"]["line"], "K/V cache: reused 5 rows, computed 1");
+  EXPECT_NE(r.report["passport_kv"].get<std::string>().find("bytes per token"), std::string::npos) << r.report["passport_kv"];
+
+  const AppRun g = run_app("kvcache-generate", {"--text", "The cat sat on the", "--then", "generate=3"});
+  ASSERT_EQ(g.status, 0) << g.err;
+  const std::string text = g.report["state"]["text"].get<std::string>();
+  EXPECT_GT(text.size(), std::string("The cat sat on the").size()) << text;
+  EXPECT_EQ(text.rfind("The cat sat on the", 0), 0u) << text;
+  EXPECT_EQ(g.report["generate_pending"], 0);
+  EXPECT_GE(g.report["tokens"].size(), 6u) << g.report["tokens"];
+  // The last generated token reused every row before it (a BPE merge may rewrite one more).
+  const int T = static_cast<int>(g.report["tokens"].size());
+  EXPECT_GE(g.report["kv_cache"]["reused"].get<int>(), T - 2) << g.report["kv_cache"];
+  EXPECT_EQ(g.report["kv_cache"]["reused"].get<int>() + g.report["kv_cache"]["computed"].get<int>(), T);
+  EXPECT_TRUE(contains(g.report["buttons"], "Generate")) << g.report["buttons"];
+}
+
 TEST(Gui, EmptyTextSaysSoAndDrawsNothing) {
   const AppRun r = run_app("empty", {"--text", ""});
   ASSERT_EQ(r.status, 0) << r.err;

@@ -178,6 +178,22 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", text);
   }
+  // The incremental forward (kv_cache.h): which rows the last keystroke reused from the K/V
+  // cache and which it computed; the maps mark them on their row axis.
+  const int kv_reused = out.kv_reused, kv_computed = out.kv_computed;
+  s.report.kv_reused = kv_reused;
+  s.report.kv_computed = kv_computed;
+  if (kv_reused + kv_computed > 0) {
+    std::snprintf(text, sizeof text, "  K/V cache: reused %d row%s, computed %d", kv_reused, kv_reused == 1 ? "" : "s", kv_computed);
+    s.report.kv_line = text + 2;
+    same_line_if_fits(ImGui::CalcTextSize(text).x);
+    ImGui::TextColored(kAccentColour, "%s", text);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("The text shares its first %d tokens with the last request: their K and V (every layer, every K/V head)\n"
+                        "and their rows of every map were kept, so only the last %d row%s computed. The strip at the\n"
+                        "left of each map marks them: blue = reused from the cache, orange = computed now.",
+                        kv_reused, kv_computed, kv_computed == 1 ? " was" : "s were");
+  }
   if (s.stale) {
     same_line_if_fits(ImGui::CalcTextSize("  updating...").x);
     ImGui::TextColored(kPendingColour, "  updating...");
@@ -471,6 +487,14 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::PopID();
     grid_bottom = std::max(grid_bottom, hit.p1.y + (col_axis ? g.col_h : 0.0f));
     s.report.heatmaps.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
+    if (kv_reused + kv_computed > 0 && batch == 0) {  // the K/V cache's rows on the row axis: reused blue, computed orange
+      ImDrawList* dl = ImGui::GetWindowDrawList();
+      const float span = std::max(style.row1 - style.row0, 1e-3f), hgt = hit.p1.y - hit.p0.y;
+      const float x0 = hit.p0.x, x1 = hit.p0.x + std::max(3.0f, fh * 0.25f);
+      auto row_y = [&](int t) { return std::clamp(hit.p0.y + (t - style.row0) / span * hgt, hit.p0.y, hit.p1.y); };
+      dl->AddRectFilled(ImVec2(x0, row_y(0)), ImVec2(x1, row_y(kv_reused)), ImGui::GetColorU32(kAccentColour));
+      dl->AddRectFilled(ImVec2(x0, row_y(kv_reused)), ImVec2(x1, row_y(len)), IM_COL32(255, 150, 40, 255));
+    }
     report_widget(s, ("map " + std::to_string(layer) + "." + std::to_string(h)).c_str(), hit.p0, hit.p1);
     if (!cfg.pitfalls.head_averaged && s.ablated.count(HeadId{layer, h})) mark_head_off(hit.p0, hit.p1), s.report.heads_off++;
     if (hit.hovered) {

@@ -103,6 +103,10 @@ void draw_passport(AppState& s, bool full) {
     s.report.passport_note = s.last_change;
   }
   text_disabled_wrapped_at_commas(s.result->fwd->source);
+  // The K/V cache an incremental forward keeps: per token, for the context, and what K/V
+  // sharing saves (core/inspect/passport.h).
+  text_disabled_wrapped_at_commas(p.kv_cache_line);
+  s.report.passport_kv = p.kv_cache_line;
 
   // On a short screen (a projector at 1024x768 with large text) the parameter counts join
   // the table as its last section, so the steps get the height instead of a few rows.

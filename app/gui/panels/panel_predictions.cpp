@@ -71,6 +71,14 @@ void draw_predictions(AppState& s) {
   ImGui::TextUnformatted("Next token");
   same_line_if_fits(ImGui::CalcTextSize(where).x);
   text_disabled_wrapped(where);
+  // Generate: the most likely next token after the last sentence, appended to the text; the
+  // K/V cache keeps every row before it, so the heads panel shows one row computed.
+  if (ImGui::Button("Generate")) s.generate_tokens += 1;
+  report_widget(s, "Generate");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Append the model's most likely next token (greedy) to the end of the text, one per press.\n"
+                      "The K/V cache keeps the K and V of every token before it: watch one new row appear in each map.");
+  s.report.buttons.push_back("Generate");
   const bool known = pos + 1 < len;  // the text's own next token, when there is one
   const int actual = known ? f.batch.sentences[b].tokens[pos + 1].id : -1;
   // The bar leaves room for the percentage and the widest token on its line.

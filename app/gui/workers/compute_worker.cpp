@@ -234,8 +234,12 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     // the refusal comes at once, and no partial result stands in for it.
     const int64_t all_maps_bytes = int64_t(4) * r.cfg.num_layers * data->batch.B() * weight_heads(mha_options(r.cfg)) *
                                    data->batch.T * data->batch.T;
+    // A request that shares a prefix with the model's last one computes only its new rows
+    // (kv_cache.h): no need to show a layer first.
+    KvCache* kv = model ? &kv_cache_for(model) : nullptr;
+    const bool incremental = kv && kv_reusable_rows(*kv, *model, r.cfg, data->batch, fo) > 0;
     if (job && visible + 1 < r.cfg.num_layers && (flops > kStagedFlops || first_layers) && all_maps_bytes <= kMaxAttentionBytes &&
-        !r.value_weighted) {
+        !r.value_weighted && !incremental) {
       auto first = std::make_shared<ForwardData>(*data);
       const ModelWeights& w1 = model ? *model : *first_layers;
       first->weights = model ? model : first_layers;
@@ -272,6 +276,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
       data->weights = model;
     }
     const ModelWeights& mw = *model;
+    fo.kv_cache = &kv_cache_for(model);
     Result<ForwardOutput> out = forward(mw, r.cfg, data->batch, fo);
     if (!out) return out.error();
     data->out = std::move(out).value();
@@ -298,6 +303,17 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     }
   }
   return fwd;
+}
+
+KvCache& ComputeWorker::kv_cache_for(const std::shared_ptr<const ModelWeights>& w) {
+  auto it = std::find_if(kv_caches_.begin(), kv_caches_.end(), [&](const auto& e) { return e.first == w; });
+  if (it == kv_caches_.end()) {
+    kv_caches_.emplace_front(w, std::make_shared<KvCache>());
+    if (kv_caches_.size() > kKvCacheModels) kv_caches_.pop_back();
+  } else {
+    kv_caches_.splice(kv_caches_.begin(), kv_caches_, it);
+  }
+  return *kv_caches_.front().second;
 }
 
 std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const ComputeRequest& r, uint64_t seq) {

@@ -23,6 +23,7 @@
 
 #include "app/gui/requests.h"
 #include "app/gui/workers/worker_thread.h"
+#include "core/model/kv_cache.h"
 
 namespace headmap {
 
@@ -39,6 +40,8 @@ inline constexpr double kStagedFlops = 3e8;
 // Random weights not drawn yet: when the layers after the visible one need at least this
 // many normals (about 3 ms), the layers up to the visible one are drawn and shown first.
 inline constexpr double kDrawFirstNormals = 1e6;
+// K/V caches kept (kv_cache.h), one per model, the most recently used first.
+inline constexpr size_t kKvCacheModels = 2;
 // Maps longer than this get max-pooled levels down to this side (a thumbnail's pixels).
 inline constexpr int kMapLevelsMinSide = 16;
 
@@ -102,6 +105,10 @@ class ComputeWorker {
   ModelWeights random_weights_from_cache(int d_model, int num_layers, uint64_t seed) const;
   std::vector<std::pair<WeightsKey, std::shared_ptr<const ModelWeights>>> weights_cache_;
   std::vector<std::pair<InductionKey, std::vector<float>>> induction_cache_;
+  // The incremental forward's caches: the last request of each model (the model kept alive
+  // with it, so its address names it).
+  std::list<std::pair<std::shared_ptr<const ModelWeights>, std::shared_ptr<KvCache>>> kv_caches_;
+  KvCache& kv_cache_for(const std::shared_ptr<const ModelWeights>& w);
 
   WorkerThread<Job> thread_;  // last: joined before the caches above go away
 };

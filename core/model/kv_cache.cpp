@@ -1,0 +1,98 @@
+// kv_cache.cpp: which requests the incremental forward serves, and what its cache weighs.
+// The forward itself (the rows [P, T) of every layer) is in model.cpp, the attention rows in
+// attention.cpp (mha_forward_rows).
+//
+// T = tokens, D = d_model, Hw = weight heads, KV = K/V heads, d_head = head_dim, L = layers, V = vocab
+#include "core/model/kv_cache.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/memory_budget.h"
+#include "core/model/attention.h"
+#include "core/model/model.h"
+
+namespace headmap {
+
+uint64_t KvCache::bytes() const {
+  uint64_t b = 0;
+  for (const MatR& m : kv) b += static_cast<uint64_t>(m.size()) * 4;
+  for (const MatR& m : attn_in) b += static_cast<uint64_t>(m.size()) * 4;
+  for (const MatR& m : attn_out) b += static_cast<uint64_t>(m.size()) * 4;
+  b += static_cast<uint64_t>(attention.size()) * 4 + static_cast<uint64_t>(out.size()) * 4 + static_cast<uint64_t>(logits.size()) * 4;
+  b += static_cast<uint64_t>(nll.size()) * 8;
+  return b;
+}
+
+void KvCache::clear() {
+  weights = nullptr;
+  weights_stamp = 0;
+  tokens.clear();
+  kv.clear();
+  attention.clear();
+  attn_in.clear();
+  attn_out.clear();
+  out.resize(0, 0);
+  logits.resize(0, 0);
+  nll.clear();
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
+static uint64_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+uint64_t weights_stamp(const ModelWeights& w) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = mix(h, static_cast<uint64_t>(w.d_model));
+  h = mix(h, static_cast<uint64_t>(w.num_layers()));
+  h = mix(h, static_cast<uint64_t>(w.vocab_size()));
+  h = mix(h, w.source.seed);
+  for (const LayerWeights& lw : w.layers) {
+    if (lw.w_q.size() > 0) h = mix(mix(h, bits(lw.w_q.data()[0])), bits(lw.w_q.data()[lw.w_q.size() - 1]));
+    if (lw.ln1_g.size() > 0) h = mix(h, bits(lw.ln1_g(0)));
+  }
+  if (w.tok_emb.size() > 0) h = mix(mix(h, bits(w.tok_emb.data()[0])), bits(w.tok_emb.data()[w.tok_emb.size() - 1]));
+  return h;
+}
+
+bool kv_cacheable(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt) {
+  Pitfalls others = cfg.pitfalls;
+  others.no_w_o = false;  // the weights' own (a model trained without W_O), and row by row
+  return batch.B() == 1 && batch.T > 0 && cfg.causal && !others.any() && !opt.ablate && !opt.hook && !opt.trace &&
+         cfg.num_layers <= w.num_layers();
+}
+
+static bool same_token(const Token& a, const Token& b) { return a.id == b.id && a.text == b.text; }
+
+int kv_reusable_rows(const KvCache& c, const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt) {
+  if (!kv_cacheable(w, cfg, batch, opt) || c.weights != &w || c.tokens.empty()) return 0;
+  if (!(c.cfg == cfg) || c.want_logits != opt.want_logits || c.skip_final_mlp != opt.skip_final_mlp ||
+      c.keep_layer_io != opt.keep_layer_io || c.weights_stamp != weights_stamp(w))
+    return 0;
+  const std::vector<Token>& now = batch.sentences[0].tokens;
+  const int n = std::min({c.T(), static_cast<int>(now.size()) - 1});
+  int p = 0;
+  while (p < n && same_token(c.tokens[static_cast<size_t>(p)], now[static_cast<size_t>(p)])) ++p;
+  return p;
+}
+
+uint64_t kv_bytes_per_token(const ModelConfig& cfg) {
+  return uint64_t(2) * static_cast<uint64_t>(cfg.num_layers) * static_cast<uint64_t>(cfg.kv_heads()) *
+         static_cast<uint64_t>(cfg.d_head()) * 4;
+}
+
+uint64_t kv_cache_bytes(const ModelWeights& w, const ModelConfig& cfg, int T, const ForwardOptions& opt) {
+  const uint64_t t = static_cast<uint64_t>(std::max(T, 0)), L = static_cast<uint64_t>(cfg.num_layers), D = static_cast<uint64_t>(cfg.d_model);
+  const uint64_t Hw = static_cast<uint64_t>(weight_heads(mha_options(cfg)));
+  uint64_t b = kv_bytes_per_token(cfg) * t;                       // K and V
+  b = mul_sat(mul_sat(L * Hw, mul_sat(t, t)), 4) + b;              // the maps
+  if (opt.keep_layer_io) b += mul_sat(2 * L * D * 4, t);          // attn_in, attn_out
+  b += D * 4 * t;                                                 // out
+  if (opt.want_logits && w.trained()) b += mul_sat(static_cast<uint64_t>(w.vocab_size()) * 4 + 8, t);  // logits, nll
+  return b;
+}
+
+}  // namespace headmap

@@ -1,0 +1,78 @@
+// kv_cache.h: the incremental forward's memory. A causal model's row t depends only on
+// tokens 0..t, so when a new request shares its first P tokens with the last one (typing at
+// the end, deleting the last characters, a BPE merge that rewrites the last token or two),
+// forward() computes only rows [P, T): each layer's new queries attend over the kept K and V
+// (post q/k norm and RoPE, per K/V head), and the rows < P of every map, of the logits, of
+// the layer inputs and outputs are copied from here. The result equals a full recompute
+// (tests/test_kv_cache.cpp holds it to 1e-6 over random edit sequences on two families; bit
+// for bit while a head's (T, T, d_head) products stay on gemm()'s small kernel, below
+// kSmallGemmMacs; above it the full forward's Eigen GEMM rounds its rows otherwise: 4.7e-6 on
+// the maps of the Llama-3.2-1B shape at T = 129, headmap-bench-incremental).
+//
+// One cache holds the last request of one model and config; the caller keeps one per model
+// (the app's compute worker). Anything else (another model or config, a pitfall other than
+// the weights' own no-W_O, an ablation, the hook, a step-through, causal off, several
+// sentences) runs the full forward and leaves the cache as it was. Its bytes count against
+// the memory budget (core/memory_budget.h): a cache that would not fit is dropped, and the
+// forward runs in full.
+//
+// B = 1, T = tokens, D = d_model, H = heads, Hw = weight heads, KV = K/V heads,
+// d_head = head_dim, L = layers, V = vocab
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/config.h"
+#include "core/model/weights.h"
+#include "core/text/tokenizer.h"
+
+namespace headmap {
+
+struct Batch;
+struct ForwardOptions;
+
+struct KvCache {
+  // The request these rows belong to.
+  const ModelWeights* weights = nullptr;
+  uint64_t weights_stamp = 0;  // weights_stamp(): the same address holding other weights is not a hit
+  ModelConfig cfg;
+  bool want_logits = false, skip_final_mlp = false, keep_layer_io = false;
+  std::vector<Token> tokens;       // (T) the rows' tokens (id and text: random init has no ids)
+  std::vector<MatR> kv;            // L x (T, 2·KV·d_head) = [K | V], post q/k norm and RoPE, unscaled
+  std::vector<float> attention;    // (L, 1, Hw, T, T) the maps
+  std::vector<MatR> attn_in, attn_out;  // L x (T, D), with keep_layer_io
+  MatR out;                        // (T, D) the residual stream after the last layer
+  MatR logits;                     // (T, V), with want_logits on a trained model
+  std::vector<double> nll;         // (T - 1) each row's next-token cross-entropy, summed in order for the loss
+
+  // What the last forward through this cache did: rows copied from it and rows computed.
+  // A forward that could not use it leaves them as they were.
+  int reused = 0, computed = 0;
+  std::string note;  // why the last cacheable request was not kept (the memory budget), else empty
+
+  int T() const { return static_cast<int>(tokens.size()); }
+  uint64_t bytes() const;  // what the cache holds now
+  void clear();            // forgets the rows (the counters stay)
+};
+
+// A cheap fingerprint of weights (shapes and a few numbers), so that other weights at the
+// address of freed ones are not taken for them.
+uint64_t weights_stamp(const ModelWeights& w);
+
+// Can forward() serve this request through a K/V cache at all (B = 1, causal, no pitfall
+// but the weights' no-W_O, no ablation, hook or step-through)?
+bool kv_cacheable(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt);
+
+// The rows of `batch` that `cache` can give (0: none, a full forward), at most T - 1 (the
+// last row is always computed). 0 when the request is not cacheable or is another request's.
+int kv_reusable_rows(const KvCache& cache, const ModelWeights& w, const ModelConfig& cfg, const Batch& batch,
+                     const ForwardOptions& opt);
+
+// The bytes a cache of T rows takes for this model, config and options (for check_memory).
+uint64_t kv_cache_bytes(const ModelWeights& w, const ModelConfig& cfg, int T, const ForwardOptions& opt);
+
+// K/V cache bytes per token: 2 (K and V) x L x KV x d_head x 4 (float32). The passport's line.
+uint64_t kv_bytes_per_token(const ModelConfig& cfg);
+
+}  // namespace headmap

@@ -1,0 +1,123 @@
+// bench_incremental.cpp: the incremental forward (core/model/kv_cache.h) against the full
+// one. Opens a model directory (load_hf_model: any family) or the shipped default, and times,
+// with the app's options (every map, each layer's input and output, logits on a trained
+// model):
+//   full_ms    the median full forward at PREFIX + 1 tokens;
+//   append_ms  the median incremental forward of one token appended after PREFIX (the
+//              PREFIX rows are in the cache, put there untimed before each run);
+//   max_abs_diff  the largest difference between the two over every map (weights in [0, 1]);
+//   logits_max_rel_diff  over the logits, relative to the largest logit's magnitude.
+// Prints one JSON line.
+//
+//   headmap-bench-incremental DIR|default PREFIX [seconds=3]
+//
+// B = 1, T = PREFIX + 1 tokens, D = d_model, H = heads, L = layers, V = vocab
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/io/checkpoint.h"
+#include "core/io/hf_model.h"
+#include "core/math/rng.h"
+#include "core/model/kv_cache.h"
+#include "core/model/model.h"
+
+using namespace headmap;
+
+namespace {
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Batch batch_of(const std::vector<int>& ids) {  // one sentence of these vocabulary ids
+  Batch b;
+  b.tokenizer = TokenizerKind::Bpe;
+  TokenizedText tt;
+  for (int id : ids) tt.tokens.push_back(Token{"", id, false});
+  tt.total_tokens = static_cast<int>(ids.size());
+  b.sentences.push_back(std::move(tt));
+  b.lengths.push_back(static_cast<int>(ids.size()));
+  b.source_line.push_back(0);
+  b.T = static_cast<int>(ids.size());
+  return b;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+[[noreturn]] void fail(const std::string& m) {
+  std::fprintf(stderr, "headmap-bench-incremental: %s\n", m.c_str());
+  std::exit(1);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: headmap-bench-incremental DIR|default PREFIX [seconds=3]\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const int prefix = std::atoi(argv[2]);
+  const double budget_ms = (argc > 3 ? std::atof(argv[3]) : 3.0) * 1e3;
+  if (prefix < 1) fail("PREFIX must be at least 1.");
+  Result<ModelWeights> w = dir == "default" ? load_checkpoint(std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors")
+                                            : load_hf_model(dir);
+  if (!w) fail(w.error().message);
+  if (!w->trained()) fail("the model has no vocabulary to draw token ids from.");
+  ModelConfig base;
+  base.tokenizer = TokenizerKind::Bpe;
+  base.context = kMaxContext;
+  const ModelConfig cfg = config_for_weights(*w, base);
+  if (prefix + 1 > cfg.context) fail("PREFIX + 1 = " + std::to_string(prefix + 1) + " is longer than the model's context of " + std::to_string(cfg.context) + ".");
+
+  std::vector<int> ids;
+  Rng r(2026);
+  for (int t = 0; t <= prefix; ++t) ids.push_back(r.below(w->vocab_size()));
+  const Batch whole = batch_of(ids);
+  const Batch head = batch_of(std::vector<int>(ids.begin(), ids.end() - 1));
+
+  ForwardOptions fo;  // as the app's compute worker asks
+  fo.keep_layer_io = true;
+  fo.want_logits = true;
+  fo.skip_final_mlp = true;
+
+  std::vector<double> full_t, append_t;
+  Result<ForwardOutput> full = forward(*w, cfg, whole, fo);  // warm-up, and the reference
+  if (!full) fail(full.error().message);
+  KvCache cache;
+  ForwardOptions inc = fo;
+  inc.kv_cache = &cache;
+  double max_diff = 0, logits_diff = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (ms_since(start) < budget_ms || full_t.size() < 5) {
+    auto t0 = std::chrono::steady_clock::now();
+    Result<ForwardOutput> f = forward(*w, cfg, whole, fo);
+    full_t.push_back(ms_since(t0));
+    if (!f) fail(f.error().message);
+
+    if (Result<ForwardOutput> p = forward(*w, cfg, head, inc); !p || cache.T() != prefix) fail("the prefix did not fill the cache.");
+    t0 = std::chrono::steady_clock::now();
+    Result<ForwardOutput> a = forward(*w, cfg, whole, inc);
+    append_t.push_back(ms_since(t0));
+    if (!a) fail(a.error().message);
+    if (a->kv_reused != prefix || a->kv_computed != 1) fail("the appended token did not reuse the prefix.");
+    for (size_t i = 0; i < a->attention.size(); ++i)
+      max_diff = std::max(max_diff, static_cast<double>(std::abs(a->attention[i] - full->attention[i])));
+    if (a->logits.size() == full->logits.size() && a->logits.size() > 0)
+      logits_diff = std::max(logits_diff, static_cast<double>((a->logits - full->logits).cwiseAbs().maxCoeff()) /
+                                              std::max(1.0, static_cast<double>(full->logits.cwiseAbs().maxCoeff())));
+  }
+  std::printf("{\"prefix\":%d,\"full_ms\":%.3f,\"append_ms\":%.3f,\"max_abs_diff\":%.3g,\"logits_max_rel_diff\":%.3g,"
+              "\"full_min_ms\":%.3f,\"append_min_ms\":%.3f,\"runs\":%zu,\"layers\":%d,\"heads\":%d,"
+              "\"kv_heads\":%d,\"d_model\":%d,\"vocab\":%d,\"kv_cache_bytes\":%llu}\n",
+              prefix, median(full_t), median(append_t), max_diff, logits_diff, *std::min_element(full_t.begin(), full_t.end()),
+              *std::min_element(append_t.begin(), append_t.end()), full_t.size(), cfg.num_layers, cfg.num_heads, cfg.kv_heads(),
+              cfg.d_model, w->vocab_size(), static_cast<unsigned long long>(cache.bytes()));
+  return 0;
+}

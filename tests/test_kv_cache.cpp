@@ -1,0 +1,310 @@
+// The incremental forward (core/model/kv_cache.h) against a full recompute: random edit
+// sequences (append, delete, replace the last tokens, replace in the middle) on two
+// families, the shipped GPT-2-style model and a tiny Llama-style model (RMSNorm, RoPE,
+// GQA 4 query heads on 2 K/V heads, SiLU-gated MLP, untied logits), every map, the layer
+// inputs and outputs, the logits and the loss to 1e-6; which rows were reused; the requests
+// that must recompute in full; and the memory budget.
+//
+// B = 1, T = tokens, D = d_model, H = heads, KV = K/V heads, dh = d_head, F = MLP width, V = vocab
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "core/inspect/passport.h"
+#include "core/io/checkpoint.h"
+#include "core/math/rng.h"
+#include "core/model/kv_cache.h"
+#include "core/model/model.h"
+
+using namespace headmap;
+
+namespace {
+
+const std::string kDefault = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
+
+MatR normals(uint64_t key, int rows, int cols, float s) {
+  MatR m(rows, cols);
+  fill_normals(key, m.data(), m.size(), s);
+  return m;
+}
+
+// A trained-kind Llama-style model in memory: D = 32, H = 4 on KV = 2, dh = 8, F = 48, L = 2, V = 50.
+ModelWeights tiny_llama() {
+  const int D = 32, H = 4, KV = 2, dh = 8, F = 48, L = 2, V = 50;
+  ModelWeights w;
+  w.d_model = D;
+  w.arch.family = "llama";
+  w.arch.name = "Llama";
+  w.arch.norm = NormKind::RMSNorm;
+  w.arch.norm_eps = 1e-6f;
+  w.arch.positions = PositionKind::Rotary;
+  w.arch.rope_theta = 500.0f;
+  w.arch.num_heads = H;
+  w.arch.num_kv_heads = KV;
+  w.arch.head_dim = dh;
+  w.arch.attn_bias = false;
+  w.arch.out_bias = false;
+  w.arch.mlp = MlpKind::SiluGated;
+  w.arch.mlp_width = F;
+  w.arch.mlp_bias = false;
+  w.arch.tied = false;
+  w.ln_eps = 1e-6f;
+  for (int l = 0; l < L; ++l) {
+    const uint64_t k = 500 + 100 * static_cast<uint64_t>(l);
+    LayerWeights lw;
+    lw.ln1_g = RowVec::Ones(D) + normals(k + 1, 1, D, 0.1f);
+    lw.ln1_b = RowVec::Zero(D);
+    lw.ln2_g = RowVec::Ones(D);
+    lw.ln2_b = RowVec::Zero(D);
+    lw.w_q = normals(k + 2, D, H * dh, 0.4f);
+    lw.w_k = normals(k + 3, D, KV * dh, 0.4f);
+    lw.w_v = normals(k + 4, D, KV * dh, 0.3f);
+    lw.w_o = PackedMatrix(normals(k + 5, H * dh, D, 0.2f));
+    lw.b_q = RowVec::Zero(H * dh);
+    lw.b_k = RowVec::Zero(KV * dh);
+    lw.b_v = RowVec::Zero(KV * dh);
+    lw.b_o = RowVec::Zero(D);
+    lw.w_fc = PackedMatrix(normals(k + 10, D, F, 0.2f));
+    lw.w_gate = PackedMatrix(normals(k + 11, D, F, 0.2f));
+    lw.w_proj = PackedMatrix(normals(k + 12, F, D, 0.1f));
+    lw.b_fc = RowVec::Zero(F);
+    lw.b_proj = RowVec::Zero(D);
+    lw.fuse();
+    w.layers.push_back(std::move(lw));
+  }
+  w.tok_emb = normals(90, V, D, 0.5f);
+  w.lm_head = normals(91, V, D, 0.5f);
+  w.lnf_g = RowVec::Ones(D);
+  w.lnf_b = RowVec::Zero(D);
+  w.context = 128;
+  w.source.kind = WeightsSource::Kind::Pretrained;
+  return w;
+}
+
+// One sentence of these vocabulary ids.
+Batch batch_of(const std::vector<int>& ids) {
+  Batch b;
+  TokenizedText tt;
+  for (int id : ids) tt.tokens.push_back(Token{"t" + std::to_string(id), id});
+  tt.total_tokens = static_cast<int>(ids.size());
+  b.lengths.push_back(static_cast<int>(ids.size()));
+  b.source_line.push_back(0);
+  b.T = static_cast<int>(ids.size());
+  b.sentences.push_back(std::move(tt));
+  b.tokenizer = TokenizerKind::Bpe;
+  return b;
+}
+
+// The largest difference relative to the largest magnitude (at least 1): float32 carries
+// about 7 digits, and the residual stream and the logits reach tens, where a GEMM that
+// sums in another order over fewer rows differs in the last bits.
+double max_diff(const MatR& a, const MatR& b) {
+  EXPECT_EQ(a.rows(), b.rows());
+  EXPECT_EQ(a.cols(), b.cols());
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return 1e9;
+  if (a.size() == 0) return 0.0;
+  return static_cast<double>((a - b).cwiseAbs().maxCoeff()) / std::max(1.0, static_cast<double>(b.cwiseAbs().maxCoeff()));
+}
+
+// Every output the app reads, the incremental forward against the full one: the maps (in
+// [0, 1]) and the loss to 1e-6, the tensors to 1e-6 of their largest magnitude.
+void expect_same(const ForwardOutput& inc, const ForwardOutput& full, const std::string& what) {
+  ASSERT_EQ(inc.attention.size(), full.attention.size()) << what;
+  double maps = 0;
+  for (size_t i = 0; i < full.attention.size(); ++i) maps = std::max(maps, static_cast<double>(std::abs(inc.attention[i] - full.attention[i])));
+  EXPECT_LE(maps, 1e-6) << what << ": maps";
+  ASSERT_EQ(inc.attn_in.size(), full.attn_in.size()) << what;
+  for (size_t l = 0; l < full.attn_in.size(); ++l) {
+    EXPECT_LE(max_diff(inc.attn_in[l], full.attn_in[l]), 1e-6) << what << ": attn_in " << l;
+    EXPECT_LE(max_diff(inc.attn_out[l], full.attn_out[l]), 1e-6) << what << ": attn_out " << l;
+  }
+  EXPECT_LE(max_diff(inc.out, full.out), 1e-6) << what << ": out";
+  EXPECT_LE(max_diff(inc.logits, full.logits), 1e-6) << what << ": logits";
+  EXPECT_NEAR(inc.loss, full.loss, 1e-6) << what << ": loss";
+  EXPECT_EQ(inc.loss_tokens, full.loss_tokens) << what;
+  EXPECT_EQ(inc.no_key_rows, full.no_key_rows) << what;
+}
+
+int common_prefix(const std::vector<int>& a, const std::vector<int>& b) {
+  size_t p = 0;
+  while (p < a.size() && p < b.size() && a[p] == b[p]) ++p;
+  return static_cast<int>(p);
+}
+
+// Random edits on ids; each request through the cache and in full.
+// start: the first text's tokens (long ones cross the attention's 64-token fill rule).
+void random_edits(const ModelWeights& w, const ModelConfig& cfg, uint64_t seed, int steps, int start) {
+  Rng rng(seed);
+  const int V = w.vocab_size(), Tmax = std::min(cfg.context, start + 30);
+  auto id = [&] { return static_cast<int>(rng.next() % static_cast<uint64_t>(V)); };
+  std::vector<int> ids, prev;
+  for (int i = 0; i < start; ++i) ids.push_back(id());
+  KvCache cache;
+  int reused_total = 0;
+  for (int step = 0; step < steps; ++step) {
+    ForwardOptions opt;
+    opt.keep_layer_io = true;
+    opt.want_logits = true;
+    opt.skip_final_mlp = true;
+    ForwardOptions inc_opt = opt;
+    inc_opt.kv_cache = &cache;
+    const Batch batch = batch_of(ids);
+    Result<ForwardOutput> inc = forward(w, cfg, batch, inc_opt);
+    Result<ForwardOutput> full = forward(w, cfg, batch, opt);
+    ASSERT_TRUE(inc && full);
+    const std::string what = "step " + std::to_string(step) + " T=" + std::to_string(ids.size());
+    expect_same(*inc, *full, what);
+    const int want = step == 0 ? 0 : std::min(common_prefix(prev, ids), static_cast<int>(ids.size()) - 1);
+    EXPECT_EQ(inc->kv_reused, want) << what;
+    EXPECT_EQ(inc->kv_reused + inc->kv_computed, static_cast<int>(ids.size())) << what;
+    EXPECT_EQ(full->kv_reused + full->kv_computed, 0) << what;
+    EXPECT_EQ(cache.T(), static_cast<int>(ids.size()));
+    reused_total += inc->kv_reused;
+    prev = ids;
+    // The next edit.
+    const int T = static_cast<int>(ids.size()), k = 1 + static_cast<int>(rng.next() % 3);
+    switch (rng.next() % 4) {
+      case 0: for (int i = 0; i < k && static_cast<int>(ids.size()) < Tmax; ++i) ids.push_back(id()); break;  // typing at the end
+      case 1: ids.resize(static_cast<size_t>(std::max(2, T - k))); break;                                  // deleting the last ones
+      case 2: for (int i = std::max(0, T - k); i < T; ++i) ids[static_cast<size_t>(i)] = id(); break;      // a BPE merge rewrites the last
+      default: ids[static_cast<size_t>(rng.next() % static_cast<uint64_t>(T))] = id(); break;          // an edit in the middle
+    }
+  }
+  EXPECT_GT(reused_total, steps) << "the edits should mostly reuse rows";
+}
+
+ModelConfig shipped_config(const ModelWeights& w) {
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  return config_for_weights(w, c);
+}
+
+}  // namespace
+
+TEST(KvCache, RandomEditsMatchAFullRecomputeOnTheShippedModel) {
+  Result<ModelWeights> w = load_checkpoint(kDefault);
+  ASSERT_TRUE(w) << w.error().message;
+  const ModelConfig cfg = shipped_config(*w);
+  random_edits(*w, cfg, 11, 40, 12);
+  random_edits(*w, cfg, 13, 20, std::min(60, cfg.context - 10));
+  ModelConfig gqa = cfg;  // K/V heads by the config: W_K and W_V narrowed (kv_grouped) on the way
+  gqa.num_kv_heads = 2;
+  random_edits(*w, gqa, 15, 20, 12);
+}
+
+TEST(KvCache, RandomEditsMatchAFullRecomputeOnALlamaWithGqaAndRope) {
+  const ModelWeights w = tiny_llama();
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  const ModelConfig cfg = config_for_weights(w, c);
+  ASSERT_EQ(cfg.kv_heads(), 2);
+  ASSERT_EQ(cfg.num_heads, 4);
+  random_edits(w, cfg, 12, 40, 12);
+  random_edits(w, cfg, 14, 20, 60);
+}
+
+// A pitfall, an ablation, causal off, another config or another model recompute in full and
+// leave the cache as it was; the last cacheable request is still reused afterwards.
+TEST(KvCache, OtherRequestsRecomputeInFullAndKeepTheCache) {
+  const ModelWeights w = tiny_llama();
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  const ModelConfig cfg = config_for_weights(w, c);
+  KvCache cache;
+  ForwardOptions opt;
+  opt.want_logits = true;
+  opt.kv_cache = &cache;
+  std::vector<int> ids = {3, 1, 4, 1, 5, 9, 2, 6};
+  ASSERT_TRUE(forward(w, cfg, batch_of(ids), opt));
+  EXPECT_EQ(cache.computed, 8);
+  ids.push_back(7);
+  const Batch next = batch_of(ids);
+
+  std::vector<uint8_t> ablate(static_cast<size_t>(cfg.num_layers * cfg.num_heads), 0);
+  ablate[1] = 1;
+  ForwardOptions ab = opt;
+  ab.ablate = &ablate;
+  ModelConfig pit = cfg;
+  pit.pitfalls.scale_by_d_model = true;
+  ModelConfig bidir = cfg;
+  bidir.causal = false;
+  ModelConfig shorter = cfg;
+  shorter.context = 32;
+  auto in_full = [&](const char* what, const Result<ForwardOutput>& r) {
+    ASSERT_TRUE(r) << what;
+    EXPECT_EQ(r->kv_reused + r->kv_computed, 0) << what << " must run in full, without the cache";
+    EXPECT_EQ(cache.T(), 8) << what << " must leave the cache as it was";
+  };
+  in_full("ablation", forward(w, cfg, next, ab));
+  in_full("pitfall", forward(w, pit, next, opt));
+  in_full("causal off", forward(w, bidir, next, opt));
+  // Another config of the same model: computed in full, and then it is the cached request.
+  Result<ForwardOutput> other = forward(w, shorter, next, opt);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->kv_reused, 0);
+  EXPECT_EQ(other->kv_computed, 9);
+  Result<ForwardOutput> back = forward(w, cfg, next, opt);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->kv_reused, 0) << "the cache now holds the other config's rows";
+  ids.push_back(8);
+  Result<ForwardOutput> typed = forward(w, cfg, batch_of(ids), opt);
+  ASSERT_TRUE(typed);
+  EXPECT_EQ(typed->kv_reused, 9);
+  EXPECT_EQ(typed->kv_computed, 1);
+  // Another model at another address: in full.
+  const ModelWeights w2 = tiny_llama();
+  Result<ForwardOutput> m2 = forward(w2, cfg, batch_of(ids), opt);
+  ASSERT_TRUE(m2);
+  EXPECT_EQ(m2->kv_reused, 0);
+}
+
+// The cache's bytes count against the memory budget: when they do not fit, the forward runs
+// in full (the same result), keeps nothing and says why.
+TEST(KvCache, ACacheOverTheMemoryBudgetIsNotKept) {
+  const ModelWeights w = tiny_llama();
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  const ModelConfig cfg = config_for_weights(w, c);
+  const Batch batch = batch_of({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  ForwardOptions opt;
+  opt.want_logits = true;
+  opt.keep_layer_io = true;
+  const uint64_t need = kv_cache_bytes(w, cfg, 10, opt);
+  // K, V: 2·L·KV·dh·4 per token; maps L·H·T²·4; layer io 2·L·D·4 per token; out; logits and nll.
+  EXPECT_EQ(need, 10u * (2 * 2 * 2 * 8 * 4) + 2u * 4 * 100 * 4 + 10u * 2 * 2 * 32 * 4 + 10u * 32 * 4 + 10u * (50 * 4 + 8));
+  KvCache cache;
+  opt.kv_cache = &cache;
+  ASSERT_TRUE(forward(w, cfg, batch, opt));
+  EXPECT_LE(cache.bytes(), need);
+  EXPECT_GE(cache.bytes(), need - 100);
+  ::setenv("HEADMAP_MEMORY_BUDGET", std::to_string(need / 2).c_str(), 1);
+  Result<ForwardOutput> small = forward(w, cfg, batch, opt);
+  ::unsetenv("HEADMAP_MEMORY_BUDGET");
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->kv_reused + small->kv_computed, 0);
+  EXPECT_EQ(cache.T(), 0);
+  EXPECT_NE(cache.note.find("memory budget"), std::string::npos) << cache.note;
+}
+
+// The passport's K/V cache line, for every model: bytes per token and for the context, and
+// what grouped-query attention saves.
+TEST(KvCache, PassportShowsTheCacheAndTheGqaSaving) {
+  ModelConfig cfg;
+  cfg.d_model = 256;
+  cfg.num_heads = 32;
+  cfg.num_kv_heads = 8;
+  cfg.num_layers = 2;
+  cfg.context = 128;
+  const Passport gqa = make_passport(cfg, 1, 10);
+  const int64_t per_token = 2 * 2 * 8 * 8 * 4;  // 2·L·KV·d_head·4, d_head = 256/32
+  EXPECT_EQ(gqa.kv_cache_bytes_per_token, per_token);
+  EXPECT_EQ(kv_bytes_per_token(cfg), static_cast<uint64_t>(per_token));
+  EXPECT_NE(gqa.kv_cache_line.find(human_count(per_token) + " bytes per token, " + human_count(per_token * 128) + " for 128 tokens"),
+            std::string::npos) << gqa.kv_cache_line;
+  EXPECT_NE(gqa.kv_cache_line.find("8 K/V heads instead of 32: 4x smaller cache"), std::string::npos) << gqa.kv_cache_line;
+  cfg.num_kv_heads = 0;
+  const Passport mha = make_passport(cfg, 1, 10);
+  EXPECT_EQ(mha.kv_cache_bytes_per_token, 4 * per_token);
+  EXPECT_NE(mha.kv_cache_line.find("own K/V head"), std::string::npos) << mha.kv_cache_line;
+}
