@@ -53,7 +53,8 @@ Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, 
       ++batch.blank_lines;
       continue;
     }
-    const std::string* pair = extras && i < extras->pairs.size() && !blank(extras->pairs[i]) ? &extras->pairs[i] : nullptr;
+    const std::string* pair =
+        extras && w.arch.encoder() && i < extras->pairs.size() && !blank(extras->pairs[i]) ? &extras->pairs[i] : nullptr;
     TokenizedText tt = w.trained() && w.hf_tokenizer ? (pair ? tokenize_pair(lines[i], *pair, cfg.context, *w.hf_tokenizer)
                                                              : tokenize(lines[i], cfg.context, *w.hf_tokenizer))
                                                      : tokenize(lines[i], kind, cfg.context, bpe);
