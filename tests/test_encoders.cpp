@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "core/inspect/metrics.h"
 #include "core/inspect/passport.h"
 #include "core/io/hf_model.h"
 #include "core/math/rng.h"
@@ -140,4 +141,33 @@ TEST(Encoders, PassportShowsTheEncoderSteps) {
   const Passport p = make_passport(cfg, 1, 9, w.vocab_size(), w.context, &w.arch);
   for (const char* part : {"post-norm", "no causal mask", "token type", "LayerNorm of the embeddings", "masked-LM head"})
     EXPECT_NE(p.family.find(part), std::string::npos) << part << " in " << p.family;
+}
+
+// The encoder heads' kinds: a head that reads the next token, and one that rests on [SEP].
+TEST(Encoders, NextTokenAndSepSinkHeadsAreLabelled) {
+  Batch batch;
+  TokenizedText tt;
+  for (int t = 0; t < 5; ++t) {
+    Token tok;
+    tok.text = t == 0 ? "[CLS]" : t == 4 ? "[SEP]" : "w";
+    tok.added = t == 0 || t == 4;
+    tt.tokens.push_back(tok);
+  }
+  batch.sentences.push_back(tt);
+  batch.lengths = {5};
+  batch.T = 5;
+  ForwardOutput out;
+  out.L = out.B = 1, out.H = out.Hw = 2, out.T = 5;
+  out.attention.assign(2 * 25, 0.0f);
+  for (int t = 0; t < 5; ++t) {
+    out.attention[static_cast<size_t>(t) * 5 + std::min(t + 1, 4)] = 1.0f;  // head 0: the next token
+    out.attention[25 + static_cast<size_t>(t) * 5 + 4] = 1.0f;             // head 1: [SEP]
+  }
+  const std::vector<HeadMetrics> m = head_metrics(out, batch);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_FLOAT_EQ(m[0].next_token, 1.0f);
+  EXPECT_EQ(head_label(m[0], 0.0f), HeadLabel::NextToken);
+  EXPECT_FLOAT_EQ(m[1].sep_sink, 1.0f);
+  EXPECT_EQ(head_label(m[1], 0.0f), HeadLabel::SepSink);
+  EXPECT_STREQ(head_label_name(HeadLabel::SepSink), "[SEP] sink");
 }

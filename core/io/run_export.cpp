@@ -155,7 +155,8 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
         if (i >= run.metrics.size()) break;
         const HeadMetrics& m = run.metrics[i];
         json e = {{"layer", l}, {"batch", b}, {"head", h}, {"entropy", m.entropy}, {"entropy_norm", m.entropy_norm},
-                  {"prev_token", m.prev_token}, {"first_token", m.first_token}, {"self", m.self}, {"max_weight", m.max_weight}};
+                  {"prev_token", m.prev_token}, {"first_token", m.first_token}, {"self", m.self}, {"max_weight", m.max_weight},
+                  {"next_token", m.next_token}, {"sep_sink", m.sep_sink}};
         const size_t ih = static_cast<size_t>(l) * out.H + h;
         const float ind = (!run.cfg.pitfalls.head_averaged && ih < run.induction.size()) ? run.induction[ih] : 0.0f;
         if (!run.induction.empty() && !run.cfg.pitfalls.head_averaged) e["induction"] = ind;
