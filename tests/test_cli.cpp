@@ -195,16 +195,16 @@ TEST(Cli, OddTextIsHandled) {
   EXPECT_NE(trunc.err.find("truncated to the context of 100 tokens (the text has 500)"), std::string::npos) << trunc.err;
 }
 
-// --model: a directory that is not a GPT-2 model exits 1 with a message and writes nothing;
-// --model and --checkpoint together are refused as arguments.
+// --model: a directory of a family headmap does not open exits 1 with a message and writes
+// nothing; --model and --checkpoint together are refused as arguments.
 TEST(Cli, ModelDirectoriesThatAreNotGpt2ExitOne) {
-  const fs::path dir = tmp() / "bert";
+  const fs::path dir = tmp() / "t5";
   fs::create_directories(dir);
-  std::ofstream(dir / "config.json") << R"({"model_type": "bert", "architectures": ["BertForMaskedLM"]})";
-  const fs::path j = tmp() / "bert.json";
+  std::ofstream(dir / "config.json") << R"({"model_type": "t5", "architectures": ["T5ForConditionalGeneration"]})";
+  const fs::path j = tmp() / "t5.json";
   CliRun r = cli({"--model", dir.string(), "--json", j.string()});
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("bert model (BertForMaskedLM)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("t5 model (T5ForConditionalGeneration)"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(j));
   r = cli({"--model", (tmp() / "nowhere").string()});
   EXPECT_EQ(r.status, 1);

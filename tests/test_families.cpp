@@ -318,7 +318,10 @@ TEST(Families, UnsupportedSettingsAreRefusedByName) {
     Result<HfModelConfig> c = parse_hf_config(json, "config.json");
     return c.ok() ? std::string("(accepted)") : c.error().message;
   };
-  EXPECT_NE(message(R"({"model_type": "bert", "hidden_size": 8})").find("llama, mistral, qwen2, qwen3"), std::string::npos);
+  EXPECT_NE(message(R"({"model_type": "t5", "hidden_size": 8})").find("llama, mistral, qwen2, qwen3"), std::string::npos);
+  EXPECT_NE(message(R"({"model_type": "bert", "hidden_size": 8})").find("BERT: \"num_attention_heads\" is missing"), std::string::npos);
+  EXPECT_NE(message(R"({"model_type": "bert", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1, "vocab_size": 10,
+    "max_position_embeddings": 8, "intermediate_size": 16, "position_embedding_type": "relative_key"})").find("relative_key"), std::string::npos);
   EXPECT_NE(message(R"({"model_type": "gemma3", "text_config": {}, "vision_config": {}})").find("multimodal"), std::string::npos);
   const std::string yarn = message(R"({"model_type": "llama", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1,
     "vocab_size": 10, "intermediate_size": 16, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}})");

@@ -40,6 +40,8 @@ struct Outputs {
   std::string colormap = "viridis";
   int threads = 0;
   int top_k = 0;
+  std::vector<std::string> pairs;  // encoders: sentence B of the i-th sentence
+  std::vector<std::string> masks;  // encoders: "S:T", token T of sentence S replaced by [MASK]
 };
 
 int fail(const Error& e, int code) {
@@ -49,15 +51,20 @@ int fail(const Error& e, int code) {
 
 void print_summary(const Batch& batch, const ForwardOutput& out, const std::vector<HeadMetrics>& m,
                    const std::vector<float>& induction, const std::vector<float>& text_induction, const std::string& source,
-                   bool causal) {
+                   bool causal, bool encoder, bool mlm_head) {
   std::printf("weights: %s\n", source.c_str());
   for (int b = 0; b < batch.B(); ++b) {
     std::printf("sentence %d (%d tokens):", b, batch.lengths[b]);
-    for (const Token& t : batch.sentences[b].tokens) std::printf(" [%s]", token_display(t).c_str());
+    for (const Token& t : batch.sentences[b].tokens) std::printf(encoder && t.segment > 0 ? " [%s]B" : " [%s]", token_display(t).c_str());
     std::printf("\n");
   }
-  if (out.loss_tokens > 0) std::printf("loss on the text: %.3f nats/token (next-token cross-entropy over %d tokens)\n", out.loss, out.loss_tokens);
-  if (out.loss_tokens > 0 && !causal) std::printf("  note: %s\n", kCausalOffLossNote);
+  if (encoder)
+    std::printf("encoder: no causal mask (every token sees every real token; padding keys hidden)%s\n",
+                mlm_head ? "" : "; no masked-LM head, so no [MASK] predictions or loss");
+  if (out.loss_tokens > 0 && encoder)
+    std::printf("masked-token loss: %.3f nats/token (cross-entropy of the %d masked tokens' own ids)\n", out.loss, out.loss_tokens);
+  else if (out.loss_tokens > 0) std::printf("loss on the text: %.3f nats/token (next-token cross-entropy over %d tokens)\n", out.loss, out.loss_tokens);
+  if (out.loss_tokens > 0 && !causal && !encoder) std::printf("  note: %s\n", kCausalOffLossNote);
   std::printf("\nlayers, sentences and heads are numbered from 0 (layer 0 of %d is the first):\n", out.L);
   std::printf("%-5s %-5s %-4s %8s %8s %8s %8s %8s %8s %9s  %s\n", "layer", "sent", "head", "entropy", "ent/max", "prev",
               "first", "self", "max_w", "induction", "label");
@@ -97,8 +104,11 @@ static int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"viridis", "magma", "cividis", "grey", "gray"}))
       ->capture_default_str();
   app.add_option("--threads", o.threads, "compute threads (default: all cores)");
-  app.add_option("--top-k", o.top_k, "trained models: the K most likely next tokens after each sentence's last token (and, in --json, after every token)")
+  app.add_option("--top-k", o.top_k, "trained models: the K most likely next tokens after each sentence's last token (and, in --json, after every token); "
+                                     "encoders (BERT, RoBERTa, DistilBERT): the K most likely fillers of each [MASK]")
       ->check(CLI::Range(1, 100));
+  app.add_option("--pair", o.pairs, "encoders: sentence B, with token type 1 (repeat: the i-th --pair goes with the i-th sentence)");
+  app.add_option("--mask", o.masks, "encoders: S:T masks token T of sentence S (from 0), keeping it as the masked-token loss's target (repeatable)");
   add_contrib_options(app, co);
   try {
     app.parse(argc, argv);
@@ -117,7 +127,29 @@ static int run_main(int argc, char** argv) {
     return fail(loaded.error(), k == ErrorKind::InvalidArgument || k == ErrorKind::InvalidConfig ? 2 : 1);
   }
   const ModelWeights& weights = *loaded;
-  const Batch batch = make_batch(in->lines, cfg, weights);
+  BatchExtras extras;
+  if ((!o.pairs.empty() || !o.masks.empty()) && !weights.arch.encoder())
+    return fail(Error{ErrorKind::InvalidArgument, "--pair and --mask are for encoders (BERT, RoBERTa, DistilBERT); these weights are " +
+                                                      describe_source(weights, cfg) + "."},
+                2);
+  if (o.pairs.size() > in->lines.size())
+    return fail(Error{ErrorKind::InvalidArgument, "there are more --pair texts (" + std::to_string(o.pairs.size()) + ") than sentences (" +
+                                                      std::to_string(in->lines.size()) + "): the i-th --pair goes with the i-th sentence."},
+                2);
+  extras.pairs = o.pairs;
+  for (const std::string& m : o.masks) {
+    int b = -1, t = -1;
+    char end = 0;
+    if (std::sscanf(m.c_str(), "%d:%d%c", &b, &t, &end) != 2 || b < 0 || t < 0)
+      return fail(Error{ErrorKind::InvalidArgument, "--mask " + m + ": expected S:T, sentence and token numbered from 0 (e.g. 0:3)."}, 2);
+    extras.masked.emplace_back(b, t);
+  }
+  const Batch batch = make_batch(in->lines, cfg, weights, &extras);
+  for (const auto& [b, t] : extras.masked)
+    if (b >= batch.B() || t >= batch.lengths[b])
+      return fail(Error{ErrorKind::InvalidArgument, "--mask " + std::to_string(b) + ":" + std::to_string(t) + ": there is no such token (" +
+                                                        std::to_string(batch.B()) + " sentences)."},
+                  2);
   for (const std::string& note : batch.notes(weights.trained() ? weights.context : 0)) std::fprintf(stderr, "headmap-cli: note: %s\n", note.c_str());
   if (batch.empty()) std::fprintf(stderr, "headmap-cli: nothing to attend over: the text has no tokens.\n");
 
@@ -154,6 +186,10 @@ static int run_main(int argc, char** argv) {
   run.text_induction = text_induction_scores(*out, batch);
   run.top_k = o.top_k;
   if (o.top_k > 0 && !weights.trained()) return fail(Error{ErrorKind::InvalidArgument, "--top-k needs trained weights: random init has no vocabulary to predict."}, 2);
+  if (o.top_k > 0 && weights.arch.encoder() && !weights.arch.mlm_head)
+    return fail(Error{ErrorKind::InvalidArgument, "--top-k: this " + weights.arch.name + " has no masked-LM head (a ...Model checkpoint, not ...ForMaskedLM), "
+                                                  "so it cannot fill a [MASK]: download the ForMaskedLM weights (e.g. google-bert/bert-base-uncased has them)."},
+                2);
 
   if (o.passport) std::fputs(passport_table(passport).c_str(), stdout);
   if (!o.json.empty())
@@ -197,8 +233,21 @@ static int run_main(int argc, char** argv) {
     if (!s) return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
   }
   if (!o.passport && o.json.empty() && o.npy.empty() && o.png.empty() && o.svg.empty() && !batch.empty() && !contrib_requested(co))
-    print_summary(batch, *out, run.metrics, run.induction, run.text_induction, describe_source(weights, cfg), cfg.causal);
-  if (o.top_k > 0 && o.json.empty())  // what each sentence's last token is followed by, most likely first
+    print_summary(batch, *out, run.metrics, run.induction, run.text_induction, describe_source(weights, cfg), cfg.causal,
+                  weights.arch.encoder(), weights.arch.mlm_head);
+  if (o.top_k > 0 && o.json.empty() && weights.arch.encoder()) {  // the fillers of each [MASK], most likely first
+    const int mask = mask_token_id(weights);
+    int shown = 0;
+    for (int b = 0; b < batch.B(); ++b)
+      for (int t = 0; t < batch.lengths[b]; ++t) {
+        if (batch.sentences[b].tokens[t].id != mask) continue;
+        std::printf("sentence %d, token %d [%s]: the model fills in:", b, t, token_display(batch.sentences[b].tokens[t]).c_str());
+        for (const NextToken& n : top_k_next(weights, *out, b, t, o.top_k)) std::printf(" [%s] %.3f", n.display.c_str(), n.prob);
+        std::printf("\n");
+        ++shown;
+      }
+    if (shown == 0) std::fprintf(stderr, "headmap-cli: note: --top-k predicts at [MASK] tokens, and the text has none: type [MASK] (or <mask>) in it, or use --mask S:T.\n");
+  } else if (o.top_k > 0 && o.json.empty())  // what each sentence's last token is followed by, most likely first
     for (int b = 0; b < batch.B(); ++b) {
       if (batch.lengths[b] == 0) continue;
       std::printf("sentence %d: after [%s] the model predicts:", b, token_display(batch.sentences[b].tokens[batch.lengths[b] - 1]).c_str());

@@ -154,6 +154,7 @@ Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& a
   if (!given("--layers")) cfg.num_layers = own.num_layers;
   if (!given("--heads")) cfg.num_heads = own.num_heads;
   if (!given("--context")) cfg.context = own.context;
+  if (!given("--causal")) cfg.causal = own.causal;  // encoders: no causal mask unless asked
   if (w->source.no_w_o) cfg.pitfalls.no_w_o = true;  // w_o = I: the same function, and the passport says so
   if (cfg.head_dim == 0 && (cfg.num_heads < 1 || cfg.num_heads > cfg.d_model || cfg.d_model % cfg.num_heads != 0)) {
     std::string valid;

@@ -49,6 +49,7 @@ void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const
   s.pretrained_dir = dir;
   s.weights_mode = WeightsMode::Trained;
   s.cfg = config_for_weights(*s.pretrained, s.cfg);
+  s.masked.clear();
   s.status_lines.push_back("Opened " + describe_source(*s.pretrained, s.cfg));
 }
 
@@ -122,9 +123,16 @@ bool parse_normalisation(const std::string& name, Normalisation* out) {
   return false;
 }
 
+bool encoder_model(const AppState& s) {
+  if (s.result && s.result->fwd && s.result->fwd->weights) return s.result->fwd->weights->arch.encoder();
+  return s.pretrained && s.pretrained->arch.encoder();
+}
+
 ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   ComputeRequest r;
   r.lines = split_lines(s.text);
+  if (!s.pair_text.empty()) r.extras.pairs.assign(r.lines.size(), s.pair_text);  // the core uses them for encoders only
+  r.extras.masked = s.masked;
   r.cfg = s.cfg;
   WeightsInputs in;
   in.mode = s.weights_mode;

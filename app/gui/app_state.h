@@ -146,6 +146,10 @@ struct AppState {
   // Generate: the model's greedy next tokens still to append to the text, one per result
   // (the button adds one; the scripted generate=N several). App::generate_step appends them.
   int generate_tokens = 0;
+  // Encoders (BERT, RoBERTa, DistilBERT): sentence B of every line, and the chips masked by a
+  // click, as (sentence, token).
+  std::string pair_text;
+  std::vector<std::pair<int, int>> masked;
   ModelConfig cfg;
   // Heads switched off, by (layer, head): a head keeps its identity when H or L moves, and
   // heads beyond the current config are kept (not sent) until the config has them again.
@@ -235,6 +239,9 @@ struct AppState {
 // (its note, when it needs explaining, goes to *weights_note), the context clipped to the
 // trained model's positions, the ablated heads that exist in this config, and the Focus
 // trace only while Focus is visible. The config must be valid (validate(s.cfg)).
+// The model on screen (else the one opened) is an encoder (BERT, RoBERTa, DistilBERT).
+bool encoder_model(const AppState& s);
+
 ComputeRequest compute_request(const AppState& s, std::string* weights_note = nullptr);
 
 // The colour range [vmin, vmax] for one map under the state's normalisation.

@@ -14,6 +14,8 @@ size_t ComputeRequest::forward_hash() const {
   size_t h = 0;
   for (const std::string& l : lines) mix(h, std::hash<std::string>()(l));
   mix(h, lines.size());
+  for (const std::string& l : extras.pairs) mix(h, std::hash<std::string>()(l) ^ 0x9e37);
+  for (const auto& [b, t] : extras.masked) mix(h, static_cast<size_t>(b) * 65537 + static_cast<size_t>(t) + 1);
   for (long v : {long(cfg.d_model), long(cfg.num_heads), long(cfg.num_layers), long(cfg.context), long(cfg.causal),
                  long(cfg.positional), long(cfg.tokenizer), long(cfg.pitfalls.scale_by_d_model),
                  long(cfg.pitfalls.interleaved_reshape), long(cfg.pitfalls.reversed_mask), long(cfg.pitfalls.no_w_o),

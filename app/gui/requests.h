@@ -60,6 +60,7 @@ struct AttributionRequest {
 
 struct ComputeRequest {
   std::vector<std::string> lines;        // one sentence per line
+  BatchExtras extras;                    // encoders: sentence B of each line, masked (sentence, token)s
   ModelConfig cfg;                       // valid; context clipped to the weights' positions
   WeightsRef weights;
   std::vector<HeadId> ablated;           // sorted, each inside cfg's L x H; empty = no head off
@@ -74,7 +75,7 @@ struct ComputeRequest {
 
   // Everything but the trace: two requests with the same forward inputs share one forward pass.
   bool same_forward(const ComputeRequest& o) const {
-    return lines == o.lines && cfg == o.cfg && weights == o.weights && ablated == o.ablated && value_weighted == o.value_weighted;
+    return lines == o.lines && extras.pairs == o.extras.pairs && extras.masked == o.extras.masked && cfg == o.cfg && weights == o.weights && ablated == o.ablated && value_weighted == o.value_weighted;
   }
   bool operator==(const ComputeRequest& o) const {
     return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution;

@@ -80,6 +80,24 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.text = v;
          return Status();
        }},
+      {"pair", "TEXT", "encoders: sentence B of every line (token type 1)",
+       [](AppState& s, const std::string& v) -> Status {
+         s.pair_text = v;
+         return Status();
+       }},
+      {"mask", "S:T|none", "encoders: mask token T of sentence S (from 0), as a click on its chip does; none unmasks all",
+       [](AppState& s, const std::string& v) -> Status {
+         int b = -1, t = -1;
+         char end = 0;
+         if (v == "none") {
+           s.masked.clear();
+           return Status();
+         }
+         if (std::sscanf(v.c_str(), "%d:%d%c", &b, &t, &end) != 2 || b < 0 || t < 0)
+           return Error{ErrorKind::InvalidArgument, "mask is S:T (sentence and token from 0) or none, got \"" + v + "\"."};
+         s.masked.emplace_back(b, t);
+         return Status();
+       }},
       {"weights", "trained|trained_for_h|random", "the weights choice (trained_for_h: the model trained with this H, not re-sliced)",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_weights_mode(v, &s.weights_mode))

@@ -78,7 +78,20 @@ std::vector<HeadMetrics> head_metrics(const ForwardOutput& out, const Batch& bat
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(10.0 * cells))
   for (int i = 0; i < maps; ++i) {
     const int l = i / (out.B * out.Hw), b = (i / out.Hw) % out.B, h = i % out.Hw;
-    m[static_cast<size_t>(i)] = map_metrics(out.weights(l, b, h), out.T, batch.lengths[b]);
+    HeadMetrics& hm = m[static_cast<size_t>(i)];
+    const float* w = out.weights(l, b, h);  // (T, T)
+    const int T = out.T, len = batch.lengths[b];
+    hm = map_metrics(w, T, len);
+    // Encoders: the next token, and the separators after position 0 ([SEP], </s>).
+    const std::vector<Token>& toks = batch.sentences[b].tokens;
+    double next = 0, sink = 0;
+    for (int t = 0; t < len; ++t) {
+      if (t + 1 < len) next += w[static_cast<size_t>(t) * T + t + 1];
+      for (int k = 1; k < len; ++k)
+        if (toks[static_cast<size_t>(k)].added) sink += w[static_cast<size_t>(t) * T + k];
+    }
+    hm.next_token = len > 1 ? static_cast<float>(next / (len - 1)) : 0.0f;
+    hm.sep_sink = len > 0 ? static_cast<float>(sink / len) : 0.0f;
   }
   return m;
 }
@@ -216,6 +229,8 @@ const char* head_label_name(HeadLabel l) {
     case HeadLabel::Self: return "self";
     case HeadLabel::Induction: return "induction";
     case HeadLabel::Broad: return "broad";
+    case HeadLabel::NextToken: return "next-token";
+    case HeadLabel::SepSink: return "[SEP] sink";
   }
   return "";
 }
@@ -232,6 +247,8 @@ HeadLabel head_label(const HeadMetrics& m, float induction) {
       {HeadLabel::FirstToken, m.first_token - th.first_token},
       {HeadLabel::Self, m.self - th.self},
       {HeadLabel::Broad, m.entropy_norm - th.broad},
+      {HeadLabel::NextToken, m.next_token - th.next_token},
+      {HeadLabel::SepSink, m.sep_sink - th.sep_sink},
   };
   HeadLabel best = HeadLabel::None;
   float best_margin = 0.0f;

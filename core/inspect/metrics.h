@@ -23,6 +23,9 @@ namespace headmap {
 
 struct HeadMetrics {
   float entropy = 0, entropy_norm = 0, prev_token = 0, first_token = 0, self = 0, max_weight = 0;
+  // Encoders' kinds (0 under a causal mask): the mean weight on the next token, and on the
+  // separators the post-processor added after the first position ([SEP], </s>).
+  float next_token = 0, sep_sink = 0;
 };
 
 // (L, B, Hw), index ((l*B)+b)*Hw + h.
@@ -71,14 +74,15 @@ std::vector<float> text_induction_scores(const ForwardOutput& out, const Batch& 
 float label_induction(float probe, float text_induction /* NaN: no run repeats */);
 
 // Head labels from the metrics, with documented thresholds (see head_label()).
-enum class HeadLabel { None, PreviousToken, FirstToken, Self, Induction, Broad };
+enum class HeadLabel { None, PreviousToken, FirstToken, Self, Induction, Broad, NextToken, SepSink };
 const char* head_label_name(HeadLabel l);
 // Thresholds: previous-token if prev_token >= 0.5, first-token if first_token >= 0.5,
-// self if self >= 0.5, induction if the induction score >= 0.3, broad if entropy_norm >= 0.85.
+// self if self >= 0.5, induction if the induction score >= 0.3, broad if entropy_norm >= 0.85;
+// encoders also next-token if next_token >= 0.5 and "[SEP] sink" if sep_sink >= 0.5.
 // The strongest applicable label wins (by its score minus its threshold).
 HeadLabel head_label(const HeadMetrics& m, float induction);
 struct LabelThresholds {
-  float prev_token = 0.5f, first_token = 0.5f, self = 0.5f, induction = 0.3f, broad = 0.85f;
+  float prev_token = 0.5f, first_token = 0.5f, self = 0.5f, induction = 0.3f, broad = 0.85f, next_token = 0.5f, sep_sink = 0.5f;
   float induction_probe_agrees = 0.15f;  // label_induction: the probe score the text's score needs beside it
 };
 inline constexpr LabelThresholds kLabelThresholds{};

@@ -13,6 +13,7 @@
 
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
+#include "core/io/hf_encoder.h"
 #include "core/io/hf_gpt2.h"
 #include "core/io/hf_tensors.h"
 #include "core/math/gemm.h"
@@ -45,7 +46,7 @@ bool llama_like(const std::string& t) { return t == "llama" || t == "mistral" ||
 bool gemma_like(const std::string& t) { return t == "gemma" || t == "gemma2" || t == "gemma3_text"; }
 }  // namespace
 
-const char* supported_families() { return "gpt2, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, gpt_neox, gpt_neo"; }
+const char* supported_families() { return "gpt2, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, gpt_neox, gpt_neo, bert, roberta, distilbert"; }
 
 // ---- [config] --------------------------------------------------------------------------
 static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& origin);
@@ -74,14 +75,13 @@ static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& 
   if (j.contains("vision_config") || j.contains("text_config") || type == "gemma3" || type == "llava" || type == "mllama")
     return bad("this is a multimodal checkpoint (model_type \"" + type + "\", with a vision tower); headmap opens text-only models: "
                "download the text model instead (for Gemma 3, google/gemma-3-1b-it or -pt).");
+  if (is_encoder_family(type)) return parse_encoder_config(j, origin);
   if (!fname) {
     std::string arch;
     if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() && j["architectures"][0].is_string())
       arch = j["architectures"][0].get<std::string>();
     const std::string what = type.empty() ? std::string("a model without a model_type") : "a " + type + " model";
-    std::string why;
-    if (type == "bert" || type == "roberta" || type == "distilbert")
-      why = " BERT-style encoders attend in both directions with post-LayerNorm blocks, which headmap does not implement.";
+    const std::string why;
     return bad("this is " + what + (arch.empty() ? "" : " (" + arch + ")") + "; headmap opens these families (model_type): " +
                supported_families() + "." + why);
   }
@@ -567,6 +567,7 @@ Result<ModelWeights> load_hf_model(const std::string& dir_in) {
   Result<HfModelConfig> c = parse_hf_config(*text, config_path.string());
   if (!c) return c.error();
   if (c->arch.family == "gpt2") return load_hf_gpt2(dir_in);
+  if (c->arch.encoder()) return load_hf_encoder(dir, dir_in, *c);
   return load_family(dir, dir_in, *c);
 }
 

@@ -36,6 +36,30 @@ static json token_ids_json(const Batch& batch) {
   return sents;
 }
 
+// Encoders: (B) lists of token types (0 sentence A, 1 sentence B), and of the positions of
+// the special tokens the post-processor added ([CLS], [SEP], <s>, </s>; padding follows
+// lengths) and of [MASK].
+static void encoder_json(const Batch& batch, const ModelWeights& w, json& j) {
+  if (!w.arch.encoder()) return;
+  const int mask = mask_token_id(w);
+  json types = json::array(), segments = json::array(), special = json::array(), masked = json::array();
+  for (const TokenizedText& s : batch.sentences) {
+    json ty = json::array(), sg = json::array(), sp = json::array(), mk = json::array();
+    for (size_t t = 0; t < s.tokens.size(); ++t) {
+      ty.push_back(s.tokens[t].type);
+      sg.push_back(s.tokens[t].segment);
+      if (s.tokens[t].id == mask) mk.push_back(t);
+      if (s.tokens[t].added) sp.push_back(t);
+    }
+    types.push_back(ty), segments.push_back(sg), special.push_back(sp), masked.push_back(mk);
+  }
+  j["type_ids"] = types;
+  j["segments"] = segments;  // 0 sentence A, 1 sentence B (RoBERTa's type ids are all 0)
+  j["special_positions"] = special;
+  j["mask_positions"] = masked;
+  j["mlm_head"] = w.arch.mlm_head;
+}
+
 static json tokens_json(const Batch& batch) {
   json sents = json::array();
   for (int b = 0; b < batch.B(); ++b) {
@@ -74,13 +98,30 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
   j["lengths"] = batch.lengths;
   j["notes"] = batch.notes(run.weights->trained() ? run.weights->context : 0);
   // Mean next-token cross-entropy over every sentence's tokens (trained models only).
+  encoder_json(batch, *run.weights, j);
+  const bool encoder = run.weights->arch.encoder();
   if (out.loss_tokens > 0) {
     j["loss_on_text"] = out.loss;
     j["loss_tokens"] = out.loss_tokens;
-    j["sentence_losses"] = sentence_losses(out, batch);  // (B) each sentence's own; null under 2 tokens
+    if (encoder) j["loss_kind"] = "masked-token";  // over the tokens masked with their own id kept (Token::masked_id)
+    else j["sentence_losses"] = sentence_losses(out, batch);  // (B) each sentence's own; null under 2 tokens
+  }
+  // Encoders: the k most likely fillers of each [MASK] (the masked-LM head's softmax).
+  if (encoder && run.top_k > 0 && out.logits.size() > 0) {
+    const int mask = mask_token_id(*run.weights);
+    json all = json::array();
+    for (int b = 0; b < batch.B(); ++b)
+      for (int t = 0; t < batch.lengths[b]; ++t) {
+        const Token& tok = batch.sentences[b].tokens[t];
+        if (tok.id != mask) continue;
+        json top = json::array();
+        for (const NextToken& n : top_k_next(*run.weights, out, b, t, run.top_k)) top.push_back({{"id", n.id}, {"token", n.display}, {"prob", n.prob}});
+        all.push_back({{"sentence", b}, {"position", t}, {"masked_id", tok.masked_id >= 0 ? json(tok.masked_id) : json()}, {"top", top}});
+      }
+    j["mask_predictions"] = all;
   }
   // (B, len, k): after each token, the k most likely next tokens (core/inspect/predictions.h).
-  if (run.top_k > 0 && out.logits.size() > 0) {
+  if (!encoder && run.top_k > 0 && out.logits.size() > 0) {
     json all = json::array();
     for (int b = 0; b < batch.B(); ++b) {
       json sentence = json::array();
@@ -114,7 +155,8 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
         if (i >= run.metrics.size()) break;
         const HeadMetrics& m = run.metrics[i];
         json e = {{"layer", l}, {"batch", b}, {"head", h}, {"entropy", m.entropy}, {"entropy_norm", m.entropy_norm},
-                  {"prev_token", m.prev_token}, {"first_token", m.first_token}, {"self", m.self}, {"max_weight", m.max_weight}};
+                  {"prev_token", m.prev_token}, {"first_token", m.first_token}, {"self", m.self}, {"max_weight", m.max_weight},
+                  {"next_token", m.next_token}, {"sep_sink", m.sep_sink}};
         const size_t ih = static_cast<size_t>(l) * out.H + h;
         const float ind = (!run.cfg.pitfalls.head_averaged && ih < run.induction.size()) ? run.induction[ih] : 0.0f;
         if (!run.induction.empty() && !run.cfg.pitfalls.head_averaged) e["induction"] = ind;
@@ -291,6 +333,7 @@ Status export_npy_dir(const std::string& dir_arg, const RunRecord& run) {
     meta["tokens"] = tokens_json(batch);
     if (run.weights->trained()) meta["token_ids"] = token_ids_json(batch);
     meta["lengths"] = batch.lengths;
+    encoder_json(batch, *run.weights, meta);
     meta["config"] = json::parse(config_json(run.cfg));
     meta["weights_source"] = describe_source(*run.weights, run.cfg);
     meta["attention_shape"] = {out.L, B, out.Hw, T, T};

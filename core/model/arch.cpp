@@ -55,6 +55,11 @@ std::string arch_steps(const Arch& a, int H, int d_head) {
   std::string s = a.norm == NormKind::LayerNorm ? "LayerNorm" : a.norm_plus_one ? "RMSNorm (1 + w)" : "RMSNorm";
   if (a.placement == NormPlacement::Parallel) s += ", parallel attention + MLP";
   if (a.placement == NormPlacement::Sandwich) s += ", four norms per layer";
+  if (a.placement == NormPlacement::PostNorm) s += " after each sub-block (post-norm)";
+  if (a.bidirectional) s += ", no causal mask (every real token sees every other; padding keys hidden)";
+  if (a.token_types > 0) s += ", " + std::to_string(a.token_types) + " token type" + (a.token_types > 1 ? "s" : "") + " added to the embeddings";
+  if (a.position_offset > 0) s += ", positions from " + std::to_string(a.position_offset);
+  if (a.embed_norm) s += ", LayerNorm of the embeddings";
   char buf[96];
   if (a.rotary()) {
     const int rot = a.rotary_dims(d_head);
@@ -84,7 +89,8 @@ std::string arch_steps(const Arch& a, int H, int d_head) {
     case MlpKind::GeluTanhGated: s += ", GELU-gated MLP"; break;
   }
   if (a.embed_scale) s += ", embeddings x sqrt(D)";
-  s += a.tied ? ", tied unembedding" : ", own lm_head";
+  if (a.encoder()) s += a.mlm_head ? (a.tied ? ", masked-LM head (decoder tied to the embeddings)" : ", masked-LM head (own decoder)") : ", no masked-LM head";
+  else s += a.tied ? ", tied unembedding" : ", own lm_head";
   if (a.final_softcap > 0) {
     std::snprintf(buf, sizeof buf, ", logit soft-cap %g", a.final_softcap);
     s += buf;

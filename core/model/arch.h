@@ -20,6 +20,7 @@ enum class NormPlacement {
   PreNorm,   // x += attn(ln1(x)); x += mlp(ln2(x))                  (GPT-2, Llama, Qwen, Mistral, GPT-Neo)
   Parallel,  // x += attn(ln1(x)) + mlp(ln2(x)), both from the same x (GPT-NeoX / Pythia)
   Sandwich,  // x += post_attn(attn(ln1(x))); x += post_mlp(mlp(ln2(x))): four norms (Gemma 2 and 3)
+  PostNorm,  // x = ln1(x + attn(x)); x = ln2(x + mlp(x)): the attention reads x itself (BERT, RoBERTa, DistilBERT)
 };
 
 enum class PositionKind {
@@ -77,6 +78,12 @@ struct Arch {
   bool mlp_bias = true;
 
   bool embed_scale = false;       // embeddings times sqrt(D) (Gemma)
+  // Encoders (BERT, RoBERTa, DistilBERT): every real key visible, padding keys hidden.
+  bool bidirectional = false;     // no causal mask (config_for_weights sets causal off)
+  bool embed_norm = false;        // a LayerNorm of the summed embeddings (ModelWeights::emb_ln_g, emb_ln_b)
+  int token_types = 0;            // rows of the token-type table added to the embeddings (BERT 2, RoBERTa 1); 0 = none
+  int position_offset = 0;        // position ids start here (RoBERTa: padding_idx + 1 = 2)
+  bool mlm_head = false;          // a masked-LM head (dense + GELU + LayerNorm + decoder + bias) was loaded
   bool tied = true;               // logits from the token embedding (else lm_head)
   float final_softcap = 0.0f;     // logits -> c tanh(logits / c) (Gemma 2), 0 = none
 
@@ -86,6 +93,7 @@ struct Arch {
   // native K/V heads. Otherwise another H re-slices the same weights (GPT-2, GPT-Neo).
   bool fixed_heads() const { return num_heads > 0; }
   bool rotary() const { return positions == PositionKind::Rotary; }
+  bool encoder() const { return bidirectional; }
   bool gated() const { return mlp == MlpKind::SiluGated || mlp == MlpKind::GeluTanhGated; }
   int window(int layer) const { return layer >= 0 && layer < static_cast<int>(windows.size()) ? windows[static_cast<size_t>(layer)] : 0; }
   // The rotated dimensions of a head of d_head (even).

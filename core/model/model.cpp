@@ -38,7 +38,14 @@ TokenizerKind effective_tokenizer(const ModelConfig& cfg, const ModelWeights& w)
   return w.trained() ? TokenizerKind::Bpe : cfg.tokenizer;
 }
 
-Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, const ModelWeights& w) {
+int mask_token_id(const ModelWeights& w) {
+  if (!w.hf_tokenizer) return -1;
+  for (const char* m : {"[MASK]", "<mask>"})
+    if (const int id = w.hf_tokenizer->token_to_id(m); id >= 0) return id;
+  return -1;
+}
+
+Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, const ModelWeights& w, const BatchExtras* extras) {
   Batch batch;
   batch.tokenizer = effective_tokenizer(cfg, w);
   const Bpe* bpe = w.trained() && !w.bpe.empty() ? &w.bpe : nullptr;
@@ -48,7 +55,10 @@ Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, 
       ++batch.blank_lines;
       continue;
     }
-    TokenizedText tt = w.trained() && w.hf_tokenizer ? tokenize(lines[i], cfg.context, *w.hf_tokenizer)
+    const std::string* pair =
+        extras && w.arch.encoder() && i < extras->pairs.size() && !blank(extras->pairs[i]) ? &extras->pairs[i] : nullptr;
+    TokenizedText tt = w.trained() && w.hf_tokenizer ? (pair ? tokenize_pair(lines[i], *pair, cfg.context, *w.hf_tokenizer)
+                                                             : tokenize(lines[i], cfg.context, *w.hf_tokenizer))
                                                      : tokenize(lines[i], kind, cfg.context, bpe);
     if (tt.tokens.empty()) {  // e.g. only control characters
       ++batch.blank_lines;
@@ -59,6 +69,17 @@ Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, 
     batch.T = std::max(batch.T, static_cast<int>(tt.tokens.size()));
     batch.sentences.push_back(std::move(tt));
   }
+  if (const int mask = extras ? mask_token_id(w) : -1; mask >= 0)
+    for (const auto& [b, t] : extras->masked) {
+      if (b < 0 || b >= batch.B() || t < 0 || t >= batch.lengths[b]) continue;
+      Token& tok = batch.sentences[b].tokens[t];
+      if (tok.special || tok.id == mask) continue;  // [CLS], [SEP] and a typed [MASK] stay
+      Token m = hf_piece(*w.hf_tokenizer, mask);
+      m.type = tok.type;
+      m.segment = tok.segment;
+      m.masked_id = tok.id;
+      tok = std::move(m);
+    }
   return batch;
 }
 
@@ -96,6 +117,7 @@ ModelConfig config_for_weights(const ModelWeights& w, ModelConfig c) {
   c.num_kv_heads = w.arch.fixed_heads() ? w.arch.num_kv_heads : 0;  // GPT-2-style weights are multi-head
   c.head_dim = w.arch.fixed_heads() ? w.arch.head_dim : 0;
   if (w.trained()) c.context = std::min(c.context, w.context);
+  if (w.arch.encoder()) c.causal = false;  // BERT-style encoders: every real key, both directions
   c.pitfalls.no_w_o = w.source.no_w_o;
   return c;
 }
@@ -264,8 +286,23 @@ MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch) {
           const float k = std::sqrt(static_cast<float>(D));
           for (int i = 0; i < D; ++i) row[i] *= k;
         }
-        if (cfg.positional && w.arch.positions == PositionKind::Learned) for (int i = 0; i < D; ++i) row[i] += w.pos_emb(t, i);
+        if (cfg.positional && w.arch.positions == PositionKind::Learned) {
+          const int p = t + w.arch.position_offset;  // RoBERTa: past padding_idx
+          HM_ASSERT(p < w.pos_emb.rows(), "a position past the learned table");
+          for (int i = 0; i < D; ++i) row[i] += w.pos_emb(p, i);
+        }
+        if (w.type_emb.rows() > 0) {  // encoders: the token type (segment) row
+          const int type = std::clamp(tok.type, 0, static_cast<int>(w.type_emb.rows()) - 1);
+          for (int i = 0; i < D; ++i) row[i] += w.type_emb(type, i);
+        }
       }
+    if (w.arch.embed_norm) {  // encoders: a LayerNorm of the summed embeddings, real rows only
+      MatR normed;
+      layer_norm(x, w.emb_ln_g, w.emb_ln_b, normed, w.ln_eps);
+      x = std::move(normed);
+      for (int b = 0; b < B; ++b)
+        for (int t = batch.lengths[b]; t < T; ++t) x.row(static_cast<Eigen::Index>(b) * T + t).setZero();
+    }
     return x;
   }
   // Random init: each token's hashed row, from the memo or drawn (the new ones on the
@@ -336,6 +373,16 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
       mlp_add(w, lw, m_in, hidden, m_out);
       rms_norm(m_out, lw.post_mlp_g, post, w.ln_eps);
       x += post;
+    }
+  } else if (placement == NormPlacement::PostNorm) {  // BERT: x = ln1(x + attn(x)); x = ln2(x + mlp(x))
+    x += a_out;
+    norm(w, x, lw.ln1_g, lw.ln1_b, post);
+    x = post;
+    if (mlp) {
+      m_in = x;
+      mlp_add(w, lw, m_in, hidden, x);
+      norm(w, x, lw.ln2_g, lw.ln2_b, post);
+      x = post;
     }
   } else {
     x += a_out;
@@ -455,6 +502,36 @@ static Result<ForwardOutput> forward_cached(const ModelWeights& w, const ModelCo
   return out;
 }
 
+// Encoders' masked-LM head on x (B*T, D): h = LN(gelu(x W_t + b_t)); logits = h U^T + bias
+// (B*T, V); the loss is the mean cross-entropy of the masked tokens' own ids (Token::masked_id).
+static void encoder_logits(const ModelWeights& w, const MatR& x, const Batch& batch, ForwardOutput& out) {
+  const int B = batch.B(), T = batch.T;
+  MatR h = x * w.mlm_dense;  // (B*T, D)
+  h.rowwise() += w.mlm_dense_b;
+  if (w.arch.mlp == MlpKind::GeluTanh) gelu_inplace(h);  // the head's activation is the MLP's (hidden_act)
+  else h = h.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f)); });
+  MatR hn;
+  layer_norm(h, w.mlm_ln_g, w.mlm_ln_b, hn, w.ln_eps);
+  const MatR& U = w.unembedding();  // (V, D)
+  out.logits.resize(hn.rows(), U.rows());
+  gemm_transposed_b(static_cast<int>(hn.rows()), hn.data(), static_cast<int>(hn.cols()), static_cast<int>(U.rows()), static_cast<int>(U.cols()),
+                    U.data(), static_cast<int>(U.cols()), out.logits.data(), static_cast<int>(out.logits.cols()));
+  if (w.mlm_bias.size() == out.logits.cols()) out.logits.rowwise() += w.mlm_bias;
+  double total = 0;
+  int n = 0;
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < batch.lengths[b]; ++t) {
+      const int target = batch.sentences[b].tokens[t].masked_id;
+      if (target < 0 || target >= out.logits.cols()) continue;
+      const auto row = out.logits.row(static_cast<Eigen::Index>(b) * T + t);
+      const float mx = row.maxCoeff();
+      total += mx + std::log((row.array() - mx).exp().sum()) - row(target);
+      ++n;
+    }
+  out.loss = n ? total / n : 0.0;
+  out.loss_tokens = n;
+}
+
 Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt) {
   if (Status s = check_fit(w, cfg); !s) return s.error();
   ForwardOutput out;
@@ -511,6 +588,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   const size_t per_layer = static_cast<size_t>(B) * out.Hw * T * T;
   out.attention.assign(per_layer * L, 0.0f);
   MatR x = start > 0 ? *hook->start_resid : embed(w, cfg, batch);  // (B*T, D)
+  const NormPlacement placement = w.arch.placement;
   MatR a_in, a_out, m_in, hidden, post;
   if (opt.keep_layer_io) out.attn_in.resize(start), out.attn_out.resize(start);  // skipped layers: empty
   for (int l = start; l < L; ++l) {
@@ -524,8 +602,9 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
       mo.cancelled = base.cancelled;
     }
     mo.ablated = opt.ablate ? opt.ablate->data() + static_cast<size_t>(l) * cfg.num_heads : nullptr;
-    // attention sub-block
-    norm(w, x, lw.ln1_g, lw.ln1_b, a_in);  // (B*T, D)
+    // attention sub-block (post-norm: the attention reads x itself)
+    if (placement == NormPlacement::PostNorm) a_in = x;
+    else norm(w, x, lw.ln1_g, lw.ln1_b, a_in);  // (B*T, D)
     out.no_key_rows += mha_forward(lw, a_in, B, T, mo, a_out, out.attention.data() + per_layer * l);
     if (opt.cancelled && opt.cancelled()) return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
     if (opt.trace && opt.trace->layer == l) {
@@ -544,6 +623,10 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   }
   out.out = x;
 
+  if (w.arch.encoder()) {
+    if (w.trained() && opt.want_logits && w.arch.mlm_head) encoder_logits(w, x, batch, out);
+    return out;
+  }
   if (w.trained() && opt.want_logits) {
     logits_of(w, x, out.logits);  // (B*T, V)
     double total = 0;

@@ -37,7 +37,17 @@ std::vector<std::string> split_lines(std::string_view text);
 
 // The tokenizer a model uses: the checkpoint's vocabulary when trained, else cfg.tokenizer.
 TokenizerKind effective_tokenizer(const ModelConfig& cfg, const ModelWeights& w);
-Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, const ModelWeights& w);
+// Encoders' extras for make_batch (a pretrained tokenizer.json only): the sentence B of each
+// line (pairs[i] goes with lines[i]; empty or missing: no pair), and tokens to mask, as
+// (sentence, token) of the batch: each becomes the tokenizer's mask token, its id kept in
+// Token::masked_id (the masked-token loss's target).
+struct BatchExtras {
+  std::vector<std::string> pairs;
+  std::vector<std::pair<int, int>> masked;
+};
+Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, const ModelWeights& w, const BatchExtras* extras = nullptr);
+// The tokenizer's mask token ("[MASK]", "<mask>"), or -1.
+int mask_token_id(const ModelWeights& w);
 
 struct TraceRequest {
   int layer = 0, batch = 0, head = 0;
@@ -83,8 +93,9 @@ struct ForwardOutput {
   std::vector<MatR> attn_in;       // L x (B*T, D): LN1(x), the exact input of attention
   std::vector<MatR> attn_out;      // L x (B*T, D): the attention block's output
   MatR out;                        // (B*T, D) the residual stream after the last layer
-  MatR logits;                     // (B*T, V) trained + want_logits only
-  double loss = 0.0;               // mean next-token cross-entropy (nats), trained only
+  MatR logits;                     // (B*T, V) trained + want_logits only (encoders: with a masked-LM head)
+  double loss = 0.0;               // mean next-token cross-entropy (nats), trained only; encoders: the
+                                   // masked-token loss over tokens with Token::masked_id set
   int loss_tokens = 0;
   int no_key_rows = 0;             // rows with no visible key (0 here, NaN in PyTorch)
   std::optional<HeadTrace> trace;  // with trace->head etc. as requested

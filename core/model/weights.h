@@ -92,6 +92,12 @@ struct ModelWeights {
   // Read through embedding_row / unembedding_row / vocab_size, which serve both.
   NarrowRows tok_emb16;  // (V, D)
   NarrowRows lm_head16;  // (V, D) untied
+  // Encoders (arch.h: BERT, RoBERTa, DistilBERT); empty otherwise.
+  MatR type_emb;                // (token_types, D) added by each token's type (sentence A 0, B 1)
+  RowVec emb_ln_g, emb_ln_b;    // (D) the LayerNorm of the summed embeddings
+  MatR mlm_dense;               // (D, D) the masked-LM head's transform, then GELU (erf) and mlm_ln
+  RowVec mlm_dense_b, mlm_ln_g, mlm_ln_b;  // (D)
+  RowVec mlm_bias;              // (V) the decoder's bias; the decoder is unembedding()
   float ln_eps = 1e-5f;  // every LayerNorm's epsilon (GPT-2's config.json: layer_norm_epsilon)
   Arch arch;             // the family's block (arch.h): GPT-2's unless a loader says otherwise
 

@@ -1969,8 +1969,9 @@ Result<std::string> gpt2_files_as_json(const std::string& vocab_text, const std:
 }
 
 // BERT's vocab.txt (one token a line, ids in order) as a WordPiece tokenizer.json, with the
-// uncased BERT pipeline (lowercase, accents stripped): what bert-base-uncased's files say.
-Result<std::string> bert_vocab_as_json(const std::string& text) {
+// BERT pipeline, lowercased with accents stripped (uncased) or not (cased): what
+// tokenizer_config.json's do_lower_case says (true when absent, as BertTokenizer's default).
+Result<std::string> bert_vocab_as_json(const std::string& text, bool lowercase) {
   json vocab = json::object(), added = json::array();
   size_t at = 0;
   int id = 0;
@@ -1988,7 +1989,7 @@ Result<std::string> bert_vocab_as_json(const std::string& text) {
     return Error{ErrorKind::BadFormat, "vocab.txt lacks [CLS], [SEP] or [UNK]: it is not BERT's"};
   json j = {{"version", "1.0"},
             {"added_tokens", added},
-            {"normalizer", {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true}, {"lowercase", true}}},
+            {"normalizer", {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true}, {"lowercase", lowercase}}},
             {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
             {"post_processor", {{"type", "BertProcessing"}, {"cls", {"[CLS]", vocab["[CLS]"]}}, {"sep", {"[SEP]", vocab["[SEP]"]}}}},
             {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}}},
@@ -2021,7 +2022,16 @@ Result<HfTokenizer> HfTokenizer::load(const std::string& file_or_dir) {
   if (has("vocab.txt")) {
     auto v = read_file((dir / "vocab.txt").string(), kMaxFileBytes);
     if (!v) return v.error();
-    auto j = bert_vocab_as_json(*v);
+    bool lowercase = true;
+    if (has("tokenizer_config.json")) {
+      auto c = read_file((dir / "tokenizer_config.json").string(), size_t(1) << 20);
+      if (!c) return c.error();
+      const json cj = json::parse(*c, nullptr, false);
+      if (cj.is_discarded() || !cj.is_object())
+        return Error{ErrorKind::BadFormat, file_or_dir + "/tokenizer_config.json: not a JSON object."};
+      if (cj.contains("do_lower_case") && cj["do_lower_case"].is_boolean()) lowercase = cj["do_lower_case"].get<bool>();
+    }
+    auto j = bert_vocab_as_json(*v, lowercase);
     if (!j) return Error{ErrorKind::BadFormat, file_or_dir + "/" + j.error().message};
     return from_json(*j, file_or_dir + "/vocab.txt");
   }

@@ -268,9 +268,16 @@ std::string token_bytes(const Token& t) {
   return t.text;
 }
 
-TokenizedText tokenize(std::string_view text, int context, const HfTokenizer& tok) {
+static TokenizedText tokens_of(const HfEncoding& e, int context, const HfTokenizer& tok);
+
+TokenizedText tokenize(std::string_view text, int context, const HfTokenizer& tok) { return tokens_of(tok.encode(text), context, tok); }
+
+TokenizedText tokenize_pair(std::string_view text, std::string_view pair, int context, const HfTokenizer& tok) {
+  return tokens_of(tok.encode_pair(text, pair), context, tok);
+}
+
+static TokenizedText tokens_of(const HfEncoding& e, int context, const HfTokenizer& tok) {
   TokenizedText out;
-  const HfEncoding e = tok.encode(text);
   out.invalid_utf8 = e.invalid_utf8;
   std::vector<Token> all;
   all.reserve(e.ids.size());
@@ -281,6 +288,9 @@ TokenizedText tokenize(std::string_view text, int context, const HfTokenizer& to
       t.text = e.pieces[k];
       t.leading_space = false;
     }
+    t.type = k < e.type_ids.size() ? e.type_ids[k] : 0;
+    t.added = e.special[k] != 0;
+    t.segment = k < e.sequence.size() && e.sequence[k] >= 0 ? e.sequence[k] : all.empty() ? 0 : all.back().segment;
     const unsigned char first = t.text.empty() ? 0 : static_cast<unsigned char>(t.text[0]);
     // A piece continues a word when it starts with a letter or digit right after one, with
     // nothing between them in the text (BERT's words carry no space of their own).

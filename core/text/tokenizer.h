@@ -29,6 +29,10 @@ struct Token {
   bool continues = false;      // bpe mode: a piece that continues the previous token's word
   bool leading_space = false;  // bpe mode: the piece starts with the space before its word
   bool special = false;        // a special token of a tokenizer.json (BOS, <|endoftext|>, [CLS]): its own text
+  int type = 0;                // token type id fed to the model: 0 sentence A, 1 sentence B (BERT's pairs; RoBERTa's are all 0)
+  int segment = 0;             // which sentence of a pair: 0 A, 1 B (a special token: the sentence it closes; [CLS] A)
+  bool added = false;          // added by the post-processor ([CLS], [SEP], <s>, </s>), not typed in the text
+  int masked_id = -1;          // a [MASK] put in place of this vocabulary id (the masked-token loss's target)
 };
 
 struct TokenizedText {
@@ -46,6 +50,9 @@ TokenizedText tokenize(std::string_view text, TokenizerKind kind, int context, c
 // each token's text is what it stands for (a piece of a character reads "<0xE2>").
 class HfTokenizer;
 TokenizedText tokenize(std::string_view text, int context, const HfTokenizer& tok);
+// ...a sentence pair (text, pair), as tokenizer(text, pair): each token's type is the
+// post-processor's type id (0 for A, 1 for B under BertProcessing).
+TokenizedText tokenize_pair(std::string_view text, std::string_view pair, int context, const HfTokenizer& tok);
 
 // Word-mode pre-tokens (words, punctuation, emoji, ideographs) of valid UTF-8 text.
 std::vector<std::string> split_words(std::string_view valid_utf8);

@@ -433,6 +433,48 @@ TEST(Gui, OpensOnATrainedModelWithLabelledHeads) {
   EXPECT_EQ(random.report["weights_source"], "random init (seed 7)");
 }
 
+// A BERT directory (issue 27): sentence B in its own box, [CLS] and [SEP] chips, the fillers
+// of a typed [MASK], a clicked chip masked with the masked-token loss, and a model without a
+// masked-LM head saying so. GPT-2 shows no Sentence B box. (make_encoder_dir.py needs numpy.)
+TEST(Gui, OpensABertDirectoryWithAPairAndMaskedWords) {
+  const fs::path root = tmp_dir() / "encoders";
+  for (const char* v : {"bert_pretraining", "bert_model_gamma"}) {
+    const std::string make = std::string("/usr/bin/python3 '") + HEADMAP_MAKE_ENCODER + "' '" + (root / v).string() + "' --variant " + v +
+                             " > /dev/null 2>&1";
+    if (std::system(make.c_str()) != 0) GTEST_SKIP() << "numpy is missing: the tiny BERT directories cannot be written";
+  }
+  auto has_widget = [](const json& report, const std::string& label) {
+    for (const json& w : report["widgets"])
+      if (w["label"] == label) return true;
+    return false;
+  };
+  const AppRun r = run_app("bert-pair", {"--model", (root / "bert_pretraining").string(), "--then", "text=The cat sat on the [MASK].",
+                                         "--then", "pair=it was tired"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has_widget(r.report, "Sentence B"));
+  const std::vector<std::string> tokens = r.report["tokens"];
+  ASSERT_EQ(tokens.size(), 13u);
+  EXPECT_EQ(tokens[0], "[CLS]");
+  EXPECT_EQ(tokens[8], "[SEP]");
+  EXPECT_EQ(tokens[9], "it");  // sentence B after the first [SEP]
+  EXPECT_EQ(tokens[12], "[SEP]");
+  EXPECT_EQ(r.report["predictions"].size(), 5u);  // the typed [MASK]'s top 5 fillers
+  EXPECT_EQ(r.report["config"]["causal"], false);
+  const AppRun masked = run_app("bert-mask", {"--model", (root / "bert_pretraining").string(), "--then", "text=The cat sat on the [MASK].",
+                                              "--then", "mask=0:2"});
+  ASSERT_EQ(masked.status, 0) << masked.err;
+  EXPECT_EQ(masked.report["tokens"][2], "[MASK]");  // "cat" masked, as a click on its chip does
+  EXPECT_EQ(masked.report["predictions"].size(), 10u);
+  EXPECT_GT(masked.report["loss_on_text"].get<double>(), 0.0);  // the masked-token loss of "cat"
+  const AppRun headless = run_app("bert-headless", {"--model", (root / "bert_model_gamma").string(), "--then", "text=the [MASK] sat"});
+  ASSERT_EQ(headless.status, 0) << headless.err;
+  bool said = false;
+  for (const json& m : headless.report["messages"]) said = said || m.get<std::string>().find("no masked-LM head") != std::string::npos;
+  EXPECT_TRUE(said) << headless.report["messages"];
+  const AppRun gpt = run_app("not-encoder", {});
+  EXPECT_FALSE(has_widget(gpt.report, "Sentence B"));
+}
+
 // A GPT-2 directory opens on every head, says which model it is, and re-slices when H moves;
 // a directory that is not a model is refused with its message. (The tiny model is written
 // by tests/reference/make_gpt2_dir.py, which needs numpy: skipped without it.)

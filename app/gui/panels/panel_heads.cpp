@@ -152,7 +152,8 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     // The pruning exercise: switch heads off (the boxes by the titles) and watch this move.
     const int off = static_cast<int>(s.result->request.ablated.size());
     // On a narrow panel the shorter form, on the same line (the heads get the height).
-    std::snprintf(text, sizeof text, "  loss on this text %.3f nats/token", out.loss);
+    const bool masked = f.weights->arch.encoder();  // encoders: the masked-token loss
+    std::snprintf(text, sizeof text, masked ? "  masked-token loss %.3f nats" : "  loss on this text %.3f nats/token", out.loss);
     if (!fits_on_line(ImGui::CalcTextSize(text).x)) std::snprintf(text, sizeof text, "  loss %.3f", out.loss);
     same_line_if_fits(ImGui::CalcTextSize(text).x);
     ImGui::TextUnformatted(text);
@@ -162,7 +163,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       same_line_if_fits(ImGui::CalcTextSize(text).x);
       ImGui::TextColored(kPendingColour, "%s", text);
     }
-    if (!cfg.causal) {  // the model can see the answer: say so beside the loss
+    if (!cfg.causal && !masked) {  // the model can see the answer: say so beside the loss
       const std::string note = std::string("(") + kCausalOffLossNote + ")";
       same_line_if_fits(ImGui::CalcTextSize(note.c_str()).x);
       ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);

@@ -45,11 +45,59 @@ void sentence_selector(AppState& s, const ForwardData& f) {
     s.report.sentence_losses.push_back(loss);
   }
 }
+// Encoders: the masked-LM head's top-k fillers of every [MASK] of the sentence on screen, and
+// the masked-token loss; a model without the head says so.
+void draw_mask_predictions(AppState& s, const ForwardData& f) {
+  ImGui::TextUnformatted("Masked words");
+  if (!f.weights->arch.mlm_head) {
+    const std::string msg = "This " + f.weights->arch.name + " has no masked-LM head (a ...Model checkpoint, not ...ForMaskedLM), so it "
+                            "cannot fill a [MASK]; its attention maps are all it shows.";
+    text_disabled_wrapped(msg.c_str());
+    s.report.messages.push_back(msg);
+    return;
+  }
+  if (f.out.logits.size() == 0 || f.batch.empty()) return;
+  const int b = std::clamp(s.view.batch, 0, f.batch.B() - 1), mask = mask_token_id(*f.weights);
+  const float fh = ImGui::GetFontSize(), avail = ImGui::GetContentRegionAvail().x, spacing = ImGui::GetStyle().ItemSpacing.x;
+  int shown = 0;
+  for (int t = 0; t < f.batch.lengths[b]; ++t) {
+    const Token& tok = f.batch.sentences[b].tokens[static_cast<size_t>(t)];
+    if (tok.id != mask) continue;
+    ++shown;
+    std::string where = "position " + std::to_string(t);
+    if (tok.masked_id >= 0) where += " (was \"" + hf_piece(*f.weights->hf_tokenizer, tok.masked_id).text + "\")";
+    text_disabled_wrapped(where.c_str());
+    const std::vector<NextToken> top = top_k_next(*f.weights, f.out, b, t, kTopK);
+    float token_w = 0;
+    for (const NextToken& n : top) token_w = std::max(token_w, ImGui::CalcTextSize(n.display.c_str()).x);
+    const float bar_w = std::clamp(avail - ImGui::CalcTextSize("100.0%").x - token_w - spacing * 3, fh * 2, avail * 0.35f);
+    for (const NextToken& n : top) {
+      const ImVec2 c = ImGui::GetCursorScreenPos();
+      ImDrawList* dl = ImGui::GetWindowDrawList();
+      dl->AddRectFilled(c, ImVec2(c.x + bar_w, c.y + fh), IM_COL32(60, 70, 90, 255), 2.0f);
+      dl->AddRectFilled(c, ImVec2(c.x + bar_w * n.prob, c.y + fh), n.id == tok.masked_id ? IM_COL32(90, 200, 120, 255) : IM_COL32(170, 90, 160, 255), 2.0f);
+      ImGui::Dummy(ImVec2(bar_w, fh));
+      ImGui::SameLine();
+      ImGui::Text("%5.1f%%", 100.0 * n.prob);
+      same_line_if_fits(ImGui::CalcTextSize(n.display.c_str()).x);
+      if (n.id == tok.masked_id) ImGui::TextColored(kUnchangedColour, "%s", n.display.c_str());
+      else ImGui::TextUnformatted(n.display.c_str());
+      s.report.predictions.push_back(n.display + " " + std::to_string(n.prob));
+    }
+  }
+  if (shown == 0) text_disabled_wrapped("No [MASK] in this sentence: type [MASK] (RoBERTa: <mask>), or click a chip to mask it.");
+  if (f.out.loss_tokens > 0) {
+    char loss[128];
+    std::snprintf(loss, sizeof loss, "masked-token loss %.3f nats over %d masked token%s", f.out.loss, f.out.loss_tokens, f.out.loss_tokens == 1 ? "" : "s");
+    text_disabled_wrapped(loss);
+  }
+}
 }  // namespace
 
 void draw_predictions(AppState& s) {
   if (!s.result || !s.result->fwd) return;
   const ForwardData& f = *s.result->fwd;
+  if (f.weights && f.weights->arch.encoder()) return draw_mask_predictions(s, f);
   if (!f.weights->trained() || f.out.logits.size() == 0 || f.batch.empty()) return;
   if (f.batch.B() > 1) {
     sentence_selector(s, f);

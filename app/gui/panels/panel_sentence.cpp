@@ -199,6 +199,15 @@ void draw_sentence(AppState& s, const Presets& presets) {
                                 typed.empty() ? 0 : ImGuiInputTextFlags_CallbackAlways, insert_typed, &typed))
     s.text = glyphs().from_edit(edit);
   report_widget(s, "Sentence");
+  if (encoder_model(s)) {  // BERT-style encoders read a pair: sentence B, token type 1, after [SEP]
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Sentence B");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    ImGui::InputTextWithHint("##pair", "(optional: a second sentence, token type 1)", &s.pair_text);
+    report_widget(s, "Sentence B");
+    text_disabled_wrapped("Type [MASK] (RoBERTa: <mask>) or click a chip to mask it; click again to unmask.");
+  }
   s.report.text_box_boxes.clear();
   glyphs().audit_edit(edit, &s.report.text_box_boxes, &s.report.text_box_replacements);
   s.report.atlas_glyphs = glyphs().atlas_glyphs();
@@ -256,6 +265,8 @@ void draw_sentence_tokens(AppState& s) {
   const float box_h = std::min(std::min(rows + 0.25f, kChipRowsShown) * chip_h, ImGui::GetMainViewport()->WorkSize.y * kChipBoxMaxShare) +
                       st.WindowPadding.y;
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, st.WindowPadding.y * 0.5f));
+  const bool encoder = f.weights && f.weights->arch.encoder();
+  const int mask_id = encoder ? mask_token_id(*f.weights) : -1;
   ImGui::BeginChild("chips", ImVec2(0, box_h), false);
   s.report.chips_box_h = box_h;
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -299,6 +310,10 @@ void draw_sentence_tokens(AppState& s) {
       ImGui::PopID();
       const bool hover = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem);  // while the text box has the keyboard too
       const bool mine = b == s.view.batch, tok = c.token >= 0;
+      // Encoders: [CLS] / <s>, [SEP] / </s> and [MASK] each their own colour; sentence B's chips tinted.
+      const Token* enc = encoder && tok && c.token < batch.lengths[b] ? &batch.sentences[b].tokens[static_cast<size_t>(c.token)] : nullptr;
+      const bool is_cls = enc && enc->added && c.token == 0, is_sep = enc && enc->added && c.token > 0;
+      const bool is_mask = enc && enc->id == mask_id;
       if (b == 0 && tok) {
         if (c.special) s.report.special_chips.push_back(static_cast<int>(s.report.tokens.size()));
         s.report.tokens.push_back(c.label);
@@ -309,6 +324,10 @@ void draw_sentence_tokens(AppState& s) {
         const bool lit = tok && ((mine && c.token == s.hover_token) || hover);
         const ImU32 fill = lit ? IM_COL32(255, 140, 70, 255)
                            : !tok ? IM_COL32(30, 36, 48, 255)
+                           : is_cls ? IM_COL32(40, 110, 160, 255)
+                           : is_sep ? IM_COL32(150, 100, 40, 255)
+                           : is_mask ? IM_COL32(170, 60, 140, 255)
+                           : enc && enc->segment == 1 ? (c.continues ? IM_COL32(60, 105, 80, 255) : IM_COL32(46, 92, 66, 255))
                            : c.special ? IM_COL32(34, 104, 92, 255)
                            : c.group >= 0 ? IM_COL32(84, 70, 118, 255)
                            : c.continues ? IM_COL32(70, 90, 120, 255) : IM_COL32(52, 70, 100, 255);
@@ -325,8 +344,26 @@ void draw_sentence_tokens(AppState& s) {
       if (tok && clicked) {  // select this sentence and position: its next-token predictions stay shown
         s.view.batch = b;
         s.selected_token = c.token;
+        if (enc && !enc->added) {  // encoders: a click masks the token (its id kept for the loss), a second unmasks it
+          const std::pair<int, int> at(b, c.token);
+          const auto it = std::find(s.masked.begin(), s.masked.end(), at);
+          if (it != s.masked.end()) s.masked.erase(it);
+          else if (!is_mask) s.masked.push_back(at);
+        }
       }
       ImGui::SameLine(0, gap_after(cs, i));
+    }
+    // Encoders: the padding of a shorter sentence, as chips of their own (their keys are masked).
+    for (int t = batch.lengths[b]; encoder && t < batch.T; ++t) {
+      const char* pad_text = "pad";
+      const ImVec2 size(ImGui::CalcTextSize(pad_text).x + pad.x * 2, ImGui::GetTextLineHeight() + pad.y * 2);
+      if (ImGui::GetContentRegionAvail().x < size.x + 4) ImGui::NewLine();
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      ImGui::Dummy(size);
+      dl->AddRect(p, ImVec2(p.x + size.x, p.y + size.y), IM_COL32(110, 110, 120, 255), 4.0f, 0, 1.0f);
+      dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y), IM_COL32(140, 140, 150, 255), pad_text);
+      if (b == 0) s.report.messages.push_back("padding chip");
+      ImGui::SameLine(0, 2);
     }
     ImGui::PopID();
     ImGui::NewLine();

@@ -215,7 +215,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     data->inputs.trace.reset();
     data->inputs_hash = fhash;
     data->weights = model;
-    data->batch = make_batch(r.lines, r.cfg, batch_weights);
+    data->batch = make_batch(r.lines, r.cfg, batch_weights, &r.extras);
     ForwardOptions fo;
     fo.keep_layer_io = true;
     fo.want_logits = batch_weights.trained();
