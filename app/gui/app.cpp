@@ -228,6 +228,7 @@ void App::post_request_if_changed() {
 void App::frame() {
   const auto frame_start = std::chrono::steady_clock::now();
   while (std::shared_ptr<const ComputeResult> r = worker_.take()) accept(std::move(r));
+  state.contrib.patch_progress = worker_.patch_progress();
   sync_training();
   sync_model_loader();
   sync_lesson_export();
@@ -240,7 +241,7 @@ void App::frame() {
   if (state.dialog_request) {
     open_dialog(state.dialog_request->dialog);
     dialog_path_ = state.dialog_request->path;
-    scripted_ok_in_ = 3;
+    scripted_ok_in_ = state.dialog_request->press_ok ? 3 : 0;
     state.dialog_request.reset();
   }
   // An export's capture is taken in a frame with no dialog, menu or popup open.
@@ -480,6 +481,10 @@ void App::draw_layout() {
     }
     if (tab("Passport", CenterPanel::Passport)) {
       draw_passport(state, true);
+      ImGui::EndTabItem();
+    }
+    if (tab(three ? "Contributions###contrib" : "Contrib###contrib", CenterPanel::Contrib)) {
+      draw_contributions(state, renderer_);
       ImGui::EndTabItem();
     }
     if (tab("Compare", CenterPanel::Compare)) {

@@ -89,15 +89,34 @@ const char* center_panel_name(CenterPanel p) {
     case CenterPanel::Training: return "training";
     case CenterPanel::Compare: return "compare";
     case CenterPanel::Input: return "input";
+    case CenterPanel::Contrib: return "contrib";
   }
   return "heads";
 }
 
 bool parse_center_panel(const std::string& name, CenterPanel* out) {
   for (CenterPanel p : {CenterPanel::Heads, CenterPanel::Focus, CenterPanel::Model, CenterPanel::Passport, CenterPanel::Training,
-                         CenterPanel::Compare, CenterPanel::Input})
+                         CenterPanel::Compare, CenterPanel::Input, CenterPanel::Contrib})
     if (name == center_panel_name(p)) {
       *out = p;
+      return true;
+    }
+  return false;
+}
+
+const char* contrib_view_name(ContribView v) {
+  switch (v) {
+    case ContribView::Rollout: return "rollout";
+    case ContribView::Patching: return "patching";
+    case ContribView::Detectors: return "detectors";
+  }
+  return "rollout";
+}
+
+bool parse_contrib_view(const std::string& name, ContribView* out) {
+  for (ContribView v : {ContribView::Rollout, ContribView::Patching, ContribView::Detectors})
+    if (name == contrib_view_name(v)) {
+      *out = v;
       return true;
     }
   return false;
@@ -156,7 +175,26 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   r.compare = s.view.center == CenterPanel::Compare && s.cfg.pitfalls.any();
   r.attribution = s.attribute;
   r.value_weighted = s.view.value_weighted;
+  // The Contributions tab: each view's work only while it is visible (the detectors' also
+  // once opened, for the heads grid's marks).
+  const ContribState& c = s.contrib;
+  const bool contrib = s.view.center == CenterPanel::Contrib;
+  const int batch = std::max(0, s.view.batch);
+  if (contrib && c.view == ContribView::Rollout) r.rollout = RolloutRequest{batch, c.rollout_head};
+  if (c.detectors_on || (contrib && c.view == ContribView::Detectors))
+    r.detectors = DetectorRequest{batch, c.detector, c.detector == Detector::Painted ? c.painted : std::vector<float>{}};
+  if (contrib && c.view == ContribView::Patching && c.patch_run && !r.lines.empty())
+    r.patch = PatchRequest{r.lines[std::min<size_t>(batch, r.lines.size() - 1)], c.corrupted, c.patch_position, c.patch_token_a,
+                           c.patch_token_b, c.patch_head};
   return r;
+}
+
+bool detector_marked(const AppState& s, int layer, int head) {
+  const ComputeResult* res = s.result.get();
+  if (!s.contrib.detectors_on || !res || !res->fwd || !res->request.detectors || res->detector_scores.empty()) return false;
+  const int Hw = res->fwd->out.Hw;
+  const size_t i = static_cast<size_t>(layer) * Hw + head;
+  return head >= 0 && head < Hw && layer >= 0 && i < res->detector_scores.size() && res->detector_scores[i] >= s.contrib.threshold;
 }
 
 TrainOptions train_options(const AppState& s, int d, int h, int l, int steps) {
