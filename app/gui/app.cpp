@@ -453,11 +453,15 @@ void App::draw_layout() {
   state.report.heads_panel = {cp.x, cp.y, cp.x + cs.x, cp.y + cs.y};
   if (ImGui::BeginTabBar("views")) {
     const bool switch_tab = state.view.center != last_center_;
+    // The tab drawn open this pass: a panel that sets view.center while drawing (a click
+    // that opens Focus) is then seen as a switch in the next frame.
+    std::optional<CenterPanel> shown;
     auto tab = [&](const char* label, CenterPanel p) {
       const ImGuiTabItemFlags f = switch_tab && state.view.center == p ? ImGuiTabItemFlags_SetSelected : 0;
       const bool open = ImGui::BeginTabItem(label, nullptr, f);
       report_widget(state, label);
       if (open && !switch_tab) state.view.center = p;
+      if (open) shown = p;
       return open;
     };
     if (!(three || two) && tab("Input", CenterPanel::Input)) {
@@ -497,7 +501,7 @@ void App::draw_layout() {
       draw_training(state);
       ImGui::EndTabItem();
     }
-    last_center_ = state.view.center;
+    last_center_ = shown && !switch_tab ? *shown : state.view.center;
     ImGui::EndTabBar();
   }
   ImGui::EndChild();

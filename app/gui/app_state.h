@@ -79,6 +79,19 @@ struct ContribState {
   int painted_T = 0;
 };
 
+// The Compare tab's B side (issue 28): the correct model beside a pitfall (as before), or
+// any other weights: the current model with another num_heads, a shipped checkpoint, or a
+// checkpoint file. A is always the model the heads grid shows.
+enum class CompareKind { Correct, OtherHeads, Shipped, File };
+struct CompareSource {
+  CompareKind kind = CompareKind::Correct;
+  int num_heads = 8;                        // OtherHeads
+  int shipped = 0;                          // Shipped: index into AppState::shipped
+  std::string path;                         // File: the path typed
+  std::optional<CheckpointInfo> file_info;  // File: read and checked when Read is pressed
+  std::string error;                        // why the file could not be read
+};
+
 // What the UI drew in the last frame, for the GUI tests (--report) and nothing else.
 struct UiReport {
   struct Rect {
@@ -132,6 +145,9 @@ struct UiReport {
   std::vector<std::string> detector_marked;  // heads above the threshold ("l.h"), as the heads grid marks them
   int painted_cells = 0;
   std::vector<std::string> passport_changes;  // the Compare tab's changed passport rows
+  std::string compare_a, compare_b;           // the Compare tab's two sides, as named
+  std::vector<std::string> compare_b_tokens;  // B's own tokens, when its tokenizer cuts the text differently
+  int compare_heads_a = 0, compare_heads_b = 0;  // maps drawn per side
   std::string passport_note;                  // the passport's last change ("num_heads 4 -> 8"), when shown
   int64_t attention_params = -1;       // as shown in the passport
   std::string lesson_step;             // the lesson player's "step 4 of 12", "" when no lesson is open
@@ -237,6 +253,7 @@ struct AppState {
 
   LessonState lesson;
   ContribState contrib;
+  CompareSource compare_b;
 
   UiReport report;
 
@@ -259,6 +276,11 @@ struct AppState {
 // trained model's positions, the ablated heads that exist in this config, and the Focus
 // trace only while Focus is visible. The config must be valid (validate(s.cfg)).
 ComputeRequest compute_request(const AppState& s, std::string* weights_note = nullptr);
+
+// The Compare tab's B when it is another model: its config and weights, or an error saying
+// why it cannot run (a num_heads that does not divide d_model, a file not read yet). Unset
+// for CompareKind::Correct.
+std::optional<Result<CompareSideRequest>> compare_side(const AppState& s);
 
 // Is head (layer, head) at or above the detector threshold in the result on screen? (The
 // Detectors view and the heads grid mark the same heads.) False when no scores are shown.

@@ -39,6 +39,10 @@ size_t ComputeRequest::hash() const {
   if (attribution)
     for (const int v : {attribution->batch, attribution->target.position, attribution->target.token_a, attribution->target.token_b})
       mix(h, static_cast<size_t>(v));
+  if (compare_b) {
+    mix(h, std::hash<std::string>()(compare_b->weights.checkpoint));
+    mix(h, static_cast<size_t>(compare_b->cfg.num_heads * 131 + compare_b->cfg.d_model));
+  }
   if (rollout) mix(h, static_cast<size_t>(rollout->batch * 4099 + rollout->head + 7));
   if (detectors) mix(h, static_cast<size_t>(detectors->batch * 16 + static_cast<int>(detectors->detector) + 11));
   if (patch) {

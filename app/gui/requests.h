@@ -93,6 +93,15 @@ struct PatchOutcome {
   std::string error;                           // why it could not run (token counts differ, random init, ...)
 };
 
+// The Compare tab's B side when it is another model (issue 28): its config and weights. The
+// same text runs through it; its result is ComputeResult::baseline.
+struct CompareSideRequest {
+  ModelConfig cfg;
+  WeightsRef weights;
+  std::string label;  // "shipped d128-h4-l2", "num_heads 8", as the tab names it
+  bool operator==(const CompareSideRequest& o) const { return cfg == o.cfg && weights == o.weights && label == o.label; }
+};
+
 struct ComputeRequest {
   std::vector<std::string> lines;        // one sentence per line
   ModelConfig cfg;                       // valid; context clipped to the weights' positions
@@ -104,6 +113,7 @@ struct ComputeRequest {
   // the layer slider never restarts a computation.
   int visible_layer = 0;
   bool compare = false;                  // also run the correct model (no pitfall): only while Compare is visible
+  std::optional<CompareSideRequest> compare_b;  // or another model as B (Compare, while visible)
   bool value_weighted = false;           // View > Value-weighted maps: each row alpha_ij ||f(x_j)||, normalised (contrib.h)
   std::optional<AttributionRequest> attribution;  // trained models: direct logit attribution of one logit
   std::optional<RolloutRequest> rollout;          // the Rollout view, only while it is visible
@@ -116,7 +126,7 @@ struct ComputeRequest {
   }
   bool operator==(const ComputeRequest& o) const {
     return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution && rollout == o.rollout &&
-           detectors == o.detectors && patch == o.patch;
+           detectors == o.detectors && patch == o.patch && compare_b == o.compare_b;
   }
   size_t forward_hash() const;  // a hash of the forward inputs (same_forward => equal hashes)
   size_t hash() const;          // forward_hash and the trace
@@ -158,7 +168,7 @@ struct ComputeResult {
   uint64_t seq = 0;                          // order of the request
   std::shared_ptr<const ForwardData> fwd;    // null when `error` is set
   std::optional<HeadTrace> trace;            // when requested, and the batch is not empty
-  std::shared_ptr<const ForwardData> baseline;  // request.compare: the same inputs with every pitfall off
+  std::shared_ptr<const ForwardData> baseline;  // request.compare: the same inputs with every pitfall off; request.compare_b: model B's
   // Finite (min, max) over the real rows of trace's q, k, v, scores, scaled, masked,
   // weights, head_out, concat and out, in that order.
   std::vector<std::pair<float, float>> trace_range;
@@ -171,6 +181,7 @@ struct ComputeResult {
   std::vector<float> induction;
   std::optional<Attribution> attribution;    // request.attribution's, computed on the worker
   std::string attribution_error;             // why it could not be (random init, a position gone, a pitfall)
+  std::string compare_error;                 // why request.compare_b's model could not run (a file that would not load)
   std::vector<float> rollout;                // request.rollout's (T, T), row = query; empty when not asked
   std::vector<float> detector_scores;        // request.detectors' (L, Hw); empty when not asked
   // request.patch's, published after the maps (null until then: the view shows the progress).

@@ -4,6 +4,7 @@
 #include "app/gui/dialogs.h"
 
 #include <charconv>
+#include <filesystem>
 #include <stdexcept>
 #include <cstdint>
 #include <cstdio>
@@ -127,6 +128,37 @@ const std::vector<ScriptedSetting>& scripted_settings() {
       {"panel", "heads|focus|model|passport|training|compare|contrib", "the view in the middle",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};
+         return Status();
+       }},
+      {"compare_b", "correct|heads:N|shipped:NAME|file:PATH", "the Compare tab's B: the correct model, A's model with num_heads N, a shipped checkpoint (its file name without .safetensors), or a checkpoint file (read as Read does)",
+       [](AppState& s, const std::string& v) -> Status {
+         CompareSource& c = s.compare_b;
+         const size_t colon = v.find(':');
+         const std::string kind = v.substr(0, colon), arg = colon == std::string::npos ? "" : v.substr(colon + 1);
+         if (kind == "correct") {
+           c.kind = CompareKind::Correct;
+         } else if (kind == "heads") {
+           Result<int> n = parse_number("compare_b heads", arg, 1, kMaxDModel);
+           if (!n) return n.error();
+           c.kind = CompareKind::OtherHeads;
+           c.num_heads = *n;
+         } else if (kind == "shipped") {
+           for (size_t i = 0; i < s.shipped.size(); ++i)
+             if (std::filesystem::path(s.shipped[i].path).stem().string() == arg) {
+               c.kind = CompareKind::Shipped;
+               c.shipped = static_cast<int>(i);
+               return Status();
+             }
+           return Error{ErrorKind::InvalidArgument, "No shipped checkpoint \"" + arg + "\"."};
+         } else if (kind == "file") {
+           Result<CheckpointInfo> info = checkpoint_info(arg);
+           if (!info) return info.error();
+           c.kind = CompareKind::File;
+           c.path = arg;
+           c.file_info = *info;
+         } else {
+           return Error{ErrorKind::InvalidArgument, "compare_b is correct, heads:N, shipped:NAME or file:PATH, got \"" + v + "\"."};
+         }
          return Status();
        }},
       // ---- the Contributions tab (issue 28) ----

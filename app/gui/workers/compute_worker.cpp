@@ -327,6 +327,21 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
     res->baseline = *base;
   }
 
+  if (r.compare_b) {  // another model as B: the same text, its own config, weights and tokenizer
+    ComputeRequest b;
+    b.lines = r.lines;
+    b.cfg = r.compare_b->cfg;
+    b.weights = r.compare_b->weights;
+    b.visible_layer = 0;
+    Result<std::shared_ptr<const ForwardData>> base = forward_data(nullptr, b, seq);
+    if (!base && base.error().kind == ErrorKind::Cancelled) {
+      res->error = base.error();
+      return res;
+    }
+    if (base) res->baseline = *base;
+    else res->compare_error = base.error().message;  // A stays on screen; the tab says why B could not run
+  }
+
   // 2. The step-through of the selected head, on the cached layer input.
   if (r.trace) trace_head(*res, *fwd, r);
   // 2b. The clicked prediction's logit, attributed to every head (on this thread, never the UI's).
