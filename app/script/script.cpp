@@ -248,6 +248,7 @@ class ScreenshotScript : public Script {
       j["compare_heatmaps"] = cmp;
       j["passport_changes"] = r.passport_changes;
       j["passport_note"] = r.passport_note;
+      j["compare"] = {{"a", r.compare_a}, {"b", r.compare_b}, {"b_tokens", r.compare_b_tokens}, {"heads_a", r.compare_heads_a}, {"heads_b", r.compare_heads_b}};
       // The Contributions tab (issue 28), as shown.
       nlohmann::json roll = nlohmann::json::array();
       for (const UiReport::Rect& q : r.rollout_map) roll.push_back({q.x0, q.y0, q.x1, q.y1});

@@ -2151,3 +2151,42 @@ TEST(Gui, DetectorsScoreHeadsAndAPaintedPattern) {
   EXPECT_EQ(best, 5);  // 1.1, the induction head
   EXPECT_GT(s[5].get<double>(), 0.25);
 }
+
+// Compare with any two models (issue 28): B chosen in the tab as A's model with another
+// num_heads (H = 4 against H = 8 on the shipped default), a shipped checkpoint, or a
+// checkpoint file typed and read; both drawn on one colour scale with the entropy change.
+// A file that is not a checkpoint is a message in the window, and A stays.
+TEST(Gui, CompareAnyTwoModels) {
+  const std::string text = std::string("text=") + kSaidTwice;
+  const AppRun heads = run_app("compare-heads", {"--then", text, "--then", "wait", "--input",
+                                                 "click Compare; click compare b; click A's model with another num_heads; wait; frames 3"});
+  ASSERT_EQ(heads.status, 0) << heads.err;
+  EXPECT_EQ(heads.report["compare"]["heads_a"], 4);
+  EXPECT_EQ(heads.report["compare"]["heads_b"], 8);
+  EXPECT_NE(heads.report["compare"]["b"].get<std::string>().find("num_heads 8"), std::string::npos) << heads.report["compare"].dump();
+  EXPECT_TRUE(has_message(heads.report, "Mean entropy of layer 0: A ")) << heads.report["messages"].dump();
+  EXPECT_EQ(heads.report["compare_heatmaps"].size(), 12u);
+  EXPECT_TRUE(heads.report["clipped"].empty()) << heads.report["clipped"].dump();
+
+  const AppRun shipped = run_app("compare-shipped", {"--then", text, "--then", "wait", "--input",
+                                                     "click Compare; click compare b; click shipped d128-h1-l2; wait; frames 3"});
+  ASSERT_EQ(shipped.status, 0) << shipped.err;
+  EXPECT_EQ(shipped.report["compare"]["heads_b"], 1);
+  EXPECT_NE(shipped.report["compare"]["b"].get<std::string>().find("d128-h1-l2"), std::string::npos) << shipped.report["compare"].dump();
+
+  const std::string file = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h2-l2.safetensors";
+  const AppRun read = run_app("compare-file", {"--then", text, "--then", "wait", "--input",
+                                               "click Compare; click compare b; click a checkpoint file; click B path; type " + file +
+                                                   "; click Read; wait; frames 3"});
+  ASSERT_EQ(read.status, 0) << read.err;
+  EXPECT_EQ(read.report["compare"]["heads_b"], 2);
+  EXPECT_NE(read.report["compare"]["b"].get<std::string>().find("d128-h2-l2.safetensors"), std::string::npos) << read.report["compare"].dump();
+
+  const AppRun bad = run_app("compare-bad", {"--then", text, "--then", "wait", "--input",
+                                             "click Compare; click compare b; click a checkpoint file; click B path; type /nonexistent/x.safetensors; "
+                                             "click Read; wait; frames 3"});
+  ASSERT_EQ(bad.status, 0) << bad.err;
+  EXPECT_EQ(bad.report["compare"]["heads_b"], 0);
+  EXPECT_EQ(bad.report["compare"]["heads_a"], 0);
+  EXPECT_TRUE(has_message(bad.report, "/nonexistent/x.safetensors")) << bad.report["messages"].dump();
+}

@@ -446,7 +446,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     text_disabled_wrapped(b.c_str());
     s.report.compare_b_tokens = tb;
   }
-  ImGui::TextUnformatted(other ? "Passport rows that differ (A against B)" : "Passport rows the pitfall changes");
+  ImGui::TextUnformatted(other ? "Passport rows that differ, B \xE2\x86\x92 A" : "Passport rows the pitfall changes");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every row of the passport whose formula or shape differs from the correct model's.");
   if (rows.empty()) ImGui::TextDisabled("none: the shapes are the same, only the numbers differ");
   for (const std::string& row : rows) {
