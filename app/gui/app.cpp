@@ -479,16 +479,20 @@ void App::draw_layout() {
       ImGui::EndTabItem();
     }
     // Narrow: shorter tab names, so they are read whole rather than cut to "Mode...".
-    if (tab(three ? "Model view###model" : "Model###model", CenterPanel::Model)) {
-      draw_model(state, renderer_);
+    // Narrow (two columns, tabs): no room for a seventh tab whose name is read whole, so the
+    // Contributions views share the Model tab, as sub-tabs beside the layers x heads view.
+    const CenterPanel model_p = !three && state.view.center == CenterPanel::Contrib ? CenterPanel::Contrib : CenterPanel::Model;
+    if (tab(three ? "Model view###model" : "Model###model", model_p)) {
+      if (three) draw_model(state, renderer_);
+      else draw_contributions(state, renderer_, true);
       ImGui::EndTabItem();
     }
     if (tab("Passport", CenterPanel::Passport)) {
       draw_passport(state, true);
       ImGui::EndTabItem();
     }
-    if (tab(three ? "Contributions###contrib" : "Contrib###contrib", CenterPanel::Contrib)) {
-      draw_contributions(state, renderer_);
+    if (three && tab("Contributions", CenterPanel::Contrib)) {
+      draw_contributions(state, renderer_, false);
       ImGui::EndTabItem();
     }
     if (tab("Compare", CenterPanel::Compare)) {

@@ -62,7 +62,7 @@ const char* contrib_view_name(ContribView v);
 bool parse_contrib_view(const std::string& name, ContribView* out);
 struct ContribState {
   ContribView view = ContribView::Rollout;
-  ContribView drawn = ContribView::Rollout;  // the view the tab bar showed last frame (a scripted change selects its tab)
+  int open_sub = -2;  // the sub-tab open last frame: a view, -1 the model view (narrow layouts), -2 none yet
   int rollout_head = -1;                  // the last layer's head (the layers below averaged); -1: the mean over heads
   // Patching: the clean sentence is the text's selected one.
   std::string corrupted;                  // the corrupted sentence box
