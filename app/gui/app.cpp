@@ -252,6 +252,7 @@ void App::generate_step() {
 void App::frame() {
   const auto frame_start = std::chrono::steady_clock::now();
   while (std::shared_ptr<const ComputeResult> r = worker_.take()) accept(std::move(r));
+  state.contrib.patch_progress = worker_.patch_progress();
   sync_training();
   sync_model_loader();
   sync_lesson_export();
@@ -265,7 +266,7 @@ void App::frame() {
   if (state.dialog_request) {
     open_dialog(state.dialog_request->dialog);
     dialog_path_ = state.dialog_request->path;
-    scripted_ok_in_ = 3;
+    scripted_ok_in_ = state.dialog_request->press_ok ? 3 : 0;
     state.dialog_request.reset();
   }
   // An export's capture is taken in a frame with no dialog, menu or popup open.
@@ -477,11 +478,15 @@ void App::draw_layout() {
   state.report.heads_panel = {cp.x, cp.y, cp.x + cs.x, cp.y + cs.y};
   if (ImGui::BeginTabBar("views")) {
     const bool switch_tab = state.view.center != last_center_;
+    // The tab drawn open this pass: a panel that sets view.center while drawing (a click
+    // that opens Focus) is then seen as a switch in the next frame.
+    std::optional<CenterPanel> shown;
     auto tab = [&](const char* label, CenterPanel p) {
       const ImGuiTabItemFlags f = switch_tab && state.view.center == p ? ImGuiTabItemFlags_SetSelected : 0;
       const bool open = ImGui::BeginTabItem(label, nullptr, f);
       report_widget(state, label);
       if (open && !switch_tab) state.view.center = p;
+      if (open) shown = p;
       return open;
     };
     if (!(three || two) && tab("Input", CenterPanel::Input)) {
@@ -499,12 +504,20 @@ void App::draw_layout() {
       ImGui::EndTabItem();
     }
     // Narrow: shorter tab names, so they are read whole rather than cut to "Mode...".
-    if (tab(three ? "Model view###model" : "Model###model", CenterPanel::Model)) {
-      draw_model(state, renderer_);
+    // Narrow (two columns, tabs): no room for a seventh tab whose name is read whole, so the
+    // Contributions views share the Model tab, as sub-tabs beside the layers x heads view.
+    const CenterPanel model_p = !three && state.view.center == CenterPanel::Contrib ? CenterPanel::Contrib : CenterPanel::Model;
+    if (tab(three ? "Model view###model" : "Model###model", model_p)) {
+      if (three) draw_model(state, renderer_);
+      else draw_contributions(state, renderer_, true);
       ImGui::EndTabItem();
     }
     if (tab("Passport", CenterPanel::Passport)) {
       draw_passport(state, true);
+      ImGui::EndTabItem();
+    }
+    if (three && tab("Contributions", CenterPanel::Contrib)) {
+      draw_contributions(state, renderer_, false);
       ImGui::EndTabItem();
     }
     if (tab("Compare", CenterPanel::Compare)) {
@@ -517,7 +530,7 @@ void App::draw_layout() {
       draw_training(state);
       ImGui::EndTabItem();
     }
-    last_center_ = state.view.center;
+    last_center_ = shown && !switch_tab ? *shown : state.view.center;
     ImGui::EndTabBar();
   }
   ImGui::EndChild();

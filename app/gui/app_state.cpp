@@ -1,5 +1,7 @@
 #include "app/gui/app_state.h"
 
+#include <filesystem>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -90,15 +92,34 @@ const char* center_panel_name(CenterPanel p) {
     case CenterPanel::Training: return "training";
     case CenterPanel::Compare: return "compare";
     case CenterPanel::Input: return "input";
+    case CenterPanel::Contrib: return "contrib";
   }
   return "heads";
 }
 
 bool parse_center_panel(const std::string& name, CenterPanel* out) {
   for (CenterPanel p : {CenterPanel::Heads, CenterPanel::Focus, CenterPanel::Model, CenterPanel::Passport, CenterPanel::Training,
-                         CenterPanel::Compare, CenterPanel::Input})
+                         CenterPanel::Compare, CenterPanel::Input, CenterPanel::Contrib})
     if (name == center_panel_name(p)) {
       *out = p;
+      return true;
+    }
+  return false;
+}
+
+const char* contrib_view_name(ContribView v) {
+  switch (v) {
+    case ContribView::Rollout: return "rollout";
+    case ContribView::Patching: return "patching";
+    case ContribView::Detectors: return "detectors";
+  }
+  return "rollout";
+}
+
+bool parse_contrib_view(const std::string& name, ContribView* out) {
+  for (ContribView v : {ContribView::Rollout, ContribView::Patching, ContribView::Detectors})
+    if (name == contrib_view_name(v)) {
+      *out = v;
       return true;
     }
   return false;
@@ -161,10 +182,86 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   if (s.view.center == CenterPanel::Focus)
     r.trace = TraceRequest{std::clamp(s.view.layer, 0, std::max(0, s.cfg.num_layers - 1)), std::max(0, s.view.batch),
                            std::clamp(s.view.head, 0, std::max(0, s.cfg.num_heads - 1))};
-  r.compare = s.view.center == CenterPanel::Compare && s.cfg.pitfalls.any();
+  r.compare = s.view.center == CenterPanel::Compare && s.cfg.pitfalls.any() && s.compare_b.kind == CompareKind::Correct;
+  if (s.view.center == CenterPanel::Compare)
+    if (std::optional<Result<CompareSideRequest>> b = compare_side(s); b && *b) r.compare_b = **b;
   r.attribution = s.attribute;
   r.value_weighted = s.view.value_weighted;
+  // The Contributions tab: each view's work only while it is visible (the detectors' also
+  // once opened, for the heads grid's marks).
+  const ContribState& c = s.contrib;
+  const bool contrib = s.view.center == CenterPanel::Contrib;
+  const int batch = std::max(0, s.view.batch);
+  if (contrib && c.view == ContribView::Rollout) r.rollout = RolloutRequest{batch, c.rollout_head};
+  if (c.detectors_on || (contrib && c.view == ContribView::Detectors))
+    r.detectors = DetectorRequest{batch, c.detector, c.detector == Detector::Painted ? c.painted : std::vector<float>{}};
+  if (contrib && c.view == ContribView::Patching && c.patch_run && !r.lines.empty())
+    r.patch = PatchRequest{r.lines[std::min<size_t>(batch, r.lines.size() - 1)], c.corrupted, c.patch_position, c.patch_token_a,
+                           c.patch_token_b, c.patch_head};
   return r;
+}
+
+std::optional<Result<CompareSideRequest>> compare_side(const AppState& s) {
+  const CompareSource& c = s.compare_b;
+  CompareSideRequest b;
+  auto from_checkpoint = [&](const CheckpointInfo& info, const std::string& label) -> Result<CompareSideRequest> {
+    b.cfg = s.cfg;
+    b.cfg.pitfalls = Pitfalls{};
+    b.cfg.pitfalls.no_w_o = info.no_w_o;  // as it was trained
+    b.cfg.d_model = info.d_model;
+    b.cfg.num_heads = info.num_heads;
+    b.cfg.num_kv_heads = 0;
+    b.cfg.num_layers = info.num_layers;
+    b.cfg.context = std::min(s.cfg.context, info.context);
+    b.cfg.head_dim = 0;
+    b.weights.checkpoint = info.path;
+    b.weights.loaded = info.weights;
+    b.label = label;
+    if (Status st = validate(b.cfg); !st) return st.error();
+    return b;
+  };
+  switch (c.kind) {
+    case CompareKind::Correct: return std::nullopt;
+    case CompareKind::OtherHeads: {
+      b.cfg = s.cfg;
+      b.cfg.num_heads = c.num_heads;
+      b.cfg.num_kv_heads = 0;
+      if (Status st = validate(b.cfg); !st) return Result<CompareSideRequest>(st.error());
+      WeightsInputs in;
+      in.mode = s.weights_mode;
+      in.shipped = &s.shipped;
+      in.user_checkpoint = s.checkpoint;
+      in.user_info = s.checkpoint_info ? &*s.checkpoint_info : nullptr;
+      in.session = s.session;
+      in.pretrained = s.pretrained;
+      const WeightsChoice w = choose_weights(b.cfg, in);
+      b.weights.checkpoint = w.checkpoint;
+      b.weights.loaded = w.loaded;
+      b.weights.in_memory = w.in_memory;
+      if (w.in_memory) b.weights.in_memory_id = s.session_id;
+      if (w.context_limit > 0) b.cfg.context = std::min(b.cfg.context, w.context_limit);
+      const bool family = s.pretrained && w.in_memory == s.pretrained && s.pretrained->arch.fixed_heads();
+      b.cfg.head_dim = family ? s.pretrained->arch.head_dim : 0;
+      b.label = "num_heads " + std::to_string(c.num_heads);
+      return Result<CompareSideRequest>(b);
+    }
+    case CompareKind::Shipped:
+      if (c.shipped < 0 || c.shipped >= static_cast<int>(s.shipped.size()))
+        return Result<CompareSideRequest>(Error{ErrorKind::InvalidArgument, "No such shipped checkpoint."});
+      return from_checkpoint(s.shipped[c.shipped], "shipped " + std::filesystem::path(s.shipped[c.shipped].path).stem().string());
+    case CompareKind::File:
+      if (!c.file_info) return Result<CompareSideRequest>(Error{ErrorKind::InvalidArgument, c.error.empty() ? "Type a checkpoint's path and press Read." : c.error});
+      return from_checkpoint(*c.file_info, std::filesystem::path(c.file_info->path).filename().string());
+  }
+  return std::nullopt;
+}
+
+bool detector_marked(const AppState& s, int layer, int head) {
+  const ComputeResult* res = s.result.get();
+  if (!s.contrib.detectors_on || !res || !res->fwd || !res->request.detectors || res->detector_scores.empty()) return false;
+  const int Hw = res->fwd->out.Hw;
+  const size_t i = static_cast<size_t>(layer) * Hw + head;
+  return head >= 0 && head < Hw && layer >= 0 && i < res->detector_scores.size() && res->detector_scores[i] >= s.contrib.threshold;
 }
 
 TrainOptions train_options(const AppState& s, int d, int h, int l, int steps) {

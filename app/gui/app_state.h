@@ -28,7 +28,7 @@ inline constexpr float kFontScaleMin = 0.6f, kFontScaleMax = 3.0f;
 enum class Dialog;
 
 // Input: the sentence and model controls as a tab, when the window is too narrow for their column.
-enum class CenterPanel { Heads, Focus, Model, Passport, Training, Compare, Input };
+enum class CenterPanel { Heads, Focus, Model, Passport, Training, Compare, Input, Contrib };
 const char* center_panel_name(CenterPanel p);
 bool parse_center_panel(const std::string& name, CenterPanel* out);
 
@@ -54,6 +54,42 @@ struct ViewSettings {
   int big_heads = 0;  // the heads grid: every head (0), or the presenter's view of the selected head (1) or it and the next (2), large
   int compare_mode = 0;          // the Compare tab: 0 side by side, 1 A/B
   int compare_show_correct = 0;  // A/B: 0 shows A (the pitfall), 1 shows B (the correct model)
+};
+
+// The Contributions tab (issue 28): its three views and their controls.
+enum class ContribView { Rollout, Patching, Detectors };
+const char* contrib_view_name(ContribView v);
+bool parse_contrib_view(const std::string& name, ContribView* out);
+struct ContribState {
+  ContribView view = ContribView::Rollout;
+  int open_sub = -2;  // the sub-tab open last frame: a view, -1 the model view (narrow layouts), -2 none yet
+  int rollout_head = -1;                  // the last layer's head (the layers below averaged); -1: the mean over heads
+  // Patching: the clean sentence is the text's selected one.
+  std::string corrupted;                  // the corrupted sentence box
+  bool patch_run = true;                  // false after Cancel, until Run is pressed
+  int patch_position = -1;                // the measured position; -1: the last token
+  int patch_token_a = -1, patch_token_b = -1;  // -1: the clean / corrupted run's top prediction
+  std::optional<HeadId> patch_head;       // the grid's clicked cell: patched at one position at a time
+  std::pair<int, int> patch_progress{0, 0};  // the worker's (done, total), copied each frame by the app
+  // Detectors: the scores of one pattern, and the heads above the threshold marked in the heads grid.
+  Detector detector = Detector::PreviousToken;
+  float threshold = 0.3f;
+  bool detectors_on = false;              // the view was opened: the heads grid marks the heads above the threshold
+  std::vector<float> painted;             // (painted_T, painted_T) 0/1, the pattern painted on the canvas
+  int painted_T = 0;
+};
+
+// The Compare tab's B side (issue 28): the correct model beside a pitfall (as before), or
+// any other weights: the current model with another num_heads, a shipped checkpoint, or a
+// checkpoint file. A is always the model the heads grid shows.
+enum class CompareKind { Correct, OtherHeads, Shipped, File };
+struct CompareSource {
+  CompareKind kind = CompareKind::Correct;
+  int num_heads = 8;                        // OtherHeads
+  int shipped = 0;                          // Shipped: index into AppState::shipped
+  std::string path;                         // File: the path typed
+  std::optional<CheckpointInfo> file_info;  // File: read and checked when Read is pressed
+  std::string error;                        // why the file could not be read
 };
 
 // What the UI drew in the last frame, for the GUI tests (--report) and nothing else.
@@ -102,7 +138,21 @@ struct UiReport {
   std::vector<std::string> predictions;  // "token probability", most likely first
   std::vector<double> sentence_losses;   // the batch selector's losses, as shown
   std::vector<Rect> compare_heatmaps;    // the Compare tab's maps (pitfall first, then correct)
+  // The Contributions tab, as shown: the rollout map's rect and its row sums' largest error,
+  // patching's recovery (L, H) and per position, its note, the detector scores (L, Hw) and
+  // the heads above the threshold ("1.1"), as the heads grid marks them.
+  std::vector<Rect> rollout_map;
+  double rollout_row_error = -1;
+  std::string rollout_title;
+  std::vector<float> patch_recovery, patch_per_position;
+  std::string patch_target;            // "A - B at position p", as shown
+  std::vector<float> detector_scores;
+  std::vector<std::string> detector_marked;  // heads above the threshold ("l.h"), as the heads grid marks them
+  int painted_cells = 0;
   std::vector<std::string> passport_changes;  // the Compare tab's changed passport rows
+  std::string compare_a, compare_b;           // the Compare tab's two sides, as named
+  std::vector<std::string> compare_b_tokens;  // B's own tokens, when its tokenizer cuts the text differently
+  int compare_heads_a = 0, compare_heads_b = 0;  // maps drawn per side
   std::string passport_note;                  // the passport's last change ("num_heads 4 -> 8"), when shown
   int64_t attention_params = -1;       // as shown in the passport
   std::string passport_kv;             // the passport's K/V cache line, as shown
@@ -197,6 +247,7 @@ struct AppState {
   struct DialogRequest {
     Dialog dialog;
     std::string path;
+    bool press_ok = true;  // false: a panel's button opens the dialog for the user to confirm
   };
   std::optional<DialogRequest> dialog_request;
   int selected_token = -1;     // the clicked chip: the position whose next token is predicted (-1: the last)
@@ -218,6 +269,8 @@ struct AppState {
   std::vector<std::string> status_lines;    // short notes under the menu ("saved view.json")
 
   LessonState lesson;
+  ContribState contrib;
+  CompareSource compare_b;
 
   UiReport report;
 
@@ -243,6 +296,15 @@ struct AppState {
 bool encoder_model(const AppState& s);
 
 ComputeRequest compute_request(const AppState& s, std::string* weights_note = nullptr);
+
+// The Compare tab's B when it is another model: its config and weights, or an error saying
+// why it cannot run (a num_heads that does not divide d_model, a file not read yet). Unset
+// for CompareKind::Correct.
+std::optional<Result<CompareSideRequest>> compare_side(const AppState& s);
+
+// Is head (layer, head) at or above the detector threshold in the result on screen? (The
+// Detectors view and the heads grid mark the same heads.) False when no scores are shown.
+bool detector_marked(const AppState& s, int layer, int head);
 
 // The colour range [vmin, vmax] for one map under the state's normalisation.
 void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax);

@@ -34,6 +34,7 @@ const char* dialog_title(Dialog d) {
     case Dialog::ExportHeadPng: return "Export this head as PNG";
     case Dialog::ExportHeadSvg: return "Export this head as SVG";
     case Dialog::ExportHeadsSvg: return "Export heads as SVG";
+    case Dialog::ExportRollout: return "Export rollout as PNG (SVG for a .svg name)";
   }
   return "";
 }
@@ -55,6 +56,7 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::ExportHeadPng: return "head.png";
     case Dialog::ExportHeadSvg: return "head.svg";
     case Dialog::ExportHeadsSvg: return "heads.svg";
+    case Dialog::ExportRollout: return "rollout.png";
     case Dialog::None:
     case Dialog::Shortcuts: return "";
   }
@@ -130,6 +132,32 @@ Result<Figure> dialog_figure(Dialog d, const AppState& s) {
   Result<FigureInput> in = figure_input(s, one ? target.layer : s.view.layer);
   if (!in) return in.error();
   return one ? head_figure(*in, in->cfg->pitfalls.head_averaged ? 0 : target.head) : heads_figure(*in);  // head-averaged: the one mean map
+}
+
+Result<Figure> rollout_figure(const AppState& s) {
+  const ComputeResult* res = s.result.get();
+  if (!res || !res->fwd || !res->request.rollout || res->rollout.empty())
+    return Error{ErrorKind::InvalidArgument, "Nothing to export: open Contributions > Rollout and let it compute."};
+  const ForwardData& f = *res->fwd;
+  const int b = std::clamp(res->request.rollout->batch, 0, f.batch.B() - 1), T = f.out.T, len = f.batch.lengths[b];
+  Figure fig;
+  const int head = res->request.rollout->head;
+  fig.title = head < 0 ? "Attention rollout, mean over heads" : "Attention rollout, head " + std::to_string(head) + " of the last layer";
+  fig.subtitle = "layers 0-" + std::to_string(f.out.L - 1) + ", (A + I) row-normalised, multiplied layer by layer; " + f.source;
+  fig.tokens.assign(f.labels[b].begin(), f.labels[b].begin() + len);
+  FigureMap m;
+  m.weights = res->rollout.data();  // (T, T)
+  m.stride = T;
+  float peak = 0;
+  for (int i = 0; i < len; ++i)
+    for (int j = 0; j < len; ++j) peak = std::max(peak, res->rollout[static_cast<size_t>(i) * T + j]);
+  fig.mask = shown_mask(res->request.cfg, f.batch.B() > 1);
+  const float row_peak = map_peak(res->rollout.data(), T, len, fig.mask);  // as the view: row 0 sees token 0 alone
+  m.vmax = row_peak > 0 ? row_peak : peak > 0 ? peak : 1.0f;
+  fig.maps.push_back(m);
+  fig.colormap = s.view.colormap;
+  fig.caption = "rollout weight (rows sum to 1)";
+  return fig;
 }
 
 Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
@@ -211,6 +239,12 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
       st = export_figure(d, path, state);
       if (st) state.status_lines.push_back("Wrote " + path);
       break;
+    case Dialog::ExportRollout: {
+      Result<Figure> fig = rollout_figure(state);
+      st = !fig ? Status(fig.error()) : is_svg_path(path) ? write_figure_svg(path, *fig) : write_figure_png(path, *fig);
+      if (st) state.status_lines.push_back("Wrote " + path);
+      break;
+    }
     case Dialog::None:
     case Dialog::Shortcuts:
     case Dialog::ExportHeadsPng:

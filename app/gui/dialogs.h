@@ -14,7 +14,7 @@ namespace headmap {
 
 enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
                     SaveCheckpoint, OpenModel, ExportHeadPng, ExportHeadSvg, ExportHeadsSvg, OpenLesson, SaveLessonStep,
-                    ExportLesson };
+                    ExportLesson, ExportRollout };
 
 // The dialog's window title, e.g. "Open view".
 const char* dialog_title(Dialog d);
@@ -35,6 +35,9 @@ HeadId export_target(const AppState& s);
 // export target, or the selected layer's heads, of the sentence on screen, in the view's
 // colormap, normalisation, log scale and mask.
 Result<Figure> dialog_figure(Dialog d, const AppState& s);
+
+// The Rollout view's map (the result's rollout, app_state.h's ContribState) as a figure.
+Result<Figure> rollout_figure(const AppState& s);
 
 // OK in a file dialog: open or save a view, open a checkpoint or a GPT-2-family model
 // directory (read and checked fully before anything changes), save the session's model, export the result on screen as .npy

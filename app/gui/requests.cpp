@@ -41,6 +41,18 @@ size_t ComputeRequest::hash() const {
   if (attribution)
     for (const int v : {attribution->batch, attribution->target.position, attribution->target.token_a, attribution->target.token_b})
       mix(h, static_cast<size_t>(v));
+  if (compare_b) {
+    mix(h, std::hash<std::string>()(compare_b->weights.checkpoint));
+    mix(h, static_cast<size_t>(compare_b->cfg.num_heads * 131 + compare_b->cfg.d_model));
+  }
+  if (rollout) mix(h, static_cast<size_t>(rollout->batch * 4099 + rollout->head + 7));
+  if (detectors) mix(h, static_cast<size_t>(detectors->batch * 16 + static_cast<int>(detectors->detector) + 11));
+  if (patch) {
+    mix(h, std::hash<std::string>()(patch->corrupted));
+    for (const int v : {patch->position, patch->token_a, patch->token_b, patch->per_position ? patch->per_position->layer : -1,
+                        patch->per_position ? patch->per_position->head : -1})
+      mix(h, static_cast<size_t>(v + 1));
+  }
   return h;
 }
 

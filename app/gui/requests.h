@@ -58,6 +58,50 @@ struct AttributionRequest {
   bool operator==(const AttributionRequest&) const = default;
 };
 
+// The Contributions tab's views (issue 28), computed on the worker beside the maps.
+// Rollout of sentence `batch` through every layer, averaged over heads, or head `head` of the
+// last layer (the layers below averaged), as contrib.h's rollout().
+struct RolloutRequest {
+  int batch = 0;
+  int head = -1;  // -1: the mean over heads
+  bool operator==(const RolloutRequest&) const = default;
+};
+// One head detector's score for every head of sentence `batch` (contrib.h's detector_scores).
+struct DetectorRequest {
+  int batch = 0;
+  Detector detector = Detector::PreviousToken;
+  std::vector<float> painted;  // (T, T) 0/1, T the batch's: the pattern of Detector::Painted, else empty
+  bool operator==(const DetectorRequest&) const = default;
+};
+// Activation patching between the clean sentence (the main text's selected one) and a
+// corrupted one of the same token count (contrib.h's patch_heads). Trained models only.
+struct PatchRequest {
+  std::string clean, corrupted;
+  int position = -1;                   // the measured position; -1: the last token
+  int token_a = -1, token_b = -1;      // the logit difference A - B; -1: the clean / the corrupted run's top prediction there
+  std::optional<HeadId> per_position;  // also that head patched at one position at a time
+  bool operator==(const PatchRequest&) const = default;
+};
+// The worker's answer to a PatchRequest. Immutable once published.
+struct PatchOutcome {
+  PatchRequest inputs;
+  std::vector<std::string> clean_tokens, corrupted_tokens;  // each sentence's tokens, as displayed
+  LogitTarget target;                          // the difference measured (defaults resolved)
+  std::vector<NextToken> clean_top, corrupted_top;  // each run's top predictions at the position (the A and B choices)
+  std::optional<PatchResult> heads;            // (L, H) recovery, every position patched
+  std::vector<float> per_position;             // (T) recovery of inputs.per_position patched at position t alone
+  std::string error;                           // why it could not run (token counts differ, random init, ...)
+};
+
+// The Compare tab's B side when it is another model (issue 28): its config and weights. The
+// same text runs through it; its result is ComputeResult::baseline.
+struct CompareSideRequest {
+  ModelConfig cfg;
+  WeightsRef weights;
+  std::string label;  // "shipped d128-h4-l2", "num_heads 8", as the tab names it
+  bool operator==(const CompareSideRequest& o) const { return cfg == o.cfg && weights == o.weights && label == o.label; }
+};
+
 struct ComputeRequest {
   std::vector<std::string> lines;        // one sentence per line
   BatchExtras extras;                    // encoders: sentence B of each line, masked (sentence, token)s
@@ -70,15 +114,20 @@ struct ComputeRequest {
   // the layer slider never restarts a computation.
   int visible_layer = 0;
   bool compare = false;                  // also run the correct model (no pitfall): only while Compare is visible
+  std::optional<CompareSideRequest> compare_b;  // or another model as B (Compare, while visible)
   bool value_weighted = false;           // View > Value-weighted maps: each row alpha_ij ||f(x_j)||, normalised (contrib.h)
   std::optional<AttributionRequest> attribution;  // trained models: direct logit attribution of one logit
+  std::optional<RolloutRequest> rollout;          // the Rollout view, only while it is visible
+  std::optional<DetectorRequest> detectors;       // the Detectors view, and its threshold's marks in the heads grid
+  std::optional<PatchRequest> patch;              // the Patching view, only while it is visible and not cancelled
 
   // Everything but the trace: two requests with the same forward inputs share one forward pass.
   bool same_forward(const ComputeRequest& o) const {
     return lines == o.lines && extras.pairs == o.extras.pairs && extras.masked == o.extras.masked && cfg == o.cfg && weights == o.weights && ablated == o.ablated && value_weighted == o.value_weighted;
   }
   bool operator==(const ComputeRequest& o) const {
-    return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution;
+    return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution && rollout == o.rollout &&
+           detectors == o.detectors && patch == o.patch && compare_b == o.compare_b;
   }
   size_t forward_hash() const;  // a hash of the forward inputs (same_forward => equal hashes)
   size_t hash() const;          // forward_hash and the trace
@@ -134,7 +183,7 @@ struct ComputeResult {
   uint64_t seq = 0;                          // order of the request
   std::shared_ptr<const ForwardData> fwd;    // null when `error` is set
   std::optional<HeadTrace> trace;            // when requested, and the batch is not empty
-  std::shared_ptr<const ForwardData> baseline;  // request.compare: the same inputs with every pitfall off
+  std::shared_ptr<const ForwardData> baseline;  // request.compare: the same inputs with every pitfall off; request.compare_b: model B's
   // Finite (min, max) over the real rows of each trace_step_matrices(*trace), in that order.
   std::vector<std::pair<float, float>> trace_range;
   // Parallel to trace_range: the max-pooled levels of the (T, T) steps (scores, scaled,
@@ -146,6 +195,11 @@ struct ComputeResult {
   std::vector<float> induction;
   std::optional<Attribution> attribution;    // request.attribution's, computed on the worker
   std::string attribution_error;             // why it could not be (random init, a position gone, a pitfall)
+  std::string compare_error;                 // why request.compare_b's model could not run (a file that would not load)
+  std::vector<float> rollout;                // request.rollout's (T, T), row = query; empty when not asked
+  std::vector<float> detector_scores;        // request.detectors' (L, Hw); empty when not asked
+  // request.patch's, published after the maps (null until then: the view shows the progress).
+  std::shared_ptr<const PatchOutcome> patch;
   std::optional<Error> error;                // e.g. a checkpoint that would not load
   double latency_ms = 0;                     // request posted -> result ready
 };

@@ -345,4 +345,69 @@ void text_disabled_wrapped_at_commas(const std::string& text) {
   }
 }
 
+HeadGridHit head_grid(AppState& s, const HeadGrid& g) {
+  HeadGridHit hit;
+  const float fh = ImGui::GetFontSize(), spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float label_w = ImGui::CalcTextSize("L00").x + spacing;
+  // As wide as the column allows (never wider: nothing is cut off), at most 4.5 em a cell.
+  const float cell_w = std::max(2.0f, std::min((ImGui::GetContentRegionAvail().x - label_w) / std::max(1, g.H) - 2.0f, fh * 4.5f));
+  const float cell_h = fh * 1.4f;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  for (int h = 0; h < g.H; ++h) {  // head numbers (or the given labels) across the top
+    char hn[64];
+    std::snprintf(hn, sizeof hn, "%s", g.column_labels && h < static_cast<int>(g.column_labels->size()) ? (*g.column_labels)[h].c_str() : std::to_string(h).c_str());
+    if (ImGui::CalcTextSize(hn).x > cell_w) std::snprintf(hn, sizeof hn, "%d", h);  // too long for its cell: the number
+    if (ImGui::CalcTextSize(hn).x > cell_w) continue;
+    const float x = origin.x + label_w + h * (cell_w + 2) + (cell_w - ImGui::CalcTextSize(hn).x) / 2;
+    dl->AddText(ImVec2(x, origin.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), hn);
+  }
+  const float top = origin.y + fh + 2;
+  for (int l = 0; l < g.L; ++l) {
+    char ln[16];
+    std::snprintf(ln, sizeof ln, "%s%d", g.row_prefix, l);
+    if (*g.row_prefix) dl->AddText(ImVec2(origin.x, top + l * (cell_h + 2) + (cell_h - fh) / 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), ln);
+    for (int h = 0; h < g.H; ++h) {
+      const size_t i = static_cast<size_t>(l) * g.H + h;
+      const float v = g.values[i];
+      const ImVec2 p0(origin.x + label_w + h * (cell_w + 2), top + l * (cell_h + 2)), p1(p0.x + cell_w, p0.y + cell_h);
+      ImU32 fill = IM_COL32(60, 60, 60, 255), ink = IM_COL32(255, 255, 255, 255);
+      if (std::isfinite(v)) {
+        const float a = g.peak > 0 ? std::min(1.0f, std::abs(v) / g.peak) : 0.0f;
+        if (g.diverging) {
+          const int base = 45;
+          fill = v >= 0 ? IM_COL32(base + static_cast<int>(20 * a), base + static_cast<int>(90 * a), base + static_cast<int>(200 * a), 255)
+                        : IM_COL32(base + static_cast<int>(200 * a), base + static_cast<int>(40 * a), base + static_cast<int>(40 * a), 255);
+        } else {
+          const auto c = colormap_rgb(s.view.colormap, v > 0 ? a : 0.0f);
+          fill = ImGui::ColorConvertFloat4ToU32(ImVec4(c[0], c[1], c[2], 1.0f));
+          if (0.299f * c[0] + 0.587f * c[1] + 0.114f * c[2] > 0.6f) ink = IM_COL32(0, 0, 0, 255);  // dark text on light cells
+        }
+      }
+      dl->AddRectFilled(p0, p1, fill, 2.0f);
+      if (i < g.marked.size() && g.marked[i]) dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), IM_COL32(255, 255, 255, 255), 2.0f, 0, 2.5f);
+      // The value, as precise as the cell's width allows (the tooltip has it in full).
+      char num[24];
+      ImVec2 ts;
+      for (const char* fmt : {std::abs(v) >= 10 ? "%+.1f" : g.diverging ? "%+.2f" : "%.2f", "%.1f", "%.0f"}) {
+        std::snprintf(num, sizeof num, fmt, v);
+        if ((ts = ImGui::CalcTextSize(num)).x <= cell_w - 2) break;
+      }
+      if (!std::isfinite(v)) std::snprintf(num, sizeof num, "-"), ts = ImGui::CalcTextSize(num);
+      if (ts.x <= cell_w - 2) dl->AddText(ImVec2(p0.x + (cell_w - ts.x) / 2, p0.y + (cell_h - ts.y) / 2), ink, num);
+      char id[64];
+      std::snprintf(id, sizeof id, "%s %d.%d", g.id, l, h);
+      report_widget(s, id, p0, p1);
+      if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(p0, p1)) {
+        hit.layer = l;
+        hit.head = h;
+        hit.clicked = ImGui::IsMouseClicked(ImGuiMouseButton_Left);
+        ImGui::SetTooltip(g.tooltip, l, h, v);
+      }
+    }
+  }
+  ImGui::Dummy(ImVec2(label_w + g.H * (cell_w + 2), fh + 2 + g.L * (cell_h + 2)));
+  return hit;
+}
+
 }  // namespace headmap

@@ -80,6 +80,26 @@ void colour_legend(const HeatmapStyle& s, const char* caption, float width, cons
 // (measured once per result and font size).
 float token_label_width(AppState& s, int b);
 
+// A layers x heads grid of one number per head (patching's recovery, a detector's score):
+// layers down, heads across, each cell coloured by its value and labelled with it as the
+// width allows; `marked` cells outlined. Each cell is reported as "<id> l.h" (report_widget).
+struct HeadGrid {
+  const char* id = "grid";
+  int L = 0, H = 0;
+  const float* values = nullptr;  // (L, H)
+  bool diverging = false;         // signed: blue adds, red takes away, as strong as |v| / peak; else the colormap over [0, peak]
+  float peak = 1;
+  std::vector<bool> marked;       // (L, H) outlined; may be empty
+  const char* tooltip = "head %d.%d: %.4f";  // layer, head, value
+  const char* row_prefix = "L";   // the rows' labels: "L0", "L1", ...
+  const std::vector<std::string>* column_labels = nullptr;  // instead of the head numbers (positions' tokens); cut to the cell
+};
+struct HeadGridHit {
+  int layer = -1, head = -1;  // the cell under the mouse
+  bool clicked = false;
+};
+HeadGridHit head_grid(AppState& s, const HeadGrid& g);
+
 // map_range and shown_mask: app_state.h (the exports use them too).
 
 }  // namespace headmap

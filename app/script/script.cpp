@@ -255,6 +255,22 @@ class ScreenshotScript : public Script {
       j["compare_heatmaps"] = cmp;
       j["passport_changes"] = r.passport_changes;
       j["passport_note"] = r.passport_note;
+      j["compare"] = {{"a", r.compare_a}, {"b", r.compare_b}, {"b_tokens", r.compare_b_tokens}, {"heads_a", r.compare_heads_a}, {"heads_b", r.compare_heads_b}};
+      // The Contributions tab (issue 28), as shown.
+      nlohmann::json roll = nlohmann::json::array();
+      for (const UiReport::Rect& q : r.rollout_map) roll.push_back({q.x0, q.y0, q.x1, q.y1});
+      j["contrib"] = {{"view", contrib_view_name(app.state.contrib.view)},
+                      {"rollout_map", roll},
+                      {"rollout_row_error", r.rollout_row_error},
+                      {"rollout_title", r.rollout_title},
+                      {"patch_recovery", r.patch_recovery},
+                      {"patch_per_position", r.patch_per_position},
+                      {"patch_target", r.patch_target},
+                      {"detector", detector_name(app.state.contrib.detector)},
+                      {"threshold", app.state.contrib.threshold},
+                      {"detector_scores", r.detector_scores},
+                      {"detector_marked", r.detector_marked},
+                      {"painted_cells", r.painted_cells}};
       j["font_scale"] = app.state.font_scale;
       j["content_scale"] = app.state.content_scale;  // the monitor's (HiDPI), from GLFW
       j["font_px"] = ImGui::GetFontSize();             // the text's size as drawn: font_scale x content_scale x 17

@@ -4,6 +4,7 @@
 #include "app/gui/dialogs.h"
 
 #include <charconv>
+#include <filesystem>
 #include <stdexcept>
 #include <cstdint>
 #include <cstdio>
@@ -144,9 +145,96 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          if (!n) return n.error();
          return show_trained_run(s, *n);
        }},
-      {"panel", "heads|focus|model|passport|training|compare", "the view in the middle",
+      {"panel", "heads|focus|model|passport|training|compare|contrib", "the view in the middle",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};
+         return Status();
+       }},
+      {"compare_b", "correct|heads:N|shipped:NAME|file:PATH", "the Compare tab's B: the correct model, A's model with num_heads N, a shipped checkpoint (its file name without .safetensors), or a checkpoint file (read as Read does)",
+       [](AppState& s, const std::string& v) -> Status {
+         CompareSource& c = s.compare_b;
+         const size_t colon = v.find(':');
+         const std::string kind = v.substr(0, colon), arg = colon == std::string::npos ? "" : v.substr(colon + 1);
+         if (kind == "correct") {
+           c.kind = CompareKind::Correct;
+         } else if (kind == "heads") {
+           Result<int> n = parse_number("compare_b heads", arg, 1, kMaxDModel);
+           if (!n) return n.error();
+           c.kind = CompareKind::OtherHeads;
+           c.num_heads = *n;
+         } else if (kind == "shipped") {
+           for (size_t i = 0; i < s.shipped.size(); ++i)
+             if (std::filesystem::path(s.shipped[i].path).stem().string() == arg) {
+               c.kind = CompareKind::Shipped;
+               c.shipped = static_cast<int>(i);
+               return Status();
+             }
+           return Error{ErrorKind::InvalidArgument, "No shipped checkpoint \"" + arg + "\"."};
+         } else if (kind == "file") {
+           Result<CheckpointInfo> info = checkpoint_info(arg);
+           if (!info) return info.error();
+           c.kind = CompareKind::File;
+           c.path = arg;
+           c.file_info = *info;
+         } else {
+           return Error{ErrorKind::InvalidArgument, "compare_b is correct, heads:N, shipped:NAME or file:PATH, got \"" + v + "\"."};
+         }
+         return Status();
+       }},
+      // ---- the Contributions tab (issue 28) ----
+      {"contrib_view", "rollout|patching|detectors", "the Contributions tab's view (and that tab opened)",
+       [](AppState& s, const std::string& v) -> Status {
+         if (!parse_contrib_view(v, &s.contrib.view))
+           return Error{ErrorKind::InvalidArgument, "contrib_view is rollout, patching or detectors, got \"" + v + "\"."};
+         s.view.center = CenterPanel::Contrib;
+         return Status();
+       }},
+      {"rollout_head", "mean|N", "the Rollout view's heads: their mean, or head N of the last layer",
+       [](AppState& s, const std::string& v) -> Status {
+         if (v == "mean") {
+           s.contrib.rollout_head = -1;
+           return Status();
+         }
+         Result<int> n = parse_number("rollout_head", v, 0, kMaxDModel - 1);
+         if (!n) return n.error();
+         s.contrib.rollout_head = *n;
+         return Status();
+       }},
+      {"export_rollout", "PATH", "the Rollout view's Export (PNG, or SVG for a .svg name), as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportRollout, v); }},
+      {"corrupted", "TEXT", "the Patching view's corrupted sentence box",
+       [](AppState& s, const std::string& v) -> Status {
+         s.contrib.corrupted = v;
+         return Status();
+       }},
+      {"patch_head", "layer,head", "click that head's cell in the Patching grid: it is patched at one position at a time",
+       [](AppState& s, const std::string& v) -> Status {
+         int l = 0, h = 0;
+         if (std::sscanf(v.c_str(), "%d,%d", &l, &h) != 2 || l < 0 || h < 0 || l >= s.cfg.num_layers || h >= s.cfg.num_heads)
+           return Error{ErrorKind::InvalidArgument, "patch_head wants layer,head of a head of this model."};
+         s.contrib.patch_head = HeadId{l, h};
+         return Status();
+       }},
+      {"detector", "previous_token|duplicate_token|induction|first_token|painted", "the Detectors view's pattern",
+       [](AppState& s, const std::string& v) -> Status {
+         for (Detector d : {Detector::PreviousToken, Detector::DuplicateToken, Detector::Induction, Detector::FirstToken, Detector::Painted})
+           if (v == detector_name(d)) {
+             s.contrib.detector = d;
+             s.contrib.detectors_on = true;
+             return Status();
+           }
+         return Error{ErrorKind::InvalidArgument, "Unknown detector \"" + v + "\"."};
+       }},
+      {"detector_threshold", "X", "the Detectors view's threshold (0 to 1): heads at or above it are outlined there and in the heads grid",
+       [](AppState& s, const std::string& v) -> Status {
+         try {
+           const float x = std::stof(v);
+           if (!(x >= 0.0f && x <= 1.0f)) throw std::out_of_range("detector_threshold");
+           s.contrib.threshold = x;
+           s.contrib.detectors_on = true;
+         } catch (...) {
+           return Error{ErrorKind::InvalidArgument, "detector_threshold needs a number from 0 to 1, got \"" + v + "\"."};
+         }
          return Status();
        }},
       {"heads_zoom", "N", "zoom every map of the heads grid N times, on the first tokens (as the wheel does)",

@@ -75,6 +75,7 @@ class Recorder {
     });
     return hit;
   }
+  std::pair<int, int> patch_progress() const { return worker_.patch_progress(); }
   // Waits until the worker has nothing left to do (up to ten seconds).
   void settle() {
     for (int i = 0; i < 1000 && worker_.busy(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -235,4 +236,37 @@ TEST(ComputeWorker, FewerOrMoreLayersReuseTheCachedRandomLayers) {
     EXPECT_EQ(direct.attention, res->fwd->out.attention) << layers << " layers: the maps of the model drawn whole";
     previous = res->fwd->weights;
   }
+}
+
+// Activation patching on the worker (issue 28): the maps are published first, then the same
+// result with the patching; the same inputs again are answered from the cache (the same
+// outcome, in the first answer); no patching is reported in progress once it has ended.
+TEST(ComputeWorker, PatchingFollowsTheMapsAndIsCachedByItsInputs) {
+  Recorder w;
+  ComputeRequest r;
+  r.lines = {"My aunt keeps three green parrots in the kitchen. My aunt keeps three"};
+  r.cfg.d_model = 128;
+  r.cfg.num_heads = 4;
+  r.cfg.num_layers = 2;
+  r.cfg.context = 128;
+  r.weights.checkpoint = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
+  r.patch = PatchRequest{r.lines[0], "My aunt keeps four green parrots in the kitchen. My aunt keeps three", -1, -1, -1, HeadId{0, 0}};
+  const uint64_t seq = w.request(r);
+  std::shared_ptr<const ComputeResult> done = w.until(seq, [](const ComputeResult& a) { return a.patch != nullptr; });
+  ASSERT_TRUE(done) << "the patching never came";
+  const std::vector<std::shared_ptr<const ComputeResult>> all = w.answers(seq, 1, std::chrono::seconds(0));
+  ASSERT_GE(all.size(), 2u);
+  EXPECT_FALSE(all.front()->patch) << "the maps come first, without waiting for the patching";
+  ASSERT_TRUE(done->patch->heads) << done->patch->error;
+  EXPECT_EQ(done->patch->target.position, 20);
+  EXPECT_GT(done->patch->heads->recovery[5], 0.9f);  // 1.1
+  EXPECT_EQ(done->patch->per_position.size(), 21u);
+  w.settle();
+  EXPECT_EQ(w.patch_progress(), std::make_pair(0, 0));
+  r.lines[0] += "";  // the same inputs, posted again
+  const uint64_t seq2 = w.request(r);
+  const std::shared_ptr<const ComputeResult> again = w.first(seq2);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->patch.get(), done->patch.get()) << "the same inputs: the cached outcome, in the first answer";
+  w.settle();
 }

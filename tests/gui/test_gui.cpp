@@ -2264,3 +2264,174 @@ TEST(Gui, ValueWeightedMapsReplaceTheWeights) {
   EXPECT_EQ(back.report["head_titles"], plain.report["head_titles"]);
   EXPECT_TRUE(vw.report["clipped"].empty()) << vw.report["clipped"].dump();
 }
+
+// ---- the Contributions tab (issue 28): rollout, patching, detectors --------------------
+namespace {
+const char* kSaidTwice = "My aunt keeps three green parrots in the kitchen. My aunt keeps three green parrots in the kitchen.";
+// The clean run copies "green" (head 1.1 reads 0.0's previous-token output, K-composition);
+// the corrupted one breaks the match ("four" where "three" was), so its prediction differs.
+const char* kClean = "My aunt keeps three green parrots in the kitchen. My aunt keeps three";
+const char* kCorrupted = "My aunt keeps four green parrots in the kitchen. My aunt keeps three";
+
+bool has_message(const json& report, const std::string& part) {
+  for (const auto& m : report["messages"])
+    if (m.get<std::string>().find(part) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+// Rollout as a view of its own: the Contributions tab's Rollout shows a (T, T) map whose rows
+// sum to 1 (the view reports its largest error), with the same numbered token axes as the
+// heads' maps; the heads combo switches to one head of the last layer; Export writes a figure.
+TEST(Gui, RolloutIsAViewOfItsOwnAndExports) {
+  const fs::path dir = fresh_dir("rollout-export");
+  const AppRun r = run_app("rollout", {"--then", std::string("text=") + kSaidTwice, "--then", "wait", "--input",
+                                       "click Contributions; click Rollout; wait; frames 3; expect rollout map; click rollout heads; "
+                                       "click last layer's head 1; wait; frames 3; click Export rollout...; expect Path; key ctrl+a; type " +
+                                           (dir / "rollout.svg").string() + "; click OK; absent Path; wait; frames 3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json& c = r.report["contrib"];
+  EXPECT_EQ(c["view"], "rollout");
+  ASSERT_EQ(c["rollout_map"].size(), 1u);
+  EXPECT_GT(c["rollout_map"][0][2].get<double>() - c["rollout_map"][0][0].get<double>(), 200.0);
+  EXPECT_GE(c["rollout_row_error"].get<double>(), 0.0);
+  EXPECT_LT(c["rollout_row_error"].get<double>(), 1e-5);
+  EXPECT_NE(c["rollout_title"].get<std::string>().find("head 1 of the last layer"), std::string::npos) << c["rollout_title"];
+  EXPECT_NE(c["rollout_title"].get<std::string>().find("30 tokens"), std::string::npos) << c["rollout_title"];
+  std::ifstream svg(dir / "rollout.svg");
+  ASSERT_TRUE(svg) << r.report["messages"].dump();
+  const std::string text((std::istreambuf_iterator<char>(svg)), {});
+  EXPECT_NE(text.find("Attention rollout, head 1 of the last layer"), std::string::npos);
+  EXPECT_NE(text.find("green"), std::string::npos);  // the tokens label the axes
+  EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump();
+}
+
+// Activation patching in the app, on the shipped default: the corrupted sentence typed in
+// its box, the default difference (the last position, clean top "green" against the
+// corrupted top), every head patched on the worker. Head 1.1 (induction) and 0.0 (the
+// previous-token head it reads) recover the difference, no other head does; a click on
+// 0.0 patches it one position at a time, and only "green" (after "three") matters; a click
+// on that position opens 0.0 in Focus there. A corrupted sentence of another token count
+// is said in the window.
+TEST(Gui, PatchingFindsTheInductionCircuit) {
+  const AppRun r = run_app("patching", {"--then", std::string("text=") + kClean, "--then", "wait", "--input",
+                                        std::string("click Contributions; click Patching; click corrupted sentence; type ") + kCorrupted +
+                                            "; wait; frames 3; expect patch 1.1; click patch 0.0; wait; frames 3; expect position 0.6"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json& c = r.report["contrib"];
+  EXPECT_NE(c["patch_target"].get<std::string>().find("logit(\xC2\xB7green)"), std::string::npos) << c["patch_target"];
+  EXPECT_NE(c["patch_target"].get<std::string>().find("(position 20)"), std::string::npos) << c["patch_target"];
+  const json& rec = c["patch_recovery"];
+  ASSERT_EQ(rec.size(), 8u) << c.dump();
+  for (int i = 0; i < 8; ++i) {
+    if (i == 0 || i == 5) EXPECT_GT(rec[i].get<double>(), 0.9) << i;  // 0.0 and 1.1
+    else EXPECT_LT(std::abs(rec[i].get<double>()), 0.2) << i;
+  }
+  const json& pos = c["patch_per_position"];
+  ASSERT_EQ(pos.size(), 21u);
+  int best = 0;
+  for (int t = 0; t < 21; ++t)
+    if (pos[t].get<double>() > pos[best].get<double>()) best = t;
+  EXPECT_EQ(best, 6);  // "green", whose previous token is "three"
+  EXPECT_GT(pos[6].get<double>(), 0.9);
+
+  const AppRun focus = run_app("patching-focus", {"--then", std::string("text=") + kClean, "--then", std::string("corrupted=") + kCorrupted,
+                                                  "--then", "contrib_view=patching", "--then", "wait", "--input",
+                                                  "click patch 0.0; wait; frames 3; click position 0.6; wait; frames 3"});
+  ASSERT_EQ(focus.status, 0) << focus.err;
+  EXPECT_EQ(focus.report.value("panel", std::string()), "focus");
+  EXPECT_EQ(focus.report["view"]["layer"], 0);
+  EXPECT_EQ(focus.report["view"]["head"], 0);
+  EXPECT_EQ(focus.report["view"]["selected_token"], 6);
+
+  const AppRun counts = run_app("patching-counts", {"--then", std::string("text=") + kClean, "--then", "wait", "--input",
+                                                    "click Contributions; click Patching; click corrupted sentence; type My uncle keeps four; wait; frames 3"});
+  ASSERT_EQ(counts.status, 0) << counts.err;
+  EXPECT_TRUE(has_message(counts.report, "The clean sentence has 21 tokens and the corrupted one 6")) << counts.report["messages"].dump();
+  EXPECT_TRUE(counts.report["contrib"]["patch_recovery"].empty());
+}
+
+// Head detectors as scores: on a sentence said twice, previous-token singles out 0.0 and
+// induction 1.1; heads at or above the threshold are outlined in the heads grid. A pattern
+// painted with the mouse, cell by cell, on the (T, T) canvas (here the previous-token
+// diagonal) scores every head exactly as the built-in pattern does; and "start from
+// induction" gives the induction scores.
+TEST(Gui, DetectorsScoreHeadsAndAPaintedPattern) {
+  const std::string text = std::string("text=") + kSaidTwice;
+  const AppRun prev = run_app("detectors", {"--then", text, "--then", "wait", "--input",
+                                            "click Contributions; click Detectors; wait; frames 3; expect detector 1.1; click Heads; wait; frames 3"});
+  ASSERT_EQ(prev.status, 0) << prev.err;
+  const json scores = prev.report["contrib"]["detector_scores"];
+  ASSERT_EQ(scores.size(), 0u);  // the Heads tab does not show the scores: it marks the heads
+  EXPECT_EQ(prev.report["contrib"]["detector_marked"], json::array({"0.0"})) << prev.report["contrib"].dump();
+
+  std::string paint = "click Contributions; click Detectors; wait; click detector; click previous token; wait; frames 3; "
+                      "click detector; click painted pattern; frames 3; click Clear; frames 2; ";
+  for (int t = 1; t < 30; ++t) paint += "click paint " + std::to_string(t) + "," + std::to_string(t - 1) + "; ";
+  paint += "wait; frames 3";
+  const AppRun painted = run_app("detectors-painted", {"--then", text, "--then", "wait", "--input", paint});
+  ASSERT_EQ(painted.status, 0) << painted.err;
+  const json& c = painted.report["contrib"];
+  EXPECT_EQ(c["detector"], "painted");
+  EXPECT_EQ(c["painted_cells"], 29);
+  const AppRun builtin = run_app("detectors-prev", {"--then", text, "--then", "contrib_view=detectors", "--then", "wait", "--input", "frames 3"});
+  ASSERT_EQ(builtin.status, 0) << builtin.err;
+  const json& p = builtin.report["contrib"]["detector_scores"];
+  ASSERT_EQ(p.size(), 8u);
+  ASSERT_EQ(c["detector_scores"].size(), 8u);
+  for (int i = 0; i < 8; ++i) EXPECT_NEAR(c["detector_scores"][i].get<double>(), p[i].get<double>(), 1e-6) << i;
+  int best = 0;
+  for (int i = 0; i < 8; ++i)
+    if (p[i].get<double>() > p[best].get<double>()) best = i;
+  EXPECT_EQ(best, 0);  // 0.0, the previous-token head
+
+  const AppRun ind = run_app("detectors-ind", {"--then", text, "--then", "contrib_view=detectors", "--then", "detector=painted", "--then", "wait",
+                                               "--input", "click start from induction; wait; frames 3"});
+  ASSERT_EQ(ind.status, 0) << ind.err;
+  const json& s = ind.report["contrib"]["detector_scores"];
+  ASSERT_EQ(s.size(), 8u);
+  best = 0;
+  for (int i = 0; i < 8; ++i)
+    if (s[i].get<double>() > s[best].get<double>()) best = i;
+  EXPECT_EQ(best, 5);  // 1.1, the induction head
+  EXPECT_GT(s[5].get<double>(), 0.25);
+}
+
+// Compare with any two models (issue 28): B chosen in the tab as A's model with another
+// num_heads (H = 4 against H = 8 on the shipped default), a shipped checkpoint, or a
+// checkpoint file typed and read; both drawn on one colour scale with the entropy change.
+// A file that is not a checkpoint is a message in the window, and A stays.
+TEST(Gui, CompareAnyTwoModels) {
+  const std::string text = std::string("text=") + kSaidTwice;
+  const AppRun heads = run_app("compare-heads", {"--then", text, "--then", "wait", "--input",
+                                                 "click Compare; click compare b; click A's model with another num_heads; wait; frames 3"});
+  ASSERT_EQ(heads.status, 0) << heads.err;
+  EXPECT_EQ(heads.report["compare"]["heads_a"], 4);
+  EXPECT_EQ(heads.report["compare"]["heads_b"], 8);
+  EXPECT_NE(heads.report["compare"]["b"].get<std::string>().find("num_heads 8"), std::string::npos) << heads.report["compare"].dump();
+  EXPECT_TRUE(has_message(heads.report, "Mean entropy of layer 0: A ")) << heads.report["messages"].dump();
+  EXPECT_EQ(heads.report["compare_heatmaps"].size(), 12u);
+  EXPECT_TRUE(heads.report["clipped"].empty()) << heads.report["clipped"].dump();
+
+  const AppRun shipped = run_app("compare-shipped", {"--then", text, "--then", "wait", "--input",
+                                                     "click Compare; click compare b; click shipped d128-h1-l2; wait; frames 3"});
+  ASSERT_EQ(shipped.status, 0) << shipped.err;
+  EXPECT_EQ(shipped.report["compare"]["heads_b"], 1);
+  EXPECT_NE(shipped.report["compare"]["b"].get<std::string>().find("d128-h1-l2"), std::string::npos) << shipped.report["compare"].dump();
+
+  const std::string file = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h2-l2.safetensors";
+  const AppRun read = run_app("compare-file", {"--then", text, "--then", "wait", "--input",
+                                               "click Compare; click compare b; click a checkpoint file; click B path; type " + file +
+                                                   "; click Read; wait; frames 3"});
+  ASSERT_EQ(read.status, 0) << read.err;
+  EXPECT_EQ(read.report["compare"]["heads_b"], 2);
+  EXPECT_NE(read.report["compare"]["b"].get<std::string>().find("d128-h2-l2.safetensors"), std::string::npos) << read.report["compare"].dump();
+
+  const AppRun bad = run_app("compare-bad", {"--then", text, "--then", "wait", "--input",
+                                             "click Compare; click compare b; click a checkpoint file; click B path; type /nonexistent/x.safetensors; "
+                                             "click Read; wait; frames 3"});
+  ASSERT_EQ(bad.status, 0) << bad.err;
+  EXPECT_EQ(bad.report["compare"]["heads_b"], 0);
+  EXPECT_EQ(bad.report["compare"]["heads_a"], 0);
+  EXPECT_TRUE(has_message(bad.report, "/nonexistent/x.safetensors")) << bad.report["messages"].dump();
+}

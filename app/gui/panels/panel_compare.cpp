@@ -7,9 +7,11 @@
 //
 // B = batch, T = tokens, D = d_model, H = heads, L = layers
 #include <imgui.h>
+#include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <string>
 
@@ -85,13 +87,98 @@ float mean_entropy(const ForwardData& f, int layer, int batch) {
 
 }  // namespace
 
+namespace {
+// B: the correct model beside a pitfall, or any other weights (issue 28). Returns B's label
+// when it is another model, "" for the correct model.
+void draw_b_choice(AppState& s) {
+  CompareSource& c = s.compare_b;
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("B");
+  ImGui::SameLine();
+  auto kind_name = [&](CompareKind k, int shipped) -> std::string {
+    switch (k) {
+      case CompareKind::Correct: return "the correct model (A without its pitfall)";
+      case CompareKind::OtherHeads: return "A's model with another num_heads";
+      case CompareKind::Shipped:
+        return shipped < static_cast<int>(s.shipped.size()) ? "shipped " + std::filesystem::path(s.shipped[shipped].path).stem().string() : "shipped";
+      case CompareKind::File: return "a checkpoint file";
+    }
+    return "";
+  };
+  ImGui::SetNextItemWidth(std::min(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 18));
+  if (ImGui::BeginCombo("##compare b", kind_name(c.kind, c.shipped).c_str())) {
+    for (CompareKind k : {CompareKind::Correct, CompareKind::OtherHeads}) {
+      const std::string n = kind_name(k, 0);
+      if (ImGui::Selectable(n.c_str(), c.kind == k)) c.kind = k;
+      report_widget(s, n.c_str());
+    }
+    for (int i = 0; i < static_cast<int>(s.shipped.size()); ++i) {
+      const std::string n = kind_name(CompareKind::Shipped, i);
+      if (ImGui::Selectable(n.c_str(), c.kind == CompareKind::Shipped && c.shipped == i)) c.kind = CompareKind::Shipped, c.shipped = i;
+      report_widget(s, n.c_str());
+    }
+    const std::string n = kind_name(CompareKind::File, 0);
+    if (ImGui::Selectable(n.c_str(), c.kind == CompareKind::File)) c.kind = CompareKind::File;
+    report_widget(s, n.c_str());
+    ImGui::EndCombo();
+  }
+  report_widget(s, "compare b");
+  if (c.kind == CompareKind::OtherHeads) {
+    same_line_if_fits(ImGui::GetFontSize() * 12);
+    ImGui::TextUnformatted("num_heads");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+    if (ImGui::InputInt("##b heads", &c.num_heads)) c.num_heads = std::clamp(c.num_heads, 1, kMaxDModel);
+    report_widget(s, "B num_heads");
+  }
+  if (c.kind == CompareKind::File) {
+    ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 6, ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Read").x - ImGui::GetFontSize() * 2));
+    const bool enter = ImGui::InputTextWithHint("##b path", "model.safetensors", &c.path, ImGuiInputTextFlags_EnterReturnsTrue);
+    report_widget(s, "B path");
+    ImGui::SameLine();
+    if (ImGui::Button("Read##b") || enter) {  // read and checked whole by the core; a failure keeps the file B had
+      Result<CheckpointInfo> info = checkpoint_info(c.path);
+      if (info) {
+        c.file_info = *info;
+        c.error.clear();
+      } else {
+        c.error = info.error().message;
+        std::fprintf(stderr, "headmap: %s\n", c.error.c_str());
+      }
+    }
+    report_widget(s, "Read");
+    if (!c.error.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
+      ImGui::TextWrapped("%s", c.error.c_str());
+      ImGui::PopStyleColor();
+      s.report.messages.push_back(c.error);
+    }
+  }
+}
+}  // namespace
+
 void draw_compare(AppState& s, HeatmapRenderer& r) {
+  draw_b_choice(s);
+  const bool other = s.compare_b.kind != CompareKind::Correct;
+  std::string b_label;
+  if (other) {
+    std::optional<Result<CompareSideRequest>> side = compare_side(s);
+    if (side && !*side) {
+      ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
+      ImGui::TextWrapped("%s", side->error().message.c_str());
+      ImGui::PopStyleColor();
+      s.report.messages.push_back(side->error().message);
+      return;
+    }
+    if (side) b_label = (*side)->label;
+  }
   ModelConfig& c = s.cfg;
   // The switch, here too, so the comparison is one click away: one pitfall at a time.
   int on = -1, count = 0;
   const std::vector<PitfallInfo>& list = pitfall_list();
   for (size_t i = 0; i < list.size(); ++i)
     if (c.pitfalls.*(list[i].flag)) on = static_cast<int>(i), ++count;
+  if (!other) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Pitfall");
   ImGui::SameLine();
@@ -108,15 +195,23 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     ImGui::EndCombo();
   }
   if (!c.pitfalls.any()) {
-    ImGui::TextWrapped("All pitfalls are off: this is the correct model. Switch one on above to see what it changes.");
+    ImGui::TextWrapped("All pitfalls are off: this is the correct model. Switch one on above to see what it changes, or choose another model as B.");
     return;
+  }
   }
   if (!s.result || !s.result->fwd) {
     ImGui::TextDisabled("Computing...");
     return;
   }
-  if (!s.result->baseline) {
-    ImGui::TextDisabled("Computing the correct model beside it...");
+  if (other && !s.result->compare_error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
+    ImGui::TextWrapped("B: %s", s.result->compare_error.c_str());
+    ImGui::PopStyleColor();
+    s.report.messages.push_back(s.result->compare_error);
+    return;
+  }
+  if (!s.result->baseline || other != s.result->request.compare_b.has_value()) {
+    ImGui::TextDisabled(other ? "Computing B beside it..." : "Computing the correct model beside it...");
     return;
   }
   const std::shared_ptr<const ForwardData>& pit_p = s.result->fwd;
@@ -127,7 +222,12 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     ImGui::TextWrapped("Nothing to attend over: type a sentence, or pick one from Presets.");
     return;
   }
-  const int layer = std::clamp(s.view.layer, 0, pit.out.L - 1), batch = std::clamp(s.view.batch, 0, pit.out.B - 1);
+  // A layer both models have (B may be shallower).
+  const int layer = std::clamp(s.view.layer, 0, std::min(pit.out.L, ok.out.L) - 1), batch = std::clamp(s.view.batch, 0, pit.out.B - 1);
+  if (ok.batch.empty() || batch >= ok.out.B) {
+    ImGui::TextWrapped("B cuts this text into no tokens.");
+    return;
+  }
   const int len = pit.batch.lengths[batch];
 
   // One shared scale: 0 to the larger peak of both models' maps in this layer.
@@ -170,8 +270,12 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     ImGui::SetTooltip("A comparison uses one colour scale for both models, set automatically: per-head colours\n"
                       "would stretch each map to its own peak and hide a change of scale such as \xE2\x88\x9A" "D's.");
   char delta[200];
-  std::snprintf(delta, sizeof delta, "Mean entropy %.2f nats against %.2f correct: %+.2f (%s)", e_pit, e_ok, e_pit - e_ok,
-                e_pit > e_ok + 0.005f ? "flatter" : e_pit < e_ok - 0.005f ? "sharper" : "unchanged");
+  if (other)
+    std::snprintf(delta, sizeof delta, "Mean entropy of layer %d: A %.2f nats, B %.2f: A %+.2f (%s)", layer, e_pit, e_ok, e_pit - e_ok,
+                  e_pit > e_ok + 0.005f ? "flatter" : e_pit < e_ok - 0.005f ? "sharper" : "unchanged");
+  else
+    std::snprintf(delta, sizeof delta, "Mean entropy %.2f nats against %.2f correct: %+.2f (%s)", e_pit, e_ok, e_pit - e_ok,
+                  e_pit > e_ok + 0.005f ? "flatter" : e_pit < e_ok - 0.005f ? "sharper" : "unchanged");
   ImGui::PushStyleColor(ImGuiCol_Text, kChangedColour);
   ImGui::TextWrapped("%s", delta);
   ImGui::PopStyleColor();
@@ -189,6 +293,17 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     ImGui::PushStyleColor(ImGuiCol_Text, kChangedColour);
     ImGui::TextWrapped("%s", line.c_str());
     ImGui::PopStyleColor();
+    s.report.messages.push_back(line);
+  }
+  if (other && pit.out.Hw == ok.out.Hw) {  // a score beside the entropy: each head's previous-token share, A -> B
+    std::string line = "Previous-token score, A \xE2\x86\x92 B:";
+    for (int h = 0; h < pit.out.Hw && h < 16; ++h) {
+      const size_t ia = (static_cast<size_t>(layer) * pit.out.B + batch) * pit.out.Hw + h, ib = (static_cast<size_t>(layer) * ok.out.B + batch) * ok.out.Hw + h;
+      char one[64];
+      std::snprintf(one, sizeof one, "%s head %d %.2f \xE2\x86\x92 %.2f", h ? "," : "", h, pit.metrics[ia].prev_token, ok.metrics[ib].prev_token);
+      line += one;
+    }
+    text_disabled_wrapped_at_commas(line);
     s.report.messages.push_back(line);
   }
   s.report.messages.push_back("shared colour scale");
@@ -237,6 +352,9 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     const ForwardData& f = *fp;
     ImGui::TextColored(is_pitfall ? kChangedColour : kUnchangedColour, "%s", name);
     style.mask = shown_mask(gcfg, f.out.B > 1);
+    const int len = f.batch.lengths[batch];  // each side's own tokens (another tokenizer may cut the text differently)
+    style.len = len;
+    (is_pitfall ? s.report.compare_heads_a : s.report.compare_heads_b) = f.out.Hw;
     const float x0 = ImGui::GetCursorPosX();
     for (int h = 0; h < f.out.Hw; ++h) {
       if (h % per_row != 0) {  // a fixed stride, whatever the width of the line over the map
@@ -293,10 +411,16 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   };
   ModelConfig ok_cfg = cfg;
   ok_cfg.pitfalls = Pitfalls{};
+  if (other) ok_cfg = s.result->request.compare_b->cfg;
   // A's title fits its grid's width, or side by side it would push B off the window.
   const float title_room = beside ? (avail.x - gap * 2) / 2 : avail.x;
-  std::string pit_name = "A: with " + pitfall_names(cfg.pitfalls);
-  if (ImGui::CalcTextSize(pit_name.c_str()).x > title_room) pit_name = "A: pitfall";
+  std::string pit_name = other ? "A: " + pit.source : "A: with " + pitfall_names(cfg.pitfalls);
+  if (ImGui::CalcTextSize(pit_name.c_str()).x > title_room) pit_name = other ? "A: this model" : "A: pitfall";
+  std::string ok_name = other ? "B: " + b_label + ", " + ok.source : "B: correct";
+  if (ImGui::CalcTextSize(ok_name.c_str()).x > title_room) ok_name = other ? "B: " + b_label : "B: correct";
+  if (ImGui::CalcTextSize(ok_name.c_str()).x > title_room) ok_name = "B";
+  s.report.compare_a = pit_name;
+  s.report.compare_b = ok_name;
   if (mode == 0 || s.view.compare_show_correct == 0) {
     ImGui::BeginGroup();
     grid(pit_p, cfg, pit_name.c_str(), true);
@@ -305,13 +429,24 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   }
   if (mode == 0 || s.view.compare_show_correct == 1) {
     ImGui::BeginGroup();
-    grid(ok_p, ok_cfg, "B: correct", false);
+    grid(ok_p, ok_cfg, ok_name.c_str(), false);
     ImGui::EndGroup();
   }
 
   ImGui::Spacing();
   colour_legend(style, "weight, one scale for both models", std::min(avail.x * 0.3f, fh * 14));
-  ImGui::TextUnformatted("Passport rows the pitfall changes");
+  // Each side's own tokens, when B's tokenizer cuts the text differently.
+  const std::vector<std::string>& ta = pit.labels[batch];
+  const std::vector<std::string>& tb = ok.labels[batch];
+  if (other && ta != tb) {
+    std::string a = "A's tokens:", b = "B's tokens:";
+    for (const std::string& t : ta) a += " [" + t + "]";
+    for (const std::string& t : tb) b += " [" + t + "]";
+    text_disabled_wrapped(a.c_str());
+    text_disabled_wrapped(b.c_str());
+    s.report.compare_b_tokens = tb;
+  }
+  ImGui::TextUnformatted(other ? "Passport rows that differ, B \xE2\x86\x92 A" : "Passport rows the pitfall changes");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every row of the passport whose formula or shape differs from the correct model's.");
   if (rows.empty()) ImGui::TextDisabled("none: the shapes are the same, only the numbers differ");
   for (const std::string& row : rows) {

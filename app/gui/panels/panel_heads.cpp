@@ -498,6 +498,11 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     }
     report_widget(s, ("map " + std::to_string(layer) + "." + std::to_string(h)).c_str(), hit.p0, hit.p1);
     if (!cfg.pitfalls.head_averaged && s.ablated.count(HeadId{layer, h})) mark_head_off(hit.p0, hit.p1), s.report.heads_off++;
+    if (!cfg.pitfalls.head_averaged && detector_marked(s, layer, h)) {  // at or above the Detectors view's threshold
+      ImGui::GetWindowDrawList()->AddRect(ImVec2(hit.p0.x - 3, hit.p0.y - 3), ImVec2(hit.p1.x + 3, hit.p1.y + 3),
+                                          ImGui::GetColorU32(kAccentColour), 0.0f, 0, 3.0f);
+      s.report.detector_marked.push_back(std::to_string(layer) + "." + std::to_string(h));
+    }
     if (hit.hovered) {
       s.hover_head = h;  // "Export this head" (Ctrl+H) writes the head under the mouse
       hovered_row = hit.row;

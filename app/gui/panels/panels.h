@@ -19,6 +19,11 @@ void draw_training(AppState& s);                           // train, compare, lo
 void draw_predictions(AppState& s);                        // top-k next tokens, each sentence's loss
 void draw_contrib(AppState& s);                            // the clicked prediction's attribution to every head
 void draw_compare(AppState& s, HeatmapRenderer& r);        // a pitfall beside the correct model
+// The Contributions tab: rollout, patching, detectors; with_model: the model view as a first sub-tab (narrow layouts)
+void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model);
+void draw_rollout(AppState& s, HeatmapRenderer& r);        // attention rollout as a (T, T) map
+void draw_patching(AppState& s);                           // activation patching: a corrupted sentence, a layers x heads grid
+void draw_detectors(AppState& s);                          // head detector scores, a threshold and a painted pattern
 void draw_lesson(AppState& s);                             // the lesson player: the step's text, Back, Next, Reveal
 float lesson_panel_height(const AppState& s, float width); // the player's height at this width (0: no lesson open)
 

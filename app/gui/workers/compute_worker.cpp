@@ -9,6 +9,7 @@
 #include <ctime>
 #include <limits>
 
+#include "core/inspect/patch_positions.h"
 #include "core/io/checkpoint.h"
 #include "core/math/gemm.h"
 #include "core/model/source_label.h"
@@ -342,6 +343,21 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
     res->baseline = *base;
   }
 
+  if (r.compare_b) {  // another model as B: the same text, its own config, weights and tokenizer
+    ComputeRequest b;
+    b.lines = r.lines;
+    b.cfg = r.compare_b->cfg;
+    b.weights = r.compare_b->weights;
+    b.visible_layer = 0;
+    Result<std::shared_ptr<const ForwardData>> base = forward_data(nullptr, b, seq);
+    if (!base && base.error().kind == ErrorKind::Cancelled) {
+      res->error = base.error();
+      return res;
+    }
+    if (base) res->baseline = *base;
+    else res->compare_error = base.error().message;  // A stays on screen; the tab says why B could not run
+  }
+
   // 2. The step-through of the selected head, on the cached layer input.
   if (r.trace) trace_head(*res, *fwd, r);
   // 2b. The clicked prediction's logit, attributed to every head (on this thread, never the UI's).
@@ -351,6 +367,36 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
                                                ablate.empty() ? nullptr : &ablate);
     if (a) res->attribution = std::move(*a);
     else res->attribution_error = a.error().message;
+  }
+  // 2c. The Contributions tab's rollout and detector scores, from the maps computed (cheap beside them).
+  if (r.rollout && !fwd->batch.empty()) {
+    const int b = std::clamp(r.rollout->batch, 0, fwd->batch.B() - 1);
+    res->rollout = rollout(fwd->out, fwd->batch, b, fwd->out.L - 1, r.rollout->head < fwd->out.Hw ? r.rollout->head : -1);
+  }
+  if (r.detectors && !fwd->batch.empty()) {
+    const int b = std::clamp(r.detectors->batch, 0, fwd->batch.B() - 1);
+    res->detector_scores = detector_scores(fwd->out, fwd->batch, b, mask_kind(r.cfg), r.detectors->detector, &r.detectors->painted);
+  }
+  // 2d. Activation patching: from its cache, else published after the maps (the view shows
+  // the progress meanwhile), then run here, head by head, cancelled by a newer request.
+  if (r.patch && fwd->weights) {
+    const PatchKey key{r.cfg, r.weights.checkpoint, r.weights.in_memory.get(), r.weights.in_memory_id, *r.patch};
+    const auto hit = std::find_if(patch_cache_.begin(), patch_cache_.end(), [&](const auto& e) { return e.first == key; });
+    if (hit != patch_cache_.end()) {
+      res->patch = hit->second;
+    } else {
+      publish(job, res);
+      Result<std::shared_ptr<const PatchOutcome>> p = run_patch(r, *fwd->weights, seq);
+      if (!p) {
+        auto dropped = std::make_shared<ComputeResult>();
+        dropped->error = p.error();  // Cancelled: a newer request runs next
+        return dropped;
+      }
+      if (patch_cache_.size() >= kPatchCacheEntries) patch_cache_.erase(patch_cache_.begin());
+      patch_cache_.emplace_back(key, *p);
+      res = std::make_shared<ComputeResult>(*res);
+      res->patch = *p;
+    }
   }
   // 3. The induction probe, once per model and config: from the cache, or published after
   // the maps (the frame that waits for this request shows them without it).
@@ -372,6 +418,75 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
   if (induction_cache_.size() >= kInductionCacheEntries) induction_cache_.clear();
   induction_cache_.emplace_back(ikey, with_probe->induction);
   return with_probe;
+}
+
+Result<std::shared_ptr<const PatchOutcome>> ComputeWorker::run_patch(const ComputeRequest& r, const ModelWeights& w, uint64_t seq) {
+  const PatchRequest& p = *r.patch;
+  auto o = std::make_shared<PatchOutcome>();
+  o->inputs = p;
+  const std::function<bool()> cancelled = [this, seq] { return newest_.load(std::memory_order_relaxed) != seq; };
+  const Batch clean = make_batch({p.clean}, r.cfg, w), corrupt = make_batch({p.corrupted}, r.cfg, w);
+  for (const Batch* b : {&clean, &corrupt}) {
+    std::vector<std::string>& labels = b == &clean ? o->clean_tokens : o->corrupted_tokens;
+    if (!b->empty())
+      for (const Token& t : b->sentences[0].tokens) labels.push_back(token_display(t));
+  }
+  if (!w.trained()) {
+    o->error = "Patching measures a logit difference, so it needs a trained model: random init has no vocabulary.";
+    return std::shared_ptr<const PatchOutcome>(o);
+  }
+  if (clean.empty() || corrupt.empty()) {
+    o->error = clean.empty() ? "The clean sentence (the text) has no tokens." : "Type a corrupted sentence to patch from the clean one.";
+    return std::shared_ptr<const PatchOutcome>(o);
+  }
+  const int n = clean.lengths[0], m = corrupt.lengths[0];
+  const int pos = p.position < 0 ? n - 1 : p.position;
+  ForwardOptions fo;
+  fo.want_logits = true;
+  fo.cancelled = cancelled;
+  Result<ForwardOutput> co = forward(w, r.cfg, clean, fo);
+  if (!co) return co.error();
+  Result<ForwardOutput> ko = forward(w, r.cfg, corrupt, fo);
+  if (!ko) return ko.error();
+  if (pos < n) o->clean_top = top_k_next(w, *co, 0, pos, 10);
+  if (pos < m) o->corrupted_top = top_k_next(w, *ko, 0, pos, 10);
+  if (n != m) {
+    o->error = "The clean sentence has " + std::to_string(n) + " tokens and the corrupted one " + std::to_string(m) +
+               ": patching needs the same token count (edit one until they match).";
+    return std::shared_ptr<const PatchOutcome>(o);
+  }
+  if (pos >= n || o->clean_top.empty() || o->corrupted_top.empty()) {
+    o->error = "Position " + std::to_string(pos) + " is outside the sentence (" + std::to_string(n) + " tokens).";
+    return std::shared_ptr<const PatchOutcome>(o);
+  }
+  o->target.position = pos;
+  o->target.token_a = p.token_a >= 0 ? p.token_a : o->clean_top[0].id;
+  // The corrupted run's top prediction; when it is A too, its next one (a difference of A with itself is 0).
+  o->target.token_b = p.token_b >= 0 ? p.token_b
+                      : o->corrupted_top[0].id != o->target.token_a || o->corrupted_top.size() < 2 ? o->corrupted_top[0].id
+                                                                                                  : o->corrupted_top[1].id;
+  const int heads = r.cfg.num_layers * r.cfg.num_heads, total = heads + (p.per_position ? n : 0);
+  patch_done_ = 0;
+  patch_total_ = total;
+  struct Reset {  // no patching in progress once this one ends, however it ends
+    ComputeWorker* w;
+    ~Reset() { w->patch_done_ = 0, w->patch_total_ = 0; }
+  } reset{this};
+  Result<PatchResult> ph = patch_heads(w, r.cfg, clean, corrupt, o->target, -1, cancelled, [this](int done, int) { patch_done_ = done; });
+  if (!ph && ph.error().kind == ErrorKind::Cancelled) return ph.error();
+  if (!ph) {
+    o->error = ph.error().message;
+    return std::shared_ptr<const PatchOutcome>(o);
+  }
+  o->heads = std::move(ph).value();
+  if (p.per_position) {
+    Result<std::vector<float>> pp = patch_head_positions(w, r.cfg, clean, corrupt, o->target, p.per_position->layer, p.per_position->head,
+                                                         cancelled, [this, heads](int done, int) { patch_done_ = heads + done; });
+    if (!pp && pp.error().kind == ErrorKind::Cancelled) return pp.error();
+    if (pp) o->per_position = std::move(pp).value();
+    else o->error = pp.error().message;
+  }
+  return std::shared_ptr<const PatchOutcome>(o);
 }
 
 // The step-through of r.trace's head, on the forward pass's kept layer input.

@@ -33,6 +33,7 @@ inline constexpr size_t kForwardCacheEntries = 32;
 inline constexpr size_t kForwardCacheBytes = size_t(512) << 20;
 inline constexpr size_t kWeightsCacheModels = 8;
 inline constexpr size_t kInductionCacheEntries = 64;
+inline constexpr size_t kPatchCacheEntries = 16;
 // Requests above this many FLOPs (the forward pass, counted densely) with layers beyond the
 // visible one publish the visible layer first (compute() in compute_worker.cpp): about
 // 3 ms of this machine's GEMM.
@@ -61,6 +62,8 @@ class ComputeWorker {
   std::shared_ptr<const ComputeResult> wait_for(uint64_t seq, std::chrono::microseconds budget);
   bool busy() const;
   uint64_t last_requested() const;
+  // The patching in progress (Patching view): heads (or positions) done, of total; (0, 0) when none runs.
+  std::pair<int, int> patch_progress() const { return {patch_done_.load(), patch_total_.load()}; }
 
  private:
   struct Job {
@@ -72,6 +75,9 @@ class ComputeWorker {
   void publish(const Job& job, std::shared_ptr<ComputeResult> res);
   std::shared_ptr<ComputeResult> compute(const Job& job, const ComputeRequest& r, uint64_t seq);
   static void trace_head(ComputeResult& res, const ForwardData& fwd, const ComputeRequest& r);
+  // r.patch on these weights: defaults resolved, every head patched, and per position; a
+  // Cancelled error when a newer request arrives.
+  Result<std::shared_ptr<const PatchOutcome>> run_patch(const ComputeRequest& r, const ModelWeights& w, uint64_t seq);
   // The forward pass of r's forward inputs and what is derived from it, from the cache or
   // computed; with a job, a long request publishes its visible layer first.
   Result<std::shared_ptr<const ForwardData>> forward_data(const Job* job, const ComputeRequest& r, uint64_t seq);
@@ -100,6 +106,16 @@ class ComputeWorker {
     uint64_t in_memory_id = 0;
     bool operator==(const InductionKey&) const = default;
   };
+  struct PatchKey {  // a patching's inputs: the model and config, and the request
+    ModelConfig cfg;
+    std::string checkpoint;
+    const void* in_memory = nullptr;
+    uint64_t in_memory_id = 0;
+    PatchRequest request;
+    bool operator==(const PatchKey&) const = default;
+  };
+  std::vector<std::pair<PatchKey, std::shared_ptr<const PatchOutcome>>> patch_cache_;
+  std::atomic<int> patch_done_{0}, patch_total_{0};
   std::list<std::shared_ptr<const ForwardData>> forward_cache_;  // most recent first
   static WeightsKey weights_key(const ComputeRequest& r);
   ModelWeights random_weights_from_cache(int d_model, int num_layers, uint64_t seed) const;

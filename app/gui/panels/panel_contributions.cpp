@@ -1,0 +1,59 @@
+// panel_contributions.cpp: the Contributions tab (issue 28; in narrow layouts, sub-tabs of the Model tab): what heads add, beyond where
+// they look. Three views, each its own panel file: Rollout (panel_rollout.cpp), Patching
+// (panel_patching.cpp) and Detectors (panel_detectors.cpp). The attribution of a clicked
+// prediction stays under the predictions (panel_contrib.cpp).
+#include <imgui.h>
+
+#include "app/gui/panels/panels.h"
+#include "app/gui/ui_widgets.h"
+
+namespace headmap {
+
+void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model) {
+  // The sub-tab wanted (-1: the model view) against the one open last frame: a scripted
+  // contrib_view= or panel=, or a fresh tab bar (which opens its first tab), selects it.
+  ContribState& c = s.contrib;
+  const int wanted = with_model && s.view.center == CenterPanel::Model ? -1 : static_cast<int>(c.view);
+  const bool switch_tab = wanted != c.open_sub;
+  if (!ImGui::BeginTabBar("contrib views")) return;
+  int open_now = c.open_sub;
+  if (with_model) {  // narrow layouts: the layers x heads view shares the Model tab with these
+    const bool open = ImGui::BeginTabItem("Layers \xC3\x97 heads", nullptr, switch_tab && wanted == -1 ? ImGuiTabItemFlags_SetSelected : 0);
+    report_widget(s, "Layers \xC3\x97 heads");
+    if (open) {
+      open_now = -1;
+      if (!switch_tab) s.view.center = CenterPanel::Model;
+      draw_model(s, r);
+      ImGui::EndTabItem();
+    }
+  }
+  auto tab = [&](const char* label, ContribView v) {
+    const bool open = ImGui::BeginTabItem(label, nullptr, switch_tab && wanted == static_cast<int>(v) ? ImGuiTabItemFlags_SetSelected : 0);
+    report_widget(s, label);
+    if (open) {
+      open_now = static_cast<int>(v);
+      if (!switch_tab) {
+        c.view = v;
+        s.view.center = CenterPanel::Contrib;
+      }
+    }
+    return open;
+  };
+  if (tab("Rollout", ContribView::Rollout)) {
+    draw_rollout(s, r);
+    ImGui::EndTabItem();
+  }
+  if (tab("Patching", ContribView::Patching)) {
+    draw_patching(s);
+    ImGui::EndTabItem();
+  }
+  if (tab("Detectors", ContribView::Detectors)) {
+    c.detectors_on = true;  // from now on the heads grid marks the heads above the threshold
+    draw_detectors(s);
+    ImGui::EndTabItem();
+  }
+  c.open_sub = open_now;
+  ImGui::EndTabBar();
+}
+
+}  // namespace headmap
