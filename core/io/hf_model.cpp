@@ -531,9 +531,37 @@ Result<ModelWeights> load_hf_model(const std::string& dir_in) {
 }
 
 Result<ModelWeights> open_model_path(const std::string& path) {
+  const std::string what = " headmap opens a Hugging Face model directory (config.json, model.safetensors, tokenizer.json) of a supported family (" +
+                           std::string(supported_families()) + ") or a checkpoint file written by headmap-cli train (.safetensors).";
+  if (path.empty()) return Error{ErrorKind::InvalidArgument, "No model was named:" + what};
+  const fs::path p(path);
   std::error_code ec;
-  if (fs::is_directory(path, ec)) return load_hf_model(path);
+  if (!fs::exists(p, ec)) return Error{ErrorKind::Io, path + " does not exist." + what};
+  if (fs::is_directory(p, ec)) {
+    if (fs::exists(p / "config.json", ec)) return load_hf_model(path);
+    // What it holds, so the person sees why: a few names, safetensors first.
+    std::vector<std::string> seen;
+    for (const auto& e : fs::directory_iterator(p, ec)) seen.push_back(e.path().filename().string());
+    std::sort(seen.begin(), seen.end(), [](const std::string& a, const std::string& b) {
+      const bool sa = a.size() > 12 && a.substr(a.size() - 12) == ".safetensors", sb = b.size() > 12 && b.substr(b.size() - 12) == ".safetensors";
+      return sa != sb ? sa : a < b;
+    });
+    std::string list;
+    for (size_t i = 0; i < seen.size() && i < 5; ++i) list += (i ? ", " : "") + seen[i];
+    if (seen.size() > 5) list += ", ... (" + std::to_string(seen.size()) + " entries)";
+    return Error{ErrorKind::Io, path + " has no config.json (" + (seen.empty() ? std::string("the directory is empty") : "the directory holds " + list) +
+                                    "), so it is not a Hugging Face model directory." + what +
+                                    (seen.empty() ? "" : " A checkpoint file is opened by its own name.")};
+  }
+  if (!fs::is_regular_file(p, ec)) return Error{ErrorKind::Io, path + " is neither a directory nor a regular file." + what};
+  // A file: one of headmap's checkpoints (a shipped one or the user's), else a file of a
+  // Hugging Face directory (its config.json, tokenizer.json or safetensors), which opens the directory.
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (fs::exists(dir / "config.json", ec)) {
+    Result<SafetensorsFile> f = SafetensorsFile::open(path);  // the header only (mapped)
+    const bool ours = f && (f->metadata().count("format") ? f->metadata().at("format") == "headmap-checkpoint" : f->metadata().count("d_model") > 0);
+    if (!ours) return load_hf_model(dir.string());
+  }
   return load_checkpoint(path);
 }
-
 }  // namespace headmap
