@@ -387,9 +387,15 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
                         " layers (a vision tower, an adapter, or another family?).");
 
   // pass 2: the budget, the tokenizer, the tensors.
-  const uint64_t per_layer = static_cast<uint64_t>(2 * D * (Dq + Dkv) * 2 + D * Dq + (a.gated() ? 3 : 2) * D * F + 8 * D + 4 * F);
-  const uint64_t bytes = 4 * (static_cast<uint64_t>(L) * per_layer + static_cast<uint64_t>((lm_file ? 2 : 1) * V * D + c.positions * (nm.pos.empty() ? 0 : D)));
-  if (Status s = check_memory(bytes, "The model in " + dir_in, "use a smaller model, or raise HEADMAP_MEMORY_BUDGET"); !s) return s.error();
+  // The model's real sizes from its Arch, at the bytes a weight takes once loaded from its stored dtype.
+  const std::string stored = src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
+  WeightsShape shape = family_weights_shape(a, static_cast<uint64_t>(D), static_cast<uint64_t>(L), static_cast<uint64_t>(V),
+                                            nm.pos.empty() ? 0 : static_cast<uint64_t>(c.positions), lm_file != nullptr, stored);
+  shape.H = static_cast<uint64_t>(H), shape.KV = static_cast<uint64_t>(KV), shape.d_head = static_cast<uint64_t>(dh), shape.F = static_cast<uint64_t>(F);
+  if (Status s = check_memory(weights_bytes(shape), "The model in " + dir_in + " (" + weights_shape_text(a.name, shape) + ", stored " + stored + ")",
+                              "use a smaller model, or raise HEADMAP_MEMORY_BUDGET");
+      !s)
+    return s.error();
   ModelWeights w;
   if (!fs::exists(dir / "tokenizer.json") && !(fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")))
     return Error{ErrorKind::Io, dir_in + " has no tokenizer.json: " + a.name + " models need it (download it with the model: huggingface-cli download MODEL tokenizer.json)."};

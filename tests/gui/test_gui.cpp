@@ -2060,6 +2060,22 @@ TEST(Gui, EveryKindOfPathOpensThroughTheOneDispatcher) {
   ASSERT_EQ(menu.status, 0) << menu.err;
   EXPECT_EQ(menu.report["weights_source"].get<std::string>().rfind("Llama from " + llama.string(), 0), 0u) << menu.report["weights_source"];
 
+  // A model over the memory budget is refused before anything is allocated, with its real
+  // sizes from its Arch (GQA, d_head, gated MLP, untied lm_head, the bytes a weight is held in).
+  {
+    ::setenv("HEADMAP_MEMORY_BUDGET", "64K", 1);
+    const CliRun cli = run_cli("disp-budget", {"--model", llama.string()});
+    ::unsetenv("HEADMAP_MEMORY_BUDGET");
+    EXPECT_EQ(cli.status, 2) << cli.err;  // the user's to fix
+    const std::string said = cli.err.substr(std::min<size_t>(13, cli.err.size()), cli.err.find('\n') - 13);
+    for (const char* w : {"Llama: D=48, L=3, 4 heads (2 K/V) of 12, MLP 80 (gated), vocabulary ", ", untied, held as 4 bytes a weight, stored F32)",
+                          "more than the memory budget of "})
+      EXPECT_NE(said.find(w), std::string::npos) << "\"" << w << "\" in: " << said;
+    const AppRun app = run_app("disp-budget", {"--model", llama.string(), "--deadline", "30"}, true, {}, {{"HEADMAP_MEMORY_BUDGET", "64K"}});
+    EXPECT_EQ(app.status, 1) << app.err;
+    EXPECT_TRUE(contains(app.report["messages"], said)) << said << "\n" << app.report["messages"];
+  }
+
   // Refusals: each a directory made from the llama one with one fault.
   auto variant = [&](const std::string& name, const std::function<void(const fs::path&)>& fault) {
     const fs::path d = tmp_dir() / name;
