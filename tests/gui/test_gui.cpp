@@ -2119,3 +2119,23 @@ TEST(Gui, EveryKindOfPathOpensThroughTheOneDispatcher) {
       EXPECT_EQ(app.report["weights_source"].get<std::string>().rfind("trained (D=128, H=4, L=2, ", 0), 0u) << "the shipped default stays";
     }
 }
+
+// A view file saved on a family model (--model DIR) reopens on the same model with the same
+// state: source line, config (fixed H and K/V heads), selection, ablation, tokens and loss.
+TEST(Gui, ViewFilesSaveAndReopenOnAFamilyModel) {
+  const fs::path ref = fs::path(HEADMAP_MAKE_GPT2).parent_path(), llama = tmp_dir() / "view-llama", view = tmp_dir() / "family-view.json";
+  fs::remove_all(llama);
+  fs::remove(view);
+  const std::string make = "/usr/bin/python3 '" + (ref / "make_family_dir.py").string() + "' '" + llama.string() + "' --variant llama > /dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "numpy is missing: the tiny model directory cannot be written";
+  const AppRun saved = run_app("family-view-save", {"--model", llama.string(), "--text", "the cat sat on the mat", "--then", "layer=2", "--then",
+                                                    "head=3", "--then", "ablate=1,2", "--then", "save_view=" + view.string()});
+  ASSERT_EQ(saved.status, 0) << saved.err;
+  ASSERT_TRUE(fs::exists(view)) << saved.err;
+  const AppRun opened = run_app("family-view-open", {"--open", view.string()});
+  ASSERT_EQ(opened.status, 0) << opened.err;
+  EXPECT_EQ(opened.report["weights_source"].get<std::string>().rfind("Llama from " + llama.string() + ": D=48, H=4 (2 K/V)", 0), 0u)
+      << opened.report["weights_source"];
+  for (const char* k : {"weights_source", "config", "tokens", "ablated_heads", "view", "heatmaps_drawn", "loss_on_text"})
+    EXPECT_EQ(opened.report[k], saved.report[k]) << k;
+}
