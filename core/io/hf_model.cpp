@@ -542,7 +542,7 @@ Result<ModelWeights> open_model_path(const std::string& path) {
   if (path.empty()) return Error{ErrorKind::InvalidArgument, "No model was named:" + what};
   const fs::path p(path);
   std::error_code ec;
-  if (!fs::exists(p, ec)) return Error{ErrorKind::Io, path + " does not exist." + what};
+  if (!fs::exists(p, ec)) return Error{ErrorKind::Io, path + " does not exist: it is not a directory or a file." + what};
   if (fs::is_directory(p, ec)) {
     if (fs::exists(p / "config.json", ec)) return load_hf_model(path);
     // What it holds, so the person sees why: a few names, safetensors first.
@@ -559,8 +559,7 @@ Result<ModelWeights> open_model_path(const std::string& path) {
                                     "), so it is not a Hugging Face model directory." + what +
                                     (seen.empty() ? "" : " A checkpoint file is opened by its own name.")};
   }
-  if (!fs::is_regular_file(p, ec)) return Error{ErrorKind::Io, path + " is neither a directory nor a regular file." + what};
-  // A file: one of headmap's checkpoints (a shipped one or the user's), else a file of a
+  // A file (read_file refuses a FIFO or a device by name): one of headmap's checkpoints (a shipped one or the user's), else a file of a
   // Hugging Face directory (its config.json, tokenizer.json or safetensors), which opens the directory.
   const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   if (fs::exists(dir / "config.json", ec)) {
