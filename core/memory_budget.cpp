@@ -1,6 +1,8 @@
 // memory_budget.cpp: the budget, read once per call (cheap: a getenv and two sysconf).
 #include "core/memory_budget.h"
 
+#include "core/model/arch.h"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -16,12 +18,61 @@ uint64_t mul_sat(uint64_t a, uint64_t b) {
 
 static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-uint64_t model_weights_bytes(uint64_t D, uint64_t L, uint64_t V, uint64_t P) {
-  // per layer: W_Q, W_K, W_V, W_O (4 D^2), the fused copy of three (3 D^2), the MLP (8 D^2),
-  // and 16 vectors of at most 4D; then the embeddings and the final LayerNorm.
-  const uint64_t per_layer = add_sat(mul_sat(15, mul_sat(D, D)), mul_sat(16 * 4, D));
-  uint64_t n = add_sat(mul_sat(L, per_layer), mul_sat(add_sat(V, add_sat(P, 2)), D));
-  return mul_sat(n, 4);
+uint64_t model_weights_bytes(uint64_t D, uint64_t L, uint64_t V, uint64_t P) { return weights_bytes(gpt2_weights_shape(D, L, V, P)); }
+
+WeightsShape gpt2_weights_shape(uint64_t D, uint64_t L, uint64_t V, uint64_t P) {
+  WeightsShape s;
+  s.D = D, s.L = L, s.V = V, s.P = P, s.H = 1, s.KV = 1, s.d_head = D, s.F = 4 * D;
+  return s;
+}
+
+WeightsShape family_weights_shape(const Arch& a, uint64_t D, uint64_t L, uint64_t V, uint64_t P, bool untied, const std::string& stored_dtype) {
+  WeightsShape s;
+  s.D = D, s.L = L, s.V = V, s.P = a.positions == PositionKind::Learned ? P : 0;
+  s.H = a.num_heads > 0 ? static_cast<uint64_t>(a.num_heads) : 1;
+  s.d_head = a.head_dim > 0 ? static_cast<uint64_t>(a.head_dim) : (a.num_heads > 0 ? D / s.H : D);
+  s.KV = a.num_kv_heads > 0 ? static_cast<uint64_t>(a.num_kv_heads) : s.H;
+  s.F = a.mlp_width > 0 ? static_cast<uint64_t>(a.mlp_width) : 4 * D;
+  s.gated = a.gated();
+  s.untied = untied;
+  s.qk_norm = a.qk_norm;
+  s.norms = 4 + (a.placement == NormPlacement::Sandwich ? 2 : 0);  // g and b of ln1 and ln2 (b zero for RMSNorm), Gemma 2/3's two more
+  s.bytes_per_weight = held_bytes_per_weight(stored_dtype);
+  return s;
+}
+
+uint64_t held_bytes_per_weight(const std::string& dtype) {
+  // A BF16 / F16 file's matrices and tables stay 16-bit (packed_gemm.h's WeightDtype).
+  return dtype == "BF16" || dtype == "F16" ? 2 : 4;
+}
+
+uint64_t weights_bytes(const WeightsShape& s) {
+  const uint64_t Dq = mul_sat(s.H, s.d_head), Dkv = mul_sat(s.KV, s.d_head);
+  const uint64_t qkv = add_sat(Dq, mul_sat(2, Dkv));
+  // matrices as stored: the fused W_Q|W_K|W_V, W_O, the MLP; W_Q, W_K, W_V also plain in float32
+  uint64_t matrices = add_sat(mul_sat(s.D, qkv), mul_sat(Dq, s.D));
+  matrices = add_sat(matrices, mul_sat(s.gated ? 3 : 2, mul_sat(s.D, s.F)));
+  const uint64_t plain_qkv = mul_sat(s.D, qkv);
+  // vectors (float32): the Q|K|V biases and their fused copy, b_O, the MLP's biases, norms, q/k norms
+  uint64_t vectors = add_sat(mul_sat(2, qkv), add_sat(mul_sat(2 + s.norms, s.D), s.F));
+  if (s.qk_norm) vectors = add_sat(vectors, mul_sat(2, s.d_head));
+  const uint64_t per_layer = add_sat(mul_sat(matrices, s.bytes_per_weight), mul_sat(add_sat(vectors, plain_qkv), 4));
+  const uint64_t tables = mul_sat(mul_sat(s.untied ? 2 : 1, s.V), s.D);  // the embedding and an untied lm_head, as stored
+  const uint64_t positions = mul_sat(s.P, s.D);                            // a learned position table, float32
+  return add_sat(mul_sat(s.L, per_layer), add_sat(add_sat(mul_sat(tables, s.bytes_per_weight), mul_sat(positions, 4)), mul_sat(2 * 4, s.D)));
+}
+
+static std::string grouped(uint64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+std::string weights_shape_text(const std::string& family, const WeightsShape& s) {
+  return family + ": D=" + std::to_string(s.D) + ", L=" + std::to_string(s.L) + ", " + std::to_string(s.H) + " heads" +
+         (s.KV != s.H ? " (" + std::to_string(s.KV) + " K/V)" : "") + " of " + std::to_string(s.d_head) + ", MLP " + std::to_string(s.F) +
+         (s.gated ? " (gated)" : "") + ", vocabulary " + grouped(s.V) + (s.untied ? ", untied" : "") + ", held as " +
+         std::to_string(s.bytes_per_weight) + " bytes a weight";
 }
 
 static bool parse_size(const char* s, uint64_t* out) {

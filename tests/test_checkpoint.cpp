@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/checkpoint.h"
+#include "core/io/safetensors.h"
 #include "core/text/bpe.h"
 #include "core/io/export.h"
 #include "core/train/trainer.h"
@@ -387,4 +388,38 @@ TEST(Checkpoint, HeaderClaimingAHugeModelIsRefusedBeforeAllocating) {
   waitpid(pid, &st, 0);
   ASSERT_TRUE(WIFEXITED(st)) << "the loader died (signal " << WTERMSIG(st) << ")";
   EXPECT_EQ(WEXITSTATUS(st), 0) << "the loader did not refuse the huge header with its message";
+}
+
+// One safetensors reader (core/io/safetensors.h) serves headmap's checkpoints and Hugging
+// Face files: the same structural fault reads the same words from both, and a checkpoint's
+// NaN is located by the reader's element index.
+TEST(Checkpoint, StructuralFaultsAreTheOneSafetensorsReadersMessages) {
+  auto both = [](const std::string& bytes, const std::string& what) {
+    Result<SafetensorsFile> st = SafetensorsFile::view(bytes.data(), bytes.size(), "test.safetensors");
+    Result<ModelWeights> ck = parse_checkpoint(bytes, "test.safetensors");
+    ASSERT_FALSE(st) << what;
+    ASSERT_FALSE(ck) << what;
+    EXPECT_EQ(ck.error().message, st.error().message) << what;
+  };
+  Parts p = split(good_file());
+  p.data += std::string(16, '\0');
+  both(join(p), "trailing bytes");
+  p = split(good_file());
+  p.header["layers.0.b_k"]["data_offsets"] = p.header["layers.0.b_q"]["data_offsets"];
+  both(join(p), "overlapping offsets");
+  p = split(good_file());
+  p.header["lnf_b"]["data_offsets"][1] = p.data.size() + 400;
+  both(join(p), "offset beyond the data");
+  p = split(good_file());
+  p.header["__metadata__"]["steps"] = 12;
+  both(join(p), "non-string metadata");  // the format's rule, now also for Hugging Face files
+
+  p = split(good_file());
+  const uint64_t at = p.header["layers.0.w_k"]["data_offsets"][0];
+  const float nan = NAN;
+  std::memcpy(p.data.data() + at + 8, &nan, 4);
+  Result<ModelWeights> r = parse_checkpoint(join(p), "test.safetensors");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("\"layers.0.w_k\" holds a value that is not finite (NaN or infinity) at element 2."), std::string::npos)
+      << r.error().message;
 }

@@ -11,6 +11,7 @@
 
 #include "core/inspect/passport.h"
 #include "core/io/hf_model.h"
+#include "core/memory_budget.h"
 #include "core/math/rng.h"
 #include "core/model/attention.h"
 #include "core/model/model.h"
@@ -345,4 +346,51 @@ TEST(Families, PassportShowsTheFamilysSteps) {
   const Passport q = make_passport(ModelConfig(), 1, 9, 0, 0, &gpt2);
   EXPECT_EQ(q.find("rope"), nullptr);
   EXPECT_TRUE(q.family.empty());
+}
+
+// The memory budget counts a family model's real sizes (issue 25): d_head independent of D,
+// K/V heads, the gated MLP's three matrices, an untied lm_head, Gemma 2/3's extra norms, q/k
+// norms. weights_bytes of family_weights_shape equals the floats a model of that Arch holds
+// (every matrix and vector of ModelWeights, counted here from the model itself); and the
+// bytes a weight takes scale the matrices and embeddings, so narrow weights only set it.
+TEST(Families, MemoryBudgetCountsTheFamilysRealSizes) {
+  for (bool untied : {false, true}) {
+    Arch a = every_quirk();
+    a.placement = NormPlacement::Sandwich;  // family_model holds every vector a family can have
+    const int D = 32, H = 4, KV = 2, dh = 12, F = 40, L = 2, V = 50;
+    a.num_heads = H, a.num_kv_heads = KV, a.head_dim = dh, a.mlp_width = F;
+    ModelWeights w = family_model(a, D, H, KV, dh, F, L);
+    w.tok_emb = normals(1, V, D, 0.1f);
+    if (untied) w.lm_head = normals(2, V, D, 0.1f);
+    w.lnf_g = RowVec::Ones(D), w.lnf_b = RowVec::Zero(D);
+    uint64_t held = static_cast<uint64_t>(w.tok_emb.size() + w.lm_head.size() + w.pos_emb.size() + w.lnf_g.size() + w.lnf_b.size());
+    for (const LayerWeights& lw : w.layers) {
+      for (const MatR* m : {&lw.w_q, &lw.w_k, &lw.w_v}) held += static_cast<uint64_t>(m->size());
+      for (const PackedMatrix* m : {&lw.w_o, &lw.w_fc, &lw.w_proj, &lw.w_gate, &lw.w_qkv}) held += static_cast<uint64_t>(m->rows() * m->cols());
+      for (const RowVec* v : {&lw.ln1_g, &lw.ln1_b, &lw.b_q, &lw.b_k, &lw.b_v, &lw.b_o, &lw.ln2_g, &lw.ln2_b, &lw.b_fc, &lw.b_proj, &lw.q_norm,
+                              &lw.k_norm, &lw.post_attn_g, &lw.post_mlp_g, &lw.b_qkv})
+        held += static_cast<uint64_t>(v->size());
+    }
+    WeightsShape s = family_weights_shape(w.arch, D, L, V, 0, untied, "BF16");
+    EXPECT_EQ(s.H, uint64_t(H));
+    EXPECT_EQ(s.KV, uint64_t(KV));
+    EXPECT_EQ(s.d_head, uint64_t(dh));
+    EXPECT_EQ(weights_bytes(s), 4 * held) << (untied ? "untied" : "tied");
+    // Two bytes a weight: the matrices and embeddings halve, the float32 vectors stay.
+    const uint64_t four = weights_bytes(s);
+    s.bytes_per_weight = 2;
+    const uint64_t matrices = uint64_t(L) * (2 * D * (H * dh + 2 * KV * dh) + H * dh * D + 3 * D * F) + (untied ? 2 : 1) * uint64_t(V) * D;
+    EXPECT_EQ(four - weights_bytes(s), 2 * matrices);
+  }
+  // GPT-2's block: the same formula (one head of D, F = 4D, tied, learned positions).
+  const ModelWeights g = random_weights(24, 2, 7);
+  uint64_t held = static_cast<uint64_t>(g.pos_emb.size() + g.lnf_g.size() + g.lnf_b.size());
+  for (const LayerWeights& lw : g.layers) {
+    for (const MatR* m : {&lw.w_q, &lw.w_k, &lw.w_v}) held += static_cast<uint64_t>(m->size());
+    for (const PackedMatrix* m : {&lw.w_o, &lw.w_fc, &lw.w_proj, &lw.w_qkv}) held += static_cast<uint64_t>(m->rows() * m->cols());
+    for (const RowVec* v : {&lw.ln1_g, &lw.ln1_b, &lw.b_q, &lw.b_k, &lw.b_v, &lw.b_o, &lw.ln2_g, &lw.ln2_b, &lw.b_fc, &lw.b_proj, &lw.b_qkv})
+      held += static_cast<uint64_t>(v->size());
+  }
+  const uint64_t final_norm = g.lnf_g.size() == 0 ? 2 * 24 : 0;  // random weights have none; the formula counts LN_f's g and b
+  EXPECT_EQ(model_weights_bytes(24, 2, 0, static_cast<uint64_t>(g.pos_emb.rows())), 4 * (held + final_norm));
 }

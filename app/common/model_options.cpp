@@ -119,12 +119,13 @@ Result<ModelWeights> load_model_weights(const ModelOptions& o, const CLI::App& a
       return s.error();
     return random_weights(cfg.d_model, cfg.num_layers, cfg.seed);
   }
-  const bool pretrained = !o.model.empty();
-  const std::string path = pretrained ? o.model : o.checkpoint.empty() ? asset_path(kDefaultCheckpoint) : o.checkpoint;
-  Result<ModelWeights> w = pretrained ? load_hf_model(path) : load_checkpoint(path);
+  // --model and --checkpoint name a path alike; the one dispatcher decides what it is.
+  const std::string path = !o.model.empty() ? o.model : o.checkpoint.empty() ? asset_path(kDefaultCheckpoint) : o.checkpoint;
+  Result<ModelWeights> w = open_model_path(path);
   if (!w) return w.error();
   auto given = [&](const char* flag) { return app.count(flag) > 0; };
-  const char* what = pretrained ? "this model" : o.checkpoint.empty() ? "the shipped trained model" : "this checkpoint";
+  const bool pretrained = w->source.kind == WeightsSource::Kind::Pretrained;
+  const char* what = pretrained ? "this model" : o.model.empty() && o.checkpoint.empty() ? "the shipped trained model" : "this checkpoint";
   for (const char* flag : {"--tokenizer", "--seed"})
     if (given(flag))
       return Error{ErrorKind::InvalidArgument, std::string(flag) + " applies to random weights only: " + what +

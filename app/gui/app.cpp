@@ -690,7 +690,7 @@ void App::sync_model_loader() {
   }
   if (std::optional<LoadedModel> m = loader_.take()) {
     state.opening_model.clear();
-    if (m->weights) adopt_pretrained(state, m->dir, *m->weights);
+    if (m->weights) adopt_model(state, m->dir, *m->weights);  // a directory or a checkpoint, as the dispatcher read it
     else state.error_popup = m->weights.error().message;  // the current model stays
   }
 }

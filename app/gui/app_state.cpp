@@ -39,11 +39,20 @@ void map_range(const AppState& s, int layer, int batch, int head, float* vmin, f
 }
 
 
-Status open_pretrained(AppState& s, const std::string& dir) {
-  Result<ModelWeights> w = load_hf_model(dir);
+Status open_model(AppState& s, const std::string& path) {
+  Result<ModelWeights> w = open_model_path(path);  // the one dispatcher (core/io/hf_model.h)
   if (!w) return w.error();
-  adopt_pretrained(s, dir, std::make_shared<const ModelWeights>(std::move(w).value()));
+  adopt_model(s, path, std::make_shared<const ModelWeights>(std::move(w).value()));
   return Status();
+}
+
+Status open_pretrained(AppState& s, const std::string& dir) { return open_model(s, dir); }
+
+void adopt_model(AppState& s, const std::string& path, std::shared_ptr<const ModelWeights> weights) {
+  if (weights->source.kind == WeightsSource::Kind::Pretrained) return adopt_pretrained(s, path, std::move(weights));
+  CheckpointInfo info = checkpoint_info_of(*weights, path);
+  info.weights = std::move(weights);  // the worker need not read it again
+  if (Status st = open_checkpoint(s, path, &info); !st) s.error_popup = st.error().message;  // cannot fail with its weights known
 }
 
 void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const ModelWeights> weights) {
@@ -56,14 +65,8 @@ void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const
 }
 
 Status open_checkpoint(AppState& s, const std::string& path, const CheckpointInfo* known) {
-  CheckpointInfo info;
-  if (known) {
-    info = *known;
-  } else {
-    Result<CheckpointInfo> r = checkpoint_info(path);
-    if (!r) return r.error();
-    info = *r;
-  }
+  if (!known) return open_model(s, path);  // through the one dispatcher, which reads and checks the file
+  const CheckpointInfo& info = *known;
   s.checkpoint = path;
   s.checkpoint_info = info;
   s.weights_mode = WeightsMode::Trained;
@@ -71,12 +74,17 @@ Status open_checkpoint(AppState& s, const std::string& path, const CheckpointInf
   s.pretrained_dir.clear();
   s.session.reset();               // the file asked for wins over a model trained in this session
   s.follow_training = false;       // ...and over the snapshots of one still running
-  s.cfg.d_model = info.d_model;
-  s.cfg.num_heads = info.num_heads;
-  s.cfg.num_kv_heads = 0;
-  s.cfg.num_layers = info.num_layers;
-  s.cfg.context = std::min(info.context, kMaxContext);
-  s.cfg.pitfalls.no_w_o = info.no_w_o;
+  if (info.weights) {  // the one config from weights (config_for_weights), at the file's own context
+    s.cfg.context = kMaxContext;
+    s.cfg = config_for_weights(*info.weights, s.cfg);
+  } else {
+    s.cfg.d_model = info.d_model;
+    s.cfg.num_heads = info.num_heads;
+    s.cfg.num_kv_heads = 0;
+    s.cfg.num_layers = info.num_layers;
+    s.cfg.context = std::min(info.context, kMaxContext);
+    s.cfg.pitfalls.no_w_o = info.no_w_o;
+  }
   s.status_lines.push_back("Opened " + path + " at its own size: D=" + std::to_string(info.d_model) + ", H=" +
                            std::to_string(info.num_heads) + ", L=" + std::to_string(info.num_layers) + ", context " +
                            std::to_string(info.context) + (info.no_w_o ? ", without W_O" : ""));

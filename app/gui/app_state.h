@@ -316,11 +316,17 @@ MaskKind shown_mask(const ModelConfig& cfg, bool padded);
 // Opens a trained checkpoint (File > Open checkpoint, --checkpoint) and sets the sliders to its
 // own D, H, L and context (and the no-W_O switch it was trained with), replacing an opened
 // GPT-2 model and the session's model, with a message saying so. `info`: the file's
-// checkpoint_info when already read. A failure changes nothing.
+// checkpoint_info when already read (else open_model reads the path). A failure changes nothing.
 Status open_checkpoint(AppState& s, const std::string& path, const CheckpointInfo* info = nullptr);
 
-// Opens a GPT-2-family model directory (File > Open model, --model) and sets the sliders to
-// its D, H and L. A failure changes nothing: the current model stays, the message says why.
+// Opens any path the one dispatcher (open_model_path, core/io/hf_model.h) opens: a Hugging
+// Face directory of any supported family or a checkpoint file (--model, --checkpoint, File >
+// Open model, File > Open checkpoint), and sets the sliders to its own sizes. A failure
+// changes nothing: the current model stays, the message says why.
+Status open_model(AppState& s, const std::string& path);
+// The second half of open_model, for weights read elsewhere (the app's model loader).
+void adopt_model(AppState& s, const std::string& path, std::shared_ptr<const ModelWeights> weights);
+// open_model, by its older name.
 Status open_pretrained(AppState& s, const std::string& dir);
 // The second half of open_pretrained, for a model read elsewhere (the app's model loader).
 void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const ModelWeights> weights);

@@ -182,15 +182,9 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
       if (st) state.status_lines.push_back("Saved " + path);
       break;
     case Dialog::OpenCheckpoint: {
-      // Load it fully here, so a bad file is refused before anything changes.
-      Result<ModelWeights> w = load_checkpoint(path);
-      if (!w) {
-        st = w.error();
-        break;
-      }
-      CheckpointInfo info = checkpoint_info_of(*w, path);
-      info.weights = std::make_shared<const ModelWeights>(std::move(w).value());  // the worker need not read it again
-      st = open_checkpoint(state, path, &info);  // at the checkpoint's own D, H, L and context
+      // Load it fully here (through the one dispatcher), so a bad file is refused before
+      // anything changes; it opens at its own D, H, L and context.
+      st = open_model(state, path);
       break;
     }
     case Dialog::OpenModel:

@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -259,11 +260,9 @@ int main(int argc, char** argv) {
       std::optional<CheckpointInfo> opening;
       if (mo.random_init) {
         st.weights_mode = WeightsMode::Random;
-      } else if (!mo.model.empty()) {
-        if (Status s = open_pretrained(st, mo.model); !s) problems.push_back(s.error().message);  // the shipped model stays
-      } else if (!mo.checkpoint.empty()) {
-        if (Status s = open_checkpoint(st, mo.checkpoint); !s) problems.push_back(s.error().message);  // as headmap-cli says it
-        else opening = st.checkpoint_info;  // its own D, H, L, context, with a message
+      } else if (!mo.model.empty() || !mo.checkpoint.empty()) {  // either names a path; the one dispatcher decides what it is
+        if (Status s = open_model(st, mo.model.empty() ? mo.checkpoint : mo.model); !s) problems.push_back(s.error().message);  // as headmap-cli says it; the shipped model stays
+        else if (!st.pretrained) opening = st.checkpoint_info;  // a checkpoint: its own D, H, L, context, with a message
       }
       if (!mo.random_init && !st.pretrained && !opening) {  // the shipped default, also when the named weights did not load
         const std::string name = std::filesystem::path(kDefaultCheckpoint).filename().string();
@@ -272,10 +271,14 @@ int main(int argc, char** argv) {
       }
       if (opening) {  // options given on the command line win over the model's own
         const ModelConfig given = in ? in->cfg : mo.cfg;
-        st.cfg.d_model = cli.count("--d-model") ? given.d_model : opening->d_model;
-        st.cfg.num_heads = cli.count("--heads") ? given.num_heads : opening->num_heads;
-        st.cfg.num_layers = cli.count("--layers") ? given.num_layers : opening->num_layers;
-        st.cfg.context = cli.count("--context") ? given.context : opening->context;
+        ModelConfig own = st.cfg;  // the one config from weights (config_for_weights), at the file's own context
+        own.context = kMaxContext;
+        if (opening->weights) own = config_for_weights(*opening->weights, own);
+        else std::tie(own.d_model, own.num_heads, own.num_layers, own.context) = std::tie(opening->d_model, opening->num_heads, opening->num_layers, opening->context);
+        st.cfg.d_model = cli.count("--d-model") ? given.d_model : own.d_model;
+        st.cfg.num_heads = cli.count("--heads") ? given.num_heads : own.num_heads;
+        st.cfg.num_layers = cli.count("--layers") ? given.num_layers : own.num_layers;
+        st.cfg.context = cli.count("--context") ? given.context : own.context;
         st.cfg.num_kv_heads = given.num_kv_heads;
         st.cfg.pitfalls.no_w_o = opening->no_w_o || given.pitfalls.no_w_o;
       }

@@ -288,171 +288,114 @@ Result<ModelWeights> parse_checkpoint(const std::string& bytes, const std::strin
   auto bad = [&](const std::string& m) { return Error{ErrorKind::BadFormat, origin + ": " + m}; };
   const char* kNotOurs = " Is it a checkpoint written by headmap-cli train?";
 
-  // pass 1: the header length and the header itself.
-  if (bytes.size() < 8)
-    return bad("the file has " + std::to_string(bytes.size()) + " bytes, fewer than the 8-byte header length that starts a safetensors file (truncated, or not a checkpoint).");
-  uint64_t hl = 0;
-  for (int i = 0; i < 8; ++i) hl |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[static_cast<size_t>(i)])) << (8 * i);
-  if (hl < 2 || hl > kMaxCheckpointHeaderBytes)
-    return bad("the header length field reads " + std::to_string(hl) + " bytes, which no checkpoint has: the file is corrupt or not safetensors." + kNotOurs);
-  if (hl > bytes.size() - 8)
-    return bad("the file is truncated: its header alone needs " + std::to_string(hl) + " bytes after the first 8, and the file has only " +
-               std::to_string(bytes.size() - 8) + ".");
-  const std::string text = bytes.substr(8, static_cast<size_t>(hl));
-  const uint64_t data_size = bytes.size() - 8 - hl;
-  const char* data = bytes.data() + 8 + hl;
-
-  Result<json> parsed = parse_safetensors_header(text.data(), text.data() + text.size());
-  if (!parsed) return bad(parsed.error().message + ": the file is corrupt." + kNotOurs);
-  json header = std::move(*parsed);
-  if (!header.is_object()) return bad("the header is not a JSON object: the file is corrupt or not safetensors.");
-
-  // pass 2: the metadata: the config and the vocabulary.
-  if (!header.contains("__metadata__") || !header["__metadata__"].is_object())
-    return bad("the header has no \"__metadata__\" object with the model's config." + std::string(kNotOurs));
+  // The one safetensors reader checks the file's structure; the hooks below add what a
+  // checkpoint must be, in the order its messages have always been given: the metadata
+  // (pass 1), the sizes it claims (pass 2), each tensor's name, dtype and shape (pass 3).
   std::map<std::string, std::string> meta;
-  for (const auto& [k, v] : header["__metadata__"].items()) {
-    if (!v.is_string()) return bad("metadata \"" + k + "\" is not a string (safetensors metadata holds strings only).");
-    meta[k] = v.get<std::string>();
-  }
-  if (meta.count("format") && meta["format"] != kFormat)
-    return bad("the metadata says format \"" + meta["format"] + "\", not \"" + kFormat + "\"." + kNotOurs);
   long long D = 0, H = 0, L = 0, P = 0;
-  struct IntField {
-    const char* key;
-    long long lo, hi;
-    long long* dst;
-  };
-  for (const IntField& f : {IntField{"d_model", 1, kMaxDModel, &D}, IntField{"num_layers", 1, kMaxLayers, &L},
-                            IntField{"context", 1, kMaxContext, &P}, IntField{"num_heads", 1, kMaxDModel, &H}}) {
-    if (!meta.count(f.key)) return bad(std::string("the metadata has no \"") + f.key + "\"." + kNotOurs);
-    if (!parse_int(meta[f.key], f.lo, f.hi, f.dst))
-      return bad(std::string("metadata \"") + f.key + "\" is \"" + meta[f.key] + "\", not a whole number in " + std::to_string(f.lo) + ".." +
-                 std::to_string(f.hi) + ".");
-  }
-  if (D % H != 0) return bad("the metadata says num_heads " + std::to_string(H) + ", which does not divide d_model " + std::to_string(D) + ".");
-  if (meta.count("format_version") && meta["format_version"] == "1")
-    return bad("it was written by an earlier headmap (format 1, a word vocabulary); this headmap reads format 2, with a byte-level BPE: "
-               "retrain it with headmap-cli train.");
-  if (!meta.count("vocab") || !meta.count("merges"))
-    return bad("the metadata has no \"vocab\" and \"merges\": a checkpoint brings its own byte-level BPE.");
   Bpe bpe;
-  try {
-    const json v = json::parse(meta["vocab"]), m = json::parse(meta["merges"]);
-    if (!v.is_array() || !m.is_array()) return bad("metadata \"vocab\" and \"merges\" must be JSON arrays of strings.");
-    if (v.size() > static_cast<size_t>(kMaxCheckpointVocab) || m.size() > static_cast<size_t>(kMaxCheckpointVocab))
-      return bad("the vocabulary has " + std::to_string(v.size()) + " tokens, more than headmap allows.");
-    std::vector<std::string> vs, ms;
-    for (const json& t : v) {
-      if (!t.is_string() || t.get<std::string>().empty()) return bad("metadata \"vocab\" holds an entry that is not a non-empty string.");
-      vs.push_back(t.get<std::string>());
-    }
-    for (const json& t : m) {
-      if (!t.is_string()) return bad("metadata \"merges\" holds an entry that is not a string.");
-      ms.push_back(t.get<std::string>());
-    }
-    Result<Bpe> b = Bpe::from_lists(vs, ms);
-    if (!b) return bad("the tokenizer is inconsistent: " + b.error().message + ".");
-    bpe = std::move(*b);
-  } catch (const json::exception& e) {
-    return bad(std::string("metadata \"vocab\" or \"merges\" is not valid JSON (") + e.what() + ").");
-  }
-  const int V = bpe.size();
-  if (meta.count("vocab_size")) {
-    long long vs = 0;
-    if (!parse_int(meta["vocab_size"], 0, kMaxCheckpointVocab, &vs) || vs != V)
-      return bad("metadata \"vocab_size\" is " + meta["vocab_size"] + " but the vocabulary lists " + std::to_string(V) + " pieces.");
-  }
-
-  // pass 3: the tensor table: names, dtypes, shapes and offsets. First the sizes the
-  // metadata claims, against the file and the memory budget, before anything is allocated:
-  // a small header may claim D = 4096 and L = 12.
-  const uint64_t D64 = static_cast<uint64_t>(D), params = static_cast<uint64_t>(V) * D64 + static_cast<uint64_t>(P) * D64 + 2 * D64 +
-                                                         static_cast<uint64_t>(L) * (12 * D64 * D64 + 13 * D64);
-  if (data_size < 2 * params)
-    return bad("the metadata describes a model of " + std::to_string(params) + " values (d_model " + std::to_string(D) + ", " + std::to_string(L) +
-               " layers), which needs at least " + std::to_string(2 * params) + " bytes of data, and the file has " + std::to_string(data_size) +
-               ": it is truncated or its metadata is wrong.");
-  if (Status s = check_memory(model_weights_bytes(D64, static_cast<uint64_t>(L), static_cast<uint64_t>(V), static_cast<uint64_t>(P)),
-                              "The model in " + origin, "use a smaller model");
-      !s)
-    return s.error();
-  ModelWeights w = sized_weights(static_cast<int>(D), static_cast<int>(L), V, static_cast<int>(P));
-  std::vector<MatR> packed = sized_packed(static_cast<int>(D), static_cast<int>(L));
-  std::vector<Slot> table = slots(w, packed);
+  ModelWeights w;
+  std::vector<MatR> packed;
+  std::vector<Slot> table;
   std::map<std::string, const Slot*> expected;
-  for (const Slot& s : table) expected[s.name] = &s;
-  struct Span {
-    uint64_t begin, end;
-    std::string name;
-    int64_t elem;  // bytes per value: 4 (F32) or 2 (F16)
+  SafetensorsChecks checks;
+  checks.max_header_bytes = kMaxCheckpointHeaderBytes;
+  checks.not_ours = kNotOurs;
+  checks.metadata = [&](const std::map<std::string, std::string>& file_meta, uint64_t data_size) -> Status {
+    // pass 1: the metadata: the config and the vocabulary.
+    if (file_meta.empty()) return bad("the header has no \"__metadata__\" object with the model's config." + std::string(kNotOurs));
+    meta = file_meta;
+    if (meta.count("format") && meta["format"] != kFormat)
+      return bad("the metadata says format \"" + meta["format"] + "\", not \"" + kFormat + "\"." + kNotOurs);
+    struct IntField {
+      const char* key;
+      long long lo, hi;
+      long long* dst;
+    };
+    for (const IntField& f : {IntField{"d_model", 1, kMaxDModel, &D}, IntField{"num_layers", 1, kMaxLayers, &L},
+                              IntField{"context", 1, kMaxContext, &P}, IntField{"num_heads", 1, kMaxDModel, &H}}) {
+      if (!meta.count(f.key)) return bad(std::string("the metadata has no \"") + f.key + "\"." + kNotOurs);
+      if (!parse_int(meta[f.key], f.lo, f.hi, f.dst))
+        return bad(std::string("metadata \"") + f.key + "\" is \"" + meta[f.key] + "\", not a whole number in " + std::to_string(f.lo) + ".." +
+                   std::to_string(f.hi) + ".");
+    }
+    if (D % H != 0) return bad("the metadata says num_heads " + std::to_string(H) + ", which does not divide d_model " + std::to_string(D) + ".");
+    if (meta.count("format_version") && meta["format_version"] == "1")
+      return bad("it was written by an earlier headmap (format 1, a word vocabulary); this headmap reads format 2, with a byte-level BPE: "
+                 "retrain it with headmap-cli train.");
+    if (!meta.count("vocab") || !meta.count("merges"))
+      return bad("the metadata has no \"vocab\" and \"merges\": a checkpoint brings its own byte-level BPE.");
+    try {
+      const json v = json::parse(meta["vocab"]), m = json::parse(meta["merges"]);
+      if (!v.is_array() || !m.is_array()) return bad("metadata \"vocab\" and \"merges\" must be JSON arrays of strings.");
+      if (v.size() > static_cast<size_t>(kMaxCheckpointVocab) || m.size() > static_cast<size_t>(kMaxCheckpointVocab))
+        return bad("the vocabulary has " + std::to_string(v.size()) + " tokens, more than headmap allows.");
+      std::vector<std::string> vs, ms;
+      for (const json& t : v) {
+        if (!t.is_string() || t.get<std::string>().empty()) return bad("metadata \"vocab\" holds an entry that is not a non-empty string.");
+        vs.push_back(t.get<std::string>());
+      }
+      for (const json& t : m) {
+        if (!t.is_string()) return bad("metadata \"merges\" holds an entry that is not a string.");
+        ms.push_back(t.get<std::string>());
+      }
+      Result<Bpe> b = Bpe::from_lists(vs, ms);
+      if (!b) return bad("the tokenizer is inconsistent: " + b.error().message + ".");
+      bpe = std::move(*b);
+    } catch (const json::exception& e) {
+      return bad(std::string("metadata \"vocab\" or \"merges\" is not valid JSON (") + e.what() + ").");
+    }
+    const int V = bpe.size();
+    if (meta.count("vocab_size")) {
+      long long vs = 0;
+      if (!parse_int(meta["vocab_size"], 0, kMaxCheckpointVocab, &vs) || vs != V)
+        return bad("metadata \"vocab_size\" is " + meta["vocab_size"] + " but the vocabulary lists " + std::to_string(V) + " pieces.");
+    }
+
+    // pass 2: the sizes the metadata claims, against the file and the memory budget, before
+    // anything is allocated: a small header may claim D = 4096 and L = 12.
+    const uint64_t D64 = static_cast<uint64_t>(D), params = static_cast<uint64_t>(V) * D64 + static_cast<uint64_t>(P) * D64 + 2 * D64 +
+                                                           static_cast<uint64_t>(L) * (12 * D64 * D64 + 13 * D64);
+    if (data_size < 2 * params)
+      return bad("the metadata describes a model of " + std::to_string(params) + " values (d_model " + std::to_string(D) + ", " + std::to_string(L) +
+                 " layers), which needs at least " + std::to_string(2 * params) + " bytes of data, and the file has " + std::to_string(data_size) +
+                 ": it is truncated or its metadata is wrong.");
+    if (Status s = check_memory(model_weights_bytes(D64, static_cast<uint64_t>(L), static_cast<uint64_t>(V), static_cast<uint64_t>(P)),
+                                "The model in " + origin, "use a smaller model");
+        !s)
+      return s;
+    w = sized_weights(static_cast<int>(D), static_cast<int>(L), V, static_cast<int>(P));
+    packed = sized_packed(static_cast<int>(D), static_cast<int>(L));
+    table = slots(w, packed);
+    for (const Slot& s : table) expected[s.name] = &s;
+    return Status();
   };
-  std::vector<Span> spans;
-  std::map<std::string, Span> found;
-  for (const auto& [name, t] : header.items()) {
-    if (name == "__metadata__") continue;
+  checks.entry = [&](const std::string& name, const SafetensorInfo& t) -> Status {
+    // pass 3: each tensor is one of the model's, stored F32 or F16, in its shape.
     if (!expected.count(name))
       return bad("unexpected tensor \"" + name + "\" for a model with " + std::to_string(L) + " layers (the metadata and the tensors disagree).");
-    if (!t.is_object() || !t.contains("dtype") || !t.contains("shape") || !t.contains("data_offsets"))
-      return bad("tensor \"" + name + "\" lacks dtype, shape or data_offsets.");
-    const json& dt = t["dtype"];
-    if (!dt.is_string()) return bad("tensor \"" + name + "\" has a dtype that is not a string.");
-    if (dt.get<std::string>() != "F32" && dt.get<std::string>() != "F16")
-      return bad("tensor \"" + name + "\" has dtype " + dt.get<std::string>() + "; headmap checkpoints store F32 or F16.");
-    const int64_t elem = dt.get<std::string>() == "F16" ? 2 : 4;
-    const json& sh = t["shape"];
-    if (!sh.is_array()) return bad("tensor \"" + name + "\" has a shape that is not a list.");
-    std::vector<int64_t> shape;
-    for (const json& d : sh) {
-      if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t(1) << 31)) return bad("tensor \"" + name + "\" has a shape entry that is not a size.");
-      shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
-    }
+    if (t.dtype != "F32" && t.dtype != "F16") return bad("tensor \"" + name + "\" has dtype " + t.dtype + "; headmap checkpoints store F32 or F16.");
     const Slot& slot = *expected[name];
-    if (shape != slot.shape)
-      return bad("tensor \"" + name + "\" has shape " + shape_text(shape) + " but d_model " + std::to_string(D) + ", vocab " + std::to_string(V) +
-                 " and context " + std::to_string(P) + " need " + shape_text(slot.shape) + ".");
-    const json& off = t["data_offsets"];
-    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-      return bad("tensor \"" + name + "\" has data_offsets that are not two byte positions.");
-    const uint64_t b = off[0].get<uint64_t>(), e = off[1].get<uint64_t>();
-    if (b > e || e > data_size)
-      return bad("tensor \"" + name + "\" claims bytes " + std::to_string(b) + ".." + std::to_string(e) + " but the data has " +
-                 std::to_string(data_size) + " bytes (the file is truncated or corrupt).");
-    if (e - b != static_cast<uint64_t>(numel(shape) * elem))
-      return bad("tensor \"" + name + "\" has " + std::to_string(e - b) + " bytes, but " + dt.get<std::string>() + " " + shape_text(shape) +
-                 " needs " + std::to_string(numel(shape) * elem) + ".");
-    spans.push_back({b, e, name, elem});
-    found[name] = spans.back();
-  }
-  for (const Slot& s : table)
-    if (!found.count(s.name)) return bad("the tensor \"" + s.name + "\" is missing.");
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin || (a.begin == b.begin && a.end < b.end); });
-  uint64_t covered = 0;
-  for (const Span& s : spans) {
-    if (s.begin < covered) return bad("tensor \"" + s.name + "\" overlaps the tensor before it: the offsets are corrupt.");
-    if (s.begin > covered)
-      return bad("bytes " + std::to_string(covered) + ".." + std::to_string(s.begin) + " of the data belong to no tensor: the offsets are corrupt.");
-    covered = s.end;
-  }
-  if (covered != data_size)
-    return bad("the file has " + std::to_string(data_size - covered) + " bytes after the last tensor: it is corrupt, or two files were joined.");
+    if (t.shape != slot.shape)
+      return bad("tensor \"" + name + "\" has shape " + shape_text(t.shape) + " but d_model " + std::to_string(D) + ", vocab " +
+                 std::to_string(bpe.size()) + " and context " + std::to_string(P) + " need " + shape_text(slot.shape) + ".");
+    return Status();
+  };
+  checks.entries = [&](const std::map<std::string, SafetensorInfo>& tensors) -> Status {
+    for (const Slot& s : table)
+      if (!tensors.count(s.name)) return bad("the tensor \"" + s.name + "\" is missing.");
+    return Status();
+  };
+  Result<SafetensorsFile> file = SafetensorsFile::view(bytes.data(), bytes.size(), origin, checks);
+  if (!file) return file.error();
 
-  // pass 4: the values, checked finite.
-  for (Slot& s : table) {
-    const Span& sp = found[s.name];
-    const int64_t n = numel(s.shape);
-    if (sp.elem == 4) {
-      std::memcpy(s.data, data + sp.begin, static_cast<size_t>(sp.end - sp.begin));
-    } else {
-      const auto* h = reinterpret_cast<const unsigned char*>(data + sp.begin);
-      for (int64_t i = 0; i < n; ++i) s.data[i] = half_to_float(static_cast<uint16_t>(h[2 * i] | (h[2 * i + 1] << 8)));
-    }
-    for (int64_t i = 0; i < n; ++i)
-      if (!std::isfinite(s.data[i])) return bad("tensor \"" + s.name + "\" holds a value that is not finite (NaN or infinity).");
-  }
+  // pass 4: the values, read by the one reader (F32 as stored, F16 widened), checked finite.
+  for (Slot& s : table)
+    if (Status st = file->read_f32(s.name, s.data); !st) return st.error();
   pack_plain(w, packed);
   packed.clear();
   for (LayerWeights& lw : w.layers) lw.fuse();
+  const int V = bpe.size();
   w.bpe = std::move(bpe);
   // The BPE written out as a tokenizer.json: the text is split by the pipeline every
   // tokenizer.json model uses (the same ids as bpe.encode on valid text; test_shipped).

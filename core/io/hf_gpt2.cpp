@@ -302,10 +302,11 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
       return bad_format(file->path() + ": unexpected tensor \"" + name + "\" for a GPT-2 with " + std::to_string(L) + " layers; is this a GPT2LMHeadModel checkpoint?");
 
   // pass 2: the tokenizer (small), then the tensors, one at a time, once they fit the budget.
-  const uint64_t lm_bytes = lm_file ? 4 * static_cast<uint64_t>(V) * static_cast<uint64_t>(D) : 0;
-  if (Status s = check_memory(model_weights_bytes(static_cast<uint64_t>(D), static_cast<uint64_t>(L), static_cast<uint64_t>(V),
-                                                  static_cast<uint64_t>(P)) + lm_bytes,
-                              "The model in " + dir_in, "use a smaller model, or raise HEADMAP_MEMORY_BUDGET");
+  const std::string stored = src->where.at(prefix + "wte.weight")->tensors().at(prefix + "wte.weight").dtype;
+  const WeightsShape shape = family_weights_shape(Arch{}, static_cast<uint64_t>(D), static_cast<uint64_t>(L), static_cast<uint64_t>(V),
+                                                  static_cast<uint64_t>(P), lm_file != nullptr, stored);
+  if (Status s = check_memory(weights_bytes(shape), "The model in " + dir_in + " (" + weights_shape_text("GPT-2", shape) + ", stored " + stored + ")",
+                              "use a smaller model, or raise HEADMAP_MEMORY_BUDGET");
       !s)
     return s.error();
   ModelWeights w;

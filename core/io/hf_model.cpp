@@ -413,15 +413,15 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
                         " layers (a vision tower, an adapter, or another family?).");
 
   // pass 2: the budget, the tokenizer, the tensors.
-  // Bytes per weight as stored: a BF16 / F16 file's matrices and tables stay 16-bit; W_Q,
-  // W_K, W_V are also kept plain in F32 (the step-through reads them), the vectors are F32.
-  const std::string& edt = src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
-  const uint64_t bw = edt == "BF16" || edt == "F16" ? 2 : 4;
-  const uint64_t qkv = static_cast<uint64_t>(D * (Dq + 2 * Dkv));
-  const uint64_t per_layer = 4 * qkv + bw * (qkv + static_cast<uint64_t>(D * Dq + (a.gated() ? 3 : 2) * D * F)) + 4 * static_cast<uint64_t>(8 * D + 4 * F);
-  const uint64_t bytes = static_cast<uint64_t>(L) * per_layer + bw * static_cast<uint64_t>((lm_file ? 2 : 1) * V * D) +
-                         4 * static_cast<uint64_t>(c.positions * (nm.pos.empty() ? 0 : D));
-  if (Status s = check_memory(bytes, "The model in " + dir_in, "use a smaller model, or raise HEADMAP_MEMORY_BUDGET"); !s) return s.error();
+  // The model's real sizes from its Arch, at the bytes a weight takes once loaded from its stored dtype.
+  const std::string stored = src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
+  WeightsShape shape = family_weights_shape(a, static_cast<uint64_t>(D), static_cast<uint64_t>(L), static_cast<uint64_t>(V),
+                                            nm.pos.empty() ? 0 : static_cast<uint64_t>(c.positions), lm_file != nullptr, stored);
+  shape.H = static_cast<uint64_t>(H), shape.KV = static_cast<uint64_t>(KV), shape.d_head = static_cast<uint64_t>(dh), shape.F = static_cast<uint64_t>(F);
+  if (Status s = check_memory(weights_bytes(shape), "The model in " + dir_in + " (" + weights_shape_text(a.name, shape) + ", stored " + stored + ")",
+                              "use a smaller model, or raise HEADMAP_MEMORY_BUDGET");
+      !s)
+    return s.error();
   ModelWeights w;
   if (!fs::exists(dir / "tokenizer.json") && !(fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")))
     return Error{ErrorKind::Io, dir_in + " has no tokenizer.json: " + a.name + " models need it (download it with the model: huggingface-cli download MODEL tokenizer.json)."};
@@ -572,9 +572,36 @@ Result<ModelWeights> load_hf_model(const std::string& dir_in) {
 }
 
 Result<ModelWeights> open_model_path(const std::string& path) {
+  const std::string what = " headmap opens a Hugging Face model directory (config.json, model.safetensors, tokenizer.json) of a supported family (" +
+                           std::string(supported_families()) + ") or a checkpoint file written by headmap-cli train (.safetensors).";
+  if (path.empty()) return Error{ErrorKind::InvalidArgument, "No model was named:" + what};
+  const fs::path p(path);
   std::error_code ec;
-  if (fs::is_directory(path, ec)) return load_hf_model(path);
+  if (!fs::exists(p, ec)) return Error{ErrorKind::Io, path + " does not exist: it is not a directory or a file." + what};
+  if (fs::is_directory(p, ec)) {
+    if (fs::exists(p / "config.json", ec)) return load_hf_model(path);
+    // What it holds, so the person sees why: a few names, safetensors first.
+    std::vector<std::string> seen;
+    for (const auto& e : fs::directory_iterator(p, ec)) seen.push_back(e.path().filename().string());
+    std::sort(seen.begin(), seen.end(), [](const std::string& a, const std::string& b) {
+      const bool sa = a.size() > 12 && a.substr(a.size() - 12) == ".safetensors", sb = b.size() > 12 && b.substr(b.size() - 12) == ".safetensors";
+      return sa != sb ? sa : a < b;
+    });
+    std::string list;
+    for (size_t i = 0; i < seen.size() && i < 5; ++i) list += (i ? ", " : "") + seen[i];
+    if (seen.size() > 5) list += ", ... (" + std::to_string(seen.size()) + " entries)";
+    return Error{ErrorKind::Io, path + " has no config.json (" + (seen.empty() ? std::string("the directory is empty") : "the directory holds " + list) +
+                                    "), so it is not a Hugging Face model directory." + what +
+                                    (seen.empty() ? "" : " A checkpoint file is opened by its own name.")};
+  }
+  // A file (read_file refuses a FIFO or a device by name): one of headmap's checkpoints (a shipped one or the user's), else a file of a
+  // Hugging Face directory (its config.json, tokenizer.json or safetensors), which opens the directory.
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (fs::exists(dir / "config.json", ec)) {
+    Result<SafetensorsFile> f = SafetensorsFile::open(path);  // the header only (mapped)
+    const bool ours = f && (f->metadata().count("format") ? f->metadata().at("format") == "headmap-checkpoint" : f->metadata().count("d_model") > 0);
+    if (!ours) return load_hf_model(dir.string());
+  }
   return load_checkpoint(path);
 }
-
 }  // namespace headmap

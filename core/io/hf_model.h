@@ -44,8 +44,16 @@ Result<HfModelConfig> parse_hf_config(const std::string& text, const std::string
 // Opens a directory of any supported family: gpt2 through load_hf_gpt2, the others here.
 Result<ModelWeights> load_hf_model(const std::string& dir);
 
-// The one dispatcher for a path: a directory is a Hugging Face model (load_hf_model), a
-// file one of headmap's checkpoints (core/io/checkpoint.h).
+// The one dispatcher for a path, used by headmap-cli (--model, --checkpoint) and the app
+// (--model, --checkpoint, File > Open model / Open checkpoint): a directory with config.json
+// is a Hugging Face model of any supported family, GPT-2 included (load_hf_model); a file is
+// one of headmap's checkpoints (core/io/checkpoint.h; the shipped ones are such files), or,
+// when it is not one and its directory has config.json, a file of that Hugging Face
+// directory, which opens the directory. Anything else is refused with a message that names
+// what it saw and what to do: a path that does not exist, a directory without config.json
+// (listing what it holds), an unsupported model_type (listing the supported ones), a
+// multimodal config with a vision tower, a directory without tokenizer.json.
+// source.kind tells what opened: Trained (a checkpoint) or Pretrained (a directory).
 Result<ModelWeights> open_model_path(const std::string& path);
 
 // The supported model_types, for messages and --help: "gpt2, llama, mistral, ...".

@@ -59,22 +59,46 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 }
 }  // namespace
 
-Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
+Result<SafetensorsFile> SafetensorsFile::open(const std::string& path, const SafetensorsChecks& checks) {
   Result<MappedFile> mapped = MappedFile::open(path);
   if (!mapped) return mapped.error();
   SafetensorsFile f;
   f.file_ = std::move(mapped).value();
+  f.bytes_ = f.file_.data();
+  f.size_ = f.file_.size();
+  f.origin_ = path;
+  if (Status s = f.validate(checks); !s) return s.error();
+  return f;
+}
+
+Result<SafetensorsFile> SafetensorsFile::view(const char* bytes, size_t size, const std::string& origin, const SafetensorsChecks& checks) {
+  SafetensorsFile f;
+  f.bytes_ = bytes;
+  f.size_ = size;
+  f.origin_ = origin;
+  if (Status s = f.validate(checks); !s) return s.error();
+  return f;
+}
+
+void SafetensorsFile::release(size_t begin, size_t end) const {
+  if (file_.data()) file_.release(begin, end);
+}
+
+Status SafetensorsFile::validate(const SafetensorsChecks& checks) {
+  SafetensorsFile& f = *this;
+  const std::string& path = origin_;
   auto bad = [&](const std::string& m) { return Error{ErrorKind::BadFormat, path + ": " + m}; };
-  const size_t size = f.file_.size();
-  const char* bytes = f.file_.data();
+  const size_t size = size_;
+  const char* bytes = bytes_;
+  const uint64_t max_header = checks.max_header_bytes ? checks.max_header_bytes : kMaxSafetensorsHeaderBytes;
 
   // pass 1: the header length and the header itself.
   if (size < 8)
     return bad("the file has " + std::to_string(size) + " bytes, fewer than the 8-byte header length that starts a safetensors file (truncated, or not safetensors).");
   uint64_t hl = 0;
   for (int i = 0; i < 8; ++i) hl |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
-  if (hl < 2 || hl > kMaxSafetensorsHeaderBytes)
-    return bad("the header length field reads " + std::to_string(hl) + " bytes: the file is corrupt or not safetensors.");
+  if (hl < 2 || hl > max_header)
+    return bad("the header length field reads " + std::to_string(hl) + " bytes: the file is corrupt or not safetensors." + checks.not_ours);
   if (hl > size - 8)
     return bad("the file is truncated: its header alone needs " + std::to_string(hl) + " bytes after the first 8, and the file has only " +
                std::to_string(size - 8) + ".");
@@ -82,23 +106,30 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
   const uint64_t data_size = size - f.data_start_;
 
   Result<json> parsed = parse_safetensors_header(bytes + 8, bytes + 8 + hl);
-  if (!parsed) return bad(parsed.error().message + ": the file is corrupt or not safetensors.");
+  if (!parsed) return bad(parsed.error().message + ": the file is corrupt or not safetensors." + checks.not_ours);
   json header = std::move(*parsed);
-  if (!header.is_object()) return bad("the header is not a JSON object: the file is corrupt or not safetensors.");
+  if (!header.is_object()) return bad("the header is not a JSON object: the file is corrupt or not safetensors." + checks.not_ours);
 
-  // pass 2: every entry, then the byte ranges.
+  // pass 2: the metadata (strings only, as the format requires).
+  if (header.contains("__metadata__")) {
+    const json& t = header["__metadata__"];
+    if (!t.is_object()) return bad("\"__metadata__\" is not an object.");
+    for (const auto& [k, v] : t.items()) {
+      if (!v.is_string()) return bad("metadata \"" + k + "\" is not a string (safetensors metadata holds strings only).");
+      f.metadata_[k] = v.get<std::string>();
+    }
+  }
+  if (checks.metadata)
+    if (Status s = checks.metadata(f.metadata_, data_size); !s) return s;
+
+  // pass 3: every entry, then the byte ranges.
   struct Span {
     uint64_t begin, end;
     const std::string* name;
   };
   std::vector<Span> spans;
   for (const auto& [name, t] : header.items()) {
-    if (name == "__metadata__") {
-      if (!t.is_object()) return bad("\"__metadata__\" is not an object.");
-      for (const auto& [k, v] : t.items())
-        if (v.is_string()) f.metadata_[k] = v.get<std::string>();
-      continue;
-    }
+    if (name == "__metadata__") continue;
     if (!t.is_object() || !t.contains("dtype") || !t.contains("shape") || !t.contains("data_offsets"))
       return bad("tensor \"" + name + "\" lacks dtype, shape or data_offsets.");
     SafetensorInfo info;
@@ -117,6 +148,8 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
       return bad("tensor \"" + name + "\" has data_offsets that are not two byte positions.");
     info.begin = off[0].get<uint64_t>();
     info.end = off[1].get<uint64_t>();
+    if (checks.entry)
+      if (Status s = checks.entry(name, info); !s) return s;
     if (info.begin > info.end || info.end > data_size)
       return bad("the file is truncated or corrupt: tensor \"" + name + "\" claims bytes " + std::to_string(info.begin) + ".." +
                  std::to_string(info.end) + " but the data has " + std::to_string(data_size) + " bytes.");
@@ -132,6 +165,8 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
     auto [it, inserted] = f.tensors_.emplace(name, std::move(info));
     spans.push_back({it->second.begin, it->second.end, &it->first});
   }
+  if (checks.entries)
+    if (Status s = checks.entries(f.tensors_); !s) return s;
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin || (a.begin == b.begin && a.end < b.end); });
   uint64_t covered = 0;
   for (const Span& s : spans) {
@@ -142,7 +177,7 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
   }
   if (covered != data_size)
     return bad("the file has " + std::to_string(data_size - covered) + " bytes after the last tensor: it is corrupt, or two files were joined.");
-  return f;
+  return Status();
 }
 
 namespace {
@@ -200,7 +235,7 @@ Status SafetensorsFile::read_block_f32(const std::string& name, int64_t row_begi
   HM_ASSERT(col_begin >= 0 && col_count >= 0 && col_begin + col_count <= cols, "the column block must lie inside the tensor");
   HM_ASSERT(row_begin >= 0 && row_count >= 0 && row_begin + row_count <= rows(name), "the row block must lie inside the tensor");
   if (row_count == 0 || col_count == 0) return Status();
-  const char* base = file_.data() + data_start_ + t.begin;
+  const char* base = bytes_ + data_start_ + t.begin;
   // Rows in chunks of ~8 MB of file, each released once converted.
   const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t(8) << 20) / (cols * eb));
   const int64_t row_end = row_begin + row_count;
@@ -214,7 +249,7 @@ Status SafetensorsFile::read_block_f32(const std::string& name, int64_t row_begi
                                                std::to_string(flat) + "."};
       }
     }
-    file_.release(static_cast<size_t>(data_start_ + t.begin + r0 * cols * eb), static_cast<size_t>(data_start_ + t.begin + r1 * cols * eb));
+    release(static_cast<size_t>(data_start_ + t.begin + r0 * cols * eb), static_cast<size_t>(data_start_ + t.begin + r1 * cols * eb));
   }
   return Status();
 }

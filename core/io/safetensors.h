@@ -6,6 +6,7 @@
 // then the data; offsets are relative to the data, which the tensors cover exactly.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -23,17 +24,38 @@ struct SafetensorInfo {
   int64_t numel() const;
 };
 
+// What a caller adds to the reader's own checks (headmap's checkpoints: their metadata and
+// tensor names, in the order their messages have always been given).
+struct SafetensorsChecks {
+  uint64_t max_header_bytes = 0;  // 0: kMaxSafetensorsHeaderBytes
+  std::string not_ours;           // appended to "corrupt or not safetensors" messages
+  // Called once the metadata is read (strings only, as the format requires), before any
+  // tensor entry; data_size is the number of bytes after the header. Both hooks' errors are
+  // returned as they are (name the file in them).
+  std::function<Status(const std::map<std::string, std::string>& meta, uint64_t data_size)> metadata;
+  // Called for every tensor entry once its dtype, shape and offsets are read, before its
+  // byte range and size are checked.
+  std::function<Status(const std::string& name, const SafetensorInfo& info)> entry;
+  // Called once every entry is read, before the byte ranges are checked against each other
+  // (a checkpoint names a missing tensor rather than the gap it leaves).
+  std::function<Status(const std::map<std::string, SafetensorInfo>& tensors)> entries;
+};
+
 class SafetensorsFile {
  public:
-  // Maps the file and checks the header: its length, the JSON (no duplicate keys), every
-  // entry's dtype, shape and offsets, that the sizes agree, that the tensors neither overlap
-  // nor leave gaps, and that the data is not truncated. Errors name the file and the fault.
-  static Result<SafetensorsFile> open(const std::string& path);
+  // Maps the file and checks the header: its length, the JSON (no duplicate keys), the
+  // metadata (strings only), every entry's dtype, shape and offsets, that the sizes agree,
+  // that the tensors neither overlap nor leave gaps, and that the data is not truncated.
+  // Errors name the file and the fault.
+  static Result<SafetensorsFile> open(const std::string& path, const SafetensorsChecks& checks = {});
+  // The same checks on bytes already in memory, which must outlive the result; `origin`
+  // names them in messages (and is path()).
+  static Result<SafetensorsFile> view(const char* bytes, size_t size, const std::string& origin, const SafetensorsChecks& checks = {});
 
   const std::map<std::string, SafetensorInfo>& tensors() const { return tensors_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
-  const std::string& path() const { return file_.path(); }
-  size_t file_size() const { return file_.size(); }
+  const std::string& path() const { return origin_; }
+  size_t file_size() const { return size_; }
 
   // Converts one tensor to float into out[0 .. numel), checking every value is finite, and
   // releases its pages from the process as it goes.
@@ -52,7 +74,13 @@ class SafetensorsFile {
   int64_t rows(const std::string& name) const;  // all but the last dimension, multiplied
 
  private:
-  MappedFile file_;
+  Status validate(const SafetensorsChecks& checks);
+  void release(size_t begin, size_t end) const;
+
+  MappedFile file_;          // empty for a view
+  const char* bytes_ = nullptr;
+  size_t size_ = 0;
+  std::string origin_;
   uint64_t data_start_ = 0;
   std::map<std::string, SafetensorInfo> tensors_;
   std::map<std::string, std::string> metadata_;

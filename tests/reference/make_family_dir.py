@@ -14,6 +14,7 @@ import argparse
 import copy
 import json
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -160,10 +161,23 @@ def make_tensors(cfg, r, buffers):
     return out
 
 
-def write_dir(out, variant, seed=4321):
+def tokenizer_vocab_size(path):
+    """The ids a tokenizer.json can produce: its model's vocabulary and its added tokens."""
+    tok = json.load(open(path, encoding="utf-8"))
+    vocab = tok["model"]["vocab"]
+    ids = list(vocab.values()) if isinstance(vocab, dict) else [len(vocab) - 1]
+    ids += [t["id"] for t in tok.get("added_tokens", [])]
+    return max(ids) + 1
+
+
+def write_dir(out, variant, seed=4321, tokenizer=None):
+    """tokenizer: a real tokenizer.json to copy in (never committed), with vocab_size set to cover it."""
     _, _, dtype, extras = VARIANTS[variant]
     os.makedirs(out, exist_ok=True)
     cfg = config_for(variant)
+    if tokenizer:
+        cfg["vocab_size"] = tokenizer_vocab_size(tokenizer)
+        cfg.pop("bos_token_id", None), cfg.pop("eos_token_id", None)
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     r = np.random.default_rng(seed)
@@ -182,6 +196,9 @@ def write_dir(out, variant, seed=4321):
             json.dump({"metadata": {}, "weight_map": weight_map}, f, indent=1)
     else:
         make_gpt2_dir.write_safetensors(os.path.join(out, "model.safetensors"), named, dtype_of, meta)
+    if tokenizer:
+        shutil.copyfile(tokenizer, os.path.join(out, "tokenizer.json"))
+        return cfg
     vocab = make_gpt2_dir.tiny_vocab()
     V = len(vocab)
     tok = {"version": "1.0", "added_tokens": [{"id": V - 1, "content": "<|endoftext|>", "special": True}],

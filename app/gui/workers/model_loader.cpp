@@ -40,7 +40,7 @@ void ModelLoader::work(Job& job) {
   }
   LoadedModel m{job.dir, Error{ErrorKind::InvalidArgument, ""}};
   try {
-    Result<ModelWeights> w = load_hf_model(job.dir);
+    Result<ModelWeights> w = open_model_path(job.dir);  // the one dispatcher: any path File > Open model names
     if (w) m.weights = std::shared_ptr<const ModelWeights>(std::make_shared<const ModelWeights>(std::move(w).value()));
     else m.weights = w.error();
   } catch (const std::bad_alloc&) {
