@@ -371,15 +371,17 @@ TEST(Families, MemoryBudgetCountsTheFamilysRealSizes) {
                               &lw.k_norm, &lw.post_attn_g, &lw.post_mlp_g, &lw.b_qkv})
         held += static_cast<uint64_t>(v->size());
     }
-    WeightsShape s = family_weights_shape(w.arch, D, L, V, 0, untied, "BF16");
+    WeightsShape s = family_weights_shape(w.arch, D, L, V, 0, untied, "F32");
+    EXPECT_EQ(family_weights_shape(w.arch, D, L, V, 0, untied, "BF16").bytes_per_weight, 2u);  // kept 16-bit
     EXPECT_EQ(s.H, uint64_t(H));
     EXPECT_EQ(s.KV, uint64_t(KV));
     EXPECT_EQ(s.d_head, uint64_t(dh));
     EXPECT_EQ(weights_bytes(s), 4 * held) << (untied ? "untied" : "tied");
-    // Two bytes a weight: the matrices and embeddings halve, the float32 vectors stay.
+    // Two bytes a weight: the packed matrices and embeddings halve; the float32 vectors and
+    // the plain W_Q, W_K, W_V (read by the step-through) stay.
     const uint64_t four = weights_bytes(s);
     s.bytes_per_weight = 2;
-    const uint64_t matrices = uint64_t(L) * (2 * D * (H * dh + 2 * KV * dh) + H * dh * D + 3 * D * F) + (untied ? 2 : 1) * uint64_t(V) * D;
+    const uint64_t matrices = uint64_t(L) * (D * (H * dh + 2 * KV * dh) + H * dh * D + 3 * D * F) + (untied ? 2 : 1) * uint64_t(V) * D;
     EXPECT_EQ(four - weights_bytes(s), 2 * matrices);
   }
   // GPT-2's block: the same formula (one head of D, F = 4D, tied, learned positions).

@@ -259,14 +259,14 @@ const uint16_t* SafetensorsFile::data16(const std::string& name) const {
   HM_ASSERT(it != tensors_.end(), "data16 needs a tensor of this file: check tensors() first");
   const SafetensorInfo& t = it->second;
   if (t.dtype != "BF16" && t.dtype != "F16") return nullptr;
-  const char* p = file_.data() + data_start_ + t.begin;
+  const char* p = bytes_ + data_start_ + t.begin;
   if (reinterpret_cast<uintptr_t>(p) % alignof(uint16_t) != 0) return nullptr;
   return reinterpret_cast<const uint16_t*>(p);
 }
 
 void SafetensorsFile::release(const std::string& name) const {
   const SafetensorInfo& t = tensors_.at(name);
-  file_.release(static_cast<size_t>(data_start_ + t.begin), static_cast<size_t>(data_start_ + t.end));
+  release(static_cast<size_t>(data_start_ + t.begin), static_cast<size_t>(data_start_ + t.end));
 }
 
 }  // namespace headmap
