@@ -2,7 +2,7 @@
 // rollout, head detectors and activation patching (see contrib.h).
 //
 // B = batch, T = tokens, D = d_model, H = heads, dh = d_head, L = layers, V = vocab
-// Sections: [parts] [attribution] [value-weighted] [rollout] [detectors] [patching]
+// Sections: [parts] [attribution] [value-weighted] [rollout] [detectors] [patching] [patch cache]
 #include "core/inspect/contrib.h"
 
 #include <algorithm>
