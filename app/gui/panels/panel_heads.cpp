@@ -187,9 +187,15 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   if (kv_reused + kv_computed > 0) {
     std::snprintf(text, sizeof text, "  K/V cache: reused %d row%s, computed %d", kv_reused, kv_reused == 1 ? "" : "s", kv_computed);
     s.report.kv_line = text + 2;
-    same_line_if_fits(ImGui::CalcTextSize(text).x);
-    ImGui::TextColored(kAccentColour, "%s", text);
-    if (ImGui::IsItemHovered())
+    // Only on the line it shares (a line of its own would take the maps' height on a
+    // projector): the shorter form where the long one does not fit, else the strips alone.
+    if (!fits_on_line(ImGui::CalcTextSize(text).x)) std::snprintf(text, sizeof text, "  K/V: %d reused, %d new", kv_reused, kv_computed);
+    const bool shown = fits_on_line(ImGui::CalcTextSize(text).x);
+    if (shown) {
+      ImGui::SameLine();
+      ImGui::TextColored(kAccentColour, "%s", text);
+    }
+    if (shown && ImGui::IsItemHovered())
       ImGui::SetTooltip("The text shares its first %d tokens with the last request: their K and V (every layer, every K/V head)\n"
                         "and their rows of every map were kept, so only the last %d row%s computed. The strip at the\n"
                         "left of each map marks them: blue = reused from the cache, orange = computed now.",
@@ -491,7 +497,8 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     if (kv_reused + kv_computed > 0 && batch == 0) {  // the K/V cache's rows on the row axis: reused blue, computed orange
       ImDrawList* dl = ImGui::GetWindowDrawList();
       const float span = std::max(style.row1 - style.row0, 1e-3f), hgt = hit.p1.y - hit.p0.y;
-      const float x0 = hit.p0.x, x1 = hit.p0.x + std::max(3.0f, fh * 0.25f);
+      // just outside the map's left edge, so no cell is covered
+      const float x1 = hit.p0.x - 1.0f, x0 = x1 - std::max(3.0f, fh * 0.25f);
       auto row_y = [&](int t) { return std::clamp(hit.p0.y + (t - style.row0) / span * hgt, hit.p0.y, hit.p1.y); };
       dl->AddRectFilled(ImVec2(x0, row_y(0)), ImVec2(x1, row_y(kv_reused)), ImGui::GetColorU32(kAccentColour));
       dl->AddRectFilled(ImVec2(x0, row_y(kv_reused)), ImVec2(x1, row_y(len)), IM_COL32(255, 150, 40, 255));
