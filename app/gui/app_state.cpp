@@ -14,6 +14,19 @@ MaskKind shown_mask(const ModelConfig& cfg, bool padded) {
   return m == MaskKind::PaddingOnly && !padded ? MaskKind::None : m;
 }
 
+bool is_pair(const Batch& batch, int b) {
+  if (b < 0 || b >= static_cast<int>(batch.sentences.size())) return false;
+  for (const Token& t : batch.sentences[static_cast<size_t>(b)].tokens)
+    if (t.segment == 1) return true;
+  return false;
+}
+
+CellFilter shown_filter(const AppState& s, const Batch& batch, int b) {
+  if (b < 0 || b >= static_cast<int>(batch.sentences.size()) || b >= static_cast<int>(batch.lengths.size())) return CellFilter{};
+  return cell_filter(batch.sentences[static_cast<size_t>(b)].tokens, batch.lengths[static_cast<size_t>(b)], s.view.pair_filter,
+                     s.view.hide_specials);
+}
+
 void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax) {
   *vmin = 0.0f;
   *vmax = 1.0f;

@@ -179,6 +179,9 @@ HeatmapStyle step_style(const Step& st, const AppState& s, const ModelConfig& cf
   style.mask = st.square && (st.masked || st.weights) ? shown_mask(cfg, true) : MaskKind::None;
   style.len = len;
   style.window = window;  // a local layer: keys outside the window hatched
+  // The A/B filter and hidden special tokens dim the attention maps' cells (the weights).
+  if (st.square && st.weights && s.result && s.result->fwd && s.result->request.trace)
+    style.filter = shown_filter(s, s.result->fwd->batch, s.result->request.trace->batch);
   return style;
 }
 
