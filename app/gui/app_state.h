@@ -155,6 +155,8 @@ struct AppState {
   // click, as (sentence, token).
   std::string pair_text;
   std::vector<std::pair<int, int>> masked;
+  // The text and sentence B the masks were set on (keep_masks_on_their_tokens).
+  std::string masks_text, masks_pair;
   ModelConfig cfg;
   // Heads switched off, by (layer, head): a head keeps its identity when H or L moves, and
   // heads beyond the current config are kept (not sent) until the config has them again.
@@ -255,6 +257,11 @@ void map_range(const AppState& s, int layer, int batch, int head, float* vmin, f
 // The mask a (T, T) map of this config is drawn with. A single unpadded sentence needs no
 // mask when attention is bidirectional.
 MaskKind shown_mask(const ModelConfig& cfg, bool padded);
+// Encoders: after the text or sentence B changed, keeps a masked position only where its
+// sentence has as many tokens as before and the same token there (else it would mask
+// another word); says so when it drops any. Call before compute_request and before a mask
+// is added.
+void keep_masks_on_their_tokens(AppState& s);
 // The cells sentence b's maps show under the view's A/B filter and "hide special tokens"
 // (cell_filter); none for a sentence out of range.
 CellFilter shown_filter(const AppState& s, const Batch& batch, int b);

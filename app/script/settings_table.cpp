@@ -95,6 +95,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          }
          if (std::sscanf(v.c_str(), "%d:%d%c", &b, &t, &end) != 2 || b < 0 || t < 0)
            return Error{ErrorKind::InvalidArgument, "mask is S:T (sentence and token from 0) or none, got \"" + v + "\"."};
+         keep_masks_on_their_tokens(s);  // the others checked against the text they were set on
          s.masked.emplace_back(b, t);
          return Status();
        }},
