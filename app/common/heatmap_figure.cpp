@@ -170,7 +170,9 @@ CellFilter cell_filter(const std::vector<Token>& tokens, int len, PairFilter pf,
   }
   if (hide_specials)
     for (int t = 0; t < len && static_cast<int>(f.hidden.size()) < CellFilter::kMaxHidden; ++t)
-      if (tokens[t].special) f.hidden.push_back(t);
+      if (tokens[t].added || (tokens[t].special && tokens[t].text != "[MASK]" && tokens[t].text != "<mask>" && tokens[t].text != "[UNK]" &&
+                              tokens[t].text != "<unk>"))  // [CLS], [SEP], <s>, </s>; a typed [MASK] is the question, not a sink
+        f.hidden.push_back(t);
   return f;
 }
 
