@@ -97,7 +97,7 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P, const
     else if (kv)
       note = "kv_heads = " + std::to_string(kvH) + (kvH == 1 ? " (multi-query)" : " (grouped-query)") + ": W_" + M + " is (D, " +
              std::to_string(Dkv) + "), not (D, " + std::to_string(D) + ")";
-    add({m, attn, M + " projection", "attn_in \xC2\xB7 W_" + M + " + b_" + M,
+    add({m, attn, M + " projection", std::string(post ? "x" : "attn_in") + " \xC2\xB7 W_" + M + " + b_" + M,
          kv || (fam && M != "Q") ? std::vector<std::string>{"B", "T", "kv_heads\xC2\xB7" "d_head"}
          : fam && H * dh != D   ? std::vector<std::string>{"B", "T", "H\xC2\xB7" "d_head"}
                                 : yBTD,

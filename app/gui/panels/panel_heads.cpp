@@ -574,9 +574,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   std::snprintf(caption, sizeof caption, "%s, %s%s.  Rows: queries; columns: keys; grey: masked%s%s",
                 s.view.value_weighted ? "value-weighted share, \xE2\x80\x96\xCE\xB1 f(x)\xE2\x80\x96 / row sum" : "weight", scale,
                 s.view.log_scale ? " (log scale)" : "", style.window > 0 ? "; hatched: outside the window" : "",
-                !style.filter.active()         ? "."
-                : style.filter.hidden.empty() ? "; dimmed: outside the A/B filter (rows not renormalised)."
-                                               : "; dimmed: filtered out, special tokens hidden (rows not renormalised).");
+                style.filter.active() ? "; dimmed: filtered out (rows not renormalised)." : ".");
   colour_legend(style, caption, std::min(avail.x * 0.3f, fh * 14), s.view.norm == Normalisation::PerHead ? "max" : nullptr);
   if (zoom > 1.0f) {  // on a line of its own: beside a caption that wrapped, it would overlap its last line
     ImGui::TextDisabled("zoom %.1fx (wheel, drag)", zoom);
