@@ -545,7 +545,11 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
     same_line_if_fits(ImGui::CalcTextSize(z).x);
     ImGui::TextDisabled("%s", z);
   }
-  colour_legend(v.style, st.weights ? "attention weight" : "signed value: blue < 0 < red", std::min(avail.x * 0.3f, fh * 14));
+  colour_legend(v.style,
+                !st.weights               ? "signed value: blue < 0 < red"
+                : v.style.filter.active() ? "attention weight; dimmed: filtered out (rows not renormalised)"
+                                          : "attention weight",
+                std::min(avail.x * 0.3f, fh * 14));
   // The rotation of each pair at the hovered token, else the selected one, else the last.
   if (rope) {
     const int pos = s.hover_token >= 0 && s.hover_token < len ? s.hover_token
