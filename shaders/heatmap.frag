@@ -23,6 +23,16 @@ uniform vec3 u_hidden;       // colour of hidden cells
 uniform int u_slide;         // a local layer's sliding window W (0 = none): keys W or more back are hatched
 uniform vec3 u_hatch0;       // the hatch's two greys (kWindowRgb): dark on every third anti-diagonal
 uniform vec3 u_hatch1;
+// The A/B filter and hidden special tokens (CellFilter of app/common/heatmap_figure.h):
+// query rows [u_frows.x, u_frows.y) and key columns [u_fcols.x, u_fcols.y) are shown, minus
+// the rows and columns of the u_fn tokens in u_fhidden; other cells are dimmed toward
+// u_filtered by u_fdim (filter_dims, filter_dim_rgb), never re-normalised.
+uniform ivec2 u_frows;
+uniform ivec2 u_fcols;
+uniform int u_fhidden[16];
+uniform int u_fn;
+uniform vec3 u_filtered;
+uniform float u_fdim;
 
 out vec4 frag;
 
@@ -53,6 +63,17 @@ int hatch(ivec2 lo, ivec2 hi) {
   return (lo.y + lo.x) % 3 == 0 ? 1 : 0;
 }
 
+// filter_dims() in GLSL; a pooled texel goes by its first cell.
+bool dims(ivec2 cell) {
+  int t = cell.y, s = cell.x;
+  if (t < u_frows.x || t >= u_frows.y || s < u_fcols.x || s >= u_fcols.y) return true;
+  for (int i = 0; i < 16; ++i) {
+    if (i >= u_fn) break;
+    if (u_fhidden[i] == t || u_fhidden[i] == s) return true;
+  }
+  return false;
+}
+
 void main() {
   ivec2 cell = clamp(ivec2(floor(v_cell)), ivec2(0), u_cells - 1);
   ivec2 texel = (cell - u_origin) / u_pool;
@@ -77,5 +98,7 @@ void main() {
   } else {
     t = (w - u_vmin) / max(u_vmax - u_vmin, 1e-20);
   }
-  frag = vec4(texture(u_lut, vec2(clamp(t, 0.0, 1.0) * (255.0 / 256.0) + 0.5 / 256.0, 0.5)).rgb, 1.0);
+  vec3 c = texture(u_lut, vec2(clamp(t, 0.0, 1.0) * (255.0 / 256.0) + 0.5 / 256.0, 0.5)).rgb;
+  if (dims(u_pool == 1 ? cell : lo)) c = c + (u_filtered - c) * u_fdim;
+  frag = vec4(c, 1.0);
 }

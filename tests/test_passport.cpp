@@ -2,6 +2,9 @@
 // reproduced row for row, and the attention's parameter count does not move with H.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "core/model/arch.h"
 #include "core/model/attention.h"
 #include "core/model/model.h"
 #include "core/inspect/passport.h"
@@ -94,4 +97,53 @@ TEST(Passport, AttentionParametersDoNotDependOnH) {
   EXPECT_EQ(p1.total_params, p8.total_params);
   // Attention FLOPs are conserved too: H heads x d_head = D.
   EXPECT_EQ(p1.find("scores")->flops, p8.find("scores")->flops);
+}
+
+// An encoder's passport lists its steps in the order it computes them: token types and the
+// embeddings' LayerNorm in the input; post-norm layers (attention reads x; add, then
+// LayerNorm 1; the MLP reads that; add, then LayerNorm 2), with their shapes.
+TEST(Passport, EncodersListThePostNormOrder) {
+  Arch a;
+  a.norm = NormKind::LayerNorm;
+  a.placement = NormPlacement::PostNorm;
+  a.positions = PositionKind::Learned;
+  a.bidirectional = true;
+  a.embed_norm = true;
+  a.token_types = 2;
+  a.mlp = MlpKind::GeluErf;
+  ModelConfig cfg = config(32, 4, 2);
+  cfg.causal = false;
+  const Passport p = make_passport(cfg, 1, 9, 100, 64, &a);
+  std::vector<std::string> names;
+  for (const PassportStep& s : p.steps) names.push_back(s.section.substr(0, 3) + ":" + s.name);
+  auto at = [&](const std::string& n) {
+    const auto it = std::find(names.begin(), names.end(), n);
+    EXPECT_NE(it, names.end()) << n << " is missing";
+    return static_cast<int>(it - names.begin());
+  };
+  const int types = at("inp:+ token types"), emb_ln = at("inp:embedding LayerNorm"), embed = at("inp:embed + position");
+  EXPECT_LT(embed, types);
+  EXPECT_LT(types, emb_ln);
+  const int q = at("att:Q projection"), out = at("att:output projection"), add1 = at("att:residual"), ln1 = at("att:LayerNorm 1");
+  const int fc = at("MLP:expand + GELU"), add2 = at("MLP:residual"), ln2 = at("MLP:LayerNorm 2");
+  EXPECT_LT(emb_ln, q);
+  EXPECT_LT(q, out);
+  EXPECT_LT(out, add1);
+  EXPECT_LT(add1, ln1);  // post-norm: the norm after the residual, not before attention
+  EXPECT_LT(ln1, fc);
+  EXPECT_LT(fc, add2);
+  EXPECT_LT(add2, ln2);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "att:LayerNorm 1"), 1);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "MLP:LayerNorm 2"), 1);
+  for (const char* id : {"x_types", "x_norm", "attn_norm", "mlp_norm"}) {
+    const PassportStep* s = p.find(id);
+    ASSERT_NE(s, nullptr) << id;
+    EXPECT_EQ(s->concrete, (Shape{1, 9, 32})) << id;
+  }
+  // A pre-norm model keeps LayerNorm 1 before attention.
+  Arch pre = a;
+  pre.placement = NormPlacement::PreNorm;
+  const Passport pp = make_passport(cfg, 1, 9, 100, 64, &pre);
+  ASSERT_NE(pp.find("attn_in"), nullptr);
+  EXPECT_EQ(pp.find("attn_norm"), nullptr);
 }

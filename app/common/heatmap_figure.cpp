@@ -55,9 +55,11 @@ Figure base_figure(const FigureInput& in) {
   f.colormap = in.colormap;
   f.mask = in.mask;
   f.window = in.window;
+  f.filter = in.filter;
   f.log_scale = in.log_scale;
   f.caption = "colour: attention weight, scale " + in.scale + (in.log_scale ? " (log)" : "") +
-              ".  Rows: queries; columns: keys; grey: masked" + (in.window > 0 ? "; hatched: outside the window." : ".");
+              ".  Rows: queries; columns: keys; grey: masked" + (in.window > 0 ? "; hatched: outside the window" : "") +
+              (in.filter.active() ? "; dimmed: filtered out (rows not renormalised)." : ".");
   return f;
 }
 
@@ -119,6 +121,61 @@ float colour_position(float w, float vmin, float vmax, bool log_scale) {
   return std::isfinite(t) ? std::clamp(t, 0.0f, 1.0f) : 0.0f;
 }
 
+const char* pair_filter_name(PairFilter p) {
+  switch (p) {
+    case PairFilter::AA: return "aa";
+    case PairFilter::AB: return "ab";
+    case PairFilter::BA: return "ba";
+    case PairFilter::BB: return "bb";
+    default: return "all";
+  }
+}
+const char* pair_filter_label(PairFilter p) {
+  switch (p) {
+    case PairFilter::AA: return "A\xE2\x86\x92" "A";
+    case PairFilter::AB: return "A\xE2\x86\x92" "B";
+    case PairFilter::BA: return "B\xE2\x86\x92" "A";
+    case PairFilter::BB: return "B\xE2\x86\x92" "B";
+    default: return "all";
+  }
+}
+bool parse_pair_filter(const std::string& name, PairFilter* out) {
+  for (PairFilter p : {PairFilter::All, PairFilter::AA, PairFilter::AB, PairFilter::BA, PairFilter::BB})
+    if (name == pair_filter_name(p)) {
+      *out = p;
+      return true;
+    }
+  return false;
+}
+
+std::string CellFilter::key() const {
+  std::string k = std::to_string(row0) + "," + std::to_string(row1) + "," + std::to_string(col0) + "," + std::to_string(col1);
+  for (int h : hidden) k += "," + std::to_string(h);
+  return k;
+}
+
+CellFilter cell_filter(const std::vector<Token>& tokens, int len, PairFilter pf, bool hide_specials) {
+  CellFilter f;
+  len = std::min(len, static_cast<int>(tokens.size()));
+  // A sentence's tokens are contiguous: A first, then B ([CLS] and A's [SEP] in A).
+  int lo[2] = {len, len}, hi[2] = {0, 0};
+  for (int t = 0; t < len; ++t) {
+    const int g = tokens[t].segment == 1 ? 1 : 0;
+    lo[g] = std::min(lo[g], t);
+    hi[g] = std::max(hi[g], t + 1);
+  }
+  if (pf != PairFilter::All && hi[1] > 0) {  // a pair
+    const int q = pf == PairFilter::BA || pf == PairFilter::BB ? 1 : 0, k = pf == PairFilter::AB || pf == PairFilter::BB ? 1 : 0;
+    f.row0 = lo[q], f.row1 = hi[q], f.col0 = lo[k], f.col1 = hi[k];
+  }
+  if (hide_specials)
+    for (int t = 0; t < len && static_cast<int>(f.hidden.size()) < CellFilter::kMaxHidden; ++t)
+      if (tokens[t].added || (tokens[t].special && tokens[t].text != "[MASK]" && tokens[t].text != "<mask>" && tokens[t].text != "[UNK]" &&
+                              tokens[t].text != "<unk>"))  // [CLS], [SEP], <s>, </s>; a typed [MASK] is the question, not a sink
+        f.hidden.push_back(t);
+  return f;
+}
+
 Rgb to_rgb8(const std::array<float, 3>& c) {
   return Rgb{static_cast<uint8_t>(std::lround(c[0] * 255)), static_cast<uint8_t>(std::lround(c[1] * 255)),
              static_cast<uint8_t>(std::lround(c[2] * 255))};
@@ -128,7 +185,8 @@ Rgb figure_cell_rgb(const Figure& f, const FigureMap& m, int t, int s) {
   if (!mask_visible(f.mask, t, s, f.len())) return to_rgb8(kMaskedRgb);
   if (const int h = window_hatch(f.mask, f.window, t, s, f.len()); h >= 0) return to_rgb8(kWindowRgb[h]);
   const float w = m.weights[static_cast<size_t>(t) * m.stride + s];
-  return to_rgb8(colormap_rgb(f.colormap, colour_position(w, m.vmin, m.vmax, f.log_scale)));
+  const std::array<float, 3> c = colormap_rgb(f.colormap, colour_position(w, m.vmin, m.vmax, f.log_scale));
+  return to_rgb8(filter_dims(f.filter, t, s) ? filter_dim_rgb(c) : c);
 }
 
 AxisTicks axis_ticks(float v0, float v1, int n, float cell, float text_h) {

@@ -23,6 +23,39 @@
 
 namespace headmap {
 
+// The A/B filter of a sentence pair (BertViz's): every cell, or only those whose query row
+// is in sentence A or B and whose key column is in A or B (Token::segment). Only for a pair.
+enum class PairFilter { All, AA, AB, BA, BB };
+const char* pair_filter_name(PairFilter p);  // "all", "aa", "ab", "ba", "bb"
+const char* pair_filter_label(PairFilter p);  // "all", "A→A", "A→B", "B→A", "B→B"
+bool parse_pair_filter(const std::string& name, PairFilter* out);
+// Which cells the A/B filter and "hide special tokens" leave shown: query rows [row0, row1)
+// and key columns [col0, col1), minus the rows and columns of the tokens in `hidden`
+// (ascending; the special tokens [CLS], [SEP], <s>, </s>). Cells outside are dimmed toward
+// kFilteredRgb (filter_dims), never re-normalised. One rule for the shader (heatmap.frag's
+// u_frows, u_fcols, u_fhidden), the figures, Focus and the model view.
+struct CellFilter {
+  static constexpr int kMaxHidden = 16;  // the shader's array
+  int row0 = 0, row1 = 1 << 30, col0 = 0, col1 = 1 << 30;
+  std::vector<int> hidden;  // at most kMaxHidden
+  bool active() const { return row0 > 0 || col0 > 0 || row1 < (1 << 30) || col1 < (1 << 30) || !hidden.empty(); }
+  std::string key() const;  // for caches
+};
+// The filter for a sentence's tokens (Token::segment, Token::special); none when the
+// sentence is not a pair (for the A/B part) or the switches are off.
+CellFilter cell_filter(const std::vector<Token>& tokens, int len, PairFilter pf, bool hide_specials);
+inline bool filter_dims(const CellFilter& f, int t, int s) {
+  if (t < f.row0 || t >= f.row1 || s < f.col0 || s >= f.col1) return true;
+  for (int h : f.hidden)
+    if (h == t || h == s) return true;
+  return false;
+}
+// A dimmed cell's colour: its own, kFilterDim of the way to kFilteredRgb.
+inline constexpr std::array<float, 3> kFilteredRgb = {0.14f, 0.14f, 0.16f};
+inline constexpr float kFilterDim = 0.85f;
+inline std::array<float, 3> filter_dim_rgb(const std::array<float, 3>& c) {
+  return {c[0] + (kFilteredRgb[0] - c[0]) * kFilterDim, c[1] + (kFilteredRgb[1] - c[1]) * kFilterDim, c[2] + (kFilteredRgb[2] - c[2]) * kFilterDim};
+}
 // One map of a figure.
 struct FigureMap {
   const float* weights = nullptr;  // (len, len) rows `stride` floats apart: row t = query t, column s = key s
@@ -39,6 +72,7 @@ struct Figure {
   MaskKind mask = MaskKind::Causal;  // which cells are hidden (grey), as in the app
   int window = 0;                    // a local layer's sliding window: keys W or more back hatched (window_hatch); 0 = none
   bool log_scale = false;
+  CellFilter filter;                 // the A/B filter and hidden special tokens: cells outside dimmed (filter_dims)
   std::string caption;  // beside the colour bar: what the colour means
   int len() const { return static_cast<int>(tokens.size()); }
 };
@@ -54,6 +88,7 @@ struct FigureInput {
   bool log_scale = false;
   MaskKind mask = MaskKind::Causal;
   int window = 0;                                     // the layer's sliding window (Arch::window), 0 = global
+  CellFilter filter;                                  // the A/B filter and hidden special tokens (cell_filter)
   std::string scale = "per head";                     // the caption's name of the normalisation
   // The colour range of head h; unset: 0 to the head's peak (map_peak), the per-head scale.
   std::function<void(int h, float* vmin, float* vmax)> range;

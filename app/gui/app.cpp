@@ -168,6 +168,7 @@ bool App::post_and_wait(ComputeRequest r) {
 // (and a request that misses its wait) go through frame()'s two-pass path.
 void App::answer_text_now() {
   if (!first_pass_) return;
+  keep_masks_on_their_tokens(state);  // encoders: no stale [MASK] after an edit
   ComputeRequest req = compute_request(state, &state.weights_note);
   if (!validate(state.cfg).ok() || (posted_any_ && req == last_request_) || predicted_compute_ms(req) > kSameFrameBudgetMs) return;
   last_request_ = req;
@@ -212,6 +213,7 @@ void App::post_request_if_changed() {
     last_cfg_ = state.cfg;
     cfg_seen_ = true;
   }
+  keep_masks_on_their_tokens(state);  // encoders: no stale [MASK] after an edit
   ComputeRequest req = compute_request(state, &state.weights_note);
   state.config_status = validate(state.cfg);
   if (!state.config_status.ok()) return;  // the message is on screen; the last result stays

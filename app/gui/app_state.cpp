@@ -16,6 +16,19 @@ MaskKind shown_mask(const ModelConfig& cfg, bool padded) {
   return m == MaskKind::PaddingOnly && !padded ? MaskKind::None : m;
 }
 
+bool is_pair(const Batch& batch, int b) {
+  if (b < 0 || b >= static_cast<int>(batch.sentences.size())) return false;
+  for (const Token& t : batch.sentences[static_cast<size_t>(b)].tokens)
+    if (t.segment == 1) return true;
+  return false;
+}
+
+CellFilter shown_filter(const AppState& s, const Batch& batch, int b) {
+  if (b < 0 || b >= static_cast<int>(batch.sentences.size()) || b >= static_cast<int>(batch.lengths.size())) return CellFilter{};
+  return cell_filter(batch.sentences[static_cast<size_t>(b)].tokens, batch.lengths[static_cast<size_t>(b)], s.view.pair_filter,
+                     s.view.hide_specials);
+}
+
 void map_range(const AppState& s, int layer, int batch, int head, float* vmin, float* vmax) {
   *vmin = 0.0f;
   *vmax = 1.0f;
@@ -155,6 +168,39 @@ bool parse_normalisation(const std::string& name, Normalisation* out) {
 bool encoder_model(const AppState& s) {
   if (s.result && s.result->fwd && s.result->fwd->weights) return s.result->fwd->weights->arch.encoder();
   return s.pretrained && s.pretrained->arch.encoder();
+}
+
+void keep_masks_on_their_tokens(AppState& s) {
+  const bool changed = s.text != s.masks_text || s.pair_text != s.masks_pair;
+  if (!s.masked.empty() && changed) {
+    const ModelWeights* w = s.pretrained && s.pretrained->arch.encoder() ? s.pretrained.get() : nullptr;
+    const size_t before_n = s.masked.size();
+    if (!w) {
+      s.masked.clear();
+    } else {
+      auto tokens_of = [&](const std::string& text, const std::string& pair) {
+        BatchExtras ex;
+        const std::vector<std::string> lines = split_lines(text);
+        if (!pair.empty()) ex.pairs.assign(lines.size(), pair);
+        return make_batch(lines, s.cfg, *w, &ex);  // no masks: the tokens themselves
+      };
+      const Batch was = tokens_of(s.masks_text, s.masks_pair), now = tokens_of(s.text, s.pair_text);
+      s.masked.erase(std::remove_if(s.masked.begin(), s.masked.end(),
+                                    [&](const std::pair<int, int>& m) {
+                                      const auto [b, t] = m;
+                                      if (b < 0 || b >= was.B() || b >= now.B() || was.lengths[b] != now.lengths[b] || t < 0 ||
+                                          t >= now.lengths[b])
+                                        return true;
+                                      return was.sentences[b].tokens[t].id != now.sentences[b].tokens[t].id;
+                                    }),
+                     s.masked.end());
+    }
+    if (s.masked.size() < before_n)
+      s.status_lines.push_back(std::to_string(before_n - s.masked.size()) + " masked word" + (before_n - s.masked.size() == 1 ? "" : "s") +
+                               " unmasked: the text changed under " + (before_n - s.masked.size() == 1 ? "it." : "them."));
+  }
+  s.masks_text = s.text;
+  s.masks_pair = s.pair_text;
 }
 
 ComputeRequest compute_request(const AppState& s, std::string* weights_note) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/common/colormap.h"
+#include "app/common/heatmap_figure.h"
 #include "app/gui/lessons.h"
 #include "app/gui/model_source.h"
 #include "app/gui/requests.h"
@@ -52,6 +53,10 @@ struct ViewSettings {
   // Heads grid zoom (>= 1) and the window's centre as a fraction of the map, shared by every head.
   float heads_zoom = 1.0f, heads_pan_x = 0.5f, heads_pan_y = 0.5f;
   int big_heads = 0;  // the heads grid: every head (0), or the presenter's view of the selected head (1) or it and the next (2), large
+  // Encoders: the maps' A/B filter (a pair only) and the special tokens' rows and columns
+  // hidden (dimmed, rows not renormalised); one rule, cell_filter (heatmap_figure.h).
+  PairFilter pair_filter = PairFilter::All;
+  bool hide_specials = false;
   int compare_mode = 0;          // the Compare tab: 0 side by side, 1 A/B
   int compare_show_correct = 0;  // A/B: 0 shows A (the pitfall), 1 shows B (the correct model)
 };
@@ -200,6 +205,8 @@ struct AppState {
   // click, as (sentence, token).
   std::string pair_text;
   std::vector<std::pair<int, int>> masked;
+  // The text and sentence B the masks were set on (keep_masks_on_their_tokens).
+  std::string masks_text, masks_pair;
   ModelConfig cfg;
   // Heads switched off, by (layer, head): a head keeps its identity when H or L moves, and
   // heads beyond the current config are kept (not sent) until the config has them again.
@@ -312,6 +319,16 @@ void map_range(const AppState& s, int layer, int batch, int head, float* vmin, f
 // The mask a (T, T) map of this config is drawn with. A single unpadded sentence needs no
 // mask when attention is bidirectional.
 MaskKind shown_mask(const ModelConfig& cfg, bool padded);
+// Encoders: after the text or sentence B changed, keeps a masked position only where its
+// sentence has as many tokens as before and the same token there (else it would mask
+// another word); says so when it drops any. Call before compute_request and before a mask
+// is added.
+void keep_masks_on_their_tokens(AppState& s);
+// The cells sentence b's maps show under the view's A/B filter and "hide special tokens"
+// (cell_filter); none for a sentence out of range.
+CellFilter shown_filter(const AppState& s, const Batch& batch, int b);
+// Is sentence b a pair (any token of sentence B)?
+bool is_pair(const Batch& batch, int b);
 
 // Opens a trained checkpoint (File > Open checkpoint, --checkpoint) and sets the sliders to its
 // own D, H, L and context (and the no-W_O switch it was trained with), replacing an opened

@@ -100,6 +100,7 @@ Result<FigureInput> figure_input(const AppState& s, int layer) {
   in.log_scale = s.view.log_scale;
   in.mask = shown_mask(res->request.cfg, out.B > 1);
   in.window = f.weights->arch.window(layer);  // a local layer's keys outside its window: hatched
+  in.filter = shown_filter(s, f.batch, in.batch);  // the A/B filter, hidden special tokens: dimmed
   in.scale = s.view.norm == Normalisation::PerHead    ? "per head"
              : s.view.norm == Normalisation::PerLayer ? "per layer"
              : s.view.norm == Normalisation::Global   ? "over the model"

@@ -96,7 +96,21 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          }
          if (std::sscanf(v.c_str(), "%d:%d%c", &b, &t, &end) != 2 || b < 0 || t < 0)
            return Error{ErrorKind::InvalidArgument, "mask is S:T (sentence and token from 0) or none, got \"" + v + "\"."};
+         keep_masks_on_their_tokens(s);  // the others checked against the text they were set on
          s.masked.emplace_back(b, t);
+         return Status();
+       }},
+      {"pair_filter", "all|aa|ab|ba|bb", "encoders, a pair: show only the cells from sentence A or B (query row) to A or B (key column), others dimmed",
+       [](AppState& s, const std::string& v) -> Status {
+         if (!parse_pair_filter(v, &s.view.pair_filter))
+           return Error{ErrorKind::InvalidArgument, "pair_filter is all, aa, ab, ba or bb, got \"" + v + "\"."};
+         return Status();
+       }},
+      {"hide_specials", "on|off", "dim the special tokens' rows and columns ([CLS], [SEP], <s>, </s>) in the maps; rows not renormalised",
+       [](AppState& s, const std::string& v) -> Status {
+         if (v != "on" && v != "off" && v != "1" && v != "0")
+           return Error{ErrorKind::InvalidArgument, "hide_specials is on or off, got \"" + v + "\"."};
+         s.view.hide_specials = parse_switch(v);
          return Status();
        }},
       {"weights", "trained|trained_for_h|random", "the weights choice (trained_for_h: the model trained with this H, not re-sliced)",

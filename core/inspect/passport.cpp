@@ -72,8 +72,17 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P, const
     if (fa.rotary()) p.steps.back().formula = "E[token]" + std::string(fa.embed_scale ? " \xC2\xB7 \xE2\x88\x9A" "D" : ""),
                      p.steps.back().note = "no position table: RoPE rotates Q and K in every layer";
   }
-  add({"attn_in", attn, norm_name + " 1", (rms ? "RMSNorm\xE2\x82\x81(x)" : "LN\xE2\x82\x81(x)"), yBTD, sBTD, 8 * btd, 0, false,
-       fam && fa.placement == NormPlacement::Parallel ? "parallel: attention and MLP both read x (GPT-NeoX)" : "pre-LN: the input of attention"});
+  // Encoders (BERT, RoBERTa, DistilBERT): the token types and the embeddings' LayerNorm are
+  // steps of their own; the layers are post-norm (x = LN1(x + attn(x)); x = LN2(x + mlp(x))).
+  const bool post = fam && fa.placement == NormPlacement::PostNorm;
+  if (fam && fa.token_types > 0)
+    add({"x_types", "input", "+ token types", "x + T[type]", yBTD, sBTD, btd, 0, false,
+         "type 0 for sentence A, 1 for B (" + std::to_string(fa.token_types) + " rows in the table)"});
+  if (fam && fa.embed_norm)
+    add({"x_norm", "input", "embedding LayerNorm", "LN_emb(x)", yBTD, sBTD, 8 * btd, 0, false, "the layers read the normed embeddings"});
+  if (!post)
+    add({"attn_in", attn, norm_name + " 1", (rms ? "RMSNorm\xE2\x82\x81(x)" : "LN\xE2\x82\x81(x)"), yBTD, sBTD, 8 * btd, 0, false,
+         fam && fa.placement == NormPlacement::Parallel ? "parallel: attention and MLP both read x (GPT-NeoX)" : "pre-LN: the input of attention"});
   for (const char* m : {"q", "k", "v"}) {
     const std::string M(1, static_cast<char>(m[0] - 32));
     const bool kv = M != "Q" && gqa;
@@ -88,7 +97,7 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P, const
     else if (kv)
       note = "kv_heads = " + std::to_string(kvH) + (kvH == 1 ? " (multi-query)" : " (grouped-query)") + ": W_" + M + " is (D, " +
              std::to_string(Dkv) + "), not (D, " + std::to_string(D) + ")";
-    add({m, attn, M + " projection", "attn_in \xC2\xB7 W_" + M + " + b_" + M,
+    add({m, attn, M + " projection", std::string(post ? "x" : "attn_in") + " \xC2\xB7 W_" + M + " + b_" + M,
          kv || (fam && M != "Q") ? std::vector<std::string>{"B", "T", "kv_heads\xC2\xB7" "d_head"}
          : fam && H * dh != D   ? std::vector<std::string>{"B", "T", "H\xC2\xB7" "d_head"}
                                 : yBTD,
@@ -169,12 +178,16 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P, const
   else
     add({"out", attn, "output projection", "concat \xC2\xB7 W_O + b_O", yBTD, sBTD, 2 * btd * D + btd, 0, false, "W_O mixes the heads"});
   add({"resid1", attn, "residual", "x + out", yBTD, sBTD, btd, 0, false, ""});
+  if (post)
+    add({"attn_norm", attn, norm_name + " 1", "LN\xE2\x82\x81(x + out)", yBTD, sBTD, 8 * btd, 0, false,
+         "post-norm: after the residual; the MLP reads it"});
 
   // MLP, one layer
   if (fam) {  // the family's MLP: F wide, gated or not
     const int64_t F = fa.mlp_width > 0 ? fa.mlp_width : 4 * D;
-    add({"mlp_in", mlp, norm_name + " 2", rms ? "RMSNorm\xE2\x82\x82(x)" : "LN\xE2\x82\x82(x)", yBTD, sBTD, 8 * btd, 0, false,
-         fa.placement == NormPlacement::Sandwich ? "Gemma 2/3: attention's output was normed too (four norms per layer)" : ""});
+    if (!post)
+      add({"mlp_in", mlp, norm_name + " 2", rms ? "RMSNorm\xE2\x82\x82(x)" : "LN\xE2\x82\x82(x)", yBTD, sBTD, 8 * btd, 0, false,
+           fa.placement == NormPlacement::Sandwich ? "Gemma 2/3: attention's output was normed too (four norms per layer)" : ""});
     if (fa.gated())
       add({"fc", mlp, "gate \xC3\x97 up", std::string(fa.mlp == MlpKind::SiluGated ? "SiLU" : "GELU") + "(\xC2\xB7 W_gate) \xE2\x8A\x99 (\xC2\xB7 W_up)",
            {"B", "T", "F"}, {b, t, F}, 2 * 2 * btd * F + 12 * b * t * F, 0, false, "F = " + std::to_string(F) + ": two projections, one gates the other"});
@@ -187,7 +200,10 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P, const
   add({"fc", mlp, "expand + GELU", "GELU(\xC2\xB7 W_fc + b_fc)", {"B", "T", "4D"}, {b, t, 4 * D}, 2 * btd * 4 * D + 4 * btd + 10 * 4 * btd, 0, false, ""});
   add({"proj", mlp, "project back", "\xC2\xB7 W_proj + b_proj", yBTD, sBTD, 2 * btd * 4 * D + btd, 0, false, ""});
   }
-  add({"resid2", mlp, "residual", "x + mlp", yBTD, sBTD, btd, 0, false, "the next layer starts from here"});
+  add({"resid2", mlp, "residual", "x + mlp", yBTD, sBTD, btd, 0, false, post ? "" : "the next layer starts from here"});
+  if (post)
+    add({"mlp_norm", mlp, norm_name + " 2", "LN\xE2\x82\x82(x + mlp)", yBTD, sBTD, 8 * btd, 0, false,
+         "post-norm: after the residual; the next layer starts from here"});
 
   // output
   add({"out_final", "output", "after L layers", "x after layer L", yBTD, sBTD, 0, 0, false,

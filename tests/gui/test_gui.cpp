@@ -3,6 +3,8 @@
 // Run by ctest under xvfb-run (see tests/CMakeLists.txt).
 #include <algorithm>
 #include <gtest/gtest.h>
+
+#include <functional>
 #include <stb_image.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "app/common/colormap.h"
+#include "app/common/heatmap_figure.h"
 #include "app/common/heatmap_png.h"
 #include "app/common/raster.h"
 #include "core/inspect/metrics.h"
@@ -474,6 +477,81 @@ TEST(Gui, OpensABertDirectoryWithAPairAndMaskedWords) {
   EXPECT_TRUE(said) << headless.report["messages"];
   const AppRun gpt = run_app("not-encoder", {});
   EXPECT_FALSE(has_widget(gpt.report, "Sentence B"));
+}
+
+// A pair's maps under the A/B filter (A→B: query rows in sentence A, key columns in B) and
+// with the special tokens hidden: every cell outside is the same cell of the unfiltered run
+// dimmed toward kFilteredRgb, every cell inside unchanged; the exported SVG says so. An edit
+// that moves a masked word's token unmasks it; one that keeps it keeps the [MASK].
+TEST(Gui, EncoderPairFilterAndHiddenSpecialsDimTheirCells) {
+  const fs::path dir = tmp_dir() / "encoders" / "bert_pretraining";
+  const std::string make = std::string("/usr/bin/python3 '") + HEADMAP_MAKE_ENCODER + "' '" + dir.string() +
+                           "' --variant bert_pretraining > /dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "numpy is missing: the tiny BERT directory cannot be written";
+  const std::vector<std::string> pair = {"--model", dir.string(), "--then", "text=The cat sat on the [MASK].", "--then", "pair=it was tired"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = pair;
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  const AppRun base = run_app("pair-all", pair);
+  ASSERT_EQ(base.status, 0) << base.err;
+  const fs::path cwd = fresh_dir("pair-filter-exports");
+  const AppRun ab = run_app("pair-ab", with({"--then", "pair_filter=ab", "--then", "export_heads=heads.svg"}), true, cwd);
+  ASSERT_EQ(ab.status, 0) << ab.err;
+  const AppRun sp = run_app("pair-specials", with({"--then", "hide_specials=on"}));
+  ASSERT_EQ(sp.status, 0) << sp.err;
+  const int len = static_cast<int>(base.report["tokens"].size());
+  ASSERT_EQ(len, 13);  // [CLS] the cat sat on the [MASK] . [SEP] | it was tired [SEP]
+  const Image im0 = load_png(base.png), im_ab = load_png(ab.png), im_sp = load_png(sp.png);
+  std::array<float, 3> dim;
+  for (int k = 0; k < 3; ++k) dim[k] = headmap::kFilteredRgb[k] * 255;
+  auto check = [&](const AppRun& r, const Image& im, const std::function<bool(int, int)>& dims) {
+    ASSERT_EQ(r.report["heatmaps"], base.report["heatmaps"]) << "the same grid in both runs";
+    int dimmed = 0, kept = 0;
+    for (const json& g : base.report["heatmaps"]) {
+      const double gx0 = g[0], gy0 = g[1], gw = static_cast<double>(g[2]) - gx0, gh = static_cast<double>(g[3]) - gy0;
+      for (int t = 0; t < len; ++t)
+        for (int s2 = 0; s2 < len; ++s2) {
+          const int x = static_cast<int>(gx0 + (s2 + 0.5) * gw / len), y = static_cast<int>(gy0 + (t + 0.5) * gh / len);
+          const auto p0 = im0.at(x, y), p1 = im.at(x, y);
+          const bool d = dims(t, s2);
+          for (int k = 0; k < 3; ++k) {
+            const float want = d ? p0[k] + (dim[k] - p0[k]) * headmap::kFilterDim : p0[k];
+            EXPECT_NEAR(p1[k], want, 3.0) << "query " << t << ", key " << s2 << (d ? " (dimmed)" : " (shown)");
+          }
+          (d ? dimmed : kept) += 1;
+        }
+    }
+    EXPECT_GT(dimmed, 0);
+    EXPECT_GT(kept, 0);
+  };
+  check(ab, im_ab, [](int t, int s2) { return !(t <= 8 && s2 >= 9); });                   // A = tokens 0-8, B = 9-12
+  check(sp, im_sp, [](int t, int s2) { return t == 0 || t == 8 || t == 12 || s2 == 0 || s2 == 8 || s2 == 12; });  // [CLS], [SEP]s
+  std::ifstream f(cwd / "heads.svg");
+  const std::string svg((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_NE(svg.find("rows not renormalised"), std::string::npos);
+  // A filter outside all|aa|ab|ba|bb is refused with its message.
+  const AppRun bad = run_app("pair-bad", with({"--then", "pair_filter=ac"}), false);
+  EXPECT_NE(bad.err.find("pair_filter is all, aa, ab, ba or bb"), std::string::npos) << bad.err;
+  // Masked words and edits: "cat" masked, then the text changes under it, or beside it.
+  const std::vector<std::string> masked = {"--model", dir.string(), "--then", "text=The cat sat on the mat.", "--then", "mask=0:2"};
+  auto edit = [&](const std::string& name, const std::string& text) {
+    std::vector<std::string> a = masked;
+    a.insert(a.end(), {"--then", "text=" + text});
+    const AppRun r = run_app(name, a);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r;
+  };
+  const AppRun moved = edit("mask-moved", "The dog sat on the mat.");
+  EXPECT_EQ(moved.report["tokens"][2], "dog");
+  bool said = false;
+  for (const json& m : moved.report["messages"]) said = said || m.get<std::string>().find("unmasked: the text changed") != std::string::npos;
+  EXPECT_TRUE(said) << moved.report["messages"];
+  const AppRun shorter = edit("mask-shorter", "The cat sat.");
+  for (const json& t : shorter.report["tokens"]) EXPECT_NE(t, "[MASK]");
+  const AppRun kept = edit("mask-kept", "The cat sat on a mat.");
+  EXPECT_EQ(kept.report["tokens"][2], "[MASK]");  // the same token at the same place: still masked
 }
 
 // A GPT-2 directory opens on every head, says which model it is, and re-slices when H moves;

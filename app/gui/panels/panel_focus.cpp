@@ -179,6 +179,9 @@ HeatmapStyle step_style(const Step& st, const AppState& s, const ModelConfig& cf
   style.mask = st.square && (st.masked || st.weights) ? shown_mask(cfg, true) : MaskKind::None;
   style.len = len;
   style.window = window;  // a local layer: keys outside the window hatched
+  // The A/B filter and hidden special tokens dim the attention maps' cells (the weights).
+  if (st.square && st.weights && s.result && s.result->fwd && s.result->request.trace)
+    style.filter = shown_filter(s, s.result->fwd->batch, s.result->request.trace->batch);
   return style;
 }
 
@@ -542,7 +545,11 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
     same_line_if_fits(ImGui::CalcTextSize(z).x);
     ImGui::TextDisabled("%s", z);
   }
-  colour_legend(v.style, st.weights ? "attention weight" : "signed value: blue < 0 < red", std::min(avail.x * 0.3f, fh * 14));
+  colour_legend(v.style,
+                !st.weights               ? "signed value: blue < 0 < red"
+                : v.style.filter.active() ? "attention weight; dimmed: filtered out (rows not renormalised)"
+                                          : "attention weight",
+                std::min(avail.x * 0.3f, fh * 14));
   // The rotation of each pair at the hovered token, else the selected one, else the last.
   if (rope) {
     const int pos = s.hover_token >= 0 && s.hover_token < len ? s.hover_token

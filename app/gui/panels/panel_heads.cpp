@@ -134,6 +134,31 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("This layer's queries see only the last %d tokens (themselves included): keys further back get weight 0.", win);
   }
+  // Encoders: BertViz's A/B filter (a pair only), and the special tokens' rows and columns
+  // hidden (the "[SEP] sink"); the cells stay as computed, dimmed (cell_filter).
+  if (is_pair(f.batch, batch)) {
+    const char* filters[] = {"A/B: all", "A\xE2\x86\x92" "A", "A\xE2\x86\x92" "B", "B\xE2\x86\x92" "A", "B\xE2\x86\x92" "B"};
+    int pf = static_cast<int>(s.view.pair_filter);
+    const float combo_w = ImGui::CalcTextSize(filters[0]).x + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2;
+    same_line_if_fits(combo_w);
+    ImGui::SetNextItemWidth(combo_w);
+    if (ImGui::Combo("##pair_filter", &pf, filters, 5)) s.view.pair_filter = static_cast<PairFilter>(pf);
+    report_widget(s, "pair filter");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Sentence pair: show only the cells whose query (row) is in sentence A or B and whose key (column) is in A or B;\n"
+                        "the others are dimmed. [CLS] and the first [SEP] belong to A, the last [SEP] to B.");
+  }
+  bool any_special = false;
+  for (const Token& t : f.batch.sentences[static_cast<size_t>(batch)].tokens) any_special = any_special || t.special;
+  if (any_special || s.view.hide_specials) {
+    const char* hide = "hide specials";
+    same_line_if_fits(ImGui::CalcTextSize(hide).x + ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::Checkbox(hide, &s.view.hide_specials);
+    report_widget(s, hide);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Dim the rows and columns of the special tokens ([CLS], [SEP], <s>, </s>), where many heads park their weight.\n"
+                        "The other weights are shown as computed: rows not renormalised.");
+  }
   // The header's items wrap onto a new line when the window is narrow (a projector).
   char text[96];
   // The presenter's "big heads": the selected head (or it and the next) alone, large; the
@@ -367,6 +392,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   style.mask = shown_mask(cfg, out.B > 1);
   style.len = len;
   style.window = f.weights->arch.window(layer);  // a local layer: keys outside the window hatched
+  style.filter = shown_filter(s, f.batch, batch);  // the A/B filter, hidden special tokens: dimmed
   style.hi_row = s.hover_token >= 0 ? s.hover_token : -1;
   style.hi_col = s.hover_key >= 0 ? s.hover_key : s.hover_token;
   style.col0 = (s.view.heads_pan_x - half) * len;
@@ -556,10 +582,11 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
                                                                : "absolute";
   style.vmin = 0;
   style.vmax = s.view.norm == Normalisation::Absolute || s.view.norm == Normalisation::PerHead ? 1.0f : vmax;
-  char caption[200];
-  std::snprintf(caption, sizeof caption, "%s, %s%s.  Rows: queries; columns: keys; grey: masked%s",
+  char caption[300];
+  std::snprintf(caption, sizeof caption, "%s, %s%s.  Rows: queries; columns: keys; grey: masked%s%s",
                 s.view.value_weighted ? "value-weighted share, \xE2\x80\x96\xCE\xB1 f(x)\xE2\x80\x96 / row sum" : "weight", scale,
-                s.view.log_scale ? " (log scale)" : "", style.window > 0 ? "; hatched: outside the window." : ".");
+                s.view.log_scale ? " (log scale)" : "", style.window > 0 ? "; hatched: outside the window" : "",
+                style.filter.active() ? "; dimmed: filtered out (rows not renormalised)." : ".");
   colour_legend(style, caption, std::min(avail.x * 0.3f, fh * 14), s.view.norm == Normalisation::PerHead ? "max" : nullptr);
   if (zoom > 1.0f) {  // on a line of its own: beside a caption that wrapped, it would overlap its last line
     ImGui::TextDisabled("zoom %.1fx (wheel, drag)", zoom);

@@ -43,6 +43,7 @@ void draw_model(AppState& s, HeatmapRenderer& r) {
   style.grid = false;
   style.mask = shown_mask(cfg, out.B > 1);
   style.len = len;
+  style.filter = shown_filter(s, fp->batch, b);  // the A/B filter, hidden special tokens: dimmed
   r.begin_batch(ImGui::GetWindowDrawList());  // the thumbnails' images merge into one draw call
   for (int l = 0; l < out.L; ++l) {
     ImGui::AlignTextToFramePadding();

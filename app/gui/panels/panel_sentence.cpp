@@ -345,6 +345,7 @@ void draw_sentence_tokens(AppState& s) {
         s.view.batch = b;
         s.selected_token = c.token;
         if (enc && !enc->added) {  // encoders: a click masks the token (its id kept for the loss), a second unmasks it
+          keep_masks_on_their_tokens(s);  // the others checked against the text they were set on
           const std::pair<int, int> at(b, c.token);
           const auto it = std::find(s.masked.begin(), s.masked.end(), at);
           if (it != s.masked.end()) s.masked.erase(it);

@@ -308,9 +308,10 @@ void HeatmapRenderer::place_in_atlas(int w, int h, int* page, int* x, int* y) {
 // The texels holding the map's colours for this scale: found, or placed (in an atlas page
 // or a texture of its own) and queued for flush().
 const HeatmapRenderer::Coloured& HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
-  char key[256];
-  std::snprintf(key, sizeof key, "%u/%d/%a/%a/%d/%d/%d/%d/%d", tex.id, static_cast<int>(s.colormap), s.vmin, s.vmax, s.log_scale,
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%u/%d/%a/%a/%d/%d/%d/%d/%d/", tex.id, static_cast<int>(s.colormap), s.vmin, s.vmax, s.log_scale,
                 s.diverging, static_cast<int>(s.mask), s.len, s.mask == MaskKind::None ? 0 : s.window);
+  const std::string key = buf + s.filter.key();
   if (auto it = coloured_.find(key); it != coloured_.end()) {
     it->second.last_used = frame_;
     return it->second;
@@ -350,6 +351,9 @@ void HeatmapRenderer::flush() {
   glUniform3f(loc("u_hidden"), kMaskedRgb[0], kMaskedRgb[1], kMaskedRgb[2]);
   glUniform3f(loc("u_hatch0"), kWindowRgb[0][0], kWindowRgb[0][1], kWindowRgb[0][2]);
   glUniform3f(loc("u_hatch1"), kWindowRgb[1][0], kWindowRgb[1][1], kWindowRgb[1][2]);
+  glUniform3f(loc("u_filtered"), kFilteredRgb[0], kFilteredRgb[1], kFilteredRgb[2]);
+  glUniform1f(loc("u_fdim"), kFilterDim);
+  const GLint u_frows = loc("u_frows"), u_fcols = loc("u_fcols"), u_fhidden = loc("u_fhidden"), u_fn = loc("u_fn");
   const GLint u_window = loc("u_window"), u_origin = loc("u_origin"), u_cells = loc("u_cells"), u_pool = loc("u_pool"),
               u_vmin = loc("u_vmin"), u_vmax = loc("u_vmax"), u_log = loc("u_log"), u_diverging = loc("u_diverging"),
               u_mask = loc("u_mask"), u_len = loc("u_len"), u_slide = loc("u_slide");
@@ -381,6 +385,14 @@ void HeatmapRenderer::flush() {
     glUniform1i(u_mask, static_cast<int>(st.mask));
     glUniform1i(u_len, st.len);
     glUniform1i(u_slide, st.mask == MaskKind::None ? 0 : st.window);
+    const CellFilter& cf = st.filter;
+    glUniform2i(u_frows, cf.row0, cf.row1);
+    glUniform2i(u_fcols, cf.col0, cf.col1);
+    GLint hidden[CellFilter::kMaxHidden] = {};
+    const int nh = std::min(static_cast<int>(cf.hidden.size()), CellFilter::kMaxHidden);
+    for (int i = 0; i < nh; ++i) hidden[i] = cf.hidden[i];
+    glUniform1iv(u_fhidden, CellFilter::kMaxHidden, hidden);
+    glUniform1i(u_fn, nh);
     GL_CHECK(glDrawArrays(GL_TRIANGLE_STRIP, 0, 4));
   }
   pending_.clear();

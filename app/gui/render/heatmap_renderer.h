@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "app/common/colormap.h"
+#include "app/common/heatmap_figure.h"
 #include "app/gui/render/gl.h"
 #include "core/error.h"
 #include "core/inspect/map_levels.h"
@@ -67,6 +68,7 @@ struct HeatmapStyle {
   MaskKind mask = MaskKind::None;  // which cells are hidden (grey); the core's rule
   int len = 0;             // real tokens (for the mask)
   int window = 0;          // a local layer's sliding window: visible keys W or more back hatched (window_hatch); 0 = none
+  CellFilter filter;       // the A/B filter and hidden special tokens: cells outside dimmed (filter_dims)
   int hi_row = -1, hi_col = -1;
   // Visible window in cells (zoom and pan): [col0, col1) x [row0, row1). col1 < 0: whole map.
   float col0 = 0, row0 = 0, col1 = -1, row1 = -1;
