@@ -418,6 +418,7 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   WeightsShape shape = family_weights_shape(a, static_cast<uint64_t>(D), static_cast<uint64_t>(L), static_cast<uint64_t>(V),
                                             nm.pos.empty() ? 0 : static_cast<uint64_t>(c.positions), lm_file != nullptr, stored);
   shape.H = static_cast<uint64_t>(H), shape.KV = static_cast<uint64_t>(KV), shape.d_head = static_cast<uint64_t>(dh), shape.F = static_cast<uint64_t>(F);
+  shape.plain_qkv = false;  // W_Q, W_K, W_V live only in the fused W_QKV once loaded (below)
   if (Status s = check_memory(weights_bytes(shape), "The model in " + dir_in + " (" + weights_shape_text(a.name, shape) + ", stored " + stored + ")",
                               "use a smaller model, or raise HEADMAP_MEMORY_BUDGET");
       !s)
@@ -486,6 +487,32 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
             lw.w_v.col(col) = fused.row(row + 2 * dh).transpose();
             lw.b_q(col) = fb(row), lw.b_k(col) = fb(row + dh), lw.b_v(col) = fb(row + 2 * dh);
           }
+      } else if (r.data16(p + nm.q + ".weight") && r.data16(p + nm.k + ".weight") && r.data16(p + nm.v + ".weight") &&
+                 r.dtype16(p + nm.q + ".weight") == r.dtype16(p + nm.k + ".weight") &&
+                 r.dtype16(p + nm.q + ".weight") == r.dtype16(p + nm.v + ".weight")) {
+        // BF16 / F16: W_Q | W_K | W_V packed as one (D, Dq + 2·Dkv) matrix straight from the
+        // map, in the file's precision; no F32 copy is ever made (W_QKV is their only home).
+        std::vector<const uint16_t*> cols;  // (Dq + 2·Dkv): the file row each column reads
+        for (const auto& [n, width] : {std::pair<const std::string&, int64_t>{nm.q, Dq}, {nm.k, Dkv}, {nm.v, Dkv}}) {
+          const uint16_t* raw = r.data16(p + n + ".weight");  // (width, D)
+          for (int64_t c = 0; c < width; ++c) cols.push_back(raw + c * D);
+        }
+        const WeightDtype dt = r.dtype16(p + nm.q + ".weight");
+        const bool finite = lw.w_qkv.assign_transposed_narrow(cols, D, dt);
+        if (!finite) {
+          const uint16_t inf_exp = dt == WeightDtype::BF16 ? 0x7F80u : 0x7C00u;
+          for (const auto& [n, width] : {std::pair<const std::string&, int64_t>{nm.q, Dq}, {nm.k, Dkv}, {nm.v, Dkv}}) {
+            const uint16_t* raw = r.data16(p + n + ".weight");
+            if (std::any_of(raw, raw + width * D, [&](uint16_t v) { return (v & inf_exp) == inf_exp; }))
+              return Error{ErrorKind::BadFormat, r.dir() + ": tensor \"" + p + n + ".weight\" holds a value that is not finite (NaN or infinity)."};
+          }
+        }
+        for (const std::string* n : {&nm.q, &nm.k, &nm.v}) r.release(p + *n + ".weight");
+        if (a.attn_bias) {
+          if (Status s = r.read(p + nm.q + ".bias", lw.b_q.data()); !s) return s;
+          if (Status s = r.read(p + nm.k + ".bias", lw.b_k.data()); !s) return s;
+          if (Status s = r.read(p + nm.v + ".bias", lw.b_v.data()); !s) return s;
+        }
       } else {
         if (Status s = read_linear(r, p + nm.q + ".weight", Dq, D, lw.w_q); !s) return s;
         if (Status s = read_linear(r, p + nm.k + ".weight", Dkv, D, lw.w_k); !s) return s;
@@ -515,7 +542,8 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
         if (Status s = r.read(p + nm.down + ".bias", lw.b_proj.data()); !s) return s;
         if (a.gated()) return Error{ErrorKind::BadFormat, dir_in + ": " + a.name + " with a gate bias (mlp_bias) is not supported."};
       }
-      lw.fuse();
+      lw.fuse();  // W_QKV's bias; its weights too, unless packed from the file above
+      if (lw.plain_qkv()) lw.release_plain_qkv();  // one home: W_QKV (readers unpack from it)
       return Status();
     };
     results[static_cast<size_t>(l)] = run();
