@@ -431,9 +431,8 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   w.d_model = static_cast<int>(D);
   w.context = static_cast<int>(std::min<int64_t>(c.positions, 1 << 20));
   w.ln_eps = a.norm_eps;
-  if (r.data16(nm.embed)) {
-    if (Status s = read_rows16(r, nm.embed, V, D, w.tok_emb16); !s) return s.error();
-  } else {
+  const bool embed16 = r.data16(nm.embed) != nullptr;  // read beside the layers, below
+  if (!embed16) {
     w.tok_emb.resize(V, D);
     if (Status s = r.read(nm.embed, w.tok_emb.data()); !s) return s.error();
   }
@@ -449,9 +448,16 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   w.lnf_g.array() += plus;
 
   w.layers.resize(static_cast<size_t>(L));
-  std::vector<Status> results(static_cast<size_t>(L));
+  // Item 0 is a 16-bit embedding (the largest table: a copy off the map), so one thread copies
+  // it while the other packs layers; the layers are items 1 .. L.
+  std::vector<Status> results(static_cast<size_t>(L + 1));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(compute_threads())
-  for (int64_t l = 0; l < L; ++l) {
+  for (int64_t i = 0; i <= L; ++i) {
+    if (i == 0) {
+      if (embed16) results[0] = read_rows16(r, nm.embed, V, D, w.tok_emb16);
+      continue;
+    }
+    const int64_t l = i - 1;
     LayerWeights& lw = w.layers[static_cast<size_t>(l)];
     const std::string p = nm.layer + std::to_string(l) + ".";
     auto run = [&]() -> Status {
@@ -546,7 +552,7 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
       if (lw.plain_qkv()) lw.release_plain_qkv();  // one home: W_QKV (readers unpack from it)
       return Status();
     };
-    results[static_cast<size_t>(l)] = run();
+    results[static_cast<size_t>(i)] = run();
   }
   for (const Status& st : results)
     if (!st) return st.error();
