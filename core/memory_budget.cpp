@@ -49,10 +49,10 @@ uint64_t held_bytes_per_weight(const std::string& dtype) {
 uint64_t weights_bytes(const WeightsShape& s) {
   const uint64_t Dq = mul_sat(s.H, s.d_head), Dkv = mul_sat(s.KV, s.d_head);
   const uint64_t qkv = add_sat(Dq, mul_sat(2, Dkv));
-  // matrices as stored: the fused W_Q|W_K|W_V, W_O, the MLP; W_Q, W_K, W_V also plain in float32
+  // matrices as stored: the fused W_Q|W_K|W_V, W_O, the MLP; W_Q, W_K, W_V also plain in float32 (plain_qkv)
   uint64_t matrices = add_sat(mul_sat(s.D, qkv), mul_sat(Dq, s.D));
   matrices = add_sat(matrices, mul_sat(s.gated ? 3 : 2, mul_sat(s.D, s.F)));
-  const uint64_t plain_qkv = mul_sat(s.D, qkv);
+  const uint64_t plain_qkv = s.plain_qkv ? mul_sat(s.D, qkv) : 0;
   // vectors (float32): the Q|K|V biases and their fused copy, b_O, the MLP's biases, norms, q/k norms
   uint64_t vectors = add_sat(mul_sat(2, qkv), add_sat(mul_sat(2 + s.norms, s.D), s.F));
   if (s.qk_norm) vectors = add_sat(vectors, mul_sat(2, s.d_head));

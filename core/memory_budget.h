@@ -41,6 +41,9 @@ struct WeightsShape {
   // they are widened to float32 on load; 2 once BF16/F16 weights stay narrow
   // (held_bytes_per_weight sets it from the stored dtype).
   uint64_t bytes_per_weight = 4;
+  // W_Q, W_K, W_V also plain in float32 beside the fused copy: random, shipped and trained
+  // weights; a model loaded from a family's file keeps them only fused (LayerWeights::proj).
+  bool plain_qkv = true;
 };
 // GPT-2's block (and the shipped models'): H = KV = 1 head of D, F = 4D, tied.
 WeightsShape gpt2_weights_shape(uint64_t D, uint64_t L, uint64_t V, uint64_t P);

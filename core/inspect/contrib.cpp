@@ -53,8 +53,8 @@ struct LayerValues {
 };
 LayerValues layer_values(const LayerWeights& lw, const MhaOptions& o, int D) {
   LayerValues v;
-  if (lw.w_v.cols() == kv_heads(o) * head_dim(o, D)) {
-    v.w_v = lw.w_v;
+  if (lw.proj_width(LayerWeights::kV) == kv_heads(o) * head_dim(o, D)) {
+    v.w_v = lw.proj(LayerWeights::kV);  // unpacked when W_QKV is its only home
     v.b_v = lw.b_v;
   } else {
     LayerWeights g = kv_grouped(lw, o);
@@ -505,6 +505,22 @@ uint64_t mix_floats(uint64_t h, const float* v, size_t n) {
   return combine(h, last);
 }
 uint64_t mix_mat(uint64_t h, const MatR& m) { return mix_floats(combine(h, static_cast<uint64_t>(m.cols())), m.data(), static_cast<size_t>(m.size())); }
+// W_Q, W_K or W_V as mix_mat would hash the plain matrix, read from wherever it lives.
+uint64_t mix_proj(uint64_t h, const LayerWeights& lw, int which) {
+  if (lw.plain_qkv()) return mix_mat(h, which == LayerWeights::kQ ? lw.w_q : which == LayerWeights::kK ? lw.w_k : lw.w_v);
+  const Eigen::Index cols = lw.proj_width(which), n = lw.d_in() * cols;
+  h = combine(combine(h, static_cast<uint64_t>(cols)), static_cast<uint64_t>(n));  // as mix_mat, then mix_floats
+  if (n == 0) return h;
+  auto bits_at = [&](Eigen::Index i) {
+    const float v = lw.proj_at(which, i / cols, i % cols);
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return bits;
+  };
+  const Eigen::Index step = std::max<Eigen::Index>(1, n / 16);
+  for (Eigen::Index i = 0; i < n; i += step) h = combine(h, bits_at(i));
+  return combine(h, bits_at(n - 1));
+}
 uint64_t mix_vec(uint64_t h, const RowVec& v) { return mix_floats(h, v.data(), static_cast<size_t>(v.size())); }
 
 std::vector<int> sentence_ids(const Batch& b) {
@@ -529,9 +545,9 @@ uint64_t weights_fingerprint(const ModelWeights& w) {
   h = mix_vec(h, w.lnf_g);
   h = mix_vec(h, w.lnf_b);
   for (const LayerWeights& lw : w.layers) {
-    h = mix_mat(h, lw.w_q);
-    h = mix_mat(h, lw.w_k);
-    h = mix_mat(h, lw.w_v);
+    h = mix_proj(h, lw, LayerWeights::kQ);
+    h = mix_proj(h, lw, LayerWeights::kK);
+    h = mix_proj(h, lw, LayerWeights::kV);
     h = mix_vec(h, lw.b_o);
     h = mix_vec(h, lw.ln1_g);
     h = mix_vec(h, lw.ln2_g);

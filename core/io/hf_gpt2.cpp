@@ -228,7 +228,7 @@ int64_t parameter_count(const ModelWeights& w) {
   int64_t n = w.tok_emb.size() + w.pos_emb.size() + w.lnf_g.size() + w.lnf_b.size() + w.lm_head.size() +
               static_cast<int64_t>(w.tok_emb16.data.size() + w.lm_head16.data.size());
   for (const LayerWeights& lw : w.layers)
-    n += lw.ln1_g.size() + lw.ln1_b.size() + lw.w_q.size() + lw.w_k.size() + lw.w_v.size() + lw.w_o.size() + lw.b_q.size() + lw.b_k.size() +
+    n += lw.ln1_g.size() + lw.ln1_b.size() + lw.qkv_size() + lw.w_o.size() + lw.b_q.size() + lw.b_k.size() +
          lw.b_v.size() + lw.b_o.size() + lw.ln2_g.size() + lw.ln2_b.size() + lw.w_fc.size() + lw.b_fc.size() + lw.w_proj.size() + lw.b_proj.size();
   // Other families (arch.h): their own tensors counted, the zero biases they do not store not.
   const Arch& a = w.arch;

@@ -418,6 +418,7 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   WeightsShape shape = family_weights_shape(a, static_cast<uint64_t>(D), static_cast<uint64_t>(L), static_cast<uint64_t>(V),
                                             nm.pos.empty() ? 0 : static_cast<uint64_t>(c.positions), lm_file != nullptr, stored);
   shape.H = static_cast<uint64_t>(H), shape.KV = static_cast<uint64_t>(KV), shape.d_head = static_cast<uint64_t>(dh), shape.F = static_cast<uint64_t>(F);
+  shape.plain_qkv = false;  // W_Q, W_K, W_V live only in the fused W_QKV once loaded (below)
   if (Status s = check_memory(weights_bytes(shape), "The model in " + dir_in + " (" + weights_shape_text(a.name, shape) + ", stored " + stored + ")",
                               "use a smaller model, or raise HEADMAP_MEMORY_BUDGET");
       !s)
@@ -430,9 +431,8 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   w.d_model = static_cast<int>(D);
   w.context = static_cast<int>(std::min<int64_t>(c.positions, 1 << 20));
   w.ln_eps = a.norm_eps;
-  if (r.data16(nm.embed)) {
-    if (Status s = read_rows16(r, nm.embed, V, D, w.tok_emb16); !s) return s.error();
-  } else {
+  const bool embed16 = r.data16(nm.embed) != nullptr;  // read beside the layers, below
+  if (!embed16) {
     w.tok_emb.resize(V, D);
     if (Status s = r.read(nm.embed, w.tok_emb.data()); !s) return s.error();
   }
@@ -448,9 +448,16 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   w.lnf_g.array() += plus;
 
   w.layers.resize(static_cast<size_t>(L));
-  std::vector<Status> results(static_cast<size_t>(L));
+  // Item 0 is a 16-bit embedding (the largest table: a copy off the map), so one thread copies
+  // it while the other packs layers; the layers are items 1 .. L.
+  std::vector<Status> results(static_cast<size_t>(L + 1));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(compute_threads())
-  for (int64_t l = 0; l < L; ++l) {
+  for (int64_t i = 0; i <= L; ++i) {
+    if (i == 0) {
+      if (embed16) results[0] = read_rows16(r, nm.embed, V, D, w.tok_emb16);
+      continue;
+    }
+    const int64_t l = i - 1;
     LayerWeights& lw = w.layers[static_cast<size_t>(l)];
     const std::string p = nm.layer + std::to_string(l) + ".";
     auto run = [&]() -> Status {
@@ -486,6 +493,32 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
             lw.w_v.col(col) = fused.row(row + 2 * dh).transpose();
             lw.b_q(col) = fb(row), lw.b_k(col) = fb(row + dh), lw.b_v(col) = fb(row + 2 * dh);
           }
+      } else if (r.data16(p + nm.q + ".weight") && r.data16(p + nm.k + ".weight") && r.data16(p + nm.v + ".weight") &&
+                 r.dtype16(p + nm.q + ".weight") == r.dtype16(p + nm.k + ".weight") &&
+                 r.dtype16(p + nm.q + ".weight") == r.dtype16(p + nm.v + ".weight")) {
+        // BF16 / F16: W_Q | W_K | W_V packed as one (D, Dq + 2·Dkv) matrix straight from the
+        // map, in the file's precision; no F32 copy is ever made (W_QKV is their only home).
+        std::vector<const uint16_t*> cols;  // (Dq + 2·Dkv): the file row each column reads
+        for (const auto& [n, width] : {std::pair<const std::string&, int64_t>{nm.q, Dq}, {nm.k, Dkv}, {nm.v, Dkv}}) {
+          const uint16_t* raw = r.data16(p + n + ".weight");  // (width, D)
+          for (int64_t c = 0; c < width; ++c) cols.push_back(raw + c * D);
+        }
+        const WeightDtype dt = r.dtype16(p + nm.q + ".weight");
+        const bool finite = lw.w_qkv.assign_transposed_narrow(cols, D, dt);
+        if (!finite) {
+          const uint16_t inf_exp = dt == WeightDtype::BF16 ? 0x7F80u : 0x7C00u;
+          for (const auto& [n, width] : {std::pair<const std::string&, int64_t>{nm.q, Dq}, {nm.k, Dkv}, {nm.v, Dkv}}) {
+            const uint16_t* raw = r.data16(p + n + ".weight");
+            if (std::any_of(raw, raw + width * D, [&](uint16_t v) { return (v & inf_exp) == inf_exp; }))
+              return Error{ErrorKind::BadFormat, r.dir() + ": tensor \"" + p + n + ".weight\" holds a value that is not finite (NaN or infinity)."};
+          }
+        }
+        for (const std::string* n : {&nm.q, &nm.k, &nm.v}) r.release(p + *n + ".weight");
+        if (a.attn_bias) {
+          if (Status s = r.read(p + nm.q + ".bias", lw.b_q.data()); !s) return s;
+          if (Status s = r.read(p + nm.k + ".bias", lw.b_k.data()); !s) return s;
+          if (Status s = r.read(p + nm.v + ".bias", lw.b_v.data()); !s) return s;
+        }
       } else {
         if (Status s = read_linear(r, p + nm.q + ".weight", Dq, D, lw.w_q); !s) return s;
         if (Status s = read_linear(r, p + nm.k + ".weight", Dkv, D, lw.w_k); !s) return s;
@@ -515,10 +548,11 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
         if (Status s = r.read(p + nm.down + ".bias", lw.b_proj.data()); !s) return s;
         if (a.gated()) return Error{ErrorKind::BadFormat, dir_in + ": " + a.name + " with a gate bias (mlp_bias) is not supported."};
       }
-      lw.fuse();
+      lw.fuse();  // W_QKV's bias; its weights too, unless packed from the file above
+      if (lw.plain_qkv()) lw.release_plain_qkv();  // one home: W_QKV (readers unpack from it)
       return Status();
     };
-    results[static_cast<size_t>(l)] = run();
+    results[static_cast<size_t>(i)] = run();
   }
   for (const Status& st : results)
     if (!st) return st.error();

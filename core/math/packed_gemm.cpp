@@ -271,21 +271,33 @@ void PackedMatrix::assign(const float* plain, Eigen::Index rows, Eigen::Index co
   set_rows(0, rows, plain);
 }
 
-PackedMatrix::Plain PackedMatrix::plain() const {
-  Plain m(rows_, cols_);
-  for (int p = 0; p < panels(); ++p) {
-    const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kPanel, width = std::min<Eigen::Index>(kPanel, cols_ - c0);
+PackedMatrix::Plain PackedMatrix::plain() const { return middle_cols(0, cols_); }
+
+PackedMatrix::Plain PackedMatrix::middle_cols(Eigen::Index c0, Eigen::Index n) const {
+  HM_ASSERT(c0 >= 0 && n >= 0 && c0 + n <= cols_, "middle_cols: columns out of range");
+  Plain m(rows_, n);  // (K, n)
+  for (Eigen::Index c = c0; c < c0 + n;) {
+    const int p = static_cast<int>(c / kPanel);
+    const Eigen::Index j0 = c % kPanel, width = std::min<Eigen::Index>(kPanel - j0, c0 + n - c);
     for (Eigen::Index r = 0; r < rows_; ++r)
       if (narrow())
-        for (Eigen::Index j = 0; j < width; ++j) m(r, c0 + j) = narrow_to_float(panel16(p)[r * kPanel + j], dtype_);
+        for (Eigen::Index j = 0; j < width; ++j) m(r, c - c0 + j) = narrow_to_float(panel16(p)[r * kPanel + j0 + j], dtype_);
       else
-        std::copy_n(panel(p) + r * kPanel, width, m.data() + r * cols_ + c0);
+        std::copy_n(panel(p) + r * kPanel + j0, width, m.data() + r * n + (c - c0));
+    c += width;
   }
   return m;
 }
 
 bool PackedMatrix::assign_transposed_narrow(const uint16_t* src, Eigen::Index rows, Eigen::Index cols, WeightDtype src_dtype) {
+  std::vector<const uint16_t*> col_src(static_cast<size_t>(cols));
+  for (Eigen::Index c = 0; c < cols; ++c) col_src[static_cast<size_t>(c)] = src + static_cast<size_t>(c) * rows;
+  return assign_transposed_narrow(col_src, rows, src_dtype);
+}
+
+bool PackedMatrix::assign_transposed_narrow(const std::vector<const uint16_t*>& col_src, Eigen::Index rows, WeightDtype src_dtype) {
   HM_ASSERT(src_dtype != WeightDtype::F32, "assign_transposed_narrow packs 16-bit data");
+  const Eigen::Index cols = static_cast<Eigen::Index>(col_src.size());
   rows_ = rows;
   cols_ = cols;
   dtype_ = src_dtype;
@@ -301,7 +313,7 @@ bool PackedMatrix::assign_transposed_narrow(const uint16_t* src, Eigen::Index ro
     const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kPanel, width = std::min<Eigen::Index>(kPanel, cols - c0);
     uint16_t* dst = data16_.data() + static_cast<size_t>(p) * rows * kPanel;  // (K, kPanel)
     const uint16_t* col[kPanel];  // the source rows of this panel's columns: (in) each
-    for (Eigen::Index j = 0; j < width; ++j) col[j] = src + static_cast<size_t>(c0 + j) * rows;
+    for (Eigen::Index j = 0; j < width; ++j) col[j] = col_src[static_cast<size_t>(c0 + j)];
     // Blocks of kRows rows of the panel (kRows * kPanel * 2 bytes, in L1): each source row's
     // kRows values read as one run, while the same run two blocks ahead is prefetched (the
     // width streams from the page cache would otherwise each wait on memory).

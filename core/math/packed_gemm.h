@@ -81,6 +81,9 @@ class PackedMatrix {
   // Both threads pack disjoint panels. Returns false (matrix incomplete) when a value is not
   // finite.
   bool assign_transposed_narrow(const uint16_t* src, Eigen::Index rows, Eigen::Index cols, WeightDtype src_dtype);
+  // The same with column c read from col_src[c] (rows values): several Linear weights side
+  // by side (W_Q | W_K | W_V) packed as one matrix, straight from the file.
+  bool assign_transposed_narrow(const std::vector<const uint16_t*>& col_src, Eigen::Index rows, WeightDtype src_dtype);
   // Packs a (rows, cols) matrix made kBlockRows rows at a time, never whole (a loader's
   // reads, a random stream, a concatenation): fill(r0, n, block) writes rows [r0, r0 + n)
   // row-major into block and returns false to stop, leaving the matrix incomplete.
@@ -118,6 +121,7 @@ class PackedMatrix {
     return narrow() ? narrow_to_float(data16_[i], dtype_) : data_[i];
   }
   Plain plain() const;  // the (K, N) matrix, unpacked
+  Plain middle_cols(Eigen::Index c0, Eigen::Index n) const;  // (K, n): columns [c0, c0 + n), unpacked (exact)
   bool operator==(const PackedMatrix& o) const {
     return rows_ == o.rows_ && cols_ == o.cols_ && dtype_ == o.dtype_ && data_ == o.data_ && data16_ == o.data16_;
   }

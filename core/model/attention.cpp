@@ -38,28 +38,29 @@ void untransposed_heads(const float* src, Eigen::Index src_stride, int T, int W,
 }  // namespace
 
 LayerWeights kv_grouped(const LayerWeights& w, const MhaOptions& o) {
-  const int D = static_cast<int>(w.w_q.rows());
+  const int D = static_cast<int>(w.d_in());
   const int H = o.num_heads, kvH = kv_heads(o);
   HM_ASSERT(H >= 1 && (o.head_dim > 0 || D % H == 0) && kvH >= 1 && H % kvH == 0, "kv_heads must divide num_heads; validate() the config first");
   const int dh = head_dim(o, D), G = H / kvH, Dkv = kvH * dh;
   LayerWeights g;
-  g.w_q = w.w_q;
+  g.w_q = w.proj(LayerWeights::kQ);  // plain copies, unpacked when w keeps them only in W_QKV
   g.b_q = w.b_q;
   g.w_o = w.w_o;
   g.b_o = w.b_o;
   g.q_norm = w.q_norm;
   g.k_norm = w.k_norm;
-  if (w.w_k.cols() == Dkv) {
-    g.w_k = w.w_k, g.w_v = w.w_v, g.b_k = w.b_k, g.b_v = w.b_v;
+  if (w.proj_width(LayerWeights::kK) == Dkv) {
+    g.w_k = w.proj(LayerWeights::kK), g.w_v = w.proj(LayerWeights::kV), g.b_k = w.b_k, g.b_v = w.b_v;
   } else {
-    HM_ASSERT(w.w_k.cols() == D && w.w_v.cols() == D, "W_K and W_V must be (D, D) or (D, kv_heads*d_head)");
+    HM_ASSERT(w.proj_width(LayerWeights::kK) == D && w.proj_width(LayerWeights::kV) == D, "W_K and W_V must be (D, D) or (D, kv_heads*d_head)");
+    const MatR wk = w.proj(LayerWeights::kK), wv = w.proj(LayerWeights::kV);  // (D, D)
     const bool interleaved = o.pitfalls.interleaved_reshape;
     g.w_k.resize(D, Dkv), g.w_v.resize(D, Dkv), g.b_k.resize(Dkv), g.b_v.resize(Dkv);
     for (int kg = 0; kg < kvH; ++kg)
       for (int j = 0; j < dh; ++j) {
         const int src = head_feature(kg * G, j, H, dh, interleaved), dst = head_feature(kg, j, kvH, dh, interleaved);
-        g.w_k.col(dst) = w.w_k.col(src);
-        g.w_v.col(dst) = w.w_v.col(src);
+        g.w_k.col(dst) = wk.col(src);
+        g.w_v.col(dst) = wv.col(src);
         g.b_k(dst) = w.b_k(src);
         g.b_v(dst) = w.b_v(src);
       }
@@ -293,7 +294,7 @@ void qk_steps(const LayerWeights& w, const MhaOptions& o, MatR& qkv, int period,
 
 // y: (B*T, D)  weights: (B, Hw, T, T)  x: (B*T, D)
 int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const MhaOptions& o, MatR& y, float* weights) {
-  const int D = static_cast<int>(w_in.w_q.rows());
+  const int D = static_cast<int>(w_in.d_in());
   const int H = o.num_heads, kvH = kv_heads(o);
   HM_ASSERT(H >= 1 && (o.head_dim > 0 || D % H == 0), "num_heads must divide d_model; validate() the config first");
   HM_ASSERT(kvH >= 1 && H % kvH == 0, "num_kv_heads must divide num_heads; validate() the config first");
@@ -303,7 +304,7 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
   // Grouped-query attention on full (D, D) weights: narrow W_K and W_V first (kv_grouped).
   LayerWeights grouped;
   const LayerWeights* wp = &w_in;
-  if (w_in.w_k.cols() != Dkv) {
+  if (w_in.proj_width(LayerWeights::kK) != Dkv) {
     grouped = kv_grouped(w_in, o);
     wp = &grouped;
   }
@@ -409,7 +410,7 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
 // per row, post q/k norm and RoPE, unscaled (as mha_forward's qkv holds them); resized to
 // (T, 2·Dkv) with rows [P, T) written. y: (n, D). weights: (H, T, T), rows [P, T) written.
 int mha_forward_rows(const LayerWeights& w_in, const MatR& x_new, int P, const MhaOptions& o, MatR& kv, MatR& y, float* weights) {
-  const int D = static_cast<int>(w_in.w_q.rows());
+  const int D = static_cast<int>(w_in.d_in());
   const int H = o.num_heads, kvH = kv_heads(o);
   HM_ASSERT(H >= 1 && (o.head_dim > 0 || D % H == 0) && kvH >= 1 && H % kvH == 0, "validate() the config first");
   HM_ASSERT(o.causal && !o.pitfalls.reversed_mask && !o.pitfalls.interleaved_reshape && !o.pitfalls.no_transpose &&
@@ -420,7 +421,7 @@ int mha_forward_rows(const LayerWeights& w_in, const MatR& x_new, int P, const M
   const int n = static_cast<int>(x_new.rows()), T = P + n;
   LayerWeights grouped;
   const LayerWeights* wp = &w_in;
-  if (w_in.w_k.cols() != Dkv) {
+  if (w_in.proj_width(LayerWeights::kK) != Dkv) {
     grouped = kv_grouped(w_in, o);
     wp = &grouped;
   }
@@ -465,11 +466,11 @@ int mha_forward_rows(const LayerWeights& w_in, const MatR& x_new, int P, const M
 
 // ---- [head score] ----------------------------------------------------------------------
 float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o, int t, int s) {
-  const int D = static_cast<int>(w.w_q.rows());
+  const int D = static_cast<int>(w.d_in());
   const int H = o.num_heads, dh = head_dim(o, D), kvH = kv_heads(o);
   HM_ASSERT(H >= 1 && (o.head_dim > 0 || D % H == 0) && head >= 0 && head < H, "head index out of range for this config");
   if (o.pitfalls.no_transpose) return std::numeric_limits<float>::quiet_NaN();
-  const int kv_cols = static_cast<int>(w.w_k.cols());  // H·dh (grouped here), or kvH * dh
+  const int kv_cols = static_cast<int>(w.proj_width(LayerWeights::kK));  // H·dh (grouped here), or kvH * dh
   const bool full = kv_cols == H * dh && kvH < H;
   const int kh = full ? kv_head_of(o, head) * (H / kvH) : kv_head_of(o, head);  // the column block K is read from
   const int kH = full ? H : kvH;
@@ -478,8 +479,8 @@ float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int 
   for (int j = 0; j < dh; ++j) {
     const int f = head_feature(head, j, H, dh, o.pitfalls.interleaved_reshape);
     const int fk = head_feature(kh, j, kH, dh, o.pitfalls.interleaved_reshape);
-    q[static_cast<size_t>(j)] = xt.dot(w.w_q.col(f)) + w.b_q(f);
-    k[static_cast<size_t>(j)] = xs.dot(w.w_k.col(fk)) + w.b_k(fk);
+    q[static_cast<size_t>(j)] = xt.dot(w.proj_cols(LayerWeights::kQ, f, 1).col(0)) + w.b_q(f);
+    k[static_cast<size_t>(j)] = xs.dot(w.proj_cols(LayerWeights::kK, fk, 1).col(0)) + w.b_k(fk);
   }
   // The families' steps: q/k norm, then RoPE at the two positions (the hover knows them).
   if (!o.rope_inv_freq.empty() || w.q_norm.size() == dh) {
@@ -496,7 +497,7 @@ float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int 
 // ---- [head trace] ----------------------------------------------------------------------
 // x_b: (T, D). Every head is a module of its own: Linear(D, dh) for Q, K and V.
 HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int head, const MhaOptions& o) {
-  const int D = static_cast<int>(w_in.w_q.rows());
+  const int D = static_cast<int>(w_in.d_in());
   const int H = o.num_heads;
   HM_ASSERT(H >= 1 && (o.head_dim > 0 || D % H == 0), "num_heads must divide d_model; validate() the config first");
   HM_ASSERT(head >= 0 && head < H, "head index out of range");

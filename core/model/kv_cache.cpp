@@ -51,7 +51,8 @@ uint64_t weights_stamp(const ModelWeights& w) {
   h = mix(h, static_cast<uint64_t>(w.vocab_size()));
   h = mix(h, w.source.seed);
   for (const LayerWeights& lw : w.layers) {
-    if (lw.w_q.size() > 0) h = mix(mix(h, bits(lw.w_q.data()[0])), bits(lw.w_q.data()[lw.w_q.size() - 1]));
+    if (const Eigen::Index n = lw.d_in() * lw.proj_width(LayerWeights::kQ); n > 0)  // W_Q plain or only in W_QKV
+      h = mix(mix(h, bits(lw.proj_at(LayerWeights::kQ, 0, 0))), bits(lw.proj_at(LayerWeights::kQ, (n - 1) / lw.proj_width(LayerWeights::kQ), (n - 1) % lw.proj_width(LayerWeights::kQ))));
     if (lw.ln1_g.size() > 0) h = mix(h, bits(lw.ln1_g(0)));
   }
   if (w.tok_emb.size() > 0) h = mix(mix(h, bits(w.tok_emb.data()[0])), bits(w.tok_emb.data()[w.tok_emb.size() - 1]));

@@ -13,7 +13,7 @@ namespace headmap {
 static std::string kv_suffix(const ModelWeights& w, const ModelConfig& cfg) {
   if (cfg.kv_heads() >= cfg.num_heads || w.arch.fixed_heads()) return "";  // a family's own K/V heads are in its line
   std::string out = ", kv_heads=" + std::to_string(cfg.kv_heads());
-  if (w.source.kind != WeightsSource::Kind::RandomInit && !w.layers.empty() && w.layers[0].w_k.cols() == w.d_model)
+  if (w.source.kind != WeightsSource::Kind::RandomInit && !w.layers.empty() && w.layers[0].proj_width(LayerWeights::kK) == w.d_model)
     out += " (first head's K/V per group)";
   return out;
 }

@@ -7,7 +7,35 @@
 
 namespace headmap {
 
+Eigen::Index LayerWeights::proj_width(int which) const {
+  if (plain_qkv()) return which == kQ ? w_q.cols() : which == kK ? w_k.cols() : w_v.cols();
+  return which == kQ ? b_q.size() : which == kK ? b_k.size() : b_v.size();
+}
+static Eigen::Index proj_offset(const LayerWeights& w, int which) {
+  return which == LayerWeights::kQ ? 0 : which == LayerWeights::kK ? w.b_q.size() : w.b_q.size() + w.b_k.size();
+}
+MatR LayerWeights::proj_cols(int which, Eigen::Index c0, Eigen::Index n) const {
+  if (plain_qkv()) return (which == kQ ? w_q : which == kK ? w_k : w_v).middleCols(c0, n);
+  HM_ASSERT(c0 >= 0 && c0 + n <= proj_width(which), "proj_cols: columns out of range");
+  return w_qkv.middle_cols(proj_offset(*this, which) + c0, n);
+}
+float LayerWeights::proj_at(int which, Eigen::Index r, Eigen::Index c) const {
+  if (plain_qkv()) return (which == kQ ? w_q : which == kK ? w_k : w_v)(r, c);
+  return w_qkv(r, proj_offset(*this, which) + c);
+}
+void LayerWeights::release_plain_qkv() {
+  HM_ASSERT(w_qkv.rows() == w_q.rows() && w_qkv.cols() == w_q.cols() + w_k.cols() + w_v.cols() && b_q.size() == w_q.cols() &&
+                b_k.size() == w_k.cols() && b_v.size() == w_v.cols(),
+            "release_plain_qkv: fuse() first");
+  w_q = MatR(), w_k = MatR(), w_v = MatR();
+}
+
 void LayerWeights::fuse() {
+  if (!plain_qkv()) {  // released: W_QKV already holds them
+    b_qkv.resize(w_qkv.cols());
+    b_qkv << b_q, b_k, b_v;
+    return;
+  }
   const Eigen::Index D = w_q.rows(), W3 = w_q.cols() + w_k.cols() + w_v.cols();
   // Weights from a BF16 / F16 file (W_O kept so) keep W_QKV in the same 16 bits: exact, as
   // W_Q, W_K and W_V hold the file's values. Should a value not fit (weights changed since),

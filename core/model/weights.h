@@ -45,7 +45,21 @@ struct LayerWeights {
   // Derived, rebuilt by fuse(): the three projections side by side for one GEMM, packed.
   PackedMatrix w_qkv;  // (D, 3D) = [w_q | w_k | w_v]; (D, D + 2·kv_heads·d_head) once grouped
   RowVec b_qkv;  // (3D), or (D + 2·kv_heads·d_head)
-  void fuse();
+  void fuse();  // a no-op on W_QKV once the plain copies are released (it is their only home)
+
+  // A model loaded from a file keeps W_Q, W_K and W_V only in w_qkv (release_plain_qkv()
+  // after fuse(): one home, in the file's precision, no F32 copy beside it); w_q, w_k, w_v
+  // are then empty. These read the three from whichever home holds them, exactly: a reader
+  // that needs a head's columns unpacks only those.
+  enum Proj { kQ = 0, kK = 1, kV = 2 };
+  bool plain_qkv() const { return w_q.size() > 0 || w_qkv.size() == 0; }
+  Eigen::Index d_in() const { return plain_qkv() ? w_q.rows() : w_qkv.rows(); }  // D
+  Eigen::Index proj_width(int which) const;  // W_Q's columns (H·d_head), or W_K's / W_V's
+  MatR proj(int which) const { return proj_cols(which, 0, proj_width(which)); }  // (D, width)
+  MatR proj_cols(int which, Eigen::Index c0, Eigen::Index n) const;  // (D, n): columns [c0, c0 + n)
+  float proj_at(int which, Eigen::Index r, Eigen::Index c) const;   // one value
+  int64_t qkv_size() const { return plain_qkv() ? w_q.size() + w_k.size() + w_v.size() : w_qkv.size(); }
+  void release_plain_qkv();  // after fuse(): w_q, w_k, w_v freed
 };
 
 // Where the weights came from, for the UI and the passport.

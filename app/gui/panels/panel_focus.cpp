@@ -231,7 +231,22 @@ void head_slice_strip(AppState& s, HeatmapRenderer& r, const ForwardData& f, con
   if (ImGui::GetWindowHeight() < ImGui::GetFontSize() * kFocusCompactLines) ImGui::SetNextItemOpen(false, ImGuiCond_Once);
   if (!ImGui::CollapsingHeader("The head's slice of D", ImGuiTreeNodeFlags_DefaultOpen)) return;
   s.report.focus_slice_open = true;
-  const std::pair<const char*, const MatR*> mats[] = {{"W_Q", &lw.w_q}, {"W_K", &lw.w_k}, {"W_V", &lw.w_v}};
+  // A loaded model keeps W_Q, W_K, W_V only packed in W_QKV: unpacked once for the layer shown
+  // (kept while it stays shown), never every frame.
+  static struct {
+    std::weak_ptr<const ModelWeights> owner;
+    int layer = -1;
+    MatR m[3];
+  } unpacked;
+  const MatR* plain[3] = {&lw.w_q, &lw.w_k, &lw.w_v};
+  if (!lw.plain_qkv()) {
+    if (unpacked.owner.lock() != f.weights || unpacked.layer != req.layer) {
+      for (int i = 0; i < 3; ++i) unpacked.m[i] = lw.proj(i);
+      unpacked.owner = f.weights, unpacked.layer = req.layer;
+    }
+    for (int i = 0; i < 3; ++i) plain[i] = &unpacked.m[i];
+  }
+  const std::pair<const char*, const MatR*> mats[] = {{"W_Q", plain[0]}, {"W_K", plain[1]}, {"W_V", plain[2]}};
   for (size_t i = 0; i < std::size(mats); ++i) {
     if (i) ImGui::SameLine();
     ImGui::BeginGroup();
