@@ -245,6 +245,30 @@ TEST(PackedGemm, NarrowTransposedBGivesTheF32ResultBitForBit) {
   set_compute_threads(threads);
 }
 
+TEST(PackedGemm, FewRowTransposedBEqualsTheRowsOfAPanelProductBitForBit) {
+  // The incremental forward's logits (1..3 rows) skip the panels; each row must still be bit
+  // for bit that row of the panel kernel's product (here 9 rows: a full tile and a tail),
+  // the full forward's logits. K > 512 crosses a sub-panel; N = 1000 ends on a narrow panel.
+  const int threads = compute_threads();
+  for (int K : {5, 700})
+    for (int N : {31, 1000}) {
+      const Plain A = random_matrix(9, K, 9500u + K + N), Bt = random_matrix(N, K, 9600u + K + N);
+      Plain whole(9, N);
+      gemm_transposed_b(9, A.data(), K, N, K, Bt.data(), K, whole.data(), N);
+      for (int nt : {1, 2}) {
+        set_compute_threads(nt);
+        for (int M : {1, 2, 3})
+          for (int r0 = 0; r0 + M <= 9; r0 += 4) {
+            Plain few = Plain::Constant(M, N, std::nanf(""));
+            gemm_transposed_b(M, A.data() + static_cast<size_t>(r0) * K, K, N, K, Bt.data(), K, few.data(), N);
+            const Plain want = whole.middleRows(r0, M);
+            ASSERT_TRUE(same_bits(few, want)) << M << " rows from " << r0 << ", K " << K << ", N " << N << ", " << nt << " threads";
+          }
+      }
+    }
+  set_compute_threads(threads);
+}
+
 TEST(PackedGemm, Bf16RoundsToNearestEven) {
   EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
   EXPECT_EQ(float_to_bf16(bits_to_float(0x3F808000u)), 0x3F80) << "a tie goes to the even value";

@@ -2,6 +2,7 @@
 #include "core/math/packed_gemm.h"
 
 #include <algorithm>
+#include <cmath>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -191,6 +192,49 @@ void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, c
   run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
 }
 
+// Weights below this many bytes (64 MiB) are not split over threads for fewer than kMR rows.
+constexpr size_t kSmallRowsSplitBytes = size_t(64) << 20;
+
+// Below this many rows of A the transposed product skips the panels: transposing all of Bt
+// (the whole unembedding for one appended token) cost more than the product itself.
+constexpr int kDirectRows = 4;
+
+// Columns [n0, n1) of C (M, N) = A (M, K) Bt^T straight from the rows of Bt, kCols columns
+// at a time in independent chains. Each C(i, n) is the same fused multiply-add chain over k
+// = 0..K-1 from 0 that the panel kernel computes for its column, so the result is bit for
+// bit the panels' one.
+template <class E>
+void direct_columns(int n0, int n1, int M, const float* A, int lda, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
+  constexpr int kCols = 8;
+  auto widen = [dt](E v) -> float {
+    if constexpr (std::is_same_v<E, float>) {
+      (void)dt;
+      return v;
+    } else {
+      return dt == WeightDtype::BF16 ? bf16_to_float(v) : half_to_float(v);
+    }
+  };
+  for (int i = 0; i < M; ++i) {
+    const float* a = A + static_cast<size_t>(i) * lda;
+    float* c = C + static_cast<size_t>(i) * ldc;
+    int n = n0;
+    for (; n + kCols <= n1; n += kCols) {
+      const E* b[kCols];
+      float acc[kCols];
+      for (int j = 0; j < kCols; ++j) b[j] = Bt + static_cast<size_t>(n + j) * ldb, acc[j] = 0.0f;
+      for (int k = 0; k < K; ++k)
+        for (int j = 0; j < kCols; ++j) acc[j] = std::fma(a[k], widen(b[j][k]), acc[j]);
+      for (int j = 0; j < kCols; ++j) c[n + j] = acc[j];
+    }
+    for (; n < n1; ++n) {
+      const E* b = Bt + static_cast<size_t>(n) * ldb;
+      float acc = 0.0f;
+      for (int k = 0; k < K; ++k) acc = std::fma(a[k], widen(b[k]), acc);
+      c[n] = acc;
+    }
+  }
+}
+
 template <class E>
 void transposed_b(int M, const float* A, int lda, int N, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
   if (M <= 0 || N <= 0) return;
@@ -199,6 +243,12 @@ void transposed_b(int M, const float* A, int lda, int N, int K, const E* Bt, Wei
     return;
   }
   const int P = (N + kNR - 1) / kNR;
+  if (M < kDirectRows) {  // a few rows: one read of Bt, no panels
+    const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), P);
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int p = 0; p < P; ++p) direct_columns(p * kNR, std::min(N, (p + 1) * kNR), M, A, lda, K, Bt, dt, ldb, C, ldc);
+    return;
+  }
   const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), P);
   if (nt <= 1) {
     for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc);
@@ -348,7 +398,12 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
       for (int i = 0; i < M; ++i) std::fill_n(C + static_cast<size_t>(i) * ldc, N, 0.0f);
     return;
   }
-  const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(B.rows())), P);
+  int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(B.rows())), P);
+  // A few rows (the incremental forward's appended tokens) stream the weights once with
+  // little arithmetic: one layer's matrix takes a thread a millisecond or so, less than a
+  // parallel region's join costs when the cores are shared (3.8x slower appends on a loaded
+  // 2-core machine). Only a large matrix is split.
+  if (M < kMR && B.bytes() < kSmallRowsSplitBytes) nt = 1;
   if (nt <= 1) {
     for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate);
     return;
