@@ -92,10 +92,7 @@ Result<LogitTarget> parse_target(const ModelWeights& w, const std::string& spec,
   return t;
 }
 
-std::string token_text(const ModelWeights& w, int id) {
-  if (w.hf_tokenizer && id < w.hf_tokenizer->vocab_size()) return token_display(hf_piece(*w.hf_tokenizer, id));
-  return id < w.bpe.size() ? vocab_display(w.bpe, id) : "#" + std::to_string(id);
-}
+std::string token_text(const ModelWeights& w, int id) { return token_name(w, id); }
 
 nlohmann::json grid(const std::vector<float>& v, int rows, int cols) {
   nlohmann::json g = nlohmann::json::array();

@@ -29,10 +29,7 @@ std::vector<NextToken> top_k_next(const ModelWeights& w, const ForwardOutput& ou
     NextToken nt;
     nt.id = ids[i];
     nt.prob = static_cast<float>(std::exp(static_cast<double>(row(ids[i]) - mx)) / sum);
-    // The model's tokenizer.json names the ids when it has one (shipped models too), else its BPE.
-    nt.display = w.hf_tokenizer && ids[i] < w.hf_tokenizer->vocab_size() ? token_display(hf_piece(*w.hf_tokenizer, ids[i]))
-                 : ids[i] < w.bpe.size()                                  ? vocab_display(w.bpe, ids[i])
-                                                                          : "#" + std::to_string(ids[i]);
+    nt.display = token_name(w, ids[i]);
     top.push_back(std::move(nt));
   }
   return top;
@@ -73,6 +70,13 @@ std::vector<double> sentence_losses(const ForwardOutput& out, const Batch& batch
 
 std::string vocab_display(const Bpe& bpe, int id) {
   return token_display(bpe_piece(bpe, id));
+}
+
+std::string token_name(const ModelWeights& w, int id) {
+  // The model's tokenizer.json names the ids when it has one (shipped models too), else its BPE.
+  if (w.hf_tokenizer && id >= 0 && id < w.hf_tokenizer->vocab_size()) return token_display(hf_piece(*w.hf_tokenizer, id));
+  if (id >= 0 && id < w.bpe.size()) return vocab_display(w.bpe, id);
+  return "#" + std::to_string(id);
 }
 
 }  // namespace headmap

@@ -41,5 +41,8 @@ inline constexpr const char* kCausalOffLossNote =
 // A vocabulary id spelled as the token chips spell it: bytes that are not UTF-8 on their
 // own read "<0xNN>", a leading space is a small raised dot.
 std::string vocab_display(const Bpe& bpe, int id);
+// A vocabulary id of this model spelled so: by its tokenizer.json when it has one, else its
+// BPE, else "#id". The one rule for every place that names a token by its id.
+std::string token_name(const ModelWeights& w, int id);
 
 }  // namespace headmap

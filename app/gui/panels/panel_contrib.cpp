@@ -55,12 +55,16 @@ void draw_contrib(AppState& s) {
   const Attribution& a = *res->attribution;
   const ForwardData* f = res->fwd.get();
   std::string token = "#" + std::to_string(a.target.token_a), after;
-  if (f && f->weights && f->weights->trained()) token = vocab_display(f->weights->bpe, a.target.token_a);
+  if (f && f->weights && f->weights->trained()) token = token_name(*f->weights, a.target.token_a);
   if (f && req.batch < static_cast<int>(f->labels.size()) && a.target.position < static_cast<int>(f->labels[req.batch].size()))
     after = f->labels[req.batch][a.target.position];
   char line[256];
-  std::snprintf(line, sizeof line, "logit of \"%s\" after \"%s\" (position %d): %.3f", token.c_str(), after.c_str(),
-                a.target.position, a.logit);
+  if (a.softcap > 0)  // Gemma 2: the parts sum to the logit before the cap
+    std::snprintf(line, sizeof line, "pre-cap logit of \"%s\" after \"%s\" (position %d): %.3f (the model's, after its cap c·tanh(z/c), c = %g: %.3f)",
+                  token.c_str(), after.c_str(), a.target.position, a.logit, static_cast<double>(a.softcap), a.model_logit);
+  else
+    std::snprintf(line, sizeof line, "logit of \"%s\" after \"%s\" (position %d): %.3f", token.c_str(), after.c_str(),
+                  a.target.position, a.logit);
   text_disabled_wrapped_at_commas(line);  // never broken inside a number
 
   // The grid: layers down, heads across.
