@@ -32,21 +32,15 @@
 #include "core/io/hf_model.h"
 #include "core/math/half.h"
 #include "core/math/rng.h"
+#include "proc_status.h"
 
 using namespace headmap;
+using headmap::test::status_kib;  // VmHWM / VmRSS, in KiB
 namespace fs = std::filesystem;
 
 namespace {
 // L = layers, D = d_model, H = heads, KV = K/V heads, dh = d_head, F = MLP width, V = vocab
 constexpr int64_t D = 1024, H = 16, KV = 4, dh = 64, L = 8, F = 2048, V = 16000;
-
-long status_kib(const char* field) {  // VmHWM / VmRSS from /proc/self/status, in KiB
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind(field, 0) == 0) return std::atol(line.c_str() + std::string(field).size() + 1);
-  return -1;
-}
 
 int write_dir(const fs::path& dir) {
   fs::create_directories(dir);

@@ -12,6 +12,7 @@
 #include "core/inspect/contrib.h"
 #include "core/inspect/metrics.h"
 #include "core/io/checkpoint.h"
+#include "family_fixtures.h"
 #include "test_util.h"
 
 using namespace headmap;
@@ -44,21 +45,6 @@ ModelWeights tiny_model(int D, int L, int V, int context, uint64_t key) {
   return w;
 }
 
-Batch id_batch(const std::vector<std::vector<int>>& sentences) {
-  Batch b;
-  b.tokenizer = TokenizerKind::Bpe;
-  for (const auto& ids : sentences) {
-    TokenizedText tt;
-    for (int id : ids) tt.tokens.push_back(Token{"t" + std::to_string(id), id});
-    tt.total_tokens = static_cast<int>(ids.size());
-    b.lengths.push_back(static_cast<int>(ids.size()));
-    b.source_line.push_back(b.B());
-    b.T = std::max(b.T, static_cast<int>(ids.size()));
-    b.sentences.push_back(std::move(tt));
-  }
-  return b;
-}
-
 ModelConfig tiny_config(int D, int H, int L, int kv = 0) {
   ModelConfig c = config(D, H, L);
   c.num_kv_heads = kv;
@@ -74,15 +60,9 @@ const Tiny kTiny[] = {{"multi-head", 4, 0}, {"grouped-query", 4, 2}};
 
 // A tiny "trained" model of another family (arch.h), every tensor drawn: H query heads on KV
 // K/V heads of d_head dh (H*dh != D), MLP width F, V tokens, an untied lm_head unless tied.
+// (family_fixtures.h's family_model, without V, draws the weights only.)
 ModelWeights family_model(const Arch& arch, int D, int H, int KV, int dh, int F, int L, int V, uint64_t key) {
-  ModelWeights w;
-  w.d_model = D;
-  w.arch = arch;
-  w.arch.num_heads = H;
-  w.arch.num_kv_heads = KV < H ? KV : 0;
-  w.arch.head_dim = dh;
-  w.arch.mlp_width = F;
-  w.ln_eps = arch.norm_eps;
+  ModelWeights w = family_shell(arch, D, H, KV, dh, F);
   const bool ln = arch.norm == NormKind::LayerNorm;
   for (int l = 0; l < L; ++l) {
     const uint64_t k = key + 100 * static_cast<uint64_t>(l + 1);
@@ -183,11 +163,30 @@ std::vector<Family> families() {
           {"gemma2 (post norms, soft-caps)", gemma2_arch(), 4, 2, 8}};
 }
 
-ModelConfig family_config(const ModelWeights& w) {
-  ModelConfig c;
-  c.tokenizer = TokenizerKind::Bpe;
-  c.context = 32;
-  return config_for_weights(w, c);
+ModelConfig family_config(const ModelWeights& w) { return config_of(w, TokenizerKind::Bpe, 32); }
+
+// Patching head (l, h) by brute force: the corrupted sentence run from the embeddings with the
+// head ablated and the clean run's head output (pc; at `position` only, or everywhere when
+// position < 0; pr, the corrupted run's, elsewhere) added in its place, before any post norm.
+// Returns the model's logit difference token_a - token_b at the target position (NaN, and a
+// failure, when the forward fails).
+float patched_from_the_embeddings(const ModelWeights& w, const ModelConfig& cfg, const Batch& corrupted, const StreamParts& pc,
+                                  const StreamParts& pr, int l, int h, int position, const LogitTarget& target) {
+  std::vector<uint8_t> ablate(static_cast<size_t>(pc.L * pc.H), 0);
+  ablate[static_cast<size_t>(l * pc.H + h)] = 1;
+  MatR add = MatR::Zero(pc.T, pc.D);  // (T, D)
+  for (int t = 0; t < pc.T; ++t) add.row(t) = (position < 0 || t == position ? pc : pr).head(l, h).row(t);
+  ForwardHook hook;
+  hook.add_layer = l;
+  hook.attn_add = &add;
+  ForwardOptions opt;
+  opt.want_logits = true;
+  opt.ablate = &ablate;
+  opt.hook = &hook;
+  Result<ForwardOutput> brute = forward(w, cfg, corrupted, opt);
+  EXPECT_TRUE(brute) << brute.error().message;
+  if (!brute) return std::nanf("");
+  return brute->logits(target.position, target.token_a) - brute->logits(target.position, target.token_b);
 }
 }  // namespace
 
@@ -318,20 +317,7 @@ TEST(Contrib, PatchingRestartsAtTheLayerAndMatchesARunFromTheEmbeddings) {
     ASSERT_TRUE(pc && pr);
     for (int l = 0; l < 3; ++l)
       for (int h = 0; h < 4; ++h) {
-        std::vector<uint8_t> ablate(12, 0);
-        ablate[l * 4 + h] = 1;
-        MatR add = MatR::Zero(7, 24);  // (T, D)
-        for (int t = 0; t < 7; ++t) add.row(t) = (position < 0 || t == position ? pc : pr)->head(l, h).row(t);
-        ForwardHook hook;
-        hook.add_layer = l;
-        hook.attn_add = &add;
-        ForwardOptions opt;
-        opt.want_logits = true;
-        opt.ablate = &ablate;
-        opt.hook = &hook;
-        Result<ForwardOutput> brute = forward(w, cfg, corrupted, opt);
-        ASSERT_TRUE(brute);
-        const float diff = brute->logits(6, 4) - brute->logits(6, 8);
+        const float diff = patched_from_the_embeddings(w, cfg, corrupted, *pc, *pr, l, h, position, target);
         EXPECT_NEAR(r->patched[l * 4 + h], diff, 1e-4) << "head " << l << "." << h << " position " << position;
         EXPECT_NEAR(r->recovery[l * 4 + h], (diff - r->corrupted) / (r->clean - r->corrupted), 1e-3);
       }
@@ -464,20 +450,7 @@ TEST(Contrib, EveryFamilyPatchesLikeARunFromTheEmbeddings) {
       double moved = 0;
       for (int l = 0; l < 3; ++l)
         for (int h = 0; h < H; ++h) {
-          std::vector<uint8_t> ablate(static_cast<size_t>(3 * H), 0);
-          ablate[static_cast<size_t>(l * H + h)] = 1;
-          MatR add = MatR::Zero(7, 24);  // (T, D)
-          for (int t = 0; t < 7; ++t) add.row(t) = (position < 0 || t == position ? pc : pr)->head(l, h).row(t);
-          ForwardHook hook;
-          hook.add_layer = l;
-          hook.attn_add = &add;
-          ForwardOptions opt;
-          opt.want_logits = true;
-          opt.ablate = &ablate;
-          opt.hook = &hook;
-          Result<ForwardOutput> brute = forward(w, cfg, corrupted, opt);
-          ASSERT_TRUE(brute);
-          const float diff = brute->logits(6, 4) - brute->logits(6, 8);
+          const float diff = patched_from_the_embeddings(w, cfg, corrupted, *pc, *pr, l, h, position, target);
           EXPECT_NEAR(r->patched[static_cast<size_t>(l * H + h)], diff, 1e-4) << "head " << l << "." << h << " position " << position;
           moved = std::max(moved, std::abs(static_cast<double>(diff) - r->corrupted));
         }

@@ -15,56 +15,12 @@
 #include "core/math/rng.h"
 #include "core/model/attention.h"
 #include "core/model/model.h"
+#include "family_fixtures.h"
 
 using namespace headmap;
+using namespace headmap::test;
 
 namespace {
-
-MatR normals(uint64_t key, int rows, int cols, float s) {
-  MatR m(rows, cols);
-  fill_normals(key, m.data(), m.size(), s);
-  return m;
-}
-
-// A random model of one family in memory: every quirk of `a` on D, H, KV, dh, F.
-ModelWeights family_model(const Arch& a, int D, int H, int KV, int dh, int F, int L) {
-  ModelWeights w;
-  w.d_model = D;
-  w.arch = a;
-  w.arch.num_heads = H;
-  w.arch.num_kv_heads = KV < H ? KV : 0;
-  w.arch.head_dim = dh;
-  w.arch.mlp_width = F;
-  w.ln_eps = a.norm_eps;
-  for (int l = 0; l < L; ++l) {
-    const uint64_t k = 1000 + 100 * static_cast<uint64_t>(l);
-    LayerWeights lw;
-    lw.ln1_g = RowVec::Ones(D) + normals(k + 1, 1, D, 0.1f);
-    lw.ln1_b = RowVec::Zero(D);
-    lw.ln2_g = RowVec::Ones(D);
-    lw.ln2_b = RowVec::Zero(D);
-    lw.w_q = normals(k + 2, D, H * dh, 0.4f);
-    lw.w_k = normals(k + 3, D, KV * dh, 0.4f);
-    lw.w_v = normals(k + 4, D, KV * dh, 0.3f);
-    lw.w_o = PackedMatrix(normals(k + 5, H * dh, D, 0.2f));
-    lw.b_q = normals(k + 6, 1, H * dh, 0.1f);
-    lw.b_k = normals(k + 7, 1, KV * dh, 0.1f);
-    lw.b_v = RowVec::Zero(KV * dh);
-    lw.b_o = RowVec::Zero(D);
-    if (a.qk_norm) lw.q_norm = RowVec::Ones(dh) + normals(k + 8, 1, dh, 0.2f), lw.k_norm = RowVec::Ones(dh) + normals(k + 9, 1, dh, 0.2f);
-    lw.w_fc = PackedMatrix(normals(k + 10, D, F, 0.2f));
-    lw.w_gate = PackedMatrix(normals(k + 11, D, F, 0.2f));
-    lw.w_proj = PackedMatrix(normals(k + 12, F, D, 0.1f));
-    lw.b_fc = RowVec::Zero(F);
-    lw.b_proj = RowVec::Zero(D);
-    lw.post_attn_g = RowVec::Ones(D);
-    lw.post_mlp_g = RowVec::Ones(D);
-    lw.fuse();
-    w.layers.push_back(std::move(lw));
-  }
-  w.source.kind = WeightsSource::Kind::RandomInit;
-  return w;
-}
 
 Arch every_quirk() {
   Arch a;
@@ -87,12 +43,6 @@ Arch every_quirk() {
   return a;
 }
 
-ModelConfig config_of(const ModelWeights& w) {
-  ModelConfig c;
-  c.tokenizer = TokenizerKind::Word;
-  return config_for_weights(w, c);
-}
-
 }  // namespace
 
 // Every family step (partial RoPE with llama3 scaling, q/k norms, GQA, d_head independent of
@@ -101,7 +51,7 @@ ModelConfig config_of(const ModelWeights& w) {
 // Linear per head); and the hover score at the two positions against the trace's raw scores.
 TEST(Families, TraceAndHoverScoreMatchTheFastPathOnEveryQuirk) {
   const ModelWeights w = family_model(every_quirk(), 24, 4, 2, 10, 40, 2);  // H·dh = 40 != D = 24
-  const ModelConfig cfg = config_of(w);
+  const ModelConfig cfg = config_of(w, TokenizerKind::Word);
   ASSERT_EQ(cfg.num_heads, 4);
   ASSERT_EQ(cfg.kv_heads(), 2);
   ASSERT_EQ(cfg.d_head(), 10);
@@ -136,7 +86,7 @@ TEST(Families, TraceKeepsEveryFamilyStepWithTheForwardsNumbers) {
   a.rope_scaling = RopeScaling::None;  // angles t * theta^(-2i/rot), computed below
   const int D = 24, H = 4, KV = 2, dh = 10;
   const ModelWeights w = family_model(a, D, H, KV, dh, 40, 2);
-  const ModelConfig cfg = config_of(w);
+  const ModelConfig cfg = config_of(w, TokenizerKind::Word);
   const Batch batch = make_batch({"one two three four five six seven eight nine"}, cfg, w);
   const int rot = a.rotary_dims(dh), half = rot / 2;
   ASSERT_EQ(rot, 4);  // partial rotary: dims 4-9 are not rotated
@@ -203,7 +153,7 @@ TEST(Families, TraceKeepsEveryFamilyStepWithTheForwardsNumbers) {
   neo.score_scale = ScoreScale::None;
   neo.windows = {2};
   const ModelWeights wn = family_model(neo, 16, 2, 2, 8, 32, 1);
-  const ModelConfig cn = config_of(wn);
+  const ModelConfig cn = config_of(wn, TokenizerKind::Word);
   ForwardOptions on;
   on.trace = TraceRequest{0, 0, 1};
   Result<ForwardOutput> o2 = forward(wn, cn, make_batch({"a b c d e"}, cn, wn), on);
@@ -220,7 +170,7 @@ TEST(Families, TraceKeepsEveryFamilyStepWithTheForwardsNumbers) {
 // layer 1 is global. The text is longer than the window.
 TEST(Families, SlidingWindowHidesKeysOutsideTheWindow) {
   const ModelWeights w = family_model(every_quirk(), 24, 4, 2, 10, 40, 2);
-  const ModelConfig cfg = config_of(w);
+  const ModelConfig cfg = config_of(w, TokenizerKind::Word);
   const Batch batch = make_batch({"a b c d e f g h i j"}, cfg, w);
   Result<ForwardOutput> out = forward(w, cfg, batch);
   ASSERT_TRUE(out.ok()) << out.error().message;
@@ -335,7 +285,7 @@ TEST(Families, UnsupportedSettingsAreRefusedByName) {
 // The passport shows the family's steps and shapes; GPT-2's block shows none of them.
 TEST(Families, PassportShowsTheFamilysSteps) {
   const ModelWeights w = family_model(every_quirk(), 24, 4, 2, 10, 40, 2);
-  const ModelConfig cfg = config_of(w);
+  const ModelConfig cfg = config_of(w, TokenizerKind::Word);
   const Passport p = make_passport(cfg, 1, 9, 0, 0, &w.arch);
   for (const char* id : {"rope", "qk_norm", "softcap", "k_repeat"}) EXPECT_NE(p.find(id), nullptr) << id;
   ASSERT_NE(p.find("concat"), nullptr);

@@ -16,63 +16,31 @@
 #include "core/math/rng.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
+#include "family_fixtures.h"
 
 using namespace headmap;
+using namespace headmap::test;
 
 namespace {
 
 const std::string kDefault = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
 
-MatR normals(uint64_t key, int rows, int cols, float s) {
-  MatR m(rows, cols);
-  fill_normals(key, m.data(), m.size(), s);
-  return m;
-}
-
 // A trained-kind Llama-style model in memory: D = 32, H = 4 on KV = 2, dh = 8, F = 48, L = 2, V = 50.
 ModelWeights tiny_llama() {
   const int D = 32, H = 4, KV = 2, dh = 8, F = 48, L = 2, V = 50;
-  ModelWeights w;
-  w.d_model = D;
-  w.arch.family = "llama";
-  w.arch.name = "Llama";
-  w.arch.norm = NormKind::RMSNorm;
-  w.arch.norm_eps = 1e-6f;
-  w.arch.positions = PositionKind::Rotary;
-  w.arch.rope_theta = 500.0f;
-  w.arch.num_heads = H;
-  w.arch.num_kv_heads = KV;
-  w.arch.head_dim = dh;
-  w.arch.attn_bias = false;
-  w.arch.out_bias = false;
-  w.arch.mlp = MlpKind::SiluGated;
-  w.arch.mlp_width = F;
-  w.arch.mlp_bias = false;
-  w.arch.tied = false;
-  w.ln_eps = 1e-6f;
-  for (int l = 0; l < L; ++l) {
-    const uint64_t k = 500 + 100 * static_cast<uint64_t>(l);
-    LayerWeights lw;
-    lw.ln1_g = RowVec::Ones(D) + normals(k + 1, 1, D, 0.1f);
-    lw.ln1_b = RowVec::Zero(D);
-    lw.ln2_g = RowVec::Ones(D);
-    lw.ln2_b = RowVec::Zero(D);
-    lw.w_q = normals(k + 2, D, H * dh, 0.4f);
-    lw.w_k = normals(k + 3, D, KV * dh, 0.4f);
-    lw.w_v = normals(k + 4, D, KV * dh, 0.3f);
-    lw.w_o = PackedMatrix(normals(k + 5, H * dh, D, 0.2f));
-    lw.b_q = RowVec::Zero(H * dh);
-    lw.b_k = RowVec::Zero(KV * dh);
-    lw.b_v = RowVec::Zero(KV * dh);
-    lw.b_o = RowVec::Zero(D);
-    lw.w_fc = PackedMatrix(normals(k + 10, D, F, 0.2f));
-    lw.w_gate = PackedMatrix(normals(k + 11, D, F, 0.2f));
-    lw.w_proj = PackedMatrix(normals(k + 12, F, D, 0.1f));
-    lw.b_fc = RowVec::Zero(F);
-    lw.b_proj = RowVec::Zero(D);
-    lw.fuse();
-    w.layers.push_back(std::move(lw));
-  }
+  Arch a;
+  a.family = "llama";
+  a.name = "Llama";
+  a.norm = NormKind::RMSNorm;
+  a.norm_eps = 1e-6f;
+  a.positions = PositionKind::Rotary;
+  a.rope_theta = 500.0f;
+  a.attn_bias = false;
+  a.out_bias = false;
+  a.mlp = MlpKind::SiluGated;
+  a.mlp_bias = false;
+  a.tied = false;
+  ModelWeights w = family_model(a, D, H, KV, dh, F, L, 500);
   w.tok_emb = normals(90, V, D, 0.5f);
   w.lm_head = normals(91, V, D, 0.5f);
   w.lnf_g = RowVec::Ones(D);
@@ -80,20 +48,6 @@ ModelWeights tiny_llama() {
   w.context = 128;
   w.source.kind = WeightsSource::Kind::Pretrained;
   return w;
-}
-
-// One sentence of these vocabulary ids.
-Batch batch_of(const std::vector<int>& ids) {
-  Batch b;
-  TokenizedText tt;
-  for (int id : ids) tt.tokens.push_back(Token{"t" + std::to_string(id), id});
-  tt.total_tokens = static_cast<int>(ids.size());
-  b.lengths.push_back(static_cast<int>(ids.size()));
-  b.source_line.push_back(0);
-  b.T = static_cast<int>(ids.size());
-  b.sentences.push_back(std::move(tt));
-  b.tokenizer = TokenizerKind::Bpe;
-  return b;
 }
 
 // The largest difference relative to the largest magnitude (at least 1): float32 carries
@@ -149,7 +103,7 @@ void random_edits(const ModelWeights& w, const ModelConfig& cfg, uint64_t seed, 
     opt.skip_final_mlp = true;
     ForwardOptions inc_opt = opt;
     inc_opt.kv_cache = &cache;
-    const Batch batch = batch_of(ids);
+    const Batch batch = id_batch({ids});
     Result<ForwardOutput> inc = forward(w, cfg, batch, inc_opt);
     Result<ForwardOutput> full = forward(w, cfg, batch, opt);
     ASSERT_TRUE(inc && full);
@@ -174,18 +128,12 @@ void random_edits(const ModelWeights& w, const ModelConfig& cfg, uint64_t seed, 
   EXPECT_GT(reused_total, steps) << "the edits should mostly reuse rows";
 }
 
-ModelConfig shipped_config(const ModelWeights& w) {
-  ModelConfig c;
-  c.tokenizer = TokenizerKind::Bpe;
-  return config_for_weights(w, c);
-}
-
 }  // namespace
 
 TEST(KvCache, RandomEditsMatchAFullRecomputeOnTheShippedModel) {
   Result<ModelWeights> w = load_checkpoint(kDefault);
   ASSERT_TRUE(w) << w.error().message;
-  const ModelConfig cfg = shipped_config(*w);
+  const ModelConfig cfg = config_of(*w, TokenizerKind::Bpe);
   random_edits(*w, cfg, 11, 40, 12);
   random_edits(*w, cfg, 13, 20, std::min(60, cfg.context - 10));
   ModelConfig gqa = cfg;  // K/V heads by the config: W_K and W_V narrowed (kv_grouped) on the way
@@ -195,9 +143,7 @@ TEST(KvCache, RandomEditsMatchAFullRecomputeOnTheShippedModel) {
 
 TEST(KvCache, RandomEditsMatchAFullRecomputeOnALlamaWithGqaAndRope) {
   const ModelWeights w = tiny_llama();
-  ModelConfig c;
-  c.tokenizer = TokenizerKind::Bpe;
-  const ModelConfig cfg = config_for_weights(w, c);
+  const ModelConfig cfg = config_of(w, TokenizerKind::Bpe);
   ASSERT_EQ(cfg.kv_heads(), 2);
   ASSERT_EQ(cfg.num_heads, 4);
   random_edits(w, cfg, 12, 40, 12);
@@ -208,18 +154,16 @@ TEST(KvCache, RandomEditsMatchAFullRecomputeOnALlamaWithGqaAndRope) {
 // leave the cache as it was; the last cacheable request is still reused afterwards.
 TEST(KvCache, OtherRequestsRecomputeInFullAndKeepTheCache) {
   const ModelWeights w = tiny_llama();
-  ModelConfig c;
-  c.tokenizer = TokenizerKind::Bpe;
-  const ModelConfig cfg = config_for_weights(w, c);
+  const ModelConfig cfg = config_of(w, TokenizerKind::Bpe);
   KvCache cache;
   ForwardOptions opt;
   opt.want_logits = true;
   opt.kv_cache = &cache;
   std::vector<int> ids = {3, 1, 4, 1, 5, 9, 2, 6};
-  ASSERT_TRUE(forward(w, cfg, batch_of(ids), opt));
+  ASSERT_TRUE(forward(w, cfg, id_batch({ids}), opt));
   EXPECT_EQ(cache.computed, 8);
   ids.push_back(7);
-  const Batch next = batch_of(ids);
+  const Batch next = id_batch({ids});
 
   std::vector<uint8_t> ablate(static_cast<size_t>(cfg.num_layers * cfg.num_heads), 0);
   ablate[1] = 1;
@@ -248,13 +192,13 @@ TEST(KvCache, OtherRequestsRecomputeInFullAndKeepTheCache) {
   ASSERT_TRUE(back);
   EXPECT_EQ(back->kv_reused, 0) << "the cache now holds the other config's rows";
   ids.push_back(8);
-  Result<ForwardOutput> typed = forward(w, cfg, batch_of(ids), opt);
+  Result<ForwardOutput> typed = forward(w, cfg, id_batch({ids}), opt);
   ASSERT_TRUE(typed);
   EXPECT_EQ(typed->kv_reused, 9);
   EXPECT_EQ(typed->kv_computed, 1);
   // Another model at another address: in full.
   const ModelWeights w2 = tiny_llama();
-  Result<ForwardOutput> m2 = forward(w2, cfg, batch_of(ids), opt);
+  Result<ForwardOutput> m2 = forward(w2, cfg, id_batch({ids}), opt);
   ASSERT_TRUE(m2);
   EXPECT_EQ(m2->kv_reused, 0);
 }
@@ -263,10 +207,8 @@ TEST(KvCache, OtherRequestsRecomputeInFullAndKeepTheCache) {
 // in full (the same result), keeps nothing and says why.
 TEST(KvCache, ACacheOverTheMemoryBudgetIsNotKept) {
   const ModelWeights w = tiny_llama();
-  ModelConfig c;
-  c.tokenizer = TokenizerKind::Bpe;
-  const ModelConfig cfg = config_for_weights(w, c);
-  const Batch batch = batch_of({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  const ModelConfig cfg = config_of(w, TokenizerKind::Bpe);
+  const Batch batch = id_batch({{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}});
   ForwardOptions opt;
   opt.want_logits = true;
   opt.keep_layer_io = true;

@@ -36,13 +36,8 @@ Result<HfModelConfig> parse_encoder_config(const json& j, const std::string& ori
   a.family = type;
   a.name = distil ? "DistilBERT" : roberta ? "RoBERTa" : "BERT";
   auto badf = [&](const std::string& m) { return bad_format(origin + ": " + a.name + ": " + m); };
-  auto has = [&](const char* k) { return j.contains(k) && !j[k].is_null(); };
-  auto get_int = [&](const char* key, int lo, int hi, int* out, bool required) -> Status {
-    if (!has(key)) return required ? Status(badf(std::string("\"") + key + "\" is missing.")) : Status();
-    if (!j[key].is_number_integer() || j[key].get<long long>() < lo || j[key].get<long long>() > hi)
-      return badf(std::string("\"") + key + "\" must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ".");
-    *out = j[key].get<int>();
-    return Status();
+  auto get_int = [&](const char* key, int lo, int hi, int* out, bool required) {
+    return config_int(j, key, lo, hi, out, required, origin + ": " + a.name + ": ");
   };
   int types = distil ? 0 : 2, pad = roberta ? 1 : 0;
   for (Status s : {get_int(distil ? "dim" : "hidden_size", 1, kMaxDModel, &c.d_model, true),

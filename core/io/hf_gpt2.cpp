@@ -53,6 +53,15 @@ Result<Gpt2Config> parse_gpt2_config(const std::string& text, const std::string&
   }
 }
 
+Status config_int(const json& j, const char* key, int lo, int hi, int* out, bool required, const std::string& prefix) {
+  if (!j.contains(key) || j[key].is_null())
+    return required ? Status(bad_format(prefix + "\"" + key + "\" is missing.")) : Status();
+  if (!j[key].is_number_integer() || j[key].get<long long>() < lo || j[key].get<long long>() > hi)
+    return bad_format(prefix + "\"" + key + "\" must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ".");
+  *out = j[key].get<int>();
+  return Status();
+}
+
 static Result<Gpt2Config> gpt2_config_fields(const json& j, const std::string& origin) {
   auto bad = [&](const std::string& m) { return bad_format(origin + ": " + m); };
   Gpt2Config c;
@@ -69,15 +78,8 @@ static Result<Gpt2Config> gpt2_config_fields(const json& j, const std::string& o
       why = " Llama-style models use RMSNorm, rotary positions, grouped-query attention and a gated MLP, which headmap does not implement.";
     return bad("this is " + what + (arch.empty() ? "" : " (" + arch + ")") + "; headmap opens GPT-2-family models only (model_type \"gpt2\": gpt2, distilgpt2, gpt2-medium, GPT2LMHeadModel fine-tunes)." + why);
   }
-  auto get_int = [&](const char* key, int lo, int hi, int* out, bool required) -> Status {
-    if (!j.contains(key) || j[key].is_null()) {
-      if (required) return bad(std::string("\"") + key + "\" is missing.");
-      return Status();
-    }
-    if (!j[key].is_number_integer() || j[key].get<long long>() < lo || j[key].get<long long>() > hi)
-      return bad(std::string("\"") + key + "\" must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ".");
-    *out = j[key].get<int>();
-    return Status();
+  auto get_int = [&](const char* key, int lo, int hi, int* out, bool required) {
+    return config_int(j, key, lo, hi, out, required, origin + ": ");
   };
   for (Status s : {get_int("n_embd", 1, kMaxDModel, &c.n_embd, true), get_int("n_head", 1, kMaxDModel, &c.n_head, true),
                    get_int("n_layer", 1, kMaxModelLayers, &c.n_layer, true), get_int("vocab_size", 1, kMaxVocab, &c.vocab_size, true)})

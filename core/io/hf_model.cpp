@@ -90,12 +90,8 @@ static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& 
   a.family = type;
   a.name = fam;
   auto has = [&](const char* k) { return j.contains(k) && !j[k].is_null(); };
-  auto get_int = [&](const char* key, int lo, int hi, int* out, bool required) -> Status {
-    if (!has(key)) return required ? Status(badf(std::string("\"") + key + "\" is missing.")) : Status();
-    if (!j[key].is_number_integer() || j[key].get<long long>() < lo || j[key].get<long long>() > hi)
-      return badf(std::string("\"") + key + "\" must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ".");
-    *out = j[key].get<int>();
-    return Status();
+  auto get_int = [&](const char* key, int lo, int hi, int* out, bool required) {
+    return config_int(j, key, lo, hi, out, required, origin + ": " + fam + ": ");
   };
   auto get_num = [&](const json& o, const char* key, double dflt) { return o.contains(key) && o[key].is_number() ? o[key].get<double>() : dflt; };
   const bool neo = type == "gpt_neo", neox = type == "gpt_neox";

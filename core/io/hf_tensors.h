@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/error.h"
 #include "core/io/safetensors.h"
 #include "core/model/weights.h"
@@ -27,6 +29,11 @@ Result<TensorSource> open_tensors(const std::filesystem::path& dir);
 
 // "[3, 4]"
 std::string shape_text(const std::vector<int64_t>& shape);
+
+// config.json's whole number j[key] into *out, checked to lie in [lo, hi]. Absent or null:
+// a BadFormat error when required, else *out is left as it was. Messages begin with `prefix`
+// (the file, and the family where it is known: "DIR/config.json: Llama: ").
+Status config_int(const nlohmann::json& j, const char* key, int lo, int hi, int* out, bool required, const std::string& prefix);
 
 // The directory's tokenizer by HfTokenizer::load's rule (tokenizer.json, else vocab.json +
 // merges.txt, else vocab.txt), checked against config.json's vocab_size: w.hf_tokenizer,

@@ -1,7 +1,8 @@
-// bench_families.cpp: headmap's side of tests/bench/compare_torch_families.py. Opens a model
-// directory of any family through load_hf_model (Llama, Qwen3, GPT-2, ...), times the load
-// and the forward pass with every attention map at T tokens (without, then with, the logits
-// and loss), and reports the process's peak resident memory. Prints one JSON object.
+// bench_families.cpp: headmap's side of tests/bench/compare_torch_families.py and of
+// compare_torch_gpt2.py. Opens a model directory of any family through load_hf_model (Llama,
+// Qwen3, GPT-2, ...), times the load and the forward pass with every attention map at T
+// tokens (without, then with, the logits and loss), and reports the process's peak resident
+// memory. Prints one JSON object.
 //
 //   headmap-bench-families DIR [T=128] [seconds=3]
 //
@@ -10,24 +11,18 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "core/io/hf_model.h"
 #include "core/math/rng.h"
 #include "core/model/model.h"
+#include "tests/proc_status.h"
 
 using namespace headmap;
+using headmap::test::status_kib;  // VmHWM / VmRSS, in KiB
 
 namespace {
-long status_kib(const char* field) {  // VmHWM / VmRSS from /proc/self/status, in KiB
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind(field, 0) == 0) return std::atol(line.c_str() + std::string(field).size() + 1);
-  return -1;
-}
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

@@ -6,7 +6,8 @@ weights, F32 safetensors, about 500 MB, with GPT-2's real vocab.json and merges.
 tests/data/gpt2/) under /tmp (never in the repository), reads it once so the page cache is
 warm, then alternates for --rounds rounds:
 
-  headmap   build/tests/headmap-bench-gpt2 DIR 128: load_hf_gpt2 (mmap, tensor by tensor),
+  headmap   build/tests/headmap-bench-families DIR 128: load_hf_model, which opens a GPT-2
+            directory through load_hf_gpt2 (mmap, tensor by tensor),
             forward() at T=128 with every layer's attention maps (L, B, H, T, T), without and
             with the logits and loss, and the process's peak RSS (VmHWM)
   PyTorch   the same forward written here in torch (Debian python3-torch has no safetensors
@@ -17,7 +18,7 @@ warm, then alternates for --rounds rounds:
 Each side runs in a fresh process. Both run the same 128 token ids and must give the same
 loss (checked). Medians over rounds are reported.
 
-Usage: tests/bench/compare_torch_gpt2.py [--bench-gpt2 build/tests/headmap-bench-gpt2]
+Usage: tests/bench/compare_torch_gpt2.py [--bench build/tests/headmap-bench-families]
        [--rounds 3] [--dir /tmp/headmap-gpt2-small] [--seconds 3]
 Needs /usr/bin/python3 with python3-numpy and python3-torch (Debian).
 """
@@ -165,7 +166,8 @@ def torch_side(d, ids, seconds):
 # ---- the driver ------------------------------------------------------------------------------
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench-gpt2", default="build/tests/headmap-bench-gpt2")
+    # --bench-gpt2: the old name (headmap-bench-gpt2 is gone: headmap-bench-families opens GPT-2 too)
+    ap.add_argument("--bench", "--bench-gpt2", dest="bench", default="build/tests/headmap-bench-families")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dir", default="/tmp/headmap-gpt2-small")
     ap.add_argument("--seconds", type=float, default=3.0)
@@ -178,15 +180,15 @@ def main():
     except ImportError:
         print("PyTorch is not installed: apt-get install python3-torch (use /usr/bin/python3).")
         return 2
-    if not os.path.exists(a.bench_gpt2):
-        print(f"{a.bench_gpt2} not found: build first (cmake --build build --target headmap-bench-gpt2).")
+    if not os.path.exists(a.bench):
+        print(f"{a.bench} not found: build first (cmake --build build --target headmap-bench-families).")
         return 2
     write_model(a.dir)
     size = os.path.getsize(os.path.join(a.dir, "model.safetensors"))
     warm(os.path.join(a.dir, "model.safetensors"))
     hm, th = [], []
     for r in range(a.rounds):
-        out = subprocess.run([a.bench_gpt2, a.dir, "128", str(a.seconds)], check=True, capture_output=True, text=True).stdout
+        out = subprocess.run([a.bench, a.dir, "128", str(a.seconds)], check=True, capture_output=True, text=True).stdout
         hm.append(json.loads(out))
         out = subprocess.run([sys.executable, os.path.abspath(__file__), "--seconds", str(a.seconds), "--torch-side", a.dir,
                               json.dumps(hm[-1]["ids"])], check=True, capture_output=True, text=True).stdout
