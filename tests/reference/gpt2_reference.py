@@ -20,13 +20,10 @@ import struct
 import subprocess
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    print("numpy is missing: skipped (apt-get install python3-numpy)")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference_common  # noqa: E402  (numpy_or_skip, cli_and_work, worst_layer_io)
+
+np = reference_common.numpy_or_skip()
 import make_gpt2_dir  # noqa: E402
 
 TOL = 1e-4
@@ -154,11 +151,10 @@ def check_variant(cli, work, variant):
 
 
 def main():
-    if len(sys.argv) != 3:
-        print(__doc__)
+    args = reference_common.cli_and_work(__doc__, exact=True)
+    if args is None:
         return 2
-    cli, work = sys.argv[1], sys.argv[2]
-    os.makedirs(work, exist_ok=True)
+    cli, work = args
     results = [check_variant(cli, work, v) for v in make_gpt2_dir.VARIANTS]
     print(f"{sum(results)} of {len(results)} variants agree with the float64 reference to {TOL}")
     return 0 if all(results) else 1

@@ -14,7 +14,6 @@ Each directory also gets `oracle-tokenizer.json` beside its model files' tokeniz
 pipeline as a tokenizer.json, for the official library (tokenizers) to load when the directory
 has only vocab.txt. Tensors use Hugging Face's names and (out, in) Linear weights. Needs numpy.
 """
-import argparse
 import json
 import os
 import sys
@@ -23,6 +22,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_gpt2_dir  # noqa: E402
+import reference_common  # noqa: E402
 
 P = 64  # max_position_embeddings
 
@@ -186,14 +186,7 @@ def write_dir(out, variant, seed=2718):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("out")
-    ap.add_argument("--variant", default="bert_pretraining", choices=list(VARIANTS) + ["all"])
-    a = ap.parse_args()
-    for v in (list(VARIANTS) if a.variant == "all" else [a.variant]):
-        d = os.path.join(a.out, v) if a.variant == "all" else a.out
-        write_dir(d, v)
-        print(d)
+    reference_common.variants_main(__doc__, VARIANTS, write_dir, "bert_pretraining")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ sharded, rope settings top-level or in transformers v5's rope_parameters); see V
 The tensors use Hugging Face's names and its (out, in) storage of Linear weights. The
 tokenizer is make_gpt2_dir.py's tiny byte-level BPE as tokenizer.json. Needs numpy only.
 """
-import argparse
 import copy
 import json
 import os
@@ -21,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_gpt2_dir  # noqa: E402
+import reference_common  # noqa: E402
 
 P = 64  # max_position_embeddings
 
@@ -212,14 +212,7 @@ def write_dir(out, variant, seed=4321, tokenizer=None):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("out")
-    ap.add_argument("--variant", default="llama", choices=list(VARIANTS) + ["all"])
-    a = ap.parse_args()
-    for v in (list(VARIANTS) if a.variant == "all" else [a.variant]):
-        d = os.path.join(a.out, v) if a.variant == "all" else a.out
-        write_dir(d, v)
-        print(d)
+    reference_common.variants_main(__doc__, VARIANTS, write_dir, "llama")
 
 
 if __name__ == "__main__":

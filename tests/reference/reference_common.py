@@ -1,0 +1,57 @@
+"""reference_common.py: what the float64 reference scripts and the model-directory writers of
+tests/reference/ share (numpy only; nothing here imports headmap).
+
+  numpy_or_skip()     numpy, or exit 77 (ctest's skip code) with a message when it is missing
+  cli_and_work()      HEADMAP_CLI WORK_DIR from the command line, WORK_DIR created
+  worst_layer_io()    headmap's attention input and output of one layer (--npy) against the
+                      reference's, relative to the larger magnitude
+  variants_main()     the command line of make_family_dir.py and make_encoder_dir.py
+"""
+import argparse
+import os
+import sys
+
+
+def numpy_or_skip():
+    """The numpy module; without it, a message and exit status 77 (the test is skipped)."""
+    try:
+        import numpy
+    except ImportError:
+        print("numpy is missing: skipped (apt-get install python3-numpy)")
+        sys.exit(77)
+    return numpy
+
+
+def cli_and_work(doc, exact=False):
+    """(HEADMAP_CLI, WORK_DIR) from sys.argv (WORK_DIR created), or None after printing `doc`
+    when they are missing (or, with exact, when anything else is given)."""
+    if len(sys.argv) < 3 or (exact and len(sys.argv) != 3):
+        print(doc)
+        return None
+    os.makedirs(sys.argv[2], exist_ok=True)
+    return sys.argv[1], sys.argv[2]
+
+
+def worst_layer_io(worst, out, l, b, n, in_ref, out_ref):
+    """Layer l's attention input and output for sentence b (its n real tokens) from headmap's
+    --npy directory `out` against the reference's (n, D) in_ref and out_ref: the largest
+    difference relative to the largest reference magnitude (at least 1), kept as the worst of
+    worst["attn_in"] and worst["attn_out"]."""
+    import numpy as np
+    a_in = np.load(os.path.join(out, f"layer{l}.attn_in.npy"))[b, :n]
+    a_out = np.load(os.path.join(out, f"layer{l}.attn_out.npy"))[b, :n]
+    worst["attn_in"] = max(worst["attn_in"], np.abs(a_in - in_ref).max() / max(1.0, np.abs(in_ref).max()))
+    worst["attn_out"] = max(worst["attn_out"], np.abs(a_out - out_ref).max() / max(1.0, np.abs(out_ref).max()))
+
+
+def variants_main(doc, variants, write_dir, default):
+    """SCRIPT OUT [--variant NAME|all]: writes one variant's directory into OUT, or every
+    variant into OUT/NAME, with write_dir(dir, name); prints each directory."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out")
+    ap.add_argument("--variant", default=default, choices=list(variants) + ["all"])
+    a = ap.parse_args()
+    for v in (list(variants) if a.variant == "all" else [a.variant]):
+        d = os.path.join(a.out, v) if a.variant == "all" else a.out
+        write_dir(d, v)
+        print(d)
