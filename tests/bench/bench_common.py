@@ -1,7 +1,29 @@
-"""What both side-by-side scripts (compare_torch.py, compare_torch_train.py) start with."""
+"""What the side-by-side scripts (compare_torch.py, compare_torch_train.py, compare_torch_gpt2.py,
+compare_torch_families.py) share."""
 import argparse
 import os
 import sys
+
+
+def torch_and_bench(bench, target):
+    """The torch module when it imports and the headmap program `bench` (CMake target `target`)
+    exists; else None, after a message saying what to install or build."""
+    try:
+        import torch
+    except ImportError:
+        print("PyTorch is not installed: apt-get install python3-torch libopenblas0-pthread (use /usr/bin/python3).")
+        return None
+    if not os.path.exists(bench):
+        print(f"{bench} not found: build first (cmake --build build --target {target}).")
+        return None
+    return torch
+
+
+def warm(path):
+    """Reads the file once, so that the page cache holds it (a warm load is what is timed)."""
+    with open(path, "rb") as f:
+        while f.read(16 << 20):
+            pass
 
 
 def setup(doc, min_time, min_time_help):
@@ -12,12 +34,7 @@ def setup(doc, min_time, min_time_help):
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--min-time", type=float, default=min_time, help=min_time_help)
     a = ap.parse_args()
-    try:
-        import torch
-    except ImportError:
-        print("PyTorch is not installed: apt-get install python3-torch libopenblas0-pthread (use /usr/bin/python3).")
-        sys.exit(2)
-    if not os.path.exists(a.bench):
-        print(f"{a.bench} not found: build first (cmake --build build --target headmap-bench).")
+    torch = torch_and_bench(a.bench, "headmap-bench")
+    if torch is None:
         sys.exit(2)
     return a, torch

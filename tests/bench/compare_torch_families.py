@@ -50,6 +50,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import bench_common  # noqa: E402  (torch_and_bench, warm)
 import compare_torch_gpt2 as gpt2  # noqa: E402  (GPT-2's file and its torch forward)
 
 TOKENIZER = os.path.join(HERE, "..", "data", "tokenizers", "bpe_bytelevel_trim.json")
@@ -165,7 +166,20 @@ def llama3_inv_freq(torch, c):
     return inv
 
 
-class TorchLlama:
+class TorchModel:
+    """What both torch models' forward ends with (each has self.t, torch, and logits(x))."""
+
+    def maps_logits_loss(self, maps, x, ids, want_logits):
+        """Every layer's maps stacked (L, H, T, T); the logits (T, V) of the last stream x and the
+        mean next-token loss on ids when asked, else None, None."""
+        maps = self.t.stack(maps)
+        if not want_logits:
+            return maps, None, None
+        lg = self.logits(x)
+        return maps, lg, self.t.nn.functional.cross_entropy(lg[:-1], ids[1:]).item()
+
+
+class TorchLlama(TorchModel):
     """Llama / Qwen3 in torch from the published definitions: RMSNorm, rotate-half RoPE, GQA
     (K/V repeated to the query heads), q/k RMSNorm per head (Qwen3), SiLU(gate) x up, tied."""
 
@@ -241,11 +255,7 @@ class TorchLlama:
                 cache[l][1][:, :T] = v
             x, att = self.layer_rest(l, x, q, k, v, mask)
             maps.append(att)
-        maps = self.t.stack(maps)
-        if not want_logits:
-            return maps, None, None
-        lg = self.logits(x)
-        return maps, lg, self.t.nn.functional.cross_entropy(lg[:-1], ids[1:]).item()
+        return self.maps_logits_loss(maps, x, ids, want_logits)
 
     def new_cache(self, P):
         return [(self.t.zeros(self.KV, P, self.dh), self.t.zeros(self.KV, P, self.dh)) for _ in range(self.L)]
@@ -263,7 +273,7 @@ class TorchLlama:
         return rows, self.logits(x)
 
 
-class TorchGpt2:
+class TorchGpt2(TorchModel):
     """compare_torch_gpt2.py's forward (the same definitions), with maps, logits and loss."""
 
     def __init__(self, torch, W):
@@ -306,11 +316,7 @@ class TorchGpt2:
         for l in range(self.L):
             x, att = self.block(l, x, (cache, 0) if cache is not None else None)
             maps.append(att)
-        maps = self.t.stack(maps)
-        if not want_logits:
-            return maps, None, None
-        lg = self.logits(x)
-        return maps, lg, self.t.nn.functional.cross_entropy(lg[:-1], ids[1:]).item()
+        return self.maps_logits_loss(maps, x, ids, want_logits)
 
     def new_cache(self, P):
         dh = self.D // self.H
@@ -394,12 +400,6 @@ def torch_side(kind, d, ids, seconds):
 
 
 # ---- the driver ---------------------------------------------------------------------------------
-def warm(path):
-    with open(path, "rb") as f:
-        while f.read(16 << 20):
-            pass
-
-
 def run_model(a, kind, blas_ok):
     d = os.path.join(a.root, f"headmap-bench-{kind}")
     t0 = time.perf_counter()
@@ -410,7 +410,7 @@ def run_model(a, kind, blas_ok):
     written = time.perf_counter() - t0
     st = os.path.join(d, "model.safetensors")
     size = os.path.getsize(st)
-    warm(st)
+    bench_common.warm(st)
     hm, th, inc, inc_errors = [], [], [], []
     for r in range(a.rounds):
         out = subprocess.run([a.bench, d, "128", str(a.seconds)], check=True, capture_output=True, text=True).stdout
@@ -487,13 +487,8 @@ def main():
         libs, ms = blas_of_this_process()
         print(json.dumps({"libs": libs, "matmul_ms": ms}))
         return 0
-    try:
-        import torch
-    except ImportError:
-        print("PyTorch is not installed: apt-get install python3-torch libopenblas0-pthread (use /usr/bin/python3).")
-        return 2
-    if not os.path.exists(a.bench):
-        print(f"{a.bench} not found: build first (cmake --build build --target headmap-bench-families).")
+    torch = bench_common.torch_and_bench(a.bench, "headmap-bench-families")
+    if torch is None:
         return 2
     # Which BLAS torch runs on, in a fresh process like the measured ones.
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--blas-check"], check=True, capture_output=True, text=True).stdout

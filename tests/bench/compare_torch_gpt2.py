@@ -37,6 +37,9 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_common  # noqa: E402  (torch_and_bench, warm)
+
 DATA = os.path.join(HERE, "..", "data", "gpt2")
 D, H, L, V, P = 768, 12, 12, 50257, 1024
 
@@ -87,12 +90,6 @@ def write_model(d):
     shutil.copy(os.path.join(DATA, "encoder.json"), os.path.join(d, "vocab.json"))
     shutil.copy(os.path.join(DATA, "vocab.bpe"), os.path.join(d, "merges.txt"))
     open(marker, "w").close()
-
-
-def warm(path):
-    with open(path, "rb") as f:
-        while f.read(16 << 20):
-            pass
 
 
 # ---- the torch side (run in its own process) ------------------------------------------------
@@ -175,17 +172,11 @@ def main():
     a = ap.parse_args()
     if a.torch_side:
         return torch_side(a.torch_side[0], json.loads(a.torch_side[1]), a.seconds)
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        print("PyTorch is not installed: apt-get install python3-torch (use /usr/bin/python3).")
-        return 2
-    if not os.path.exists(a.bench):
-        print(f"{a.bench} not found: build first (cmake --build build --target headmap-bench-families).")
+    if bench_common.torch_and_bench(a.bench, "headmap-bench-families") is None:
         return 2
     write_model(a.dir)
     size = os.path.getsize(os.path.join(a.dir, "model.safetensors"))
-    warm(os.path.join(a.dir, "model.safetensors"))
+    bench_common.warm(os.path.join(a.dir, "model.safetensors"))
     hm, th = [], []
     for r in range(a.rounds):
         out = subprocess.run([a.bench, a.dir, "128", str(a.seconds)], check=True, capture_output=True, text=True).stdout
