@@ -264,11 +264,7 @@ Result<ModelWeights> load_hf_encoder(const fs::path& dir, const std::string& dir
   s.trained_heads = static_cast<int>(H);
   s.model_type = a.family;
   s.path = dir_in;
-  std::error_code ec;
-  fs::path clean = dir.lexically_normal();
-  if (clean.filename().empty()) clean = clean.parent_path();
-  s.model_name = clean.filename().string();
-  if (s.model_name.empty() || s.model_name == ".") s.model_name = fs::absolute(dir, ec).lexically_normal().filename().string();
+  s.model_name = model_dir_name(dir);
   s.parameters = parameter_count(w) - w.lnf_g.size() - w.lnf_b.size() + w.type_emb.size() + w.emb_ln_g.size() + w.emb_ln_b.size() +
                  w.mlm_dense.size() + w.mlm_dense_b.size() + w.mlm_ln_g.size() + w.mlm_ln_b.size() + w.mlm_bias.size();
   s.dtype = src->where.at(nm.prefix + nm.word)->tensors().at(nm.prefix + nm.word).dtype;

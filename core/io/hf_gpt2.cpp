@@ -35,6 +35,15 @@ Error bad_format(const std::string& m) { return Error{ErrorKind::BadFormat, m}; 
 }  // namespace
 
 // ---- [config] --------------------------------------------------------------------------
+std::string model_dir_name(const fs::path& dir) {
+  fs::path clean = dir.lexically_normal();
+  if (clean.filename().empty()) clean = clean.parent_path();
+  std::string name = clean.filename().string();
+  std::error_code ec;
+  if (name.empty() || name == ".") name = fs::absolute(dir, ec).lexically_normal().filename().string();
+  return name;
+}
+
 static Result<Gpt2Config> gpt2_config_fields(const json& j, const std::string& origin);
 
 Result<Gpt2Config> parse_gpt2_config(const std::string& text, const std::string& origin) {
@@ -400,10 +409,7 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
   s.trained_heads = cfg->n_head;
   s.model_type = cfg->model_type;
   s.path = dir_in;
-  fs::path clean = dir.lexically_normal();
-  if (clean.filename().empty()) clean = clean.parent_path();
-  s.model_name = clean.filename().string();
-  if (s.model_name.empty() || s.model_name == ".") s.model_name = fs::absolute(dir, ec).lexically_normal().filename().string();
+  s.model_name = model_dir_name(dir);
   s.parameters = parameter_count(w);
   return w;
 }

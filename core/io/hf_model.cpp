@@ -574,11 +574,7 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   s.trained_heads = static_cast<int>(H);
   s.model_type = type;
   s.path = dir_in;
-  std::error_code ec;
-  fs::path clean = dir.lexically_normal();
-  if (clean.filename().empty()) clean = clean.parent_path();
-  s.model_name = clean.filename().string();
-  if (s.model_name.empty() || s.model_name == ".") s.model_name = fs::absolute(dir, ec).lexically_normal().filename().string();
+  s.model_name = model_dir_name(dir);
   s.parameters = parameter_count(w);
   s.dtype = src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
   return w;

@@ -35,6 +35,10 @@ std::string shape_text(const std::vector<int64_t>& shape);
 // (the file, and the family where it is known: "DIR/config.json: Llama: ").
 Status config_int(const nlohmann::json& j, const char* key, int lo, int hi, int* out, bool required, const std::string& prefix);
 
+// The model's name shown to the user: the directory's own name ("gpt2" for "models/gpt2/"),
+// that of the working directory for ".".
+std::string model_dir_name(const std::filesystem::path& dir);
+
 // The directory's tokenizer by HfTokenizer::load's rule (tokenizer.json, else vocab.json +
 // merges.txt, else vocab.txt), checked against config.json's vocab_size: w.hf_tokenizer,
 // which splits the text, and w.source.tokenizer_files; w.bpe too when the files are GPT-2's
