@@ -38,3 +38,17 @@ def setup(doc, min_time, min_time_help):
     if torch is None:
         sys.exit(2)
     return a, torch
+
+
+class TorchModel:
+    """What the torch models of compare_torch_gpt2.py and compare_torch_families.py end their
+    forward with (each has self.t, torch, and logits(x))."""
+
+    def maps_logits_loss(self, maps, x, ids, want_logits):
+        """Every layer's maps stacked (L, H, T, T); the logits (T, V) of the last stream x and the
+        mean next-token loss on ids when asked, else None, None."""
+        maps = self.t.stack(maps)
+        if not want_logits:
+            return maps, None, None
+        lg = self.logits(x)
+        return maps, lg, self.t.nn.functional.cross_entropy(lg[:-1], ids[1:]).item()

@@ -50,8 +50,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import bench_common  # noqa: E402  (torch_and_bench, warm)
-import compare_torch_gpt2 as gpt2  # noqa: E402  (GPT-2's file and its torch forward)
+import bench_common  # noqa: E402  (torch_and_bench, warm, TorchModel)
+import compare_torch_gpt2 as gpt2  # noqa: E402  (GPT-2's file and its torch forward, TorchGpt2)
 
 TOKENIZER = os.path.join(HERE, "..", "data", "tokenizers", "bpe_bytelevel_trim.json")
 
@@ -166,20 +166,7 @@ def llama3_inv_freq(torch, c):
     return inv
 
 
-class TorchModel:
-    """What both torch models' forward ends with (each has self.t, torch, and logits(x))."""
-
-    def maps_logits_loss(self, maps, x, ids, want_logits):
-        """Every layer's maps stacked (L, H, T, T); the logits (T, V) of the last stream x and the
-        mean next-token loss on ids when asked, else None, None."""
-        maps = self.t.stack(maps)
-        if not want_logits:
-            return maps, None, None
-        lg = self.logits(x)
-        return maps, lg, self.t.nn.functional.cross_entropy(lg[:-1], ids[1:]).item()
-
-
-class TorchLlama(TorchModel):
+class TorchLlama(bench_common.TorchModel):
     """Llama / Qwen3 in torch from the published definitions: RMSNorm, rotate-half RoPE, GQA
     (K/V repeated to the query heads), q/k RMSNorm per head (Qwen3), SiLU(gate) x up, tied."""
 
@@ -273,64 +260,6 @@ class TorchLlama(TorchModel):
         return rows, self.logits(x)
 
 
-class TorchGpt2(TorchModel):
-    """compare_torch_gpt2.py's forward (the same definitions), with maps, logits and loss."""
-
-    def __init__(self, torch, W):
-        self.t = torch
-        self.W = {k[len("transformer."):]: torch.from_numpy(v) for k, v in W.items()}
-        self.L, self.H, self.D = gpt2.L, gpt2.H, gpt2.D
-
-    def block(self, l, x, past):
-        F = self.t.nn.functional
-        W, D, H = self.W, self.D, self.H
-        dh = D // H
-        p = f"h.{l}."
-        a = F.layer_norm(x, (D,), W[p + "ln_1.weight"], W[p + "ln_1.bias"], 1e-5)
-        T = x.shape[0]
-        q, k, v = self.t.addmm(W[p + "attn.c_attn.bias"], a, W[p + "attn.c_attn.weight"]).split(D, dim=-1)
-        q, k, v = (z.view(T, H, dh).transpose(0, 1) for z in (q, k, v))  # (H, T, dh)
-        if past is not None:  # (cache, n): K and V of positions < n, this token at n
-            cache, n = past
-            cache[l][0][:, n:n + T] = k
-            cache[l][1][:, n:n + T] = v
-            k, v = cache[l][0][:, :n + T], cache[l][1][:, :n + T]
-        s = (q @ k.transpose(-1, -2)) / dh ** 0.5
-        if past is None or past[1] == 0:
-            s = s.masked_fill(self.t.triu(self.t.ones(T, T, dtype=self.t.bool), 1), float("-inf"))
-        att = self.t.softmax(s, dim=-1)
-        y = (att @ v).transpose(0, 1).reshape(T, D)
-        x = x + self.t.addmm(W[p + "attn.c_proj.bias"], y, W[p + "attn.c_proj.weight"])
-        m = F.layer_norm(x, (D,), W[p + "ln_2.weight"], W[p + "ln_2.bias"], 1e-5)
-        hdn = F.gelu(self.t.addmm(W[p + "mlp.c_fc.bias"], m, W[p + "mlp.c_fc.weight"]), approximate="tanh")
-        return x + self.t.addmm(W[p + "mlp.c_proj.bias"], hdn, W[p + "mlp.c_proj.weight"]), att
-
-    def logits(self, x):
-        F = self.t.nn.functional
-        return F.layer_norm(x, (self.D,), self.W["ln_f.weight"], self.W["ln_f.bias"], 1e-5) @ self.W["wte.weight"].T
-
-    def forward(self, ids, want_logits, cache=None):
-        T = ids.shape[0]
-        x = self.W["wte.weight"][ids] + self.W["wpe.weight"][:T]
-        maps = []
-        for l in range(self.L):
-            x, att = self.block(l, x, (cache, 0) if cache is not None else None)
-            maps.append(att)
-        return self.maps_logits_loss(maps, x, ids, want_logits)
-
-    def new_cache(self, P):
-        dh = self.D // self.H
-        return [(self.t.zeros(self.H, P, dh), self.t.zeros(self.H, P, dh)) for _ in range(self.L)]
-
-    def append(self, cache, n, token):
-        x = (self.W["wte.weight"][token] + self.W["wpe.weight"][n]).view(1, -1)
-        rows = []
-        for l in range(self.L):
-            x, att = self.block(l, x, (cache, n))
-            rows.append(att)
-        return rows, self.logits(x)
-
-
 def blas_of_this_process():
     """The BLAS library mapped into this process (after torch ran a matmul), and a matmul's time."""
     import torch
@@ -356,7 +285,7 @@ def torch_side(kind, d, ids, seconds):
     t0 = time.perf_counter()
     W = read_safetensors_f32(os.path.join(d, "model.safetensors"))
     if kind == "gpt2":
-        m = TorchGpt2(torch, W)
+        m = gpt2.TorchGpt2(torch, W)
     else:
         m = TorchLlama(torch, json.load(open(os.path.join(d, "config.json"))), W)
     del W

@@ -38,7 +38,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import bench_common  # noqa: E402  (torch_and_bench, warm)
+import bench_common  # noqa: E402  (torch_and_bench, warm, TorchModel)
 
 DATA = os.path.join(HERE, "..", "data", "gpt2")
 D, H, L, V, P = 768, 12, 12, 50257, 1024
@@ -93,9 +93,68 @@ def write_model(d):
 
 
 # ---- the torch side (run in its own process) ------------------------------------------------
+class TorchGpt2(bench_common.TorchModel):
+    """GPT-2 in torch from its definitions (compare_torch_families.py runs it too): every map, the
+    logits and the loss; with a K/V cache, one appended token."""
+
+    def __init__(self, torch, W):
+        self.t = torch
+        self.W = {k[len("transformer."):]: torch.from_numpy(v) for k, v in W.items()}
+        self.L, self.H, self.D = L, H, D
+
+    def block(self, l, x, past):
+        F = self.t.nn.functional
+        W, D, H = self.W, self.D, self.H
+        dh = D // H
+        p = f"h.{l}."
+        a = F.layer_norm(x, (D,), W[p + "ln_1.weight"], W[p + "ln_1.bias"], 1e-5)
+        T = x.shape[0]
+        q, k, v = self.t.addmm(W[p + "attn.c_attn.bias"], a, W[p + "attn.c_attn.weight"]).split(D, dim=-1)
+        q, k, v = (z.view(T, H, dh).transpose(0, 1) for z in (q, k, v))  # (H, T, dh)
+        if past is not None:  # (cache, n): K and V of positions < n, this token at n
+            cache, n = past
+            cache[l][0][:, n:n + T] = k
+            cache[l][1][:, n:n + T] = v
+            k, v = cache[l][0][:, :n + T], cache[l][1][:, :n + T]
+        s = (q @ k.transpose(-1, -2)) / dh ** 0.5
+        if past is None or past[1] == 0:
+            s = s.masked_fill(self.t.triu(self.t.ones(T, T, dtype=self.t.bool), 1), float("-inf"))
+        att = self.t.softmax(s, dim=-1)
+        y = (att @ v).transpose(0, 1).reshape(T, D)
+        x = x + self.t.addmm(W[p + "attn.c_proj.bias"], y, W[p + "attn.c_proj.weight"])
+        m = F.layer_norm(x, (D,), W[p + "ln_2.weight"], W[p + "ln_2.bias"], 1e-5)
+        hdn = F.gelu(self.t.addmm(W[p + "mlp.c_fc.bias"], m, W[p + "mlp.c_fc.weight"]), approximate="tanh")
+        return x + self.t.addmm(W[p + "mlp.c_proj.bias"], hdn, W[p + "mlp.c_proj.weight"]), att
+
+    def logits(self, x):
+        F = self.t.nn.functional
+        return F.layer_norm(x, (self.D,), self.W["ln_f.weight"], self.W["ln_f.bias"], 1e-5) @ self.W["wte.weight"].T
+
+    def forward(self, ids, want_logits, cache=None):
+        T = ids.shape[0]
+        x = self.W["wte.weight"][ids] + self.W["wpe.weight"][:T]
+        maps = []
+        for l in range(self.L):
+            x, att = self.block(l, x, (cache, 0) if cache is not None else None)
+            maps.append(att)
+        return self.maps_logits_loss(maps, x, ids, want_logits)
+
+    def new_cache(self, P):
+        dh = self.D // self.H
+        return [(self.t.zeros(self.H, P, dh), self.t.zeros(self.H, P, dh)) for _ in range(self.L)]
+
+    def append(self, cache, n, token):
+        x = (self.W["wte.weight"][token] + self.W["wpe.weight"][n]).view(1, -1)
+        rows = []
+        for l in range(self.L):
+            x, att = self.block(l, x, (cache, n))
+            rows.append(att)
+        return rows, self.logits(x)
+
+
+
 def torch_side(d, ids, seconds):
     import torch
-    import torch.nn.functional as F
 
     t0 = time.perf_counter()
     with open(os.path.join(d, "model.safetensors"), "rb") as f:
@@ -108,46 +167,20 @@ def torch_side(d, ids, seconds):
                 continue
             b, e = t["data_offsets"]
             f.seek(base + b)
-            a = np.fromfile(f, dtype="<f4", count=(e - b) // 4).reshape(t["shape"])
-            W[name[len("transformer."):]] = torch.from_numpy(a)
+            W[name] = np.fromfile(f, dtype="<f4", count=(e - b) // 4).reshape(t["shape"])
+    m = TorchGpt2(torch, W)
     load_s = time.perf_counter() - t0
     ids_t = torch.tensor(ids)
-    T = len(ids)
-    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
-    dh = D // H
-
-    def forward(logits):
-        x = W["wte.weight"][ids_t] + W["wpe.weight"][:T]  # (T, D)
-        maps = []
-        for l in range(L):
-            p = f"h.{l}."
-            a = F.layer_norm(x, (D,), W[p + "ln_1.weight"], W[p + "ln_1.bias"], 1e-5)
-            q, k, v = torch.addmm(W[p + "attn.c_attn.bias"], a, W[p + "attn.c_attn.weight"]).split(D, dim=-1)
-            q, k, v = (t.view(T, H, dh).transpose(0, 1) for t in (q, k, v))  # (H, T, dh)
-            s = (q @ k.transpose(-1, -2)) / dh ** 0.5
-            att = torch.softmax(s.masked_fill(mask, float("-inf")), dim=-1)  # (H, T, T)
-            maps.append(att)
-            y = (att @ v).transpose(0, 1).reshape(T, D)
-            x = x + torch.addmm(W[p + "attn.c_proj.bias"], y, W[p + "attn.c_proj.weight"])
-            m = F.layer_norm(x, (D,), W[p + "ln_2.weight"], W[p + "ln_2.bias"], 1e-5)
-            hdn = F.gelu(torch.addmm(W[p + "mlp.c_fc.bias"], m, W[p + "mlp.c_fc.weight"]), approximate="tanh")
-            x = x + torch.addmm(W[p + "mlp.c_proj.bias"], hdn, W[p + "mlp.c_proj.weight"])
-        maps = torch.stack(maps)  # (L, H, T, T)
-        if not logits:
-            return maps, None
-        xf = F.layer_norm(x, (D,), W["ln_f.weight"], W["ln_f.bias"], 1e-5)
-        lg = xf @ W["wte.weight"].T  # (T, V)
-        return maps, F.cross_entropy(lg[:-1], ids_t[1:]).item()
 
     def timed(logits):
         with torch.no_grad():
             for _ in range(3):
-                forward(logits)
+                m.forward(ids_t, logits)
             times = []
             start = time.perf_counter()
             while time.perf_counter() - start < seconds or len(times) < 10:
                 s = time.perf_counter()
-                _, loss = forward(logits)
+                _, _, loss = m.forward(ids_t, logits)
                 times.append((time.perf_counter() - s) * 1e3)
         return statistics.median(times), loss
 
