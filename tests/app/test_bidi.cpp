@@ -1,0 +1,74 @@
+// visual_text (app/common/bidi.h): labels as drawn. The expected strings come from the
+// Unicode standard, not from the function: joining types from ArabicShaping.txt (D dual,
+// R right-joining), the forms from the Arabic Presentation Forms-B chart (U+FE70-FEFF), and
+// the order from UAX #9's rules (W2, N1, I1-I2, L2, L4).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "app/common/bidi.h"
+#include "core/text/utf8.h"
+
+using headmap::has_rtl;
+using headmap::visual_text;
+
+namespace {
+
+std::string u8(std::u32string_view cps) { return headmap::encode_utf8(cps); }
+
+}  // namespace
+
+TEST(Bidi, ArabicLettersJoinAndReadRightToLeft) {
+  // بيت: beh (D) initial U+FE91, yeh (D) medial U+FEF4, teh (D) final U+FE96; an Arabic
+  // paragraph (P2-P3: first strong AL) is drawn right to left, so the last letter comes first.
+  EXPECT_EQ(visual_text(u8(U"\u0628\u064A\u062A")), u8(U"\uFE96\uFEF4\uFE91"));
+  // سلام: seen initial U+FEB3; lam then alef is the ligature, final as lam joins seen
+  // (U+FEFC); alef is right-joining (R), so meem after it stands isolated (U+FEE1).
+  EXPECT_EQ(visual_text(u8(U"\u0633\u0644\u0627\u0645")), u8(U"\uFEE1\uFEFC\uFEB3"));
+  // One letter alone: its isolated form (meem U+FEE1).
+  EXPECT_EQ(visual_text(u8(U"\u0645")), u8(U"\uFEE1"));
+}
+
+TEST(Bidi, HebrewIsReversed) {
+  // שלום: shin lamed vav final-mem, drawn final-mem first. Hebrew has no joining forms.
+  EXPECT_EQ(visual_text(u8(U"\u05E9\u05DC\u05D5\u05DD")), u8(U"\u05DD\u05D5\u05DC\u05E9"));
+}
+
+TEST(Bidi, LatinAndDigitsAreUnchanged) {
+  EXPECT_EQ(visual_text("abc 123"), "abc 123");
+  EXPECT_EQ(visual_text(" the"), " the");
+  EXPECT_EQ(visual_text("Caf\xC3\xA9 \xE4\xB8\xAD"), "Caf\xC3\xA9 \xE4\xB8\xAD");  // é and CJK: left to right
+  EXPECT_FALSE(has_rtl("abc 123 Caf\xC3\xA9"));
+  EXPECT_TRUE(has_rtl(u8(U"a \u05E9")));
+  EXPECT_TRUE(has_rtl(u8(U"\u0645")));
+}
+
+TEST(Bidi, DigitsInArabicKeepTheirOrder) {
+  // عام 2024: European digits after Arabic letters are Arabic numbers (W2), raised to level 2
+  // (I2); the space between AL and AN takes level 1 (N1). Reversing levels >= 2, then >= 1
+  // (L2) puts the number first, still reading 2024. Ain initial U+FECB, alef final U+FE8E,
+  // meem after alef isolated U+FEE1.
+  EXPECT_EQ(visual_text(u8(U"\u0639\u0627\u0645 2024")), u8(U"2024 \uFEE1\uFE8E\uFECB"));
+}
+
+TEST(Bidi, MixedLatinAndHebrewFollowTheAlgorithm) {
+  // A left-to-right paragraph (first strong: a). "12" after Hebrew stays EN (W7 finds R),
+  // goes to level 2 (I1); the space between R and EN is R (N1): level 1. Hence "abc 12 םולש".
+  EXPECT_EQ(visual_text(u8(U"abc \u05E9\u05DC\u05D5\u05DD 12")), u8(U"abc 12 \u05DD\u05D5\u05DC\u05E9"));
+  // Brackets in right-to-left text are mirrored (L4): "(שלום)" reads "(םולש)" left to right.
+  EXPECT_EQ(visual_text(u8(U"(\u05E9\u05DC\u05D5\u05DD)")), u8(U"(\u05DD\u05D5\u05DC\u05E9)"));
+  // Explicit marks are applied, then dropped: RLM before Latin makes nothing to draw.
+  EXPECT_EQ(visual_text(u8(U"\u200Fab")), "ab");
+}
+
+TEST(Bidi, LinesAreEachTheirOwnParagraph) {
+  EXPECT_EQ(visual_text(u8(U"\u05E9\u05DC\u05D5\u05DD\nabc")), u8(U"\u05DD\u05D5\u05DC\u05E9\nabc"));
+}
+
+TEST(Bidi, HalfALetterIsShownAsBefore) {
+  // Byte-level BPE pieces: the first byte of seen (D8 B3) alone, and a letter with half of the
+  // next one. Invalid UTF-8 passes through untouched (drawn with U+FFFD as before).
+  EXPECT_EQ(visual_text("\xD8"), "\xD8");
+  EXPECT_EQ(visual_text("\xD8\xB3\xD9"), "\xD8\xB3\xD9");
+  EXPECT_EQ(visual_text(""), "");
+}
