@@ -97,4 +97,18 @@ std::string visual_text(std::string_view logical) {
   return out;
 }
 
+std::string cut_logical(std::string_view logical, float room, const std::function<float(const std::string&)>& drawn_width) {
+  const std::string whole(logical);
+  if (drawn_width(whole) <= room) return whole;
+  const std::vector<Utf8Unit> units = utf8_units(logical);
+  auto start = [&](size_t n) { return std::string(logical.substr(0, n ? units[n - 1].end : 0)) + "\xE2\x80\xA6"; };
+  size_t lo = 0, hi = units.empty() ? 0 : units.size() - 1;  // the most characters that fit, by halving
+  while (lo < hi) {
+    const size_t mid = (lo + hi + 1) / 2;
+    if (drawn_width(start(mid)) <= room) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo ? start(lo) : std::string();
+}
+
 }  // namespace headmap

@@ -72,3 +72,14 @@ TEST(Bidi, HalfALetterIsShownAsBefore) {
   EXPECT_EQ(visual_text("\xD8\xB3\xD9"), "\xD8\xB3\xD9");
   EXPECT_EQ(visual_text(""), "");
 }
+
+TEST(Bidi, ALongRightToLeftLabelKeepsItsFirstLetters) {
+  // Width = characters as drawn. "שלום עולם" in 5: the typed start "שלום" and "…" (5), which
+  // ends a right-to-left paragraph, so it is drawn on the left (N1-N2: between R and eos R).
+  auto chars = [](const std::string& c) { return static_cast<float>(headmap::decode_utf8(visual_text(c)).codepoints.size()); };
+  const std::string cut = headmap::cut_logical(u8(U"\u05E9\u05DC\u05D5\u05DD \u05E2\u05D5\u05DC\u05DD"), 5, chars);
+  EXPECT_EQ(cut, u8(U"\u05E9\u05DC\u05D5\u05DD\u2026"));
+  EXPECT_EQ(visual_text(cut), u8(U"\u2026\u05DD\u05D5\u05DC\u05E9"));
+  EXPECT_EQ(headmap::cut_logical("abc", 3, chars), "abc");  // fits whole
+  EXPECT_EQ(headmap::cut_logical("abc", 1, chars), "");     // not a letter with its "…"
+}
