@@ -6,7 +6,6 @@
 #include <cstdio>
 
 #include "app/common/assets.h"
-#include "app/common/bidi.h"
 
 namespace headmap {
 
@@ -235,11 +234,7 @@ Result<FigureLayout> layout_figure(const Figure& f, const Font& font) {
   int label_w = 0;
   for (int t = 0; t < len; t += k) {
     L.labelled.push_back(t);
-    // As drawn: visual order, Arabic joined (bidi.h); a right-to-left token cut in typed order.
-    if (has_rtl(f.tokens[t]))
-      shown[t] = visual_text(cut_logical(f.tokens[t], static_cast<float>(label_max),
-                                         [&](const std::string& c) { return static_cast<float>(font.width(visual_text(c), label_px)); }));
-    else shown[t] = fit_text(font, f.tokens[t], label_px, label_max);
+    shown[t] = fit_drawn_text(font, f.tokens[t], label_px, label_max);  // visual order, Arabic joined (bidi.h)
     if (tick_numbered(t, k)) numbers[t] = std::to_string(t);
     label_w = std::max(label_w, font.width(shown[t], label_px) + (numbers[t].empty() ? 0 : num_gap + font.width(numbers[t], label_px)));
   }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "app/common/bidi.h"
+#include "app/common/raster.h"
 #include "core/text/utf8.h"
 
 using headmap::has_rtl;
@@ -82,4 +83,22 @@ TEST(Bidi, ALongRightToLeftLabelKeepsItsFirstLetters) {
   EXPECT_EQ(visual_text(cut), u8(U"\u2026\u05DD\u05D5\u05DC\u05E9"));
   EXPECT_EQ(headmap::cut_logical("abc", 3, chars), "abc");  // fits whole
   EXPECT_EQ(headmap::cut_logical("abc", 1, chars), "");     // not a letter with its "…"
+}
+
+TEST(Bidi, PngTextIsDrawnJoinedAndCutInTypedOrder) {
+  // headmap-cli --png and the figures draw with the CPU font (raster.h): الولد as Unicode's
+  // forms, last letter first (alef isolated U+FE8D, lam initial U+FEDF, waw final U+FEEE,
+  // lam initial, dal final U+FEAA); too wide, it keeps its typed start and shows "…" on the left.
+  headmap::Font font;
+  ASSERT_TRUE(font.load(std::string(HEADMAP_ASSETS) + "/fonts/DejaVuSans.ttf"));
+  const std::string walad = u8(U"\u0627\u0644\u0648\u0644\u062F");
+  EXPECT_EQ(headmap::fit_drawn_text(font, walad, 12, 1000), u8(U"\uFEAA\uFEDF\uFEEE\uFEDF\uFE8D"));
+  // Cut before it is shaped: المدرسة in the width of "ال…" keeps "ال", whose lam has nothing
+  // to join (alef joins nothing after it, "…" is non-joining): isolated U+FEDD, not the
+  // initial form it has in the whole word. (The next start, "الم…", is wider: checked.)
+  const std::string madrasa = u8(U"\u0627\u0644\u0645\u062F\u0631\u0633\u0629");
+  const int room = font.width(u8(U"\u2026\uFEDD\uFE8D"), 12);
+  ASSERT_GT(font.width(u8(U"\u2026\uFEE2\uFEDF\uFE8D"), 12), room);
+  EXPECT_EQ(headmap::fit_drawn_text(font, madrasa, 12, room), u8(U"\u2026\uFEDD\uFE8D"));
+  EXPECT_EQ(headmap::fit_drawn_text(font, "the cat", 12, 1000), "the cat");
 }
