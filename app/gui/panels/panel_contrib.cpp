@@ -66,7 +66,7 @@ void draw_contrib(AppState& s) {
   else
     std::snprintf(line, sizeof line, "logit of \"%s\" after \"%s\" (position %d): %.3f", token.c_str(), after.c_str(),
                   a.target.position, a.logit);
-  text_disabled_wrapped_at_commas(glyphs().shown(line).c_str());  // never broken inside a number; tokens drawn visual (bidi.h)
+  text_disabled_wrapped_at_commas(glyphs().shown(line));  // never broken inside a number; tokens drawn visual (bidi.h)
 
   // The grid: layers down, heads across.
   float peak = 0;
