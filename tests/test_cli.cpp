@@ -387,3 +387,27 @@ TEST(Cli, ContribOptionsAddToTheJsonAndRefuseBadRequests) {
   refused({"--text", "a b c", "--patch-from", "a b", "--attribute", "#5-#6@0"}, "same token count");
   refused({"--text", "a b c", "--patch-from", "a b d"}, "--attribute A-B@POS");
 }
+
+// Right-to-left labels (app/common/bidi.h): the figures draw each Arabic token in visual order
+// with its letters joined (Unicode's Presentation Forms-B: الولد is alef isolated U+FE8D, lam
+// initial U+FEDF, waw final U+FEEE, lam initial, dal final U+FEAA, last letter first), and
+// the SVG tells its viewer not to reorder them again; the JSON's data keep the typed order.
+TEST(Cli, ArabicLabelsAreDrawnJoinedButExportedInTypedOrder) {
+  const fs::path cwd = tmp() / "rtl";
+  fs::create_directories(cwd);
+  const std::string walad = "\xD8\xA7\xD9\x84\xD9\x88\xD9\x84\xD8\xAF";  // الولد, typed order
+  const std::string walad_drawn = "\xEF\xBA\xAA\xEF\xBB\x9F\xEF\xBB\xAE\xEF\xBB\x9F\xEF\xBA\x8D";  // U+FEAA FEDF FEEE FEDF FE8D
+  CliRun r = cli({"--random-init", "--tokenizer", "word", "--text", "\xD8\xB0\xD9\x87\xD8\xA8 " + walad, "--svg", "rtl.svg",
+                  "--json", "rtl.json"},
+                 cwd);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream f(cwd / "rtl.svg");
+  const std::string svg((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_NE(svg.find(walad_drawn + "</text>"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find(walad), std::string::npos) << "a label in typed order";
+  EXPECT_NE(svg.find("unicode-bidi=\"bidi-override\""), std::string::npos);
+  std::ifstream j(cwd / "rtl.json");
+  const std::string json((std::istreambuf_iterator<char>(j)), {});
+  EXPECT_NE(json.find(walad), std::string::npos);
+  EXPECT_EQ(json.find(walad_drawn), std::string::npos);
+}

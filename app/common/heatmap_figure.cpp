@@ -234,7 +234,7 @@ Result<FigureLayout> layout_figure(const Figure& f, const Font& font) {
   int label_w = 0;
   for (int t = 0; t < len; t += k) {
     L.labelled.push_back(t);
-    shown[t] = fit_text(font, f.tokens[t], label_px, label_max);
+    shown[t] = fit_drawn_text(font, f.tokens[t], label_px, label_max);  // visual order, Arabic joined (bidi.h)
     if (tick_numbered(t, k)) numbers[t] = std::to_string(t);
     label_w = std::max(label_w, font.width(shown[t], label_px) + (numbers[t].empty() ? 0 : num_gap + font.width(numbers[t], label_px)));
   }

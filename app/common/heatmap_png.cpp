@@ -50,7 +50,7 @@ Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, c
   std::vector<std::string> toks;
   int label_w = 0;
   for (int t = 0; t < T; ++t) {
-    toks.push_back(fit_text(font, token_display(batch.sentences[opt.batch].tokens[t]), label_px, 110));
+    toks.push_back(fit_drawn_text(font, token_display(batch.sentences[opt.batch].tokens[t]), label_px, 110));  // visual order, Arabic joined
     label_w = std::max(label_w, font.width(toks.back(), label_px));
   }
   const int margin = labels ? label_w + 8 : 4;
@@ -75,7 +75,7 @@ Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, c
                 out.L - 1, cfg.d_model, cfg.num_heads, cfg.num_heads - 1, cfg.d_head(), cfg.causal ? "causal" : "bidirectional", cfg.pitfalls.any() ? "   (pitfall on)" : "");
   std::string sentence;
   for (const Token& t : batch.sentences[opt.batch].tokens) sentence += (sentence.empty() ? "" : " ") + token_display(t);
-  font.draw(c, 10, 24, fit_text(font, sentence, 18, W - 20), 18, kInk);
+  font.draw(c, 10, 24, fit_drawn_text(font, sentence, 18, W - 20), 18, kInk);
   font.draw(c, 10, 46, cfgline, 14, kMuted);
   if (!opt.subtitle.empty()) font.draw(c, 10, 62, fit_text(font, opt.subtitle, 12, W - 20), 12, kMuted);
 

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "app/common/bidi.h"
 #include "core/io/file_io.h"
 #include "core/memory_budget.h"
 #include "core/text/utf8.h"
@@ -102,6 +103,8 @@ std::string figure_svg(const Figure& f, const FigureLayout& L) {
     o += "\" font-size=\"" + num(t.px) + "\" fill=\"" + hex(figure_text_rgb(t.role)) + "\" text-anchor=\"" + anchor + "\"";
     if (t.vertical) o += " transform=\"translate(" + num(t.x) + " " + num(t.y) + ") rotate(-90)\" x=\"0\" y=\"0\"";
     else o += " x=\"" + num(t.x) + "\" y=\"" + num(t.y) + "\"";
+    // Labels are in visual order already (visual_text): the viewer must not reorder them again.
+    if (has_rtl(t.text)) o += " direction=\"ltr\" unicode-bidi=\"bidi-override\"";
     o += " xml:space=\"preserve\">" + xml_escape(t.text) + "</text>\n";
   }
   o += "</svg>\n";

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/common/bidi.h"
 #include "core/io/file_io.h"
 #include "core/text/utf8.h"
 
@@ -129,6 +130,12 @@ std::string fit_text(const Font& f, const std::string& text, float px, int max_p
     if (f.width(t, px) <= max_px) return t;
   }
   return "";
+}
+
+std::string fit_drawn_text(const Font& f, const std::string& logical, float px, int max_px) {
+  if (!has_rtl(logical)) return fit_text(f, logical, px, max_px);  // nothing to reorder or join
+  return visual_text(cut_logical(logical, static_cast<float>(max_px),
+                                 [&](const std::string& c) { return static_cast<float>(f.width(visual_text(c), px)); }));
 }
 
 }  // namespace headmap

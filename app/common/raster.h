@@ -47,5 +47,8 @@ class Font {
 
 // Shortens text to fit max_px, ending with "…".
 std::string fit_text(const Font& f, const std::string& text, float px, int max_px);
+// A token or sentence as drawn (typed order in): visual order with Arabic joined (bidi.h),
+// shortened to fit max_px; right-to-left text is cut in typed order (its first letters kept).
+std::string fit_drawn_text(const Font& f, const std::string& logical, float px, int max_px);
 
 }  // namespace headmap

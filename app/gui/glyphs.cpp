@@ -8,6 +8,7 @@
 #include <cmath>
 #include <utility>
 
+#include "app/common/bidi.h"
 #include "core/text/utf8.h"
 
 namespace headmap {
@@ -83,7 +84,7 @@ std::string Glyphs::display(std::string_view utf8) {
   return out;
 }
 
-std::string Glyphs::shown(std::string_view utf8) { return display<true>(utf8); }
+std::string Glyphs::shown(std::string_view utf8) { return display<true>(visual_text(utf8)); }  // drawn: visual order, Arabic joined
 std::string Glyphs::readable(std::string_view utf8) { return display<false>(utf8); }
 
 std::string Glyphs::to_edit(std::string_view text) {

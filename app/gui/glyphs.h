@@ -12,8 +12,9 @@
 //
 // What a person sees: a character no installed font has is "U+E000" on chips and labels,
 // and a hollow box in the text box (the atlas's fallback glyph); invalid bytes alone are
-// "\xEF\xBF\xBD". Dear ImGui neither shapes Arabic nor reorders right-to-left text: Arabic shows
-// its isolated letter forms, and Arabic and Hebrew read in logical (typed) order.
+// "\xEF\xBF\xBD". Dear ImGui neither shapes Arabic nor reorders right-to-left text, so shown()
+// hands it each label in visual order with Arabic letters joined (visual_text, bidi.h: GNU
+// FriBidi); readable() and the text box stay in logical (typed) order.
 #pragma once
 #include <imgui.h>
 
@@ -39,8 +40,9 @@ class Glyphs {
   Status build(ImFontAtlas& atlas, const std::string& primary_path, float size);
   bool dirty() const { return dirty_; }  // a character with a glyph not in the atlas appeared
 
-  // Text as headmap hands it to ImGui on chips and labels: characters above U+FFFF as their
-  // alias, characters no font has as "U+XXXX", invisible ones without a glyph dropped.
+  // Text as headmap hands it to ImGui on chips and labels: in visual order, Arabic joined
+  // (visual_text), characters above U+FFFF as their alias, characters no font has as
+  // "U+XXXX", invisible ones without a glyph dropped.
   std::string shown(std::string_view utf8);
   // The same as a person reads it (the report): real characters, "U+XXXX" where none is drawn.
   std::string readable(std::string_view utf8);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/common/bidi.h"
 #include "app/common/heatmap_figure.h"
 #include "app/gui/glyphs.h"
 
@@ -100,6 +101,21 @@ FittedLabel fit_label(const std::string& token, int pos, bool numbered, float ro
   return f;
 }
 
+// The token as drawn (glyphs().shown: every script, visual order, Arabic joined). A
+// right-to-left token too long for its room is cut in typed order first (cut_logical), so
+// that it keeps its first letters with the "\xE2\x80\xA6" on its left; fit_label then finds it fits.
+std::string drawn_label(const std::string& logical, int pos, bool numbered, float room) {
+  std::string tok = glyphs().shown(logical);
+  const FittedLabel f = fit_label(tok, pos, numbered, room);
+  if (!f.cut || !has_rtl(logical)) return tok;
+  ImFont* font = ImGui::GetFont();
+  const float size = ImGui::GetFontSize();
+  auto width = [&](const std::string& t) { return font->CalcTextSizeA(size, FLT_MAX, 0.0f, t.c_str(), t.c_str() + t.size()).x; };
+  const float tok_room = room - (f.num[0] ? f.num_w + width("  ") : 0.0f);
+  const std::string cut = cut_logical(logical, tok_room, [&](const std::string& c) { return width(glyphs().shown(c)); });
+  return cut.empty() ? tok : glyphs().shown(cut);
+}
+
 // The label's text as drawn (for the GUI tests' report).
 std::string label_text(const FittedLabel& f) {
   std::string t(f.tok, f.tok_end);
@@ -169,7 +185,7 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
       if (t < 0 || t >= n || !shown(t, a.step, ch, hover_row, text_h)) return;
       const float yc = p0.y + (t + 0.5f - s.row0) * ch;
       if (yc < p0.y || yc > p1.y) return;  // half a line past either end at most: the key labels start right of it
-      const std::string tok = glyphs().shown((*v.row_labels)[t]);  // every script, U+XXXX where no font has it
+      const std::string tok = drawn_label((*v.row_labels)[t], t, tick_numbered(t, a.step), v.label_w - 8);  // every script, U+XXXX where no font has it
       const FittedLabel f = fit_label(tok, t, tick_numbered(t, a.step), v.label_w - 8);
       const float x = right - f.w, y = yc - fh * 0.5f;
       const ImU32 col = t == hover_row ? accent : ink;
@@ -203,7 +219,7 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
       const bool numbered = tick_numbered(c, a.step), from_number = a.step > 1;  // thinned: every tick numbered
       const float start = from_number ? xc - num_w * 0.5f : xc - share * 0.5f;
       const float lo = std::max(start, p0.x - 5), hi = std::min(start + share, p1.x + fh * 0.5f);
-      const std::string tok = glyphs().shown((*v.col_labels)[c]);
+      const std::string tok = drawn_label((*v.col_labels)[c], c, numbered, hi - lo);
       const FittedLabel f = fit_label(tok, c, numbered, hi - lo);
       if (f.w > hi - lo) return;
       const float x = std::clamp(from_number ? xc - f.num_w * 0.5f : xc - f.w * 0.5f, lo, hi - f.w);
@@ -237,7 +253,7 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
         x = p0.x - 5;
         if (x + fh > xc + a.step * cw - fh * 0.5f) return;
       }
-      const std::string tok = glyphs().shown((*v.col_labels)[c]);
+      const std::string tok = drawn_label((*v.col_labels)[c], c, tick_numbered(c, a.step), v.label_h - 8);
       const FittedLabel f = fit_label(tok, c, tick_numbered(c, a.step), v.label_h - 8);
       const ImU32 col = c == hover_col ? accent : ink;
       // Rotated, reading upwards: the token starts furthest from the map, the number ends by it.

@@ -29,6 +29,7 @@
 #include "app/common/raster.h"
 #include "core/inspect/metrics.h"
 #include "core/model/model.h"
+#include "core/text/utf8.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -2064,6 +2065,55 @@ TEST(Gui, EveryScriptIsDrawnAndOnlyInvalidBytesAreTheReplacementCharacter) {
   EXPECT_GT(ink_a, 20);
   EXPECT_GT(ink_b, 20);
   EXPECT_GT(differ, std::min(ink_a, ink_b) / 3) << "the two ideographs draw alike: a fallback glyph?";
+}
+
+TEST(Gui, ArabicAndHebrewLabelsAreDrawnJoinedAndRightToLeft) {
+  // Dear ImGui draws code points left to right, one glyph each: the heads grid's token labels
+  // are handed to it in visual order, Arabic in its joined forms (bidi.h). The expected forms
+  // come from Unicode's tables (ArabicShaping.txt, the Presentation Forms-B chart): الولد is
+  // alef isolated U+FE8D (alef joins nothing after it), lam initial U+FEDF, waw final U+FEEE,
+  // lam initial, dal final U+FEAA, drawn last letter first. The chips' report and the text
+  // box keep the typed order; a read-only line under the box shows the text as it reads.
+  const std::string arabic = "\xD8\xB0\xD9\x87\xD8\xA8 \xD8\xA7\xD9\x84\xD9\x88\xD9\x84\xD8\xAF \xD8\xA5\xD9\x84\xD9\x89 "
+                             "\xD8\xA7\xD9\x84\xD9\x85\xD8\xAF\xD8\xB1\xD8\xB3\xD8\xA9";  // ذهب الولد إلى المدرسة
+  const std::string walad = "\xD8\xA7\xD9\x84\xD9\x88\xD9\x84\xD8\xAF";  // الولد, typed order
+  const std::string walad_drawn = "\xEF\xBA\xAA\xEF\xBB\x9F\xEF\xBB\xAE\xEF\xBB\x9F\xEF\xBA\x8D";  // U+FEAA FEDF FEEE FEDF FE8D
+  const std::string yeled = "\xD7\x94\xD7\x99\xD7\x9C\xD7\x93", yeled_drawn = "\xD7\x93\xD7\x9C\xD7\x99\xD7\x94";  // הילד, דליה
+  auto has_widget = [](const json& report, const std::string& label) {
+    for (const json& w : report["widgets"])
+      if (w["label"] == label) return true;
+    return false;
+  };
+  struct Case {
+    std::string name, text, typed, drawn;
+  };
+  for (const Case& c : {Case{"rtl-arabic", arabic, walad, walad_drawn},
+                        Case{"rtl-hebrew", yeled + " \xD7\x94\xD7\x9C\xD7\x9A", yeled, yeled_drawn}}) {
+    SCOPED_TRACE(c.name);
+    const AppRun r = run_app(c.name, {"--random-init", "--tokenizer", "word", "--text", c.text});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_GE(index_of(r.report["tokens"], c.typed), 0) << "the chips' report keeps the typed order: " << r.report["tokens"];
+    const json texts = r.report.value("token_label_texts", json::array());
+    int drawn = 0, typed = 0;
+    for (const auto& t : texts) {
+      const std::string l = t.get<std::string>();
+      drawn += l.rfind(c.drawn, 0) == 0;  // the token, then maybe its position number
+      typed += l.find(c.typed) != std::string::npos;
+    }
+    EXPECT_GE(drawn, 2) << "the word's label on both axes, as drawn: " << texts;
+    EXPECT_EQ(typed, 0) << "no label in typed order: " << texts;
+    if (c.name == "rtl-arabic") {
+      for (const auto& t : texts) {  // every Arabic letter of every label in a presentation form
+        for (char32_t cp : headmap::decode_utf8(t.get<std::string>()).codepoints) {
+          EXPECT_FALSE(cp >= 0x0621 && cp <= 0x064A) << "an unjoined letter U+" << std::hex << static_cast<int>(cp) << " in " << t;
+        }
+      }
+    }
+    EXPECT_TRUE(has_widget(r.report, "Sentence preview"));
+  }
+  const AppRun latin = run_app("rtl-latin", {"--random-init", "--tokenizer", "word", "--text", "the cat sat"});
+  ASSERT_EQ(latin.status, 0) << latin.err;
+  EXPECT_FALSE(has_widget(latin.report, "Sentence preview")) << "no preview line for left-to-right text";
 }
 
 TEST(Gui, WithoutFallbackFontsTheAppStartsAndSaysWhichPackageDrawsTheText) {

@@ -18,6 +18,7 @@
 #include "app/gui/panels/panels.h"
 #include "app/gui/theme.h"
 #include "app/gui/ui_widgets.h"
+#include "app/gui/glyphs.h"
 
 namespace headmap {
 
@@ -404,7 +405,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
       if (hit.hovered) {
         const float w = f.out.weights(layer, batch, h)[static_cast<size_t>(hit.row) * f.out.T + hit.col];
         ImGui::SetTooltip("query %d \"%s\", key %d \"%s\"\nweight %.4f, entropy of the head %.3f nats", hit.row,
-                          f.labels[batch][hit.row].c_str(), hit.col, f.labels[batch][hit.col].c_str(), w, e);
+                          glyphs().shown(f.labels[batch][hit.row]).c_str(), hit.col, glyphs().shown(f.labels[batch][hit.col]).c_str(), w, e);
       }
       ImGui::EndGroup();
     }
@@ -442,8 +443,8 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     std::string a = "A's tokens:", b = "B's tokens:";
     for (const std::string& t : ta) a += " [" + t + "]";
     for (const std::string& t : tb) b += " [" + t + "]";
-    text_disabled_wrapped(a.c_str());
-    text_disabled_wrapped(b.c_str());
+    text_disabled_wrapped(glyphs().shown(a).c_str());  // drawn: visual order, Arabic joined (bidi.h)
+    text_disabled_wrapped(glyphs().shown(b).c_str());
     s.report.compare_b_tokens = tb;
   }
   ImGui::TextUnformatted(other ? "Passport rows that differ, B \xE2\x86\x92 A" : "Passport rows the pitfall changes");

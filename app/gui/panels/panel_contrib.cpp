@@ -15,6 +15,7 @@
 #include "app/gui/panels/panels.h"
 #include "app/gui/theme.h"
 #include "app/gui/ui_widgets.h"
+#include "app/gui/glyphs.h"
 
 namespace headmap {
 
@@ -65,7 +66,7 @@ void draw_contrib(AppState& s) {
   else
     std::snprintf(line, sizeof line, "logit of \"%s\" after \"%s\" (position %d): %.3f", token.c_str(), after.c_str(),
                   a.target.position, a.logit);
-  text_disabled_wrapped_at_commas(line);  // never broken inside a number
+  text_disabled_wrapped_at_commas(glyphs().shown(line));  // never broken inside a number; tokens drawn visual (bidi.h)
 
   // The grid: layers down, heads across.
   float peak = 0;

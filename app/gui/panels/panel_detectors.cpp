@@ -16,6 +16,7 @@
 #include "app/gui/panels/panels.h"
 #include "app/gui/theme.h"
 #include "app/gui/ui_widgets.h"
+#include "app/gui/glyphs.h"
 
 namespace headmap {
 
@@ -88,7 +89,7 @@ void paint_canvas(AppState& s, const ForwardData& f, int b) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int i = static_cast<int>((m.y - o.y) / cell), j = static_cast<int>((m.x - o.x) / cell);
     if (i >= 0 && i < len && j >= 0 && j < len)
-      ImGui::SetTooltip("query %d \"%s\", key %d \"%s\"", i, f.labels[b][i].c_str(), j, f.labels[b][j].c_str());
+      ImGui::SetTooltip("query %d \"%s\", key %d \"%s\"", i, glyphs().shown(f.labels[b][i]).c_str(), j, glyphs().shown(f.labels[b][j]).c_str());
   }
 }
 }  // namespace

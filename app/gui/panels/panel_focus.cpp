@@ -13,6 +13,7 @@
 #include "app/gui/panels/panels.h"
 #include "app/gui/ui_widgets.h"
 #include "app/gui/theme.h"
+#include "app/gui/glyphs.h"
 
 namespace headmap {
 
@@ -525,8 +526,8 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   if (hit.hovered) {
     const float val = (*st.m)(hit.row, hit.col);
     ImGui::BeginTooltip();
-    ImGui::Text("row %d \"%s\"", hit.row, toks[hit.row].c_str());
-    if (col_tokens) ImGui::Text("column %d \"%s\"", hit.col, toks[hit.col].c_str());
+    ImGui::Text("row %d \"%s\"", hit.row, glyphs().shown(toks[hit.row]).c_str());
+    if (col_tokens) ImGui::Text("column %d \"%s\"", hit.col, glyphs().shown(toks[hit.col]).c_str());
     else if (st.m->cols() == dh)
       ImGui::Text("feature %d of the head = column %d of D", hit.col, head_feature(head, hit.col, cfg.num_heads, dh, cfg.pitfalls.interleaved_reshape));
     else ImGui::Text("feature %d%s", hit.col, hit.col / std::max(dh, 1) == head ? " (this head's columns)" : "");

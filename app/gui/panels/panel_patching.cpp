@@ -20,6 +20,7 @@
 #include "app/gui/panels/panels.h"
 #include "app/gui/theme.h"
 #include "app/gui/ui_widgets.h"
+#include "app/gui/glyphs.h"
 
 namespace headmap {
 
@@ -42,11 +43,11 @@ void token_combo(AppState& s, const char* label, int* token, const std::vector<N
   if (*token < 0) shown += std::string(" (") + which + " top)";
   ImGui::SetNextItemWidth(std::min(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 12));
   const std::string id = std::string("##") + label;
-  if (ImGui::BeginCombo(id.c_str(), shown.c_str())) {
+  if (ImGui::BeginCombo(id.c_str(), glyphs().shown(shown).c_str())) {
     if (ImGui::Selectable((std::string(which) + " run's top prediction").c_str(), *token < 0)) *token = -1;
     for (const NextToken& t : top) {
       char item[96];
-      std::snprintf(item, sizeof item, "%s  %.3f", t.display.c_str(), t.prob);
+      std::snprintf(item, sizeof item, "%s  %.3f", glyphs().shown(t.display).c_str(), t.prob);
       if (ImGui::Selectable(item, *token == t.id)) *token = t.id;
       report_widget(s, (std::string(label) + " " + t.display).c_str());
     }

@@ -11,6 +11,7 @@
 #include "app/gui/panels/panels.h"
 #include "app/gui/theme.h"
 #include "app/gui/ui_widgets.h"
+#include "app/gui/glyphs.h"
 
 namespace headmap {
 
@@ -38,10 +39,10 @@ void sentence_selector(AppState& s, const ForwardData& f) {
     ImGui::SameLine(right + ImGui::GetStyle().ItemSpacing.x * 3);
     const float room = ImGui::GetContentRegionAvail().x;
     std::string shown = text;
-    while (!shown.empty() && ImGui::CalcTextSize((shown + "\xE2\x80\xA6").c_str()).x > room) shown.resize(shown.size() * 3 / 4);
+    while (!shown.empty() && ImGui::CalcTextSize((glyphs().shown(shown) + "\xE2\x80\xA6").c_str()).x > room) shown.resize(shown.size() * 3 / 4);
     while (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0xC0) == 0x80) shown.pop_back();  // whole characters
     if (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0x80)) shown.pop_back();
-    ImGui::TextDisabled("%s%s", shown.c_str(), shown.size() < text.size() ? "\xE2\x80\xA6" : "");
+    ImGui::TextDisabled("%s%s", glyphs().shown(shown).c_str(), shown.size() < text.size() ? "\xE2\x80\xA6" : "");  // cut in typed order, drawn visual
     s.report.sentence_losses.push_back(loss);
   }
 }
@@ -66,10 +67,10 @@ void draw_mask_predictions(AppState& s, const ForwardData& f) {
     ++shown;
     std::string where = "position " + std::to_string(t);
     if (tok.masked_id >= 0) where += " (was \"" + hf_piece(*f.weights->hf_tokenizer, tok.masked_id).text + "\")";
-    text_disabled_wrapped(where.c_str());
+    text_disabled_wrapped(glyphs().shown(where).c_str());
     const std::vector<NextToken> top = top_k_next(*f.weights, f.out, b, t, kTopK);
     float token_w = 0;
-    for (const NextToken& n : top) token_w = std::max(token_w, ImGui::CalcTextSize(n.display.c_str()).x);
+    for (const NextToken& n : top) token_w = std::max(token_w, ImGui::CalcTextSize(glyphs().shown(n.display).c_str()).x);
     const float bar_w = std::clamp(avail - ImGui::CalcTextSize("100.0%").x - token_w - spacing * 3, fh * 2, avail * 0.35f);
     for (const NextToken& n : top) {
       const ImVec2 c = ImGui::GetCursorScreenPos();
@@ -79,9 +80,10 @@ void draw_mask_predictions(AppState& s, const ForwardData& f) {
       ImGui::Dummy(ImVec2(bar_w, fh));
       ImGui::SameLine();
       ImGui::Text("%5.1f%%", 100.0 * n.prob);
-      same_line_if_fits(ImGui::CalcTextSize(n.display.c_str()).x);
-      if (n.id == tok.masked_id) ImGui::TextColored(kUnchangedColour, "%s", n.display.c_str());
-      else ImGui::TextUnformatted(n.display.c_str());
+      const std::string drawn = glyphs().shown(n.display);  // visual order, Arabic joined (bidi.h)
+      same_line_if_fits(ImGui::CalcTextSize(drawn.c_str()).x);
+      if (n.id == tok.masked_id) ImGui::TextColored(kUnchangedColour, "%s", drawn.c_str());
+      else ImGui::TextUnformatted(drawn.c_str());
       s.report.predictions.push_back(n.display + " " + std::to_string(n.prob));
     }
   }
@@ -116,9 +118,10 @@ void draw_predictions(AppState& s) {
   const std::string& after = f.labels[b][pos];
   char where[160];
   std::snprintf(where, sizeof where, "after \"%s\" (position %d)", after.c_str(), pos);
+  const std::string where_drawn = glyphs().shown(where);
   ImGui::TextUnformatted("Next token");
-  same_line_if_fits(ImGui::CalcTextSize(where).x);
-  text_disabled_wrapped(where);
+  same_line_if_fits(ImGui::CalcTextSize(where_drawn.c_str()).x);
+  text_disabled_wrapped(where_drawn.c_str());
   // Generate: the most likely next token after the last sentence, appended to the text; the
   // K/V cache keeps every row before it, so the heads panel shows one row computed.
   if (ImGui::Button("Generate")) s.generate_tokens += 1;
@@ -132,7 +135,7 @@ void draw_predictions(AppState& s) {
   // The bar leaves room for the percentage and the widest token on its line.
   const float fh = ImGui::GetFontSize(), avail = ImGui::GetContentRegionAvail().x, spacing = ImGui::GetStyle().ItemSpacing.x;
   float token_w = 0;
-  for (const NextToken& t : p.top) token_w = std::max(token_w, ImGui::CalcTextSize(t.display.c_str()).x);
+  for (const NextToken& t : p.top) token_w = std::max(token_w, ImGui::CalcTextSize(glyphs().shown(t.display).c_str()).x);
   const float bar_w = std::clamp(avail - ImGui::CalcTextSize("100.0%").x - token_w - spacing * 3, fh * 2, avail * 0.35f);
   for (const NextToken& t : p.top) {
     // A bar as long as the probability, the token, and the percentage.
@@ -143,9 +146,10 @@ void draw_predictions(AppState& s) {
     ImGui::Dummy(ImVec2(bar_w, fh));
     ImGui::SameLine();
     ImGui::Text("%5.1f%%", 100.0 * t.prob);
-    same_line_if_fits(ImGui::CalcTextSize(t.display.c_str()).x);
-    if (t.id == actual) ImGui::TextColored(kUnchangedColour, "%s", t.display.c_str());
-    else ImGui::TextUnformatted(t.display.c_str());
+    const std::string drawn = glyphs().shown(t.display);  // visual order, Arabic joined (bidi.h)
+    same_line_if_fits(ImGui::CalcTextSize(drawn.c_str()).x);
+    if (t.id == actual) ImGui::TextColored(kUnchangedColour, "%s", drawn.c_str());
+    else ImGui::TextUnformatted(drawn.c_str());
     // A click on the entry attributes its logit to every head (panel_contrib.cpp).
     const ImVec2 end(c.x + avail, c.y + fh);
     if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(c, end) && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
@@ -160,7 +164,7 @@ void draw_predictions(AppState& s) {
   }
   if (known) {
     const bool in_top = std::any_of(p.top.begin(), p.top.end(), [&](const NextToken& t) { return t.id == actual; });
-    text_disabled_wrapped(("the text goes on with \"" + f.labels[b][pos + 1] + "\"" + (in_top ? " (green)" : ", not in the top 5")).c_str());
+    text_disabled_wrapped(glyphs().shown("the text goes on with \"" + f.labels[b][pos + 1] + "\"" + (in_top ? " (green)" : ", not in the top 5")).c_str());
   }
   s.report.predicted_after = after;
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "app/common/bidi.h"
 #include "app/common/fonts.h"
 #include "app/gui/glyphs.h"
 #include "app/gui/panels/panels.h"
@@ -144,6 +145,21 @@ std::vector<Chip> sentence_chips(const ForwardData& f, int b, std::vector<std::s
   return chips;
 }
 
+// Dear ImGui's text box cannot reorder right-to-left text or join Arabic letters, so it keeps
+// the text in typed (logical) order; under it, a read-only line shows how a text with
+// right-to-left characters reads (visual order, Arabic joined: bidi.h), its first lines
+// joined by spaces and cut with "\xE2\x80\xA6" to the width.
+void sentence_preview(AppState& s) {
+  if (!has_rtl(s.text)) return;
+  std::string line = s.text;
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  const std::string cut = cut_logical(line, ImGui::GetContentRegionAvail().x,
+                                      [](const std::string& c) { return ImGui::CalcTextSize(glyphs().shown(c).c_str()).x; });
+  if (cut.empty()) return;  // not a letter fits
+  ImGui::TextDisabled("%s", glyphs().shown(cut).c_str());
+  report_widget(s, "Sentence preview");
+}
+
 }  // namespace
 
 void draw_sentence(AppState& s, const Presets& presets) {
@@ -199,6 +215,7 @@ void draw_sentence(AppState& s, const Presets& presets) {
                                 typed.empty() ? 0 : ImGuiInputTextFlags_CallbackAlways, insert_typed, &typed))
     s.text = glyphs().from_edit(edit);
   report_widget(s, "Sentence");
+  sentence_preview(s);
   if (encoder_model(s)) {  // BERT-style encoders read a pair: sentence B, token type 1, after [SEP]
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Sentence B");
