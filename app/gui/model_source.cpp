@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "app/common/model_options.h"
+#include "app/gui/enum_names.h"
 #include "core/io/checkpoint.h"
 
 namespace headmap {
@@ -54,12 +55,7 @@ const char* weights_mode_name(WeightsMode m) {
 }
 
 bool parse_weights_mode(const std::string& name, WeightsMode* out) {
-  for (WeightsMode m : {WeightsMode::Trained, WeightsMode::TrainedForH, WeightsMode::Random})
-    if (name == weights_mode_name(m)) {
-      *out = m;
-      return true;
-    }
-  return false;
+  return parse_enum_name(name, {WeightsMode::Trained, WeightsMode::TrainedForH, WeightsMode::Random}, weights_mode_name, out);
 }
 
 // The "trained" choice: the weights open at the sliders' D and L, re-sliced to their H.
