@@ -56,9 +56,9 @@ TEST(CompareModels, AFamilyDirectoryAsBHasItsOwnTokensAndItsOwnMaps) {
   EXPECT_NE(c["a_tokens"], c["b_tokens"]);
   EXPECT_GT(c["b_tokens"].size(), c["a_tokens"].size());
   EXPECT_TRUE(any_starts_with(c["notes"], "The tokenizations differ: A cuts the sentence into " + std::to_string(c["a_tokens"].size()) +
-                                              " tokens, B into " + std::to_string(c["b_tokens"].size())))
+                                              " tokens, B into " + std::to_string(c["b_tokens"].size()) + ", so positions do not align."))
       << c["notes"].dump();
-  EXPECT_TRUE(has_message(r.report, "Positions do not align")) << r.report["messages"].dump();
+  EXPECT_TRUE(has_message(r.report, "Entropies are normalised: each row's over ln(keys it sees).")) << r.report["messages"].dump();
   EXPECT_EQ(c["entropy_unit"], "nats / ln(keys)");
   EXPECT_TRUE(has_message(r.report, "A has 2 layers, B 3: layer 2 only in B.")) << r.report["messages"].dump();
   // Each side's maps carry its own tokens on their axes: A's first label is A's first token,

@@ -296,17 +296,27 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     ImGui::SetTooltip("A comparison uses one colour scale for both models, set automatically: per-head colours\n"
                       "would stretch each map to its own peak and hide a change of scale such as \xE2\x88\x9A" "D's.");
   // What differs between the sides, said plainly: their tokenizations, layers and heads.
-  auto note = [&](const std::string& text) {
-    ImGui::PushStyleColor(ImGuiCol_Text, kAccentColour);
-    ImGui::TextWrapped("%s", text.c_str());
+  // Lines never broken inside a number (text_wrap.h), in a colour.
+  auto wrapped = [&](const ImVec4& colour, const std::string& text) {
+    ImGui::PushStyleColor(ImGuiCol_TextDisabled, colour);
+    text_disabled_wrapped_at_commas(text);
     ImGui::PopStyleColor();
+  };
+  auto note = [&](const std::string& text) {
+    wrapped(kAccentColour, text);
     s.report.compare_notes.push_back(text);
     s.report.messages.push_back(text);
   };
-  if (retokenized)
+  if (retokenized) {
     note("The tokenizations differ: A cuts the sentence into " + std::to_string(ta.size()) + " tokens, B into " + std::to_string(tb.size()) +
-         " (each map's axes show its own). Positions do not align: compare the patterns, not cell by cell." +
-         (normalised ? " Entropies are normalised: each row's entropy over ln of the keys it sees (0 = one key, 1 = even)." : ""));
+         ", so positions do not align." + (normalised ? " Entropies are normalised: each row's over ln(keys it sees)." : ""));
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Each side runs on its own tokenizer's tokens; each map's axes show its own.\n"
+                        "Compare the patterns, not cell by cell.%s",
+                        normalised ? "\nWith different token counts, nats would compare rows of different lengths: each row's entropy\n"
+                                     "is divided by ln of the keys it sees (0 = all on one key, 1 = spread evenly), then averaged."
+                                   : "");
+  }
   if (other && pit.out.L != ok.out.L)
     note("A has " + std::to_string(pit.out.L) + " layers, B " + std::to_string(ok.out.L) + ": " +
          (layers - 1 > std::min(pit.out.L, ok.out.L) ? "layers " + std::to_string(std::min(pit.out.L, ok.out.L)) + "-" + std::to_string(layers - 1)
@@ -316,18 +326,17 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     note("A has " + std::to_string(pit.out.Hw) + " heads, B " + std::to_string(ok.out.Hw) + ": per-head changes for heads 0-" +
          std::to_string(std::min(pit.out.Hw, ok.out.Hw) - 1) + ", the rest only in " + (pit.out.Hw > ok.out.Hw ? "A." : "B."));
   char delta[200];
+  const char* short_unit = normalised ? "normalised" : "nats";
   if (!has_layer(pit) || !has_layer(ok))
     std::snprintf(delta, sizeof delta, "Mean entropy of layer %d: only %s has it (%.2f %s)", layer, has_layer(pit) ? "A" : "B",
-                  has_layer(pit) ? e_pit : e_ok, unit);
+                  has_layer(pit) ? e_pit : e_ok, short_unit);
   else if (other)
-    std::snprintf(delta, sizeof delta, "Mean entropy of layer %d: A %.2f %s, B %.2f: A %+.2f (%s)", layer, e_pit, unit, e_ok, e_pit - e_ok,
+    std::snprintf(delta, sizeof delta, "Mean entropy of layer %d: A %.2f %s, B %.2f: A %+.2f (%s)", layer, e_pit, short_unit, e_ok, e_pit - e_ok,
                   e_pit > e_ok + 0.005f ? "flatter" : e_pit < e_ok - 0.005f ? "sharper" : "unchanged");
   else
     std::snprintf(delta, sizeof delta, "Mean entropy %.2f nats against %.2f correct: %+.2f (%s)", e_pit, e_ok, e_pit - e_ok,
                   e_pit > e_ok + 0.005f ? "flatter" : e_pit < e_ok - 0.005f ? "sharper" : "unchanged");
-  ImGui::PushStyleColor(ImGuiCol_Text, kChangedColour);
-  ImGui::TextWrapped("%s", delta);
-  ImGui::PopStyleColor();
+  wrapped(kChangedColour, delta);
   s.report.messages.push_back(delta);
   float largest = 0;
   const std::string per_head = per_head_changes(pit, ok, layer, batch, normalised, &largest);
@@ -339,9 +348,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
       std::snprintf(warn, sizeof warn, " (up to %.2f: the mean hides it)", largest);
       line += warn;
     }
-    ImGui::PushStyleColor(ImGuiCol_Text, kChangedColour);
-    ImGui::TextWrapped("%s", line.c_str());
-    ImGui::PopStyleColor();
+    wrapped(kChangedColour, line);
     s.report.messages.push_back(line);
   }
   const int both_heads = has_layer(pit) && has_layer(ok) ? std::min(pit.out.Hw, ok.out.Hw) : 0;
@@ -395,13 +402,9 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     }
   };
   fit();
-  if (side < fh * 2.5f && lw > 0) {  // maps too small for labels: the tooltip has the tokens
-    lw = 0;
-    fit();
-  }
-  if (side < fh * 2.5f) {  // too little room: the smallest readable maps, in as many columns as fit the width
-    side = fh * 2.5f;
-    const float grid_w = beside ? (avail.x - gap * 2) / 2 : avail.x;
+  if (side < fh * 5) {  // too little room (a small window, long notes): maps still readable, with their labels, and the tab scrolls
+    side = fh * 5;
+    const float grid_w = (beside ? (avail.x - gap * 2) / 2 : avail.x) - lw;
     per_row = std::clamp(static_cast<int>((grid_w + gap) / (side + gap)), 1, most);
   }
 
