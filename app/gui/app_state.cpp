@@ -105,53 +105,24 @@ Status open_checkpoint(AppState& s, const std::string& path, const CheckpointInf
   return Status();
 }
 
-const char* center_panel_name(CenterPanel p) {
-  switch (p) {
-    case CenterPanel::Heads: return "heads";
-    case CenterPanel::Focus: return "focus";
-    case CenterPanel::Model: return "model";
-    case CenterPanel::Passport: return "passport";
-    case CenterPanel::Training: return "training";
-    case CenterPanel::Compare: return "compare";
-    case CenterPanel::Input: return "input";
-    case CenterPanel::Contrib: return "contrib";
-  }
-  return "heads";
-}
+constexpr EnumName<CenterPanel> kCenterPanels[] = {{CenterPanel::Heads, "heads"},       {CenterPanel::Focus, "focus"},
+                                                   {CenterPanel::Model, "model"},       {CenterPanel::Passport, "passport"},
+                                                   {CenterPanel::Training, "training"}, {CenterPanel::Compare, "compare"},
+                                                   {CenterPanel::Input, "input"},       {CenterPanel::Contrib, "contrib"}};
+const char* center_panel_name(CenterPanel p) { return enum_name(kCenterPanels, p); }
+bool parse_center_panel(const std::string& name, CenterPanel* out) { return parse_enum_name(name, kCenterPanels, out); }
 
-bool parse_center_panel(const std::string& name, CenterPanel* out) {
-  return parse_enum_name(name, {CenterPanel::Heads, CenterPanel::Focus, CenterPanel::Model, CenterPanel::Passport, CenterPanel::Training,
-                                CenterPanel::Compare, CenterPanel::Input, CenterPanel::Contrib},
-                         center_panel_name, out);
-}
+constexpr EnumName<ContribView> kContribViews[] = {
+    {ContribView::Rollout, "rollout"}, {ContribView::Patching, "patching"}, {ContribView::Detectors, "detectors"}};
+const char* contrib_view_name(ContribView v) { return enum_name(kContribViews, v); }
+bool parse_contrib_view(const std::string& name, ContribView* out) { return parse_enum_name(name, kContribViews, out); }
 
-const char* contrib_view_name(ContribView v) {
-  switch (v) {
-    case ContribView::Rollout: return "rollout";
-    case ContribView::Patching: return "patching";
-    case ContribView::Detectors: return "detectors";
-  }
-  return "rollout";
-}
-
-bool parse_contrib_view(const std::string& name, ContribView* out) {
-  return parse_enum_name(name, {ContribView::Rollout, ContribView::Patching, ContribView::Detectors}, contrib_view_name, out);
-}
-
-const char* normalisation_name(Normalisation n) {
-  switch (n) {
-    case Normalisation::PerHead: return "head";
-    case Normalisation::PerLayer: return "layer";
-    case Normalisation::Global: return "global";
-    case Normalisation::Absolute: return "absolute";
-  }
-  return "head";
-}
-
-bool parse_normalisation(const std::string& name, Normalisation* out) {
-  return parse_enum_name(name, {Normalisation::PerHead, Normalisation::PerLayer, Normalisation::Global, Normalisation::Absolute},
-                         normalisation_name, out);
-}
+constexpr EnumName<Normalisation> kNormalisations[] = {{Normalisation::PerHead, "head"},
+                                                       {Normalisation::PerLayer, "layer"},
+                                                       {Normalisation::Global, "global"},
+                                                       {Normalisation::Absolute, "absolute"}};
+const char* normalisation_name(Normalisation n) { return enum_name(kNormalisations, n); }
+bool parse_normalisation(const std::string& name, Normalisation* out) { return parse_enum_name(name, kNormalisations, out); }
 
 bool encoder_model(const AppState& s) {
   if (s.result && s.result->fwd && s.result->fwd->weights) return s.result->fwd->weights->arch.encoder();

@@ -33,12 +33,13 @@ std::string pitfall_names(const Pitfalls& p) {
 }
 
 // The passport rows whose formula, shape or note the pitfall changes, as "name: correct -> pitfall".
-std::vector<std::string> changed_rows(const Passport& pit, const Passport& ok) {
+// With two models (`two_models`), a row only one side has is "only in A" or "only in B".
+std::vector<std::string> changed_rows(const Passport& pit, const Passport& ok, bool two_models) {
   std::vector<std::string> rows;
   for (const PassportStep& a : pit.steps) {
     const PassportStep* b = ok.find(a.id);
     if (!b) {
-      rows.push_back(a.name + ": only with the pitfall, " + a.formula + " " + a.concrete_str());
+      rows.push_back(a.name + (two_models ? ": only in A, " : ": only with the pitfall, ") + a.formula + " " + a.concrete_str());
       continue;
     }
     // What changed, on both sides of the arrow: the formula and shape, or, when only the
@@ -50,7 +51,7 @@ std::vector<std::string> changed_rows(const Passport& pit, const Passport& ok) {
                      (a.note.empty() ? "no note" : a.note));
   }
   for (const PassportStep& b : ok.steps)
-    if (!pit.find(b.id)) rows.push_back(b.name + ": gone with the pitfall (" + b.formula + ")");
+    if (!pit.find(b.id)) rows.push_back(b.name + (two_models ? ": only in B (" : ": gone with the pitfall (") + b.formula + ")");
   if (pit.attention_params != ok.attention_params)
     rows.push_back("attention parameters: " + human_count(ok.attention_params) + "  \xE2\x86\x92  " + human_count(pit.attention_params));
   return rows;
@@ -251,7 +252,10 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   const std::vector<std::string>& ta = pit.labels[batch];
   const std::vector<std::string>& tb = ok.labels[batch];
   const bool retokenized = other && ta != tb;
-  const bool normalised = retokenized && ta.size() != tb.size();
+  // ...and when one side attends causally and the other in both directions (an encoder):
+  // its rows see other numbers of keys.
+  const bool other_mask = other && cfg.causal != s.result->request.compare_b->cfg.causal;
+  const bool normalised = (retokenized && ta.size() != tb.size()) || other_mask;
   const char* unit = normalised ? "nats / ln(keys)" : "nats";
   s.report.compare_entropy_unit = unit;
 
@@ -307,9 +311,12 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     s.report.compare_notes.push_back(text);
     s.report.messages.push_back(text);
   };
+  if (other_mask && !(retokenized && ta.size() != tb.size()))
+    note(std::string(cfg.causal ? "A attends causally, B in both directions" : "A attends in both directions, B causally") +
+         ": their rows see different numbers of keys, so entropies are normalised: each row's over ln(keys it sees).");
   if (retokenized) {
     note("The tokenizations differ: A cuts the sentence into " + std::to_string(ta.size()) + " tokens, B into " + std::to_string(tb.size()) +
-         ", so positions do not align." + (normalised ? " Entropies are normalised: each row's over ln(keys it sees)." : ""));
+         ", so positions do not align." + (ta.size() != tb.size() ? " Entropies are normalised: each row's over ln(keys it sees)." : ""));
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Each side runs on its own tokenizer's tokens; each map's axes show its own.\n"
                         "Compare the patterns, not cell by cell.%s",
@@ -369,7 +376,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   // sit one above the other or side by side, whichever gives larger maps; in each, the
   // heads wrap into rows, each map under one line of title and entropy, the query tokens
   // left of its first column and the key tokens under its last row (each side its own).
-  const std::vector<std::string> rows = changed_rows(pit.passport, ok.passport);
+  const std::vector<std::string> rows = changed_rows(pit.passport, ok.passport, other);
   const float fh = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // The rows wrap: up to three of them, as tall as they will be drawn.
