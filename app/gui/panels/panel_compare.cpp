@@ -279,10 +279,10 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   if (mode == 1) {
     same_line_if_fits(radio + ImGui::CalcTextSize("A: pitfall").x);
     ImGui::RadioButton(other ? "A" : "A: pitfall", &s.view.compare_show_correct, 0);
-    report_widget(s, "A: pitfall");
+    report_widget(s, other ? "A" : "A: pitfall");
     same_line_if_fits(radio + ImGui::CalcTextSize("B: correct").x);
     ImGui::RadioButton(other ? "B" : "B: correct", &s.view.compare_show_correct, 1);
-    report_widget(s, "B: correct");
+    report_widget(s, other ? "B" : "B: correct");
   }
   if (layers > 1) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
