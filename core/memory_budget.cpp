@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 
 namespace headmap {
 
@@ -116,10 +117,26 @@ static std::string mib(uint64_t bytes) {
   return s + " MiB";
 }
 
+namespace {
+thread_local uint64_t held_bytes = 0;  // MemoryHeld's, on this thread
+thread_local std::string held_what;
+}  // namespace
+
+MemoryHeld::MemoryHeld(uint64_t bytes, std::string what) : bytes_(bytes), what_before_(held_what) {
+  held_bytes = add_sat(held_bytes, bytes);
+  held_what = held_what.empty() ? std::move(what) : held_what + " and " + what;
+}
+
+MemoryHeld::~MemoryHeld() {
+  held_bytes -= std::min(held_bytes, bytes_);
+  held_what = std::move(what_before_);
+}
+
 Status check_memory(uint64_t bytes, const std::string& what, const std::string& lower) {
   const Budget b = budget();
-  if (bytes <= b.bytes) return Status();
-  return Error{ErrorKind::InvalidArgument, what + " would need " + (bytes == UINT64_MAX ? std::string("more memory than exists") : mib(bytes)) +
+  if (add_sat(bytes, held_bytes) <= b.bytes) return Status();
+  const std::string beside = held_bytes > 0 ? " beside the " + mib(held_bytes) + " of " + held_what : "";
+  return Error{ErrorKind::InvalidArgument, what + " would need " + (bytes == UINT64_MAX ? std::string("more memory than exists") : mib(bytes)) + beside +
                                                ", more than the memory budget of " + mib(b.bytes) + " (" + b.why + "): " + lower + "."};
 }
 

@@ -65,6 +65,23 @@ std::string weights_shape_text(const std::string& family, const WeightsShape& s)
 // and the CLI's random init); `lower` names the controls to lower.
 Status check_random_weights_memory(int D, int L, int P, const std::string& lower);
 
+// Memory a caller already holds while it builds more: the app's Compare tab reads model B
+// while model A (and the B before) stay in memory. While one lives, every check_memory on
+// its thread counts `bytes` in and names `what` in its message ("... beside the 500 MiB of
+// the models already open (A and the current B), more than the memory budget ..."). Nested
+// scopes add up.
+class MemoryHeld {
+ public:
+  MemoryHeld(uint64_t bytes, std::string what);
+  ~MemoryHeld();
+  MemoryHeld(const MemoryHeld&) = delete;
+  MemoryHeld& operator=(const MemoryHeld&) = delete;
+
+ private:
+  uint64_t bytes_;
+  std::string what_before_;
+};
+
 // a * b, or UINT64_MAX when it overflows: sizes from files are multiplied safely.
 uint64_t mul_sat(uint64_t a, uint64_t b);
 

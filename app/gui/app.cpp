@@ -695,6 +695,16 @@ void App::sync_model_loader() {
     if (m->weights) adopt_model(state, m->dir, *m->weights);  // a directory or a checkpoint, as the dispatcher read it
     else state.error_popup = m->weights.error().message;  // the current model stays
   }
+  // The Compare tab's B: any path, through the same dispatcher, counted against the memory
+  // budget beside the models kept open (A and the B it replaces).
+  CompareSource& c = state.compare_b;
+  if (!c.load_request.empty()) {
+    const uint64_t held = compare_held_bytes(state);
+    compare_loader_.start(c.load_request, held, "the models already open (A" + std::string(c.file_weights ? " and the current B)" : ")"));
+    c.loading = std::move(c.load_request);
+    c.load_request.clear();
+  }
+  if (std::optional<LoadedModel> m = compare_loader_.take()) adopt_compare_file(state, m->dir, m->weights);
 }
 
 // ---- [actions] -------------------------------------------------------------------------
@@ -747,7 +757,9 @@ void App::open_lesson_file(const std::string& path) {
 }
 
 bool App::result_settled() const {
-  if (worker_.busy() || loader_.busy() || state.training.running || state.train_request) return false;
+  if (worker_.busy() || loader_.busy() || compare_loader_.busy() || !state.compare_b.load_request.empty() || state.training.running ||
+      state.train_request)
+    return false;
   if (!state.config_status.ok()) return true;
   return answered() && (fresh() || !state.compute_error.empty());
 }

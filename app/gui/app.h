@@ -61,7 +61,7 @@ class App {
   std::chrono::steady_clock::time_point last_swap;
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
-  bool busy() const { return worker_.busy() || loader_.busy() || lesson_export_.active() || !heads_anim_.empty(); }
+  bool busy() const { return worker_.busy() || loader_.busy() || compare_loader_.busy() || lesson_export_.active() || !heads_anim_.empty(); }
   bool fresh() const;  // a result is on screen and matches the current inputs
   bool answered() const { return !unposted_ && answered_seq_ == last_posted_seq; }  // the worker answered the newest request
   Preferences prefs;
@@ -116,6 +116,7 @@ class App {
   ComputeWorker worker_;
   TrainingWorker training_;
   ModelLoader loader_;
+  ModelLoader compare_loader_;  // the Compare tab's B (CompareSource::load_request), beside File > Open's
   HeatmapRenderer renderer_;
   // Same-frame results (frame()): requests predicted to take at most this long are waited for.
   // A frame at 60 Hz is about 17 ms; waiting up to 12 ms more keeps the frame that takes the

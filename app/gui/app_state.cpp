@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "app/gui/enum_names.h"
 #include "core/io/export.h"
 #include "core/io/hf_gpt2.h"
 #include "core/io/hf_model.h"
@@ -104,66 +105,24 @@ Status open_checkpoint(AppState& s, const std::string& path, const CheckpointInf
   return Status();
 }
 
-const char* center_panel_name(CenterPanel p) {
-  switch (p) {
-    case CenterPanel::Heads: return "heads";
-    case CenterPanel::Focus: return "focus";
-    case CenterPanel::Model: return "model";
-    case CenterPanel::Passport: return "passport";
-    case CenterPanel::Training: return "training";
-    case CenterPanel::Compare: return "compare";
-    case CenterPanel::Input: return "input";
-    case CenterPanel::Contrib: return "contrib";
-  }
-  return "heads";
-}
+constexpr EnumName<CenterPanel> kCenterPanels[] = {{CenterPanel::Heads, "heads"},       {CenterPanel::Focus, "focus"},
+                                                   {CenterPanel::Model, "model"},       {CenterPanel::Passport, "passport"},
+                                                   {CenterPanel::Training, "training"}, {CenterPanel::Compare, "compare"},
+                                                   {CenterPanel::Input, "input"},       {CenterPanel::Contrib, "contrib"}};
+const char* center_panel_name(CenterPanel p) { return enum_name(kCenterPanels, p); }
+bool parse_center_panel(const std::string& name, CenterPanel* out) { return parse_enum_name(name, kCenterPanels, out); }
 
-bool parse_center_panel(const std::string& name, CenterPanel* out) {
-  for (CenterPanel p : {CenterPanel::Heads, CenterPanel::Focus, CenterPanel::Model, CenterPanel::Passport, CenterPanel::Training,
-                         CenterPanel::Compare, CenterPanel::Input, CenterPanel::Contrib})
-    if (name == center_panel_name(p)) {
-      *out = p;
-      return true;
-    }
-  return false;
-}
+constexpr EnumName<ContribView> kContribViews[] = {
+    {ContribView::Rollout, "rollout"}, {ContribView::Patching, "patching"}, {ContribView::Detectors, "detectors"}};
+const char* contrib_view_name(ContribView v) { return enum_name(kContribViews, v); }
+bool parse_contrib_view(const std::string& name, ContribView* out) { return parse_enum_name(name, kContribViews, out); }
 
-const char* contrib_view_name(ContribView v) {
-  switch (v) {
-    case ContribView::Rollout: return "rollout";
-    case ContribView::Patching: return "patching";
-    case ContribView::Detectors: return "detectors";
-  }
-  return "rollout";
-}
-
-bool parse_contrib_view(const std::string& name, ContribView* out) {
-  for (ContribView v : {ContribView::Rollout, ContribView::Patching, ContribView::Detectors})
-    if (name == contrib_view_name(v)) {
-      *out = v;
-      return true;
-    }
-  return false;
-}
-
-const char* normalisation_name(Normalisation n) {
-  switch (n) {
-    case Normalisation::PerHead: return "head";
-    case Normalisation::PerLayer: return "layer";
-    case Normalisation::Global: return "global";
-    case Normalisation::Absolute: return "absolute";
-  }
-  return "head";
-}
-
-bool parse_normalisation(const std::string& name, Normalisation* out) {
-  for (Normalisation n : {Normalisation::PerHead, Normalisation::PerLayer, Normalisation::Global, Normalisation::Absolute})
-    if (name == normalisation_name(n)) {
-      *out = n;
-      return true;
-    }
-  return false;
-}
+constexpr EnumName<Normalisation> kNormalisations[] = {{Normalisation::PerHead, "head"},
+                                                       {Normalisation::PerLayer, "layer"},
+                                                       {Normalisation::Global, "global"},
+                                                       {Normalisation::Absolute, "absolute"}};
+const char* normalisation_name(Normalisation n) { return enum_name(kNormalisations, n); }
+bool parse_normalisation(const std::string& name, Normalisation* out) { return parse_enum_name(name, kNormalisations, out); }
 
 bool encoder_model(const AppState& s) {
   if (s.result && s.result->fwd && s.result->fwd->weights) return s.result->fwd->weights->arch.encoder();
@@ -203,12 +162,10 @@ void keep_masks_on_their_tokens(AppState& s) {
   s.masks_pair = s.pair_text;
 }
 
-ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
-  ComputeRequest r;
-  r.lines = split_lines(s.text);
-  if (!s.pair_text.empty()) r.extras.pairs.assign(r.lines.size(), s.pair_text);  // the core uses them for encoders only
-  r.extras.masked = s.masked;
-  r.cfg = s.cfg;
+// The one path from the state's weights (the sliders' choice, model_source.h) to a request's
+// WeightsRef, for A (compute_request) and for B = A's model with another H (compare_side):
+// `cfg`'s context is clipped to the positions the weights learned and its d_head set.
+static WeightsChoice choose_weights_into(const AppState& s, ModelConfig& cfg, WeightsRef& ref) {
   WeightsInputs in;
   in.mode = s.weights_mode;
   in.shipped = &s.shipped;
@@ -216,19 +173,29 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   in.user_info = s.checkpoint_info ? &*s.checkpoint_info : nullptr;
   in.session = s.session;
   in.pretrained = s.pretrained;
-  const WeightsChoice w = choose_weights(s.cfg, in);
-  if (weights_note) *weights_note = w.note;
-  r.weights.checkpoint = w.checkpoint;
-  r.weights.loaded = w.loaded;
-  r.weights.in_memory = w.in_memory;
-  if (w.in_memory) r.weights.in_memory_id = s.session_id;
+  const WeightsChoice w = choose_weights(cfg, in);
+  ref.checkpoint = w.checkpoint;
+  ref.loaded = w.loaded;
+  ref.in_memory = w.in_memory;
+  if (w.in_memory) ref.in_memory_id = s.session_id;
   // A trained model learned a fixed number of positions: longer text is truncated to them
   // (and the truncation is reported under the sentence).
-  if (w.context_limit > 0) r.cfg.context = std::min(r.cfg.context, w.context_limit);
+  if (w.context_limit > 0) cfg.context = std::min(cfg.context, w.context_limit);
   // d_head is D/H unless a family's weights fix it (core/model/arch.h): random init and
   // GPT-2-style weights after such a model never keep its d_head.
   const bool family = s.pretrained && w.in_memory == s.pretrained && s.pretrained->arch.fixed_heads();
-  r.cfg.head_dim = family ? s.pretrained->arch.head_dim : 0;
+  cfg.head_dim = family ? s.pretrained->arch.head_dim : 0;
+  return w;
+}
+
+ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
+  ComputeRequest r;
+  r.lines = split_lines(s.text);
+  if (!s.pair_text.empty()) r.extras.pairs.assign(r.lines.size(), s.pair_text);  // the core uses them for encoders only
+  r.extras.masked = s.masked;
+  r.cfg = s.cfg;
+  const WeightsChoice w = choose_weights_into(s, r.cfg, r.weights);
+  if (weights_note) *weights_note = w.note;
   // Heads switched off that exist in this config, in (layer, head) order (std::set's).
   for (const HeadId& id : s.ablated)
     if (id.layer >= 0 && id.layer < s.cfg.num_layers && id.head >= 0 && id.head < s.cfg.num_heads) r.ablated.push_back(id);
@@ -281,21 +248,7 @@ std::optional<Result<CompareSideRequest>> compare_side(const AppState& s) {
       b.cfg.num_heads = c.num_heads;
       b.cfg.num_kv_heads = 0;
       if (Status st = validate(b.cfg); !st) return Result<CompareSideRequest>(st.error());
-      WeightsInputs in;
-      in.mode = s.weights_mode;
-      in.shipped = &s.shipped;
-      in.user_checkpoint = s.checkpoint;
-      in.user_info = s.checkpoint_info ? &*s.checkpoint_info : nullptr;
-      in.session = s.session;
-      in.pretrained = s.pretrained;
-      const WeightsChoice w = choose_weights(b.cfg, in);
-      b.weights.checkpoint = w.checkpoint;
-      b.weights.loaded = w.loaded;
-      b.weights.in_memory = w.in_memory;
-      if (w.in_memory) b.weights.in_memory_id = s.session_id;
-      if (w.context_limit > 0) b.cfg.context = std::min(b.cfg.context, w.context_limit);
-      const bool family = s.pretrained && w.in_memory == s.pretrained && s.pretrained->arch.fixed_heads();
-      b.cfg.head_dim = family ? s.pretrained->arch.head_dim : 0;
+      choose_weights_into(s, b.cfg, b.weights);
       b.label = "num_heads " + std::to_string(c.num_heads);
       return Result<CompareSideRequest>(b);
     }
@@ -303,11 +256,65 @@ std::optional<Result<CompareSideRequest>> compare_side(const AppState& s) {
       if (c.shipped < 0 || c.shipped >= static_cast<int>(s.shipped.size()))
         return Result<CompareSideRequest>(Error{ErrorKind::InvalidArgument, "No such shipped checkpoint."});
       return from_checkpoint(s.shipped[c.shipped], "shipped " + std::filesystem::path(s.shipped[c.shipped].path).stem().string());
-    case CompareKind::File:
-      if (!c.file_info) return Result<CompareSideRequest>(Error{ErrorKind::InvalidArgument, c.error.empty() ? "Type a checkpoint's path and press Read." : c.error});
-      return from_checkpoint(*c.file_info, std::filesystem::path(c.file_info->path).filename().string());
+    case CompareKind::File: {
+      if (!c.file_weights)
+        return Result<CompareSideRequest>(Error{ErrorKind::InvalidArgument, !c.error.empty() ? c.error
+                                                                            : !c.loading.empty() ? "Reading " + c.loading + "..."
+                                                                                                 : "Type a model directory's or a checkpoint's path and press Read."});
+      // B's own config from its weights (config_for_weights, as File > Open sets A's): its
+      // family's heads, d_head, causal or not, at the positions it learned; no pitfall.
+      ModelConfig base;
+      base.seed = s.cfg.seed;
+      base.tokenizer = s.cfg.tokenizer;
+      base.context = kMaxContext;
+      b.cfg = config_for_weights(*c.file_weights, base);
+      b.weights.in_memory = c.file_weights;
+      const std::filesystem::path p(c.file_path);
+      b.label = (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
+      if (Status st = validate(b.cfg); !st) return Result<CompareSideRequest>(st.error());
+      return Result<CompareSideRequest>(b);
+    }
   }
   return std::nullopt;
+}
+
+void request_compare_file(AppState& s, const std::string& path) {
+  CompareSource& c = s.compare_b;
+  c.kind = CompareKind::File;
+  c.path = path;
+  c.load_request = path;
+  c.error.clear();
+}
+
+void adopt_compare_file(AppState& s, const std::string& path, const Result<std::shared_ptr<const ModelWeights>>& w) {
+  CompareSource& c = s.compare_b;
+  c.loading.clear();
+  if (!w) {  // the previous B stays
+    c.error = w.error().message;
+    std::fprintf(stderr, "headmap: %s\n", c.error.c_str());
+    return;
+  }
+  c.file_weights = *w;
+  c.file_path = path;
+  c.error.clear();
+  s.status_lines.push_back("Compare: B is " + describe_source(**w, config_for_weights(**w, ModelConfig{})));
+}
+
+// The bytes a model's weights hold in memory: its matrices and tables, as kept (packed,
+// 16-bit or float32); the vectors (norms, biases) are small beside them and left out.
+static uint64_t weights_held_bytes(const ModelWeights& w) {
+  auto m = [](const auto& x) { return static_cast<uint64_t>(x.size()) * sizeof(float); };
+  uint64_t n = m(w.tok_emb) + m(w.pos_emb) + m(w.lm_head) + m(w.type_emb) + m(w.mlm_dense) +
+               (w.tok_emb16.data.size() + w.lm_head16.data.size()) * sizeof(uint16_t);
+  for (const LayerWeights& l : w.layers)
+    n += m(l.w_q) + m(l.w_k) + m(l.w_v) + l.w_o.bytes() + l.w_fc.bytes() + l.w_proj.bytes() + l.w_gate.bytes() + l.w_qkv.bytes();
+  return n;
+}
+
+uint64_t compare_held_bytes(const AppState& s) {
+  const ModelWeights* a = s.result && s.result->fwd && s.result->fwd->weights ? s.result->fwd->weights.get() : s.pretrained.get();
+  const ModelWeights* b = s.compare_b.file_weights.get();
+  return (a ? weights_held_bytes(*a) : 0) + (b && b != a ? weights_held_bytes(*b) : 0);
 }
 
 bool detector_marked(const AppState& s, int layer, int head) {

@@ -85,18 +85,23 @@ struct ContribState {
 };
 
 // The Compare tab's B side (issue 28): the correct model beside a pitfall (as before), or
-// any other weights: the current model with another num_heads, a shipped checkpoint, or a
-// checkpoint file. A is always the model the heads grid shows.
+// any other weights: the current model with another num_heads, a shipped checkpoint, or any
+// path the one dispatcher opens (open_model_path, core/io/hf_model.h): a Hugging Face model
+// directory of any family headmap opens, or a checkpoint file. A is always the model the
+// heads grid shows.
 enum class CompareKind { Correct, OtherHeads, Shipped, File };
 struct CompareSource {
   CompareKind kind = CompareKind::Correct;
   int num_heads = 8;                        // OtherHeads
   int shipped = 0;                          // Shipped: index into AppState::shipped
-  std::string path;                         // File: the path typed
-  std::optional<CheckpointInfo> file_info;  // File: read and checked when Read is pressed
-  std::string error;                        // why the file could not be read
+  std::string path;                         // File: the path typed (a model directory or a checkpoint file)
+  // File: the path to read (set by Read or --then compare_b=file:PATH, taken by the app, which
+  // reads it off the UI thread, request_compare_file) and the one being read ("" = none).
+  std::string load_request, loading;
+  std::shared_ptr<const ModelWeights> file_weights;  // File: B as read; the previous B stays until a new one is read
+  std::string file_path;                    // the path file_weights were read from
+  std::string error;                        // why the last path could not be read (B, if any, is the one before)
 };
-
 // What the UI drew in the last frame, for the GUI tests (--report) and nothing else.
 struct UiReport {
   struct Rect {
@@ -157,6 +162,14 @@ struct UiReport {
   std::vector<std::string> passport_changes;  // the Compare tab's changed passport rows
   std::string compare_a, compare_b;           // the Compare tab's two sides, as named
   std::vector<std::string> compare_b_tokens;  // B's own tokens, when its tokenizer cuts the text differently
+  std::vector<std::string> compare_a_tokens;  // ...and A's, beside them
+  // Each side's token labels drawn on its maps' axes ("A cat  3"), and the line saying how
+  // the sides differ (tokenizations, layers, heads), as shown.
+  std::vector<std::string> compare_axis_labels;
+  std::vector<std::string> compare_notes;
+  std::vector<std::string> compare_entropies;  // per head as shown: "A 0.3 0.52" (side, layer.head, value)
+  std::string compare_entropy_unit;            // "nats", or "nats / ln(keys)" when the sides' token counts differ
+  std::vector<std::vector<float>> compare_b_maps;  // B's maps as drawn, in head order: (len, len) row-major each
   int compare_heads_a = 0, compare_heads_b = 0;  // maps drawn per side
   std::string passport_note;                  // the passport's last change ("num_heads 4 -> 8"), when shown
   int64_t attention_params = -1;       // as shown in the passport
@@ -308,6 +321,15 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note = nu
 // why it cannot run (a num_heads that does not divide d_model, a file not read yet). Unset
 // for CompareKind::Correct.
 std::optional<Result<CompareSideRequest>> compare_side(const AppState& s);
+// The Compare tab's Read (and --then compare_b=file:PATH): B becomes what `path` opens, read
+// off the UI thread by the app through the one dispatcher; until then the previous B stays.
+void request_compare_file(AppState& s, const std::string& path);
+// The read's end (the app's loader): B's weights, or why not. A failure keeps the previous B
+// and says why in the tab and on the terminal, in the words File > Open uses.
+void adopt_compare_file(AppState& s, const std::string& path, const Result<std::shared_ptr<const ModelWeights>>& w);
+// The bytes of the models the app holds while it reads another as B: A's weights and the
+// current B's, which a new B's read counts against the memory budget (MemoryHeld).
+uint64_t compare_held_bytes(const AppState& s);
 
 // Is head (layer, head) at or above the detector threshold in the result on screen? (The
 // Detectors view and the heads grid mark the same heads.) False when no scores are shown.

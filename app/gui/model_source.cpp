@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "app/common/model_options.h"
+#include "app/gui/enum_names.h"
 #include "core/io/checkpoint.h"
 
 namespace headmap {
@@ -44,23 +45,10 @@ std::vector<CheckpointInfo> scan_checkpoints(const std::string& dir) {
   return out;
 }
 
-const char* weights_mode_name(WeightsMode m) {
-  switch (m) {
-    case WeightsMode::Trained: return "trained";
-    case WeightsMode::TrainedForH: return "trained_for_h";
-    case WeightsMode::Random: return "random";
-  }
-  return "trained";
-}
-
-bool parse_weights_mode(const std::string& name, WeightsMode* out) {
-  for (WeightsMode m : {WeightsMode::Trained, WeightsMode::TrainedForH, WeightsMode::Random})
-    if (name == weights_mode_name(m)) {
-      *out = m;
-      return true;
-    }
-  return false;
-}
+constexpr EnumName<WeightsMode> kWeightsModes[] = {
+    {WeightsMode::Trained, "trained"}, {WeightsMode::TrainedForH, "trained_for_h"}, {WeightsMode::Random, "random"}};
+const char* weights_mode_name(WeightsMode m) { return enum_name(kWeightsModes, m); }
+bool parse_weights_mode(const std::string& name, WeightsMode* out) { return parse_enum_name(name, kWeightsModes, out); }
 
 // The "trained" choice: the weights open at the sliders' D and L, re-sliced to their H.
 static WeightsChoice choose_trained(const ModelConfig& cfg, const WeightsInputs& in) {

@@ -43,6 +43,7 @@ size_t ComputeRequest::hash() const {
       mix(h, static_cast<size_t>(v));
   if (compare_b) {
     mix(h, std::hash<std::string>()(compare_b->weights.checkpoint));
+    mix(h, std::hash<const void*>()(compare_b->weights.in_memory.get()));  // a directory read as B
     mix(h, static_cast<size_t>(compare_b->cfg.num_heads * 131 + compare_b->cfg.d_model));
   }
   if (rollout) mix(h, static_cast<size_t>(rollout->batch * 4099 + rollout->head + 7));

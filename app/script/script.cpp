@@ -255,7 +255,8 @@ class ScreenshotScript : public Script {
       j["compare_heatmaps"] = cmp;
       j["passport_changes"] = r.passport_changes;
       j["passport_note"] = r.passport_note;
-      j["compare"] = {{"a", r.compare_a}, {"b", r.compare_b}, {"b_tokens", r.compare_b_tokens}, {"heads_a", r.compare_heads_a}, {"heads_b", r.compare_heads_b}};
+      j["compare"] = {{"a", r.compare_a}, {"b", r.compare_b}, {"b_tokens", r.compare_b_tokens}, {"a_tokens", r.compare_a_tokens}, {"axis_labels", r.compare_axis_labels},
+                      {"notes", r.compare_notes}, {"entropies", r.compare_entropies}, {"entropy_unit", r.compare_entropy_unit}, {"b_maps", r.compare_b_maps}, {"heads_a", r.compare_heads_a}, {"heads_b", r.compare_heads_b}};
       // The Contributions tab (issue 28), as shown.
       nlohmann::json roll = nlohmann::json::array();
       for (const UiReport::Rect& q : r.rollout_map) roll.push_back({q.x0, q.y0, q.x1, q.y1});

@@ -164,7 +164,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};
          return Status();
        }},
-      {"compare_b", "correct|heads:N|shipped:NAME|file:PATH", "the Compare tab's B: the correct model, A's model with num_heads N, a shipped checkpoint (its file name without .safetensors), or a checkpoint file (read as Read does)",
+      {"compare_b", "correct|heads:N|shipped:NAME|file:PATH", "the Compare tab's B: the correct model, A's model with num_heads N, a shipped checkpoint (its file name without .safetensors), or any path File > Open opens: a Hugging Face model directory of any family headmap opens or a checkpoint file (read as Read does, off the UI thread; a refusal is shown in the tab and the previous B kept)",
        [](AppState& s, const std::string& v) -> Status {
          CompareSource& c = s.compare_b;
          const size_t colon = v.find(':');
@@ -185,11 +185,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
              }
            return Error{ErrorKind::InvalidArgument, "No shipped checkpoint \"" + arg + "\"."};
          } else if (kind == "file") {
-           Result<CheckpointInfo> info = checkpoint_info(arg);
-           if (!info) return info.error();
-           c.kind = CompareKind::File;
-           c.path = arg;
-           c.file_info = *info;
+           request_compare_file(s, arg);  // read as Read reads it: off the UI thread, a refusal shown in the tab
          } else {
            return Error{ErrorKind::InvalidArgument, "compare_b is correct, heads:N, shipped:NAME or file:PATH, got \"" + v + "\"."};
          }

@@ -30,81 +30,13 @@
 #include "core/inspect/metrics.h"
 #include "core/model/model.h"
 #include "core/text/utf8.h"
+#include "tests/gui/gui_harness.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 using headmap::Colormap;
 
 namespace {
-
-fs::path tmp_dir() {
-  static fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("headmap-gui-" + std::to_string(::getpid()));
-    fs::create_directories(p / "xdg");
-    return p;
-  }();
-  return d;
-}
-
-struct AppRun {
-  int status = -1;
-  std::string err;
-  json report;
-  fs::path png;
-};
-
-// The working directory the app runs in, as a person's shell would be: a temporary one,
-// so that relative names land there. Tests that check files make their own (fresh_dir).
-fs::path work_dir() {
-  static fs::path d = [] {
-    fs::path p = tmp_dir() / "cwd";
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
-}
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path p = tmp_dir() / name;
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-// Runs headmap with these arguments, in `cwd` (default work_dir()); the screenshot and
-// report go to the temp dir.
-// env: variables to set for the app.
-AppRun run_app(const std::string& name, std::vector<std::string> args, bool with_report = true, const fs::path& cwd = {},
-               const std::vector<std::pair<std::string, std::string>>& env = {}) {
-  AppRun r;
-  r.png = tmp_dir() / (name + ".png");
-  const fs::path rep = tmp_dir() / (name + ".report.json"), err = tmp_dir() / (name + ".err");
-  fs::remove(r.png);
-  fs::remove(rep);
-  std::vector<std::string> argv = {HEADMAP_APP, "--screenshot", r.png.string()};
-  if (with_report) argv.insert(argv.end(), {"--report", rep.string()});
-  argv.insert(argv.end(), args.begin(), args.end());
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setenv("XDG_CONFIG_HOME", (tmp_dir() / "xdg").c_str(), 1);  // never the user's settings
-    if (chdir((cwd.empty() ? work_dir() : cwd).c_str()) != 0) _exit(125);
-    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    if (!freopen(err.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(126);
-    std::vector<char*> cargv;
-    for (std::string& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    execv(cargv[0], cargv.data());
-    _exit(127);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  std::ifstream ef(err);
-  r.err.assign(std::istreambuf_iterator<char>(ef), {});
-  std::ifstream rf(rep);
-  if (rf) r.report = json::parse(rf, nullptr, false);
-  return r;
-}
 
 struct Image {
   int w = 0, h = 0;
@@ -2402,11 +2334,6 @@ const char* kSaidTwice = "My aunt keeps three green parrots in the kitchen. My a
 const char* kClean = "My aunt keeps three green parrots in the kitchen. My aunt keeps three";
 const char* kCorrupted = "My aunt keeps four green parrots in the kitchen. My aunt keeps three";
 
-bool has_message(const json& report, const std::string& part) {
-  for (const auto& m : report["messages"])
-    if (m.get<std::string>().find(part) != std::string::npos) return true;
-  return false;
-}
 }  // namespace
 
 // Rollout as a view of its own: the Contributions tab's Rollout shows a (T, T) map whose rows
@@ -2550,14 +2477,14 @@ TEST(Gui, CompareAnyTwoModels) {
 
   const std::string file = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h2-l2.safetensors";
   const AppRun read = run_app("compare-file", {"--then", text, "--then", "wait", "--input",
-                                               "click Compare; click compare b; click a checkpoint file; click B path; type " + file +
+                                               "click Compare; click compare b; click a model directory or checkpoint file; click B path; type " + file +
                                                    "; click Read; wait; frames 3"});
   ASSERT_EQ(read.status, 0) << read.err;
   EXPECT_EQ(read.report["compare"]["heads_b"], 2);
   EXPECT_NE(read.report["compare"]["b"].get<std::string>().find("d128-h2-l2.safetensors"), std::string::npos) << read.report["compare"].dump();
 
   const AppRun bad = run_app("compare-bad", {"--then", text, "--then", "wait", "--input",
-                                             "click Compare; click compare b; click a checkpoint file; click B path; type /nonexistent/x.safetensors; "
+                                             "click Compare; click compare b; click a model directory or checkpoint file; click B path; type /nonexistent/x.safetensors; "
                                              "click Read; wait; frames 3"});
   ASSERT_EQ(bad.status, 0) << bad.err;
   EXPECT_EQ(bad.report["compare"]["heads_b"], 0);

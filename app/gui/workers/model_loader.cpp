@@ -5,19 +5,20 @@
 
 #include "core/io/hf_gpt2.h"
 #include "core/io/hf_model.h"
+#include "core/memory_budget.h"
 
 namespace headmap {
 
 ModelLoader::ModelLoader() : thread_(0, [this](Job& j) { work(j); }) {}
 
-void ModelLoader::start(const std::string& dir) {
+void ModelLoader::start(const std::string& dir, uint64_t held_bytes, const std::string& held_what) {
   uint64_t seq;
   {
     std::lock_guard<std::mutex> lock(mu_);
     seq = ++newest_;
     done_.reset();
   }
-  thread_.post(Job{dir, seq});
+  thread_.post(Job{dir, seq, held_bytes, held_what});
 }
 
 std::optional<LoadedModel> ModelLoader::take() {
@@ -40,6 +41,7 @@ void ModelLoader::work(Job& job) {
   }
   LoadedModel m{job.dir, Error{ErrorKind::InvalidArgument, ""}};
   try {
+    const MemoryHeld held(job.held_bytes, job.held_what);  // every check of the read counts what the app keeps beside it
     Result<ModelWeights> w = open_model_path(job.dir);  // the one dispatcher: any path File > Open model names
     if (w) m.weights = std::shared_ptr<const ModelWeights>(std::make_shared<const ModelWeights>(std::move(w).value()));
     else m.weights = w.error();

@@ -24,8 +24,10 @@ struct LoadedModel {
 class ModelLoader {
  public:
   ModelLoader();
-  // Starts reading dir; a load asked for earlier is superseded.
-  void start(const std::string& dir);
+  // Starts reading dir; a load asked for earlier is superseded. `held_bytes`: memory the app
+  // keeps beside the new model (the Compare tab's A and B), counted against the memory
+  // budget (MemoryHeld) and named by `held_what` in a refusal.
+  void start(const std::string& dir, uint64_t held_bytes = 0, const std::string& held_what = "");
   // The newest load's result, once, when it is done.
   std::optional<LoadedModel> take();
   // A load is queued or running.
@@ -35,6 +37,8 @@ class ModelLoader {
   struct Job {
     std::string dir;
     uint64_t seq = 0;
+    uint64_t held_bytes = 0;
+    std::string held_what;
   };
   void work(Job& job);
 
