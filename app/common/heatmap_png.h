@@ -20,6 +20,7 @@ struct HeadsPngOptions {
   std::vector<std::array<int, 4>>* map_rects = nullptr;  // out, optional: each head's map (x0, y0, x1, y1) in pixels
   int cols = 0;  // heads per row; 0: all of up to 4 heads in one row, else a square grid
   int window = 0;  // the layer's sliding window (Arch::window): keys outside it hatched (window_hatch); 0 = global
+  CellFilter filter;  // the A/B filter and hidden special tokens (cell_filter): cells outside dimmed, as in the app
 };
 
 // The picture on a canvas, for a larger figure (a lesson's slide: app/cli/cli_lesson.cpp).
