@@ -2730,3 +2730,34 @@ TEST(Gui, CliPngAndSvgTakeTheAppsPairFilter) {
   EXPECT_NE(single.err.find("needs a sentence pair"), std::string::npos) << single.err;
   EXPECT_NE(run_cli("cli-bad-filter", {"--pair-filter", "ac"}).status, 0);
 }
+
+// A lesson on a projector (1024x768, text at 1.5): the player stands in a column beside the
+// views, full height, and the sentence becomes a tab, so each of the four heads is a map a
+// room can read (on main they were 114 px squares under a strip of text): at least 220 px
+// wide and 180 px tall, with their token labels, inside the views and clear of the player.
+// The step's view (heads) is the tab shown, not the Input tab.
+TEST(SmallScreen, ALessonGivesTheMapsTheRoom) {
+  const char* screen = std::getenv("HEADMAP_TEST_SMALL_SCREEN");
+  if (!screen) GTEST_SKIP() << "runs under a 1024x768 Xvfb screen (ctest: gui_small_screen)";
+  const AppRun r = run_app("lesson-projector", {"--lesson", "000", "--font-scale", "1.5"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["lesson"]["shown"], "step 1 of 9");
+  EXPECT_EQ(r.report["panel"], "heads") << "the step's view, not the Input tab";
+  ASSERT_EQ(r.report["heatmaps"].size(), 4u);
+  const json& lp = r.report["lesson"]["panel"];
+  const json& hp = r.report["heads_panel"];
+  for (const json& m : r.report["heatmaps"]) {
+    const double x0 = m[0], y0 = m[1], x1 = m[2], y1 = m[3];
+    EXPECT_GE(x1 - x0, 220.0) << m;
+    EXPECT_GE(y1 - y0, 180.0) << m;
+    EXPECT_TRUE(x1 <= lp[0].get<double>() || y1 <= lp[1].get<double>()) << "a map under the lesson player: " << m << " " << lp;
+    EXPECT_TRUE(x0 >= hp[0].get<double>() && x1 <= hp[2].get<double>() && y1 <= hp[3].get<double>()) << m << " outside " << hp;
+  }
+  EXPECT_FALSE(r.report["token_labels"].empty()) << "the maps keep their token labels";
+  EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
+  // The player's buttons wrap in the narrow column: every one is whole on screen.
+  const AppRun next = run_app("lesson-projector-2", {"--lesson", "000", "--font-scale", "1.5", "--then", "lesson_step=2"});
+  ASSERT_EQ(next.status, 0) << next.err;
+  EXPECT_EQ(next.report["panel"], "passport") << "step 2's view";
+  EXPECT_TRUE(next.report["clipped"].empty()) << next.report["clipped"].dump(1);
+}

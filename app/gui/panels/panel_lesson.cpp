@@ -10,6 +10,7 @@
 #include "app/gui/lessons.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/theme.h"
+#include "app/gui/ui_widgets.h"
 
 namespace headmap {
 namespace {
@@ -61,21 +62,24 @@ void draw_lesson(AppState& s) {
   s.report.lesson_revealed = s.lesson.revealed;
 
   int go = -1;
+  // The buttons side by side while they fit (a strip), else on the next line (a column).
+  auto button_w = [](const char* l) { return ImGui::CalcTextSize(l, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x; };
   ImGui::BeginDisabled(s.lesson.step == 0);
   if (ImGui::Button("\xE2\x97\x80 Back")) go = s.lesson.step - 1;
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_fits(button_w("Next \xE2\x96\xB6"));
   ImGui::BeginDisabled(s.lesson.step + 1 >= n);
   if (ImGui::Button("Next \xE2\x96\xB6")) go = s.lesson.step + 1;
   ImGui::EndDisabled();
   if (!st.reveal.empty()) {
-    ImGui::SameLine();
-    if (ImGui::Button(s.lesson.revealed ? "Hide answer" : "Reveal")) {
+    const char* reveal = s.lesson.revealed ? "Hide answer" : "Reveal";
+    same_line_if_fits(button_w(reveal));
+    if (ImGui::Button(reveal)) {
       s.lesson.revealed = !s.lesson.revealed;
       s.lesson.scroll_to_answer = s.lesson.revealed;
     }
   }
-  ImGui::SameLine();
+  same_line_if_fits(button_w("Close lesson"));
   if (ImGui::Button("Close lesson")) {
     close_lesson(s);
     return;
