@@ -558,7 +558,7 @@ void App::draw_layout() {
   if (lesson_side) ImGui::SameLine();
   if (lesson_h > 0 || lesson_side) {
     ImGui::BeginChild("lesson", ImVec2(0, 0), true);
-    draw_lesson(state);
+    draw_lesson(state, lesson_side);
     ImGui::EndChild();
   }
   ImGui::End();

@@ -2237,7 +2237,9 @@ TEST(Gui, EveryLessonStepReachesItsStateUncutOnAProjector) {
       const bool invalid = std::find(rep["buttons"].begin(), rep["buttons"].end(), "Use nearest valid") != rep["buttons"].end();
       EXPECT_TRUE(invalid || !rep["stale"].get<bool>()) << "step shows an older result";
       EXPECT_TRUE(rep["clipped"].empty()) << rep["clipped"].dump(1);
-      EXPECT_EQ(rep["layout"], "two columns") << "1024 px at 1.5x text: two columns, the passport a tab";
+      // 1024 px at 1.5x text: the lesson player is a column beside the views, the sentence and the passport tabs.
+      EXPECT_EQ(rep["layout"], "tabs");
+      EXPECT_GE(rep["lesson"]["panel"][0].get<double>(), rep["heads_panel"][2].get<double>()) << "the player beside the views";
       if (steps[i]["title"] == "The shape table") {  // chapter 004's table: batch 2, seq 10, d_model 512, 8 heads
         for (const char* row : {"x (2, 10, 512)", "q_view (2, 10, 8, 64)", "q_heads (2, 8, 10, 64)", "scores (2, 8, 10, 10)",
                                 "ctx (2, 8, 10, 64)", "ctx_t (2, 10, 8, 64)", "concat (2, 10, 512)", "out (2, 10, 512)"})

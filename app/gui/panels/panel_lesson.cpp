@@ -49,7 +49,7 @@ float lesson_panel_height(const AppState& s, float width) {
   return h;
 }
 
-void draw_lesson(AppState& s) {
+void draw_lesson(AppState& s, bool status_lines) {
   if (!s.lesson.open()) return;
   const Lesson& l = *s.lesson.lesson;
   const int n = static_cast<int>(l.steps.size());
@@ -91,8 +91,18 @@ void draw_lesson(AppState& s) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(label.c_str());
 
+  // The newest status lines ("Wrote 9 slides to ...") under the text, when the sentence
+  // column that shows them is a tab away.
+  const size_t first = s.status_lines.size() > kStatusLinesShown ? s.status_lines.size() - kStatusLinesShown : 0;
+  float status_h = 0;
+  if (status_lines && !s.status_lines.empty()) {
+    const float wrap = ImGui::GetContentRegionAvail().x;
+    for (size_t i = first; i < s.status_lines.size(); ++i)
+      status_h += ImGui::CalcTextSize(s.status_lines[i].c_str(), nullptr, false, wrap).y + ImGui::GetStyle().ItemSpacing.y;
+    status_h = std::min(status_h + ImGui::GetStyle().ItemSpacing.y * 2, ImGui::GetContentRegionAvail().y * 0.4f);
+  }
   // The text scrolls under the buttons, which stay in view.
-  ImGui::BeginChild("lesson_text", ImVec2(0, 0), false);
+  ImGui::BeginChild("lesson_text", ImVec2(0, -status_h), false);
   const Body b = body_of(s);
   s.report.lesson_note = b.note;
   ImGui::PushTextWrapPos(0.0f);
@@ -127,6 +137,15 @@ void draw_lesson(AppState& s) {
   }
   ImGui::PopTextWrapPos();
   ImGui::EndChild();
+  if (status_h > 0) {
+    ImGui::Separator();
+    ImGui::BeginChild("lesson_status", ImVec2(0, 0), false);
+    for (size_t i = first; i < s.status_lines.size(); ++i) {
+      ImGui::TextWrapped("%s", s.status_lines[i].c_str());
+      s.report.messages.push_back(s.status_lines[i]);
+    }
+    ImGui::EndChild();
+  }
   if (go >= 0) {
     if (Status r = go_to_lesson_step(s, go); !r) s.error_popup = r.error().message;
   }
