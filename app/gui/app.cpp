@@ -725,7 +725,7 @@ void App::toggle_fullscreen() {
 
 void App::open_dialog(Dialog d) {
   dialog_ = d;
-  dialog_path_ = dialog_default_path(d);
+  dialog_path_ = dialog_proposed_path(d);  // never a file already there (heads-2.png after heads.png)
   dialog_error_.clear();
   scripted_ok_in_ = 0;
   state.export_head.reset();  // "Export this head": the head hovered or selected now, whatever the mouse does next
