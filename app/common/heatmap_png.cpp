@@ -125,10 +125,15 @@ Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, c
   for (int x = 0; x < lw; ++x) c.fill(lx + x, ly, lx + x + 1, ly + 14, to_rgb(colormap_rgb(opt.colormap, x / static_cast<float>(lw - 1))));
   font.draw(c, lx, ly + 30, "0", 12, kMuted);
   font.draw(c, lx + lw - 60, ly + 30, "head max", 12, kMuted);
-  font.draw(c, lx + lw + 14, ly + 12, std::string("colour = attention weight / the head's largest weight (first causal row left out);  rows = queries, "
-            "columns = keys;  grey = masked") + (opt.window > 0 ? ";  hatched = outside the window" : "") +
-            (opt.filter.active() ? ";  dimmed = filtered out (rows not renormalised)" : ""), 12, kMuted);
+  font.draw(c, lx + lw + 14, ly + 12, heads_png_caption(mask_kind(cfg), opt.window, opt.filter.active()), 12, kMuted);
   return c;
+}
+
+std::string heads_png_caption(MaskKind mask, int window, bool filtered) {
+  const bool masks = mask == MaskKind::Causal || mask == MaskKind::Reversed;  // padding is never drawn
+  return std::string("colour = attention weight / the head's largest weight") + (mask == MaskKind::Causal ? " (first causal row left out)" : "") +
+         ";  rows = queries, columns = keys" + (masks ? ";  grey = masked" : "") + (window > 0 ? ";  hatched = outside the window" : "") +
+         (filtered ? ";  dimmed = filtered out (rows not renormalised)" : "");
 }
 
 Status write_figure_png(const std::string& path, const Figure& f) {

@@ -27,6 +27,11 @@ struct HeadsPngOptions {
 Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, const ModelConfig& cfg,
                                  const std::vector<HeadMetrics>& metrics, const HeadsPngOptions& opt);
 
+// The legend's caption of draw_heads_canvas: what the colour is and, only where the maps have
+// them, the first causal row left out of the scale, the masked grey, the window's hatch and the
+// filter's dimming (a bidirectional encoder's maps have no masked cell and no row left out).
+std::string heads_png_caption(MaskKind mask, int window, bool filtered);
+
 // Colour = weight / the head's largest weight (per-head scale, stated in the legend).
 Status write_heads_png(const std::string& path, const ForwardOutput& out, const Batch& batch, const ModelConfig& cfg,
                        const std::vector<HeadMetrics>& metrics, const HeadsPngOptions& opt);

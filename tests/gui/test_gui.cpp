@@ -2763,3 +2763,20 @@ TEST(SmallScreen, ALessonGivesTheMapsTheRoom) {
   EXPECT_EQ(next.report["panel"], "passport") << "step 2's view";
   EXPECT_TRUE(next.report["clipped"].empty()) << next.report["clipped"].dump(1);
 }
+
+// headmap-cli --png's legend states only what the maps have: an encoder's (bidirectional)
+// maps have no masked grey and no first causal row left out of the scale; a causal model's do.
+TEST(Gui, HeadsPngCaptionSaysOnlyWhatTheMapsHave) {
+  const std::string enc = headmap::heads_png_caption(headmap::MaskKind::PaddingOnly, 0, true);
+  EXPECT_EQ(enc.find("causal"), std::string::npos) << enc;
+  EXPECT_EQ(enc.find("grey"), std::string::npos) << enc;
+  EXPECT_NE(enc.find("dimmed = filtered out"), std::string::npos) << enc;
+  const std::string gpt = headmap::heads_png_caption(headmap::MaskKind::Causal, 4, false);
+  EXPECT_NE(gpt.find("(first causal row left out)"), std::string::npos) << gpt;
+  EXPECT_NE(gpt.find("grey = masked"), std::string::npos) << gpt;
+  EXPECT_NE(gpt.find("hatched = outside the window"), std::string::npos) << gpt;
+  EXPECT_EQ(gpt.find("dimmed"), std::string::npos) << gpt;
+  const std::string rev = headmap::heads_png_caption(headmap::MaskKind::Reversed, 0, false);
+  EXPECT_EQ(rev.find("causal row"), std::string::npos) << rev;
+  EXPECT_NE(rev.find("grey = masked"), std::string::npos) << rev;
+}
