@@ -171,3 +171,32 @@ TEST(Encoders, NextTokenAndSepSinkHeadsAreLabelled) {
   EXPECT_EQ(head_label(m[1], 0.0f), HeadLabel::SepSink);
   EXPECT_STREQ(head_label_name(HeadLabel::SepSink), "[SEP] sink");
 }
+
+// A head that rests on position 0 is a "[CLS] sink" when position 0 is an encoder's [CLS]
+// (the post-processor added it and a [SEP] after it), and stays "first-token" when only a
+// BOS was added (a causal family's <s>) or nothing was.
+TEST(Encoders, ClsSinkHasItsOwnLabel) {
+  auto label_of = [](bool cls, bool sep) {
+    Batch batch;
+    TokenizedText tt;
+    for (int t = 0; t < 5; ++t) {
+      Token tok;
+      tok.text = t == 0 && cls ? "[CLS]" : t == 4 && sep ? "[SEP]" : "w";
+      tok.added = (t == 0 && cls) || (t == 4 && sep);
+      tt.tokens.push_back(tok);
+    }
+    batch.sentences.push_back(tt);
+    batch.lengths = {5};
+    batch.T = 5;
+    ForwardOutput out;
+    out.L = out.B = out.H = out.Hw = 1, out.T = 5;
+    out.attention.assign(25, 0.0f);
+    for (int t = 0; t < 5; ++t) out.attention[static_cast<size_t>(t) * 5] = 1.0f;  // every query on position 0
+    const std::vector<HeadMetrics> m = head_metrics(out, batch);
+    return head_label(m[0], 0.0f);
+  };
+  EXPECT_EQ(label_of(true, true), HeadLabel::ClsSink);
+  EXPECT_STREQ(head_label_name(label_of(true, true)), "[CLS] sink");
+  EXPECT_EQ(label_of(true, false), HeadLabel::FirstToken) << "a BOS alone is not a [CLS]";
+  EXPECT_EQ(label_of(false, false), HeadLabel::FirstToken);
+}

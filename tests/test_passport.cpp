@@ -147,3 +147,32 @@ TEST(Passport, EncodersListThePostNormOrder) {
   ASSERT_NE(pp.find("attn_in"), nullptr);
   EXPECT_EQ(pp.find("attn_norm"), nullptr);
 }
+
+// An encoder keeps no K/V cache (bidirectional: text appended changes every token's K and
+// V), so its passport says why in one line, with no bytes per token; a causal family with
+// the same shapes keeps its cache line.
+TEST(Passport, EncodersShowWhyThereIsNoKvCache) {
+  Arch enc;
+  enc.norm = NormKind::LayerNorm;
+  enc.placement = NormPlacement::PostNorm;
+  enc.positions = PositionKind::Learned;
+  enc.bidirectional = true;
+  enc.name = "BERT";
+  ModelConfig cfg = config(32, 4, 2);
+  cfg.causal = false;
+  const Passport p = make_passport(cfg, 1, 9, 100, 64, &enc);
+  EXPECT_EQ(p.kv_cache_bytes_per_token, 0);
+  EXPECT_NE(p.kv_cache_line.find("no K/V cache"), std::string::npos) << p.kv_cache_line;
+  EXPECT_NE(p.kv_cache_line.find("both ways"), std::string::npos) << p.kv_cache_line;
+  EXPECT_EQ(p.kv_cache_line.find("bytes per token"), std::string::npos) << p.kv_cache_line;
+  EXPECT_EQ(p.attention_formula.find("K/V cache"), std::string::npos) << p.attention_formula;
+  EXPECT_EQ(passport_table(p).find("bytes per token"), std::string::npos);
+
+  Arch dec = enc;
+  dec.bidirectional = false;
+  dec.placement = NormPlacement::PreNorm;
+  cfg.causal = true;
+  const Passport d = make_passport(cfg, 1, 9, 100, 64, &dec);
+  EXPECT_GT(d.kv_cache_bytes_per_token, 0);
+  EXPECT_NE(d.kv_cache_line.find("bytes per token"), std::string::npos) << d.kv_cache_line;
+}

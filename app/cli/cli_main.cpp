@@ -42,6 +42,8 @@ struct Outputs {
   int top_k = 0;
   std::vector<std::string> pairs;  // encoders: sentence B of the i-th sentence
   std::vector<std::string> masks;  // encoders: "S:T", token T of sentence S replaced by [MASK]
+  std::string pair_filter = "all";  // encoders, a pair: the A/B filter of --png and --svg (cell_filter)
+  bool hide_specials = false;       // dim [CLS], [SEP], <s>, </s> in --png and --svg
 };
 
 int fail(const Error& e, int code) {
@@ -107,6 +109,14 @@ static int run_main(int argc, char** argv) {
   app.add_option("--top-k", o.top_k, "trained models: the K most likely next tokens after each sentence's last token (and, in --json, after every token); "
                                      "encoders (BERT, RoBERTa, DistilBERT): the K most likely fillers of each [MASK]")
       ->check(CLI::Range(1, 100));
+  app.add_option("--pair-filter", o.pair_filter,
+                 "encoders, a pair: --png and --svg show only the cells from sentence A or B (query row) to A or B (key column): all, aa, ab, "
+                 "ba or bb; the others dimmed, rows not renormalised (the app's A/B filter)")
+      ->check(CLI::IsMember({"all", "aa", "ab", "ba", "bb"}))
+      ->capture_default_str();
+  app.add_flag("--hide-specials", o.hide_specials,
+               "--png and --svg dim the special tokens' rows and columns ([CLS], [SEP], <s>, </s>); rows not renormalised (the app's "
+               "\"hide specials\")");
   app.add_option("--pair", o.pairs, "encoders: sentence B, with token type 1 (repeat: the i-th --pair goes with the i-th sentence)");
   app.add_option("--mask", o.masks, "encoders: S:T masks token T of sentence S (from 0), keeping it as the masked-token loss's target (repeatable)");
   add_contrib_options(app, co);
@@ -199,8 +209,18 @@ static int run_main(int argc, char** argv) {
   if (contrib_requested(co))  // after --json and --npy: their results are added to both
     if (Status s = run_contrib(co, weights, cfg, batch, *out, o.batch, o.json, o.npy); !s)
       return fail(s.error(), s.error().kind == ErrorKind::Io ? 1 : 2);
+  // The A/B filter and hidden special tokens of --png and --svg: the app's one rule (cell_filter).
+  PairFilter pair_filter = PairFilter::All;
+  parse_pair_filter(o.pair_filter, &pair_filter);
+  const bool drawn = !o.png.empty() || !o.svg.empty(), in_range = o.batch >= 0 && o.batch < batch.B();
+  if (drawn && pair_filter != PairFilter::All && in_range &&
+      !cell_filter(batch.sentences[o.batch].tokens, batch.lengths[o.batch], pair_filter, false).active())  // not a pair
+    std::fprintf(stderr, "headmap-cli: note: --pair-filter %s needs a sentence pair: give sentence B with --pair (the maps are drawn unfiltered).\n",
+                 o.pair_filter.c_str());
+  const CellFilter filter = in_range ? cell_filter(batch.sentences[o.batch].tokens, batch.lengths[o.batch], pair_filter, o.hide_specials) : CellFilter{};
   if (!o.png.empty()) {
     HeadsPngOptions po;
+    po.filter = filter;
     po.layer = o.layer;
     po.batch = o.batch;
     parse_colormap(o.colormap.c_str(), &po.colormap);
@@ -221,6 +241,7 @@ static int run_main(int argc, char** argv) {
     parse_colormap(o.colormap.c_str(), &fi.colormap);
     fi.mask = mask_kind(cfg);
     fi.window = weights.arch.window(o.layer);
+    fi.filter = filter;
     fi.source = describe_source(weights, cfg);
     for (int h = 0; h < out->Hw && !cfg.pitfalls.head_averaged && o.layer >= 0 && o.layer < out->L && o.batch >= 0 && o.batch < out->B; ++h) {
       const size_t i = (static_cast<size_t>(o.layer) * out->B + o.batch) * out->Hw + h;

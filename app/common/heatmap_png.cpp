@@ -99,7 +99,10 @@ Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, c
       for (int s = 0; s < T; ++s) {
         const float v = mx > 0 ? std::min(1.0f, w[static_cast<size_t>(t) * out.T + s] / mx) : 0.0f;
         const int hatch = window_hatch(mask, opt.window, t, s, T);  // outside a sliding window
-        const Rgb col = !mask_visible(mask, t, s, T) ? kHidden : hatch >= 0 ? to_rgb(kWindowRgb[hatch]) : to_rgb(colormap_rgb(opt.colormap, v));
+        const std::array<float, 3> rgb = colormap_rgb(opt.colormap, v);
+        const Rgb col = !mask_visible(mask, t, s, T) ? kHidden
+                        : hatch >= 0                 ? to_rgb(kWindowRgb[hatch])
+                                                     : to_rgb(filter_dims(opt.filter, t, s) ? filter_dim_rgb(rgb) : rgb);
         c.fill(x0 + s * cell, y0 + t * cell, x0 + (s + 1) * cell, y0 + (t + 1) * cell, col);
       }
     if (cell >= 6) {  // token grid lines
@@ -122,9 +125,15 @@ Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, c
   for (int x = 0; x < lw; ++x) c.fill(lx + x, ly, lx + x + 1, ly + 14, to_rgb(colormap_rgb(opt.colormap, x / static_cast<float>(lw - 1))));
   font.draw(c, lx, ly + 30, "0", 12, kMuted);
   font.draw(c, lx + lw - 60, ly + 30, "head max", 12, kMuted);
-  font.draw(c, lx + lw + 14, ly + 12, std::string("colour = attention weight / the head's largest weight (first causal row left out);  rows = queries, "
-            "columns = keys;  grey = masked") + (opt.window > 0 ? ";  hatched = outside the window" : ""), 12, kMuted);
+  font.draw(c, lx + lw + 14, ly + 12, heads_png_caption(mask_kind(cfg), opt.window, opt.filter.active()), 12, kMuted);
   return c;
+}
+
+std::string heads_png_caption(MaskKind mask, int window, bool filtered) {
+  const bool masks = mask == MaskKind::Causal || mask == MaskKind::Reversed;  // padding is never drawn
+  return std::string("colour = attention weight / the head's largest weight") + (mask == MaskKind::Causal ? " (first causal row left out)" : "") +
+         ";  rows = queries, columns = keys" + (masks ? ";  grey = masked" : "") + (window > 0 ? ";  hatched = outside the window" : "") +
+         (filtered ? ";  dimmed = filtered out (rows not renormalised)" : "");
 }
 
 Status write_figure_png(const std::string& path, const Figure& f) {

@@ -423,7 +423,10 @@ void App::draw_layout() {
                           (state.view.center == CenterPanel::Heads || state.view.center == CenterPanel::Input);
   const bool three = state.force_three_columns ||
                      (!presenting && total >= (kSentenceColumnMinEm + kPassportColumnMinEm + kViewsColumnMinEm) * em + 2 * gap);
-  const bool two = !three && !presenting && total >= (kSentenceColumnMinEm + kViewsColumnMinEm) * em + gap;
+  // A lesson on a small screen: the player becomes a column beside the views (full height)
+  // and the sentence and model controls a tab, so the maps are large enough to read.
+  const bool lesson_side = state.lesson.open() && !three;
+  const bool two = !three && !presenting && !lesson_side && total >= (kSentenceColumnMinEm + kViewsColumnMinEm) * em + gap;
   state.report.layout = three ? "three columns" : two ? "two columns" : "tabs";
   if (state.view.center == CenterPanel::Input && (three || two)) state.view.center = CenterPanel::Heads;  // it has its column again
   // The full passport has its own tab; while it is open the compact one steps aside.
@@ -432,11 +435,14 @@ void App::draw_layout() {
   const float left_w = three || two ? std::max(left_min, total * (three ? kSentenceColumnFraction : kSentenceColumnFractionTwo)) : 0.0f;
   const float right_min = state.force_three_columns ? kPassportColumnMin : std::max(kPassportColumnMin, kPassportColumnMinEm * em);
   const float right_w = side_passport ? std::max(right_min, total * kPassportColumnFraction) : 0.0f;
-  const float center_w = side_passport ? std::max(kViewsColumnMin, total - left_w - right_w - 2 * gap) : 0.0f;
+  const float lesson_w = lesson_side ? std::max(kLessonColumnMinEm * em, total * kLessonColumnFraction) : 0.0f;
+  const float center_w = side_passport ? std::max(kViewsColumnMin, total - left_w - right_w - 2 * gap)
+                         : lesson_side ? std::max(kViewsColumnMin, total - lesson_w - gap)
+                                       : 0.0f;
   // The lesson player, a strip along the bottom at the height its text needs (at most 40% of
   // the window; beyond that it scrolls), under all three columns.
   const float avail_h = ImGui::GetContentRegionAvail().y;
-  const float lesson_h = state.lesson.open() ? std::min(lesson_panel_height(state, total), 0.4f * avail_h) : 0.0f;
+  const float lesson_h = state.lesson.open() && !lesson_side ? std::min(lesson_panel_height(state, total), 0.4f * avail_h) : 0.0f;
   const float columns_h = lesson_h > 0 ? -(lesson_h + ImGui::GetStyle().ItemSpacing.y) : 0.0f;
 
   auto draw_input = [&] {
@@ -479,7 +485,11 @@ void App::draw_layout() {
   report_widget(state, "views", cp, ImVec2(cp.x + cs.x, cp.y + cs.y));  // the center panel (tests compare its pixels)
   state.report.heads_panel = {cp.x, cp.y, cp.x + cs.x, cp.y + cs.y};
   if (ImGui::BeginTabBar("views")) {
-    const bool switch_tab = state.view.center != last_center_;
+    // A lesson step just applied selects its view's tab (with the Input tab first, the tab
+    // bar would otherwise open on it).
+    const bool stepped = state.lesson.open() && state.lesson.stepped_at != lesson_tab_stamp_;
+    if (stepped) lesson_tab_stamp_ = state.lesson.stepped_at;
+    const bool switch_tab = state.view.center != last_center_ || stepped;
     // The tab drawn open this pass: a panel that sets view.center while drawing (a click
     // that opens Focus) is then seen as a switch in the next frame.
     std::optional<CenterPanel> shown;
@@ -545,9 +555,10 @@ void App::draw_layout() {
     draw_passport(state, false);
     ImGui::EndChild();
   }
-  if (lesson_h > 0) {
+  if (lesson_side) ImGui::SameLine();
+  if (lesson_h > 0 || lesson_side) {
     ImGui::BeginChild("lesson", ImVec2(0, 0), true);
-    draw_lesson(state);
+    draw_lesson(state, lesson_side);
     ImGui::EndChild();
   }
   ImGui::End();
@@ -724,7 +735,7 @@ void App::toggle_fullscreen() {
 
 void App::open_dialog(Dialog d) {
   dialog_ = d;
-  dialog_path_ = dialog_default_path(d);
+  dialog_path_ = dialog_proposed_path(d);  // never a file already there (heads-2.png after heads.png)
   dialog_error_.clear();
   scripted_ok_in_ = 0;
   state.export_head.reset();  // "Export this head": the head hovered or selected now, whatever the mouse does next

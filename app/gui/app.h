@@ -151,6 +151,7 @@ class App {
   size_t fonts_noted_ = 0;     // the glyph notes (a fallback font unreadable...) already shown
   bool light_theme_applied_ = false;
   CenterPanel last_center_ = CenterPanel::Heads;
+  std::chrono::steady_clock::time_point lesson_tab_stamp_{};  // the lesson step whose view the tabs last selected
   struct Capture {
     std::string path;
     float x, y, w, h;

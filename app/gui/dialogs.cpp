@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 
 #include "app/common/heatmap_png.h"
 #include "app/common/heatmap_svg.h"
@@ -61,6 +62,23 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::Shortcuts: return "";
   }
   return "";
+}
+
+std::string dialog_proposed_path(Dialog d, const std::string& dir) {
+  const std::string name = dialog_default_path(d);
+  const bool writes = !(d == Dialog::OpenView || d == Dialog::OpenCheckpoint || d == Dialog::OpenModel || d == Dialog::OpenLesson ||
+                        d == Dialog::SaveLessonStep || d == Dialog::None || d == Dialog::Shortcuts);
+  std::error_code ec;
+  if (!writes || name.empty() || !std::filesystem::exists(std::filesystem::path(dir) / name, ec)) return name;
+  // "view.headmap.json" -> "view-2.headmap.json": the number before the first dot, so the
+  // file keeps its type's whole suffix.
+  const size_t dot = name.find('.');
+  const std::string stem = name.substr(0, dot), ext = dot == std::string::npos ? "" : name.substr(dot);
+  for (int i = 2; i < 1000; ++i) {
+    const std::string next = stem + "-" + std::to_string(i) + ext;
+    if (!std::filesystem::exists(std::filesystem::path(dir) / next, ec)) return next;
+  }
+  return name;
 }
 
 bool dialog_captures(Dialog d) { return d == Dialog::ExportHeadsPng || d == Dialog::ExportWindowPng; }

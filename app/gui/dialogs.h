@@ -20,6 +20,11 @@ enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, E
 const char* dialog_title(Dialog d);
 // The path a dialog proposes when it opens, e.g. "view.json" ("" for Shortcuts).
 const char* dialog_default_path(Dialog d);
+// The name a dialog that writes proposes in `dir` (relative names resolve against it): its
+// default, or, when that file or directory is already there, the first free "heads-2.png",
+// "heads-3.png", ... so that a second export never replaces the first unasked. Dialogs that
+// read (Open ...) or add to a file (Save view as lesson step) propose their default.
+std::string dialog_proposed_path(Dialog d, const std::string& dir = ".");
 // The dialog reads the frame (a PNG capture): App runs it, not run_dialog_action. It is
 // taken in the frame after the dialog closes, so the dialog is never in the picture.
 bool dialog_captures(Dialog d);

@@ -22,6 +22,10 @@ inline constexpr float kViewsColumnMin = 200.0f;
 // then the sentence and model too (tabs only).
 inline constexpr float kSentenceColumnMinEm = 13.0f, kPassportColumnMinEm = 23.0f, kViewsColumnMinEm = 24.0f;
 inline constexpr float kSentenceColumnFractionTwo = 0.33f;  // its share in two columns
+// A lesson on a screen too small for three columns (a projector at 1024x768 with large
+// text) plays in a column of its own beside the views, full height, this share of the width:
+// the maps get the height a strip under them would take and the sentence column's width.
+inline constexpr float kLessonColumnFraction = 0.27f, kLessonColumnMinEm = 10.0f;
 inline constexpr float kChipRowsShown = 6.5f;     // the token chips scroll beyond this many rows,
 inline constexpr float kChipBoxMaxShare = 0.22f;  // or beyond this share of the window's height
 inline constexpr int kStatusLinesShown = 4;  // the newest notes under the controls

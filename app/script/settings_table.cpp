@@ -29,7 +29,7 @@ bool parse_switch(const std::string& v) { return v == "1" || v == "true" || v ==
 // A File dialog, opened with this path (empty: the name it proposes) and OK pressed by the
 // app (AppState::dialog_request), exactly as a user's OK.
 Status request_dialog(AppState& s, Dialog d, const std::string& path) {
-  s.dialog_request = AppState::DialogRequest{d, path.empty() ? std::string(dialog_default_path(d)) : path};
+  s.dialog_request = AppState::DialogRequest{d, path.empty() ? dialog_proposed_path(d) : path};
   return Status();
 }
 

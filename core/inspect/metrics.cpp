@@ -85,11 +85,13 @@ std::vector<HeadMetrics> head_metrics(const ForwardOutput& out, const Batch& bat
     // Encoders: the next token, and the separators after position 0 ([SEP], </s>).
     const std::vector<Token>& toks = batch.sentences[b].tokens;
     double next = 0, sink = 0;
+    bool later_added = false;
     for (int t = 0; t < len; ++t) {
       if (t + 1 < len) next += w[static_cast<size_t>(t) * T + t + 1];
       for (int k = 1; k < len; ++k)
-        if (toks[static_cast<size_t>(k)].added) sink += w[static_cast<size_t>(t) * T + k];
+        if (toks[static_cast<size_t>(k)].added) sink += w[static_cast<size_t>(t) * T + k], later_added = true;
     }
+    hm.first_is_cls = len > 1 && toks[0].added && later_added;  // [CLS] ... [SEP], <s> ... </s>
     hm.next_token = len > 1 ? static_cast<float>(next / (len - 1)) : 0.0f;
     hm.sep_sink = len > 0 ? static_cast<float>(sink / len) : 0.0f;
   }
@@ -231,6 +233,7 @@ const char* head_label_name(HeadLabel l) {
     case HeadLabel::Broad: return "broad";
     case HeadLabel::NextToken: return "next-token";
     case HeadLabel::SepSink: return "[SEP] sink";
+    case HeadLabel::ClsSink: return "[CLS] sink";
   }
   return "";
 }
@@ -257,7 +260,7 @@ HeadLabel head_label(const HeadMetrics& m, float induction) {
       best = c.label;
       best_margin = c.margin;
     }
-  return best;
+  return best == HeadLabel::FirstToken && m.first_is_cls ? HeadLabel::ClsSink : best;
 }
 
 }  // namespace headmap

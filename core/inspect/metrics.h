@@ -26,6 +26,9 @@ struct HeadMetrics {
   // Encoders' kinds (0 under a causal mask): the mean weight on the next token, and on the
   // separators the post-processor added after the first position ([SEP], </s>).
   float next_token = 0, sep_sink = 0;
+  // Position 0 is the [CLS] (or RoBERTa's <s>) of an encoder's template: an added token at 0
+  // and another after it ([SEP], </s>). A first-token head there is a "[CLS] sink".
+  bool first_is_cls = false;
 };
 
 // (L, B, Hw), index ((l*B)+b)*Hw + h.
@@ -74,11 +77,12 @@ std::vector<float> text_induction_scores(const ForwardOutput& out, const Batch& 
 float label_induction(float probe, float text_induction /* NaN: no run repeats */);
 
 // Head labels from the metrics, with documented thresholds (see head_label()).
-enum class HeadLabel { None, PreviousToken, FirstToken, Self, Induction, Broad, NextToken, SepSink };
+enum class HeadLabel { None, PreviousToken, FirstToken, Self, Induction, Broad, NextToken, SepSink, ClsSink };
 const char* head_label_name(HeadLabel l);
 // Thresholds: previous-token if prev_token >= 0.5, first-token if first_token >= 0.5,
 // self if self >= 0.5, induction if the induction score >= 0.3, broad if entropy_norm >= 0.85;
-// encoders also next-token if next_token >= 0.5 and "[SEP] sink" if sep_sink >= 0.5.
+// encoders also next-token if next_token >= 0.5 and "[SEP] sink" if sep_sink >= 0.5; a
+// first-token head whose position 0 is an encoder's [CLS] (first_is_cls) is a "[CLS] sink".
 // The strongest applicable label wins (by its score minus its threshold).
 HeadLabel head_label(const HeadMetrics& m, float induction);
 struct LabelThresholds {

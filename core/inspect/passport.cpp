@@ -252,7 +252,10 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P, const
     p.total_params += c.count;
     if (c.attention) p.attention_params += c.count;
   }
-  {  // the K/V cache an incremental forward keeps (core/model/kv_cache.h), for every model
+  if (fam && fa.encoder()) {  // an encoder reads both ways: no cache to keep (one line, why)
+    p.kv_cache_bytes_per_token = 0;
+    p.kv_cache_line = "no K/V cache: an encoder reads both ways, so appending text changes every token's K and V (each run is a full forward)";
+  } else {  // the K/V cache an incremental forward keeps (core/model/kv_cache.h), for every causal model
     const int64_t per_token = 2 * L * Dkv * 4, tokens = std::max(cfg.context, 1);
     p.kv_cache_bytes_per_token = per_token;
     p.kv_cache_line = "K/V cache: 2\xC2\xB7L\xC2\xB7KV\xC2\xB7" "d_head\xC2\xB7" "4 = " + human_count(per_token) + " bytes per token, " +
@@ -263,7 +266,9 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P, const
   }
   // The footer: what the attention total is, from the same terms as the rows above.
   const std::string n_qo = pf.no_w_o ? "" : "2\xC2\xB7";
-  if (fam) {
+  if (fam && fa.encoder()) {
+    p.attention_formula = "fixed by " + fa.name + "'s weights";
+  } else if (fam) {
     p.attention_formula = "fixed by " + fa.name + "'s weights; K/V cache " + human_count(p.kv_cache_bytes_per_token) + " bytes per token, " +
                           human_count(p.kv_cache_bytes_per_token * std::max(P, 1)) + " for " + std::to_string(std::max(P, 1)) + " tokens";
   } else if (!gqa) {

@@ -725,3 +725,30 @@ TEST(Training, ShowHeadsOpensAFinishedRunAtItsOwnSize) {
   EXPECT_EQ(s.view.center, CenterPanel::Heads);
   EXPECT_EQ(compute_request(s).weights.in_memory, w) << "the request runs on the run's weights";
 }
+
+// A second export with the proposed name never replaces the first: the dialog proposes
+// "heads-2.png" once heads.png is there (the number before the whole suffix:
+// "view-2.headmap.json"), and the next free one after that; reading dialogs and the lesson
+// step (which adds to its file) keep their default.
+TEST(Dialogs, AProposedNameNeverReplacesAnEarlierFile) {
+  const fs::path dir = tmp_dir() / "proposed-free";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  EXPECT_EQ(dialog_proposed_path(Dialog::ExportHeadsPng, dir.string()), "heads.png");
+  std::ofstream(dir / "heads.png") << "x";
+  EXPECT_EQ(dialog_proposed_path(Dialog::ExportHeadsPng, dir.string()), "heads-2.png");
+  std::ofstream(dir / "heads-2.png") << "x";
+  EXPECT_EQ(dialog_proposed_path(Dialog::ExportHeadsPng, dir.string()), "heads-3.png");
+  std::ofstream(dir / "view.headmap.json") << "{}";
+  EXPECT_EQ(dialog_proposed_path(Dialog::SaveView, dir.string()), "view-2.headmap.json");
+  EXPECT_EQ(dialog_proposed_path(Dialog::OpenView, dir.string()), "view.headmap.json") << "Open proposes the file that is there";
+  fs::create_directories(dir / "attention-npy");
+  EXPECT_EQ(dialog_proposed_path(Dialog::ExportNpy, dir.string()), "attention-npy-2");
+  // The scripted export keys with an empty path take the same proposal, in the working directory.
+  in_directory(dir, [&] {
+    AppState s = random_state();
+    ASSERT_TRUE(apply_setting(s, "export_heads=").ok());
+    ASSERT_TRUE(s.dialog_request.has_value());
+    EXPECT_EQ(s.dialog_request->path, "heads-3.png");
+  });
+}

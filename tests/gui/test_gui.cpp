@@ -2219,7 +2219,9 @@ TEST(Gui, EveryLessonStepReachesItsStateUncutOnAProjector) {
       const bool invalid = std::find(rep["buttons"].begin(), rep["buttons"].end(), "Use nearest valid") != rep["buttons"].end();
       EXPECT_TRUE(invalid || !rep["stale"].get<bool>()) << "step shows an older result";
       EXPECT_TRUE(rep["clipped"].empty()) << rep["clipped"].dump(1);
-      EXPECT_EQ(rep["layout"], "two columns") << "1024 px at 1.5x text: two columns, the passport a tab";
+      // 1024 px at 1.5x text: the lesson player is a column beside the views, the sentence and the passport tabs.
+      EXPECT_EQ(rep["layout"], "tabs");
+      EXPECT_GE(rep["lesson"]["panel"][0].get<double>(), rep["heads_panel"][2].get<double>()) << "the player beside the views";
       if (steps[i]["title"] == "The shape table") {  // chapter 004's table: batch 2, seq 10, d_model 512, 8 heads
         for (const char* row : {"x (2, 10, 512)", "q_view (2, 10, 8, 64)", "q_heads (2, 8, 10, 64)", "scores (2, 8, 10, 10)",
                                 "ctx (2, 8, 10, 64)", "ctx_t (2, 10, 8, 64)", "concat (2, 10, 512)", "out (2, 10, 512)"})
@@ -2609,4 +2611,149 @@ TEST(Gui, ViewFilesSaveAndReopenOnAFamilyModel) {
       << opened.report["weights_source"];
   for (const char* k : {"weights_source", "config", "tokens", "ablated_heads", "view", "heatmaps_drawn", "loss_on_text"})
     EXPECT_EQ(opened.report[k], saved.report[k]) << k;
+}
+
+// headmap-cli --png and --svg take the app's A/B filter and "hide specials" (--pair-filter,
+// --hide-specials, in --help): the SVG's cells outside the filter are the unfiltered cells
+// dimmed toward kFilteredRgb (the app's rule, cell_filter), those inside unchanged; every
+// pixel of the PNG is its unfiltered self or that self dimmed. Without a pair, the A/B
+// filter is a note, not a silent no-op.
+TEST(Gui, CliPngAndSvgTakeTheAppsPairFilter) {
+  const fs::path dir = tmp_dir() / "encoders-cli" / "bert_pretraining";
+  const std::string make = std::string("/usr/bin/python3 '") + HEADMAP_MAKE_ENCODER + "' '" + dir.string() +
+                           "' --variant bert_pretraining > /dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "numpy is missing: the tiny BERT directory cannot be written";
+  const CliRun help = run_cli("cli-filter-help", {"--help"});
+  EXPECT_NE(help.out.find("--pair-filter"), std::string::npos);
+  EXPECT_NE(help.out.find("--hide-specials"), std::string::npos);
+  const std::vector<std::string> pair = {"--model", dir.string(), "--text", "The cat sat on the [MASK].", "--pair", "it was tired"};
+  auto draw = [&](const std::string& name, std::vector<std::string> more) {
+    std::vector<std::string> a = pair;
+    a.insert(a.end(), more.begin(), more.end());
+    a.insert(a.end(), {"--png", (tmp_dir() / (name + ".png")).string(), "--svg", (tmp_dir() / (name + ".svg")).string()});
+    const CliRun r = run_cli(name, a);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::ifstream f(tmp_dir() / (name + ".svg"));
+    return std::string((std::istreambuf_iterator<char>(f)), {});
+  };
+  // The first map's cells, row by row, as the SVG's fills.
+  auto cells = [](const std::string& svg) {
+    std::vector<std::array<int, 3>> c;
+    size_t p = svg.find("<g class=\"cells\">");
+    const size_t end = svg.find("</g>", p);
+    while (p != std::string::npos && (p = svg.find("fill=\"#", p)) != std::string::npos && p < end) {
+      const unsigned v = std::stoul(svg.substr(p + 7, 6), nullptr, 16);
+      c.push_back({static_cast<int>(v >> 16), static_cast<int>((v >> 8) & 255), static_cast<int>(v & 255)});
+      p += 7;
+    }
+    return c;
+  };
+  const int len = 13;  // [CLS] the cat sat on the [MASK] . [SEP] | it was tired [SEP]
+  const std::string base = draw("cli-all", {});
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    std::function<bool(int, int)> dims;
+  };
+  const Case cases[] = {
+      {"cli-ab", {"--pair-filter", "ab"}, [](int t, int s) { return !(t <= 8 && s >= 9); }},  // A = tokens 0-8, B = 9-12
+      {"cli-ba", {"--pair-filter", "ba"}, [](int t, int s) { return !(t >= 9 && s <= 8); }},
+      {"cli-specials", {"--hide-specials"}, [](int t, int s) { return t == 0 || t == 8 || t == 12 || s == 0 || s == 8 || s == 12; }},
+  };
+  const auto c0 = cells(base);
+  ASSERT_EQ(c0.size(), static_cast<size_t>(len * len)) << "the first map's cells";
+  const Image png0 = load_png(tmp_dir() / "cli-all.png");
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string svg = draw(c.name, c.args);
+    EXPECT_NE(svg.find("rows not renormalised"), std::string::npos) << "the caption says the cells are dimmed";
+    const auto c1 = cells(svg);
+    ASSERT_EQ(c1.size(), c0.size());
+    int dimmed = 0;
+    for (int t = 0; t < len; ++t)
+      for (int s = 0; s < len; ++s) {
+        const bool d = c.dims(t, s);
+        const auto& a = c0[static_cast<size_t>(t) * len + s];
+        const auto& b = c1[static_cast<size_t>(t) * len + s];
+        for (int k = 0; k < 3; ++k) {
+          const float want = d ? a[k] + (headmap::kFilteredRgb[k] * 255 - a[k]) * headmap::kFilterDim : a[k];
+          EXPECT_NEAR(b[k], want, 1.5) << "query " << t << ", key " << s << (d ? " (dimmed)" : " (shown)");
+        }
+        dimmed += d;
+      }
+    EXPECT_GT(dimmed, 0);
+    // The PNG: the same picture, some pixels dimmed, none otherwise changed.
+    const Image png = load_png(tmp_dir() / (std::string(c.name) + ".png"));
+    ASSERT_EQ(png.w, png0.w);
+    ASSERT_EQ(png.h, png0.h);
+    int changed = 0, odd = 0;
+    const int legend_top = png.h - 46;  // the legend's caption says more when filtered
+    for (int y = 0; y < legend_top; ++y)
+      for (int x = 0; x < png.w; ++x) {
+        const auto a = png0.at(x, y), b = png.at(x, y);
+        if (a == b) continue;
+        ++changed;
+        for (int k = 0; k < 3; ++k)
+          if (std::abs(b[k] - (a[k] + (headmap::kFilteredRgb[k] * 255 - a[k]) * headmap::kFilterDim)) > 1.5) {
+            ++odd;
+            break;
+          }
+      }
+    EXPECT_GT(changed, 1000) << "the PNG's filtered cells are dimmed";
+    EXPECT_EQ(odd, 0) << "every changed pixel is its unfiltered colour dimmed";
+  }
+  // One sentence, no pair: the A/B filter cannot apply, and says so.
+  const CliRun single = run_cli("cli-single", {"--model", dir.string(), "--text", "The cat sat.", "--pair-filter", "ab", "--png",
+                                               (tmp_dir() / "cli-single.png").string()});
+  EXPECT_EQ(single.status, 0) << single.err;
+  EXPECT_NE(single.err.find("needs a sentence pair"), std::string::npos) << single.err;
+  EXPECT_NE(run_cli("cli-bad-filter", {"--pair-filter", "ac"}).status, 0);
+}
+
+// A lesson on a projector (1024x768, text at 1.5): the player stands in a column beside the
+// views, full height, and the sentence becomes a tab, so each of the four heads is a map a
+// room can read (on main they were 114 px squares under a strip of text): at least 220 px
+// wide and 180 px tall, with their token labels, inside the views and clear of the player.
+// The step's view (heads) is the tab shown, not the Input tab.
+TEST(SmallScreen, ALessonGivesTheMapsTheRoom) {
+  const char* screen = std::getenv("HEADMAP_TEST_SMALL_SCREEN");
+  if (!screen) GTEST_SKIP() << "runs under a 1024x768 Xvfb screen (ctest: gui_small_screen)";
+  const AppRun r = run_app("lesson-projector", {"--lesson", "000", "--font-scale", "1.5"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["lesson"]["shown"], "step 1 of 9");
+  EXPECT_EQ(r.report["panel"], "heads") << "the step's view, not the Input tab";
+  ASSERT_EQ(r.report["heatmaps"].size(), 4u);
+  const json& lp = r.report["lesson"]["panel"];
+  const json& hp = r.report["heads_panel"];
+  for (const json& m : r.report["heatmaps"]) {
+    const double x0 = m[0], y0 = m[1], x1 = m[2], y1 = m[3];
+    EXPECT_GE(x1 - x0, 220.0) << m;
+    EXPECT_GE(y1 - y0, 180.0) << m;
+    EXPECT_TRUE(x1 <= lp[0].get<double>() || y1 <= lp[1].get<double>()) << "a map under the lesson player: " << m << " " << lp;
+    EXPECT_TRUE(x0 >= hp[0].get<double>() && x1 <= hp[2].get<double>() && y1 <= hp[3].get<double>()) << m << " outside " << hp;
+  }
+  EXPECT_FALSE(r.report["token_labels"].empty()) << "the maps keep their token labels";
+  EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
+  // The player's buttons wrap in the narrow column: every one is whole on screen.
+  const AppRun next = run_app("lesson-projector-2", {"--lesson", "000", "--font-scale", "1.5", "--then", "lesson_step=2"});
+  ASSERT_EQ(next.status, 0) << next.err;
+  EXPECT_EQ(next.report["panel"], "passport") << "step 2's view";
+  EXPECT_TRUE(next.report["clipped"].empty()) << next.report["clipped"].dump(1);
+}
+
+// headmap-cli --png's legend states only what the maps have: an encoder's (bidirectional)
+// maps have no masked grey and no first causal row left out of the scale; a causal model's do.
+TEST(Gui, HeadsPngCaptionSaysOnlyWhatTheMapsHave) {
+  const std::string enc = headmap::heads_png_caption(headmap::MaskKind::PaddingOnly, 0, true);
+  EXPECT_EQ(enc.find("causal"), std::string::npos) << enc;
+  EXPECT_EQ(enc.find("grey"), std::string::npos) << enc;
+  EXPECT_NE(enc.find("dimmed = filtered out"), std::string::npos) << enc;
+  const std::string gpt = headmap::heads_png_caption(headmap::MaskKind::Causal, 4, false);
+  EXPECT_NE(gpt.find("(first causal row left out)"), std::string::npos) << gpt;
+  EXPECT_NE(gpt.find("grey = masked"), std::string::npos) << gpt;
+  EXPECT_NE(gpt.find("hatched = outside the window"), std::string::npos) << gpt;
+  EXPECT_EQ(gpt.find("dimmed"), std::string::npos) << gpt;
+  const std::string rev = headmap::heads_png_caption(headmap::MaskKind::Reversed, 0, false);
+  EXPECT_EQ(rev.find("causal row"), std::string::npos) << rev;
+  EXPECT_NE(rev.find("grey = masked"), std::string::npos) << rev;
 }

@@ -10,6 +10,7 @@
 #include "app/gui/lessons.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/theme.h"
+#include "app/gui/ui_widgets.h"
 
 namespace headmap {
 namespace {
@@ -48,7 +49,7 @@ float lesson_panel_height(const AppState& s, float width) {
   return h;
 }
 
-void draw_lesson(AppState& s) {
+void draw_lesson(AppState& s, bool status_lines) {
   if (!s.lesson.open()) return;
   const Lesson& l = *s.lesson.lesson;
   const int n = static_cast<int>(l.steps.size());
@@ -61,21 +62,24 @@ void draw_lesson(AppState& s) {
   s.report.lesson_revealed = s.lesson.revealed;
 
   int go = -1;
+  // The buttons side by side while they fit (a strip), else on the next line (a column).
+  auto button_w = [](const char* l) { return ImGui::CalcTextSize(l, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x; };
   ImGui::BeginDisabled(s.lesson.step == 0);
   if (ImGui::Button("\xE2\x97\x80 Back")) go = s.lesson.step - 1;
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_fits(button_w("Next \xE2\x96\xB6"));
   ImGui::BeginDisabled(s.lesson.step + 1 >= n);
   if (ImGui::Button("Next \xE2\x96\xB6")) go = s.lesson.step + 1;
   ImGui::EndDisabled();
   if (!st.reveal.empty()) {
-    ImGui::SameLine();
-    if (ImGui::Button(s.lesson.revealed ? "Hide answer" : "Reveal")) {
+    const char* reveal = s.lesson.revealed ? "Hide answer" : "Reveal";
+    same_line_if_fits(button_w(reveal));
+    if (ImGui::Button(reveal)) {
       s.lesson.revealed = !s.lesson.revealed;
       s.lesson.scroll_to_answer = s.lesson.revealed;
     }
   }
-  ImGui::SameLine();
+  same_line_if_fits(button_w("Close lesson"));
   if (ImGui::Button("Close lesson")) {
     close_lesson(s);
     return;
@@ -87,8 +91,18 @@ void draw_lesson(AppState& s) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(label.c_str());
 
+  // The newest status lines ("Wrote 9 slides to ...") under the text, when the sentence
+  // column that shows them is a tab away.
+  const size_t first = s.status_lines.size() > kStatusLinesShown ? s.status_lines.size() - kStatusLinesShown : 0;
+  float status_h = 0;
+  if (status_lines && !s.status_lines.empty()) {
+    const float wrap = ImGui::GetContentRegionAvail().x;
+    for (size_t i = first; i < s.status_lines.size(); ++i)
+      status_h += ImGui::CalcTextSize(s.status_lines[i].c_str(), nullptr, false, wrap).y + ImGui::GetStyle().ItemSpacing.y;
+    status_h = std::min(status_h + ImGui::GetStyle().ItemSpacing.y * 2, ImGui::GetContentRegionAvail().y * 0.4f);
+  }
   // The text scrolls under the buttons, which stay in view.
-  ImGui::BeginChild("lesson_text", ImVec2(0, 0), false);
+  ImGui::BeginChild("lesson_text", ImVec2(0, -status_h), false);
   const Body b = body_of(s);
   s.report.lesson_note = b.note;
   ImGui::PushTextWrapPos(0.0f);
@@ -123,6 +137,15 @@ void draw_lesson(AppState& s) {
   }
   ImGui::PopTextWrapPos();
   ImGui::EndChild();
+  if (status_h > 0) {
+    ImGui::Separator();
+    ImGui::BeginChild("lesson_status", ImVec2(0, 0), false);
+    for (size_t i = first; i < s.status_lines.size(); ++i) {
+      ImGui::TextWrapped("%s", s.status_lines[i].c_str());
+      s.report.messages.push_back(s.status_lines[i]);
+    }
+    ImGui::EndChild();
+  }
   if (go >= 0) {
     if (Status r = go_to_lesson_step(s, go); !r) s.error_popup = r.error().message;
   }

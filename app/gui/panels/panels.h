@@ -24,7 +24,9 @@ void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model);
 void draw_rollout(AppState& s, HeatmapRenderer& r);        // attention rollout as a (T, T) map
 void draw_patching(AppState& s);                           // activation patching: a corrupted sentence, a layers x heads grid
 void draw_detectors(AppState& s);                          // head detector scores, a threshold and a painted pattern
-void draw_lesson(AppState& s);                             // the lesson player: the step's text, Back, Next, Reveal
+// The lesson player: the step's text, Back, Next, Reveal; in a column of its own (a small
+// screen, the sentence column a tab away), the newest status lines under the text too.
+void draw_lesson(AppState& s, bool status_lines = false);
 float lesson_panel_height(const AppState& s, float width); // the player's height at this width (0: no lesson open)
 
 }  // namespace headmap
