@@ -13,73 +13,19 @@
 
 #include "core/inspect/contrib.h"
 #include "core/inspect/patch_positions.h"
-#include "core/io/hf_model.h"
-#include "core/math/rng.h"
 #include "core/model/model.h"
+#include "tests/encoder_fixture.h"
 
 using namespace headmap;
 
 namespace {
 const std::string kData = HEADMAP_TEST_DATA;
 
-RowVec around(uint64_t key, int n, float centre, float s) {
-  RowVec v(n);
-  fill_normals(key, v.data(), n, s);
-  v.array() += centre;
-  return v;
-}
-MatR random_mat(uint64_t key, int rows, int cols, float s) {
-  MatR m(rows, cols);
-  fill_normals(key, m.data(), m.size(), s);
-  return m;
-}
-
-// A small post-norm encoder in memory on the WordPiece test tokenizer, every bias and every
-// LayerNorm's g and beta away from 0 and 1 (so each part is there to be counted): BERT (token
-// types) or DistilBERT's shape (none), with or without the masked-LM head.
 ModelWeights encoder(bool distil, bool mlm = true) {
-  auto tok = HfTokenizer::load(kData + "/tokenizers/wordpiece_bert.json");
-  EXPECT_TRUE(tok.ok());
-  const int D = 16, V = tok->vocab_size(), F = 32, L = 3;
-  Result<HfModelConfig> c = parse_hf_config(
-      distil ? R"({"model_type": "distilbert", "dim": 16, "n_heads": 4, "n_layers": 3, "hidden_dim": 32, "vocab_size": 200,
-                   "max_position_embeddings": 32, "activation": "gelu"})"
-             : R"({"model_type": "bert", "hidden_size": 16, "num_attention_heads": 4, "num_hidden_layers": 3, "vocab_size": 200,
-                   "max_position_embeddings": 32, "intermediate_size": 32, "type_vocab_size": 2, "layer_norm_eps": 1e-12})",
-      "config.json");
-  EXPECT_TRUE(c.ok());
-  ModelWeights w;
-  w.hf_tokenizer = std::make_shared<const HfTokenizer>(*tok);
-  w.arch = c->arch;
-  w.arch.mlm_head = mlm;
-  w.d_model = D;
-  w.context = 32;
-  w.ln_eps = 1e-12f;
-  uint64_t k = distil ? 500 : 100;
-  w.tok_emb = random_mat(++k, V, D, 0.5f);
-  w.pos_emb = random_mat(++k, 32, D, 0.2f);
-  if (!distil) w.type_emb = random_mat(++k, 2, D, 0.4f);
-  w.emb_ln_g = around(++k, D, 1.0f, 0.1f), w.emb_ln_b = around(++k, D, 0.0f, 0.05f);
-  for (int l = 0; l < L; ++l) {
-    LayerWeights lw;
-    lw.w_q = random_mat(++k, D, D, 0.4f), lw.w_k = random_mat(++k, D, D, 0.4f), lw.w_v = random_mat(++k, D, D, 0.4f);
-    lw.w_o = PackedMatrix(random_mat(++k, D, D, 0.3f));
-    lw.b_q = around(++k, D, 0, 0.05f), lw.b_k = around(++k, D, 0, 0.05f), lw.b_v = around(++k, D, 0, 0.05f), lw.b_o = around(++k, D, 0, 0.05f);
-    lw.ln1_g = around(++k, D, 1.0f, 0.1f), lw.ln2_g = around(++k, D, 1.0f, 0.1f);
-    lw.ln1_b = around(++k, D, 0.0f, 0.05f), lw.ln2_b = around(++k, D, 0.0f, 0.05f);
-    lw.w_fc = PackedMatrix(random_mat(++k, D, F, 0.3f)), lw.w_proj = PackedMatrix(random_mat(++k, F, D, 0.15f));
-    lw.b_fc = around(++k, F, 0, 0.05f), lw.b_proj = around(++k, D, 0, 0.05f);
-    lw.fuse();
-    w.layers.push_back(std::move(lw));
-  }
-  w.lnf_g = RowVec::Ones(D), w.lnf_b = RowVec::Zero(D);
-  if (mlm) {
-    w.mlm_dense = random_mat(++k, D, D, 0.4f), w.mlm_dense_b = around(++k, D, 0, 0.05f);
-    w.mlm_ln_g = around(++k, D, 1.0f, 0.1f), w.mlm_ln_b = around(++k, D, 0, 0.05f), w.mlm_bias = random_mat(++k, 1, V, 0.1f);
-  }
-  w.source.kind = WeightsSource::Kind::Pretrained;
-  w.source.trained_heads = 4;
-  return w;
+  test::EncoderShape z;
+  z.distil = distil;
+  z.mlm = mlm;
+  return test::post_norm_encoder(kData + "/tokenizers/wordpiece_bert.json", z);
 }
 
 struct EncoderRun {

@@ -440,7 +440,14 @@ Result<std::shared_ptr<const PatchOutcome>> ComputeWorker::run_patch(const Compu
     return std::shared_ptr<const PatchOutcome>(o);
   }
   const int n = clean.lengths[0], m = corrupt.lengths[0];
-  const int pos = p.position < 0 ? n - 1 : p.position;
+  // -1: the last token; on an encoder the clean sentence's first [MASK], where its head predicts.
+  int pos = p.position < 0 ? n - 1 : p.position;
+  if (p.position < 0 && w.arch.encoder())
+    for (int t = 0; t < n; ++t)
+      if (clean.sentences[0].tokens[t].id == mask_token_id(w)) {
+        pos = t;
+        break;
+      }
   ForwardOptions fo;
   fo.want_logits = true;
   fo.cancelled = cancelled;
