@@ -131,9 +131,10 @@ void draw_patching(AppState& s) {
   };
   const std::string after = o->target.position < static_cast<int>(o->clean_tokens.size()) ? o->clean_tokens[o->target.position] : "";
   char target[256];
-  std::snprintf(target, sizeof target, "logit(%s) - logit(%s) after \"%s\" (position %d): clean %.3f, corrupted %.3f",
+  const bool encoder = f && f->weights && f->weights->arch.encoder();  // its head predicts the token at the position, not after it
+  std::snprintf(target, sizeof target, "logit(%s) - logit(%s) %s \"%s\" (position %d): clean %.3f, corrupted %.3f",
                 piece(o->target.token_a, o->clean_top, o->corrupted_top).c_str(), piece(o->target.token_b, o->clean_top, o->corrupted_top).c_str(),
-                after.c_str(), o->target.position, p.clean, p.corrupted);
+                encoder ? "at" : "after", after.c_str(), o->target.position, p.clean, p.corrupted);
   s.report.patch_target = target;
   text_disabled_wrapped_at_commas(target);
   text_disabled_wrapped("Each head's output taken from the clean run, the rest recomputed from its layer: recovery = (patched - corrupted) / (clean - corrupted).");
