@@ -262,6 +262,23 @@ std::vector<std::pair<int, int>> Attribution::ranking() const {
 }
 
 namespace {
+// An attribution's header, and the running sum (double) its parts are added to.
+Attribution attribution_of(const StreamParts& p, const LogitTarget& target, double sigma) {
+  Attribution a;
+  a.L = p.L;
+  a.H = p.H;
+  a.target = target;
+  a.sigma = static_cast<float>(sigma);
+  return a;
+}
+struct PartSum {
+  double sum = 0;
+  float operator()(double v) {
+    sum += v;
+    return static_cast<float>(v);
+  }
+};
+
 // Post-norm blocks and the masked-LM head (contrib.h): a readout vector pulled back from the
 // logit through every frozen LayerNorm and the frozen GELU gate, each part dotted with the
 // readout where it enters. Every sum in double.
@@ -288,16 +305,8 @@ Attribution post_norm_attribution(const ModelWeights& w, const StreamParts& p, c
   const double s_m = ln_scale(y, eps);
   const Eigen::VectorXd r_z = (gate.array() * through_norm(u, w.mlm_ln_g, s_m).array()).matrix();  // (D)
   Eigen::VectorXd r = Wt * r_z;  // (D): the readout on x_L
-  Attribution a;
-  a.L = p.L;
-  a.H = p.H;
-  a.target = target;
-  a.sigma = static_cast<float>(s_m);
-  double sum = 0;
-  auto add = [&](double v) {
-    sum += v;
-    return static_cast<float>(v);
-  };
+  Attribution a = attribution_of(p, target, s_m);
+  PartSum add;
   auto dot = [](const auto& row, const Eigen::VectorXd& rr) { return row.template cast<double>().dot(rr.transpose()); };
   a.final_bias = add(w.mlm_dense_b.cast<double>().dot(r_z.transpose()) + w.mlm_ln_b.cast<double>().dot(u.transpose()) + bias);
   a.heads.assign(static_cast<size_t>(p.L) * p.H, 0.0f);
@@ -317,9 +326,9 @@ Attribution post_norm_attribution(const ModelWeights& w, const StreamParts& p, c
     r = r1;
   }
   a.embeddings = add(dot(p.embeddings.row(t), r));
-  a.parts_sum = static_cast<float>(sum);
+  a.parts_sum = static_cast<float>(add.sum);
   a.model_logit = a.logit = static_cast<float>(target_value(p.logits.row(t).data(), target));
-  a.completeness_error = static_cast<float>(std::abs(a.logit - sum));
+  a.completeness_error = static_cast<float>(std::abs(a.logit - add.sum));
   return a;
 }
 }  // namespace
@@ -342,16 +351,8 @@ Result<Attribution> direct_attribution(const ModelWeights& w, const StreamParts&
   const bool layer_norm = w.arch.norm != NormKind::RMSNorm;
   auto part = [&](const auto& row) { return row.template cast<double>().dot(ueff.transpose()); };
 
-  Attribution a;
-  a.L = p.L;
-  a.H = p.H;
-  a.target = target;
-  a.sigma = static_cast<float>(sigma);
-  double sum = 0;
-  auto add = [&](double v) {
-    sum += v;
-    return static_cast<float>(v);
-  };
+  Attribution a = attribution_of(p, target, sigma);
+  PartSum add;
   a.embeddings = add(part(p.embeddings.row(t)));
   for (int l = 0; l < p.L; ++l) {
     for (int h = 0; h < p.H; ++h) {
@@ -364,7 +365,7 @@ Result<Attribution> direct_attribution(const ModelWeights& w, const StreamParts&
   a.final_bias = layer_norm && w.lnf_b.size() == D ? add(w.lnf_b.cast<double>().dot(u.transpose())) : 0.0f;
   const double centring = layer_norm ? -mean * ueff.sum() : 0.0;
   a.centring = static_cast<float>(centring);
-  a.parts_sum = static_cast<float>(sum + centring);
+  a.parts_sum = static_cast<float>(add.sum + centring);
   a.model_logit = static_cast<float>(target_value(p.logits.row(t).data(), target));
   a.softcap = w.arch.final_softcap;
   if (a.softcap > 0) {

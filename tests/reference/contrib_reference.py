@@ -220,6 +220,21 @@ def common_checks(name, doc, out, att, ids, T, L, H, causal=True):
         close(f"{name} detector (npy): {name_d}", det[i], want)
 
 
+def run_model_dir(cli, d, out, variant, clean_text, corrupt_text, a, b, pos, patch_pos):
+    """headmap-cli --model d with every contribution asked for, into out (.npy) and out.json;
+    its "contrib" document, or None (a failure noted) when headmap-cli refused."""
+    js = out + ".json"
+    cmd = [cli, "--model", d, "--text", corrupt_text, "--patch-from", clean_text, "--attribute", f"#{a}-#{b}@{pos}",
+           "--value-weighted", "--rollout", "--detectors", "--json", js, "--npy", out, "--patch-position", str(patch_pos)]
+    print(" ".join(cmd))
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        failures.append(f"{variant}: headmap-cli refused it: {run.stderr.strip()}")
+        print(run.stderr)
+        return None
+    return json.load(open(js))["contrib"]
+
+
 def check_family(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch_pos):
     import family_reference as fr  # noqa: E402  (the families' float64 forward, numpy only)
     import make_family_dir
@@ -231,16 +246,9 @@ def check_family(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch_
     t = cfg["model_type"]
     neo, neox, gemma = t == "gpt_neo", t == "gpt_neox", t.startswith("gemma")
     out = os.path.join(work, "family-" + variant + ".d")
-    js = out + ".json"
-    cmd = [cli, "--model", d, "--text", corrupt_text, "--patch-from", clean_text, "--attribute", f"#{a}-#{b}@{pos}",
-           "--value-weighted", "--rollout", "--detectors", "--json", js, "--npy", out, "--patch-position", str(patch_pos)]
-    print(" ".join(cmd))
-    run = subprocess.run(cmd, capture_output=True, text=True)
-    if run.returncode != 0:
-        failures.append(f"{variant}: headmap-cli refused it: {run.stderr.strip()}")
-        print(run.stderr)
+    doc = run_model_dir(cli, d, out, variant, clean_text, corrupt_text, a, b, pos, patch_pos)
+    if doc is None:
         return
-    doc = json.load(open(js))["contrib"]
     ids = np.array(json.load(open(os.path.join(out, "meta.json")))["token_ids"][0])
     clean_ids = np.array(doc["patching"]["clean_token_ids"])
     T = len(ids)
@@ -355,16 +363,9 @@ def check_encoder(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch
     cfg = make_encoder_dir.write_dir(d, variant)
     W = {k: v.astype(np.float64) for k, v in er.read_safetensors(os.path.join(d, "model.safetensors")).items()}
     out = os.path.join(work, "encoder-" + variant + ".d")
-    js = out + ".json"
-    cmd = [cli, "--model", d, "--text", corrupt_text, "--patch-from", clean_text, "--attribute", f"#{a}-#{b}@{pos}",
-           "--value-weighted", "--rollout", "--detectors", "--json", js, "--npy", out, "--patch-position", str(patch_pos)]
-    print(" ".join(cmd))
-    run = subprocess.run(cmd, capture_output=True, text=True)
-    if run.returncode != 0:
-        failures.append(f"{variant}: headmap-cli refused it: {run.stderr.strip()}")
-        print(run.stderr)
+    doc = run_model_dir(cli, d, out, variant, clean_text, corrupt_text, a, b, pos, patch_pos)
+    if doc is None:
         return
-    doc = json.load(open(js))["contrib"]
     meta = json.load(open(os.path.join(out, "meta.json")))
     ids, types = np.array(meta["token_ids"][0]), np.array(meta["type_ids"][0])
     clean_ids = np.array(doc["patching"]["clean_token_ids"])
