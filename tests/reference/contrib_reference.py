@@ -220,6 +220,23 @@ def common_checks(name, doc, out, att, ids, T, L, H, causal=True):
         close(f"{name} detector (npy): {name_d}", det[i], want)
 
 
+def check_attribution(name, doc, out, logit, parts):
+    """parts: the reference's value of each attribution field (heads, mlps, ...), which must sum to
+    its logit (difference); then headmap's fields, its attributed logit and its completeness."""
+    total = sum(float(np.sum(v)) for v in parts.values())
+    print(f"  reference completeness: logit difference {logit:.6f}, parts {total:.6f}")
+    if abs(total - logit) > 1e-9 * max(1, abs(logit)):
+        failures.append(f"{name} the reference's own parts do not sum to its logit")
+    at = doc["attribution"]
+    for key, want in parts.items():
+        close(f"{name} attribution: {key}", at[key], want)
+    close(name + " attribution: heads (npy)", np.load(os.path.join(out, "attribution_heads.npy")), parts["heads"])
+    close(name + " attribution: (pre-cap) logit diff", at["logit"], logit)
+    close(name + " attribution: completeness", at["parts_sum"], logit)
+    if not at["completeness_error"] <= 1e-4 * max(1, abs(logit)):
+        failures.append(f"{name} completeness error {at['completeness_error']}")
+
+
 def run_model_dir(cli, d, out, variant, clean_text, corrupt_text, a, b, pos, patch_pos):
     """headmap-cli --model d with every contribution asked for, into out (.npy) and out.json;
     its "contrib" document, or None (a failure noted) when headmap-cli refused."""
@@ -290,23 +307,8 @@ def check_family(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch_
     centring = -mu * ue.sum() if layer_norm_final else 0.0
     logit = c["precap"][pos, a] - c["precap"][pos, b]
     model_logit = c["logits"][pos, a] - c["logits"][pos, b]
-    total = heads.sum() + mlps.sum() + bias.sum() + emb + fb + centring
-    print(f"  reference completeness: pre-cap logit difference {logit:.6f}, parts + centring {total:.6f}")
-    if abs(total - logit) > 1e-9 * max(1, abs(logit)):
-        failures.append(f"{variant}: the reference's own parts do not sum to its logit")
-    at = doc["attribution"]
-    close(name + " attribution: heads", at["heads"], heads)
-    close(name + " attribution: heads (npy)", np.load(os.path.join(out, "attribution_heads.npy")), heads)
-    close(name + " attribution: MLPs", at["mlps"], mlps)
-    close(name + " attribution: b_O", at["attn_bias"], bias)
-    close(name + " attribution: embeddings", at["embeddings"], emb)
-    close(name + " attribution: final norm bias", at["final_bias"], fb)
-    close(name + " attribution: centring term", at["centring"], centring)
-    close(name + " attribution: (pre-cap) logit diff", at["logit"], logit)
-    close(name + " attribution: the model's logit diff", at["model_logit"], model_logit)
-    close(name + " attribution: completeness", at["parts_sum"], logit)
-    if not at["completeness_error"] <= 1e-4 * max(1, abs(logit)):
-        failures.append(f"{variant}: completeness error {at['completeness_error']}")
+    check_attribution(name, doc, out, logit, dict(heads=heads, mlps=mlps, attn_bias=bias, embeddings=emb, final_bias=fb, centring=centring))
+    close(name + " attribution: the model's logit diff", doc["attribution"]["model_logit"], model_logit)
 
     # Value-weighted maps: f(x_j) = v_j W_O[h] (v of the K/V head, unrotated); sum_j alpha f + b_O
     # is headmap's attention block output (before any post-attention norm).
@@ -403,23 +405,9 @@ def check_encoder(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch
     zb = bt * gate
     fb = ((zb - zb.mean()) / sm * gm) @ u + bm @ u + dbias[a] - dbias[b]
     logit = logits[pos, a] - logits[pos, b]
-    total = heads.sum() + bias.sum() + mlps.sum() + betas.sum() + emb + fb
-    print(f"  reference completeness: logit difference {logit:.6f}, parts {total:.6f}")
-    if abs(total - logit) > 1e-9 * max(1, abs(logit)):
-        failures.append(f"{variant}: the reference's own parts do not sum to its logit")
-    at = doc["attribution"]
-    close(name + " attribution: heads", at["heads"], heads)
-    close(name + " attribution: heads (npy)", np.load(os.path.join(out, "attribution_heads.npy")), heads)
-    close(name + " attribution: MLPs", at["mlps"], mlps)
-    close(name + " attribution: b_O", at["attn_bias"], bias)
-    close(name + " attribution: LayerNorm betas", at["norm_bias"], betas)
-    close(name + " attribution: embeddings", at["embeddings"], emb)
-    close(name + " attribution: masked-LM head's biases", at["final_bias"], fb)
-    close(name + " attribution: centring term (none)", at["centring"], 0.0)
-    close(name + " attribution: logit difference", at["logit"], logit)
-    close(name + " attribution: completeness", at["parts_sum"], logit)
-    if not at["completeness_error"] <= 1e-4 * max(1, abs(logit)):
-        failures.append(f"{variant}: completeness error {at['completeness_error']}")
+    # norm_bias: each layer's LayerNorm betas; final_bias: the masked-LM head's b_t, beta_m and decoder bias.
+    check_attribution(name, doc, out, logit, dict(heads=heads, mlps=mlps, attn_bias=bias, norm_bias=betas, embeddings=emb, final_bias=fb))
+    close(name + " attribution: centring term (none)", doc["attribution"]["centring"], 0.0)
     if np.abs(heads).max() < 1e-6:
         failures.append(f"{variant}: no head adds to the logit (a test that cannot tell)")
 
