@@ -435,6 +435,11 @@ Result<std::shared_ptr<const PatchOutcome>> ComputeWorker::run_patch(const Compu
     o->error = "Patching measures a logit difference, so it needs a trained model: random init has no vocabulary.";
     return std::shared_ptr<const PatchOutcome>(o);
   }
+  if (w.arch.encoder() && !w.arch.mlm_head) {
+    o->error = "Patching measures a logit difference, and this " + w.arch.name +
+               " has no masked-LM head (a ...Model checkpoint, not ...ForMaskedLM): it has no logits to patch.";
+    return std::shared_ptr<const PatchOutcome>(o);
+  }
   if (clean.empty() || corrupt.empty()) {
     o->error = clean.empty() ? "The clean sentence (the text) has no tokens." : "Type a corrupted sentence to patch from the clean one.";
     return std::shared_ptr<const PatchOutcome>(o);
