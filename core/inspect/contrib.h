@@ -39,10 +39,10 @@
 // so x_L is exactly the sum of every part carried through the norms after it (carried_to_final):
 // the embeddings (after their LayerNorm), each head's ctx_h W_O[h], each b_O, each MLP's
 // output and each norm's beta. The masked-LM head reads x_L through W_t, GELU, its own
-// LayerNorm and the decoder: with GELU's gate s = gelu(z) / z and that norm's scale frozen
-// too, the logit of token a at position t (a [MASK]'s filler) is exactly
+// LayerNorm and the decoder: with GELU's gate q = gelu(z) / z (z = x_L W_t + b_t) and that
+// norm's scale s_m frozen too, the logit of token a at position t (a [MASK]'s filler) is exactly
 //   logit = sum over parts p of p(t) . r_p  +  b_t . r_z + beta_m . u_a + bias_a,
-// r_p the readout pulled back from the head to where p enters: r_z = s * C(g_m * u_a) / s_m,
+// r_p the readout pulled back from the head to where p enters: r_z = q * C(g_m * u_a) / s_m,
 // r_L = W_t r_z, and through each frozen LN (g, s): r_in = C(g * r_out) / s. direct_attribution
 // reports each head, b_O, MLP and the embeddings, the betas per layer (norm_bias) and the
 // head's constants (final_bias); there is no centring term (C sits inside each readout). An
