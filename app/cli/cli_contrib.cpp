@@ -17,22 +17,29 @@
 
 namespace headmap {
 
+// Each option's help, one line apiece (one table, so the calls below stay one line each).
+constexpr const char* kAttributeHelp =
+    "trained models: direct logit attribution of TOKEN@POS (or the difference A-B@POS) to every head, the embeddings, each MLP and the "
+    "biases, with the completeness check (an encoder: its masked-LM head's logit at POS, a [MASK], through every LayerNorm frozen); "
+    "TOKEN is one token of the model's tokenizer (a leading space or \xC2\xB7 for a word's start, e.g. \"\xC2\xB7parrots@13\") or #ID; "
+    "POS counts from 0, negative from the end (-1 = the last token); sentence --batch";
+constexpr const char* kValueWeightedHelp =
+    "value-weighted maps ||alpha_ij f(x_j)|| with f(x) = (x W_V + b_V) W_O of the head, and a sink score per head (weight on token 0 "
+    "minus its value-weighted share)";
+constexpr const char* kRolloutHelp = "attention rollout: (A + I) row-normalised, multiplied over layers, head-averaged";
+constexpr const char* kDetectorsHelp =
+    "head detector scores sum(A*P)/sum(A) (TransformerLens) for previous-token (the key at i-1, on an encoder too), duplicate-token, "
+    "induction and first-token patterns";
+constexpr const char* kPatchFromHelp =
+    "activation patching: the --text sentence is the corrupted run, this one the clean run (same token count); each head's output taken "
+    "from the clean run, the normalised recovery of the --attribute A-B difference";
+
 void add_contrib_options(CLI::App& app, ContribOptions& o) {
-  app.add_option("--attribute", o.attribute,
-                 "trained models: direct logit attribution of TOKEN@POS (or the difference A-B@POS) to every head, the "
-                 "embeddings, each MLP and the biases, with the completeness check; TOKEN is one token of the model's "
-                 "tokenizer (a leading space or \xC2\xB7 for a word's start, e.g. \"\xC2\xB7parrots@13\") or #ID; POS counts from 0, "
-                 "negative from the end (-1 = the last token); sentence --batch");
-  app.add_flag("--value-weighted", o.value_weighted,
-               "value-weighted maps ||alpha_ij f(x_j)|| with f(x) = (x W_V + b_V) W_O of the head, and a sink score per head "
-               "(weight on token 0 minus its value-weighted share)");
-  app.add_flag("--rollout", o.rollout, "attention rollout: (A + I) row-normalised, multiplied over layers, head-averaged");
-  app.add_flag("--detectors", o.detectors,
-               "head detector scores sum(A*P)/sum(A) (TransformerLens) for previous-token, duplicate-token, induction and "
-               "first-token patterns");
-  app.add_option("--patch-from", o.patch_from,
-                 "activation patching: the --text sentence is the corrupted run, this one the clean run (same token count); "
-                 "each head's output taken from the clean run, the normalised recovery of the --attribute A-B difference");
+  app.add_option("--attribute", o.attribute, kAttributeHelp);
+  app.add_flag("--value-weighted", o.value_weighted, kValueWeightedHelp);
+  app.add_flag("--rollout", o.rollout, kRolloutHelp);
+  app.add_flag("--detectors", o.detectors, kDetectorsHelp);
+  app.add_option("--patch-from", o.patch_from, kPatchFromHelp);
   app.add_option("--patch-position", o.patch_position, "with --patch-from: patch this position only (default: every position)");
 }
 
@@ -145,7 +152,8 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     j["logit"] = a->logit;              // attributed: the pre-cap logit when the model soft-caps its logits
     j["model_logit"] = a->model_logit;  // the model's own, after any soft-cap
     j["softcap"] = a->softcap;
-    j["final_norm"] = w.arch.norm == NormKind::RMSNorm ? "RMSNorm" : "LayerNorm";
+    const bool post_norm = !a->norm_bias.empty();  // BERT, RoBERTa, DistilBERT: every LayerNorm's scale frozen
+    j["final_norm"] = post_norm ? "post-norm LayerNorms and the masked-LM head" : w.arch.norm == NormKind::RMSNorm ? "RMSNorm" : "LayerNorm";
     j["parts_sum"] = a->parts_sum;
     j["centring"] = a->centring;
     j["completeness_error"] = a->completeness_error;
@@ -155,6 +163,7 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     j["heads"] = grid(a->heads, L, H);
     j["attn_bias"] = a->attn_bias;
     j["mlps"] = a->mlps;
+    if (post_norm) j["norm_bias"] = a->norm_bias;  // (L) each layer's LN1 and LN2 betas, carried on
     nlohmann::json rank = nlohmann::json::array();
     for (const auto& [l, h] : a->ranking()) rank.push_back({l, h});
     j["ranking"] = rank;
@@ -165,8 +174,12 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
                   a->target.position, a->softcap > 0 ? "pre-cap " : "", a->logit, a->parts_sum, a->centring, a->completeness_error);
       if (a->softcap > 0) std::printf("  the model's logit after its soft-cap %.4g: %.4f\n", a->softcap, a->model_logit);
       print_grid("heads", a->heads, L, H);
-      std::printf("  embeddings %.4f, final norm bias %.4f\n", a->embeddings, a->final_bias);
-      for (int l = 0; l < L; ++l) std::printf("  layer %d: MLP %.4f, b_O %.4f\n", l, a->mlps[l], a->attn_bias[l]);
+      std::printf("  embeddings %.4f, %s %.4f\n", a->embeddings, post_norm ? "the masked-LM head's biases" : "final norm bias", a->final_bias);
+      for (int l = 0; l < L; ++l) {
+        std::printf("  layer %d: MLP %.4f, b_O %.4f", l, a->mlps[l], a->attn_bias[l]);
+        if (post_norm) std::printf(", LayerNorm betas %.4f", a->norm_bias[l]);
+        std::printf("\n");
+      }
     }
   }
   if (o.value_weighted) {

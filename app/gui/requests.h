@@ -77,7 +77,7 @@ struct DetectorRequest {
 // corrupted one of the same token count (contrib.h's patch_heads). Trained models only.
 struct PatchRequest {
   std::string clean, corrupted;
-  int position = -1;                   // the measured position; -1: the last token
+  int position = -1;                   // the measured position; -1: the last token (an encoder: its first [MASK])
   int token_a = -1, token_b = -1;      // the logit difference A - B; -1: the clean / the corrupted run's top prediction there
   std::optional<HeadId> per_position;  // also that head patched at one position at a time
   bool operator==(const PatchRequest&) const = default;

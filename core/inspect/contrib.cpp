@@ -27,10 +27,11 @@ Status supported(const ModelWeights& w, const ModelConfig& cfg) {
   switch (w.arch.placement) {
     case NormPlacement::PreNorm:
     case NormPlacement::Parallel:
-    case NormPlacement::Sandwich: return Status();
+    case NormPlacement::Sandwich:
+    case NormPlacement::PostNorm: return Status();  // each LayerNorm's scale frozen (contrib.h)
   }
   return Error{ErrorKind::InvalidArgument, "What heads contribute needs each head's output to reach the residual stream linearly; " +
-                                           w.arch.name + "'s blocks normalise the stream itself after the sum, so no head's share can be split off."};
+                                           w.arch.name + "'s blocks are not split yet."};
 }
 
 // Sentence b of a batch as a batch of its own (T = its length).
@@ -100,6 +101,10 @@ double target_value(const float* logits_row, const LogitTarget& t) {
 Status check_target(const ModelWeights& w, const LogitTarget& t, int len) {
   if (!w.trained() || w.vocab_size() == 0)
     return Error{ErrorKind::InvalidArgument, "Attribution to a logit needs a trained model (random init has no unembedding)."};
+  if (w.arch.encoder() && !w.arch.mlm_head)
+    return Error{ErrorKind::InvalidArgument, "This " + w.arch.name + " has no masked-LM head (a ...Model checkpoint, not ...ForMaskedLM), so it has "
+                                             "no logits: there is nothing to attribute or patch. Its maps, value-weighted maps, rollout and "
+                                             "detectors still work; open a ...ForMaskedLM directory to attribute a [MASK]'s filler."};
   const int V = w.vocab_size();
   if (t.token_a < 0 || t.token_a >= V || t.token_b >= V)
     return Error{ErrorKind::InvalidArgument, "The token to attribute is not in this model's vocabulary of " + std::to_string(V) + "."};
@@ -125,6 +130,16 @@ FinalScale final_scale(const ModelWeights& w, const Eigen::VectorXd& x) {
   }
   return f;
 }
+// Standard deviation with eps of a row (D), as LayerNorm freezes it.
+double ln_scale(const Eigen::VectorXd& u, double eps) { return std::sqrt((u.array() - u.mean()).square().mean() + eps); }
+
+// A readout r (D) on a LayerNorm's output, pulled back to its input with the scale s frozen:
+// LN(u) . r = u . C(g * r) / s + beta . r.
+Eigen::VectorXd through_norm(const Eigen::VectorXd& r, const RowVec& g, double s) {
+  Eigen::VectorXd v = (g.transpose().cast<double>().array() * r.array()).matrix();  // (D)
+  v.array() -= v.mean();
+  return v / s;
+}
 }  // namespace
 
 MatR StreamParts::written(int l, int h) const {
@@ -146,8 +161,11 @@ Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, 
   if (b < 0 || b >= batch_in.B()) return Error{ErrorKind::InvalidArgument, "There is no sentence " + std::to_string(b + 1) + " in the text."};
   const Batch batch = one_sentence(batch_in, b);
   std::vector<MatR> resid;  // L x (T, D)
+  std::vector<MatR> mid, mlp;  // post-norm: L x (T, D) h_l and the MLP's output
+  const bool post_norm = w.arch.placement == NormPlacement::PostNorm;
   ForwardHook hook;
   hook.resid = &resid;
+  if (post_norm) hook.post_mid = &mid, hook.post_mlp = &mlp;
   ForwardOptions opt;
   opt.keep_layer_io = true;
   opt.want_logits = true;
@@ -199,10 +217,37 @@ Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, 
       attn_written = attn_written.cwiseProduct(scale);
       p.attn_scale.push_back(std::move(scale));
     }
+    if (post_norm) {  // the MLP's output as the hook kept it; each LayerNorm's s, frozen
+      std::vector<double> s1(T), s2(T);
+      for (int t = 0; t < T; ++t) {
+        s1[t] = ln_scale((p.resid[l].row(t).cast<double>() + out.attn_out[l].row(t).cast<double>()).transpose(), w.ln_eps);
+        s2[t] = ln_scale((mid[l].row(t).cast<double>() + mlp[l].row(t).cast<double>()).transpose(), w.ln_eps);
+      }
+      p.s1.push_back(std::move(s1));
+      p.s2.push_back(std::move(s2));
+      p.mlp_out.push_back(std::move(mlp[l]));
+      p.mid.push_back(std::move(mid[l]));
+      continue;
+    }
     const MatR& next = l + 1 < L ? p.resid[l + 1] : p.final_stream;  // (T, D)
     p.mlp_out.push_back(next - p.resid[l] - attn_written);           // (T, D): what the MLP added
   }
   return p;
+}
+
+MatR carried_to_final(const ModelWeights& w, const StreamParts& p, const MatR& v, int k) {
+  MatR x = v;  // (T, D)
+  for (int i = std::max(k, 0); i < 2 * p.L && i / 2 < static_cast<int>(p.s1.size()); ++i) {
+    const int l = i / 2;
+    const LayerWeights& lw = w.layers[l];
+    const RowVec& g = i % 2 == 0 ? lw.ln1_g : lw.ln2_g;
+    const std::vector<double>& s = i % 2 == 0 ? p.s1[l] : p.s2[l];
+    for (int t = 0; t < p.T; ++t) {  // C x / s * g
+      const double mean = x.row(t).cast<double>().mean();
+      for (int d = 0; d < p.D; ++d) x(t, d) = static_cast<float>((x(t, d) - mean) / s[t] * g(d));
+    }
+  }
+  return x;
 }
 
 // ---- [attribution] ---------------------------------------------------------------------
@@ -216,9 +261,85 @@ std::vector<std::pair<int, int>> Attribution::ranking() const {
   return r;
 }
 
+namespace {
+// An attribution's header, and the running sum (double) its parts are added to.
+Attribution attribution_of(const StreamParts& p, const LogitTarget& target, double sigma) {
+  Attribution a;
+  a.L = p.L;
+  a.H = p.H;
+  a.target = target;
+  a.sigma = static_cast<float>(sigma);
+  return a;
+}
+struct PartSum {
+  double sum = 0;
+  float operator()(double v) {
+    sum += v;
+    return static_cast<float>(v);
+  }
+};
+
+// Post-norm blocks and the masked-LM head (contrib.h): a readout vector pulled back from the
+// logit through every frozen LayerNorm and the frozen GELU gate, each part dotted with the
+// readout where it enters. Every sum in double.
+Attribution post_norm_attribution(const ModelWeights& w, const StreamParts& p, const LogitTarget& target) {
+  const int D = p.D, t = target.position;
+  const double eps = static_cast<double>(w.ln_eps);
+  Eigen::VectorXd u = w.unembedding_row(target.token_a).transpose().cast<double>();  // (D)
+  double bias = w.mlm_bias.size() > target.token_a ? static_cast<double>(w.mlm_bias(target.token_a)) : 0.0;
+  if (target.token_b >= 0) {
+    u -= w.unembedding_row(target.token_b).transpose().cast<double>();
+    if (w.mlm_bias.size() > target.token_b) bias -= static_cast<double>(w.mlm_bias(target.token_b));
+  }
+  // The head: z = x_L W_t + b_t, y = gelu(z) = z * gate (gate frozen), logit = LN_m(y) . u + bias.
+  const Eigen::MatrixXd Wt = w.mlm_dense.cast<double>();  // (D, D) (in, out)
+  const Eigen::VectorXd x = p.final_stream.row(t).transpose().cast<double>();  // (D)
+  const Eigen::VectorXd z = Wt.transpose() * x + w.mlm_dense_b.transpose().cast<double>();  // (D)
+  Eigen::VectorXd y(D), gate(D);
+  for (int i = 0; i < D; ++i) {
+    const double v = z(i);
+    y(i) = w.arch.mlp == MlpKind::GeluTanh ? 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+                                           : 0.5 * v * (1.0 + std::erf(v * 0.7071067811865476));
+    gate(i) = v != 0.0 ? y(i) / v : 0.5;
+  }
+  const double s_m = ln_scale(y, eps);
+  const Eigen::VectorXd r_z = (gate.array() * through_norm(u, w.mlm_ln_g, s_m).array()).matrix();  // (D)
+  Eigen::VectorXd r = Wt * r_z;  // (D): the readout on x_L
+  Attribution a = attribution_of(p, target, s_m);
+  PartSum add;
+  auto dot = [](const auto& row, const Eigen::VectorXd& rr) { return row.template cast<double>().dot(rr.transpose()); };
+  a.final_bias = add(w.mlm_dense_b.cast<double>().dot(r_z.transpose()) + w.mlm_ln_b.cast<double>().dot(u.transpose()) + bias);
+  a.heads.assign(static_cast<size_t>(p.L) * p.H, 0.0f);
+  a.attn_bias.assign(p.L, 0.0f);
+  a.mlps.assign(p.L, 0.0f);
+  a.norm_bias.assign(p.L, 0.0f);
+  for (int l = p.L - 1; l >= 0; --l) {  // r: the readout on x_{l+1}
+    const LayerWeights& lw = w.layers[l];
+    double betas = lw.ln2_b.cast<double>().dot(r.transpose());
+    const Eigen::VectorXd r2 = through_norm(r, lw.ln2_g, p.s2[l][t]);  // on u2 = h_l + mlp_l
+    a.mlps[l] = add(dot(p.mlp_out[l].row(t), r2));
+    betas += lw.ln1_b.cast<double>().dot(r2.transpose());
+    const Eigen::VectorXd r1 = through_norm(r2, lw.ln1_g, p.s1[l][t]);  // on u1 = x_l + attn_l
+    for (int h = 0; h < p.H; ++h) a.heads[static_cast<size_t>(l) * p.H + h] = add(dot(p.head(l, h).row(t), r1));
+    a.attn_bias[l] = add(dot(p.attn_bias[l], r1));
+    a.norm_bias[l] = add(betas);
+    r = r1;
+  }
+  a.embeddings = add(dot(p.embeddings.row(t), r));
+  a.parts_sum = static_cast<float>(add.sum);
+  a.model_logit = a.logit = static_cast<float>(target_value(p.logits.row(t).data(), target));
+  a.completeness_error = static_cast<float>(std::abs(a.logit - add.sum));
+  return a;
+}
+}  // namespace
+
 Result<Attribution> direct_attribution(const ModelWeights& w, const StreamParts& p, const LogitTarget& target) {
   if (Status s = check_target(w, target, p.T); !s) return s.error();
   if (p.logits.rows() != p.T) return Error{ErrorKind::InvalidArgument, "These stream parts were computed without logits."};
+  if (w.arch.placement == NormPlacement::PostNorm) {
+    if (static_cast<int>(p.s1.size()) != p.L) return Error{ErrorKind::InvalidArgument, "These stream parts were computed without the post-norm steps."};
+    return post_norm_attribution(w, p, target);
+  }
   const int D = p.D, t = target.position;
   // u = U[a] - U[b] (U (V, D), maybe kept 16-bit); the frozen scale sigma of the real final stream at t.
   Eigen::VectorXd u = w.unembedding_row(target.token_a).transpose().cast<double>();  // (D)
@@ -230,16 +351,8 @@ Result<Attribution> direct_attribution(const ModelWeights& w, const StreamParts&
   const bool layer_norm = w.arch.norm != NormKind::RMSNorm;
   auto part = [&](const auto& row) { return row.template cast<double>().dot(ueff.transpose()); };
 
-  Attribution a;
-  a.L = p.L;
-  a.H = p.H;
-  a.target = target;
-  a.sigma = static_cast<float>(sigma);
-  double sum = 0;
-  auto add = [&](double v) {
-    sum += v;
-    return static_cast<float>(v);
-  };
+  Attribution a = attribution_of(p, target, sigma);
+  PartSum add;
   a.embeddings = add(part(p.embeddings.row(t)));
   for (int l = 0; l < p.L; ++l) {
     for (int h = 0; h < p.H; ++h) {
@@ -252,7 +365,7 @@ Result<Attribution> direct_attribution(const ModelWeights& w, const StreamParts&
   a.final_bias = layer_norm && w.lnf_b.size() == D ? add(w.lnf_b.cast<double>().dot(u.transpose())) : 0.0f;
   const double centring = layer_norm ? -mean * ueff.sum() : 0.0;
   a.centring = static_cast<float>(centring);
-  a.parts_sum = static_cast<float>(sum + centring);
+  a.parts_sum = static_cast<float>(add.sum + centring);
   a.model_logit = static_cast<float>(target_value(p.logits.row(t).data(), target));
   a.softcap = w.arch.final_softcap;
   if (a.softcap > 0) {
@@ -310,7 +423,7 @@ ValueWeighted value_weighted(const ModelWeights& w, const ModelConfig& cfg, cons
         for (int j = 0; j < T; ++j) m[i * T + j] = A[i * T + j] * norm[j];
       double fa = 0, fv = 0;
       int rows = 0;
-      for (int i = 1; i < len; ++i) {
+      for (int i = cfg.causal ? 1 : 0; i < len; ++i) {  // causal: row 0 sees only token 0
         double total = 0;
         for (int j = 0; j < len; ++j) total += m[i * T + j];
         fa += A[i * T];
@@ -437,9 +550,8 @@ std::vector<float> detector_scores(const ForwardOutput& out, const Batch& batch,
 }
 
 // ---- [patching] ------------------------------------------------------------------------
-Result<PatchResult> patch_heads(const ModelWeights& w, const ModelConfig& cfg, const Batch& clean_in, const Batch& corrupted_in,
-                                const LogitTarget& target, int position, const std::function<bool()>& cancelled,
-                                const std::function<void(int, int)>& progress) {
+Result<PatchRuns> patch_runs(const ModelWeights& w, const ModelConfig& cfg, const Batch& clean_in, const Batch& corrupted_in,
+                             const LogitTarget& target, const std::function<bool()>& cancelled) {
   if (clean_in.empty() || corrupted_in.empty()) return Error{ErrorKind::InvalidArgument, "Patching needs a clean and a corrupted sentence."};
   const int n = clean_in.lengths[0];
   if (corrupted_in.lengths[0] != n)
@@ -448,41 +560,66 @@ Result<PatchResult> patch_heads(const ModelWeights& w, const ModelConfig& cfg, c
                                                  ": patching needs the same token count (edit one until they match)."};
   if (target.token_b < 0) return Error{ErrorKind::InvalidArgument, "Patching measures a logit difference: give two tokens, A-B."};
   if (Status s = check_target(w, target, n); !s) return s.error();
-  if (position < -1 || position >= n) return Error{ErrorKind::InvalidArgument, "The patched position is outside the sentence."};
+  PatchRuns runs;
   Result<StreamParts> clean = stream_parts(w, cfg, clean_in, 0, nullptr, cancelled);
   if (!clean) return clean.error();
   Result<StreamParts> corrupt = stream_parts(w, cfg, corrupted_in, 0, nullptr, cancelled);
   if (!corrupt) return corrupt.error();
-  const Batch batch = one_sentence(corrupted_in, 0);
-  const int L = clean->L, H = clean->H, T = n, D = clean->D;
+  runs.clean = std::move(clean).value();
+  runs.corrupt = std::move(corrupt).value();
+  runs.corrupted = one_sentence(corrupted_in, 0);
+  runs.clean_diff = target_value(runs.clean.logits.row(target.position).data(), target);
+  runs.corrupt_diff = target_value(runs.corrupt.logits.row(target.position).data(), target);
+  return runs;
+}
+
+Result<double> PatchRuns::patched(const ModelWeights& w, const ModelConfig& cfg, int layer, const MatR& delta, const LogitTarget& target,
+                                  const std::function<bool()>& cancelled) const {
+  if (cancelled && cancelled()) return Error{ErrorKind::Cancelled, "Patching was cancelled."};
+  ForwardHook hook;
+  hook.start_layer = layer;
+  hook.start_resid = &corrupt.resid[layer];
+  hook.add_layer = layer;
+  hook.attn_add = &delta;
+  ForwardOptions opt;
+  opt.want_logits = true;
+  opt.cancelled = cancelled;
+  opt.hook = &hook;
+  Result<ForwardOutput> out = forward(w, cfg, corrupted, opt);
+  if (!out) return out.error();
+  return target_value(out->logits.row(target.position).data(), target);
+}
+
+float PatchRuns::recovery(double patched) const {
+  const double gap = clean_diff - corrupt_diff;
+  return gap != 0 ? static_cast<float>((patched - corrupt_diff) / gap) : kNaN;
+}
+
+Result<PatchResult> patch_heads(const ModelWeights& w, const ModelConfig& cfg, const Batch& clean_in, const Batch& corrupted_in,
+                                const LogitTarget& target, int position, const std::function<bool()>& cancelled,
+                                const std::function<void(int, int)>& progress) {
+  if (!clean_in.empty() && (position < -1 || position >= clean_in.lengths[0]))
+    return Error{ErrorKind::InvalidArgument, "The patched position is outside the sentence."};
+  Result<PatchRuns> runs = patch_runs(w, cfg, clean_in, corrupted_in, target, cancelled);
+  if (!runs) return runs.error();
+  const StreamParts &clean = runs->clean, &corrupt = runs->corrupt;
+  const int L = clean.L, H = clean.H, T = clean.T, D = clean.D;
   PatchResult r;
   r.L = L;
   r.H = H;
   r.position = position;
-  r.clean = static_cast<float>(target_value(clean->logits.row(target.position).data(), target));
-  r.corrupted = static_cast<float>(target_value(corrupt->logits.row(target.position).data(), target));
-  const double gap = static_cast<double>(r.clean) - r.corrupted;
+  r.clean = static_cast<float>(runs->clean_diff);
+  r.corrupted = static_cast<float>(runs->corrupt_diff);
   for (int l = 0; l < L; ++l)
     for (int h = 0; h < H; ++h) {
-      if (cancelled && cancelled()) return Error{ErrorKind::Cancelled, "Patching was cancelled."};
       // The head's output swapped: clean minus corrupted, added to the corrupted block's output.
       MatR delta = MatR::Zero(T, D);  // (T, D)
       for (int t = 0; t < T; ++t)
-        if (position < 0 || t == position) delta.row(t) = clean->head(l, h).row(t) - corrupt->head(l, h).row(t);
-      ForwardHook hook;
-      hook.start_layer = l;
-      hook.start_resid = &corrupt->resid[l];
-      hook.add_layer = l;
-      hook.attn_add = &delta;
-      ForwardOptions opt;
-      opt.want_logits = true;
-      opt.cancelled = cancelled;
-      opt.hook = &hook;
-      Result<ForwardOutput> out = forward(w, cfg, batch, opt);
-      if (!out) return out.error();
-      const double v = target_value(out->logits.row(target.position).data(), target);
-      r.patched.push_back(static_cast<float>(v));
-      r.recovery.push_back(gap != 0 ? static_cast<float>((v - r.corrupted) / gap) : kNaN);
+        if (position < 0 || t == position) delta.row(t) = clean.head(l, h).row(t) - corrupt.head(l, h).row(t);
+      Result<double> v = runs->patched(w, cfg, l, delta, target, cancelled);
+      if (!v) return v.error();
+      r.patched.push_back(static_cast<float>(*v));
+      r.recovery.push_back(runs->recovery(*v));
       if (progress) progress(l * H + h + 1, L * H);
     }
   return r;

@@ -31,11 +31,29 @@
 //   patch_heads         activation patching: the corrupted run with one head's output taken
 //                       from the clean run; each run restarts at the patched layer.
 //
+// Post-norm encoders (BERT, RoBERTa, DistilBERT; NormPlacement::PostNorm) put a LayerNorm on
+// the stream itself after each sub-block:
+//   u1 = x_l + attn_l,  h_l = LN1(u1),  u2 = h_l + mlp_l,  x_{l+1} = LN2(u2),
+//   LN(u) = C u / s * g + beta,  C u = u - mean(u),  s = sqrt(var(u) + eps), per position.
+// Freezing every LayerNorm's s at the run's value makes each one affine (centring is linear),
+// so x_L is exactly the sum of every part carried through the norms after it (carried_to_final):
+// the embeddings (after their LayerNorm), each head's ctx_h W_O[h], each b_O, each MLP's
+// output and each norm's beta. The masked-LM head reads x_L through W_t, GELU, its own
+// LayerNorm and the decoder: with GELU's gate q = gelu(z) / z (z = x_L W_t + b_t) and that
+// norm's scale s_m frozen too, the logit of token a at position t (a [MASK]'s filler) is exactly
+//   logit = sum over parts p of p(t) . r_p  +  b_t . r_z + beta_m . u_a + bias_a,
+// r_p the readout pulled back from the head to where p enters: r_z = q * C(g_m * u_a) / s_m,
+// r_L = W_t r_z, and through each frozen LN (g, s): r_in = C(g * r_out) / s. direct_attribution
+// reports each head, b_O, MLP and the embeddings, the betas per layer (norm_bias) and the
+// head's constants (final_bias); there is no centring term (C sits inside each readout). An
+// encoder without a masked-LM head has no logit to attribute: attribution and patching refuse it.
+// On a bidirectional model the detectors' patterns are the same cells as on a causal one
+// (previous token: the key at i-1; duplicate: an earlier copy; induction: the token after an
+// earlier copy), and the keys after the query, which it also sees, count in sum(A).
+//
 // Every function reads one sentence (b) of a batch. Trained models only where a logit is
 // involved (attribution, patching); the maps work on random init too. Not defined under the
-// head-averaged and forgotten-transpose pitfalls (no per-head weights or heads as modules),
-// nor on a block whose norm sits on the residual stream itself (post-LN, after the sum): a
-// head's output is renormalised with everything else there, and no frozen scale splits it.
+// head-averaged and forgotten-transpose pitfalls (no per-head weights or heads as modules).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -71,11 +89,16 @@ struct StreamParts {
   std::vector<MatR> attn_in;       // (L) x (T, D) LN1 of it, the attention's input
   std::vector<float> weights;      // (L, H, T, T) attention, row = query
   MatR logits;                     // (T, V) trained models only, else empty: the model's own (soft-capped when it caps)
+  // Post-norm blocks only (else empty; see the top of this file): mlp_out[l] is what the MLP
+  // added to h_l before LN2, mid[l] is h_l = LN1(x_l + attn_l), and s1, s2 each LayerNorm's
+  // frozen s per position.
+  std::vector<MatR> mid;                     // (L) x (T, D)
+  std::vector<std::vector<double>> s1, s2;   // (L) x (T)
   const float* map(int l, int h) const { return weights.data() + (static_cast<size_t>(l) * H + h) * T * T; }
   const MatR& head(int l, int h) const { return head_out[static_cast<size_t>(l) * H + h]; }
   // (T, D) what head (l, h) writes into the residual stream: head(l, h), times attn_scale[l]
   // where a norm follows attention. Sum_l sum_h of these, the biases' shares, the MLPs and
-  // the embeddings is final_stream.
+  // the embeddings is final_stream (post-norm: once each is carried_to_final, with the betas).
   MatR written(int l, int h) const;
   // (D) what b_O of layer l writes at position t.
   RowVec bias_written(int l, int t) const;
@@ -86,6 +109,13 @@ struct StreamParts {
 Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, int b,
                                  const std::vector<uint8_t>* ablate = nullptr,
                                  const std::function<bool()>& cancelled = {});
+
+// Post-norm blocks: v (T, D), entering the stream at point k, carried to final_stream through
+// the linear part C v / s * g of every later frozen LayerNorm (no beta). k = 2l: before layer
+// l's LN1 (with its attention output; the embeddings at k = 0), 2l + 1: before its LN2 (with
+// its MLP output; LN1's beta enters there), 2L: final_stream itself (LN2's beta of layer l
+// enters at 2l + 2). (T, D)
+MatR carried_to_final(const ModelWeights& w, const StreamParts& parts, const MatR& v, int k);
 
 // The logit of token_a at `position`, or the difference logit(a) - logit(b) when token_b >= 0.
 struct LogitTarget {
@@ -102,8 +132,9 @@ struct Attribution {
   std::vector<float> attn_bias;  // (L) b_O's
   std::vector<float> mlps;       // (L) each MLP's (b_proj included)
   float embeddings = 0;          // token + position
-  float final_bias = 0;          // ln_f's b dotted with the unembedding (0 for RMSNorm)
-  float centring = 0;            // LayerNorm: -mean(x)/sigma * sum(g * u), not a part, the rest of the logit; RMSNorm: 0
+  float final_bias = 0;          // ln_f's b dotted with the unembedding (0 for RMSNorm); post-norm: the masked-LM head's b_t, beta_m and decoder bias
+  float centring = 0;            // LayerNorm: -mean(x)/sigma * sum(g * u), not a part, the rest of the logit; RMSNorm and post-norm: 0
+  std::vector<float> norm_bias;  // (L) post-norm only (else empty): the betas of layer l's LN1 and LN2, carried on
   // The attributed logit (or difference): the model's own, from forward(); with a final
   // soft-cap, the pre-cap logit z = norm(x) . u (the model shows model_logit = c tanh(z / c)).
   float logit = 0;
@@ -111,7 +142,7 @@ struct Attribution {
   float softcap = 0;             // the final logit soft-cap c (Gemma 2), 0 = none
   float parts_sum = 0;           // every part above plus the centring term
   float completeness_error = 0;  // |logit - parts_sum|
-  float sigma = 0;               // the final norm's frozen scale at the position (LayerNorm: std; RMSNorm: rms)
+  float sigma = 0;               // the final norm's frozen scale at the position (LayerNorm: std; RMSNorm: rms; post-norm: the masked-LM head's norm)
   // The heads, best first: (layer, head) by contribution, largest first.
   std::vector<std::pair<int, int>> ranking() const;
 };
@@ -127,7 +158,8 @@ struct ValueWeighted {
   int L = 0, H = 0, T = 0;
   std::vector<float> maps;       // (L, H, T, T) alpha_ij * ||f(x_j)||
   std::vector<float> value_norm; // (L, H, T) ||f(x_j)||
-  // Sink score per head, over the real query rows t >= 1 (row 0 sees only token 0):
+  // Sink score per head, over the real query rows t >= 1 under a causal mask (row 0 sees only
+  // token 0), every real row t >= 0 without one (encoders: token 0 is [CLS] or <s>):
   // first_attention = mean alpha_t0; first_value = mean of the value-weighted share of
   // token 0, alpha_t0 ||f_0|| / sum_j alpha_tj ||f_j||; sink = first_attention - first_value
   // (high: the head looks at token 0 but takes little from it).
@@ -176,6 +208,24 @@ struct PatchResult {
   std::vector<float> patched;     // (L, H) the corrupted run's difference with that head patched
   std::vector<float> recovery;    // (L, H) (patched - corrupted) / (clean - corrupted)
 };
+// The steps every patching loop shares (patch_heads, patch_head_positions). The clean and
+// corrupted runs of sentence 0 of each, checked (same token count, a difference A - B, a model
+// with logits), and their differences.
+struct PatchRuns {
+  StreamParts clean, corrupt;
+  Batch corrupted;             // sentence 0 of the corrupted batch, alone
+  double clean_diff = 0, corrupt_diff = 0;
+  // The corrupted run from `layer` on (its residual entering the layer, kept) with delta
+  // (T, D) added to that layer's attention output: the target's difference. Cancelled as
+  // forward() is.
+  Result<double> patched(const ModelWeights& w, const ModelConfig& cfg, int layer, const MatR& delta, const LogitTarget& target,
+                         const std::function<bool()>& cancelled) const;
+  // The normalised recovery of a patched difference; NaN when clean and corrupted agree.
+  float recovery(double patched) const;
+};
+Result<PatchRuns> patch_runs(const ModelWeights& w, const ModelConfig& cfg, const Batch& clean, const Batch& corrupted,
+                             const LogitTarget& target, const std::function<bool()>& cancelled = {});
+
 // Sentence 0 of `clean` and of `corrupted`, which must have the same token count. For each
 // head, the corrupted run from that head's layer on (its residual entering the layer, kept)
 // with the head's output at `position` (-1 = every position) replaced by the clean run's.

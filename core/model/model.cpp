@@ -356,7 +356,7 @@ static void zero_padding(MatR& x, const Batch& batch) {
 // The rest of a layer after its attention, by the family's placement of the norms: the
 // residual update and the MLP (skipped when !mlp). x, a_out: (N, D), any N rows.
 static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp, const MatR& a_out, MatR& x, MatR& m_in,
-                         MatR& hidden, MatR& post) {
+                         MatR& hidden, MatR& post, MatR* mid_rec = nullptr, MatR* mlp_rec = nullptr) {
   const NormPlacement placement = w.arch.placement;
   if (placement == NormPlacement::Parallel) {  // GPT-NeoX: both sub-blocks read the same x
     if (mlp) {
@@ -378,9 +378,11 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
     x += a_out;
     norm(w, x, lw.ln1_g, lw.ln1_b, post);
     x = post;
+    if (mid_rec) *mid_rec = x;  // the hook's record (contrib.h's post-norm parts)
     if (mlp) {
       m_in = x;
       mlp_add(w, lw, m_in, hidden, x);
+      if (mlp_rec) *mlp_rec = x - m_in;  // what the MLP added, before LN2
       norm(w, x, lw.ln2_g, lw.ln2_b, post);
       x = post;
     }
@@ -584,6 +586,8 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
         (hook->attn_add && (hook->add_layer < start || hook->add_layer >= L || !fits(hook->attn_add))))
       return Error{ErrorKind::InvalidArgument, "The forward hook asks for a layer this model does not have, or a matrix that is not (B*T, D)."};
     if (hook->resid) hook->resid->assign(L, MatR());
+    if (hook->post_mid) hook->post_mid->assign(L, MatR());
+    if (hook->post_mlp) hook->post_mlp->assign(L, MatR());
   }
   const size_t per_layer = static_cast<size_t>(B) * out.Hw * T * T;
   out.attention.assign(per_layer * L, 0.0f);
@@ -614,7 +618,8 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     }
     if (hook && hook->attn_add && hook->add_layer == l) a_out += *hook->attn_add;
     const bool mlp = !(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits));
-    finish_layer(w, lw, mlp, a_out, x, m_in, hidden, post);
+    finish_layer(w, lw, mlp, a_out, x, m_in, hidden, post, hook && hook->post_mid ? &(*hook->post_mid)[l] : nullptr,
+                 hook && hook->post_mlp ? &(*hook->post_mlp)[l] : nullptr);
     zero_padding(x, batch);
     if (opt.keep_layer_io) {
       out.attn_in.push_back(a_in);

@@ -63,6 +63,11 @@ struct ForwardHook {
   int add_layer = -1;                  // the layer whose attention output gets attn_add
   const MatR* attn_add = nullptr;      // (B*T, D), added after W_O and b_O
   std::vector<MatR>* resid = nullptr;  // out: L x (B*T, D), entering each layer (empty before start)
+  // out, post-norm blocks (NormPlacement::PostNorm) only: L x (B*T, D) per layer, the stream
+  // between the sub-blocks h = LN1(x + attn(x)) (the MLP's input), and what the MLP added to
+  // it before LN2 (so x_next = LN2(post_mid + post_mlp)). Empty before start.
+  std::vector<MatR>* post_mid = nullptr;
+  std::vector<MatR>* post_mlp = nullptr;
 };
 
 struct KvCache;  // kv_cache.h

@@ -2338,6 +2338,37 @@ const char* kCorrupted = "My aunt keeps four green parrots in the kitchen. My au
 
 }  // namespace
 
+// The same on a post-norm encoder (issue 28): a click on a [MASK]'s filler shows its logit
+// attributed to every head through the frozen LayerNorms, complete, with each layer's betas and
+// the masked-LM head's biases named; Patching measures at the [MASK] by default.
+TEST(Gui, ABertMaskFillerIsAttributedAndPatchedAtTheMask) {
+  const fs::path dir = tmp_dir() / "encoders" / "bert_pretraining";
+  const std::string make = std::string("/usr/bin/python3 '") + HEADMAP_MAKE_ENCODER + "' '" + dir.string() + "' --variant bert_pretraining > /dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "numpy is missing: the tiny BERT directory cannot be written";
+  const std::string text = "text=the cat sat on the [MASK] . the dog ran";
+  const AppRun a = run_app("bert-attribution", {"--model", dir.string(), "--then", text, "--then", "wait", "--input",
+                                                "click filler is; wait; frames 3; expect attribution 1.3"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  bool complete = false;
+  for (const auto& m : a.report["messages"]) complete |= m.get<std::string>().find(": complete (error") != std::string::npos;
+  EXPECT_TRUE(complete) << a.report["messages"].dump();
+  const AppRun p = run_app("bert-patching", {"--model", dir.string(), "--then", text, "--then", "panel=contrib", "--then", "contrib_view=patching",
+                                             "--then", "corrupted=the dog sat on the [MASK] . the dog ran", "--then", "wait", "--input", "wait; frames 3"});
+  ASSERT_EQ(p.status, 0) << p.err;
+  const std::string target = p.report["contrib"].value("patch_target", std::string());
+  EXPECT_NE(target.find("at \"[MASK]\" (position 6)"), std::string::npos) << target;
+  EXPECT_EQ(p.report["contrib"]["patch_recovery"].size(), 8u) << p.report["contrib"].dump();
+  // Without a masked-LM head there is no logit: the view says so.
+  const fs::path headless = tmp_dir() / "encoders" / "bert_model_gamma";
+  const std::string make2 = std::string("/usr/bin/python3 '") + HEADMAP_MAKE_ENCODER + "' '" + headless.string() + "' --variant bert_model_gamma > /dev/null 2>&1";
+  ASSERT_EQ(std::system(make2.c_str()), 0);
+  const AppRun n = run_app("bert-no-head-patching", {"--model", headless.string(), "--then", text, "--then", "panel=contrib", "--then",
+                                                     "contrib_view=patching", "--then", "corrupted=the dog sat on the [MASK] . the dog ran",
+                                                     "--then", "wait", "--input", "wait; frames 3"});
+  ASSERT_EQ(n.status, 0) << n.err;
+  EXPECT_TRUE(has_message(n.report, "no masked-LM head")) << n.report["messages"].dump();
+}
+
 // Rollout as a view of its own: the Contributions tab's Rollout shows a (T, T) map whose rows
 // sum to 1 (the view reports its largest error), with the same numbered token axes as the
 // heads' maps; the heads combo switches to one head of the last layer; Export writes a figure.

@@ -17,6 +17,11 @@ tensors (read with numpy alone, read_safetensors.read) and compares, to 1e-4:
   patching                  a brute-force run of the corrupted sentence from the embeddings
                             with one head's ctx replaced by the clean run's, per head.
 
+On post-norm encoders (a spec "encoder=VARIANT:...", make_encoder_dir.py's BERT, RoBERTa,
+DistilBERT with a masked-LM head), encoder_reference.py's float64 forward; every LayerNorm's
+scale, the masked-LM head's GELU gate gelu(z)/z and its norm's scale frozen at the run's values
+(see check_encoder), and the detectors over every real key (no causal mask).
+
 On the other families (a spec "family=VARIANT:..."), a tiny random model of that variant of
 make_family_dir.py is written and run with --model DIR, and the same quantities are recomputed
 on family_reference.py's float64 forward (its published definitions: RMSNorm and Gemma's
@@ -108,6 +113,8 @@ def check(cli, work, spec):
     patch_pos = int(parts[6]) if len(parts) > 6 else -1
     if ckpt.startswith("family="):
         return check_family(cli, work, ckpt[len("family="):], clean_text, corrupt_text, a, b, pos, patch_pos)
+    if ckpt.startswith("encoder="):
+        return check_encoder(cli, work, ckpt[len("encoder="):], clean_text, corrupt_text, a, b, pos, patch_pos)
     w, meta = read(ckpt)
     f = {k: v.astype(np.float64) for k, v in w.items()}
     H, L, D = int(meta["num_heads"]), int(meta["num_layers"]), int(meta["d_model"])
@@ -166,30 +173,7 @@ def check(cli, work, spec):
     close("value-weighted maps", np.load(os.path.join(out, "value_weighted.npy")), vw)
     close("value-weighted maps (JSON)", doc["value_weighted"]["maps"], vw)
 
-    # Rollout.
-    r = np.eye(T)
-    ro = []
-    for l in range(L):
-        A = c["att"][l].mean(0) + np.eye(T)
-        r = (A / A.sum(1, keepdims=True)) @ r
-        ro.append(r)
-    got = np.load(os.path.join(out, "rollout.npy"))
-    close("rollout", got, np.array(ro))
-    close("rollout rows sum to 1", got.sum(-1), np.ones((L, T)))
-
-    # Detectors, from the token ids.
-    P = {"previous_token": np.eye(T, k=-1), "first_token": np.zeros((T, T)), "duplicate_token": np.zeros((T, T))}
-    P["first_token"][:, 0] = 1
-    for t in range(T):
-        for s in range(t):
-            if ids[s] == ids[t]:
-                P["duplicate_token"][t, s] = 1
-    P["induction"] = np.zeros((T, T))
-    P["induction"][:, 1:] = P["duplicate_token"][:, :-1]
-    tril = np.tril(np.ones((T, T)))
-    for name, pat in P.items():
-        want = np.array([[(c["att"][l][h] * tril * pat).sum() / (c["att"][l][h] * tril).sum() for h in range(H)] for l in range(L)])
-        close(f"detector: {name}", doc["detectors"][name], want)
+    common_checks("", doc, out, c["att"], ids, T, L, H)
 
     # Patching, brute force from the embeddings.
     cl = run(f, H, clean_ids)
@@ -203,8 +187,10 @@ def check(cli, work, spec):
     close("patching: normalised recovery", pp["recovery"], rec, tol=1e-3)
 
 
-def common_checks(name, doc, out, att, ids, T, L, H):
-    """Rollout and detectors from the reference's attention maps att[l] (H, T, T)."""
+def common_checks(name, doc, out, att, ids, T, L, H, causal=True):
+    """Rollout and detectors from the reference's attention maps att[l] (H, T, T). Without a causal
+    mask (encoders) every real key is visible: the patterns are the same cells (previous token:
+    the key at i-1), and sum(A) runs over the whole row."""
     r = np.eye(T)
     ro = []
     for l in range(L):
@@ -223,7 +209,7 @@ def common_checks(name, doc, out, att, ids, T, L, H):
                 P["duplicate_token"][t, s] = 1
     P["induction"] = np.zeros((T, T))
     P["induction"][:, 1:] = P["duplicate_token"][:, :-1]
-    tril = np.tril(np.ones((T, T)))
+    tril = np.tril(np.ones((T, T))) if causal else np.ones((T, T))
     det = np.load(os.path.join(out, "detectors.npy"))  # (4, L, H): previous, duplicate, induction, first
     for i, name_d in enumerate(["previous_token", "duplicate_token", "induction", "first_token"]):
         want = np.array([[(att[l][h] * tril * P[name_d]).sum() / (att[l][h] * tril).sum() for h in range(H)] for l in range(L)])
@@ -231,24 +217,26 @@ def common_checks(name, doc, out, att, ids, T, L, H):
         close(f"{name} detector (npy): {name_d}", det[i], want)
 
 
-def check_family(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch_pos):
-    import family_reference as fr  # noqa: E402  (the families' float64 forward, numpy only)
-    import make_family_dir
-    from gpt2_reference import read_model, read_safetensors
-    d = os.path.join(work, "family-" + variant)
-    make_family_dir.write_dir(d, variant)
-    cfg, _ = read_model(d)
-    W = {}
-    index = os.path.join(d, "model.safetensors.index.json")
-    if os.path.exists(index):
-        for shard in sorted(set(json.load(open(index))["weight_map"].values())):
-            W.update(read_safetensors(os.path.join(d, shard)))
-    else:
-        W = read_safetensors(os.path.join(d, "model.safetensors"))
-    W = {k: v.astype(np.float64) for k, v in W.items()}
-    t = cfg["model_type"]
-    neo, neox, gemma = t == "gpt_neo", t == "gpt_neox", t.startswith("gemma")
-    out = os.path.join(work, "family-" + variant + ".d")
+def check_attribution(name, doc, out, logit, parts):
+    """parts: the reference's value of each attribution field (heads, mlps, ...), which must sum to
+    its logit (difference); then headmap's fields, its attributed logit and its completeness."""
+    total = sum(float(np.sum(v)) for v in parts.values())
+    print(f"  reference completeness: logit difference {logit:.6f}, parts {total:.6f}")
+    if abs(total - logit) > 1e-9 * max(1, abs(logit)):
+        failures.append(f"{name} the reference's own parts do not sum to its logit")
+    at = doc["attribution"]
+    for key, want in parts.items():
+        close(f"{name} attribution: {key}", at[key], want)
+    close(name + " attribution: heads (npy)", np.load(os.path.join(out, "attribution_heads.npy")), parts["heads"])
+    close(name + " attribution: (pre-cap) logit diff", at["logit"], logit)
+    close(name + " attribution: completeness", at["parts_sum"], logit)
+    if not at["completeness_error"] <= 1e-4 * max(1, abs(logit)):
+        failures.append(f"{name} completeness error {at['completeness_error']}")
+
+
+def run_model_dir(cli, d, out, variant, clean_text, corrupt_text, a, b, pos, patch_pos):
+    """headmap-cli --model d with every contribution asked for, into out (.npy) and out.json;
+    its "contrib" document, or None (a failure noted) when headmap-cli refused."""
     js = out + ".json"
     cmd = [cli, "--model", d, "--text", corrupt_text, "--patch-from", clean_text, "--attribute", f"#{a}-#{b}@{pos}",
            "--value-weighted", "--rollout", "--detectors", "--json", js, "--npy", out, "--patch-position", str(patch_pos)]
@@ -257,8 +245,24 @@ def check_family(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch_
     if run.returncode != 0:
         failures.append(f"{variant}: headmap-cli refused it: {run.stderr.strip()}")
         print(run.stderr)
+        return None
+    return json.load(open(js))["contrib"]
+
+
+def check_family(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch_pos):
+    import family_reference as fr  # noqa: E402  (the families' float64 forward, numpy only)
+    import make_family_dir
+    from gpt2_reference import read_model
+    d = os.path.join(work, "family-" + variant)
+    make_family_dir.write_dir(d, variant)
+    cfg, _ = read_model(d)
+    W = {k: v.astype(np.float64) for k, v in fr.read_dir_weights(d).items()}
+    t = cfg["model_type"]
+    neo, neox, gemma = t == "gpt_neo", t == "gpt_neox", t.startswith("gemma")
+    out = os.path.join(work, "family-" + variant + ".d")
+    doc = run_model_dir(cli, d, out, variant, clean_text, corrupt_text, a, b, pos, patch_pos)
+    if doc is None:
         return
-    doc = json.load(open(js))["contrib"]
     ids = np.array(json.load(open(os.path.join(out, "meta.json")))["token_ids"][0])
     clean_ids = np.array(doc["patching"]["clean_token_ids"])
     T = len(ids)
@@ -300,23 +304,8 @@ def check_family(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch_
     centring = -mu * ue.sum() if layer_norm_final else 0.0
     logit = c["precap"][pos, a] - c["precap"][pos, b]
     model_logit = c["logits"][pos, a] - c["logits"][pos, b]
-    total = heads.sum() + mlps.sum() + bias.sum() + emb + fb + centring
-    print(f"  reference completeness: pre-cap logit difference {logit:.6f}, parts + centring {total:.6f}")
-    if abs(total - logit) > 1e-9 * max(1, abs(logit)):
-        failures.append(f"{variant}: the reference's own parts do not sum to its logit")
-    at = doc["attribution"]
-    close(name + " attribution: heads", at["heads"], heads)
-    close(name + " attribution: heads (npy)", np.load(os.path.join(out, "attribution_heads.npy")), heads)
-    close(name + " attribution: MLPs", at["mlps"], mlps)
-    close(name + " attribution: b_O", at["attn_bias"], bias)
-    close(name + " attribution: embeddings", at["embeddings"], emb)
-    close(name + " attribution: final norm bias", at["final_bias"], fb)
-    close(name + " attribution: centring term", at["centring"], centring)
-    close(name + " attribution: (pre-cap) logit diff", at["logit"], logit)
-    close(name + " attribution: the model's logit diff", at["model_logit"], model_logit)
-    close(name + " attribution: completeness", at["parts_sum"], logit)
-    if not at["completeness_error"] <= 1e-4 * max(1, abs(logit)):
-        failures.append(f"{variant}: completeness error {at['completeness_error']}")
+    check_attribution(name, doc, out, logit, dict(heads=heads, mlps=mlps, attn_bias=bias, embeddings=emb, final_bias=fb, centring=centring))
+    close(name + " attribution: the model's logit diff", doc["attribution"]["model_logit"], model_logit)
 
     # Value-weighted maps: f(x_j) = v_j W_O[h] (v of the K/V head, unrotated); sum_j alpha f + b_O
     # is headmap's attention block output (before any post-attention norm).
@@ -357,6 +346,102 @@ def check_family(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch_
     close(name + " patching: normalised recovery", pp["recovery"], rec_, tol=1e-3)
     close(name + " patching: recovery (npy)", np.load(os.path.join(out, "patch_recovery.npy")), rec_, tol=1e-3)
     if np.abs(patched - diff(c["logits"])).max() < 1e-6:
+        failures.append(f"{variant}: no head moved the difference (a test that cannot tell)")
+
+
+def check_encoder(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch_pos):
+    """A post-norm encoder of make_encoder_dir.py (BERT, RoBERTa, DistilBERT with a masked-LM head),
+    on encoder_reference.py's float64 forward. Attribution, computed forward here (headmap pulls
+    a readout backward): every part p (D) at the position is carried through each later
+    LayerNorm with its scale s frozen, LN(v) -> (v - mean v) / s * g, then through the masked-LM
+    head with GELU's gate gelu(z)/z and its norm's scale frozen, and dotted with U[a] - U[b]; the
+    betas and the head's biases are parts too, so the parts sum to the logit difference."""
+    import encoder_reference as er  # noqa: E402  (BERT, RoBERTa, DistilBERT in float64, numpy only)
+    import make_encoder_dir
+    d = os.path.join(work, "encoder-" + variant)
+    cfg = make_encoder_dir.write_dir(d, variant)
+    W = {k: v.astype(np.float64) for k, v in er.read_safetensors(os.path.join(d, "model.safetensors")).items()}
+    out = os.path.join(work, "encoder-" + variant + ".d")
+    doc = run_model_dir(cli, d, out, variant, clean_text, corrupt_text, a, b, pos, patch_pos)
+    if doc is None:
+        return
+    meta = json.load(open(os.path.join(out, "meta.json")))
+    ids, types = np.array(meta["token_ids"][0]), np.array(meta["type_ids"][0])
+    clean_ids = np.array(doc["patching"]["clean_token_ids"])
+    T = len(ids)
+    c = {}
+    layers, logits = er.forward(cfg, W, ids, types, rec=c)
+    att = [lr[0] for lr in layers]
+    L, (H, _, dh), D = len(layers), c["layers"][0]["ctx"].shape, c["emb"].shape[1]
+    eps = c["eps"]
+    name = variant + ":"
+    print(f"{variant} ({cfg['model_type']}): D={D} H={H} L={L}, T={T}, target #{a} - #{b} at {pos}")
+
+    # Attribution, forward: the frozen scales at pos, then each part carried to the logit.
+    sd = lambda v: np.sqrt(v.var() + eps)
+    s1 = [sd(ly["x"][pos] + ly["y"][pos]) for ly in c["layers"]]
+    s2 = [sd(ly["mid"][pos] + ly["mlp"][pos]) for ly in c["layers"]]
+    Wt, bt, gm, bm, dec, dbias = c["head"]
+    z = c["final"][pos] @ Wt + bt
+    gate = er.gelu(z) / z
+    sm = sd(er.gelu(z))
+    u = dec[a] - dec[b]
+
+    def carry(v, k):  # v entering at point k (2l: before layer l's LN1, 2l+1: before its LN2) to the logit
+        for i in range(k, 2 * L):
+            ly = c["layers"][i // 2]
+            g, s = (ly["g1"], s1[i // 2]) if i % 2 == 0 else (ly["g2"], s2[i // 2])
+            v = (v - v.mean()) / s * g
+        return (((v @ Wt) * gate) - ((v @ Wt) * gate).mean()) / sm * gm @ u
+
+    heads = np.array([[carry(ly["ctx"][h, pos] @ ly["wo"][h * dh:(h + 1) * dh], 2 * l) for h in range(H)] for l, ly in enumerate(c["layers"])])
+    bias = np.array([carry(ly["bo"], 2 * l) for l, ly in enumerate(c["layers"])])
+    mlps = np.array([carry(ly["mlp"][pos], 2 * l + 1) for l, ly in enumerate(c["layers"])])
+    betas = np.array([carry(ly["b1"], 2 * l + 1) + carry(ly["b2"], 2 * l + 2) for l, ly in enumerate(c["layers"])])
+    emb = carry(c["emb"][pos], 0)
+    zb = bt * gate
+    fb = ((zb - zb.mean()) / sm * gm) @ u + bm @ u + dbias[a] - dbias[b]
+    logit = logits[pos, a] - logits[pos, b]
+    # norm_bias: each layer's LayerNorm betas; final_bias: the masked-LM head's b_t, beta_m and decoder bias.
+    check_attribution(name, doc, out, logit, dict(heads=heads, mlps=mlps, attn_bias=bias, norm_bias=betas, embeddings=emb, final_bias=fb))
+    close(name + " attribution: centring term (none)", doc["attribution"]["centring"], 0.0)
+    if np.abs(heads).max() < 1e-6:
+        failures.append(f"{variant}: no head adds to the logit (a test that cannot tell)")
+
+    # Value-weighted maps (Kobayashi et al. 2020): f(x_j) = (x_j W_V[h] + b_V[h]) W_O[h], x the
+    # layer's input (post-norm: the attention reads x itself); sum_j alpha f + b_O is the output.
+    vw, vn = np.zeros((L, H, T, T)), np.zeros((L, H, T))
+    sink = np.zeros((L, H))
+    for l, ly in enumerate(c["layers"]):
+        total_out = np.zeros((T, D)) + ly["bo"]
+        for h in range(H):
+            fx = ly["v"][h] @ ly["wo"][h * dh:(h + 1) * dh]  # (T, D)
+            vn[l, h] = np.linalg.norm(fx, axis=1)
+            vw[l, h] = att[l][h] * vn[l, h][None, :]
+            total_out += att[l][h] @ fx
+            # Sink: every real row (no causal mask), weight on token 0 minus its value-weighted share.
+            sink[l, h] = att[l][h][:, 0].mean() - (vw[l, h][:, 0] / vw[l, h].sum(1)).mean()
+        close(f"{name} sum_j alpha f(x_j) + b_O = reference y, layer {l}", total_out, ly["y"])
+        close(f"{name} sum_j alpha f(x_j) + b_O = headmap's, layer {l}", np.load(os.path.join(out, f"layer{l}.attn_out.npy"))[0], total_out)
+    close(name + " value-weighted maps", np.load(os.path.join(out, "value_weighted.npy")), vw)
+    close(name + " value norms ||f(x_j)||", np.load(os.path.join(out, "value_norm.npy")), vn)
+    close(name + " sink score", doc["value_weighted"]["sink"], sink)
+
+    common_checks(name, doc, out, att, ids, T, L, H, causal=False)
+
+    # Patching: brute force from the embeddings, each head's ctx from the clean run.
+    cl = {}
+    _, clean_logits = er.forward(cfg, W, clean_ids, types, rec=cl)
+    diff = lambda zz: zz[pos, a] - zz[pos, b]
+    pp = doc["patching"]
+    close(name + " patching: clean difference", pp["clean"], diff(clean_logits))
+    close(name + " patching: corrupted difference", pp["corrupted"], diff(logits))
+    patched = np.array([[diff(er.forward(cfg, W, ids, types, patch=(l, h, pp["position"], cl["layers"][l]["ctx"][h]))[1]) for h in range(H)]
+                        for l in range(L)])
+    close(name + " patching: patched differences", pp["patched"], patched)
+    rec_ = (patched - diff(logits)) / (diff(clean_logits) - diff(logits))
+    close(name + " patching: normalised recovery", pp["recovery"], rec_, tol=1e-3)
+    if np.abs(patched - diff(logits)).max() < 1e-6:
         failures.append(f"{variant}: no head moved the difference (a test that cannot tell)")
 
 

@@ -43,8 +43,15 @@ def softmax(s):
     return e / e.sum(-1, keepdims=True)
 
 
-def forward(cfg, W, ids, types):
-    """One sentence, no padding. Returns per layer (attention (H,T,T), attn_in (T,D), attn_out (T,D)) and the MLM logits (T,V) or None."""
+def forward(cfg, W, ids, types, rec=None, patch=None):
+    """One sentence, no padding. Returns per layer (attention (H,T,T), attn_in (T,D), attn_out (T,D)) and the MLM logits (T,V) or None.
+
+    rec (a dict, optional) receives the stream's parts for contrib_reference.py: "emb" (T,D)
+    after the embeddings' LayerNorm; "layers", per layer x (T,D) entering it, v (H,T,dh), ctx
+    (H,T,dh), wo (D,D) as (in, out), bo, y (T,D) the attention output, mid (T,D) = LN1(x + y),
+    mlp (T,D) the MLP's output, and each LayerNorm's g1, b1, g2, b2; "final" (T,D); "eps";
+    with a masked-LM head "head": (W_t (D,D) as (in, out), b_t, g_m, b_m, decoder (V,D), bias).
+    patch = (layer, head, position or -1, ctx (T,dh)) replaces that head's ctx rows."""
     t = cfg["model_type"]
     distil = t == "distilbert"
     H = cfg["n_heads" if distil else "num_attention_heads"]
@@ -64,6 +71,8 @@ def forward(cfg, W, ids, types):
     D = x.shape[1]
     dh = D // H
     layers = []
+    if rec is not None:
+        rec.update(emb=x.copy(), layers=[], eps=eps)
     for l in range(L):
         if distil:
             p = pre + f"transformer.layer.{l}."
@@ -76,10 +85,22 @@ def forward(cfg, W, ids, types):
         heads = lambda m: m.reshape(T, H, dh).transpose(1, 0, 2)  # (H, T, dh)
         q, k, v = heads(lin(x, p + nq)), heads(lin(x, p + nk)), heads(lin(x, p + nv))
         att = softmax(q @ k.transpose(0, 2, 1) / math.sqrt(dh))  # (H, T, T): no causal mask
-        y = lin((att @ v).transpose(1, 0, 2).reshape(T, D), p + no)
+        ctx = att @ v                                             # (H, T, dh)
+        if patch and patch[0] == l:
+            _, hp, pos, clean = patch
+            ctx[hp, slice(None) if pos < 0 else slice(pos, pos + 1)] = clean[slice(None) if pos < 0 else slice(pos, pos + 1)]
+        y = lin(ctx.transpose(1, 0, 2).reshape(T, D), p + no)
         layers.append((att, x, y))
+        x_in = x
         x = ln(x + y, p + n1)                                # post-norm
-        x = ln(x + lin(gelu(lin(x, p + nup)), p + ndown), p + n2)
+        mid = x
+        m = lin(gelu(lin(x, p + nup)), p + ndown)
+        x = ln(x + m, p + n2)
+        if rec is not None:
+            rec["layers"].append(dict(x=x_in, v=v, ctx=ctx, wo=W[p + no + ".weight"].T, bo=W[p + no + ".bias"], y=y, mid=mid, mlp=m,
+                                      g1=g(p + n1), b1=b(p + n1), g2=g(p + n2), b2=b(p + n2)))
+    if rec is not None:
+        rec["final"] = x
     if distil and "vocab_transform.weight" in W:
         h = ln(gelu(lin(x, "vocab_transform")), "vocab_layer_norm")
         dec, bias = W.get("vocab_projector.weight", W[pre + "embeddings.word_embeddings.weight"]), W["vocab_projector.bias"]
@@ -91,6 +112,10 @@ def forward(cfg, W, ids, types):
         dec, bias = W.get("cls.predictions.decoder.weight", W[pre + "embeddings.word_embeddings.weight"]), W["cls.predictions.bias"]
     else:
         return layers, None
+    if rec is not None:
+        names = {"distilbert": ("vocab_transform", "vocab_layer_norm"), "roberta": ("lm_head.dense", "lm_head.layer_norm")}
+        dense, norm = names.get(t, ("cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm"))
+        rec["head"] = (W[dense + ".weight"].T, W[dense + ".bias"], g(norm), b(norm), dec, bias)
     return layers, h @ dec.T + bias
 
 

@@ -89,6 +89,18 @@ def rope_scaling(cfg):
     return None if kind == "default" else (kind, s)
 
 
+def read_dir_weights(d):
+    """Every tensor of a model directory (one model.safetensors, or the shards its index names), by name."""
+    from gpt2_reference import read_safetensors
+    index = os.path.join(d, "model.safetensors.index.json")
+    if not os.path.exists(index):
+        return read_safetensors(os.path.join(d, "model.safetensors"))
+    W = {}
+    for shard in sorted(set(json.load(open(index))["weight_map"].values())):
+        W.update(read_safetensors(os.path.join(d, shard)))
+    return W
+
+
 # ---- the families ------------------------------------------------------------------------
 def forward(cfg, W, ids, rec=None, patch=None):
     """One sentence. Returns per layer (attention (H,T,T), attn_in (T,D), attn_out (T,D)) and the summed loss.
@@ -261,14 +273,7 @@ def check_variant(cli, work, variant, tokenizer=None, oracle=None):
         print(f"{variant:16s} ids of {os.path.basename(os.path.dirname(os.path.dirname(tokenizer)))}'s real tokenizer.json = the official "
               f"tokenizers' ({sum(map(len, official))} ids, first {official[0][:3]}, vocab_size {make_family_dir.tokenizer_vocab_size(tokenizer)})")
     cfg, _ = read_model(d)
-    W = {}
-    index = os.path.join(d, "model.safetensors.index.json")
-    from gpt2_reference import read_safetensors
-    if os.path.exists(index):
-        for shard in sorted(set(json.load(open(index))["weight_map"].values())):
-            W.update(read_safetensors(os.path.join(d, shard)))
-    else:
-        W = read_safetensors(os.path.join(d, "model.safetensors"))
+    W = read_dir_weights(d)
     att = np.load(os.path.join(out, "attention.npy"))  # (L, B, H, T, T)
     L, B, H, T, _ = att.shape
     worst = {"attention": 0.0, "attn_in": 0.0, "attn_out": 0.0}

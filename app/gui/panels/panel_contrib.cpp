@@ -2,7 +2,10 @@
 // entry asks the compute worker for that logit's direct attribution (core/inspect/contrib.h);
 // this panel shows it as a layers x heads grid, each cell the head's contribution in logit
 // units (blue adds, red takes away), then the embeddings, the MLPs and the biases, and the
-// completeness check: the parts plus the final LayerNorm's centring term equal the logit.
+// completeness check: the parts plus the final LayerNorm's centring term equal the logit. On a
+// post-norm encoder (a click on a [MASK]'s filler) every LayerNorm's scale is frozen and the
+// parts are the same plus each layer's LayerNorm betas and the masked-LM head's biases, with
+// no centring term (contrib.h).
 // A click on a cell opens that head in Focus at the position.
 //
 // L = layers, H = heads
@@ -60,7 +63,11 @@ void draw_contrib(AppState& s) {
   if (f && req.batch < static_cast<int>(f->labels.size()) && a.target.position < static_cast<int>(f->labels[req.batch].size()))
     after = f->labels[req.batch][a.target.position];
   char line[256];
-  if (a.softcap > 0)  // Gemma 2: the parts sum to the logit before the cap
+  const bool post_norm = !a.norm_bias.empty();  // BERT, RoBERTa, DistilBERT
+  if (post_norm)
+    std::snprintf(line, sizeof line, "logit of \"%s\" at \"%s\" (position %d, masked-LM head): %.3f, every LayerNorm's scale frozen",
+                  token.c_str(), after.c_str(), a.target.position, a.logit);
+  else if (a.softcap > 0)  // Gemma 2: the parts sum to the logit before the cap
     std::snprintf(line, sizeof line, "pre-cap logit of \"%s\" after \"%s\" (position %d): %.3f (the model's, after its cap c·tanh(z/c), c = %g: %.3f)",
                   token.c_str(), after.c_str(), a.target.position, a.logit, static_cast<double>(a.softcap), a.model_logit);
   else
@@ -128,8 +135,13 @@ void draw_contrib(AppState& s) {
   for (int l = 0; l < a.L; ++l) {
     std::snprintf(part, sizeof part, ", MLP %d %+.2f, b_O %d %+.2f", l, a.mlps[l], l, a.attn_bias[l]);
     rest += part;
+    if (post_norm) {
+      std::snprintf(part, sizeof part, ", LN betas %d %+.2f", l, a.norm_bias[l]);
+      rest += part;
+    }
   }
-  std::snprintf(part, sizeof part, ", ln_f bias %+.2f, centring %+.2f", a.final_bias, a.centring);
+  if (post_norm) std::snprintf(part, sizeof part, ", masked-LM head biases %+.2f", a.final_bias);
+  else std::snprintf(part, sizeof part, ", ln_f bias %+.2f, centring %+.2f", a.final_bias, a.centring);
   rest += part;
   text_disabled_wrapped_at_commas(rest);
   const bool complete = a.completeness_error <= 1e-4f * std::max(1.0f, std::abs(a.logit));

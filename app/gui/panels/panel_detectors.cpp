@@ -124,6 +124,10 @@ void draw_detectors(AppState& s) {
     return;
   }
   const int b = std::clamp(s.view.batch, 0, f->batch.B() - 1);
+  if (!res->request.cfg.causal)  // encoders: what the causal patterns mean when every key is seen (contrib.h)
+    text_disabled_wrapped_at_commas("No causal mask: each query also sees the keys after it, and they count in sum(A). Previous token is "
+                                    "still the key at i-1, duplicate an earlier copy of the token, induction the token after an "
+                                    "earlier copy.");
   if (c.detector == Detector::Painted) paint_canvas(s, *f, b);
   const DetectorRequest want = *compute_request(s).detectors;
   if (!res->request.detectors || !(*res->request.detectors == want) || res->detector_scores.empty()) {

@@ -1,7 +1,7 @@
 // panel_patching.cpp: activation patching in the app (issue 28). The clean sentence is the
 // text's selected one; a second box holds the corrupted one, which must have the same token
 // count (the view says so when it has not). The measured quantity is a logit difference,
-// A - B at a position (by default the last position, the clean run's top prediction against
+// A - B at a position (by default the last position, an encoder's [MASK], the clean run's top prediction against
 // the corrupted run's). For each head the corrupted run is repeated from that head's layer
 // with its output taken from the clean run (contrib.h's patch_heads), on the worker, with
 // progress and Cancel, cached by its inputs; the grid shows the normalised recovery
@@ -90,8 +90,9 @@ void draw_patching(AppState& s) {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   if (ImGui::InputInt("##position", &c.patch_position)) c.patch_position = std::clamp(c.patch_position, -1, kMaxContext - 1);
   report_widget(s, "patch position");
-  same_line_if_fits(ImGui::CalcTextSize("(-1: the last)").x);
-  ImGui::TextDisabled("(-1: the last)");
+  const char* default_pos = f && f->weights && f->weights->arch.encoder() ? "(-1: the [MASK], else the last)" : "(-1: the last)";
+  same_line_if_fits(ImGui::CalcTextSize(default_pos).x);
+  ImGui::TextDisabled("%s", default_pos);
   token_combo(s, "A", &c.patch_token_a, o ? o->clean_top : std::vector<NextToken>{}, o ? o->target.token_a : -1, "clean");
   same_line_if_fits(ImGui::GetFontSize() * 14);
   token_combo(s, "B", &c.patch_token_b, o ? o->corrupted_top : std::vector<NextToken>{}, o ? o->target.token_b : -1, "corrupted");
@@ -131,9 +132,10 @@ void draw_patching(AppState& s) {
   };
   const std::string after = o->target.position < static_cast<int>(o->clean_tokens.size()) ? o->clean_tokens[o->target.position] : "";
   char target[256];
-  std::snprintf(target, sizeof target, "logit(%s) - logit(%s) after \"%s\" (position %d): clean %.3f, corrupted %.3f",
+  const bool encoder = f && f->weights && f->weights->arch.encoder();  // its head predicts the token at the position, not after it
+  std::snprintf(target, sizeof target, "logit(%s) - logit(%s) %s \"%s\" (position %d): clean %.3f, corrupted %.3f",
                 piece(o->target.token_a, o->clean_top, o->corrupted_top).c_str(), piece(o->target.token_b, o->clean_top, o->corrupted_top).c_str(),
-                after.c_str(), o->target.position, p.clean, p.corrupted);
+                encoder ? "at" : "after", after.c_str(), o->target.position, p.clean, p.corrupted);
   s.report.patch_target = target;
   text_disabled_wrapped_at_commas(target);
   text_disabled_wrapped("Each head's output taken from the clean run, the rest recomputed from its layer: recovery = (patched - corrupted) / (clean - corrupted).");

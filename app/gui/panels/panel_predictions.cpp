@@ -84,9 +84,15 @@ void draw_mask_predictions(AppState& s, const ForwardData& f) {
       same_line_if_fits(ImGui::CalcTextSize(drawn.c_str()).x);
       if (n.id == tok.masked_id) ImGui::TextColored(kUnchangedColour, "%s", drawn.c_str());
       else ImGui::TextUnformatted(drawn.c_str());
+      // A click on the filler attributes its logit at the [MASK] to every head (panel_contrib.cpp).
+      const ImVec2 end(c.x + avail, c.y + fh);
+      if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(c, end) && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
+        s.attribute = AttributionRequest{b, LogitTarget{t, n.id, -1}};
+      report_widget(s, ("filler " + n.display).c_str(), c, end);
       s.report.predictions.push_back(n.display + " " + std::to_string(n.prob));
     }
   }
+  if (shown > 0) text_disabled_wrapped("click a filler: what each head adds to its logit");
   if (shown == 0) text_disabled_wrapped("No [MASK] in this sentence: type [MASK] (RoBERTa: <mask>), or click a chip to mask it.");
   if (f.out.loss_tokens > 0) {
     char loss[128];

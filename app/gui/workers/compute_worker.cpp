@@ -435,12 +435,24 @@ Result<std::shared_ptr<const PatchOutcome>> ComputeWorker::run_patch(const Compu
     o->error = "Patching measures a logit difference, so it needs a trained model: random init has no vocabulary.";
     return std::shared_ptr<const PatchOutcome>(o);
   }
+  if (w.arch.encoder() && !w.arch.mlm_head) {
+    o->error = "Patching measures a logit difference, and this " + w.arch.name +
+               " has no masked-LM head (a ...Model checkpoint, not ...ForMaskedLM): it has no logits to patch.";
+    return std::shared_ptr<const PatchOutcome>(o);
+  }
   if (clean.empty() || corrupt.empty()) {
     o->error = clean.empty() ? "The clean sentence (the text) has no tokens." : "Type a corrupted sentence to patch from the clean one.";
     return std::shared_ptr<const PatchOutcome>(o);
   }
   const int n = clean.lengths[0], m = corrupt.lengths[0];
-  const int pos = p.position < 0 ? n - 1 : p.position;
+  // -1: the last token; on an encoder the clean sentence's first [MASK], where its head predicts.
+  int pos = p.position < 0 ? n - 1 : p.position;
+  if (p.position < 0 && w.arch.encoder())
+    for (int t = 0; t < n; ++t)
+      if (clean.sentences[0].tokens[t].id == mask_token_id(w)) {
+        pos = t;
+        break;
+      }
   ForwardOptions fo;
   fo.want_logits = true;
   fo.cancelled = cancelled;
