@@ -58,7 +58,7 @@ Figure base_figure(const FigureInput& in) {
   f.filter = in.filter;
   f.log_scale = in.log_scale;
   f.caption = "colour: attention weight, scale " + in.scale + (in.log_scale ? " (log)" : "") +
-              ".  Rows: queries; columns: keys; grey: masked" + (in.window > 0 ? "; hatched: outside the window" : "") +
+              ".  Rows: queries; columns: keys" + (mask_greys_cells(in.mask) ? "; grey: masked" : "") + (in.window > 0 ? "; hatched: outside the window" : "") +
               (in.filter.active() ? "; dimmed: filtered out (rows not renormalised)." : ".");
   return f;
 }

@@ -130,7 +130,7 @@ Result<Canvas> draw_heads_canvas(const ForwardOutput& out, const Batch& batch, c
 }
 
 std::string heads_png_caption(MaskKind mask, int window, bool filtered) {
-  const bool masks = mask == MaskKind::Causal || mask == MaskKind::Reversed;  // padding is never drawn
+  const bool masks = mask_greys_cells(mask);
   return std::string("colour = attention weight / the head's largest weight") + (mask == MaskKind::Causal ? " (first causal row left out)" : "") +
          ";  rows = queries, columns = keys" + (masks ? ";  grey = masked" : "") + (window > 0 ? ";  hatched = outside the window" : "") +
          (filtered ? ";  dimmed = filtered out (rows not renormalised)" : "");

@@ -75,7 +75,7 @@ struct HeadWeights {
 };
 HeadWeights head_weights(const LayerValues& grouped, const MhaOptions& o, int h, int D) {
   const MatR& w_o = grouped.w_o;  // (H*dh, D)
-  const int H = o.num_heads, dh = head_dim(o, D), kvH = kv_heads(o), g = kv_head_of(o, h);
+  const int dh = head_dim(o, D), kvH = kv_heads(o), g = kv_head_of(o, h);
   const bool interleaved = o.pitfalls.interleaved_reshape;
   HeadWeights hw;
   hw.wv.resize(D, dh);

@@ -76,6 +76,9 @@ enum class MaskKind : int {
   Reversed = 2,     // key s > query t (the reversed-mask pitfall), real tokens only
   PaddingOnly = 3,  // every real key (bidirectional attention)
 };
+// Whether a map drawn under mask m shows hidden (grey) cells: padding keys are never drawn,
+// so a bidirectional map has none, and its legend must not speak of a mask.
+inline bool mask_greys_cells(MaskKind m) { return m == MaskKind::Causal || m == MaskKind::Reversed; }
 inline MaskKind mask_kind(bool causal, const Pitfalls& p) {
   if (!causal) return MaskKind::PaddingOnly;
   return p.reversed_mask ? MaskKind::Reversed : MaskKind::Causal;

@@ -2693,6 +2693,7 @@ TEST(Gui, CliPngAndSvgTakeTheAppsPairFilter) {
   };
   const auto c0 = cells(base);
   ASSERT_EQ(c0.size(), static_cast<size_t>(len * len)) << "the first map's cells";
+  EXPECT_EQ(base.find("grey: masked"), std::string::npos) << "an encoder's maps have no masked cells: the caption says none";
   const Image png0 = load_png(tmp_dir() / "cli-all.png");
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -583,9 +583,9 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   style.vmin = 0;
   style.vmax = s.view.norm == Normalisation::Absolute || s.view.norm == Normalisation::PerHead ? 1.0f : vmax;
   char caption[300];
-  std::snprintf(caption, sizeof caption, "%s, %s%s.  Rows: queries; columns: keys; grey: masked%s%s",
+  std::snprintf(caption, sizeof caption, "%s, %s%s.  Rows: queries; columns: keys%s%s%s",
                 s.view.value_weighted ? "value-weighted share, \xE2\x80\x96\xCE\xB1 f(x)\xE2\x80\x96 / row sum" : "weight", scale,
-                s.view.log_scale ? " (log scale)" : "", style.window > 0 ? "; hatched: outside the window" : "",
+                s.view.log_scale ? " (log scale)" : "", mask_greys_cells(style.mask) ? "; grey: masked" : "", style.window > 0 ? "; hatched: outside the window" : "",
                 style.filter.active() ? "; dimmed: filtered out (rows not renormalised)." : ".");
   colour_legend(style, caption, std::min(avail.x * 0.3f, fh * 14), s.view.norm == Normalisation::PerHead ? "max" : nullptr);
   if (zoom > 1.0f) {  // on a line of its own: beside a caption that wrapped, it would overlap its last line
