@@ -203,8 +203,92 @@ constexpr int kDirectRows = 4;
 // at a time in independent chains. Each C(i, n) is the same fused multiply-add chain over k
 // = 0..K-1 from 0 that the panel kernel computes for its column, so the result is bit for
 // bit the panels' one.
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+// Eight values of a row of Bt, widened to F32 (exactly, as load_row does).
+template <class E>
+inline __m256 load8(const E* p, WeightDtype dt) {
+  if constexpr (std::is_same_v<E, float>) {
+    (void)dt;
+    return _mm256_loadu_ps(p);
+  } else {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return dt == WeightDtype::BF16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16)) : _mm256_cvtph_ps(v);
+  }
+}
+
+// r[j] (values k..k+7 of column j) -> r[i] = (column 0..7's value k+i): an 8 x 8 transpose.
+inline void transpose8(__m256 r[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i + 0] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+
+// Columns [n, n + 16) of up to kDirectRows - 1 rows: two groups of 8 columns, each group's
+// rows of Bt read 8 values at a time, widened, transposed in registers, and accumulated as 8
+// columns side by side. Each column is still one fused multiply-add chain over k = 0..K-1
+// from 0 (the last K % 8 values in scalar), so the result is the scalar loop's bit for bit.
+template <int M, class E>
+void direct_16_columns(int n, const float* A, int lda, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
+  constexpr int kMaxRows = M;
+  const E* b[16];
+  for (int j = 0; j < 16; ++j) b[j] = Bt + static_cast<size_t>(n + j) * ldb;
+  __m256 acc[kMaxRows][2];
+  for (int i = 0; i < kMaxRows; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  const int K8 = K / 8 * 8;
+  for (int k = 0; k < K8; k += 8) {
+    __m256 lo[8], hi[8];
+    for (int j = 0; j < 8; ++j) lo[j] = load8(b[j] + k, dt), hi[j] = load8(b[j + 8] + k, dt);
+    transpose8(lo);
+    transpose8(hi);
+    for (int i = 0; i < M; ++i) {
+      const float* a = A + static_cast<size_t>(i) * lda + k;
+      for (int q = 0; q < 8; ++q) {
+        const __m256 av = _mm256_set1_ps(a[q]);
+        acc[i][0] = _mm256_fmadd_ps(av, lo[q], acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(av, hi[q], acc[i][1]);
+      }
+    }
+  }
+  for (int i = 0; i < M; ++i) {
+    alignas(32) float s[16];
+    _mm256_store_ps(s, acc[i][0]);
+    _mm256_store_ps(s + 8, acc[i][1]);
+    const float* a = A + static_cast<size_t>(i) * lda;
+    for (int j = 0; j < 16; ++j) {
+      for (int k = K8; k < K; ++k) {
+        float v;
+        if constexpr (std::is_same_v<E, float>) v = b[j][k];
+        else v = dt == WeightDtype::BF16 ? bf16_to_float(b[j][k]) : half_to_float(b[j][k]);
+        s[j] = std::fma(a[k], v, s[j]);
+      }
+      C[static_cast<size_t>(i) * ldc + n + j] = s[j];
+    }
+  }
+}
+#endif
+
 template <class E>
 void direct_columns(int n0, int n1, int M, const float* A, int lda, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+  static_assert(kDirectRows - 1 <= 3, "direct_16_columns keeps 3 rows' accumulators");
+  for (; n0 + 16 <= n1; n0 += 16) {
+    if (M == 1) direct_16_columns<1>(n0, A, lda, K, Bt, dt, ldb, C, ldc);
+    else if (M == 2) direct_16_columns<2>(n0, A, lda, K, Bt, dt, ldb, C, ldc);
+    else direct_16_columns<3>(n0, A, lda, K, Bt, dt, ldb, C, ldc);
+  }
+#endif
   constexpr int kCols = 8;
   auto widen = [dt](E v) -> float {
     if constexpr (std::is_same_v<E, float>) {

@@ -1,0 +1,73 @@
+// bench_bandwidth.cpp: this machine's memory read bandwidth, the floor of the incremental
+// forward (one appended token streams every layer's weights once: 1.9 GB of BF16 on the
+// Llama-3.2-1B shape, + 0.5 GB of tied unembedding when the logits are computed).
+// A STREAM-like read: a buffer far larger than the caches (default 1 GiB, touched first),
+// summed with vector loads by 1, then 2 threads (each thread a contiguous half), best of
+// several passes. Prints one JSON line per thread count, in GB/s (1e9 bytes).
+//
+//   headmap-bench-bandwidth [MiB=1024] [passes=5]
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace {
+// The sum of n floats (n a multiple of 64), four independent vector chains.
+float read_sum(const float* p, size_t n) {
+#if defined(__AVX512F__)
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (size_t i = 0; i < n; i += 64) {
+    s0 = _mm512_add_ps(s0, _mm512_load_ps(p + i));
+    s1 = _mm512_add_ps(s1, _mm512_load_ps(p + i + 16));
+    s2 = _mm512_add_ps(s2, _mm512_load_ps(p + i + 32));
+    s3 = _mm512_add_ps(s3, _mm512_load_ps(p + i + 48));
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+#else
+  float s[8] = {};
+  for (size_t i = 0; i < n; i += 8)
+    for (int j = 0; j < 8; ++j) s[j] += p[i + j];
+  float t = 0;
+  for (float v : s) t += v;
+  return t;
+#endif
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const size_t mib = argc > 1 ? static_cast<size_t>(std::atol(argv[1])) : 1024;
+  const int passes = argc > 2 ? std::atoi(argv[2]) : 5;
+  const size_t n = mib * (size_t(1) << 20) / sizeof(float) / 128 * 128;
+  float* buf = static_cast<float*>(std::aligned_alloc(64, n * sizeof(float)));
+  if (!buf) return 1;
+#pragma omp parallel for num_threads(2) schedule(static)
+  for (long i = 0; i < static_cast<long>(n); ++i) buf[i] = 1e-9f * static_cast<float>(i & 1023);
+  volatile float sink = 0;
+  for (int threads : {1, 2}) {
+    double best = 1e30;
+    for (int pass = 0; pass < passes; ++pass) {
+      const auto t0 = std::chrono::steady_clock::now();
+      float total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+      {
+        const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        const size_t chunk = n / nt / 64 * 64, b = chunk * t, e = t == nt - 1 ? n : b + chunk;
+        total += read_sum(buf + b, e - b);
+      }
+      sink = sink + total;
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    const double gbs = static_cast<double>(n * sizeof(float)) / best / 1e9;
+    std::printf("{\"threads\":%d,\"mib\":%zu,\"best_s\":%.4f,\"read_GBps\":%.2f,\"floor_ms_1p9GB\":%.1f,\"floor_ms_2p4GB\":%.1f}\n", threads, mib,
+                best, gbs, 1.9 / gbs * 1e3, 2.4 / gbs * 1e3);
+  }
+  std::free(buf);
+  return 0;
+}
