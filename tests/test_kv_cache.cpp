@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "core/inspect/passport.h"
 #include "core/io/checkpoint.h"
@@ -25,9 +26,9 @@ namespace {
 
 const std::string kDefault = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
 
-// A trained-kind Llama-style model in memory: D = 32, H = 4 on KV = 2, dh = 8, F = 48, L = 2, V = 50.
-ModelWeights tiny_llama() {
-  const int D = 32, H = 4, KV = 2, dh = 8, F = 48, L = 2, V = 50;
+// A trained-kind Llama-style model in memory: D = 32, H = 4 on KV = 2, dh = 8 (or as asked), F = 48, L = 2, V = 50.
+ModelWeights tiny_llama(int dh = 8) {
+  const int D = 32, H = 4, KV = 2, F = 48, L = 2, V = 50;
   Arch a;
   a.family = "llama";
   a.name = "Llama";
@@ -148,6 +149,48 @@ TEST(KvCache, RandomEditsMatchAFullRecomputeOnALlamaWithGqaAndRope) {
   ASSERT_EQ(cfg.num_heads, 4);
   random_edits(w, cfg, 12, 40, 12);
   random_edits(w, cfg, 14, 20, 60);
+}
+
+// Past the per-head size where the full forward once switched to Eigen's GEMM (T x T x dh =
+// 2^20 multiply-adds: T >= 128 at dh = 64, the Llama-3.2-1B shape; its rows then rounded
+// otherwise than a row computed alone, 4.7e-6 on the maps), and past the 256 tokens where
+// causal attention runs in blocks of 128 queries: one token appended after a prefix equals
+// the full recompute in every bit of every map, of each layer's input and output, and of the
+// logits (the per-head products are one fused chain per value in both).
+TEST(KvCache, AnAppendedTokenPastTheSmallKernelEqualsAFullRecomputeBitForBit) {
+  ModelWeights w = tiny_llama(64);
+  w.context = 320;
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  c.context = 320;
+  const ModelConfig cfg = config_for_weights(w, c);
+  ASSERT_EQ(cfg.head_dim, 64);
+  Rng rng(2026);
+  std::vector<int> ids;
+  for (int i = 0; i < 300; ++i) ids.push_back(static_cast<int>(rng.next() % 50));
+  auto same_bits = [](const float* a, const float* b, size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; };
+  for (int T : {140, 300}) {
+    ForwardOptions opt;
+    opt.keep_layer_io = true;
+    opt.want_logits = true;
+    KvCache cache;
+    ForwardOptions inc_opt = opt;
+    inc_opt.kv_cache = &cache;
+    const std::vector<int> head(ids.begin(), ids.begin() + T - 1), whole(ids.begin(), ids.begin() + T);
+    ASSERT_TRUE(forward(w, cfg, id_batch({head}), inc_opt));
+    Result<ForwardOutput> inc = forward(w, cfg, id_batch({whole}), inc_opt);
+    Result<ForwardOutput> full = forward(w, cfg, id_batch({whole}), opt);
+    ASSERT_TRUE(inc && full);
+    ASSERT_EQ(inc->kv_computed, 1) << "T=" << T;
+    ASSERT_EQ(inc->attention.size(), full->attention.size());
+    EXPECT_TRUE(same_bits(inc->attention.data(), full->attention.data(), full->attention.size())) << "T=" << T << ": maps";
+    for (size_t l = 0; l < full->attn_out.size(); ++l) {
+      EXPECT_TRUE(same_bits(inc->attn_in[l].data(), full->attn_in[l].data(), static_cast<size_t>(full->attn_in[l].size()))) << "T=" << T << " attn_in " << l;
+      EXPECT_TRUE(same_bits(inc->attn_out[l].data(), full->attn_out[l].data(), static_cast<size_t>(full->attn_out[l].size()))) << "T=" << T << " attn_out " << l;
+    }
+    ASSERT_EQ(inc->logits.size(), full->logits.size());
+    EXPECT_TRUE(same_bits(inc->logits.data(), full->logits.data(), static_cast<size_t>(full->logits.size()))) << "T=" << T << ": logits";
+  }
 }
 
 // A pitfall, an ablation, causal off, another config or another model recompute in full and

@@ -252,11 +252,16 @@ int attend_head(const View& Q, const View& K, const View& V, int T, int len, int
     // pass 1: scores for the block, written straight into the weights buffer.
     StridedMap S(att_bh + static_cast<size_t>(t0) * T + k0, t1 - t0, k1 - k0, Eigen::OuterStride<>(T));
     if constexpr (View::InnerStrideAtCompileTime == 1) {
-      // K^T as a small row-major matrix, so the product is the plain kind gemm() runs
-      // on its small kernel at short lengths.
+      // K^T as a small row-major matrix, and both products on small_gemm at every length
+      // (never Eigen's GEMM, which rounds a row otherwise depending on how many rows it
+      // has): each score and each output is one fused chain over its keys in order, so a
+      // row computed alone (the incremental forward, kv_cache.h) equals the same row of the
+      // full forward bit for bit.
       thread_local MatR kt;  // (dh, keys)
       kt = K.middleRows(k0, k1 - k0).transpose();
-      gemm(S, Q.middleRows(t0 - from, t1 - t0), kt);
+      const auto q = Q.middleRows(t0 - from, t1 - t0);
+      small_gemm(t1 - t0, k1 - k0, static_cast<int>(kt.rows()), q.data(), static_cast<int>(q.outerStride()), kt.data(),
+                 static_cast<int>(kt.cols()), S.data(), T, false);
     } else {
       S.noalias() = Q.middleRows(t0 - from, t1 - t0) * K.middleRows(k0, k1 - k0).transpose();
     }
@@ -264,8 +269,12 @@ int attend_head(const View& Q, const View& K, const View& V, int T, int len, int
     // pass 2: mask and softmax in place.
     empty_rows += masked_softmax_block(att_bh, T, t0, t1, k0, k1, o);
     // pass 3: weights · V for this block of queries.
-    if constexpr (View::InnerStrideAtCompileTime == 1) gemm(ctx.middleRows(t0 - from, t1 - t0), S, V.middleRows(k0, k1 - k0));
-    else ctx.middleRows(t0 - from, t1 - t0).noalias() = S * V.middleRows(k0, k1 - k0);
+    if constexpr (View::InnerStrideAtCompileTime == 1) {
+      auto c = ctx.middleRows(t0 - from, t1 - t0);
+      const auto v = V.middleRows(k0, k1 - k0);
+      small_gemm(t1 - t0, static_cast<int>(v.cols()), k1 - k0, S.data(), T, v.data(), static_cast<int>(v.outerStride()), c.data(),
+                 static_cast<int>(c.outerStride()), false);
+    } else ctx.middleRows(t0 - from, t1 - t0).noalias() = S * V.middleRows(k0, k1 - k0);
   }
   return empty_rows;
 }

@@ -4,10 +4,9 @@
 // forward() computes only rows [P, T): each layer's new queries attend over the kept K and V
 // (post q/k norm and RoPE, per K/V head), and the rows < P of every map, of the logits, of
 // the layer inputs and outputs are copied from here. The result equals a full recompute
-// (tests/test_kv_cache.cpp holds it to 1e-6 over random edit sequences on two families; bit
-// for bit while a head's (T, T, d_head) products stay on gemm()'s small kernel, below
-// kSmallGemmMacs; above it the full forward's Eigen GEMM rounds its rows otherwise: 4.7e-6 on
-// the maps of the Llama-3.2-1B shape at T = 129, headmap-bench-incremental).
+// (tests/test_kv_cache.cpp holds it to 1e-6 over random edit sequences on two families, and
+// bit for bit past 128 tokens at d_head = 64: a head's products run on small_gemm at every
+// length, one fused chain per value, in the full forward as in a row computed alone).
 //
 // One cache holds the last request of one model and config; the caller keeps one per model
 // (the app's compute worker). Anything else (another model or config, a pitfall other than
