@@ -269,6 +269,28 @@ TEST(PackedGemm, FewRowTransposedBEqualsTheRowsOfAPanelProductBitForBit) {
   set_compute_threads(threads);
 }
 
+TEST(PackedGemm, FewRowsSplitOverTheTeamGiveTheSameBits) {
+  // The incremental forward may stream a layer's weights for 1-3 rows on the whole team
+  // (FewRowSplit) or on one thread; the result must not change a bit either way.
+  const int threads = compute_threads();
+  set_compute_threads(2);
+  const Plain B = random_matrix(1024, 1040, 61);  // 2 MFLOP per row: the team is worth waking
+  const PackedMatrix Bp(B);
+  for (int M : {1, 2, 3}) {
+    const Plain A = random_matrix(M, 1024, 62u + M);
+    Plain one = Plain::Constant(M, 1040, std::nanf("")), team = one;
+    packed_gemm(one, A, Bp);
+    {
+      FewRowSplit split(true);
+      packed_gemm(team, A, Bp);
+    }
+    EXPECT_TRUE(same_bits(one, team)) << M << " rows";
+    const Plain want = (A.cast<double>() * B.cast<double>()).cast<float>();
+    EXPECT_LT((team - want).cwiseAbs().maxCoeff(), 1e-3f) << M << " rows: the product itself";
+  }
+  set_compute_threads(threads);
+}
+
 TEST(PackedGemm, Bf16RoundsToNearestEven) {
   EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
   EXPECT_EQ(float_to_bf16(bits_to_float(0x3F808000u)), 0x3F80) << "a tie goes to the even value";

@@ -193,6 +193,48 @@ TEST(KvCache, AnAppendedTokenPastTheSmallKernelEqualsAFullRecomputeBitForBit) {
   }
 }
 
+// An append of 1-3 rows runs both ways its weights can be streamed (one thread, the team),
+// keeps the faster and retries the other every 16th append; each way equals a full recompute.
+TEST(KvCache, AppendsAreTimedBothWaysAndEachEqualsAFullRecompute) {
+  KvCache::SplitTiming t;
+  EXPECT_FALSE(t.choose()) << "first, one thread";
+  t.record(false, 10.0);
+  EXPECT_TRUE(t.choose()) << "then the team";
+  t.record(true, 5.0);
+  int team = 0;
+  for (int i = 0; i < 32; ++i) team += t.choose();
+  EXPECT_EQ(team, 30) << "the faster way (the team), the other every 16th append";
+  t.record(false, 1.0);  // the machine got busy: one thread is now faster on average
+  t.record(false, 1.0);
+  t.record(false, 1.0);
+  EXPECT_LT(t.ms[0], t.ms[1]);
+  EXPECT_FALSE(t.choose());
+
+  const ModelWeights w = tiny_llama();
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  const ModelConfig cfg = config_for_weights(w, c);
+  std::vector<int> ids;
+  Rng rng(77);
+  for (int i = 0; i < 30; ++i) ids.push_back(static_cast<int>(rng.next() % 50));
+  ForwardOptions opt;
+  opt.want_logits = true;
+  KvCache cache;
+  ForwardOptions inc_opt = opt;
+  inc_opt.kv_cache = &cache;
+  for (int T = 20; T <= 30; ++T) {
+    const std::vector<int> text(ids.begin(), ids.begin() + T);
+    Result<ForwardOutput> inc = forward(w, cfg, id_batch({text}), inc_opt);
+    Result<ForwardOutput> full = forward(w, cfg, id_batch({text}), opt);
+    ASSERT_TRUE(inc && full);
+    ASSERT_EQ(inc->attention.size(), full->attention.size());
+    for (size_t i = 0; i < full->attention.size(); ++i) ASSERT_NEAR(inc->attention[i], full->attention[i], 1e-6) << "T=" << T;
+  }
+  EXPECT_GE(cache.split.tries[0], 1) << "one thread timed";
+  EXPECT_GE(cache.split.tries[1], 1) << "the team timed";
+  EXPECT_EQ(cache.split.tries[0] + cache.split.tries[1], 10) << "every one-token append timed (the first forward is full)";
+}
+
 // A pitfall, an ablation, causal off, another config or another model recompute in full and
 // leave the cache as it was; the last cacheable request is still reused afterwards.
 TEST(KvCache, OtherRequestsRecomputeInFullAndKeepTheCache) {

@@ -192,8 +192,10 @@ void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, c
   run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
 }
 
-// Weights below this many bytes (64 MiB) are not split over threads for fewer than kMR rows.
+// Weights below this many bytes (64 MiB) are not split over threads for fewer than kMR rows,
+// unless the calling thread holds a FewRowSplit(true).
 constexpr size_t kSmallRowsSplitBytes = size_t(64) << 20;
+thread_local bool t_few_row_split = false;
 
 // Below this many rows of A the transposed product skips the panels: transposing all of Bt
 // (the whole unembedding for one appended token) cost more than the product itself.
@@ -487,7 +489,7 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
   // little arithmetic: one layer's matrix takes a thread a millisecond or so, less than a
   // parallel region's join costs when the cores are shared (3.8x slower appends on a loaded
   // 2-core machine). Only a large matrix is split.
-  if (M < kMR && B.bytes() < kSmallRowsSplitBytes) nt = 1;
+  if (M < kMR && B.bytes() < kSmallRowsSplitBytes && !t_few_row_split) nt = 1;
   if (nt <= 1) {
     for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate);
     return;
@@ -496,6 +498,9 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate);
 }
+
+FewRowSplit::FewRowSplit(bool split) : previous_(t_few_row_split) { t_few_row_split = split; }
+FewRowSplit::~FewRowSplit() { t_few_row_split = previous_; }
 
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const float* Bt, int ldb, float* C, int ldc) {
   transposed_b(M, A, lda, N, K, Bt, WeightDtype::F32, ldb, C, ldc);

@@ -153,6 +153,23 @@ struct NarrowRows {
 // Splits B's panels across the compute threads (one thread below ~2 MFLOP).
 void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate);
 
+// Fewer than kMR rows of A against a packed matrix below 64 MiB (the incremental forward's
+// appended tokens against one layer's weights) are streamed by one thread, unless a
+// FewRowSplit scope on the calling thread asks for the whole team. On a quiet 2-core VM a
+// second core reads 1.5x the bandwidth (headmap-bench-bandwidth: 22 vs 32 GB/s); on a shared
+// one a parallel region's join costs more than the rows take. The incremental forward times
+// both and keeps the faster (KvCache::split). The result is the same bit for bit either way.
+class FewRowSplit {
+ public:
+  explicit FewRowSplit(bool split);
+  ~FewRowSplit();
+  FewRowSplit(const FewRowSplit&) = delete;
+  FewRowSplit& operator=(const FewRowSplit&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // C (M, N) = A (M, K) Bt^T, with Bt (N, K) row-major and row stride ldb: the unembedding,
 // where Bt is the (V, D) embedding table and too big to keep a packed copy of. Each panel of
 // kPanel rows of Bt (one contiguous stream) is packed on the fly by the thread that uses it.

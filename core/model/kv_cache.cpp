@@ -24,6 +24,18 @@ uint64_t KvCache::bytes() const {
   return b;
 }
 
+bool KvCache::SplitTiming::choose() {
+  if (tries[0] == 0) return false;
+  if (tries[1] == 0) return true;
+  const bool faster = ms[1] < ms[0];
+  return ++appends % 16 == 0 ? !faster : faster;  // now and then the other way: the machine's load changes
+}
+
+void KvCache::SplitTiming::record(bool split, double t) {
+  const int i = split ? 1 : 0;
+  ms[i] = tries[i]++ == 0 ? t : 0.7 * ms[i] + 0.3 * t;
+}
+
 void KvCache::clear() {
   weights = nullptr;
   weights_stamp = 0;

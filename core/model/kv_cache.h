@@ -50,6 +50,17 @@ struct KvCache {
   int reused = 0, computed = 0;
   std::string note;  // why the last cacheable request was not kept (the memory budget), else empty
 
+  // An append of fewer than 4 rows streams each layer's weights once; whether a second core
+  // helps (FewRowSplit, packed_gemm.h) depends on what else the machine runs, so both ways
+  // are timed and the faster one kept, the other retried every 16th append. Kept by clear().
+  struct SplitTiming {
+    double ms[2] = {0, 0};  // each way's recent time (exponential mean): [one thread, the team]
+    int tries[2] = {0, 0};  // appends timed each way
+    int appends = 0;
+    bool choose();                        // the way to run the next append: true = the team
+    void record(bool split, double ms);   // how long it took
+  } split;
+
   int T() const { return static_cast<int>(tokens.size()); }
   uint64_t bytes() const;  // what the cache holds now
   void clear();            // forgets the rows (the counters stay)

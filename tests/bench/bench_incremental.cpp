@@ -6,7 +6,9 @@
 //   append_ms  the median incremental forward of one token appended after PREFIX (the
 //              PREFIX rows are in the cache, put there untimed before each run);
 //   max_abs_diff  the largest difference between the two over every map (weights in [0, 1]);
-//   logits_max_rel_diff  over the logits, relative to the largest logit's magnitude.
+//   logits_max_rel_diff  over the logits, relative to the largest logit's magnitude;
+//   append_one_thread_ms, append_team_ms  the cache's recent time for an append each way its
+//              weights can be streamed (KvCache::SplitTiming), and how often the team ran.
 // Prints one JSON line.
 //
 //   headmap-bench-incremental DIR|default PREFIX [seconds=3]
@@ -115,9 +117,11 @@ int main(int argc, char** argv) {
   }
   std::printf("{\"prefix\":%d,\"full_ms\":%.3f,\"append_ms\":%.3f,\"max_abs_diff\":%.3g,\"logits_max_rel_diff\":%.3g,"
               "\"full_min_ms\":%.3f,\"append_min_ms\":%.3f,\"runs\":%zu,\"layers\":%d,\"heads\":%d,"
-              "\"kv_heads\":%d,\"d_model\":%d,\"vocab\":%d,\"kv_cache_bytes\":%llu}\n",
+              "\"kv_heads\":%d,\"d_model\":%d,\"vocab\":%d,\"kv_cache_bytes\":%llu,"
+              "\"append_one_thread_ms\":%.3f,\"append_team_ms\":%.3f,\"append_team_tries\":%d}\n",
               prefix, median(full_t), median(append_t), max_diff, logits_diff, *std::min_element(full_t.begin(), full_t.end()),
               *std::min_element(append_t.begin(), append_t.end()), full_t.size(), cfg.num_layers, cfg.num_heads, cfg.kv_heads(),
-              cfg.d_model, w->vocab_size(), static_cast<unsigned long long>(cache.bytes()));
+              cfg.d_model, w->vocab_size(), static_cast<unsigned long long>(cache.bytes()), cache.split.ms[0], cache.split.ms[1],
+              cache.split.tries[1]);
   return 0;
 }
