@@ -254,6 +254,7 @@ struct AppState {
   ViewSettings view;
   float font_scale = 1.0f;     // Ctrl +/-, kFontScaleMin .. kFontScaleMax; fonts are rebuilt crisp at each size
   float content_scale = 1.0f;  // the monitor's (HiDPI); multiplies font_scale
+  bool report_map_values = false;    // a screenshot run: UiReport also keeps Compare's B maps' values (a copy per frame)
   bool force_three_columns = false;  // scripted: the layout as it was before it adapted (the clipping test's control)
   bool fullscreen = false;
   int hover_token = -1;        // token under the mouse (chip, label or cell row), -1 none

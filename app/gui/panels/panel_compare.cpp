@@ -499,7 +499,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
       ImGui::PopID();
       ImGui::PopID();
       s.report.compare_heatmaps.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
-      if (!is_pitfall) {
+      if (!is_pitfall && s.report_map_values) {  // for --report only: T x T floats per head each frame
         const float* m = f.out.weights(layer, batch, h);  // (T, T), the first len x len shown
         std::vector<float>& shown = s.report.compare_b_maps.emplace_back();
         for (int i = 0; i < len; ++i) shown.insert(shown.end(), m + static_cast<size_t>(i) * f.out.T, m + static_cast<size_t>(i) * f.out.T + len);
