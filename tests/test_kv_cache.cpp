@@ -16,6 +16,7 @@
 #include "core/io/checkpoint.h"
 #include "core/math/rng.h"
 #include "core/model/kv_cache.h"
+#include "core/model/stage_times.h"
 #include "core/model/model.h"
 #include "family_fixtures.h"
 
@@ -334,4 +335,50 @@ TEST(KvCache, PassportShowsTheCacheAndTheGqaSaving) {
   const Passport mha = make_passport(cfg, 1, 10);
   EXPECT_EQ(mha.kv_cache_bytes_per_token, 4 * per_token);
   EXPECT_NE(mha.kv_cache_line.find("own K/V head"), std::string::npos) << mha.kv_cache_line;
+}
+
+// The benchmarks' per-stage timers (stage_times.h) observe and change nothing: a forward with
+// them on gives the same bits as without, full and incremental, and each stage the pass runs
+// is counted (the per-head stages on whichever threads ran the heads).
+TEST(StageTimes, TimersChangeNoBitAndCountEveryStageThePassRuns) {
+  const ModelWeights w = tiny_llama(64);
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  const ModelConfig cfg = config_for_weights(w, c);
+  Rng rng(7);
+  std::vector<int> ids;
+  for (int i = 0; i < 40; ++i) ids.push_back(static_cast<int>(rng.next() % 50));
+  ForwardOptions opt;
+  opt.want_logits = true;
+  StageTimes st;
+  ForwardOptions timed = opt;
+  timed.times = &st;
+  const Batch batch = id_batch({ids});
+  Result<ForwardOutput> plain = forward(w, cfg, batch, opt), with = forward(w, cfg, batch, timed);
+  ASSERT_TRUE(plain && with);
+  ASSERT_EQ(plain->attention.size(), with->attention.size());
+  EXPECT_EQ(std::memcmp(plain->attention.data(), with->attention.data(), plain->attention.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(plain->logits.data(), with->logits.data(), static_cast<size_t>(plain->logits.size()) * sizeof(float)), 0);
+  EXPECT_EQ(st.passes.load(), 1);
+  for (Stage s : {Stage::MapsAlloc, Stage::Embed, Stage::Norm, Stage::QkvProj, Stage::QkSteps, Stage::HeadsWall, Stage::Scores,
+                  Stage::Softmax, Stage::WeightsV, Stage::OutProj, Stage::MlpIn, Stage::MlpAct, Stage::MlpOut, Stage::Logits, Stage::Loss})
+    EXPECT_GT(st.ns[static_cast<size_t>(s)].load(), 0) << stage_name(s);
+  EXPECT_EQ(st.ns[static_cast<size_t>(Stage::KvCopy)].load(), 0) << "no cache in a full forward";
+  EXPECT_NE(st.table(1.0).find("QKV projection"), std::string::npos);
+
+  // Through a K/V cache: one token appended, timed, equals the untimed append.
+  KvCache cache_a, cache_b;
+  const std::vector<int> head(ids.begin(), ids.end() - 1);
+  ForwardOptions inc = opt, inc_timed = timed;
+  inc.kv_cache = &cache_a;
+  inc_timed.kv_cache = &cache_b;
+  ASSERT_TRUE(forward(w, cfg, id_batch({head}), inc) && forward(w, cfg, id_batch({head}), inc_timed));
+  st.clear();
+  Result<ForwardOutput> a = forward(w, cfg, batch, inc), b = forward(w, cfg, batch, inc_timed);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(b->kv_computed, 1);
+  EXPECT_EQ(std::memcmp(a->attention.data(), b->attention.data(), a->attention.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(a->logits.data(), b->logits.data(), static_cast<size_t>(a->logits.size()) * sizeof(float)), 0);
+  EXPECT_GT(st.ns[static_cast<size_t>(Stage::KvCopy)].load(), 0);
+  EXPECT_GT(st.ns[static_cast<size_t>(Stage::Scores)].load(), 0);
 }

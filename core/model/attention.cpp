@@ -13,6 +13,7 @@
 #endif
 
 #include "core/math/gemm.h"
+#include "core/model/stage_times.h"
 
 namespace headmap {
 
@@ -222,6 +223,7 @@ template <class View, class Ctx>
 int attend_head(const View& Q, const View& K, const View& V, int T, int len, int block, float* att_bh, Ctx&& ctx,
                 const MhaOptions& o, int from = 0) {
   int empty_rows = 0;
+  StageLap lap(o.times);  // the benchmarks' thread seconds per step (null: off)
   // Outside the key range of each block nothing is computed: small maps are cleared in
   // one go (cheaper than a fill call per row), large ones row by row below.
   const bool zeroed = T <= 64;
@@ -249,6 +251,7 @@ int attend_head(const View& Q, const View& K, const View& V, int T, int len, int
       ctx.middleRows(t0 - from, t1 - t0).setZero();
       continue;
     }
+    lap.lap(Stage::Softmax);  // the hidden cells' zeros
     // pass 1: scores for the block, written straight into the weights buffer.
     StridedMap S(att_bh + static_cast<size_t>(t0) * T + k0, t1 - t0, k1 - k0, Eigen::OuterStride<>(T));
     if constexpr (View::InnerStrideAtCompileTime == 1) {
@@ -266,8 +269,10 @@ int attend_head(const View& Q, const View& K, const View& V, int T, int len, int
       S.noalias() = Q.middleRows(t0 - from, t1 - t0) * K.middleRows(k0, k1 - k0).transpose();
     }
     if (o.softcap > 0) softcap_block(S.data(), t1 - t0, k1 - k0, T, o.softcap);
+    lap.lap(Stage::Scores);
     // pass 2: mask and softmax in place.
     empty_rows += masked_softmax_block(att_bh, T, t0, t1, k0, k1, o);
+    lap.lap(Stage::Softmax);
     // pass 3: weights · V for this block of queries.
     if constexpr (View::InnerStrideAtCompileTime == 1) {
       auto c = ctx.middleRows(t0 - from, t1 - t0);
@@ -275,6 +280,7 @@ int attend_head(const View& Q, const View& K, const View& V, int T, int len, int
       small_gemm(t1 - t0, static_cast<int>(v.cols()), k1 - k0, S.data(), T, v.data(), static_cast<int>(v.outerStride()), c.data(),
                  static_cast<int>(c.outerStride()), false);
     } else ctx.middleRows(t0 - from, t1 - t0).noalias() = S * V.middleRows(k0, k1 - k0);
+    lap.lap(Stage::WeightsV);
   }
   return empty_rows;
 }
@@ -297,6 +303,20 @@ void qk_steps(const LayerWeights& w, const MhaOptions& o, MatR& qkv, int period,
     const int t = pos0 + static_cast<int>(r % period);
     for (int h = 0; h < H; ++h) prepare_head(row + h * dh, dh, t, w.q_norm, o.qk_norm_eps, rp);
     for (int g = 0; g < kvH; ++g) prepare_head(row + Dq + g * dh, dh, t, w.k_norm, o.qk_norm_eps, rp);
+  }
+}
+}  // namespace
+
+namespace {
+// y (N, D) = concat (N, Dq) · W_O (Dq, D) + b_O: W_O mixes the heads; the no-W_O pitfall
+// returns the concatenation as it is. Both attention paths end here.
+void output_projection(const LayerWeights& w, const MhaOptions& o, const MatR& concat, MatR& y) {
+  y.resize(concat.rows(), w.w_o.cols());
+  if (o.pitfalls.no_w_o) {
+    y = concat;
+  } else {
+    packed_gemm(y, concat, w.w_o);
+    y.rowwise() += w.b_o;
   }
 }
 }  // namespace
@@ -330,11 +350,14 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
   thread_local MatR qkv_buffer, concat_buffer, untransposed_buffer;
   MatR& qkv = qkv_buffer;        // (B*T, Dq + 2Dkv) = [Q | K | V]
   MatR& concat = concat_buffer;  // (B*T, Dq), head h in columns h*dh ..
+  StageClock clock(o.times, Stage::QkvProj);
   qkv.resize(BT, W3);
   packed_gemm(qkv, x, w.w_qkv);
   qkv.rowwise() += w.b_qkv;
+  clock.next(Stage::QkSteps);
   qk_steps(w, o, qkv, T, 0, dh, Dq);
   qkv.leftCols(Dq) *= score_scale(D, o);
+  clock.next(Stage::HeadsWall);
   if (o.pitfalls.no_transpose) {  // each sentence's Q, K and V memory re-read as (P, T, dh)
     MatR& u = untransposed_buffer;
     u.resize(BT, W3);
@@ -403,14 +426,9 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
     }
   }
 
-  // pass 4: W_O mixes the heads (the no-W_O pitfall returns the concatenation as is).
-  y.resize(BT, w.w_o.cols());
-  if (o.pitfalls.no_w_o) {
-    y = concat;
-  } else {
-    packed_gemm(y, concat, w.w_o);
-    y.rowwise() += w.b_o;
-  }
+  // pass 4: W_O mixes the heads.
+  clock.next(Stage::OutProj);
+  output_projection(w, o, concat, y);
   return no_key_rows;
 }
 
@@ -437,13 +455,18 @@ int mha_forward_rows(const LayerWeights& w_in, const MatR& x_new, int P, const M
   const LayerWeights& w = *wp;
   thread_local MatR qkv_buffer, concat_buffer;
   MatR& qkv = qkv_buffer;  // (n, Dq + 2Dkv) = [Q | K | V] of the new rows
+  StageClock clock(o.times, Stage::QkvProj);
   qkv.resize(n, W3);
   packed_gemm(qkv, x_new, w.w_qkv);
   qkv.rowwise() += w.b_qkv;
+  clock.next(Stage::QkSteps);
   qk_steps(w, o, qkv, n, P, dh, Dq);
+  clock.next(Stage::KvCopy);
   kv.conservativeResize(T, 2 * Dkv);
   kv.bottomRows(n) = qkv.rightCols(2 * Dkv);
+  clock.next(Stage::QkSteps);
   qkv.leftCols(Dq) *= score_scale(D, o);
+  clock.next(Stage::HeadsWall);
   MatR& concat = concat_buffer;  // (n, Dq)
   concat.resize(n, Dq);
   const int block = T > 256 ? 128 : std::max(T, 1);
@@ -463,13 +486,8 @@ int mha_forward_rows(const LayerWeights& w_in, const MatR& x_new, int P, const M
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(+ : no_key_rows)
     for (int h = 0; h < H; ++h) no_key_rows += run_head(h);
   }
-  y.resize(n, w.w_o.cols());
-  if (o.pitfalls.no_w_o) {
-    y = concat;
-  } else {
-    packed_gemm(y, concat, w.w_o);
-    y.rowwise() += w.b_o;
-  }
+  clock.next(Stage::OutProj);
+  output_projection(w, o, concat, y);
   return no_key_rows;
 }
 

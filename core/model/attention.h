@@ -27,6 +27,8 @@
 
 namespace headmap {
 
+struct StageTimes;  // stage_times.h
+
 struct MhaOptions {
   int num_heads = 1;             // H
   int num_kv_heads = 0;          // kv_heads; 0 = H (see ModelConfig::num_kv_heads)
@@ -44,6 +46,7 @@ struct MhaOptions {
   int window = 0;                    // keys s with t - s < window only (sliding window); 0 = all
   float qk_norm_eps = 1e-6f;         // the q/k RMSNorm's epsilon (weights in LayerWeights::q_norm, k_norm)
   std::vector<double> rope_inv_freq; // (rot/2) RoPE frequencies; empty = no rotation
+  StageTimes* times = nullptr;       // the benchmarks' per-stage timers (stage_times.h); null = off
 };
 
 // d_head under o for inputs of width D: o.head_dim, else D/H.

@@ -14,6 +14,7 @@
 #include "core/math/packed_gemm.h"
 #include "core/memory_budget.h"
 #include "core/model/kv_cache.h"
+#include "core/model/stage_times.h"
 
 namespace headmap {
 
@@ -188,10 +189,12 @@ static void gelu_inplace(MatR& m) {
 
 // The family's MLP on m_in (N, D), added to x (N, D): GELU (tanh or erf) of one projection,
 // or a gated pair (SiLU or GELU-tanh of the gate, times the up projection). hidden: (N, F).
-static void mlp_add(const ModelWeights& w, const LayerWeights& lw, const MatR& m_in, MatR& hidden, MatR& x) {
+static void mlp_add(const ModelWeights& w, const LayerWeights& lw, const MatR& m_in, MatR& hidden, MatR& x, StageTimes* st) {
+  StageClock clock(st, Stage::MlpIn);
   hidden.resize(m_in.rows(), lw.w_fc.cols());
   packed_gemm(hidden, m_in, lw.w_fc);  // (N, F), on all the compute threads
   if (lw.b_fc.size() == hidden.cols()) hidden.rowwise() += lw.b_fc;
+  clock.next(Stage::MlpAct);
   switch (w.arch.mlp) {
     case MlpKind::GeluTanh: gelu_inplace(hidden); break;
     case MlpKind::GeluErf: {
@@ -203,14 +206,17 @@ static void mlp_add(const ModelWeights& w, const LayerWeights& lw, const MatR& m
     }
     case MlpKind::SiluGated:
     case MlpKind::GeluTanhGated: {
+      clock.next(Stage::MlpIn);
       MatR gate(m_in.rows(), lw.w_gate.cols());  // (N, F)
       packed_gemm(gate, m_in, lw.w_gate);
+      clock.next(Stage::MlpAct);
       if (w.arch.mlp == MlpKind::SiluGated) gate.array() = gate.array() / (1.0f + (-gate.array()).exp());
       else gelu_inplace(gate);
       hidden.array() *= gate.array();
       break;
     }
   }
+  clock.next(Stage::MlpOut);
   packed_gemm(x, hidden, lw.w_proj, true);  // x += (N, F) (F, D)
   if (lw.b_proj.size() == x.cols()) x.rowwise() += lw.b_proj;
 }
@@ -358,42 +364,51 @@ static void zero_padding(MatR& x, const Batch& batch) {
 // The rest of a layer after its attention, by the family's placement of the norms: the
 // residual update and the MLP (skipped when !mlp). x, a_out: (N, D), any N rows.
 static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp, const MatR& a_out, MatR& x, MatR& m_in,
-                         MatR& hidden, MatR& post, MatR* mid_rec = nullptr, MatR* mlp_rec = nullptr) {
+                         MatR& hidden, MatR& post, StageTimes* st, MatR* mid_rec = nullptr, MatR* mlp_rec = nullptr) {
   const NormPlacement placement = w.arch.placement;
+  // The norms' time (the MLP's own stages are timed inside mlp_add).
+  auto norm = [&](const MatR& in, const RowVec& g, const RowVec& b, MatR& out) {
+    StageClock clock(st, Stage::Norm);
+    ::headmap::norm(w, in, g, b, out);
+  };
+  auto rms_norm = [&](const MatR& in, const RowVec& g, MatR& out, float eps) {
+    StageClock clock(st, Stage::Norm);
+    ::headmap::rms_norm(in, g, out, eps);
+  };
   if (placement == NormPlacement::Parallel) {  // GPT-NeoX: both sub-blocks read the same x
     if (mlp) {
-      norm(w, x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
-      mlp_add(w, lw, m_in, hidden, x);
+      norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
+      mlp_add(w, lw, m_in, hidden, x, st);
     }
     x += a_out;
   } else if (placement == NormPlacement::Sandwich) {  // Gemma 2 and 3: a norm after each sub-block too
     rms_norm(a_out, lw.post_attn_g, post, w.ln_eps);
     x += post;
     if (mlp) {
-      norm(w, x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
+      norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
       MatR m_out = MatR::Zero(x.rows(), x.cols());  // (N, D)
-      mlp_add(w, lw, m_in, hidden, m_out);
+      mlp_add(w, lw, m_in, hidden, m_out, st);
       rms_norm(m_out, lw.post_mlp_g, post, w.ln_eps);
       x += post;
     }
   } else if (placement == NormPlacement::PostNorm) {  // BERT: x = ln1(x + attn(x)); x = ln2(x + mlp(x))
     x += a_out;
-    norm(w, x, lw.ln1_g, lw.ln1_b, post);
+    norm(x, lw.ln1_g, lw.ln1_b, post);
     x = post;
     if (mid_rec) *mid_rec = x;  // the hook's record (contrib.h's post-norm parts)
     if (mlp) {
       m_in = x;
-      mlp_add(w, lw, m_in, hidden, x);
+      mlp_add(w, lw, m_in, hidden, x, st);
       if (mlp_rec) *mlp_rec = x - m_in;  // what the MLP added, before LN2
-      norm(w, x, lw.ln2_g, lw.ln2_b, post);
+      norm(x, lw.ln2_g, lw.ln2_b, post);
       x = post;
     }
   } else {
     x += a_out;
     // MLP sub-block (two thirds of a layer's FLOPs; the last one changes no map)
     if (mlp) {
-      norm(w, x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
-      mlp_add(w, lw, m_in, hidden, x);
+      norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
+      mlp_add(w, lw, m_in, hidden, x, st);
     }
   }
 }
@@ -443,9 +458,14 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     c.clear();
     return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
   };
+  StageTimes* st = opt.times;
+  if (st) st->passes.fetch_add(1);
+  StageClock clock(st, Stage::MapsAlloc);
   const size_t per_layer = static_cast<size_t>(Hw) * T * T;
   out.attention.assign(per_layer * L, 0.0f);
+  clock.next(Stage::Embed);
   MatR x = embed(w, cfg, batch).bottomRows(n);  // (n, D) the new rows
+  clock.stop();
   MatR a_in, a_out, m_in, hidden, post;
   c.kv.resize(static_cast<size_t>(L));
   if (opt.keep_layer_io) c.attn_in.resize(static_cast<size_t>(L)), c.attn_out.resize(static_cast<size_t>(L));
@@ -459,16 +479,22 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     }
     mo.lengths = nullptr;
     mo.ablated = nullptr;
+    mo.times = st;
+    clock.next(Stage::Norm);
     norm(w, x, lw.ln1_g, lw.ln1_b, a_in);  // (n, D)
+    clock.stop();
     float* maps = out.attention.data() + per_layer * l;  // (Hw, T, T)
     out.no_key_rows += mha_forward_rows(lw, a_in, P, mo, c.kv[static_cast<size_t>(l)], a_out, maps);
     if (opt.cancelled && opt.cancelled()) return cancel();
+    clock.next(Stage::KvCopy);
     for (int h = 0; h < Hw; ++h)  // the kept rows of each map
       for (int t = 0; t < P; ++t)
         std::copy_n(c.attention.data() + ((static_cast<size_t>(l) * Hw + h) * Told + t) * Told, std::min(Told, T),
                     maps + (static_cast<size_t>(h) * T + t) * T);
     const bool mlp = !(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits));
-    finish_layer(w, lw, mlp, a_out, x, m_in, hidden, post);
+    clock.stop();
+    finish_layer(w, lw, mlp, a_out, x, m_in, hidden, post, st);
+    clock.next(Stage::KvCopy);
     if (opt.keep_layer_io) {
       MatR& ki = c.attn_in[static_cast<size_t>(l)];
       MatR& ko = c.attn_out[static_cast<size_t>(l)];
@@ -484,8 +510,10 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
   c.out.bottomRows(n) = x;
   out.out = c.out;
   if (w.trained() && opt.want_logits) {
+    clock.next(Stage::Logits);
     MatR fresh;  // (n, V)
     logits_of(w, x, fresh);
+    clock.next(Stage::KvCopy);
     c.logits.conservativeResize(T, fresh.cols());
     c.logits.bottomRows(n) = fresh;
     // (T, V): 66 MB at T = 129 on the 1B shape, a fresh block whose first touch (page
@@ -494,6 +522,7 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     const int copy_threads = static_cast<int>(std::min<Eigen::Index>(threads_for(static_cast<double>(c.logits.size())), T));
 #pragma omp parallel for num_threads(copy_threads) schedule(static) if (copy_threads > 1)
     for (int t = 0; t < T; ++t) out.logits.row(t) = c.logits.row(t);
+    clock.next(Stage::Loss);
     const std::vector<Token>& tok = batch.sentences[0].tokens;
     c.nll.resize(static_cast<size_t>(std::max(T - 1, 0)));
     for (int t = std::max(P - 1, 0); t + 1 < T; ++t) c.nll[static_cast<size_t>(t)] = row_nll(out.logits.row(t), tok[static_cast<size_t>(t) + 1].id);
@@ -502,6 +531,7 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     out.loss = c.nll.empty() ? 0.0 : total / static_cast<double>(c.nll.size());
     out.loss_tokens = static_cast<int>(c.nll.size());
   }
+  clock.next(Stage::KvCopy);
   c.tokens = batch.sentences[0].tokens;
   c.attention = out.attention;
   c.reused = P;
@@ -610,9 +640,14 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     if (hook->post_mid) hook->post_mid->assign(L, MatR());
     if (hook->post_mlp) hook->post_mlp->assign(L, MatR());
   }
+  StageTimes* st = opt.times;
+  if (st) st->passes.fetch_add(1);
+  StageClock clock(st, Stage::MapsAlloc);
   const size_t per_layer = static_cast<size_t>(B) * out.Hw * T * T;
   out.attention.assign(per_layer * L, 0.0f);
+  clock.next(Stage::Embed);
   MatR x = start > 0 ? *hook->start_resid : embed(w, cfg, batch);  // (B*T, D)
+  clock.stop();
   const NormPlacement placement = w.arch.placement;
   MatR a_in, a_out, m_in, hidden, post;
   if (opt.keep_layer_io) out.attn_in.resize(start), out.attn_out.resize(start);  // skipped layers: empty
@@ -627,9 +662,12 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
       mo.cancelled = base.cancelled;
     }
     mo.ablated = opt.ablate ? opt.ablate->data() + static_cast<size_t>(l) * cfg.num_heads : nullptr;
+    mo.times = st;
     // attention sub-block (post-norm: the attention reads x itself)
+    clock.next(Stage::Norm);
     if (placement == NormPlacement::PostNorm) a_in = x;
     else norm(w, x, lw.ln1_g, lw.ln1_b, a_in);  // (B*T, D)
+    clock.stop();
     out.no_key_rows += mha_forward(lw, a_in, B, T, mo, a_out, out.attention.data() + per_layer * l);
     if (opt.cancelled && opt.cancelled()) return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
     if (opt.trace && opt.trace->layer == l) {
@@ -639,13 +677,15 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     }
     if (hook && hook->attn_add && hook->add_layer == l) a_out += *hook->attn_add;
     const bool mlp = !(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits));
-    finish_layer(w, lw, mlp, a_out, x, m_in, hidden, post, hook && hook->post_mid ? &(*hook->post_mid)[l] : nullptr,
+    finish_layer(w, lw, mlp, a_out, x, m_in, hidden, post, st, hook && hook->post_mid ? &(*hook->post_mid)[l] : nullptr,
                  hook && hook->post_mlp ? &(*hook->post_mlp)[l] : nullptr);
+    clock.next(Stage::Residual);
     zero_padding(x, batch);
     if (opt.keep_layer_io) {
       out.attn_in.push_back(a_in);
       out.attn_out.push_back(a_out);
     }
+    clock.stop();
   }
   out.out = x;
 
@@ -654,7 +694,9 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     return out;
   }
   if (w.trained() && opt.want_logits) {
+    clock.next(Stage::Logits);
     logits_of(w, x, out.logits);  // (B*T, V)
+    clock.next(Stage::Loss);
     double total = 0;
     int n = 0;
     for (int b = 0; b < B; ++b)

@@ -89,6 +89,8 @@ struct ForwardOptions {
   // request are copied from it, only the rest are computed, and the cache then holds this
   // request. Null, or a request it cannot serve: the full forward, the cache untouched.
   KvCache* kv_cache = nullptr;
+  // The benchmarks' per-stage timers (stage_times.h); null in every normal run.
+  StageTimes* times = nullptr;
 };
 
 struct ForwardOutput {

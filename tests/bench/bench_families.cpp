@@ -2,7 +2,9 @@
 // compare_torch_gpt2.py. Opens a model directory of any family through load_hf_model (Llama,
 // Qwen3, GPT-2, ...), times the load and the forward pass with every attention map at T
 // tokens (without, then with, the logits and loss), and reports the process's peak resident
-// memory. Prints one JSON object.
+// memory. Prints one JSON object; then, on stderr, where a forward's time goes stage by stage
+// (core/model/stage_times.h), from separate runs with the timers on (so the JSON's timings
+// carry no timer overhead), with and without the logits.
 //
 //   headmap-bench-families DIR [T=128] [seconds=3]
 //
@@ -17,6 +19,7 @@
 #include "core/io/hf_model.h"
 #include "core/math/rng.h"
 #include "core/model/model.h"
+#include "core/model/stage_times.h"
 #include "tests/proc_status.h"
 
 using namespace headmap;
@@ -96,6 +99,24 @@ int main(int argc, char** argv) {
   const auto [attn_med, attn_min] = time_forward(false, nullptr);
   const auto [full_med, full_min] = time_forward(true, &loss);
   const long hwm_all = status_kib("VmHWM:");
+
+  // Where the time goes: the same forward with the stage timers on, five passes each.
+  for (const bool logits : {false, true}) {
+    StageTimes st;
+    ForwardOptions fo;
+    fo.want_logits = logits;
+    fo.times = &st;
+    (void)forward(*w, cfg, batch, fo);  // warm-up, not counted
+    st.clear();
+    double total_ms = 0;
+    for (int i = 0; i < 5; ++i) {
+      const auto s = std::chrono::steady_clock::now();
+      (void)forward(*w, cfg, batch, fo);
+      total_ms += seconds_since(s) * 1e3;
+    }
+    std::fprintf(stderr, "\n%s, T = %d, every map%s:\n%s", w->arch.family.c_str(), T, logits ? ", with logits and loss" : "",
+                 st.table(total_ms).c_str());
+  }
 
   std::printf("{\"family\": \"%s\", \"dtype\": \"%s\", \"load_s\": %.4f, \"forward_attention_ms\": %.3f, \"forward_attention_min_ms\": %.3f, "
               "\"forward_logits_ms\": %.3f, \"forward_logits_min_ms\": %.3f, \"loss\": %.6f, \"fingerprint\": %.6f, "

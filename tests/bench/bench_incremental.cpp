@@ -9,7 +9,8 @@
 //   logits_max_rel_diff  over the logits, relative to the largest logit's magnitude;
 //   append_one_thread_ms, append_team_ms  the cache's recent time for an append each way its
 //              weights can be streamed (KvCache::SplitTiming), and how often the team ran.
-// Prints one JSON line.
+// Prints one JSON line; then, on stderr, where the full forward's and the append's time goes
+// stage by stage (core/model/stage_times.h), from separate runs with the timers on.
 //
 //   headmap-bench-incremental DIR|default PREFIX [seconds=3]
 //
@@ -27,6 +28,7 @@
 #include "core/math/rng.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
+#include "core/model/stage_times.h"
 
 using namespace headmap;
 
@@ -123,5 +125,23 @@ int main(int argc, char** argv) {
               *std::min_element(append_t.begin(), append_t.end()), full_t.size(), cfg.num_layers, cfg.num_heads, cfg.kv_heads(),
               cfg.d_model, w->vocab_size(), static_cast<unsigned long long>(cache.bytes()), cache.split.ms[0], cache.split.ms[1],
               cache.split.tries[1]);
+
+  // Where the time goes, five passes each way with the stage timers on.
+  StageTimes st_full, st_append;
+  double full_total = 0, append_total = 0;
+  ForwardOptions timed_full = fo, timed_inc = inc;
+  timed_full.times = &st_full;
+  timed_inc.times = &st_append;
+  for (int i = 0; i < 5; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    (void)forward(*w, cfg, whole, timed_full);
+    full_total += ms_since(t0);
+    if (Result<ForwardOutput> p = forward(*w, cfg, head, inc); !p) fail(p.error().message);
+    t0 = std::chrono::steady_clock::now();
+    (void)forward(*w, cfg, whole, timed_inc);
+    append_total += ms_since(t0);
+  }
+  std::fprintf(stderr, "\nfull forward, T = %d:\n%s\none token appended after %d:\n%s", prefix + 1, st_full.table(full_total).c_str(), prefix,
+               st_append.table(append_total).c_str());
   return 0;
 }
