@@ -7,9 +7,12 @@
 //
 // Steps (separated by ';' in one --input, or one per line in --input @FILE):
 //   click LABEL | rclick LABEL | dclick LABEL | hover LABEL   (LABEL may be @X,Y: window pixels)
+//   ctrlclick LABEL      a click with Ctrl held (a slider's or drag's number box)
+//   drag LABEL @X,Y ...  press on LABEL, move through the points (one a frame, two at the last), release
 //   scroll N LABEL       the wheel, N notches (negative: down), over LABEL
 //   key COMBO            e.g. enter, escape, right, ctrl+o, ctrl+a, ctrl+shift+e, f11
 //   type TEXT            characters, one per frame, into whatever has the keyboard
+//   paste TEXT           TEXT on the clipboard, then Ctrl+V: all of it in one frame
 //   wait                 until the app is idle and its result is on screen
 //   frames N             N frames
 //   expect LABEL         until LABEL is shown (fails after the step timeout)
@@ -29,13 +32,14 @@ namespace headmap {
 class App;
 
 struct InputStep {
-  enum Kind { Click, RightClick, DoubleClick, Hover, Scroll, Key, Type, Wait, Frames, Expect, Absent, Timeout };
+  enum Kind { Click, RightClick, DoubleClick, Hover, Scroll, Key, Type, Wait, Frames, Expect, Absent, Timeout, Drag, Paste };
   Kind kind = Wait;
   std::string target;  // a widget's label, or "@X,Y"
-  std::string text;    // Type: the characters (UTF-8)
+  std::string text;    // Type, Paste: the characters (UTF-8)
+  std::vector<std::string> via;  // Drag: the points "@X,Y" the pointer moves through while pressed
   int amount = 0;      // Scroll: notches; Frames: frames; Timeout: milliseconds
   int key = 0;         // Key: a GLFW key
-  bool ctrl = false, shift = false, alt = false;
+  bool ctrl = false, shift = false, alt = false;  // Key; ctrl also Click (ctrlclick)
   std::string source;  // the step as written, for messages
 };
 
