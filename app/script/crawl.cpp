@@ -193,6 +193,7 @@ class CrawlScript : public Script {
     if (glfwWindowShouldClose(app.window))  // File > Quit is never used: whatever closed the window is a failure
       return fail(app, (doing_.empty() ? std::string("the set-up") : doing_) + " closed the window");
     if (phase_ != Phase::Crawl) return;
+    ++crawl_frames_;
     if (!item_log::hooked()) return fail(app, "no Dear ImGui item was recorded: this headmap was linked without item_log's --wrap flags (app/CMakeLists.txt), so the crawler cannot see the widgets");
     learn();
     // Run the ops of the action under way; each returns true when it is finished.
@@ -257,6 +258,20 @@ class CrawlScript : public Script {
         if (!any) any = &it;
       }
     return any;
+  }
+  // A point of the window on no item and on no popup (their items' rects stand for them).
+  ImVec2 empty_spot() const {
+    const ImVec2 d = ImGui::GetIO().DisplaySize;
+    for (float fy : {0.98f, 0.5f, 0.02f})
+      for (float fx : {0.995f, 0.5f, 0.005f}) {
+        const ImVec2 p(d.x * fx, d.y * fy);
+        const bool on_item = std::any_of(frame_items_.begin(), frame_items_.end(), [&](const Item& it) {
+          const float pad = in_popup(it) ? 40.0f : 2.0f;
+          return p.x >= it.x0 - pad && p.x < it.x1 + pad && p.y >= it.y0 - pad && p.y < it.y1 + pad;
+        });
+        if (!on_item) return p;
+      }
+    return ImVec2(d.x - 2, d.y - 2);
   }
   bool popup_open() const {
     return std::any_of(frame_items_.begin(), frame_items_.end(), [](const Item& it) { return in_popup(it); });
@@ -375,28 +390,40 @@ class CrawlScript : public Script {
         if (!pick || (pick_last && !last)) pick = &it, pick_last = last;
       }
       if (pick) return act(app, *pick);
-      // Nothing left in it: close it as a person would (Escape; a file dialog's Cancel was used).
-      if (++escapes_ > 4) return fail(app, "a popup did not close after Escape and its own buttons");
-      begin_action(app, "key Escape (close the open list, menu or dialog)");
-      ops_.push_back(steps({key_step(GLFW_KEY_ESCAPE, false, false, "escape")}));
+      // Nothing left in it: close it as a person would: Escape for a modal box (the app's
+      // own key), a click on an empty spot beside a list or menu (Dear ImGui closes them so).
+      if (++escapes_ > 4) return fail(app, "a popup did not close after Escape or a click beside it");
+      const bool modal = std::any_of(frame_items_.begin(), frame_items_.end(), [](const Item& it) { return (it.root_flags & ImGuiWindowFlags_Modal) != 0; });
+      if (modal) {
+        begin_action(app, "key Escape (close the open box)");
+        ops_.push_back(steps({key_step(GLFW_KEY_ESCAPE, false, false, "escape")}));
+      } else {
+        const ImVec2 p = empty_spot();
+        begin_action(app, "click beside the open list or menu, at " + at(p.x, p.y));
+        ops_.push_back(steps({click_at(p.x, p.y)}));
+      }
       ops_.push_back(settle(2));
       return;
     }
     escapes_ = 0;
-    // 2. Entries of lists and menus that are closed now: their openers are clicked again.
-    {
-      const Known* pick = nullptr;
-      for (const auto& [id, k] : known_)
-        if (!k.done && !k.path.empty() && todo(k.item) && drawn(k.path.front()) && (!pick || k.order < pick->order)) pick = &k;
-      if (pick) return act_through(app, *pick);
-    }
-    // 3-5. The panels' widgets, then the tabs, then the menu bar (of a group of repeated
-    // widgets, its first two and its last).
-    for (int pass = 0; pass < 3; ++pass)
+    // 3-5. The panels' widgets, then (after 2) the tabs, then the menu bar (of a group of
+    // repeated widgets, its first two and its last).
+    for (int pass = 0; pass < 3; ++pass) {
+      if (pass == 1 && pick_reopened(app, todo)) return;  // 2. before the tabs: what closed lists still hold
       for (size_t i = 0; i < frame_items_.size(); ++i) {
         const Item& it = frame_items_[i];
         if (in_popup(it) || !todo(it)) continue;
         if (!((pass == 0 && !it.tab && !it.menu_bar) || (pass == 1 && it.tab) || (pass == 2 && it.menu_bar))) continue;
+        // The same control drawn in another window after a layout change (a larger font moves
+        // the model controls from their column to a tab): used once already.
+        if (!it.label.empty()) {
+          const auto moved = acted_window_.find(it.root_window + '\x1f' + it.label);
+          if (moved != acted_window_.end() && moved->second != it.window) {
+            known_[it.id].done = true;
+            ++moved_;
+            continue;
+          }
+        }
         const int used = group_used_[group_of(it)];
         if (used >= kSampledPerGroup) {
           known_[it.id].done = true;  // sampled: a fourth chip is the same control over another token
@@ -411,6 +438,7 @@ class CrawlScript : public Script {
         }
         return act(app, it);
       }
+    }
     // 6. The keyboard shortcuts of the command table.
     const std::vector<Command>& table = commands();
     while (shortcut_ < table.size()) {
@@ -428,9 +456,22 @@ class CrawlScript : public Script {
         ++never;
         std::fprintf(stderr, "headmap: crawl: not used: %s%s\n", describe(k.item, "").c_str(), k.item.disabled ? " (disabled)" : "");
       }
-    std::fprintf(stderr, "headmap: crawl done: %d actions, %zu widgets seen, %d repeated ones sampled, %zu not used (disabled or gone), %d not reached, %.0f s\n",
-                 actions_, known_.size(), sampled_, never, unreached_, std::chrono::duration<double>(Clock::now() - start_).count());
+    std::fprintf(stderr, "headmap: crawl done: %d actions, %zu widgets seen, %d repeated ones sampled, %d moved by a layout change, "
+                 "%zu not used (disabled or gone), %d not reached, %d frames, %.0f s\n",
+                 actions_, known_.size(), sampled_, moved_, never, unreached_, crawl_frames_,
+                 std::chrono::duration<double>(Clock::now() - start_).count());
     finished = true;
+  }
+
+  // 2. Entries of lists and menus that are closed now: their openers are clicked again.
+  template <class Todo>
+  bool pick_reopened(App& app, Todo& todo) {
+    const Known* pick = nullptr;
+    for (const auto& [id, k] : known_)
+      if (!k.done && !k.path.empty() && todo(k.item) && drawn(k.path.front()) && (!pick || k.order < pick->order)) pick = &k;
+    if (!pick) return false;
+    act_through(app, *pick);
+    return true;
   }
 
   // An entry of a closed list or menu: its openers, then the entry.
@@ -451,6 +492,7 @@ class CrawlScript : public Script {
   void act(App& app, const Item& it) {
     known_[it.id].done = true;
     const int used = in_popup(it) && !it.inputable ? 0 : group_used_[group_of(it)]++;
+    if (!in_popup(it)) acted_window_.emplace(it.root_window + '\x1f' + it.label, it.window);
     typing_ = it.inputable && used < kSampledPerGroup;  // beyond the sample, a typed field is clicked
     acting_path_ = known_[it.id].path;
     acting_path_.push_back(it.id);
@@ -482,7 +524,7 @@ class CrawlScript : public Script {
       return;
     }
     const std::string original(g.InputTextState.InitialTextA.Data ? g.InputTextState.InitialTextA.Data : "");
-    const ImVec2 c = centre(*it), d = ImGui::GetIO().DisplaySize;
+    const ImVec2 d = ImGui::GetIO().DisplaySize;
     const bool slider = g.TempInputId == id;
     const bool dialog = file_dialog(*it);  // a file dialog's path: typed, never committed (Enter is its OK)
     auto replace = [](const std::string& text) {
@@ -500,32 +542,47 @@ class CrawlScript : public Script {
       const std::string why = judge(before_, shown_now(app), typed_, restored_);
       if (!why.empty()) fail(app, doing_ + ": " + why);
     };
+    // The steps for the item where it is drawn when they start (a message above it may have
+    // moved it since).
+    auto on_item = [this, id](std::function<std::vector<InputStep>(const Item&)> make) {
+      return reach(id, [this, make](App&, const Item& now) { ops_.push_front(steps(make(now))); });
+    };
     std::vector<Op> seq;
     if (slider) {
       // Past both ends with the button held, then a number out of range, then the first value.
       seq.push_back(steps({key_step(GLFW_KEY_ESCAPE, false, false, "escape")}));
-      const float y = c.y, left = std::max(1.0f, it->n0x - 30), right = std::min(d.x - 2, it->n1x + 30);
-      seq.push_back(steps({drag_step(c.x, y, {at(left, y), at(right, y)})}));
+      seq.push_back(on_item([d](const Item& now) {
+        const ImVec2 c = centre(now);
+        const float left = std::max(1.0f, now.n0x - 30), right = std::min(d.x - 2, now.n1x + 30);
+        return std::vector<InputStep>{drag_step(c.x, c.y, {at(left, c.y), at(right, c.y)})};
+      }));
       seq.push_back(settle());
       const std::string values[] = {"99999999", original};
       for (size_t i = 0; i < std::size(values); ++i) {
-        std::vector<InputStep> s = {click_at(c.x, c.y, true)};
-        for (InputStep& r : replace(values[i])) s.push_back(std::move(r));
-        s.push_back(key_step(GLFW_KEY_ENTER, false, false, "enter"));
         seq.push_back(typed(i == 1));
-        seq.push_back(steps(std::move(s)));
+        seq.push_back(on_item([replace, v = values[i]](const Item& now) {
+          std::vector<InputStep> s = {click_at(centre(now).x, centre(now).y, true)};
+          for (InputStep& r : replace(v)) s.push_back(std::move(r));
+          s.push_back(key_step(GLFW_KEY_ENTER, false, false, "enter"));
+          return s;
+        }));
         seq.push_back(settle());
         seq.push_back(once(check));
       }
     } else {
       const std::string texts[] = {"", "-99999999999", mixed_text(), original};
       for (size_t i = 0; i < std::size(texts); ++i) {
-        std::vector<InputStep> s;
-        if (!dialog) s.push_back(click_at(c.x, c.y));
-        for (InputStep& r : replace(texts[i])) s.push_back(std::move(r));
-        if (!dialog) s.push_back(key_step(GLFW_KEY_ENTER, true, false, "ctrl+enter"));  // leaves a multi-line box too
         seq.push_back(typed(i + 1 == std::size(texts)));
-        seq.push_back(steps(std::move(s)));
+        if (dialog) {  // the field keeps the keyboard; nothing is committed
+          seq.push_back(steps(replace(texts[i])));
+        } else {
+          seq.push_back(on_item([replace, t = texts[i]](const Item& now) {
+            std::vector<InputStep> s = {click_at(centre(now).x, centre(now).y)};
+            for (InputStep& r : replace(t)) s.push_back(std::move(r));
+            s.push_back(key_step(GLFW_KEY_ENTER, true, false, "ctrl+enter"));  // leaves a multi-line box too
+            return s;
+          }));
+        }
         seq.push_back(settle());
         seq.push_back(once(check));
       }
@@ -547,7 +604,8 @@ class CrawlScript : public Script {
   Shown before_;                            // the window before it
   bool typed_ = false, restored_ = false;   // it typed a value / typed the first value back
   bool typing_ = false;                     // the action types into its field (else it clicks)
-  int actions_ = 0, unreached_ = 0, escapes_ = 0, sampled_ = 0;
+  int actions_ = 0, unreached_ = 0, escapes_ = 0, sampled_ = 0, moved_ = 0, crawl_frames_ = 0;
+  std::map<std::string, std::string> acted_window_;  // root window + label -> the window it was first used in
   std::map<std::string, int> group_used_;   // actions per group of repeated widgets (group_of)
 };
 }  // namespace
