@@ -281,7 +281,7 @@ class CrawlScript : public Script {
   // Input steps through input.h's driver, one frame at a time. A step that cannot be done
   // (its widget left the screen) ends the action, which is then counted as not reached.
   Op steps(std::vector<InputStep> s) {
-    auto driver = std::make_shared<InputDriver>(std::move(s));
+    auto driver = std::make_shared<InputDriver>(std::move(s), true);
     return [this, driver](App& app) {
       if (driver->done()) return true;
       if (Status st = driver->after_frame(app); !st) {
@@ -298,6 +298,8 @@ class CrawlScript : public Script {
     auto frames = std::make_shared<int>(0);
     return [this, since, frames, seconds](App& app) {
       if (!*since) *since = Clock::now();
+      // At least one frame drawn after the last input: the plan reads what it left on screen
+      // (a list closed by the click that picked its entry is gone only then).
       if (++*frames >= 2 && quiet(app)) return true;
       if (Clock::now() - **since > std::chrono::duration<double>(seconds)) {
         std::fprintf(stderr, "headmap: crawl: %s: still busy after %.0f s, going on\n", doing_.c_str(), seconds);
@@ -307,8 +309,7 @@ class CrawlScript : public Script {
     };
   }
   // The item as drawn now, scrolled into view; then `then` makes the steps for it.
-  Op reach(uint32_t id, std::function<void(App&, const Item&)> then) {
-    auto tries = std::make_shared<int>(0);
+  Op reach(uint32_t id, std::function<void(App&, const Item&)> then, std::shared_ptr<int> tries = std::make_shared<int>(0)) {
     return [this, id, then, tries](App& app) {
       const Item* it = drawn(id);
       if (!it || it->disabled) {
@@ -327,7 +328,7 @@ class CrawlScript : public Script {
         }
         const float cy = (it->n0y + it->n1y) / 2;
         const int notches = cy < it->clip_y0 ? 1 : -1;
-        ops_.push_front(reach(id, then));  // after the scroll, this again
+        ops_.push_front(reach(id, then, tries));  // after the scroll, this again
         ops_.push_front(steps({scroll_step(notches, (it->clip_x0 + it->clip_x1) / 2, (it->clip_y0 + it->clip_y1) / 2)}));
         return true;
       }
@@ -557,9 +558,10 @@ class CrawlScript : public Script {
         return std::vector<InputStep>{drag_step(c.x, c.y, {at(left, c.y), at(right, c.y)})};
       }));
       seq.push_back(settle());
-      const std::string values[] = {"99999999", original};
-      for (size_t i = 0; i < std::size(values); ++i) {
-        seq.push_back(typed(i == 1));
+      std::vector<std::string> values = {"99999999", original};
+      if (o_.primary_only) values.erase(values.begin());  // the drag, then the first value back
+      for (size_t i = 0; i < values.size(); ++i) {
+        seq.push_back(typed(i + 1 == values.size()));
         seq.push_back(on_item([replace, v = values[i]](const Item& now) {
           std::vector<InputStep> s = {click_at(centre(now).x, centre(now).y, true)};
           for (InputStep& r : replace(v)) s.push_back(std::move(r));
@@ -570,9 +572,10 @@ class CrawlScript : public Script {
         seq.push_back(once(check));
       }
     } else {
-      const std::string texts[] = {"", "-99999999999", mixed_text(), original};
-      for (size_t i = 0; i < std::size(texts); ++i) {
-        seq.push_back(typed(i + 1 == std::size(texts)));
+      std::vector<std::string> texts = {"", "-99999999999", mixed_text(), original};
+      if (o_.primary_only) texts.erase(texts.begin(), texts.begin() + 2);  // the mixed scripts, then the first text back
+      for (size_t i = 0; i < texts.size(); ++i) {
+        seq.push_back(typed(i + 1 == texts.size()));
         if (dialog) {  // the field keeps the keyboard; nothing is committed
           seq.push_back(steps(replace(texts[i])));
         } else {

@@ -39,6 +39,10 @@ namespace headmap {
 struct CrawlOptions {
   std::vector<std::string> then;  // settings applied first, as --then ("wait" waits for their result)
   double deadline_s = 170;        // the whole run, set-up included
+  // Each widget's primary action only: a slider dragged past both ends, a text field given
+  // the 500 mixed characters, each then given its first value back (no empty text and no
+  // number out of range). ctest's second window size runs so, to keep the suite short.
+  bool primary_only = false;
 };
 std::unique_ptr<Script> make_crawl_script(CrawlOptions o);
 

@@ -233,6 +233,16 @@ void InputDriver::next_step() {
 }
 
 Status InputDriver::after_frame(App& app) {
+  for (;;) {
+    const size_t step = next_;
+    Status s = step_once(app);
+    // A step ends in a call that injects nothing (every next_step() below), so the next
+    // step may start in the same frame: no idle frame between steps.
+    if (!s || !brisk_ || done() || next_ == step) return s;
+  }
+}
+
+Status InputDriver::step_once(App& app) {
   if (done()) return Status();
   const InputStep& st = steps_[next_];
   GLFWwindow* w = app.window;

@@ -48,7 +48,9 @@ Result<std::vector<InputStep>> parse_input_steps(const std::vector<std::string>&
 
 class InputDriver {
  public:
-  explicit InputDriver(std::vector<InputStep> steps) : steps_(std::move(steps)) {}
+  // brisk: a step starts in the frame the one before it ended (the crawler); else one
+  // frame later, as the GUI tests' steps were written for.
+  explicit InputDriver(std::vector<InputStep> steps, bool brisk = false) : steps_(std::move(steps)), brisk_(brisk) {}
   bool empty() const { return steps_.empty(); }
   bool done() const { return next_ >= steps_.size(); }
   // After each frame's swap: reads what the frame drew and injects the next frame's events.
@@ -59,7 +61,9 @@ class InputDriver {
 
  private:
   void next_step();
+  Status step_once(App& app);
   std::vector<InputStep> steps_;
+  bool brisk_ = false;
   size_t next_ = 0;
   int stage_ = 0, frames_ = 0;  // progress within the step
   size_t typed_ = 0;

@@ -6,7 +6,7 @@
 #
 #   crawl.sh XVFB_RUN HEADMAP PYTHON MAKE_FAMILY MAKE_ENCODER STATE SIZE
 #   STATE: default | random | family | encoder_pair | lesson | compare | generate
-#   SIZE:  big (1600x1000) | small (1024x768, font scale 1.5)
+#   SIZE:  big (1600x1000, every action) | small (1024x768, font scale 1.5, each widget's primary action)
 # Exit 77 (skipped) when numpy is missing for a state that needs a generated model.
 set -u
 xvfb=$1 app=$2 py=$3 make_family=$4 make_encoder=$5 state=$6 size=$7
@@ -18,7 +18,7 @@ cd "$tmp/cwd" || exit 1
 
 case $size in
   big) screen=1600x1000 && set -- --size 1600x1000 ;;
-  small) screen=1024x768 && set -- --size 1024x768 --font-scale 1.5 ;;
+  small) screen=1024x768 && set -- --size 1024x768 --font-scale 1.5 --crawl-primary ;;  # every widget, its primary action
   *) echo "crawl.sh: unknown size $size" >&2 && exit 2 ;;
 esac
 case $state in
