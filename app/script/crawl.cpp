@@ -329,7 +329,10 @@ class CrawlScript : public Script {
         const float cy = (it->n0y + it->n1y) / 2;
         const int notches = cy < it->clip_y0 ? 1 : -1;
         ops_.push_front(reach(id, then, tries));  // after the scroll, this again
-        ops_.push_front(steps({scroll_step(notches, (it->clip_x0 + it->clip_x1) / 2, (it->clip_y0 + it->clip_y1) / 2)}));
+        // Over the window's scrollbar, just right of its visible part (the middle of the window
+        // may be over a child that takes the wheel for itself); every third try the middle.
+        const float x = *tries % 3 == 2 ? (it->clip_x0 + it->clip_x1) / 2 : it->clip_x1 + 4;
+        ops_.push_front(steps({scroll_step(notches, x, (it->clip_y0 + it->clip_y1) / 2)}));
         return true;
       }
       then(app, *it);
