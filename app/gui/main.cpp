@@ -54,6 +54,7 @@ static void pin_loaded_libraries() {
 #include "app/gui/theme.h"
 #include "app/common/assets.h"
 #include "app/common/model_options.h"
+#include "app/script/crawl.h"
 #include "app/script/input.h"
 #include "app/script/script.h"
 #include "app/script/soak.h"
@@ -108,6 +109,12 @@ int main(int argc, char** argv) {
                "rests (on a head's map: switch it off) and wait for the result");
   cli.add_option("--colormap", colormap, "viridis, magma, cividis or grey")->check(CLI::IsMember({"viridis", "magma", "cividis", "grey", "gray"}));
   cli.add_flag("--benchmark", benchmark, "play a scripted session and print latency and frame-time figures as JSON");
+  bool crawl = false;
+  cli.add_flag("--crawl", crawl, "a test: use every widget the frames draw (click, drag, type, open and pick), press every shortcut, "
+               "and check after each action; --then settings set the state up first; exit 1 at the first failure (app/script/crawl.h)");
+  bool crawl_primary = false;
+  cli.add_flag("--crawl-primary", crawl_primary, "with --crawl: each widget's primary action only (a slider dragged past both ends, "
+               "a text field given 500 mixed characters; then its first value back)");
   SoakOptions soak;
   soak.frames = 0;
   cli.add_option("--soak", soak.frames, "play N frames of random use (typing, sliders, pitfalls, ablation, layers), print resident "
@@ -160,7 +167,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "headmap: --size wants WIDTHxHEIGHT, e.g. 1600x1000\n");
     return 2;
   }
-  const bool scripted = !shot.path.empty() || benchmark || soak.frames > 0;
+  const bool scripted = !shot.path.empty() || benchmark || soak.frames > 0 || crawl;
   if (scripted) {  // reproducible pictures: saved preferences neither apply nor change
     const int w = prefs.window_w, h = prefs.window_h;
     prefs = Preferences();
@@ -308,6 +315,7 @@ int main(int argc, char** argv) {
       if (!presets_warning.empty()) st.status_lines.push_back(presets_warning);
       if (fullscreen) app.toggle_fullscreen();  // the monitor's own mode: never larger than the screen
       if (!shot.path.empty()) app.script = make_screenshot_script(shot), app.state.report_map_values = true;
+      else if (crawl) app.script = make_crawl_script({shot.then, cli.count("--deadline") ? shot.deadline_s : 170.0, crawl_primary});
       else if (benchmark) app.script = make_benchmark_script(process_start);
       else if (soak.frames > 0) app.script = make_soak_script(soak);
       if (code == 0) {

@@ -65,6 +65,29 @@ Result<InputStep> parse_step(const std::string& written) {
       st.target = rest;
       return st;
     }
+  if (verb == "ctrlclick") {
+    if (rest.empty()) return bad("it names no widget.");
+    st.kind = InputStep::Click;
+    st.ctrl = true;
+    st.target = rest;
+    return st;
+  }
+  if (verb == "drag") {  // the points are "@X,Y" words at the end; the widget's label before them
+    std::vector<std::string> words;
+    std::stringstream ss(rest);
+    for (std::string w; ss >> w;) words.push_back(w);
+    while (!words.empty() && words.back()[0] == '@' && words.size() > 1) st.via.insert(st.via.begin(), words.back()), words.pop_back();
+    if (st.via.empty()) return bad("drag wants a widget and the points to move through, e.g. \"drag layers @10,200 @400,200\".");
+    for (const std::string& w : words) st.target += (st.target.empty() ? "" : " ") + w;
+    st.kind = InputStep::Drag;
+    return st;
+  }
+  if (verb == "paste") {
+    st.kind = InputStep::Paste;
+    st.text = sp == std::string::npos ? "" : written.substr(sp + 1);
+    if (st.text.empty()) return bad("nothing to paste.");
+    return st;
+  }
   if (verb == "scroll") {
     const size_t s2 = rest.find(' ');
     try {
@@ -131,7 +154,7 @@ Result<InputStep> parse_step(const std::string& written) {
     st.amount = static_cast<int>(sec * 1000);
     return st;
   }
-  return bad("unknown step (click, rclick, dclick, hover, scroll, key, type, wait, frames, expect, absent, timeout).");
+  return bad("unknown step (click, ctrlclick, rclick, dclick, hover, drag, scroll, key, type, paste, wait, frames, expect, absent, timeout).");
 }
 
 struct Found {
@@ -210,6 +233,16 @@ void InputDriver::next_step() {
 }
 
 Status InputDriver::after_frame(App& app) {
+  for (;;) {
+    const size_t step = next_;
+    Status s = step_once(app);
+    // A step ends in a call that injects nothing (every next_step() below), so the next
+    // step may start in the same frame: no idle frame between steps.
+    if (!s || !brisk_ || done() || next_ == step) return s;
+  }
+}
+
+Status InputDriver::step_once(App& app) {
   if (done()) return Status();
   const InputStep& st = steps_[next_];
   GLFWwindow* w = app.window;
@@ -240,15 +273,61 @@ Status InputDriver::after_frame(App& app) {
           ImGui_ImplGlfw_ScrollCallback(w, 0.0, static_cast<double>(st.amount));
           stage_ = 3;
         } else {
-          ImGui_ImplGlfw_MouseButtonCallback(w, button, GLFW_PRESS, 0);  // down for the next frame
+          if (st.ctrl) ImGui_ImplGlfw_KeyCallback(w, GLFW_KEY_LEFT_CONTROL, glfwGetKeyScancode(GLFW_KEY_LEFT_CONTROL), GLFW_PRESS, GLFW_MOD_CONTROL);
+          ImGui_ImplGlfw_MouseButtonCallback(w, button, GLFW_PRESS, st.ctrl ? GLFW_MOD_CONTROL : 0);  // down for the next frame
           stage_ = 2;
         }
       } else if (stage_ == 2) {  // up: the button is not held, so the next frame sees it released
-        ImGui_ImplGlfw_MouseButtonCallback(w, button, GLFW_RELEASE, 0);
+        ImGui_ImplGlfw_MouseButtonCallback(w, button, GLFW_RELEASE, st.ctrl ? GLFW_MOD_CONTROL : 0);
+        if (st.ctrl) ImGui_ImplGlfw_KeyCallback(w, GLFW_KEY_LEFT_CONTROL, glfwGetKeyScancode(GLFW_KEY_LEFT_CONTROL), GLFW_RELEASE, 0);
         if (st.kind == InputStep::DoubleClick && frames_++ == 0) stage_ = 1;  // the second click
         else stage_ = 3;
       } else {
         next_step();  // one frame after the release: popups and dialogs have opened
+      }
+      return Status();
+    case InputStep::Drag:
+      if (stage_ == 0) {  // onto the widget; pressed in the next frame
+        const Found f = find_widget(app, st.target);
+        if (!f.error.empty()) return fail(f.error);
+        if (!f.ok) {
+          if (timed_out) return fail("no widget \"" + st.target + "\" on screen" + std::string(after) + ". Shown: " + shown_labels(app) + ".");
+          return Status();
+        }
+        glfwSetCursorPos(w, f.x, f.y);
+        stage_ = 1;
+      } else if (stage_ == 1) {
+        ImGui_ImplGlfw_MouseButtonCallback(w, GLFW_MOUSE_BUTTON_LEFT, GLFW_PRESS, 0);
+        stage_ = 2;
+      } else if (stage_ == 2 && frames_ < static_cast<int>(st.via.size())) {  // held: one point a frame
+        const Found f = find_widget(app, st.via[static_cast<size_t>(frames_++)]);
+        if (!f.ok) return fail(f.error.empty() ? "a point is not @X,Y." : f.error);
+        glfwSetCursorPos(w, f.x, f.y);
+      } else if (stage_ == 2) {
+        stage_ = 3;  // a second frame at the last point, then the release
+      } else if (stage_ == 3) {
+        ImGui_ImplGlfw_MouseButtonCallback(w, GLFW_MOUSE_BUTTON_LEFT, GLFW_RELEASE, 0);
+        stage_ = 4;
+      } else {
+        next_step();
+      }
+      return Status();
+    case InputStep::Paste:  // a person's Ctrl+V: the clipboard's text arrives in one frame
+      if (stage_ == 0) {
+        if (!ImGui::GetIO().WantTextInput) {
+          if (timed_out) return fail("no text box has the keyboard (click one first).");
+          return Status();
+        }
+        glfwSetClipboardString(w, st.text.c_str());
+        ImGui_ImplGlfw_KeyCallback(w, GLFW_KEY_LEFT_CONTROL, glfwGetKeyScancode(GLFW_KEY_LEFT_CONTROL), GLFW_PRESS, GLFW_MOD_CONTROL);
+        ImGui_ImplGlfw_KeyCallback(w, GLFW_KEY_V, glfwGetKeyScancode(GLFW_KEY_V), GLFW_PRESS, GLFW_MOD_CONTROL);
+        stage_ = 1;
+      } else if (stage_ == 1) {
+        ImGui_ImplGlfw_KeyCallback(w, GLFW_KEY_V, glfwGetKeyScancode(GLFW_KEY_V), GLFW_RELEASE, GLFW_MOD_CONTROL);
+        ImGui_ImplGlfw_KeyCallback(w, GLFW_KEY_LEFT_CONTROL, glfwGetKeyScancode(GLFW_KEY_LEFT_CONTROL), GLFW_RELEASE, 0);
+        stage_ = 2;
+      } else {
+        next_step();
       }
       return Status();
     case InputStep::Key: {

@@ -7,9 +7,12 @@
 //
 // Steps (separated by ';' in one --input, or one per line in --input @FILE):
 //   click LABEL | rclick LABEL | dclick LABEL | hover LABEL   (LABEL may be @X,Y: window pixels)
+//   ctrlclick LABEL      a click with Ctrl held (a slider's or drag's number box)
+//   drag LABEL @X,Y ...  press on LABEL, move through the points (one a frame, two at the last), release
 //   scroll N LABEL       the wheel, N notches (negative: down), over LABEL
 //   key COMBO            e.g. enter, escape, right, ctrl+o, ctrl+a, ctrl+shift+e, f11
 //   type TEXT            characters, one per frame, into whatever has the keyboard
+//   paste TEXT           TEXT on the clipboard, then Ctrl+V: all of it in one frame
 //   wait                 until the app is idle and its result is on screen
 //   frames N             N frames
 //   expect LABEL         until LABEL is shown (fails after the step timeout)
@@ -29,13 +32,14 @@ namespace headmap {
 class App;
 
 struct InputStep {
-  enum Kind { Click, RightClick, DoubleClick, Hover, Scroll, Key, Type, Wait, Frames, Expect, Absent, Timeout };
+  enum Kind { Click, RightClick, DoubleClick, Hover, Scroll, Key, Type, Wait, Frames, Expect, Absent, Timeout, Drag, Paste };
   Kind kind = Wait;
   std::string target;  // a widget's label, or "@X,Y"
-  std::string text;    // Type: the characters (UTF-8)
+  std::string text;    // Type, Paste: the characters (UTF-8)
+  std::vector<std::string> via;  // Drag: the points "@X,Y" the pointer moves through while pressed
   int amount = 0;      // Scroll: notches; Frames: frames; Timeout: milliseconds
   int key = 0;         // Key: a GLFW key
-  bool ctrl = false, shift = false, alt = false;
+  bool ctrl = false, shift = false, alt = false;  // Key; ctrl also Click (ctrlclick)
   std::string source;  // the step as written, for messages
 };
 
@@ -44,7 +48,9 @@ Result<std::vector<InputStep>> parse_input_steps(const std::vector<std::string>&
 
 class InputDriver {
  public:
-  explicit InputDriver(std::vector<InputStep> steps) : steps_(std::move(steps)) {}
+  // brisk: a step starts in the frame the one before it ended (the crawler); else one
+  // frame later, as the GUI tests' steps were written for.
+  explicit InputDriver(std::vector<InputStep> steps, bool brisk = false) : steps_(std::move(steps)), brisk_(brisk) {}
   bool empty() const { return steps_.empty(); }
   bool done() const { return next_ >= steps_.size(); }
   // After each frame's swap: reads what the frame drew and injects the next frame's events.
@@ -55,7 +61,9 @@ class InputDriver {
 
  private:
   void next_step();
+  Status step_once(App& app);
   std::vector<InputStep> steps_;
+  bool brisk_ = false;
   size_t next_ = 0;
   int stage_ = 0, frames_ = 0;  // progress within the step
   size_t typed_ = 0;

@@ -287,7 +287,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   }
   if (layers > 1) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-    ImGui::SliderInt("##layer", &s.view.layer, 0, layers - 1, "layer %d");
+    ImGui::SliderInt("##layer", &s.view.layer, 0, layers - 1, "layer %d", ImGuiSliderFlags_AlwaysClamp);
     ImGui::SameLine();
   }
   char scale[96];

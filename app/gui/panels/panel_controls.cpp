@@ -92,15 +92,17 @@ void draw_controls(AppState& s) {
   auto kv_label = [&](int k) {
     return std::to_string(k) + (k == c.num_heads ? " (multi-head)" : k == 1 ? " (multi-query)" : " (grouped-query)");
   };
+  // The disabled block encloses the whole combo: BeginCombo opens its list as a window of its
+  // own, and Dear ImGui checks that BeginDisabled/EndDisabled pair within one window (an
+  // EndDisabled between BeginCombo and EndCombo aborted the app at the first click).
   ImGui::BeginDisabled(heads_fixed);
-  const bool kv_open = ImGui::BeginCombo("KV heads", kv_label(c.kv_heads()).c_str());
-  ImGui::EndDisabled();
-  if (kv_open) {
+  if (ImGui::BeginCombo("KV heads", kv_label(c.kv_heads()).c_str())) {
     if (c.num_heads >= 1 && c.num_heads <= kMaxDModel)
       for (int k : valid_kv_head_counts(c.num_heads))
         if (ImGui::Selectable(kv_label(k).c_str(), k == c.kv_heads())) c.num_kv_heads = k == c.num_heads ? 0 : k;
     ImGui::EndCombo();
   }
+  ImGui::EndDisabled();
   help_marker("Multi-query (1) and grouped-query attention: K and V have fewer heads than Q, and each K/V head serves a group "
               "of H / kv_heads query heads. W_K and W_V shrink to (D, kv_heads\xC2\xB7" "d_head); the passport shows the "
               "parameters saved. On trained weights each group keeps the K and V of its first head.");

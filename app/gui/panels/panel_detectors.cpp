@@ -112,7 +112,7 @@ void draw_detectors(AppState& s) {
   ImGui::TextUnformatted("Threshold");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(std::min(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 12));
-  ImGui::SliderFloat("##threshold", &c.threshold, 0.0f, 1.0f, "%.2f");
+  ImGui::SliderFloat("##threshold", &c.threshold, 0.0f, 1.0f, "%.2f", ImGuiSliderFlags_AlwaysClamp);
   report_widget(s, "detector threshold");
   text_disabled_wrapped_at_commas("score = sum(A * P) / sum(A) over the cells the mask shows, P the pattern (0/1): "
                                   "the share of the head's attention that falls on the pattern. Heads at or above the threshold are "

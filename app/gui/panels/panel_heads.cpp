@@ -120,11 +120,11 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   std::snprintf(sentence_fmt, sizeof sentence_fmt, "sentence %%d (of 0-%d)", out.B - 1);
   const float pad = ImGui::GetStyle().FramePadding.x * 2 + ImGui::GetFontSize();
   ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::CalcTextSize(layer_fmt).x + pad));
-  ImGui::SliderInt("##layer", &layer, 0, out.L - 1, layer_fmt);
+  ImGui::SliderInt("##layer", &layer, 0, out.L - 1, layer_fmt, ImGuiSliderFlags_AlwaysClamp);  // a typed number (Ctrl+click) too: the layer indexes below
   if (out.B > 1) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::CalcTextSize(sentence_fmt).x + pad));
-    ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, sentence_fmt);
+    ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, sentence_fmt, ImGuiSliderFlags_AlwaysClamp);
   }
   // A sliding-window layer (Mistral, Gemma 2 and 3, GPT-Neo's local layers) says so.
   if (const int win = f.weights->arch.window(layer); win > 0) {

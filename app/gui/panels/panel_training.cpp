@@ -103,11 +103,11 @@ void draw_training(AppState& s) {
   ImGui::PushItemWidth(fh * 10);
   // Side by side while they fit, else one under the other (a narrow window, a large font).
   const float inner = ImGui::GetStyle().ItemInnerSpacing.x;
-  ImGui::SliderInt("steps", &s.train_steps, 100, 8000, "%d", ImGuiSliderFlags_Logarithmic);
+  ImGui::SliderInt("steps", &s.train_steps, 100, 8000, "%d", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
   same_line_if_fits(fh * 10 + inner + ImGui::CalcTextSize("batch").x);
-  ImGui::SliderInt("batch", &s.train_batch, 1, 64);
+  ImGui::SliderInt("batch", &s.train_batch, 1, 64, "%d", ImGuiSliderFlags_AlwaysClamp);
   same_line_if_fits(fh * 10 + inner + ImGui::CalcTextSize("tokens per sequence").x);
-  ImGui::SliderInt("tokens per sequence", &s.train_seq, 8, 128);
+  ImGui::SliderInt("tokens per sequence", &s.train_seq, 8, 128, "%d", ImGuiSliderFlags_AlwaysClamp);
   ImGui::PopItemWidth();
   const bool valid = s.config_status.ok();
   const Status trainable = trainable_kv_heads(c.num_heads, c.num_kv_heads);
@@ -136,7 +136,7 @@ void draw_training(AppState& s) {
   ImGui::TextUnformatted("Compare");
   ImGui::SameLine();
   ImGui::PushItemWidth(fh * 8);
-  ImGui::SliderInt("steps each", &s.compare_steps, 100, 4000, "%d", ImGuiSliderFlags_Logarithmic);
+  ImGui::SliderInt("steps each", &s.compare_steps, 100, 4000, "%d", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
   ImGui::PopItemWidth();
   ImGui::BeginDisabled(t.running);
   if (ImGui::Button("H = 1, 4, 8 at d_model 64")) s.train_request = compare_heads_job(s);
