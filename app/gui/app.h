@@ -123,6 +123,7 @@ class App {
   // input under the 33 ms a frame may take, and shows its result a whole frame earlier than
   // an asynchronous answer would (measured against 4 ms: tests/bench/README.md).
   static constexpr double kSameFrameBudgetMs = 12.0;
+  static constexpr int kGenerateCandidates = 16;  // Generate looks this far down the next-token list for one that stays on the line
   struct ComputeCost {  // the last measured compute of one model
     int d_model = 0, layers = 0;
     WeightsRef weights;
