@@ -78,6 +78,20 @@ void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const
   s.status_lines.push_back("Opened " + describe_source(*s.pretrained, s.cfg));
 }
 
+void reset_to_launch_state(AppState& s) {
+  reset_to_lesson_base(s);
+  s.pair_text.clear();
+  s.masked.clear();
+  s.masks_text.clear();
+  s.masks_pair.clear();
+  s.generate_tokens = 0;
+  s.attribute.reset();
+  s.export_head.reset();
+  s.contrib = ContribState();
+  s.compute_error.clear();
+  s.weights_note.clear();
+}
+
 Status open_checkpoint(AppState& s, const std::string& path, const CheckpointInfo* known) {
   if (!known) return open_model(s, path);  // through the one dispatcher, which reads and checks the file
   const CheckpointInfo& info = *known;

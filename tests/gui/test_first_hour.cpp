@@ -51,3 +51,32 @@ TEST(FirstHour, GenerateAfterAFullStopContinuesTheSentence) {
   EXPECT_TRUE(has_message(r.report, "which would end the line")) << messages_of(r.report);
   EXPECT_EQ(r.report["generate_pending"], 0);
 }
+
+// Finding 3: File > Close model after a BERT directory left random init at BERT's shape, the
+// causal mask off, the word tokenizer and "trained" in the Weights box. Closing returns to
+// what a fresh launch shows: the same config, weights, sentence, tokens, view and panel.
+TEST(FirstHour, CloseModelReturnsToWhatAFreshLaunchShows) {
+  const fs::path bert = bert_dir();
+  if (bert.empty()) GTEST_SKIP() << "numpy is missing: the tiny BERT directory cannot be written";
+  const AppRun fresh = run_app("launch-fresh", {"--input", "wait; frames 2"});
+  ASSERT_EQ(fresh.status, 0) << fresh.err;
+  const AppRun opened = run_app("bert-opened", {"--model", bert.string(), "--input", "wait; frames 2"});
+  ASSERT_EQ(opened.status, 0) << opened.err;
+  ASSERT_NE(opened.report["config"], fresh.report["config"]) << "the BERT directory should change the config";
+  const AppRun closed = run_app("bert-closed", {"--model", bert.string(), "--input",
+                                                "wait; click Contributions; wait; click File; click Close model; wait; frames 3"});
+  ASSERT_EQ(closed.status, 0) << closed.err;
+  EXPECT_EQ(closed.report["config"], fresh.report["config"]);
+  EXPECT_EQ(closed.report["weights_source"], fresh.report["weights_source"]);
+  EXPECT_EQ(closed.report["trained"], true);
+  EXPECT_EQ(closed.report["tokens"], fresh.report["tokens"]);
+  EXPECT_EQ(closed.report["heatmaps_drawn"], fresh.report["heatmaps_drawn"]);
+  EXPECT_EQ(closed.report["panel"], fresh.report["panel"]);
+  EXPECT_EQ(closed.report["view"], fresh.report["view"]);
+  json a = closed.report["state"], b = fresh.report["state"];
+  a.erase("last_change");
+  b.erase("last_change");
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(closed.report["predictions"], fresh.report["predictions"]);
+  EXPECT_TRUE(has_message(closed.report, "back to the shipped model")) << messages_of(closed.report);
+}
