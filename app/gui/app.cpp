@@ -86,6 +86,7 @@ void App::capture(const std::string& path, float x, float y, float w, float h, s
 // ---- [results and requests] ------------------------------------------------------------
 void App::accept(std::shared_ptr<const ComputeResult> r) {
   answered_seq_ = std::max(answered_seq_, r->seq);
+  if (r->seq <= dropped_seq_) return;  // asked before a lesson step that cannot be computed (animate_lesson_step)
   if (r->error) {  // e.g. a batch too large, a checkpoint that would not load: the last result stays
     state.compute_error = r->error->message;
     refused_ = r->request;
@@ -182,6 +183,17 @@ void App::animate_lesson_step() {
   if (state.lesson.open() && state.lesson.stepped_at != lesson_stamp_) {  // a step was just applied
     lesson_stamp_ = state.lesson.stepped_at;
     heads_anim_.clear();
+    // A step whose configuration is invalid (a lesson on divisibility) shows its message and
+    // no maps: never the maps of the step before, with that step's pitfall, beside text about
+    // this one. Answers to requests made before it are dropped too.
+    if (!validate(state.cfg).ok()) {
+      dropped_seq_ = last_posted_seq;
+      posted_any_ = false;  // the next valid state is asked for again, even if it equals the last request
+      unposted_.reset();
+      state.result.reset();
+      state.previous.reset();
+      state.stale = false;
+    }
     ModelConfig from = last_cfg_, to = state.cfg;
     from.num_heads = to.num_heads;
     if (from == to && last_cfg_.num_heads != to.num_heads && validate(last_cfg_).ok() && validate(state.cfg).ok()) {

@@ -145,6 +145,7 @@ class App {
   bool first_pass_ = true;  // draw_ui's first pass of this frame (the one that takes the input)
   std::optional<ComputeRequest> refused_;     // the request the worker refused (compute_error), if any
   uint64_t answered_seq_ = 0;
+  uint64_t dropped_seq_ = 0;  // results of requests up to this one are not shown (a lesson step moved past them)
   ModelConfig last_cfg_;
   bool cfg_seen_ = false;  // last_cfg_ holds the configuration of a drawn frame
   float built_font_scale_ = 0;

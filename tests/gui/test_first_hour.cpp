@@ -80,3 +80,130 @@ TEST(FirstHour, CloseModelReturnsToWhatAFreshLaunchShows) {
   EXPECT_EQ(closed.report["predictions"], fresh.report["predictions"]);
   EXPECT_TRUE(has_message(closed.report, "back to the shipped model")) << messages_of(closed.report);
 }
+
+namespace {
+
+// What a lesson step declares: the base (what a fresh launch shows, which the lesson base is)
+// with the step's settings applied, read here by the test itself, key by key.
+struct Declared {
+  json config, state;
+  std::string panel;
+};
+
+Declared declared_state(const json& launch, const json& step) {
+  Declared d{launch["config"], launch["state"], launch["panel"].get<std::string>()};
+  d.state.erase("last_change");
+  // num_kv_heads is written as the K/V heads in force: equal to num_heads, it follows num_heads.
+  if (d.config["num_kv_heads"] == d.config["num_heads"]) d.config["num_kv_heads"] = 0;
+  for (const json& a : step.value("set", json::array())) {
+    const std::string s = a.get<std::string>();
+    const size_t eq = s.find('=');
+    const std::string k = s.substr(0, eq), v = s.substr(eq + 1);
+    if (k == "panel") d.panel = v;
+    else if (k == "weights") d.state["weights"] = v;
+    else if (k == "d_model") d.config["d_model"] = std::stoi(v);
+    else if (k == "heads") d.config["num_heads"] = std::stoi(v);
+    else if (k == "kv_heads") d.config["num_kv_heads"] = std::stoi(v);
+    else if (k == "layers") d.config["num_layers"] = std::stoi(v);
+    else if (k == "context") d.config["context"] = std::stoi(v);
+    else if (k == "text") d.state["text"] = v;
+    else if (k == "head" || k == "layer" || k == "focus_step" || k == "select_token") d.state[k] = std::stoi(v);
+    else if (k == "pitfall") d.config["pitfalls"][v.substr(0, v.find('='))] = v.substr(v.find('=') + 1) == "on";
+    else if (k == "ablate") d.state["ablated"].push_back({std::stoi(v), std::stoi(v.substr(v.find(',') + 1))});
+    else ADD_FAILURE() << "the lesson walk does not know how to check \"" << s << "\"";
+  }
+  if (d.config["num_kv_heads"] == 0) d.config["num_kv_heads"] = d.config["num_heads"];
+  d.config.erase("d_head");
+  return d;
+}
+
+// d_model must split into num_heads, and num_heads into K/V groups (core/model/config.h's rule, restated).
+bool declared_valid(const json& c) {
+  const int d = c["d_model"], h = c["num_heads"], kv = c["num_kv_heads"];
+  return h > 0 && kv > 0 && d % h == 0 && h % kv == 0;
+}
+
+void expect_step_state(const json& rep, const json& launch, const json& step, const std::string& where) {
+  SCOPED_TRACE(where + ": " + step["title"].get<std::string>());
+  const Declared d = declared_state(launch, step);
+  auto settable = [](json c) {  // d_head is d_model / num_heads, derived
+    c.erase("d_head");
+    return c;
+  };
+  EXPECT_EQ(settable(rep["config"]), d.config);
+  json state = rep["state"];
+  state.erase("last_change");
+  EXPECT_EQ(state, d.state);
+  EXPECT_EQ(rep["panel"], d.panel);
+  EXPECT_FALSE(rep["lesson"]["controls_taken"].get<bool>());
+  if (declared_valid(d.config)) {
+    // The maps on screen are this step's own: its config, pitfalls included.
+    EXPECT_EQ(settable(rep["shown_config"]), d.config) << "the maps shown are another step's";
+    EXPECT_FALSE(rep["stale"].get<bool>());
+  } else {
+    // An invalid step shows its message and no maps, never the step before's.
+    EXPECT_FALSE(rep.contains("shown_config")) << "maps of " << rep["shown_config"].dump() << " beside a step whose config is invalid";
+    EXPECT_EQ(rep["heatmaps_drawn"], 0);
+  }
+}
+
+json read_json(const fs::path& p) {
+  std::ifstream f(p);
+  return f ? json::parse(f, nullptr, false) : json();
+}
+
+}  // namespace
+
+// Finding 4 and "What to build" 3: every step of every lesson, reached forwards (PageDown, a
+// presenter's clicker), backwards (PageUp) and by jumping (lesson_step=N in a scrambled
+// order), shows the whole state it declares: config with its pitfalls, weights, sentence,
+// selection, panel, and maps computed for exactly that config (lesson 000 step 9 and lesson
+// 003 step 11 once showed the step before's head-averaged map beside text about 3 heads).
+TEST(FirstHour, EveryLessonStepShowsItsWholeStateForwardsBackwardsAndByJumping) {
+  const AppRun launch = run_app("lesson-walk-launch", {"--input", "wait; frames 2"});
+  ASSERT_EQ(launch.status, 0) << launch.err;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(fs::path(HEADMAP_ASSETS) / "lessons"))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_FALSE(files.empty());
+  for (const fs::path& f : files) {
+    SCOPED_TRACE(f.filename().string());
+    std::ifstream in(f);
+    const json steps = json::parse(in)["steps"];
+    const size_t n = steps.size();
+    const std::string id = f.stem().string().substr(0, 3);
+    const fs::path dir = fresh_dir("lesson-walk-" + id);
+    // Forwards, then backwards, through the keys a person presses.
+    std::string walk = "wait; report " + (dir / "f1.json").string();
+    for (size_t i = 2; i <= n; ++i) walk += "; key pagedown; wait; frames 2; report " + (dir / ("f" + std::to_string(i) + ".json")).string();
+    for (size_t i = n - 1; i >= 1; --i) walk += "; key pageup; wait; frames 2; report " + (dir / ("b" + std::to_string(i) + ".json")).string();
+    const AppRun r = run_app("lesson-walk-" + id, {"--lesson", id, "--deadline", "300", "--input", walk});
+    ASSERT_EQ(r.status, 0) << r.err;
+    // Jumps: each step from a step that is not its neighbour (3, 1, 4, ... wrapping by a stride).
+    std::vector<std::string> jump = {"--lesson", id, "--deadline", "300"};
+    size_t stride = 1;  // a stride prime to n visits every step once
+    for (size_t c = 3; c + 1 < n; c += 2)
+      if (std::gcd(c, n) == 1) {
+        stride = c;
+        break;
+      }
+    std::vector<size_t> order;
+    for (size_t k = 0, i = n - 1; k < n; ++k, i = (i + stride) % n) order.push_back(i);
+    for (size_t i : order)
+      jump.insert(jump.end(), {"--then", "lesson_step=" + std::to_string(i + 1), "--then", "wait", "--then",
+                               "report=" + (dir / ("j" + std::to_string(i + 1) + ".json")).string()});
+    const AppRun j = run_app("lesson-jump-" + id, jump);
+    ASSERT_EQ(j.status, 0) << j.err;
+    for (size_t i = 1; i <= n; ++i) {
+      const json& step = steps[i - 1];
+      for (const char* how : {"f", "b", "j"}) {
+        if (*how == 'b' && i == n) continue;
+        const json rep = read_json(dir / (how + std::to_string(i) + ".json"));
+        ASSERT_TRUE(rep.is_object()) << how << i;
+        ASSERT_EQ(rep["lesson"]["step"], i) << how;
+        expect_step_state(rep, launch.report, step, std::string(how) + " step " + std::to_string(i));
+      }
+    }
+  }
+}
