@@ -30,6 +30,7 @@
 #include "app/gui/ui_widgets.h"
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
+#include "core/io/hf_model.h"
 #include "core/io/run_export.h"
 #include "core/inspect/predictions.h"
 #include "core/model/model.h"
@@ -690,6 +691,9 @@ void App::draw_dialogs() {
     if (state.export_head)  // chosen when the dialog opened: the hovered head, else the selected one
       ImGui::Text("Layer %d, head %d (%s over a head exports that one)", state.export_head->layer, state.export_head->head,
                   dialog_ == Dialog::ExportHeadSvg ? "Ctrl+Shift+H" : "Ctrl+H");
+    if (dialog_ == Dialog::OpenModel)
+      text_disabled_wrapped((std::string("A Hugging Face model directory (config.json and .safetensors; model_type ") + supported_families() +
+                             "), or a headmap checkpoint file.").c_str());
     ImGui::TextUnformatted("Path:");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 28);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
@@ -767,6 +771,7 @@ void App::toggle_fullscreen() {
 void App::open_dialog(Dialog d) {
   dialog_ = d;
   dialog_path_ = dialog_proposed_path(d);  // never a file already there (heads-2.png after heads.png)
+  if (d == Dialog::OpenModel) dialog_path_ = state.pretrained ? state.pretrained_dir : state.checkpoint;  // the model open, if any
   dialog_error_.clear();
   scripted_ok_in_ = 0;
   state.export_head.reset();  // "Export this head": the head hovered or selected now, whatever the mouse does next

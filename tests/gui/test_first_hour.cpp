@@ -207,3 +207,34 @@ TEST(FirstHour, EveryLessonStepShowsItsWholeStateForwardsBackwardsAndByJumping) 
     }
   }
 }
+
+// Finding 10, stale and wrong words: a prediction clicked on the shipped model left its
+// vocabulary id behind, and the model opened next showed a red "The token to attribute is not
+// in this model's vocabulary" nobody asked for; the Open model dialog was titled "GPT-2 in
+// Hugging Face layout" and proposed "gpt2"; the exports' config said "tokenizer": "word" for
+// the shipped model, whose text its byte-level BPE cuts.
+TEST(FirstHour, WordsSayWhatHappensAfterOpeningAModelAndInExports) {
+  const fs::path bert = bert_dir();
+  if (bert.empty()) GTEST_SKIP() << "numpy is missing: the tiny BERT directory cannot be written";
+  const std::string text = "My aunt keeps three green parrots in the kitchen. My aunt keeps three";
+  const std::string title = "Open model (a Hugging Face model directory, or a checkpoint file)";
+  const AppRun r = run_app("open-after-attribution",
+                           {"--then", "text=" + text, "--then", "wait", "--input",
+                            "click next \xC2\xB7green; wait; frames 3; click File; click Open model...; expect " + title +
+                                "; expect Path; key ctrl+a; type " + bert.string() + "; key enter; absent Path; wait; frames 5"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.report["weights_source"].get<std::string>().find("first-hour-bert"), std::string::npos) << r.report["weights_source"];
+  EXPECT_FALSE(has_message(r.report, "not in this model's vocabulary")) << messages_of(r.report);
+  // The dialog proposes no name that is not there: OK on its proposal says what to type.
+  const AppRun empty = run_app("open-model-proposal", {"--input", "click File; click Open model...; expect Path; key enter; frames 3"});
+  ASSERT_EQ(empty.status, 0) << empty.err;
+  EXPECT_TRUE(has_message(empty.report, "Type the path of a model directory or a checkpoint file.")) << messages_of(empty.report);
+  // The exports name the tokenizer that cut the text.
+  const fs::path dir = fresh_dir("tokenizer-word");
+  const AppRun ex = run_app("exports-tokenizer", {"--input", "click File; click Export attention as .npy...; expect Path; key enter; absent Path; wait; "
+                                                              "click File; click Export attention as JSON...; expect Path; key enter; absent Path; wait"},
+                            true, dir);
+  ASSERT_EQ(ex.status, 0) << ex.err;
+  EXPECT_EQ(read_json(dir / "attention-npy" / "meta.json")["config"]["tokenizer"], "bpe");
+  EXPECT_EQ(read_json(dir / "attention.json")["config"]["tokenizer"], "bpe");
+}
