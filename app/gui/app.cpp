@@ -30,6 +30,7 @@
 #include "app/gui/ui_widgets.h"
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
+#include "core/io/hf_model.h"
 #include "core/io/run_export.h"
 #include "core/inspect/predictions.h"
 #include "core/model/model.h"
@@ -86,6 +87,7 @@ void App::capture(const std::string& path, float x, float y, float w, float h, s
 // ---- [results and requests] ------------------------------------------------------------
 void App::accept(std::shared_ptr<const ComputeResult> r) {
   answered_seq_ = std::max(answered_seq_, r->seq);
+  if (r->seq <= dropped_seq_) return;  // asked before a lesson step that cannot be computed (animate_lesson_step)
   if (r->error) {  // e.g. a batch too large, a checkpoint that would not load: the last result stays
     state.compute_error = r->error->message;
     refused_ = r->request;
@@ -182,6 +184,17 @@ void App::animate_lesson_step() {
   if (state.lesson.open() && state.lesson.stepped_at != lesson_stamp_) {  // a step was just applied
     lesson_stamp_ = state.lesson.stepped_at;
     heads_anim_.clear();
+    // A step whose configuration is invalid (a lesson on divisibility) shows its message and
+    // no maps: never the maps of the step before, with that step's pitfall, beside text about
+    // this one. Answers to requests made before it are dropped too.
+    if (!validate(state.cfg).ok()) {
+      dropped_seq_ = last_posted_seq;
+      posted_any_ = false;  // the next valid state is asked for again, even if it equals the last request
+      unposted_.reset();
+      state.result.reset();
+      state.previous.reset();
+      state.stale = false;
+    }
     ModelConfig from = last_cfg_, to = state.cfg;
     from.num_heads = to.num_heads;
     if (from == to && last_cfg_.num_heads != to.num_heads && validate(last_cfg_).ok() && validate(state.cfg).ok()) {
@@ -244,9 +257,28 @@ void App::generate_step() {
     return stop("Generate needs a trained model's next-token predictions: switch the weights to trained, or open a model.");
   const int b = f.batch.B() - 1, len = f.batch.lengths[static_cast<size_t>(b)];
   if (len >= r->request.cfg.context) return stop("Generate stopped: the sentence fills the context of " + std::to_string(len) + " tokens.");
-  const std::vector<NextToken> top = top_k_next(*f.weights, f.out, b, len - 1, 1);
-  const std::string piece = top.empty() ? std::string() : continuation_text(*f.weights, f.batch.sentences[static_cast<size_t>(b)].tokens, top[0].id);
-  if (piece.empty()) return stop("Generate stopped: the model's next token has no text to append.");
+  // A line is a sentence (make_batch): a token that breaks the line would start a new,
+  // empty sentence, which the batch drops, so the text would grow and T would not. Generate
+  // continues the sentence with the most likely token that stays on its line, and says so.
+  const std::vector<Token>& tokens = f.batch.sentences[static_cast<size_t>(b)].tokens;
+  const std::vector<NextToken> top = top_k_next(*f.weights, f.out, b, len - 1, kGenerateCandidates);
+  std::string piece;
+  size_t chosen = 0;
+  for (; chosen < top.size(); ++chosen) {
+    piece = continuation_text(*f.weights, tokens, top[chosen].id);
+    if (!piece.empty() && piece.find_first_of("\r\n") == std::string::npos) break;
+  }
+  if (chosen == top.size())
+    return stop("Generate stopped: none of the model's " + std::to_string(top.size()) +
+                " most likely next tokens continues the line (each ends the sentence or has no text).");
+  if (chosen > 0) {
+    char note[320];
+    std::snprintf(note, sizeof note,
+                  "Generate: the model's most likely next token is %s (%.0f%%), which would end the line and so the sentence; "
+                  "it continued the sentence with \"%s\" (choice %zu, %.1f%%).",
+                  top[0].display.c_str(), 100.0 * top[0].prob, top[chosen].display.c_str(), chosen + 1, 100.0 * top[chosen].prob);
+    state.status_lines.push_back(note);
+  }
   state.text += piece;
   --state.generate_tokens;
 }
@@ -659,6 +691,9 @@ void App::draw_dialogs() {
     if (state.export_head)  // chosen when the dialog opened: the hovered head, else the selected one
       ImGui::Text("Layer %d, head %d (%s over a head exports that one)", state.export_head->layer, state.export_head->head,
                   dialog_ == Dialog::ExportHeadSvg ? "Ctrl+Shift+H" : "Ctrl+H");
+    if (dialog_ == Dialog::OpenModel)
+      text_disabled_wrapped((std::string("A Hugging Face model directory (config.json and .safetensors; model_type ") + supported_families() +
+                             "), or a headmap checkpoint file.").c_str());
     ImGui::TextUnformatted("Path:");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 28);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
@@ -736,6 +771,7 @@ void App::toggle_fullscreen() {
 void App::open_dialog(Dialog d) {
   dialog_ = d;
   dialog_path_ = dialog_proposed_path(d);  // never a file already there (heads-2.png after heads.png)
+  if (d == Dialog::OpenModel) dialog_path_ = state.pretrained ? state.pretrained_dir : state.checkpoint;  // the model open, if any
   dialog_error_.clear();
   scripted_ok_in_ = 0;
   state.export_head.reset();  // "Export this head": the head hovered or selected now, whatever the mouse does next

@@ -123,6 +123,7 @@ class App {
   // input under the 33 ms a frame may take, and shows its result a whole frame earlier than
   // an asynchronous answer would (measured against 4 ms: tests/bench/README.md).
   static constexpr double kSameFrameBudgetMs = 12.0;
+  static constexpr int kGenerateCandidates = 16;  // Generate looks this far down the next-token list for one that stays on the line
   struct ComputeCost {  // the last measured compute of one model
     int d_model = 0, layers = 0;
     WeightsRef weights;
@@ -144,6 +145,7 @@ class App {
   bool first_pass_ = true;  // draw_ui's first pass of this frame (the one that takes the input)
   std::optional<ComputeRequest> refused_;     // the request the worker refused (compute_error), if any
   uint64_t answered_seq_ = 0;
+  uint64_t dropped_seq_ = 0;  // results of requests up to this one are not shown (a lesson step moved past them)
   ModelConfig last_cfg_;
   bool cfg_seen_ = false;  // last_cfg_ holds the configuration of a drawn frame
   float built_font_scale_ = 0;

@@ -69,7 +69,20 @@ void adopt_model(AppState& s, const std::string& path, std::shared_ptr<const Mod
   if (Status st = open_checkpoint(s, path, &info); !st) s.error_popup = st.error().message;  // cannot fail with its weights known
 }
 
+// Vocabulary ids and positions chosen on the model before (a clicked prediction, patching's
+// tokens and position, masks) mean nothing in another model's vocabulary: a model opened
+// starts without them, rather than with a red "not in this model's vocabulary".
+static void forget_token_choices(AppState& s) {
+  s.attribute.reset();
+  s.masked.clear();
+  s.contrib.patch_token_a = s.contrib.patch_token_b = -1;
+  s.contrib.patch_position = -1;
+  s.contrib.patch_head.reset();
+  s.predictions = AppState::Predictions();
+}
+
 void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const ModelWeights> weights) {
+  forget_token_choices(s);
   s.pretrained = std::move(weights);
   s.pretrained_dir = dir;
   s.weights_mode = WeightsMode::Trained;
@@ -78,9 +91,23 @@ void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const
   s.status_lines.push_back("Opened " + describe_source(*s.pretrained, s.cfg));
 }
 
+void reset_to_launch_state(AppState& s) {
+  reset_to_lesson_base(s);
+  forget_token_choices(s);
+  s.pair_text.clear();
+  s.masks_text.clear();
+  s.masks_pair.clear();
+  s.generate_tokens = 0;
+  s.export_head.reset();
+  s.contrib = ContribState();
+  s.compute_error.clear();
+  s.weights_note.clear();
+}
+
 Status open_checkpoint(AppState& s, const std::string& path, const CheckpointInfo* known) {
   if (!known) return open_model(s, path);  // through the one dispatcher, which reads and checks the file
   const CheckpointInfo& info = *known;
+  forget_token_choices(s);
   s.checkpoint = path;
   s.checkpoint_info = info;
   s.weights_mode = WeightsMode::Trained;

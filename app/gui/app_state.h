@@ -370,6 +370,12 @@ void adopt_model(AppState& s, const std::string& path, std::shared_ptr<const Mod
 Status open_pretrained(AppState& s, const std::string& dir);
 // The second half of open_pretrained, for a model read elsewhere (the app's model loader).
 void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const ModelWeights> weights);
+// File > Close model: back to what a fresh launch shows (the lesson base, reset_to_lesson_base:
+// the shipped default at its own size, its tokenizer, the causal mask, trained weights, the
+// default sentence and view), with no sentence B, masks, patching or attribution left from
+// the model closed. The colormap, text size, a model trained in this session, Compare's B
+// and an open lesson stay.
+void reset_to_launch_state(AppState& s);
 
 // Training options for the Training tab's runs: the tab's steps, batch and sequence length,
 // warm-up and evaluation spaced to the budget.

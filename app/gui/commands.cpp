@@ -24,11 +24,11 @@ const std::vector<Command>& commands() {
       {"File", "Open model...", nullptr, {0, 0}, false, false, false, true, [](App& a) { a.open_dialog(Dialog::OpenModel); }},
       {"File", "Close model", nullptr, {0, 0}, false, false, false, false,
        [](App& a) {
-         a.state.pretrained.reset();
-         a.state.pretrained_dir.clear();
-         a.state.status_lines.push_back("Closed the pretrained model.");
+         const std::string closed = a.state.pretrained ? a.state.pretrained_dir : a.state.checkpoint;
+         reset_to_launch_state(a.state);
+         a.state.status_lines.push_back("Closed " + closed + ": back to the shipped model, as at launch.");
        },
-       [](const App& a) { return a.state.pretrained != nullptr; }},
+       [](const App& a) { return a.state.pretrained != nullptr || !a.state.checkpoint.empty(); }},
       {"File", "Open checkpoint...", nullptr, {0, 0}, false, false, false, false,
        [](App& a) { a.open_dialog(Dialog::OpenCheckpoint); }},
       {"File", "Save trained model...", nullptr, {0, 0}, false, false, false, false,

@@ -28,7 +28,7 @@ const char* dialog_title(Dialog d) {
     case Dialog::Shortcuts: return "Keyboard shortcuts";
     case Dialog::OpenCheckpoint: return "Open checkpoint";
     case Dialog::SaveCheckpoint: return "Save trained model";
-    case Dialog::OpenModel: return "Open model (GPT-2 in Hugging Face layout)";
+    case Dialog::OpenModel: return "Open model (a Hugging Face model directory, or a checkpoint file)";
     case Dialog::OpenLesson: return "Open lesson";
     case Dialog::SaveLessonStep: return "Save view as lesson step (appended to the lesson file)";
     case Dialog::ExportLesson: return "Export lesson (one PNG of the window per step, into this directory)";
@@ -50,7 +50,6 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::ExportWindowPng: return "headmap.png";
     case Dialog::ExportNpy: return "attention-npy";
     case Dialog::ExportJson: return "attention.json";
-    case Dialog::OpenModel: return "gpt2";
     case Dialog::OpenLesson:
     case Dialog::SaveLessonStep: return "my-lesson.json";
     case Dialog::ExportLesson: return "lesson-slides";
@@ -58,6 +57,7 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::ExportHeadSvg: return "head.svg";
     case Dialog::ExportHeadsSvg: return "heads.svg";
     case Dialog::ExportRollout: return "rollout.png";
+    case Dialog::OpenModel:  // no name to guess: the hint under the title says what to give (App::open_dialog proposes the last model)
     case Dialog::None:
     case Dialog::Shortcuts: return "";
   }
@@ -209,7 +209,8 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
     case Dialog::OpenModel:
       // Read off the UI thread by the app (workers/model_loader.h); a failure keeps the
       // current model and is shown when the read ends.
-      state.open_model_request = path;
+      if (path.empty()) st = Error{ErrorKind::InvalidArgument, "Type the path of a model directory or a checkpoint file."};
+      else state.open_model_request = path;
       break;
     case Dialog::SaveCheckpoint:
       if (!state.session) st = Error{ErrorKind::InvalidArgument, "There is no model trained in this session to save."};

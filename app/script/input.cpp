@@ -128,6 +128,12 @@ Result<InputStep> parse_step(const std::string& written) {
     if (st.text.empty()) return bad("nothing to type.");
     return st;
   }
+  if (verb == "report") {
+    if (rest.empty()) return bad("it names no file.");
+    st.kind = InputStep::Report;
+    st.target = rest;
+    return st;
+  }
   if (verb == "wait" && rest.empty()) {
     st.kind = InputStep::Wait;
     return st;
@@ -154,7 +160,7 @@ Result<InputStep> parse_step(const std::string& written) {
     st.amount = static_cast<int>(sec * 1000);
     return st;
   }
-  return bad("unknown step (click, ctrlclick, rclick, dclick, hover, drag, scroll, key, type, paste, wait, frames, expect, absent, timeout).");
+  return bad("unknown step (click, ctrlclick, rclick, dclick, hover, drag, scroll, key, type, paste, wait, frames, expect, absent, timeout, report).");
 }
 
 struct Found {
@@ -365,6 +371,9 @@ Status InputDriver::step_once(App& app) {
       return Status();
     case InputStep::Frames:
       if (frames_++ >= st.amount) next_step();
+      return Status();
+    case InputStep::Report:  // written by the script before this (take_report)
+      next_step();
       return Status();
     case InputStep::Timeout:
       timeout_ = std::chrono::milliseconds(st.amount);

@@ -18,6 +18,7 @@
 //   expect LABEL         until LABEL is shown (fails after the step timeout)
 //   absent LABEL         until LABEL is no longer shown (fails after the step timeout)
 //   timeout S            the step timeout from here on, in seconds (default 5)
+//   report PATH          writes the --report of the frame just drawn to PATH (a test's look mid-run)
 // A widget that does not appear within the step timeout, an ambiguous label, or an unknown
 // step fails the run (exit 1) with a message naming it.
 #pragma once
@@ -32,9 +33,9 @@ namespace headmap {
 class App;
 
 struct InputStep {
-  enum Kind { Click, RightClick, DoubleClick, Hover, Scroll, Key, Type, Wait, Frames, Expect, Absent, Timeout, Drag, Paste };
+  enum Kind { Click, RightClick, DoubleClick, Hover, Scroll, Key, Type, Wait, Frames, Expect, Absent, Timeout, Drag, Paste, Report };
   Kind kind = Wait;
-  std::string target;  // a widget's label, or "@X,Y"
+  std::string target;  // a widget's label, or "@X,Y"; Report: the path
   std::string text;    // Type, Paste: the characters (UTF-8)
   std::vector<std::string> via;  // Drag: the points "@X,Y" the pointer moves through while pressed
   int amount = 0;      // Scroll: notches; Frames: frames; Timeout: milliseconds
@@ -56,6 +57,13 @@ class InputDriver {
   // After each frame's swap: reads what the frame drew and injects the next frame's events.
   // An error ends the run.
   Status after_frame(App& app);
+  // A Report step is next: its path, and the step is passed (the script writes the report).
+  std::string take_report() {
+    if (done() || steps_[next_].kind != InputStep::Report) return {};
+    std::string path = steps_[next_].target;
+    next_step();
+    return path;
+  }
   // True while a step waits for the worker (the loop may sleep).
   bool waiting() const { return !done() && steps_[next_].kind == InputStep::Wait; }
 

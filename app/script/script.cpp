@@ -155,6 +155,7 @@ class ScreenshotScript : public Script {
     }
     // The --input steps look at the frame just drawn and inject the next frame's events.
     if (phase_ != Phase::Input || finished) return;
+    for (std::string rep = input_.take_report(); !rep.empty(); rep = input_.take_report()) write_report(app, rep);
     if (Status s = input_.after_frame(app); !s) {
       std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
       finished = true;
@@ -302,6 +303,7 @@ class ScreenshotScript : public Script {
       if (app.state.result && app.state.result->fwd) {
         const ForwardData& f = *app.state.result->fwd;
         j["weights_source"] = f.source;
+        j["shown_config"] = nlohmann::json::parse(config_json(app.state.result->request.cfg));  // the config the maps on screen were computed for
         j["compute_ms"] = f.compute_ms;  // the forward pass and its metrics, on the worker
         j["trained"] = f.weights->trained();
         if (f.weights->trained()) j["loss_on_text"] = f.out.loss;

@@ -3,6 +3,7 @@
 #include "core/inspect/contrib.h"
 
 #include <charconv>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
 #include "core/io/npy.h"
+#include "core/text/hf_tokenizer.h"
 #include "core/model/attention.h"
 #include "core/model/source_label.h"
 #include "core/memory_budget.h"
@@ -87,11 +89,25 @@ static json passport_to_json(const Passport& p) {
 
 static void append_weights(std::string& text, const ForwardOutput& out, int indent);
 
+// The config as exported, its "tokenizer" the one that cut the text: a trained model's own
+// (its tokenizer.json's model, "bpe", "wordpiece", "unigram"), not the slider's word/char
+// choice, which only random init reads (effective_tokenizer).
+static json exported_config(const ModelConfig& cfg, const ModelWeights& w, const Batch& batch) {
+  json c = json::parse(config_json(cfg));
+  std::string name = tokenizer_name(batch.tokenizer);
+  if (w.trained() && w.hf_tokenizer) {
+    name = w.hf_tokenizer->model_type();
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  c["tokenizer"] = name;
+  return c;
+}
+
 std::string run_json(const RunRecord& run, bool with_weights, int indent) {
   const Batch& batch = *run.batch;
   const ForwardOutput& out = *run.out;
   json j;
-  j["config"] = json::parse(config_json(run.cfg));
+  j["config"] = exported_config(run.cfg, *run.weights, batch);
   j["weights_source"] = describe_source(*run.weights, run.cfg);
   j["tokens"] = tokens_json(batch);
   if (run.weights->trained()) j["token_ids"] = token_ids_json(batch);
@@ -334,7 +350,7 @@ Status export_npy_dir(const std::string& dir_arg, const RunRecord& run) {
     if (run.weights->trained()) meta["token_ids"] = token_ids_json(batch);
     meta["lengths"] = batch.lengths;
     encoder_json(batch, *run.weights, meta);
-    meta["config"] = json::parse(config_json(run.cfg));
+    meta["config"] = exported_config(run.cfg, *run.weights, batch);
     meta["weights_source"] = describe_source(*run.weights, run.cfg);
     meta["attention_shape"] = {out.L, B, out.Hw, T, T};
     meta["indices"] = "numbered from 0: layerN files and the L, B and H axes of attention.npy count from 0 (layer0 is the first layer)";

@@ -1597,7 +1597,7 @@ TEST(Widgets, EveryMenuCommandAndDialogOpensThroughTheMenus) {
   const std::pair<const char*, const char*> dialogs[] = {
       {"Open view...", "Open view"},
       {"Save view...", "Save view"},
-      {"Open model...", "Open model (GPT-2 in Hugging Face layout)"},
+      {"Open model...", "Open model (a Hugging Face model directory, or a checkpoint file)"},
       {"Open checkpoint...", "Open checkpoint"},
       {"Export heads as PNG...", "Export heads as PNG"},
       {"Export window as PNG...", "Export window as PNG"},
