@@ -13,12 +13,14 @@ file opened by both, the same ids evaluated by both.
           top-1 token, and every top-10 token's log-probability relative to the top-1's
           within TOL x (the top-1 logit's size), TOL by weight type below.
 
-Why these tolerances: llama.cpp multiplies a quantized weight by activations rounded to the
-weight type's partner: 8-bit blocks (Q8_0 for the 32-element types, Q8_K for the K-quants,
-each element within 1/254 of its block's largest), BF16 activations for BF16 weights (8-bit
-mantissa), F16 for F16 (11 bits), F32 for F32. headmap keeps activations in F32, so the
-difference is llama.cpp's own rounding, about 2^-8 relative per product for the 8-bit kinds,
-carried through a few layers: 2e-2 of the logit scale. F16: 2e-3; F32: 2e-4 (summation order).
+Why these tolerances: llama.cpp rounds what headmap keeps in F32. It multiplies a quantized
+(or BF16) weight by activations rounded to 8 significant bits (Q8_0 blocks for the 32-element
+types, Q8_K for the K-quants: each element within 1/254 of its block's largest; BF16 for BF16
+weights), and it keeps K and V in an F16 cache (11 bits) whatever the weights. Each rounding
+is up to 2^-8 (or 2^-11) of the values, and a logit passes through about 2L + 1 such products
+in series (L = 2 or 3 here): about 5 x 2^-8 = 2e-2 of the logit scale, doubled for margin:
+5e-2. For F32 and F16 weights only the F16 cache and F16 activations round: 5 x 2^-11, doubled,
+5e-3. (Measured against the float64 forward on these files: at most 2e-2 and 3e-4.)
 Exit 0 all agree, 1 a difference, 77 when node or the npm packages are missing.
 """
 import json
@@ -38,7 +40,7 @@ TEXTS = ["The cat sat on the mat because it was tired.", "it was the cat that sa
 HARD = ["The cat sat on the mat.", " leading space", "two  spaces   and three", "tabs\tand\nnewlines\n\n end", "Émile où ça? naïve café",
         "東京 🙂 emoji", "Numbers 12345 and 2026.", "don't stop; we'll see what they've said", "cat<|endoftext|>mat", "   ",
         "sat<s>on</s>mat", "ÉMILE DON'T"]
-TOL = {"F32": 2e-4, "F16": 2e-3}
+TOL = {"F32": 5e-3, "F16": 5e-3}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -86,7 +88,7 @@ def check_variant(cli, modules, work, variant):
     if bad_ids:
         ok = False
         print(f"{variant:16s} token ids differ from llama.cpp's:\n  " + "\n  ".join(bad_ids))
-    tol = TOL.get(wtype, 2e-2)
+    tol = TOL.get(wtype, 5e-2)
     worst = 0.0
     for b, (seq, logits) in enumerate(zip(ids, llama["logits"])):
         lg = dict((int(k), v) for k, v in logits)

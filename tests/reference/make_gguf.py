@@ -150,7 +150,7 @@ def iq4_nl(x, rng):
 def q2_k(x, rng):
     sc = rng.integers(0, 256, 16).astype(np.uint8)           # low nibble scale, high nibble min
     qs = rng.integers(0, 256, 64).astype(np.uint8)
-    d, dmin = f16(np.abs(x).max() / 30), f16(np.abs(x).max() / 60)
+    d, dmin = f16(np.abs(x).max() / 45), f16(np.abs(x).max() / 30)
     y = np.zeros(256, np.float32)
     k, i = 0, 0
     for n in range(2):
@@ -168,7 +168,7 @@ def q3_k(x, rng):
     hm = rng.integers(0, 256, 32).astype(np.uint8)
     qs = rng.integers(0, 256, 64).astype(np.uint8)
     raw = rng.integers(0, 256, 12).astype(np.uint8)
-    d = f16(np.abs(x).max() / 64)
+    d = f16(np.abs(x).max() / 128)
     scales = []
     for j in range(16):
         lo = (raw[j] & 15) if j < 8 else (raw[j - 8] >> 4)
@@ -195,7 +195,7 @@ def scale_min_k4(j, q):
 
 
 def q45_k(x, rng, five):
-    d, dmin = f16(np.abs(x).max() / (600 if five else 300)), f16(np.abs(x).max() / 100)
+    d, dmin = f16(np.abs(x).max() / (1000 if five else 500)), f16(np.abs(x).max() / 120)
     sc = rng.integers(0, 256, 12).astype(np.uint8)
     qh = rng.integers(0, 256, 32).astype(np.uint8)
     ql = rng.integers(0, 256, 128).astype(np.uint8)
@@ -218,7 +218,7 @@ def q6_k(x, rng):
     ql = rng.integers(0, 256, 128).astype(np.uint8)
     qh = rng.integers(0, 256, 64).astype(np.uint8)
     sc = rng.integers(-128, 128, 16).astype(np.int8)
-    d = f16(np.abs(x).max() / 2000)
+    d = f16(np.abs(x).max() / 4096)
     y = np.zeros(256, np.float32)
     for n in range(2):
         L, H, S = ql[64 * n:64 * n + 64], qh[32 * n:32 * n + 32], sc[8 * n:8 * n + 8]
