@@ -367,7 +367,7 @@ def write_variant(out_dir, name, seed=1):
     if o.get("window"):
         kv += [(f"{arch}.attention.sliding_window", U32, o["window"])]
     if arch == "gemma2":
-        kv += [(f"{arch}.attn_logit_softcapping", F32, 3.0), (f"{arch}.final_logit_softcapping", F32, 2.5)]
+        kv += [(f"{arch}.attn_logit_softcapping", F32, 3.0), (f"{arch}.final_logit_softcapping", F32, 30.0)]
     kv += [("tokenizer.ggml.model", STRING, "llama" if o["tok"] == "spm" else "gpt2"), ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
            ("tokenizer.ggml.token_type", ARRAY, (I32, types))]
     if scores is not None:
@@ -474,7 +474,7 @@ def write_variant(out_dir, name, seed=1):
         cfg.update(query_pre_attn_scalar=dh, sliding_window=o["window"], sliding_window_pattern=6 if arch == "gemma3" else 2,
                    rope_local_base_freq=10000.0)
     if arch == "gemma2":
-        cfg.update(attn_logit_softcapping=3.0, final_logit_softcapping=2.5)
+        cfg.update(attn_logit_softcapping=3.0, final_logit_softcapping=30.0)
     with open(os.path.join(out_dir, name + ".cfg.json"), "w") as f:
         json.dump(cfg, f)
     np.savez(os.path.join(out_dir, name + ".ref.npz"), **ref)
