@@ -115,7 +115,9 @@ TEST(Gguf, RefusesHostileFilesWithMessages) {
   for (size_t n = 0; n < good.size(); ++n) {
     Result<GgufFile> f = GgufFile::view(good.data(), n, "t.gguf");
     EXPECT_FALSE(f) << "a file cut to " << n << " bytes was accepted";
-    if (!f) EXPECT_NE(f.error().message.find("t.gguf"), std::string::npos);
+    if (!f) {
+      EXPECT_NE(f.error().message.find("t.gguf"), std::string::npos);
+    }
   }
   auto refused = [](std::string bytes, const std::string& says) {
     Result<GgufFile> f = GgufFile::view(bytes.data(), bytes.size(), "t.gguf");

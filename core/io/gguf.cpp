@@ -2,6 +2,8 @@
 // Sections: [types] [cursor] [values] [file]
 #include "core/io/gguf.h"
 
+#include "core/memory_budget.h"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -108,7 +110,9 @@ uint64_t min_bytes(GgufValueType t) {
 
 // ---- [values] --------------------------------------------------------------------------
 // One value of type t at c into v; an error message (empty on success).
-static std::string read_value(Cursor& c, GgufValueType t, GgufValue& v, int depth) {
+// held: the bytes the values read so far take in memory (checked against the budget, so an
+// array of a billion one-byte elements is refused rather than widened).
+static std::string read_value(Cursor& c, GgufValueType t, GgufValue& v, int depth, uint64_t* held) {
   v.type = t;
   auto need = [&](bool ok) { return ok ? std::string() : std::string("the file ends inside a ") + gguf_value_type_name(t) + " value"; };
   switch (t) {
@@ -140,9 +144,11 @@ static std::string read_value(Cursor& c, GgufValueType t, GgufValue& v, int dept
       v.elem = static_cast<GgufValueType>(et);
       if (n > c.left() / min_bytes(v.elem))
         return "an array claims " + std::to_string(n) + " " + gguf_value_type_name(v.elem) + " elements but only " + std::to_string(c.left()) + " bytes follow";
+      *held += n * sizeof(GgufValue);
+      if (Status s = check_memory(*held, "GGUF metadata arrays", "this file's metadata is implausibly large; is it a GGUF file?"); !s) return s.error().message;
       v.arr.resize(static_cast<size_t>(n));
       for (uint64_t k = 0; k < n; ++k)
-        if (std::string e = read_value(c, v.elem, v.arr[static_cast<size_t>(k)], depth + 1); !e.empty()) return e + " (element " + std::to_string(k) + ")";
+        if (std::string e = read_value(c, v.elem, v.arr[static_cast<size_t>(k)], depth + 1, held); !e.empty()) return e + " (element " + std::to_string(k) + ")";
       return "";
     }
   }
@@ -198,6 +204,7 @@ Status GgufFile::parse() {
   if (n_kv > kMaxKeys || n_kv > c.left() / 13) return bad("the header claims " + std::to_string(n_kv) + " metadata pairs, more than the file holds");
   if (n_tensors > kMaxTensors || n_tensors > c.left() / 24) return bad("the header claims " + std::to_string(n_tensors) + " tensors, more than the file holds");
 
+  uint64_t held = 0;
   for (uint64_t k = 0; k < n_kv; ++k) {
     std::string key;
     uint32_t t = 0;
@@ -206,7 +213,7 @@ Status GgufFile::parse() {
     if (t > static_cast<uint32_t>(GgufValueType::F64)) return bad("metadata \"" + key + "\" has value type " + std::to_string(t) + ", which GGUF does not define (0-12)");
     if (kv_.count(key)) return bad("metadata \"" + key + "\" appears twice");
     GgufValue v;
-    if (std::string e = read_value(c, static_cast<GgufValueType>(t), v, 0); !e.empty()) return bad("metadata \"" + key + "\": " + e);
+    if (std::string e = read_value(c, static_cast<GgufValueType>(t), v, 0, &held); !e.empty()) return bad("metadata \"" + key + "\": " + e);
     kv_.emplace(std::move(key), std::move(v));
   }
   if (const GgufValue* a = find("general.alignment")) {

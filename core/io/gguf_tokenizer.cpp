@@ -111,6 +111,8 @@ Result<std::string> gguf_tokenizer_json(const GgufFile& f) {
   json vocab = json::object();
   for (size_t i = 0; i < n; ++i) {
     if (tokens->arr[i].s.empty()) return bad(f, "tokenizer.ggml.tokens[" + std::to_string(i) + "] is empty.");
+    if (tokens->arr[i].s.size() > 4096)  // tokenizer.json's own limit; it also bounds the merges derived below
+      return bad(f, "tokenizer.ggml.tokens[" + std::to_string(i) + "] is longer than 4096 bytes.");
     vocab[tokens->arr[i].s] = i;
   }
   json added = json::array();
@@ -129,9 +131,12 @@ Result<std::string> gguf_tokenizer_json(const GgufFile& f) {
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), 0);
     if (!scores.empty()) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+    uint64_t work = 0;  // bytes hashed: a real vocabulary needs about 2^24; a hostile one is stopped
     for (size_t id : order) {
       if (type_of(id) != 1) continue;
       const std::string& t = tokens->arr[id].s;
+      work += static_cast<uint64_t>(t.size()) * t.size();
+      if (work > (uint64_t(1) << 30)) return bad(f, "the vocabulary's tokens are too long and many to derive SentencePiece merges from.");
       std::vector<std::pair<size_t, size_t>> local;
       for (size_t cut = 1; cut < t.size(); ++cut) {
         if ((static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) continue;  // inside a character
