@@ -318,7 +318,7 @@ Result<ModelWeights> load_gguf_model(const std::string& path) {
     if (p.t->ne.size() == 2) shape.push_back(p.t->ne[0]);
     header[p.name] = {{"dtype", p.dtype}, {"shape", shape}, {"data_offsets", {p.begin, p.begin + p.bytes}}};
   }
-  std::string htext = header.dump();
+  std::string htext = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // names: known ASCII ones only (hf_name)
   htext.append((8 - htext.size() % 8) % 8, ' ');
   const uint64_t hlen = htext.size();
   std::vector<char> image(8 + hlen + total);

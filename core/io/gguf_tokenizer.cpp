@@ -57,7 +57,17 @@ bool pre_tokenizer_for(const std::string& pre, json* out, bool* ignore_merges) {
 const char* kKnownPre = "llama-bpe (llama3, llama-v3, falcon3), dbrx, smaug-bpe, qwen2 (stablelm2, deepseek-r1-qwen, megrez), gpt-2 (phi-2, mpt, olmo, roberta-bpe, jais), smollm (starcoder, refact, codeshell)";
 }  // namespace
 
+static Result<std::string> tokenizer_json(const GgufFile& f);
+
 Result<std::string> gguf_tokenizer_json(const GgufFile& f) {
+  try {
+    return tokenizer_json(f);
+  } catch (const json::exception& e) {
+    return bad(f, std::string("the tokenizer metadata could not be turned into a tokenizer (") + e.what() + ").");
+  }
+}
+
+static Result<std::string> tokenizer_json(const GgufFile& f) {
   const GgufValue* model = f.find("tokenizer.ggml.model");
   if (!model || model->type != GgufValueType::String) return bad(f, "metadata \"tokenizer.ggml.model\" is missing, so the file has no tokenizer headmap can read.");
   const std::string kind = model->s;
@@ -202,7 +212,8 @@ Result<std::string> gguf_tokenizer_json(const GgufFile& f) {
   } else {
     j["post_processor"] = nullptr;
   }
-  return j.dump();
+  // A token that is not valid UTF-8 (a file's raw bytes) is kept with U+FFFD in their place.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 Result<HfTokenizer> load_gguf_tokenizer(const std::string& path) {
