@@ -20,7 +20,7 @@
 namespace headmap {
 namespace fs = std::filesystem;
 
-const char* gguf_supported_architectures() { return "llama, qwen2, qwen3, gemma, gemma2, gemma3, gpt2"; }
+const char* gguf_supported_architectures() { return "llama, qwen2, qwen3, gemma, gemma2, gemma3, phi3, gpt2"; }
 
 // ---- [metadata] ------------------------------------------------------------------------
 namespace {
@@ -62,6 +62,7 @@ Result<HfModelConfig> gguf_config(const GgufFile& f) {
   static const std::map<std::string, std::pair<const char*, const char*>> families = {
       {"llama", {"llama", "Llama"}},    {"qwen2", {"qwen2", "Qwen2"}},     {"qwen3", {"qwen3", "Qwen3"}},           {"gemma", {"gemma", "Gemma"}},
       {"gemma2", {"gemma2", "Gemma 2"}}, {"gemma3", {"gemma3_text", "Gemma 3"}}, {"gpt2", {"gpt2", "GPT-2"}},
+      {"phi3", {"phi3", "Phi-3"}},
   };
   auto fam = families.find(ga);
   if (fam == families.end())
@@ -130,6 +131,8 @@ Result<HfModelConfig> gguf_config(const GgufFile& f) {
   } else if (!scaling.empty() && scaling != "none" && scaling != "linear") {
     return bad_format(f.path() + ": rope scaling \"" + scaling + "\" is not supported (headmap computes default and linear RoPE from GGUF).");
   }
+  if (has("rope_factors_long.weight") || has("rope_factors_short.weight"))
+    return bad_format(f.path() + ": rope_factors_long/short (Phi-3's LongRoPE for 128k contexts) is not supported; the 4k models open.");
   if (has("rope_freqs.weight"))
     return bad_format(f.path() + ": rope_freqs.weight (Llama 3.1's per-frequency RoPE factors) is not supported in GGUF files yet; open the Hugging Face directory instead.");
   if (!(a.rope_theta > 1) || !(a.rope_factor > 0)) return bad_format(f.path() + ": the rope settings are out of range.");
@@ -167,6 +170,9 @@ Result<HfModelConfig> gguf_config(const GgufFile& f) {
         if (l % pattern < pattern - 1) a.windows[static_cast<size_t>(l)] = window;
     }
   }
+  // llama, qwen2 and phi3 files may name a sliding window (Mistral, Phi-3 mini 4k: 2047), but
+  // llama.cpp's graphs for them attend over the whole context, and so does headmap here
+  // (checked: llama.cpp's logits ignore phi3.attention.sliding_window).
   return c;
 }
 
@@ -208,6 +214,7 @@ std::string hf_name(const std::string& g, const std::string& ga) {
     auto it = parts.find(part);
     return it == parts.end() ? "" : "h." + layer + "." + it->second + suffix;
   }
+  if (ga == "phi3" && (part == "attn_qkv" || part == "ffn_up")) return "layers." + layer + "." + part + suffix;  // split below
   parts = {{"attn_norm", "input_layernorm"},       {"attn_q", "self_attn.q_proj"},     {"attn_k", "self_attn.k_proj"},
            {"attn_v", "self_attn.v_proj"},         {"attn_output", "self_attn.o_proj"}, {"attn_q_norm", "self_attn.q_norm"},
            {"attn_k_norm", "self_attn.k_norm"},    {"ffn_gate", "mlp.gate_proj"},      {"ffn_up", "mlp.up_proj"},
@@ -292,11 +299,28 @@ Result<ModelWeights> load_gguf_model(const std::string& path) {
       pieces.push_back(p);
     };
     const int64_t rows = t.ne.size() == 1 ? t.ne[0] : t.rows();  // a 1-D tensor's rows are its elements
-    if (hf.find(".attn_qkv.") != std::string::npos) {  // GPT-2: [q | k | v] rows, each D
+    if (ga == "gpt2" && hf.find(".attn_qkv.") != std::string::npos) {  // GPT-2: [q | k | v] rows, each D
       if (rows != 3LL * c.d_model) return bad_format(path + ": tensor \"" + t.name + "\" should have 3 x " + std::to_string(c.d_model) + " rows.");
       const std::string base = hf.substr(0, hf.find(".attn_qkv.")), suffix = hf.substr(hf.rfind('.'));
       const char* names[] = {"q_proj", "k_proj", "v_proj"};
       for (int j = 0; j < 3; ++j) add(base + ".attn.attention." + names[j] + suffix, j * c.d_model, c.d_model, 0);
+      continue;
+    }
+    if (ga == "phi3" && (hf.find(".attn_qkv.") != std::string::npos || hf.find(".ffn_up.") != std::string::npos)) {
+      // Phi-3: attn_qkv is [q (H·dh) | k (KV·dh) | v (KV·dh)] by rows; ffn_up is [gate (F) | up (F)]
+      const bool qkv = hf.find(".attn_qkv.") != std::string::npos;
+      const std::string base = hf.substr(0, hf.rfind(qkv ? ".attn_qkv." : ".ffn_up.")), suffix = hf.substr(hf.rfind('.'));
+      const int64_t Dq = static_cast<int64_t>(c.num_heads) * c.head_dim, Dkv = static_cast<int64_t>(c.num_kv_heads) * c.head_dim, F = c.mlp_width;
+      if (rows != (qkv ? Dq + 2 * Dkv : 2 * F))
+        return bad_format(path + ": tensor \"" + t.name + "\" should have " + std::to_string(qkv ? Dq + 2 * Dkv : 2 * F) + " rows.");
+      if (qkv) {
+        add(base + ".self_attn.q_proj" + suffix, 0, Dq, 0);
+        add(base + ".self_attn.k_proj" + suffix, Dq, Dkv, 0);
+        add(base + ".self_attn.v_proj" + suffix, Dq + Dkv, Dkv, 0);
+      } else {
+        add(base + ".mlp.gate_proj" + suffix, 0, F, 0);
+        add(base + ".mlp.up_proj" + suffix, F, F, 0);
+      }
       continue;
     }
     int heads = 0;

@@ -8,7 +8,9 @@
 // dim, L = block_count, V = token_embd rows, F = feed_forward_length.
 //
 // Architectures (general.architecture): llama (Llama 2/3, Mistral, SmolLM, TinyLlama),
-// qwen2, qwen3, gemma, gemma2, gemma3, gpt2. llama.cpp's conventions, undone here:
+// qwen2, qwen3, gemma, gemma2, gemma3, phi3 (4k: fused attn_qkv and gate|up, split), gpt2.
+// Sliding windows only where llama.cpp applies them (Gemma 2 and 3). llama.cpp's conventions,
+// undone here:
 //   - llama's attn_q / attn_k rows are permuted per head for its rope type (adjacent pairs):
 //     convert_hf_to_gguf.py's permute(); un-permuted back to rotate-half order. The other
 //     architectures are NEOX-style and stored as Hugging Face stores them.

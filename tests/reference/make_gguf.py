@@ -266,9 +266,10 @@ def train_merges(words, n_merges):
     return merges
 
 
-def spm_vocab():
+def spm_vocab(extra=()):
     """A SentencePiece-style vocabulary (tokenizer.ggml.model "llama"): <unk> <s> </s>, the 256
-    byte tokens, the corpus's characters and learned pieces; scores decrease with the merge order."""
+    byte tokens, the corpus's characters and learned pieces (scores decrease with the merge
+    order), then `extra` control tokens."""
     tokens, scores, types = ["<unk>", "<s>", "</s>"], [0.0, 0.0, 0.0], [2, 3, 3]
     for b in range(256):
         tokens.append(f"<0x{b:02X}>"); scores.append(0.0); types.append(6)
@@ -280,6 +281,8 @@ def spm_vocab():
     for i, (a, b) in enumerate(train_merges([[c for c in w if c != "🙂"] for w in words], 60)):
         if a + b not in tokens:
             tokens.append(a + b); scores.append(-float(i)); types.append(1)
+    for t in extra:
+        tokens.append(t); scores.append(0.0); types.append(3)
     return tokens, scores, types
 
 
@@ -333,6 +336,7 @@ VARIANTS = {
     "gemma_q8_0": ("gemma", dict(BASE, H=2, KV=1, dh=32), "Q8_0", dict(tied=True, tok="spm")),
     "gemma2_q8_0": ("gemma2", dict(BASE, L=3), "Q8_0", dict(tied=True, tok="spm", window=4)),
     "gemma3_q8_0": ("gemma3", dict(BASE, L=7), "Q8_0", dict(tied=True, tok="spm", window=4, qk_norm=True)),
+    "phi3_q8_0": ("phi3", BASE, "Q8_0", dict(tied=False, tok="spm", window=4)),  # a window llama.cpp ignores for phi3
     "gpt2_f32": ("gpt2", dict(BASE, KV=4, F=256), "F32", dict(tied=False, tok="bpe", pre="gpt-2")),
     "gpt2_q8_0": ("gpt2", dict(BASE, KV=4, F=256), "Q8_0", dict(tied=True, tok="bpe", pre="gpt-2")),
 }
@@ -349,7 +353,7 @@ def write_variant(out_dir, name, seed=1):
     D, H, KV, dh, L, F = S["D"], S["H"], S["KV"], S["dh"], S["L"], S["F"]
     gpt2, gemma = arch == "gpt2", arch.startswith("gemma")
     if o["tok"] == "spm":
-        tokens, scores, types = spm_vocab()
+        tokens, scores, types = spm_vocab(("<|endoftext|>", "<|end|>") if arch == "phi3" else ())
         merges = None
     else:
         tokens, types, merges = bpe_vocab()
@@ -428,6 +432,19 @@ def write_variant(out_dir, name, seed=1):
             put(g + "ffn_down.bias", p + "mlp.c_proj.bias", 0.1 * rng.normal(size=D), "F32")
             continue
         put(g + "attn_norm.weight", p + "input_layernorm.weight", nw(D), "F32", ref_value=norm_ref)
+        if arch == "phi3":  # fused [q | k | v] and [gate | up]
+            q, k, v = mat(H * dh, D), mat(KV * dh, D), mat(KV * dh, D)
+            data, vals = quantize(np.concatenate([q, k, v]), wtype, rng)
+            tensors.append((g + "attn_qkv.weight", [D, (H + 2 * KV) * dh], wtype, data))
+            ref[p + "self_attn.q_proj.weight"], ref[p + "self_attn.k_proj.weight"], ref[p + "self_attn.v_proj.weight"] = \
+                vals[:H * dh], vals[H * dh:(H + KV) * dh], vals[(H + KV) * dh:]
+            put(g + "attn_output.weight", p + "self_attn.o_proj.weight", mat(D, H * dh), wtype)
+            put(g + "ffn_norm.weight", p + "post_attention_layernorm.weight", nw(D), "F32")
+            data, vals = quantize(np.concatenate([mat(F, D), mat(F, D)]), wtype, rng)
+            tensors.append((g + "ffn_up.weight", [D, 2 * F], wtype, data))
+            ref[p + "mlp.gate_proj.weight"], ref[p + "mlp.up_proj.weight"] = vals[:F], vals[F:]
+            put(g + "ffn_down.weight", p + "mlp.down_proj.weight", mat(D, F), wtype)
+            continue
         for part, heads in (("q", H), ("k", KV), ("v", KV)):
             w = mat(heads * dh, D)
             hfn = p + f"self_attn.{part}_proj.weight"
@@ -465,7 +482,7 @@ def write_variant(out_dir, name, seed=1):
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, name + ".gguf")
     write_gguf(path, kv, tensors)
-    model_type = {"gemma3": "gemma3_text", "gpt2": "gpt_neo"}.get(arch, arch)
+    model_type = {"gemma3": "gemma3_text", "gpt2": "gpt_neo", "phi3": "llama"}.get(arch, arch)
     cfg = dict(model_type=model_type, hidden_size=D, vocab_size=V, num_attention_heads=H, num_key_value_heads=KV, head_dim=dh,
                num_hidden_layers=L, rms_norm_eps=1e-6, rope_theta=10000.0 if not arch.startswith("qwen") else 1e6)
     if gpt2:  # the reference's GPT-Neo path is GPT-2's block but for its score scale, set here
