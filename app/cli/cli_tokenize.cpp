@@ -1,6 +1,6 @@
 // cli_tokenize.cpp: `headmap-cli tokenize`, a tokenizer.json's answer for a text, as JSON.
 //
-//   headmap-cli tokenize --tokenizer FILE|DIR --text TEXT [--pair TEXT] [--no-special]
+//   headmap-cli tokenize --tokenizer FILE|DIR|GGUF --text TEXT [--pair TEXT] [--no-special]
 //
 // Prints one JSON object: ids, pieces (as the vocabulary spells them), texts (what each token
 // stands for, decoded), type ids, the special-token mask, byte offsets into the text (into
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/io/gguf_model.h"
 #include "core/text/hf_tokenizer.h"
 #include "core/text/tokenizer.h"
 
@@ -21,7 +22,7 @@ int tokenize_cmd(int argc, char** argv) {
   CLI::App app{"headmap-cli tokenize: a Hugging Face tokenizer's ids, pieces, type ids and byte offsets for a text, as JSON"};
   std::string path, text, pair;
   bool no_special = false;
-  app.add_option("--tokenizer", path, "a tokenizer.json, or a model directory (tokenizer.json, vocab.json + merges.txt, or vocab.txt)")
+  app.add_option("--tokenizer", path, "a tokenizer.json, a model directory (tokenizer.json, vocab.json + merges.txt, or vocab.txt), or a GGUF file (its tokenizer.ggml)")
       ->required();
   app.add_option("--text", text, "the text to tokenize")->required();
   auto* pair_opt = app.add_option("--pair", pair, "a second text (a sentence pair, as BERT takes it)");
@@ -31,7 +32,7 @@ int tokenize_cmd(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  Result<HfTokenizer> tok = HfTokenizer::load(path);
+  Result<HfTokenizer> tok = is_gguf_file(path) ? load_gguf_tokenizer(path) : HfTokenizer::load(path);
   if (!tok) {
     std::fprintf(stderr, "headmap-cli: %s\n", tok.error().message.c_str());
     return 1;

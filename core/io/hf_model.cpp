@@ -13,6 +13,8 @@
 
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
+#include "core/io/gguf_model.h"
+#include "core/io/model_cache.h"
 #include "core/io/hf_encoder.h"
 #include "core/io/hf_gpt2.h"
 #include "core/io/hf_tensors.h"
@@ -277,7 +279,7 @@ Names names_for(const std::string& type) {
     n.embed = "embed_in.weight", n.final_g = "final_layer_norm.weight", n.final_b = "final_layer_norm.bias", n.unembed = "embed_out.weight";
     n.layer = "layers.", n.ln1 = "input_layernorm", n.ln2 = "post_attention_layernorm";
     n.qkv = "attention.query_key_value", n.o = "attention.dense", n.up = "mlp.dense_h_to_4h", n.down = "mlp.dense_4h_to_h";
-  } else if (type == "gpt_neo") {
+  } else if (type == "gpt_neo" || type == "gpt2") {  // gpt2: a GGUF file's tensors under GPT-Neo's names (gguf_model.cpp)
     n.embed = "wte.weight", n.pos = "wpe.weight", n.final_g = "ln_f.weight", n.final_b = "ln_f.bias", n.unembed = "lm_head.weight";
     n.layer = "h.", n.ln1 = "ln_1", n.ln2 = "ln_2";
     n.q = "attn.attention.q_proj", n.k = "attn.attention.k_proj", n.v = "attn.attention.v_proj", n.o = "attn.attention.out_proj";
@@ -336,12 +338,26 @@ Status read_vec(const TensorReader& r, const std::string& name, int64_t n, RowVe
 
 // ---- [load] ----------------------------------------------------------------------------
 static Result<ModelWeights> load_family(const fs::path& dir, const std::string& dir_in, const HfModelConfig& c) {
+  Result<TensorSource> src = open_tensors(dir);
+  if (!src) return src.error();
+  auto tokenizer = [&](ModelWeights& w) -> Status {
+    if (!fs::exists(dir / "tokenizer.json") && !(fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")))
+      return Error{ErrorKind::Io, dir_in + " has no tokenizer.json: " + c.arch.name + " models need it (download it with the model: huggingface-cli download MODEL tokenizer.json)."};
+    if (Status s = load_hf_tokenizer(dir, c.vocab_size, w); !s) return Error{s.error().kind, c.arch.name + ": " + s.error().message};
+    return Status();
+  };
+  Result<ModelWeights> w = load_family_tensors(*src, dir_in, c, tokenizer);
+  if (w) w->source.model_name = model_dir_name(dir);
+  return w;
+}
+
+Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::string& dir_in, const HfModelConfig& c,
+                                         const std::function<Status(ModelWeights&)>& tokenizer) {
   const Arch& a = c.arch;
   const std::string& type = a.family;
   const int64_t D = c.d_model, H = c.num_heads, KV = c.num_kv_heads, dh = c.head_dim, L = c.num_layers, V = c.vocab_size, F = c.mlp_width;
   const int64_t Dq = H * dh, Dkv = KV * dh;
-  Result<TensorSource> src = open_tensors(dir);
-  if (!src) return src.error();
+  const TensorSource* src = &src_in;
   const Names nm = names_for(type);
   std::string prefix;
   for (const char* p : {"model.", "gpt_neox.", "transformer.", ""})
@@ -420,9 +436,7 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
       !s)
     return s.error();
   ModelWeights w;
-  if (!fs::exists(dir / "tokenizer.json") && !(fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")))
-    return Error{ErrorKind::Io, dir_in + " has no tokenizer.json: " + a.name + " models need it (download it with the model: huggingface-cli download MODEL tokenizer.json)."};
-  if (Status s = load_hf_tokenizer(dir, static_cast<int>(V), w); !s) return Error{s.error().kind, a.name + ": " + s.error().message};
+  if (Status s = tokenizer(w); !s) return s.error();
   w.arch = a;
   w.d_model = static_cast<int>(D);
   w.context = static_cast<int>(std::min<int64_t>(c.positions, 1 << 20));
@@ -574,7 +588,6 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   s.trained_heads = static_cast<int>(H);
   s.model_type = type;
   s.path = dir_in;
-  s.model_name = model_dir_name(dir);
   s.parameters = parameter_count(w);
   s.dtype = src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
   return w;
@@ -599,13 +612,35 @@ Result<ModelWeights> load_hf_model(const std::string& dir_in) {
 
 Result<ModelWeights> open_model_path(const std::string& path) {
   const std::string what = " headmap opens a Hugging Face model directory (config.json, model.safetensors, tokenizer.json) of a supported family (" +
-                           std::string(supported_families()) + ") or a checkpoint file written by headmap-cli train (.safetensors).";
+                           std::string(supported_families()) + "), a GGUF file (" + gguf_supported_architectures() +
+                           ") or a checkpoint file written by headmap-cli train (.safetensors).";
   if (path.empty()) return Error{ErrorKind::InvalidArgument, "No model was named:" + what};
   const fs::path p(path);
   std::error_code ec;
-  if (!fs::exists(p, ec)) return Error{ErrorKind::Io, path + " does not exist: it is not a directory or a file." + what};
+  if (!fs::exists(p, ec)) {
+    // A name rather than a path: ORG/NAME in the Hugging Face cache, NAME[:TAG] in Ollama's (model_cache.h).
+    if (!p.is_absolute() && path[0] != '.') {
+      Result<std::string> cached = resolve_cached_model(path);
+      if (cached) return open_model_path(*cached);
+      if (cached.error().kind != ErrorKind::InvalidArgument)
+        return Error{cached.error().kind, path + " does not exist as a file or directory, and as a model name: " + cached.error().message + what};
+    }
+    return Error{ErrorKind::Io, path + " does not exist: it is not a directory or a file." + what};
+  }
   if (fs::is_directory(p, ec)) {
     if (fs::exists(p / "config.json", ec)) return load_hf_model(path);
+    // A directory of GGUF files (a Hugging Face "-GGUF" repo's snapshot): its one .gguf file.
+    std::vector<std::string> ggufs;
+    for (const auto& e : fs::directory_iterator(p, ec))
+      if (e.path().extension() == ".gguf") ggufs.push_back(e.path().filename().string());
+    std::sort(ggufs.begin(), ggufs.end());
+    if (ggufs.size() == 1) return load_gguf_model((p / ggufs[0]).string());
+    if (ggufs.size() > 1) {
+      std::string list;
+      for (size_t i = 0; i < ggufs.size() && i < 8; ++i) list += (i ? ", " : "") + ggufs[i];
+      return Error{ErrorKind::InvalidArgument, path + " holds " + std::to_string(ggufs.size()) + " GGUF files (" + list + (ggufs.size() > 8 ? ", ..." : "") +
+                                                   "); name the one to open: " + (p / ggufs[0]).string() + "."};
+    }
     // What it holds, so the person sees why: a few names, safetensors first.
     std::vector<std::string> seen;
     for (const auto& e : fs::directory_iterator(p, ec)) seen.push_back(e.path().filename().string());
@@ -622,6 +657,8 @@ Result<ModelWeights> open_model_path(const std::string& path) {
   }
   // A file (read_file refuses a FIFO or a device by name): one of headmap's checkpoints (a shipped one or the user's), else a file of a
   // Hugging Face directory (its config.json, tokenizer.json or safetensors), which opens the directory.
+  // A GGUF file (llama.cpp's format), known by its magic.
+  if (is_gguf_file(path)) return load_gguf_model(path);
   const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   if (fs::exists(dir / "config.json", ec)) {
     Result<SafetensorsFile> f = SafetensorsFile::open(path);  // the header only (mapped)

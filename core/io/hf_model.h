@@ -22,6 +22,7 @@
 //     mlp.c_fc / c_proj (Linear), local layers from attention_types with window_size.
 // Buffers ignored: attention.bias, masked_bias, rotary_emb.inv_freq.
 #pragma once
+#include <functional>
 #include <string>
 
 #include "core/error.h"
@@ -43,6 +44,15 @@ Result<HfModelConfig> parse_hf_config(const std::string& text, const std::string
 
 // Opens a directory of any supported family: gpt2 through load_hf_gpt2, the others here.
 Result<ModelWeights> load_hf_model(const std::string& dir);
+
+// The one loader of a family's tensors, named as Hugging Face names them (a directory's
+// safetensors, or a GGUF file's tensors renamed by core/io/gguf_model.h), checked against c
+// (every shape first, then the memory budget) and packed; `tokenizer` fills w.hf_tokenizer
+// (and w.bpe) before the tensors are read. `origin` names the source in messages and in
+// w.source.path. (gpt2 here means GPT-Neo's tensor names with GPT-2's block: GGUF only.)
+struct TensorSource;
+Result<ModelWeights> load_family_tensors(const TensorSource& src, const std::string& origin, const HfModelConfig& c,
+                                         const std::function<Status(ModelWeights&)>& tokenizer);
 
 // The one dispatcher for a path, used by headmap-cli (--model, --checkpoint) and the app
 // (--model, --checkpoint, File > Open model / Open checkpoint): a directory with config.json

@@ -1,0 +1,232 @@
+// gguf_tokenizer.cpp: tokenizer.ggml.* -> a tokenizer.json text for HfTokenizer (see
+// gguf_model.h), so a GGUF file's text runs through the one tokenizer pipeline.
+//
+// llama.cpp's two common vocabularies (src/llama-vocab.cpp):
+//   "llama" (SPM): spaces become "▁" (and one is prepended, add_space_prefix), then adjacent
+//     pieces merge while their concatenation is a token, the highest score first; what is
+//     left that is no token becomes <0xXX> byte tokens. As tokenizer.json: BPE with byte
+//     fallback whose merges are every split of every token into two tokens, ranked by the
+//     whole token's score (Hugging Face's own SentencePiece converter does the same).
+//   "gpt2" (byte-level BPE): the merges are given; tokenizer.ggml.pre names the regexes that
+//     split the text first (llama.cpp's table of names, mapped here onto Split / Digits /
+//     ByteLevel pre-tokenizers).
+// Token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte. Control and
+// unknown tokens become special added tokens, user-defined ones plain added tokens.
+#include <algorithm>
+#include <cstring>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <unordered_map>
+
+#include "core/io/gguf_model.h"
+
+namespace headmap {
+using nlohmann::json;
+
+namespace {
+Error bad(const GgufFile& f, const std::string& m) { return Error{ErrorKind::BadFormat, f.path() + ": " + m}; }
+
+// The Llama 3 / Qwen 2 pre-tokenizer regexes as their tokenizer.json files write them.
+const char* kLlama3Regex =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const char* kQwen2Regex =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+json byte_level(bool use_regex) { return {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", use_regex}}; }
+json split(const char* re) { return {{"type", "Split"}, {"pattern", {{"Regex", re}}}, {"behavior", "Isolated"}, {"invert", false}}; }
+
+// tokenizer.ggml.pre -> the pre-tokenizer, and whether whole words skip the merges (llama3).
+bool pre_tokenizer_for(const std::string& pre, json* out, bool* ignore_merges) {
+  *ignore_merges = false;
+  if (pre == "llama3" || pre == "llama-v3" || pre == "llama-bpe" || pre == "falcon3" || pre == "dbrx" || pre == "smaug-bpe") {
+    *ignore_merges = pre != "dbrx" && pre != "smaug-bpe";
+    *out = {{"type", "Sequence"}, {"pretokenizers", {split(kLlama3Regex), byte_level(false)}}};
+  } else if (pre == "qwen2" || pre == "stablelm2" || pre == "deepseek-r1-qwen" || pre == "megrez") {
+    *out = {{"type", "Sequence"}, {"pretokenizers", {split(kQwen2Regex), byte_level(false)}}};
+  } else if (pre == "gpt-2" || pre == "phi-2" || pre == "mpt" || pre == "olmo" || pre == "roberta-bpe" || pre == "jais") {
+    *out = byte_level(true);
+  } else if (pre == "smollm" || pre == "starcoder" || pre == "refact" || pre == "codeshell") {
+    *out = {{"type", "Sequence"}, {"pretokenizers", {{{"type", "Digits"}, {"individual_digits", true}}, byte_level(true)}}};
+  } else {
+    return false;
+  }
+  return true;
+}
+const char* kKnownPre = "llama-bpe (llama3, llama-v3, falcon3), dbrx, smaug-bpe, qwen2 (stablelm2, deepseek-r1-qwen, megrez), gpt-2 (phi-2, mpt, olmo, roberta-bpe, jais), smollm (starcoder, refact, codeshell)";
+}  // namespace
+
+static Result<std::string> tokenizer_json(const GgufFile& f);
+
+Result<std::string> gguf_tokenizer_json(const GgufFile& f) {
+  try {
+    return tokenizer_json(f);
+  } catch (const json::exception& e) {
+    return bad(f, std::string("the tokenizer metadata could not be turned into a tokenizer (") + e.what() + ").");
+  }
+}
+
+static Result<std::string> tokenizer_json(const GgufFile& f) {
+  const GgufValue* model = f.find("tokenizer.ggml.model");
+  if (!model || model->type != GgufValueType::String) return bad(f, "metadata \"tokenizer.ggml.model\" is missing, so the file has no tokenizer headmap can read.");
+  const std::string kind = model->s;
+  if (kind != "llama" && kind != "gpt2")
+    return bad(f, "tokenizer.ggml.model \"" + kind + "\" is not supported (headmap reads \"llama\", SentencePiece-style, and \"gpt2\", byte-level BPE).");
+  const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
+  if (!tokens || tokens->type != GgufValueType::Array || tokens->elem != GgufValueType::String || tokens->arr.empty())
+    return bad(f, "tokenizer.ggml.tokens is missing or not a list of strings.");
+  const size_t n = tokens->arr.size();
+  if (n > (size_t(1) << 20)) return bad(f, "tokenizer.ggml.tokens has more than 2^20 tokens.");
+  auto number_array = [&](const char* key, std::vector<double>* out) -> Status {
+    const GgufValue* v = f.find(key);
+    if (!v) return Status();
+    if (v->type != GgufValueType::Array || v->arr.size() != n) return bad(f, std::string(key) + " must be a list of one number per token (" + std::to_string(n) + ").");
+    out->resize(n);
+    for (size_t i = 0; i < n; ++i)
+      if (!v->arr[i].as_number(&(*out)[i]) || !std::isfinite((*out)[i])) return bad(f, std::string(key) + "[" + std::to_string(i) + "] is not a finite number.");
+    return Status();
+  };
+  std::vector<double> scores, types;
+  if (Status s = number_array("tokenizer.ggml.scores", &scores); !s) return s.error();
+  if (Status s = number_array("tokenizer.ggml.token_type", &types); !s) return s.error();
+  auto type_of = [&](size_t i) { return types.empty() ? 1 : static_cast<int>(types[i]); };
+  auto id_key = [&](const char* key, int dflt) -> Result<int> {
+    const GgufValue* v = f.find(key);
+    if (!v) return dflt;
+    int64_t x = 0;
+    if (!v->as_int(0, static_cast<int64_t>(n) - 1, &x)) return bad(f, std::string(key) + " is not a token id (0 to " + std::to_string(n - 1) + ").");
+    return static_cast<int>(x);
+  };
+  auto bool_key = [&](const char* key, bool dflt) {
+    const GgufValue* v = f.find(key);
+    return v && v->type == GgufValueType::Bool ? v->i != 0 : dflt;
+  };
+  const bool spm = kind == "llama";
+  Result<int> bos = id_key("tokenizer.ggml.bos_token_id", spm ? 1 : -1), eos = id_key("tokenizer.ggml.eos_token_id", spm ? 2 : -1),
+              unk = id_key("tokenizer.ggml.unknown_token_id", spm ? 0 : -1);
+  for (const Result<int>* r : {&bos, &eos, &unk})
+    if (!*r) return r->error();
+  std::string pre = spm ? "" : (f.find("tokenizer.ggml.pre") && f.find("tokenizer.ggml.pre")->type == GgufValueType::String ? f.find("tokenizer.ggml.pre")->s : "");
+  json pre_tok = nullptr;
+  bool ignore_merges = false;
+  if (!spm && !pre_tokenizer_for(pre, &pre_tok, &ignore_merges))
+    return bad(f, pre.empty() ? std::string("tokenizer.ggml.pre is missing: llama.cpp itself would guess a regex; headmap does not guess (it knows ") + kKnownPre + ")."
+                              : "tokenizer.ggml.pre \"" + pre + "\" is a pre-tokenizer headmap does not know (it knows " + kKnownPre + ").");
+  const bool add_bos = bool_key("tokenizer.ggml.add_bos_token", spm || ignore_merges), add_eos = bool_key("tokenizer.ggml.add_eos_token", false);
+  const bool space_prefix = bool_key("tokenizer.ggml.add_space_prefix", true);
+  if ((add_bos && *bos < 0) || (add_eos && *eos < 0)) return bad(f, "add_bos_token / add_eos_token is set but the token id is missing.");
+
+  // vocab: the last id of a repeated token wins, as in llama.cpp's token_to_id
+  json vocab = json::object();
+  for (size_t i = 0; i < n; ++i) {
+    if (tokens->arr[i].s.empty()) return bad(f, "tokenizer.ggml.tokens[" + std::to_string(i) + "] is empty.");
+    if (tokens->arr[i].s.size() > 4096)  // tokenizer.json's own limit; it also bounds the merges derived below
+      return bad(f, "tokenizer.ggml.tokens[" + std::to_string(i) + "] is longer than 4096 bytes.");
+    vocab[tokens->arr[i].s] = i;
+  }
+  json added = json::array();
+  for (size_t i = 0; i < n; ++i) {
+    const int t = type_of(i);
+    if (t == 2 || t == 3 || t == 4)
+      added.push_back({{"id", i}, {"content", tokens->arr[i].s}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
+                       {"normalized", false}, {"special", t != 4}});
+  }
+  json merges = json::array();
+  if (spm) {
+    // Every split of a normal token into two tokens, ranked by the whole token's score
+    // (highest first; a stable order for equal scores: the token's id, then the left part's).
+    std::unordered_map<std::string, size_t> index;
+    for (size_t i = 0; i < n; ++i) index[tokens->arr[i].s] = i;
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    if (!scores.empty()) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+    uint64_t work = 0;  // bytes hashed: a real vocabulary needs about 2^24; a hostile one is stopped
+    for (size_t id : order) {
+      if (type_of(id) != 1) continue;
+      const std::string& t = tokens->arr[id].s;
+      work += static_cast<uint64_t>(t.size()) * t.size();
+      if (work > (uint64_t(1) << 30)) return bad(f, "the vocabulary's tokens are too long and many to derive SentencePiece merges from.");
+      std::vector<std::pair<size_t, size_t>> local;
+      for (size_t cut = 1; cut < t.size(); ++cut) {
+        if ((static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) continue;  // inside a character
+        auto l = index.find(t.substr(0, cut)), r = index.find(t.substr(cut));
+        if (l != index.end() && r != index.end()) local.emplace_back(l->second, r->second);
+      }
+      std::sort(local.begin(), local.end());
+      for (const auto& [l, r] : local) merges.push_back({tokens->arr[l].s, tokens->arr[r].s});
+      if (merges.size() > (size_t(1) << 23)) return bad(f, "the vocabulary implies more than 2^23 merges.");
+    }
+  } else {
+    const GgufValue* m = f.find("tokenizer.ggml.merges");
+    if (!m || m->type != GgufValueType::Array || m->elem != GgufValueType::String) return bad(f, "tokenizer.ggml.merges is missing or not a list of strings.");
+    for (size_t i = 0; i < m->arr.size(); ++i) {
+      const std::string& s = m->arr[i].s;
+      const size_t sp = s.find(' ', 1);
+      if (sp == std::string::npos || sp + 1 >= s.size()) return bad(f, "tokenizer.ggml.merges[" + std::to_string(i) + "] is not two tokens separated by a space.");
+      merges.push_back({s.substr(0, sp), s.substr(sp + 1)});
+    }
+  }
+
+  json j = json::object();
+  j["version"] = "1.0";
+  j["truncation"] = nullptr;
+  j["padding"] = nullptr;
+  j["added_tokens"] = added;
+  json model_j = {{"type", "BPE"}, {"dropout", nullptr}, {"continuing_subword_prefix", nullptr}, {"end_of_word_suffix", nullptr},
+                  {"fuse_unk", spm}, {"byte_fallback", spm}, {"ignore_merges", ignore_merges}, {"vocab", vocab}, {"merges", merges}};
+  model_j["unk_token"] = spm && *unk >= 0 ? json(tokens->arr[static_cast<size_t>(*unk)].s) : json(nullptr);
+  j["model"] = model_j;
+  if (spm) {
+    json norm = json::array();
+    if (space_prefix) norm.push_back({{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}});
+    norm.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xE2\x96\x81"}});
+    j["normalizer"] = {{"type", "Sequence"}, {"normalizers", norm}};
+    j["pre_tokenizer"] = nullptr;
+    json dec = json::array();
+    dec.push_back(json{{"type", "Replace"}, {"pattern", {{"String", "\xE2\x96\x81"}}}, {"content", " "}});
+    dec.push_back(json{{"type", "ByteFallback"}});
+    dec.push_back(json{{"type", "Fuse"}});
+    if (space_prefix) dec.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+    j["decoder"] = {{"type", "Sequence"}, {"decoders", dec}};
+  } else {
+    j["normalizer"] = nullptr;
+    j["pre_tokenizer"] = pre_tok;
+    j["decoder"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
+  }
+  if (add_bos || add_eos) {
+    json single = json::array(), pair = json::array(), special = json::object();
+    auto tok = [&](int id) {
+      const std::string& s = tokens->arr[static_cast<size_t>(id)].s;
+      special[s] = {{"id", s}, {"ids", {id}}, {"tokens", {s}}};
+      return json{{"SpecialToken", {{"id", s}, {"type_id", 0}}}};
+    };
+    if (add_bos) single.push_back(tok(*bos));
+    single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
+    if (add_eos) single.push_back(tok(*eos));
+    pair = single;
+    if (add_bos) pair.push_back(tok(*bos));
+    pair.push_back({{"Sequence", {{"id", "B"}, {"type_id", 1}}}});
+    if (add_eos) pair.push_back(tok(*eos));
+    j["post_processor"] = {{"type", "TemplateProcessing"}, {"single", single}, {"pair", pair}, {"special_tokens", special}};
+  } else {
+    j["post_processor"] = nullptr;
+  }
+  // A token that is not valid UTF-8 (a file's raw bytes) is kept with U+FFFD in their place.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Result<HfTokenizer> load_gguf_tokenizer(const std::string& path) {
+  Result<GgufFile> f = GgufFile::open(path);
+  if (!f) return f.error();
+  Result<std::string> json = gguf_tokenizer_json(*f);
+  if (!json) return json.error();
+  return HfTokenizer::from_json(*json, path + " (tokenizer.ggml)");
+}
+
+bool is_gguf_file(const std::string& path) {
+  Result<MappedFile> m = MappedFile::open(path);  // regular files only, never blocking
+  return m && m->size() >= 4 && std::memcmp(m->data(), "GGUF", 4) == 0;
+}
+
+}  // namespace headmap

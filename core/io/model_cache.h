@@ -1,0 +1,26 @@
+// model_cache.h: a model named as people name it, found in the local caches other tools
+// filled, offline: nothing is downloaded.
+//
+//   "ORG/NAME" (a Hugging Face repo id): models--ORG--NAME in $HF_HUB_CACHE, else
+//     $HF_HOME/hub, else ~/.cache/huggingface/hub; refs/main names the revision, and
+//     snapshots/<rev>/ is the model directory (its files are symlinks into blobs/).
+//   "NAME[:TAG]" (an Ollama model, tag "latest" by default): the manifest
+//     $OLLAMA_MODELS/manifests/registry.ollama.ai/library/NAME/TAG (OLLAMA_MODELS defaults to
+//     ~/.ollama/models), whose layer of mediaType application/vnd.ollama.image.model names
+//     the GGUF blob by digest: blobs/sha256-<hex>.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace headmap {
+
+// The directory or file a name stands for, or an Io error that lists where it looked. A
+// name that is not of either form, or holds "..", is not looked up (InvalidArgument).
+Result<std::string> resolve_cached_model(const std::string& name);
+
+// The Hugging Face hub caches searched, in order (those the environment names).
+std::vector<std::string> hf_hub_caches();
+
+}  // namespace headmap

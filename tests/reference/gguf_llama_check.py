@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""gguf_llama_check.py: holds headmap to llama.cpp itself on make_gguf.py's files: the same
+file opened by both, the same ids evaluated by both.
+
+    gguf_llama_check.py HEADMAP_CLI NODE_MODULES WORK_DIR [VARIANT ...]
+
+  ids     headmap-cli tokenize --tokenizer FILE.gguf on hard strings (spaces, newlines, digits,
+          accents, CJK, an emoji left to byte fallback, contractions, a control token in the
+          text) against llama.cpp's model.tokenize(text, true), with its BOS when llama.cpp
+          prepends one: equal.
+  logits  headmap-cli --top-k 10 --json: the next-token distribution after each sentence
+          against llama.cpp's raw logits (controlledEvaluate) on the ids headmap used: the same
+          top-1 token, and every top-10 token's log-probability relative to the top-1's
+          within TOL x (the top-1 logit's size), TOL by weight type below.
+
+Why these tolerances: llama.cpp rounds what headmap keeps in F32. It multiplies a quantized
+(or BF16) weight by activations rounded to 8 significant bits (Q8_0 blocks for the 32-element
+types, Q8_K for the K-quants: each element within 1/254 of its block's largest; BF16 for BF16
+weights), and it keeps K and V in an F16 cache (11 bits) whatever the weights. Each rounding
+is up to 2^-8 (or 2^-11) of the values, and a logit passes through about 2L + 1 such products
+in series (L = 2 or 3 here): about 5 x 2^-8 = 2e-2 of the logit scale, doubled for margin:
+5e-2. For F32 and F16 weights only the F16 cache and F16 activations round: 5 x 2^-11, doubled,
+5e-3. (Measured against the float64 forward on these files: at most 2e-2 and 3e-4.)
+Exit 0 all agree, 1 a difference, 77 when node or the npm packages are missing.
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference_common  # noqa: E402
+
+np = reference_common.numpy_or_skip()
+import make_gguf  # noqa: E402
+
+TEXTS = ["The cat sat on the mat because it was tired.", "it was the cat that sat there, and the mat was red"]
+HARD = ["The cat sat on the mat.", " leading space", "two  spaces   and three", "tabs\tand\nnewlines\n\n end", "Émile où ça? naïve café",
+        "東京 🙂 emoji", "Numbers 12345 and 2026.", "don't stop; we'll see what they've said", "cat<|endoftext|>mat", "   ",
+        "sat<s>on</s>mat", "ÉMILE DON'T"]
+TOL = {"F32": 5e-3, "F16": 5e-3}
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def oracle(modules, path, work, name, texts, ids):
+    req = os.path.join(work, name + ".request.json")
+    json.dump({"texts": texts, "ids": ids}, open(req, "w"))
+    run = subprocess.run(["node", os.path.join(HERE, "gguf_llama_oracle.mjs"), modules, path, req], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError("llama.cpp (node-llama-cpp) failed: " + run.stderr.strip()[-2000:])
+    return json.loads(run.stdout)
+
+
+def check_variant(cli, modules, work, variant):
+    wtype = make_gguf.VARIANTS[variant][2]
+    path = make_gguf.write_variant(work, variant)
+    ok = True
+    # ids on hard strings
+    texts = [t for t in HARD if "<s>" not in t or make_gguf.VARIANTS[variant][3]["tok"] == "spm"]
+    got = []
+    for t in texts:
+        run = subprocess.run([cli, "tokenize", "--tokenizer", path, "--text", t], capture_output=True, text=True)
+        if run.returncode != 0:
+            print(f"{variant:16s} headmap-cli tokenize refused it: {run.stderr.strip()}  DIFFERENT")
+            return False
+        got.append(json.loads(run.stdout)["ids"])
+    # logits after each sentence, on the ids headmap used
+    out, run_json = os.path.join(work, variant + "-out"), os.path.join(work, variant + ".json")
+    cmd = [cli, "--model", path, "--json", run_json, "--top-k", "10"]
+    for t in TEXTS:
+        cmd += ["--text", t]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"{variant:16s} headmap-cli refused it: {run.stderr.strip()}  DIFFERENT")
+        return False
+    rj = json.load(open(run_json))
+    ids = [s["token_ids"] if "token_ids" in s else None for s in rj.get("sentences", [])]
+    if not ids or None in ids:
+        ids = rj["token_ids"]
+    llama = oracle(modules, path, work, variant, texts, ids)
+    bad_ids = []
+    for t, mine, theirs in zip(texts, got, llama["tokens"]):
+        want = ([llama["bos"]] if llama["prepend_bos"] else []) + theirs
+        if mine != want:
+            bad_ids.append(f"{t!r}: headmap {mine} llama.cpp {want}")
+    if bad_ids:
+        ok = False
+        print(f"{variant:16s} token ids differ from llama.cpp's:\n  " + "\n  ".join(bad_ids))
+    tol = TOL.get(wtype, 5e-2)
+    worst, top1_same = 0.0, True
+    for b, (seq, logits) in enumerate(zip(ids, llama["logits"])):
+        lg = dict((int(k), v) for k, v in logits)
+        top_l = max(lg, key=lg.get)
+        mine = rj["next_tokens"][b][len(seq) - 1]  # [{id, prob}], most likely first
+        scale = max(1.0, abs(lg[top_l]))
+        if mine[0]["id"] != top_l:
+            top1_same = False
+            # a near-tie may flip under llama.cpp's rounding: only then is another top-1 allowed
+            gap = lg[top_l] - lg.get(mine[0]["id"], -math.inf)
+            if gap > tol * scale:
+                ok = False
+                print(f"{variant:16s} sentence {b}: top-1 {mine[0]['id']} but llama.cpp's is {top_l} (logit gap {gap:.3g})  DIFFERENT")
+        for n in mine:
+            if n["prob"] <= 0:
+                continue
+            d_mine = math.log(n["prob"]) - math.log(mine[0]["prob"])
+            d_llama = lg[n["id"]] - lg[mine[0]["id"]]
+            worst = max(worst, abs(d_mine - d_llama) / scale)
+    ok = ok and worst <= tol
+    print(f"{variant:16s} {wtype:6s} ids of {len(texts)} hard strings {'equal' if not bad_ids else 'DIFFER'}; next-token top-1 "
+          f"{'equal' if top1_same else 'differs'}, worst top-10 log-prob difference {worst:.2e} of the logit scale (tolerance {tol:g})  "
+          f"{'ok' if ok else 'DIFFERENT'}")
+    return ok
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__)
+        return 2
+    cli, modules, work = sys.argv[1:4]
+    if not shutil.which("node"):
+        print("SKIPPED: node is missing (.ci/setup installs it)")
+        return 77
+    if not os.path.isdir(os.path.join(modules, "node-llama-cpp")):
+        print(f"SKIPPED: node-llama-cpp is not installed in {modules} (the fixture gguf_oracle_setup installs it; it says why it did not)")
+        return 77
+    os.makedirs(work, exist_ok=True)
+    variants = sys.argv[4:] or list(make_gguf.VARIANTS)
+    results = [check_variant(cli, modules, work, v) for v in variants]
+    print(f"{sum(results)} of {len(results)} GGUF variants agree with llama.cpp (token ids, next-token top-1 and log-probabilities)")
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

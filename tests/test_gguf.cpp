@@ -1,0 +1,274 @@
+// test_gguf.cpp: the GGUF reader (core/io/gguf.h) on files built byte by byte here from the
+// format's description: every value type, nested arrays, the alignment key, versions 2 and
+// 3, dims innermost-first; hostile files (every truncation, offsets past the end or
+// overlapping or unaligned, absurd counts, undefined types, big-endian, version 1) refused
+// with messages; blocks of Q8_0, Q4_0, Q4_1, Q5_0 and Q6_K widened to values worked out by
+// hand from the block layouts; unsupported types, architectures and pre-tokenizers refused by
+// name. (The whole models are held to numpy and to llama.cpp by gguf_matches_numpy and
+// gguf_matches_llama_cpp.)
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/io/gguf.h"
+#include "core/io/gguf_model.h"
+#include "core/io/gguf_quant.h"
+#include "core/math/half.h"
+
+using namespace headmap;
+
+namespace {
+// A little-endian byte writer for hand-made GGUF files.
+struct Bytes {
+  std::string b;
+  template <class T>
+  Bytes& put(T v) {
+    b.append(reinterpret_cast<const char*>(&v), sizeof(T));
+    return *this;
+  }
+  Bytes& str(const std::string& s) {
+    put<uint64_t>(s.size());
+    b += s;
+    return *this;
+  }
+  Bytes& key(const std::string& k, GgufValueType t) {
+    str(k);
+    return put<uint32_t>(static_cast<uint32_t>(t));
+  }
+};
+
+// A file with the given metadata pairs (already encoded) and one F32 tensor "w" of ne = {3, 2}.
+std::string file_with(uint32_t version, uint64_t n_kv, const std::string& kv, uint32_t alignment = 32) {
+  Bytes f;
+  f.b = "GGUF";
+  f.put<uint32_t>(version).put<uint64_t>(1).put<uint64_t>(n_kv);
+  f.b += kv;
+  f.str("w").put<uint32_t>(2).put<uint64_t>(3).put<uint64_t>(2).put<uint32_t>(0).put<uint64_t>(0);
+  f.b.append((alignment - f.b.size() % alignment) % alignment, '\0');
+  for (int i = 0; i < 6; ++i) f.put<float>(static_cast<float>(i) + 0.5f);
+  return f.b;
+}
+}  // namespace
+
+TEST(Gguf, ReadsEveryValueTypeArraysAndTensorInfo) {
+  Bytes kv;
+  kv.key("u8", GgufValueType::U8).put<uint8_t>(200);
+  kv.key("i8", GgufValueType::I8).put<int8_t>(-100);
+  kv.key("u16", GgufValueType::U16).put<uint16_t>(60000);
+  kv.key("i16", GgufValueType::I16).put<int16_t>(-30000);
+  kv.key("u32", GgufValueType::U32).put<uint32_t>(4000000000u);
+  kv.key("i32", GgufValueType::I32).put<int32_t>(-2000000000);
+  kv.key("f32", GgufValueType::F32).put<float>(0.25f);
+  kv.key("bool", GgufValueType::Bool).put<uint8_t>(1);
+  kv.key("str", GgufValueType::String).str("héllo");
+  kv.key("u64", GgufValueType::U64).put<uint64_t>(uint64_t(1) << 40);
+  kv.key("i64", GgufValueType::I64).put<int64_t>(-(int64_t(1) << 40));
+  kv.key("f64", GgufValueType::F64).put<double>(-1.5);
+  kv.key("arr", GgufValueType::Array).put<uint32_t>(static_cast<uint32_t>(GgufValueType::String)).put<uint64_t>(2).str("a").str("bc");
+  kv.key("nested", GgufValueType::Array).put<uint32_t>(static_cast<uint32_t>(GgufValueType::Array)).put<uint64_t>(1);
+  kv.put<uint32_t>(static_cast<uint32_t>(GgufValueType::I32)).put<uint64_t>(2).put<int32_t>(7).put<int32_t>(-7);
+  kv.key("general.alignment", GgufValueType::U32).put<uint32_t>(64);
+  for (uint32_t version : {2u, 3u}) {
+    const std::string bytes = file_with(version, 15, kv.b, 64);
+    Result<GgufFile> f = GgufFile::view(bytes.data(), bytes.size(), "t.gguf");
+    ASSERT_TRUE(f) << f.error().message;
+    EXPECT_EQ(f->version(), version);
+    EXPECT_EQ(f->alignment(), 64u);
+    int64_t x = 0;
+    EXPECT_TRUE(f->find("u8")->as_int(0, 255, &x) && x == 200);
+    EXPECT_TRUE(f->find("i8")->as_int(-128, 127, &x) && x == -100);
+    EXPECT_TRUE(f->find("u16")->as_int(0, 70000, &x) && x == 60000);
+    EXPECT_TRUE(f->find("i16")->as_int(-40000, 0, &x) && x == -30000);
+    EXPECT_TRUE(f->find("u32")->as_int(0, int64_t(1) << 33, &x) && x == 4000000000LL);
+    EXPECT_TRUE(f->find("i32")->as_int(-(int64_t(1) << 33), 0, &x) && x == -2000000000LL);
+    EXPECT_TRUE(f->find("u64")->as_int(0, int64_t(1) << 41, &x) && x == int64_t(1) << 40);
+    EXPECT_TRUE(f->find("i64")->as_int(-(int64_t(1) << 41), 0, &x) && x == -(int64_t(1) << 40));
+    EXPECT_FALSE(f->find("u32")->as_int(0, 100, &x));  // out of the asked range
+    EXPECT_EQ(f->find("f32")->f, 0.25);
+    EXPECT_EQ(f->find("f64")->f, -1.5);
+    EXPECT_EQ(f->find("bool")->i, 1);
+    EXPECT_EQ(f->find("str")->s, "héllo");
+    ASSERT_EQ(f->find("arr")->arr.size(), 2u);
+    EXPECT_EQ(f->find("arr")->arr[1].s, "bc");
+    ASSERT_EQ(f->find("nested")->arr.size(), 1u);
+    EXPECT_EQ(f->find("nested")->arr[0].arr[1].i, -7);
+    const GgufTensorInfo* w = f->tensor("w");
+    ASSERT_NE(w, nullptr);
+    EXPECT_EQ(w->ne, (std::vector<int64_t>{3, 2}));  // innermost first: 2 rows of 3
+    EXPECT_EQ(w->rows(), 2);
+    EXPECT_EQ(w->bytes, 24u);
+    float v[6];
+    std::memcpy(v, f->data(*w), 24);
+    EXPECT_EQ(v[5], 5.5f);
+    EXPECT_EQ((f->data(*w) - bytes.data()) % 64, 0);  // the data section honours general.alignment
+  }
+}
+
+TEST(Gguf, RefusesHostileFilesWithMessages) {
+  Bytes kv;
+  kv.key("general.architecture", GgufValueType::String).str("llama");
+  const std::string good = file_with(3, 1, kv.b);
+  ASSERT_TRUE(GgufFile::view(good.data(), good.size(), "t.gguf"));
+  // every truncation: an error, never a crash
+  for (size_t n = 0; n < good.size(); ++n) {
+    Result<GgufFile> f = GgufFile::view(good.data(), n, "t.gguf");
+    EXPECT_FALSE(f) << "a file cut to " << n << " bytes was accepted";
+    if (!f) {
+      EXPECT_NE(f.error().message.find("t.gguf"), std::string::npos);
+    }
+  }
+  auto refused = [](std::string bytes, const std::string& says) {
+    Result<GgufFile> f = GgufFile::view(bytes.data(), bytes.size(), "t.gguf");
+    if (f) return ::testing::AssertionFailure() << "accepted";
+    if (f.error().message.find(says) == std::string::npos) return ::testing::AssertionFailure() << f.error().message;
+    return ::testing::AssertionSuccess();
+  };
+  std::string s = good;
+  s[0] = 'X';
+  EXPECT_TRUE(refused(s, "not a GGUF file"));
+  EXPECT_TRUE(refused(file_with(1, 1, kv.b), "version 1"));
+  EXPECT_TRUE(refused(file_with(0x03000000u, 1, kv.b), "big-endian"));
+  EXPECT_TRUE(refused(file_with(7, 1, kv.b), "version 7"));
+  // absurd counts
+  s = good;
+  uint64_t huge = uint64_t(1) << 60;
+  std::memcpy(&s[16], &huge, 8);
+  EXPECT_TRUE(refused(s, "metadata pairs"));
+  s = good;
+  std::memcpy(&s[8], &huge, 8);
+  EXPECT_TRUE(refused(s, "tensors"));
+  // a string longer than the file
+  Bytes longstr;
+  longstr.key("k", GgufValueType::String).put<uint64_t>(uint64_t(1) << 50);
+  EXPECT_TRUE(refused(file_with(3, 1, longstr.b), "ends inside"));
+  // an array claiming more elements than bytes
+  Bytes arr;
+  arr.key("a", GgufValueType::Array).put<uint32_t>(static_cast<uint32_t>(GgufValueType::U64)).put<uint64_t>(uint64_t(1) << 40);
+  EXPECT_TRUE(refused(file_with(3, 1, arr.b), "claims"));
+  Bytes badtype;
+  badtype.key("t", static_cast<GgufValueType>(13)).put<uint8_t>(0);
+  EXPECT_TRUE(refused(file_with(3, 1, badtype.b), "value type 13"));
+  Bytes badbool;
+  badbool.key("b", GgufValueType::Bool).put<uint8_t>(2);
+  EXPECT_TRUE(refused(file_with(3, 1, badbool.b), "only 0 or 1"));
+  Bytes align;
+  align.key("general.alignment", GgufValueType::U32).put<uint32_t>(48);
+  EXPECT_TRUE(refused(file_with(3, 1, align.b), "power of two"));
+  Bytes dup;
+  dup.key("x", GgufValueType::U8).put<uint8_t>(1).key("x", GgufValueType::U8).put<uint8_t>(2);
+  EXPECT_TRUE(refused(file_with(3, 2, dup.b), "appears twice"));
+
+  // tensor infos: the offset past the end, unaligned, a zero dim, too many dims, an undefined type, a partial block
+  const size_t info = 24 + kv.b.size() + 8 + 1;  // after the name "w"
+  auto patched = [&](size_t at, const void* v, size_t n) {
+    std::string t = good;
+    std::memcpy(&t[at], v, n);
+    return t;
+  };
+  const uint64_t past = 64, unaligned = 4, zero = 0;
+  const uint32_t five = 5, undefined = 4, q4 = 2;
+  EXPECT_TRUE(refused(patched(info + 4 + 16 + 4, &past, 8), "runs past the end"));
+  EXPECT_TRUE(refused(patched(info + 4 + 16 + 4, &unaligned, 8), "not a multiple of the alignment"));
+  EXPECT_TRUE(refused(patched(info + 4, &zero, 8), "has a dim of 0"));
+  EXPECT_TRUE(refused(patched(info, &five, 4), "5 dims"));
+  EXPECT_TRUE(refused(patched(info + 4 + 16, &undefined, 4), "ggml type 4"));
+  EXPECT_TRUE(refused(patched(info + 4 + 16, &q4, 4), "not a whole number of 32-element blocks"));
+  // two tensors over the same bytes
+  Bytes two;
+  two.b = "GGUF";
+  two.put<uint32_t>(3).put<uint64_t>(2).put<uint64_t>(0);
+  two.str("a").put<uint32_t>(1).put<uint64_t>(8).put<uint32_t>(0).put<uint64_t>(0);
+  two.str("b").put<uint32_t>(1).put<uint64_t>(8).put<uint32_t>(0).put<uint64_t>(0);
+  two.b.append((32 - two.b.size() % 32) % 32, '\0');
+  two.b.append(32, '\0');
+  EXPECT_TRUE(refused(two.b, "overlap"));
+}
+
+// Blocks written by hand from ggml-common.h's layouts; the expected values worked out here.
+TEST(Gguf, DequantizesBlocksAsTheFormatDefinesThem) {
+  float out[256];
+  // Q8_0: d = 0.5 (F16 0x3800), q = 0, 1, -2, 3, ...
+  std::string b(34, '\0');
+  const uint16_t half = float_to_half(0.5f);
+  std::memcpy(&b[0], &half, 2);
+  for (int j = 0; j < 32; ++j) b[2 + j] = static_cast<char>(j % 2 ? j : -j);
+  ASSERT_TRUE(gguf_dequantize(8, b.data(), 32, out));
+  for (int j = 0; j < 32; ++j) EXPECT_EQ(out[j], 0.5f * (j % 2 ? j : -j)) << j;
+  // Q4_0: byte j = low nibble element j, high nibble element j + 16; x = d (q - 8)
+  b.assign(18, '\0');
+  std::memcpy(&b[0], &half, 2);
+  for (int j = 0; j < 16; ++j) b[2 + j] = static_cast<char>(j | ((15 - j) << 4));
+  ASSERT_TRUE(gguf_dequantize(2, b.data(), 32, out));
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(out[j], 0.5f * (j - 8));
+    EXPECT_EQ(out[j + 16], 0.5f * (15 - j - 8));
+  }
+  // Q4_1: x = d q + m, m = -1
+  b.assign(20, '\0');
+  const uint16_t minus1 = float_to_half(-1.0f);
+  std::memcpy(&b[0], &half, 2);
+  std::memcpy(&b[2], &minus1, 2);
+  for (int j = 0; j < 16; ++j) b[4 + j] = static_cast<char>(3 | (7 << 4));
+  ASSERT_TRUE(gguf_dequantize(3, b.data(), 32, out));
+  EXPECT_EQ(out[0], 0.5f * 3 - 1);
+  EXPECT_EQ(out[31], 0.5f * 7 - 1);
+  // Q5_0: the fifth bit of element j is bit j of qh; x = d (q - 16)
+  b.assign(22, '\0');
+  std::memcpy(&b[0], &half, 2);
+  const uint32_t qh = (1u << 0) | (1u << 17);  // element 0 and element 17 get +16
+  std::memcpy(&b[2], &qh, 4);
+  for (int j = 0; j < 16; ++j) b[6 + j] = static_cast<char>(1 | (2 << 4));
+  ASSERT_TRUE(gguf_dequantize(6, b.data(), 32, out));
+  EXPECT_EQ(out[0], 0.5f * (1 + 16 - 16));
+  EXPECT_EQ(out[1], 0.5f * (1 - 16));
+  EXPECT_EQ(out[17], 0.5f * (2 + 16 - 16));
+  EXPECT_EQ(out[16], 0.5f * (2 - 16));
+  // Q6_K: ql[128], qh[64], int8 scales[16], d. Element 0: low 4 bits ql[0] & 15, high 2 bits
+  // qh[0] & 3, scale[0]; element 96: ql[32] >> 4, (qh[0] >> 6) & 3, scale[6].
+  b.assign(210, '\0');
+  b[0] = static_cast<char>(0x05);
+  b[32] = static_cast<char>(0x90);
+  b[128] = static_cast<char>(0x80 | 0x02);  // qh[0]: bits 0-1 = 2 (element 0), bits 6-7 = 2 (element 96)
+  b[192] = 3;
+  b[198] = -2;
+  const uint16_t quarter = float_to_half(0.25f);
+  std::memcpy(&b[208], &quarter, 2);
+  ASSERT_TRUE(gguf_dequantize(14, b.data(), 256, out));
+  EXPECT_EQ(out[0], 0.25f * 3 * ((5 | (2 << 4)) - 32));
+  EXPECT_EQ(out[96], 0.25f * -2 * ((9 | (2 << 4)) - 32));
+  EXPECT_EQ(out[1], 0.25f * 3 * (0 - 32));
+}
+
+TEST(Gguf, RefusesWhatItDoesNotReadByName) {
+  float out[256];
+  std::string b(66, '\0');
+  Status s = gguf_dequantize(16, b.data(), 256, out);  // IQ2_XXS
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("IQ2_XXS is not supported"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("Q4_K"), std::string::npos);  // the supported list
+
+  Bytes kv;
+  kv.key("general.architecture", GgufValueType::String).str("mamba");
+  std::string bytes = file_with(3, 1, kv.b);
+  Result<GgufFile> f = GgufFile::view(bytes.data(), bytes.size(), "t.gguf");
+  ASSERT_TRUE(f);
+  Result<HfModelConfig> c = gguf_config(*f);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("\"mamba\""), std::string::npos);
+  EXPECT_NE(c.error().message.find("qwen3"), std::string::npos);
+
+  Bytes tok;
+  tok.key("tokenizer.ggml.model", GgufValueType::String).str("gpt2");
+  tok.key("tokenizer.ggml.pre", GgufValueType::String).str("mystery-bpe");
+  tok.key("tokenizer.ggml.tokens", GgufValueType::Array).put<uint32_t>(static_cast<uint32_t>(GgufValueType::String)).put<uint64_t>(2).str("a").str("b");
+  tok.key("tokenizer.ggml.merges", GgufValueType::Array).put<uint32_t>(static_cast<uint32_t>(GgufValueType::String)).put<uint64_t>(0);
+  bytes = file_with(3, 4, tok.b);
+  f = GgufFile::view(bytes.data(), bytes.size(), "t.gguf");
+  ASSERT_TRUE(f) << f.error().message;
+  Result<std::string> j = gguf_tokenizer_json(*f);
+  ASSERT_FALSE(j);
+  EXPECT_NE(j.error().message.find("\"mystery-bpe\""), std::string::npos) << j.error().message;
+  EXPECT_NE(j.error().message.find("llama-bpe"), std::string::npos);
+}
