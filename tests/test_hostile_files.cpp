@@ -21,10 +21,15 @@
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
 #include "core/io/hf_gpt2.h"
+#include "core/io/hf_model.h"
+#include "core/io/hf_tensors.h"
 #include "core/io/mapped_file.h"
 #include "core/io/npy.h"
 #include "core/io/run_export.h"
 #include "core/memory_budget.h"
+#include "core/model/weights.h"
+#include "core/text/hf_tokenizer.h"
+#include "core/text/utf8.h"
 #include "test_util.h"
 
 using namespace headmap;
@@ -318,4 +323,24 @@ TEST(HostileFiles, JsonWithWeightsIsRefusedOverTheBudget) {
       for (int t = 0; t < 3; ++t)
         for (int k = 0; k < 3; ++k) EXPECT_EQ(j["weights"][l][0][h][t][k].get<float>(), run.out.weights(l, 0, h)[t * 3 + k]);
   fs::remove_all(d);
+}
+
+// ---- tokenizer files (issue 35) --------------------------------------------------------
+
+namespace {
+nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(read_file(p.string()).value()); }
+void write_text(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
+}  // namespace
+
+// F11: text from files is printed and drawn escaped: an ANSI sequence in a tensor name, a
+// NUL in a shard name (which cut the message), a right-to-left override in a lesson title.
+TEST(HostileFiles, UntrustedTextIsEscapedBeforeItIsShown) {
+  EXPECT_EQ(printable("layer\x1b[32m loaded OK\x1b[0m"), "layer\\x1b[32m loaded OK\\x1b[0m");
+  EXPECT_EQ(printable(std::string("model-") + '\0' + "1.safetensors"), "model-\\x001.safetensors");
+  EXPECT_EQ(printable("abc\xE2\x80\xAE" "fed"), "abc\\u{202e}fed");         // U+202E RIGHT-TO-LEFT OVERRIDE
+  EXPECT_EQ(printable("x\xE2\x81\xA7y"), "x\\u{2067}y");                    // U+2067 RIGHT-TO-LEFT ISOLATE
+  EXPECT_EQ(printable("\xC2\x9B" "2J"), "\\x9b2J");                          // C1 CSI
+  EXPECT_EQ(printable("two\nlines\tand \xD8\xB3\xD9\x84\xD8\xA7\xD9\x85"), "two\nlines\tand \xD8\xB3\xD9\x84\xD8\xA7\xD9\x85");  // Arabic stays
+  EXPECT_EQ(printable("a\nb", false), "a\\x0ab");
+  EXPECT_EQ(printable("bad \xff byte"), "bad \xEF\xBF\xBD byte");
 }

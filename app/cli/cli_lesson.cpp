@@ -14,12 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "app/common/print_message.h"
 #include "app/common/assets.h"
 #include "app/common/heatmap_png.h"
 #include "app/common/raster.h"
 #include "app/gui/app_state.h"
 #include "app/gui/lessons.h"
 #include "app/gui/workers/compute_worker.h"
+#include "core/text/utf8.h"
 
 namespace headmap {
 namespace {
@@ -151,17 +153,17 @@ int run_lesson_export(int argc, char** argv) {
   const int W = size == "1024x768" ? 1024 : 1920, H = size == "1024x768" ? 768 : 1080;
   Result<std::string> path = find_lesson(name);
   if (!path) {
-    std::fprintf(stderr, "headmap-cli: %s\n", path.error().message.c_str());
+    print_message("headmap-cli", path.error().message);
     return 2;
   }
   Result<Lesson> lesson = load_lesson(*path);
   if (!lesson) {
-    std::fprintf(stderr, "headmap-cli: %s\n", lesson.error().message.c_str());
+    print_message("headmap-cli", lesson.error().message);
     return 1;
   }
   Font font;
   if (Status f = font.load(asset_path("fonts/DejaVuSans.ttf")); !f) {
-    std::fprintf(stderr, "headmap-cli: %s\n", f.error().message.c_str());
+    print_message("headmap-cli", f.error().message);
     return 1;
   }
   std::error_code ec;
@@ -170,13 +172,13 @@ int run_lesson_export(int argc, char** argv) {
   s.shipped = scan_checkpoints(asset_path("checkpoints"));
   const auto l = std::make_shared<const Lesson>(std::move(lesson).value());
   if (Status o = open_lesson(s, l); !o) {
-    std::fprintf(stderr, "headmap-cli: %s\n", o.error().message.c_str());
+    print_message("headmap-cli", o.error().message);
     return 1;
   }
   ComputeWorker worker([] {});
   for (int i = 0; i < static_cast<int>(l->steps.size()); ++i) {
     if (Status g = go_to_lesson_step(s, i); !g) {
-      std::fprintf(stderr, "headmap-cli: %s\n", g.error().message.c_str());
+      print_message("headmap-cli", g.error().message);
       return 1;
     }
     std::shared_ptr<const ComputeResult> res;

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <omp.h>
 
+#include "app/common/print_message.h"
 #include "app/cli/cli_contrib.h"
 #include "app/common/assets.h"
 #include "app/common/colormap.h"
@@ -47,7 +48,7 @@ struct Outputs {
 };
 
 int fail(const Error& e, int code) {
-  std::fprintf(stderr, "headmap-cli: %s\n", e.message.c_str());
+  print_message("headmap-cli", e.message);
   return code;
 }
 

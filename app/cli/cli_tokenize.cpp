@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "app/common/print_message.h"
 #include "core/text/hf_tokenizer.h"
 #include "core/text/tokenizer.h"
 
@@ -33,7 +34,7 @@ int tokenize_cmd(int argc, char** argv) {
   }
   Result<HfTokenizer> tok = HfTokenizer::load(path);
   if (!tok) {
-    std::fprintf(stderr, "headmap-cli: %s\n", tok.error().message.c_str());
+    print_message("headmap-cli", tok.error().message);
     return 1;
   }
   const HfEncoding e = pair_opt->count() ? tok->encode_pair(text, pair, !no_special) : tok->encode(text, !no_special);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "app/common/print_message.h"
 #include "app/gui/enum_names.h"
 #include "core/io/export.h"
 #include "core/io/hf_gpt2.h"
@@ -291,7 +292,7 @@ void adopt_compare_file(AppState& s, const std::string& path, const Result<std::
   c.loading.clear();
   if (!w) {  // the previous B stays
     c.error = w.error().message;
-    std::fprintf(stderr, "headmap: %s\n", c.error.c_str());
+    print_message("headmap", c.error);
     return;
   }
   c.file_weights = *w;

@@ -26,6 +26,7 @@
 #include <string>
 #include <thread>
 
+#include "app/common/print_message.h"
 #include "app/gui/app.h"
 // LeakSanitizer (ASan builds): the system's GL driver keeps a few hundred bytes for the
 // life of the process, referenced from its own globals, and is unloaded at exit before
@@ -132,7 +133,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (Result<std::vector<InputStep>> steps = parse_input_steps(shot.input); !steps) {
-      std::fprintf(stderr, "headmap: %s\n", steps.error().message.c_str());
+      print_message("headmap", steps.error().message);
       return 2;
     }
   }
@@ -228,7 +229,7 @@ int main(int argc, char** argv) {
     App app(window, prefs, std::move(presets));
     app.persist = !scripted;
     if (Status s = app.init(); !s) {
-      std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+      print_message("headmap", s.error().message);
       code = 1;
     } else {
       AppState& st = app.state;
@@ -287,7 +288,7 @@ int main(int argc, char** argv) {
       if (!problems.empty()) {
         std::string all;
         for (const std::string& p : problems) {
-          std::fprintf(stderr, "headmap: %s\n", p.c_str());
+          print_message("headmap", p);
           all += (all.empty() ? "" : "\n\n") + p;
         }
         st.error_popup = all;  // the "Problem" box, over the window that opened without it
