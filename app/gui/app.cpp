@@ -270,7 +270,9 @@ void App::frame() {
   if (state.dialog_request) {
     open_dialog(state.dialog_request->dialog);
     dialog_path_ = state.dialog_request->path;
-    scripted_ok_in_ = state.dialog_request->press_ok ? 3 : 0;
+    // Only a scripted run presses OK, and only for what its own command line asked (--then):
+    // in a normal run a dialog waits for the person, whatever set the request (issue 35, F1).
+    scripted_ok_in_ = state.dialog_request->press_ok && script ? 3 : 0;
     state.dialog_request.reset();
   }
   // An export's capture is taken in a frame with no dialog, menu or popup open.
@@ -619,6 +621,7 @@ void App::draw_dialogs() {
   if (dialog_ != Dialog::None && !ImGui::IsPopupOpen(dialog_title(dialog_))) ImGui::OpenPopup(dialog_title(dialog_));
   if (!state.error_popup.empty() && dialog_ == Dialog::None && !capture_frame_ && !ImGui::IsPopupOpen("Problem"))  // not into an export's picture
     ImGui::OpenPopup("Problem");
+  draw_ask_open_model(state, dialog_ == Dialog::None && !capture_frame_);
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     report_widget(state, "Problem");  // its title bar
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
@@ -706,8 +709,14 @@ void App::sync_model_loader() {
   }
   if (std::optional<LoadedModel> m = loader_.take()) {
     state.opening_model.clear();
-    if (m->weights) adopt_model(state, m->dir, *m->weights);  // a directory or a checkpoint, as the dispatcher read it
-    else state.error_popup = m->weights.error().message;  // the current model stays
+    if (m->weights) {
+      adopt_model(state, m->dir, *m->weights);  // a directory or a checkpoint, as the dispatcher read it
+      if (state.cfg_after_open) std::tie(state.cfg, state.weights_mode) = *state.cfg_after_open;  // a view's own config wins
+    } else {
+      state.error_popup = m->weights.error().message;  // the current model stays
+      print_message("headmap", state.error_popup);
+    }
+    state.cfg_after_open.reset();
   }
   // The Compare tab's B: any path, through the same dispatcher, counted against the memory
   // budget beside the models kept open (A and the B it replaces).

@@ -299,10 +299,10 @@ int main(int argc, char** argv) {
         Result<std::string> path = find_lesson(lesson);
         Result<Lesson> l = path ? load_lesson(*path) : Result<Lesson>(path.error());
         Status ls = l ? open_lesson(st, std::make_shared<const Lesson>(std::move(l).value())) : Status(l.error());
-        if (!ls) {
-          std::fprintf(stderr, "headmap: %s\n", ls.error().message.c_str());
+        if (!ls) {  // a screenshot run draws the window with its Problem box, then exits 1
+          print_message("headmap", ls.error().message);
           st.error_popup = ls.error().message;
-          if (!shot.path.empty()) code = 1;
+          problems.push_back(ls.error().message);
         }
       }
       if (!pref_warning.empty()) st.status_lines.push_back(pref_warning);
