@@ -332,6 +332,46 @@ nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(read_
 void write_text(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
 }  // namespace
 
+// F2: a post-processor's special-token id at or past the model's vocabulary reached the
+// forward pass's internal check (SIGABRT). It is refused where the tokenizer meets the
+// model, naming the file, the field and the id.
+TEST(HostileFiles, SpecialTokenIdsPastTheVocabularyAreRefusedByField) {
+  const fs::path data = fs::path(HEADMAP_TEST_DATA) / "tokenizers";
+  struct Case {
+    const char* file;
+    const char* pointer;  // the id's place in the JSON
+    const char* field;    // as the message names it
+  };
+  const Case cases[] = {
+      {"wordpiece_cased.json", "/post_processor/cls/1", "post_processor.cls"},                 // BertProcessing
+      {"roberta_trim.json", "/post_processor/sep/1", "post_processor.sep"},                    // RobertaProcessing
+      {"wordpiece_bert.json", "/post_processor/special_tokens/[CLS]/ids/0", "post_processor.special_tokens[\"[CLS]\"].ids[0]"},
+      {"bpe_bytelevel_trim.json", "/post_processor/processors/1/special_tokens/<s>/ids/0",
+       "post_processor.processors[1].special_tokens[\"<s>\"].ids[0]"},  // a Sequence's template
+  };
+  for (const Case& c : cases) {
+    const fs::path d = temp_dir("special-ids");
+    nlohmann::json j = read_json(data / c.file);
+    const Result<HfTokenizer> own = HfTokenizer::from_json(j.dump());
+    ASSERT_TRUE(own) << c.file;
+    const int V = own->vocab_size();
+    write_text(d / "tokenizer.json", j.dump());
+    ModelWeights ok;
+    ASSERT_TRUE(load_hf_tokenizer(d, V, ok)) << c.file << ": the file as it is fits its own vocabulary";
+    j[nlohmann::json::json_pointer(c.pointer)] = V;  // one past the last id
+    write_text(d / "tokenizer.json", j.dump());
+    ModelWeights w;
+    const Status s = load_hf_tokenizer(d, V, w);
+    ASSERT_FALSE(s) << c.file << ": an id past the vocabulary was accepted";
+    EXPECT_TRUE(contains(s.error().message, (d / "tokenizer.json").string())) << s.error().message;
+    EXPECT_TRUE(contains(s.error().message, c.field)) << s.error().message;
+    EXPECT_TRUE(contains(s.error().message, "id " + std::to_string(V))) << s.error().message;
+    EXPECT_TRUE(contains(s.error().message, "config.json's vocab_size is " + std::to_string(V))) << s.error().message;
+    EXPECT_FALSE(w.hf_tokenizer);
+    fs::remove_all(d);
+  }
+}
+
 // F11: text from files is printed and drawn escaped: an ANSI sequence in a tensor name, a
 // NUL in a shard name (which cut the message), a right-to-left override in a lesson title.
 TEST(HostileFiles, UntrustedTextIsEscapedBeforeItIsShown) {

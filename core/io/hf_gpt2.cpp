@@ -131,9 +131,7 @@ Status load_hf_tokenizer(const fs::path& dir, int vocab_size, ModelWeights& w) {
   const bool has_json = fs::exists(tok_json), has_gpt2 = fs::exists(vocab_json) && fs::exists(merges);
   const std::string files = has_json ? "tokenizer.json" : has_gpt2 ? "vocab.json + merges.txt" : "vocab.txt";
   const std::string origin = (dir / (has_json ? "tokenizer.json" : has_gpt2 ? "vocab.json" : "vocab.txt")).string();
-  if (hf->vocab_size() > vocab_size)
-    return bad_format(origin + " has " + std::to_string(hf->vocab_size()) + " tokens but config.json's vocab_size is " +
-                      std::to_string(vocab_size) + ": the tokenizer belongs to another model.");
+  if (Status s = hf->check_ids_below(vocab_size, "config.json's vocab_size"); !s) return s.error();
   Result<Bpe> bpe = Error{ErrorKind::BadFormat, "not byte-level BPE"};
   if (has_json) {
     Result<std::string> t = read_file(tok_json.string(), kMaxJsonBytes);

@@ -881,10 +881,18 @@ struct Encodings {
   const std::string* text[2] = {nullptr, nullptr};  // the texts the tokens' byte ranges refer to
 };
 
+// A special token's id as the file gave it, with the field that gave it, so that a model
+// can check every id the post-processor may emit against its vocabulary (issue 35, F2).
+struct NamedId {
+  std::string field;  // "post_processor.cls"
+  int id;
+};
+
 struct PostProcessor {
   virtual ~PostProcessor() = default;
   virtual void run(Encodings& encs, bool add_special) const = 0;
   virtual std::string name() const = 0;
+  virtual void special_ids(std::vector<NamedId>&) const {}  // every id run() may add
 };
 
 Tok special_tok(int id, const std::string& piece, int type_id) { return Tok{id, piece, {}, type_id, true, -1}; }
@@ -937,6 +945,12 @@ struct TemplatePost : PostProcessor {
   };
   std::vector<Item> single, pair;
   std::map<std::string, std::pair<std::vector<int>, std::vector<std::string>>> specials;
+  std::string where;  // "post_processor"
+  void special_ids(std::vector<NamedId>& out) const override {
+    for (const auto& [name, sp] : specials)
+      for (size_t k = 0; k < sp.first.size(); ++k)
+        out.push_back({where + ".special_tokens[\"" + sanitize_utf8(name.substr(0, 64)) + "\"].ids[" + std::to_string(k) + "]", sp.first[k]});
+  }
   void run(Encodings& encs, bool add_special) const override {
     const bool is_pair = encs.list.size() > 1;
     std::vector<Tok> out;
@@ -957,6 +971,11 @@ struct BertPost : PostProcessor {
   std::string cls, sep;
   int cls_id = 0, sep_id = 0;
   bool roberta = false, trim = false, add_prefix_space = false;
+  std::string where;
+  void special_ids(std::vector<NamedId>& out) const override {
+    out.push_back({where + ".cls", cls_id});
+    out.push_back({where + ".sep", sep_id});
+  }
   void run(Encodings& encs, bool add_special) const override {
     if (roberta) {
       for (auto& e : encs.list) {
@@ -993,6 +1012,9 @@ struct PostSeq : PostProcessor {
   std::vector<std::unique_ptr<PostProcessor>> parts;
   void run(Encodings& encs, bool add_special) const override {
     for (const auto& p : parts) p->run(encs, add_special);
+  }
+  void special_ids(std::vector<NamedId>& out) const override {
+    for (const auto& p : parts) p->special_ids(out);
   }
   std::string name() const override {
     return sequence_name(parts);
@@ -1191,6 +1213,7 @@ struct HfTokenizer::Impl {
   AddedTrie raw_trie, norm_trie;
   std::unordered_map<int, size_t> added_by_id;
   int size = 0;
+  std::string origin;  // the file, for messages
   bool byte_level = false;  // the pieces spell bytes in GPT-2's alphabet (a ByteLevel pre-tokenizer)
 
   std::string token(int id) const {
@@ -1595,6 +1618,7 @@ Result<std::unique_ptr<PostProcessor>> parse_post(const json& j, const std::stri
   if (type == "BertProcessing" || type == "RobertaProcessing") {
     auto b = std::make_unique<BertPost>();
     b->roberta = type == "RobertaProcessing";
+    b->where = where;
     HM_TRY(trim, get_bool(j, "trim_offsets", true, where));
     HM_TRY(aps, get_bool(j, "add_prefix_space", true, where));
     b->trim = trim, b->add_prefix_space = aps;
@@ -1604,6 +1628,7 @@ Result<std::unique_ptr<PostProcessor>> parse_post(const json& j, const std::stri
   }
   if (type == "TemplateProcessing") {
     auto t = std::make_unique<TemplatePost>();
+    t->where = where;
     if (const json* sp = field(j, "special_tokens")) {
       if (!sp->is_object()) return Error{ErrorKind::BadFormat, where + ".special_tokens is not an object"};
       for (auto it = sp->begin(); it != sp->end(); ++it) {
@@ -1870,6 +1895,7 @@ Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::str
   ctx.nfkc = icu::Normalizer2::getNFKCInstance(st);
   ctx.nfkd = icu::Normalizer2::getNFKDInstance(st);
   auto impl = std::make_shared<Impl>();
+  impl->origin = origin;
   auto wrap = [&](const Error& e) { return bad(origin, e.message); };
   const json* model = field(j, "model");
   if (!model) return bad(origin, "has no \"model\"");
@@ -2241,6 +2267,25 @@ std::string HfTokenizer::token_text(int id) const {
 }
 
 int HfTokenizer::vocab_size() const { return impl_->size; }
+
+Status HfTokenizer::check_ids_below(int model_vocab, const std::string& model_field) const {
+  auto too_big = [&](const std::string& field, int id) {
+    return Error{ErrorKind::BadFormat, impl_->origin + ": " + field + " is id " + std::to_string(id) + ", but " + model_field + " is " +
+                                           std::to_string(model_vocab) + " (ids 0 to " + std::to_string(model_vocab - 1) +
+                                           "): the tokenizer belongs to another model."};
+  };
+  const int model_size = int(impl_->model->vocab.tokens.size());
+  if (model_size > model_vocab) return too_big("model.vocab's largest", model_size - 1);
+  for (const AddedToken& t : impl_->added)
+    if (t.id >= model_vocab) return too_big("the added token \"" + sanitize_utf8(t.content.substr(0, 64)) + "\"", t.id);
+  if (impl_->post) {
+    std::vector<NamedId> ids;
+    impl_->post->special_ids(ids);
+    for (const NamedId& n : ids)
+      if (n.id >= model_vocab) return too_big(n.field, n.id);
+  }
+  return Status();
+}
 std::string HfTokenizer::id_to_token(int id) const { return impl_->token(id); }
 int HfTokenizer::token_to_id(std::string_view token) const {
   for (const AddedToken& t : impl_->added)

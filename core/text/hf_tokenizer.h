@@ -66,7 +66,12 @@ class HfTokenizer {
   // leading space kept (a byte-fallback piece that is not a whole character reads "<0xE2>").
   std::string token_text(int id) const;
 
-  int vocab_size() const;                 // the largest id + 1
+  int vocab_size() const;                 // the largest id + 1 of the vocabulary and added tokens
+  // Every id the tokenizer can produce (its vocabulary, added tokens, and the special tokens
+  // its post-processor adds) is below `model_vocab`; else the message names this file, the
+  // field and the id, and `model_field` ("config.json's vocab_size"). Run where a tokenizer
+  // meets a model's embedding, so that no id past it reaches the forward pass.
+  Status check_ids_below(int model_vocab, const std::string& model_field) const;
   std::string id_to_token(int id) const;  // "" when out of range
   int token_to_id(std::string_view token) const;  // -1 when absent
   bool is_special(int id) const;          // an added token marked special
