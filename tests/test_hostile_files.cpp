@@ -372,6 +372,40 @@ TEST(HostileFiles, SpecialTokenIdsPastTheVocabularyAreRefusedByField) {
   }
 }
 
+// F3: invalid UTF-8 in vocab.txt or merges.txt aborted the process (nlohmann's
+// type_error.316, thrown while they were turned into a tokenizer.json). A message names the
+// file and the line.
+TEST(HostileFiles, InvalidUtf8InVocabTxtOrMergesTxtIsAMessage) {
+  const fs::path d = temp_dir("utf8-vocab");
+  write_text(d / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\n\xff\xfe" "cat\nsat\n");
+  Result<HfTokenizer> t = HfTokenizer::load(d.string());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "vocab.txt line 6 is not valid UTF-8")) << t.error().message;
+  fs::remove(d / "vocab.txt");
+  write_text(d / "vocab.json", R"({"a": 0, "b": 1, "ab": 2})");
+  write_text(d / "merges.txt", "#version: 0.2\na b\n\xc3(\n");
+  t = HfTokenizer::load(d.string());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "merges.txt line 3 is not valid UTF-8")) << t.error().message;
+  fs::remove_all(d);
+}
+
+// F15: a line written twice in vocab.txt: the last id wins, as in Hugging Face's tokenizers
+// (WordPiece::read_file inserts each line into a map, so a later line replaces an earlier
+// one); headmap kept the first, and the ids differed silently. The earlier id then has no
+// token, as there.
+TEST(HostileFiles, DuplicateVocabTxtLinesKeepTheLastIdAsHuggingFace) {
+  const fs::path d = temp_dir("dup-vocab");
+  write_text(d / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\ncat\nsat\ncat\n[SEP]\n");
+  Result<HfTokenizer> t = HfTokenizer::load(d.string());
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->token_to_id("cat"), 6);
+  EXPECT_EQ(t->id_to_token(4), "");
+  const HfEncoding e = t->encode("cat sat");
+  EXPECT_EQ(e.ids, (std::vector<int>{2, 6, 5, 7}));  // [CLS] cat sat [SEP], [SEP] at its last line too
+  fs::remove_all(d);
+}
+
 // F11: text from files is printed and drawn escaped: an ANSI sequence in a tensor name, a
 // NUL in a shard name (which cut the message), a right-to-left override in a lesson title.
 TEST(HostileFiles, UntrustedTextIsEscapedBeforeItIsShown) {

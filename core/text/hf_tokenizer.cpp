@@ -1968,6 +1968,15 @@ Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::str
 
 namespace {
 
+// A line of a text table (vocab.txt, merges.txt) must be UTF-8: it becomes a JSON string, and
+// nlohmann's dump of invalid UTF-8 throws (issue 35, F3: an uncaught type_error.316 aborted).
+Status check_line_utf8(const std::string& line, const std::string& file, size_t line_no) {
+  const DecodedText d = decode_utf8(line);
+  if (!d.replaced) return Status();
+  return Error{ErrorKind::BadFormat, file + " line " + std::to_string(line_no + 1) + " is not valid UTF-8 (\"" +
+                                         sanitize_utf8(line.substr(0, 64)) + "\"): the file is damaged or not a tokenizer's."};
+}
+
 // GPT-2's vocab.json + merges.txt as the tokenizer.json that says the same: byte-level BPE,
 // GPT-2's split pattern, <|endoftext|> as a special added token when the vocabulary has it.
 Result<std::string> gpt2_files_as_json(const std::string& vocab_text, const std::string& merges_text, const std::string& dir) {
@@ -1980,6 +1989,7 @@ Result<std::string> gpt2_files_as_json(const std::string& vocab_text, const std:
     if (nl == std::string::npos) nl = merges_text.size();
     std::string l = merges_text.substr(at, nl - at);
     if (!l.empty() && l.back() == '\r') l.pop_back();
+    if (Status s = check_line_utf8(l, dir + "/merges.txt", line); !s) return s.error();
     if (!l.empty() && !(line == 0 && l.rfind("#version", 0) == 0)) merges.push_back(l);
     at = nl + 1, ++line;
   }
@@ -1999,6 +2009,7 @@ Result<std::string> gpt2_files_as_json(const std::string& vocab_text, const std:
 // tokenizer_config.json's do_lower_case says (true when absent, as BertTokenizer's default).
 Result<std::string> bert_vocab_as_json(const std::string& text, bool lowercase) {
   json vocab = json::object(), added = json::array();
+  std::vector<std::string> lines;
   size_t at = 0;
   int id = 0;
   while (at < text.size()) {
@@ -2006,10 +2017,15 @@ Result<std::string> bert_vocab_as_json(const std::string& text, bool lowercase) 
     if (nl == std::string::npos) nl = text.size();
     std::string t = text.substr(at, nl - at);
     if (!t.empty() && t.back() == '\r') t.pop_back();
-    if (!vocab.contains(t)) vocab[t] = id;
-    if (t.size() > 2 && t.front() == '[' && t.back() == ']')
-      added.push_back({{"id", id}, {"content", t}, {"special", true}, {"normalized", false}});
+    if (Status s = check_line_utf8(t, "vocab.txt", size_t(id)); !s) return s.error();
+    vocab[t] = id;  // a line written twice: the last id wins, as Hugging Face's WordPiece::read_file (a map insert)
+    lines.push_back(std::move(t));
     ++id, at = nl + 1;
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {  // [CLS] and the like, at the id the vocabulary kept
+    const std::string& t = lines[i];
+    if (t.size() > 2 && t.front() == '[' && t.back() == ']' && vocab[t] == int(i))
+      added.push_back({{"id", int(i)}, {"content", t}, {"special", true}, {"normalized", false}});
   }
   if (!vocab.contains("[CLS]") || !vocab.contains("[SEP]") || !vocab.contains("[UNK]"))
     return Error{ErrorKind::BadFormat, "vocab.txt lacks [CLS], [SEP] or [UNK]: it is not BERT's"};
