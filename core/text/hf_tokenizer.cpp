@@ -920,8 +920,11 @@ void trim_offsets(std::vector<Tok>& toks, bool add_prefix_space, const Encodings
         while (t.span.b < t.span.e && is_cont(*text, t.span.b));
     }
     if (trail > 0) {
-      size_t chars = 0;  // the official check: at least `trail` characters before the end
-      for (uint32_t k = 0; k < t.span.e && k < text->size(); ++k) chars += !is_cont(*text, k);
+      // The official check: at least `trail` characters before the end. Counted back from the
+      // end and only up to `trail`, so a token costs its own length, not the text's (counting
+      // from the start was quadratic in a line's tokens: issue 35, F4).
+      size_t chars = 0;
+      for (uint32_t k = std::min<uint32_t>(t.span.e, uint32_t(text->size())); k > 0 && chars < trail; --k) chars += !is_cont(*text, k - 1);
       if (chars >= trail)
         for (size_t k = 0; k < trail && t.span.e > t.span.b; ++k)
           do --t.span.e;
