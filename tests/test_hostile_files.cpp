@@ -155,6 +155,62 @@ TEST(HostileFiles, HuggingFaceConfigAndIndexOfWrongTypesAreMessages) {
   EXPECT_EQ(*ok, (std::vector<std::string>{"m-1.safetensors", "m-2.safetensors"}));
 }
 
+// Issue 35, F5: gpt_neo's attention_types, [[kinds...], repeats] entries, were expanded
+// before they were counted: an empty pattern repeated 2^31 - 1 times spun for 23 s and then
+// loaded silently, with no local layer. Each entry is checked and the layers counted first.
+TEST(HostileFiles, GptNeoAttentionTypesAreCountedBeforeTheyAreMade) {
+  const std::string head = R"({"model_type": "gpt_neo", "hidden_size": 64, "num_heads": 4, "num_layers": 2, "vocab_size": 100,
+    "max_position_embeddings": 64, "window_size": 8, "attention_types": )";
+  Result<HfModelConfig> ok = parse_hf_config(head + R"([[["global", "local"], 1]]})", "config.json");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->arch.windows, (std::vector<int>{0, 8}));
+  const std::pair<const char*, const char*> refused[] = {
+      {R"([[[], 2147483647]]})", "\"attention_types\"[0] is not [[kinds...], repeats]"},
+      {R"([[["global"], 2147483647], [["local"], 2147483647]]})", "\"attention_types\"[0] repeats its pattern 2147483647 times"},
+      {R"([[["global"], 18446744073709551615]]})", "repeats its pattern"},
+      {R"([[["global"], -1]]})", "repeats its pattern -1 times"},
+      {R"([[["global", "global"], 2]]})", "makes more than 4 layers"},
+      {R"([[["global"], 1]]})", "makes 1 layers; num_layers is 2"},
+      {R"([[["sideways"], 2]]})", "names the kind \"sideways\""},
+      {R"({"a": 1}})", "is not a list"},
+  };
+  for (const auto& [tail, want] : refused) {
+    Result<HfModelConfig> c = parse_hf_config(head + tail, "config.json");
+    ASSERT_FALSE(c) << tail;
+    EXPECT_TRUE(contains(c.error().message, "config.json: GPT-Neo: ")) << c.error().message;
+    EXPECT_TRUE(contains(c.error().message, want)) << c.error().message;
+  }
+}
+
+// Issue 35, F13: a config's numbers are finite and in range, or refused naming the field
+// and the value: "NaN" as a string was ignored, a negative rope_local_base_freq replaced by
+// the global theta, and 1e39 became inf in a float (a soft-cap of inf then gave NaN maps,
+// blamed on "corrupt weights").
+TEST(HostileFiles, HuggingFaceConfigNumbersAreFiniteAndInRange) {
+  const std::string llama = R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 100,
+    "intermediate_size": 128, )";
+  const std::string gemma = R"({"model_type": "gemma3_text", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 100,
+    "intermediate_size": 128, "head_dim": 16, )";
+  ASSERT_TRUE(parse_hf_config(llama + R"("rope_theta": 500000, "rope_scaling": {"rope_type": "linear", "factor": 2}})", "config.json"));
+  ASSERT_TRUE(parse_hf_config(gemma + R"("rope_local_base_freq": 10000, "query_pre_attn_scalar": 16, "attn_logit_softcapping": null})", "config.json"));
+  const std::pair<std::string, const char*> refused[] = {
+      {llama + R"("rope_scaling": {"rope_type": "linear", "factor": "NaN"}})", "\"factor\" is \"NaN\""},
+      {llama + R"("rope_scaling": {"rope_type": "linear", "factor": 1e39}})", "\"factor\" is 1e+39"},
+      {llama + R"("rope_theta": 1e39})", "\"rope_theta\" is 1e+39"},
+      {llama + R"("rope_scaling": {"rope_type": "llama3", "factor": 8, "original_max_position_embeddings": 1e300}})", "\"original_max_position_embeddings\""},
+      {gemma + R"("rope_local_base_freq": -10000})", "\"rope_local_base_freq\" is -10000"},
+      {gemma + R"("query_pre_attn_scalar": 1e39})", "\"query_pre_attn_scalar\" is 1e+39"},
+      {gemma + R"("attn_logit_softcapping": 1e39})", "\"attn_logit_softcapping\" is 1e+39"},
+      {gemma + R"("final_logit_softcapping": -3})", "\"final_logit_softcapping\" is -3"},
+  };
+  for (const auto& [text, want] : refused) {
+    Result<HfModelConfig> c = parse_hf_config(text, "config.json");
+    ASSERT_FALSE(c) << text;
+    EXPECT_TRUE(contains(c.error().message, "config.json: ")) << c.error().message;
+    EXPECT_TRUE(contains(c.error().message, want)) << c.error().message;
+  }
+}
+
 // ---- atomic writes -------------------------------------------------------------------------
 
 TEST(HostileFiles, WritesRefuseDevicesFifosAndDirectories) {
