@@ -474,3 +474,24 @@ TEST(HostileFiles, UntrustedTextIsEscapedBeforeItIsShown) {
   EXPECT_EQ(printable("a\nb", false), "a\\x0ab");
   EXPECT_EQ(printable("bad \xff byte"), "bad \xEF\xBF\xBD byte");
 }
+
+// F6: WordPiece and Unigram try every piece length up to the longest at each place of a
+// word; a 4,096-byte piece made a 60,000-character word take over a minute. Pieces longer
+// than 256 bytes are refused, naming the field, the length and the id.
+TEST(HostileFiles, WordPieceAndUnigramPiecesAreBounded) {
+  const fs::path data = fs::path(HEADMAP_TEST_DATA) / "tokenizers";
+  nlohmann::json wp = read_json(data / "wordpiece_bert.json");
+  wp["model"]["vocab"][std::string(300, 'a')] = wp["model"]["vocab"].size();
+  Result<HfTokenizer> t = HfTokenizer::from_json(wp.dump());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "model.vocab has a piece of 300 bytes")) << t.error().message;
+  nlohmann::json uni = read_json(data / "unigram_metaspace.json");
+  uni["model"]["vocab"].push_back({std::string(4096, 'a'), -20.0});
+  t = HfTokenizer::from_json(uni.dump());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "model.vocab has a piece of 4096 bytes")) << t.error().message;
+  uni["model"]["vocab"].back() = {std::string(256, 'a'), -20.0};  // the most it reads
+  t = HfTokenizer::from_json(uni.dump());
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_FALSE(t->encode(std::string(1000, 'a'), false).ids.empty());
+}

@@ -25,6 +25,7 @@
 #include "core/memory_budget.h"
 #include "core/text/bpe.h"
 #include "core/text/bpe_merge.h"
+#include "core/text/piece_hash.h"
 #include "core/text/utf8.h"
 
 namespace headmap {
@@ -746,10 +747,35 @@ struct BpeModel : Model {
   std::string name() const override { return "BPE"; }
 };
 
+// WordPiece and Unigram try every piece length up to the longest at each place of a word,
+// so their pieces are bounded: a 4,096-byte piece made a 64 KiB word cost 14 s. SentencePiece
+// makes pieces of at most 16 characters; BERT's longest are about 20.
+constexpr size_t kMaxPieceBytes = 256;
+Status check_piece_lengths(const Vocab& v, const std::string& where) {
+  if (v.longest <= kMaxPieceBytes) return Status();
+  for (size_t id = 0; id < v.tokens.size(); ++id)
+    if (v.tokens[id].size() > kMaxPieceBytes)
+      return Error{ErrorKind::BadFormat, where + " has a piece of " + std::to_string(v.tokens[id].size()) + " bytes (id " + std::to_string(id) +
+                                             "); headmap reads WordPiece and Unigram pieces of at most " + std::to_string(kMaxPieceBytes) +
+                                             " bytes, so that a text costs time in proportion to its length"};
+  return Status();
+}
+
+// Every piece of the vocabulary, by rolling hash (piece_hash.h): built once the vocabulary is complete.
+void index_pieces(const Vocab& v, PieceHash& pieces) {
+  pieces.reserve(v.index.size());
+  for (const auto& [piece, id] : v.index) pieces.add(piece, id);
+}
+
+bool continuation_byte(std::string_view w, size_t i) { return i < w.size() && (static_cast<unsigned char>(w[i]) & 0xC0) == 0x80; }
+
 struct WordPieceModel : Model {
   int unk = -1;
   std::string prefix = "##";
   size_t max_chars = 100;
+  PieceHash pieces;
+  // Longest match first, from each start: only candidates no longer than the longest piece
+  // are tried, each hashed in O(1), so a word costs O(n · longest), not O(n³).
   void tokenize(std::string_view w, std::vector<ModelTok>& out) const override {
     size_t chars = 0;
     for (size_t i = 0; i < w.size(); ++i) chars += (static_cast<unsigned char>(w[i]) & 0xC0) != 0x80;
@@ -758,19 +784,21 @@ struct WordPieceModel : Model {
       return;
     }
     const size_t mark = out.size();
-    std::string sub;
+    const PieceHash::Prefixes ph(w);
+    const uint64_t prefix_hash = PieceHash::hash(prefix);
     for (size_t start = 0; start < w.size();) {
-      size_t end = w.size();
+      const std::string_view head = start > 0 ? std::string_view(prefix) : std::string_view();
+      size_t end = std::min(w.size(), start + (vocab.longest > head.size() ? vocab.longest - head.size() : 0));
+      while (end > start && continuation_byte(w, end)) --end;  // a character boundary
       int found = -1;
       while (start < end) {
-        sub.assign(start > 0 ? prefix : std::string());
-        sub.append(w.substr(start, end - start));
-        if (int id = vocab.find(sub); id >= 0) {
+        const uint64_t h = start > 0 ? ph.after(prefix_hash, start, end) : ph.of(start, end);
+        if (int id = pieces.find(h, head, w.substr(start, end - start)); id >= 0) {
           found = id;
           break;
         }
         do --end;  // one character back
-        while (end > start && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80);
+        while (end > start && continuation_byte(w, end));
       }
       if (found < 0) {
         out.resize(mark);
@@ -790,9 +818,13 @@ struct UnigramModel : Model {
   bool byte_fallback = false, fuse_unk = true;
   double min_score = 0;
   std::array<int, 256> byte_ids{};
+  PieceHash pieces;
 
+  // Viterbi over the word: from each place, every piece no longer than the longest, each
+  // hashed in O(1) (piece_hash.h), so a word costs O(n · longest), not O(n · longest²).
   void tokenize(std::string_view w, std::vector<ModelTok>& out) const override {
     if (w.empty()) return;
+    const PieceHash::Prefixes ph(w);
     const double unk_score = min_score - 10.0;
     struct Best {
       int from = -1;
@@ -810,7 +842,7 @@ struct UnigramModel : Model {
       // are valid UTF-8, so a match ends on a character boundary.
       const size_t limit = std::min(w.size() - at, vocab.longest);
       for (size_t l = 1; l <= limit; ++l) {
-        const int id = vocab.find(w.substr(at, l));
+        const int id = pieces.find(ph.of(at, at + l), {}, w.substr(at, l));
         if (id < 0) continue;
         const size_t to = at + l;
         const double cand = score[size_t(id)] + here;
@@ -1180,27 +1212,32 @@ struct AddedToken {
 };
 
 // The added tokens' strings, matched leftmost-longest: at each position the lengths that
-// occur are tried longest first (hash lookups, no trie to grow with a hostile file).
+// occur are tried longest first, each by rolling hash in O(1) (piece_hash.h; no trie to
+// grow with a hostile file, and no candidate hashed anew at each length).
 struct AddedTrie {
   std::unordered_map<std::string, int, SvHash, std::equal_to<>> by_text;  // text -> index into the added tokens
-  std::vector<size_t> lengths;                                             // distinct lengths, longest first
+  std::vector<size_t> lengths;                                             // distinct lengths, longest first (finish())
   std::array<bool, 256> first{};                                           // bytes a token starts with
+  PieceHash hashes;                                                        // by_text's keys (finish())
   void add(const std::string& s, int which) {
     by_text[s] = which;  // a later token of the same text wins, as in the official map
     first[static_cast<unsigned char>(s[0])] = true;
-    if (std::find(lengths.begin(), lengths.end(), s.size()) == lengths.end()) {
-      lengths.push_back(s.size());
-      std::sort(lengths.rbegin(), lengths.rend());
+  }
+  void finish() {  // once every token is added
+    for (const auto& [text, which] : by_text) {
+      hashes.add(text, which);
+      lengths.push_back(text.size());
     }
+    std::sort(lengths.rbegin(), lengths.rend());
+    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
   }
   bool empty() const { return by_text.empty(); }
-  // The longest token starting at s[at]: (which, length), or which = -1.
-  std::pair<int, size_t> longest(std::string_view s, size_t at) const {
+  // The longest token starting at s[at]: (which, length), or which = -1. ph: s's prefix hashes.
+  std::pair<int, size_t> longest(std::string_view s, size_t at, const PieceHash::Prefixes& ph) const {
     if (!first[static_cast<unsigned char>(s[at])]) return {-1, 0};
     for (size_t l : lengths) {
       if (l > s.size() - at) continue;
-      auto it = by_text.find(s.substr(at, l));
-      if (it != by_text.end()) return {it->second, l};
+      if (int which = hashes.find(ph.of(at, at + l), {}, s.substr(at, l)); which >= 0) return {which, l};
     }
     return {-1, 0};
   }
@@ -1554,6 +1591,8 @@ Result<std::unique_ptr<Model>> parse_model(const json& j, const std::string& whe
       if (!mx->is_number_unsigned()) return Error{ErrorKind::BadFormat, where + ".max_input_chars_per_word is not a count"};
       m->max_chars = mx->get<size_t>();
     }
+    if (Status s = check_piece_lengths(m->vocab, where + ".vocab"); !s) return s.error();
+    index_pieces(m->vocab, m->pieces);
     return std::unique_ptr<Model>(std::move(m));
   }
   if (type == "Unigram") {
@@ -1584,6 +1623,8 @@ Result<std::unique_ptr<Model>> parse_model(const json& j, const std::string& whe
     m->byte_fallback = bf;
     fill_byte_ids(m->vocab, m->byte_ids);
     for (const auto& t : m->vocab.tokens) m->vocab.longest = std::max(m->vocab.longest, t.size());
+    if (Status s = check_piece_lengths(m->vocab, where + ".vocab"); !s) return s.error();
+    index_pieces(m->vocab, m->pieces);
     return std::unique_ptr<Model>(std::move(m));
   }
   return Error{ErrorKind::BadFormat, where + ".type \"" + type + "\" is a model headmap does not implement (BPE, WordPiece and Unigram are)"};
@@ -1963,6 +2004,8 @@ Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::str
       if (!n.s.empty()) impl->norm_trie.add(n.s, int(k));
     }
   }
+  impl->raw_trie.finish();
+  impl->norm_trie.finish();
   impl->byte_level = impl->pre && impl->pre->name().find("ByteLevel") != std::string::npos;
   HfTokenizer tk;
   tk.impl_ = impl;
@@ -2112,9 +2155,10 @@ void HfTokenizer::Impl::cut_added(NStr&& n, const AddedTrie& trie, std::vector<N
     return;
   }
   const std::string& s = n.s;
+  const PieceHash::Prefixes ph(s);
   size_t start_offset = 0;
   for (size_t at = 0; at < s.size();) {
-    auto [which, len] = trie.longest(s, at);
+    auto [which, len] = trie.longest(s, at, ph);
     if (which < 0) {
       ++at;
       continue;
