@@ -495,3 +495,18 @@ TEST(HostileFiles, WordPieceAndUnigramPiecesAreBounded) {
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_FALSE(t->encode(std::string(1000, 'a'), false).ids.empty());
 }
+
+// F7, F10: a Split regex that backtracks without end. PCRE2's match limit stopped the split
+// silently, leaving the rest of the text unsplit; now each match is bounded (and one text's
+// matches by a time budget) and giving up is counted in the encoding, which the app and the
+// CLI report.
+TEST(HostileFiles, ARegexThatGivesUpIsReported) {
+  nlohmann::json j = read_json(fs::path(HEADMAP_TEST_DATA) / "tokenizers" / "wordpiece_bert.json");
+  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(a+)+$"}}}, {"behavior", "Isolated"}, {"invert", false}};
+  Result<HfTokenizer> t = HfTokenizer::from_json(j.dump());
+  ASSERT_TRUE(t) << t.error().message;
+  std::string text;
+  for (int i = 0; i < 20; ++i) text += std::string(28, 'a') + " ";
+  EXPECT_GE(t->encode(text).regex_stopped, 1);
+  EXPECT_EQ(t->encode("the cat sat").regex_stopped, 0);
+}

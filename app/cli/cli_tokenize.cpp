@@ -52,6 +52,10 @@ int tokenize_cmd(int argc, char** argv) {
   out["decoded"] = tok->decode(e.ids);
   out["invalid_utf8"] = e.invalid_utf8;
   if (e.invalid_utf8) std::fprintf(stderr, "headmap-cli: %d invalid UTF-8 sequence(s) in the text were replaced by U+FFFD\n", e.invalid_utf8);
+  out["regex_stopped"] = e.regex_stopped;
+  if (e.regex_stopped)
+    std::fprintf(stderr, "headmap-cli: the tokenizer's regex gave up %d time(s) (PCRE2's match limit, or 5 s for one text): the rest of "
+                 "that piece was left unsplit, so the tokens may differ from the official library's\n", e.regex_stopped);
   std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
   return 0;
 }

@@ -93,6 +93,10 @@ std::vector<std::string> Batch::notes(int positions) const {
     if (s.invalid_utf8 > 0)
       out.push_back(which + std::to_string(s.invalid_utf8) + " invalid UTF-8 sequence" + (s.invalid_utf8 > 1 ? "s were" : " was") +
                     " replaced by \xEF\xBF\xBD (U+FFFD).");
+    if (s.regex_stopped > 0)
+      out.push_back(which + "the tokenizer's regex gave up " + std::to_string(s.regex_stopped) +
+                    " time(s) (PCRE2's match limit, or 5 s for one text): the rest of that piece was left unsplit, so its tokens may "
+                    "differ from the model's own tokenizer. The tokenizer.json's Split pattern backtracks: shorten the text or fix the pattern.");
     if (!s.truncated()) continue;
     // What to do depends on what limits the length: the context, the trained model's
     // positions, or the most headmap reads.

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <cstdio>
@@ -161,6 +162,40 @@ void prepend(NStr& n, std::string_view what) {
 // A regex (the file's, or a literal string escaped) compiled once by PCRE2, shared.
 namespace {
 
+// A regex of a file may backtrack without end (issue 35, F7): each match is bounded by
+// PCRE2's match and depth limits, and one encoding's matches together by a time budget.
+// Hitting either leaves the rest of that piece unsplit and is counted in the encoding
+// (HfEncoding::regex_stopped), which the app and the CLI report: never silent (F10).
+constexpr uint32_t kRegexMatchLimit = 1000000, kRegexDepthLimit = 100000;
+constexpr double kRegexSecondsPerText = 5.0;
+struct RegexBudget {
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  int stopped = 0;
+  bool over() const { return std::chrono::steady_clock::now() > deadline; }
+};
+thread_local RegexBudget* regex_budget = nullptr;  // the encoding running on this thread, if any
+
+// For one encode() call: the budget starts, and what stopped is read back at the end.
+struct ScopedRegexBudget {
+  RegexBudget budget;
+  RegexBudget* outer;
+  ScopedRegexBudget() : outer(regex_budget) {
+    budget.deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                              std::chrono::duration<double>(kRegexSecondsPerText));
+    regex_budget = &budget;
+  }
+  ~ScopedRegexBudget() { regex_budget = outer; }
+};
+
+std::shared_ptr<pcre2_match_context> limited_match_context() {
+  std::shared_ptr<pcre2_match_context> c(pcre2_match_context_create(nullptr), pcre2_match_context_free);
+  if (c) {
+    pcre2_set_match_limit(c.get(), kRegexMatchLimit);
+    pcre2_set_depth_limit(c.get(), kRegexDepthLimit);
+  }
+  return c;
+}
+
 struct Regex {
   std::shared_ptr<pcre2_code> code;
   static Result<Regex> compile(const std::string& pattern, bool literal, const std::string& field) {
@@ -188,15 +223,26 @@ struct Regex {
     return r;
   }
   // Non-overlapping matches, leftmost first: (begin, end) byte ranges. Empty matches are skipped.
+  // A match over PCRE2's limits, or past the encoding's time budget, ends the search there
+  // (the rest is left unmatched) and is counted in regex_budget.
   void find_all(std::string_view s, std::vector<std::pair<size_t, size_t>>& out) const {
     out.clear();
+    static thread_local const std::shared_ptr<pcre2_match_context> ctx = limited_match_context();
     std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> md(pcre2_match_data_create_from_pattern(code.get(), nullptr),
                                                                            pcre2_match_data_free);
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(s.data());
     size_t at = 0;
-    while (at < s.size()) {
-      const int rc = pcre2_match(code.get(), subject, s.size(), at, PCRE2_NO_UTF_CHECK, md.get(), nullptr);
-      if (rc < 0) break;
+    for (unsigned n = 0; at < s.size(); ++n) {
+      if (regex_budget && (n & 15) == 0 && regex_budget->over()) {
+        ++regex_budget->stopped;
+        break;
+      }
+      const int rc = pcre2_match(code.get(), subject, s.size(), at, PCRE2_NO_UTF_CHECK, md.get(), ctx.get());
+      if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT) {
+        if (regex_budget) ++regex_budget->stopped;
+        break;
+      }
+      if (rc < 0) break;  // no further match
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());
       if (ov[1] <= ov[0]) {  // empty: step one character on
         size_t len;
@@ -2263,11 +2309,13 @@ HfEncoding HfTokenizer::encode(std::string_view text, bool add_special_tokens) c
   int bad = 0;
   std::string clean = sanitize_utf8(text, &bad);
   Encodings encs;
+  ScopedRegexBudget regex;
   encs.list.push_back(impl_->encode_one(clean, 0));
   encs.text[0] = &clean;
   if (impl_->post) impl_->post->run(encs, add_special_tokens);
   HfEncoding e = to_encoding(join(encs));
   e.invalid_utf8 = bad;
+  e.regex_stopped = regex.budget.stopped;
   e.text = std::move(clean);
   return e;
 }
@@ -2276,6 +2324,7 @@ HfEncoding HfTokenizer::encode_pair(std::string_view text, std::string_view pair
   int bad_a = 0, bad_b = 0;
   std::string ca = sanitize_utf8(text, &bad_a), cb = sanitize_utf8(pair, &bad_b);
   Encodings encs;
+  ScopedRegexBudget regex;
   encs.list.push_back(impl_->encode_one(ca, 0));
   encs.list.push_back(impl_->encode_one(cb, 1));
   encs.text[0] = &ca;
@@ -2283,6 +2332,7 @@ HfEncoding HfTokenizer::encode_pair(std::string_view text, std::string_view pair
   if (impl_->post) impl_->post->run(encs, add_special_tokens);
   HfEncoding e = to_encoding(join(encs));
   e.invalid_utf8 = bad_a + bad_b;
+  e.regex_stopped = regex.budget.stopped;
   e.text = std::move(ca);
   e.pair = std::move(cb);
   return e;

@@ -44,6 +44,10 @@ struct HfEncoding {
   std::vector<std::pair<size_t, size_t>> offsets;     // (N) byte range in the (repaired) input text; (0, 0) for added specials
   std::vector<int> sequence;                          // (N) 0: first text, 1: pair, -1: added by the post-processor
   int invalid_utf8 = 0;                               // invalid sequences replaced by U+FFFD (both texts)
+  // Regex splits (a Split pre-tokenizer, a Replace normalizer) that gave up: PCRE2's match
+  // limit, or the time budget of one encoding (5 s); the rest of that piece was left
+  // unsplit, so the tokens may differ from the official library's. Reported, never silent.
+  int regex_stopped = 0;
   std::string text, pair;                             // the texts as tokenized (valid UTF-8)
 };
 
