@@ -24,6 +24,7 @@
 #include "core/io/hf_model.h"
 #include "core/io/hf_tensors.h"
 #include "core/io/mapped_file.h"
+#include "core/io/model_dir.h"
 #include "core/io/npy.h"
 #include "core/io/run_export.h"
 #include "core/memory_budget.h"
@@ -473,6 +474,18 @@ TEST(HostileFiles, UntrustedTextIsEscapedBeforeItIsShown) {
   EXPECT_EQ(printable("two\nlines\tand \xD8\xB3\xD9\x84\xD8\xA7\xD9\x85"), "two\nlines\tand \xD8\xB3\xD9\x84\xD8\xA7\xD9\x85");  // Arabic stays
   EXPECT_EQ(printable("a\nb", false), "a\\x0ab");
   EXPECT_EQ(printable("bad \xff byte"), "bad \xEF\xBF\xBD byte");
+}
+
+// F8: vocab.json had no nesting limit (tokenizer.json had): 100 MB of "[" took 7.4 GB. It is
+// refused by its depth before a tree is built, as every JSON file headmap reads.
+TEST(HostileFiles, VocabJsonNestingIsLimitedBeforeItIsParsed) {
+  const fs::path d = temp_dir("deep-vocab");
+  write_text(d / "vocab.json", std::string(1 << 20, '['));
+  write_text(d / "merges.txt", "#version: 0.2\n");
+  Result<HfTokenizer> t = HfTokenizer::load(d.string());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "vocab.json: nests deeper than 2 levels")) << t.error().message;
+  fs::remove_all(d);
 }
 
 // F6: WordPiece and Unigram try every piece length up to the longest at each place of a

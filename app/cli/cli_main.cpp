@@ -155,6 +155,7 @@ static int run_main(int argc, char** argv) {
       return fail(Error{ErrorKind::InvalidArgument, "--mask " + m + ": expected S:T, sentence and token numbered from 0 (e.g. 0:3)."}, 2);
     extras.masked.emplace_back(b, t);
   }
+  if (Status s = check_batch_memory(in->lines, cfg); !s) return fail(s.error(), 2);
   const Batch batch = make_batch(in->lines, cfg, weights, &extras);
   for (const auto& [b, t] : extras.masked)
     if (b >= batch.B() || t >= batch.lengths[b])

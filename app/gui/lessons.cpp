@@ -13,6 +13,7 @@
 #include "app/gui/app_state.h"
 #include "app/script/settings_table.h"
 #include "core/io/file_io.h"
+#include "core/io/json_limits.h"
 
 namespace headmap {
 namespace fs = std::filesystem;
@@ -83,6 +84,7 @@ Result<LessonClaim> parse_claim(const json& c, const std::string& path, int step
 }  // namespace
 
 Result<Lesson> parse_lesson(const std::string& text, const std::string& path) {
+  if (Status s = check_json_limits(text, path, 16, "open a smaller lesson"); !s) return bad(path, 0, "", s.error().message + ".");
   json j;
   try {
     j = json::parse(text);

@@ -14,6 +14,7 @@
 #include "app/common/model_options.h"
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
+#include "core/io/json_limits.h"
 
 namespace headmap {
 namespace fs = std::filesystem;
@@ -292,6 +293,8 @@ Status load_view(const std::string& path, AppState& s) {
 
 Status parse_view(const std::string& text, const std::string& path, AppState& s) {
   auto bad = [&](const std::string& why) { return Status(Error{ErrorKind::BadFormat, path + " is not a view file headmap can open: " + why}); };
+  // A view nests three levels; its tree is checked against the memory budget before it is built (issue 35, F8).
+  if (Status lim = check_json_limits(text, "the file", 16, "open a smaller view file"); !lim) return bad(lim.error().message + ".");
   json j;
   try {
     j = json::parse(text);

@@ -17,6 +17,8 @@
 
 #include "core/io/export.h"
 #include "core/io/hf_tensors.h"
+#include "core/io/json_limits.h"
+#include "core/io/model_dir.h"
 #include "core/io/safetensors.h"
 #include "core/math/gemm.h"
 #include "core/model/config.h"
@@ -48,6 +50,7 @@ static Result<Gpt2Config> gpt2_config_fields(const json& j, const std::string& o
 
 Result<Gpt2Config> parse_gpt2_config(const std::string& text, const std::string& origin) {
   auto bad = [&](const std::string& m) { return bad_format(origin + ": " + m); };
+  if (Status s = check_json_limits(text, origin, 16, "open a smaller config.json"); !s) return s.error();
   json j;
   try {
     j = json::parse(text);
@@ -153,6 +156,7 @@ Status load_hf_tokenizer(const fs::path& dir, int vocab_size, ModelWeights& w) {
 }
 // ---- [tensors] -------------------------------------------------------------------------
 Result<std::vector<std::string>> parse_shard_index(const std::string& text, const std::string& origin) {
+  if (Status s = check_json_limits(text, origin, 16, "open a smaller index"); !s) return s.error();
   json j;
   try {
     j = json::parse(text);

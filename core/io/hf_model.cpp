@@ -15,6 +15,8 @@
 
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
+#include "core/io/json_limits.h"
+#include "core/io/model_dir.h"
 #include "core/io/hf_encoder.h"
 #include "core/io/hf_gpt2.h"
 #include "core/io/hf_tensors.h"
@@ -54,6 +56,7 @@ const char* supported_families() { return "gpt2, llama, mistral, qwen2, qwen3, g
 static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& origin);
 
 Result<HfModelConfig> parse_hf_config(const std::string& text, const std::string& origin) {
+  if (Status s = check_json_limits(text, origin, 16, "open a smaller config.json"); !s) return s.error();
   json j;
   try {
     j = json::parse(text);

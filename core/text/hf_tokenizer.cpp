@@ -23,6 +23,8 @@
 #include <unordered_map>
 
 #include "core/io/file_io.h"
+#include "core/io/json_limits.h"
+#include "core/io/model_dir.h"
 #include "core/memory_budget.h"
 #include "core/text/bpe.h"
 #include "core/text/bpe_merge.h"
@@ -1320,20 +1322,7 @@ Status check_shape(std::string_view text, const std::string& origin) {
   if (text.size() > HfTokenizer::kMaxFileBytes)
     return bad(origin, "is " + std::to_string(text.size() >> 20) + " MB; headmap reads tokenizer.json files of at most " +
                            std::to_string(HfTokenizer::kMaxFileBytes >> 20) + " MB");
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > HfTokenizer::kMaxDepth)
-        return bad(origin, "nests deeper than " + std::to_string(HfTokenizer::kMaxDepth) + " levels (at byte " + std::to_string(i) + ")");
-    } else if (c == ']' || c == '}') --depth;
-  }
-  return {};
+  return check_json_limits(text, origin, HfTokenizer::kMaxDepth, "open a smaller tokenizer");
 }
 
 struct Ctx {
@@ -1969,9 +1958,8 @@ class TokenizerSax {
 }  // namespace
 
 Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::string& origin) {
+  // Size, depth and memory: nlohmann's tree of a tokenizer.json takes about 8 times its text (measured on Gemma 3's).
   if (Status s = check_shape(text, origin); !s) return s.error();
-  // nlohmann's tree of a tokenizer.json takes about 8 times its text (measured on Gemma 3's).
-  if (Status s = check_memory(mul_sat(text.size(), 10), origin, "open a smaller tokenizer"); !s) return s.error();
   json j;
   BigTables big;
   TokenizerSax sax(j, big);
@@ -2072,6 +2060,8 @@ Status check_line_utf8(const std::string& line, const std::string& file, size_t 
 // GPT-2's vocab.json + merges.txt as the tokenizer.json that says the same: byte-level BPE,
 // GPT-2's split pattern, <|endoftext|> as a special added token when the vocabulary has it.
 Result<std::string> gpt2_files_as_json(const std::string& vocab_text, const std::string& merges_text, const std::string& dir) {
+  // vocab.json is a flat object: two levels are all it needs.
+  if (Status s = check_json_limits(vocab_text, dir + "/vocab.json", 2, "open a smaller tokenizer"); !s) return s.error();
   json vocab = json::parse(vocab_text, nullptr, false);
   if (vocab.is_discarded() || !vocab.is_object()) return Error{ErrorKind::BadFormat, dir + "/vocab.json is not a JSON object of token: id"};
   json merges = json::array();
