@@ -331,6 +331,11 @@ int main(int argc, char** argv) {
         }
         if (app.script) code = app.script->exit_code;
         if (code == 0 && scripted && !problems.empty()) code = 1;  // what was refused, for scripts: after the screenshot
+        if (app.script && app.loading()) {  // gave up (--deadline) while a model is read: never wait on the read (issue 35, F9)
+          std::fprintf(stderr, "headmap: leaving while a model is still being read.\n");
+          std::fflush(nullptr);
+          std::_Exit(code == 0 ? 1 : code);
+        }
       }
     }
   }
