@@ -463,6 +463,18 @@ TEST(HostileFiles, DuplicateVocabTxtLinesKeepTheLastIdAsHuggingFace) {
   fs::remove_all(d);
 }
 
+// F12: a tokenizer.json that is a FIFO (or /dev/zero linked in) was skipped as if absent:
+// "has no tokenizer". It is read, and the reader says what it is.
+TEST(HostileFiles, ATokenizerFileThatIsNotRegularIsNamedAsSuch) {
+  const fs::path d = temp_dir("fifo-tokenizer");
+  ASSERT_EQ(::mkfifo((d / "tokenizer.json").c_str(), 0600), 0);
+  Result<HfTokenizer> t = HfTokenizer::load(d.string());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "FIFO")) << t.error().message;
+  EXPECT_FALSE(contains(t.error().message, "has no tokenizer")) << t.error().message;
+  fs::remove_all(d);
+}
+
 // F11: text from files is printed and drawn escaped: an ANSI sequence in a tensor name, a
 // NUL in a shard name (which cut the message), a right-to-left override in a lesson title.
 TEST(HostileFiles, UntrustedTextIsEscapedBeforeItIsShown) {

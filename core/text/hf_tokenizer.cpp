@@ -2132,7 +2132,9 @@ Result<HfTokenizer> HfTokenizer::load(const std::string& file_or_dir) {
     return from_json(*text, file_or_dir);
   }
   const fs::path dir(file_or_dir);
-  auto has = [&](const char* name) { return fs::is_regular_file(dir / name, ec); };
+  // A name that is there but not a regular file (a FIFO, /dev/zero linked in) is read, and
+  // read_file says what it is, instead of "has no tokenizer" (issue 35, F12).
+  auto has = [&](const char* name) { return fs::exists(fs::symlink_status(dir / name, ec)); };
   if (has("tokenizer.json")) return load((dir / "tokenizer.json").string());
   if (has("vocab.json") && has("merges.txt")) {
     auto v = read_file((dir / "vocab.json").string(), kMaxFileBytes);
