@@ -463,6 +463,42 @@ TEST(HostileFiles, DuplicateVocabTxtLinesKeepTheLastIdAsHuggingFace) {
   fs::remove_all(d);
 }
 
+// F14: a model directory's files stay inside it. config.json or a shard as a link to any
+// file was followed (a config.json linked to /etc/passwd showed its first bytes in the
+// message); the one exception is Hugging Face's cache, whose snapshot files link into the
+// repository's blobs/ folder (model_dir.h).
+TEST(HostileFiles, ModelDirectoryLinksStayInsideOrInTheCachesBlobs) {
+  const fs::path d = temp_dir("model-links");
+  const fs::path model = d / "model", outside = d / "secret.json";
+  fs::create_directories(model);
+  write_text(outside, R"({"model_type": "llama"})");
+  fs::create_symlink(outside, model / "config.json");
+  Result<ModelWeights> w = load_hf_model(model.string());
+  ASSERT_FALSE(w);
+  EXPECT_TRUE(contains(w.error().message, "config.json is a link to " + fs::canonical(outside).string())) << w.error().message;
+  EXPECT_TRUE(contains(w.error().message, "outside the model directory")) << w.error().message;
+  // A tokenizer file linked out of the directory, read through the tokenizer's own loader.
+  const fs::path tok = d / "tok";
+  fs::create_directories(tok);
+  fs::create_symlink(fs::path(HEADMAP_TEST_DATA) / "tokenizers" / "wordpiece_bert.json", tok / "tokenizer.json");
+  Result<HfTokenizer> t = HfTokenizer::load(tok.string());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "outside the model directory")) << t.error().message;
+  // Links inside the directory, and a cache snapshot's links into its blobs/, are read.
+  fs::create_symlink("tokenizer-real.json", tok / "alias.json");
+  write_text(tok / "tokenizer-real.json", "{}");
+  EXPECT_TRUE(check_model_file(tok, tok / "alias.json"));
+  const fs::path repo = d / "hub" / "models--org--name", snap = repo / "snapshots" / "abc123";
+  fs::create_directories(repo / "blobs");
+  fs::create_directories(snap);
+  write_text(repo / "blobs" / "0f1e2d", "{}");
+  fs::create_symlink("../../blobs/0f1e2d", snap / "config.json");
+  EXPECT_TRUE(check_model_file(snap, snap / "config.json"));
+  fs::create_symlink("../../../../secret.json", snap / "tokenizer.json");  // the cache's layout, but out of it
+  EXPECT_FALSE(check_model_file(snap, snap / "tokenizer.json"));
+  fs::remove_all(d);
+}
+
 // F12: a tokenizer.json that is a FIFO (or /dev/zero linked in) was skipped as if absent:
 // "has no tokenizer". It is read, and the reader says what it is.
 TEST(HostileFiles, ATokenizerFileThatIsNotRegularIsNamedAsSuch) {

@@ -186,6 +186,7 @@ Result<TensorSource> open_tensors(const fs::path& dir) {
   if (fs::exists(single)) {
     shard_names.push_back("model.safetensors");
   } else if (fs::exists(index)) {
+    if (Status s = check_model_file(dir, index); !s) return s.error();
     Result<std::string> text = read_file(index.string(), kMaxJsonBytes);
     if (!text) return text.error();
     Result<std::vector<std::string>> names = parse_shard_index(*text, index.string());
@@ -199,6 +200,7 @@ Result<TensorSource> open_tensors(const fs::path& dir) {
     return Error{ErrorKind::Io, dir.string() + " has no model.safetensors (nor model.safetensors.index.json with its shards)."};
   }
   for (const std::string& name : shard_names) {
+    if (Status s = check_model_file(dir, dir / name); !s) return s.error();
     Result<SafetensorsFile> f = SafetensorsFile::open((dir / name).string());
     if (!f) return f.error();
     src.files.push_back(std::make_unique<SafetensorsFile>(std::move(f).value()));
@@ -272,6 +274,7 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
     return Error{ErrorKind::Io, dir_in + " is not a directory; --model expects a Hugging Face model directory (config.json, model.safetensors, vocab.json + merges.txt)."};
   const fs::path config_path = dir / "config.json";
   if (!fs::exists(config_path)) return Error{ErrorKind::Io, dir_in + " has no config.json, so it is not a Hugging Face model directory."};
+  if (Status s = check_model_file(dir, config_path); !s) return s.error();
   Result<std::string> config_text = read_file(config_path.string(), size_t(1) << 20);
   if (!config_text) return config_text.error();
   Result<Gpt2Config> cfg = parse_gpt2_config(*config_text, config_path.string());

@@ -631,6 +631,7 @@ Result<ModelWeights> load_hf_model(const std::string& dir_in) {
     return Error{ErrorKind::Io, dir_in + " is not a directory; --model expects a Hugging Face model directory (config.json, model.safetensors, tokenizer.json)."};
   const fs::path config_path = dir / "config.json";
   if (!fs::exists(config_path)) return Error{ErrorKind::Io, dir_in + " has no config.json, so it is not a Hugging Face model directory."};
+  if (Status s = check_model_file(dir, config_path); !s) return s.error();
   Result<std::string> text = read_file(config_path.string(), size_t(1) << 20);
   if (!text) return text.error();
   Result<HfModelConfig> c = parse_hf_config(*text, config_path.string());

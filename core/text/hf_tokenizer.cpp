@@ -2131,6 +2131,8 @@ Result<HfTokenizer> HfTokenizer::load(const std::string& file_or_dir) {
     if (!text) return text.error();
     return from_json(*text, file_or_dir);
   }
+  for (const char* name : {"tokenizer.json", "vocab.json", "merges.txt", "vocab.txt", "tokenizer_config.json"})  // the directory's rule (model_dir.h)
+    if (Status s = check_model_file(file_or_dir, fs::path(file_or_dir) / name); !s) return s.error();
   const fs::path dir(file_or_dir);
   // A name that is there but not a regular file (a FIFO, /dev/zero linked in) is read, and
   // read_file says what it is, instead of "has no tokenizer" (issue 35, F12).
