@@ -260,6 +260,20 @@ TEST(HostileCli, ExtremeWeightsAreRefusedNotPrintedAsNan) {
   EXPECT_FALSE(has(r.err, "nan ")) << r.err;
 }
 
+// Issue 35, F16: lesson-export wrote slide after slide into the folder, so a failure half
+// way (a full disk) left the first slides behind. A slide that cannot be written (here a
+// folder already stands where slide 2 goes) now leaves no slide at all, and no staging folder.
+TEST(HostileCli, LessonExportWritesAllSlidesOrNone) {
+  const fs::path dir = tmp() / "slides-all-or-none";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "004-02.png");
+  const CliRun r = cli({"lesson-export", "004", "--png", dir.string(), "--size", "1024x768"}, Limits{0, -1, {}, 300});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has(r.err, "004-02.png")) << r.err;
+  EXPECT_EQ(names_in(dir), (std::set<std::string>{"004-02.png"})) << r.err;
+  fs::remove_all(dir);
+}
+
 // Issue 35, F8: 16 MiB of one-character lines are 8 M sentences; the attention budget was
 // checked only after all were tokenized (6.4 GB, then "Out of memory"). The sentences are
 // sized against the budget before any is tokenized, and the message says what to lower.
