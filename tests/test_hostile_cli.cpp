@@ -259,3 +259,38 @@ TEST(HostileCli, ExtremeWeightsAreRefusedNotPrintedAsNan) {
   EXPECT_TRUE(has(r.err, "NaN or infinity")) << r.err;
   EXPECT_FALSE(has(r.err, "nan ")) << r.err;
 }
+
+// Issue 35, F16: lesson-export wrote slide after slide into the folder, so a failure half
+// way (a full disk) left the first slides behind. A slide that cannot be written (here a
+// folder already stands where slide 2 goes) now leaves no slide at all, and no staging folder.
+TEST(HostileCli, LessonExportWritesAllSlidesOrNone) {
+  const fs::path dir = tmp() / "slides-all-or-none";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "004-02.png");
+  const CliRun r = cli({"lesson-export", "004", "--png", dir.string(), "--size", "1024x768"}, Limits{0, -1, {}, 300});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has(r.err, "004-02.png")) << r.err;
+  EXPECT_EQ(names_in(dir), (std::set<std::string>{"004-02.png"})) << r.err;
+  fs::remove_all(dir);
+}
+
+// Issue 35, F8: 16 MiB of one-character lines are 8 M sentences; the attention budget was
+// checked only after all were tokenized (6.4 GB, then "Out of memory"). The sentences are
+// sized against the budget before any is tokenized, and the message says what to lower.
+TEST(HostileCli, ManyLinesAreSizedBeforeTheyAreTokenized) {
+  const fs::path f = tmp() / "lines.txt";
+  {
+    std::ofstream o(f, std::ios::binary);
+    std::string lines(1 << 20, 'a');
+    for (size_t i = 1; i < lines.size(); i += 2) lines[i] = '\n';
+    for (int i = 0; i < 15; ++i) o << lines;
+  }
+  Limits lim;
+  lim.env = {{"HEADMAP_MEMORY_BUDGET", "256M"}};
+  lim.timeout_s = 120;
+  const CliRun r = cli({"--file", f.string(), "--random-init", "--heads", "2", "--layers", "1", "--d-model", "8"}, lim);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(has(r.err, "sentences (one a line)")) << r.err;
+  EXPECT_TRUE(has(r.err, "use fewer lines")) << r.err;
+  fs::remove(f);
+}

@@ -21,10 +21,16 @@
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
 #include "core/io/hf_gpt2.h"
+#include "core/io/hf_model.h"
+#include "core/io/hf_tensors.h"
 #include "core/io/mapped_file.h"
+#include "core/io/model_dir.h"
 #include "core/io/npy.h"
 #include "core/io/run_export.h"
 #include "core/memory_budget.h"
+#include "core/model/weights.h"
+#include "core/text/hf_tokenizer.h"
+#include "core/text/utf8.h"
 #include "test_util.h"
 
 using namespace headmap;
@@ -148,6 +154,62 @@ TEST(HostileFiles, HuggingFaceConfigAndIndexOfWrongTypesAreMessages) {
   Result<std::vector<std::string>> ok = parse_shard_index(R"({"weight_map": {"a": "m-2.safetensors", "b": "m-1.safetensors", "c": "m-1.safetensors"}})", "i");
   ASSERT_TRUE(ok);
   EXPECT_EQ(*ok, (std::vector<std::string>{"m-1.safetensors", "m-2.safetensors"}));
+}
+
+// Issue 35, F5: gpt_neo's attention_types, [[kinds...], repeats] entries, were expanded
+// before they were counted: an empty pattern repeated 2^31 - 1 times spun for 23 s and then
+// loaded silently, with no local layer. Each entry is checked and the layers counted first.
+TEST(HostileFiles, GptNeoAttentionTypesAreCountedBeforeTheyAreMade) {
+  const std::string head = R"({"model_type": "gpt_neo", "hidden_size": 64, "num_heads": 4, "num_layers": 2, "vocab_size": 100,
+    "max_position_embeddings": 64, "window_size": 8, "attention_types": )";
+  Result<HfModelConfig> ok = parse_hf_config(head + R"([[["global", "local"], 1]]})", "config.json");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->arch.windows, (std::vector<int>{0, 8}));
+  const std::pair<const char*, const char*> refused[] = {
+      {R"([[[], 2147483647]]})", "\"attention_types\"[0] is not [[kinds...], repeats]"},
+      {R"([[["global"], 2147483647], [["local"], 2147483647]]})", "\"attention_types\"[0] repeats its pattern 2147483647 times"},
+      {R"([[["global"], 18446744073709551615]]})", "repeats its pattern"},
+      {R"([[["global"], -1]]})", "repeats its pattern -1 times"},
+      {R"([[["global", "global"], 2]]})", "makes more than 4 layers"},
+      {R"([[["global"], 1]]})", "makes 1 layers; num_layers is 2"},
+      {R"([[["sideways"], 2]]})", "names the kind \"sideways\""},
+      {R"({"a": 1}})", "is not a list"},
+  };
+  for (const auto& [tail, want] : refused) {
+    Result<HfModelConfig> c = parse_hf_config(head + tail, "config.json");
+    ASSERT_FALSE(c) << tail;
+    EXPECT_TRUE(contains(c.error().message, "config.json: GPT-Neo: ")) << c.error().message;
+    EXPECT_TRUE(contains(c.error().message, want)) << c.error().message;
+  }
+}
+
+// Issue 35, F13: a config's numbers are finite and in range, or refused naming the field
+// and the value: "NaN" as a string was ignored, a negative rope_local_base_freq replaced by
+// the global theta, and 1e39 became inf in a float (a soft-cap of inf then gave NaN maps,
+// blamed on "corrupt weights").
+TEST(HostileFiles, HuggingFaceConfigNumbersAreFiniteAndInRange) {
+  const std::string llama = R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 100,
+    "intermediate_size": 128, )";
+  const std::string gemma = R"({"model_type": "gemma3_text", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 100,
+    "intermediate_size": 128, "head_dim": 16, )";
+  ASSERT_TRUE(parse_hf_config(llama + R"("rope_theta": 500000, "rope_scaling": {"rope_type": "linear", "factor": 2}})", "config.json"));
+  ASSERT_TRUE(parse_hf_config(gemma + R"("rope_local_base_freq": 10000, "query_pre_attn_scalar": 16, "attn_logit_softcapping": null})", "config.json"));
+  const std::pair<std::string, const char*> refused[] = {
+      {llama + R"("rope_scaling": {"rope_type": "linear", "factor": "NaN"}})", "\"factor\" is \"NaN\""},
+      {llama + R"("rope_scaling": {"rope_type": "linear", "factor": 1e39}})", "\"factor\" is 1e+39"},
+      {llama + R"("rope_theta": 1e39})", "\"rope_theta\" is 1e+39"},
+      {llama + R"("rope_scaling": {"rope_type": "llama3", "factor": 8, "original_max_position_embeddings": 1e300}})", "\"original_max_position_embeddings\""},
+      {gemma + R"("rope_local_base_freq": -10000})", "\"rope_local_base_freq\" is -10000"},
+      {gemma + R"("query_pre_attn_scalar": 1e39})", "\"query_pre_attn_scalar\" is 1e+39"},
+      {gemma + R"("attn_logit_softcapping": 1e39})", "\"attn_logit_softcapping\" is 1e+39"},
+      {gemma + R"("final_logit_softcapping": -3})", "\"final_logit_softcapping\" is -3"},
+  };
+  for (const auto& [text, want] : refused) {
+    Result<HfModelConfig> c = parse_hf_config(text, "config.json");
+    ASSERT_FALSE(c) << text;
+    EXPECT_TRUE(contains(c.error().message, "config.json: ")) << c.error().message;
+    EXPECT_TRUE(contains(c.error().message, want)) << c.error().message;
+  }
 }
 
 // ---- atomic writes -------------------------------------------------------------------------
@@ -318,4 +380,194 @@ TEST(HostileFiles, JsonWithWeightsIsRefusedOverTheBudget) {
       for (int t = 0; t < 3; ++t)
         for (int k = 0; k < 3; ++k) EXPECT_EQ(j["weights"][l][0][h][t][k].get<float>(), run.out.weights(l, 0, h)[t * 3 + k]);
   fs::remove_all(d);
+}
+
+// ---- tokenizer files (issue 35) --------------------------------------------------------
+
+namespace {
+nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(read_file(p.string()).value()); }
+void write_text(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
+}  // namespace
+
+// F2: a post-processor's special-token id at or past the model's vocabulary reached the
+// forward pass's internal check (SIGABRT). It is refused where the tokenizer meets the
+// model, naming the file, the field and the id.
+TEST(HostileFiles, SpecialTokenIdsPastTheVocabularyAreRefusedByField) {
+  const fs::path data = fs::path(HEADMAP_TEST_DATA) / "tokenizers";
+  struct Case {
+    const char* file;
+    const char* pointer;  // the id's place in the JSON
+    const char* field;    // as the message names it
+  };
+  const Case cases[] = {
+      {"wordpiece_cased.json", "/post_processor/cls/1", "post_processor.cls"},                 // BertProcessing
+      {"roberta_trim.json", "/post_processor/sep/1", "post_processor.sep"},                    // RobertaProcessing
+      {"wordpiece_bert.json", "/post_processor/special_tokens/[CLS]/ids/0", "post_processor.special_tokens[\"[CLS]\"].ids[0]"},
+      {"bpe_bytelevel_trim.json", "/post_processor/processors/1/special_tokens/<s>/ids/0",
+       "post_processor.processors[1].special_tokens[\"<s>\"].ids[0]"},  // a Sequence's template
+  };
+  for (const Case& c : cases) {
+    const fs::path d = temp_dir("special-ids");
+    nlohmann::json j = read_json(data / c.file);
+    const Result<HfTokenizer> own = HfTokenizer::from_json(j.dump());
+    ASSERT_TRUE(own) << c.file;
+    const int V = own->vocab_size();
+    write_text(d / "tokenizer.json", j.dump());
+    ModelWeights ok;
+    ASSERT_TRUE(load_hf_tokenizer(d, V, ok)) << c.file << ": the file as it is fits its own vocabulary";
+    j[nlohmann::json::json_pointer(c.pointer)] = V;  // one past the last id
+    write_text(d / "tokenizer.json", j.dump());
+    ModelWeights w;
+    const Status s = load_hf_tokenizer(d, V, w);
+    ASSERT_FALSE(s) << c.file << ": an id past the vocabulary was accepted";
+    EXPECT_TRUE(contains(s.error().message, (d / "tokenizer.json").string())) << s.error().message;
+    EXPECT_TRUE(contains(s.error().message, c.field)) << s.error().message;
+    EXPECT_TRUE(contains(s.error().message, "id " + std::to_string(V))) << s.error().message;
+    EXPECT_TRUE(contains(s.error().message, "config.json's vocab_size is " + std::to_string(V))) << s.error().message;
+    EXPECT_FALSE(w.hf_tokenizer);
+    fs::remove_all(d);
+  }
+}
+
+// F3: invalid UTF-8 in vocab.txt or merges.txt aborted the process (nlohmann's
+// type_error.316, thrown while they were turned into a tokenizer.json). A message names the
+// file and the line.
+TEST(HostileFiles, InvalidUtf8InVocabTxtOrMergesTxtIsAMessage) {
+  const fs::path d = temp_dir("utf8-vocab");
+  write_text(d / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\n\xff\xfe" "cat\nsat\n");
+  Result<HfTokenizer> t = HfTokenizer::load(d.string());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "vocab.txt line 6 is not valid UTF-8")) << t.error().message;
+  fs::remove(d / "vocab.txt");
+  write_text(d / "vocab.json", R"({"a": 0, "b": 1, "ab": 2})");
+  write_text(d / "merges.txt", "#version: 0.2\na b\n\xc3(\n");
+  t = HfTokenizer::load(d.string());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "merges.txt line 3 is not valid UTF-8")) << t.error().message;
+  fs::remove_all(d);
+}
+
+// F15: a line written twice in vocab.txt: the last id wins, as in Hugging Face's tokenizers
+// (WordPiece::read_file inserts each line into a map, so a later line replaces an earlier
+// one); headmap kept the first, and the ids differed silently. The earlier id then has no
+// token, as there.
+TEST(HostileFiles, DuplicateVocabTxtLinesKeepTheLastIdAsHuggingFace) {
+  const fs::path d = temp_dir("dup-vocab");
+  write_text(d / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\ncat\nsat\ncat\n[SEP]\n");
+  Result<HfTokenizer> t = HfTokenizer::load(d.string());
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->token_to_id("cat"), 6);
+  EXPECT_EQ(t->id_to_token(4), "");
+  const HfEncoding e = t->encode("cat sat");
+  EXPECT_EQ(e.ids, (std::vector<int>{2, 6, 5, 7}));  // [CLS] cat sat [SEP], [SEP] at its last line too
+  fs::remove_all(d);
+}
+
+// F14: a model directory's files stay inside it. config.json or a shard as a link to any
+// file was followed (a config.json linked to /etc/passwd showed its first bytes in the
+// message); the one exception is Hugging Face's cache, whose snapshot files link into the
+// repository's blobs/ folder (model_dir.h).
+TEST(HostileFiles, ModelDirectoryLinksStayInsideOrInTheCachesBlobs) {
+  const fs::path d = temp_dir("model-links");
+  const fs::path model = d / "model", outside = d / "secret.json";
+  fs::create_directories(model);
+  write_text(outside, R"({"model_type": "llama"})");
+  fs::create_symlink(outside, model / "config.json");
+  Result<ModelWeights> w = load_hf_model(model.string());
+  ASSERT_FALSE(w);
+  EXPECT_TRUE(contains(w.error().message, "config.json is a link to " + fs::canonical(outside).string())) << w.error().message;
+  EXPECT_TRUE(contains(w.error().message, "outside the model directory")) << w.error().message;
+  // A tokenizer file linked out of the directory, read through the tokenizer's own loader.
+  const fs::path tok = d / "tok";
+  fs::create_directories(tok);
+  fs::create_symlink(fs::path(HEADMAP_TEST_DATA) / "tokenizers" / "wordpiece_bert.json", tok / "tokenizer.json");
+  Result<HfTokenizer> t = HfTokenizer::load(tok.string());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "outside the model directory")) << t.error().message;
+  // Links inside the directory, and a cache snapshot's links into its blobs/, are read.
+  fs::create_symlink("tokenizer-real.json", tok / "alias.json");
+  write_text(tok / "tokenizer-real.json", "{}");
+  EXPECT_TRUE(check_model_file(tok, tok / "alias.json"));
+  const fs::path repo = d / "hub" / "models--org--name", snap = repo / "snapshots" / "abc123";
+  fs::create_directories(repo / "blobs");
+  fs::create_directories(snap);
+  write_text(repo / "blobs" / "0f1e2d", "{}");
+  fs::create_symlink("../../blobs/0f1e2d", snap / "config.json");
+  EXPECT_TRUE(check_model_file(snap, snap / "config.json"));
+  fs::create_symlink("../../../../secret.json", snap / "tokenizer.json");  // the cache's layout, but out of it
+  EXPECT_FALSE(check_model_file(snap, snap / "tokenizer.json"));
+  fs::remove_all(d);
+}
+
+// F12: a tokenizer.json that is a FIFO (or /dev/zero linked in) was skipped as if absent:
+// "has no tokenizer". It is read, and the reader says what it is.
+TEST(HostileFiles, ATokenizerFileThatIsNotRegularIsNamedAsSuch) {
+  const fs::path d = temp_dir("fifo-tokenizer");
+  ASSERT_EQ(::mkfifo((d / "tokenizer.json").c_str(), 0600), 0);
+  Result<HfTokenizer> t = HfTokenizer::load(d.string());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "FIFO")) << t.error().message;
+  EXPECT_FALSE(contains(t.error().message, "has no tokenizer")) << t.error().message;
+  fs::remove_all(d);
+}
+
+// F11: text from files is printed and drawn escaped: an ANSI sequence in a tensor name, a
+// NUL in a shard name (which cut the message), a right-to-left override in a lesson title.
+TEST(HostileFiles, UntrustedTextIsEscapedBeforeItIsShown) {
+  EXPECT_EQ(printable("layer\x1b[32m loaded OK\x1b[0m"), "layer\\x1b[32m loaded OK\\x1b[0m");
+  EXPECT_EQ(printable(std::string("model-") + '\0' + "1.safetensors"), "model-\\x001.safetensors");
+  EXPECT_EQ(printable("abc\xE2\x80\xAE" "fed"), "abc\\u{202e}fed");         // U+202E RIGHT-TO-LEFT OVERRIDE
+  EXPECT_EQ(printable("x\xE2\x81\xA7y"), "x\\u{2067}y");                    // U+2067 RIGHT-TO-LEFT ISOLATE
+  EXPECT_EQ(printable("\xC2\x9B" "2J"), "\\x9b2J");                          // C1 CSI
+  EXPECT_EQ(printable("two\nlines\tand \xD8\xB3\xD9\x84\xD8\xA7\xD9\x85"), "two\nlines\tand \xD8\xB3\xD9\x84\xD8\xA7\xD9\x85");  // Arabic stays
+  EXPECT_EQ(printable("a\nb", false), "a\\x0ab");
+  EXPECT_EQ(printable("bad \xff byte"), "bad \xEF\xBF\xBD byte");
+}
+
+// F8: vocab.json had no nesting limit (tokenizer.json had): 100 MB of "[" took 7.4 GB. It is
+// refused by its depth before a tree is built, as every JSON file headmap reads.
+TEST(HostileFiles, VocabJsonNestingIsLimitedBeforeItIsParsed) {
+  const fs::path d = temp_dir("deep-vocab");
+  write_text(d / "vocab.json", std::string(1 << 20, '['));
+  write_text(d / "merges.txt", "#version: 0.2\n");
+  Result<HfTokenizer> t = HfTokenizer::load(d.string());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "vocab.json: nests deeper than 2 levels")) << t.error().message;
+  fs::remove_all(d);
+}
+
+// F6: WordPiece and Unigram try every piece length up to the longest at each place of a
+// word; a 4,096-byte piece made a 60,000-character word take over a minute. Pieces longer
+// than 256 bytes are refused, naming the field, the length and the id.
+TEST(HostileFiles, WordPieceAndUnigramPiecesAreBounded) {
+  const fs::path data = fs::path(HEADMAP_TEST_DATA) / "tokenizers";
+  nlohmann::json wp = read_json(data / "wordpiece_bert.json");
+  wp["model"]["vocab"][std::string(300, 'a')] = wp["model"]["vocab"].size();
+  Result<HfTokenizer> t = HfTokenizer::from_json(wp.dump());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "model.vocab has a piece of 300 bytes")) << t.error().message;
+  nlohmann::json uni = read_json(data / "unigram_metaspace.json");
+  uni["model"]["vocab"].push_back({std::string(4096, 'a'), -20.0});
+  t = HfTokenizer::from_json(uni.dump());
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(contains(t.error().message, "model.vocab has a piece of 4096 bytes")) << t.error().message;
+  uni["model"]["vocab"].back() = {std::string(256, 'a'), -20.0};  // the most it reads
+  t = HfTokenizer::from_json(uni.dump());
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_FALSE(t->encode(std::string(1000, 'a'), false).ids.empty());
+}
+
+// F7, F10: a Split regex that backtracks without end. PCRE2's match limit stopped the split
+// silently, leaving the rest of the text unsplit; now each match is bounded (and one text's
+// matches by a time budget) and giving up is counted in the encoding, which the app and the
+// CLI report.
+TEST(HostileFiles, ARegexThatGivesUpIsReported) {
+  nlohmann::json j = read_json(fs::path(HEADMAP_TEST_DATA) / "tokenizers" / "wordpiece_bert.json");
+  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(a+)+$"}}}, {"behavior", "Isolated"}, {"invert", false}};
+  Result<HfTokenizer> t = HfTokenizer::from_json(j.dump());
+  ASSERT_TRUE(t) << t.error().message;
+  std::string text;
+  for (int i = 0; i < 20; ++i) text += std::string(28, 'a') + " ";
+  EXPECT_GE(t->encode(text).regex_stopped, 1);
+  EXPECT_EQ(t->encode("the cat sat").regex_stopped, 0);
 }

@@ -10,16 +10,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <unistd.h>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "app/common/print_message.h"
 #include "app/common/assets.h"
 #include "app/common/heatmap_png.h"
 #include "app/common/raster.h"
 #include "app/gui/app_state.h"
 #include "app/gui/lessons.h"
 #include "app/gui/workers/compute_worker.h"
+#include "core/text/utf8.h"
 
 namespace headmap {
 namespace {
@@ -151,32 +154,49 @@ int run_lesson_export(int argc, char** argv) {
   const int W = size == "1024x768" ? 1024 : 1920, H = size == "1024x768" ? 768 : 1080;
   Result<std::string> path = find_lesson(name);
   if (!path) {
-    std::fprintf(stderr, "headmap-cli: %s\n", path.error().message.c_str());
+    print_message("headmap-cli", path.error().message);
     return 2;
   }
   Result<Lesson> lesson = load_lesson(*path);
   if (!lesson) {
-    std::fprintf(stderr, "headmap-cli: %s\n", lesson.error().message.c_str());
+    print_message("headmap-cli", lesson.error().message);
     return 1;
   }
   Font font;
   if (Status f = font.load(asset_path("fonts/DejaVuSans.ttf")); !f) {
-    std::fprintf(stderr, "headmap-cli: %s\n", f.error().message.c_str());
+    print_message("headmap-cli", f.error().message);
     return 1;
   }
+  // All slides or none (issue 35, F16): they are drawn into a staging folder inside DIR and
+  // moved into place only once every one is written; a failure (a full disk) removes them.
+  namespace fs = std::filesystem;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  fs::create_directories(dir, ec);
+  const fs::path staging = fs::path(dir) / (".headmap-lesson-export-" + std::to_string(::getpid()));
+  fs::remove_all(staging, ec);
+  if (!fs::create_directory(staging, ec)) {
+    print_message("headmap-cli", "Cannot create a folder in " + dir + ": " + ec.message() + ".");
+    return 1;
+  }
+  struct Cleanup {  // the staging folder never outlives the command
+    fs::path p;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(p, e);
+    }
+  } cleanup{staging};
+  std::vector<std::pair<fs::path, std::string>> slides;  // (name in DIR, title)
   AppState s;
   s.shipped = scan_checkpoints(asset_path("checkpoints"));
   const auto l = std::make_shared<const Lesson>(std::move(lesson).value());
   if (Status o = open_lesson(s, l); !o) {
-    std::fprintf(stderr, "headmap-cli: %s\n", o.error().message.c_str());
+    print_message("headmap-cli", o.error().message);
     return 1;
   }
   ComputeWorker worker([] {});
   for (int i = 0; i < static_cast<int>(l->steps.size()); ++i) {
     if (Status g = go_to_lesson_step(s, i); !g) {
-      std::fprintf(stderr, "headmap-cli: %s\n", g.error().message.c_str());
+      print_message("headmap-cli", g.error().message);
       return 1;
     }
     std::shared_ptr<const ComputeResult> res;
@@ -190,13 +210,24 @@ int run_lesson_export(int argc, char** argv) {
     }
     char file[64];
     std::snprintf(file, sizeof file, "%s-%02d.png", l->id.c_str(), i + 1);
-    const std::string out = (std::filesystem::path(dir) / file).string();
-    if (Status d = draw_slide(out, s, res.get(), W, H, answers, font); !d) {
-      std::fprintf(stderr, "headmap-cli: %s\n", d.error().message.c_str());
+    if (Status d = draw_slide((staging / file).string(), s, res.get(), W, H, answers, font); !d) {
+      print_message("headmap-cli", d.error().message + " No slide was written.");
       return 1;
     }
-    std::printf("%s  %s\n", out.c_str(), l->steps[i].title.c_str());
+    slides.emplace_back(file, l->steps[i].title);
   }
+  // Every slide is written: moved into DIR (renames in one folder); a rename that fails takes back those before it.
+  std::vector<fs::path> moved;
+  for (const auto& [file, title] : slides) {
+    fs::rename(staging / file, fs::path(dir) / file, ec);
+    if (ec) {
+      print_message("headmap-cli", "Cannot put " + (fs::path(dir) / file).string() + " in place: " + ec.message() + ". No slide was written.");
+      for (const fs::path& m : moved) fs::remove(m, ec);
+      return 1;
+    }
+    moved.push_back(fs::path(dir) / file);
+  }
+  for (const auto& [file, title] : slides) std::printf("%s  %s\n", (fs::path(dir) / file).string().c_str(), printable(title).c_str());
   return 0;
 }
 

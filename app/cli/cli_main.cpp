@@ -8,6 +8,7 @@
 #include <iostream>
 #include <omp.h>
 
+#include "app/common/print_message.h"
 #include "app/cli/cli_contrib.h"
 #include "app/common/assets.h"
 #include "app/common/colormap.h"
@@ -47,7 +48,7 @@ struct Outputs {
 };
 
 int fail(const Error& e, int code) {
-  std::fprintf(stderr, "headmap-cli: %s\n", e.message.c_str());
+  print_message("headmap-cli", e.message);
   return code;
 }
 
@@ -154,6 +155,7 @@ static int run_main(int argc, char** argv) {
       return fail(Error{ErrorKind::InvalidArgument, "--mask " + m + ": expected S:T, sentence and token numbered from 0 (e.g. 0:3)."}, 2);
     extras.masked.emplace_back(b, t);
   }
+  if (Status s = check_batch_memory(in->lines, cfg); !s) return fail(s.error(), 2);
   const Batch batch = make_batch(in->lines, cfg, weights, &extras);
   for (const auto& [b, t] : extras.masked)
     if (b >= batch.B() || t >= batch.lengths[b])

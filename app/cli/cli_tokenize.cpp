@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "app/common/print_message.h"
 #include "core/io/gguf_model.h"
 #include "core/text/hf_tokenizer.h"
 #include "core/text/tokenizer.h"
@@ -34,7 +35,7 @@ int tokenize_cmd(int argc, char** argv) {
   }
   Result<HfTokenizer> tok = is_gguf_file(path) ? load_gguf_tokenizer(path) : HfTokenizer::load(path);
   if (!tok) {
-    std::fprintf(stderr, "headmap-cli: %s\n", tok.error().message.c_str());
+    print_message("headmap-cli", tok.error().message);
     return 1;
   }
   const HfEncoding e = pair_opt->count() ? tok->encode_pair(text, pair, !no_special) : tok->encode(text, !no_special);
@@ -52,6 +53,10 @@ int tokenize_cmd(int argc, char** argv) {
   out["decoded"] = tok->decode(e.ids);
   out["invalid_utf8"] = e.invalid_utf8;
   if (e.invalid_utf8) std::fprintf(stderr, "headmap-cli: %d invalid UTF-8 sequence(s) in the text were replaced by U+FFFD\n", e.invalid_utf8);
+  out["regex_stopped"] = e.regex_stopped;
+  if (e.regex_stopped)
+    std::fprintf(stderr, "headmap-cli: the tokenizer's regex gave up %d time(s) (PCRE2's match limit, or 5 s for one text): the rest of "
+                 "that piece was left unsplit, so the tokens may differ from the official library's\n", e.regex_stopped);
   std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
   return 0;
 }

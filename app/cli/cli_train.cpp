@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "app/common/print_message.h"
 #include "app/common/model_options.h"
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
@@ -67,7 +68,7 @@ std::string train_command(const TrainOptions& o, const std::string& corpus_path,
 }
 
 int fail(const Error& e) {
-  std::fprintf(stderr, "headmap-cli: %s\n", e.message.c_str());
+  print_message("headmap-cli", e.message);
   return e.kind == ErrorKind::InvalidConfig || e.kind == ErrorKind::InvalidArgument ? 2 : 1;
 }
 

@@ -20,6 +20,7 @@
 #include <filesystem>
 
 #include "app/common/assets.h"
+#include "app/common/print_message.h"
 #include "app/gui/capture.h"
 #include "app/gui/commands.h"
 #include "app/gui/glyphs.h"
@@ -34,6 +35,7 @@
 #include "core/io/run_export.h"
 #include "core/inspect/predictions.h"
 #include "core/model/model.h"
+#include "core/text/utf8.h"
 
 namespace headmap {
 
@@ -74,10 +76,10 @@ void App::save_preferences_now() {
   prefs.log_scale = state.view.log_scale;
   prefs.grid_lines = state.view.grid_lines;
   if (!state.fullscreen) glfwGetWindowSize(window, &prefs.window_w, &prefs.window_h);
-  if (Status s = save_preferences(prefs); !s) std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+  if (Status s = save_preferences(prefs); !s) print_message("headmap", s.error().message);
   size_t n = 0;
   const char* ini = ImGui::SaveIniSettingsToMemory(&n);
-  if (Status s = save_imgui_ini(ini, n); !s) std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+  if (Status s = save_imgui_ini(ini, n); !s) print_message("headmap", s.error().message);
 }
 
 void App::capture(const std::string& path, float x, float y, float w, float h, std::function<void(const Status&)> done) {
@@ -300,7 +302,9 @@ void App::frame() {
   if (state.dialog_request) {
     open_dialog(state.dialog_request->dialog);
     dialog_path_ = state.dialog_request->path;
-    scripted_ok_in_ = state.dialog_request->press_ok ? 3 : 0;
+    // Only a scripted run presses OK, and only for what its own command line asked (--then):
+    // in a normal run a dialog waits for the person, whatever set the request (issue 35, F1).
+    scripted_ok_in_ = state.dialog_request->press_ok && script ? 3 : 0;
     state.dialog_request.reset();
   }
   // An export's capture is taken in a frame with no dialog, menu or popup open.
@@ -345,7 +349,7 @@ void App::frame() {
       if (s) state.status_lines.push_back("Wrote " + path);
       else {
         state.error_popup = s.error().message;
-        std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+        print_message("headmap", s.error().message);
       }
     };
     if (p.dialog == Dialog::ExportHeadsPng) capture(p.path, heads_rect_[0], heads_rect_[1], heads_rect_[2], heads_rect_[3], done_msg);
@@ -649,12 +653,14 @@ void App::draw_dialogs() {
   if (dialog_ != Dialog::None && !ImGui::IsPopupOpen(dialog_title(dialog_))) ImGui::OpenPopup(dialog_title(dialog_));
   if (!state.error_popup.empty() && dialog_ == Dialog::None && !capture_frame_ && !ImGui::IsPopupOpen("Problem"))  // not into an export's picture
     ImGui::OpenPopup("Problem");
+  draw_ask_open_model(state, dialog_ == Dialog::None && !capture_frame_);
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     report_widget(state, "Problem");  // its title bar
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
-    ImGui::TextUnformatted(state.error_popup.c_str());
+    const std::string shown = printable(state.error_popup);  // a file's text in it is escaped (issue 35, F11)
+    ImGui::TextUnformatted(shown.c_str());
     ImGui::PopTextWrapPos();
-    state.report.messages.push_back(state.error_popup);
+    state.report.messages.push_back(shown);
     const bool ok = ImGui::Button("OK");
     report_widget(state, "OK");
     if (ok || ImGui::IsKeyPressed(GLFW_KEY_ENTER) || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) {
@@ -738,8 +744,14 @@ void App::sync_model_loader() {
   }
   if (std::optional<LoadedModel> m = loader_.take()) {
     state.opening_model.clear();
-    if (m->weights) adopt_model(state, m->dir, *m->weights);  // a directory or a checkpoint, as the dispatcher read it
-    else state.error_popup = m->weights.error().message;  // the current model stays
+    if (m->weights) {
+      adopt_model(state, m->dir, *m->weights);  // a directory or a checkpoint, as the dispatcher read it
+      if (state.cfg_after_open) std::tie(state.cfg, state.weights_mode) = *state.cfg_after_open;  // a view's own config wins
+    } else {
+      state.error_popup = m->weights.error().message;  // the current model stays
+      print_message("headmap", state.error_popup);
+    }
+    state.cfg_after_open.reset();
   }
   // The Compare tab's B: any path, through the same dispatcher, counted against the memory
   // budget beside the models kept open (A and the B it replaces).
@@ -788,7 +800,7 @@ Status App::dialog_ok(Dialog d, const std::string& path) {
     pending_capture_ = PendingCapture{d, path};  // frame() takes it once the dialog has closed
     glfwPostEmptyEvent();                        // at once, not at the next input
   }
-  if (!st) std::fprintf(stderr, "headmap: %s\n", st.error().message.c_str());
+  if (!st) print_message("headmap", st.error().message);
   return st;
 }
 
@@ -798,7 +810,7 @@ void App::open_lesson_file(const std::string& path) {
   Result<Lesson> l = load_lesson(path);
   Status s = l ? open_lesson(state, std::make_shared<const Lesson>(std::move(l).value())) : Status(l.error());
   if (!s) {  // in the window and on the terminal; the current state stays
-    std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+    print_message("headmap", s.error().message);
     state.error_popup = s.error().message;
   }
 }

@@ -62,6 +62,9 @@ class App {
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
   bool busy() const { return worker_.busy() || loader_.busy() || compare_loader_.busy() || lesson_export_.active() || !heads_anim_.empty(); }
+  // A model is being read: a read cannot be interrupted, so an app that gives up (--deadline)
+  // leaves without waiting for it (main.cpp).
+  bool loading() const { return loader_.busy() || compare_loader_.busy(); }
   bool fresh() const;  // a result is on screen and matches the current inputs
   bool answered() const { return !unposted_ && answered_seq_ == last_posted_seq; }  // the worker answered the newest request
   Preferences prefs;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "app/common/print_message.h"
 #include "app/gui/enum_names.h"
 #include "core/io/export.h"
 #include "core/io/hf_gpt2.h"
@@ -61,6 +62,18 @@ Status open_model(AppState& s, const std::string& path) {
 }
 
 Status open_pretrained(AppState& s, const std::string& dir) { return open_model(s, dir); }
+
+void answer_open_model(AppState& s, bool open) {
+  if (!s.ask_open_model) return;
+  AppState::AskOpenModel a = std::move(*s.ask_open_model);
+  s.ask_open_model.reset();
+  if (open) {
+    s.open_model_request = a.path;
+    s.cfg_after_open = std::make_pair(a.cfg, a.mode);
+  } else {
+    s.status_lines.push_back(a.named_by + " names the model " + a.path + ", which was not opened: the current model stays.");
+  }
+}
 
 void adopt_model(AppState& s, const std::string& path, std::shared_ptr<const ModelWeights> weights) {
   if (weights->source.kind == WeightsSource::Kind::Pretrained) return adopt_pretrained(s, path, std::move(weights));
@@ -318,7 +331,7 @@ void adopt_compare_file(AppState& s, const std::string& path, const Result<std::
   c.loading.clear();
   if (!w) {  // the previous B stays
     c.error = w.error().message;
-    std::fprintf(stderr, "headmap: %s\n", c.error.c_str());
+    print_message("headmap", c.error);
     return;
   }
   c.file_weights = *w;

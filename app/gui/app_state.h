@@ -236,6 +236,18 @@ struct AppState {
   // reads it off the UI thread) and the one being read ("" = none). The current model
   // stays until the new one is read.
   std::string open_model_request, opening_model;
+  // A model path a file names (a view file's weights) is never read on the file's word: it
+  // is shown and the person is asked (issue 35, F1). Open reads it as File > Open model does
+  // (off the UI thread, so a load that hangs never holds the window), then puts the view's
+  // own config over the model's sizes (cfg_after_open); Not now keeps the current model.
+  struct AskOpenModel {
+    std::string path;      // the model directory or checkpoint file, as the file wrote it
+    std::string named_by;  // the file that names it
+    ModelConfig cfg;       // the view's config, for once the model is open
+    WeightsMode mode = WeightsMode::Trained;
+  };
+  std::optional<AskOpenModel> ask_open_model;
+  std::optional<std::pair<ModelConfig, WeightsMode>> cfg_after_open;
   std::string pretrained_dir;                      // its directory
   uint64_t session_id = 0;                      // changes with every snapshot
   std::string weights_note;                     // shown when the choice needs explaining
@@ -376,6 +388,9 @@ void adopt_pretrained(AppState& s, const std::string& dir, std::shared_ptr<const
 // the model closed. The colormap, text size, a model trained in this session, Compare's B
 // and an open lesson stay.
 void reset_to_launch_state(AppState& s);
+
+// The person's answer to ask_open_model: open (the path goes to the model loader) or not.
+void answer_open_model(AppState& s, bool open);
 
 // Training options for the Training tab's runs: the tab's steps, batch and sequence length,
 // warm-up and evaluation spaced to the budget.

@@ -13,21 +13,13 @@
 #include "app/gui/app_state.h"
 #include "app/script/settings_table.h"
 #include "core/io/file_io.h"
+#include "core/io/json_limits.h"
 
 namespace headmap {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-// Settings a lesson step may not carry: they start work (training, reading a model), change
-// the layout's test mode, or drive the player itself.
-bool forbidden_in_lesson(const std::string& key) {
-  for (const char* k : {"train", "compare", "open_model", "cancel_at_step", "train_steps", "compare_steps", "layout", "lesson",
-                        "lesson_step", "reveal", "export_lesson"})
-    if (key == k) return true;
-  return false;
-}
 
 std::string where(const std::string& path, int step, const std::string& field) {
   std::string w = path;
@@ -92,6 +84,7 @@ Result<LessonClaim> parse_claim(const json& c, const std::string& path, int step
 }  // namespace
 
 Result<Lesson> parse_lesson(const std::string& text, const std::string& path) {
+  if (Status s = check_json_limits(text, path, 16, "open a smaller lesson"); !s) return bad(path, 0, "", s.error().message + ".");
   json j;
   try {
     j = json::parse(text);
@@ -149,9 +142,8 @@ Result<Lesson> parse_lesson(const std::string& text, const std::string& path) {
         if (!e.is_string()) return bad(path, n, f, "must be a \"key=value\" string.");
         const std::string a = e.get<std::string>();
         if (a.size() > 20000) return bad(path, n, f, "is longer than 20000 bytes.");
-        const std::string key = a.substr(0, a.find('='));
-        if (forbidden_in_lesson(key)) return bad(path, n, f, "\"" + key + "\" cannot be part of a lesson step.");
-        if (Status s = apply_setting(scratch, a); !s) return bad(path, n, f + " \"" + a.substr(0, 80) + "\"", s.error().message);
+        // Only the settings the table marks Data (settings_table.h): a lesson never writes or reads a file.
+        if (Status s = apply_data_setting(scratch, a); !s) return bad(path, n, f + " \"" + a.substr(0, 80) + "\"", s.error().message);
         step.set.push_back(a);
       }
     }
@@ -246,7 +238,7 @@ Status go_to_lesson_step(AppState& s, int step) {
   AppState next = s;
   reset_to_lesson_base(next);
   for (const std::string& a : l.steps[step].set)
-    if (Status st = apply_setting(next, a); !st)
+    if (Status st = apply_data_setting(next, a); !st)
       return Error{ErrorKind::InvalidArgument, "The lesson " + l.path + ", step " + std::to_string(step + 1) + ": " + st.error().message};
   const bool dropped_model = s.pretrained || !s.checkpoint.empty();
   s = std::move(next);

@@ -26,6 +26,7 @@
 #include <string>
 #include <thread>
 
+#include "app/common/print_message.h"
 #include "app/gui/app.h"
 // LeakSanitizer (ASan builds): the system's GL driver keeps a few hundred bytes for the
 // life of the process, referenced from its own globals, and is unloaded at exit before
@@ -139,7 +140,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (Result<std::vector<InputStep>> steps = parse_input_steps(shot.input); !steps) {
-      std::fprintf(stderr, "headmap: %s\n", steps.error().message.c_str());
+      print_message("headmap", steps.error().message);
       return 2;
     }
   }
@@ -235,7 +236,7 @@ int main(int argc, char** argv) {
     App app(window, prefs, std::move(presets));
     app.persist = !scripted;
     if (Status s = app.init(); !s) {
-      std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+      print_message("headmap", s.error().message);
       code = 1;
     } else {
       AppState& st = app.state;
@@ -294,7 +295,7 @@ int main(int argc, char** argv) {
       if (!problems.empty()) {
         std::string all;
         for (const std::string& p : problems) {
-          std::fprintf(stderr, "headmap: %s\n", p.c_str());
+          print_message("headmap", p);
           all += (all.empty() ? "" : "\n\n") + p;
         }
         st.error_popup = all;  // the "Problem" box, over the window that opened without it
@@ -305,10 +306,10 @@ int main(int argc, char** argv) {
         Result<std::string> path = find_lesson(lesson);
         Result<Lesson> l = path ? load_lesson(*path) : Result<Lesson>(path.error());
         Status ls = l ? open_lesson(st, std::make_shared<const Lesson>(std::move(l).value())) : Status(l.error());
-        if (!ls) {
-          std::fprintf(stderr, "headmap: %s\n", ls.error().message.c_str());
+        if (!ls) {  // a screenshot run draws the window with its Problem box, then exits 1
+          print_message("headmap", ls.error().message);
           st.error_popup = ls.error().message;
-          if (!shot.path.empty()) code = 1;
+          problems.push_back(ls.error().message);
         }
       }
       if (!pref_warning.empty()) st.status_lines.push_back(pref_warning);
@@ -338,6 +339,11 @@ int main(int argc, char** argv) {
         }
         if (app.script) code = app.script->exit_code;
         if (code == 0 && scripted && !problems.empty()) code = 1;  // what was refused, for scripts: after the screenshot
+        if (app.script && app.loading()) {  // gave up (--deadline) while a model is read: never wait on the read (issue 35, F9)
+          std::fprintf(stderr, "headmap: leaving while a model is still being read.\n");
+          std::fflush(nullptr);
+          std::_Exit(code == 0 ? 1 : code);
+        }
       }
     }
   }

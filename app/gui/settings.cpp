@@ -14,6 +14,7 @@
 #include "app/common/model_options.h"
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
+#include "core/io/json_limits.h"
 
 namespace headmap {
 namespace fs = std::filesystem;
@@ -131,8 +132,9 @@ static json weights_source_json(const AppState& s) {
   return w;
 }
 
-// Applies a view's "weights" to `next`, checking every file it names first: a missing or
-// corrupt checkpoint or model directory is an error, and the caller keeps the current state.
+// Applies a view's "weights" to `next`. A checkpoint or model directory it names is not read
+// here: the path is put to the person first (AppState::ask_open_model, issue 35 F1), and
+// read only on their Open, off the UI thread, where a missing or corrupt one is a message.
 static Status apply_weights_source(const json& w, AppState& next, const std::string& view_path) {
   auto bad = [&](const std::string& why) {
     return Status(Error{ErrorKind::BadFormat, view_path + " cannot be opened as saved: " + why + " The current view is kept."});
@@ -149,13 +151,10 @@ static Status apply_weights_source(const json& w, AppState& next, const std::str
     next.pretrained_dir.clear();
     next.session.reset();
   };
-  if (source == "checkpoint") {
-    const std::string path = w.value("checkpoint", std::string(""));
-    Result<CheckpointInfo> info = checkpoint_info(path);
-    if (!info) return bad("it was saved on the checkpoint " + path + ", which does not open (" + info.error().message + ").");
-    drop_loaded();
-    next.checkpoint = path;
-    next.checkpoint_info = *info;
+  if (source == "checkpoint" || source == "model") {
+    const std::string path = w.value(source == "model" ? "model_dir" : "checkpoint", std::string(""));
+    if (path.empty()) return bad("its weights source \"" + source + "\" names no path.");
+    next.ask_open_model = AppState::AskOpenModel{path, view_path, next.cfg, next.weights_mode};
   } else if (source == "shipped") {
     const std::string name = w.value("shipped", std::string(""));
     const bool have = std::any_of(next.shipped.begin(), next.shipped.end(),
@@ -165,12 +164,6 @@ static Status apply_weights_source(const json& w, AppState& next, const std::str
     // Views saved before "trained" meant the default re-sliced named the file trained for their H.
     if (next.weights_mode == WeightsMode::Trained && name != fs::path(kDefaultCheckpoint).filename().string())
       next.weights_mode = WeightsMode::TrainedForH;
-  } else if (source == "model") {
-    const std::string dir = w.value("model_dir", std::string(""));
-    const ModelConfig cfg = next.cfg;  // open_pretrained sets the model's own sizes; the view's win
-    if (Status s = open_pretrained(next, dir); !s) return bad("it was saved on the model in " + dir + ", which does not open (" + s.error().message + ").");
-    next.status_lines.pop_back();  // open_pretrained's "Opened ..." note: the caller says what opened
-    next.cfg = cfg;
   } else if (source == "session") {
     next.status_lines.push_back("This view was saved on a model trained in a session, which the file does not hold: it shows "
                                 "the trained model that fits instead. Save a trained model with File > Save checkpoint and open it "
@@ -300,6 +293,8 @@ Status load_view(const std::string& path, AppState& s) {
 
 Status parse_view(const std::string& text, const std::string& path, AppState& s) {
   auto bad = [&](const std::string& why) { return Status(Error{ErrorKind::BadFormat, path + " is not a view file headmap can open: " + why}); };
+  // A view nests three levels; its tree is checked against the memory budget before it is built (issue 35, F8).
+  if (Status lim = check_json_limits(text, "the file", 16, "open a smaller view file"); !lim) return bad(lim.error().message + ".");
   json j;
   try {
     j = json::parse(text);
@@ -313,6 +308,7 @@ Status parse_view(const std::string& text, const std::string& path, AppState& s)
   if (*version > kViewVersion)
     return bad("it was written by a newer headmap (version " + std::to_string(*version) + "). Update headmap.");
   AppState next = s;  // apply to a copy: on any error the current state stays as it was
+  next.ask_open_model.reset();  // a question an earlier view asked is replaced by this view's
   try {
     next.text = j.at("text").get<std::string>();
     Result<ModelConfig> cfg = config_from_json(j.at("config").dump());
@@ -320,11 +316,8 @@ Status parse_view(const std::string& text, const std::string& path, AppState& s)
     next.cfg = *cfg;
     if (j.contains("weights")) {  // version 2: the weights' source, every file it names checked
       if (Status w = apply_weights_source(j.at("weights"), next, path); !w) return w;
-    } else if (const std::string ckpt = j.value("checkpoint", ""); !ckpt.empty()) {  // version 1
-      Result<CheckpointInfo> info = checkpoint_info(ckpt);
-      if (!info) return bad("it names the checkpoint " + ckpt + ", which does not open (" + info.error().message + "). The current view is kept.");
-      next.checkpoint = ckpt;
-      next.checkpoint_info = *info;
+    } else if (const std::string ckpt = j.value("checkpoint", ""); !ckpt.empty()) {  // version 1: asked, as version 2's
+      next.ask_open_model = AppState::AskOpenModel{ckpt, path, next.cfg, next.weights_mode};
     }
     const std::optional<int> layer = int_field(j, "layer", 0, 0, kMaxModelLayers), batch = int_field(j, "batch", 0, 0, 1 << 20),
                              head = int_field(j, "head", 0, 0, kMaxDModel), focus = int_field(j, "focus_step", 6, 0, 64);
@@ -341,6 +334,12 @@ Status parse_view(const std::string& text, const std::string& path, AppState& s)
     if (Status v3 = parse_view_v3(j, path, next); !v3) return v3;
   } catch (const json::exception& e) {
     return bad(std::string("a field has the wrong type (") + e.what() + ").");
+  }
+  if (next.ask_open_model) {  // the view's config and weights wait for the person's answer; the rest shows now
+    next.ask_open_model->cfg = next.cfg;
+    next.ask_open_model->mode = next.weights_mode;
+    next.cfg = s.cfg;
+    next.weights_mode = s.weights_mode;
   }
   s = std::move(next);
   return Status();

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/common/model_options.h"
+#include "app/common/print_message.h"
 #include "app/gui/glyphs.h"
 #include "app/gui/render/gl.h"
 #include "app/script/input.h"
@@ -99,7 +100,7 @@ class ScreenshotScript : public Script {
         while (then_next_ < o_.then.size() && o_.then[then_next_] != "wait" && o_.then[then_next_].rfind("report=", 0) != 0 &&
                o_.then[then_next_].rfind("press=", 0) != 0) {
           if (Status s = apply_setting(app.state, o_.then[then_next_]); !s)
-            std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+            print_message("headmap", s.error().message);
           ++then_next_;
           if (app.state.dialog_request) break;
         }
@@ -157,7 +158,7 @@ class ScreenshotScript : public Script {
     if (phase_ != Phase::Input || finished) return;
     for (std::string rep = input_.take_report(); !rep.empty(); rep = input_.take_report()) write_report(app, rep);
     if (Status s = input_.after_frame(app); !s) {
-      std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+      print_message("headmap", s.error().message);
       finished = true;
       exit_code = 1;
     } else if (input_.done()) {
@@ -187,7 +188,7 @@ class ScreenshotScript : public Script {
   void done(App& app, const Status& s) {
     finished = true;
     if (!s) {
-      std::fprintf(stderr, "headmap: %s\n", s.error().message.c_str());
+      print_message("headmap", s.error().message);
       exit_code = 1;
       return;
     }
@@ -345,7 +346,7 @@ class ScreenshotScript : public Script {
                        {"revealed", r.lesson_revealed}, {"controls_taken", lesson_controls_taken(st)},
                        {"panel", {r.lesson_panel.x0, r.lesson_panel.y0, r.lesson_panel.x1, r.lesson_panel.y1}}};
       if (Status w = write_file_atomic(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w) {
-        std::fprintf(stderr, "headmap: %s\n", w.error().message.c_str());
+        print_message("headmap", w.error().message);
         exit_code = 1;
       }
     }
@@ -368,7 +369,7 @@ class ScreenshotScript : public Script {
 std::unique_ptr<Script> make_screenshot_script(ScreenshotOptions o) {
   Result<std::vector<InputStep>> steps = parse_input_steps(o.input);
   if (!steps) {  // main() parsed them first: this is not reached with bad steps
-    std::fprintf(stderr, "headmap: %s\n", steps.error().message.c_str());
+    print_message("headmap", steps.error().message);
     return nullptr;
   }
   return std::make_unique<ScreenshotScript>(std::move(o), std::move(steps).value());

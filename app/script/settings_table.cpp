@@ -42,50 +42,52 @@ Status request_dialog(AppState& s, Dialog d, const std::string& path) {
     return Status();                                                                \
   }
 
+constexpr SettingReach kData = SettingReach::Data;  // a lesson step may carry it (settings_table.h)
+
 }  // namespace
 
 const std::vector<ScriptedSetting>& scripted_settings() {
   static const std::vector<ScriptedSetting> table = {
-      {"heads", "N", "num_heads (an invalid value is shown with its message, as on screen)", HEADMAP_NUMBER("heads", cfg.num_heads, 1, kMaxDModel)},
+      {"heads", "N", "num_heads (an invalid value is shown with its message, as on screen)", HEADMAP_NUMBER("heads", cfg.num_heads, 1, kMaxDModel), kData},
       {"kv_heads", "N", "K/V heads: 1 multi-query, a divisor of num_heads grouped-query, num_heads multi-head",
        [](AppState& s, const std::string& v) -> Status {
          Result<int> n = parse_number("kv_heads", v, 1, kMaxDModel);
          if (!n) return n.error();
          s.cfg.num_kv_heads = *n == s.cfg.num_heads ? 0 : *n;  // as the KV heads combo sets it
          return Status();
-       }},
-      {"d_model", "N", "d_model", HEADMAP_NUMBER("d_model", cfg.d_model, 1, kMaxDModel)},
-      {"layers", "N", "the number of layers", HEADMAP_NUMBER("layers", cfg.num_layers, 1, kMaxModelLayers)},
-      {"context", "N", "the context (tokens per sentence)", HEADMAP_NUMBER("context", cfg.context, 1, kMaxContext)},
-      {"layer", "N", "the selected layer, numbered from 0", HEADMAP_NUMBER("layer", view.layer, 0, kMaxModelLayers - 1)},
-      {"head", "N", "the selected head, numbered from 0", HEADMAP_NUMBER("head", view.head, 0, kMaxDModel - 1)},
+       }, kData},
+      {"d_model", "N", "d_model", HEADMAP_NUMBER("d_model", cfg.d_model, 1, kMaxDModel), kData},
+      {"layers", "N", "the number of layers", HEADMAP_NUMBER("layers", cfg.num_layers, 1, kMaxModelLayers), kData},
+      {"context", "N", "the context (tokens per sentence)", HEADMAP_NUMBER("context", cfg.context, 1, kMaxContext), kData},
+      {"layer", "N", "the selected layer, numbered from 0", HEADMAP_NUMBER("layer", view.layer, 0, kMaxModelLayers - 1), kData},
+      {"head", "N", "the selected head, numbered from 0", HEADMAP_NUMBER("head", view.head, 0, kMaxDModel - 1), kData},
       {"seed", "N", "the seed of random init and hashed embeddings",
        [](AppState& s, const std::string& v) -> Status {
          Result<int> n = parse_number("seed", v, 0, INT32_MAX);
          if (!n) return n.error();
          s.cfg.seed = static_cast<uint64_t>(*n);
          return Status();
-       }},
+       }, kData},
       {"causal", "on|off", "the causal mask",
        [](AppState& s, const std::string& v) -> Status {
          s.cfg.causal = parse_switch(v);
          return Status();
-       }},
+       }, kData},
       {"positional", "on|off", "positional encoding",
        [](AppState& s, const std::string& v) -> Status {
          s.cfg.positional = parse_switch(v);
          return Status();
-       }},
+       }, kData},
       {"text", "TEXT", "the sentence box's text",
        [](AppState& s, const std::string& v) -> Status {
          s.text = v;
          return Status();
-       }},
+       }, kData},
       {"pair", "TEXT", "encoders: sentence B of every line (token type 1)",
        [](AppState& s, const std::string& v) -> Status {
          s.pair_text = v;
          return Status();
-       }},
+       }, kData},
       {"mask", "S:T|none", "encoders: mask token T of sentence S (from 0), as a click on its chip does; none unmasks all",
        [](AppState& s, const std::string& v) -> Status {
          int b = -1, t = -1;
@@ -99,26 +101,26 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          keep_masks_on_their_tokens(s);  // the others checked against the text they were set on
          s.masked.emplace_back(b, t);
          return Status();
-       }},
+       }, kData},
       {"pair_filter", "all|aa|ab|ba|bb", "encoders, a pair: show only the cells from sentence A or B (query row) to A or B (key column), others dimmed",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_pair_filter(v, &s.view.pair_filter))
            return Error{ErrorKind::InvalidArgument, "pair_filter is all, aa, ab, ba or bb, got \"" + v + "\"."};
          return Status();
-       }},
+       }, kData},
       {"hide_specials", "on|off", "dim the special tokens' rows and columns ([CLS], [SEP], <s>, </s>) in the maps; rows not renormalised",
        [](AppState& s, const std::string& v) -> Status {
          if (v != "on" && v != "off" && v != "1" && v != "0")
            return Error{ErrorKind::InvalidArgument, "hide_specials is on or off, got \"" + v + "\"."};
          s.view.hide_specials = parse_switch(v);
          return Status();
-       }},
+       }, kData},
       {"weights", "trained|trained_for_h|random", "the weights choice (trained_for_h: the model trained with this H, not re-sliced)",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_weights_mode(v, &s.weights_mode))
            return Error{ErrorKind::InvalidArgument, "weights is trained, trained_for_h or random, got \"" + v + "\"."};
          return Status();
-       }},
+       }, kData},
       {"open_model", "DIR", "File > Open model: read a GPT-2-family directory in the background, as the dialog does",
        [](AppState& s, const std::string& v) -> Status {
          if (v.empty()) return Error{ErrorKind::InvalidArgument, "open_model wants a directory."};
@@ -135,7 +137,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
            return Error{ErrorKind::InvalidArgument, "No such head to ablate."};
          s.ablated.insert(HeadId{l, h});
          return Status();
-       }},
+       }, kData},
       {"train_steps", "N", "the Training tab's steps", HEADMAP_NUMBER("train_steps", train_steps, 1, 1000000)},
       {"cancel_at_step", "N", "press Cancel once a training reaches this step", HEADMAP_NUMBER("cancel_at_step", train_cancel_at_step, 0, 1000000)},
       {"train", "1", "press \"Train this configuration\"",
@@ -163,7 +165,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_center_panel(v, &s.view.center)) return Error{ErrorKind::InvalidArgument, "Unknown panel \"" + v + "\"."};
          return Status();
-       }},
+       }, kData},
       {"compare_b", "correct|heads:N|shipped:NAME|file:PATH", "the Compare tab's B: the correct model, A's model with num_heads N, a shipped checkpoint (its file name without .safetensors), or any path File > Open opens: a Hugging Face model directory of any family headmap opens or a checkpoint file (read as Read does, off the UI thread; a refusal is shown in the tab and the previous B kept)",
        [](AppState& s, const std::string& v) -> Status {
          CompareSource& c = s.compare_b;
@@ -198,7 +200,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
            return Error{ErrorKind::InvalidArgument, "contrib_view is rollout, patching or detectors, got \"" + v + "\"."};
          s.view.center = CenterPanel::Contrib;
          return Status();
-       }},
+       }, kData},
       {"rollout_head", "mean|N", "the Rollout view's heads: their mean, or head N of the last layer",
        [](AppState& s, const std::string& v) -> Status {
          if (v == "mean") {
@@ -209,14 +211,14 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          if (!n) return n.error();
          s.contrib.rollout_head = *n;
          return Status();
-       }},
+       }, kData},
       {"export_rollout", "PATH", "the Rollout view's Export (PNG, or SVG for a .svg name), as export_heads",
        [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportRollout, v); }},
       {"corrupted", "TEXT", "the Patching view's corrupted sentence box",
        [](AppState& s, const std::string& v) -> Status {
          s.contrib.corrupted = v;
          return Status();
-       }},
+       }, kData},
       {"patch_head", "layer,head", "click that head's cell in the Patching grid: it is patched at one position at a time",
        [](AppState& s, const std::string& v) -> Status {
          int l = 0, h = 0;
@@ -224,7 +226,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
            return Error{ErrorKind::InvalidArgument, "patch_head wants layer,head of a head of this model."};
          s.contrib.patch_head = HeadId{l, h};
          return Status();
-       }},
+       }, kData},
       {"detector", "previous_token|duplicate_token|induction|first_token|painted", "the Detectors view's pattern",
        [](AppState& s, const std::string& v) -> Status {
          for (Detector d : {Detector::PreviousToken, Detector::DuplicateToken, Detector::Induction, Detector::FirstToken, Detector::Painted})
@@ -234,7 +236,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
              return Status();
            }
          return Error{ErrorKind::InvalidArgument, "Unknown detector \"" + v + "\"."};
-       }},
+       }, kData},
       {"detector_threshold", "X", "the Detectors view's threshold (0 to 1): heads at or above it are outlined there and in the heads grid",
        [](AppState& s, const std::string& v) -> Status {
          try {
@@ -246,7 +248,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
            return Error{ErrorKind::InvalidArgument, "detector_threshold needs a number from 0 to 1, got \"" + v + "\"."};
          }
          return Status();
-       }},
+       }, kData},
       {"heads_zoom", "N", "zoom every map of the heads grid N times, on the first tokens (as the wheel does)",
        [](AppState& s, const std::string& v) -> Status {
          Result<int> n = parse_number("heads_zoom", v, 1, 4096);
@@ -254,21 +256,21 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.view.heads_zoom = static_cast<float>(*n);
          s.view.heads_pan_x = s.view.heads_pan_y = 0.0f;  // the heads panel clamps it to the top-left corner
          return Status();
-       }},
+       }, kData},
       {"big_heads", "1|2|off", "the heads grid shows the selected head (1) or it and the next (2) large, or every head (off), as B does",
        [](AppState& s, const std::string& v) -> Status {
          if (v != "1" && v != "2" && v != "off" && v != "0")
            return Error{ErrorKind::InvalidArgument, "big_heads is 1, 2 or off, got \"" + v + "\"."};
          s.view.big_heads = v == "1" ? 1 : v == "2" ? 2 : 0;
          return Status();
-       }},
+       }, kData},
       {"compare_view", "split|a|b", "the Compare tab: side by side, or A/B showing A (the pitfall) or B (the correct model)",
        [](AppState& s, const std::string& v) -> Status {
          if (v != "split" && v != "a" && v != "b") return Error{ErrorKind::InvalidArgument, "compare_view is split, a or b, got \"" + v + "\"."};
          s.view.compare_mode = v == "split" ? 0 : 1;
          s.view.compare_show_correct = v == "b" ? 1 : 0;
          return Status();
-       }},
+       }, kData},
       {"pitfall", "NAME=on|off", "a pitfall switch, by its CLI name without --pitfall- (e.g. pitfall=scale-d-model=on)",
        [](AppState& s, const std::string& v) -> Status {
          const size_t eq = v.find('=');
@@ -279,7 +281,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
              return Status();
            }
          return Error{ErrorKind::InvalidArgument, "Unknown pitfall \"" + v.substr(0, eq) + "\"."};
-       }},
+       }, kData},
       {"font_scale", "X", "the text size, as Ctrl +/- set it",
        [](AppState& s, const std::string& v) -> Status {
          try {
@@ -290,10 +292,10 @@ const std::vector<ScriptedSetting>& scripted_settings() {
            return Error{ErrorKind::InvalidArgument, "font_scale needs a number from 0.6 to 3, got \"" + v + "\"."};
          }
          return Status();
-       }},
-      {"focus_step", "N", "the enlarged step of the focus view (0 Q_h ... 6 softmax, 8 concat, 9 W_O; a family's 10 q/k norm, 11 RoPE, 12 soft-cap)", HEADMAP_NUMBER("focus_step", view.focus_step, 0, 12)},
-      {"select_token", "N", "click token chip N of the selected sentence (its next-token predictions)", HEADMAP_NUMBER("select_token", selected_token, -1, kMaxContext)},
-      {"sentence", "N", "the selected sentence of the batch, numbered from 0", HEADMAP_NUMBER("sentence", view.batch, 0, 1 << 20)},
+       }, kData},
+      {"focus_step", "N", "the enlarged step of the focus view (0 Q_h ... 6 softmax, 8 concat, 9 W_O; a family's 10 q/k norm, 11 RoPE, 12 soft-cap)", HEADMAP_NUMBER("focus_step", view.focus_step, 0, 12), kData},
+      {"select_token", "N", "click token chip N of the selected sentence (its next-token predictions)", HEADMAP_NUMBER("select_token", selected_token, -1, kMaxContext), kData},
+      {"sentence", "N", "the selected sentence of the batch, numbered from 0", HEADMAP_NUMBER("sentence", view.batch, 0, 1 << 20), kData},
       {"layout", "auto|columns", "columns: keep three columns however narrow (the layout before it adapted)",
        [](AppState& s, const std::string& v) -> Status {
          if (v != "auto" && v != "columns") return Error{ErrorKind::InvalidArgument, "layout is auto or columns, got \"" + v + "\"."};
@@ -316,18 +318,18 @@ const std::vector<ScriptedSetting>& scripted_settings() {
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_colormap(v.c_str(), &s.view.colormap)) return Error{ErrorKind::InvalidArgument, "Unknown colormap \"" + v + "\"."};
          return Status();
-       }},
+       }, kData},
       // ---- the lesson player (lessons.h) and the colour scale ----
       {"norm", "head|layer|global|absolute", "the colour scale: per head, per layer, over the model, or absolute (View menu)",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_normalisation(v, &s.view.norm)) return Error{ErrorKind::InvalidArgument, "norm is head, layer, global or absolute, got \"" + v + "\"."};
          return Status();
-       }},
+       }, kData},
       {"log_scale", "on|off", "the log colour scale (View menu)",
        [](AppState& s, const std::string& v) -> Status {
          s.view.log_scale = parse_switch(v);
          return Status();
-       }},
+       }, kData},
       {"lesson", "NAME", "Help > Lessons: open a lesson (003, or a lesson file) at its first step",
        [](AppState& s, const std::string& v) -> Status {
          Result<std::string> path = find_lesson(v);
@@ -361,14 +363,22 @@ const std::vector<ScriptedSetting>& scripted_settings() {
 }
 #undef HEADMAP_NUMBER
 
-Status apply_setting(AppState& s, const std::string& a) {
+static Status apply_one(AppState& s, const std::string& a, bool from_file) {
   const size_t eq = a.find('=');
   if (eq == std::string::npos) return Error{ErrorKind::InvalidArgument, "Expected key=value, got \"" + a + "\"."};
   const std::string k = a.substr(0, eq), v = a.substr(eq + 1);
   for (const ScriptedSetting& st : scripted_settings())
-    if (k == st.key) return st.apply(s, v);
+    if (k == st.key) {
+      if (from_file && st.reach != SettingReach::Data)
+        return Error{ErrorKind::InvalidArgument, "\"" + k + "\" cannot be part of a lesson: a lesson sets the controls and the view, and never "
+                                                 "reads or writes a file, opens a model or starts work (only the command line's --then may)."};
+      return st.apply(s, v);
+    }
   return Error{ErrorKind::InvalidArgument, "Unknown setting \"" + k + "\"."};
 }
+
+Status apply_setting(AppState& s, const std::string& a) { return apply_one(s, a, false); }
+Status apply_data_setting(AppState& s, const std::string& a) { return apply_one(s, a, true); }
 
 std::string scripted_settings_help() {
   std::string out;

@@ -17,6 +17,8 @@
 
 #include "core/io/export.h"
 #include "core/io/hf_tensors.h"
+#include "core/io/json_limits.h"
+#include "core/io/model_dir.h"
 #include "core/io/safetensors.h"
 #include "core/math/gemm.h"
 #include "core/model/config.h"
@@ -48,6 +50,7 @@ static Result<Gpt2Config> gpt2_config_fields(const json& j, const std::string& o
 
 Result<Gpt2Config> parse_gpt2_config(const std::string& text, const std::string& origin) {
   auto bad = [&](const std::string& m) { return bad_format(origin + ": " + m); };
+  if (Status s = check_json_limits(text, origin, 16, "open a smaller config.json"); !s) return s.error();
   json j;
   try {
     j = json::parse(text);
@@ -131,9 +134,7 @@ Status load_hf_tokenizer(const fs::path& dir, int vocab_size, ModelWeights& w) {
   const bool has_json = fs::exists(tok_json), has_gpt2 = fs::exists(vocab_json) && fs::exists(merges);
   const std::string files = has_json ? "tokenizer.json" : has_gpt2 ? "vocab.json + merges.txt" : "vocab.txt";
   const std::string origin = (dir / (has_json ? "tokenizer.json" : has_gpt2 ? "vocab.json" : "vocab.txt")).string();
-  if (hf->vocab_size() > vocab_size)
-    return bad_format(origin + " has " + std::to_string(hf->vocab_size()) + " tokens but config.json's vocab_size is " +
-                      std::to_string(vocab_size) + ": the tokenizer belongs to another model.");
+  if (Status s = hf->check_ids_below(vocab_size, "config.json's vocab_size"); !s) return s.error();
   Result<Bpe> bpe = Error{ErrorKind::BadFormat, "not byte-level BPE"};
   if (has_json) {
     Result<std::string> t = read_file(tok_json.string(), kMaxJsonBytes);
@@ -155,6 +156,7 @@ Status load_hf_tokenizer(const fs::path& dir, int vocab_size, ModelWeights& w) {
 }
 // ---- [tensors] -------------------------------------------------------------------------
 Result<std::vector<std::string>> parse_shard_index(const std::string& text, const std::string& origin) {
+  if (Status s = check_json_limits(text, origin, 16, "open a smaller index"); !s) return s.error();
   json j;
   try {
     j = json::parse(text);
@@ -184,6 +186,7 @@ Result<TensorSource> open_tensors(const fs::path& dir) {
   if (fs::exists(single)) {
     shard_names.push_back("model.safetensors");
   } else if (fs::exists(index)) {
+    if (Status s = check_model_file(dir, index); !s) return s.error();
     Result<std::string> text = read_file(index.string(), kMaxJsonBytes);
     if (!text) return text.error();
     Result<std::vector<std::string>> names = parse_shard_index(*text, index.string());
@@ -197,6 +200,7 @@ Result<TensorSource> open_tensors(const fs::path& dir) {
     return Error{ErrorKind::Io, dir.string() + " has no model.safetensors (nor model.safetensors.index.json with its shards)."};
   }
   for (const std::string& name : shard_names) {
+    if (Status s = check_model_file(dir, dir / name); !s) return s.error();
     Result<SafetensorsFile> f = SafetensorsFile::open((dir / name).string());
     if (!f) return f.error();
     src.files.push_back(std::make_unique<SafetensorsFile>(std::move(f).value()));
@@ -270,6 +274,7 @@ Result<ModelWeights> load_hf_gpt2(const std::string& dir_in) {
     return Error{ErrorKind::Io, dir_in + " is not a directory; --model expects a Hugging Face model directory (config.json, model.safetensors, vocab.json + merges.txt)."};
   const fs::path config_path = dir / "config.json";
   if (!fs::exists(config_path)) return Error{ErrorKind::Io, dir_in + " has no config.json, so it is not a Hugging Face model directory."};
+  if (Status s = check_model_file(dir, config_path); !s) return s.error();
   Result<std::string> config_text = read_file(config_path.string(), size_t(1) << 20);
   if (!config_text) return config_text.error();
   Result<Gpt2Config> cfg = parse_gpt2_config(*config_text, config_path.string());

@@ -6,7 +6,9 @@
 #include "core/io/hf_model.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -14,7 +16,9 @@
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
 #include "core/io/gguf_model.h"
+#include "core/io/json_limits.h"
 #include "core/io/model_cache.h"
+#include "core/io/model_dir.h"
 #include "core/io/hf_encoder.h"
 #include "core/io/hf_gpt2.h"
 #include "core/io/hf_tensors.h"
@@ -54,6 +58,7 @@ const char* supported_families() { return "gpt2, llama, mistral, qwen2, qwen3, g
 static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& origin);
 
 Result<HfModelConfig> parse_hf_config(const std::string& text, const std::string& origin) {
+  if (Status s = check_json_limits(text, origin, 16, "open a smaller config.json"); !s) return s.error();
   json j;
   try {
     j = json::parse(text);
@@ -95,7 +100,24 @@ static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& 
   auto get_int = [&](const char* key, int lo, int hi, int* out, bool required) {
     return config_int(j, key, lo, hi, out, required, origin + ": " + fam + ": ");
   };
-  auto get_num = [&](const json& o, const char* key, double dflt) { return o.contains(key) && o[key].is_number() ? o[key].get<double>() : dflt; };
+  // A number of the config: absent (or null) gives dflt; anything else must be a finite
+  // number in [lo, hi] that a float holds, or the first such field is the config's error,
+  // named with its value (issue 35, F13: "NaN" as a string was ignored, 1e39 became inf).
+  std::string num_error;
+  auto get_num = [&](const json& o, const char* key, double dflt, double lo = -FLT_MAX, double hi = FLT_MAX) -> double {
+    if (!o.is_object() || !o.contains(key) || o[key].is_null()) return dflt;
+    const json& v = o[key];
+    const double x = v.is_number() ? v.get<double>() : std::nan("");
+    if (!(x >= lo && x <= hi)) {
+      if (num_error.empty()) {
+        char range[96];
+        std::snprintf(range, sizeof range, "a finite number from %g to %g", lo, hi);
+        num_error = "\"" + std::string(key) + "\" is " + v.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 40) + ", not " + range + ".";
+      }
+      return dflt;
+    }
+    return x;
+  };
   const bool neo = type == "gpt_neo", neox = type == "gpt_neox";
   if (type == "gpt2") {
     for (Status s : {get_int("n_embd", 1, kMaxDModel, &c.d_model, true), get_int("n_head", 1, kMaxDModel, &c.num_heads, true),
@@ -154,7 +176,7 @@ static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& 
     }
     if (!rp.is_object()) rp = json::object();
     a.rope_theta = static_cast<float>(get_num(rp, "rope_theta", get_num(j, "rope_theta", get_num(j, "rotary_emb_base", 10000.0))));
-    a.rope_local_theta = static_cast<float>(rp_local.is_object() ? get_num(rp_local, "rope_theta", 0.0) : get_num(j, "rope_local_base_freq", 0.0));
+    a.rope_local_theta = static_cast<float>(rp_local.is_object() ? get_num(rp_local, "rope_theta", 0.0, 1.0) : get_num(j, "rope_local_base_freq", 0.0, 1.0));
     a.rotary_fraction = static_cast<float>(get_num(j, "partial_rotary_factor", get_num(j, "rotary_pct", get_num(rp, "partial_rotary_factor", neox ? 0.25 : 1.0))));
     if (!(a.rope_theta > 1) || !(a.rotary_fraction > 0) || a.rotary_fraction > 1) return badf("the rope settings are out of range.");
     if (static_cast<int>(c.head_dim * static_cast<double>(a.rotary_fraction)) % 2 != 0)
@@ -164,13 +186,13 @@ static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& 
     const std::string rt = sc.value("rope_type", sc.value("type", std::string("default")));
     if (rt == "linear") {
       a.rope_scaling = RopeScaling::Linear;
-      a.rope_factor = static_cast<float>(get_num(sc, "factor", 1.0));
+      a.rope_factor = static_cast<float>(get_num(sc, "factor", 1.0, 0.0));
     } else if (rt == "llama3") {
       a.rope_scaling = RopeScaling::Llama3;
-      a.rope_factor = static_cast<float>(get_num(sc, "factor", 8.0));
+      a.rope_factor = static_cast<float>(get_num(sc, "factor", 8.0, 0.0));
       a.rope_low_freq_factor = static_cast<float>(get_num(sc, "low_freq_factor", 1.0));
       a.rope_high_freq_factor = static_cast<float>(get_num(sc, "high_freq_factor", 4.0));
-      a.rope_original_context = static_cast<int>(get_num(sc, "original_max_position_embeddings", 8192));
+      a.rope_original_context = static_cast<int>(get_num(sc, "original_max_position_embeddings", 8192, 1, 1e9));
       if (!(a.rope_high_freq_factor > a.rope_low_freq_factor) || a.rope_original_context < 1) return badf("rope_scaling llama3 has inconsistent factors.");
     } else if (rt != "default") {
       return badf("rope scaling of type \"" + rt + "\" is not supported (headmap computes default, linear and llama3 RoPE).");
@@ -192,8 +214,8 @@ static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& 
     a.score_scale = ScoreScale::QueryPreAttnScalar;
     a.query_pre_attn_scalar = static_cast<float>(get_num(j, "query_pre_attn_scalar", c.head_dim));
     if (!(a.query_pre_attn_scalar > 0)) return badf("query_pre_attn_scalar must be positive.");
-    a.attn_softcap = static_cast<float>(get_num(j, "attn_logit_softcapping", 0.0));
-    a.final_softcap = static_cast<float>(get_num(j, "final_logit_softcapping", 0.0));
+    a.attn_softcap = static_cast<float>(get_num(j, "attn_logit_softcapping", 0.0, 0.0));
+    a.final_softcap = static_cast<float>(get_num(j, "final_logit_softcapping", 0.0, 0.0));
   }
   // sliding windows, one per layer
   const int L = c.num_layers;
@@ -208,13 +230,33 @@ static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& 
       else if (t != "full_attention" && t != "sliding_attention") return badf("layer type \"" + t + "\" is not supported.");
     }
   } else if (neo) {
-    // attention_types: [[["global", "local"], 12]] = the pattern repeated
+    // attention_types: [[["global", "local"], 12]] = the pattern repeated. Each entry is
+    // checked, and the layers it would make counted, before any is made: a repeat count near
+    // 2^31 once spun for minutes (issue 35, F5).
     std::vector<std::string> kinds;
-    if (has("attention_types"))
-      for (const json& e : j["attention_types"])
-        for (int r = 0; r < e.at(1).get<int>() && kinds.size() <= static_cast<size_t>(L); ++r)
-          for (const json& k : e.at(0)) kinds.push_back(k.get<std::string>());
-    if (!kinds.empty() && static_cast<int>(kinds.size()) != L) return badf("\"attention_types\" does not cover num_layers.");
+    if (has("attention_types")) {
+      const json& at = j["attention_types"];
+      if (!at.is_array()) return badf("\"attention_types\" is not a list of [[kinds...], repeats].");
+      int64_t layers = 0;
+      for (size_t i = 0; i < at.size(); ++i) {
+        const json& e = at[i];
+        const std::string f = "\"attention_types\"[" + std::to_string(i) + "]";
+        if (!e.is_array() || e.size() != 2 || !e[0].is_array() || e[0].empty() || !e[1].is_number_integer())
+          return badf(f + " is not [[kinds...], repeats] with at least one kind.");
+        const int64_t reps = e[1].is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(e[1].get<uint64_t>(), INT64_MAX)) : e[1].get<int64_t>();
+        if (reps < 1 || reps > L) return badf(f + " repeats its pattern " + e[1].dump() + " times; num_layers is " + std::to_string(L) + ".");
+        for (const json& k : e[0])
+          if (!k.is_string() || (k != "global" && k != "local"))
+            return badf(f + " names the kind " + k.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 40) + ", not \"global\" or \"local\".");
+        layers += reps * static_cast<int64_t>(e[0].size());
+        if (layers > L) break;
+      }
+      if (layers != L) return badf("\"attention_types\" makes " + std::string(layers > L ? "more than " : "") + std::to_string(layers) +
+                                   " layers; num_layers is " + std::to_string(L) + ".");
+      for (const json& e : at)
+        for (int64_t r = 0; r < e[1].get<int64_t>(); ++r)
+          for (const json& k : e[0]) kinds.push_back(k.get<std::string>());
+    }
     for (int l = 0; l < static_cast<int>(kinds.size()); ++l)
       if (kinds[static_cast<size_t>(l)] == "local") {
         if (window < 1) return badf("local layers need \"window_size\".");
@@ -253,6 +295,7 @@ static Result<HfModelConfig> hf_config_fields(const json& j, const std::string& 
   a.mlp_bias = neo || neox || j.value("mlp_bias", false);
   a.embed_scale = gemma_like(type);
   a.tied = j.value("tie_word_embeddings", gemma_like(type) || neo);
+  if (!num_error.empty()) return badf(num_error);
   return c;
 }
 
@@ -601,6 +644,7 @@ Result<ModelWeights> load_hf_model(const std::string& dir_in) {
     return Error{ErrorKind::Io, dir_in + " is not a directory; --model expects a Hugging Face model directory (config.json, model.safetensors, tokenizer.json)."};
   const fs::path config_path = dir / "config.json";
   if (!fs::exists(config_path)) return Error{ErrorKind::Io, dir_in + " has no config.json, so it is not a Hugging Face model directory."};
+  if (Status s = check_model_file(dir, config_path); !s) return s.error();
   Result<std::string> text = read_file(config_path.string(), size_t(1) << 20);
   if (!text) return text.error();
   Result<HfModelConfig> c = parse_hf_config(*text, config_path.string());

@@ -86,6 +86,21 @@ Batch make_batch(const std::vector<std::string>& lines, const ModelConfig& cfg, 
   return batch;
 }
 
+Status check_batch_memory(const std::vector<std::string>& lines, const ModelConfig& cfg) {
+  uint64_t bytes = 0, sentences = 0;
+  for (const std::string& l : lines) {
+    if (blank(l)) continue;
+    ++sentences;
+    const uint64_t tokens = std::min<uint64_t>(static_cast<uint64_t>(std::max(cfg.context, 1)), l.size() + 4);  // + the specials
+    // A token's text past the short-string buffer, and the allocator's own bytes, are counted
+    // too: 8 M one-character lines took about 800 bytes each.
+    bytes += sizeof(TokenizedText) + 2 * sizeof(int) + 96 + tokens * (sizeof(Token) + 32);
+  }
+  const uint64_t maps = mul_sat(mul_sat(sentences, static_cast<uint64_t>(std::max(cfg.num_layers, 1))), 4 * static_cast<uint64_t>(std::max(cfg.num_heads, 1)));
+  return check_memory(bytes + maps, "The text's " + std::to_string(sentences) + " sentences (one a line) and their attention maps",
+                      "use fewer lines: each line is a sentence of its own");
+}
+
 std::vector<std::string> Batch::notes(int positions) const {
   std::vector<std::string> out;
   for (int b = 0; b < B(); ++b) {
@@ -94,6 +109,10 @@ std::vector<std::string> Batch::notes(int positions) const {
     if (s.invalid_utf8 > 0)
       out.push_back(which + std::to_string(s.invalid_utf8) + " invalid UTF-8 sequence" + (s.invalid_utf8 > 1 ? "s were" : " was") +
                     " replaced by \xEF\xBF\xBD (U+FFFD).");
+    if (s.regex_stopped > 0)
+      out.push_back(which + "the tokenizer's regex gave up " + std::to_string(s.regex_stopped) +
+                    " time(s) (PCRE2's match limit, or 5 s for one text): the rest of that piece was left unsplit, so its tokens may "
+                    "differ from the model's own tokenizer. The tokenizer.json's Split pattern backtracks: shorten the text or fix the pattern.");
     if (!s.truncated()) continue;
     // What to do depends on what limits the length: the context, the trained model's
     // positions, or the most headmap reads.

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <queue>
 
+#include "core/io/json_limits.h"
 #include "core/text/bpe_merge.h"
 #include "core/text/utf8.h"
 
@@ -300,6 +301,7 @@ Result<std::vector<std::string>> tokens_from_vocab_object(const nlohmann::json& 
 }  // namespace
 
 Result<Bpe> Bpe::from_gpt2_files(std::string_view vocab_json, std::string_view merges_txt) {
+  if (Status s = check_json_limits(vocab_json, "vocab.json", 2, "open a smaller tokenizer"); !s) return s.error();
   nlohmann::json v = nlohmann::json::parse(vocab_json, nullptr, false);
   if (v.is_discarded()) return Error{ErrorKind::BadFormat, "vocab.json is not valid JSON"};
   auto tokens = tokens_from_vocab_object(v);

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <cstdio>
@@ -22,9 +23,12 @@
 #include <unordered_map>
 
 #include "core/io/file_io.h"
+#include "core/io/json_limits.h"
+#include "core/io/model_dir.h"
 #include "core/memory_budget.h"
 #include "core/text/bpe.h"
 #include "core/text/bpe_merge.h"
+#include "core/text/piece_hash.h"
 #include "core/text/utf8.h"
 
 namespace headmap {
@@ -160,6 +164,40 @@ void prepend(NStr& n, std::string_view what) {
 // A regex (the file's, or a literal string escaped) compiled once by PCRE2, shared.
 namespace {
 
+// A regex of a file may backtrack without end (issue 35, F7): each match is bounded by
+// PCRE2's match and depth limits, and one encoding's matches together by a time budget.
+// Hitting either leaves the rest of that piece unsplit and is counted in the encoding
+// (HfEncoding::regex_stopped), which the app and the CLI report: never silent (F10).
+constexpr uint32_t kRegexMatchLimit = 1000000, kRegexDepthLimit = 100000;
+constexpr double kRegexSecondsPerText = 5.0;
+struct RegexBudget {
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  int stopped = 0;
+  bool over() const { return std::chrono::steady_clock::now() > deadline; }
+};
+thread_local RegexBudget* regex_budget = nullptr;  // the encoding running on this thread, if any
+
+// For one encode() call: the budget starts, and what stopped is read back at the end.
+struct ScopedRegexBudget {
+  RegexBudget budget;
+  RegexBudget* outer;
+  ScopedRegexBudget() : outer(regex_budget) {
+    budget.deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                              std::chrono::duration<double>(kRegexSecondsPerText));
+    regex_budget = &budget;
+  }
+  ~ScopedRegexBudget() { regex_budget = outer; }
+};
+
+std::shared_ptr<pcre2_match_context> limited_match_context() {
+  std::shared_ptr<pcre2_match_context> c(pcre2_match_context_create(nullptr), pcre2_match_context_free);
+  if (c) {
+    pcre2_set_match_limit(c.get(), kRegexMatchLimit);
+    pcre2_set_depth_limit(c.get(), kRegexDepthLimit);
+  }
+  return c;
+}
+
 struct Regex {
   std::shared_ptr<pcre2_code> code;
   static Result<Regex> compile(const std::string& pattern, bool literal, const std::string& field) {
@@ -187,15 +225,26 @@ struct Regex {
     return r;
   }
   // Non-overlapping matches, leftmost first: (begin, end) byte ranges. Empty matches are skipped.
+  // A match over PCRE2's limits, or past the encoding's time budget, ends the search there
+  // (the rest is left unmatched) and is counted in regex_budget.
   void find_all(std::string_view s, std::vector<std::pair<size_t, size_t>>& out) const {
     out.clear();
+    static thread_local const std::shared_ptr<pcre2_match_context> ctx = limited_match_context();
     std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> md(pcre2_match_data_create_from_pattern(code.get(), nullptr),
                                                                            pcre2_match_data_free);
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(s.data());
     size_t at = 0;
-    while (at < s.size()) {
-      const int rc = pcre2_match(code.get(), subject, s.size(), at, PCRE2_NO_UTF_CHECK, md.get(), nullptr);
-      if (rc < 0) break;
+    for (unsigned n = 0; at < s.size(); ++n) {
+      if (regex_budget && (n & 15) == 0 && regex_budget->over()) {
+        ++regex_budget->stopped;
+        break;
+      }
+      const int rc = pcre2_match(code.get(), subject, s.size(), at, PCRE2_NO_UTF_CHECK, md.get(), ctx.get());
+      if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT) {
+        if (regex_budget) ++regex_budget->stopped;
+        break;
+      }
+      if (rc < 0) break;  // no further match
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());
       if (ov[1] <= ov[0]) {  // empty: step one character on
         size_t len;
@@ -746,10 +795,35 @@ struct BpeModel : Model {
   std::string name() const override { return "BPE"; }
 };
 
+// WordPiece and Unigram try every piece length up to the longest at each place of a word,
+// so their pieces are bounded: a 4,096-byte piece made a 64 KiB word cost 14 s. SentencePiece
+// makes pieces of at most 16 characters; BERT's longest are about 20.
+constexpr size_t kMaxPieceBytes = 256;
+Status check_piece_lengths(const Vocab& v, const std::string& where) {
+  if (v.longest <= kMaxPieceBytes) return Status();
+  for (size_t id = 0; id < v.tokens.size(); ++id)
+    if (v.tokens[id].size() > kMaxPieceBytes)
+      return Error{ErrorKind::BadFormat, where + " has a piece of " + std::to_string(v.tokens[id].size()) + " bytes (id " + std::to_string(id) +
+                                             "); headmap reads WordPiece and Unigram pieces of at most " + std::to_string(kMaxPieceBytes) +
+                                             " bytes, so that a text costs time in proportion to its length"};
+  return Status();
+}
+
+// Every piece of the vocabulary, by rolling hash (piece_hash.h): built once the vocabulary is complete.
+void index_pieces(const Vocab& v, PieceHash& pieces) {
+  pieces.reserve(v.index.size());
+  for (const auto& [piece, id] : v.index) pieces.add(piece, id);
+}
+
+bool continuation_byte(std::string_view w, size_t i) { return i < w.size() && (static_cast<unsigned char>(w[i]) & 0xC0) == 0x80; }
+
 struct WordPieceModel : Model {
   int unk = -1;
   std::string prefix = "##";
   size_t max_chars = 100;
+  PieceHash pieces;
+  // Longest match first, from each start: only candidates no longer than the longest piece
+  // are tried, each hashed in O(1), so a word costs O(n · longest), not O(n³).
   void tokenize(std::string_view w, std::vector<ModelTok>& out) const override {
     size_t chars = 0;
     for (size_t i = 0; i < w.size(); ++i) chars += (static_cast<unsigned char>(w[i]) & 0xC0) != 0x80;
@@ -758,19 +832,21 @@ struct WordPieceModel : Model {
       return;
     }
     const size_t mark = out.size();
-    std::string sub;
+    const PieceHash::Prefixes ph(w);
+    const uint64_t prefix_hash = PieceHash::hash(prefix);
     for (size_t start = 0; start < w.size();) {
-      size_t end = w.size();
+      const std::string_view head = start > 0 ? std::string_view(prefix) : std::string_view();
+      size_t end = std::min(w.size(), start + (vocab.longest > head.size() ? vocab.longest - head.size() : 0));
+      while (end > start && continuation_byte(w, end)) --end;  // a character boundary
       int found = -1;
       while (start < end) {
-        sub.assign(start > 0 ? prefix : std::string());
-        sub.append(w.substr(start, end - start));
-        if (int id = vocab.find(sub); id >= 0) {
+        const uint64_t h = start > 0 ? ph.after(prefix_hash, start, end) : ph.of(start, end);
+        if (int id = pieces.find(h, head, w.substr(start, end - start)); id >= 0) {
           found = id;
           break;
         }
         do --end;  // one character back
-        while (end > start && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80);
+        while (end > start && continuation_byte(w, end));
       }
       if (found < 0) {
         out.resize(mark);
@@ -790,9 +866,13 @@ struct UnigramModel : Model {
   bool byte_fallback = false, fuse_unk = true;
   double min_score = 0;
   std::array<int, 256> byte_ids{};
+  PieceHash pieces;
 
+  // Viterbi over the word: from each place, every piece no longer than the longest, each
+  // hashed in O(1) (piece_hash.h), so a word costs O(n · longest), not O(n · longest²).
   void tokenize(std::string_view w, std::vector<ModelTok>& out) const override {
     if (w.empty()) return;
+    const PieceHash::Prefixes ph(w);
     const double unk_score = min_score - 10.0;
     struct Best {
       int from = -1;
@@ -810,7 +890,7 @@ struct UnigramModel : Model {
       // are valid UTF-8, so a match ends on a character boundary.
       const size_t limit = std::min(w.size() - at, vocab.longest);
       for (size_t l = 1; l <= limit; ++l) {
-        const int id = vocab.find(w.substr(at, l));
+        const int id = pieces.find(ph.of(at, at + l), {}, w.substr(at, l));
         if (id < 0) continue;
         const size_t to = at + l;
         const double cand = score[size_t(id)] + here;
@@ -881,10 +961,18 @@ struct Encodings {
   const std::string* text[2] = {nullptr, nullptr};  // the texts the tokens' byte ranges refer to
 };
 
+// A special token's id as the file gave it, with the field that gave it, so that a model
+// can check every id the post-processor may emit against its vocabulary (issue 35, F2).
+struct NamedId {
+  std::string field;  // "post_processor.cls"
+  int id;
+};
+
 struct PostProcessor {
   virtual ~PostProcessor() = default;
   virtual void run(Encodings& encs, bool add_special) const = 0;
   virtual std::string name() const = 0;
+  virtual void special_ids(std::vector<NamedId>&) const {}  // every id run() may add
 };
 
 Tok special_tok(int id, const std::string& piece, int type_id) { return Tok{id, piece, {}, type_id, true, -1}; }
@@ -912,8 +1000,11 @@ void trim_offsets(std::vector<Tok>& toks, bool add_prefix_space, const Encodings
         while (t.span.b < t.span.e && is_cont(*text, t.span.b));
     }
     if (trail > 0) {
-      size_t chars = 0;  // the official check: at least `trail` characters before the end
-      for (uint32_t k = 0; k < t.span.e && k < text->size(); ++k) chars += !is_cont(*text, k);
+      // The official check: at least `trail` characters before the end. Counted back from the
+      // end and only up to `trail`, so a token costs its own length, not the text's (counting
+      // from the start was quadratic in a line's tokens: issue 35, F4).
+      size_t chars = 0;
+      for (uint32_t k = std::min<uint32_t>(t.span.e, uint32_t(text->size())); k > 0 && chars < trail; --k) chars += !is_cont(*text, k - 1);
       if (chars >= trail)
         for (size_t k = 0; k < trail && t.span.e > t.span.b; ++k)
           do --t.span.e;
@@ -937,6 +1028,12 @@ struct TemplatePost : PostProcessor {
   };
   std::vector<Item> single, pair;
   std::map<std::string, std::pair<std::vector<int>, std::vector<std::string>>> specials;
+  std::string where;  // "post_processor"
+  void special_ids(std::vector<NamedId>& out) const override {
+    for (const auto& [name, sp] : specials)
+      for (size_t k = 0; k < sp.first.size(); ++k)
+        out.push_back({where + ".special_tokens[\"" + sanitize_utf8(name.substr(0, 64)) + "\"].ids[" + std::to_string(k) + "]", sp.first[k]});
+  }
   void run(Encodings& encs, bool add_special) const override {
     const bool is_pair = encs.list.size() > 1;
     std::vector<Tok> out;
@@ -957,6 +1054,11 @@ struct BertPost : PostProcessor {
   std::string cls, sep;
   int cls_id = 0, sep_id = 0;
   bool roberta = false, trim = false, add_prefix_space = false;
+  std::string where;
+  void special_ids(std::vector<NamedId>& out) const override {
+    out.push_back({where + ".cls", cls_id});
+    out.push_back({where + ".sep", sep_id});
+  }
   void run(Encodings& encs, bool add_special) const override {
     if (roberta) {
       for (auto& e : encs.list) {
@@ -993,6 +1095,9 @@ struct PostSeq : PostProcessor {
   std::vector<std::unique_ptr<PostProcessor>> parts;
   void run(Encodings& encs, bool add_special) const override {
     for (const auto& p : parts) p->run(encs, add_special);
+  }
+  void special_ids(std::vector<NamedId>& out) const override {
+    for (const auto& p : parts) p->special_ids(out);
   }
   std::string name() const override {
     return sequence_name(parts);
@@ -1155,27 +1260,32 @@ struct AddedToken {
 };
 
 // The added tokens' strings, matched leftmost-longest: at each position the lengths that
-// occur are tried longest first (hash lookups, no trie to grow with a hostile file).
+// occur are tried longest first, each by rolling hash in O(1) (piece_hash.h; no trie to
+// grow with a hostile file, and no candidate hashed anew at each length).
 struct AddedTrie {
   std::unordered_map<std::string, int, SvHash, std::equal_to<>> by_text;  // text -> index into the added tokens
-  std::vector<size_t> lengths;                                             // distinct lengths, longest first
+  std::vector<size_t> lengths;                                             // distinct lengths, longest first (finish())
   std::array<bool, 256> first{};                                           // bytes a token starts with
+  PieceHash hashes;                                                        // by_text's keys (finish())
   void add(const std::string& s, int which) {
     by_text[s] = which;  // a later token of the same text wins, as in the official map
     first[static_cast<unsigned char>(s[0])] = true;
-    if (std::find(lengths.begin(), lengths.end(), s.size()) == lengths.end()) {
-      lengths.push_back(s.size());
-      std::sort(lengths.rbegin(), lengths.rend());
+  }
+  void finish() {  // once every token is added
+    for (const auto& [text, which] : by_text) {
+      hashes.add(text, which);
+      lengths.push_back(text.size());
     }
+    std::sort(lengths.rbegin(), lengths.rend());
+    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
   }
   bool empty() const { return by_text.empty(); }
-  // The longest token starting at s[at]: (which, length), or which = -1.
-  std::pair<int, size_t> longest(std::string_view s, size_t at) const {
+  // The longest token starting at s[at]: (which, length), or which = -1. ph: s's prefix hashes.
+  std::pair<int, size_t> longest(std::string_view s, size_t at, const PieceHash::Prefixes& ph) const {
     if (!first[static_cast<unsigned char>(s[at])]) return {-1, 0};
     for (size_t l : lengths) {
       if (l > s.size() - at) continue;
-      auto it = by_text.find(s.substr(at, l));
-      if (it != by_text.end()) return {it->second, l};
+      if (int which = hashes.find(ph.of(at, at + l), {}, s.substr(at, l)); which >= 0) return {which, l};
     }
     return {-1, 0};
   }
@@ -1191,6 +1301,7 @@ struct HfTokenizer::Impl {
   AddedTrie raw_trie, norm_trie;
   std::unordered_map<int, size_t> added_by_id;
   int size = 0;
+  std::string origin;  // the file, for messages
   bool byte_level = false;  // the pieces spell bytes in GPT-2's alphabet (a ByteLevel pre-tokenizer)
 
   std::string token(int id) const {
@@ -1211,20 +1322,7 @@ Status check_shape(std::string_view text, const std::string& origin) {
   if (text.size() > HfTokenizer::kMaxFileBytes)
     return bad(origin, "is " + std::to_string(text.size() >> 20) + " MB; headmap reads tokenizer.json files of at most " +
                            std::to_string(HfTokenizer::kMaxFileBytes >> 20) + " MB");
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > HfTokenizer::kMaxDepth)
-        return bad(origin, "nests deeper than " + std::to_string(HfTokenizer::kMaxDepth) + " levels (at byte " + std::to_string(i) + ")");
-    } else if (c == ']' || c == '}') --depth;
-  }
-  return {};
+  return check_json_limits(text, origin, HfTokenizer::kMaxDepth, "open a smaller tokenizer");
 }
 
 struct Ctx {
@@ -1528,6 +1626,8 @@ Result<std::unique_ptr<Model>> parse_model(const json& j, const std::string& whe
       if (!mx->is_number_unsigned()) return Error{ErrorKind::BadFormat, where + ".max_input_chars_per_word is not a count"};
       m->max_chars = mx->get<size_t>();
     }
+    if (Status s = check_piece_lengths(m->vocab, where + ".vocab"); !s) return s.error();
+    index_pieces(m->vocab, m->pieces);
     return std::unique_ptr<Model>(std::move(m));
   }
   if (type == "Unigram") {
@@ -1558,6 +1658,8 @@ Result<std::unique_ptr<Model>> parse_model(const json& j, const std::string& whe
     m->byte_fallback = bf;
     fill_byte_ids(m->vocab, m->byte_ids);
     for (const auto& t : m->vocab.tokens) m->vocab.longest = std::max(m->vocab.longest, t.size());
+    if (Status s = check_piece_lengths(m->vocab, where + ".vocab"); !s) return s.error();
+    index_pieces(m->vocab, m->pieces);
     return std::unique_ptr<Model>(std::move(m));
   }
   return Error{ErrorKind::BadFormat, where + ".type \"" + type + "\" is a model headmap does not implement (BPE, WordPiece and Unigram are)"};
@@ -1595,6 +1697,7 @@ Result<std::unique_ptr<PostProcessor>> parse_post(const json& j, const std::stri
   if (type == "BertProcessing" || type == "RobertaProcessing") {
     auto b = std::make_unique<BertPost>();
     b->roberta = type == "RobertaProcessing";
+    b->where = where;
     HM_TRY(trim, get_bool(j, "trim_offsets", true, where));
     HM_TRY(aps, get_bool(j, "add_prefix_space", true, where));
     b->trim = trim, b->add_prefix_space = aps;
@@ -1604,6 +1707,7 @@ Result<std::unique_ptr<PostProcessor>> parse_post(const json& j, const std::stri
   }
   if (type == "TemplateProcessing") {
     auto t = std::make_unique<TemplatePost>();
+    t->where = where;
     if (const json* sp = field(j, "special_tokens")) {
       if (!sp->is_object()) return Error{ErrorKind::BadFormat, where + ".special_tokens is not an object"};
       for (auto it = sp->begin(); it != sp->end(); ++it) {
@@ -1854,9 +1958,8 @@ class TokenizerSax {
 }  // namespace
 
 Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::string& origin) {
+  // Size, depth and memory: nlohmann's tree of a tokenizer.json takes about 8 times its text (measured on Gemma 3's).
   if (Status s = check_shape(text, origin); !s) return s.error();
-  // nlohmann's tree of a tokenizer.json takes about 8 times its text (measured on Gemma 3's).
-  if (Status s = check_memory(mul_sat(text.size(), 10), origin, "open a smaller tokenizer"); !s) return s.error();
   json j;
   BigTables big;
   TokenizerSax sax(j, big);
@@ -1870,6 +1973,7 @@ Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::str
   ctx.nfkc = icu::Normalizer2::getNFKCInstance(st);
   ctx.nfkd = icu::Normalizer2::getNFKDInstance(st);
   auto impl = std::make_shared<Impl>();
+  impl->origin = origin;
   auto wrap = [&](const Error& e) { return bad(origin, e.message); };
   const json* model = field(j, "model");
   if (!model) return bad(origin, "has no \"model\"");
@@ -1934,6 +2038,8 @@ Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::str
       if (!n.s.empty()) impl->norm_trie.add(n.s, int(k));
     }
   }
+  impl->raw_trie.finish();
+  impl->norm_trie.finish();
   impl->byte_level = impl->pre && impl->pre->name().find("ByteLevel") != std::string::npos;
   HfTokenizer tk;
   tk.impl_ = impl;
@@ -1942,9 +2048,20 @@ Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::str
 
 namespace {
 
+// A line of a text table (vocab.txt, merges.txt) must be UTF-8: it becomes a JSON string, and
+// nlohmann's dump of invalid UTF-8 throws (issue 35, F3: an uncaught type_error.316 aborted).
+Status check_line_utf8(const std::string& line, const std::string& file, size_t line_no) {
+  const DecodedText d = decode_utf8(line);
+  if (!d.replaced) return Status();
+  return Error{ErrorKind::BadFormat, file + " line " + std::to_string(line_no + 1) + " is not valid UTF-8 (\"" +
+                                         sanitize_utf8(line.substr(0, 64)) + "\"): the file is damaged or not a tokenizer's."};
+}
+
 // GPT-2's vocab.json + merges.txt as the tokenizer.json that says the same: byte-level BPE,
 // GPT-2's split pattern, <|endoftext|> as a special added token when the vocabulary has it.
 Result<std::string> gpt2_files_as_json(const std::string& vocab_text, const std::string& merges_text, const std::string& dir) {
+  // vocab.json is a flat object: two levels are all it needs.
+  if (Status s = check_json_limits(vocab_text, dir + "/vocab.json", 2, "open a smaller tokenizer"); !s) return s.error();
   json vocab = json::parse(vocab_text, nullptr, false);
   if (vocab.is_discarded() || !vocab.is_object()) return Error{ErrorKind::BadFormat, dir + "/vocab.json is not a JSON object of token: id"};
   json merges = json::array();
@@ -1954,6 +2071,7 @@ Result<std::string> gpt2_files_as_json(const std::string& vocab_text, const std:
     if (nl == std::string::npos) nl = merges_text.size();
     std::string l = merges_text.substr(at, nl - at);
     if (!l.empty() && l.back() == '\r') l.pop_back();
+    if (Status s = check_line_utf8(l, dir + "/merges.txt", line); !s) return s.error();
     if (!l.empty() && !(line == 0 && l.rfind("#version", 0) == 0)) merges.push_back(l);
     at = nl + 1, ++line;
   }
@@ -1973,6 +2091,7 @@ Result<std::string> gpt2_files_as_json(const std::string& vocab_text, const std:
 // tokenizer_config.json's do_lower_case says (true when absent, as BertTokenizer's default).
 Result<std::string> bert_vocab_as_json(const std::string& text, bool lowercase) {
   json vocab = json::object(), added = json::array();
+  std::vector<std::string> lines;
   size_t at = 0;
   int id = 0;
   while (at < text.size()) {
@@ -1980,10 +2099,15 @@ Result<std::string> bert_vocab_as_json(const std::string& text, bool lowercase) 
     if (nl == std::string::npos) nl = text.size();
     std::string t = text.substr(at, nl - at);
     if (!t.empty() && t.back() == '\r') t.pop_back();
-    if (!vocab.contains(t)) vocab[t] = id;
-    if (t.size() > 2 && t.front() == '[' && t.back() == ']')
-      added.push_back({{"id", id}, {"content", t}, {"special", true}, {"normalized", false}});
+    if (Status s = check_line_utf8(t, "vocab.txt", size_t(id)); !s) return s.error();
+    vocab[t] = id;  // a line written twice: the last id wins, as Hugging Face's WordPiece::read_file (a map insert)
+    lines.push_back(std::move(t));
     ++id, at = nl + 1;
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {  // [CLS] and the like, at the id the vocabulary kept
+    const std::string& t = lines[i];
+    if (t.size() > 2 && t.front() == '[' && t.back() == ']' && vocab[t] == int(i))
+      added.push_back({{"id", int(i)}, {"content", t}, {"special", true}, {"normalized", false}});
   }
   if (!vocab.contains("[CLS]") || !vocab.contains("[SEP]") || !vocab.contains("[UNK]"))
     return Error{ErrorKind::BadFormat, "vocab.txt lacks [CLS], [SEP] or [UNK]: it is not BERT's"};
@@ -2007,8 +2131,12 @@ Result<HfTokenizer> HfTokenizer::load(const std::string& file_or_dir) {
     if (!text) return text.error();
     return from_json(*text, file_or_dir);
   }
+  for (const char* name : {"tokenizer.json", "vocab.json", "merges.txt", "vocab.txt", "tokenizer_config.json"})  // the directory's rule (model_dir.h)
+    if (Status s = check_model_file(file_or_dir, fs::path(file_or_dir) / name); !s) return s.error();
   const fs::path dir(file_or_dir);
-  auto has = [&](const char* name) { return fs::is_regular_file(dir / name, ec); };
+  // A name that is there but not a regular file (a FIFO, /dev/zero linked in) is read, and
+  // read_file says what it is, instead of "has no tokenizer" (issue 35, F12).
+  auto has = [&](const char* name) { return fs::exists(fs::symlink_status(dir / name, ec)); };
   if (has("tokenizer.json")) return load((dir / "tokenizer.json").string());
   if (has("vocab.json") && has("merges.txt")) {
     auto v = read_file((dir / "vocab.json").string(), kMaxFileBytes);
@@ -2067,9 +2195,10 @@ void HfTokenizer::Impl::cut_added(NStr&& n, const AddedTrie& trie, std::vector<N
     return;
   }
   const std::string& s = n.s;
+  const PieceHash::Prefixes ph(s);
   size_t start_offset = 0;
   for (size_t at = 0; at < s.size();) {
-    auto [which, len] = trie.longest(s, at);
+    auto [which, len] = trie.longest(s, at, ph);
     if (which < 0) {
       ++at;
       continue;
@@ -2174,11 +2303,13 @@ HfEncoding HfTokenizer::encode(std::string_view text, bool add_special_tokens) c
   int bad = 0;
   std::string clean = sanitize_utf8(text, &bad);
   Encodings encs;
+  ScopedRegexBudget regex;
   encs.list.push_back(impl_->encode_one(clean, 0));
   encs.text[0] = &clean;
   if (impl_->post) impl_->post->run(encs, add_special_tokens);
   HfEncoding e = to_encoding(join(encs));
   e.invalid_utf8 = bad;
+  e.regex_stopped = regex.budget.stopped;
   e.text = std::move(clean);
   return e;
 }
@@ -2187,6 +2318,7 @@ HfEncoding HfTokenizer::encode_pair(std::string_view text, std::string_view pair
   int bad_a = 0, bad_b = 0;
   std::string ca = sanitize_utf8(text, &bad_a), cb = sanitize_utf8(pair, &bad_b);
   Encodings encs;
+  ScopedRegexBudget regex;
   encs.list.push_back(impl_->encode_one(ca, 0));
   encs.list.push_back(impl_->encode_one(cb, 1));
   encs.text[0] = &ca;
@@ -2194,6 +2326,7 @@ HfEncoding HfTokenizer::encode_pair(std::string_view text, std::string_view pair
   if (impl_->post) impl_->post->run(encs, add_special_tokens);
   HfEncoding e = to_encoding(join(encs));
   e.invalid_utf8 = bad_a + bad_b;
+  e.regex_stopped = regex.budget.stopped;
   e.text = std::move(ca);
   e.pair = std::move(cb);
   return e;
@@ -2241,6 +2374,25 @@ std::string HfTokenizer::token_text(int id) const {
 }
 
 int HfTokenizer::vocab_size() const { return impl_->size; }
+
+Status HfTokenizer::check_ids_below(int model_vocab, const std::string& model_field) const {
+  auto too_big = [&](const std::string& field, int id) {
+    return Error{ErrorKind::BadFormat, impl_->origin + ": " + field + " is id " + std::to_string(id) + ", but " + model_field + " is " +
+                                           std::to_string(model_vocab) + " (ids 0 to " + std::to_string(model_vocab - 1) +
+                                           "): the tokenizer belongs to another model."};
+  };
+  const int model_size = int(impl_->model->vocab.tokens.size());
+  if (model_size > model_vocab) return too_big("model.vocab's largest", model_size - 1);
+  for (const AddedToken& t : impl_->added)
+    if (t.id >= model_vocab) return too_big("the added token \"" + sanitize_utf8(t.content.substr(0, 64)) + "\"", t.id);
+  if (impl_->post) {
+    std::vector<NamedId> ids;
+    impl_->post->special_ids(ids);
+    for (const NamedId& n : ids)
+      if (n.id >= model_vocab) return too_big(n.field, n.id);
+  }
+  return Status();
+}
 std::string HfTokenizer::id_to_token(int id) const { return impl_->token(id); }
 int HfTokenizer::token_to_id(std::string_view token) const {
   for (const AddedToken& t : impl_->added)

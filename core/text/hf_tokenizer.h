@@ -44,6 +44,10 @@ struct HfEncoding {
   std::vector<std::pair<size_t, size_t>> offsets;     // (N) byte range in the (repaired) input text; (0, 0) for added specials
   std::vector<int> sequence;                          // (N) 0: first text, 1: pair, -1: added by the post-processor
   int invalid_utf8 = 0;                               // invalid sequences replaced by U+FFFD (both texts)
+  // Regex splits (a Split pre-tokenizer, a Replace normalizer) that gave up: PCRE2's match
+  // limit, or the time budget of one encoding (5 s); the rest of that piece was left
+  // unsplit, so the tokens may differ from the official library's. Reported, never silent.
+  int regex_stopped = 0;
   std::string text, pair;                             // the texts as tokenized (valid UTF-8)
 };
 
@@ -66,7 +70,12 @@ class HfTokenizer {
   // leading space kept (a byte-fallback piece that is not a whole character reads "<0xE2>").
   std::string token_text(int id) const;
 
-  int vocab_size() const;                 // the largest id + 1
+  int vocab_size() const;                 // the largest id + 1 of the vocabulary and added tokens
+  // Every id the tokenizer can produce (its vocabulary, added tokens, and the special tokens
+  // its post-processor adds) is below `model_vocab`; else the message names this file, the
+  // field and the id, and `model_field` ("config.json's vocab_size"). Run where a tokenizer
+  // meets a model's embedding, so that no id past it reaches the forward pass.
+  Status check_ids_below(int model_vocab, const std::string& model_field) const;
   std::string id_to_token(int id) const;  // "" when out of range
   int token_to_id(std::string_view token) const;  // -1 when absent
   bool is_special(int id) const;          // an added token marked special

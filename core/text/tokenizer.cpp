@@ -279,6 +279,7 @@ TokenizedText tokenize_pair(std::string_view text, std::string_view pair, int co
 static TokenizedText tokens_of(const HfEncoding& e, int context, const HfTokenizer& tok) {
   TokenizedText out;
   out.invalid_utf8 = e.invalid_utf8;
+  out.regex_stopped = e.regex_stopped;
   std::vector<Token> all;
   all.reserve(e.ids.size());
   for (size_t k = 0; k < e.ids.size(); ++k) {

@@ -38,6 +38,7 @@ struct Token {
 struct TokenizedText {
   std::vector<Token> tokens;  // at most `context` tokens
   int invalid_utf8 = 0;       // invalid byte sequences replaced by U+FFFD
+  int regex_stopped = 0;      // the tokenizer's regex splits that gave up (HfEncoding::regex_stopped)
   int total_tokens = 0;       // tokens before truncation; > tokens.size() means truncated
   bool truncated() const { return total_tokens > static_cast<int>(tokens.size()); }
 };

@@ -1,5 +1,7 @@
 #include "core/text/utf8.h"
 
+#include <cstdio>
+
 namespace headmap {
 
 DecodedText decode_utf8(std::string_view s) {
@@ -79,6 +81,26 @@ std::string sanitize_utf8(std::string_view bytes, int* replaced) {
   DecodedText d = decode_utf8(bytes);
   if (replaced) *replaced = d.replaced;
   return encode_utf8(d.codepoints);
+}
+
+std::string printable(std::string_view bytes, bool keep_lines) {
+  const DecodedText d = decode_utf8(bytes);
+  std::string out;
+  out.reserve(bytes.size());
+  char esc[16];
+  for (char32_t cp : d.codepoints) {
+    const bool line = keep_lines && (cp == '\n' || cp == '\t');
+    if ((cp < 0x20 && !line) || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) {
+      std::snprintf(esc, sizeof esc, "\\x%02x", unsigned(cp));
+      out += esc;
+    } else if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
+      std::snprintf(esc, sizeof esc, "\\u{%04x}", unsigned(cp));
+      out += esc;
+    } else {
+      append_utf8(out, cp);
+    }
+  }
+  return out;
 }
 
 }  // namespace headmap

@@ -41,4 +41,22 @@ if [ "$rc" -ne 0 ] || ! grep -q 'heads must be from 1' then.err || [ ! -s then.p
   echo "FAIL: exit $rc for --then heads=-1 --then ablate=0,0"; cat then.err; exit 1
 fi
 echo "ok: --then heads=-1 --then ablate=0,0"
+# Issue 35, F1: a lesson is data. Its steps try every setting that writes a file, aimed at
+# a file of the reader's: the lesson is refused (in the window's Problem box, in the
+# report, and on the terminal), exit 1 after the screenshot, and the file is byte-identical.
+printf '{"mine": "do not touch"}\n' > victim.json
+cp victim.json victim.orig
+set_all=''
+for k in export_heads export_head export_window export_npy export_json export_rollout save_view; do
+  set_all="$set_all\"$k=$work/victim.json\","
+done
+printf '{"format": "headmap-lesson-1", "title": "T", "steps": [{"title": "a", "text": "b", "set": [%s"heads=2"]}, {"title": "c", "text": "d", "set": ["save_view=%s/victim.json"]}]}' \
+  "$set_all" "$work" > writer-lesson.json
+"$app" --lesson writer-lesson.json --screenshot writer-lesson.png --report writer-lesson-report.json --then lesson_step=2 --then wait 2> writer-lesson.err
+rc=$?
+if [ "$rc" -ne 1 ] || ! grep -q 'cannot be part of a lesson' writer-lesson.err || ! grep -q 'cannot be part of a lesson' writer-lesson-report.json \
+   || ! cmp -s victim.json victim.orig; then
+  echo "FAIL: exit $rc for a lesson whose steps write files"; cat writer-lesson.err; cmp victim.json victim.orig; exit 1
+fi
+echo "ok: a lesson whose steps write files is refused, the file untouched"
 echo "all ok"

@@ -3,9 +3,14 @@
 // are messages that leave the state as it was, never an abort.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "app/gui/app_state.h"
+#include "app/gui/lessons.h"
 #include "app/gui/presets.h"
 #include "app/gui/settings.h"
 #include "app/script/settings_table.h"
@@ -164,4 +169,110 @@ TEST(HostileState, ViewFilesNewFieldsAreCheckedByName) {
   std::string notes;
   for (const std::string& l : s.status_lines) notes += l + "\n";
   for (const char* field : {"\"heads_zoom\"", "\"focus_zoom\"", "\"focus_pan\"", "\"heads_pan\""}) EXPECT_TRUE(has(notes, field)) << notes;
+}
+
+// Issue 35, F1: a lesson is data. A step's "set" could hold save_view=PATH (or any export),
+// whose dialog pressed OK by itself: opening a shared lesson overwrote a file of the
+// reader's. Every setting that writes or reads a file, opens a model or starts work is
+// refused from a lesson, naming the key; the file the lesson aims at stays byte-identical.
+TEST(HostileState, LessonStepsNeverWriteOrReadFiles) {
+  const std::string victim = testing::TempDir() + "/lesson-victim.json";
+  const std::string precious = "{\"mine\": \"do not touch\"}\n";
+  std::ofstream(victim, std::ios::binary) << precious;
+  const std::string writers[] = {"save_view=", "export_heads=", "export_head=", "export_window=", "export_npy=", "export_json=",
+                                 "export_rollout=", "export_lesson=", "open_model=", "compare_b=file:", "lesson=", "train=1", "generate=1"};
+  for (const std::string& w : writers) {
+    const std::string a = w + (w.back() == '=' || w.back() == ':' ? victim : "");
+    const std::string lesson = R"({"format": "headmap-lesson-1", "title": "T", "steps": [{"title": "a", "text": "b", "set": ["heads=2", ")" + a + R"("]}]})";
+    const std::string path = testing::TempDir() + "/hostile-lesson.json";
+    std::ofstream(path, std::ios::binary) << lesson;
+    const Result<Lesson> l = load_lesson(path);
+    EXPECT_FALSE(l) << a << ": a lesson step that writes or reads a file was accepted";
+    if (!l) {
+      EXPECT_TRUE(has(l.error().message, "step 1, set[1]")) << l.error().message;
+      EXPECT_TRUE(has(l.error().message, "cannot be part of a lesson")) << l.error().message;
+    }
+    // Played anyway (a Lesson built in memory): the step is refused and nothing is requested.
+    Lesson forged;
+    forged.path = path;
+    forged.steps.push_back(LessonStep{"a", "b", "", "", {"heads=2", a}, {}, -1});
+    AppState s;
+    EXPECT_FALSE(open_lesson(s, std::make_shared<const Lesson>(forged))) << a;
+    EXPECT_FALSE(s.dialog_request.has_value()) << a;
+    EXPECT_TRUE(s.open_model_request.empty()) << a;
+    EXPECT_TRUE(s.compare_b.load_request.empty()) << a;
+  }
+  std::stringstream now;
+  now << std::ifstream(victim, std::ios::binary).rdbuf();
+  EXPECT_EQ(now.str(), precious);
+  // The rule is the table's: every setting not marked Data is refused from a file, and the
+  // shipped lessons' settings all are Data.
+  for (const ScriptedSetting& st : scripted_settings()) {
+    AppState s;
+    const Status applied = apply_data_setting(s, std::string(st.key) + "=" + victim);
+    if (st.reach != SettingReach::Data) {
+      EXPECT_FALSE(applied) << st.key;
+      EXPECT_FALSE(s.dialog_request.has_value()) << st.key;
+    }
+  }
+}
+
+// Issue 35, F1 and F14: a view file naming a model (a model directory, a checkpoint, or
+// version 1's checkpoint) is not read on the file's word: the path is put to the person,
+// the current model and config stay, and the view's config waits for their Open. Before, the
+// path was read at once (any file the view named: /etc/passwd's first bytes became a number
+// in the message).
+TEST(HostileState, ViewFilesAskBeforeOpeningTheModelTheyName) {
+  const std::string head = R"({"format": "headmap-view", "version": 2, "text": "the view's text", "config": {"d_model": 48, "num_heads": 3}, )";
+  const std::pair<std::string, std::string> named[] = {
+      {head + R"("weights": {"mode": "trained", "source": "model", "model_dir": "/etc"}})", "/etc"},
+      {head + R"("weights": {"mode": "trained", "source": "checkpoint", "checkpoint": "/etc/passwd"}})", "/etc/passwd"},
+      {R"({"format": "headmap-view", "version": 1, "text": "the view's text", "config": {"d_model": 48, "num_heads": 3}, "checkpoint": "/etc/passwd"})",
+       "/etc/passwd"},
+  };
+  for (const auto& [text, path] : named) {
+    AppState s;
+    const ModelConfig before = s.cfg;
+    const Status st = parse_view(text, "shared.json", s);
+    ASSERT_TRUE(st) << st.error().message;
+    ASSERT_TRUE(s.ask_open_model.has_value()) << text;
+    EXPECT_EQ(s.ask_open_model->path, path);
+    EXPECT_EQ(s.ask_open_model->named_by, "shared.json");
+    EXPECT_EQ(s.ask_open_model->cfg.d_model, 48);
+    EXPECT_EQ(s.cfg, before) << "the view's config waits for the answer";
+    EXPECT_EQ(s.text, "the view's text") << "the rest of the view shows at once";
+    EXPECT_TRUE(s.checkpoint.empty());
+    EXPECT_FALSE(s.pretrained);
+    EXPECT_TRUE(s.open_model_request.empty()) << "nothing is read before the person answers";
+    AppState declined = s;
+    answer_open_model(declined, false);
+    EXPECT_FALSE(declined.ask_open_model.has_value());
+    EXPECT_TRUE(declined.open_model_request.empty());
+    ASSERT_FALSE(declined.status_lines.empty());
+    EXPECT_TRUE(has(declined.status_lines.back(), "was not opened")) << declined.status_lines.back();
+    answer_open_model(s, true);
+    EXPECT_EQ(s.open_model_request, path);
+    ASSERT_TRUE(s.cfg_after_open.has_value());
+    EXPECT_EQ(s.cfg_after_open->first.d_model, 48);
+  }
+}
+
+// README lists the settings a lesson may not carry; the list is the table's, key for key.
+TEST(HostileState, ReadmeNamesTheSettingsOnlyTheCommandLineGives) {
+  std::ifstream f(HEADMAP_README);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string readme = ss.str();
+  const size_t from = readme.find("For the command line alone"), to = readme.find("A File dialog presses OK", from);
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  std::set<std::string> listed, table;
+  for (size_t at = readme.find('`', from); at < to; at = readme.find('`', at + 1)) {
+    const size_t end = readme.find('`', at + 1);
+    listed.insert(readme.substr(at + 1, end - at - 1));
+    at = end;
+  }
+  for (const ScriptedSetting& st : scripted_settings())
+    if (st.reach != SettingReach::Data) table.insert(st.key);
+  EXPECT_EQ(listed, table);
 }

@@ -99,7 +99,7 @@ TEST(Lessons, HostileFilesAreRefusedWithTheFileTheStepAndTheField) {
       {head + "]}", "steps", "at least one step"},
       {head + ok + R"(, {"title": "a", "text": "b", "set": ["hedas=4"]}]})", "step 2, set[0] \"hedas=4\"", "Unknown setting \"hedas\""},
       {head + ok + R"(, {"title": "a", "text": "b", "set": ["heads=-1"]}]})", "step 2, set[0]", "from 1 to"},
-      {head + R"({"title": "a", "text": "b", "set": ["train=1"]}]})", "step 1, set[0]", "cannot be part of a lesson step"},
+      {head + R"({"title": "a", "text": "b", "set": ["train=1"]}]})", "step 1, set[0]", "cannot be part of a lesson"},
       {head + R"({"title": "a", "text": "b", "set": ["lesson_step=1"]}]})", "step 1, set[0]", "cannot be part"},
       {head + R"({"title": "a", "set": []}]})", "step 1, text", "missing"},
       {head + R"({"title": "a", "text": 7}]})", "step 1, text", "must be a string"},

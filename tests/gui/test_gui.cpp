@@ -2636,7 +2636,12 @@ TEST(Gui, ViewFilesSaveAndReopenOnAFamilyModel) {
                                                     "head=3", "--then", "ablate=1,2", "--then", "save_view=" + view.string()});
   ASSERT_EQ(saved.status, 0) << saved.err;
   ASSERT_TRUE(fs::exists(view)) << saved.err;
-  const AppRun opened = run_app("family-view-open", {"--open", view.string()});
+  // The view names the model's path: it is shown and asked about, and read only on Open (issue 35).
+  const AppRun asked = run_app("family-view-ask", {"--open", view.string()});
+  ASSERT_EQ(asked.status, 0) << asked.err;
+  EXPECT_NE(asked.report["weights_source"].get<std::string>().rfind("Llama", 0), 0u) << "opened without asking";
+  EXPECT_NE(asked.report["messages"].dump().find(llama.string()), std::string::npos) << asked.report["messages"];
+  const AppRun opened = run_app("family-view-open", {"--open", view.string(), "--input", "click Open model; wait"});
   ASSERT_EQ(opened.status, 0) << opened.err;
   EXPECT_EQ(opened.report["weights_source"].get<std::string>().rfind("Llama from " + llama.string() + ": D=48, H=4 (2 K/V)", 0), 0u)
       << opened.report["weights_source"];

@@ -11,6 +11,7 @@
 #include "app/gui/panels/panels.h"
 #include "app/gui/theme.h"
 #include "app/gui/ui_widgets.h"
+#include "core/text/utf8.h"
 
 namespace headmap {
 namespace {
@@ -26,12 +27,14 @@ struct Body {
 Body body_of(const AppState& s) {
   const Lesson& l = *s.lesson.lesson;
   const LessonStep& st = l.steps[s.lesson.step];
+  // A lesson file's text is drawn escaped: a control character or a bidi override (U+202E
+  // reversed a title) shows as \u{202e}, never acts (issue 35, F11).
   Body b;
-  b.heading = l.title + ": " + st.title;
-  b.text = st.text;
+  b.heading = printable(l.title + ": " + st.title);
+  b.text = printable(st.text);
   b.note = lesson_note(st);  // quieter, on a line of its own
-  if (!st.question.empty()) b.question = st.question;
-  if (s.lesson.revealed && !st.reveal.empty()) b.reveal = st.reveal;
+  if (!st.question.empty()) b.question = printable(st.question);
+  if (s.lesson.revealed && !st.reveal.empty()) b.reveal = printable(st.reveal);
   return b;
 }
 
@@ -58,7 +61,7 @@ void draw_lesson(AppState& s, bool status_lines) {
   s.report.lesson_panel = {p.x, p.y, p.x + sz.x, p.y + sz.y};
   const std::string label = step_label(s);
   s.report.lesson_step = label;
-  s.report.lesson_title = st.title;
+  s.report.lesson_title = printable(st.title);
   s.report.lesson_revealed = s.lesson.revealed;
 
   int go = -1;

@@ -27,6 +27,9 @@ void draw_detectors(AppState& s);                          // head detector scor
 // The lesson player: the step's text, Back, Next, Reveal; in a column of its own (a small
 // screen, the sentence column a tab away), the newest status lines under the text too.
 void draw_lesson(AppState& s, bool status_lines = false);
+// The question before a model path a file names is read (AppState::ask_open_model); opened
+// only when `may_open` (no other dialog, not an export's capture frame).
+void draw_ask_open_model(AppState& s, bool may_open);
 float lesson_panel_height(const AppState& s, float width); // the player's height at this width (0: no lesson open)
 
 }  // namespace headmap

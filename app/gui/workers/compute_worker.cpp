@@ -216,6 +216,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     data->inputs.trace.reset();
     data->inputs_hash = fhash;
     data->weights = model;
+    if (Status s = check_batch_memory(r.lines, r.cfg); !s) return s.error();
     data->batch = make_batch(r.lines, r.cfg, batch_weights, &r.extras);
     ForwardOptions fo;
     fo.keep_layer_io = true;
