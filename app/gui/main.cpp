@@ -316,7 +316,7 @@ int main(int argc, char** argv) {
       if (!presets_warning.empty()) st.status_lines.push_back(presets_warning);
       if (fullscreen) app.toggle_fullscreen();  // the monitor's own mode: never larger than the screen
       if (!shot.path.empty()) app.script = make_screenshot_script(shot), app.state.report_map_values = true;
-      else if (crawl) app.script = make_crawl_script({shot.then, cli.count("--deadline") ? shot.deadline_s : 170.0, crawl_primary});
+      else if (crawl) app.script = make_crawl_script({shot.then, cli.count("--deadline") ? shot.deadline_s : 300.0, crawl_primary});
       else if (benchmark) app.script = make_benchmark_script(process_start);
       else if (soak.frames > 0) app.script = make_soak_script(soak);
       if (code == 0) {

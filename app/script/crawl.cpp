@@ -189,7 +189,7 @@ class CrawlScript : public Script {
     }
     if (Clock::now() - start_ > std::chrono::duration<double>(o_.deadline_s))
       return fail(app, "out of time (" + std::to_string(static_cast<int>(o_.deadline_s)) + " s) after " + std::to_string(actions_) +
-                           " actions, with " + std::to_string(left()) + " widgets not yet used");
+                           " actions, with " + std::to_string(left()) + " of the widgets seen so far not used (some since gone)");
     if (glfwWindowShouldClose(app.window))  // File > Quit is never used: whatever closed the window is a failure
       return fail(app, (doing_.empty() ? std::string("the set-up") : doing_) + " closed the window");
     if (phase_ != Phase::Crawl) return;
