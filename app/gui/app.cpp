@@ -711,12 +711,17 @@ void App::sync_model_loader() {
     state.opening_model.clear();
     if (m->weights) {
       adopt_model(state, m->dir, *m->weights);  // a directory or a checkpoint, as the dispatcher read it
-      if (state.cfg_after_open) std::tie(state.cfg, state.weights_mode) = *state.cfg_after_open;  // a view's own config wins
+      if (state.after_open) {  // a view's own config and selection win over the model's sizes
+        state.cfg = state.after_open->cfg;
+        state.weights_mode = state.after_open->mode;
+        state.view = state.after_open->view;
+        state.selected_token = state.after_open->selected_token;
+      }
     } else {
       state.error_popup = m->weights.error().message;  // the current model stays
       print_message("headmap", state.error_popup);
     }
-    state.cfg_after_open.reset();
+    state.after_open.reset();
   }
   // The Compare tab's B: any path, through the same dispatcher, counted against the memory
   // budget beside the models kept open (A and the B it replaces).
