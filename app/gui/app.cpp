@@ -95,6 +95,10 @@ void App::accept(std::shared_ptr<const ComputeResult> r) {
   }
   state.compute_error.clear();
   refused_.reset();
+  if (view_after_open_ && r->fwd && r->request.cfg == state.cfg) {
+    std::tie(state.view, state.selected_token) = *view_after_open_;
+    view_after_open_.reset();
+  }
   if (r->fwd) {  // what this model costs, for predicted_compute_ms
     size_t chars = 0;
     for (const std::string& l : r->request.lines) chars += l.size() + 1;
@@ -716,6 +720,9 @@ void App::sync_model_loader() {
         state.weights_mode = state.after_open->mode;
         state.view = state.after_open->view;
         state.selected_token = state.after_open->selected_token;
+        // ...and again once the new model's first result is accepted: until then the old
+        // result's layers clamp the selection (a Llama view's layer 2 under a 2-layer model).
+        view_after_open_ = std::make_pair(state.after_open->view, state.after_open->selected_token);
       }
     } else {
       state.error_popup = m->weights.error().message;  // the current model stays
