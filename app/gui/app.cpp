@@ -97,6 +97,10 @@ void App::accept(std::shared_ptr<const ComputeResult> r) {
   }
   state.compute_error.clear();
   refused_.reset();
+  if (view_after_open_ && r->fwd && r->request.cfg == state.cfg) {
+    std::tie(state.view, state.selected_token) = *view_after_open_;
+    view_after_open_.reset();
+  }
   if (r->fwd) {  // what this model costs, for predicted_compute_ms
     size_t chars = 0;
     for (const std::string& l : r->request.lines) chars += l.size() + 1;
@@ -746,12 +750,20 @@ void App::sync_model_loader() {
     state.opening_model.clear();
     if (m->weights) {
       adopt_model(state, m->dir, *m->weights);  // a directory or a checkpoint, as the dispatcher read it
-      if (state.cfg_after_open) std::tie(state.cfg, state.weights_mode) = *state.cfg_after_open;  // a view's own config wins
+      if (state.after_open) {  // a view's own config and selection win over the model's sizes
+        state.cfg = state.after_open->cfg;
+        state.weights_mode = state.after_open->mode;
+        state.view = state.after_open->view;
+        state.selected_token = state.after_open->selected_token;
+        // ...and again once the new model's first result is accepted: until then the old
+        // result's layers clamp the selection (a Llama view's layer 2 under a 2-layer model).
+        view_after_open_ = std::make_pair(state.after_open->view, state.after_open->selected_token);
+      }
     } else {
       state.error_popup = m->weights.error().message;  // the current model stays
       print_message("headmap", state.error_popup);
     }
-    state.cfg_after_open.reset();
+    state.after_open.reset();
   }
   // The Compare tab's B: any path, through the same dispatcher, counted against the memory
   // budget beside the models kept open (A and the B it replaces).

@@ -169,6 +169,7 @@ class App {
     bool capturing = false;
     bool active() const { return !dir.empty(); }
   } lesson_export_;
+  std::optional<std::pair<ViewSettings, int>> view_after_open_;  // a view opened with its model: its selection, for the model's first result
   // File dialogs (dialogs.h): a path to type, and what to do with it.
   Dialog dialog_ = Dialog::None;
   std::string dialog_path_, dialog_error_;

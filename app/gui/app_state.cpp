@@ -69,7 +69,7 @@ void answer_open_model(AppState& s, bool open) {
   s.ask_open_model.reset();
   if (open) {
     s.open_model_request = a.path;
-    s.cfg_after_open = std::make_pair(a.cfg, a.mode);
+    s.after_open = std::move(a);
   } else {
     s.status_lines.push_back(a.named_by + " names the model " + a.path + ", which was not opened: the current model stays.");
   }

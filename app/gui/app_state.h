@@ -239,15 +239,17 @@ struct AppState {
   // A model path a file names (a view file's weights) is never read on the file's word: it
   // is shown and the person is asked (issue 35, F1). Open reads it as File > Open model does
   // (off the UI thread, so a load that hangs never holds the window), then puts the view's
-  // own config over the model's sizes (cfg_after_open); Not now keeps the current model.
+  // own config and selection over the model (after_open); Not now keeps the current model.
   struct AskOpenModel {
     std::string path;      // the model directory or checkpoint file, as the file wrote it
     std::string named_by;  // the file that names it
     ModelConfig cfg;       // the view's config, for once the model is open
     WeightsMode mode = WeightsMode::Trained;
+    ViewSettings view;     // the view's selection, zoom and panel: the current model may have clamped them
+    int selected_token = -1;
   };
   std::optional<AskOpenModel> ask_open_model;
-  std::optional<std::pair<ModelConfig, WeightsMode>> cfg_after_open;
+  std::optional<AskOpenModel> after_open;  // the answered question, put over the model once it is read
   std::string pretrained_dir;                      // its directory
   uint64_t session_id = 0;                      // changes with every snapshot
   std::string weights_note;                     // shown when the choice needs explaining

@@ -338,6 +338,8 @@ Status parse_view(const std::string& text, const std::string& path, AppState& s)
   if (next.ask_open_model) {  // the view's config and weights wait for the person's answer; the rest shows now
     next.ask_open_model->cfg = next.cfg;
     next.ask_open_model->mode = next.weights_mode;
+    next.ask_open_model->view = next.view;
+    next.ask_open_model->selected_token = next.selected_token;
     next.cfg = s.cfg;
     next.weights_mode = s.weights_mode;
   }

@@ -218,10 +218,10 @@ static Status answer_open(AppState& t) {
   answer_open_model(t, true);
   const std::string p = std::move(t.open_model_request);
   t.open_model_request.clear();
-  const auto after = t.cfg_after_open;
-  t.cfg_after_open.reset();
+  const auto after = t.after_open;
+  t.after_open.reset();
   if (Status s = open_model(t, p); !s) return s;
-  if (after) std::tie(t.cfg, t.weights_mode) = *after;
+  if (after) t.cfg = after->cfg, t.weights_mode = after->mode, t.view = after->view, t.selected_token = after->selected_token;
   return Status();
 }
 

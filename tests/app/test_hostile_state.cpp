@@ -252,8 +252,8 @@ TEST(HostileState, ViewFilesAskBeforeOpeningTheModelTheyName) {
     EXPECT_TRUE(has(declined.status_lines.back(), "was not opened")) << declined.status_lines.back();
     answer_open_model(s, true);
     EXPECT_EQ(s.open_model_request, path);
-    ASSERT_TRUE(s.cfg_after_open.has_value());
-    EXPECT_EQ(s.cfg_after_open->first.d_model, 48);
+    ASSERT_TRUE(s.after_open.has_value());
+    EXPECT_EQ(s.after_open->cfg.d_model, 48);
   }
 }
 
