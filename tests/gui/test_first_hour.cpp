@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <numeric>
@@ -237,4 +238,68 @@ TEST(FirstHour, WordsSayWhatHappensAfterOpeningAModelAndInExports) {
   ASSERT_EQ(ex.status, 0) << ex.err;
   EXPECT_EQ(read_json(dir / "attention-npy" / "meta.json")["config"]["tokenizer"], "bpe");
   EXPECT_EQ(read_json(dir / "attention.json")["config"]["tokenizer"], "bpe");
+}
+
+namespace {
+struct Cli {
+  int status = -1;
+  std::string out;
+};
+// headmap-cli with these arguments: exit status and stdout.
+Cli run_cli_out(const std::string& name, std::vector<std::string> args) {
+  Cli r;
+  const fs::path out = tmp_dir() / (name + ".cli.out");
+  const char* cli = std::getenv("HEADMAP_TEST_CLI");  // another build of headmap-cli, as $HEADMAP_TEST_APP (gui_harness.h)
+  args.insert(args.begin(), cli && *cli ? cli : HEADMAP_CLI);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen(out.c_str(), "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  std::ifstream o(out);
+  r.out.assign(std::istreambuf_iterator<char>(o), {});
+  return r;
+}
+}  // namespace
+
+// Finding 11 and "What to build" 4: head 1.1's "induction" read 0.30 in the Detectors tab and
+// 0.517 in the JSON export with nothing saying they are two measures (the detector's pattern
+// share on this text, the probe's score); "At or above 0.30: 0.0" read as a score. Each
+// metric has one name and definition (metrics.h's table), shown by the app, headmap-cli and
+// the exports alike, and the Detectors line names heads as heads.
+TEST(FirstHour, EachHeadMetricHasOneNameInTheAppTheCliAndTheExports) {
+  const std::string text = "My grandmother planted tomatoes in the garden. My grandmother planted tomatoes in the garden.";
+  const fs::path dir = fresh_dir("metric-names");
+  const AppRun r = run_app("metric-names", {"--then", "text=" + text, "--then", "wait", "--input",
+                                            "click Contributions; click Detectors; wait; click detector; click induction; wait; frames 3; "
+                                            "click File; click Export attention as JSON...; expect Path; key enter; absent Path; wait; "
+                                            "click Contributions; frames 3"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json& c = r.report["contrib"];
+  EXPECT_EQ(c["detector"], "induction");
+  const std::string shown = c.value("detector_metric", "");
+  EXPECT_EQ(shown, "induction pattern share") << c.dump();
+  const std::string line = c.value("detector_line", "");
+  EXPECT_EQ(line.rfind("Heads whose induction pattern share is at or above 0.30: ", 0), 0u) << line;
+  EXPECT_NE(line.find("head 1."), std::string::npos) << "heads are named as heads: " << line;
+  // The JSON export's "induction" is the probe's score, and says so by the same name the app's tooltips use.
+  const json exported = read_json(dir / "attention.json");
+  ASSERT_TRUE(exported.contains("metric_definitions")) << "the export does not say what its metrics are";
+  EXPECT_EQ(exported["metric_definitions"]["induction"]["name"], "induction score (probe)");
+  EXPECT_NE(exported["metric_definitions"]["induction"]["name"], shown) << "two measures under one name";
+  // headmap-cli names them the same way: its detectors by the app's name, its table's induction column by the export's.
+  const Cli cli = run_cli_out("metric-names", {"--text", text, "--detectors"});
+  ASSERT_EQ(cli.status, 0);
+  EXPECT_NE(cli.out.find("induction pattern share (detector_induction)"), std::string::npos) << cli.out;
+  const Cli table = run_cli_out("metric-names-table", {"--text", text});
+  ASSERT_EQ(table.status, 0);
+  EXPECT_NE(table.out.find("induction = induction score (probe)"), std::string::npos) << table.out;
 }
