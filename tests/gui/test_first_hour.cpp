@@ -303,3 +303,28 @@ TEST(FirstHour, EachHeadMetricHasOneNameInTheAppTheCliAndTheExports) {
   ASSERT_EQ(table.status, 0);
   EXPECT_NE(table.out.find("induction = induction score (probe)"), std::string::npos) << table.out;
 }
+
+// Finding 12: patching measured at the last token by default, where a sentence said twice
+// and its copy with one word changed in the first half hardly differ (the next word is the
+// same), so every recovery shown was noise and nothing said so; the position did not follow
+// the clicked chip. The default is now where the two runs differ most, a clicked chip sets the
+// position, and a difference too small to divide by is said in the window.
+TEST(FirstHour, PatchingMeasuresWhereTheRunsDifferAndFollowsTheClickedChip) {
+  const std::string clean = "My aunt keeps three green parrots in the kitchen. My aunt keeps three green parrots in the kitchen.";
+  const std::string corrupted = "My aunt keeps four green parrots in the kitchen. My aunt keeps three green parrots in the kitchen.";
+  const std::string open = "click Contributions; click Patching; click corrupted sentence; type " + corrupted + "; wait; frames 3; expect patch 1.1";
+  const AppRun d = run_app("patch-default", {"--then", "text=" + clean, "--then", "wait", "--input", open});
+  ASSERT_EQ(d.status, 0) << d.err;
+  const int T = static_cast<int>(d.report["tokens"].size());
+  ASSERT_GT(T, 10);
+  const std::string target = d.report["contrib"]["patch_target"];
+  EXPECT_EQ(target.find("(position " + std::to_string(T - 1) + ")"), std::string::npos) << "the last token, where the runs agree: " << target;
+  EXPECT_FALSE(has_message(d.report, "differ by only")) << target;
+  // The last token's chip, clicked: measured there, and the window says the difference is too small.
+  const AppRun chip = run_app("patch-chip", {"--then", "text=" + clean, "--then", "wait", "--input",
+                                             open + "; click token 0." + std::to_string(T - 1) + "; wait; frames 3; click Contributions; wait; frames 3"});
+  ASSERT_EQ(chip.status, 0) << chip.err;
+  const std::string at_chip = chip.report["contrib"]["patch_target"];
+  EXPECT_NE(at_chip.find("(position " + std::to_string(T - 1) + ")"), std::string::npos) << at_chip;
+  EXPECT_TRUE(has_message(chip.report, "differ by only")) << at_chip << "\n" << messages_of(chip.report);
+}
