@@ -328,3 +328,30 @@ TEST(FirstHour, PatchingMeasuresWhereTheRunsDifferAndFollowsTheClickedChip) {
   EXPECT_NE(at_chip.find("(position " + std::to_string(T - 1) + ")"), std::string::npos) << at_chip;
   EXPECT_TRUE(has_message(chip.report, "differ by only")) << at_chip << "\n" << messages_of(chip.report);
 }
+
+// Finding 8 (the colour bar): the single-head SVG's ticks read 0.499 / 0.749 / 0.999, a
+// quarter of the peak each. They are round values now (0, 0.25, 0.5, ...), each placed where
+// it falls on the bar.
+TEST(FirstHour, TheFiguresColourBarHasRoundTicks) {
+  const fs::path dir = fresh_dir("round-ticks");
+  // Head 0.1 of the shipped model: its peak, 0.571, made the ticks 0.143 / 0.285 / 0.428.
+  const AppRun r = run_app("round-ticks", {"--input", "key right; wait; click File; click Export this head as SVG...; expect Path; key enter; absent Path; wait"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream f(dir / "head.svg");
+  ASSERT_TRUE(f) << "no head.svg";
+  const std::string svg((std::istreambuf_iterator<char>(f)), {});
+  std::vector<std::string> ticks;
+  for (size_t at = svg.find("class=\"tick\""); at != std::string::npos; at = svg.find("class=\"tick\"", at + 1)) {
+    const size_t a = svg.find('>', at) + 1, b = svg.find('<', a);
+    ticks.push_back(svg.substr(a, b - a));
+  }
+  ASSERT_GE(ticks.size(), 3u) << svg.substr(0, 400);
+  for (const std::string& t : ticks) {
+    SCOPED_TRACE(t);
+    const double v = std::stod(t);
+    // A round value: a whole number of some step 1, 2, 2.5 or 5 x 10^k that has at most two significant digits.
+    EXPECT_LE(t.size(), 4u);
+    EXPECT_NEAR(v * 100, std::round(v * 100), 1e-6);
+  }
+}
