@@ -304,7 +304,12 @@ void App::frame() {
     state.dialog_request.reset();
   }
   // An export's capture is taken in a frame with no dialog, menu or popup open.
-  capture_frame_ = pending_capture_.has_value() && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId);
+  // The heads PNG waits for a frame after one that drew the Heads tab's maps (dialog_ok brought it to the front).
+  const bool heads_on_screen = state.view.center == CenterPanel::Heads && !state.report.heatmaps.empty();
+  capture_frame_ = pending_capture_.has_value() && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) &&
+                   (pending_capture_->dialog != Dialog::ExportHeadsPng || heads_on_screen || heads_capture_waited_++ > 30);
+  if (pending_capture_ && !capture_frame_) glfwPostEmptyEvent();  // the next frame at once
+  if (capture_frame_) heads_capture_waited_ = 0;
 
   renderer_.begin_frame();
   same_frame_ = false;
@@ -785,6 +790,9 @@ Status App::dialog_ok(Dialog d, const std::string& path) {
   } else if (path.empty()) {
     st = Error{ErrorKind::InvalidArgument, "Give a file name for the PNG."};
   } else {
+    // The heads PNG is the Heads tab's panel: from another tab (Contributions > Detectors) it
+    // comes to the front first, or the capture would be that tab's panel.
+    if (d == Dialog::ExportHeadsPng) state.view.center = CenterPanel::Heads;
     pending_capture_ = PendingCapture{d, path};  // frame() takes it once the dialog has closed
     glfwPostEmptyEvent();                        // at once, not at the next input
   }

@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <stb_image.h>
+
+#include "app/common/colormap.h"
 #include "tests/gui/gui_harness.h"
 
 namespace {
@@ -354,4 +357,36 @@ TEST(FirstHour, TheFiguresColourBarHasRoundTicks) {
     EXPECT_LE(t.size(), 4u);
     EXPECT_NEAR(v * 100, std::round(v * 100), 1e-6);
   }
+}
+
+// Finding 8 (the heads PNG): File > Export heads as PNG from Contributions > Detectors wrote
+// the Detectors panel. It writes the heads: the Heads tab comes to the front for the capture.
+TEST(FirstHour, ExportHeadsAsPngFromAnotherTabWritesTheHeads) {
+  const fs::path dir = fresh_dir("heads-png-from-detectors");
+  const AppRun r = run_app("heads-png-from-detectors",
+                           {"--input", "click Contributions; click Detectors; wait; frames 2; click File; click Export heads as PNG...; expect Path; "
+                                       "hover @800,8; key enter; absent Path; wait; frames 3"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["panel"], "heads");
+  EXPECT_EQ(r.report["heatmaps_drawn"], 4);
+  // The PNG shows the four maps: most of it is the colormap's colours, where the Detectors
+  // panel is mostly dark background and text.
+  int w = 0, h = 0, n = 0;
+  unsigned char* px = stbi_load((dir / "heads.png").c_str(), &w, &h, &n, 3);
+  ASSERT_NE(px, nullptr) << "no heads.png";
+  size_t coloured = 0, total = 0;
+  for (int y = 0; y < h; y += 2)
+    for (int x = 0; x < w; x += 2, ++total) {
+      const unsigned char* p = px + (static_cast<size_t>(y) * w + x) * 3;
+      for (int i = 0; i < 256; i += 4) {
+        const auto q = headmap::colormap_rgb(headmap::Colormap::Viridis, i / 255.0f);
+        if (std::abs(q[0] * 255 - p[0]) < 6 && std::abs(q[1] * 255 - p[1]) < 6 && std::abs(q[2] * 255 - p[2]) < 6) {
+          ++coloured;
+          break;
+        }
+      }
+    }
+  stbi_image_free(px);
+  EXPECT_GT(static_cast<double>(coloured) / total, 0.2) << "heads.png is not the heads: " << coloured << " of " << total;
 }
