@@ -225,14 +225,17 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     }
   }
   if (o.detectors) {
-    nlohmann::json j;
+    nlohmann::json j, defs;
     std::vector<float> all;
     for (Detector d : {Detector::PreviousToken, Detector::DuplicateToken, Detector::Induction, Detector::FirstToken}) {
       const std::vector<float> s = detector_scores(out, batch, b, mask_kind(cfg), d);
+      const HeadMetricInfo& m = head_metric_info(detector_metric(d));  // the name the app's Detectors tab shows
       j[detector_name(d)] = grid(s, L, out.Hw);
+      defs[detector_name(d)] = {{"key", m.key}, {"name", m.name}, {"definition", m.definition}};
       all.insert(all.end(), s.begin(), s.end());
-      if (print) print_grid(detector_name(d), s, L, out.Hw);
+      if (print) print_grid((std::string(m.name) + " (" + m.key + "): " + m.definition).c_str(), s, L, out.Hw);
     }
+    j["definitions"] = defs;
     c["detectors"] = j;
     npy(kContribNpyFiles[4], all, {4, L, out.Hw});
   }

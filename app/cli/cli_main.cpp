@@ -80,6 +80,8 @@ void print_summary(const Batch& batch, const ForwardOutput& out, const std::vect
                     m[i].prev_token, m[i].first_token, m[i].self, m[i].max_weight, ind,
                     head_label_name(head_label(m[i], label_induction(ind, i < text_induction.size() ? text_induction[i] : NAN))));
       }
+  const HeadMetricInfo& ind = head_metric_info(HeadMetric::InductionProbe);  // the one name (metrics.h), as the app and the JSON give it
+  std::printf("induction = %s: %s\n", ind.name, ind.definition);
 }
 
 }  // namespace

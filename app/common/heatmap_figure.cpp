@@ -202,6 +202,22 @@ AxisTicks axis_ticks(float v0, float v1, int n, float cell, float text_h) {
   return a;
 }
 
+std::vector<double> round_ticks(double lo, double hi, int most) {
+  std::vector<double> out;
+  if (!(hi > lo) || most < 2 || !std::isfinite(lo) || !std::isfinite(hi)) return out;
+  // The step: 1, 2, 2.5 or 5 times a power of ten, the smallest that gives at most `most` ticks.
+  const double raw = (hi - lo) / (most - 1), p = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = 10 * p;
+  for (const double m : {1.0, 2.0, 2.5, 5.0})
+    if (m * p >= raw * (1 - 1e-9)) {
+      step = m * p;
+      break;
+    }
+  const double eps = step * 1e-6;  // a value a float's rounding put just outside the range still counts
+  for (double k = std::ceil((lo - eps) / step); k * step <= hi + eps; k += 1) out.push_back(std::abs(k * step) < eps ? 0.0 : k * step);
+  return out;
+}
+
 Status load_figure_font(Font& font) { return font.load(asset_path("fonts/DejaVuSans.ttf")); }
 
 // ---- the layout ------------------------------------------------------------------------
@@ -290,13 +306,20 @@ Result<FigureLayout> layout_figure(const Figure& f, const Font& font) {
   bool shared = true;
   for (const FigureMap& m : f.maps) shared = shared && m.vmin == f.maps[0].vmin && m.vmax == f.maps[0].vmax;
   const float tick_y = L.bar_y + L.bar_h + 15;
-  if (shared) {
-    const float lo = f.maps[0].vmin, hi = f.maps[0].vmax, llo = std::max(hi * 1e-4f, 1e-30f);
+  if (shared && !f.log_scale && f.maps[0].vmax > f.maps[0].vmin) {
+    // Round values (0, 0.25, 0.5, 0.75 on a scale to 0.999), each where it falls on the bar.
+    const float lo = f.maps[0].vmin, hi = f.maps[0].vmax;
+    for (const double v : round_ticks(lo, hi, 5)) {
+      const float q = static_cast<float>((v - lo) / (hi - lo));
+      text(number(static_cast<float>(v)), L.bar_x + q * L.bar_w, tick_y, tick_px,
+           q < 0.05f ? FigureText::Start : q > 0.95f ? FigureText::End : FigureText::Middle, FigureText::Tick);
+    }
+  } else if (shared) {
+    const float hi = f.maps[0].vmax, llo = std::max(hi * 1e-4f, 1e-30f);
     for (int i = 0; i <= 4; ++i) {
       const float q = i / 4.0f;
-      const float v = f.log_scale ? llo * std::pow(hi / llo, q) : lo + q * (hi - lo);
-      text(number(v), L.bar_x + q * L.bar_w, tick_y, tick_px, i == 0 ? FigureText::Start : i == 4 ? FigureText::End : FigureText::Middle,
-           FigureText::Tick);
+      text(number(llo * std::pow(hi / llo, q)), L.bar_x + q * L.bar_w, tick_y, tick_px,
+           i == 0 ? FigureText::Start : i == 4 ? FigureText::End : FigureText::Middle, FigureText::Tick);
     }
   } else {
     text(f.log_scale ? "head max \xC3\x97 1e-4" : "0", L.bar_x, tick_y, tick_px, FigureText::Start, FigureText::Tick);

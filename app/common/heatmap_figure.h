@@ -128,6 +128,9 @@ struct AxisTicks {
   int first = 0, step = 1, end = 0;
 };
 AxisTicks axis_ticks(float v0, float v1, int n, float cell, float text_h);
+// The colour bar's ticks on [lo, hi]: multiples of a round step (1, 2, 2.5 or 5 times a
+// power of ten), at most `most` of them, never 0.499 / 0.749 / 0.999. Empty when hi <= lo.
+std::vector<double> round_ticks(double lo, double hi, int most);
 // Does the tick at position i carry its position number? Every tick once they are thinned
 // (step > 1), every fifth one while every token has its label.
 inline bool tick_numbered(int i, int step) { return step > 1 || i % 5 == 0; }

@@ -247,48 +247,6 @@ void App::post_request_if_changed() {
 }
 
 // ---- [frame] ---------------------------------------------------------------------------
-// Generate (the predictions panel's button, --then generate=N): appends the model's greedy
-// next token after the last sentence to the text, once the shown result is the text's own,
-// so each token is one more request, which the K/V cache answers by computing one row.
-void App::generate_step() {
-  if (state.generate_tokens <= 0) return;
-  const std::shared_ptr<const ComputeResult>& r = state.result;
-  if (state.stale || !r || !r->fwd || !r->fwd->complete || !(r->request == last_request_)) return;  // the text's result first
-  const ForwardData& f = *r->fwd;
-  auto stop = [&](const std::string& why) {
-    state.generate_tokens = 0;
-    state.status_lines.push_back(why);
-  };
-  if (!f.weights || !f.weights->trained() || f.out.logits.size() == 0 || f.batch.empty())
-    return stop("Generate needs a trained model's next-token predictions: switch the weights to trained, or open a model.");
-  const int b = f.batch.B() - 1, len = f.batch.lengths[static_cast<size_t>(b)];
-  if (len >= r->request.cfg.context) return stop("Generate stopped: the sentence fills the context of " + std::to_string(len) + " tokens.");
-  // A line is a sentence (make_batch): a token that breaks the line would start a new,
-  // empty sentence, which the batch drops, so the text would grow and T would not. Generate
-  // continues the sentence with the most likely token that stays on its line, and says so.
-  const std::vector<Token>& tokens = f.batch.sentences[static_cast<size_t>(b)].tokens;
-  const std::vector<NextToken> top = top_k_next(*f.weights, f.out, b, len - 1, kGenerateCandidates);
-  std::string piece;
-  size_t chosen = 0;
-  for (; chosen < top.size(); ++chosen) {
-    piece = continuation_text(*f.weights, tokens, top[chosen].id);
-    if (!piece.empty() && piece.find_first_of("\r\n") == std::string::npos) break;
-  }
-  if (chosen == top.size())
-    return stop("Generate stopped: none of the model's " + std::to_string(top.size()) +
-                " most likely next tokens continues the line (each ends the sentence or has no text).");
-  if (chosen > 0) {
-    char note[320];
-    std::snprintf(note, sizeof note,
-                  "Generate: the model's most likely next token is %s (%.0f%%), which would end the line and so the sentence; "
-                  "it continued the sentence with \"%s\" (choice %zu, %.1f%%).",
-                  top[0].display.c_str(), 100.0 * top[0].prob, top[chosen].display.c_str(), chosen + 1, 100.0 * top[chosen].prob);
-    state.status_lines.push_back(note);
-  }
-  state.text += piece;
-  --state.generate_tokens;
-}
-
 void App::frame() {
   const auto frame_start = std::chrono::steady_clock::now();
   while (std::shared_ptr<const ComputeResult> r = worker_.take()) accept(std::move(r));
@@ -312,7 +270,12 @@ void App::frame() {
     state.dialog_request.reset();
   }
   // An export's capture is taken in a frame with no dialog, menu or popup open.
-  capture_frame_ = pending_capture_.has_value() && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId);
+  // The heads PNG waits for a frame after one that drew the Heads tab's maps (dialog_ok brought it to the front).
+  const bool heads_on_screen = state.view.center == CenterPanel::Heads && !state.report.heatmaps.empty();
+  capture_frame_ = pending_capture_.has_value() && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) &&
+                   (pending_capture_->dialog != Dialog::ExportHeadsPng || heads_on_screen || heads_capture_waited_++ > 30);
+  if (pending_capture_ && !capture_frame_) glfwPostEmptyEvent();  // the next frame at once
+  if (capture_frame_) heads_capture_waited_ = 0;
 
   renderer_.begin_frame();
   same_frame_ = false;
@@ -809,6 +772,9 @@ Status App::dialog_ok(Dialog d, const std::string& path) {
   } else if (path.empty()) {
     st = Error{ErrorKind::InvalidArgument, "Give a file name for the PNG."};
   } else {
+    // The heads PNG is the Heads tab's panel: from another tab (Contributions > Detectors) it
+    // comes to the front first, or the capture would be that tab's panel.
+    if (d == Dialog::ExportHeadsPng) state.view.center = CenterPanel::Heads;
     pending_capture_ = PendingCapture{d, path};  // frame() takes it once the dialog has closed
     glfwPostEmptyEvent();                        // at once, not at the next input
   }

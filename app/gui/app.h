@@ -179,6 +179,7 @@ class App {
     std::string path;
   };
   std::optional<PendingCapture> pending_capture_;  // an export capture, for the next frame without a dialog
+  int heads_capture_waited_ = 0;  // frames the heads PNG waited for the Heads tab's maps (at most 30, then taken as it is)
   bool capture_frame_ = false;                     // this frame takes it
   float heads_rect_[4] = {0, 0, 0, 0};  // the center panel on screen, for "export heads PNG"
   int windowed_pos_[4] = {100, 100, 1600, 1000};

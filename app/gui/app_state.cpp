@@ -257,8 +257,9 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   if (c.detectors_on || (contrib && c.view == ContribView::Detectors))
     r.detectors = DetectorRequest{batch, c.detector, c.detector == Detector::Painted ? c.painted : std::vector<float>{}};
   if (contrib && c.view == ContribView::Patching && c.patch_run && !r.lines.empty())
-    r.patch = PatchRequest{r.lines[std::min<size_t>(batch, r.lines.size() - 1)], c.corrupted, c.patch_position, c.patch_token_a,
-                           c.patch_token_b, c.patch_head};
+    r.patch = PatchRequest{r.lines[std::min<size_t>(batch, r.lines.size() - 1)], c.corrupted,
+                           c.patch_position >= 0 ? c.patch_position : s.selected_token,  // -1: the clicked chip, else where the runs differ most
+                           c.patch_token_a, c.patch_token_b, c.patch_head};
   return r;
 }
 

@@ -158,6 +158,7 @@ struct UiReport {
   std::string patch_target;            // "A - B at position p", as shown
   std::vector<float> detector_scores;
   std::vector<std::string> detector_marked;  // heads above the threshold ("l.h"), as the heads grid marks them
+  std::string detector_metric, detector_line;  // the Detectors tab's metric name and its "Heads with a ... at or above" line, as shown
   int painted_cells = 0;
   std::vector<std::string> passport_changes;  // the Compare tab's changed passport rows
   std::string compare_a, compare_b;           // the Compare tab's two sides, as named

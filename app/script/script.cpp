@@ -273,6 +273,8 @@ class ScreenshotScript : public Script {
                       {"threshold", app.state.contrib.threshold},
                       {"detector_scores", r.detector_scores},
                       {"detector_marked", r.detector_marked},
+                      {"detector_metric", r.detector_metric},
+                      {"detector_line", r.detector_line},
                       {"painted_cells", r.painted_cells}};
       j["font_scale"] = app.state.font_scale;
       j["content_scale"] = app.state.content_scale;  // the monitor's (HiDPI), from GLFW

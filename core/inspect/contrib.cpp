@@ -499,6 +499,17 @@ const char* detector_name(Detector d) {
   return "?";
 }
 
+HeadMetric detector_metric(Detector d) {
+  switch (d) {
+    case Detector::PreviousToken: return HeadMetric::DetectorPrevToken;
+    case Detector::DuplicateToken: return HeadMetric::DetectorDuplicate;
+    case Detector::Induction: return HeadMetric::DetectorInduction;
+    case Detector::FirstToken: return HeadMetric::DetectorFirstToken;
+    case Detector::Painted: return HeadMetric::DetectorPainted;
+  }
+  return HeadMetric::DetectorPainted;
+}
+
 std::vector<float> detector_pattern(Detector d, const std::vector<Token>& tokens, int T) {
   std::vector<float> p(static_cast<size_t>(T) * T, 0.0f);
   const int n = std::min(T, static_cast<int>(tokens.size()));

@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/inspect/metrics.h"
 #include "core/model/model.h"
 
 namespace headmap {
@@ -189,6 +190,8 @@ std::vector<float> rollout(const ForwardOutput& out, const Batch& batch, int b, 
 // and texts are.
 enum class Detector { PreviousToken, DuplicateToken, Induction, FirstToken, Painted };
 const char* detector_name(Detector d);
+// The metric a detector's scores are (metrics.h's table: its name and definition).
+HeadMetric detector_metric(Detector d);
 std::vector<float> detector_pattern(Detector d, const std::vector<Token>& tokens, int T);
 // sum(A * P) / sum(A) over the cells with query and key real and visible under the mask
 // (TransformerLens's "mul" measure on the tril'd map). 0 when the map is empty.

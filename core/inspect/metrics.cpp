@@ -223,6 +223,35 @@ std::vector<float> induction_scores(const ModelWeights& w, const ModelConfig& cf
   return scores;
 }
 
+const HeadMetricInfo& head_metric_info(HeadMetric m) {
+  static const HeadMetricInfo kInfo[] = {
+      {"entropy", "entropy", "-sum_s w log w in nats, the mean over the rows t >= 1 of the real tokens"},
+      {"entropy_norm", "entropy / maximum", "the entropy over log(n), n the keys a row may see (rows with n >= 2): 1 uniform, 0 one key"},
+      {"prev_token", "previous-token", "the mean weight w[t, t-1] on the token just before, over the rows t >= 1"},
+      {"first_token", "first-token", "the mean weight w[t, 0] on the first token, over the rows t >= 1"},
+      {"self", "self", "the mean weight w[t, t] on the query's own token, over the rows t >= 1"},
+      {"max_weight", "peak weight", "the mean of each row's largest weight, over the rows t >= 1"},
+      {"next_token", "next-token", "the mean weight w[t, t+1] on the token after (0 under a causal mask)"},
+      {"sep_sink", "[SEP] sink", "the mean weight on the separators the template added after position 0"},
+      {"induction", "induction score (probe)",
+       "on a probe of n random tokens said twice, the mean weight w[t, t-n+1] of the second copy's queries on the token that followed "
+       "the query's token the first time"},
+      {"text_induction", "induction on this text",
+       "where this text repeats a run of 3 tokens, the mean weight on the token that followed the run's earlier occurrence"},
+      {"detector_previous_token", "previous-token pattern share", "sum(A * P) / sum(A) over the cells the mask shows, P the cells (t, t-1)"},
+      {"detector_duplicate_token", "duplicate-token pattern share",
+       "sum(A * P) / sum(A) over the cells the mask shows, P the cells (t, s) with s an earlier copy of token t"},
+      {"detector_induction", "induction pattern share",
+       "sum(A * P) / sum(A) over the cells the mask shows, P the cells (t, s + 1) with s an earlier copy of token t (TransformerLens's "
+       "head detector, on this text; not the probe's induction score)"},
+      {"detector_first_token", "first-token pattern share", "sum(A * P) / sum(A) over the cells the mask shows, P the cells (t, 0)"},
+      {"detector_painted", "painted pattern share", "sum(A * P) / sum(A) over the cells the mask shows, P the cells painted"},
+  };
+  static_assert(sizeof kInfo / sizeof kInfo[0] == static_cast<size_t>(HeadMetric::Count), "one entry per HeadMetric");
+  const size_t i = static_cast<size_t>(m);
+  return kInfo[i < static_cast<size_t>(HeadMetric::Count) ? i : 0];
+}
+
 const char* head_label_name(HeadLabel l) {
   switch (l) {
     case HeadLabel::None: return "";

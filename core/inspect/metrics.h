@@ -76,6 +76,24 @@ std::vector<float> text_induction_scores(const ForwardOutput& out, const Batch& 
 // occurrence, and a head that happens to look at one cell of a repeated run does not.
 float label_induction(float probe, float text_induction /* NaN: no run repeats */);
 
+// Every head metric's one name and definition. The app (tooltips, the Detectors tab),
+// headmap-cli (its tables, --detectors) and the exports (run JSON "metric_definitions")
+// name a number by this table, so the same word never stands for two measures: the probe's
+// induction score, the text's, and the induction detector's share are three metrics.
+enum class HeadMetric {
+  Entropy, EntropyNorm, PrevToken, FirstToken, Self, MaxWeight, NextToken, SepSink,
+  InductionProbe,   // induction_scores: the probe of random tokens said twice
+  InductionText,    // repeat_induction_of_map: this text's repeated runs
+  DetectorPrevToken, DetectorDuplicate, DetectorInduction, DetectorFirstToken, DetectorPainted,  // contrib.h's detector_scores
+  Count
+};
+struct HeadMetricInfo {
+  const char* key;         // the exports' and the CLI's key: "induction", "detector_induction"
+  const char* name;        // what people read beside the number: "induction score (probe)"
+  const char* definition;  // how it is measured, in one sentence
+};
+const HeadMetricInfo& head_metric_info(HeadMetric m);
+
 // Head labels from the metrics, with documented thresholds (see head_label()).
 enum class HeadLabel { None, PreviousToken, FirstToken, Self, Induction, Broad, NextToken, SepSink, ClsSink };
 const char* head_label_name(HeadLabel l);

@@ -181,6 +181,13 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
         metrics.push_back(e);
       }
   j["metrics"] = metrics;
+  json defs;  // each key of "metrics" named and defined, as the app and headmap-cli name it (metrics.h)
+  for (HeadMetric k : {HeadMetric::Entropy, HeadMetric::EntropyNorm, HeadMetric::PrevToken, HeadMetric::FirstToken, HeadMetric::Self,
+                       HeadMetric::MaxWeight, HeadMetric::NextToken, HeadMetric::SepSink, HeadMetric::InductionProbe, HeadMetric::InductionText}) {
+    const HeadMetricInfo& m = head_metric_info(k);
+    defs[m.key] = {{"name", m.name}, {"definition", m.definition}};
+  }
+  j["metric_definitions"] = defs;
   j["indices"] = "numbered from 0: layer, batch (sentence) and head count from 0, as in headmap and headmap-cli";
   if (!run.induction.empty()) {
     j["induction_scores"] = run.induction;

@@ -63,7 +63,9 @@ AppRun run_app(const std::string& name, std::vector<std::string> args, bool with
   const fs::path rep = tmp_dir() / (name + ".report.json"), err = tmp_dir() / (name + ".err");
   fs::remove(r.png);
   fs::remove(rep);
-  std::vector<std::string> argv = {HEADMAP_APP, "--screenshot", r.png.string()};
+  // $HEADMAP_TEST_APP: another build of the app (an old one, to see a new test fail on it).
+  const char* app = std::getenv("HEADMAP_TEST_APP");
+  std::vector<std::string> argv = {app && *app ? app : HEADMAP_APP, "--screenshot", r.png.string()};
   if (with_report) argv.insert(argv.end(), {"--report", rep.string()});
   argv.insert(argv.end(), args.begin(), args.end());
   const pid_t pid = fork();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <numeric>
@@ -13,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <stb_image.h>
+
+#include "app/common/colormap.h"
 #include "tests/gui/gui_harness.h"
 
 namespace {
@@ -237,4 +241,152 @@ TEST(FirstHour, WordsSayWhatHappensAfterOpeningAModelAndInExports) {
   ASSERT_EQ(ex.status, 0) << ex.err;
   EXPECT_EQ(read_json(dir / "attention-npy" / "meta.json")["config"]["tokenizer"], "bpe");
   EXPECT_EQ(read_json(dir / "attention.json")["config"]["tokenizer"], "bpe");
+}
+
+namespace {
+struct Cli {
+  int status = -1;
+  std::string out;
+};
+// headmap-cli with these arguments: exit status and stdout.
+Cli run_cli_out(const std::string& name, std::vector<std::string> args) {
+  Cli r;
+  const fs::path out = tmp_dir() / (name + ".cli.out");
+  const char* cli = std::getenv("HEADMAP_TEST_CLI");  // another build of headmap-cli, as $HEADMAP_TEST_APP (gui_harness.h)
+  args.insert(args.begin(), cli && *cli ? cli : HEADMAP_CLI);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen(out.c_str(), "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  std::ifstream o(out);
+  r.out.assign(std::istreambuf_iterator<char>(o), {});
+  return r;
+}
+}  // namespace
+
+// Finding 11 and "What to build" 4: head 1.1's "induction" read 0.30 in the Detectors tab and
+// 0.517 in the JSON export with nothing saying they are two measures (the detector's pattern
+// share on this text, the probe's score); "At or above 0.30: 0.0" read as a score. Each
+// metric has one name and definition (metrics.h's table), shown by the app, headmap-cli and
+// the exports alike, and the Detectors line names heads as heads.
+TEST(FirstHour, EachHeadMetricHasOneNameInTheAppTheCliAndTheExports) {
+  const std::string text = "My grandmother planted tomatoes in the garden. My grandmother planted tomatoes in the garden.";
+  const fs::path dir = fresh_dir("metric-names");
+  const AppRun r = run_app("metric-names", {"--then", "text=" + text, "--then", "wait", "--input",
+                                            "click Contributions; click Detectors; wait; click detector; click induction; wait; frames 3; "
+                                            "click File; click Export attention as JSON...; expect Path; key enter; absent Path; wait; "
+                                            "click Contributions; frames 3"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json& c = r.report["contrib"];
+  EXPECT_EQ(c["detector"], "induction");
+  const std::string shown = c.value("detector_metric", "");
+  EXPECT_EQ(shown, "induction pattern share") << c.dump();
+  const std::string line = c.value("detector_line", "");
+  EXPECT_EQ(line.rfind("Heads whose induction pattern share is at or above 0.30: ", 0), 0u) << line;
+  EXPECT_NE(line.find("head 1."), std::string::npos) << "heads are named as heads: " << line;
+  // The JSON export's "induction" is the probe's score, and says so by the same name the app's tooltips use.
+  const json exported = read_json(dir / "attention.json");
+  ASSERT_TRUE(exported.contains("metric_definitions")) << "the export does not say what its metrics are";
+  EXPECT_EQ(exported["metric_definitions"]["induction"]["name"], "induction score (probe)");
+  EXPECT_NE(exported["metric_definitions"]["induction"]["name"], shown) << "two measures under one name";
+  // headmap-cli names them the same way: its detectors by the app's name, its table's induction column by the export's.
+  const Cli cli = run_cli_out("metric-names", {"--text", text, "--detectors"});
+  ASSERT_EQ(cli.status, 0);
+  EXPECT_NE(cli.out.find("induction pattern share (detector_induction)"), std::string::npos) << cli.out;
+  const Cli table = run_cli_out("metric-names-table", {"--text", text});
+  ASSERT_EQ(table.status, 0);
+  EXPECT_NE(table.out.find("induction = induction score (probe)"), std::string::npos) << table.out;
+}
+
+// Finding 12: patching measured at the last token by default, where a sentence said twice
+// and its copy with one word changed in the first half hardly differ (the next word is the
+// same), so every recovery shown was noise and nothing said so; the position did not follow
+// the clicked chip. The default is now where the two runs differ most, a clicked chip sets the
+// position, and a difference too small to divide by is said in the window.
+TEST(FirstHour, PatchingMeasuresWhereTheRunsDifferAndFollowsTheClickedChip) {
+  const std::string clean = "My aunt keeps three green parrots in the kitchen. My aunt keeps three green parrots in the kitchen.";
+  const std::string corrupted = "My aunt keeps four green parrots in the kitchen. My aunt keeps three green parrots in the kitchen.";
+  const std::string open = "click Contributions; click Patching; click corrupted sentence; type " + corrupted + "; wait; frames 3; expect patch 1.1";
+  const AppRun d = run_app("patch-default", {"--then", "text=" + clean, "--then", "wait", "--input", open});
+  ASSERT_EQ(d.status, 0) << d.err;
+  const int T = static_cast<int>(d.report["tokens"].size());
+  ASSERT_GT(T, 10);
+  const std::string target = d.report["contrib"]["patch_target"];
+  EXPECT_EQ(target.find("(position " + std::to_string(T - 1) + ")"), std::string::npos) << "the last token, where the runs agree: " << target;
+  EXPECT_FALSE(has_message(d.report, "differ by only")) << target;
+  // The last token's chip, clicked: measured there, and the window says the difference is too small.
+  const AppRun chip = run_app("patch-chip", {"--then", "text=" + clean, "--then", "wait", "--input",
+                                             open + "; click token 0." + std::to_string(T - 1) + "; wait; frames 3; click Contributions; wait; frames 3"});
+  ASSERT_EQ(chip.status, 0) << chip.err;
+  const std::string at_chip = chip.report["contrib"]["patch_target"];
+  EXPECT_NE(at_chip.find("(position " + std::to_string(T - 1) + ")"), std::string::npos) << at_chip;
+  EXPECT_TRUE(has_message(chip.report, "differ by only")) << at_chip << "\n" << messages_of(chip.report);
+}
+
+// Finding 8 (the colour bar): the single-head SVG's ticks read 0.499 / 0.749 / 0.999, a
+// quarter of the peak each. They are round values now (0, 0.25, 0.5, ...), each placed where
+// it falls on the bar.
+TEST(FirstHour, TheFiguresColourBarHasRoundTicks) {
+  const fs::path dir = fresh_dir("round-ticks");
+  // Head 0.1 of the shipped model: its peak, 0.571, made the ticks 0.143 / 0.285 / 0.428.
+  const AppRun r = run_app("round-ticks", {"--input", "key right; wait; click File; click Export this head as SVG...; expect Path; key enter; absent Path; wait"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream f(dir / "head.svg");
+  ASSERT_TRUE(f) << "no head.svg";
+  const std::string svg((std::istreambuf_iterator<char>(f)), {});
+  std::vector<std::string> ticks;
+  for (size_t at = svg.find("class=\"tick\""); at != std::string::npos; at = svg.find("class=\"tick\"", at + 1)) {
+    const size_t a = svg.find('>', at) + 1, b = svg.find('<', a);
+    ticks.push_back(svg.substr(a, b - a));
+  }
+  ASSERT_GE(ticks.size(), 3u) << svg.substr(0, 400);
+  for (const std::string& t : ticks) {
+    SCOPED_TRACE(t);
+    const double v = std::stod(t);
+    // A round value: a whole number of some step 1, 2, 2.5 or 5 x 10^k that has at most two significant digits.
+    EXPECT_LE(t.size(), 4u);
+    EXPECT_NEAR(v * 100, std::round(v * 100), 1e-6);
+  }
+}
+
+// Finding 8 (the heads PNG): File > Export heads as PNG from Contributions > Detectors wrote
+// the Detectors panel. It writes the heads: the Heads tab comes to the front for the capture.
+TEST(FirstHour, ExportHeadsAsPngFromAnotherTabWritesTheHeads) {
+  const fs::path dir = fresh_dir("heads-png-from-detectors");
+  const AppRun r = run_app("heads-png-from-detectors",
+                           {"--input", "click Contributions; click Detectors; wait; frames 2; click File; click Export heads as PNG...; expect Path; "
+                                       "hover @800,8; key enter; absent Path; wait; frames 3"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["panel"], "heads");
+  EXPECT_EQ(r.report["heatmaps_drawn"], 4);
+  // The PNG shows the four maps: most of it is the colormap's colours, where the Detectors
+  // panel is mostly dark background and text.
+  int w = 0, h = 0, n = 0;
+  unsigned char* px = stbi_load((dir / "heads.png").c_str(), &w, &h, &n, 3);
+  ASSERT_NE(px, nullptr) << "no heads.png";
+  size_t coloured = 0, total = 0;
+  for (int y = 0; y < h; y += 2)
+    for (int x = 0; x < w; x += 2, ++total) {
+      const unsigned char* p = px + (static_cast<size_t>(y) * w + x) * 3;
+      for (int i = 0; i < 256; i += 4) {
+        const auto q = headmap::colormap_rgb(headmap::Colormap::Viridis, i / 255.0f);
+        if (std::abs(q[0] * 255 - p[0]) < 6 && std::abs(q[1] * 255 - p[1]) < 6 && std::abs(q[2] * 255 - p[2]) < 6) {
+          ++coloured;
+          break;
+        }
+      }
+    }
+  stbi_image_free(px);
+  EXPECT_GT(static_cast<double>(coloured) / total, 0.2) << "heads.png is not the heads: " << coloured << " of " << total;
 }

@@ -114,8 +114,10 @@ void draw_detectors(AppState& s) {
   ImGui::SetNextItemWidth(std::min(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 12));
   ImGui::SliderFloat("##threshold", &c.threshold, 0.0f, 1.0f, "%.2f", ImGuiSliderFlags_AlwaysClamp);
   report_widget(s, "detector threshold");
-  text_disabled_wrapped_at_commas("score = sum(A * P) / sum(A) over the cells the mask shows, P the pattern (0/1): "
-                                  "the share of the head's attention that falls on the pattern. Heads at or above the threshold are "
+  const HeadMetricInfo& metric = head_metric_info(detector_metric(c.detector));  // the one name (metrics.h), as the CLI and exports give it
+  s.report.detector_metric = metric.name;
+  text_disabled_wrapped_at_commas(std::string("Score: the ") + metric.name + ", " + metric.definition +
+                                  ": the share of the head's attention that falls on the pattern. Heads at or above the threshold are "
                                   "outlined, here and in the Heads tab.");
   const ComputeResult* res = s.result.get();
   const ForwardData* f = res ? res->fwd.get() : nullptr;
@@ -143,7 +145,8 @@ void draw_detectors(AppState& s) {
   g.peak = 1.0f;
   for (int l = 0; l < g.L; ++l)
     for (int h = 0; h < g.H; ++h) g.marked.push_back(detector_marked(s, l, h));
-  g.tooltip = "head %d.%d: score %.4f\nclick: open it in Focus";
+  const std::string tip = std::string("head %d.%d: ") + metric.name + " %.4f\nclick: open it in Focus";
+  g.tooltip = tip.c_str();
   const HeadGridHit hit = head_grid(s, g);
   if (hit.clicked) {
     s.view.layer = hit.layer;
@@ -151,13 +154,23 @@ void draw_detectors(AppState& s) {
     s.view.batch = b;
     s.view.center = CenterPanel::Focus;
   }
+  // "Heads with an induction pattern share at or above 0.30: head 1.1 (0.41)": a head named
+  // as a head, its score beside it, never a bare "1.1" that reads as a score.
   std::string above;
+  int n_above = 0;
   for (int l = 0; l < g.L; ++l)
     for (int h = 0; h < g.H; ++h)
-      if (g.marked[static_cast<size_t>(l) * g.H + h]) above += (above.empty() ? "" : ", ") + std::to_string(l) + "." + std::to_string(h);
-  char line[96];
-  std::snprintf(line, sizeof line, "At or above %.2f: ", c.threshold);
-  text_disabled_wrapped_at_commas(line + (above.empty() ? std::string("no head") : above));
+      if (g.marked[static_cast<size_t>(l) * g.H + h]) {
+        char one[64];
+        std::snprintf(one, sizeof one, "head %d.%d (%.2f)", l, h, g.values[static_cast<size_t>(l) * g.H + h]);
+        above += (above.empty() ? "" : ", ") + std::string(one);
+        ++n_above;
+      }
+  char lead[64];
+  std::snprintf(lead, sizeof lead, " at or above %.2f: ", c.threshold);
+  const std::string line = std::string("Heads whose ") + metric.name + " is" + lead + (n_above == 0 ? std::string("none") : above);
+  s.report.detector_line = line;
+  text_disabled_wrapped_at_commas(line);
 }
 
 }  // namespace headmap

@@ -481,12 +481,12 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       // text's own where it repeats a run of tokens.
       const float text_ind = mi < f.text_induction.size() ? f.text_induction[mi] : std::nanf("");
       char text_part[96] = "";
-      if (!std::isnan(text_ind)) std::snprintf(text_part, sizeof text_part, ", %.2f on this text's repeated runs", text_ind);
+      if (!std::isnan(text_ind)) std::snprintf(text_part, sizeof text_part, "\n%s %.2f", head_metric_info(HeadMetric::InductionText).name, text_ind);
       ImGui::SetTooltip("head %d (of heads 0-%d), layer %d (of 0-%d)\n%s%sentropy %.3f nats (%.2f of the maximum)\n"
-                        "previous-token %.2f   first-token %.2f   self %.2f\npeak weight %.2f   induction %.2f on the probe%s",
+                        "previous-token %.2f   first-token %.2f   self %.2f\npeak weight %.2f   %s %.2f%s",
                         h, out.Hw - 1, layer, out.L - 1, label == HeadLabel::None ? "" : head_label_name(label),
                         label == HeadLabel::None ? "" : "\n", m.entropy, m.entropy_norm, m.prev_token, m.first_token, m.self,
-                        m.max_weight, probe, text_part);
+                        m.max_weight, head_metric_info(HeadMetric::InductionProbe).name, probe, text_part);
     }
     map_range(s, layer, batch, h, &vmin, &vmax);
     style.vmin = vmin;

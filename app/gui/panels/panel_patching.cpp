@@ -25,6 +25,10 @@
 namespace headmap {
 
 namespace {
+// Below this clean - corrupted logit difference the recoveries, which divide by it, are
+// mostly noise, and the view says so.
+constexpr float kPatchMinDifference = 1.0f;
+
 void error_line(AppState& s, const std::string& m) {
   ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
   ImGui::TextWrapped("%s", m.c_str());
@@ -90,7 +94,8 @@ void draw_patching(AppState& s) {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   if (ImGui::InputInt("##position", &c.patch_position)) c.patch_position = std::clamp(c.patch_position, -1, kMaxContext - 1);
   report_widget(s, "patch position");
-  const char* default_pos = f && f->weights && f->weights->arch.encoder() ? "(-1: the [MASK], else the last)" : "(-1: the last)";
+  const char* default_pos = f && f->weights && f->weights->arch.encoder() ? "(-1: the clicked chip, else the [MASK], else where the runs differ most)"
+                                                                          : "(-1: the clicked chip, else where the runs differ most)";
   same_line_if_fits(ImGui::CalcTextSize(default_pos).x);
   ImGui::TextDisabled("%s", default_pos);
   token_combo(s, "A", &c.patch_token_a, o ? o->clean_top : std::vector<NextToken>{}, o ? o->target.token_a : -1, "clean");
@@ -138,6 +143,18 @@ void draw_patching(AppState& s) {
                 encoder ? "at" : "after", after.c_str(), o->target.position, p.clean, p.corrupted);
   s.report.patch_target = target;
   text_disabled_wrapped_at_commas(target);
+  // Every recovery divides by clean - corrupted: a difference near 0 makes them noise.
+  if (std::abs(p.clean - p.corrupted) < kPatchMinDifference) {
+    char warn[320];
+    std::snprintf(warn, sizeof warn,
+                  "Clean and corrupted differ by only %.2f here: every recovery is divided by it, so these are mostly noise. "
+                  "Click the chip of a position where the sentences lead to different words, or change the corrupted sentence.",
+                  std::abs(p.clean - p.corrupted));
+    ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
+    ImGui::TextWrapped("%s", warn);
+    ImGui::PopStyleColor();
+    s.report.messages.push_back(warn);
+  }
   text_disabled_wrapped("Each head's output taken from the clean run, the rest recomputed from its layer: recovery = (patched - corrupted) / (clean - corrupted).");
   float peak = 1;
   for (float v : p.recovery)

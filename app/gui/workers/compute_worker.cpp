@@ -421,6 +421,31 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
   return with_probe;
 }
 
+// The position p of sentence 0 where the clean and corrupted runs' logit differences part
+// most: with A the clean run's top prediction at p and B the corrupted run's (its next one
+// when that is A), |(A - B)_clean - (A - B)_corrupted|; the later position on a tie.
+// logits: (T, V) each run's, as forward() leaves them with want_logits.
+static int most_different_position(const ForwardOutput& clean, const ForwardOutput& corrupt, int n) {
+  int best = n - 1;
+  double best_gap = -1;
+  for (int t = 0; t < n; ++t) {
+    const auto c = clean.logits.row(t), k = corrupt.logits.row(t);  // (V)
+    Eigen::Index a = 0, b0 = 0, b1 = -1;
+    c.maxCoeff(&a);
+    k.maxCoeff(&b0);
+    if (b0 == a) {  // the corrupted run's next most likely
+      for (Eigen::Index v = 0; v < k.size(); ++v)
+        if (v != a && (b1 < 0 || k(v) > k(b1))) b1 = v;
+    } else {
+      b1 = b0;
+    }
+    if (b1 < 0) continue;
+    const double gap = std::abs((static_cast<double>(c(a)) - c(b1)) - (static_cast<double>(k(a)) - k(b1)));
+    if (gap >= best_gap) best_gap = gap, best = t;
+  }
+  return best;
+}
+
 Result<std::shared_ptr<const PatchOutcome>> ComputeWorker::run_patch(const ComputeRequest& r, const ModelWeights& w, uint64_t seq) {
   const PatchRequest& p = *r.patch;
   auto o = std::make_shared<PatchOutcome>();
@@ -448,10 +473,12 @@ Result<std::shared_ptr<const PatchOutcome>> ComputeWorker::run_patch(const Compu
   const int n = clean.lengths[0], m = corrupt.lengths[0];
   // -1: the last token; on an encoder the clean sentence's first [MASK], where its head predicts.
   int pos = p.position < 0 ? n - 1 : p.position;
+  bool at_mask = false;
   if (p.position < 0 && w.arch.encoder())
     for (int t = 0; t < n; ++t)
       if (clean.sentences[0].tokens[t].id == mask_token_id(w)) {
         pos = t;
+        at_mask = true;
         break;
       }
   ForwardOptions fo;
@@ -467,6 +494,13 @@ Result<std::shared_ptr<const PatchOutcome>> ComputeWorker::run_patch(const Compu
     o->error = "The clean sentence has " + std::to_string(n) + " tokens and the corrupted one " + std::to_string(m) +
                ": patching needs the same token count (edit one until they match).";
     return std::shared_ptr<const PatchOutcome>(o);
+  }
+  // No position chosen (and no clicked chip, compute_request): where the two runs differ most,
+  // not the last token, where they may hardly differ and every recovery would be noise.
+  if (p.position < 0 && !at_mask) {
+    pos = most_different_position(*co, *ko, n);
+    o->clean_top = top_k_next(w, *co, 0, pos, 10);
+    o->corrupted_top = top_k_next(w, *ko, 0, pos, 10);
   }
   if (pos >= n || o->clean_top.empty() || o->corrupted_top.empty()) {
     o->error = "Position " + std::to_string(pos) + " is outside the sentence (" + std::to_string(n) + " tokens).";
