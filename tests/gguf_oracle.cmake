@@ -14,8 +14,8 @@ find_program(HEADMAP_GGUF_PYTHON3 python3 HINTS /usr/bin)  # Debian's, which has
 if(HEADMAP_GGUF_PYTHON3)
   add_test(NAME gguf_matches_numpy COMMAND ${HEADMAP_GGUF_PYTHON3} "${CMAKE_CURRENT_SOURCE_DIR}/reference/gguf_reference.py"
     $<TARGET_FILE:headmap-cli> "${CMAKE_CURRENT_BINARY_DIR}/gguf-reference")
-  set_tests_properties(gguf_matches_numpy PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+  set_tests_properties(gguf_matches_numpy PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1200)
   add_test(NAME gguf_matches_llama_cpp COMMAND ${HEADMAP_GGUF_PYTHON3} "${CMAKE_CURRENT_SOURCE_DIR}/reference/gguf_llama_check.py"
     $<TARGET_FILE:headmap-cli> "${HEADMAP_GGUF_ORACLE}/node_modules" "${CMAKE_CURRENT_BINARY_DIR}/gguf-llama")
-  set_tests_properties(gguf_matches_llama_cpp PROPERTIES FIXTURES_REQUIRED gguf_oracle SKIP_RETURN_CODE 77 TIMEOUT 600)
+  set_tests_properties(gguf_matches_llama_cpp PROPERTIES FIXTURES_REQUIRED gguf_oracle SKIP_RETURN_CODE 77 TIMEOUT 1800)
 endif()

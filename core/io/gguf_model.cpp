@@ -133,8 +133,15 @@ Result<HfModelConfig> gguf_config(const GgufFile& f) {
   }
   if (has("rope_factors_long.weight") || has("rope_factors_short.weight"))
     return bad_format(f.path() + ": rope_factors_long/short (Phi-3's LongRoPE for 128k contexts) is not supported; the 4k models open.");
-  if (has("rope_freqs.weight"))
-    return bad_format(f.path() + ": rope_freqs.weight (Llama 3.1's per-frequency RoPE factors) is not supported in GGUF files yet; open the Hugging Face directory instead.");
+  if (const GgufTensorInfo* rf = f.tensor("rope_freqs.weight")) {
+    // Llama 3.1/3.2's scaling as llama.cpp stores it: one factor per frequency, each frequency divided by it.
+    if (rf->type != 0 || rf->ne.size() != 1 || rf->ne[0] != rot / 2)
+      return bad_format(f.path() + ": rope_freqs.weight must be " + std::to_string(rot / 2) + " F32 factors (one per rotated pair).");
+    a.rope_freq_factors.resize(static_cast<size_t>(rot / 2));
+    std::memcpy(a.rope_freq_factors.data(), f.data(*rf), static_cast<size_t>(rot / 2) * 4);
+    for (float x : a.rope_freq_factors)
+      if (!(x > 0) || !std::isfinite(x)) return bad_format(f.path() + ": rope_freqs.weight holds a factor that is not a positive number.");
+  }
   if (!(a.rope_theta > 1) || !(a.rope_factor > 0)) return bad_format(f.path() + ": the rope settings are out of range.");
 
   a.num_heads = H;
@@ -281,6 +288,7 @@ Result<ModelWeights> load_gguf_model(const std::string& path) {
   uint64_t total = 0;
   std::map<std::string, uint64_t> type_bytes;  // the file's weight types, for the source line
   for (const GgufTensorInfo& t : f.tensors()) {
+    if (t.name == "rope_freqs.weight") continue;  // read into the Arch by gguf_config
     const std::string hf = hf_name(t.name, ga);
     if (hf.empty())
       return bad_format(path + ": unexpected tensor \"" + t.name + "\" for a " + c.arch.name + " GGUF file (an adapter, a vision tower, or another architecture?).");

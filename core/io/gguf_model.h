@@ -16,7 +16,8 @@
 //     architectures are NEOX-style and stored as Hugging Face stores them.
 //   - Gemma's norms are stored as used, (1 + w) already added by the converter, so
 //     Arch::norm_plus_one is off.
-//   - output.weight absent = tied to token_embd.
+//   - output.weight absent = tied to token_embd; rope_freqs.weight (Llama 3.1/3.2's scaling,
+//     one factor per frequency) becomes Arch::rope_freq_factors.
 //   - gpt2's attn_qkv (3D, D) is [q | k | v] by rows; it is split.
 // Types: gguf_quant.h. Weights are widened to F32 at load (F16 / BF16 kept 16-bit): a
 // quantized file takes 4 bytes a weight in memory, not its blocks.

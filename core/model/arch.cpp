@@ -48,6 +48,8 @@ std::vector<double> rope_inv_freq(const Arch& a, int d_head, bool local) {
       x = (1 - smooth) * x / a.rope_factor + smooth * x;
     }
   }
+  if (a.rope_freq_factors.size() == f.size())
+    for (size_t i = 0; i < f.size(); ++i) f[i] /= static_cast<double>(a.rope_freq_factors[i]);
   return f;
 }
 
@@ -67,6 +69,7 @@ std::string arch_steps(const Arch& a, int H, int d_head) {
     s += buf;
     if (rot < d_head) s += " on " + std::to_string(rot) + " of " + std::to_string(d_head) + " dims";
     if (a.rope_scaling == RopeScaling::Llama3) s += ", llama3 scaling x" + std::to_string(static_cast<int>(a.rope_factor));
+    if (!a.rope_freq_factors.empty()) s += ", per-frequency factors (rope_freqs)";
     if (a.rope_scaling == RopeScaling::Linear) s += ", linear scaling";
   } else if (a.positions == PositionKind::Learned) {
     s += ", learned positions";

@@ -61,6 +61,8 @@ struct Arch {
   float rope_factor = 1.0f;       // linear and llama3
   float rope_low_freq_factor = 1.0f, rope_high_freq_factor = 4.0f;  // llama3
   int rope_original_context = 8192;                                 // llama3
+  std::vector<float> rope_freq_factors;  // (rot/2) each frequency divided by its factor (a GGUF file's rope_freqs: llama.cpp's
+                                         // form of Llama 3.1's scaling); empty = none
 
   int head_dim = 0;               // d_head when it is not D/H (Qwen3, Gemma); 0 = D/H
   int num_heads = 0;              // the weights' own H (0: not fixed, GPT-2-style re-slicing allowed)

@@ -330,6 +330,10 @@ VARIANTS = {
     "llama_q5_k": ("llama", dict(BASE, D=256, dh=64, F=256), "Q5_K", dict(tied=False, tok="spm")),
     "llama_q6_k": ("llama", dict(BASE, D=256, dh=64, F=256), "Q6_K", dict(tied=False, tok="spm")),
     "llama3_bpe_q8_0": ("llama", BASE, "Q8_0", dict(tied=True, tok="bpe", pre="llama-bpe")),
+    # Llama 3.1/3.2: rope_freqs, llama3 scaling with a short original context so it bends these positions
+    "llama31_q8_0": ("llama", BASE, "Q8_0", dict(tied=True, tok="bpe", pre="llama-bpe", theta=500000.0,
+                                                 llama3=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                                                             original_max_position_embeddings=16))),
     "smollm_q8_0": ("llama", dict(BASE, H=4, KV=1), "Q8_0", dict(tied=True, tok="bpe", pre="smollm")),
     "qwen2_q8_0": ("qwen2", BASE, "Q8_0", dict(tied=True, tok="bpe", pre="qwen2", bias=True)),
     "qwen3_q8_0": ("qwen3", dict(BASE, D=32, dh=16), "Q8_0", dict(tied=True, tok="bpe", pre="qwen2", qk_norm=True)),
@@ -364,7 +368,7 @@ def write_variant(out_dir, name, seed=1):
           (f"{arch}.feed_forward_length", U32, F), (f"{arch}.attention.head_count", U32, H)]
     if not gpt2:
         kv += [(f"{arch}.attention.head_count_kv", U32, KV), (f"{arch}.attention.key_length", U32, dh), (f"{arch}.attention.value_length", U32, dh),
-               (f"{arch}.attention.layer_norm_rms_epsilon", F32, 1e-6), (f"{arch}.rope.freq_base", F32, 10000.0 if not arch.startswith("qwen") else 1e6),
+               (f"{arch}.attention.layer_norm_rms_epsilon", F32, 1e-6), (f"{arch}.rope.freq_base", F32, o.get("theta", 10000.0 if not arch.startswith("qwen") else 1e6)),
                (f"{arch}.rope.dimension_count", U32, dh)]
     else:
         kv += [(f"{arch}.attention.layer_norm_epsilon", F32, 1e-5)]
@@ -476,6 +480,21 @@ def write_variant(out_dir, name, seed=1):
         put("output_norm.bias", hp + "ln_f.bias", 0.1 * rng.normal(size=D), "F32")
     else:
         put("output_norm.weight", hp + "norm.weight", nw(D), "F32", ref_value=norm_ref)
+    if o.get("llama3"):
+        # convert_hf_to_gguf.py's rope_freqs: one factor per frequency, from the llama3 rule
+        s3 = o["llama3"]
+        freqs = 1.0 / o["theta"] ** (np.arange(0, dh, 2, dtype=np.float64) / dh)
+        old, lo, hi, fac = s3["original_max_position_embeddings"], s3["low_freq_factor"], s3["high_freq_factor"], s3["factor"]
+        factors = []
+        for wavelen in 2 * np.pi / freqs:
+            if wavelen < old / hi:
+                factors.append(1.0)
+            elif wavelen > old / lo:
+                factors.append(fac)
+            else:
+                smooth = (old / wavelen - lo) / (hi - lo)
+                factors.append(1 / ((1 - smooth) / fac + smooth))
+        tensors.append(("rope_freqs.weight", [dh // 2], "F32", np.array(factors, dtype=np.float32).tobytes()))
     if not o["tied"]:
         put("output.weight", "lm_head.weight", rng.normal(0, 1 / np.sqrt(D), (V, D)), wtype)
 
@@ -484,7 +503,9 @@ def write_variant(out_dir, name, seed=1):
     write_gguf(path, kv, tensors)
     model_type = {"gemma3": "gemma3_text", "gpt2": "gpt_neo", "phi3": "llama"}.get(arch, arch)
     cfg = dict(model_type=model_type, hidden_size=D, vocab_size=V, num_attention_heads=H, num_key_value_heads=KV, head_dim=dh,
-               num_hidden_layers=L, rms_norm_eps=1e-6, rope_theta=10000.0 if not arch.startswith("qwen") else 1e6)
+               num_hidden_layers=L, rms_norm_eps=1e-6, rope_theta=o.get("theta", 10000.0 if not arch.startswith("qwen") else 1e6))
+    if o.get("llama3"):
+        cfg["rope_scaling"] = dict(o["llama3"], rope_type="llama3")  # the reference applies Hugging Face's llama3 rule itself
     if gpt2:  # the reference's GPT-Neo path is GPT-2's block but for its score scale, set here
         cfg.update(num_heads=H, num_layers=L, layer_norm_epsilon=1e-5, attention_types=[[["global"], L]], window_size=0, gpt2_scale=True)
     if arch in ("gemma2", "gemma3"):
