@@ -173,6 +173,8 @@ int main(int argc, char** argv) {
     const int w = prefs.window_w, h = prefs.window_h;
     prefs = Preferences();
     if (!size.empty()) prefs.window_w = w, prefs.window_h = h;
+    if (const char* stall = std::getenv("HEADMAP_TEST_STALL_LOAD_S"))  // a read that hangs, for the F9 test (model_loader.h)
+      ModelLoader::stall_reads_for_tests(std::atof(stall));
   }
   if (font_scale > 0) prefs.font_scale = font_scale;
   if (prefs.window_w < 200 || prefs.window_h < 150) {

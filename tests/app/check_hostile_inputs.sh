@@ -59,4 +59,16 @@ if [ "$rc" -ne 1 ] || ! grep -q 'cannot be part of a lesson' writer-lesson.err |
   echo "FAIL: exit $rc for a lesson whose steps write files"; cat writer-lesson.err; cmp victim.json victim.orig; exit 1
 fi
 echo "ok: a lesson whose steps write files is refused, the file untouched"
+# Issue 35, F9: the app can give up. A view names a model whose read hangs (the loader's test
+# stall, model_loader.h: no file can make a read hang, FIFOs are refused unopened); the person
+# opens it in the window; --deadline still ends the run, with its message, and the process
+# leaves at once instead of waiting on the read (before the fix: alive until the read ended).
+printf '{"format":"headmap-view","version":1,"text":"a","config":{},"checkpoint":"%s/stalled-model"}' "$work" > stalled-view.json
+HEADMAP_TEST_STALL_LOAD_S=3600 timeout 150 "$app" --open stalled-view.json --input "click Open model; wait" --deadline 20 \
+  --screenshot stalled.png 2> stalled.err
+rc=$?
+if [ "$rc" -ne 1 ] || ! grep -q 'screenshot timed out' stalled.err || ! grep -q 'still being read' stalled.err; then
+  echo "FAIL: exit $rc for a model read that hangs (124: the process did not leave)"; cat stalled.err; exit 1
+fi
+echo "ok: a read that hangs: --deadline ends the run and the process leaves"
 echo "all ok"

@@ -1,13 +1,20 @@
 // model_loader.cpp: see model_loader.h.
 #include "app/gui/workers/model_loader.h"
 
+#include <atomic>
+#include <chrono>
 #include <new>
+#include <thread>
 
 #include "core/io/hf_gpt2.h"
 #include "core/io/hf_model.h"
 #include "core/memory_budget.h"
 
 namespace headmap {
+
+static std::atomic<double> g_stall_s{0.0};  // stall_reads_for_tests
+
+void ModelLoader::stall_reads_for_tests(double seconds) { g_stall_s = seconds; }
 
 ModelLoader::ModelLoader() : thread_(0, [this](Job& j) { work(j); }) {}
 
@@ -40,6 +47,7 @@ void ModelLoader::work(Job& job) {
     if (job.seq != newest_) return;  // superseded before it started
   }
   LoadedModel m{job.dir, Error{ErrorKind::InvalidArgument, ""}};
+  if (const double stall = g_stall_s; stall > 0) std::this_thread::sleep_for(std::chrono::duration<double>(stall));
   try {
     const MemoryHeld held(job.held_bytes, job.held_what);  // every check of the read counts what the app keeps beside it
     Result<ModelWeights> w = open_model_path(job.dir);  // the one dispatcher: any path File > Open model names

@@ -32,6 +32,11 @@ class ModelLoader {
   std::optional<LoadedModel> take();
   // A load is queued or running.
   bool busy() const;
+  // Test hook (issue 35, F9): every read first waits this many seconds, standing for a read
+  // that hangs (a stalled network disk), which no file in a directory can make: FIFOs and
+  // other non-regular files are refused before they are opened. main.cpp sets it only in a
+  // scripted run, from HEADMAP_TEST_STALL_LOAD_S; tests/app/check_hostile_inputs.sh uses it.
+  static void stall_reads_for_tests(double seconds);
 
  private:
   struct Job {
