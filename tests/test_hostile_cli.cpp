@@ -4,6 +4,8 @@
 // Every case runs the real executable with a time limit, so a hang fails instead of waiting.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -39,6 +41,7 @@ struct Limits {
   int umask = -1;
   std::vector<std::pair<std::string, std::string>> env;
   int timeout_s = 60;
+  std::string read_only_at;  // a read-only file system mounted here for the run alone (a private mount namespace)
 };
 
 struct CliRun {
@@ -59,6 +62,12 @@ pid_t start(std::vector<std::string> args, const Limits& lim) {
     }
     if (lim.umask >= 0) ::umask(static_cast<mode_t>(lim.umask));
     for (const auto& [k, v] : lim.env) ::setenv(k.c_str(), v.c_str(), 1);
+    if (!lim.read_only_at.empty()) {  // as root, or in a user namespace of its own; 125: neither is allowed here
+      if (::unshare(CLONE_NEWNS) != 0 && ::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) _exit(125);
+      if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+          ::mount("headmap-ro", lim.read_only_at.c_str(), "tmpfs", MS_RDONLY, "size=64k") != 0)
+        _exit(125);
+    }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -272,6 +281,34 @@ TEST(HostileCli, LessonExportWritesAllSlidesOrNone) {
   EXPECT_TRUE(has(r.err, "004-02.png")) << r.err;
   EXPECT_EQ(names_in(dir), (std::set<std::string>{"004-02.png"})) << r.err;
   fs::remove_all(dir);
+}
+
+// Issue 35, F12: an output on a read-only file system, or where even root may not write
+// (/sys), said "No such file or directory": lesson-export ignored the failure to create its
+// folder and reported the staging folder's. Each target now names its own failure.
+TEST(HostileCli, OutputsWhereNothingCanBeWrittenSayWhy) {
+  const fs::path ro = tmp() / "read-only";
+  fs::create_directories(ro);
+  const std::vector<std::vector<std::string>> runs = {
+      {"lesson-export", "004", "--png", (ro / "slides").string(), "--size", "1024x768"},
+      {"lesson-export", "004", "--png", ro.string(), "--size", "1024x768"},
+      {"--text", "the cat", "--json", (ro / "run.json").string()},
+      {"--text", "the cat", "--npy", (ro / "npy").string()}};
+  for (const std::vector<std::string>& args : runs) {
+    Limits lim;
+    lim.read_only_at = ro.string();
+    lim.timeout_s = 300;
+    const CliRun r = cli(args, lim);
+    if (r.status == 125) GTEST_SKIP() << "no private mount namespace here: the read-only file system cannot be made";
+    EXPECT_EQ(r.status, 1) << args.back() << r.err;
+    EXPECT_TRUE(has(r.err, "Read-only file system")) << r.err;
+    EXPECT_FALSE(has(r.err, "No such file or directory")) << r.err;
+  }
+  const CliRun sys = cli({"lesson-export", "004", "--png", "/sys/headmap-slides", "--size", "1024x768"}, Limits{0, -1, {}, 300});
+  EXPECT_EQ(sys.status, 1) << sys.err;
+  EXPECT_TRUE(has(sys.err, "/sys/headmap-slides")) << sys.err;
+  EXPECT_FALSE(has(sys.err, "No such file or directory")) << sys.err;
+  EXPECT_FALSE(fs::exists("/sys/headmap-slides"));
 }
 
 // Issue 35, F8: 16 MiB of one-character lines are 8 M sentences; the attention budget was

@@ -10,8 +10,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <unistd.h>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -22,6 +20,7 @@
 #include "app/gui/app_state.h"
 #include "app/gui/lessons.h"
 #include "app/gui/workers/compute_worker.h"
+#include "core/io/staged_files.h"
 #include "core/text/utf8.h"
 
 namespace headmap {
@@ -167,25 +166,14 @@ int run_lesson_export(int argc, char** argv) {
     print_message("headmap-cli", f.error().message);
     return 1;
   }
-  // All slides or none (issue 35, F16): they are drawn into a staging folder inside DIR and
-  // moved into place only once every one is written; a failure (a full disk) removes them.
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  const fs::path staging = fs::path(dir) / (".headmap-lesson-export-" + std::to_string(::getpid()));
-  fs::remove_all(staging, ec);
-  if (!fs::create_directory(staging, ec)) {
-    print_message("headmap-cli", "Cannot create a folder in " + dir + ": " + ec.message() + ".");
+  // All slides or none (issue 35, F16): drawn into a staging folder inside DIR and moved
+  // into place only once every one is written (core/io/staged_files.h).
+  Result<StagedFiles> staged = StagedFiles::open(dir);
+  if (!staged) {
+    print_message("headmap-cli", staged.error().message);
     return 1;
   }
-  struct Cleanup {  // the staging folder never outlives the command
-    fs::path p;
-    ~Cleanup() {
-      std::error_code e;
-      fs::remove_all(p, e);
-    }
-  } cleanup{staging};
-  std::vector<std::pair<fs::path, std::string>> slides;  // (name in DIR, title)
+  std::vector<std::string> titles;
   AppState s;
   s.shipped = scan_checkpoints(asset_path("checkpoints"));
   const auto l = std::make_shared<const Lesson>(std::move(lesson).value());
@@ -210,24 +198,18 @@ int run_lesson_export(int argc, char** argv) {
     }
     char file[64];
     std::snprintf(file, sizeof file, "%s-%02d.png", l->id.c_str(), i + 1);
-    if (Status d = draw_slide((staging / file).string(), s, res.get(), W, H, answers, font); !d) {
+    if (Status d = draw_slide(staged->stage(file), s, res.get(), W, H, answers, font); !d) {
       print_message("headmap-cli", d.error().message + " No slide was written.");
       return 1;
     }
-    slides.emplace_back(file, l->steps[i].title);
+    titles.push_back(l->steps[i].title);
   }
-  // Every slide is written: moved into DIR (renames in one folder); a rename that fails takes back those before it.
-  std::vector<fs::path> moved;
-  for (const auto& [file, title] : slides) {
-    fs::rename(staging / file, fs::path(dir) / file, ec);
-    if (ec) {
-      print_message("headmap-cli", "Cannot put " + (fs::path(dir) / file).string() + " in place: " + ec.message() + ". No slide was written.");
-      for (const fs::path& m : moved) fs::remove(m, ec);
-      return 1;
-    }
-    moved.push_back(fs::path(dir) / file);
+  Result<std::vector<std::string>> written = staged->commit();
+  if (!written) {
+    print_message("headmap-cli", written.error().message);
+    return 1;
   }
-  for (const auto& [file, title] : slides) std::printf("%s  %s\n", (fs::path(dir) / file).string().c_str(), printable(title).c_str());
+  for (size_t i = 0; i < written->size(); ++i) std::printf("%s  %s\n", (*written)[i].c_str(), printable(titles[i]).c_str());
   return 0;
 }
 

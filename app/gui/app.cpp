@@ -807,10 +807,10 @@ void App::sync_lesson_export() {
   if (!state.lesson.export_request.empty()) {
     if (!state.lesson.open()) {
       state.error_popup = "Open a lesson first (Help > Lessons).";
-    } else if (!lesson_export_.active()) {
-      std::error_code ec;
-      std::filesystem::create_directories(state.lesson.export_request, ec);
-      lesson_export_ = LessonExport{state.lesson.export_request, -1, state.lesson.step, 0, 0, false};
+    } else if (!lesson_export_.active()) {  // all slides or none (issue 35, F16), as lesson-export's
+      Result<StagedFiles> staged = StagedFiles::open(state.lesson.export_request);
+      if (staged) lesson_export_ = LessonExport{state.lesson.export_request, -1, state.lesson.step, 0, 0, false, std::move(*staged)};
+      else print_message("headmap", state.error_popup = staged.error().message);
     }
     state.lesson.export_request.clear();
   }
@@ -832,7 +832,7 @@ void App::sync_lesson_export() {
   if (e.frames++ < 2 || !result_settled() || !heads_anim_.empty()) return;  // a frame drawn wholly with this step's result
   char file[64];
   std::snprintf(file, sizeof file, "%s-%02d.png", state.lesson.lesson->id.c_str(), e.step + 1);
-  const std::string path = (std::filesystem::path(e.dir) / file).string();
+  const std::string path = e.staged->stage(file);  // moved into e.dir once every slide is written
   e.capturing = true;
   capture(path, 0, 0, 0, 0, [this, n](const Status& s) {
     LessonExport& x = lesson_export_;
@@ -845,7 +845,10 @@ void App::sync_lesson_export() {
       ++x.step;
     }
     if (x.step >= n) {
-      const std::string note = "Wrote " + std::to_string(x.written) + " slides to " + x.dir;
+      std::string note = "No slide was written to " + x.dir + ".";
+      if (Result<std::vector<std::string>> put = x.written == n ? x.staged->commit() : Result<std::vector<std::string>>(Error{ErrorKind::Io, ""}))
+        note = "Wrote " + std::to_string(x.written) + " slides to " + x.dir;
+      else if (!put.error().message.empty()) print_message("headmap", state.error_popup = put.error().message);
       if (state.lesson.open()) (void)go_to_lesson_step(state, std::clamp(x.back_to, 0, n - 1));
       state.status_lines.push_back(note);
       x = LessonExport();

@@ -20,6 +20,7 @@
 #include "app/gui/presets.h"
 #include "app/gui/settings.h"
 #include "app/gui/workers/model_loader.h"
+#include "core/io/staged_files.h"
 #include "app/gui/workers/training_worker.h"
 
 struct GLFWwindow;
@@ -167,6 +168,7 @@ class App {
     std::string dir;
     int step = -1, back_to = 0, frames = 0, written = 0;
     bool capturing = false;
+    std::optional<StagedFiles> staged;  // the slides so far; none in dir until the last is written
     bool active() const { return !dir.empty(); }
   } lesson_export_;
   std::optional<std::pair<ViewSettings, int>> view_after_open_;  // a view opened with its model: its selection, for the model's first result

@@ -71,4 +71,15 @@ if [ "$rc" -ne 1 ] || ! grep -q 'screenshot timed out' stalled.err || ! grep -q 
   echo "FAIL: exit $rc for a model read that hangs (124: the process did not leave)"; cat stalled.err; exit 1
 fi
 echo "ok: a read that hangs: --deadline ends the run and the process leaves"
+# Issue 35, F16 in the app: File > Export lesson as PNGs is all or none, as lesson-export
+# (core/io/staged_files.h). A folder stands where slide 2 goes: no slide is left in DIR
+# (before: slide 1 stayed), and the message is in the terminal.
+rm -rf slides-app && mkdir -p slides-app/004-02.png
+"$app" --lesson 004 --screenshot slides-app.png --then export_lesson="$work/slides-app" --then wait 2> slides-app.err
+rc=$?
+left=$(ls -A slides-app | tr '\n' ' ')
+if [ "$left" != "004-02.png " ] || ! grep -q '004-02.png' slides-app.err; then
+  echo "FAIL: exit $rc, the app's lesson export left: $left"; cat slides-app.err; exit 1
+fi
+echo "ok: the app's lesson export writes all slides or none"
 echo "all ok"
