@@ -7,7 +7,7 @@
 # Without node and npm, or when the registry cannot be reached, the llama.cpp test is skipped
 # (exit 77) and says why; without python3-numpy both are.
 set(HEADMAP_GGUF_ORACLE "${CMAKE_CURRENT_BINARY_DIR}/gguf-oracle")
-add_test(NAME gguf_oracle_setup COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/reference/install_gguf_oracle.sh"
+add_test(NAME gguf_oracle_setup COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/reference/install_npm_oracle.sh" llama.cpp
   "${HEADMAP_GGUF_ORACLE}" node-llama-cpp@3.22.1 @node-llama-cpp/linux-x64@3.22.1)
 set_tests_properties(gguf_oracle_setup PROPERTIES FIXTURES_SETUP gguf_oracle SKIP_RETURN_CODE 77 TIMEOUT 600)
 find_program(HEADMAP_GGUF_PYTHON3 python3 HINTS /usr/bin)  # Debian's, which has python3-numpy

