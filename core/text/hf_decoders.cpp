@@ -109,15 +109,15 @@ struct StripDec : Decoder {
 };
 
 struct ReplaceDec : Decoder {
-  Regex re;
-  std::string content;
+  Replacement r;
+  explicit ReplaceDec(Replacement rep) : r(std::move(rep)) {}
   void run(std::vector<std::string>& toks) const override {
     std::vector<std::pair<size_t, size_t>> m;
     for (std::string& t : toks) {
-      re.find_all(t, m);
+      r.re.find_all(t, m);
       std::string o;
       size_t prev = 0;
-      for (auto [b, e] : m) o.append(t, prev, b - prev), o += content, prev = e;
+      for (auto [b, e] : m) o.append(t, prev, b - prev), o += r.content, prev = e;
       o.append(t, prev, std::string::npos);
       t = o;
     }
@@ -133,10 +133,7 @@ struct DecSeq : Decoder {
 
 }  // namespace
 
-Result<std::unique_ptr<Decoder>> parse_decoder(const json& j, const std::string& where) {
-  HM_TRY(type, get_type(j, where));
-  if (type == "Sequence")
-    return parse_sequence<Decoder, DecSeq>(j, "decoders", where, [](const json& p, const std::string& w) { return parse_decoder(p, w); });
+static Result<std::unique_ptr<Decoder>> decoder_of_type(const std::string& type, const json& j, const std::string& where) {
   if (type == "ByteLevel") return std::unique_ptr<Decoder>(std::make_unique<ByteLevelDec>());
   if (type == "ByteFallback") return std::unique_ptr<Decoder>(std::make_unique<ByteFallbackDec>());
   if (type == "Fuse") return std::unique_ptr<Decoder>(std::make_unique<FuseDec>());
@@ -170,15 +167,14 @@ Result<std::unique_ptr<Decoder>> parse_decoder(const json& j, const std::string&
     return std::unique_ptr<Decoder>(std::move(s));
   }
   if (type == "Replace") {
-    auto r = std::make_unique<ReplaceDec>();
-    const json* pat = field(j, "pattern");
-    if (!pat) return Error{ErrorKind::BadFormat, where + ".pattern is missing"};
-    HM_TRY(re, parse_pattern(*pat, where + ".pattern"));
-    HM_TRY(content, get_string(j, "content", "", where));
-    r->re = re, r->content = content;
-    return std::unique_ptr<Decoder>(std::move(r));
+    HM_TRY(rep, parse_replacement(j, where));
+    return std::unique_ptr<Decoder>(std::make_unique<ReplaceDec>(std::move(rep)));
   }
   return Error{ErrorKind::BadFormat, where + ".type \"" + type + "\" is a decoder headmap does not implement"};
+}
+
+Result<std::unique_ptr<Decoder>> parse_decoder(const json& j, const std::string& where) {
+  return parse_stage<Decoder, DecSeq>(j, where, "decoders", parse_decoder, decoder_of_type);
 }
 
 }  // namespace headmap::hf

@@ -297,10 +297,9 @@ Result<std::unique_ptr<Model>> parse_model(const json& j, const std::string& whe
     if (Status s = read_vocab_object(*vocab, m->vocab, where + ".vocab", big); !s) return s.error();
     HM_TRY(prefix, get_string(j, "continuing_subword_prefix", "", where));
     HM_TRY(suffix, get_string(j, "end_of_word_suffix", "", where));
-    HM_TRY(fuse, get_bool(j, "fuse_unk", false, where));
-    HM_TRY(bf, get_bool(j, "byte_fallback", false, where));
-    HM_TRY(im, get_bool(j, "ignore_merges", false, where));
-    m->prefix = prefix, m->suffix = suffix, m->fuse_unk = fuse, m->byte_fallback = bf, m->ignore_merges = im;
+    m->prefix = prefix, m->suffix = suffix;
+    if (Status s = read_bools(j, where, {{"fuse_unk", false, &m->fuse_unk}, {"byte_fallback", false, &m->byte_fallback}, {"ignore_merges", false, &m->ignore_merges}}); !s)
+      return s.error();
     if (const json* d = field(j, "dropout"); d && !(d->is_number() && d->get<double>() == 0.0))
       return Error{ErrorKind::BadFormat, where + ".dropout is set: BPE dropout is random, and headmap shows the text a model sees at inference (set it to null)"};
     HM_TRY(unk, get_string(j, "unk_token", "", where));

@@ -117,9 +117,9 @@ struct Prepend : Normalizer {
 };
 
 struct Replace : Normalizer {
-  Regex re;
-  std::string content;
-  void run(NStr& n) const override { replace_all(n, re, content); }
+  Replacement r;
+  explicit Replace(Replacement rep) : r(std::move(rep)) {}
+  void run(NStr& n) const override { replace_all(n, r.re, r.content); }
   std::string name() const override { return "Replace"; }
 };
 
@@ -180,10 +180,7 @@ const Forms& forms() {
 
 }  // namespace
 
-Result<std::unique_ptr<Normalizer>> parse_normalizer(const json& j, const std::string& where) {
-  HM_TRY(type, get_type(j, where));
-  if (type == "Sequence")
-    return parse_sequence<Normalizer, NormSeq>(j, "normalizers", where, [](const json& p, const std::string& w) { return parse_normalizer(p, w); });
+static Result<std::unique_ptr<Normalizer>> normalizer_of_type(const std::string& type, const json& j, const std::string& where) {
   if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
     auto u = std::make_unique<UnicodeForm>();
     u->form = type;
@@ -196,9 +193,7 @@ Result<std::unique_ptr<Normalizer>> parse_normalizer(const json& j, const std::s
   if (type == "StripAccents") return std::unique_ptr<Normalizer>(std::make_unique<StripAccents>());
   if (type == "Strip") {
     auto s = std::make_unique<Strip>();
-    HM_TRY(l, get_bool(j, "strip_left", true, where));
-    HM_TRY(r, get_bool(j, "strip_right", true, where));
-    s->left = l, s->right = r;
+    if (Status st = read_bools(j, where, {{"strip_left", true, &s->left}, {"strip_right", true, &s->right}}); !st) return st.error();
     return std::unique_ptr<Normalizer>(std::move(s));
   }
   if (type == "Prepend") {
@@ -208,13 +203,8 @@ Result<std::unique_ptr<Normalizer>> parse_normalizer(const json& j, const std::s
     return std::unique_ptr<Normalizer>(std::move(p));
   }
   if (type == "Replace") {
-    auto r = std::make_unique<Replace>();
-    const json* pat = field(j, "pattern");
-    if (!pat) return Error{ErrorKind::BadFormat, where + ".pattern is missing"};
-    HM_TRY(re, parse_pattern(*pat, where + ".pattern"));
-    HM_TRY(content, get_string(j, "content", "", where));
-    r->re = re, r->content = content;
-    return std::unique_ptr<Normalizer>(std::move(r));
+    HM_TRY(rep, parse_replacement(j, where));
+    return std::unique_ptr<Normalizer>(std::make_unique<Replace>(std::move(rep)));
   }
   if (type == "BertNormalizer") {
     auto b = std::make_unique<BertNormalizer>();
@@ -226,6 +216,10 @@ Result<std::unique_ptr<Normalizer>> parse_normalizer(const json& j, const std::s
     return std::unique_ptr<Normalizer>(std::move(b));
   }
   return Error{ErrorKind::BadFormat, where + ".type \"" + type + "\" is a normalizer headmap does not implement (Precompiled needs the SentencePiece model's rules)"};
+}
+
+Result<std::unique_ptr<Normalizer>> parse_normalizer(const json& j, const std::string& where) {
+  return parse_stage<Normalizer, NormSeq>(j, where, "normalizers", parse_normalizer, normalizer_of_type);
 }
 
 }  // namespace headmap::hf

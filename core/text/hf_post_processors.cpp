@@ -148,24 +148,17 @@ std::vector<Tok> join(Encodings& encs) {
   return out;
 }
 
-Result<std::unique_ptr<PostProcessor>> parse_post_processor(const json& j, const std::string& where) {
-  HM_TRY(type, get_type(j, where));
-  if (type == "Sequence")
-    return parse_sequence<PostProcessor, PostSeq>(j, "processors", where, [](const json& p, const std::string& w) { return parse_post_processor(p, w); });
+static Result<std::unique_ptr<PostProcessor>> post_processor_of_type(const std::string& type, const json& j, const std::string& where) {
   if (type == "ByteLevel") {
     auto b = std::make_unique<ByteLevelPost>();
-    HM_TRY(trim, get_bool(j, "trim_offsets", true, where));
-    HM_TRY(aps, get_bool(j, "add_prefix_space", true, where));
-    b->trim = trim, b->add_prefix_space = aps;
+    if (Status s = read_bools(j, where, {{"trim_offsets", true, &b->trim}, {"add_prefix_space", true, &b->add_prefix_space}}); !s) return s.error();
     return std::unique_ptr<PostProcessor>(std::move(b));
   }
   if (type == "BertProcessing" || type == "RobertaProcessing") {
     auto b = std::make_unique<BertPost>();
     b->roberta = type == "RobertaProcessing";
     b->where = where;
-    HM_TRY(trim, get_bool(j, "trim_offsets", true, where));
-    HM_TRY(aps, get_bool(j, "add_prefix_space", true, where));
-    b->trim = trim, b->add_prefix_space = aps;
+    if (Status s = read_bools(j, where, {{"trim_offsets", true, &b->trim}, {"add_prefix_space", true, &b->add_prefix_space}}); !s) return s.error();
     if (Status s = read_pair(j, "cls", b->cls, b->cls_id, where); !s) return s.error();
     if (Status s = read_pair(j, "sep", b->sep, b->sep_id, where); !s) return s.error();
     return std::unique_ptr<PostProcessor>(std::move(b));
@@ -223,6 +216,10 @@ Result<std::unique_ptr<PostProcessor>> parse_post_processor(const json& j, const
     return std::unique_ptr<PostProcessor>(std::move(t));
   }
   return Error{ErrorKind::BadFormat, where + ".type \"" + type + "\" is a post-processor headmap does not implement"};
+}
+
+Result<std::unique_ptr<PostProcessor>> parse_post_processor(const json& j, const std::string& where) {
+  return parse_stage<PostProcessor, PostSeq>(j, where, "processors", parse_post_processor, post_processor_of_type);
 }
 
 }  // namespace headmap::hf

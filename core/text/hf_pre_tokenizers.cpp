@@ -138,24 +138,17 @@ struct PreSeq : PreTokenizer {
 
 }  // namespace
 
-Result<std::unique_ptr<PreTokenizer>> parse_pre_tokenizer(const json& j, const std::string& where) {
-  HM_TRY(type, get_type(j, where));
-  if (type == "Sequence")
-    return parse_sequence<PreTokenizer, PreSeq>(j, "pretokenizers", where, [](const json& p, const std::string& w) { return parse_pre_tokenizer(p, w); });
+static Result<std::unique_ptr<PreTokenizer>> pre_tokenizer_of_type(const std::string& type, const json& j, const std::string& where) {
   if (type == "ByteLevel") {
     auto b = std::make_unique<ByteLevelPre>();
-    HM_TRY(aps, get_bool(j, "add_prefix_space", true, where));
-    HM_TRY(ur, get_bool(j, "use_regex", true, where));
-    b->add_prefix_space = aps, b->use_regex = ur;
+    if (Status s = read_bools(j, where, {{"add_prefix_space", true, &b->add_prefix_space}, {"use_regex", true, &b->use_regex}}); !s) return s.error();
     HM_TRY(re, Regex::compile(kGpt2SplitPattern, false, where));
     b->re = re;
     return std::unique_ptr<PreTokenizer>(std::move(b));
   }
   if (type == "Split") {
     auto s = std::make_unique<SplitPre>();
-    const json* pat = field(j, "pattern");
-    if (!pat) return Error{ErrorKind::BadFormat, where + ".pattern is missing"};
-    HM_TRY(re, parse_pattern(*pat, where + ".pattern"));
+    HM_TRY(re, required_pattern(j, where));
     const json* beh = field(j, "behavior");
     if (!beh) return Error{ErrorKind::BadFormat, where + ".behavior is missing"};
     HM_TRY(b, parse_behavior(*beh, where + ".behavior"));
@@ -202,6 +195,10 @@ Result<std::unique_ptr<PreTokenizer>> parse_pre_tokenizer(const json& j, const s
     return std::unique_ptr<PreTokenizer>(std::move(c));
   }
   return Error{ErrorKind::BadFormat, where + ".type \"" + type + "\" is a pre-tokenizer headmap does not implement"};
+}
+
+Result<std::unique_ptr<PreTokenizer>> parse_pre_tokenizer(const json& j, const std::string& where) {
+  return parse_stage<PreTokenizer, PreSeq>(j, where, "pretokenizers", parse_pre_tokenizer, pre_tokenizer_of_type);
 }
 
 }  // namespace headmap::hf

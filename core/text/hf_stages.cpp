@@ -206,6 +206,27 @@ Result<std::string> get_string(const json& j, const char* name, const std::strin
   return f->get<std::string>();
 }
 
+Result<Regex> required_pattern(const json& j, const std::string& where) {
+  const json* pat = field(j, "pattern");
+  if (!pat) return Error{ErrorKind::BadFormat, where + ".pattern is missing"};
+  return parse_pattern(*pat, where + ".pattern");
+}
+
+Result<Replacement> parse_replacement(const json& j, const std::string& where) {
+  HM_TRY(re, required_pattern(j, where));
+  HM_TRY(content, get_string(j, "content", "", where));
+  return Replacement{re, content};
+}
+
+Status read_bools(const json& j, const std::string& where, std::initializer_list<BoolField> fields) {
+  for (const BoolField& f : fields) {
+    Result<bool> v = get_bool(j, f.name, f.dflt, where);
+    if (!v) return v.error();
+    *f.to = *v;
+  }
+  return Status();
+}
+
 Result<std::string> get_type(const json& j, const std::string& where) {
   if (!j.is_object()) return Error{ErrorKind::BadFormat, where + " is not an object"};
   const json* t = field(j, "type");

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <initializer_list>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -239,17 +240,36 @@ Result<std::string> get_string(const json& j, const char* name, const std::strin
 Result<std::string> get_type(const json& j, const std::string& where);  // a stage's "type"
 Result<Behavior> parse_behavior(const json& j, const std::string& field);
 Result<Regex> parse_pattern(const json& j, const std::string& field, bool* is_string = nullptr);  // {"String": s} or {"Regex": r}
+Result<Regex> required_pattern(const json& j, const std::string& where);  // a stage's "pattern", which it must have
+// A Replace stage's "pattern" and "content" (the normalizer's and the decoder's).
+struct Replacement {
+  Regex re;
+  std::string content;
+};
+Result<Replacement> parse_replacement(const json& j, const std::string& where);
+// Several true/false fields, each with its default; the first that is not a boolean is the message.
+struct BoolField {
+  const char* name;
+  bool dflt;
+  bool* to;
+};
+Status read_bools(const json& j, const std::string& where, std::initializer_list<BoolField> fields);
 
 #define HM_TRY(var, expr)               \
   auto var##_r = (expr);                \
   if (!var##_r) return var##_r.error(); \
   auto var = std::move(*var##_r)
 
-// The one Sequence of every stage kind: {"type": "Sequence", LIST: [stage, ...]} (LIST:
-// "normalizers", "pretokenizers", "processors" or "decoders"), each part read by `parse`
-// (the kind's own parser, so a Sequence may nest) into Seq::parts, which run in turn.
-template <class Stage, class Seq, class Parse>
-Result<std::unique_ptr<Stage>> parse_sequence(const json& j, const char* list_name, const std::string& where, Parse&& parse) {
+// A stage of one kind from its JSON: its "type" read, then a "Sequence" parsed here, the one
+// Sequence parser of every kind ({"type": "Sequence", LIST: [stage, ...]}, LIST being
+// "normalizers", "pretokenizers", "processors" or "decoders"; each part read by `parse`,
+// the kind's own parser, so that a Sequence may nest, into Seq::parts, which run in turn),
+// and any other type by `of_type(type, j, where)`.
+template <class Stage, class Seq, class OfType>
+Result<std::unique_ptr<Stage>> parse_stage(const json& j, const std::string& where, const char* list_name,
+                                           Result<std::unique_ptr<Stage>> (*parse)(const json&, const std::string&), OfType&& of_type) {
+  HM_TRY(type, get_type(j, where));
+  if (type != "Sequence") return of_type(type, j, where);
   const json* list = field(j, list_name);
   if (!list || !list->is_array()) return Error{ErrorKind::BadFormat, where + "." + list_name + " is not a list"};
   auto seq = std::make_unique<Seq>();

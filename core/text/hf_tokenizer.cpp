@@ -294,12 +294,10 @@ Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::str
           content->get_ref<const std::string&>().size() > kMaxTokenBytes)
         return bad(origin, w + ".content is not a non-empty string");
       AddedToken t{int(id->get<uint64_t>()), content->get<std::string>(), false, false, false, false, true};
-      for (auto [name, flag] : {std::pair{"special", &t.special}, {"single_word", &t.single_word}, {"lstrip", &t.lstrip},
-                                {"rstrip", &t.rstrip}, {"normalized", &t.normalized}}) {
-        auto v = get_bool(a, name, *flag, w);
-        if (!v) return wrap(v.error());
-        *flag = *v;
-      }
+      if (Status s = read_bools(a, w, {{"special", false, &t.special}, {"single_word", false, &t.single_word}, {"lstrip", false, &t.lstrip},
+                                        {"rstrip", false, &t.rstrip}, {"normalized", true, &t.normalized}});
+          !s)
+        return wrap(s.error());
       if (decode_utf8(t.content).replaced) return bad(origin, w + ".content is not valid UTF-8");
       impl->added_by_id[t.id] = impl->added.size();
       impl->size = std::max(impl->size, t.id + 1);
