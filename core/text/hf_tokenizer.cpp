@@ -259,26 +259,19 @@ Result<HfTokenizer> HfTokenizer::from_json(std::string_view text, const std::str
   auto m = parse_model(*model, "model", big);
   if (!m) return wrap(m.error());
   impl->model = std::move(*m);
-  if (const json* n = field(j, "normalizer")) {
-    auto r = parse_normalizer(*n, "normalizer");
+  // The optional stages, each read by its own module from the field that names it.
+  auto stage = [&](const char* name, auto parse, auto& to) -> Status {
+    const json* s = field(j, name);
+    if (!s) return Status();
+    auto r = parse(*s, name);
     if (!r) return wrap(r.error());
-    impl->normalizer = std::move(*r);
-  }
-  if (const json* p = field(j, "pre_tokenizer")) {
-    auto r = parse_pre_tokenizer(*p, "pre_tokenizer");
-    if (!r) return wrap(r.error());
-    impl->pre = std::move(*r);
-  }
-  if (const json* p = field(j, "post_processor")) {
-    auto r = parse_post_processor(*p, "post_processor");
-    if (!r) return wrap(r.error());
-    impl->post = std::move(*r);
-  }
-  if (const json* d = field(j, "decoder")) {
-    auto r = parse_decoder(*d, "decoder");
-    if (!r) return wrap(r.error());
-    impl->decoder = std::move(*r);
-  }
+    to = std::move(*r);
+    return Status();
+  };
+  if (Status s = stage("normalizer", parse_normalizer, impl->normalizer); !s) return s.error();
+  if (Status s = stage("pre_tokenizer", parse_pre_tokenizer, impl->pre); !s) return s.error();
+  if (Status s = stage("post_processor", parse_post_processor, impl->post); !s) return s.error();
+  if (Status s = stage("decoder", parse_decoder, impl->decoder); !s) return s.error();
   impl->size = int(impl->model->vocab.tokens.size());
   if (const json* added = field(j, "added_tokens")) {
     if (!added->is_array()) return bad(origin, "added_tokens is not a list");
