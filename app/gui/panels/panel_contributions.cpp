@@ -1,6 +1,6 @@
 // panel_contributions.cpp: the Contributions tab (issue 28; in narrow layouts, sub-tabs of the Model tab): what heads add, beyond where
-// they look. Three views, each its own panel file: Rollout (panel_rollout.cpp), Patching
-// (panel_patching.cpp) and Detectors (panel_detectors.cpp). The attribution of a clicked
+// they look. Four views, each its own panel file: Rollout (panel_rollout.cpp), Patching
+// (panel_patching.cpp), Logit lens (panel_lens.cpp) and Detectors (panel_detectors.cpp). The attribution of a clicked
 // prediction stays under the predictions (panel_contrib.cpp).
 #include <imgui.h>
 
@@ -45,6 +45,10 @@ void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model) {
   }
   if (tab("Patching", ContribView::Patching)) {
     draw_patching(s);
+    ImGui::EndTabItem();
+  }
+  if (tab("Logit lens", ContribView::Lens)) {
+    draw_lens(s);
     ImGui::EndTabItem();
   }
   if (tab("Detectors", ContribView::Detectors)) {
