@@ -12,7 +12,7 @@
 #include "app/gui/settings.h"
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
-#include "core/io/lens_json.h"
+#include "core/io/views_json.h"
 #include "core/io/run_export.h"
 
 namespace headmap {
@@ -38,6 +38,7 @@ const char* dialog_title(Dialog d) {
     case Dialog::ExportHeadsSvg: return "Export heads as SVG";
     case Dialog::ExportRollout: return "Export rollout as PNG (SVG for a .svg name)";
     case Dialog::ExportLens: return "Export logit lens as JSON";
+    case Dialog::ExportOverview: return "Export head overview as JSON";
   }
   return "";
 }
@@ -60,6 +61,7 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::ExportHeadsSvg: return "heads.svg";
     case Dialog::ExportRollout: return "rollout.png";
     case Dialog::ExportLens: return "logit-lens.json";
+    case Dialog::ExportOverview: return "head-overview.json";
     case Dialog::OpenModel:  // no name to guess: the hint under the title says what to give (App::open_dialog proposes the last model)
     case Dialog::None:
     case Dialog::Shortcuts: return "";
@@ -172,6 +174,18 @@ Result<std::string> lens_document(const AppState& s) {
   return doc.dump(2) + "\n";
 }
 
+Result<std::string> overview_document(const AppState& s) {
+  const ComputeResult* res = s.result.get();
+  if (!res || !res->fwd || !res->request.overview || !res->overview)
+    return Error{ErrorKind::InvalidArgument, "Nothing to export: open Contributions > Head overview and let it compute."};
+  const int b = std::clamp(res->request.overview->batch, 0, std::max(0, res->fwd->batch.B() - 1));
+  nlohmann::json doc;
+  doc["text"] = b < static_cast<int>(res->request.lines.size()) ? res->request.lines[static_cast<size_t>(b)] : std::string();
+  doc["model"] = res->fwd->source;
+  doc["head_overview"] = head_overview_json(*res->overview);
+  return doc.dump(2) + "\n";
+}
+
 Result<Figure> rollout_figure(const AppState& s) {
   const ComputeResult* res = s.result.get();
   if (!res || !res->fwd || !res->request.rollout || res->rollout.empty())
@@ -272,8 +286,9 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
       st = export_figure(d, path, state);
       if (st) state.status_lines.push_back("Wrote " + path);
       break;
-    case Dialog::ExportLens: {
-      Result<std::string> doc = lens_document(state);
+    case Dialog::ExportLens:
+    case Dialog::ExportOverview: {
+      Result<std::string> doc = d == Dialog::ExportLens ? lens_document(state) : overview_document(state);
       st = !doc ? Status(doc.error()) : write_file_atomic(path, *doc);
       if (st) state.status_lines.push_back("Wrote " + path);
       break;

@@ -60,3 +60,32 @@ TEST(Views, LogitLensOnRandomInitSaysWhy) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(has_message(r.report, "needs trained weights")) << r.report["messages"].dump();
 }
+
+// The head overview: Contributions > Head overview draws the grid, the ranking and the layout;
+// the statistic combo picks the mean attention distance; Export writes the JSON the view shows,
+// the same document headmap-cli --head-overview writes; Focus links back to it.
+TEST(Views, HeadOverviewThroughItsControlsAndExport) {
+  const fs::path dir = fresh_dir("overview-export");
+  const std::string text = "My aunt keeps three green parrots in the kitchen. My aunt keeps three green";
+  const AppRun r = run_app("overview", {"--then", "text=" + text, "--then", "wait", "--input",
+                                        "click Contributions; click Head overview; wait; frames 3; expect overview map; click overview stat; "
+                                        "click mean attention distance; frames 2; click overview map; frames 2; click Export head overview...; "
+                                        "expect Path; key ctrl+a; type " + (dir / "overview.json").string() + "; click OK; absent Path; frames 2; "
+                                        "click Focus; wait; frames 3; click All heads...; frames 3; expect overview map"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json doc = read_json(dir / "overview.json");
+  ASSERT_TRUE(doc.is_object()) << r.report["messages"].dump();
+  const json& o = doc["head_overview"];
+  ASSERT_EQ(o["similarity"].size(), 8u);  // the shipped default: 2 layers x 4 heads
+  ASSERT_EQ(o["layout"].size(), 8u);
+  for (const char* key : {"entropy", "first_token", "mean_distance", "prev_token", "detector_induction"})
+    EXPECT_EQ(o["stats"][key].size(), 2u) << key;
+  EXPECT_EQ(o["definitions"]["mean_distance"]["name"], "mean attention distance");
+  const fs::path cli_json = dir / "cli.json";
+  const std::string cmd = std::string(HEADMAP_CLI) + " --text '" + text + "' --head-overview --json '" + cli_json.string() + "' > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const json cli = read_json(cli_json);
+  ASSERT_TRUE(cli.is_object());
+  EXPECT_EQ(cli["contrib"]["head_overview"], o);
+  EXPECT_EQ(r.report["panel"], "contrib") << r.report["panel"];
+}

@@ -61,9 +61,15 @@ void draw_lens(AppState& s) {
   ImGui::TextUnformatted("Colour");
   ImGui::SameLine();
   const char* targets[] = {"P(final prediction)", "P(next token in the text)"};
-  int target = c.lens_target == LensTarget::Text ? 1 : 0;
+  const int target = c.lens_target == LensTarget::Text ? 1 : 0;
   ImGui::SetNextItemWidth(ImGui::CalcTextSize(targets[1]).x + ImGui::GetFrameHeight() * 1.5f);
-  if (ImGui::Combo("##lens target", &target, targets, 2)) c.lens_target = target == 1 ? LensTarget::Text : LensTarget::Final;
+  if (ImGui::BeginCombo("##lens target", targets[target])) {
+    for (int i = 0; i < 2; ++i) {
+      if (ImGui::Selectable(targets[i], i == target)) c.lens_target = i == 1 ? LensTarget::Text : LensTarget::Final;
+      report_widget(s, targets[i]);
+    }
+    ImGui::EndCombo();
+  }
   report_widget(s, "lens target");
   same_line_if_fits(ImGui::GetFontSize() * 9);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
