@@ -1,5 +1,6 @@
 // cli_contrib.cpp: headmap-cli's "what heads contribute" options (core/inspect/contrib.h):
-// --attribute, --value-weighted, --rollout, --detectors and --patch-from. Their results are
+// --attribute, --value-weighted, --rollout, --detectors, --patch-from and --logit-lens
+// (core/inspect/logit_lens.h). Their results are
 // added to the --json document under "contrib", written as .npy files into the --npy
 // directory, and printed as tables when neither is asked for.
 //
@@ -10,8 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/inspect/contrib.h"
+#include "core/inspect/head_overview.h"
+#include "core/inspect/logit_lens.h"
 #include "core/inspect/predictions.h"
 #include "core/io/file_io.h"
+#include "core/io/views_json.h"
 #include "core/io/npy.h"
 #include "core/text/hf_tokenizer.h"
 
@@ -34,7 +38,20 @@ constexpr const char* kPatchFromHelp =
     "activation patching: the --text sentence is the corrupted run, this one the clean run (same token count); each head's output taken "
     "from the clean run, the normalised recovery of the --attribute A-B difference";
 
+constexpr const char* kLogitLensHelp =
+    "trained models: the logit lens, the stream after the embeddings and after each layer's attention and MLP read through the final "
+    "norm and the unembedding (an encoder: its masked-LM head); each cell's top tokens and the probability of TARGET: final (what the "
+    "model finally predicts there) or text (the token that really comes next; an encoder: the token there); sentence --batch";
+
+constexpr const char* kHeadOverviewHelp =
+    "every head at once: entropy, first-token weight (sink), mean attention distance, previous-token, self and the detector shares "
+    "per head; the heads' pattern similarity (cosine), a 2-D layout of the heads by it (classical MDS), and the pairs that nearly "
+    "coincide; sentence --batch";
+
 void add_contrib_options(CLI::App& app, ContribOptions& o) {
+  app.add_flag("--head-overview", o.head_overview, kHeadOverviewHelp);
+  app.add_option("--logit-lens", o.logit_lens, kLogitLensHelp)->check(CLI::IsMember({"final", "text"}));
+  app.add_option("--lens-top-k", o.lens_top_k, "with --logit-lens: the top tokens kept per cell (1 to 50, default 5)");
   app.add_option("--attribute", o.attribute, kAttributeHelp);
   app.add_flag("--value-weighted", o.value_weighted, kValueWeightedHelp);
   app.add_flag("--rollout", o.rollout, kRolloutHelp);
@@ -44,7 +61,7 @@ void add_contrib_options(CLI::App& app, ContribOptions& o) {
 }
 
 bool contrib_requested(const ContribOptions& o) {
-  return !o.attribute.empty() || o.value_weighted || o.rollout || o.detectors || !o.patch_from.empty();
+  return !o.attribute.empty() || o.value_weighted || o.rollout || o.detectors || !o.patch_from.empty() || !o.logit_lens.empty() || o.head_overview;
 }
 
 namespace {
@@ -267,6 +284,41 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     if (print) {
       std::printf("activation patching: clean difference %.4f, corrupted %.4f\n", r->clean, r->corrupted);
       print_grid("normalised recovery, (patched - corrupted) / (clean - corrupted)", r->recovery, L, H);
+    }
+  }
+
+  if (!o.logit_lens.empty()) {
+    Result<LogitLens> r = logit_lens(w, cfg, batch, b, o.logit_lens == "text" ? LensTarget::Text : LensTarget::Final, o.lens_top_k);
+    if (!r) return r.error();
+    const LogitLens& lens = *r;
+    const int P = lens.points();
+    c["logit_lens"] = logit_lens_json(lens, w);
+    npy(kContribNpyFiles[6], lens.target_probs, {P, lens.T});
+    npy(kContribNpyFiles[7], lens.top_probs, {P, lens.T, lens.K});
+    if (print) {
+      std::printf("logit lens (target: %s): each cell the top token and the target's probability\n", lens_target_name(lens.target));
+      for (int p = 0; p < P; ++p) {
+        std::printf("  %-8s", LogitLens::point_name(p).c_str());
+        for (int t = 0; t < lens.T; ++t) std::printf(" %12.12s %.2f", token_text(w, lens.top_id(p, t)).c_str(), lens.target_prob(p, t));
+        std::printf("\n");
+      }
+    }
+  }
+
+  if (o.head_overview) {
+    const HeadOverview ov = head_overview(out, batch, b, mask_kind(cfg));
+    const int N = ov.L * ov.Hw;
+    c["head_overview"] = head_overview_json(ov);
+    npy(kContribNpyFiles[8], ov.similarity, {N, N});
+    npy(kContribNpyFiles[9], ov.layout, {N, 2});
+    if (print) {
+      for (size_t i = 0; i < ov.stat_keys.size(); ++i) {
+        const HeadMetricInfo& m = head_metric_info(ov.stat_keys[i]);
+        print_grid((std::string(m.name) + " (" + m.key + "): " + m.definition).c_str(), ov.stats[i], ov.L, ov.Hw);
+      }
+      std::printf("heads whose patterns nearly coincide (cosine >= %.2f):", kNearDuplicate);
+      for (const auto& [n, m] : ov.near_duplicates) std::printf(" %d.%d~%d.%d (%.3f)", n / ov.Hw, n % ov.Hw, m / ov.Hw, m % ov.Hw, ov.sim(n, m));
+      std::printf(ov.near_duplicates.empty() ? " none\n" : "\n");
     }
   }
 

@@ -13,6 +13,9 @@ struct ContribOptions {
   bool value_weighted = false, rollout = false, detectors = false;
   std::string patch_from;  // the clean sentence; --text is the corrupted one
   int patch_position = -1; // -1: every position
+  std::string logit_lens;  // "final" or "text": the target whose probability each cell shows
+  int lens_top_k = 5;
+  bool head_overview = false;
 };
 
 void add_contrib_options(CLI::App& app, ContribOptions& o);

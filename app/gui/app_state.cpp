@@ -153,7 +153,8 @@ const char* center_panel_name(CenterPanel p) { return enum_name(kCenterPanels, p
 bool parse_center_panel(const std::string& name, CenterPanel* out) { return parse_enum_name(name, kCenterPanels, out); }
 
 constexpr EnumName<ContribView> kContribViews[] = {
-    {ContribView::Rollout, "rollout"}, {ContribView::Patching, "patching"}, {ContribView::Detectors, "detectors"}};
+    {ContribView::Rollout, "rollout"}, {ContribView::Patching, "patching"}, {ContribView::Detectors, "detectors"}, {ContribView::Lens, "lens"},
+    {ContribView::Overview, "overview"}};
 const char* contrib_view_name(ContribView v) { return enum_name(kContribViews, v); }
 bool parse_contrib_view(const std::string& name, ContribView* out) { return parse_enum_name(name, kContribViews, out); }
 
@@ -254,6 +255,8 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   const bool contrib = s.view.center == CenterPanel::Contrib;
   const int batch = std::max(0, s.view.batch);
   if (contrib && c.view == ContribView::Rollout) r.rollout = RolloutRequest{batch, c.rollout_head};
+  if (contrib && c.view == ContribView::Overview) r.overview = OverviewRequest{batch};
+  if (contrib && c.view == ContribView::Lens) r.lens = LensRequest{batch, c.lens_target, std::clamp(c.lens_k, 1, kLensMaxTopK)};
   if (c.detectors_on || (contrib && c.view == ContribView::Detectors))
     r.detectors = DetectorRequest{batch, c.detector, c.detector == Detector::Painted ? c.painted : std::vector<float>{}};
   if (contrib && c.view == ContribView::Patching && c.patch_run && !r.lines.empty())

@@ -62,13 +62,20 @@ struct ViewSettings {
 };
 
 // The Contributions tab (issue 28): its three views and their controls.
-enum class ContribView { Rollout, Patching, Detectors };
+enum class ContribView { Rollout, Patching, Detectors, Lens, Overview };
 const char* contrib_view_name(ContribView v);
 bool parse_contrib_view(const std::string& name, ContribView* out);
 struct ContribState {
   ContribView view = ContribView::Rollout;
   int open_sub = -2;  // the sub-tab open last frame: a view, -1 the model view (narrow layouts), -2 none yet
   int rollout_head = -1;                  // the last layer's head (the layers below averaged); -1: the mean over heads
+  // Logit lens: the target whose probability colours each cell, the top-k a cell lists, and
+  // the cell opened (point, position; -1: none).
+  LensTarget lens_target = LensTarget::Final;
+  int lens_k = 5;
+  int lens_point = -1, lens_position = -1;
+  // Head overview: the statistic shown (an index into HeadOverview::stat_keys).
+  int overview_stat = 0;
   // Patching: the clean sentence is the text's selected one.
   std::string corrupted;                  // the corrupted sentence box
   bool patch_run = true;                  // false after Cancel, until Run is pressed

@@ -12,6 +12,7 @@
 #include "app/gui/settings.h"
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
+#include "core/io/views_json.h"
 #include "core/io/run_export.h"
 
 namespace headmap {
@@ -36,6 +37,8 @@ const char* dialog_title(Dialog d) {
     case Dialog::ExportHeadSvg: return "Export this head as SVG";
     case Dialog::ExportHeadsSvg: return "Export heads as SVG";
     case Dialog::ExportRollout: return "Export rollout as PNG (SVG for a .svg name)";
+    case Dialog::ExportLens: return "Export logit lens as JSON";
+    case Dialog::ExportOverview: return "Export head overview as JSON";
   }
   return "";
 }
@@ -57,6 +60,8 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::ExportHeadSvg: return "head.svg";
     case Dialog::ExportHeadsSvg: return "heads.svg";
     case Dialog::ExportRollout: return "rollout.png";
+    case Dialog::ExportLens: return "logit-lens.json";
+    case Dialog::ExportOverview: return "head-overview.json";
     case Dialog::OpenModel:  // no name to guess: the hint under the title says what to give (App::open_dialog proposes the last model)
     case Dialog::None:
     case Dialog::Shortcuts: return "";
@@ -151,6 +156,34 @@ Result<Figure> dialog_figure(Dialog d, const AppState& s) {
   Result<FigureInput> in = figure_input(s, one ? target.layer : s.view.layer);
   if (!in) return in.error();
   return one ? head_figure(*in, in->cfg->pitfalls.head_averaged ? 0 : target.head) : heads_figure(*in);  // head-averaged: the one mean map
+}
+
+Result<std::string> lens_document(const AppState& s) {
+  const ComputeResult* res = s.result.get();
+  if (!res || !res->fwd || !res->fwd->weights || !res->request.lens || !res->lens)
+    return Error{ErrorKind::InvalidArgument, "Nothing to export: open Contributions > Logit lens and let it compute."};
+  const ForwardData& f = *res->fwd;
+  const int b = std::clamp(res->request.lens->batch, 0, f.batch.B() - 1);
+  nlohmann::json doc;
+  doc["text"] = b < static_cast<int>(res->request.lines.size()) ? res->request.lines[static_cast<size_t>(b)] : std::string();
+  doc["model"] = f.source;
+  nlohmann::json ids = nlohmann::json::array();
+  for (const Token& t : f.batch.sentences[static_cast<size_t>(b)].tokens) ids.push_back(t.id);
+  doc["token_ids"] = std::move(ids);
+  doc["logit_lens"] = logit_lens_json(*res->lens, *f.weights);
+  return doc.dump(2) + "\n";
+}
+
+Result<std::string> overview_document(const AppState& s) {
+  const ComputeResult* res = s.result.get();
+  if (!res || !res->fwd || !res->request.overview || !res->overview)
+    return Error{ErrorKind::InvalidArgument, "Nothing to export: open Contributions > Head overview and let it compute."};
+  const int b = std::clamp(res->request.overview->batch, 0, std::max(0, res->fwd->batch.B() - 1));
+  nlohmann::json doc;
+  doc["text"] = b < static_cast<int>(res->request.lines.size()) ? res->request.lines[static_cast<size_t>(b)] : std::string();
+  doc["model"] = res->fwd->source;
+  doc["head_overview"] = head_overview_json(*res->overview);
+  return doc.dump(2) + "\n";
 }
 
 Result<Figure> rollout_figure(const AppState& s) {
@@ -253,6 +286,13 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
       st = export_figure(d, path, state);
       if (st) state.status_lines.push_back("Wrote " + path);
       break;
+    case Dialog::ExportLens:
+    case Dialog::ExportOverview: {
+      Result<std::string> doc = d == Dialog::ExportLens ? lens_document(state) : overview_document(state);
+      st = !doc ? Status(doc.error()) : write_file_atomic(path, *doc);
+      if (st) state.status_lines.push_back("Wrote " + path);
+      break;
+    }
     case Dialog::ExportRollout: {
       Result<Figure> fig = rollout_figure(state);
       st = !fig ? Status(fig.error()) : is_svg_path(path) ? write_figure_svg(path, *fig) : write_figure_png(path, *fig);

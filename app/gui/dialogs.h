@@ -14,7 +14,7 @@ namespace headmap {
 
 enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
                     SaveCheckpoint, OpenModel, ExportHeadPng, ExportHeadSvg, ExportHeadsSvg, OpenLesson, SaveLessonStep,
-                    ExportLesson, ExportRollout };
+                    ExportLesson, ExportRollout, ExportLens, ExportOverview };
 
 // The dialog's window title, e.g. "Open view".
 const char* dialog_title(Dialog d);
@@ -40,6 +40,13 @@ HeadId export_target(const AppState& s);
 // export target, or the selected layer's heads, of the sentence on screen, in the view's
 // colormap, normalisation, log scale and mask.
 Result<Figure> dialog_figure(Dialog d, const AppState& s);
+
+// The Logit lens view's grid (the result's lens) as JSON: {"text", "model", "logit_lens":
+// lens_json.h's document}, the same as headmap-cli --logit-lens writes under "contrib".
+Result<std::string> lens_document(const AppState& s);
+// The Head overview view (the result's overview) as JSON: {"text", "model", "head_overview":
+// views_json.h's document}.
+Result<std::string> overview_document(const AppState& s);
 
 // The Rollout view's map (the result's rollout, app_state.h's ContribState) as a figure.
 Result<Figure> rollout_figure(const AppState& s);

@@ -21,6 +21,8 @@
 
 #include "core/error.h"
 #include "core/inspect/contrib.h"
+#include "core/inspect/head_overview.h"
+#include "core/inspect/logit_lens.h"
 #include "core/inspect/map_levels.h"
 #include "core/inspect/metrics.h"
 #include "core/inspect/passport.h"
@@ -65,6 +67,19 @@ struct RolloutRequest {
   int batch = 0;
   int head = -1;  // -1: the mean over heads
   bool operator==(const RolloutRequest&) const = default;
+};
+// The logit lens of sentence `batch` (logit_lens.h): every layer's stream read as the last.
+struct LensRequest {
+  int batch = 0;
+  LensTarget target = LensTarget::Final;
+  int k = 5;
+  bool operator==(const LensRequest&) const = default;
+};
+// The head overview of sentence `batch` (head_overview.h): every head's statistics, likeness
+// and layout.
+struct OverviewRequest {
+  int batch = 0;
+  bool operator==(const OverviewRequest&) const = default;
 };
 // One head detector's score for every head of sentence `batch` (contrib.h's detector_scores).
 struct DetectorRequest {
@@ -118,6 +133,8 @@ struct ComputeRequest {
   bool value_weighted = false;           // View > Value-weighted maps: each row alpha_ij ||f(x_j)||, normalised (contrib.h)
   std::optional<AttributionRequest> attribution;  // trained models: direct logit attribution of one logit
   std::optional<RolloutRequest> rollout;          // the Rollout view, only while it is visible
+  std::optional<LensRequest> lens;                // the Logit lens view, only while it is visible
+  std::optional<OverviewRequest> overview;        // the Head overview view, only while it is visible
   std::optional<DetectorRequest> detectors;       // the Detectors view, and its threshold's marks in the heads grid
   std::optional<PatchRequest> patch;              // the Patching view, only while it is visible and not cancelled
 
@@ -126,7 +143,7 @@ struct ComputeRequest {
     return lines == o.lines && extras.pairs == o.extras.pairs && extras.masked == o.extras.masked && cfg == o.cfg && weights == o.weights && ablated == o.ablated && value_weighted == o.value_weighted;
   }
   bool operator==(const ComputeRequest& o) const {
-    return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution && rollout == o.rollout &&
+    return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution && rollout == o.rollout && lens == o.lens && overview == o.overview &&
            detectors == o.detectors && patch == o.patch && compare_b == o.compare_b;
   }
   size_t forward_hash() const;  // a hash of the forward inputs (same_forward => equal hashes)
@@ -197,6 +214,9 @@ struct ComputeResult {
   std::string attribution_error;             // why it could not be (random init, a position gone, a pitfall)
   std::string compare_error;                 // why request.compare_b's model could not run (a file that would not load)
   std::vector<float> rollout;                // request.rollout's (T, T), row = query; empty when not asked
+  std::optional<LogitLens> lens;             // request.lens's, computed on the worker
+  std::string lens_error;                    // why it could not be (random init, an encoder without its head)
+  std::optional<HeadOverview> overview;      // request.overview's, from the maps computed
   std::vector<float> detector_scores;        // request.detectors' (L, Hw); empty when not asked
   // request.patch's, published after the maps (null until then: the view shows the progress).
   std::shared_ptr<const PatchOutcome> patch;

@@ -194,10 +194,10 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          return Status();
        }},
       // ---- the Contributions tab (issue 28) ----
-      {"contrib_view", "rollout|patching|detectors", "the Contributions tab's view (and that tab opened)",
+      {"contrib_view", "rollout|patching|overview|lens|detectors", "the Contributions tab's view (and that tab opened)",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_contrib_view(v, &s.contrib.view))
-           return Error{ErrorKind::InvalidArgument, "contrib_view is rollout, patching or detectors, got \"" + v + "\"."};
+           return Error{ErrorKind::InvalidArgument, "contrib_view is rollout, patching, overview, lens or detectors, got \"" + v + "\"."};
          s.view.center = CenterPanel::Contrib;
          return Status();
        }, kData},
@@ -214,6 +214,23 @@ const std::vector<ScriptedSetting>& scripted_settings() {
        }, kData},
       {"export_rollout", "PATH", "the Rollout view's Export (PNG, or SVG for a .svg name), as export_heads",
        [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportRollout, v); }},
+      {"lens_target", "final|text", "the Logit lens view's target: what the model finally predicts, or the text's own next token",
+       [](AppState& s, const std::string& v) -> Status {
+         if (v != "final" && v != "text") return Error{ErrorKind::InvalidArgument, "lens_target must be final or text, not \"" + v + "\"."};
+         s.contrib.lens_target = v == "text" ? LensTarget::Text : LensTarget::Final;
+         return Status();
+       }, kData},
+      {"lens_k", "N", "the Logit lens view's top-k: the tokens a cell lists (1 to 50)",
+       [](AppState& s, const std::string& v) -> Status {
+         Result<int> n = parse_number("lens_k", v, 1, kLensMaxTopK);
+         if (!n) return n.error();
+         s.contrib.lens_k = *n;
+         return Status();
+       }, kData},
+      {"export_lens", "PATH", "the Logit lens view's Export (JSON), as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportLens, v); }},
+      {"export_overview", "PATH", "the Head overview view's Export (JSON), as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportOverview, v); }},
       {"corrupted", "TEXT", "the Patching view's corrupted sentence box",
        [](AppState& s, const std::string& v) -> Status {
          s.contrib.corrupted = v;

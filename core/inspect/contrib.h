@@ -72,7 +72,9 @@ namespace headmap {
 // The .npy files that headmap-cli's contribution options add to an --npy directory
 // (export_npy_dir accepts a directory that holds them, so an export can be repeated).
 inline constexpr const char* kContribNpyFiles[] = {"attribution_heads.npy", "value_weighted.npy", "value_norm.npy",
-                                                   "rollout.npy",           "detectors.npy",      "patch_recovery.npy"};
+                                                   "rollout.npy",           "detectors.npy",      "patch_recovery.npy",
+                                                   "logit_lens_target.npy", "logit_lens_top.npy",
+                                                   "head_similarity.npy",   "head_layout.npy"};
 
 // The residual stream of one sentence, split into its parts.
 struct StreamParts {

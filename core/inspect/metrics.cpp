@@ -225,7 +225,7 @@ std::vector<float> induction_scores(const ModelWeights& w, const ModelConfig& cf
 
 const HeadMetricInfo& head_metric_info(HeadMetric m) {
   static const HeadMetricInfo kInfo[] = {
-      {"entropy", "entropy", "-sum_s w log w in nats, the mean over the rows t >= 1 of the real tokens"},
+      {"entropy", "entropy", "-sum_s w log w in nats, the mean over the real rows that see a key (row 0 of a causal map too, at 0)"},
       {"entropy_norm", "entropy / maximum", "the entropy over log(n), n the keys a row may see (rows with n >= 2): 1 uniform, 0 one key"},
       {"prev_token", "previous-token", "the mean weight w[t, t-1] on the token just before, over the rows t >= 1"},
       {"first_token", "first-token", "the mean weight w[t, 0] on the first token, over the rows t >= 1"},
@@ -246,6 +246,7 @@ const HeadMetricInfo& head_metric_info(HeadMetric m) {
        "head detector, on this text; not the probe's induction score)"},
       {"detector_first_token", "first-token pattern share", "sum(A * P) / sum(A) over the cells the mask shows, P the cells (t, 0)"},
       {"detector_painted", "painted pattern share", "sum(A * P) / sum(A) over the cells the mask shows, P the cells painted"},
+      {"mean_distance", "mean attention distance", "sum_s w[t, s] |t - s| in tokens, the mean over the rows t >= 1 of the real tokens"},
   };
   static_assert(sizeof kInfo / sizeof kInfo[0] == static_cast<size_t>(HeadMetric::Count), "one entry per HeadMetric");
   const size_t i = static_cast<size_t>(m);

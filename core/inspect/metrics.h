@@ -85,6 +85,7 @@ enum class HeadMetric {
   InductionProbe,   // induction_scores: the probe of random tokens said twice
   InductionText,    // repeat_induction_of_map: this text's repeated runs
   DetectorPrevToken, DetectorDuplicate, DetectorInduction, DetectorFirstToken, DetectorPainted,  // contrib.h's detector_scores
+  MeanDistance,     // head_overview.h's mean_distance_of_map
   Count
 };
 struct HeadMetricInfo {

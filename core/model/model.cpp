@@ -395,6 +395,7 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
     ::headmap::rms_norm(in, g, out, eps);
   };
   if (placement == NormPlacement::Parallel) {  // GPT-NeoX: both sub-blocks read the same x
+    if (mid_rec) *mid_rec = x + a_out;  // the stream with the attention's share alone
     if (mlp) {
       norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
       mlp_add(w, lw, m_in, hidden, x, st);
@@ -403,6 +404,7 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
   } else if (placement == NormPlacement::Sandwich) {  // Gemma 2 and 3: a norm after each sub-block too
     rms_norm(a_out, lw.post_attn_g, post, w.ln_eps);
     x += post;
+    if (mid_rec) *mid_rec = x;
     if (mlp) {
       norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
       MatR m_out = MatR::Zero(x.rows(), x.cols());  // (N, D)
@@ -424,6 +426,7 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
     }
   } else {
     x += a_out;
+    if (mid_rec) *mid_rec = x;
     // MLP sub-block (two thirds of a layer's FLOPs; the last one changes no map)
     if (mlp) {
       norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
@@ -562,19 +565,28 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
 
 // Encoders' masked-LM head on x (B*T, D): h = LN(gelu(x W_t + b_t)); logits = h U^T + bias
 // (B*T, V); the loss is the mean cross-entropy of the masked tokens' own ids (Token::masked_id).
-static void encoder_logits(const ModelWeights& w, const MatR& x, const Batch& batch, ForwardOutput& out) {
-  const int B = batch.B(), T = batch.T;
-  MatR h = x * w.mlm_dense;  // (B*T, D)
+static void encoder_head_logits(const ModelWeights& w, const MatR& x, MatR& logits) {
+  MatR h = x * w.mlm_dense;  // (N, D)
   h.rowwise() += w.mlm_dense_b;
   if (w.arch.mlp == MlpKind::GeluTanh) gelu_inplace(h);  // the head's activation is the MLP's (hidden_act)
   else h = h.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f)); });
   MatR hn;
   layer_norm(h, w.mlm_ln_g, w.mlm_ln_b, hn, w.ln_eps);
   const MatR& U = w.unembedding();  // (V, D)
-  out.logits.resize(hn.rows(), U.rows());
+  logits.resize(hn.rows(), U.rows());
   gemm_transposed_b(static_cast<int>(hn.rows()), hn.data(), static_cast<int>(hn.cols()), static_cast<int>(U.rows()), static_cast<int>(U.cols()),
-                    U.data(), static_cast<int>(U.cols()), out.logits.data(), static_cast<int>(out.logits.cols()));
-  if (w.mlm_bias.size() == out.logits.cols()) out.logits.rowwise() += w.mlm_bias;
+                    U.data(), static_cast<int>(U.cols()), logits.data(), static_cast<int>(logits.cols()));
+  if (w.mlm_bias.size() == logits.cols()) logits.rowwise() += w.mlm_bias;
+}
+
+void stream_logits(const ModelWeights& w, const MatR& x, MatR& logits) {
+  if (w.arch.encoder()) encoder_head_logits(w, x, logits);
+  else logits_of(w, x, logits);
+}
+
+static void encoder_logits(const ModelWeights& w, const MatR& x, const Batch& batch, ForwardOutput& out) {
+  const int B = batch.B(), T = batch.T;
+  encoder_head_logits(w, x, out.logits);  // (B*T, V)
   double total = 0;
   int n = 0;
   for (int b = 0; b < B; ++b)

@@ -68,10 +68,13 @@ struct ForwardHook {
   int add_layer = -1;                  // the layer whose attention output gets attn_add
   const MatR* attn_add = nullptr;      // (B*T, D), added after W_O and b_O
   std::vector<MatR>* resid = nullptr;  // out: L x (B*T, D), entering each layer (empty before start)
-  // out, post-norm blocks (NormPlacement::PostNorm) only: L x (B*T, D) per layer, the stream
-  // between the sub-blocks h = LN1(x + attn(x)) (the MLP's input), and what the MLP added to
-  // it before LN2 (so x_next = LN2(post_mid + post_mlp)). Empty before start.
+  // out: L x (B*T, D) per layer, the stream between the sub-blocks, once the attention has
+  // written into it and before the MLP has: x + attn(x) (PreNorm; Parallel, where the MLP
+  // reads x itself; Sandwich, after the post-attention norm), h = LN1(x + attn(x)) (PostNorm,
+  // the MLP's input). Empty before start.
   std::vector<MatR>* post_mid = nullptr;
+  // out, post-norm blocks (NormPlacement::PostNorm) only: what the MLP added to post_mid
+  // before LN2 (so x_next = LN2(post_mid + post_mlp)). Empty before start.
   std::vector<MatR>* post_mlp = nullptr;
 };
 
@@ -147,6 +150,10 @@ void layer_norm(const MatR& x, const RowVec& g, const RowVec& b, MatR& out, floa
 void rms_norm(const MatR& x, const RowVec& g, MatR& out, float eps);
 // GELU, tanh form (as GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 float gelu(float x);
+// logits (N, V) of residual-stream rows x (N, D), read as the model reads its last stream:
+// decoders the final norm, the unembedding and any final soft-cap; encoders their masked-LM
+// head. Trained weights only (the logit lens reads every layer's stream through it).
+void stream_logits(const ModelWeights& w, const MatR& x, MatR& logits);
 // x: (B*T, D) embeddings of the batch, positions included (padded rows are 0).
 MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch);
 

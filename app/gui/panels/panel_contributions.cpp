@@ -1,6 +1,7 @@
 // panel_contributions.cpp: the Contributions tab (issue 28; in narrow layouts, sub-tabs of the Model tab): what heads add, beyond where
-// they look. Three views, each its own panel file: Rollout (panel_rollout.cpp), Patching
-// (panel_patching.cpp) and Detectors (panel_detectors.cpp). The attribution of a clicked
+// they look. Five views, each its own panel file: Rollout (panel_rollout.cpp), Patching
+// (panel_patching.cpp), Head overview (panel_overview.cpp), Logit lens (panel_lens.cpp) and
+// Detectors (panel_detectors.cpp). The attribution of a clicked
 // prediction stays under the predictions (panel_contrib.cpp).
 #include <imgui.h>
 
@@ -15,7 +16,9 @@ void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model) {
   ContribState& c = s.contrib;
   const int wanted = with_model && s.view.center == CenterPanel::Model ? -1 : static_cast<int>(c.view);
   const bool switch_tab = wanted != c.open_sub;
-  if (!ImGui::BeginTabBar("contrib views")) return;
+  // Six views do not fit a projector's width with their whole names: the tabs scroll rather
+  // than cut their labels to "Detec...".
+  if (!ImGui::BeginTabBar("contrib views", ImGuiTabBarFlags_FittingPolicyScroll)) return;
   int open_now = c.open_sub;
   if (with_model) {  // narrow layouts: the layers x heads view shares the Model tab with these
     const bool open = ImGui::BeginTabItem("Layers \xC3\x97 heads", nullptr, switch_tab && wanted == -1 ? ImGuiTabItemFlags_SetSelected : 0);
@@ -45,6 +48,14 @@ void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model) {
   }
   if (tab("Patching", ContribView::Patching)) {
     draw_patching(s);
+    ImGui::EndTabItem();
+  }
+  if (tab("Head overview", ContribView::Overview)) {
+    draw_overview(s);
+    ImGui::EndTabItem();
+  }
+  if (tab("Logit lens", ContribView::Lens)) {
+    draw_lens(s);
     ImGui::EndTabItem();
   }
   if (tab("Detectors", ContribView::Detectors)) {

@@ -371,6 +371,13 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
     same_line_if_fits(ImGui::CalcTextSize("  updating...").x);
     ImGui::TextColored(kPendingColour, "  updating...");
   }
+  // Back to every head at once (Contributions > Head overview), this one selected there.
+  same_line_if_fits(ImGui::CalcTextSize("All heads...").x + ImGui::GetStyle().FramePadding.x * 2);
+  if (ImGui::Button("All heads...")) {
+    s.contrib.view = ContribView::Overview;
+    s.view.center = CenterPanel::Contrib;
+  }
+  report_widget(s, "All heads...");
 
   head_slice_strip(s, r, f, cfg, req);
   ImGui::Separator();

@@ -374,6 +374,14 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
     const int b = std::clamp(r.rollout->batch, 0, fwd->batch.B() - 1);
     res->rollout = rollout(fwd->out, fwd->batch, b, fwd->out.L - 1, r.rollout->head < fwd->out.Hw ? r.rollout->head : -1);
   }
+  if (r.lens && fwd->weights && !fwd->batch.empty()) {
+    Result<LogitLens> lens = logit_lens(*fwd->weights, r.cfg, fwd->batch, std::clamp(r.lens->batch, 0, fwd->batch.B() - 1), r.lens->target,
+                                        r.lens->k, [this, seq] { return newest_.load(std::memory_order_relaxed) != seq; });
+    if (lens) res->lens = std::move(*lens);
+    else res->lens_error = lens.error().message;
+  }
+  if (r.overview && !fwd->batch.empty())
+    res->overview = head_overview(fwd->out, fwd->batch, std::clamp(r.overview->batch, 0, fwd->batch.B() - 1), mask_kind(r.cfg));
   if (r.detectors && !fwd->batch.empty()) {
     const int b = std::clamp(r.detectors->batch, 0, fwd->batch.B() - 1);
     res->detector_scores = detector_scores(fwd->out, fwd->batch, b, mask_kind(r.cfg), r.detectors->detector, &r.detectors->painted);

@@ -1,0 +1,70 @@
+// lens_json.cpp: see lens_json.h.
+#include "core/io/views_json.h"
+
+#include "core/inspect/predictions.h"
+
+namespace headmap {
+
+nlohmann::json logit_lens_json(const LogitLens& lens, const ModelWeights& w) {
+  const int P = lens.points(), T = lens.T;
+  nlohmann::json j, names = nlohmann::json::array(), targets = nlohmann::json::array(), top = nlohmann::json::array();
+  nlohmann::json probs = nlohmann::json::array(), ranks = nlohmann::json::array();
+  for (int p = 0; p < P; ++p) names.push_back(LogitLens::point_name(p));
+  for (int t = 0; t < T; ++t) {
+    const int id = lens.target_ids[static_cast<size_t>(t)];
+    targets.push_back(id < 0 ? nlohmann::json(nullptr) : nlohmann::json{{"id", id}, {"text", token_name(w, id)}, {"settled", lens.settled(t)}});
+  }
+  for (int p = 0; p < P; ++p) {
+    nlohmann::json row = nlohmann::json::array(), prow = nlohmann::json::array(), rrow = nlohmann::json::array();
+    for (int t = 0; t < T; ++t) {
+      nlohmann::json cell = nlohmann::json::array();
+      for (int i = 0; i < lens.K; ++i) cell.push_back({{"id", lens.top_id(p, t, i)}, {"text", token_name(w, lens.top_id(p, t, i))}, {"prob", lens.top_prob(p, t, i)}});
+      row.push_back(std::move(cell));
+      prow.push_back(lens.target_prob(p, t));  // NaN is written as null
+      rrow.push_back(lens.target_ranks[static_cast<size_t>(p) * T + t]);
+    }
+    top.push_back(std::move(row));
+    probs.push_back(std::move(prow));
+    ranks.push_back(std::move(rrow));
+  }
+  j["target"] = lens_target_name(lens.target);
+  j["points"] = std::move(names);
+  j["targets"] = std::move(targets);
+  j["target_probs"] = std::move(probs);
+  j["target_ranks"] = std::move(ranks);
+  j["top"] = std::move(top);
+  return j;
+}
+
+namespace {
+nlohmann::json grid(const std::vector<float>& v, int rows, int cols) {
+  nlohmann::json g = nlohmann::json::array();
+  for (int r = 0; r < rows; ++r) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int c = 0; c < cols; ++c) row.push_back(v[static_cast<size_t>(r) * cols + c]);
+    g.push_back(std::move(row));
+  }
+  return g;
+}
+}  // namespace
+
+nlohmann::json head_overview_json(const HeadOverview& o) {
+  const int N = o.L * o.Hw;
+  nlohmann::json j, stats, defs, dup = nlohmann::json::array();
+  for (size_t i = 0; i < o.stat_keys.size(); ++i) {
+    const HeadMetricInfo& m = head_metric_info(o.stat_keys[i]);
+    stats[m.key] = grid(o.stats[i], o.L, o.Hw);
+    defs[m.key] = {{"name", m.name}, {"definition", m.definition}};
+  }
+  for (const auto& [n, m] : o.near_duplicates)
+    dup.push_back({{"a", {n / o.Hw, n % o.Hw}}, {"b", {m / o.Hw, m % o.Hw}}, {"similarity", o.sim(n, m)}});
+  j["stats"] = std::move(stats);
+  j["definitions"] = std::move(defs);
+  j["similarity"] = grid(o.similarity, N, N);
+  j["layout"] = grid(o.layout, N, 2);
+  j["near_duplicates"] = std::move(dup);
+  j["near_duplicate_threshold"] = kNearDuplicate;
+  return j;
+}
+
+}  // namespace headmap

@@ -1,0 +1,24 @@
+// views_json.h: the views researchers ask of heads (issue 39) as JSON, one writer each for
+// headmap-cli (under "contrib") and the app's Export of the view (its own document): the logit
+// lens (core/inspect/logit_lens.h) and the head overview (core/inspect/head_overview.h).
+//
+// P = 2L + 1 points, T = tokens, K = top-k, L = layers, Hw = heads in the maps, N = L*Hw
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "core/inspect/head_overview.h"
+#include "core/inspect/logit_lens.h"
+
+namespace headmap {
+
+// {"target": "final"|"text", "points": [P names], "targets": [T {id, text, settled} or null],
+//  "target_probs": (P, T) (null where a position has no target), "target_ranks": (P, T),
+//  "top": (P, T, K) {id, text, prob}}. Token texts as the chips spell them (token_name).
+nlohmann::json logit_lens_json(const LogitLens& lens, const ModelWeights& w);
+
+// {"stats": {key: (L, Hw)}, "definitions": {key: {name, definition}} (metrics.h's table),
+//  "similarity": (N, N), "layout": (N, 2), "near_duplicates": [{"a": [l, h], "b": [l, h],
+//  "similarity": s}], "near_duplicate_threshold": kNearDuplicate}.
+nlohmann::json head_overview_json(const HeadOverview& o);
+
+}  // namespace headmap
