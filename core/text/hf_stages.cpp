@@ -1,4 +1,5 @@
 // hf_stages.cpp: see hf_stages.h.
+// Sections: [unicode] [patterns] [reading a stage]
 #include "core/text/hf_stages.h"
 
 #include <unicode/uchar.h>

@@ -5,6 +5,7 @@
 //   - NStr, a normalized string aligned byte by byte with the original text;
 //   - Regex, a file's pattern in PCRE2, bounded per match and per encoding (issue 35, F7, F10);
 //   - reading a stage's JSON: fields with their defaults, and the one Sequence parser.
+// Sections: [limits] [unicode] [aligned strings] [patterns] [reading a stage]
 #pragma once
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>

@@ -4,6 +4,7 @@
 // hf_models, hf_post_processors, hf_decoders (what they share: hf_stages.h). Here: the
 // file's reading (size, depth, the big tables straight from the parser), the added tokens,
 // and the encoding that runs the stages in turn.
+// Sections: [loading] [encoding]
 #include "core/text/hf_tokenizer.h"
 
 #include <algorithm>
