@@ -215,18 +215,7 @@ def check(cli, work, spec):
 
 
 def main():
-    if len(sys.argv) < 4:
-        print(__doc__)
-        return 2
-    cli, work = sys.argv[1], sys.argv[2]
-    os.makedirs(work, exist_ok=True)
-    for spec in sys.argv[3:]:
-        check(cli, work, spec)
-    if failures:
-        print("FAILED:\n  " + "\n  ".join(failures))
-        return 1
-    print("the logit lens agrees with the numpy reference")
-    return 0
+    return reference_common.specs_main(__doc__, check, failures, "the logit lens agrees with the numpy reference")
 
 
 if __name__ == "__main__":

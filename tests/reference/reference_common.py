@@ -6,6 +6,7 @@ tests/reference/ share (numpy only; nothing here imports headmap).
   worst_layer_io()    headmap's attention input and output of one layer (--npy) against the
                       reference's, relative to the larger magnitude
   variants_main()     the command line of make_family_dir.py and make_encoder_dir.py
+  specs_main()        HEADMAP_CLI WORK_DIR SPEC...: check each spec, report the failures
 """
 import argparse
 import os
@@ -55,3 +56,21 @@ def variants_main(doc, variants, write_dir, default):
         d = os.path.join(a.out, v) if a.variant == "all" else a.out
         write_dir(d, v)
         print(d)
+
+
+def specs_main(doc, check, failures, agreed):
+    """SCRIPT HEADMAP_CLI WORK_DIR SPEC...: check(cli, work, spec) for each spec (WORK_DIR
+    created); the exit status: 0 with `agreed` printed when `failures` stayed empty, 1 with
+    them listed, 2 (and `doc`) when the arguments are missing."""
+    if len(sys.argv) < 4:
+        print(doc)
+        return 2
+    cli, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    for spec in sys.argv[3:]:
+        check(cli, work, spec)
+    if failures:
+        print("FAILED:\n  " + "\n  ".join(failures))
+        return 1
+    print(agreed)
+    return 0
