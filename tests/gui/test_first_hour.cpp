@@ -390,3 +390,55 @@ TEST(FirstHour, ExportHeadsAsPngFromAnotherTabWritesTheHeads) {
   stbi_image_free(px);
   EXPECT_GT(static_cast<double>(coloured) / total, 0.2) << "heads.png is not the heads: " << coloured << " of " << total;
 }
+
+// Finding 8 (the heads PNG, its contents): the PNG held the whole middle panel: the tab bar,
+// the header's checkboxes and combos, "1.4 ms". It holds the figure: the heads' titles and
+// maps and the colour legend under them, from the first title down.
+TEST(FirstHour, TheHeadsPngHoldsOnlyTheHeadsAndTheirLegend) {
+  const fs::path dir = fresh_dir("heads-png-only-heads");
+  const AppRun r = run_app("heads-png-only-heads",
+                           {"--input", "wait; click File; click Export heads as PNG...; expect Path; hover @800,8; key enter; absent Path; wait; frames 3"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json& panel = r.report["heads_panel"];
+  const json& titles = r.report["head_title_rects"];
+  const json& maps = r.report["heatmaps"];
+  ASSERT_FALSE(titles.empty());
+  ASSERT_FALSE(maps.empty());
+  float first_title = 1e9f, last_map = 0;
+  for (const json& t : titles) first_title = std::min(first_title, t[1].get<float>());
+  for (const json& m : maps) last_map = std::max(last_map, m[3].get<float>());
+  int w = 0, h = 0, n = 0;
+  ASSERT_TRUE(stbi_info((dir / "heads.png").c_str(), &w, &h, &n)) << "no heads.png";
+  const float above = first_title - panel[1].get<float>();  // the tab bar and the header's controls
+  ASSERT_GT(above, 20) << "the header should stand above the first title";
+  EXPECT_LE(h, panel[3].get<float>() - first_title + 1) << "heads.png (" << w << "x" << h << ") holds what stands above the first head's title";
+  EXPECT_GE(h, last_map - first_title) << "heads.png (" << w << "x" << h << ") cuts the maps off";
+}
+
+// Finding 8 (the confirmation): "Wrote heads.png" went to the notes under the model controls,
+// below the fold of the left column on a projector (1024x768, font scale 1.5). The newest
+// note stands in the menu bar, on screen, whatever the column's scroll.
+TEST(FirstHour, TheWroteNoteIsOnScreenOnAProjector) {
+  const fs::path dir = fresh_dir("wrote-note-projector");
+  const AppRun r = run_app("wrote-note-projector",
+                           {"--size", "1024x768", "--font-scale", "1.5", "--input",
+                            "wait; click File; click Export heads as PNG...; expect Path; hover @500,8; key enter; absent Path; wait; frames 3"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_TRUE(fs::exists(dir / "heads.png"));
+  bool seen = false;
+  for (const json& wdg : r.report["widgets"]) {
+    const std::string label = wdg["label"];
+    if (label.rfind("Wrote ", 0) != 0) continue;
+    const json& q = wdg["rect"];
+    SCOPED_TRACE(label);
+    EXPECT_GE(q[0].get<float>(), 0);
+    EXPECT_GE(q[1].get<float>(), 0);
+    EXPECT_LE(q[2].get<float>(), 1024);
+    EXPECT_LE(q[3].get<float>(), 768 * 0.1) << "the note should stand at the top, where the person looks after a menu command";
+    EXPECT_GT(q[2].get<float>() - q[0].get<float>(), 60) << "the note is cut to nothing";
+    seen = true;
+  }
+  EXPECT_TRUE(seen) << "no \"Wrote ...\" note drawn on screen";
+}

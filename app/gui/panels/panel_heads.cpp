@@ -588,6 +588,12 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
                 s.view.log_scale ? " (log scale)" : "", mask_greys_cells(style.mask) ? "; grey: masked" : "", style.window > 0 ? "; hatched: outside the window" : "",
                 style.filter.active() ? "; dimmed: filtered out (rows not renormalised)." : ".");
   colour_legend(style, caption, std::min(avail.x * 0.3f, fh * 14), s.view.norm == Normalisation::PerHead ? "max" : nullptr);
+  // The figure File > Export heads as PNG writes: the grid from its first title to the legend.
+  const ImVec2 win0 = ImGui::GetWindowPos();
+  s.heads_figure[0] = win0.x;
+  s.heads_figure[1] = grid0.y;
+  s.heads_figure[2] = win0.x + ImGui::GetWindowSize().x;
+  s.heads_figure[3] = ImGui::GetCursorScreenPos().y;
   if (zoom > 1.0f) {  // on a line of its own: beside a caption that wrapped, it would overlap its last line
     ImGui::TextDisabled("zoom %.1fx (wheel, drag)", zoom);
     ImGui::SameLine();
