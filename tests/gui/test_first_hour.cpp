@@ -442,3 +442,42 @@ TEST(FirstHour, TheWroteNoteIsOnScreenOnAProjector) {
   }
   EXPECT_TRUE(seen) << "no \"Wrote ...\" note drawn on screen";
 }
+
+// Finding 9: with non-Latin text the maps' labels (and their tooltips and the figures, which
+// share them) read "<0xD8>" "<0x82>" where the chips group byte pieces under their
+// character. A byte piece is labelled with the character it is part of and which part.
+TEST(FirstHour, ByteMapLabelsShowTheCharacterNotHex) {
+  const std::string arabic = "\xD9\x82\xD8\xB7";  // two Arabic letters, each cut by the shipped byte-level BPE into two bytes
+  const AppRun r = run_app("byte-labels", {"--then", "text=The " + arabic + " cat", "--then", "wait", "--input", "wait; frames 2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json& labels = r.report["token_label_texts"];
+  ASSERT_FALSE(labels.empty());
+  bool arabic_shown = false;
+  for (const json& l : labels) {
+    const std::string s = l;
+    EXPECT_EQ(s.find("<0x"), std::string::npos) << "a map label in hex: " << s;
+    // Drawn as shown: right-to-left, in the letter's contextual form (U+FExx), with its part.
+    arabic_shown = arabic_shown || (s.find("1/2") != std::string::npos && (s.find("\xD9\x82") != std::string::npos || s.find("\xEF\xBB") != std::string::npos));
+  }
+  EXPECT_TRUE(arabic_shown) << labels.dump();
+}
+
+// Finding 7: the K/V cache line ("reused N, computed M") was dropped when the header line had
+// no room (1600x1000 with the loss and its note; a projector), leaving a 3-px strip with no
+// legend. It is always drawn, on the next line if need be, and names the strip's colours.
+TEST(FirstHour, TheKvCacheLineIsAlwaysShownWithItsLegend) {
+  const std::string text = "My aunt keeps three green parrots in the kitchen and feeds them seeds every morning before";
+  for (const std::vector<std::string>& size : {std::vector<std::string>{"--size", "1600x1000"},
+                                               std::vector<std::string>{"--size", "1024x768", "--font-scale", "1.5"}}) {
+    SCOPED_TRACE(size[1]);
+    std::vector<std::string> args = size;
+    args.insert(args.end(), {"--text", text, "--then", "text=" + text + " work", "--then", "wait"});
+    const AppRun r = run_app("kv-line-" + size[1], args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_GT(r.report["kv_cache"]["reused"].get<int>(), 0) << r.report["kv_cache"];
+    bool shown = false;
+    for (const json& w : r.report["widgets"]) shown = shown || w["label"] == "K/V cache";
+    EXPECT_TRUE(shown) << "the K/V cache line was dropped: " << r.report["kv_cache"];
+    EXPECT_NE(r.report["kv_cache"]["line"].get<std::string>().find("blue"), std::string::npos) << "no legend for the strip";
+  }
+}
