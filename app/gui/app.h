@@ -184,6 +184,8 @@ class App {
   int heads_capture_waited_ = 0;  // frames the heads PNG waited for the Heads tab's maps (at most 30, then taken as it is)
   bool capture_frame_ = false;                     // this frame takes it
   float heads_rect_[4] = {0, 0, 0, 0};  // the center panel on screen, for "export heads PNG"
+  size_t status_seen_ = 0;     // state.status_lines' size when the menu bar last looked
+  double status_since_ = -1e9;  // when its newest note came (ImGui time): shown in the menu bar for a while
   int windowed_pos_[4] = {100, 100, 1600, 1000};
 };
 

@@ -282,6 +282,10 @@ struct AppState {
   int hover_token = -1;        // token under the mouse (chip, label or cell row), -1 none
   int hover_key = -1;          // key column under the mouse in a heatmap, -1 none
   int hover_head = -1;         // the heads grid's map under the mouse (of view.layer), -1 none
+  // The heads grid and its colour legend as the last frame drew them (window pixels: x0, y0,
+  // x1, y1; all 0 when not drawn): what File > Export heads as PNG writes, without the tab
+  // bar and the header's controls.
+  float heads_figure[4] = {0, 0, 0, 0};
   // "Export this head": the head it writes, chosen when its dialog opens (the hovered head,
   // else the selected one); unset: the selected head.
   std::optional<HeadId> export_head;

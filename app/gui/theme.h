@@ -29,6 +29,7 @@ inline constexpr float kLessonColumnFraction = 0.27f, kLessonColumnMinEm = 10.0f
 inline constexpr float kChipRowsShown = 6.5f;     // the token chips scroll beyond this many rows,
 inline constexpr float kChipBoxMaxShare = 0.22f;  // or beyond this share of the window's height
 inline constexpr int kStatusLinesShown = 4;  // the newest notes under the controls
+inline constexpr double kStatusNoteSeconds = 8;  // the newest note, in the menu bar
 inline constexpr float kHeadsMapAspectMax = 1.35f;  // a heads-grid map bound by the panel's height may be this much wider than tall
 inline constexpr float kFocusCompactLines = 36.0f;  // a Focus view shorter than this many lines of text starts with the slice closed
 

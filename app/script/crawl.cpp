@@ -177,6 +177,8 @@ class CrawlScript : public Script {
       frames_ = 0;
     } else if (phase_ == Phase::WaitThen && quiet(app) && frames_++ >= 2) {
       phase_ = then_next_ < o_.then.size() ? Phase::Then : Phase::Crawl;
+      if (phase_ == Phase::Crawl)
+        std::fprintf(stderr, "headmap: crawl: set up in %.2f s\n", std::chrono::duration<double>(Clock::now() - start_).count());
     }
   }
 
@@ -352,7 +354,9 @@ class CrawlScript : public Script {
     ++actions_;
     before_ = shown_now(app);
     typed_ = restored_ = false;
-    std::fprintf(stderr, "headmap: crawl %d: %s\n", actions_, what.c_str());
+    // The frame and the second it starts at: where the crawl's time goes (tests/README.md).
+    std::fprintf(stderr, "headmap: crawl %d (frame %d, %.2f s): %s\n", actions_, crawl_frames_,
+                 std::chrono::duration<double>(Clock::now() - start_).count(), what.c_str());
     std::fflush(stderr);  // before the action: a crash names it
   }
   void end_action(App& app) {

@@ -231,6 +231,16 @@ Result<std::vector<InputStep>> parse_input_steps(const std::vector<std::string>&
   return steps;
 }
 
+// The next step presses keys (another key, or a paste): its press may come in the frame of
+// this step's release, as a fast typist's does. Not a click (a mouse button released and
+// pressed in one frame reads as held), and not the end of the steps (the frame after the
+// release shows what the input did).
+bool InputDriver::keys_next() const {
+  if (next_ + 1 >= steps_.size()) return false;
+  const InputStep& n = steps_[next_ + 1];
+  return (n.kind == InputStep::Key && n.key != steps_[next_].key) || n.kind == InputStep::Paste;
+}
+
 void InputDriver::next_step() {
   ++next_;
   stage_ = frames_ = 0;
@@ -271,6 +281,8 @@ Status InputDriver::step_once(App& app) {
           return Status();
         }
         glfwSetCursorPos(w, f.x, f.y);
+        // A frame of its own: an item that allows overlap (a tab) takes a press only when it
+        // was hovered in the frame before.
         stage_ = 1;
       } else if (stage_ == 1) {
         if (st.kind == InputStep::Hover) {
@@ -287,6 +299,7 @@ Status InputDriver::step_once(App& app) {
         ImGui_ImplGlfw_MouseButtonCallback(w, button, GLFW_RELEASE, st.ctrl ? GLFW_MOD_CONTROL : 0);
         if (st.ctrl) ImGui_ImplGlfw_KeyCallback(w, GLFW_KEY_LEFT_CONTROL, glfwGetKeyScancode(GLFW_KEY_LEFT_CONTROL), GLFW_RELEASE, 0);
         if (st.kind == InputStep::DoubleClick && frames_++ == 0) stage_ = 1;  // the second click
+        else if (brisk_ && keys_next()) next_step();  // the keys that follow need no frame of their own
         else stage_ = 3;
       } else {
         next_step();  // one frame after the release: popups and dialogs have opened
@@ -331,7 +344,8 @@ Status InputDriver::step_once(App& app) {
       } else if (stage_ == 1) {
         ImGui_ImplGlfw_KeyCallback(w, GLFW_KEY_V, glfwGetKeyScancode(GLFW_KEY_V), GLFW_RELEASE, GLFW_MOD_CONTROL);
         ImGui_ImplGlfw_KeyCallback(w, GLFW_KEY_LEFT_CONTROL, glfwGetKeyScancode(GLFW_KEY_LEFT_CONTROL), GLFW_RELEASE, 0);
-        stage_ = 2;
+        if (brisk_ && keys_next()) next_step();
+        else stage_ = 2;
       } else {
         next_step();
       }
@@ -348,7 +362,8 @@ Status InputDriver::step_once(App& app) {
         ImGui_ImplGlfw_KeyCallback(w, st.key, glfwGetKeyScancode(st.key), GLFW_RELEASE, bits);
         for (const auto& [on, k] : mods)
           if (on) ImGui_ImplGlfw_KeyCallback(w, k, glfwGetKeyScancode(k), GLFW_RELEASE, 0);
-        stage_ = 2;
+        if (brisk_ && keys_next()) next_step();
+        else stage_ = 2;
       } else {
         next_step();
       }

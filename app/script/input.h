@@ -49,8 +49,9 @@ Result<std::vector<InputStep>> parse_input_steps(const std::vector<std::string>&
 
 class InputDriver {
  public:
-  // brisk: a step starts in the frame the one before it ended (the crawler); else one
-  // frame later, as the GUI tests' steps were written for.
+  // brisk: a step starts in the frame the one before it ended, and keys follow each other
+  // without an idle frame (the crawler);
+  // else one frame later, as the GUI tests' steps were written for.
   explicit InputDriver(std::vector<InputStep> steps, bool brisk = false) : steps_(std::move(steps)), brisk_(brisk) {}
   bool empty() const { return steps_.empty(); }
   bool done() const { return next_ >= steps_.size(); }
@@ -69,6 +70,7 @@ class InputDriver {
 
  private:
   void next_step();
+  bool keys_next() const;
   Status step_once(App& app);
   std::vector<InputStep> steps_;
   bool brisk_ = false;

@@ -390,3 +390,94 @@ TEST(FirstHour, ExportHeadsAsPngFromAnotherTabWritesTheHeads) {
   stbi_image_free(px);
   EXPECT_GT(static_cast<double>(coloured) / total, 0.2) << "heads.png is not the heads: " << coloured << " of " << total;
 }
+
+// Finding 8 (the heads PNG, its contents): the PNG held the whole middle panel: the tab bar,
+// the header's checkboxes and combos, "1.4 ms". It holds the figure: the heads' titles and
+// maps and the colour legend under them, from the first title down.
+TEST(FirstHour, TheHeadsPngHoldsOnlyTheHeadsAndTheirLegend) {
+  const fs::path dir = fresh_dir("heads-png-only-heads");
+  const AppRun r = run_app("heads-png-only-heads",
+                           {"--input", "wait; click File; click Export heads as PNG...; expect Path; hover @800,8; key enter; absent Path; wait; frames 3"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json& panel = r.report["heads_panel"];
+  const json& titles = r.report["head_title_rects"];
+  const json& maps = r.report["heatmaps"];
+  ASSERT_FALSE(titles.empty());
+  ASSERT_FALSE(maps.empty());
+  float first_title = 1e9f, last_map = 0;
+  for (const json& t : titles) first_title = std::min(first_title, t[1].get<float>());
+  for (const json& m : maps) last_map = std::max(last_map, m[3].get<float>());
+  int w = 0, h = 0, n = 0;
+  ASSERT_TRUE(stbi_info((dir / "heads.png").c_str(), &w, &h, &n)) << "no heads.png";
+  const float above = first_title - panel[1].get<float>();  // the tab bar and the header's controls
+  ASSERT_GT(above, 20) << "the header should stand above the first title";
+  EXPECT_LE(h, panel[3].get<float>() - first_title + 1) << "heads.png (" << w << "x" << h << ") holds what stands above the first head's title";
+  EXPECT_GE(h, last_map - first_title) << "heads.png (" << w << "x" << h << ") cuts the maps off";
+}
+
+// Finding 8 (the confirmation): "Wrote heads.png" went to the notes under the model controls,
+// below the fold of the left column on a projector (1024x768, font scale 1.5). The newest
+// note stands in the menu bar, on screen, whatever the column's scroll.
+TEST(FirstHour, TheWroteNoteIsOnScreenOnAProjector) {
+  const fs::path dir = fresh_dir("wrote-note-projector");
+  const AppRun r = run_app("wrote-note-projector",
+                           {"--size", "1024x768", "--font-scale", "1.5", "--input",
+                            "wait; click File; click Export heads as PNG...; expect Path; hover @500,8; key enter; absent Path; wait; frames 3"},
+                           true, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_TRUE(fs::exists(dir / "heads.png"));
+  bool seen = false;
+  for (const json& wdg : r.report["widgets"]) {
+    const std::string label = wdg["label"];
+    if (label.rfind("Wrote ", 0) != 0) continue;
+    const json& q = wdg["rect"];
+    SCOPED_TRACE(label);
+    EXPECT_GE(q[0].get<float>(), 0);
+    EXPECT_GE(q[1].get<float>(), 0);
+    EXPECT_LE(q[2].get<float>(), 1024);
+    EXPECT_LE(q[3].get<float>(), 768 * 0.1) << "the note should stand at the top, where the person looks after a menu command";
+    EXPECT_GT(q[2].get<float>() - q[0].get<float>(), 60) << "the note is cut to nothing";
+    seen = true;
+  }
+  EXPECT_TRUE(seen) << "no \"Wrote ...\" note drawn on screen";
+}
+
+// Finding 9: with non-Latin text the maps' labels (and their tooltips and the figures, which
+// share them) read "<0xD8>" "<0x82>" where the chips group byte pieces under their
+// character. A byte piece is labelled with the character it is part of and which part.
+TEST(FirstHour, ByteMapLabelsShowTheCharacterNotHex) {
+  const std::string arabic = "\xD9\x82\xD8\xB7";  // two Arabic letters, each cut by the shipped byte-level BPE into two bytes
+  const AppRun r = run_app("byte-labels", {"--then", "text=The " + arabic + " cat", "--then", "wait", "--input", "wait; frames 2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json& labels = r.report["token_label_texts"];
+  ASSERT_FALSE(labels.empty());
+  bool arabic_shown = false;
+  for (const json& l : labels) {
+    const std::string s = l;
+    EXPECT_EQ(s.find("<0x"), std::string::npos) << "a map label in hex: " << s;
+    // Drawn as shown: right-to-left, in the letter's contextual form (U+FExx), with its part.
+    arabic_shown = arabic_shown || (s.find("1/2") != std::string::npos && (s.find("\xD9\x82") != std::string::npos || s.find("\xEF\xBB") != std::string::npos));
+  }
+  EXPECT_TRUE(arabic_shown) << labels.dump();
+}
+
+// Finding 7: the K/V cache line ("reused N, computed M") was dropped when the header line had
+// no room (1600x1000 with the loss and its note; a projector), leaving a 3-px strip with no
+// legend. It is always drawn, on the next line if need be, and names the strip's colours.
+TEST(FirstHour, TheKvCacheLineIsAlwaysShownWithItsLegend) {
+  const std::string text = "My aunt keeps three green parrots in the kitchen and feeds them seeds every morning before";
+  for (const std::vector<std::string>& size : {std::vector<std::string>{"--size", "1600x1000"},
+                                               std::vector<std::string>{"--size", "1024x768", "--font-scale", "1.5"}}) {
+    SCOPED_TRACE(size[1]);
+    std::vector<std::string> args = size;
+    args.insert(args.end(), {"--text", text, "--then", "text=" + text + " work", "--then", "wait"});
+    const AppRun r = run_app("kv-line-" + size[1], args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_GT(r.report["kv_cache"]["reused"].get<int>(), 0) << r.report["kv_cache"];
+    bool shown = false;
+    for (const json& w : r.report["widgets"]) shown = shown || w["label"] == "K/V cache";
+    EXPECT_TRUE(shown) << "the K/V cache line was dropped: " << r.report["kv_cache"];
+    EXPECT_NE(r.report["kv_cache"]["line"].get<std::string>().find("blue"), std::string::npos) << "no legend for the strip";
+  }
+}

@@ -237,7 +237,7 @@ TEST(Gui, KvCacheReusesThePrefixAndGenerateAppendsTokens) {
   ASSERT_EQ(r.report["tokens"].size(), 6u) << r.report["tokens"];
   EXPECT_EQ(r.report["kv_cache"]["reused"], 5);
   EXPECT_EQ(r.report["kv_cache"]["computed"], 1);
-  EXPECT_EQ(r.report["kv_cache"]["line"], "K/V cache: reused 5 rows, computed 1");
+  EXPECT_EQ(r.report["kv_cache"]["line"], "K/V cache: reused 5 rows (blue strip), computed 1 (orange)");
   EXPECT_NE(r.report["passport_kv"].get<std::string>().find("bytes per token"), std::string::npos) << r.report["passport_kv"];
 
   const AppRun g = run_app("kvcache-generate", {"--text", "The cat sat on the", "--then", "generate=3"});

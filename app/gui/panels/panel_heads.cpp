@@ -210,17 +210,15 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   s.report.kv_reused = kv_reused;
   s.report.kv_computed = kv_computed;
   if (kv_reused + kv_computed > 0) {
-    std::snprintf(text, sizeof text, "  K/V cache: reused %d row%s, computed %d", kv_reused, kv_reused == 1 ? "" : "s", kv_computed);
+    std::snprintf(text, sizeof text, "  K/V cache: reused %d row%s (blue strip), computed %d (orange)", kv_reused, kv_reused == 1 ? "" : "s", kv_computed);
     s.report.kv_line = text + 2;
-    // Only on the line it shares (a line of its own would take the maps' height on a
-    // projector): the shorter form where the long one does not fit, else the strips alone.
-    if (!fits_on_line(ImGui::CalcTextSize(text).x)) std::snprintf(text, sizeof text, "  K/V: %d reused, %d new", kv_reused, kv_computed);
-    const bool shown = fits_on_line(ImGui::CalcTextSize(text).x);
-    if (shown) {
-      ImGui::SameLine();
-      ImGui::TextColored(kAccentColour, "%s", text);
-    }
-    if (shown && ImGui::IsItemHovered())
+    // On the line it shares where it fits, in the shorter form if need be (the strip's colours
+    // stay named: they are its legend); else at the start of the next line, always shown.
+    if (!fits_on_line(ImGui::CalcTextSize(text).x)) std::snprintf(text, sizeof text, "  K/V: %d reused (blue), %d new (orange)", kv_reused, kv_computed);
+    if (fits_on_line(ImGui::CalcTextSize(text).x)) ImGui::SameLine();
+    ImGui::TextColored(kAccentColour, "%s", text);
+    report_widget(s, "K/V cache");
+    if (ImGui::IsItemHovered())
       ImGui::SetTooltip("The text shares its first %d tokens with the last request: their K and V (every layer, every K/V head)\n"
                         "and their rows of every map were kept, so only the last %d row%s computed. The strip at the\n"
                         "left of each map marks them: blue = reused from the cache, orange = computed now.",
@@ -588,6 +586,12 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
                 s.view.log_scale ? " (log scale)" : "", mask_greys_cells(style.mask) ? "; grey: masked" : "", style.window > 0 ? "; hatched: outside the window" : "",
                 style.filter.active() ? "; dimmed: filtered out (rows not renormalised)." : ".");
   colour_legend(style, caption, std::min(avail.x * 0.3f, fh * 14), s.view.norm == Normalisation::PerHead ? "max" : nullptr);
+  // The figure File > Export heads as PNG writes: the grid from its first title to the legend.
+  const ImVec2 win0 = ImGui::GetWindowPos();
+  s.heads_figure[0] = win0.x;
+  s.heads_figure[1] = grid0.y;
+  s.heads_figure[2] = win0.x + ImGui::GetWindowSize().x;
+  s.heads_figure[3] = ImGui::GetCursorScreenPos().y;
   if (zoom > 1.0f) {  // on a line of its own: beside a caption that wrapped, it would overlap its last line
     ImGui::TextDisabled("zoom %.1fx (wheel, drag)", zoom);
     ImGui::SameLine();
