@@ -73,6 +73,7 @@ Result<HfModelConfig> gguf_config(const GgufFile& f) {
   HfModelConfig c;
   Arch& a = c.arch;
   a.family = fam->second.first;
+  if (ga == "gpt2") c.tensor_names = "gpt_neo";  // its tensors renamed to GPT-Neo's (out, in) Linears, GPT-2's block
   a.name = fam->second.second;
   const GgufTensorInfo* emb = f.tensor("token_embd.weight");
   if (!emb || emb->ne.size() != 2) return bad_format(f.path() + ": there is no 2-D token_embd.weight, so these are not a language model's tensors.");
