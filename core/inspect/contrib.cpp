@@ -362,7 +362,10 @@ Result<Attribution> direct_attribution(const ModelWeights& w, const StreamParts&
     a.attn_bias.push_back(add(part(p.bias_written(l, t))));
     a.mlps.push_back(add(part(p.mlp_out[l].row(t))));
   }
-  a.final_bias = layer_norm && w.lnf_b.size() == D ? add(w.lnf_b.cast<double>().dot(u.transpose())) : 0.0f;
+  // The final norm's bias, and the lm_head's own (Phi: b[a] - b[b]).
+  double head_bias = 0.0;
+  if (w.lm_head_b.size() > target.token_a) head_bias = w.lm_head_b(target.token_a) - (target.token_b >= 0 ? w.lm_head_b(target.token_b) : 0.0f);
+  a.final_bias = layer_norm && w.lnf_b.size() == D ? add(w.lnf_b.cast<double>().dot(u.transpose()) + head_bias) : add(head_bias);
   const double centring = layer_norm ? -mean * ueff.sum() : 0.0;
   a.centring = static_cast<float>(centring);
   a.parts_sum = static_cast<float>(add.sum + centring);

@@ -50,7 +50,8 @@ Result<HfModelConfig> config_fields(const json& j, const std::string& origin) {
     return *key ? config_int(j, key, lo, hi, out, required, origin + ": " + a.name + ": ") : Status();
   };
   auto flag = [&](const char* key, bool dflt) { return has(key) && j[key].is_boolean() ? j[key].get<bool>() : dflt; };
-  // ---- [numbers]: absent (or null) gives dflt; anything else must be a finite number in
+// ---- [numbers] --------------------------------------------------------------------------
+  // A number: absent (or null) gives dflt; anything else must be a finite number in
   // [lo, hi] that a float holds, or the first such field is the config's error, named with
   // its value (issue 35, F13: "NaN" as a string was ignored, 1e39 became inf).
   std::string num_error;
@@ -72,7 +73,7 @@ Result<HfModelConfig> config_fields(const json& j, const std::string& origin) {
     if (has(key) && j[key].is_boolean() && j[key].get<bool>() == value)
       return badf("\"" + std::string(key) + "\" is " + (value ? "true" : "false") + ", which headmap does not compute for this family.");
 
-  // ---- [sizes]
+// ---- [sizes] --------------------------------------------------------------------------
   for (Status s : {get_int(k.d_model, 1, kMaxDModel, &c.d_model, true), get_int(k.heads, 1, kMaxDModel, &c.num_heads, true),
                    get_int(k.layers, 1, kMaxModelLayers, &c.num_layers, true), get_int("vocab_size", 1, kMaxVocab, &c.vocab_size, true),
                    get_int(k.positions, 1, kMaxPositions, &c.positions, f.positions_required && !has(k.positions_alt)),
@@ -94,7 +95,7 @@ Result<HfModelConfig> config_fields(const json& j, const std::string& origin) {
     return badf(std::to_string(c.num_kv_heads) + " K/V heads do not divide " + std::to_string(H) + " query heads into equal groups.");
   if (static_cast<int64_t>(H) * c.head_dim > 4 * kMaxDModel) return badf("num_attention_heads x head_dim is larger than headmap reads.");
 
-  // ---- [norms]
+// ---- [norms] --------------------------------------------------------------------------
   a.norm = f.norm;
   a.norm_eps = static_cast<float>(get_num(j, k.eps, f.eps));
   if (!(a.norm_eps > 0) || a.norm_eps > 1) return badf("the norm epsilon must be a small positive number.");
@@ -102,7 +103,7 @@ Result<HfModelConfig> config_fields(const json& j, const std::string& origin) {
   a.placement = f.placement;
   if (*f.parallel_key && !flag(f.parallel_key, true)) a.placement = NormPlacement::PreNorm;
 
-  // ---- [positions]
+// ---- [positions] --------------------------------------------------------------------------
   a.positions = f.positions;
   if (a.rotary()) {
     // rope settings as top-level keys, or in transformers v5's rope_parameters (per layer type for Gemma 3)
@@ -175,7 +176,7 @@ Result<HfModelConfig> config_fields(const json& j, const std::string& origin) {
     }
   }
 
-  // ---- [attention]
+// ---- [attention] --------------------------------------------------------------------------
   a.num_heads = H;
   a.num_kv_heads = c.num_kv_heads < H ? c.num_kv_heads : 0;
   a.head_dim = c.head_dim;
@@ -194,7 +195,8 @@ Result<HfModelConfig> config_fields(const json& j, const std::string& origin) {
     a.final_softcap = static_cast<float>(get_num(j, "final_logit_softcapping", 0.0, 0.0));
   }
 
-  // ---- [windows]: one per layer
+// ---- [windows] --------------------------------------------------------------------------
+  // one per layer
   a.windows.assign(static_cast<size_t>(L), 0);
   int window = 0;
   if (Status s = get_int(k.window, 1, kMaxPositions, &window, false); !s) return s.error();
@@ -254,7 +256,7 @@ Result<HfModelConfig> config_fields(const json& j, const std::string& origin) {
   }
   if (std::all_of(a.windows.begin(), a.windows.end(), [](int w) { return w == 0; })) a.windows.clear();
 
-  // ---- [mlp]
+// ---- [mlp] --------------------------------------------------------------------------
   std::string act = f.act;
   for (const char* key : {k.act, "hidden_act", "activation_function"})
     if (has(key)) {

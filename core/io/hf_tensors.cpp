@@ -74,6 +74,7 @@ Status load_hf_tokenizer(const fs::path& dir, int vocab_size, ModelWeights& w) {
   w.source.tokenizer_files = files;
   return Status();
 }
+// ---- [tensors] -------------------------------------------------------------------------
 Result<std::vector<std::string>> parse_shard_index(const std::string& text, const std::string& origin) {
   if (Status s = check_json_limits(text, origin, 16, "open a smaller index"); !s) return s.error();
   json j;
