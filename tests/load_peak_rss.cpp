@@ -2,11 +2,14 @@
 // memory for a BF16 file must stay within 1.15x the file"). Registered as the ctest
 // family_load_peak_rss:
 //
-//   headmap-load-rss check [limit=1.15]  writes a Llama-shaped BF16 directory of ~170 MB into a
+//   headmap-load-rss check [limit=1.15] [phi3]
+//                                        writes a Llama-shaped BF16 directory of ~170 MB into a
 //                                        temporary directory, loads it in a fresh process (this
 //                                        program, "load"), removes it; fails when the load does
 //                                        not fit.
-//   headmap-load-rss write DIR           writes the directory only
+//                                        (phi3: the same sizes as Phi-3 stores them, fused qkv_proj
+//                                        and gate_up_proj, each read in place into 16-bit panels)
+//   headmap-load-rss write DIR [phi3]    writes the directory only
 //   headmap-load-rss load DIR [limit]    loads DIR with load_hf_model and prints one JSON line:
 //                                        the file's bytes, VmRSS before the load, VmHWM and VmRSS
 //                                        after it; exit 1 when VmHWM - VmRSS(before) > limit x file
@@ -42,19 +45,27 @@ namespace {
 // L = layers, D = d_model, H = heads, KV = K/V heads, dh = d_head, F = MLP width, V = vocab
 constexpr int64_t D = 1024, H = 16, KV = 4, dh = 64, L = 8, F = 2048, V = 16000;
 
-int write_dir(const fs::path& dir) {
+int write_dir(const fs::path& dir, bool fused) {
   fs::create_directories(dir);
   std::vector<std::pair<std::string, std::vector<int64_t>>> ts = {{"model.embed_tokens.weight", {V, D}}};
   for (int l = 0; l < L; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     ts.push_back({p + "input_layernorm.weight", {D}});
     ts.push_back({p + "post_attention_layernorm.weight", {D}});
-    ts.push_back({p + "self_attn.q_proj.weight", {H * dh, D}});
-    ts.push_back({p + "self_attn.k_proj.weight", {KV * dh, D}});
-    ts.push_back({p + "self_attn.v_proj.weight", {KV * dh, D}});
+    if (fused) {
+      ts.push_back({p + "self_attn.qkv_proj.weight", {H * dh + 2 * KV * dh, D}});
+    } else {
+      ts.push_back({p + "self_attn.q_proj.weight", {H * dh, D}});
+      ts.push_back({p + "self_attn.k_proj.weight", {KV * dh, D}});
+      ts.push_back({p + "self_attn.v_proj.weight", {KV * dh, D}});
+    }
     ts.push_back({p + "self_attn.o_proj.weight", {D, H * dh}});
-    ts.push_back({p + "mlp.gate_proj.weight", {F, D}});
-    ts.push_back({p + "mlp.up_proj.weight", {F, D}});
+    if (fused) {
+      ts.push_back({p + "mlp.gate_up_proj.weight", {2 * F, D}});
+    } else {
+      ts.push_back({p + "mlp.gate_proj.weight", {F, D}});
+      ts.push_back({p + "mlp.up_proj.weight", {F, D}});
+    }
     ts.push_back({p + "mlp.down_proj.weight", {D, F}});
   }
   ts.push_back({"model.norm.weight", {D}});
@@ -91,7 +102,7 @@ int write_dir(const fs::path& dir) {
     std::fprintf(stderr, "headmap-load-rss: cannot write %s\n", dir.c_str());
     return 1;
   }
-  const nlohmann::json cfg = {{"model_type", "llama"},       {"hidden_size", D},       {"num_attention_heads", H},
+  const nlohmann::json cfg = {{"model_type", fused ? "phi3" : "llama"},       {"hidden_size", D},       {"num_attention_heads", H},
                               {"num_key_value_heads", KV},   {"num_hidden_layers", L}, {"intermediate_size", F},
                               {"vocab_size", V},             {"head_dim", dh},         {"max_position_embeddings", 2048},
                               {"rms_norm_eps", 1e-5},        {"rope_theta", 500000.0}, {"tie_word_embeddings", true},
@@ -134,12 +145,12 @@ int load_dir(const std::string& dir, double limit) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode == "write" && argc > 2) return write_dir(argv[2]);
+  if (mode == "write" && argc > 2) return write_dir(argv[2], argc > 3 && std::string(argv[3]) == "phi3");
   if (mode == "load" && argc > 2) return load_dir(argv[2], argc > 3 ? std::atof(argv[3]) : 1.15);
   if (mode == "check") {
     const std::string limit = argc > 2 ? argv[2] : "1.15";
     const fs::path dir = fs::temp_directory_path() / ("headmap_load_rss_" + std::to_string(::getpid()));
-    int rc = write_dir(dir);
+    int rc = write_dir(dir, argc > 3 && std::string(argv[3]) == "phi3");
     if (rc == 0) {
       // A fresh process, so that nothing this one wrote or freed counts.
       const pid_t pid = fork();
@@ -154,6 +165,6 @@ int main(int argc, char** argv) {
     fs::remove_all(dir, ec);
     return rc;
   }
-  std::fprintf(stderr, "usage: headmap-load-rss check [limit=1.15] | write DIR | load DIR [limit=1.15]\n");
+  std::fprintf(stderr, "usage: headmap-load-rss check [limit=1.15] [phi3] | write DIR [phi3] | load DIR [limit=1.15]\n");
   return 2;
 }

@@ -263,6 +263,94 @@ TEST(Families, ConfigJsonSettingsAreRead) {
   EXPECT_EQ(arch_steps(q->arch, 16, 128), "RMSNorm, RoPE (theta 1e+06), q/k norm, K/V repeat x2, SiLU-gated MLP, tied unembedding");
 }
 
+// The four families added as table entries (issue 36): each one's quirk read from its config.
+TEST(Families, NewFamiliesQuirksAreRead) {
+  Result<HfModelConfig> p3 = parse_hf_config(R"({"model_type": "phi3", "hidden_size": 64, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 96, "vocab_size": 100, "max_position_embeddings": 64,
+    "original_max_position_embeddings": 8, "rope_scaling": {"type": "longrope", "short_factor": [1, 1, 1, 1, 1, 1, 1, 2],
+    "long_factor": [2, 2, 2, 2, 2, 2, 2, 4]}})", "phi3/config.json");
+  ASSERT_TRUE(p3.ok()) << p3.error().message;
+  EXPECT_EQ(p3->arch.rope_scaling, RopeScaling::LongRope);
+  EXPECT_EQ(p3->arch.rope_original_context, 8);
+  EXPECT_NEAR(p3->arch.rope_attention_factor, std::sqrt(2.0), 1e-6) << "sqrt(1 + ln(64/8) / ln 8)";
+  EXPECT_EQ(p3->arch.rope_long_factors.back(), 4.0f);
+  const std::vector<double> shrt = rope_inv_freq(p3->arch, 16, false), lng = rope_inv_freq(p3->arch, 16, false, true);
+  EXPECT_NEAR(shrt[7] / lng[7], 2.0, 1e-12);
+  EXPECT_NE(arch_steps(p3->arch, 4, 16).find("longrope"), std::string::npos);
+  EXPECT_EQ(parse_hf_config(R"({"model_type": "phi3", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
+    "intermediate_size": 96, "vocab_size": 100, "rope_scaling": {"type": "longrope", "short_factor": [1, 1],
+    "long_factor": [2, 2]}, "original_max_position_embeddings": 8})", "c").ok(), false) << "factors of the wrong length";
+
+  Result<HfModelConfig> phi = parse_hf_config(R"({"model_type": "phi", "hidden_size": 64, "num_attention_heads": 4,
+    "num_hidden_layers": 2, "intermediate_size": 256, "vocab_size": 100, "max_position_embeddings": 2048})", "phi/config.json");
+  ASSERT_TRUE(phi.ok()) << phi.error().message;
+  EXPECT_EQ(phi->arch.placement, NormPlacement::Parallel);
+  EXPECT_EQ(phi->arch.rotary_dims(16), 8) << "partial_rotary_factor 0.5 by default";
+  EXPECT_TRUE(phi->arch.attn_bias && phi->arch.out_bias && phi->arch.mlp_bias && !phi->arch.tied);
+  EXPECT_EQ(phi->arch.mlp, MlpKind::GeluTanh);
+
+  Result<HfModelConfig> o = parse_hf_config(R"({"model_type": "olmo2", "hidden_size": 64, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 96, "vocab_size": 100})", "olmo2/config.json");
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->arch.placement, NormPlacement::PostOutput);
+  EXPECT_TRUE(o->arch.qk_norm && o->arch.qk_norm_whole);
+
+  Result<HfModelConfig> sm = parse_hf_config(R"({"model_type": "smollm3", "hidden_size": 64, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "num_hidden_layers": 8, "intermediate_size": 96, "vocab_size": 100})", "smollm3/config.json");
+  ASSERT_TRUE(sm.ok()) << sm.error().message;
+  EXPECT_EQ(sm->arch.no_rope_layers, (std::vector<uint8_t>{0, 0, 0, 1, 0, 0, 0, 1})) << "every fourth layer by default";
+  EXPECT_TRUE(sm->arch.rope_on(0) && !sm->arch.rope_on(3));
+  EXPECT_NE(arch_steps(sm->arch, 4, 16).find("no RoPE on layers 3, 7"), std::string::npos) << arch_steps(sm->arch, 4, 16);
+  sm = parse_hf_config(R"({"model_type": "smollm3", "hidden_size": 64, "num_attention_heads": 4, "no_rope_layers": [1, 0],
+    "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 96, "vocab_size": 100})", "smollm3/config.json");
+  ASSERT_TRUE(sm.ok()) << sm.error().message;
+  EXPECT_EQ(sm->arch.no_rope_layers, (std::vector<uint8_t>{0, 1}));
+  ModelWeights w;
+  w.arch = sm->arch;
+  ModelConfig cfg;
+  cfg.d_model = 64, cfg.num_heads = 4, cfg.num_layers = 2;
+  EXPECT_FALSE(mha_options(cfg, w, 0).rope_inv_freq.empty());
+  EXPECT_TRUE(mha_options(cfg, w, 1).rope_inv_freq.empty()) << "a NoPE layer rotates nothing";
+}
+
+// OLMo 2's q/k norm over all heads, longrope past its original context (attention factor
+// included) and a NoPE layer: the step-through and the hover score hold to the fast path.
+TEST(Families, TraceAndHoverMatchTheFastPathOnTheNewQuirks) {
+  Arch a = every_quirk();
+  a.qk_norm = false;  // the fixture's per-head norms replaced below
+  a.rope_scaling = RopeScaling::LongRope;
+  a.rope_original_context = 4;  // the text is longer
+  a.rope_short_factors = {1.0f, 1.5f}, a.rope_long_factors = {3.0f, 9.0f};  // rot/2 = 2 of dh 10 at fraction 0.5
+  a.rope_attention_factor = 1.3f;
+  a.no_rope_layers = {0, 1};
+  a.qk_norm = a.qk_norm_whole = true;
+  ModelWeights w = family_model(a, 24, 4, 2, 10, 40, 2);
+  for (LayerWeights& lw : w.layers)
+    lw.q_norm = RowVec::Ones(40) + normals(7, 1, 40, 0.3f), lw.k_norm = RowVec::Ones(20) + normals(8, 1, 20, 0.3f);
+  const ModelConfig cfg = config_of(w, TokenizerKind::Word);
+  const Batch batch = make_batch({"one two three four five six seven eight nine"}, cfg, w);
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 4; ++h) {
+      ForwardOptions opt;
+      opt.keep_layer_io = true;
+      opt.trace = TraceRequest{l, 0, h};
+      Result<ForwardOutput> out = forward(w, cfg, batch, opt);
+      ASSERT_TRUE(out.ok()) << out.error().message;
+      const HeadTrace& tr = *out->trace;
+      const int T = out->T;
+      EXPECT_EQ(tr.rope_inv_freq.empty(), l == 1) << "layer 1 is a NoPE layer";
+      MhaOptions mo = mha_options(cfg, w, l);
+      mo.rope_seq_len = T;
+      const MatR& x = out->attn_in[static_cast<size_t>(l)];
+      for (int t = 0; t < T; ++t)
+        for (int s = 0; s < T; ++s) {
+          EXPECT_NEAR(tr.weights(t, s), out->weights(l, 0, h)[t * T + s], 2e-5) << "layer " << l << " head " << h;
+          const float score = head_score(w.layers[static_cast<size_t>(l)], x.row(t).data(), x.row(s).data(), h, mo, t, s);
+          EXPECT_NEAR(score, tr.scores(t, s), 1e-4f * std::max(1.0f, std::abs(score)));
+        }
+    }
+}
+
 // What headmap cannot open says so, naming the family and what to do.
 TEST(Families, UnsupportedSettingsAreRefusedByName) {
   auto message = [](const std::string& json) {

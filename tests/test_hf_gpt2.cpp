@@ -14,7 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/export.h"
-#include "core/io/hf_gpt2.h"
+#include "core/io/hf_model.h"
+#include "core/io/hf_tensors.h"
 #include "core/io/safetensors.h"
 #include "core/math/rng.h"
 #include "core/model/model.h"
@@ -178,7 +179,12 @@ fs::path make_dir(const std::string& name, const Variant& v = {}) {
 
 void expect_same_weights(const ModelWeights& a, const ModelWeights& b) {
   ASSERT_EQ(a.num_layers(), b.num_layers());
-  EXPECT_TRUE(a.tok_emb == b.tok_emb);
+  ASSERT_EQ(a.vocab_size(), b.vocab_size());
+  for (int id = 0; id < a.vocab_size(); ++id) {  // a 16-bit file keeps its table 16-bit: compared row by row, widened
+    RowVec ra(a.d_model), rb(b.d_model);
+    a.embedding_row(id, ra.data()), b.embedding_row(id, rb.data());
+    EXPECT_TRUE(ra == rb) << "token " << id;
+  }
   EXPECT_TRUE(a.pos_emb == b.pos_emb);
   EXPECT_TRUE(a.lnf_g == b.lnf_g && a.lnf_b == b.lnf_b);
   for (int l = 0; l < a.num_layers(); ++l) {
@@ -191,7 +197,7 @@ void expect_same_weights(const ModelWeights& a, const ModelWeights& b) {
 }
 
 std::string load_error(const fs::path& dir) {
-  Result<ModelWeights> w = load_hf_gpt2(dir.string());
+  Result<ModelWeights> w = load_hf_model(dir.string());
   return w ? std::string("(loaded)") : w.error().message;
 }
 
@@ -199,7 +205,7 @@ bool has(const std::string& s, const std::string& part) { return s.find(part) !=
 
 TEST(HfGpt2, LoadsTheTensorsWhereGpt2PutsThem) {
   const fs::path dir = make_dir("plain");
-  Result<ModelWeights> w = load_hf_gpt2(dir.string());
+  Result<ModelWeights> w = load_hf_model(dir.string());
   ASSERT_TRUE(w) << w.error().message;
   const int V = static_cast<int>(tiny_vocab().size());
   const std::vector<Tensor> src = gpt2_tensors(V);
@@ -241,7 +247,7 @@ TEST(HfGpt2, LoadsTheTensorsWhereGpt2PutsThem) {
 
 TEST(HfGpt2, EveryFileVariantLoadsTheSameWeights) {
   const fs::path base_dir = make_dir("base");
-  Result<ModelWeights> base = load_hf_gpt2(base_dir.string());
+  Result<ModelWeights> base = load_hf_model(base_dir.string());
   ASSERT_TRUE(base) << base.error().message;
   std::vector<std::pair<std::string, Variant>> variants;
   Variant v;
@@ -265,7 +271,7 @@ TEST(HfGpt2, EveryFileVariantLoadsTheSameWeights) {
   for (const auto& [name, var] : variants) {
     SCOPED_TRACE(name);
     const fs::path dir = make_dir(name, var);
-    Result<ModelWeights> w = load_hf_gpt2(dir.string());
+    Result<ModelWeights> w = load_hf_model(dir.string());
     ASSERT_TRUE(w) << w.error().message;
     expect_same_weights(*base, *w);
     const bool narrow = var.dtype == "F16" || var.dtype == "BF16";
@@ -280,7 +286,7 @@ TEST(HfGpt2, AnUntiedLmHeadIsUsedForTheLogits) {
   Variant v;
   v.lm_head_different = true;
   const fs::path dir = make_dir("untied", v);
-  Result<ModelWeights> w = load_hf_gpt2(dir.string());
+  Result<ModelWeights> w = load_hf_model(dir.string());
   ASSERT_TRUE(w) << w.error().message;
   ASSERT_EQ(w->lm_head.rows(), w->tok_emb.rows());
   EXPECT_FALSE(w->lm_head == w->tok_emb);
@@ -289,33 +295,39 @@ TEST(HfGpt2, AnUntiedLmHeadIsUsedForTheLogits) {
 }
 
 TEST(HfGpt2, ConfigsOfOtherModelsAreRefusedByName) {
-  const json bert = {{"architectures", {"BertForMaskedLM"}}, {"model_type", "bert"}, {"hidden_size", 768}, {"num_attention_heads", 12}};
-  Result<Gpt2Config> c = parse_gpt2_config(bert.dump(), "config.json");
+  // GPT-2 goes through the one family table (hf_families.h): its keys, its refusals.
+  const json t5 = {{"architectures", {"T5ForConditionalGeneration"}}, {"model_type", "t5"}, {"d_model", 512}};
+  Result<HfModelConfig> c = parse_hf_config(t5.dump(), "config.json");
   ASSERT_FALSE(c);
-  EXPECT_TRUE(has(c.error().message, "bert") && has(c.error().message, "BertForMaskedLM") && has(c.error().message, "GPT-2")) << c.error().message;
-  const json llama = {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}, {"hidden_size", 4096}, {"rms_norm_eps", 1e-6}};
-  c = parse_gpt2_config(llama.dump(), "config.json");
-  ASSERT_FALSE(c);
-  EXPECT_TRUE(has(c.error().message, "llama") && has(c.error().message, "RMSNorm")) << c.error().message;
+  EXPECT_TRUE(has(c.error().message, "t5") && has(c.error().message, "T5ForConditionalGeneration") && has(c.error().message, "gpt2, llama")) << c.error().message;
   json gelu = gpt2_config(300);
   gelu["activation_function"] = "relu";
-  c = parse_gpt2_config(gelu.dump(), "config.json");
+  c = parse_hf_config(gelu.dump(), "config.json");
   ASSERT_FALSE(c);
   EXPECT_TRUE(has(c.error().message, "relu")) << c.error().message;
   json odd = gpt2_config(300);
   odd["n_head"] = 5;
-  c = parse_gpt2_config(odd.dump(), "config.json");
+  c = parse_hf_config(odd.dump(), "config.json");
   ASSERT_FALSE(c);
   EXPECT_TRUE(has(c.error().message, "not divisible")) << c.error().message;
-  EXPECT_FALSE(parse_gpt2_config("{not json", "config.json"));
+  json cross = gpt2_config(300);
+  cross["add_cross_attention"] = true;
+  c = parse_hf_config(cross.dump(), "config.json");
+  ASSERT_FALSE(c);
+  EXPECT_TRUE(has(c.error().message, "add_cross_attention")) << c.error().message;
+  EXPECT_FALSE(parse_hf_config("{not json", "config.json"));
   json eps = gpt2_config(300);
   eps["layer_norm_epsilon"] = 0.001;
   eps.erase("n_positions");
   eps["n_ctx"] = 64;
-  c = parse_gpt2_config(eps.dump(), "config.json");
+  c = parse_hf_config(eps.dump(), "config.json");
   ASSERT_TRUE(c) << c.error().message;
-  EXPECT_FLOAT_EQ(c->layer_norm_epsilon, 0.001f);
-  EXPECT_EQ(c->n_positions, 64);
+  EXPECT_FLOAT_EQ(c->arch.norm_eps, 0.001f);
+  EXPECT_EQ(c->positions, 64);
+  eps.erase("n_ctx");
+  c = parse_hf_config(eps.dump(), "config.json");
+  ASSERT_FALSE(c) << "learned positions need their number";
+  EXPECT_TRUE(has(c.error().message, "n_positions")) << c.error().message;
 }
 
 TEST(HfGpt2, BrokenDirectoriesGiveClearMessages) {
@@ -324,9 +336,9 @@ TEST(HfGpt2, BrokenDirectoriesGiveClearMessages) {
   const int V = static_cast<int>(vocab.size());
   const std::string good = safetensors_bytes(gpt2_tensors(V), "F32");
 
-  // A BERT directory: the config says so before any tensor is read.
+  // A BERT directory: read as one (the one dispatch), its config's gaps named before any tensor is read.
   write(dir / "config.json", json{{"model_type", "bert"}, {"architectures", {"BertModel"}}}.dump());
-  EXPECT_TRUE(has(load_error(dir), "bert")) << load_error(dir);
+  EXPECT_TRUE(has(load_error(dir), "BERT: \"hidden_size\" is missing")) << load_error(dir);
   write(dir / "config.json", gpt2_config(V).dump());
 
   // Missing files.
@@ -417,7 +429,7 @@ TEST(HfGpt2, DamagedFilesNeverCrash) {
       }
     }
     write(dir / "model.safetensors", bytes);
-    Result<ModelWeights> w = load_hf_gpt2(dir.string());
+    Result<ModelWeights> w = load_hf_model(dir.string());
     if (!w) {
       ++refused;
       EXPECT_FALSE(w.error().message.empty());
@@ -429,7 +441,7 @@ TEST(HfGpt2, DamagedFilesNeverCrash) {
 
 TEST(HfGpt2, TheForwardPassUsesTheConfigsEpsilon) {
   const fs::path dir = make_dir("eps");
-  Result<ModelWeights> w = load_hf_gpt2(dir.string());
+  Result<ModelWeights> w = load_hf_model(dir.string());
   ASSERT_TRUE(w) << w.error().message;
   ModelConfig cfg;
   cfg.d_model = kD;
@@ -458,7 +470,7 @@ TEST(HfGpt2, TokenizerJsonSplitsTheText) {
               {"decoder", {{"type", "ByteLevel"}}},
               {"added_tokens", {{{"id", 0}, {"content", "<|endoftext|>"}, {"special", true}, {"normalized", false}}}}};
   write(dir / "tokenizer.json", tok.dump());
-  Result<ModelWeights> w = load_hf_gpt2(dir.string());
+  Result<ModelWeights> w = load_hf_model(dir.string());
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w->source.tokenizer_files, "tokenizer.json");
   ModelConfig cfg;
@@ -486,7 +498,7 @@ TEST(HfGpt2, TokenizerFallbacksOfAModelDirectory) {
   fs::remove(dir / "vocab.json");
   fs::remove(dir / "merges.txt");
   write(dir / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\ncat\n##s\n.\n");
-  Result<ModelWeights> w = load_hf_gpt2(dir.string());
+  Result<ModelWeights> w = load_hf_model(dir.string());
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w->source.tokenizer_files, "vocab.txt");
   ASSERT_TRUE(w->hf_tokenizer);

@@ -20,9 +20,8 @@
 
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
-#include "core/io/hf_gpt2.h"
-#include "core/io/hf_model.h"
 #include "core/io/hf_tensors.h"
+#include "core/io/hf_model.h"
 #include "core/io/mapped_file.h"
 #include "core/io/model_dir.h"
 #include "core/io/npy.h"
@@ -144,7 +143,7 @@ TEST(HostileFiles, ConfigJsonRefusesWrongTypesAndAbsurdSizes) {
 TEST(HostileFiles, HuggingFaceConfigAndIndexOfWrongTypesAreMessages) {
   for (const char* text : {R"({"model_type": 6})", R"({"model_type": "gpt2", "activation_function": 3, "n_embd": 8, "n_head": 2,
                            "n_layer": 1, "vocab_size": 10, "n_positions": 8})", R"({"model_type": "gpt2", "n_embd": 1e38})", "[]", "nul"}) {
-    Result<Gpt2Config> c = parse_gpt2_config(text, "config.json");
+    Result<HfModelConfig> c = parse_hf_config(text, "config.json");
     ASSERT_FALSE(c) << text;
     EXPECT_TRUE(contains(c.error().message, "config.json: ")) << c.error().message;
   }

@@ -3,7 +3,7 @@
 #include "app/common/assets.h"
 #include "core/io/checkpoint.h"
 #include "core/io/export.h"
-#include "core/io/hf_gpt2.h"
+#include "core/io/hf_tensors.h"
 #include "core/io/hf_model.h"
 #include "core/memory_budget.h"
 #include "core/model/model.h"

@@ -8,7 +8,7 @@
 #include "app/common/print_message.h"
 #include "app/gui/enum_names.h"
 #include "core/io/export.h"
-#include "core/io/hf_gpt2.h"
+#include "core/io/hf_tensors.h"
 #include "core/io/hf_model.h"
 
 namespace headmap {

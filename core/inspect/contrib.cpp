@@ -28,6 +28,7 @@ Status supported(const ModelWeights& w, const ModelConfig& cfg) {
     case NormPlacement::PreNorm:
     case NormPlacement::Parallel:
     case NormPlacement::Sandwich:
+    case NormPlacement::PostOutput:
     case NormPlacement::PostNorm: return Status();  // each LayerNorm's scale frozen (contrib.h)
   }
   return Error{ErrorKind::InvalidArgument, "What heads contribute needs each head's output to reach the residual stream linearly; " +
@@ -190,7 +191,7 @@ Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, 
   for (int l = 0; l < L; ++l)
     for (int h = 0; h < H; ++h) std::copy_n(out.weights(l, 0, h), static_cast<size_t>(T) * T, p.weights.data() + (static_cast<size_t>(l) * H + h) * T * T);
   p.head_out.resize(static_cast<size_t>(L) * H);
-  const bool post = w.arch.placement == NormPlacement::Sandwich;
+  const bool post = w.arch.placement == NormPlacement::Sandwich || w.arch.placement == NormPlacement::PostOutput;
   for (int l = 0; l < L; ++l) {
     const MhaOptions mo = mha_options(cfg, w, l);  // this layer's d_head and K/V heads
     const LayerValues grouped = layer_values(w.layers[l], mo, D);
@@ -207,7 +208,7 @@ Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, 
     }
     p.attn_bias.push_back(cfg.pitfalls.no_w_o || grouped.b_o.size() != D ? RowVec(RowVec::Zero(D)) : RowVec(grouped.b_o));
     MatR attn_written = out.attn_out[l];  // (T, D): what the attention block wrote into the stream
-    if (post) {  // Gemma 2/3: RMSNorm(block output) * g_post, its scale frozen per position
+    if (post) {  // Gemma 2/3, OLMo 2: RMSNorm(block output) * g_post, its scale frozen per position
       const RowVec& g = w.layers[l].post_attn_g;
       MatR scale(T, D);  // (T, D)
       for (int t = 0; t < T; ++t) {
@@ -298,8 +299,7 @@ Attribution post_norm_attribution(const ModelWeights& w, const StreamParts& p, c
   Eigen::VectorXd y(D), gate(D);
   for (int i = 0; i < D; ++i) {
     const double v = z(i);
-    y(i) = w.arch.mlp == MlpKind::GeluTanh ? 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
-                                           : 0.5 * v * (1.0 + std::erf(v * 0.7071067811865476));
+    y(i) = activate(w.arch.activation(), v);
     gate(i) = v != 0.0 ? y(i) / v : 0.5;
   }
   const double s_m = ln_scale(y, eps);
@@ -362,7 +362,10 @@ Result<Attribution> direct_attribution(const ModelWeights& w, const StreamParts&
     a.attn_bias.push_back(add(part(p.bias_written(l, t))));
     a.mlps.push_back(add(part(p.mlp_out[l].row(t))));
   }
-  a.final_bias = layer_norm && w.lnf_b.size() == D ? add(w.lnf_b.cast<double>().dot(u.transpose())) : 0.0f;
+  // The final norm's bias, and the lm_head's own (Phi: b[a] - b[b]).
+  double head_bias = 0.0;
+  if (w.lm_head_b.size() > target.token_a) head_bias = w.lm_head_b(target.token_a) - (target.token_b >= 0 ? w.lm_head_b(target.token_b) : 0.0f);
+  a.final_bias = layer_norm && w.lnf_b.size() == D ? add(w.lnf_b.cast<double>().dot(u.transpose()) + head_bias) : add(head_bias);
   const double centring = layer_norm ? -mean * ueff.sum() : 0.0;
   a.centring = static_cast<float>(centring);
   a.parts_sum = static_cast<float>(add.sum + centring);

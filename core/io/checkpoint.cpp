@@ -96,11 +96,6 @@ int64_t numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 // A model of the given dimensions with every tensor allocated (values unset).
 ModelWeights sized_weights(int D, int L, int V, int P) {

@@ -73,6 +73,8 @@ Result<HfModelConfig> gguf_config(const GgufFile& f) {
   HfModelConfig c;
   Arch& a = c.arch;
   a.family = fam->second.first;
+  if (ga == "gpt2") c.tensor_names = "gpt_neo";  // its tensors renamed to GPT-Neo's (out, in) Linears, GPT-2's block
+  if (ga == "phi3") c.tensor_names = "llama";    // its fused attn_qkv and ffn_up split into Llama's names below
   a.name = fam->second.second;
   const GgufTensorInfo* emb = f.tensor("token_embd.weight");
   if (!emb || emb->ne.size() != 2) return bad_format(f.path() + ": there is no 2-D token_embd.weight, so these are not a language model's tensors.");

@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/io/hf_gpt2.h"
 #include "core/io/hf_tensors.h"
 #include "core/memory_budget.h"
 #include "core/model/config.h"
@@ -21,11 +20,7 @@ using nlohmann::json;
 
 namespace {
 Error bad_format(const std::string& m) { return Error{ErrorKind::BadFormat, m}; }
-constexpr int kMaxVocab = 1 << 20;
-constexpr int kMaxPositions = 1 << 24;
 }  // namespace
-
-bool is_encoder_family(const std::string& t) { return t == "bert" || t == "roberta" || t == "distilbert"; }
 
 // ---- [config] --------------------------------------------------------------------------
 Result<HfModelConfig> parse_encoder_config(const json& j, const std::string& origin) {
@@ -121,16 +116,6 @@ std::pair<std::string, std::string> ln_names(const TensorReader& r, const std::s
   return {base + ".weight", base + ".bias"};
 }
 
-Status read_linear(const TensorReader& r, const std::string& name, int64_t out, int64_t in, MatR& m) {
-  MatR stored(out, in);  // (out, in)
-  if (Status s = r.read(name, stored.data()); !s) return s;
-  m = stored.transpose();  // (in, out)
-  return Status();
-}
-Status read_vec(const TensorReader& r, const std::string& name, int64_t n, RowVec& v) {
-  v.resize(n);
-  return r.read(name, v.data());
-}
 }  // namespace
 
 // ---- [load] ----------------------------------------------------------------------------

@@ -27,8 +27,6 @@
 
 namespace headmap {
 
-bool is_encoder_family(const std::string& model_type);
-
 // config.json of an encoder -> its Arch and sizes (HfModelConfig, hf_model.h).
 Result<HfModelConfig> parse_encoder_config(const nlohmann::json& j, const std::string& origin);
 

@@ -1,6 +1,7 @@
 // hf_tensors.h: the one reader of a Hugging Face directory's safetensors (one file, or an
-// index and its shards) and its tokenizer, shared by every family's loader (hf_gpt2.h,
-// hf_model.h).
+// index and its shards) and its tokenizer, the limits on what config.json may say, and the
+// tensor readers the one family loader (hf_model.h) and the GGUF loader use. Bodies in
+// hf_tensors.cpp.
 #pragma once
 #include <filesystem>
 #include <map>
@@ -23,12 +24,16 @@ struct TensorSource {
   std::map<std::string, const SafetensorsFile*> where;  // tensor name -> file
 };
 
+// The limits on what a config.json may say (the memory budget then decides what opens).
+constexpr int kMaxVocab = 1 << 20;
+constexpr int kMaxPositions = 1 << 24;  // learned tables are also sized by check_memory
+
 // model.safetensors, else model.safetensors.index.json and its shards. A directory with only
 // pytorch_model.bin (or another format) gets a message saying what to download.
 Result<TensorSource> open_tensors(const std::filesystem::path& dir);
-
-// "[3, 4]"
-std::string shape_text(const std::vector<int64_t>& shape);
+// model.safetensors.index.json: the shard file names of its "weight_map", each a plain
+// name inside the directory, sorted and unique. (Fuzzed: tests/fuzz.)
+Result<std::vector<std::string>> parse_shard_index(const std::string& text, const std::string& origin);
 
 // config.json's whole number j[key] into *out, checked to lie in [lo, hi]. Absent or null:
 // a BadFormat error when required, else *out is left as it was. Messages begin with `prefix`
@@ -44,6 +49,11 @@ std::string model_dir_name(const std::filesystem::path& dir);
 // which splits the text, and w.source.tokenizer_files; w.bpe too when the files are GPT-2's
 // byte-level BPE (a checkpoint saved from the model needs it).
 Status load_hf_tokenizer(const std::filesystem::path& dir, int vocab_size, ModelWeights& w);
+
+// The number of distinct parameters (a tied unembedding counts once).
+int64_t parameter_count(const ModelWeights& w);
+// "124M", "1.5B": a parameter count for people.
+std::string parameters_text(int64_t n);
 
 // Reads the tensors into w, shapes first (all of them, before any data is touched).
 class TensorReader {
@@ -83,5 +93,20 @@ class TensorReader {
   std::string dir_;
   std::set<std::string> used_;
 };
+
+// The tensor readers, shapes already checked by TensorReader::expect. Hugging Face stores a
+// Linear (out, in); headmap keeps (in, out).
+Status read_vec(const TensorReader& r, const std::string& name, int64_t n, RowVec& v);  // (n)
+Status read_linear(const TensorReader& r, const std::string& name, int64_t out, int64_t in, MatR& m);  // m: (in, out)
+// The same packed for the GEMM: a BF16 / F16 tensor straight from the map into 16-bit panels
+// (the file's precision, packed_gemm.h), its pages then released; F32 through one copy.
+// row0: the first of the `out` rows to read (a fused [gate; up] tensor's second half); last:
+// the tensor's last part is read, so its pages go.
+Status read_linear_packed(const TensorReader& r, const std::string& name, int64_t out, int64_t in, PackedMatrix& p, int64_t row0 = 0,
+                          bool last = true);
+// A Conv1D weight, stored (in, out) as headmap keeps it (GPT-2), packed a block of rows at a time, in its dtype.
+Status read_conv1d_packed(const TensorReader& r, const std::string& name, int64_t in, int64_t out, PackedMatrix& p);
+// A (rows, cols) table kept 16-bit (NarrowRows), checked finite, its pages then released.
+Status read_rows16(const TensorReader& r, const std::string& name, int64_t rows, int64_t cols, NarrowRows& t);
 
 }  // namespace headmap

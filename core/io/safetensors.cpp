@@ -52,12 +52,13 @@ int dtype_bytes(const std::string& d) {
   return it == sizes.end() ? 0 : it->second;
 }
 
+}  // namespace
+
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
-}  // namespace
 
 Result<SafetensorsFile> SafetensorsFile::open(const std::string& path, const SafetensorsChecks& checks) {
   Result<MappedFile> mapped = MappedFile::open(path);

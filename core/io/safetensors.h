@@ -17,6 +17,9 @@
 
 namespace headmap {
 
+// "[3, 4]": a shape in messages (every reader of tensors says shapes this way).
+std::string shape_text(const std::vector<int64_t>& shape);
+
 struct SafetensorInfo {
   std::string dtype;            // "F32", "F16", "BF16", or any other dtype the format knows
   std::vector<int64_t> shape;

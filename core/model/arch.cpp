@@ -23,7 +23,7 @@ float Arch::score_scale_for(int d_head) const {
   return 1.0f;
 }
 
-std::vector<double> rope_inv_freq(const Arch& a, int d_head, bool local) {
+std::vector<double> rope_inv_freq(const Arch& a, int d_head, bool local, bool long_factors) {
   const int rot = a.rotary_dims(d_head);
   const double theta = local && a.rope_local_theta > 0 ? a.rope_local_theta : a.rope_theta;
   std::vector<double> f(static_cast<size_t>(rot / 2));
@@ -48,6 +48,9 @@ std::vector<double> rope_inv_freq(const Arch& a, int d_head, bool local) {
       x = (1 - smooth) * x / a.rope_factor + smooth * x;
     }
   }
+  const std::vector<float>& lr = long_factors ? a.rope_long_factors : a.rope_short_factors;
+  if (a.rope_scaling == RopeScaling::LongRope && lr.size() == f.size())
+    for (size_t i = 0; i < f.size(); ++i) f[i] /= static_cast<double>(lr[i]);
   if (a.rope_freq_factors.size() == f.size())
     for (size_t i = 0; i < f.size(); ++i) f[i] /= static_cast<double>(a.rope_freq_factors[i]);
   return f;
@@ -58,6 +61,7 @@ std::string arch_steps(const Arch& a, int H, int d_head) {
   if (a.placement == NormPlacement::Parallel) s += ", parallel attention + MLP";
   if (a.placement == NormPlacement::Sandwich) s += ", four norms per layer";
   if (a.placement == NormPlacement::PostNorm) s += " after each sub-block (post-norm)";
+  if (a.placement == NormPlacement::PostOutput) s += " of each sub-block's output, before the residual";
   if (a.bidirectional) s += ", no causal mask (every real token sees every other; padding keys hidden)";
   if (a.token_types > 0) s += ", " + std::to_string(a.token_types) + " token type" + (a.token_types > 1 ? "s" : "") + " added to the embeddings";
   if (a.position_offset > 0) s += ", positions from " + std::to_string(a.position_offset);
@@ -71,10 +75,16 @@ std::string arch_steps(const Arch& a, int H, int d_head) {
     if (a.rope_scaling == RopeScaling::Llama3) s += ", llama3 scaling x" + std::to_string(static_cast<int>(a.rope_factor));
     if (!a.rope_freq_factors.empty()) s += ", per-frequency factors (rope_freqs)";
     if (a.rope_scaling == RopeScaling::Linear) s += ", linear scaling";
+    if (a.rope_scaling == RopeScaling::LongRope)
+      s += ", longrope (short factors up to " + std::to_string(a.rope_original_context) + " tokens, long ones past)";
+    std::string nope;
+    for (size_t l = 0; l < a.no_rope_layers.size(); ++l)
+      if (a.no_rope_layers[l]) nope += (nope.empty() ? "" : ", ") + std::to_string(l);
+    if (!nope.empty()) s += ", no RoPE on layer" + std::string(nope.find(',') != std::string::npos ? "s " : " ") + nope + " (NoPE)";
   } else if (a.positions == PositionKind::Learned) {
     s += ", learned positions";
   }
-  if (a.qk_norm) s += ", q/k norm";
+  if (a.qk_norm) s += a.qk_norm_whole ? ", q/k norm over all heads" : ", q/k norm";
   const int kv = a.num_kv_heads > 0 ? a.num_kv_heads : H;
   if (kv < H) s += ", K/V repeat x" + std::to_string(H / kv);
   if (a.attn_softcap > 0) {

@@ -6,8 +6,11 @@
 //
 // D = d_model, H = query heads, KV = K/V heads, d_head = head_dim, L = layers, F = MLP width
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "core/math/activation.h"
 
 namespace headmap {
 
@@ -21,6 +24,7 @@ enum class NormPlacement {
   Parallel,  // x += attn(ln1(x)) + mlp(ln2(x)), both from the same x (GPT-NeoX / Pythia)
   Sandwich,  // x += post_attn(attn(ln1(x))); x += post_mlp(mlp(ln2(x))): four norms (Gemma 2 and 3)
   PostNorm,  // x = ln1(x + attn(x)); x = ln2(x + mlp(x)): the attention reads x itself (BERT, RoBERTa, DistilBERT)
+  PostOutput,  // x += post_attn(attn(x)); x += post_mlp(mlp(x)): each sub-block reads x, its output normed (OLMo 2)
 };
 
 enum class PositionKind {
@@ -29,7 +33,10 @@ enum class PositionKind {
   None,
 };
 
-enum class RopeScaling { None, Linear, Llama3 };
+enum class RopeScaling {
+  None, Linear, Llama3,
+  LongRope,  // Phi-3: per-frequency factors, short ones up to rope_original_context tokens, long ones past it; cos and sin x rope_attention_factor
+};
 
 enum class MlpKind {
   GeluTanh,       // gelu_new / gelu_pytorch_tanh: W_proj gelu(x W_fc + b)          (GPT-2, GPT-Neo)
@@ -60,7 +67,10 @@ struct Arch {
   RopeScaling rope_scaling = RopeScaling::None;
   float rope_factor = 1.0f;       // linear and llama3
   float rope_low_freq_factor = 1.0f, rope_high_freq_factor = 4.0f;  // llama3
-  int rope_original_context = 8192;                                 // llama3
+  int rope_original_context = 8192;                                 // llama3, longrope
+  std::vector<float> rope_short_factors, rope_long_factors;         // (rot/2) longrope: inv_freq[i] / factor[i]
+  float rope_attention_factor = 1.0f;                               // longrope: cos and sin scaled by it
+  std::vector<uint8_t> no_rope_layers;  // (L) 1 = this layer has no rotary position (SmolLM3's NoPE layers); empty = none
   std::vector<float> rope_freq_factors;  // (rot/2) each frequency divided by its factor (a GGUF file's rope_freqs: llama.cpp's
                                          // form of Llama 3.1's scaling); empty = none
 
@@ -70,6 +80,7 @@ struct Arch {
   bool attn_bias = true;          // b_Q, b_K, b_V stored (else zeros)
   bool out_bias = true;           // b_O stored
   bool qk_norm = false;           // RMSNorm of each head's q and k over d_head before RoPE (Qwen3, Gemma 3)
+  bool qk_norm_whole = false;     // ...over the whole projected q (H·d_head) and k (KV·d_head) instead (OLMo 2)
   ScoreScale score_scale = ScoreScale::InvSqrtHeadDim;
   float query_pre_attn_scalar = 0.0f;
   float attn_softcap = 0.0f;      // scores -> c tanh(scores / c) after scaling (Gemma 2), 0 = none
@@ -95,8 +106,15 @@ struct Arch {
   // native K/V heads. Otherwise another H re-slices the same weights (GPT-2, GPT-Neo).
   bool fixed_heads() const { return num_heads > 0; }
   bool rotary() const { return positions == PositionKind::Rotary; }
+  bool rope_on(int layer) const {  // this layer rotates q and k
+    return rotary() && !(layer >= 0 && layer < static_cast<int>(no_rope_layers.size()) && no_rope_layers[static_cast<size_t>(layer)]);
+  }
   bool encoder() const { return bidirectional; }
   bool gated() const { return mlp == MlpKind::SiluGated || mlp == MlpKind::GeluTanhGated; }
+  // The MLP's activation (of the gate when gated), from the one table (core/math/activation.h).
+  Activation activation() const {
+    return mlp == MlpKind::SiluGated ? Activation::Silu : mlp == MlpKind::GeluErf ? Activation::GeluErf : Activation::GeluTanh;
+  }
   int window(int layer) const { return layer >= 0 && layer < static_cast<int>(windows.size()) ? windows[static_cast<size_t>(layer)] : 0; }
   // The rotated dimensions of a head of d_head (even).
   int rotary_dims(int d_head) const;
@@ -106,8 +124,9 @@ struct Arch {
 };
 
 // RoPE's inverse frequencies (rot/2) for heads of d_head, with the arch's scaling; `local`
-// picks the sliding-window layers' theta. inv_freq[i] = theta^(-2i/rot), then scaled.
-std::vector<double> rope_inv_freq(const Arch& a, int d_head, bool local);
+// picks the sliding-window layers' theta; `long_factors` longrope's long factors (a text
+// past rope_original_context). inv_freq[i] = theta^(-2i/rot), then scaled.
+std::vector<double> rope_inv_freq(const Arch& a, int d_head, bool local, bool long_factors = false);
 
 // The family's steps in words, for the passport and the source line: "RMSNorm, RoPE
 // (theta 10000), K/V repeat x4, SiLU-gated MLP (F = 1536)".

@@ -86,8 +86,19 @@ MhaOptions mha_options(const ModelConfig& cfg, const ModelWeights& w, int layer)
   o.softcap = a.attn_softcap;
   o.window = a.window(layer);
   o.qk_norm_eps = a.norm_eps;
-  if (a.rotary() && cfg.positional) o.rope_inv_freq = rope_inv_freq(a, dh, o.window > 0);
+  if (a.rope_on(layer) && cfg.positional) {
+    o.rope_inv_freq = rope_inv_freq(a, dh, o.window > 0);
+    if (a.rope_scaling == RopeScaling::LongRope) {
+      o.rope_inv_freq_long = rope_inv_freq(a, dh, o.window > 0, true);
+      o.rope_long_after = a.rope_original_context;
+      o.rope_mscale = a.rope_attention_factor;
+    }
+  }
   return o;
+}
+
+const std::vector<double>& rope_freq_for(const MhaOptions& o, int seq_len) {
+  return !o.rope_inv_freq_long.empty() && std::max(seq_len, o.rope_seq_len) > o.rope_long_after ? o.rope_inv_freq_long : o.rope_inv_freq;
 }
 
 void rotate_half(float* v, int half, const float* c, const float* s) {
@@ -103,14 +114,16 @@ namespace {
 struct RopeTable {
   int half = 0;
   std::vector<float> cos, sin;
-  RopeTable(const std::vector<double>& inv_freq, int T) : half(static_cast<int>(inv_freq.size())) {
+  // The frequencies o takes for a text of T positions, cos and sin scaled by o.rope_mscale.
+  RopeTable(const MhaOptions& o, int T) : RopeTable(rope_freq_for(o, T), T, o.rope_mscale) {}
+  RopeTable(const std::vector<double>& inv_freq, int T, float mscale) : half(static_cast<int>(inv_freq.size())) {
     cos.resize(static_cast<size_t>(T) * half);
     sin.resize(cos.size());
     for (int t = 0; t < T; ++t)
       for (int i = 0; i < half; ++i) {
         const double a = t * inv_freq[static_cast<size_t>(i)];
-        cos[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(a));
-        sin[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(a));
+        cos[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(a) * mscale);
+        sin[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(a) * mscale);
       }
   }
   const float* c(int t) const { return cos.data() + static_cast<size_t>(t) * half; }
@@ -123,6 +136,20 @@ void rms_head(float* v, int dh, const RowVec& g, float eps) {
   for (int j = 0; j < dh; ++j) ss += static_cast<double>(v[j]) * v[j];
   const float inv = static_cast<float>(1.0 / std::sqrt(ss / dh + eps));
   for (int j = 0; j < dh; ++j) v[j] = v[j] * inv * g(j);
+}
+
+// The q/k norm spans the whole projection (OLMo 2: H·d_head weights), not each head.
+bool whole_norm(const RowVec& g, int width, int dh) { return width != dh && g.size() == width; }
+
+// 1 / the RMS of each row of x (rows, width) + b: OLMo 2's whole-width q/k norm, for readers
+// that compute one head at a time. (rows)
+std::vector<float> whole_inv_rms(const MatR& x, const MatR& wm, const RowVec& b, float eps) {
+  MatR full = x * wm;  // (rows, width)
+  full.rowwise() += b;
+  std::vector<float> inv(static_cast<size_t>(full.rows()));
+  for (Eigen::Index r = 0; r < full.rows(); ++r)
+    inv[static_cast<size_t>(r)] = static_cast<float>(1.0 / std::sqrt(full.row(r).cast<double>().squaredNorm() / full.cols() + eps));
+  return inv;
 }
 
 // The family's steps on one head's fresh q or k at position t: q/k norm, then RoPE.
@@ -291,18 +318,22 @@ namespace {
 // RoPE by position. Row r is position pos0 + r % period (mha_forward: sentences of T rows
 // from 0; the incremental forward: the new rows of one sentence, from the cached prefix).
 void qk_steps(const LayerWeights& w, const MhaOptions& o, MatR& qkv, int period, int pos0, int dh, int Dq) {
-  const int H = o.num_heads, kvH = kv_heads(o);
+  const int H = o.num_heads, kvH = kv_heads(o), Dkv = kvH * dh;
   const Eigen::Index rows = qkv.rows(), W3 = qkv.cols();
-  const bool qk_norm = w.q_norm.size() == dh && w.k_norm.size() == dh;
+  const bool q_whole = whole_norm(w.q_norm, Dq, dh), k_whole = whole_norm(w.k_norm, Dkv, dh);
+  const bool qk_norm = (w.q_norm.size() == dh && w.k_norm.size() == dh) || q_whole || k_whole;
   if (!qk_norm && o.rope_inv_freq.empty()) return;
-  const RopeTable rope(o.rope_inv_freq, pos0 + period);
+  const RowVec none;
+  const RopeTable rope(o, pos0 + period);
   const RopeTable* rp = o.rope_inv_freq.empty() ? nullptr : &rope;
 #pragma omp parallel for schedule(static) num_threads(threads_for(20.0 * rows * (H + kvH) * dh))
   for (Eigen::Index r = 0; r < rows; ++r) {
     float* row = qkv.data() + r * W3;
     const int t = pos0 + static_cast<int>(r % period);
-    for (int h = 0; h < H; ++h) prepare_head(row + h * dh, dh, t, w.q_norm, o.qk_norm_eps, rp);
-    for (int g = 0; g < kvH; ++g) prepare_head(row + Dq + g * dh, dh, t, w.k_norm, o.qk_norm_eps, rp);
+    if (q_whole) rms_head(row, Dq, w.q_norm, o.qk_norm_eps);  // OLMo 2: over all heads at once
+    if (k_whole) rms_head(row + Dq, Dkv, w.k_norm, o.qk_norm_eps);
+    for (int h = 0; h < H; ++h) prepare_head(row + h * dh, dh, t, q_whole ? none : w.q_norm, o.qk_norm_eps, rp);
+    for (int g = 0; g < kvH; ++g) prepare_head(row + Dq + g * dh, dh, t, k_whole ? none : w.k_norm, o.qk_norm_eps, rp);
   }
 }
 }  // namespace
@@ -510,11 +541,22 @@ float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int 
     k[static_cast<size_t>(j)] = xs.dot(w.proj_cols(LayerWeights::kK, fk, 1).col(0)) + w.b_k(fk);
   }
   // The families' steps: q/k norm, then RoPE at the two positions (the hover knows them).
+  const bool q_whole = whole_norm(w.q_norm, H * dh, dh), k_whole = whole_norm(w.k_norm, kvH * dh, dh);
+  if (q_whole || k_whole) {  // OLMo 2: the norm spans every head's q (k), so the whole rows are projected
+    const MatR xq = xt, xk = xs;  // (1, D)
+    const float iq = q_whole ? whole_inv_rms(xq, w.proj(LayerWeights::kQ), w.b_q, o.qk_norm_eps)[0] : 1.0f;
+    const float ik = k_whole ? whole_inv_rms(xk, w.proj(LayerWeights::kK), w.b_k, o.qk_norm_eps)[0] : 1.0f;
+    for (int j = 0; j < dh; ++j) {
+      if (q_whole) q[static_cast<size_t>(j)] *= iq * w.q_norm(head * dh + j);
+      if (k_whole) k[static_cast<size_t>(j)] *= ik * w.k_norm(kh * dh + j);
+    }
+  }
   if (!o.rope_inv_freq.empty() || w.q_norm.size() == dh) {
-    const RopeTable rope(o.rope_inv_freq, std::max(t, s) + 1);
+    const RopeTable rope(o, std::max(t, s) + 1);
     const RopeTable* rp = o.rope_inv_freq.empty() || t < 0 || s < 0 ? nullptr : &rope;
-    prepare_head(q.data(), dh, std::max(t, 0), w.q_norm, o.qk_norm_eps, rp);
-    prepare_head(k.data(), dh, std::max(s, 0), w.k_norm, o.qk_norm_eps, rp);
+    const RowVec none;
+    prepare_head(q.data(), dh, std::max(t, 0), q_whole ? none : w.q_norm, o.qk_norm_eps, rp);
+    prepare_head(k.data(), dh, std::max(s, 0), k_whole ? none : w.k_norm, o.qk_norm_eps, rp);
   }
   double score = 0;
   for (int j = 0; j < dh; ++j) score += static_cast<double>(q[static_cast<size_t>(j)]) * k[static_cast<size_t>(j)];
@@ -531,11 +573,14 @@ HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int hea
   HM_ASSERT(x_b.cols() == D && len <= x_b.rows(), "x_b must be (T, D) with len <= T");
   const int T = static_cast<int>(x_b.rows());
   const int dh = head_dim(o, D), Dq = H * dh, kvH = kv_heads(o), Dkv = kvH * dh;
-  const RopeTable rope(o.rope_inv_freq, T);
+  const RopeTable rope(o, T);
   const RopeTable* rp = o.rope_inv_freq.empty() ? nullptr : &rope;
   const bool interleaved = o.pitfalls.interleaved_reshape;
   const float scale = score_scale(D, o);
   const LayerWeights w = kv_grouped(w_in, o);  // W_K, W_V: (D, Dkv)
+  const bool q_whole = whole_norm(w.q_norm, Dq, dh), k_whole = whole_norm(w.k_norm, Dkv, dh);
+  const std::vector<float> q_inv = q_whole ? whole_inv_rms(x_b, w.w_q, w.b_q, o.qk_norm_eps) : std::vector<float>();  // (T)
+  const std::vector<float> k_inv = k_whole ? whole_inv_rms(x_b, w.w_k, w.b_k, o.qk_norm_eps) : std::vector<float>();  // (T)
 
   // The forgotten-transpose pitfall has no per-head module to write: its heads are pieces of
   // the full (T, D) projections' memory, so those are computed and re-read as (H, T, dh).
@@ -559,7 +604,7 @@ HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int hea
   tr.scale = scale;
   tr.softcap = o.softcap;
   tr.window = o.window;
-  tr.rope_inv_freq = o.rope_inv_freq;
+  tr.rope_inv_freq = rope_freq_for(o, T);
   tr.concat = MatR::Zero(T, Dq);
   for (int h = 0; h < H; ++h) {
     const int g = kv_head_of(o, h);  // the K/V head this query head reads
@@ -588,12 +633,17 @@ HeadTrace head_trace(const LayerWeights& w_in, const MatR& x_b, int len, int hea
       v = x_b * wv;  // (T, dh)
       v.rowwise() += bv;
     }
-    const bool qk_norm = w.q_norm.size() == dh && w.k_norm.size() == dh;
+    const bool qk_norm = (w.q_norm.size() == dh && w.k_norm.size() == dh) || q_whole || k_whole;
     MatR q_proj, k_proj, q_normed, k_normed;  // (T, dh) each, kept for the traced head only
     if (h == head && (qk_norm || rp)) q_proj = q, k_proj = k;
+    const RowVec none;
     for (int t = 0; t < T; ++t) {  // the families' q/k norm and RoPE, row by row
-      prepare_head(q.row(t).data(), dh, t, w.q_norm, o.qk_norm_eps, nullptr);
-      prepare_head(k.row(t).data(), dh, t, w.k_norm, o.qk_norm_eps, nullptr);
+      for (int j = 0; j < dh && (q_whole || k_whole); ++j) {
+        if (q_whole) q(t, j) *= q_inv[static_cast<size_t>(t)] * w.q_norm(h * dh + j);
+        if (k_whole) k(t, j) *= k_inv[static_cast<size_t>(t)] * w.k_norm(g * dh + j);
+      }
+      prepare_head(q.row(t).data(), dh, t, q_whole ? none : w.q_norm, o.qk_norm_eps, nullptr);
+      prepare_head(k.row(t).data(), dh, t, k_whole ? none : w.k_norm, o.qk_norm_eps, nullptr);
     }
     if (h == head && qk_norm) q_normed = q, k_normed = k;
     if (rp)

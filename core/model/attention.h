@@ -46,6 +46,10 @@ struct MhaOptions {
   int window = 0;                    // keys s with t - s < window only (sliding window); 0 = all
   float qk_norm_eps = 1e-6f;         // the q/k RMSNorm's epsilon (weights in LayerWeights::q_norm, k_norm)
   std::vector<double> rope_inv_freq; // (rot/2) RoPE frequencies; empty = no rotation
+  std::vector<double> rope_inv_freq_long;  // (rot/2) longrope's, used past rope_long_after positions; empty = none
+  int rope_long_after = 0;           // longrope: the original context (more positions take the long frequencies)
+  float rope_mscale = 1.0f;          // cos and sin scaled by it (longrope's attention factor)
+  int rope_seq_len = 0;              // the positions the whole text holds, when a caller computes only some (the hover)
   StageTimes* times = nullptr;       // the benchmarks' per-stage timers (stage_times.h); null = off
 };
 
@@ -109,6 +113,10 @@ inline bool key_visible(const MhaOptions& o, int t, int s, int len) {
 
 // The scale applied to Q·K^T: 1/sqrt(d_head), or 1/sqrt(D) under the pitfall, or the family's.
 float score_scale(int d_model, const MhaOptions& o);
+
+// The RoPE frequencies a text of seq_len positions takes under o (longrope: the long ones past
+// its original context, as transformers chooses by the longest position).
+const std::vector<double>& rope_freq_for(const MhaOptions& o, int seq_len);
 
 // Rotates one head's q or k (d_head floats) by position t: rotate-half pairs (i, i + rot/2),
 // rot = 2·inv_freq.size(), angle t·inv_freq[i]. cos_t, sin_t: (rot/2) for this t.

@@ -74,8 +74,10 @@ uint64_t weights_stamp(const ModelWeights& w) {
 bool kv_cacheable(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt) {
   Pitfalls others = cfg.pitfalls;
   others.no_w_o = false;  // the weights' own (a model trained without W_O), and row by row
+  // longrope rotates every key by the frequencies of the whole text's length: a prefix rotated
+  // before the text passed the original context would differ, so it runs in full.
   return batch.B() == 1 && batch.T > 0 && cfg.causal && !others.any() && !opt.ablate && !opt.hook && !opt.trace &&
-         cfg.num_layers <= w.num_layers();
+         cfg.num_layers <= w.num_layers() && w.arch.rope_scaling != RopeScaling::LongRope;
 }
 
 static bool same_token(const Token& a, const Token& b) { return a.id == b.id && a.text == b.text; }

@@ -193,18 +193,10 @@ static void norm(const ModelWeights& w, const MatR& x, const RowVec& g, const Ro
   else layer_norm(x, g, b, out, w.ln_eps);
 }
 
-float gelu(float x) {
-  constexpr float k = 0.7978845608028654f;  // sqrt(2/pi)
-  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
-}
+float gelu(float x) { return activate(Activation::GeluTanh, x); }
 
-// GELU over a whole matrix, vectorised (Eigen's tanh): the same function as gelu() to a
-// few ulp.
-static void gelu_inplace(MatR& m) {
-  constexpr float k = 0.7978845608028654f;  // sqrt(2/pi)
-  auto a = m.array();
-  a = 0.5f * a * (1.0f + (k * (a + 0.044715f * a.cube())).tanh());
-}
+// The activation a over a whole matrix, from the one table (core/math/activation.h).
+static void activate_matrix(Activation a, MatR& m) { activate_inplace(a, m.data(), m.size(), threads_for(30.0 * static_cast<double>(m.size()))); }
 
 // The family's MLP on m_in (N, D), added to x (N, D): GELU (tanh or erf) of one projection,
 // or a gated pair (SiLU or GELU-tanh of the gate, times the up projection). hidden: (N, F).
@@ -214,26 +206,15 @@ static void mlp_add(const ModelWeights& w, const LayerWeights& lw, const MatR& m
   packed_gemm(hidden, m_in, lw.w_fc);  // (N, F), on all the compute threads
   if (lw.b_fc.size() == hidden.cols()) hidden.rowwise() += lw.b_fc;
   clock.next(Stage::MlpAct);
-  switch (w.arch.mlp) {
-    case MlpKind::GeluTanh: gelu_inplace(hidden); break;
-    case MlpKind::GeluErf: {
-      float* h = hidden.data();
-      const Eigen::Index n = hidden.size();
-#pragma omp parallel for schedule(static) num_threads(threads_for(30.0 * n))
-      for (Eigen::Index i = 0; i < n; ++i) h[i] = 0.5f * h[i] * (1.0f + std::erf(h[i] * 0.7071067811865476f));
-      break;
-    }
-    case MlpKind::SiluGated:
-    case MlpKind::GeluTanhGated: {
-      clock.next(Stage::MlpIn);
-      MatR gate(m_in.rows(), lw.w_gate.cols());  // (N, F)
-      packed_gemm(gate, m_in, lw.w_gate);
-      clock.next(Stage::MlpAct);
-      if (w.arch.mlp == MlpKind::SiluGated) gate.array() = gate.array() / (1.0f + (-gate.array()).exp());
-      else gelu_inplace(gate);
-      hidden.array() *= gate.array();
-      break;
-    }
+  if (w.arch.gated()) {  // act(x W_gate) * (x W_up)
+    clock.next(Stage::MlpIn);
+    MatR gate(m_in.rows(), lw.w_gate.cols());  // (N, F)
+    packed_gemm(gate, m_in, lw.w_gate);
+    clock.next(Stage::MlpAct);
+    activate_matrix(w.arch.activation(), gate);
+    hidden.array() *= gate.array();
+  } else {
+    activate_matrix(w.arch.activation(), hidden);
   }
   clock.next(Stage::MlpOut);
   packed_gemm(x, hidden, lw.w_proj, true);  // x += (N, F) (F, D)
@@ -382,6 +363,22 @@ static void zero_padding(MatR& x, const Batch& batch) {
 
 // The rest of a layer after its attention, by the family's placement of the norms: the
 // residual update and the MLP (skipped when !mlp). x, a_out: (N, D), any N rows.
+// Layer l's attention options: the family's (its window, RoPE, scale) over the forward's own
+// (lengths, cancellation); GPT-2's block keeps the forward's.
+static void refresh_layer_options(const ModelConfig& cfg, const ModelWeights& w, int l, MhaOptions& mo) {
+  if (w.arch.is_gpt2_block()) return;
+  const MhaOptions base = mo;
+  mo = mha_options(cfg, w, l);
+  mo.lengths = base.lengths;
+  mo.cancelled = base.cancelled;
+}
+
+// What the attention reads: x itself when the norms come after the sub-blocks (BERT, OLMo 2), else ln1(x).
+static void attention_input(const ModelWeights& w, const LayerWeights& lw, const MatR& x, MatR& a_in) {
+  if (w.arch.placement == NormPlacement::PostNorm || w.arch.placement == NormPlacement::PostOutput) a_in = x;
+  else norm(w, x, lw.ln1_g, lw.ln1_b, a_in);  // (N, D)
+}
+
 static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp, const MatR& a_out, MatR& x, MatR& m_in,
                          MatR& hidden, MatR& post, StageTimes* st, MatR* mid_rec = nullptr, MatR* mlp_rec = nullptr) {
   const NormPlacement placement = w.arch.placement;
@@ -409,6 +406,16 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
       norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
       MatR m_out = MatR::Zero(x.rows(), x.cols());  // (N, D)
       mlp_add(w, lw, m_in, hidden, m_out, st);
+      rms_norm(m_out, lw.post_mlp_g, post, w.ln_eps);
+      x += post;
+    }
+  } else if (placement == NormPlacement::PostOutput) {  // OLMo 2: x += post_attn(attn(x)); x += post_mlp(mlp(x))
+    rms_norm(a_out, lw.post_attn_g, post, w.ln_eps);
+    x += post;
+    if (mid_rec) *mid_rec = x;
+    if (mlp) {
+      MatR m_out = MatR::Zero(x.rows(), x.cols());  // (N, D)
+      mlp_add(w, lw, x, hidden, m_out, st);
       rms_norm(m_out, lw.post_mlp_g, post, w.ln_eps);
       x += post;
     }
@@ -452,6 +459,7 @@ static void logits_of(const ModelWeights& w, const MatR& x, MatR& logits) {
     gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U.rows()),
                       static_cast<int>(U.cols()), U.data(), static_cast<int>(U.cols()), logits.data(), static_cast<int>(logits.cols()));
   }
+  if (w.lm_head_b.size() == logits.cols()) logits.rowwise() += w.lm_head_b;  // Phi-1.5 / Phi-2's lm_head bias
   if (const float c = w.arch.final_softcap; c > 0) logits.array() = c * (logits.array() / c).tanh();  // Gemma 2
 }
 
@@ -494,16 +502,12 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
   for (int l = 0; l < L; ++l) {
     if (opt.cancelled && opt.cancelled()) return cancel();
     const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
-    if (!w.arch.is_gpt2_block()) {  // the family's attention for this layer (its window, RoPE, scale)
-      const MhaOptions base = mo;
-      mo = mha_options(cfg, w, l);
-      mo.cancelled = base.cancelled;
-    }
+    refresh_layer_options(cfg, w, l, mo);
     mo.lengths = nullptr;
     mo.ablated = nullptr;
     mo.times = st;
     clock.next(Stage::Norm);
-    norm(w, x, lw.ln1_g, lw.ln1_b, a_in);  // (n, D)
+    attention_input(w, lw, x, a_in);  // (n, D)
     clock.stop();
     float* maps = out.attention.data() + per_layer * l;  // (Hw, T, T)
     out.no_key_rows += mha_forward_rows(lw, a_in, P, mo, c.kv[static_cast<size_t>(l)], a_out, maps);
@@ -568,8 +572,7 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
 static void encoder_head_logits(const ModelWeights& w, const MatR& x, MatR& logits) {
   MatR h = x * w.mlm_dense;  // (N, D)
   h.rowwise() += w.mlm_dense_b;
-  if (w.arch.mlp == MlpKind::GeluTanh) gelu_inplace(h);  // the head's activation is the MLP's (hidden_act)
-  else h = h.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f)); });
+  activate_matrix(w.arch.activation(), h);  // the head's activation is the MLP's (hidden_act)
   MatR hn;
   layer_norm(h, w.mlm_ln_g, w.mlm_ln_b, hn, w.ln_eps);
   const MatR& U = w.unembedding();  // (V, D)
@@ -679,25 +682,18 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   clock.next(Stage::Embed);
   MatR x = start > 0 ? *hook->start_resid : embed(w, cfg, batch);  // (B*T, D)
   clock.stop();
-  const NormPlacement placement = w.arch.placement;
   MatR a_in, a_out, m_in, hidden, post;
   if (opt.keep_layer_io) out.attn_in.resize(start), out.attn_out.resize(start);  // skipped layers: empty
   for (int l = start; l < L; ++l) {
     if (hook && hook->resid) (*hook->resid)[l] = x;
     if (opt.cancelled && opt.cancelled()) return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
     const LayerWeights& lw = w.layers[l];
-    if (!w.arch.is_gpt2_block()) {  // the family's attention for this layer (its window, RoPE, scale)
-      const MhaOptions base = mo;
-      mo = mha_options(cfg, w, l);
-      mo.lengths = base.lengths;
-      mo.cancelled = base.cancelled;
-    }
+    refresh_layer_options(cfg, w, l, mo);
     mo.ablated = opt.ablate ? opt.ablate->data() + static_cast<size_t>(l) * cfg.num_heads : nullptr;
     mo.times = st;
     // attention sub-block (post-norm: the attention reads x itself)
     clock.next(Stage::Norm);
-    if (placement == NormPlacement::PostNorm) a_in = x;
-    else norm(w, x, lw.ln1_g, lw.ln1_b, a_in);  // (B*T, D)
+    attention_input(w, lw, x, a_in);  // (B*T, D)
     clock.stop();
     out.no_key_rows += mha_forward(lw, a_in, B, T, mo, a_out, out.attention.data() + per_layer * l);
     if (opt.cancelled && opt.cancelled()) return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};

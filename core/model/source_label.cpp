@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/io/hf_gpt2.h"  // parameters_text
+#include "core/io/hf_tensors.h"  // parameters_text
 
 namespace headmap {
 

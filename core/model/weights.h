@@ -39,8 +39,8 @@ struct LayerWeights {
   // Other families (arch.h); empty for GPT-2's block. With d_head independent of D, W_Q is
   // (D, H·d_head) and W_O (H·d_head, D); a gated MLP's W_fc is W_up (D, F), W_proj W_down (F, D).
   PackedMatrix w_gate;      // (D, F) the gate of a gated MLP
-  RowVec q_norm, k_norm;    // (d_head) RMSNorm weights of each head's q and k (Qwen3, Gemma 3)
-  RowVec post_attn_g, post_mlp_g;  // (D) the norms after attention and after the MLP (Gemma 2 and 3)
+  RowVec q_norm, k_norm;    // (d_head) RMSNorm weights of each head's q and k (Qwen3, Gemma 3); (H·d_head), (KV·d_head) over all heads (OLMo 2)
+  RowVec post_attn_g, post_mlp_g;  // (D) the norms after attention and after the MLP (Gemma 2 and 3, OLMo 2)
 
   // Derived, rebuilt by fuse(): the three projections side by side for one GEMM, packed.
   PackedMatrix w_qkv;  // (D, 3D) = [w_q | w_k | w_v]; (D, D + 2·kv_heads·d_head) once grouped
@@ -64,7 +64,7 @@ struct LayerWeights {
 
 // Where the weights came from, for the UI and the passport.
 struct WeightsSource {
-  // Pretrained: a GPT-2-family model opened from a Hugging Face directory (core/io/hf_gpt2.h).
+  // Pretrained: a model opened from a Hugging Face directory or a GGUF file (core/io/hf_model.h).
   enum class Kind { RandomInit, Trained, Pretrained } kind = Kind::RandomInit;
   uint64_t seed = 7;          // random init: the weights' seed; trained: the training seed
   int trained_heads = 0;      // trained: the H it was trained with
@@ -106,6 +106,7 @@ struct ModelWeights {
   // Read through embedding_row / unembedding_row / vocab_size, which serve both.
   NarrowRows tok_emb16;  // (V, D)
   NarrowRows lm_head16;  // (V, D) untied
+  RowVec lm_head_b;      // (V) the lm_head's bias (Phi-1.5, Phi-2), added to the logits; empty = none
   // Encoders (arch.h: BERT, RoBERTa, DistilBERT); empty otherwise.
   MatR type_emb;                // (token_types, D) added by each token's type (sentence A 0, B 1)
   RowVec emb_ln_g, emb_ln_b;    // (D) the LayerNorm of the summed embeddings

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/math/activation.h"
 #include "core/math/gemm.h"
 
 namespace headmap {
@@ -105,8 +106,8 @@ void linear_backward(MatR* dx, MatR& dW, RowVec& db, const MatR& dy, const MatR&
 
 // ---- [gelu] ----------------------------------------------------------------------------
 namespace {
-constexpr float kGeluK = 0.7978845608028654f;  // sqrt(2/pi)
-constexpr float kGeluC = 0.044715f;
+constexpr float kGeluK = static_cast<float>(kGeluTanhK);  // sqrt(2/pi), the table's (core/math/activation.h)
+constexpr float kGeluC = static_cast<float>(kGeluTanhC);
 }  // namespace
 
 // out, th: (N, F)   x: (N, F)

@@ -277,23 +277,24 @@ def check_family(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch_
 
     # Attribution through the final norm's frozen scale.
     pre = "gpt_neox." if neox else "transformer." if neo else "model."
-    fname = pre + ("ln_f" if neo else "final_layer_norm" if neox else "norm")
+    phi = t == "phi"
+    fname = pre + ("ln_f" if neo else "final_layer_norm" if neox else "final_layernorm" if phi else "norm")
     U = c["unembed"]
     u = U[a] - U[b]
     x = c["final"][pos]
-    layer_norm_final = neo or neox
+    layer_norm_final = neo or neox or phi
     g = W[fname + ".weight"] + (1.0 if gemma else 0.0)
     if layer_norm_final:
         mu, sigma = x.mean(), np.sqrt(x.var() + eps)
     else:
         mu, sigma = 0.0, np.sqrt((x * x).mean() + eps)
     ue = g * u / sigma
-    post = t in ("gemma2", "gemma3_text")
+    post = t in ("gemma2", "gemma3_text", "olmo2")
     heads, bias, mlps = np.zeros((L, H)), np.zeros(L), np.zeros(L)
     for l, ly in enumerate(c["layers"]):
         scale = np.ones(D)
         if post:  # RMSNorm(y) (1 + w): its scale at this position frozen
-            gp = W[f"model.layers.{l}.post_attention_layernorm.weight"] + 1.0
+            gp = W[f"model.layers.{l}.post_attention_layernorm.weight"] + (1.0 if gemma else 0.0)
             scale = gp / np.sqrt((ly["y"][pos] ** 2).mean() + eps)
         for h in range(H):
             heads[l, h] = ((ly["ctx"][h, pos] @ ly["wo"][h * dh:(h + 1) * dh]) * scale) @ ue
@@ -301,6 +302,8 @@ def check_family(cli, work, variant, clean_text, corrupt_text, a, b, pos, patch_
         mlps[l] = ly["mlp_write"][pos] @ ue
     emb = c["emb"][pos] @ ue
     fb = W[fname + ".bias"] @ u if layer_norm_final else 0.0
+    if "lm_head.bias" in W:  # Phi: the lm_head's own bias, b[a] - b[b]
+        fb += W["lm_head.bias"][a] - W["lm_head.bias"][b]
     centring = -mu * ue.sum() if layer_norm_final else 0.0
     logit = c["precap"][pos, a] - c["precap"][pos, b]
     model_logit = c["logits"][pos, a] - c["logits"][pos, b]

@@ -52,14 +52,18 @@ def silu(x):
     return x / (1.0 + np.exp(-x))
 
 
-def inv_freq(rot, theta, scaling):
-    """RoPE's frequencies for `rot` rotated dims; scaling: None, ("linear", f) or ("llama3", dict)."""
+def inv_freq(rot, theta, scaling, seq_len=0, original=0):
+    """RoPE's frequencies for `rot` rotated dims; scaling: None, ("linear", f), ("llama3", dict) or
+    ("longrope", dict): Phi-3's, each frequency divided by its short factor, or by its long one
+    when the text's seq_len positions pass the original context."""
     f = 1.0 / theta ** (np.arange(0, rot, 2, dtype=np.float64) / rot)
     if scaling is None:
         return f
     kind, s = scaling
     if kind == "linear":
         return f / s["factor"]
+    if kind == "longrope":
+        return f / np.array(s["long_factor"] if seq_len > original else s["short_factor"], dtype=np.float64)
     # Llama 3.1: wavelengths longer than old/low are slowed by the factor, shorter than
     # old/high kept, the band between blended.
     factor, lo, hi, old = s["factor"], s["low_freq_factor"], s["high_freq_factor"], s["original_max_position_embeddings"]
@@ -71,11 +75,12 @@ def inv_freq(rot, theta, scaling):
     return np.where(medium, blended, out)
 
 
-def rope(x, freq):
-    """x (heads, T, dh): the first rot = 2·len(freq) dims rotated by position, rotate-half pairs."""
+def rope(x, freq, mscale=1.0):
+    """x (heads, T, dh): the first rot = 2·len(freq) dims rotated by position, rotate-half pairs;
+    cos and sin times mscale (longrope's attention factor)."""
     T, rot = x.shape[1], 2 * len(freq)
     ang = np.arange(T)[:, None] * freq[None, :]                   # (T, rot/2)
-    cos, sin = np.cos(np.concatenate([ang, ang], -1)), np.sin(np.concatenate([ang, ang], -1))  # (T, rot)
+    cos, sin = mscale * np.cos(np.concatenate([ang, ang], -1)), mscale * np.sin(np.concatenate([ang, ang], -1))  # (T, rot)
     xr, xp = x[..., :rot], x[..., rot:]
     half = np.concatenate([-xr[..., rot // 2:], xr[..., :rot // 2]], -1)
     return np.concatenate([xr * cos + half * sin, xp], -1)
@@ -102,7 +107,7 @@ def read_dir_weights(d):
 
 
 # ---- the families ------------------------------------------------------------------------
-def forward(cfg, W, ids, rec=None, patch=None):
+def forward(cfg, W, ids, rec=None, patch=None, seq_len=None):
     """One sentence. Returns per layer (attention (H,T,T), attn_in (T,D), attn_out (T,D)) and the summed loss.
 
     rec (a dict, optional) receives the stream's parts for contrib_reference.py: "emb" (T,D);
@@ -110,20 +115,23 @@ def forward(cfg, W, ids, rec=None, patch=None):
     ctx (H,T,dh), wo (H·dh,D), bo, y (T,D) the attention block's output, attn_write and
     mlp_write (T,D) what each sub-block added to the stream; "final" (T,D), "unembed" (V,D),
     "logits" (T,V) as the model outputs them and "precap" before the final soft-cap.
-    patch = (layer, head, position or -1, ctx (T,dh)) replaces that head's ctx rows."""
+    patch = (layer, head, position or -1, ctx (T,dh)) replaces that head's ctx rows.
+    seq_len: the batch's padded length, which picks longrope's factors (default: this sentence's)."""
     t = cfg["model_type"]
     neo, neox, gemma = t == "gpt_neo", t == "gpt_neox", t.startswith("gemma")
+    phi, phi3, olmo2 = t == "phi", t == "phi3", t == "olmo2"
     D, V = cfg["hidden_size"], cfg["vocab_size"]
     H = cfg["num_heads"] if neo else cfg["num_attention_heads"]
     L = cfg["num_layers"] if neo else cfg["num_hidden_layers"]
     KV = cfg.get("num_key_value_heads") or H
     dh = cfg.get("head_dim") or D // H
     T = len(ids)
+    seq_len = seq_len or T
     pre = "gpt_neox." if neox else "transformer." if neo else "model."
     eps = cfg.get("layer_norm_eps", cfg.get("layer_norm_epsilon", cfg.get("rms_norm_eps", 1e-6)))
 
     def norm(x, name):
-        if neo or neox:
+        if neo or neox or phi:
             return layer_norm(x, W[name + ".weight"], W[name + ".bias"], eps)
         return rms_norm(x, W[name + ".weight"], eps, plus_one=gemma)
 
@@ -150,8 +158,18 @@ def forward(cfg, W, ids, rec=None, patch=None):
     for l in range(L):
         x_in = x
         p = pre + (f"h.{l}." if neo else f"layers.{l}.")
-        a = norm(x, p + ("ln_1" if neo else "input_layernorm"))
-        if neox:  # fused, per head [q | k | v]
+        a = x if olmo2 else norm(x, p + ("ln_1" if neo else "input_layernorm"))  # OLMo 2: no norm before the sub-blocks
+        if phi3:  # fused [q; k; v] rows, grouped K/V
+            qkv = a @ W[p + "self_attn.qkv_proj.weight"].T
+            q = qkv[:, :H * dh].reshape(T, H, dh).transpose(1, 0, 2)
+            k = qkv[:, H * dh:(H + KV) * dh].reshape(T, KV, dh).transpose(1, 0, 2)
+            v = qkv[:, (H + KV) * dh:].reshape(T, KV, dh).transpose(1, 0, 2)
+        elif olmo2:  # q/k RMSNorm over the whole projected width, then the heads
+            lin = lambda n: a @ W[p + "self_attn." + n + ".weight"].T
+            q = rms_norm(lin("q_proj"), W[p + "self_attn.q_norm.weight"], eps).reshape(T, H, dh).transpose(1, 0, 2)
+            k = rms_norm(lin("k_proj"), W[p + "self_attn.k_norm.weight"], eps).reshape(T, KV, dh).transpose(1, 0, 2)
+            v = lin("v_proj").reshape(T, KV, dh).transpose(1, 0, 2)
+        elif neox:  # fused, per head [q | k | v]
             qkv = (a @ W[p + "attention.query_key_value.weight"].T + W[p + "attention.query_key_value.bias"]).reshape(T, H, 3 * dh)
             q, k, v = (qkv[..., i * dh:(i + 1) * dh].transpose(1, 0, 2) for i in range(3))
         else:
@@ -163,16 +181,25 @@ def forward(cfg, W, ids, rec=None, patch=None):
         if t in ("qwen3", "gemma3_text"):  # per-head RMSNorm of q and k
             q = rms_norm(q, W[p + "self_attn.q_norm.weight"], eps, plus_one=gemma)
             k = rms_norm(k, W[p + "self_attn.k_norm.weight"], eps, plus_one=gemma)
-        if not neo:
+        mscale = 1.0
+        no_rope = t == "smollm3" and not cfg["no_rope_layers"][l]  # SmolLM3's NoPE layers
+        if not neo and not no_rope:
             if neox:
                 rot = int(dh * cfg.get("rotary_pct", 0.25))
                 freq = inv_freq(rot, cfg.get("rotary_emb_base", 10000), None)
+            elif phi:
+                freq = inv_freq(int(dh * cfg["partial_rotary_factor"]), cfg.get("rope_theta", 10000.0), None)
+            elif phi3:
+                original = cfg["original_max_position_embeddings"]
+                freq = inv_freq(dh, cfg.get("rope_theta", 10000.0), rope_scaling(cfg), seq_len, original)
+                factor = cfg["max_position_embeddings"] / original
+                mscale = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
             elif t == "gemma3_text" and windows[l]:
                 freq = inv_freq(dh, cfg["rope_local_base_freq"], None)
             else:
                 theta = cfg.get("rope_theta") or (cfg.get("rope_parameters") or {}).get("rope_theta", 10000.0)
                 freq = inv_freq(dh, theta, rope_scaling(cfg))
-            q, k = rope(q, freq), rope(k, freq)
+            q, k = rope(q, freq, mscale), rope(k, freq, mscale)
         k, v = np.repeat(k, H // KV, axis=0), np.repeat(v, H // KV, axis=0)  # each K/V head serves H/KV query heads
         scale = 1.0 if neo else cfg["query_pre_attn_scalar"] ** -0.5 if t in ("gemma2", "gemma3_text") else dh ** -0.5
         s = q @ k.transpose(0, 2, 1) * scale  # (H, T, T)
@@ -192,7 +219,7 @@ def forward(cfg, W, ids, rec=None, patch=None):
             ctx[patch[1], slice(None) if patch[2] < 0 else slice(patch[2], patch[2] + 1)] = \
                 patch[3][slice(None) if patch[2] < 0 else slice(patch[2], patch[2] + 1)]
         y = ctx.transpose(1, 0, 2).reshape(T, H * dh)
-        on = p + ("attention.dense" if neox else "attn.attention.out_proj" if neo else "self_attn.o_proj")
+        on = p + ("attention.dense" if neox else "attn.attention.out_proj" if neo else "self_attn.dense" if phi else "self_attn.o_proj")
         wo, bo = W[on + ".weight"].T, W.get(on + ".bias", 0.0)
         y = y @ wo + bo
         layers.append((att, a, y))
@@ -204,6 +231,12 @@ def forward(cfg, W, ids, rec=None, patch=None):
             if neo:
                 h = gelu_tanh(m @ W[p + "mlp.c_fc.weight"].T + W[p + "mlp.c_fc.bias"])
                 return h @ W[p + "mlp.c_proj.weight"].T + W[p + "mlp.c_proj.bias"]
+            if phi:
+                h = gelu_tanh(m @ W[p + "mlp.fc1.weight"].T + W[p + "mlp.fc1.bias"])
+                return h @ W[p + "mlp.fc2.weight"].T + W[p + "mlp.fc2.bias"]
+            if phi3:  # [gate; up] = gate_up_proj; up * silu(gate)
+                gu = m @ W[p + "mlp.gate_up_proj.weight"].T
+                return (silu(gu[:, :gu.shape[1] // 2]) * gu[:, gu.shape[1] // 2:]) @ W[p + "mlp.down_proj.weight"].T
             act = gelu_tanh if gemma else silu
             g = act(m @ W[p + "mlp.gate_proj.weight"].T)
             return (g * (m @ W[p + "mlp.up_proj.weight"].T)) @ W[p + "mlp.down_proj.weight"].T
@@ -215,6 +248,14 @@ def forward(cfg, W, ids, rec=None, patch=None):
             aw = y
             x = x + aw
             mw = mlp(norm(x, p + "post_attention_layernorm"))
+            x = x + mw
+        elif phi:  # attention and MLP in parallel from the one LayerNorm's output
+            aw, mw = y, mlp(a)
+            x = x + aw + mw
+        elif olmo2:  # each sub-block reads x; its output normed before the residual
+            aw = norm(y, p + "post_attention_layernorm")
+            x = x + aw
+            mw = norm(mlp(x), p + "post_feedforward_layernorm")
             x = x + mw
         elif t in ("gemma2", "gemma3_text"):
             aw = norm(y, p + "post_attention_layernorm")
@@ -228,9 +269,9 @@ def forward(cfg, W, ids, rec=None, patch=None):
             x = x + mw
         if rec is not None:
             rec["layers"].append(dict(x=x_in, v=v, ctx=ctx, wo=wo, bo=bo, y=y, attn_write=aw, mlp_write=mw))
-    xf = norm(x, pre + ("ln_f" if neo else "final_layer_norm" if neox else "norm"))
+    xf = norm(x, pre + ("ln_f" if neo else "final_layer_norm" if neox else "final_layernorm" if phi else "norm"))
     unembed = W.get("embed_out.weight", W.get("lm_head.weight", W[pre + ("wte.weight" if neo else "embed_in.weight" if neox else "embed_tokens.weight")]))
-    logits = xf @ unembed.T  # (T, V)
+    logits = xf @ unembed.T + W.get("lm_head.bias", 0.0)  # (T, V); Phi's lm_head has a bias
     if rec is not None:
         rec.update(final=x, unembed=unembed, precap=logits.copy())
     if cfg.get("final_logit_softcapping"):
@@ -280,7 +321,7 @@ def check_variant(cli, work, variant, tokenizer=None, oracle=None):
     total, count = 0.0, 0
     for b, ids in enumerate(meta["token_ids"]):
         n = meta["lengths"][b]
-        layers, nll, k = forward(cfg, W, np.array(ids))
+        layers, nll, k = forward(cfg, W, np.array(ids), seq_len=T)
         assert len(layers) == L, (len(layers), L)
         total, count = total + nll, count + k
         for l, (a_ref, in_ref, out_ref) in enumerate(layers):

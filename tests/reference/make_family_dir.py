@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """make_family_dir.py: writes tiny random models of every family headmap opens besides GPT-2
-(Llama, SmolLM2, Mistral, Qwen2, Qwen3, Gemma, Gemma 2, Gemma 3, Pythia, GPT-Neo) in Hugging
+(Llama, SmolLM2, Mistral, Qwen2, Qwen3, Gemma, Gemma 2, Gemma 3, Pythia, GPT-Neo, Phi-3, Phi,
+OLMo 2, SmolLM3) in Hugging
 Face's directory layout, for tests that need no download.
 
     make_family_dir.py OUT_DIR [--variant NAME | --variant all]
@@ -74,6 +75,33 @@ VARIANTS = {
     "neox_sequential": ("gpt_neox", dict(hidden_size=32, num_attention_heads=2, num_hidden_layers=2, intermediate_size=128,
                                          rotary_pct=0.5, rotary_emb_base=10000, use_parallel_residual=False, hidden_act="gelu",
                                          tie_word_embeddings=False, layer_norm_eps=1e-5), "F32", {}),
+    # Phi-3: fused qkv_proj with grouped K/V (4 query heads, 2 K/V), fused gate_up_proj, longrope:
+    # the text is longer than original_max_position_embeddings (8), so the long factors and the
+    # attention factor sqrt(1 + ln(64/8) / ln 8) apply; BF16, so the fused tensors stay 16-bit
+    "phi3_longrope_long": ("phi3", dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=2,
+                                        intermediate_size=96, tie_word_embeddings=False, rope_theta=10000.0, sliding_window=None,
+                                        original_max_position_embeddings=8,
+                                        rope_scaling={"type": "longrope", "short_factor": [1.0, 1.2, 1.6, 2.2, 3.0, 4.0, 5.5, 7.0],
+                                                      "long_factor": [1.5, 3.0, 6.0, 11.0, 19.0, 30.0, 45.0, 64.0]}), "BF16", {}),
+    # ...and a text shorter than original_max_position_embeddings (48): the short factors, F32
+    "phi3_longrope_short": ("phi3", dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=2,
+                                         intermediate_size=96, tie_word_embeddings=False, rope_theta=10000.0, sliding_window=None,
+                                         original_max_position_embeddings=48,
+                                         rope_scaling={"type": "longrope", "short_factor": [1.0, 1.2, 1.6, 2.2, 3.0, 4.0, 5.5, 7.0],
+                                                       "long_factor": [1.5, 3.0, 6.0, 11.0, 19.0, 30.0, 45.0, 64.0]}), "F32", {}),
+    # Phi-1.5 / Phi-2: attention and MLP in parallel from one LayerNorm, rotary on half of each
+    # head, biases on every Linear, an untied lm_head with its bias, F16
+    "phi": ("phi", dict(hidden_size=48, num_attention_heads=4, num_hidden_layers=2, intermediate_size=80, partial_rotary_factor=0.5,
+                        hidden_act="gelu_new", layer_norm_eps=1e-5, tie_word_embeddings=False, rope_theta=10000.0, qk_layernorm=False),
+            "F16", {}),
+    # OLMo 2: each sub-block's output RMSNormed before the residual (no pre-norms); q/k RMSNorm
+    # over the whole projected width (H·dh = 48, KV·dh = 24), not per head
+    "olmo2": ("olmo2", dict(hidden_size=48, num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=2, intermediate_size=64,
+                            tie_word_embeddings=False, rope_theta=10000.0, attention_bias=False, rms_norm_eps=1e-6), "F32", {}),
+    # SmolLM3: no rotary position on layers 1 and 3 (no_rope_layers 0), tied, BF16
+    "smollm3": ("smollm3", dict(hidden_size=48, num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=4, intermediate_size=64,
+                                tie_word_embeddings=True, rope_theta=10000.0, no_rope_layers=[1, 0, 1, 0], use_sliding_window=False,
+                                attention_bias=False, mlp_bias=False), "BF16", {}),
     # GPT-Neo (TinyStories): learned positions, no score scale, global and local (window 3) layers
     "gpt_neo": ("gpt_neo", dict(hidden_size=32, num_heads=4, num_layers=2, intermediate_size=None, window_size=3,
                                 attention_types=[[["global", "local"], 1]], activation_function="gelu_new",
@@ -86,7 +114,7 @@ def config_for(variant):
     vocab = make_gpt2_dir.tiny_vocab()
     cfg = {"model_type": mtype, "vocab_size": len(vocab), "max_position_embeddings": P, "bos_token_id": len(vocab) - 1,
            "eos_token_id": len(vocab) - 1}
-    if mtype in ("llama", "mistral", "qwen2", "qwen3"):
+    if mtype in ("llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3"):
         cfg.update(hidden_act="silu", rms_norm_eps=1e-6)
     if mtype.startswith("gemma"):
         cfg.update(rms_norm_eps=1e-6)
@@ -137,24 +165,50 @@ def make_tensors(cfg, r, buffers):
         out += [("transformer.ln_f.weight", gamma(D)), ("transformer.ln_f.bias", n(D, s=0.05))]
         return out
     H, L, F = cfg["num_attention_heads"], cfg["num_hidden_layers"], cfg["intermediate_size"]
-    KV = cfg.get("num_key_value_heads", H)
+    KV = cfg.get("num_key_value_heads") or H
     dh = cfg.get("head_dim") or D // H
+    if t == "phi":  # one LayerNorm, biases everywhere, dense / fc1 / fc2, final_layernorm, lm_head with a bias
+        out.append(("model.embed_tokens.weight", n(V, D, s=0.5)))
+        for l in range(L):
+            p = f"model.layers.{l}."
+            out += [(p + "input_layernorm.weight", gamma(D)), (p + "input_layernorm.bias", n(D, s=0.05))]
+            for name, rows in (("q_proj", H * dh), ("k_proj", KV * dh), ("v_proj", KV * dh)):
+                out += [(p + "self_attn." + name + ".weight", n(rows, D, s=0.3)), (p + "self_attn." + name + ".bias", n(rows, s=0.2))]
+            out += [(p + "self_attn.dense.weight", n(D, H * dh)), (p + "self_attn.dense.bias", n(D, s=0.05)),
+                    (p + "mlp.fc1.weight", n(F, D)), (p + "mlp.fc1.bias", n(F, s=0.05)),
+                    (p + "mlp.fc2.weight", n(D, F, s=0.1)), (p + "mlp.fc2.bias", n(D, s=0.05))]
+        out += [("model.final_layernorm.weight", gamma(D)), ("model.final_layernorm.bias", n(D, s=0.05)),
+                ("lm_head.weight", n(V, D, s=0.3)), ("lm_head.bias", n(V, s=0.5))]
+        return out
     bias = t == "qwen2"
     out.append(("model.embed_tokens.weight", n(V, D, s=0.5 if not t.startswith("gemma") else 0.1)))
     for l in range(L):
         p = f"model.layers.{l}."
-        out += [(p + "input_layernorm.weight", gamma(D)),
-                (p + "self_attn.q_proj.weight", n(H * dh, D, s=0.3)), (p + "self_attn.k_proj.weight", n(KV * dh, D, s=0.3)),
-                (p + "self_attn.v_proj.weight", n(KV * dh, D)), (p + "self_attn.o_proj.weight", n(D, H * dh))]
+        if t != "olmo2":  # OLMo 2 norms the sub-blocks' outputs only
+            out.append((p + "input_layernorm.weight", gamma(D)))
+        if t == "phi3":  # [q; k; v] rows in one Linear
+            out.append((p + "self_attn.qkv_proj.weight", np.concatenate([n(H * dh, D, s=0.3), n(KV * dh, D, s=0.3), n(KV * dh, D)])))
+        else:
+            out += [(p + "self_attn.q_proj.weight", n(H * dh, D, s=0.3)), (p + "self_attn.k_proj.weight", n(KV * dh, D, s=0.3)),
+                    (p + "self_attn.v_proj.weight", n(KV * dh, D))]
+        out.append((p + "self_attn.o_proj.weight", n(D, H * dh)))
         if bias:
             out += [(p + "self_attn.q_proj.bias", n(H * dh, s=0.2)), (p + "self_attn.k_proj.bias", n(KV * dh, s=0.2)),
                     (p + "self_attn.v_proj.bias", n(KV * dh, s=0.2))]
         if t in ("qwen3", "gemma3_text"):
             out += [(p + "self_attn.q_norm.weight", gamma(dh)), (p + "self_attn.k_norm.weight", gamma(dh))]
+        if t == "olmo2":  # over the whole projected width
+            out += [(p + "self_attn.q_norm.weight", gamma(H * dh)), (p + "self_attn.k_norm.weight", gamma(KV * dh))]
         out.append((p + "post_attention_layernorm.weight", gamma(D)))
         if t in ("gemma2", "gemma3_text"):
-            out += [(p + "pre_feedforward_layernorm.weight", gamma(D)), (p + "post_feedforward_layernorm.weight", gamma(D))]
-        out += [(p + "mlp.gate_proj.weight", n(F, D)), (p + "mlp.up_proj.weight", n(F, D)), (p + "mlp.down_proj.weight", n(D, F, s=0.1))]
+            out.append((p + "pre_feedforward_layernorm.weight", gamma(D)))
+        if t in ("gemma2", "gemma3_text", "olmo2"):
+            out.append((p + "post_feedforward_layernorm.weight", gamma(D)))
+        if t == "phi3":  # [gate; up] rows in one Linear
+            out.append((p + "mlp.gate_up_proj.weight", np.concatenate([n(F, D), n(F, D)])))
+        else:
+            out += [(p + "mlp.gate_proj.weight", n(F, D)), (p + "mlp.up_proj.weight", n(F, D))]
+        out.append((p + "mlp.down_proj.weight", n(D, F, s=0.1)))
     out.append(("model.norm.weight", gamma(D)))
     if not cfg.get("tie_word_embeddings", t.startswith("gemma")):
         out.append(("lm_head.weight", n(V, D, s=0.3)))

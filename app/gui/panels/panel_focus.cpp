@@ -379,6 +379,8 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   }
   report_widget(s, "All heads...");
 
+  if (f.weights->arch.rotary() && !f.weights->arch.rope_on(req.layer))  // SmolLM3's NoPE layers
+    text_disabled_wrapped("No RoPE in this layer (a NoPE layer): q and k carry no position, so the scores see only what the tokens are.");
   head_slice_strip(s, r, f, cfg, req);
   ImGui::Separator();
 

@@ -6,7 +6,7 @@
 #include <new>
 #include <thread>
 
-#include "core/io/hf_gpt2.h"
+#include "core/io/hf_tensors.h"
 #include "core/io/hf_model.h"
 #include "core/memory_budget.h"
 

@@ -1,0 +1,220 @@
+// hf_tensors.cpp: a Hugging Face directory's files, read for every family (see hf_tensors.h).
+//
+// D = d_model, V = vocab
+// Sections: [config] [tokenizer] [tensors] [readers] [counts]
+#include "core/io/hf_tensors.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/io/file_io.h"
+#include "core/io/json_limits.h"
+#include "core/io/model_dir.h"
+
+namespace headmap {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+constexpr size_t kMaxJsonBytes = size_t(64) << 20;  // tokenizer.json of a large vocabulary, a shard index
+Error bad_format(const std::string& m) { return Error{ErrorKind::BadFormat, m}; }
+}  // namespace
+
+// ---- [config] --------------------------------------------------------------------------
+std::string model_dir_name(const fs::path& dir) {
+  fs::path clean = dir.lexically_normal();
+  if (clean.filename().empty()) clean = clean.parent_path();
+  std::string name = clean.filename().string();
+  std::error_code ec;
+  if (name.empty() || name == ".") name = fs::absolute(dir, ec).lexically_normal().filename().string();
+  return name;
+}
+
+Status config_int(const json& j, const char* key, int lo, int hi, int* out, bool required, const std::string& prefix) {
+  if (!j.contains(key) || j[key].is_null())
+    return required ? Status(bad_format(prefix + "\"" + key + "\" is missing.")) : Status();
+  if (!j[key].is_number_integer() || j[key].get<long long>() < lo || j[key].get<long long>() > hi)
+    return bad_format(prefix + "\"" + key + "\" must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ".");
+  *out = j[key].get<int>();
+  return Status();
+}
+
+// ---- [tokenizer] -----------------------------------------------------------------------
+// The tokenizer by HfTokenizer::load's rule, the same as headmap-cli tokenize's: the
+// directory's tokenizer.json, else GPT-2's vocab.json + merges.txt, else BERT's vocab.txt; a
+// tokenizer.model alone is refused, saying what to do. Every family's loader uses it. Its pipeline splits the text (special
+// tokens included). When the files are GPT-2's byte-level BPE, bpe (core/text/bpe.h) holds
+// the same tables too, for a checkpoint saved from the model.
+Status load_hf_tokenizer(const fs::path& dir, int vocab_size, ModelWeights& w) {
+  const fs::path vocab_json = dir / "vocab.json", merges = dir / "merges.txt", tok_json = dir / "tokenizer.json";
+  Result<HfTokenizer> hf = HfTokenizer::load(dir.string());
+  if (!hf) return hf.error();
+  const bool has_json = fs::exists(tok_json), has_gpt2 = fs::exists(vocab_json) && fs::exists(merges);
+  const std::string files = has_json ? "tokenizer.json" : has_gpt2 ? "vocab.json + merges.txt" : "vocab.txt";
+  const std::string origin = (dir / (has_json ? "tokenizer.json" : has_gpt2 ? "vocab.json" : "vocab.txt")).string();
+  if (Status s = hf->check_ids_below(vocab_size, "config.json's vocab_size"); !s) return s.error();
+  Result<Bpe> bpe = Error{ErrorKind::BadFormat, "not byte-level BPE"};
+  if (has_json) {
+    Result<std::string> t = read_file(tok_json.string(), kMaxJsonBytes);
+    if (!t) return t.error();
+    bpe = Bpe::from_tokenizer_json(*t);  // fails when the model is not GPT-2's byte-level BPE: bpe stays empty
+  } else if (has_gpt2) {
+    Result<std::string> v = read_file(vocab_json.string(), kMaxJsonBytes);
+    if (!v) return v.error();
+    Result<std::string> m = read_file(merges.string(), kMaxJsonBytes);
+    if (!m) return m.error();
+    bpe = Bpe::from_gpt2_files(*v, *m);
+    if (!bpe) return bad_format(origin + " + merges.txt: " + bpe.error().message);
+  }
+  // Embedding rows past the tokenizer's tokens (a padded vocabulary) are never produced.
+  if (bpe && bpe->size() <= vocab_size) w.bpe = std::move(bpe).value();
+  w.hf_tokenizer = std::make_shared<const HfTokenizer>(std::move(hf).value());
+  w.source.tokenizer_files = files;
+  return Status();
+}
+// ---- [tensors] -------------------------------------------------------------------------
+Result<std::vector<std::string>> parse_shard_index(const std::string& text, const std::string& origin) {
+  if (Status s = check_json_limits(text, origin, 16, "open a smaller index"); !s) return s.error();
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    return bad_format(origin + ": not valid JSON (" + e.what() + ").");
+  }
+  if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+    return bad_format(origin + ": it has no \"weight_map\" object.");
+  std::set<std::string> names;
+  for (const auto& [tensor, file] : j["weight_map"].items()) {
+    if (!file.is_string()) return bad_format(origin + ": the shard of \"" + tensor + "\" is not a file name.");
+    const std::string f = file.get<std::string>();
+    if (f.empty() || f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "." || f == ".." ||
+        f.find('\0') != std::string::npos)
+      return bad_format(origin + ": the shard name \"" + f + "\" is not a plain file name in the directory.");
+    names.insert(f);
+    if (names.size() > 10000) return bad_format(origin + ": more than 10,000 shards.");
+  }
+  if (names.empty()) return bad_format(origin + ": the weight map is empty.");
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+Result<TensorSource> open_tensors(const fs::path& dir) {
+  TensorSource src;
+  const fs::path single = dir / "model.safetensors", index = dir / "model.safetensors.index.json";
+  std::vector<std::string> shard_names;
+  if (fs::exists(single)) {
+    shard_names.push_back("model.safetensors");
+  } else if (fs::exists(index)) {
+    if (Status s = check_model_file(dir, index); !s) return s.error();
+    Result<std::string> text = read_file(index.string(), kMaxJsonBytes);
+    if (!text) return text.error();
+    Result<std::vector<std::string>> names = parse_shard_index(*text, index.string());
+    if (!names) return names.error();
+    shard_names = std::move(*names);
+  } else {
+    for (const char* other : {"pytorch_model.bin", "tf_model.h5", "flax_model.msgpack", "model.ckpt.index"})
+      if (fs::exists(dir / other))
+        return Error{ErrorKind::Io, dir.string() + " has " + other + " but no model.safetensors: headmap reads the safetensors format only. "
+                                    "Download it too (huggingface-cli download MODEL model.safetensors), or convert the file."};
+    return Error{ErrorKind::Io, dir.string() + " has no model.safetensors (nor model.safetensors.index.json with its shards)."};
+  }
+  for (const std::string& name : shard_names) {
+    if (Status s = check_model_file(dir, dir / name); !s) return s.error();
+    Result<SafetensorsFile> f = SafetensorsFile::open((dir / name).string());
+    if (!f) return f.error();
+    src.files.push_back(std::make_unique<SafetensorsFile>(std::move(f).value()));
+    for (const auto& [tensor, info] : src.files.back()->tensors()) {
+      if (src.where.count(tensor)) return bad_format(dir.string() + ": the tensor \"" + tensor + "\" appears in two shards.");
+      src.where[tensor] = src.files.back().get();
+    }
+  }
+  return src;
+}
+
+Status TensorReader::expect(const std::string& name, std::vector<int64_t> shape) {
+  const std::string full = prefix_ + name;
+  auto it = src_.where.find(full);
+  if (it == src_.where.end()) return bad_format(dir_ + ": the tensor \"" + full + "\" is missing; config.json promises it.");
+  const SafetensorInfo& info = it->second->tensors().at(full);
+  if (info.shape != shape)
+    return bad_format(it->second->path() + ": tensor \"" + full + "\" has shape " + shape_text(info.shape) + " but config.json (" + config_text_ +
+                      ") needs " + shape_text(shape) + ".");
+  used_.insert(full);
+  return Status();
+}
+
+// ---- [readers] -------------------------------------------------------------------------
+Status read_linear(const TensorReader& r, const std::string& name, int64_t out, int64_t in, MatR& m) {
+  MatR stored(out, in);  // (out, in)
+  if (Status s = r.read(name, stored.data()); !s) return s;
+  m = stored.transpose();  // (in, out)
+  return Status();
+}
+
+Status read_linear_packed(const TensorReader& r, const std::string& name, int64_t out, int64_t in, PackedMatrix& p, int64_t row0, bool last) {
+  if (const uint16_t* raw = r.data16(name)) {
+    const bool finite = p.assign_transposed_narrow(raw + row0 * in, in, out, r.dtype16(name));
+    if (last) r.release(name);
+    if (!finite) return Error{ErrorKind::BadFormat, r.dir() + ": tensor \"" + name + "\" holds a value that is not finite (NaN or infinity)."};
+    return Status();
+  }
+  MatR stored(out, in);  // (out, in): rows row0 .. row0 + out
+  if (Status s = r.read_rows(name, row0, out, in, stored.data()); !s) return s;
+  p = PackedMatrix(MatR(stored.transpose()));  // (in, out)
+  return Status();
+}
+
+Status read_conv1d_packed(const TensorReader& r, const std::string& name, int64_t in, int64_t out, PackedMatrix& p) {
+  Status read;
+  // A BF16 / F16 file's matrices stay 16-bit (exact: the values are the file's).
+  const WeightDtype dt = r.data16(name) ? r.dtype16(name) : WeightDtype::F32;
+  p.assign_by_rows(in, out, [&](int64_t r0, int64_t n, float* block) { return (read = r.read_rows(name, r0, n, out, block)).ok(); }, dt);
+  return read;
+}
+
+Status read_rows16(const TensorReader& r, const std::string& name, int64_t rows, int64_t cols, NarrowRows& t) {
+  const uint16_t* raw = r.data16(name);
+  t.rows = rows, t.cols = cols, t.dtype = r.dtype16(name);
+  t.data.assign(raw, raw + rows * cols);
+  r.release(name);
+  const uint16_t inf_exp = t.dtype == WeightDtype::BF16 ? 0x7F80u : 0x7C00u;
+  for (uint16_t v : t.data)
+    if ((v & inf_exp) == inf_exp) return Error{ErrorKind::BadFormat, r.dir() + ": tensor \"" + name + "\" holds a value that is not finite (NaN or infinity)."};
+  return Status();
+}
+Status read_vec(const TensorReader& r, const std::string& name, int64_t n, RowVec& v) {
+  v.resize(n);
+  return r.read(name, v.data());
+}
+
+// ---- [counts] --------------------------------------------------------------------------
+int64_t parameter_count(const ModelWeights& w) {
+  int64_t n = w.tok_emb.size() + w.pos_emb.size() + w.lnf_g.size() + w.lnf_b.size() + w.lm_head.size() +
+              static_cast<int64_t>(w.tok_emb16.data.size() + w.lm_head16.data.size());
+  for (const LayerWeights& lw : w.layers)
+    n += lw.ln1_g.size() + lw.ln1_b.size() + lw.qkv_size() + lw.w_o.size() + lw.b_q.size() + lw.b_k.size() +
+         lw.b_v.size() + lw.b_o.size() + lw.ln2_g.size() + lw.ln2_b.size() + lw.w_fc.size() + lw.b_fc.size() + lw.w_proj.size() + lw.b_proj.size();
+  // Other families (arch.h): their own tensors counted, the zero biases they do not store not.
+  const Arch& a = w.arch;
+  for (const LayerWeights& lw : w.layers) {
+    n += lw.w_gate.size() + lw.q_norm.size() + lw.k_norm.size() + lw.post_attn_g.size() + lw.post_mlp_g.size();
+    if (!a.attn_bias) n -= lw.b_q.size() + lw.b_k.size() + lw.b_v.size();
+    if (!a.out_bias) n -= lw.b_o.size();
+    if (!a.mlp_bias) n -= lw.b_fc.size() + lw.b_proj.size();
+    if (a.norm == NormKind::RMSNorm) n -= lw.ln1_b.size() + lw.ln2_b.size();
+  }
+  if (a.norm == NormKind::RMSNorm) n -= w.lnf_b.size();
+  return n;
+}
+
+std::string parameters_text(int64_t n) {
+  char buf[32];
+  if (n >= 1000000000) std::snprintf(buf, sizeof buf, "%.1fB", static_cast<double>(n) / 1e9);
+  else if (n >= 1000000) std::snprintf(buf, sizeof buf, "%.0fM", static_cast<double>(n) / 1e6);
+  else if (n >= 1000) std::snprintf(buf, sizeof buf, "%.0fK", static_cast<double>(n) / 1e3);
+  else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(n));
+  return buf;
+}
+
+}  // namespace headmap
