@@ -55,11 +55,19 @@ def writers():
 
 
 def complete_config(d):
-    """architectures added where the writer leaves it out (transformers reads model_type; people read both)."""
+    """architectures added where the writer leaves it out (transformers reads model_type; people read both),
+    and pad_token_id null where it is absent: transformers' Phi-3 and SmolLM3 configs otherwise default it to
+    the real vocabularies' 32000 / 128004, past a tiny vocabulary, and refuse to build the embedding."""
     path = os.path.join(d, "config.json")
     cfg = json.load(open(path))
+    changed = False
     if "architectures" not in cfg and cfg["model_type"] in ARCHITECTURES:
         cfg["architectures"] = [ARCHITECTURES[cfg["model_type"]]]
+        changed = True
+    if "pad_token_id" not in cfg:
+        cfg["pad_token_id"] = None
+        changed = True
+    if changed:
         with open(path, "w") as f:
             json.dump(cfg, f, indent=2)
 
