@@ -64,7 +64,7 @@ def complete_config(d):
     if "architectures" not in cfg and cfg["model_type"] in ARCHITECTURES:
         cfg["architectures"] = [ARCHITECTURES[cfg["model_type"]]]
         changed = True
-    if "pad_token_id" not in cfg:
+    if "pad_token_id" not in cfg and cfg["model_type"] in ARCHITECTURES:  # decoders (an encoder reads its own)
         cfg["pad_token_id"] = None
         changed = True
     if changed:
