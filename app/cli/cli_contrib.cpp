@@ -202,7 +202,7 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
         std::vector<float> m(static_cast<size_t>(len) * len);
         for (int i = 0; i < len; ++i)
           for (int k = 0; k < len; ++k) m[static_cast<size_t>(i) * len + k] = vw.map(l, h)[static_cast<size_t>(i) * len + k];
-        layer.push_back(grid(m, len, len));
+        layer.push_back(grid_json(m, len, len));
       }
       maps.push_back(std::move(layer));
     }
@@ -220,7 +220,7 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
       std::vector<float> m(static_cast<size_t>(len) * len);
       for (int i = 0; i < len; ++i)
         for (int k = 0; k < len; ++k) m[static_cast<size_t>(i) * len + k] = r[static_cast<size_t>(i) * T + k];
-      maps.push_back(grid(m, len, len));
+      maps.push_back(grid_json(m, len, len));
       all.insert(all.end(), m.begin(), m.end());
     }
     c["rollout"] = {{"maps", std::move(maps)}};
