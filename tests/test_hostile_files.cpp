@@ -28,6 +28,7 @@
 #include "core/io/run_export.h"
 #include "core/memory_budget.h"
 #include "core/model/weights.h"
+#include "core/text/hf_post_processors.h"
 #include "core/text/hf_tokenizer.h"
 #include "core/text/utf8.h"
 #include "test_util.h"
@@ -554,6 +555,27 @@ TEST(HostileFiles, WordPieceAndUnigramPiecesAreBounded) {
   t = HfTokenizer::from_json(uni.dump());
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_FALSE(t->encode(std::string(1000, 'a'), false).ids.empty());
+}
+
+// F4: ByteLevel's trim_offsets counted, for each token with trailing spaces, the characters
+// of the text from its start: work that grew with the square of a line's tokens (1 MiB of
+// words between double spaces did not finish in a minute). Its work is counted
+// (hf::trim_bytes_stepped), not timed: it must stay within a few bytes per byte of text at
+// every length. (The old count stepped about n/2 bytes per token: 4 KiB already gave ~500x.)
+TEST(HostileFiles, ByteLevelOffsetTrimmingIsLinearInTheText) {
+  for (const char* file : {"roberta_trim.json", "bpe_bytelevel_trim.json"}) {
+    Result<HfTokenizer> t = HfTokenizer::load((fs::path(HEADMAP_TEST_DATA) / "tokenizers" / file).string());
+    ASSERT_TRUE(t) << t.error().message;
+    for (const size_t bytes : {size_t(4) << 10, size_t(64) << 10}) {
+      std::string text;
+      while (text.size() < bytes) text += "ab  ";
+      hf::trim_bytes_stepped = 0;
+      const HfEncoding e = t->encode(text);
+      ASSERT_GT(e.ids.size(), bytes / 4) << file;
+      EXPECT_GT(hf::trim_bytes_stepped, 0u) << file << ": the trimming did not run on this text";
+      EXPECT_LE(hf::trim_bytes_stepped, 4 * text.size()) << file << " at " << text.size() << " bytes";
+    }
+  }
 }
 
 // F7, F10: a Split regex that backtracks without end. PCRE2's match limit stopped the split

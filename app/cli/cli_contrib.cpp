@@ -118,16 +118,6 @@ Result<LogitTarget> parse_target(const ModelWeights& w, const std::string& spec,
 
 std::string token_text(const ModelWeights& w, int id) { return token_name(w, id); }
 
-nlohmann::json grid(const std::vector<float>& v, int rows, int cols) {
-  nlohmann::json g = nlohmann::json::array();
-  for (int r = 0; r < rows; ++r) {
-    nlohmann::json row = nlohmann::json::array();
-    for (int c = 0; c < cols; ++c) row.push_back(v[static_cast<size_t>(r) * cols + c]);
-    g.push_back(std::move(row));
-  }
-  return g;
-}
-
 void print_grid(const char* title, const std::vector<float>& v, int L, int H) {
   std::printf("%s (rows: layers 0..%d, columns: heads 0..%d)\n", title, L - 1, H - 1);
   for (int l = 0; l < L; ++l) {
@@ -177,7 +167,7 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     j["sigma"] = a->sigma;
     j["embeddings"] = a->embeddings;
     j["final_bias"] = a->final_bias;
-    j["heads"] = grid(a->heads, L, H);
+    j["heads"] = grid_json(a->heads, L, H);
     j["attn_bias"] = a->attn_bias;
     j["mlps"] = a->mlps;
     if (post_norm) j["norm_bias"] = a->norm_bias;  // (L) each layer's LN1 and LN2 betas, carried on
@@ -202,9 +192,9 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
   if (o.value_weighted) {
     const ValueWeighted vw = value_weighted(w, cfg, *parts, len);
     nlohmann::json j;
-    j["sink"] = grid(vw.sink, L, H);
-    j["first_attention"] = grid(vw.first_attention, L, H);
-    j["first_value"] = grid(vw.first_value, L, H);
+    j["sink"] = grid_json(vw.sink, L, H);
+    j["first_attention"] = grid_json(vw.first_attention, L, H);
+    j["first_value"] = grid_json(vw.first_value, L, H);
     nlohmann::json maps = nlohmann::json::array();  // (L, H, len, len)
     for (int l = 0; l < L; ++l) {
       nlohmann::json layer = nlohmann::json::array();
@@ -212,7 +202,7 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
         std::vector<float> m(static_cast<size_t>(len) * len);
         for (int i = 0; i < len; ++i)
           for (int k = 0; k < len; ++k) m[static_cast<size_t>(i) * len + k] = vw.map(l, h)[static_cast<size_t>(i) * len + k];
-        layer.push_back(grid(m, len, len));
+        layer.push_back(grid_json(m, len, len));
       }
       maps.push_back(std::move(layer));
     }
@@ -230,7 +220,7 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
       std::vector<float> m(static_cast<size_t>(len) * len);
       for (int i = 0; i < len; ++i)
         for (int k = 0; k < len; ++k) m[static_cast<size_t>(i) * len + k] = r[static_cast<size_t>(i) * T + k];
-      maps.push_back(grid(m, len, len));
+      maps.push_back(grid_json(m, len, len));
       all.insert(all.end(), m.begin(), m.end());
     }
     c["rollout"] = {{"maps", std::move(maps)}};
@@ -247,7 +237,7 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     for (Detector d : {Detector::PreviousToken, Detector::DuplicateToken, Detector::Induction, Detector::FirstToken}) {
       const std::vector<float> s = detector_scores(out, batch, b, mask_kind(cfg), d);
       const HeadMetricInfo& m = head_metric_info(detector_metric(d));  // the name the app's Detectors tab shows
-      j[detector_name(d)] = grid(s, L, out.Hw);
+      j[detector_name(d)] = grid_json(s, L, out.Hw);
       defs[detector_name(d)] = {{"key", m.key}, {"name", m.name}, {"definition", m.definition}};
       all.insert(all.end(), s.begin(), s.end());
       if (print) print_grid((std::string(m.name) + " (" + m.key + "): " + m.definition).c_str(), s, L, out.Hw);
@@ -277,8 +267,8 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     j["position"] = r->position;
     j["clean"] = r->clean;
     j["corrupted"] = r->corrupted;
-    j["patched"] = grid(r->patched, L, H);
-    j["recovery"] = grid(r->recovery, L, H);
+    j["patched"] = grid_json(r->patched, L, H);
+    j["recovery"] = grid_json(r->recovery, L, H);
     c["patching"] = j;
     npy(kContribNpyFiles[5], r->recovery, {L, H});
     if (print) {

@@ -36,8 +36,7 @@ nlohmann::json logit_lens_json(const LogitLens& lens, const ModelWeights& w) {
   return j;
 }
 
-namespace {
-nlohmann::json grid(const std::vector<float>& v, int rows, int cols) {
+nlohmann::json grid_json(const std::vector<float>& v, int rows, int cols) {
   nlohmann::json g = nlohmann::json::array();
   for (int r = 0; r < rows; ++r) {
     nlohmann::json row = nlohmann::json::array();
@@ -46,22 +45,21 @@ nlohmann::json grid(const std::vector<float>& v, int rows, int cols) {
   }
   return g;
 }
-}  // namespace
 
 nlohmann::json head_overview_json(const HeadOverview& o) {
   const int N = o.L * o.Hw;
   nlohmann::json j, stats, defs, dup = nlohmann::json::array();
   for (size_t i = 0; i < o.stat_keys.size(); ++i) {
     const HeadMetricInfo& m = head_metric_info(o.stat_keys[i]);
-    stats[m.key] = grid(o.stats[i], o.L, o.Hw);
+    stats[m.key] = grid_json(o.stats[i], o.L, o.Hw);
     defs[m.key] = {{"name", m.name}, {"definition", m.definition}};
   }
   for (const auto& [n, m] : o.near_duplicates)
     dup.push_back({{"a", {n / o.Hw, n % o.Hw}}, {"b", {m / o.Hw, m % o.Hw}}, {"similarity", o.sim(n, m)}});
   j["stats"] = std::move(stats);
   j["definitions"] = std::move(defs);
-  j["similarity"] = grid(o.similarity, N, N);
-  j["layout"] = grid(o.layout, N, 2);
+  j["similarity"] = grid_json(o.similarity, N, N);
+  j["layout"] = grid_json(o.layout, N, 2);
   j["near_duplicates"] = std::move(dup);
   j["near_duplicate_threshold"] = kNearDuplicate;
   return j;

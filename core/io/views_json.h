@@ -21,4 +21,7 @@ nlohmann::json logit_lens_json(const LogitLens& lens, const ModelWeights& w);
 //  "similarity": s}], "near_duplicate_threshold": kNearDuplicate}.
 nlohmann::json head_overview_json(const HeadOverview& o);
 
+// A (rows, cols) row-major grid as nested arrays: rows of columns.
+nlohmann::json grid_json(const std::vector<float>& v, int rows, int cols);
+
 }  // namespace headmap

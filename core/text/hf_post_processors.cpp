@@ -5,6 +5,9 @@
 #include <map>
 
 namespace headmap::hf {
+
+thread_local uint64_t trim_bytes_stepped = 0;
+
 namespace {
 
 Tok special_tok(int id, const std::string& piece, int type_id) { return Tok{id, piece, {}, type_id, true, -1}; }
@@ -28,7 +31,7 @@ void trim_offsets(std::vector<Tok>& toks, bool add_prefix_space, const Encodings
       const bool first = i == 0 || t.span.b == 0;
       if (first && add_prefix_space && lead == 1) lead = 0;
       for (size_t k = 0; k < lead && t.span.b < t.span.e; ++k)
-        do ++t.span.b;
+        do ++t.span.b, ++trim_bytes_stepped;
         while (t.span.b < t.span.e && is_cont(*text, t.span.b));
     }
     if (trail > 0) {
@@ -36,10 +39,13 @@ void trim_offsets(std::vector<Tok>& toks, bool add_prefix_space, const Encodings
       // end and only up to `trail`, so a token costs its own length, not the text's (counting
       // from the start was quadratic in a line's tokens: issue 35, F4).
       size_t chars = 0;
-      for (uint32_t k = std::min<uint32_t>(t.span.e, uint32_t(text->size())); k > 0 && chars < trail; --k) chars += !is_cont(*text, k - 1);
+      for (uint32_t k = std::min<uint32_t>(t.span.e, uint32_t(text->size())); k > 0 && chars < trail; --k) {
+        chars += !is_cont(*text, k - 1);
+        ++trim_bytes_stepped;
+      }
       if (chars >= trail)
         for (size_t k = 0; k < trail && t.span.e > t.span.b; ++k)
-          do --t.span.e;
+          do --t.span.e, ++trim_bytes_stepped;
           while (t.span.e > t.span.b && is_cont(*text, t.span.e));
     }
   }

@@ -1,5 +1,6 @@
 // hf_post_processors.h: the tokenizer.json "post_processor" stage (hf_tokenizer.h, step 5).
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,12 @@ struct Encodings {
   std::vector<std::vector<Tok>> list;
   const std::string* text[2] = {nullptr, nullptr};  // the texts the tokens' byte ranges refer to
 };
+
+// The bytes of text that ByteLevel's offset trimming has stepped over on this thread, a
+// count of its work. The hostile-input tests hold it to a small multiple of the text's length
+// instead of timing anything (issue 35, F4: counting each token's characters from the start
+// of the text made it grow with the square of a line's tokens).
+extern thread_local uint64_t trim_bytes_stepped;
 
 // A special token's id as the file gave it, with the field that gave it, so that a model
 // can check every id the post-processor may emit against its vocabulary (issue 35, F2).

@@ -1,11 +1,11 @@
 #!/bin/sh
-# check_hostile_inputs.sh XVFB_RUN HEADMAP WORKDIR: the app's reproducers of issue 11.
+# check_hostile_inputs.sh XVFB HEADMAP WORKDIR (XVFB: tests/gui/xvfb.sh): the app's reproducers of issue 11.
 # View files of the wrong types or absurd sizes ({"format":6} aborted the app with exit
 # 134) give their message and exit 1 with --screenshot; `--then heads=-1 --then ablate=0,0`
 # (a std::length_error abort) is a refused setting, and the screenshot is still taken.
 #
-# One virtual display for all the cases: the script runs itself under xvfb-run once, and
-# the verdict is the file it writes at the end, not xvfb-run's exit status (which is 5
+# One virtual display for all the cases: the script runs itself under xvfb.sh once, and
+# the verdict is the file it writes at the end, not the exit status of xvfb-run (which was 5
 # when its own clean-up of its temporary directory fails, now and then on a busy machine).
 set -u
 xvfb=$1 app=$2 work=$3
@@ -13,9 +13,9 @@ self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 mkdir -p "$work" && cd "$work" || exit 1
 if [ -z "${HEADMAP_HOSTILE_INSIDE:-}" ]; then
   rm -f hostile.verdict
-  HEADMAP_HOSTILE_INSIDE=1 "$xvfb" -a -s "-screen 0 1600x1000x24" sh "$self" "$@"
+  HEADMAP_HOSTILE_INSIDE=1 "$xvfb" -s "-screen 0 1600x1000x24" sh "$self" "$@"
   rc=$?
-  [ -f hostile.verdict ] || { echo "FAIL: the cases did not finish (xvfb-run exit $rc)"; exit 1; }
+  [ -f hostile.verdict ] || { echo "FAIL: the cases did not finish (xvfb.sh exit $rc)"; exit 1; }
   cat hostile.verdict
   grep -q '^all ok$' hostile.verdict
   exit $?

@@ -4,7 +4,7 @@
 # in a fresh temporary directory (removed afterwards), so nothing the crawl does can touch a
 # file outside it.
 #
-#   crawl.sh XVFB_RUN HEADMAP PYTHON MAKE_FAMILY MAKE_ENCODER STATE SIZE
+#   crawl.sh XVFB HEADMAP PYTHON MAKE_FAMILY MAKE_ENCODER STATE SIZE
 #   STATE: default | random | family | encoder_pair | lesson | compare | generate
 #   SIZE:  big (1600x1000, every action) | small (1024x768, font scale 1.5, each widget's primary action)
 # Exit 77 (skipped) when numpy is missing for a state that needs a generated model.
@@ -37,4 +37,4 @@ case $state in
   generate) set -- "$@" --then generate=6 --then wait ;;
   *) echo "crawl.sh: unknown state $state" >&2 && exit 2 ;;
 esac
-"$xvfb" -a -s "-screen 0 ${screen}x24 -noreset" "$app" --crawl "$@"
+"$xvfb" -s "-screen 0 ${screen}x24 -noreset" "$app" --crawl "$@"

@@ -1,7 +1,7 @@
 // GUI tests for the first hour of use (issue 34): what a new user and a teacher met on a
 // real window, each driven through the widgets a person uses (--input: real clicks and
 // typing on labelled widgets, app/script/input.h), and each able to fail on the code before
-// its fix. Run by ctest under xvfb-run (gui_first_hour, tests/CMakeLists.txt).
+// its fix. Run by ctest on a virtual display (gui_first_hour_0 and _1, tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <algorithm>

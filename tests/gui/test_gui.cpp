@@ -1,6 +1,6 @@
 // GUI tests: the real app under Xvfb, driven through its screenshot hook. Each test runs
 // headmap, lets it render, and checks the PNG it wrote and the report of what it drew.
-// Run by ctest under xvfb-run (see tests/CMakeLists.txt).
+// Run by ctest on virtual displays (tests/gui/xvfb.sh; gui_tests_0 .. _3 and the others in tests/CMakeLists.txt).
 #include <algorithm>
 #include <gtest/gtest.h>
 

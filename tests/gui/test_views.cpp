@@ -2,7 +2,7 @@
 // a person uses (--input: real clicks and typing on labelled widgets, app/script/input.h).
 // The numbers themselves are held to float64 numpy in tests/reference (lens_reference.py);
 // here the window's controls must reach them and the export must carry what the view shows.
-// Run by ctest under xvfb-run (gui_views, tests/CMakeLists.txt).
+// Run by ctest on a virtual display (gui_views, tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -99,6 +99,8 @@ say "no installed file names $src or $build"
 ckpt=$(ls "$data"/assets/checkpoints/*.safetensors | head -n 1)
 [ -n "$ckpt" ] || fail "no shipped checkpoint installed"
 mkdir -p "$work/elsewhere"
+# The virtual display's script, copied out of the source tree that run.sh runs without.
+cp "$src/tests/gui/xvfb.sh" "$work/xvfb.sh"
 cat > "$work/run.sh" <<EOF
 set -eu
 cd "$work/elsewhere"
@@ -112,14 +114,14 @@ grep -qxF "data: $data (installed, ../share/headmap from the executable)" versio
 grep -q '"trained (' run.json
 file heads.png | grep -q "PNG image data"
 echo "-- headmap-cli ran on \$(basename "$ckpt") and drew heads.png"
-xvfb-run -a -s "-screen 0 1600x1000x24" "$root/bin/headmap" --screenshot shot.png --report drawn.json
+sh "$work/xvfb.sh" -s "-screen 0 1600x1000x24" "$root/bin/headmap" --screenshot shot.png --report drawn.json
 file shot.png | grep -q "PNG image data, 1600 x 1000"
 grep -q '"trained": true' drawn.json
 grep -q '"heatmaps_drawn": [1-9]' drawn.json
 echo "-- headmap --screenshot drew the trained model"
 # The desktop entry runs \`headmap %f\`: a view file as the only argument opens it.
 printf '{"format": "headmap-view", "version": 1, "text": "A view file opened from a file manager.", "config": {"d_model": 24, "num_heads": 6, "num_layers": 1}}' > opened.headmap.json
-xvfb-run -a -s "-screen 0 1600x1000x24" "$root/bin/headmap" --screenshot view.png --report view.json opened.headmap.json
+sh "$work/xvfb.sh" -s "-screen 0 1600x1000x24" "$root/bin/headmap" --screenshot view.png --report view.json opened.headmap.json
 grep -q '"heatmaps_drawn": 6' view.json
 echo "-- headmap FILE opened a view file"
 EOF

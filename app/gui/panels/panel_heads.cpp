@@ -108,10 +108,11 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::TextWrapped("Nothing to attend over: the text has no tokens. Type a sentence, or pick one from Presets.");
     return;
   }
-  int& layer = s.view.layer;
-  int& batch = s.view.batch;
-  layer = std::clamp(layer, 0, out.L - 1);
-  batch = std::clamp(batch, 0, out.B - 1);
+  // The layer and sentence drawn: the selection clamped to the maps shown, the selection itself
+  // kept. A frame that still shows the result of the step before (a lesson step from a model
+  // of 1 layer to one of 2, with layer=1) once clamped the selection to layer 0 for good.
+  int layer = std::clamp(s.view.layer, 0, out.L - 1);
+  int batch = std::clamp(s.view.batch, 0, out.B - 1);
 
   // Header: which layer and sentence, and where the weights come from.
   // Indices are numbered from 0 (as headmap-cli, the exports and numpy number them), and say so.
@@ -120,11 +121,12 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   std::snprintf(sentence_fmt, sizeof sentence_fmt, "sentence %%d (of 0-%d)", out.B - 1);
   const float pad = ImGui::GetStyle().FramePadding.x * 2 + ImGui::GetFontSize();
   ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::CalcTextSize(layer_fmt).x + pad));
-  ImGui::SliderInt("##layer", &layer, 0, out.L - 1, layer_fmt, ImGuiSliderFlags_AlwaysClamp);  // a typed number (Ctrl+click) too: the layer indexes below
+  if (ImGui::SliderInt("##layer", &layer, 0, out.L - 1, layer_fmt, ImGuiSliderFlags_AlwaysClamp))  // a typed number (Ctrl+click) too
+    s.view.layer = layer;
   if (out.B > 1) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::CalcTextSize(sentence_fmt).x + pad));
-    ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, sentence_fmt, ImGuiSliderFlags_AlwaysClamp);
+    if (ImGui::SliderInt("##sentence", &batch, 0, out.B - 1, sentence_fmt, ImGuiSliderFlags_AlwaysClamp)) s.view.batch = batch;
   }
   // A sliding-window layer (Mistral, Gemma 2 and 3, GPT-Neo's local layers) says so.
   if (const int win = f.weights->arch.window(layer); win > 0) {
