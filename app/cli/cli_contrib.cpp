@@ -13,6 +13,7 @@
 #include "core/inspect/contrib.h"
 #include "core/inspect/head_overview.h"
 #include "core/inspect/logit_lens.h"
+#include "core/inspect/offset_profile.h"
 #include "core/inspect/predictions.h"
 #include "core/io/file_io.h"
 #include "core/io/views_json.h"
@@ -48,7 +49,13 @@ constexpr const char* kHeadOverviewHelp =
     "per head; the heads' pattern similarity (cosine), a 2-D layout of the heads by it (classical MDS), and the pairs that nearly "
     "coincide; sentence --batch";
 
+constexpr const char* kOffsetProfileHelp =
+    "how each head's attention falls off with distance: the mean weight at each offset t - s over the query rows t >= 1; and, on a "
+    "rotary family, each RoPE frequency pair's share of the head's scores (attention-weighted |q_i k_i| by pair, and the unrotated "
+    "dimensions), with the pairs' wavelengths in tokens; sentence --batch";
+
 void add_contrib_options(CLI::App& app, ContribOptions& o) {
+  app.add_flag("--offset-profile", o.offset_profile, kOffsetProfileHelp);
   app.add_flag("--head-overview", o.head_overview, kHeadOverviewHelp);
   app.add_option("--logit-lens", o.logit_lens, kLogitLensHelp)->check(CLI::IsMember({"final", "text"}));
   app.add_option("--lens-top-k", o.lens_top_k, "with --logit-lens: the top tokens kept per cell (1 to 50, default 5)");
@@ -61,7 +68,8 @@ void add_contrib_options(CLI::App& app, ContribOptions& o) {
 }
 
 bool contrib_requested(const ContribOptions& o) {
-  return !o.attribute.empty() || o.value_weighted || o.rollout || o.detectors || !o.patch_from.empty() || !o.logit_lens.empty() || o.head_overview;
+  return !o.attribute.empty() || o.value_weighted || o.rollout || o.detectors || !o.patch_from.empty() || !o.logit_lens.empty() || o.head_overview ||
+         o.offset_profile;
 }
 
 namespace {
@@ -319,6 +327,37 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
       std::printf("heads whose patterns nearly coincide (cosine >= %.2f):", kNearDuplicate);
       for (const auto& [n, m] : ov.near_duplicates) std::printf(" %d.%d~%d.%d (%.3f)", n / ov.Hw, n % ov.Hw, m / ov.Hw, m % ov.Hw, ov.sim(n, m));
       std::printf(ov.near_duplicates.empty() ? " none\n" : "\n");
+    }
+  }
+
+  if (o.offset_profile) {
+    const OffsetProfile p = offset_profile(w, cfg, out, batch, b);
+    c["offset_profile"] = offset_profile_json(p);
+    npy(kContribNpyFiles[10], p.by_offset, {p.L, p.Hw, p.offsets()});
+    if (p.H > 0) npy(kContribNpyFiles[11], p.freq_share, {p.L, p.H, p.P + 1});
+    if (print) {
+      std::printf("offset profile: the mean attention weight at each offset t - s (rows t >= 1)%s\n", p.causal ? ", d >= 0 (causal)" : "");
+      for (int l = 0; l < p.L; ++l)
+        for (int h = 0; h < p.Hw; ++h) {
+          std::printf("  L%d H%d", l, h);
+          for (int d = p.causal ? 0 : 1 - p.len; d < p.len; ++d) std::printf(" %d:%.3f", d, p.at(l, h, d));
+          std::printf("\n");
+        }
+      if (p.H == 0) {
+        std::printf("frequency profile: none: %s\n", p.no_frequencies.c_str());
+      } else {
+        std::printf("frequency profile: each RoPE pair's share of a head's scores (wavelength in tokens), then the unrotated dims\n");
+        for (int l = 0; l < p.L; ++l) {
+          std::printf("  L%d wavelengths", l);
+          for (int i = 0; i < p.pairs[static_cast<size_t>(l)]; ++i) std::printf(" %.1f", p.wavelength[static_cast<size_t>(l) * p.P + i]);
+          std::printf(p.pairs[static_cast<size_t>(l)] == 0 ? " (no RoPE in this layer)\n" : "\n");
+          for (int h = 0; h < p.H; ++h) {
+            std::printf("  L%d H%d", l, h);
+            for (int i = 0; i <= p.P; ++i) std::printf(" %.3f", p.share(l, h, i));
+            std::printf("\n");
+          }
+        }
+      }
     }
   }
 

@@ -16,6 +16,7 @@ struct ContribOptions {
   std::string logit_lens;  // "final" or "text": the target whose probability each cell shows
   int lens_top_k = 5;
   bool head_overview = false;
+  bool offset_profile = false;
 };
 
 void add_contrib_options(CLI::App& app, ContribOptions& o);

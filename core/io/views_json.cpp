@@ -67,4 +67,38 @@ nlohmann::json head_overview_json(const HeadOverview& o) {
   return j;
 }
 
+nlohmann::json offset_profile_json(const OffsetProfile& p) {
+  nlohmann::json j;
+  const int O = p.offsets();
+  j["len"] = p.len;
+  j["causal"] = p.causal;
+  nlohmann::json offsets = nlohmann::json::array();
+  for (int i = 0; i < O; ++i) offsets.push_back(i - (p.len - 1));
+  j["offsets"] = std::move(offsets);
+  j["rows_at"] = p.rows_at;
+  nlohmann::json by = nlohmann::json::array();
+  for (int l = 0; l < p.L; ++l)
+    by.push_back(grid(std::vector<float>(p.by_offset.begin() + static_cast<std::ptrdiff_t>(l) * p.Hw * O,
+                                         p.by_offset.begin() + static_cast<std::ptrdiff_t>(l + 1) * p.Hw * O),
+                      p.Hw, O));
+  j["by_offset"] = std::move(by);
+  if (p.H == 0) {
+    j["frequencies"] = nullptr;
+    j["no_frequencies"] = p.no_frequencies;
+    return j;
+  }
+  nlohmann::json f;
+  f["pairs"] = p.pairs;
+  f["wavelength"] = grid(p.wavelength, p.L, p.P);
+  nlohmann::json share = nlohmann::json::array();
+  const size_t per_layer = static_cast<size_t>(p.H) * (p.P + 1);
+  for (int l = 0; l < p.L; ++l)
+    share.push_back(grid(std::vector<float>(p.freq_share.begin() + static_cast<std::ptrdiff_t>(l * per_layer),
+                                            p.freq_share.begin() + static_cast<std::ptrdiff_t>((l + 1) * per_layer)),
+                         p.H, p.P + 1));
+  f["share"] = std::move(share);
+  j["frequencies"] = std::move(f);
+  return j;
+}
+
 }  // namespace headmap

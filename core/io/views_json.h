@@ -8,6 +8,7 @@
 
 #include "core/inspect/head_overview.h"
 #include "core/inspect/logit_lens.h"
+#include "core/inspect/offset_profile.h"
 
 namespace headmap {
 
@@ -20,5 +21,10 @@ nlohmann::json logit_lens_json(const LogitLens& lens, const ModelWeights& w);
 //  "similarity": (N, N), "layout": (N, 2), "near_duplicates": [{"a": [l, h], "b": [l, h],
 //  "similarity": s}], "near_duplicate_threshold": kNearDuplicate}.
 nlohmann::json head_overview_json(const HeadOverview& o);
+
+// {"len", "causal", "offsets": [O] d = t - s, "rows_at": [O], "by_offset": (L, Hw, O),
+//  "frequencies": null (with "no_frequencies": why) or {"pairs": [L], "wavelength": (L, P),
+//  "share": (L, H, P + 1), the last column the unrotated dims}}.
+nlohmann::json offset_profile_json(const OffsetProfile& p);
 
 }  // namespace headmap
