@@ -72,7 +72,7 @@ void frequency_bars(AppState& s, const OffsetProfile& p, int l, int h) {
                 "left: fast pairs (wavelength %.1f tokens), right: slow ones (%.0f tokens). The dims no rotation touches: %.1f%%. "
                 "A head that reads position leans left; one that reads content leans right.",
                 p.wavelength[static_cast<size_t>(l) * p.P], p.wavelength[static_cast<size_t>(l) * p.P + pairs - 1], 100 * rest);
-  text_disabled_wrapped_at_commas(caption);
+  text_disabled_wrapped(caption);
 }
 
 }  // namespace
@@ -103,10 +103,13 @@ void draw_offsets(AppState& s) {
   const float label_w = ImGui::CalcTextSize("00.00 ").x;
   const float avail_w = ImGui::GetContentRegionAvail().x - label_w;
   const float cell_w = std::max(2.0f, avail_w / std::max(cols, 1));
-  const float row_h = std::clamp((ImGui::GetContentRegionAvail().y - fh * 14) / std::max(N, 1), 3.0f, fh * 1.1f);
+  // The rows take the height the bars below leave (the profile; the frequencies or their note).
+  const float below = fh * (p.H > 0 ? 13.5f : 9.0f);
+  const float row_h = std::clamp((ImGui::GetContentRegionAvail().y - fh * 1.5f - below) / std::max(N, 1), 3.0f, fh * 1.8f);
   const ImVec2 top = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  // Distance labels, as many as fit.
+  // Distance labels, as many as fit, under the axis' name in the labels' column.
+  dl->AddText(top, ImGui::GetColorU32(ImGuiCol_TextDisabled), "t - s");
   const int every = std::max(1, static_cast<int>(std::ceil(ImGui::CalcTextSize("-00").x * 1.4f / cell_w)));
   for (int c = 0; c < cols; c += every) {
     char num[16];
