@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/inspect/circuits.h"
 #include "core/inspect/contrib.h"
 #include "core/inspect/head_overview.h"
 #include "core/inspect/logit_lens.h"
@@ -54,7 +55,17 @@ constexpr const char* kOffsetProfileHelp =
     "rotary family, each RoPE frequency pair's share of the head's scores (attention-weighted |q_i k_i| by pair, and the unrotated "
     "dimensions), with the pairs' wavelengths in tokens; sentence --batch";
 
+constexpr const char* kCompositionHelp =
+    "from the weights alone: the Q, K and V composition scores (TransformerLens) of every earlier head into every later one, "
+    "||W_OV^A X^B||_F / (||W_OV^A||_F ||X^B||_F) with X = W_QK^B, its transpose, or W_OV^B, each layer's input norm gain folded in";
+constexpr const char* kCircuitHelp =
+    "trained models: head L.H's circuits from the weights alone: its OV circuit E W_V W_O U^T and QK circuit E W_Q W_K^T E^T over the "
+    "text's tokens and its directions' tokens, its copying score (the full OV circuit's sum(eigenvalues) / sum(|eigenvalues|)), its "
+    "top singular directions read in the vocabulary, and the learned positions' own QK where the family has them";
+
 void add_contrib_options(CLI::App& app, ContribOptions& o) {
+  app.add_flag("--composition", o.composition, kCompositionHelp);
+  app.add_option("--circuit", o.circuit, kCircuitHelp);
   app.add_flag("--offset-profile", o.offset_profile, kOffsetProfileHelp);
   app.add_flag("--head-overview", o.head_overview, kHeadOverviewHelp);
   app.add_option("--logit-lens", o.logit_lens, kLogitLensHelp)->check(CLI::IsMember({"final", "text"}));
@@ -69,7 +80,7 @@ void add_contrib_options(CLI::App& app, ContribOptions& o) {
 
 bool contrib_requested(const ContribOptions& o) {
   return !o.attribute.empty() || o.value_weighted || o.rollout || o.detectors || !o.patch_from.empty() || !o.logit_lens.empty() || o.head_overview ||
-         o.offset_profile;
+         o.offset_profile || o.composition || !o.circuit.empty();
 }
 
 namespace {
@@ -357,6 +368,43 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
             std::printf("\n");
           }
         }
+      }
+    }
+  }
+
+  if (o.composition) {
+    const Composition comp = composition_scores(w, cfg);
+    c["composition"] = composition_json(comp);
+    if (print)
+      for (const auto& [name, m] : {std::pair{"Q", &comp.q}, std::pair{"K", &comp.k}, std::pair{"V", &comp.v}}) {
+        std::printf("%s-composition: row = the reading head, column = the earlier head writing\n", name);
+        const int N = comp.L * comp.H;
+        for (int b = comp.H; b < N; ++b) {
+          std::printf("  %d.%d", b / comp.H, b % comp.H);
+          for (int a = 0; a < (b / comp.H) * comp.H; ++a) std::printf(" %.3f", comp.at(*m, b, a));
+          std::printf("\n");
+        }
+      }
+  }
+
+  if (!o.circuit.empty()) {
+    int layer = -1, head = -1;
+    char tail = 0;
+    if (std::sscanf(o.circuit.c_str(), "%d.%d%c", &layer, &head, &tail) != 2)
+      return bad("--circuit takes a head as LAYER.HEAD (e.g. 1.3), got \"" + o.circuit + "\".");
+    std::vector<int> ids;
+    for (const Token& t : batch.sentences[static_cast<size_t>(b)].tokens) ids.push_back(t.id);
+    Result<HeadCircuit> hc = head_circuit(w, cfg, layer, head, ids);
+    if (!hc) return hc.error();
+    c["circuit"] = head_circuit_json(*hc, w);
+    if (print) {
+      std::printf("head %d.%d: copying score %.4f (the full OV circuit's sum(eigenvalues) / sum(|eigenvalues|))\n", layer, head, hc->copying);
+      for (const HeadCircuit::Direction& d : hc->directions) {
+        std::printf("  direction sigma %.4f reads", d.sigma);
+        for (int id : d.reads) std::printf(" %s", token_text(w, id).c_str());
+        std::printf(" -> writes");
+        for (int id : d.writes) std::printf(" %s", token_text(w, id).c_str());
+        std::printf("\n");
       }
     }
   }

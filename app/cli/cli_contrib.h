@@ -17,6 +17,8 @@ struct ContribOptions {
   int lens_top_k = 5;
   bool head_overview = false;
   bool offset_profile = false;
+  bool composition = false;
+  std::string circuit;     // "L.H": that head's OV and QK circuits
 };
 
 void add_contrib_options(CLI::App& app, ContribOptions& o);

@@ -1,5 +1,7 @@
-// lens_json.cpp: see lens_json.h.
+// views_json.cpp: see views_json.h.
 #include "core/io/views_json.h"
+
+#include <cmath>
 
 #include "core/inspect/predictions.h"
 
@@ -99,6 +101,28 @@ nlohmann::json offset_profile_json(const OffsetProfile& p) {
   f["share"] = std::move(share);
   j["frequencies"] = std::move(f);
   return j;
+}
+
+nlohmann::json composition_json(const Composition& c) {
+  const int N = c.L * c.H;
+  return {{"L", c.L}, {"H", c.H}, {"q", grid(c.q, N, N)}, {"k", grid(c.k, N, N)}, {"v", grid(c.v, N, N)}};
+}
+
+nlohmann::json head_circuit_json(const HeadCircuit& h, const ModelWeights& w) {
+  const int n = static_cast<int>(h.tokens.size());
+  nlohmann::json tokens = nlohmann::json::array();
+  for (int id : h.tokens) tokens.push_back({{"id", id}, {"text", token_name(w, id)}});
+  nlohmann::json dirs = nlohmann::json::array();
+  for (const HeadCircuit::Direction& d : h.directions) dirs.push_back({{"sigma", d.sigma}, {"reads", d.reads}, {"writes", d.writes}});
+  const int P = static_cast<int>(std::lround(std::sqrt(static_cast<double>(h.qk_pos.size()))));
+  return {{"layer", h.layer},
+          {"head", h.head},
+          {"tokens", std::move(tokens)},
+          {"ov", grid(h.ov, n, n)},
+          {"qk", grid(h.qk, n, n)},
+          {"qk_positions", h.qk_pos.empty() ? nlohmann::json(nullptr) : grid(h.qk_pos, P, P)},
+          {"copying", h.copying},
+          {"directions", std::move(dirs)}};
 }
 
 }  // namespace headmap
