@@ -10,9 +10,11 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/inspect/circuits.h"
 #include "core/inspect/contrib.h"
 #include "core/inspect/head_overview.h"
 #include "core/inspect/logit_lens.h"
+#include "core/inspect/offset_profile.h"
 #include "core/inspect/predictions.h"
 #include "core/io/file_io.h"
 #include "core/io/views_json.h"
@@ -48,7 +50,23 @@ constexpr const char* kHeadOverviewHelp =
     "per head; the heads' pattern similarity (cosine), a 2-D layout of the heads by it (classical MDS), and the pairs that nearly "
     "coincide; sentence --batch";
 
+constexpr const char* kOffsetProfileHelp =
+    "how each head's attention falls off with distance: the mean weight at each offset t - s over the query rows t >= 1; and, on a "
+    "rotary family, each RoPE frequency pair's share of the head's scores (attention-weighted |q_i k_i| by pair, and the unrotated "
+    "dimensions), with the pairs' wavelengths in tokens; sentence --batch";
+
+constexpr const char* kCompositionHelp =
+    "from the weights alone: the Q, K and V composition scores (TransformerLens) of every earlier head into every later one, "
+    "||W_OV^A X^B||_F / (||W_OV^A||_F ||X^B||_F) with X = W_QK^B, its transpose, or W_OV^B, each layer's input norm gain folded in";
+constexpr const char* kCircuitHelp =
+    "trained models: head L.H's circuits from the weights alone: its OV circuit E W_V W_O U^T and QK circuit E W_Q W_K^T E^T over the "
+    "text's tokens and its directions' tokens, its copying score (the full OV circuit's sum(eigenvalues) / sum(|eigenvalues|)), its "
+    "top singular directions read in the vocabulary, and the learned positions' own QK where the family has them";
+
 void add_contrib_options(CLI::App& app, ContribOptions& o) {
+  app.add_flag("--composition", o.composition, kCompositionHelp);
+  app.add_option("--circuit", o.circuit, kCircuitHelp);
+  app.add_flag("--offset-profile", o.offset_profile, kOffsetProfileHelp);
   app.add_flag("--head-overview", o.head_overview, kHeadOverviewHelp);
   app.add_option("--logit-lens", o.logit_lens, kLogitLensHelp)->check(CLI::IsMember({"final", "text"}));
   app.add_option("--lens-top-k", o.lens_top_k, "with --logit-lens: the top tokens kept per cell (1 to 50, default 5)");
@@ -61,7 +79,8 @@ void add_contrib_options(CLI::App& app, ContribOptions& o) {
 }
 
 bool contrib_requested(const ContribOptions& o) {
-  return !o.attribute.empty() || o.value_weighted || o.rollout || o.detectors || !o.patch_from.empty() || !o.logit_lens.empty() || o.head_overview;
+  return !o.attribute.empty() || o.value_weighted || o.rollout || o.detectors || !o.patch_from.empty() || !o.logit_lens.empty() || o.head_overview ||
+         o.offset_profile || o.composition || !o.circuit.empty();
 }
 
 namespace {
@@ -309,6 +328,74 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
       std::printf("heads whose patterns nearly coincide (cosine >= %.2f):", kNearDuplicate);
       for (const auto& [n, m] : ov.near_duplicates) std::printf(" %d.%d~%d.%d (%.3f)", n / ov.Hw, n % ov.Hw, m / ov.Hw, m % ov.Hw, ov.sim(n, m));
       std::printf(ov.near_duplicates.empty() ? " none\n" : "\n");
+    }
+  }
+
+  if (o.offset_profile) {
+    const OffsetProfile p = offset_profile(w, cfg, out, batch, b);
+    c["offset_profile"] = offset_profile_json(p);
+    npy(kContribNpyFiles[10], p.by_offset, {p.L, p.Hw, p.offsets()});
+    if (p.H > 0) npy(kContribNpyFiles[11], p.freq_share, {p.L, p.H, p.P + 1});
+    if (print) {
+      std::printf("offset profile: the mean attention weight at each offset t - s (rows t >= 1)%s\n", p.causal ? ", d >= 0 (causal)" : "");
+      for (int l = 0; l < p.L; ++l)
+        for (int h = 0; h < p.Hw; ++h) {
+          std::printf("  L%d H%d", l, h);
+          for (int d = p.causal ? 0 : 1 - p.len; d < p.len; ++d) std::printf(" %d:%.3f", d, p.at(l, h, d));
+          std::printf("\n");
+        }
+      if (p.H == 0) {
+        std::printf("frequency profile: none: %s\n", p.no_frequencies.c_str());
+      } else {
+        std::printf("frequency profile: each RoPE pair's share of a head's scores (wavelength in tokens), then the unrotated dims\n");
+        for (int l = 0; l < p.L; ++l) {
+          std::printf("  L%d wavelengths", l);
+          for (int i = 0; i < p.pairs[static_cast<size_t>(l)]; ++i) std::printf(" %.1f", p.wavelength[static_cast<size_t>(l) * p.P + i]);
+          std::printf(p.pairs[static_cast<size_t>(l)] == 0 ? " (no RoPE in this layer)\n" : "\n");
+          for (int h = 0; h < p.H; ++h) {
+            std::printf("  L%d H%d", l, h);
+            for (int i = 0; i <= p.P; ++i) std::printf(" %.3f", p.share(l, h, i));
+            std::printf("\n");
+          }
+        }
+      }
+    }
+  }
+
+  if (o.composition) {
+    const Composition comp = composition_scores(w, cfg);
+    c["composition"] = composition_json(comp);
+    if (print)
+      for (const auto& [name, m] : {std::pair{"Q", &comp.q}, std::pair{"K", &comp.k}, std::pair{"V", &comp.v}}) {
+        std::printf("%s-composition: row = the reading head, column = the earlier head writing\n", name);
+        const int N = comp.L * comp.H;
+        for (int b = comp.H; b < N; ++b) {
+          std::printf("  %d.%d", b / comp.H, b % comp.H);
+          for (int a = 0; a < (b / comp.H) * comp.H; ++a) std::printf(" %.3f", comp.at(*m, b, a));
+          std::printf("\n");
+        }
+      }
+  }
+
+  if (!o.circuit.empty()) {
+    int layer = -1, head = -1;
+    char tail = 0;
+    if (std::sscanf(o.circuit.c_str(), "%d.%d%c", &layer, &head, &tail) != 2)
+      return bad("--circuit takes a head as LAYER.HEAD (e.g. 1.3), got \"" + o.circuit + "\".");
+    std::vector<int> ids;
+    for (const Token& t : batch.sentences[static_cast<size_t>(b)].tokens) ids.push_back(t.id);
+    Result<HeadCircuit> hc = head_circuit(w, cfg, layer, head, ids);
+    if (!hc) return hc.error();
+    c["circuit"] = head_circuit_json(*hc, w);
+    if (print) {
+      std::printf("head %d.%d: copying score %.4f (the full OV circuit's sum(eigenvalues) / sum(|eigenvalues|))\n", layer, head, hc->copying);
+      for (const HeadCircuit::Direction& d : hc->directions) {
+        std::printf("  direction sigma %.4f reads", d.sigma);
+        for (int id : d.reads) std::printf(" %s", token_text(w, id).c_str());
+        std::printf(" -> writes");
+        for (int id : d.writes) std::printf(" %s", token_text(w, id).c_str());
+        std::printf("\n");
+      }
     }
   }
 

@@ -16,6 +16,9 @@ struct ContribOptions {
   std::string logit_lens;  // "final" or "text": the target whose probability each cell shows
   int lens_top_k = 5;
   bool head_overview = false;
+  bool offset_profile = false;
+  bool composition = false;
+  std::string circuit;     // "L.H": that head's OV and QK circuits
 };
 
 void add_contrib_options(CLI::App& app, ContribOptions& o);

@@ -172,7 +172,7 @@ static int run_main(int argc, char** argv) {
   if (Status s = check_memory(maps_bytes, "The attention maps (L x B x H x T x T)", "use fewer or shorter sentences, or fewer layers or heads"); !s)
     return fail(s.error(), 2);
   ForwardOptions fo;
-  fo.keep_layer_io = !o.npy.empty();
+  fo.keep_layer_io = !o.npy.empty() || co.offset_profile;  // the offset profile's frequencies read the attention inputs
   fo.want_logits = weights.trained();  // the loss on the text
   Result<ForwardOutput> out = forward(weights, cfg, batch, fo);
   if (!out) return fail(out.error(), 2);

@@ -154,7 +154,7 @@ bool parse_center_panel(const std::string& name, CenterPanel* out) { return pars
 
 constexpr EnumName<ContribView> kContribViews[] = {
     {ContribView::Rollout, "rollout"}, {ContribView::Patching, "patching"}, {ContribView::Detectors, "detectors"}, {ContribView::Lens, "lens"},
-    {ContribView::Overview, "overview"}};
+    {ContribView::Overview, "overview"}, {ContribView::Offsets, "offsets"}};
 const char* contrib_view_name(ContribView v) { return enum_name(kContribViews, v); }
 bool parse_contrib_view(const std::string& name, ContribView* out) { return parse_enum_name(name, kContribViews, out); }
 
@@ -256,6 +256,7 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   const int batch = std::max(0, s.view.batch);
   if (contrib && c.view == ContribView::Rollout) r.rollout = RolloutRequest{batch, c.rollout_head};
   if (contrib && c.view == ContribView::Overview) r.overview = OverviewRequest{batch};
+  if (contrib && c.view == ContribView::Offsets) r.offsets = OffsetsRequest{batch};
   if (contrib && c.view == ContribView::Lens) r.lens = LensRequest{batch, c.lens_target, std::clamp(c.lens_k, 1, kLensMaxTopK)};
   if (c.detectors_on || (contrib && c.view == ContribView::Detectors))
     r.detectors = DetectorRequest{batch, c.detector, c.detector == Detector::Painted ? c.painted : std::vector<float>{}};

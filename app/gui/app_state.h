@@ -62,7 +62,7 @@ struct ViewSettings {
 };
 
 // The Contributions tab (issue 28): its three views and their controls.
-enum class ContribView { Rollout, Patching, Detectors, Lens, Overview };
+enum class ContribView { Rollout, Patching, Detectors, Lens, Overview, Offsets };
 const char* contrib_view_name(ContribView v);
 bool parse_contrib_view(const std::string& name, ContribView* out);
 struct ContribState {

@@ -39,6 +39,7 @@ const char* dialog_title(Dialog d) {
     case Dialog::ExportRollout: return "Export rollout as PNG (SVG for a .svg name)";
     case Dialog::ExportLens: return "Export logit lens as JSON";
     case Dialog::ExportOverview: return "Export head overview as JSON";
+    case Dialog::ExportOffsets: return "Export offset profile as JSON";
   }
   return "";
 }
@@ -62,6 +63,7 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::ExportRollout: return "rollout.png";
     case Dialog::ExportLens: return "logit-lens.json";
     case Dialog::ExportOverview: return "head-overview.json";
+    case Dialog::ExportOffsets: return "offset-profile.json";
     case Dialog::OpenModel:  // no name to guess: the hint under the title says what to give (App::open_dialog proposes the last model)
     case Dialog::None:
     case Dialog::Shortcuts: return "";
@@ -158,32 +160,42 @@ Result<Figure> dialog_figure(Dialog d, const AppState& s) {
   return one ? head_figure(*in, in->cfg->pitfalls.head_averaged ? 0 : target.head) : heads_figure(*in);  // head-averaged: the one mean map
 }
 
-Result<std::string> lens_document(const AppState& s) {
-  const ComputeResult* res = s.result.get();
-  if (!res || !res->fwd || !res->fwd->weights || !res->request.lens || !res->lens)
-    return Error{ErrorKind::InvalidArgument, "Nothing to export: open Contributions > Logit lens and let it compute."};
-  const ForwardData& f = *res->fwd;
-  const int b = std::clamp(res->request.lens->batch, 0, f.batch.B() - 1);
+namespace {
+// A view's export: {"text": sentence b, "model": its source, "token_ids", key: view}.
+std::string view_document(const ComputeResult& res, int batch, const char* key, nlohmann::json view) {
+  const ForwardData& f = *res.fwd;
+  const int b = std::clamp(batch, 0, std::max(0, f.batch.B() - 1));
   nlohmann::json doc;
-  doc["text"] = b < static_cast<int>(res->request.lines.size()) ? res->request.lines[static_cast<size_t>(b)] : std::string();
+  doc["text"] = b < static_cast<int>(res.request.lines.size()) ? res.request.lines[static_cast<size_t>(b)] : std::string();
   doc["model"] = f.source;
   nlohmann::json ids = nlohmann::json::array();
-  for (const Token& t : f.batch.sentences[static_cast<size_t>(b)].tokens) ids.push_back(t.id);
+  if (b < f.batch.B())
+    for (const Token& t : f.batch.sentences[static_cast<size_t>(b)].tokens) ids.push_back(t.id);
   doc["token_ids"] = std::move(ids);
-  doc["logit_lens"] = logit_lens_json(*res->lens, *f.weights);
+  doc[key] = std::move(view);
   return doc.dump(2) + "\n";
+}
+Error nothing_to_export(const char* view) {
+  return Error{ErrorKind::InvalidArgument, std::string("Nothing to export: open Contributions > ") + view + " and let it compute."};
+}
+}  // namespace
+
+Result<std::string> lens_document(const AppState& s) {
+  const ComputeResult* res = s.result.get();
+  if (!res || !res->fwd || !res->fwd->weights || !res->request.lens || !res->lens) return nothing_to_export("Logit lens");
+  return view_document(*res, res->request.lens->batch, "logit_lens", logit_lens_json(*res->lens, *res->fwd->weights));
 }
 
 Result<std::string> overview_document(const AppState& s) {
   const ComputeResult* res = s.result.get();
-  if (!res || !res->fwd || !res->request.overview || !res->overview)
-    return Error{ErrorKind::InvalidArgument, "Nothing to export: open Contributions > Head overview and let it compute."};
-  const int b = std::clamp(res->request.overview->batch, 0, std::max(0, res->fwd->batch.B() - 1));
-  nlohmann::json doc;
-  doc["text"] = b < static_cast<int>(res->request.lines.size()) ? res->request.lines[static_cast<size_t>(b)] : std::string();
-  doc["model"] = res->fwd->source;
-  doc["head_overview"] = head_overview_json(*res->overview);
-  return doc.dump(2) + "\n";
+  if (!res || !res->fwd || !res->request.overview || !res->overview) return nothing_to_export("Head overview");
+  return view_document(*res, res->request.overview->batch, "head_overview", head_overview_json(*res->overview));
+}
+
+Result<std::string> offsets_document(const AppState& s) {
+  const ComputeResult* res = s.result.get();
+  if (!res || !res->fwd || !res->request.offsets || !res->offsets) return nothing_to_export("Offsets");
+  return view_document(*res, res->request.offsets->batch, "offset_profile", offset_profile_json(*res->offsets));
 }
 
 Result<Figure> rollout_figure(const AppState& s) {
@@ -287,8 +299,9 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
       if (st) state.status_lines.push_back("Wrote " + path);
       break;
     case Dialog::ExportLens:
-    case Dialog::ExportOverview: {
-      Result<std::string> doc = d == Dialog::ExportLens ? lens_document(state) : overview_document(state);
+    case Dialog::ExportOverview:
+    case Dialog::ExportOffsets: {
+      Result<std::string> doc = d == Dialog::ExportLens ? lens_document(state) : d == Dialog::ExportOverview ? overview_document(state) : offsets_document(state);
       st = !doc ? Status(doc.error()) : write_file_atomic(path, *doc);
       if (st) state.status_lines.push_back("Wrote " + path);
       break;

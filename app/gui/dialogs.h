@@ -14,7 +14,7 @@ namespace headmap {
 
 enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
                     SaveCheckpoint, OpenModel, ExportHeadPng, ExportHeadSvg, ExportHeadsSvg, OpenLesson, SaveLessonStep,
-                    ExportLesson, ExportRollout, ExportLens, ExportOverview };
+                    ExportLesson, ExportRollout, ExportLens, ExportOverview, ExportOffsets };
 
 // The dialog's window title, e.g. "Open view".
 const char* dialog_title(Dialog d);
@@ -41,12 +41,15 @@ HeadId export_target(const AppState& s);
 // colormap, normalisation, log scale and mask.
 Result<Figure> dialog_figure(Dialog d, const AppState& s);
 
-// The Logit lens view's grid (the result's lens) as JSON: {"text", "model", "logit_lens":
-// lens_json.h's document}, the same as headmap-cli --logit-lens writes under "contrib".
+// The Logit lens view's grid (the result's lens) as JSON: {"text", "model", "token_ids", "logit_lens":
+// views_json.h's document}, the same as headmap-cli --logit-lens writes under "contrib".
 Result<std::string> lens_document(const AppState& s);
-// The Head overview view (the result's overview) as JSON: {"text", "model", "head_overview":
-// views_json.h's document}.
+// The Head overview view (the result's overview) as JSON: {"text", "model", "token_ids",
+// "head_overview": views_json.h's document}.
 Result<std::string> overview_document(const AppState& s);
+// The Offsets view (the result's offset profile) as JSON: {"text", "model", "token_ids", "offset_profile":
+// views_json.h's document}, the same as headmap-cli --offset-profile writes under "contrib".
+Result<std::string> offsets_document(const AppState& s);
 
 // The Rollout view's map (the result's rollout, app_state.h's ContribState) as a figure.
 Result<Figure> rollout_figure(const AppState& s);

@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "core/inspect/contrib.h"
 #include "core/inspect/head_overview.h"
+#include "core/inspect/offset_profile.h"
 #include "core/inspect/logit_lens.h"
 #include "core/inspect/map_levels.h"
 #include "core/inspect/metrics.h"
@@ -81,6 +82,12 @@ struct OverviewRequest {
   int batch = 0;
   bool operator==(const OverviewRequest&) const = default;
 };
+// The offset profile of sentence `batch` (offset_profile.h): each head's weight by distance
+// and, on a rotary family, its RoPE frequencies' shares.
+struct OffsetsRequest {
+  int batch = 0;
+  bool operator==(const OffsetsRequest&) const = default;
+};
 // One head detector's score for every head of sentence `batch` (contrib.h's detector_scores).
 struct DetectorRequest {
   int batch = 0;
@@ -135,6 +142,7 @@ struct ComputeRequest {
   std::optional<RolloutRequest> rollout;          // the Rollout view, only while it is visible
   std::optional<LensRequest> lens;                // the Logit lens view, only while it is visible
   std::optional<OverviewRequest> overview;        // the Head overview view, only while it is visible
+  std::optional<OffsetsRequest> offsets;          // the Offsets view, only while it is visible
   std::optional<DetectorRequest> detectors;       // the Detectors view, and its threshold's marks in the heads grid
   std::optional<PatchRequest> patch;              // the Patching view, only while it is visible and not cancelled
 
@@ -143,7 +151,7 @@ struct ComputeRequest {
     return lines == o.lines && extras.pairs == o.extras.pairs && extras.masked == o.extras.masked && cfg == o.cfg && weights == o.weights && ablated == o.ablated && value_weighted == o.value_weighted;
   }
   bool operator==(const ComputeRequest& o) const {
-    return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution && rollout == o.rollout && lens == o.lens && overview == o.overview &&
+    return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution && rollout == o.rollout && lens == o.lens && overview == o.overview && offsets == o.offsets &&
            detectors == o.detectors && patch == o.patch && compare_b == o.compare_b;
   }
   size_t forward_hash() const;  // a hash of the forward inputs (same_forward => equal hashes)
@@ -217,6 +225,7 @@ struct ComputeResult {
   std::optional<LogitLens> lens;             // request.lens's, computed on the worker
   std::string lens_error;                    // why it could not be (random init, an encoder without its head)
   std::optional<HeadOverview> overview;      // request.overview's, from the maps computed
+  std::optional<OffsetProfile> offsets;      // request.offsets', from the maps and the attention inputs
   std::vector<float> detector_scores;        // request.detectors' (L, Hw); empty when not asked
   // request.patch's, published after the maps (null until then: the view shows the progress).
   std::shared_ptr<const PatchOutcome> patch;

@@ -194,10 +194,10 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          return Status();
        }},
       // ---- the Contributions tab (issue 28) ----
-      {"contrib_view", "rollout|patching|overview|lens|detectors", "the Contributions tab's view (and that tab opened)",
+      {"contrib_view", "rollout|patching|overview|offsets|lens|detectors", "the Contributions tab's view (and that tab opened)",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_contrib_view(v, &s.contrib.view))
-           return Error{ErrorKind::InvalidArgument, "contrib_view is rollout, patching, overview, lens or detectors, got \"" + v + "\"."};
+           return Error{ErrorKind::InvalidArgument, "contrib_view is rollout, patching, overview, offsets, lens or detectors, got \"" + v + "\"."};
          s.view.center = CenterPanel::Contrib;
          return Status();
        }, kData},
@@ -231,6 +231,8 @@ const std::vector<ScriptedSetting>& scripted_settings() {
        [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportLens, v); }},
       {"export_overview", "PATH", "the Head overview view's Export (JSON), as export_heads",
        [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportOverview, v); }},
+      {"export_offsets", "PATH", "the Offsets view's Export (JSON), as export_heads",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportOffsets, v); }},
       {"corrupted", "TEXT", "the Patching view's corrupted sentence box",
        [](AppState& s, const std::string& v) -> Status {
          s.contrib.corrupted = v;

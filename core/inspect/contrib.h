@@ -74,7 +74,8 @@ namespace headmap {
 inline constexpr const char* kContribNpyFiles[] = {"attribution_heads.npy", "value_weighted.npy", "value_norm.npy",
                                                    "rollout.npy",           "detectors.npy",      "patch_recovery.npy",
                                                    "logit_lens_target.npy", "logit_lens_top.npy",
-                                                   "head_similarity.npy",   "head_layout.npy"};
+                                                   "head_similarity.npy",   "head_layout.npy",
+                                                   "offset_profile.npy",    "frequency_share.npy"};
 
 // The residual stream of one sentence, split into its parts.
 struct StreamParts {

@@ -1,5 +1,7 @@
-// lens_json.cpp: see lens_json.h.
+// views_json.cpp: see views_json.h.
 #include "core/io/views_json.h"
+
+#include <cmath>
 
 #include "core/inspect/predictions.h"
 
@@ -63,6 +65,62 @@ nlohmann::json head_overview_json(const HeadOverview& o) {
   j["near_duplicates"] = std::move(dup);
   j["near_duplicate_threshold"] = kNearDuplicate;
   return j;
+}
+
+nlohmann::json offset_profile_json(const OffsetProfile& p) {
+  nlohmann::json j;
+  const int O = p.offsets();
+  j["len"] = p.len;
+  j["causal"] = p.causal;
+  nlohmann::json offsets = nlohmann::json::array();
+  for (int i = 0; i < O; ++i) offsets.push_back(i - (p.len - 1));
+  j["offsets"] = std::move(offsets);
+  j["rows_at"] = p.rows_at;
+  nlohmann::json by = nlohmann::json::array();
+  for (int l = 0; l < p.L; ++l)
+    by.push_back(grid_json(std::vector<float>(p.by_offset.begin() + static_cast<std::ptrdiff_t>(l) * p.Hw * O,
+                                         p.by_offset.begin() + static_cast<std::ptrdiff_t>(l + 1) * p.Hw * O),
+                      p.Hw, O));
+  j["by_offset"] = std::move(by);
+  if (p.H == 0) {
+    j["frequencies"] = nullptr;
+    j["no_frequencies"] = p.no_frequencies;
+    return j;
+  }
+  nlohmann::json f;
+  f["pairs"] = p.pairs;
+  f["wavelength"] = grid_json(p.wavelength, p.L, p.P);
+  nlohmann::json share = nlohmann::json::array();
+  const size_t per_layer = static_cast<size_t>(p.H) * (p.P + 1);
+  for (int l = 0; l < p.L; ++l)
+    share.push_back(grid_json(std::vector<float>(p.freq_share.begin() + static_cast<std::ptrdiff_t>(l * per_layer),
+                                            p.freq_share.begin() + static_cast<std::ptrdiff_t>((l + 1) * per_layer)),
+                         p.H, p.P + 1));
+  f["share"] = std::move(share);
+  j["frequencies"] = std::move(f);
+  return j;
+}
+
+nlohmann::json composition_json(const Composition& c) {
+  const int N = c.L * c.H;
+  return {{"L", c.L}, {"H", c.H}, {"q", grid_json(c.q, N, N)}, {"k", grid_json(c.k, N, N)}, {"v", grid_json(c.v, N, N)}};
+}
+
+nlohmann::json head_circuit_json(const HeadCircuit& h, const ModelWeights& w) {
+  const int n = static_cast<int>(h.tokens.size());
+  nlohmann::json tokens = nlohmann::json::array();
+  for (int id : h.tokens) tokens.push_back({{"id", id}, {"text", token_name(w, id)}});
+  nlohmann::json dirs = nlohmann::json::array();
+  for (const HeadCircuit::Direction& d : h.directions) dirs.push_back({{"sigma", d.sigma}, {"reads", d.reads}, {"writes", d.writes}});
+  const int P = static_cast<int>(std::lround(std::sqrt(static_cast<double>(h.qk_pos.size()))));
+  return {{"layer", h.layer},
+          {"head", h.head},
+          {"tokens", std::move(tokens)},
+          {"ov", grid_json(h.ov, n, n)},
+          {"qk", grid_json(h.qk, n, n)},
+          {"qk_positions", h.qk_pos.empty() ? nlohmann::json(nullptr) : grid_json(h.qk_pos, P, P)},
+          {"copying", h.copying},
+          {"directions", std::move(dirs)}};
 }
 
 }  // namespace headmap

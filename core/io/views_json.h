@@ -6,8 +6,10 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include "core/inspect/circuits.h"
 #include "core/inspect/head_overview.h"
 #include "core/inspect/logit_lens.h"
+#include "core/inspect/offset_profile.h"
 
 namespace headmap {
 
@@ -23,5 +25,16 @@ nlohmann::json head_overview_json(const HeadOverview& o);
 
 // A (rows, cols) row-major grid as nested arrays: rows of columns.
 nlohmann::json grid_json(const std::vector<float>& v, int rows, int cols);
+
+// {"len", "causal", "offsets": [O] d = t - s, "rows_at": [O], "by_offset": (L, Hw, O),
+//  "frequencies": null (with "no_frequencies": why) or {"pairs": [L], "wavelength": (L, P),
+//  "share": (L, H, P + 1), the last column the unrotated dims}}.
+nlohmann::json offset_profile_json(const OffsetProfile& p);
+
+// {"q", "k", "v": (L*H, L*H) row = the reading head, column = the writer, "L", "H"}.
+nlohmann::json composition_json(const Composition& c);
+// {"layer", "head", "tokens": [n {id, text}], "ov": (n, n), "qk": (n, n), "qk_positions": (P, P)
+//  or null, "copying", "directions": [{"sigma", "reads": [ids], "writes": [ids]}]}.
+nlohmann::json head_circuit_json(const HeadCircuit& h, const ModelWeights& w);
 
 }  // namespace headmap

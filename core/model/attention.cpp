@@ -352,6 +352,28 @@ void output_projection(const LayerWeights& w, const MhaOptions& o, const MatR& c
 }
 }  // namespace
 
+// x: (B*T, D)  q: (B*T, Dq)  k: (B*T, Dkv)
+void heads_qk(const LayerWeights& w_in, const MatR& x, int T, const MhaOptions& o, MatR& q, MatR& k) {
+  const int D = static_cast<int>(w_in.d_in());
+  const int H = o.num_heads, kvH = kv_heads(o);
+  HM_ASSERT(H >= 1 && (o.head_dim > 0 || D % H == 0) && kvH >= 1 && H % kvH == 0, "validate() the config first");
+  HM_ASSERT(!o.pitfalls.interleaved_reshape && !o.pitfalls.no_transpose, "heads_qk reads heads as contiguous columns");
+  const int dh = head_dim(o, D), Dq = H * dh, Dkv = kvH * dh;
+  LayerWeights grouped;  // full (D, D) K/V weights narrowed to the K/V heads, as mha_forward does
+  const LayerWeights* wp = &w_in;
+  if (w_in.proj_width(LayerWeights::kK) != Dkv) {
+    grouped = kv_grouped(w_in, o);
+    wp = &grouped;
+  }
+  const LayerWeights& w = *wp;
+  MatR qkv(x.rows(), Dq + 2 * Dkv);  // (B*T, Dq + 2Dkv) = [Q | K | V]
+  packed_gemm(qkv, x, w.w_qkv);
+  qkv.rowwise() += w.b_qkv;
+  qk_steps(w, o, qkv, T, 0, dh, Dq);
+  q = qkv.leftCols(Dq);
+  k = qkv.middleCols(Dq, Dkv);
+}
+
 // y: (B*T, D)  weights: (B, Hw, T, T)  x: (B*T, D)
 int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const MhaOptions& o, MatR& y, float* weights) {
   const int D = static_cast<int>(w_in.d_in());

@@ -150,6 +150,12 @@ int mha_forward_rows(const LayerWeights& w, const MatR& x_new, int P, const MhaO
 // Rotary models: t and s are the two positions (RoPE rotates by them); -1 = not rotated.
 float head_score(const LayerWeights& w, const float* x_t, const float* x_s, int head, const MhaOptions& o, int t = -1, int s = -1);
 
+// The queries and keys the scores read, every head at once: x W + b, then the family's q/k
+// norm and RoPE by position (row r is position r % T), before the score scale.
+// x: (B*T, D). q: (B*T, Dq), head h in columns h*dh..; k: (B*T, Dkv), K/V head g in g*dh..
+// Without the pitfalls that move a head's columns (interleaved reshape, no transpose).
+void heads_qk(const LayerWeights& w, const MatR& x, int T, const MhaOptions& o, MatR& q, MatR& k);
+
 // Every intermediate of one head of one sentence, each with its shape.
 // The feature column (of W_Q, W_K, W_V's outputs) that element j of head h reads: one
 // contiguous slice per head, or, under the interleaved-reshape pitfall, every H-th

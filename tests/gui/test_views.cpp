@@ -89,3 +89,47 @@ TEST(Views, HeadOverviewThroughItsControlsAndExport) {
   EXPECT_EQ(cli["contrib"]["head_overview"], o);
   EXPECT_EQ(r.report["panel"], "contrib") << r.report["panel"];
 }
+
+// The offset profile: Contributions > Offsets draws every head by distance on a rotary family
+// (a tiny random Llama); a click on the grid selects a head, whose profile and whose scores'
+// shares by RoPE pair are drawn below; Export writes the JSON the view shows, the same
+// document headmap-cli --offset-profile writes.
+TEST(Views, OffsetProfileThroughItsControlsAndExport) {
+  const fs::path dir = fresh_dir("offsets-export");
+  const fs::path model = dir / "llama";
+  const std::string make = "/usr/bin/python3 '" + std::string(HEADMAP_MAKE_FAMILY) + "' '" + model.string() + "' --variant llama > /dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "make_family_dir.py could not write the model (numpy missing?)";
+  const std::string text = "The cat sat on the mat because it was warm and soft";
+  const AppRun r = run_app("offsets", {"--model", model.string(), "--then", "text=" + text, "--then", "wait", "--input",
+                                       "click Contributions; click Offsets; wait; frames 3; expect offsets grid; click offsets grid; frames 2; "
+                                       "expect offset profile; expect offset frequencies; click Export offset profile...; expect Path; key ctrl+a; type " +
+                                           (dir / "offsets.json").string() + "; click OK; absent Path; frames 2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json doc = read_json(dir / "offsets.json");
+  ASSERT_TRUE(doc.is_object()) << r.report["messages"].dump();
+  EXPECT_EQ(doc["text"], text);
+  const json& o = doc["offset_profile"];
+  const int len = o["len"].get<int>();
+  ASSERT_GT(len, 5);
+  EXPECT_TRUE(o["causal"].get<bool>());
+  ASSERT_EQ(o["by_offset"].size(), 3u);  // make_family_dir.py's llama: 3 layers of 4 heads
+  ASSERT_EQ(o["by_offset"][0].size(), 4u);
+  EXPECT_EQ(o["by_offset"][0][0].size(), static_cast<size_t>(2 * len - 1));
+  ASSERT_TRUE(o["frequencies"].is_object()) << o.dump();
+  EXPECT_EQ(o["frequencies"]["share"].size(), 3u);
+  const fs::path cli_json = dir / "cli.json";
+  const std::string cmd = std::string(HEADMAP_CLI) + " --model '" + model.string() + "' --text '" + text + "' --offset-profile --json '" +
+                          cli_json.string() + "' > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const json cli = read_json(cli_json);
+  ASSERT_TRUE(cli.is_object());
+  EXPECT_EQ(cli["contrib"]["offset_profile"], o);
+}
+
+// The shipped default has learned positions: the view draws the distances and says in the
+// window why there are no frequencies.
+TEST(Views, OffsetProfileWithoutRopeSaysWhy) {
+  const AppRun r = run_app("offsets-shipped", {"--then", "text=My aunt keeps three green parrots in the kitchen.", "--then", "wait", "--input",
+                                               "click Contributions; click Offsets; wait; frames 3; expect offsets grid; expect no frequency profile"});
+  ASSERT_EQ(r.status, 0) << r.err;
+}

@@ -112,6 +112,8 @@ def forward(cfg, W, ids, rec=None, patch=None, seq_len=None):
 
     rec (a dict, optional) receives the stream's parts for contrib_reference.py: "emb" (T,D);
     "layers", per layer x (T,D) entering it, v (H,T,dh) the values each query head reads,
+    q and k (H,T,dh) after q/k norm and RoPE, before the scale (k repeated per query head),
+    freq the RoPE frequencies (rot/2) or None, att (H,T,T) the weights,
     ctx (H,T,dh), wo (H·dh,D), bo, y (T,D) the attention block's output, attn_write and
     mlp_write (T,D) what each sub-block added to the stream; "final" (T,D), "unembed" (V,D),
     "logits" (T,V) as the model outputs them and "precap" before the final soft-cap.
@@ -181,7 +183,7 @@ def forward(cfg, W, ids, rec=None, patch=None, seq_len=None):
         if t in ("qwen3", "gemma3_text"):  # per-head RMSNorm of q and k
             q = rms_norm(q, W[p + "self_attn.q_norm.weight"], eps, plus_one=gemma)
             k = rms_norm(k, W[p + "self_attn.k_norm.weight"], eps, plus_one=gemma)
-        mscale = 1.0
+        mscale, freq = 1.0, None
         no_rope = t == "smollm3" and not cfg["no_rope_layers"][l]  # SmolLM3's NoPE layers
         if not neo and not no_rope:
             if neox:
@@ -268,7 +270,8 @@ def forward(cfg, W, ids, rec=None, patch=None, seq_len=None):
             mw = mlp(norm(x, p + ("ln_2" if neo else "post_attention_layernorm")))
             x = x + mw
         if rec is not None:
-            rec["layers"].append(dict(x=x_in, v=v, ctx=ctx, wo=wo, bo=bo, y=y, attn_write=aw, mlp_write=mw))
+            rec["layers"].append(dict(x=x_in, v=v, ctx=ctx, wo=wo, bo=bo, y=y, attn_write=aw, mlp_write=mw,
+                                      q=q, k=k, freq=freq, att=att))
     xf = norm(x, pre + ("ln_f" if neo else "final_layer_norm" if neox else "final_layernorm" if phi else "norm"))
     unembed = W.get("embed_out.weight", W.get("lm_head.weight", W[pre + ("wte.weight" if neo else "embed_in.weight" if neox else "embed_tokens.weight")]))
     logits = xf @ unembed.T + W.get("lm_head.bias", 0.0)  # (T, V); Phi's lm_head has a bias

@@ -21,9 +21,7 @@ Usage: overview_reference.py HEADMAP_CLI WORKDIR SPEC [...]
   SPEC  ckpt=PATH:TEXT | family=VARIANT:TEXT | encoder=VARIANT:TEXT (as lens_reference.py)
 Exit status: 0 all agree, 1 a mismatch, 77 numpy is missing (a skipped test).
 """
-import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -57,29 +55,11 @@ def mds(d):
 
 
 def check(cli, work, spec):
-    kind, rest = spec.split("=", 1)
-    where, text = rest.split(":", 1)
-    tag = f"{kind}={os.path.basename(where)}"
-    base = os.path.join(work, tag.replace("=", "-"))
-    if kind == "ckpt":
-        src = ["--checkpoint", where]
-    elif kind == "family":
-        import make_family_dir
-        d = base + ".model"
-        make_family_dir.write_dir(d, where)
-        src = ["--model", d]
-    else:
-        import make_encoder_dir
-        d = base + ".model"
-        make_encoder_dir.write_dir(d, where)
-        src = ["--model", d]
-    cmd = [cli] + src + ["--text", text, "--head-overview", "--json", base + ".json", "--npy", base + ".d"]
-    print(" ".join(cmd))
-    run = subprocess.run(cmd, capture_output=True, text=True)
-    if run.returncode != 0:
-        failures.append(f"{tag}: headmap-cli refused it: {run.stderr.strip()}")
+    got = reference_common.run_spec(cli, work, spec, ["--head-overview"], failures)
+    if got is None:
         return
-    doc = json.load(open(base + ".json"))["contrib"]["head_overview"]
+    tag, base, _, contrib = got
+    doc = contrib["head_overview"]
     att = np.load(os.path.join(base + ".d", "attention.npy")).astype(np.float64)[:, 0]  # (L, H, T, T)
     L, H, T, _ = att.shape
     N = L * H

@@ -6,10 +6,13 @@ tests/reference/ share (numpy only; nothing here imports headmap).
   worst_layer_io()    headmap's attention input and output of one layer (--npy) against the
                       reference's, relative to the larger magnitude
   variants_main()     the command line of make_family_dir.py and make_encoder_dir.py
+  run_spec()          one ckpt=/family=/encoder= spec: its model written, headmap-cli run, "contrib" read
   specs_main()        HEADMAP_CLI WORK_DIR SPEC...: check each spec, report the failures
 """
 import argparse
+import json
 import os
+import subprocess
 import sys
 
 
@@ -56,6 +59,37 @@ def variants_main(doc, variants, write_dir, default):
         d = os.path.join(a.out, v) if a.variant == "all" else a.out
         write_dir(d, v)
         print(d)
+
+
+def run_spec(cli, work, spec, flags, failures):
+    """SPEC "ckpt=PATH:TEXT", "family=VARIANT:TEXT" or "encoder=VARIANT:TEXT": writes the tiny
+    model (make_family_dir.py, make_encoder_dir.py) under WORK, runs headmap-cli on TEXT with
+    `flags`, --json and --npy. Returns (tag, base, model_dir or None, the JSON's "contrib"),
+    or None after adding the refusal to `failures`. base + ".d" is the --npy directory."""
+    kind, rest = spec.split("=", 1)
+    where, text = rest.split(":", 1)
+    tag = f"{kind}={os.path.basename(where)}"
+    base = os.path.join(work, tag.replace("=", "-"))
+    d = None
+    if kind == "ckpt":
+        src = ["--checkpoint", where]
+    else:
+        d = base + ".model"
+        if kind == "family":
+            import make_family_dir
+            make_family_dir.write_dir(d, where)
+        else:
+            import make_encoder_dir
+            make_encoder_dir.write_dir(d, where)
+        src = ["--model", d]
+    cmd = [cli] + src + ["--text", text] + flags + ["--json", base + ".json", "--npy", base + ".d"]
+    print(" ".join(cmd))
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        failures.append(f"{tag}: headmap-cli refused it: {run.stderr.strip()}")
+        return None
+    with open(base + ".json") as f:
+        return tag, base, d, json.load(f)["contrib"]
 
 
 def specs_main(doc, check, failures, agreed):

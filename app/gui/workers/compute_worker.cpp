@@ -419,6 +419,8 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
   }
   if (r.overview && !fwd->batch.empty())
     res->overview = head_overview(fwd->out, fwd->batch, std::clamp(r.overview->batch, 0, fwd->batch.B() - 1), mask_kind(r.cfg));
+  if (r.offsets && fwd->weights && !fwd->batch.empty())
+    res->offsets = offset_profile(*fwd->weights, r.cfg, fwd->out, fwd->batch, std::clamp(r.offsets->batch, 0, fwd->batch.B() - 1));
   if (r.detectors && !fwd->batch.empty()) {
     const int b = std::clamp(r.detectors->batch, 0, fwd->batch.B() - 1);
     res->detector_scores = detector_scores(fwd->out, fwd->batch, b, mask_kind(r.cfg), r.detectors->detector, &r.detectors->painted);
