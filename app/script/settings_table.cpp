@@ -194,7 +194,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          return Status();
        }},
       // ---- the Contributions tab (issue 28) ----
-      {"contrib_view", "rollout|patching|overview|offsets|lens|detectors", "the Contributions tab's view (and that tab opened)",
+      {"contrib_view", "VIEW", "the Contributions tab opened at VIEW: rollout, patching, overview, offsets, lens or detectors",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_contrib_view(v, &s.contrib.view))
            return Error{ErrorKind::InvalidArgument, "contrib_view is rollout, patching, overview, offsets, lens or detectors, got \"" + v + "\"."};
