@@ -2,14 +2,16 @@
 // memory for a BF16 file must stay within 1.15x the file"). Registered as the ctest
 // family_load_peak_rss:
 //
-//   headmap-load-rss check [limit=1.15] [phi3]
+//   headmap-load-rss check [limit=1.15] [phi3|bert]
 //                                        writes a Llama-shaped BF16 directory of ~170 MB into a
 //                                        temporary directory, loads it in a fresh process (this
 //                                        program, "load"), removes it; fails when the load does
 //                                        not fit.
 //                                        (phi3: the same sizes as Phi-3 stores them, fused qkv_proj
-//                                        and gate_up_proj, each read in place into 16-bit panels)
-//   headmap-load-rss write DIR [phi3]    writes the directory only
+//                                        and gate_up_proj, each read in place into 16-bit panels;
+//                                        bert: an encoder of the same sizes, every bias, the
+//                                        embeddings' norm and a masked-LM head, by the same loader)
+//   headmap-load-rss write DIR [phi3|bert]  writes the directory only
 //   headmap-load-rss load DIR [limit]    loads DIR with load_hf_model and prints one JSON line:
 //                                        the file's bytes, VmRSS before the load, VmHWM and VmRSS
 //                                        after it; exit 1 when VmHWM - VmRSS(before) > limit x file
@@ -45,10 +47,33 @@ namespace {
 // L = layers, D = d_model, H = heads, KV = K/V heads, dh = d_head, F = MLP width, V = vocab
 constexpr int64_t D = 1024, H = 16, KV = 4, dh = 64, L = 8, F = 2048, V = 16000;
 
-int write_dir(const fs::path& dir, bool fused) {
+constexpr int64_t P = 512;  // an encoder's learned positions
+
+// BERT's tensors at the sizes above (H heads of D / H: an encoder's K/V heads are its heads).
+std::vector<std::pair<std::string, std::vector<int64_t>>> bert_tensors() {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> ts = {
+      {"bert.embeddings.word_embeddings.weight", {V, D}}, {"bert.embeddings.position_embeddings.weight", {P, D}},
+      {"bert.embeddings.token_type_embeddings.weight", {2, D}}, {"bert.embeddings.LayerNorm.weight", {D}}, {"bert.embeddings.LayerNorm.bias", {D}}};
+  auto linear = [&](const std::string& n, int64_t out, int64_t in) {
+    ts.push_back({n + ".weight", {out, in}});
+    ts.push_back({n + ".bias", {out}});
+  };
+  auto norm = [&](const std::string& n) { ts.push_back({n + ".weight", {D}}), ts.push_back({n + ".bias", {D}}); };
+  for (int l = 0; l < L; ++l) {
+    const std::string p = "bert.encoder.layer." + std::to_string(l) + ".";
+    linear(p + "attention.self.query", D, D), linear(p + "attention.self.key", D, D), linear(p + "attention.self.value", D, D);
+    linear(p + "attention.output.dense", D, D), norm(p + "attention.output.LayerNorm");
+    linear(p + "intermediate.dense", F, D), linear(p + "output.dense", D, F), norm(p + "output.LayerNorm");
+  }
+  linear("cls.predictions.transform.dense", D, D), norm("cls.predictions.transform.LayerNorm");
+  ts.push_back({"cls.predictions.bias", {V}});
+  return ts;
+}
+
+int write_dir(const fs::path& dir, bool fused, bool bert = false) {
   fs::create_directories(dir);
   std::vector<std::pair<std::string, std::vector<int64_t>>> ts = {{"model.embed_tokens.weight", {V, D}}};
-  for (int l = 0; l < L; ++l) {
+  for (int l = 0; l < L && !bert; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     ts.push_back({p + "input_layernorm.weight", {D}});
     ts.push_back({p + "post_attention_layernorm.weight", {D}});
@@ -69,6 +94,7 @@ int write_dir(const fs::path& dir, bool fused) {
     ts.push_back({p + "mlp.down_proj.weight", {D, F}});
   }
   ts.push_back({"model.norm.weight", {D}});
+  if (bert) ts = bert_tensors();
   nlohmann::json header;
   uint64_t at = 0;
   for (const auto& [name, shape] : ts) {
@@ -107,8 +133,11 @@ int write_dir(const fs::path& dir, bool fused) {
                               {"vocab_size", V},             {"head_dim", dh},         {"max_position_embeddings", 2048},
                               {"rms_norm_eps", 1e-5},        {"rope_theta", 500000.0}, {"tie_word_embeddings", true},
                               {"torch_dtype", "bfloat16"}};
-  std::ofstream(dir / "config.json") << cfg.dump(2);
-  fs::copy_file(fs::path(HEADMAP_TEST_DATA) / "tokenizers" / "bpe_bytelevel_trim.json", dir / "tokenizer.json",
+  const nlohmann::json bert_cfg = {{"model_type", "bert"},     {"hidden_size", D},         {"num_attention_heads", H},
+                                   {"num_hidden_layers", L},  {"intermediate_size", F},   {"vocab_size", V},
+                                   {"max_position_embeddings", P}, {"type_vocab_size", 2}, {"torch_dtype", "bfloat16"}};
+  std::ofstream(dir / "config.json") << (bert ? bert_cfg : cfg).dump(2);
+  fs::copy_file(fs::path(HEADMAP_TEST_DATA) / "tokenizers" / (bert ? "wordpiece_bert.json" : "bpe_bytelevel_trim.json"), dir / "tokenizer.json",
                 fs::copy_options::overwrite_existing);
   return 0;
 }
@@ -145,12 +174,13 @@ int load_dir(const std::string& dir, double limit) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode == "write" && argc > 2) return write_dir(argv[2], argc > 3 && std::string(argv[3]) == "phi3");
+  auto is = [&](int i, const char* what) { return argc > i && std::string(argv[i]) == what; };
+  if (mode == "write" && argc > 2) return write_dir(argv[2], is(3, "phi3"), is(3, "bert"));
   if (mode == "load" && argc > 2) return load_dir(argv[2], argc > 3 ? std::atof(argv[3]) : 1.15);
   if (mode == "check") {
     const std::string limit = argc > 2 ? argv[2] : "1.15";
     const fs::path dir = fs::temp_directory_path() / ("headmap_load_rss_" + std::to_string(::getpid()));
-    int rc = write_dir(dir, argc > 3 && std::string(argv[3]) == "phi3");
+    int rc = write_dir(dir, is(3, "phi3"), is(3, "bert"));
     if (rc == 0) {
       // A fresh process, so that nothing this one wrote or freed counts.
       const pid_t pid = fork();
@@ -165,6 +195,6 @@ int main(int argc, char** argv) {
     fs::remove_all(dir, ec);
     return rc;
   }
-  std::fprintf(stderr, "usage: headmap-load-rss check [limit=1.15] [phi3] | write DIR [phi3] | load DIR [limit=1.15]\n");
+  std::fprintf(stderr, "usage: headmap-load-rss check [limit=1.15] [phi3|bert] | write DIR [phi3|bert] | load DIR [limit=1.15]\n");
   return 2;
 }

@@ -270,7 +270,7 @@ void App::frame() {
   }
   // An export's capture is taken in a frame with no dialog, menu or popup open.
   // The heads PNG waits for a frame after one that drew the Heads tab's maps (dialog_ok brought it to the front).
-  const bool heads_on_screen = state.view.center == CenterPanel::Heads && !state.report.heatmaps.empty();
+  const bool heads_on_screen = state.view.center == CenterPanel::Heads && state.heads_maps_drawn > 0;
   capture_frame_ = pending_capture_.has_value() && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) &&
                    (pending_capture_->dialog != Dialog::ExportHeadsPng || heads_on_screen || heads_capture_waited_++ > 30);
   if (pending_capture_ && !capture_frame_) glfwPostEmptyEvent();  // the next frame at once
@@ -294,11 +294,12 @@ void App::frame() {
   }
   renderer_.flush();  // the maps coloured for this frame, in one pass
   ImGui::Render();
-  if (script) {  // for --report: what this frame cut off, and its draw calls
-    state.report.clipped = find_clipped(ImGui::GetDrawData(), {"##text"});
+  if (hook::on()) {  // for the observer (--report): what this frame cut off, and its draw calls
+    hook::set_texts("clipped", find_clipped(ImGui::GetDrawData(), {"##text"}));
     const ImDrawData* dd = ImGui::GetDrawData();
-    state.report.draw_calls = 0;
-    for (int i = 0; i < dd->CmdListsCount; ++i) state.report.draw_calls += dd->CmdLists[i]->CmdBuffer.Size;
+    int draw_calls = 0;
+    for (int i = 0; i < dd->CmdListsCount; ++i) draw_calls += dd->CmdLists[i]->CmdBuffer.Size;
+    hook::set_int("draw_calls", draw_calls);
   }
   int fb_w = 0, fb_h = 0;
   glfwGetFramebufferSize(window, &fb_w, &fb_h);
@@ -365,7 +366,8 @@ void App::draw_ui(bool first) {
   }
   ImGui::NewFrame();
   renderer_.begin_pass();
-  state.report.clear();
+  if (FrameRecorder* rec = frame_recorder()) rec->begin_frame();
+  state.heads_maps_drawn = 0;
   if (first && script) script->before_draw(*this);
   if (first) run_shortcuts(*this);
   state.hover_head = -1;  // the heads panel sets it again while a map is under the mouse
@@ -373,8 +375,8 @@ void App::draw_ui(bool first) {
   if (!ImGui::IsAnyItemHovered()) state.hover_token = state.hover_key = -1;  // the pointer left the chips and maps
   draw_dialogs();
   post_request_if_changed();
-  state.report.stale = state.stale;
-  state.report.colormap = colormap_name(state.view.colormap);
+  hook::set_flag("stale", state.stale);
+  hook::set_text("colormap", colormap_name(state.view.colormap));
 }
 
 // The compute time a request is expected to take when the frame waits for it: the last
@@ -432,7 +434,7 @@ void App::draw_layout() {
   // and the sentence and model controls a tab, so the maps are large enough to read.
   const bool lesson_side = state.lesson.open() && !three;
   const bool two = !three && !presenting && !lesson_side && total >= (kSentenceColumnMinEm + kViewsColumnMinEm) * em + gap;
-  state.report.layout = three ? "three columns" : two ? "two columns" : "tabs";
+  hook::set_text("layout", three ? "three columns" : two ? "two columns" : "tabs");
   if (state.view.center == CenterPanel::Input && (three || two)) state.view.center = CenterPanel::Heads;  // it has its column again
   // The full passport has its own tab; while it is open the compact one steps aside.
   const bool side_passport = three && state.view.center != CenterPanel::Passport;
@@ -471,7 +473,7 @@ void App::draw_layout() {
       const size_t shown = kStatusLinesShown, first = state.status_lines.size() > shown ? state.status_lines.size() - shown : 0;
       for (size_t i = first; i < state.status_lines.size(); ++i) {
         ImGui::TextWrapped("%s", state.status_lines[i].c_str());
-        state.report.messages.push_back(state.status_lines[i]);
+        hook::add_text("messages", state.status_lines[i]);
       }
     }
   };
@@ -487,8 +489,8 @@ void App::draw_layout() {
   heads_rect_[1] = cp.y;
   heads_rect_[2] = cs.x;
   heads_rect_[3] = cs.y;
-  report_widget(state, "views", cp, ImVec2(cp.x + cs.x, cp.y + cs.y));  // the center panel (tests compare its pixels)
-  state.report.heads_panel = {cp.x, cp.y, cp.x + cs.x, cp.y + cs.y};
+  hook_widget("views", cp, ImVec2(cp.x + cs.x, cp.y + cs.y));  // the center panel (tests compare its pixels)
+  hook::set_rect("heads_panel", ImVec2(cp.x, cp.y), ImVec2(cp.x + cs.x, cp.y + cs.y));
   if (ImGui::BeginTabBar("views")) {
     // A lesson step just applied selects its view's tab (with the Input tab first, the tab
     // bar would otherwise open on it).
@@ -501,7 +503,7 @@ void App::draw_layout() {
     auto tab = [&](const char* label, CenterPanel p) {
       const ImGuiTabItemFlags f = switch_tab && state.view.center == p ? ImGuiTabItemFlags_SetSelected : 0;
       const bool open = ImGui::BeginTabItem(label, nullptr, f);
-      report_widget(state, label);
+      hook_widget(label);
       if (open && !switch_tab) state.view.center = p;
       if (open) shown = p;
       return open;

@@ -32,12 +32,12 @@ void App::draw_menu() {
     draw_menu_commands(*this, "File");
     ImGui::EndMenu();
   }
-  report_widget(state, "File");
+  hook_widget("File");
   if (ImGui::BeginMenu("View")) {
     for (int c = 0; c < kNumColormaps; ++c) {
       if (ImGui::MenuItem(colormap_name(static_cast<Colormap>(c)), nullptr, state.view.colormap == static_cast<Colormap>(c)))
         state.view.colormap = static_cast<Colormap>(c);
-      report_widget(state, colormap_name(static_cast<Colormap>(c)));
+      hook_widget(colormap_name(static_cast<Colormap>(c)));
     }
     ImGui::Separator();
     const std::pair<Normalisation, const char*> norms[] = {{Normalisation::PerHead, "Scale per head"},
@@ -46,12 +46,12 @@ void App::draw_menu() {
                                                            {Normalisation::Absolute, "Absolute (0 to 1)"}};
     for (auto& [n, label] : norms) {
       if (ImGui::MenuItem(label, nullptr, state.view.norm == n)) state.view.norm = n;
-      report_widget(state, label);
+      hook_widget(label);
     }
     draw_menu_commands(*this, "View");
     ImGui::EndMenu();
   }
-  report_widget(state, "View");
+  hook_widget("View");
   if (ImGui::BeginMenu("Help")) {
     draw_menu_commands(*this, "Help");
     if (ImGui::BeginMenu("Lessons")) {  // the shipped lessons, one per chapter
@@ -66,7 +66,7 @@ void App::draw_menu() {
     }
     ImGui::EndMenu();
   }
-  report_widget(state, "Help");
+  hook_widget("Help");
   const float computing_x = ImGui::GetWindowWidth() - ImGui::CalcTextSize("computing...").x - 20;
   // The newest note ("Wrote heads.png") in the menu bar for a while: where the person looks
   // after a menu command, whatever the left column's scroll (its list of notes may be below
@@ -84,7 +84,7 @@ void App::draw_menu() {
     ImGui::PushStyleColor(ImGuiCol_Text, kAccentColour);
     ImGui::RenderTextEllipsis(ImGui::GetWindowDrawList(), p, ImVec2(p.x + w, p.y + ImGui::GetFontSize()), p.x + w, p.x + w, note.c_str(), nullptr, nullptr);
     ImGui::PopStyleColor();
-    report_widget(state, note.c_str(), p, ImVec2(p.x + w, p.y + ImGui::GetFontSize()));
+    hook_widget(note.c_str(), p, ImVec2(p.x + w, p.y + ImGui::GetFontSize()));
   }
   if (state.stale) {
     ImGui::SameLine(computing_x);
@@ -99,14 +99,14 @@ void App::draw_dialogs() {
     ImGui::OpenPopup("Problem");
   draw_ask_open_model(state, dialog_ == Dialog::None && !capture_frame_);
   if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    report_widget(state, "Problem");  // its title bar
+    hook_widget("Problem");  // its title bar
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
     const std::string shown = printable(state.error_popup);  // a file's text in it is escaped (issue 35, F11)
     ImGui::TextUnformatted(shown.c_str());
     ImGui::PopTextWrapPos();
-    state.report.messages.push_back(shown);
+    hook::add_text("messages", shown);
     const bool ok = ImGui::Button("OK");
-    report_widget(state, "OK");
+    hook_widget("OK");
     if (ok || ImGui::IsKeyPressed(GLFW_KEY_ENTER) || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) {
       state.error_popup.clear();
       ImGui::CloseCurrentPopup();
@@ -116,7 +116,7 @@ void App::draw_dialogs() {
   if (dialog_ == Dialog::None) return;
   const char* title = dialog_title(dialog_);
   if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
-  report_widget(state, title);  // its title bar
+  hook_widget(title);  // its title bar
   bool close = false;
   if (dialog_ == Dialog::Shortcuts) {
     // Every key comes from the command table, so this list cannot drift from the keys; the
@@ -135,7 +135,7 @@ void App::draw_dialogs() {
       ImGui::EndTable();
     }
     close = ImGui::Button("Close");
-    report_widget(state, "Close");
+    hook_widget("Close");
     close = close || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
   } else {
     if (state.export_head)  // chosen when the dialog opened: the hovered head, else the selected one
@@ -148,9 +148,9 @@ void App::draw_dialogs() {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 28);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter = ImGui::InputText("##path", &dialog_path_, ImGuiInputTextFlags_EnterReturnsTrue);
-    report_widget(state, "Path");
+    hook_widget("Path");
     if (!dialog_error_.empty()) {
-      state.report.messages.push_back(dialog_error_);
+      hook::add_text("messages", dialog_error_);
       ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
       ImGui::TextUnformatted(dialog_error_.c_str());
@@ -159,10 +159,10 @@ void App::draw_dialogs() {
     }
     const bool scripted_ok = scripted_ok_in_ > 0 && --scripted_ok_in_ == 0;  // a scripted dialog (dialog_request)
     const bool ok = ImGui::Button("OK") || enter || scripted_ok;
-    report_widget(state, "OK");
+    hook_widget("OK");
     ImGui::SameLine();
     close = ImGui::Button("Cancel");
-    report_widget(state, "Cancel");
+    hook_widget("Cancel");
     close = close || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE);
     if (ok) {
       const Status st = dialog_ok(dialog_, dialog_path_);

@@ -109,100 +109,6 @@ struct CompareSource {
   std::string file_path;                    // the path file_weights were read from
   std::string error;                        // why the last path could not be read (B, if any, is the one before)
 };
-// What the UI drew in the last frame, for the GUI tests (--report) and nothing else.
-struct UiReport {
-  struct Rect {
-    float x0, y0, x1, y1;
-  };
-  std::vector<Rect> heatmaps;          // the heads grid's maps, in window pixels
-  std::vector<Rect> token_labels;      // the heads grid's token labels, in window pixels
-  std::vector<std::string> token_label_texts;  // their text as drawn: the token (cut with "…") and its position number
-  int heads_map_pool = 0;              // the heads grid: most cells per texel drawn (1 = full resolution)
-  int heads_deferred = 0;              // the heads grid: maps still waiting for their upload
-  int heads_off = 0;                   // of those, drawn greyed with the "off" mark (ablated)
-  std::vector<std::string> head_titles;  // the heads grid's titles, as shown (with the label)
-  std::vector<Rect> head_title_rects;   // each title's row: ablation box, title and label
-  Rect heads_panel{0, 0, 0, 0};        // the middle panel, which File > Export heads as PNG captures
-  std::vector<Rect> focus_map;         // Focus: the enlarged step's map, in window pixels
-  int focus_map_pool = 0;              // Focus: most cells per texel drawn, strip and enlarged step (1 = full resolution)
-  bool focus_slice_open = false;       // Focus: the head's slice of D is shown open
-  std::vector<std::string> focus_steps;  // Focus: the step strip's names, in the order drawn
-  std::string focus_step_shown;        // Focus: the enlarged step's name and shape, as shown
-  std::vector<std::string> rope_pairs; // Focus, RoPE step: "pair i pos p angle a" per pair dial drawn
-  std::vector<std::string> softcap_points;  // Focus, soft-cap step: "key before after" per dot drawn
-  std::vector<std::string> kv_groups;  // the heads grid's K/V group captions, as drawn
-  std::vector<std::string> tokens;     // token chips of sentence 0, as displayed
-  std::vector<Rect> token_chips;       // their rects, in window pixels
-  std::vector<std::string> chip_groups;  // sentence 0's characters cut into byte pieces: "é = C3 A9 (tokens 2-3)"
-  std::vector<int> special_chips;       // sentence 0's special tokens (BOS, ...): indexes into tokens
-  std::vector<std::string> missing_glyphs;  // characters on the chips that no installed font draws: "U+E000"
-  std::vector<std::string> text_box_boxes;  // characters the text box draws as the hollow box (no glyph)
-  int text_box_replacements = 0;            // invalid bytes the text box draws as U+FFFD
-  int atlas_glyphs = 0;                     // glyphs in the font atlas, and its last build's time
-  double atlas_build_ms = 0;
-  std::vector<std::string> messages;   // errors and notes shown to the user
-  std::vector<std::string> buttons;    // notable buttons shown (e.g. "Use nearest valid")
-  std::vector<std::string> passport_rows;  // "id concrete" per passport row shown
-  float passport_table_h = 0;          // the passport table's height, in pixels
-  std::vector<std::string> passport_columns;  // the passport table's columns shown ("step", "symbolic", ...)
-  std::vector<Rect> passport_column_rects;    // their headers, in window pixels
-  float passport_right = 0;                   // the right edge of the passport's visible area
-  std::vector<std::string> clipped;    // what the frame cut off (layout_check.h); empty when nothing
-  int draw_calls = 0;                  // draw commands in the frame's draw data (each costs ~40 us under software GL)
-  std::string layout;                  // "three columns", "two columns" or "tabs"
-  float chips_box_h = 0;               // the token chips' scrolling box, in pixels
-  std::string predicted_after;         // the token whose next-token predictions are shown
-  std::vector<std::string> predictions;  // "token probability", most likely first
-  std::vector<double> sentence_losses;   // the batch selector's losses, as shown
-  std::vector<Rect> compare_heatmaps;    // the Compare tab's maps (pitfall first, then correct)
-  // The Contributions tab, as shown: the rollout map's rect and its row sums' largest error,
-  // patching's recovery (L, H) and per position, its note, the detector scores (L, Hw) and
-  // the heads above the threshold ("1.1"), as the heads grid marks them.
-  std::vector<Rect> rollout_map;
-  double rollout_row_error = -1;
-  std::string rollout_title;
-  std::vector<float> patch_recovery, patch_per_position;
-  std::string patch_target;            // "A - B at position p", as shown
-  std::vector<float> detector_scores;
-  std::vector<std::string> detector_marked;  // heads above the threshold ("l.h"), as the heads grid marks them
-  std::string detector_metric, detector_line;  // the Detectors tab's metric name and its "Heads with a ... at or above" line, as shown
-  int painted_cells = 0;
-  std::vector<std::string> passport_changes;  // the Compare tab's changed passport rows
-  std::string compare_a, compare_b;           // the Compare tab's two sides, as named
-  std::vector<std::string> compare_b_tokens;  // B's own tokens, when its tokenizer cuts the text differently
-  std::vector<std::string> compare_a_tokens;  // ...and A's, beside them
-  // Each side's token labels drawn on its maps' axes ("A cat  3"), and the line saying how
-  // the sides differ (tokenizations, layers, heads), as shown.
-  std::vector<std::string> compare_axis_labels;
-  std::vector<std::string> compare_notes;
-  std::vector<std::string> compare_entropies;  // per head as shown: "A 0.3 0.52" (side, layer.head, value)
-  std::string compare_entropy_unit;            // "nats", or "nats / ln(keys)" when the sides' token counts differ
-  std::vector<std::vector<float>> compare_b_maps;  // B's maps as drawn, in head order: (len, len) row-major each
-  int compare_heads_a = 0, compare_heads_b = 0;  // maps drawn per side
-  std::string passport_note;                  // the passport's last change ("num_heads 4 -> 8"), when shown
-  int64_t attention_params = -1;       // as shown in the passport
-  std::string passport_kv;             // the passport's K/V cache line, as shown
-  // The incremental forward at the last keystroke (kv_cache.h): rows reused from the K/V
-  // cache and rows computed (-1: no result), and the heads panel's line saying so.
-  int kv_reused = -1, kv_computed = -1;
-  std::string kv_line;
-  std::string lesson_step;             // the lesson player's "step 4 of 12", "" when no lesson is open
-  std::string lesson_title;            // the step's title, as shown
-  std::string lesson_note;             // its honest-example line: in the training text or not, the tested claims
-  bool lesson_revealed = false;        // the answer is shown
-  Rect lesson_panel{0, 0, 0, 0};       // the player, in window pixels
-  bool stale = false;
-  std::string colormap;
-  // The widgets a person can click or type into (menus, menu items, tabs, dialog buttons and
-  // text boxes), as labelled on screen: the GUI tests' input steps find them here (report_widget).
-  struct Widget {
-    std::string label;
-    Rect rect;
-  };
-  std::vector<Widget> widgets;
-  void clear() { *this = UiReport(); }
-};
-
 // The lesson player (lessons.h, panels/panel_lesson.cpp): the open lesson and its step.
 struct LessonState {
   std::shared_ptr<const Lesson> lesson;  // nullptr: no lesson open
@@ -276,7 +182,6 @@ struct AppState {
   ViewSettings view;
   float font_scale = 1.0f;     // Ctrl +/-, kFontScaleMin .. kFontScaleMax; fonts are rebuilt crisp at each size
   float content_scale = 1.0f;  // the monitor's (HiDPI); multiplies font_scale
-  bool report_map_values = false;    // a screenshot run: UiReport also keeps Compare's B maps' values (a copy per frame)
   bool force_three_columns = false;  // scripted: the layout as it was before it adapted (the clipping test's control)
   bool fullscreen = false;
   int hover_token = -1;        // token under the mouse (chip, label or cell row), -1 none
@@ -319,7 +224,7 @@ struct AppState {
   ContribState contrib;
   CompareSource compare_b;
 
-  UiReport report;
+  int heads_maps_drawn = 0;  // maps the heads grid drew this frame (the heads PNG waits for a frame with them)
 
   // Cached per result and font size, not measured every frame: the widest token label.
   struct LabelWidth {

@@ -101,7 +101,7 @@ void draw_menu_commands(App& app, const char* menu) {
     if (c.separator_before) ImGui::Separator();
     const bool enabled = !c.enabled || c.enabled(app);
     if (ImGui::MenuItem(c.label, c.shortcut, c.checked ? c.checked(app) : false, enabled)) c.run(app);
-    report_widget(app.state, c.label);
+    hook_widget(c.label);
   }
 }
 

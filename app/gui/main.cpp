@@ -28,6 +28,7 @@
 
 #include "app/common/print_message.h"
 #include "app/gui/app.h"
+#include "app/gui/frame_hooks.h"
 // LeakSanitizer (ASan builds): the system's GL driver keeps a few hundred bytes for the
 // life of the process, referenced from its own globals, and is unloaded at exit before
 // the leak check, which then sees them unreferenced (240 bytes from an "unknown module").
@@ -317,10 +318,12 @@ int main(int argc, char** argv) {
       if (!pref_warning.empty()) st.status_lines.push_back(pref_warning);
       if (!presets_warning.empty()) st.status_lines.push_back(presets_warning);
       if (fullscreen) app.toggle_fullscreen();  // the monitor's own mode: never larger than the screen
-      if (!shot.path.empty()) app.script = make_screenshot_script(shot), app.state.report_map_values = true;
+      FrameRecorder recorder;  // a scripted run observes what each frame submitted (frame_hooks.h)
+      if (!shot.path.empty()) app.script = make_screenshot_script(shot), recorder.map_values = true;
       else if (crawl) app.script = make_crawl_script({shot.then, cli.count("--deadline") ? shot.deadline_s : 300.0, crawl_primary});
       else if (benchmark) app.script = make_benchmark_script(process_start);
       else if (soak.frames > 0) app.script = make_soak_script(soak);
+      if (app.script) install_frame_recorder(&recorder);
       if (code == 0) {
         while (!app.should_close()) {
           // Idle: sleep until an event (input, or the worker's wake-up). Busy: keep drawing.

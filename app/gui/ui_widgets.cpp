@@ -30,13 +30,6 @@ void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text, 
   }
 }
 
-void report_widget(AppState& s, const char* label) { report_widget(s, label, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()); }
-
-void report_widget(AppState& s, const char* label, ImVec2 p0, ImVec2 p1) {
-  const char* hidden = std::strstr(label, "##");
-  s.report.widgets.push_back({hidden ? std::string(label, hidden) : std::string(label), {p0.x, p0.y, p1.x, p1.y}});
-}
-
 float token_label_width(AppState& s, int b) {
   AppState::LabelWidth& c = s.label_width;
   const ForwardData* f = s.result && s.result->fwd ? s.result->fwd.get() : nullptr;
@@ -195,7 +188,7 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
       }
       if (f.num[0]) dl->AddText(ImVec2(right - f.num_w, y), t == hover_row ? accent : dim, f.num);
       dl->AddLine(ImVec2(p0.x - 4, yc), ImVec2(p0.x - 1, yc), dim);
-      if (v.label_rects) v.label_rects->push_back({x, y, right, y + fh});
+      if (v.hook_labels) hook::add_rect("token_labels", ImVec2(x, y), ImVec2(right, y + fh)), hook::add_text("token_label_texts", label_text(f));
       if (v.label_texts) v.label_texts->push_back(label_text(f));
     };
     for (int t = a.first; t < a.end; t += a.step)
@@ -231,7 +224,7 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
         if (f.cut) dl->AddText(ImVec2(tx + f.tok_w - ImGui::CalcTextSize(kEllipsis).x, top), col, kEllipsis);
       }
       dl->AddLine(ImVec2(xc, p1.y + 1), ImVec2(xc, p1.y + 3), dim);
-      if (v.label_rects) v.label_rects->push_back({x, top, x + f.w, top + fh});
+      if (v.hook_labels) hook::add_rect("token_labels", ImVec2(x, top), ImVec2(x + f.w, top + fh)), hook::add_text("token_label_texts", label_text(f));
       if (v.label_texts) v.label_texts->push_back(label_text(f));
     };
     for (int c = a.first; c < a.end; c += a.step)
@@ -263,7 +256,7 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
       }
       if (f.num[0]) add_text_vertical(dl, ImVec2(x + fh, top + f.num_w), c == hover_col ? accent : dim, f.num);
       dl->AddLine(ImVec2(xc, p1.y + 1), ImVec2(xc, p1.y + 4), dim);
-      if (v.label_rects) v.label_rects->push_back({x, top, x + fh, top + f.w});
+      if (v.hook_labels) hook::add_rect("token_labels", ImVec2(x, top), ImVec2(x + fh, top + f.w)), hook::add_text("token_label_texts", label_text(f));
       if (v.label_texts) v.label_texts->push_back(label_text(f));
     };
     for (int c = a.first; c < a.end; c += a.step)
@@ -413,7 +406,7 @@ HeadGridHit head_grid(AppState& s, const HeadGrid& g) {
       if (ts.x <= cell_w - 2) dl->AddText(ImVec2(p0.x + (cell_w - ts.x) / 2, p0.y + (cell_h - ts.y) / 2), ink, num);
       char id[64];
       std::snprintf(id, sizeof id, "%s %d.%d", g.id, l, h);
-      report_widget(s, id, p0, p1);
+      hook_widget(id, p0, p1);
       if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(p0, p1)) {
         hit.layer = l;
         hit.head = h;

@@ -8,6 +8,7 @@
 
 #include "app/common/heatmap_figure.h"
 #include "app/gui/app_state.h"
+#include "app/gui/frame_hooks.h"
 #include "app/gui/render/heatmap_renderer.h"
 
 namespace headmap {
@@ -33,8 +34,8 @@ struct HeatmapView {
   float label_w = 0, label_h = 0;  // space reserved for labels (0: none); a label longer than its room is cut with "…"
   bool flat_col_labels = false;    // key labels on one line (label_h a line high): thinned to the position numbers' width
   int hover_token = -1;            // highlights that label, and always draws it
-  std::vector<UiReport::Rect>* label_rects = nullptr;  // when set, receives every label drawn (for the GUI tests)
-  std::vector<std::string>* label_texts = nullptr;     // ...and its text
+  bool hook_labels = false;  // submit every label drawn as "token_labels" (rect) and "token_label_texts" (frame_hooks.h)
+  std::vector<std::string>* label_texts = nullptr;  // when set, receives every label's text as drawn
 };
 
 struct HeatmapHit {
@@ -51,12 +52,6 @@ struct HeatmapHit {
 // grid of maps stay in one draw call.
 HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v);
 
-// Records the item just drawn (its rect on screen) under `label` in s.report.widgets, for
-// the GUI tests' clicks (app/script/input.h). The label is cut at "##" (Dear ImGui's hidden
-// part), so a widget can be named by its ImGui label.
-void report_widget(AppState& s, const char* label);
-// The same for a rect drawn by hand (a heatmap's map).
-void report_widget(AppState& s, const char* label, ImVec2 p0, ImVec2 p1);
 
 // SameLine when `width` pixels still fit on this line, else a new line: headers of small
 // items that wrap in a narrow window instead of running off it.
@@ -82,7 +77,7 @@ float token_label_width(AppState& s, int b);
 
 // A layers x heads grid of one number per head (patching's recovery, a detector's score):
 // layers down, heads across, each cell coloured by its value and labelled with it as the
-// width allows; `marked` cells outlined. Each cell is reported as "<id> l.h" (report_widget).
+// width allows; `marked` cells outlined. Each cell is reported as "<id> l.h" (hook_widget, frame_hooks.h).
 struct HeadGrid {
   const char* id = "grid";
   int L = 0, H = 0;

@@ -6,6 +6,8 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 
+#include <nlohmann/json.hpp>
+
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include <optional>
 #include <regex>
 
+#include "app/gui/frame_hooks.h"
 #include "app/gui/commands.h"
 #include "app/gui/render/gl.h"
 #include "app/script/input.h"
@@ -98,7 +101,7 @@ struct Shown {
 };
 Shown shown_now(const App& app) {
   Shown s;
-  s.messages = app.state.report.messages;
+  if (const FrameRecorder* rec = frame_recorder()) s.messages = rec->frame()["messages"].get<std::vector<std::string>>();
   s.problem = app.state.error_popup;
   if (!s.problem.empty()) s.messages.push_back(s.problem);
   if (!app.state.compute_error.empty()) s.messages.push_back(app.state.compute_error);

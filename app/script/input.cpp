@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/gui/frame_hooks.h"
 #include "app/gui/app.h"
 #include "app/script/script.h"
 #include "core/text/utf8.h"
@@ -178,12 +179,13 @@ Found find_widget(const App& app, const std::string& target) {
     return f;
   }
   const ImVec2 display = ImGui::GetIO().DisplaySize;
-  const UiReport::Widget* hit = nullptr;
-  for (const UiReport::Widget& w : app.state.report.widgets) {
+  const FrameRecorder::Widget* hit = nullptr;
+  static const std::vector<FrameRecorder::Widget> kNone;
+  for (const FrameRecorder::Widget& w : frame_recorder() ? frame_recorder()->widgets() : kNone) {
     if (w.label != target) continue;
-    const float cx = (w.rect.x0 + w.rect.x1) / 2, cy = (w.rect.y0 + w.rect.y1) / 2;
-    if (w.rect.x1 <= w.rect.x0 || w.rect.y1 <= w.rect.y0 || cx < 0 || cy < 0 || cx >= display.x || cy >= display.y) continue;
-    if (hit && (hit->rect.x0 != w.rect.x0 || hit->rect.y0 != w.rect.y0)) {
+    const float cx = (w.x0 + w.x1) / 2, cy = (w.y0 + w.y1) / 2;
+    if (w.x1 <= w.x0 || w.y1 <= w.y0 || cx < 0 || cy < 0 || cx >= display.x || cy >= display.y) continue;
+    if (hit && (hit->x0 != w.x0 || hit->y0 != w.y0)) {
       f.error = "the label \"" + target + "\" names more than one widget on screen.";
       return f;
     }
@@ -191,15 +193,16 @@ Found find_widget(const App& app, const std::string& target) {
   }
   if (hit) {
     f.ok = true;
-    f.x = (hit->rect.x0 + hit->rect.x1) / 2;
-    f.y = (hit->rect.y0 + hit->rect.y1) / 2;
+    f.x = (hit->x0 + hit->x1) / 2;
+    f.y = (hit->y0 + hit->y1) / 2;
   }
   return f;
 }
 
 std::string shown_labels(const App& app) {
   std::vector<std::string> labels;
-  for (const UiReport::Widget& w : app.state.report.widgets)
+  if (frame_recorder())
+  for (const FrameRecorder::Widget& w : frame_recorder()->widgets())
     if (std::find(labels.begin(), labels.end(), w.label) == labels.end()) labels.push_back(w.label);
   std::string out;
   for (const std::string& l : labels) out += (out.empty() ? "\"" : ", \"") + l + "\"";

@@ -3,7 +3,7 @@
 // the pointer is really moved (glfwSetCursorPos) and buttons, keys and characters go
 // through the GLFW backend's callbacks, one batch per frame, so menus, popups, text boxes
 // and the command table's shortcuts see real input. A widget is named by its label as the
-// last frame drew it (UiReport::widgets, recorded by report_widget in ui_widgets.h).
+// last frame drew it (FrameRecorder::widgets, submitted by hook_widget in app/gui/frame_hooks.h).
 //
 // Steps (separated by ';' in one --input, or one per line in --input @FILE):
 //   click LABEL | rclick LABEL | dclick LABEL | hover LABEL   (LABEL may be @X,Y: window pixels)

@@ -17,6 +17,7 @@
 
 #include "app/common/model_options.h"
 #include "app/common/print_message.h"
+#include "app/gui/frame_hooks.h"
 #include "app/gui/glyphs.h"
 #include "app/gui/render/gl.h"
 #include "app/script/input.h"
@@ -197,104 +198,26 @@ class ScreenshotScript : public Script {
   // The report of the last frame drawn: what reached the screen, for the GUI tests.
   void write_report(App& app, const std::string& path) {
     {
-      const UiReport& r = app.state.report;
-      nlohmann::json j;
-      nlohmann::json rects = nlohmann::json::array();
-      for (const UiReport::Rect& q : r.heatmaps) rects.push_back({q.x0, q.y0, q.x1, q.y1});
-      j["heatmaps"] = rects;
-      j["heatmaps_drawn"] = r.heatmaps.size();
-      nlohmann::json labels = nlohmann::json::array();
-      for (const UiReport::Rect& q : r.token_labels) labels.push_back({q.x0, q.y0, q.x1, q.y1});
-      j["token_labels"] = labels;                 // the heads grid's token labels drawn
-      j["token_label_texts"] = r.token_label_texts;  // and their text
-      j["heads_map_pool"] = r.heads_map_pool;     // most cells per texel in the heads grid (1: full resolution)
-      j["heads_deferred"] = r.heads_deferred;     // maps still waiting for an upload
-      j["heads_off"] = r.heads_off;
-      j["head_titles"] = r.head_titles;
-      nlohmann::json title_rects = nlohmann::json::array();
-      for (const UiReport::Rect& q : r.head_title_rects) title_rects.push_back({q.x0, q.y0, q.x1, q.y1});
-      j["head_title_rects"] = title_rects;
-      j["heads_panel"] = {r.heads_panel.x0, r.heads_panel.y0, r.heads_panel.x1, r.heads_panel.y1};  // the middle panel
+      // What the frame submitted (frame_hooks.h), and beside it the state it was drawn from.
+      const FrameRecorder* rec = frame_recorder();
+      nlohmann::json j = rec ? rec->frame() : FrameRecorder().frame();
+      j["heatmaps_drawn"] = j["heatmaps"].size();
       // What Export heads as PNG captures: the grid and its legend (the panel when they were not drawn).
       const float* fig = app.state.heads_figure;
       if (fig[2] > fig[0] && fig[3] > fig[1]) j["heads_png"] = {fig[0], fig[1], fig[2], fig[3]};
       else j["heads_png"] = j["heads_panel"];
-      nlohmann::json focus = nlohmann::json::array();
-      for (const UiReport::Rect& q : r.focus_map) focus.push_back({q.x0, q.y0, q.x1, q.y1});
-      j["focus_map"] = focus;                     // Focus: the enlarged step's map
-      j["focus_map_pool"] = r.focus_map_pool;     // Focus: most cells per texel drawn (1: full resolution)
-      j["focus_slice_open"] = r.focus_slice_open; // Focus: the head's slice of D is open
-      j["focus_steps"] = r.focus_steps;           // Focus: the step strip, in order
-      j["focus_step_shown"] = r.focus_step_shown; // Focus: the enlarged step's name and shape
-      j["rope_pairs"] = r.rope_pairs;             // Focus, RoPE step: the pair dials drawn
-      j["softcap_points"] = r.softcap_points;     // Focus, soft-cap step: the dots on the curve
-      j["kv_groups"] = r.kv_groups;               // the heads grid's K/V group captions
-      j["tokens"] = r.tokens;
-      nlohmann::json chips = nlohmann::json::array();
-      for (const UiReport::Rect& q : r.token_chips) chips.push_back({q.x0, q.y0, q.x1, q.y1});
-      j["token_chips"] = chips;
-      j["chip_groups"] = r.chip_groups;
-      j["special_chips"] = r.special_chips;
-      j["missing_glyphs"] = r.missing_glyphs;
-      j["text_box_boxes"] = r.text_box_boxes;
-      j["text_box_replacements"] = r.text_box_replacements;
-      j["atlas_glyphs"] = r.atlas_glyphs;
-      j["atlas_build_ms"] = r.atlas_build_ms;
-      j["messages"] = r.messages;
-      j["buttons"] = r.buttons;
-      j["passport_rows"] = r.passport_rows;
-      j["passport_table_h"] = r.passport_table_h;
-      j["passport_columns"] = r.passport_columns;
-      nlohmann::json pcols = nlohmann::json::array();
-      for (const UiReport::Rect& q : r.passport_column_rects) pcols.push_back({q.x0, q.y0, q.x1, q.y1});
-      j["passport_column_rects"] = pcols;
-      j["passport_right"] = r.passport_right;
-      j["clipped"] = r.clipped;
-      j["draw_calls"] = r.draw_calls;
-      j["layout"] = r.layout;
-      j["chips_box_h"] = r.chips_box_h;
-      j["predicted_after"] = r.predicted_after;
-      j["predictions"] = r.predictions;
-      j["sentence_losses"] = r.sentence_losses;
-      nlohmann::json cmp = nlohmann::json::array();
-      for (const UiReport::Rect& q : r.compare_heatmaps) cmp.push_back({q.x0, q.y0, q.x1, q.y1});
-      j["compare_heatmaps"] = cmp;
-      j["passport_changes"] = r.passport_changes;
-      j["passport_note"] = r.passport_note;
-      j["compare"] = {{"a", r.compare_a}, {"b", r.compare_b}, {"b_tokens", r.compare_b_tokens}, {"a_tokens", r.compare_a_tokens}, {"axis_labels", r.compare_axis_labels},
-                      {"notes", r.compare_notes}, {"entropies", r.compare_entropies}, {"entropy_unit", r.compare_entropy_unit}, {"b_maps", r.compare_b_maps}, {"heads_a", r.compare_heads_a}, {"heads_b", r.compare_heads_b}};
-      // The Contributions tab (issue 28), as shown.
-      nlohmann::json roll = nlohmann::json::array();
-      for (const UiReport::Rect& q : r.rollout_map) roll.push_back({q.x0, q.y0, q.x1, q.y1});
-      j["contrib"] = {{"view", contrib_view_name(app.state.contrib.view)},
-                      {"rollout_map", roll},
-                      {"rollout_row_error", r.rollout_row_error},
-                      {"rollout_title", r.rollout_title},
-                      {"patch_recovery", r.patch_recovery},
-                      {"patch_per_position", r.patch_per_position},
-                      {"patch_target", r.patch_target},
-                      {"detector", detector_name(app.state.contrib.detector)},
-                      {"threshold", app.state.contrib.threshold},
-                      {"detector_scores", r.detector_scores},
-                      {"detector_marked", r.detector_marked},
-                      {"detector_metric", r.detector_metric},
-                      {"detector_line", r.detector_line},
-                      {"painted_cells", r.painted_cells}};
+      j["contrib"]["view"] = contrib_view_name(app.state.contrib.view);
+      j["contrib"]["detector"] = detector_name(app.state.contrib.detector);
+      j["contrib"]["threshold"] = app.state.contrib.threshold;
       j["font_scale"] = app.state.font_scale;
       j["content_scale"] = app.state.content_scale;  // the monitor's (HiDPI), from GLFW
       j["font_px"] = ImGui::GetFontSize();             // the text's size as drawn: font_scale x content_scale x 17
-      j["attention_params"] = r.attention_params;
-      j["passport_kv"] = r.passport_kv;  // the passport's K/V cache line
-      // The incremental forward at the last keystroke: rows reused from the K/V cache and
-      // computed (-1: no result drawn), and the line the heads panel shows.
-      j["kv_cache"] = {{"reused", r.kv_reused}, {"computed", r.kv_computed}, {"line", r.kv_line}};
       j["generate_pending"] = app.state.generate_tokens;
-      j["stale"] = r.stale;
-      j["colormap"] = r.colormap;
       j["config"] = nlohmann::json::parse(config_json(app.state.cfg));
       j["panel"] = center_panel_name(app.state.view.center);
       nlohmann::json widgets = nlohmann::json::array();  // what --input steps can click, by label
-      for (const UiReport::Widget& w : r.widgets) widgets.push_back({{"label", w.label}, {"rect", {w.rect.x0, w.rect.y0, w.rect.x1, w.rect.y1}}});
+      if (rec)
+        for (const FrameRecorder::Widget& w : rec->widgets()) widgets.push_back({{"label", w.label}, {"rect", {w.x0, w.y0, w.x1, w.y1}}});
       j["widgets"] = widgets;
       // The view a view file saves (settings.h), as the state holds it after this frame.
       const ViewSettings& v = app.state.view;
@@ -346,11 +269,16 @@ class ScreenshotScript : public Script {
                     {"heads_zoom", st.view.heads_zoom},
                     {"compare_view", st.view.compare_mode == 0 ? "split" : st.view.compare_show_correct ? "b" : "a"},
                     {"ablated", abl}, {"last_change", st.last_change}};
-      if (st.lesson.open())
-        j["lesson"] = {{"id", st.lesson.lesson->id}, {"path", st.lesson.lesson->path}, {"step", st.lesson.step + 1},
-                       {"steps", st.lesson.lesson->steps.size()}, {"shown", r.lesson_step}, {"title", r.lesson_title}, {"note", r.lesson_note},
-                       {"revealed", r.lesson_revealed}, {"controls_taken", lesson_controls_taken(st)},
-                       {"panel", {r.lesson_panel.x0, r.lesson_panel.y0, r.lesson_panel.x1, r.lesson_panel.y1}}};
+      if (st.lesson.open()) {  // the player as drawn ("shown", "title", "note", "revealed", "panel"), and its lesson
+        nlohmann::json& l = j["lesson"];
+        l["id"] = st.lesson.lesson->id;
+        l["path"] = st.lesson.lesson->path;
+        l["step"] = st.lesson.step + 1;
+        l["steps"] = st.lesson.lesson->steps.size();
+        l["controls_taken"] = lesson_controls_taken(st);
+      } else {
+        j.erase("lesson");
+      }
       if (Status w = write_file_atomic(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w) {
         print_message("headmap", w.error().message);
         exit_code = 1;
@@ -551,7 +479,7 @@ class BenchmarkScript : public Script {
     Scenario& sc = scenarios_[phase_];
     sc.frames.v.push_back(app.last_frame_ms);
     (phase_ == kT2048 && app.busy() ? frames_long_ : frames_).v.push_back(app.last_frame_ms);
-    if (phase_ == kColdStart && app.fresh() && !app.state.report.heatmaps.empty()) {
+    if (phase_ == kColdStart && app.fresh() && app.state.heads_maps_drawn > 0) {
       model_ = app.state.pretrained ? app.state.pretrained_dir : "";
       cold_ms_ = std::chrono::duration<double, std::milli>(now - process_start_).count();
       // The start-up request is no input's: an input that posts nothing (clearing the text
@@ -570,7 +498,7 @@ class BenchmarkScript : public Script {
       scenarios_[phase_].compute.v.push_back(shown_result->fwd->compute_ms);
     }
     // Inputs whose result (or a later one) is now on screen, every map uploaded.
-    const uint64_t shown = shown_result && !app.state.stale && app.state.report.heads_deferred == 0 ? shown_result->seq : 0;
+    const uint64_t shown = shown_result && !app.state.stale && (!frame_recorder() || frame_recorder()->frame()["heads_deferred"] == 0) ? shown_result->seq : 0;
     for (auto it = pending_.begin(); it != pending_.end();) {
       if (shown >= it->seq) {
         const double ms = std::chrono::duration<double, std::milli>(now - it->at).count();

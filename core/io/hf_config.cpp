@@ -2,14 +2,13 @@
 // (hf_families.h). parse_hf_config is declared in hf_model.h.
 //
 // D = d_model, H = heads, KV = K/V heads, dh = d_head, L = layers, F = MLP width
-// Sections: [numbers] [sizes] [norms] [positions] [attention] [windows] [mlp]
+// Sections: [numbers] [sizes] [norms] [positions] [encoders] [attention] [windows] [mlp]
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "core/io/hf_encoder.h"
 #include "core/io/hf_families.h"
 #include "core/io/hf_model.h"
 #include "core/io/hf_tensors.h"
@@ -37,7 +36,6 @@ Result<HfModelConfig> config_fields(const json& j, const std::string& origin) {
     const std::string what = type.empty() ? std::string("a model without a model_type") : "a " + type + " model";
     return bad("this is " + what + (arch.empty() ? "" : " (" + arch + ")") + "; headmap opens these families (model_type): " + supported_families() + ".");
   }
-  if (fam->encoder) return parse_encoder_config(j, origin);
   const HfFamily& f = *fam;
   const HfConfigKeys& k = f.keys;
   HfModelConfig c;
@@ -174,6 +172,21 @@ Result<HfModelConfig> config_fields(const json& j, const std::string& origin) {
       }
       if (std::none_of(a.no_rope_layers.begin(), a.no_rope_layers.end(), [](uint8_t x) { return x != 0; })) a.no_rope_layers.clear();
     }
+  }
+
+// ---- [encoders] --------------------------------------------------------------------------
+  if (f.encoder) {
+    const std::string pos = j.value("position_embedding_type", std::string("absolute"));
+    if (pos != "absolute")
+      return badf("position_embedding_type \"" + pos + "\" is not supported (headmap computes absolute learned positions).");
+    int types = *f.token_types_key ? 2 : 0, pad = f.pad_token;
+    for (Status s : {get_int(f.token_types_key, 0, 1 << 16, &types, false), get_int("pad_token_id", 0, kMaxVocab, &pad, false)})
+      if (!s) return s.error();
+    a.bidirectional = true;
+    a.embed_norm = true;
+    a.token_types = types;
+    a.position_offset = f.pad_token >= 0 ? pad + 1 : 0;
+    if (a.position_offset >= c.positions) return badf("pad_token_id leaves no position for the tokens.");
   }
 
 // ---- [attention] --------------------------------------------------------------------------

@@ -22,9 +22,27 @@ HfFamily gemma_like(const char* type, const char* name) {
   return f;
 }
 
-HfFamily encoder(const char* type, const char* name) {
+// BERT's block (RoBERTa's too): learned absolute positions, token types, a LayerNorm of the
+// embeddings, post-norm layers with every bias, GELU (erf), no final norm, a masked-LM head.
+HfFamily bert_like(const char* type, const char* name) {
   HfFamily f;
   f.model_type = type, f.name = name, f.encoder = true;
+  f.keys.eps = "layer_norm_eps", f.keys.window = "";
+  f.eps = 1e-12, f.act = "gelu", f.tied = true, f.qkv_bias = f.out_bias = f.mlp_bias = true;
+  f.positions_required = true, f.fixed_heads = false;
+  f.token_types_key = "type_vocab_size";
+  f.norm = NormKind::LayerNorm, f.placement = NormPlacement::PostNorm, f.positions = PositionKind::Learned, f.gated = false;
+  HfTensorNames& n = f.names;
+  n.prefixes = {std::string(type) == "roberta" ? "roberta." : "bert.", ""};
+  n.embed = "embeddings.word_embeddings.weight", n.pos = "embeddings.position_embeddings.weight";
+  n.token_types = "embeddings.token_type_embeddings.weight", n.embed_norm = "embeddings.LayerNorm", n.final_norm = "";
+  n.layer = "encoder.layer.", n.ln1 = "attention.output.LayerNorm", n.ln2 = "output.LayerNorm";
+  n.q = "attention.self.query", n.k = "attention.self.key", n.v = "attention.self.value", n.o = "attention.output.dense";
+  n.up = "intermediate.dense", n.down = "output.dense";
+  n.unembed = "cls.predictions.decoder.weight", n.mlm_dense = "cls.predictions.transform.dense";
+  n.mlm_norm = "cls.predictions.transform.LayerNorm", n.mlm_bias = "cls.predictions.bias";
+  // buffers, the pooler and the next-sentence head: nothing of them reaches a map or a masked word
+  n.ignored = {"embeddings.position_ids", "embeddings.token_type_ids", "pooler.", "cls.seq_relationship.", "qa_outputs.", "classifier."};
   return f;
 }
 
@@ -130,9 +148,27 @@ std::vector<HfFamily> make_table() {
     f.tied = true, f.no_rope_layers = true, f.windows = WindowRule::LayerTypes;
     t.push_back(f);
   }
-  t.push_back(encoder("bert", "BERT"));
-  t.push_back(encoder("roberta", "RoBERTa"));
-  t.push_back(encoder("distilbert", "DistilBERT"));
+  t.push_back(bert_like("bert", "BERT"));
+  {  // RoBERTa: BERT's block, positions past the padding index, lm_head's names
+    HfFamily f = bert_like("roberta", "RoBERTa");
+    f.pad_token = 1;
+    f.needs_tokenizer_json = true;
+    HfTensorNames& n = f.names;
+    n.unembed = "lm_head.decoder.weight", n.mlm_dense = "lm_head.dense", n.mlm_norm = "lm_head.layer_norm", n.mlm_bias = "lm_head.bias";
+    t.push_back(f);
+  }
+  {  // DistilBERT: BERT's block under other names and keys, no token types
+    HfFamily f = bert_like("distilbert", "DistilBERT");
+    HfConfigKeys& k = f.keys;
+    k.d_model = "dim", k.heads = "n_heads", k.layers = "n_layers", k.mlp_width = "hidden_dim", k.eps = "", k.act = "activation";
+    f.token_types_key = "";
+    HfTensorNames& n = f.names;
+    n.prefixes = {"distilbert.", ""};
+    n.token_types = "", n.layer = "transformer.layer.", n.ln1 = "sa_layer_norm", n.ln2 = "output_layer_norm";
+    n.q = "attention.q_lin", n.k = "attention.k_lin", n.v = "attention.v_lin", n.o = "attention.out_lin", n.up = "ffn.lin1", n.down = "ffn.lin2";
+    n.unembed = "vocab_projector.weight", n.mlm_dense = "vocab_transform", n.mlm_norm = "vocab_layer_norm", n.mlm_bias = "vocab_projector.bias";
+    t.push_back(f);
+  }
   return t;
 }
 

@@ -43,8 +43,16 @@ struct HfTensorNames {
   std::vector<const char*> prefixes;           // tried in order before the names
   const char* embed = "embed_tokens.weight";
   const char* pos = "";                        // learned positions (P, D)
-  const char* final_norm = "norm";             // + ".weight" [".bias"]
-  const char* unembed = "lm_head.weight";      // beside the prefix; its ".bias" too when lm_head_bias
+  const char* token_types = "";                // token type (segment) embeddings (Y, D) (BERT, RoBERTa)
+  const char* embed_norm = "";                 // the LayerNorm of the summed embeddings (encoders)
+  const char* final_norm = "norm";             // + ".weight" [".bias"]; "" = none (encoders)
+  const char* unembed = "lm_head.weight";      // beside the prefix; its ".bias" too when lm_head_bias; an encoder's MLM decoder
+  // An encoder's masked-LM head, beside the prefix: dense (D, D) + bias, its LayerNorm, the
+  // decoder's bias (V) (else unembed's ".bias"); the decoder itself is `unembed`, tied or not.
+  const char* mlm_dense = "";
+  const char* mlm_norm = "";
+  const char* mlm_bias = "";
+  std::vector<const char*> ignored;            // what nothing reads, anywhere in a name (buffers, the pooler, other heads)
   const char* layer = "layers.";
   const char* ln1 = "input_layernorm";         // "" = none (OLMo 2 norms outputs only)
   const char* ln2 = "post_attention_layernorm";  // "" = ln1 serves both (Phi's one LayerNorm)
@@ -94,7 +102,11 @@ struct HfFamily {
   bool gelu_is_tanh = false;       // "gelu" means its tanh form (Gemma's reference code)
   const char* parallel_key = "";   // a boolean key choosing the parallel block, default true (GPT-NeoX's use_parallel_residual)
   std::vector<std::pair<const char*, bool>> refused;  // (key, value) a config may not hold: what headmap does not compute
-  bool encoder = false;            // BERT-style: hf_encoder.h reads the rest
+  // BERT-style encoders: bidirectional, post-norm, a LayerNorm of the embeddings, a masked-LM head
+  bool encoder = false;
+  const char* token_types_key = "";  // config.json's count of token types (default 2); "" = none
+  int pad_token = -1;              // >= 0: positions start past pad_token_id (this its default) (RoBERTa)
+  bool needs_tokenizer_json = false;  // its pairs' special tokens come only from tokenizer.json (RoBERTa)
   // the block
   NormKind norm = NormKind::RMSNorm;
   bool norm_plus_one = false;

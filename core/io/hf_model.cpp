@@ -12,7 +12,6 @@
 #include "core/io/checkpoint.h"
 #include "core/io/file_io.h"
 #include "core/io/gguf_model.h"
-#include "core/io/hf_encoder.h"
 #include "core/io/hf_families.h"
 #include "core/io/hf_tensors.h"
 #include "core/io/model_cache.h"
@@ -37,13 +36,20 @@ bool ignorable(const std::string& name) {
 // A layer's name for one part: "" when the family has none.
 std::string part(const std::string& layer, const char* name, const char* suffix) { return *name ? layer + name + suffix : std::string(); }
 
+// A norm's gain and bias under their names of today (.weight, .bias) or of older files (.gamma, .beta: BERT).
+std::pair<std::string, std::string> norm_names(const TensorReader& r, const std::string& base) {
+  if (!r.has(base + ".weight") && r.has(base + ".gamma")) return {base + ".gamma", base + ".beta"};
+  return {base + ".weight", base + ".bias"};
+}
+
 // The values of one norm, folded: Gemma's (1 + w).
 Status read_norm(const TensorReader& r, const std::string& base, int64_t D, bool ln, float plus, RowVec& g, RowVec* b) {
-  if (Status s = read_vec(r, base + ".weight", D, g); !s) return s;
+  const auto [gn, bn] = norm_names(r, base);
+  if (Status s = read_vec(r, gn, D, g); !s) return s;
   g.array() += plus;
   if (!b) return Status();
   *b = RowVec::Zero(D);
-  return ln ? read_vec(r, base + ".bias", D, *b) : Status();
+  return ln ? read_vec(r, bn, D, *b) : Status();
 }
 
 // Finite check of a 16-bit tensor's first n values (the packing reported a non-finite one).
@@ -62,6 +68,10 @@ static Result<ModelWeights> load_family(const fs::path& dir, const std::string& 
   if (!src) return src.error();
   auto tokenizer = [&](ModelWeights& w) -> Status {
     auto there = [&](const char* f) { return fs::exists(dir / f); };
+    const HfFamily* fam = hf_family(c.arch.family);
+    if (fam && fam->needs_tokenizer_json && !there("tokenizer.json"))
+      return Error{ErrorKind::Io, dir_in + " has no tokenizer.json: " + c.arch.name + " needs it for its <s> ... </s> pairs (download it with the model: "
+                                            "huggingface-cli download MODEL tokenizer.json)."};
     if (!there("tokenizer.json") && !(there("vocab.json") && there("merges.txt")) && !there("vocab.txt") && !there("tokenizer.model"))
       return Error{ErrorKind::Io, dir_in + " has no tokenizer.json (nor vocab.json + merges.txt, nor vocab.txt): " + c.arch.name +
                                       " models need it (download it with the model: huggingface-cli download MODEL tokenizer.json)."};
@@ -77,11 +87,12 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
                                          const std::function<Status(ModelWeights&)>& tokenizer) {
   const Arch& a = c.arch;
   const HfFamily* fam = hf_family(c.tensor_names.empty() ? a.family : c.tensor_names);
-  if (!fam || fam->encoder) return bad_format(dir_in + ": no tensor names are known for the family \"" + a.family + "\".");
+  if (!fam) return bad_format(dir_in + ": no tensor names are known for the family \"" + a.family + "\".");
   const HfTensorNames& nm = fam->names;
   const QkvLayout qkv = fam->qkv;
   const MlpLayout mlp = fam->mlp;
   const int64_t D = c.d_model, H = c.num_heads, KV = c.num_kv_heads, dh = c.head_dim, L = c.num_layers, V = c.vocab_size, F = c.mlp_width;
+  const int64_t Y = *nm.token_types ? a.token_types : 0;  // token types (encoders)
   const int64_t Dq = H * dh, Dkv = KV * dh;
   const TensorSource* src = &src_in;
   std::string prefix;
@@ -97,21 +108,26 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   TensorReader r(*src, prefix, dir_in);
   r.config_text_ = a.name + ": hidden_size " + std::to_string(D) + ", " + std::to_string(H) + " heads (" + std::to_string(KV) + " K/V) of " +
                    std::to_string(dh) + ", " + std::to_string(L) + " layers, intermediate_size " + std::to_string(F) + ", vocab_size " + std::to_string(V) +
-                   (*nm.pos ? ", positions " + std::to_string(c.positions) : "");
+                   (*nm.pos ? ", positions " + std::to_string(c.positions) : "") + (Y > 0 ? ", type_vocab_size " + std::to_string(Y) : "");
   const bool ln = a.norm == NormKind::LayerNorm;
   const std::string final_norm = nm.final_norm;
   const int64_t qn = a.qk_norm_whole ? Dq : dh, kn = a.qk_norm_whole ? Dkv : dh;  // the q/k norms' widths
 
   // pass 1: every shape against config.json
-  std::vector<Status> checks = {r.expect(nm.embed, {V, D}), r.expect(final_norm + ".weight", {D})};
-  if (ln) checks.push_back(r.expect(final_norm + ".bias", {D}));
+  std::vector<Status> checks = {r.expect(nm.embed, {V, D})};
+  auto expect_norm = [&](TensorReader& rd, const std::string& base, bool bias) {
+    const auto [g, b] = norm_names(rd, base);
+    checks.push_back(rd.expect(g, {D}));
+    if (bias) checks.push_back(rd.expect(b, {D}));
+  };
+  if (!final_norm.empty()) expect_norm(r, final_norm, ln);
   if (*nm.pos) checks.push_back(r.expect(nm.pos, {c.positions, D}));
+  if (Y > 0) checks.push_back(r.expect(nm.token_types, {Y, D}));
+  if (*nm.embed_norm) expect_norm(r, nm.embed_norm, true);
   for (int64_t l = 0; l < L; ++l) {
     const std::string p = nm.layer + std::to_string(l) + ".";
     auto norm = [&](const char* n, bool bias) {
-      if (!*n) return;
-      checks.push_back(r.expect(p + n + ".weight", {D}));
-      if (bias) checks.push_back(r.expect(p + n + ".bias", {D}));
+      if (*n) expect_norm(r, p + n, bias);
     };
     auto linear = [&](const char* n, std::vector<int64_t> shape, bool bias, int64_t bias_n) {
       checks.push_back(r.expect(p + n + ".weight", std::move(shape)));
@@ -137,10 +153,27 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
       case MlpLayout::Conv1D: linear(nm.up, {D, F}, a.mlp_bias, F), linear(nm.down, {F, D}, a.mlp_bias, D); break;
     }
   }
+  // An encoder's masked-LM head, beside the prefix: all of it, or none (BertModel, RobertaModel, DistilBertModel).
+  TensorReader head(*src, "", dir_in);
+  head.config_text_ = r.config_text_;
+  const bool mlm = *nm.mlm_dense && head.has(std::string(nm.mlm_dense) + ".weight");
+  const std::string unembed_bias = std::string(nm.unembed).substr(0, std::string(nm.unembed).rfind('.')) + ".bias";
+  std::string mlm_bias;  // the decoder's bias: the head's own, else the decoder's
+  if (mlm) {
+    checks.push_back(head.expect(std::string(nm.mlm_dense) + ".weight", {D, D}));
+    checks.push_back(head.expect(std::string(nm.mlm_dense) + ".bias", {D}));
+    expect_norm(head, nm.mlm_norm, true);
+    for (const std::string& b : {std::string(nm.mlm_bias), unembed_bias})
+      if (head.has(b)) {
+        checks.push_back(head.expect(b, {V}));
+        if (mlm_bias.empty()) mlm_bias = b;
+      }
+    if (mlm_bias.empty()) return bad_format(dir_in + ": the masked-LM head has no bias (" + nm.mlm_bias + ").");
+  }
   for (const Status& s : checks)
     if (!s) return s.error();
   // The unembedding sits beside the prefix ("lm_head.weight", "embed_out.weight"), its bias too (Phi).
-  const std::string unembed = nm.unembed, unembed_bias = unembed.substr(0, unembed.rfind('.')) + ".bias";
+  const std::string unembed = nm.unembed;
   const SafetensorsFile* lm_file = nullptr;
   if (auto it = src->where.find(unembed); it != src->where.end()) {
     if (it->second->tensors().at(unembed).shape != std::vector<int64_t>{V, D})
@@ -157,8 +190,11 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
       return bad_format(dir_in + ": " + a.name + "'s lm_head has a bias: \"" + unembed_bias + "\" of shape " + shape_text({V}) + " is missing.");
     lm_bias_file = it->second;
   }
+  auto ignored = [&](const std::string& name) {
+    return ignorable(name) || std::any_of(nm.ignored.begin(), nm.ignored.end(), [&](const char* part) { return name.find(part) != std::string::npos; });
+  };
   for (const auto& [name, file] : src->where)
-    if (!r.used().count(name) && !ignorable(name) && name != unembed && !(lm_bias_file && name == unembed_bias))
+    if (!r.used().count(name) && !head.used().count(name) && !ignored(name) && name != unembed && !(lm_bias_file && name == unembed_bias))
       return bad_format(file->path() + ": unexpected tensor \"" + name + "\" for a " + a.name + " with " + std::to_string(L) +
                         " layers (a vision tower, an adapter, or another family?).");
 
@@ -169,7 +205,9 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
                                             *nm.pos ? static_cast<uint64_t>(c.positions) : 0, lm_file != nullptr, stored);
   shape.H = static_cast<uint64_t>(H), shape.KV = static_cast<uint64_t>(KV), shape.d_head = static_cast<uint64_t>(dh), shape.F = static_cast<uint64_t>(F);
   shape.plain_qkv = qkv == QkvLayout::Conv1D;  // GPT-2 keeps W_Q, W_K, W_V plain too (re-sliced by H); others only in the fused W_QKV
-  if (Status s = check_memory(weights_bytes(shape), "The model in " + dir_in + " (" + weights_shape_text(a.name, shape) + ", stored " + stored + ")",
+  // An encoder's own tensors, read as float32: token types, the embeddings' norm, the masked-LM head.
+  const uint64_t encoder_bytes = 4 * static_cast<uint64_t>(Y * D + (*nm.embed_norm ? 2 * D : 0) + (mlm ? D * D + 3 * D + V : 0));
+  if (Status s = check_memory(weights_bytes(shape) + encoder_bytes, "The model in " + dir_in + " (" + weights_shape_text(a.name, shape) + ", stored " + stored + ")",
                               "use a smaller model, or raise HEADMAP_MEMORY_BUDGET");
       !s)
     return s.error();
@@ -177,7 +215,8 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   if (Status s = tokenizer(w); !s) return s.error();
   w.arch = a;
   w.d_model = static_cast<int>(D);
-  w.context = static_cast<int>(std::min<int64_t>(c.positions, 1 << 20));
+  w.arch.mlm_head = mlm;
+  w.context = static_cast<int>(std::min<int64_t>(c.positions - a.position_offset, 1 << 20));
   w.ln_eps = a.norm_eps;
   const bool embed16 = r.data16(nm.embed) != nullptr;  // read beside the layers, below
   if (!embed16) {
@@ -188,8 +227,22 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
     w.pos_emb.resize(c.positions, D);
     if (Status s = r.read(nm.pos, w.pos_emb.data()); !s) return s.error();
   }
+  if (Y > 0) {
+    w.type_emb.resize(Y, D);
+    if (Status s = r.read(nm.token_types, w.type_emb.data()); !s) return s.error();
+  }
+  if (*nm.embed_norm)
+    if (Status s = read_norm(r, nm.embed_norm, D, true, 0.0f, w.emb_ln_g, &w.emb_ln_b); !s) return s.error();
   const float plus = a.norm_plus_one ? 1.0f : 0.0f;  // Gemma's (1 + w), folded once here
-  if (Status s = read_norm(r, final_norm, D, ln, plus, w.lnf_g, &w.lnf_b); !s) return s.error();
+  if (final_norm.empty()) w.lnf_g = RowVec::Ones(D), w.lnf_b = RowVec::Zero(D);  // unused: an encoder has no final norm
+  else if (Status s = read_norm(r, final_norm, D, ln, plus, w.lnf_g, &w.lnf_b); !s) return s.error();
+  if (mlm) {
+    const std::string dense = nm.mlm_dense;
+    if (Status s = read_linear(head, dense + ".weight", D, D, w.mlm_dense); !s) return s.error();  // (D, D)
+    if (Status s = read_vec(head, dense + ".bias", D, w.mlm_dense_b); !s) return s.error();
+    if (Status s = read_norm(head, nm.mlm_norm, D, true, 0.0f, w.mlm_ln_g, &w.mlm_ln_b); !s) return s.error();
+    if (Status s = read_vec(head, mlm_bias, V, w.mlm_bias); !s) return s.error();
+  }
 
   w.layers.resize(static_cast<size_t>(L));
   // Item 0 is a 16-bit embedding (the largest table: a copy off the map), so one thread copies
@@ -343,6 +396,8 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   s.model_type = a.family;
   s.path = dir_in;
   s.parameters = parameter_count(w) + w.lm_head_b.size() - (*nm.ln1 && !*nm.ln2 ? L * 2 * D : 0);  // Phi's one norm counted once
+  s.parameters += w.type_emb.size() + w.emb_ln_g.size() + w.emb_ln_b.size() + w.mlm_dense.size() + w.mlm_dense_b.size() + w.mlm_ln_g.size() +
+                  w.mlm_ln_b.size() + w.mlm_bias.size() - (final_norm.empty() ? 2 * D : 0);  // an encoder's own tensors; its unused final norm not
   s.dtype = stored;
   return w;
 }
@@ -360,7 +415,6 @@ Result<ModelWeights> load_hf_model(const std::string& dir_in) {
   if (!text) return text.error();
   Result<HfModelConfig> c = parse_hf_config(*text, config_path.string());
   if (!c) return c.error();
-  if (c->arch.encoder()) return load_hf_encoder(dir, dir_in, *c);
   return load_family(dir, dir_in, *c);
 }
 

@@ -4,8 +4,8 @@
 //
 // Every family is one entry of the table in hf_families.h: its config keys, tensor names and
 // layouts; parse_hf_config (hf_config.cpp) and load_family_tensors (hf_model.cpp) read it for
-// GPT-2 and every decoder family; the encoders' config and tensors (hf_encoder.h) keep
-// their own reader behind the same dispatch.
+// GPT-2, every decoder family and the encoders (BERT, RoBERTa, DistilBERT: their embeddings'
+// LayerNorm, token types and masked-LM head are fields of the same entry).
 //
 // D = hidden_size, H = query heads, KV = K/V heads, d_head = head_dim, L = layers, V = vocab,
 // F = intermediate_size. Hugging Face stores Linear weights (out, in); headmap keeps (in, out).

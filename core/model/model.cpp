@@ -442,12 +442,9 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
   }
 }
 
-// logits: (N, V) of the final residual rows x (N, D): the final norm, the unembedding, the
-// family's soft-cap.
-static void logits_of(const ModelWeights& w, const MatR& x, MatR& logits) {
-  MatR xf;
-  norm(w, x, w.lnf_g, w.lnf_b, xf);           // (N, D)
-  // (N, V) = xf (N, D) * U^T, U (V, D): each panel of U's rows packed as it is used.
+// logits (N, V) = xf (N, D) * U^T, U (V, D) the unembedding: each panel of U's rows packed as
+// it is used, widened from 16 bits inside the GEMM when it is kept 16-bit.
+static void unembed(const ModelWeights& w, const MatR& xf, MatR& logits) {
   const NarrowRows& U16 = w.lm_head16.empty() && w.lm_head.size() == 0 ? w.tok_emb16 : w.lm_head16;
   if (!U16.empty()) {  // kept 16-bit: widened panel by panel inside the GEMM (bit for bit the F32 result)
     logits.resize(xf.rows(), U16.rows);
@@ -459,6 +456,14 @@ static void logits_of(const ModelWeights& w, const MatR& x, MatR& logits) {
     gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U.rows()),
                       static_cast<int>(U.cols()), U.data(), static_cast<int>(U.cols()), logits.data(), static_cast<int>(logits.cols()));
   }
+}
+
+// logits: (N, V) of the final residual rows x (N, D): the final norm, the unembedding, the
+// family's soft-cap.
+static void logits_of(const ModelWeights& w, const MatR& x, MatR& logits) {
+  MatR xf;
+  norm(w, x, w.lnf_g, w.lnf_b, xf);  // (N, D)
+  unembed(w, xf, logits);            // (N, V)
   if (w.lm_head_b.size() == logits.cols()) logits.rowwise() += w.lm_head_b;  // Phi-1.5 / Phi-2's lm_head bias
   if (const float c = w.arch.final_softcap; c > 0) logits.array() = c * (logits.array() / c).tanh();  // Gemma 2
 }
@@ -575,10 +580,7 @@ static void encoder_head_logits(const ModelWeights& w, const MatR& x, MatR& logi
   activate_matrix(w.arch.activation(), h);  // the head's activation is the MLP's (hidden_act)
   MatR hn;
   layer_norm(h, w.mlm_ln_g, w.mlm_ln_b, hn, w.ln_eps);
-  const MatR& U = w.unembedding();  // (V, D)
-  logits.resize(hn.rows(), U.rows());
-  gemm_transposed_b(static_cast<int>(hn.rows()), hn.data(), static_cast<int>(hn.cols()), static_cast<int>(U.rows()), static_cast<int>(U.cols()),
-                    U.data(), static_cast<int>(U.cols()), logits.data(), static_cast<int>(logits.cols()));
+  unembed(w, hn, logits);  // (N, V)
   if (w.mlm_bias.size() == logits.cols()) logits.rowwise() += w.mlm_bias;
 }
 

@@ -15,19 +15,19 @@ void draw_ask_open_model(AppState& s, bool may_open) {
   if (!s.ask_open_model) return;
   if (may_open && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId)) ImGui::OpenPopup(kTitle);
   if (!ImGui::BeginPopupModal(kTitle, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
-  report_widget(s, kTitle);  // its title bar
+  hook_widget(kTitle);  // its title bar
   const AppState::AskOpenModel& a = *s.ask_open_model;
   const std::string question = printable(a.named_by, false) + " was saved on the model\n  " + printable(a.path, false) +
                                "\nheadmap reads it only if you open it. Open it?";
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
   ImGui::TextUnformatted(question.c_str());
   ImGui::PopTextWrapPos();
-  s.report.messages.push_back(question);
+  hook::add_text("messages", question);
   const bool open = ImGui::Button("Open model");
-  report_widget(s, "Open model");
+  hook_widget("Open model");
   ImGui::SameLine();
   const bool not_now = ImGui::Button("Not now");
-  report_widget(s, "Not now");
+  hook_widget("Not now");
   if (open || not_now || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) {
     answer_open_model(s, open);
     ImGui::CloseCurrentPopup();

@@ -121,31 +121,31 @@ void draw_b_choice(AppState& s) {
     for (CompareKind k : {CompareKind::Correct, CompareKind::OtherHeads}) {
       const std::string n = kind_name(k, 0);
       if (ImGui::Selectable(n.c_str(), c.kind == k)) c.kind = k;
-      report_widget(s, n.c_str());
+      hook_widget(n.c_str());
     }
     for (int i = 0; i < static_cast<int>(s.shipped.size()); ++i) {
       const std::string n = kind_name(CompareKind::Shipped, i);
       if (ImGui::Selectable(n.c_str(), c.kind == CompareKind::Shipped && c.shipped == i)) c.kind = CompareKind::Shipped, c.shipped = i;
-      report_widget(s, n.c_str());
+      hook_widget(n.c_str());
     }
     const std::string n = kind_name(CompareKind::File, 0);
     if (ImGui::Selectable(n.c_str(), c.kind == CompareKind::File)) c.kind = CompareKind::File;
-    report_widget(s, n.c_str());
+    hook_widget(n.c_str());
     ImGui::EndCombo();
   }
-  report_widget(s, "compare b");
+  hook_widget("compare b");
   if (c.kind == CompareKind::OtherHeads) {
     same_line_if_fits(ImGui::GetFontSize() * 12);
     ImGui::TextUnformatted("num_heads");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
     if (ImGui::InputInt("##b heads", &c.num_heads)) c.num_heads = std::clamp(c.num_heads, 1, kMaxDModel);
-    report_widget(s, "B num_heads");
+    hook_widget("B num_heads");
   }
   if (c.kind == CompareKind::File) {
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 6, ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Read").x - ImGui::GetFontSize() * 2));
     const bool enter = ImGui::InputTextWithHint("##b path", "a model directory or model.safetensors", &c.path, ImGuiInputTextFlags_EnterReturnsTrue);
-    report_widget(s, "B path");
+    hook_widget("B path");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Any path File > Open opens: a Hugging Face model directory of any family headmap opens\n"
                         "(config.json, model.safetensors, tokenizer.json) or a checkpoint file (.safetensors).");
@@ -153,17 +153,17 @@ void draw_b_choice(AppState& s) {
     // Read off the UI thread by the app through the one dispatcher (open_model_path); a
     // failure keeps the B read before and says why here and on the terminal.
     if (ImGui::Button("Read##b") || enter) request_compare_file(s, c.path);
-    report_widget(s, "Read");
+    hook_widget("Read");
     if (!c.loading.empty()) {
       ImGui::TextDisabled("Reading %s... (B stays as it was until it is read)", c.loading.c_str());
     } else if (!c.error.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
       ImGui::TextWrapped("%s", c.error.c_str());
       ImGui::PopStyleColor();
-      s.report.messages.push_back(c.error);
+      hook::add_text("messages", c.error);
       if (c.file_weights) {
         ImGui::TextDisabled("B is still %s.", c.file_path.c_str());
-        s.report.messages.push_back("B is still " + c.file_path);
+        hook::add_text("messages", "B is still " + c.file_path);
       }
     }
   }
@@ -183,7 +183,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
         ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
         ImGui::TextWrapped("%s", side->error().message.c_str());
         ImGui::PopStyleColor();
-        s.report.messages.push_back(side->error().message);
+        hook::add_text("messages", side->error().message);
       }
       return;
     }
@@ -224,7 +224,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
     ImGui::TextWrapped("B: %s", s.result->compare_error.c_str());
     ImGui::PopStyleColor();
-    s.report.messages.push_back(s.result->compare_error);
+    hook::add_text("messages", s.result->compare_error);
     return;
   }
   if (!s.result->baseline || other != s.result->request.compare_b.has_value()) {
@@ -258,7 +258,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   const bool other_mask = other && cfg.causal != s.result->request.compare_b->cfg.causal;
   const bool normalised = (retokenized && ta.size() != tb.size()) || other_mask;
   const char* unit = normalised ? "nats / ln(keys)" : "nats";
-  s.report.compare_entropy_unit = unit;
+  hook::set_text("compare/entropy_unit", unit);
 
   // One shared scale: 0 to the larger peak of both models' maps in this layer.
   float vmax = 0;
@@ -273,17 +273,17 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   const float radio = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x;
   same_line_if_fits(radio + ImGui::CalcTextSize("side by side").x);
   ImGui::RadioButton("side by side", &mode, 0);
-  report_widget(s, "side by side");
+  hook_widget("side by side");
   same_line_if_fits(radio + ImGui::CalcTextSize("A/B").x);
   ImGui::RadioButton("A/B", &mode, 1);
-  report_widget(s, "A/B");
+  hook_widget("A/B");
   if (mode == 1) {
     same_line_if_fits(radio + ImGui::CalcTextSize("A: pitfall").x);
     ImGui::RadioButton(other ? "A" : "A: pitfall", &s.view.compare_show_correct, 0);
-    report_widget(s, other ? "A" : "A: pitfall");
+    hook_widget(other ? "A" : "A: pitfall");
     same_line_if_fits(radio + ImGui::CalcTextSize("B: correct").x);
     ImGui::RadioButton(other ? "B" : "B: correct", &s.view.compare_show_correct, 1);
-    report_widget(s, other ? "B" : "B: correct");
+    hook_widget(other ? "B" : "B: correct");
   }
   if (layers > 1) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
@@ -309,8 +309,8 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   };
   auto note = [&](const std::string& text) {
     wrapped(kAccentColour, text);
-    s.report.compare_notes.push_back(text);
-    s.report.messages.push_back(text);
+    hook::add_text("compare/notes", text);
+    hook::add_text("messages", text);
   };
   if (other_mask && !(retokenized && ta.size() != tb.size()))
     note(std::string(cfg.causal ? "A attends causally, B in both directions" : "A attends in both directions, B causally") +
@@ -345,7 +345,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     std::snprintf(delta, sizeof delta, "Mean entropy %.2f nats against %.2f correct: %+.2f (%s)", e_pit, e_ok, e_pit - e_ok,
                   e_pit > e_ok + 0.005f ? "flatter" : e_pit < e_ok - 0.005f ? "sharper" : "unchanged");
   wrapped(kChangedColour, delta);
-  s.report.messages.push_back(delta);
+  hook::add_text("messages", delta);
   float largest = 0;
   const std::string per_head = per_head_changes(pit, ok, layer, batch, normalised, &largest);
   if (!per_head.empty()) {
@@ -357,7 +357,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
       line += warn;
     }
     wrapped(kChangedColour, line);
-    s.report.messages.push_back(line);
+    hook::add_text("messages", line);
   }
   const int both_heads = has_layer(pit) && has_layer(ok) ? std::min(pit.out.Hw, ok.out.Hw) : 0;
   if (other && both_heads > 0) {  // a score beside the entropy: each head's previous-token share, A -> B (a share: it needs no normalising)
@@ -369,9 +369,9 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
       line += one;
     }
     text_disabled_wrapped_at_commas(line);
-    s.report.messages.push_back(line);
+    hook::add_text("messages", line);
   }
-  s.report.messages.push_back("shared colour scale");
+  hook::add_text("messages", "shared colour scale");
 
   // The maps take the room left above the changed passport rows. The two grids (A and B)
   // sit one above the other or side by side, whichever gives larger maps; in each, the
@@ -435,7 +435,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     style.mask = shown_mask(gcfg, f.out.B > 1);
     const int len = f.batch.lengths[batch];  // each side's own tokens (another tokenizer may cut the text differently)
     style.len = len;
-    (is_pitfall ? s.report.compare_heads_a : s.report.compare_heads_b) = f.out.Hw;
+    hook::set_int(is_pitfall ? "compare/heads_a" : "compare/heads_b", f.out.Hw);
     const std::vector<std::string>& toks = f.labels[batch];
     std::vector<std::string> drawn;  // this side's axis labels, as drawn
     const float x0 = ImGui::GetCursorPosX();
@@ -469,7 +469,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
       }
       char shown_e[64];
       std::snprintf(shown_e, sizeof shown_e, "%s %d.%d %.2f", is_pitfall ? "A" : "B", layer, h, e);
-      s.report.compare_entropies.push_back(shown_e);
+      hook::add_text("compare/entropies", shown_e);
       const char* title = forms[2];
       for (const char* form : {forms[0], forms[1]})
         if (ImGui::CalcTextSize(form).x <= side) {
@@ -498,11 +498,12 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
       const HeatmapHit hit = heatmap_view("cmp", r, v);
       ImGui::PopID();
       ImGui::PopID();
-      s.report.compare_heatmaps.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
-      if (!is_pitfall && s.report_map_values) {  // for --report only: T x T floats per head each frame
+      hook::add_rect("compare_heatmaps", ImVec2(hit.p0.x, hit.p0.y), ImVec2(hit.p1.x, hit.p1.y));
+      if (!is_pitfall && hook::wants_map_values()) {  // for --report only: T x T floats per head each frame
         const float* m = f.out.weights(layer, batch, h);  // (T, T), the first len x len shown
-        std::vector<float>& shown = s.report.compare_b_maps.emplace_back();
+        std::vector<float> shown;  // (len, len)
         for (int i = 0; i < len; ++i) shown.insert(shown.end(), m + static_cast<size_t>(i) * f.out.T, m + static_cast<size_t>(i) * f.out.T + len);
+        hook::add_nums("compare/b_maps", shown);
       }
       if (hit.hovered) {
         const float w = f.out.weights(layer, batch, h)[static_cast<size_t>(hit.row) * f.out.T + hit.col];
@@ -511,7 +512,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
       }
       ImGui::EndGroup();
     }
-    for (const std::string& d : drawn) s.report.compare_axis_labels.push_back(std::string(is_pitfall ? "A " : "B ") + d);
+    for (const std::string& d : drawn) hook::add_text("compare/axis_labels", std::string(is_pitfall ? "A " : "B ") + d);
   };
   ModelConfig ok_cfg = cfg;
   ok_cfg.pitfalls = Pitfalls{};
@@ -523,8 +524,8 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
   std::string ok_name = other ? "B: " + b_label + ", " + ok.source : "B: correct";
   if (ImGui::CalcTextSize(ok_name.c_str()).x > title_room) ok_name = other ? "B: " + b_label : "B: correct";
   if (ImGui::CalcTextSize(ok_name.c_str()).x > title_room) ok_name = "B";
-  s.report.compare_a = pit_name;
-  s.report.compare_b = ok_name;
+  hook::set_text("compare/a", pit_name);
+  hook::set_text("compare/b", ok_name);
   if (mode == 0 || s.view.compare_show_correct == 0) {
     ImGui::BeginGroup();
     grid(pit_p, cfg, pit_name.c_str(), true);
@@ -546,8 +547,8 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     for (const std::string& t : tb) b += " [" + glyphs().shown(t) + "]";
     text_disabled_wrapped(a.c_str());
     text_disabled_wrapped(b.c_str());
-    s.report.compare_a_tokens = ta;
-    s.report.compare_b_tokens = tb;
+    hook::set_texts("compare/a_tokens", ta);
+    hook::set_texts("compare/b_tokens", tb);
   }
   ImGui::TextUnformatted(other ? "Passport rows that differ, B \xE2\x86\x92 A" : "Passport rows the pitfall changes");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every row of the passport whose formula or shape differs from the correct model's.");
@@ -556,7 +557,7 @@ void draw_compare(AppState& s, HeatmapRenderer& r) {
     ImGui::PushStyleColor(ImGuiCol_Text, kChangedColour);
     ImGui::TextWrapped("%s", row.c_str());
     ImGui::PopStyleColor();
-    s.report.passport_changes.push_back(row);
+    hook::add_text("passport_changes", row);
   }
 }
 

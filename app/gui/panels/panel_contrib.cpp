@@ -43,7 +43,7 @@ void draw_contrib(AppState& s) {
     s.attribute.reset();
     return;
   }
-  report_widget(s, "Close##contrib");
+  hook_widget("Close##contrib");
   const ComputeResult* res = s.result.get();
   if (!res || !res->request.attribution || !(*res->request.attribution == req)) {
     text_disabled_wrapped("computing the attribution...");
@@ -53,7 +53,7 @@ void draw_contrib(AppState& s) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
     ImGui::TextWrapped("%s", res->attribution_error.c_str());
     ImGui::PopStyleColor();
-    s.report.messages.push_back(res->attribution_error);
+    hook::add_text("messages", res->attribution_error);
     return;
   }
   const Attribution& a = *res->attribution;
@@ -112,7 +112,7 @@ void draw_contrib(AppState& s) {
       if (ts.x <= cell_w - 2) dl->AddText(ImVec2(p0.x + (cell_w - ts.x) / 2, p0.y + (cell_h - ts.y) / 2), IM_COL32(255, 255, 255, 255), num);
       char id[32];
       std::snprintf(id, sizeof id, "attribution %d.%d", l, h);
-      report_widget(s, id, p0, p1);
+      hook_widget(id, p0, p1);
       if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(p0, p1)) {
         ImGui::SetTooltip("head %d.%d adds %+.4f to the logit\nclick: open it in Focus at position %d", l, h, v, a.target.position);
         if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {  // the head in Focus, at the position
@@ -150,7 +150,7 @@ void draw_contrib(AppState& s) {
   ImGui::PushStyleColor(ImGuiCol_TextDisabled, complete ? kUnchangedColour : kErrorColour);
   text_disabled_wrapped_at_commas(line);
   ImGui::PopStyleColor();
-  s.report.messages.push_back(line);
+  hook::add_text("messages", line);
 }
 
 }  // namespace headmap

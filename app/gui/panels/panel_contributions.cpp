@@ -22,7 +22,7 @@ void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model) {
   int open_now = c.open_sub;
   if (with_model) {  // narrow layouts: the layers x heads view shares the Model tab with these
     const bool open = ImGui::BeginTabItem("Layers \xC3\x97 heads", nullptr, switch_tab && wanted == -1 ? ImGuiTabItemFlags_SetSelected : 0);
-    report_widget(s, "Layers \xC3\x97 heads");
+    hook_widget("Layers \xC3\x97 heads");
     if (open) {
       open_now = -1;
       if (!switch_tab) s.view.center = CenterPanel::Model;
@@ -32,7 +32,7 @@ void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model) {
   }
   auto tab = [&](const char* label, ContribView v) {
     const bool open = ImGui::BeginTabItem(label, nullptr, switch_tab && wanted == static_cast<int>(v) ? ImGuiTabItemFlags_SetSelected : 0);
-    report_widget(s, label);
+    hook_widget(label);
     if (open) {
       open_now = static_cast<int>(v);
       if (!switch_tab) {

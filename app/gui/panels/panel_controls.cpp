@@ -116,7 +116,7 @@ void draw_controls(AppState& s) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
     ImGui::TextWrapped("%s", s.config_status.error().message.c_str());
     ImGui::PopStyleColor();
-    s.report.messages.push_back(s.config_status.error().message);
+    hook::add_text("messages", s.config_status.error().message);
     const int fix = nearest_valid_head_count(c.d_model, c.num_heads);
     const int kv_fix = nearest_valid_kv_heads(c.num_heads, c.num_kv_heads);
     const bool heads_ok = fix == c.num_heads && kv_fix != c.num_kv_heads;  // then the K/V heads do not fit H
@@ -130,7 +130,7 @@ void draw_controls(AppState& s) {
       if (ImGui::CalcTextSize(label).x + st.FramePadding.x * 2 > ImGui::GetContentRegionAvail().x)
         std::snprintf(label, sizeof label, "Use H = %d###Use nearest valid", fix);  // a narrow column: the short form
     }
-    s.report.buttons.push_back("Use nearest valid");
+    hook::add_text("buttons", "Use nearest valid");
     if (ImGui::Button(label)) {
       if (heads_ok) c.num_kv_heads = kv_fix == c.num_heads ? 0 : kv_fix;
       else c.num_heads = fix;

@@ -48,11 +48,11 @@ void paint_canvas(AppState& s, const ForwardData& f, int b) {
   for (Detector d : {Detector::PreviousToken, Detector::DuplicateToken, Detector::Induction, Detector::FirstToken}) {
     same_line_if_fits(ImGui::CalcTextSize(label_of(d)).x + ImGui::GetStyle().FramePadding.x * 2);
     if (ImGui::SmallButton(label_of(d))) c.painted = detector_pattern(d, f.batch.sentences[b].tokens, T);
-    report_widget(s, (std::string("start from ") + label_of(d)).c_str());
+    hook_widget((std::string("start from ") + label_of(d)).c_str());
   }
   same_line_if_fits(ImGui::CalcTextSize("Clear").x + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::SmallButton("Clear##paint")) std::fill(c.painted.begin(), c.painted.end(), 0.0f);
-  report_widget(s, "Clear##paint");
+  hook_widget("Clear##paint");
   text_disabled_wrapped("Paint with the left button, erase with the right (rows: queries, columns: keys).");
   const float fh = ImGui::GetFontSize();
   const float side = std::max(fh * 6, std::min(ImGui::GetContentRegionAvail().x - fh * 2, fh * 16));
@@ -81,10 +81,10 @@ void paint_canvas(AppState& s, const ForwardData& f, int b) {
       if (len <= 64) {
         char id[32];
         std::snprintf(id, sizeof id, "paint %d,%d", i, j);
-        report_widget(s, id, p0, p1);
+        hook_widget(id, p0, p1);
       }
     }
-  s.report.painted_cells = painted;
+  hook::set_int("contrib/painted_cells", painted);
   if (ImGui::IsItemHovered()) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int i = static_cast<int>((m.y - o.y) / cell), j = static_cast<int>((m.x - o.x) / cell);
@@ -103,19 +103,19 @@ void draw_detectors(AppState& s) {
   if (ImGui::BeginCombo("##detector", label_of(c.detector))) {
     for (const auto& [d, label] : kDetectors) {
       if (ImGui::Selectable(label, c.detector == d)) c.detector = d;
-      report_widget(s, label);
+      hook_widget(label);
     }
     ImGui::EndCombo();
   }
-  report_widget(s, "detector");
+  hook_widget("detector");
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Threshold");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(std::min(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 12));
   ImGui::SliderFloat("##threshold", &c.threshold, 0.0f, 1.0f, "%.2f", ImGuiSliderFlags_AlwaysClamp);
-  report_widget(s, "detector threshold");
+  hook_widget("detector threshold");
   const HeadMetricInfo& metric = head_metric_info(detector_metric(c.detector));  // the one name (metrics.h), as the CLI and exports give it
-  s.report.detector_metric = metric.name;
+  hook::set_text("contrib/detector_metric", metric.name);
   text_disabled_wrapped_at_commas(std::string("Score: the ") + metric.name + ", " + metric.definition +
                                   ": the share of the head's attention that falls on the pattern. Heads at or above the threshold are "
                                   "outlined, here and in the Heads tab.");
@@ -136,7 +136,7 @@ void draw_detectors(AppState& s) {
     text_disabled_wrapped(c.detector == Detector::Painted && c.painted_T != f->out.T ? "paint a pattern" : "scoring the heads...");
     return;
   }
-  s.report.detector_scores = res->detector_scores;
+  hook::set_nums("contrib/detector_scores", res->detector_scores);
   HeadGrid g;
   g.id = "detector";
   g.L = f->out.L;
@@ -169,7 +169,7 @@ void draw_detectors(AppState& s) {
   char lead[64];
   std::snprintf(lead, sizeof lead, " at or above %.2f: ", c.threshold);
   const std::string line = std::string("Heads whose ") + metric.name + " is" + lead + (n_above == 0 ? std::string("none") : above);
-  s.report.detector_line = line;
+  hook::set_text("contrib/detector_line", line);
   text_disabled_wrapped_at_commas(line);
 }
 

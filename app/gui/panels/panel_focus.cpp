@@ -162,7 +162,7 @@ void rope_pairs(AppState& s, const HeadTrace& tr, int pos, float width) {
                         i + half, pos, pos, tr.rope_inv_freq[static_cast<size_t>(i)], angle, a0[0], a0[1], a1[0], a1[1], b0[0], b0[1], b1[0], b1[1]);
     char rep[96];
     std::snprintf(rep, sizeof rep, "pair %d pos %d angle %.6f", i, pos, angle);
-    s.report.rope_pairs.push_back(rep);
+    hook::add_text("rope_pairs", rep);
   }
   const int lines = (shown + per_line - 1) / per_line;
   ImGui::Dummy(ImVec2(std::min(width, per_line * cell), lines * (cell + label_h)));
@@ -226,12 +226,12 @@ void head_slice_strip(AppState& s, HeatmapRenderer& r, const ForwardData& f, con
   else
     std::snprintf(what, sizeof what, "Head %d reads columns %d\xE2\x80\x93%d of W_Q, W_K, W_V (d_head = %d of D = %d)", h, h * dh,
                   (h + 1) * dh - 1, dh, D);
-  s.report.messages.push_back(what);
+  hook::add_text("messages", what);
   // On a short screen (a projector at 1024x768 with large text) it starts closed, so the
   // enlarged step is in view; its header stays, one click away.
   if (ImGui::GetWindowHeight() < ImGui::GetFontSize() * kFocusCompactLines) ImGui::SetNextItemOpen(false, ImGuiCond_Once);
   if (!ImGui::CollapsingHeader("The head's slice of D", ImGuiTreeNodeFlags_DefaultOpen)) return;
-  s.report.focus_slice_open = true;
+  hook::set_flag("focus_slice_open", true);
   // A loaded model keeps W_Q, W_K, W_V only packed in W_QKV: unpacked once for the layer shown
   // (kept while it stays shown), never every frame.
   static struct {
@@ -334,7 +334,7 @@ void softcap_curve(AppState& s, const HeadTrace& tr, int t, float side) {
     dl->AddCircleFilled(at(tr.scaled(t, k), tr.capped(t, k)), 3.5f, dot);
     char rep[64];
     std::snprintf(rep, sizeof rep, "%d %.6f %.6f", static_cast<int>(k), tr.scaled(t, k), tr.capped(t, k));
-    s.report.softcap_points.push_back(rep);
+    hook::add_text("softcap_points", rep);
   }
   ImGui::Dummy(ImVec2(p1.x - p0.x, p1.y - p0.y));
 }
@@ -377,7 +377,7 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
     s.contrib.view = ContribView::Overview;
     s.view.center = CenterPanel::Contrib;
   }
-  report_widget(s, "All heads...");
+  hook_widget("All heads...");
 
   if (f.weights->arch.rotary() && !f.weights->arch.rope_on(req.layer))  // SmolLM3's NoPE layers
     text_disabled_wrapped("No RoPE in this layer (a NoPE layer): q and k carry no position, so the scores see only what the tokens are.");
@@ -391,7 +391,7 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
     if (id < s.result->trace_levels.size() && s.result->trace_levels[id].num_levels() > 1) st.levels = &s.result->trace_levels[id];
     if (!st.label.empty()) st.name = st.label.c_str();
     if (!st.note.empty()) st.explain = st.note.c_str();
-    s.report.focus_steps.push_back(st.name);
+    hook::add_text("focus_steps", st.name);
   }
   // focus_step is a step id (trace_step_matrices); one this model does not have shows softmax.
   int& sel_id = s.view.focus_step;
@@ -455,7 +455,7 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   ImGui::Text("%s", st.name);
   ImGui::SameLine();
   ImGui::TextDisabled("%s", shape);
-  s.report.focus_step_shown = std::string(st.name) + " " + shape;
+  hook::set_text("focus_step_shown", std::string(st.name) + " " + shape);
   // On a short screen the explanation is a hover away (the map gets its lines).
   if (compact) {
     same_line_if_fits(ImGui::CalcTextSize(" (?)").x);
@@ -525,9 +525,9 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   }
   v.hover_token = s.hover_token;
   const HeatmapHit hit = heatmap_view("big", r, v);
-  s.report.focus_map.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
-  report_widget(s, "focus map", hit.p0, hit.p1);
-  s.report.focus_map_pool = r.largest_pool_drawn();
+  hook::add_rect("focus_map", ImVec2(hit.p0.x, hit.p0.y), ImVec2(hit.p1.x, hit.p1.y));
+  hook_widget("focus map", hit.p0, hit.p1);
+  hook::set_int("focus_map_pool", r.largest_pool_drawn());
   const int dh = cfg.d_head(), head = req.head;
   if (st.m == &tr.concat) mark_columns(hit.p0, hit.p1, c0, c1 - c0, head * dh, (head + 1) * dh, true);  // this head's columns
   const int rot = 2 * static_cast<int>(tr.rope_inv_freq.size());

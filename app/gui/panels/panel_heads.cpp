@@ -83,7 +83,7 @@ static void group_frame(AppState& s, ImVec2 p0, ImVec2 p1, int kv, int first, in
   for (const char* w : words)
     if (ImGui::CalcTextSize(w).x <= room) {
       dl->AddText(ImVec2(p0.x + 4, p0.y + 1), ImGui::GetColorU32(ImGuiCol_TextDisabled), w);
-      s.report.kv_groups.push_back(w);
+      hook::add_text("kv_groups", w);
       return;
     }
 }
@@ -93,7 +93,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
     ImGui::TextWrapped("%s%s", s.compute_error.c_str(), s.result ? " Showing the last result." : "");
     ImGui::PopStyleColor();
-    s.report.messages.push_back(s.compute_error);
+    hook::add_text("messages", s.compute_error);
   }
   if (!s.result || !s.result->fwd) {
     if (!s.config_status.ok()) ImGui::TextWrapped("Fix the configuration to see the heads: %s", s.config_status.error().message.c_str());
@@ -145,7 +145,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     same_line_if_fits(combo_w);
     ImGui::SetNextItemWidth(combo_w);
     if (ImGui::Combo("##pair_filter", &pf, filters, 5)) s.view.pair_filter = static_cast<PairFilter>(pf);
-    report_widget(s, "pair filter");
+    hook_widget("pair filter");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Sentence pair: show only the cells whose query (row) is in sentence A or B and whose key (column) is in A or B;\n"
                         "the others are dimmed. [CLS] and the first [SEP] belong to A, the last [SEP] to B.");
@@ -156,7 +156,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     const char* hide = "hide specials";
     same_line_if_fits(ImGui::CalcTextSize(hide).x + ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x);
     ImGui::Checkbox(hide, &s.view.hide_specials);
-    report_widget(s, hide);
+    hook_widget(hide);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Dim the rows and columns of the special tokens ([CLS], [SEP], <s>, </s>), where many heads park their weight.\n"
                         "The other weights are shown as computed: rows not renormalised.");
@@ -198,7 +198,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       ImGui::TextUnformatted(note.c_str());
       ImGui::PopTextWrapPos();
       ImGui::PopStyleColor();
-      s.report.messages.push_back(kCausalOffLossNote);
+      hook::add_text("messages", kCausalOffLossNote);
     }
   }
   std::snprintf(text, sizeof text, "  %.1f ms", f.compute_ms);  // only where it fits on the line
@@ -209,11 +209,11 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   // The incremental forward (kv_cache.h): which rows the last keystroke reused from the K/V
   // cache and which it computed; the maps mark them on their row axis.
   const int kv_reused = out.kv_reused, kv_computed = out.kv_computed;
-  s.report.kv_reused = kv_reused;
-  s.report.kv_computed = kv_computed;
+  hook::set_int("kv_cache/reused", kv_reused);
+  hook::set_int("kv_cache/computed", kv_computed);
   if (kv_reused + kv_computed > 0) {
     std::snprintf(text, sizeof text, "  K/V cache: reused %d row%s (blue strip), computed %d (orange)", kv_reused, kv_reused == 1 ? "" : "s", kv_computed);
-    s.report.kv_line = text + 2;
+    hook::set_text("kv_cache/line", text + 2);
     // On the line it shares where it fits, in the shorter form if need be (the strip's colours
     // stay named: they are its legend); else, once rows were reused (the strip then has two
     // colours to tell apart), at the start of the next line. A pass that reused nothing (a
@@ -223,7 +223,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     if (same_line) ImGui::SameLine();
     if (same_line || kv_reused > 0) {
       ImGui::TextColored(kAccentColour, "%s", text);
-      report_widget(s, "K/V cache");
+      hook_widget("K/V cache");
     }
     if ((same_line || kv_reused > 0) && ImGui::IsItemHovered())
       ImGui::SetTooltip("The text shares its first %d tokens with the last request: their K and V (every layer, every K/V head)\n"
@@ -444,7 +444,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       ImGui::PushID(h);
       ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(1, 1));
       if (ImGui::Checkbox("##on", &on)) toggle_ablation(s, id);
-      report_widget(s, ("switch " + std::to_string(layer) + "." + std::to_string(h)).c_str());
+      hook_widget(("switch " + std::to_string(layer) + "." + std::to_string(h)).c_str());
       ImGui::PopStyleVar();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation). Or right-click its map.");
       ImGui::PopID();
@@ -479,8 +479,8 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
         title_hovered = title_hovered || ImGui::IsItemHovered();
       }
     }
-    s.report.head_titles.push_back(shown_title);
-    s.report.head_title_rects.push_back({title_p0.x, title_p0.y, title_x1, ImGui::GetItemRectMax().y});
+    hook::add_text("head_titles", shown_title);
+    hook::add_rect("head_title_rects", ImVec2(title_p0.x, title_p0.y), ImVec2(title_x1, ImGui::GetItemRectMax().y));
     if (title_hovered) {
       // The label (whole, even where the title cut it), the probe's induction score, and the
       // text's own where it repeats a run of tokens.
@@ -517,14 +517,14 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     if (col_axis) v.col_labels = &toks, v.label_h = g.col_h, v.flat_col_labels = g.flat;
     ImGui::SetCursorScreenPos(ImVec2(cell.x - (row_axis ? lw : 0.0f), cell.y + title_h));
     v.hover_token = s.hover_token;
-    v.label_rects = &s.report.token_labels;
-    v.label_texts = &s.report.token_label_texts;
+    v.hook_labels = true;
     ImGui::PushID(h);
     const HeatmapHit hit = heatmap_view("head", r, v);
     const bool dragging = ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left);
     ImGui::PopID();
     grid_bottom = std::max(grid_bottom, hit.p1.y + (col_axis ? g.col_h : 0.0f));
-    s.report.heatmaps.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
+    hook::add_rect("heatmaps", ImVec2(hit.p0.x, hit.p0.y), ImVec2(hit.p1.x, hit.p1.y));
+    ++s.heads_maps_drawn;
     if (kv_reused + kv_computed > 0 && batch == 0) {  // the K/V cache's rows on the row axis: reused blue, computed orange
       ImDrawList* dl = ImGui::GetWindowDrawList();
       const float span = std::max(style.row1 - style.row0, 1e-3f), hgt = hit.p1.y - hit.p0.y;
@@ -534,12 +534,12 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       dl->AddRectFilled(ImVec2(x0, row_y(0)), ImVec2(x1, row_y(kv_reused)), ImGui::GetColorU32(kAccentColour));
       dl->AddRectFilled(ImVec2(x0, row_y(kv_reused)), ImVec2(x1, row_y(len)), IM_COL32(255, 150, 40, 255));
     }
-    report_widget(s, ("map " + std::to_string(layer) + "." + std::to_string(h)).c_str(), hit.p0, hit.p1);
-    if (!cfg.pitfalls.head_averaged && s.ablated.count(HeadId{layer, h})) mark_head_off(hit.p0, hit.p1), s.report.heads_off++;
+    hook_widget(("map " + std::to_string(layer) + "." + std::to_string(h)).c_str(), hit.p0, hit.p1);
+    if (!cfg.pitfalls.head_averaged && s.ablated.count(HeadId{layer, h})) mark_head_off(hit.p0, hit.p1), hook::bump("heads_off");
     if (!cfg.pitfalls.head_averaged && detector_marked(s, layer, h)) {  // at or above the Detectors view's threshold
       ImGui::GetWindowDrawList()->AddRect(ImVec2(hit.p0.x - 3, hit.p0.y - 3), ImVec2(hit.p1.x + 3, hit.p1.y + 3),
                                           ImGui::GetColorU32(kAccentColour), 0.0f, 0, 3.0f);
-      s.report.detector_marked.push_back(std::to_string(layer) + "." + std::to_string(h));
+      hook::add_text("contrib/detector_marked", std::to_string(layer) + "." + std::to_string(h));
     }
     if (hit.hovered) {
       s.hover_head = h;  // "Export this head" (Ctrl+H) writes the head under the mouse
@@ -570,8 +570,8 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   }
   r.end_batch();
   ImGui::SetCursorScreenPos(ImVec2(grid0.x, grid_bottom + ImGui::GetStyle().ItemSpacing.y));
-  s.report.heads_map_pool = r.largest_pool_drawn();
-  s.report.heads_deferred = r.deferred() - deferred_before;
+  hook::set_int("heads_map_pool", r.largest_pool_drawn());
+  hook::set_int("heads_deferred", r.deferred() - deferred_before);
   // Hovering a cell lights its query row and key column in every head (next frame).
   if (hovered_row >= 0) {
     s.hover_token = hovered_row;
@@ -603,7 +603,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::TextDisabled("zoom %.1fx (wheel, drag)", zoom);
     ImGui::SameLine();
     const bool reset = ImGui::SmallButton("reset zoom");
-    report_widget(s, "reset zoom");
+    hook_widget("reset zoom");
     if (reset) {
       zoom = 1.0f;
       s.view.heads_pan_x = s.view.heads_pan_y = 0.5f;

@@ -66,18 +66,18 @@ void draw_lens(AppState& s) {
   if (ImGui::BeginCombo("##lens target", targets[target])) {
     for (int i = 0; i < 2; ++i) {
       if (ImGui::Selectable(targets[i], i == target)) c.lens_target = i == 1 ? LensTarget::Text : LensTarget::Final;
-      report_widget(s, targets[i]);
+      hook_widget(targets[i]);
     }
     ImGui::EndCombo();
   }
-  report_widget(s, "lens target");
+  hook_widget("lens target");
   same_line_if_fits(ImGui::GetFontSize() * 9);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   if (ImGui::SliderInt("top-k", &c.lens_k, 1, 20, "%d", ImGuiSliderFlags_AlwaysClamp)) c.lens_k = std::clamp(c.lens_k, 1, kLensMaxTopK);
-  report_widget(s, "top-k");
+  hook_widget("top-k");
   same_line_if_fits(ImGui::CalcTextSize("Export logit lens...").x + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Button("Export logit lens...")) s.dialog_request = AppState::DialogRequest{Dialog::ExportLens, dialog_default_path(Dialog::ExportLens), false};
-  report_widget(s, "Export logit lens...");
+  hook_widget("Export logit lens...");
   text_disabled_wrapped_at_commas(
       "Each row reads the residual stream at one point (after the embeddings, after each layer's attention, after its MLP) through "
       "the final norm and the unembedding: the cell shows the token it would predict, its colour the probability of the target, "
@@ -88,7 +88,7 @@ void draw_lens(AppState& s) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
     ImGui::TextWrapped("%s", res->lens_error.c_str());
     ImGui::PopStyleColor();
-    s.report.messages.push_back(res->lens_error);
+    hook::add_text("messages", res->lens_error);
     return;
   }
   if (!f || f->batch.empty() || !ours || !res->lens) {
@@ -116,7 +116,7 @@ void draw_lens(AppState& s) {
   const ImVec2 size(label_w + cell_w * T, head_h + row_h * P);
   ImGui::InvisibleButton("lens cells", size);
   const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
-  report_widget(s, "lens cells", o, ImVec2(o.x + size.x, o.y + size.y));
+  hook_widget("lens cells", o, ImVec2(o.x + size.x, o.y + size.y));
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   for (int t = 0; t < T; ++t) {  // the tokens, along the top
     const std::string label = fit_text(toks[static_cast<size_t>(t)], cell_w - fh * 0.4f);

@@ -58,11 +58,11 @@ void draw_lesson(AppState& s, bool status_lines) {
   const int n = static_cast<int>(l.steps.size());
   const LessonStep& st = l.steps[s.lesson.step];
   const ImVec2 p = ImGui::GetWindowPos(), sz = ImGui::GetWindowSize();
-  s.report.lesson_panel = {p.x, p.y, p.x + sz.x, p.y + sz.y};
+  hook::set_rect("lesson/panel", ImVec2(p.x, p.y), ImVec2(p.x + sz.x, p.y + sz.y));
   const std::string label = step_label(s);
-  s.report.lesson_step = label;
-  s.report.lesson_title = printable(st.title);
-  s.report.lesson_revealed = s.lesson.revealed;
+  hook::set_text("lesson/shown", label);
+  hook::set_text("lesson/title", printable(st.title));
+  hook::set_flag("lesson/revealed", s.lesson.revealed);
 
   int go = -1;
   // The buttons side by side while they fit (a strip), else on the next line (a column).
@@ -107,7 +107,7 @@ void draw_lesson(AppState& s, bool status_lines) {
   // The text scrolls under the buttons, which stay in view.
   ImGui::BeginChild("lesson_text", ImVec2(0, -status_h), false);
   const Body b = body_of(s);
-  s.report.lesson_note = b.note;
+  hook::set_text("lesson/note", b.note);
   ImGui::PushTextWrapPos(0.0f);
   ImGui::PushStyleColor(ImGuiCol_Text, kAccentColour);
   ImGui::TextUnformatted(b.heading.c_str());
@@ -145,7 +145,7 @@ void draw_lesson(AppState& s, bool status_lines) {
     ImGui::BeginChild("lesson_status", ImVec2(0, 0), false);
     for (size_t i = first; i < s.status_lines.size(); ++i) {
       ImGui::TextWrapped("%s", s.status_lines[i].c_str());
-      s.report.messages.push_back(s.status_lines[i]);
+      hook::add_text("messages", s.status_lines[i]);
     }
     ImGui::EndChild();
   }

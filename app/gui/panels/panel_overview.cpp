@@ -54,15 +54,15 @@ void draw_overview(AppState& s) {
     for (size_t i = 0; i < o.stat_keys.size(); ++i) {
       const char* name = head_metric_info(o.stat_keys[i]).name;
       if (ImGui::Selectable(name, static_cast<int>(i) == c.overview_stat)) c.overview_stat = static_cast<int>(i);
-      report_widget(s, name);
+      hook_widget(name);
     }
     ImGui::EndCombo();
   }
-  report_widget(s, "overview stat");
+  hook_widget("overview stat");
   same_line_if_fits(ImGui::CalcTextSize("Export head overview...").x + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Button("Export head overview..."))
     s.dialog_request = AppState::DialogRequest{Dialog::ExportOverview, dialog_default_path(Dialog::ExportOverview), false};
-  report_widget(s, "Export head overview...");
+  hook_widget("Export head overview...");
   text_disabled_wrapped_at_commas(std::string(info.name) + ": " + info.definition + ". Click a head to select it.");
 
   // The grid, the near duplicates outlined.
@@ -96,7 +96,7 @@ void draw_overview(AppState& s) {
     std::snprintf(label, sizeof label, "head %d.%d  %.3f%s", n / Hw, n % Hw, v[static_cast<size_t>(n)], dup[static_cast<size_t>(n)] ? "  =" : "");
     const bool sel = s.view.layer == n / Hw && s.view.head == n % Hw;
     if (ImGui::Selectable(label, sel)) select_head(s, n / Hw, n % Hw, b);
-    if (i < 2 || i == N - 1) report_widget(s, label);
+    if (i < 2 || i == N - 1) hook_widget(label);
   }
   ImGui::EndChild();
   ImGui::SameLine();
@@ -108,7 +108,7 @@ void draw_overview(AppState& s) {
   const float side = std::max(fh * 6, std::min(a2.x, a2.y) - fh);
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("overview map", ImVec2(side, side));
-  report_widget(s, "overview map", p0, ImVec2(p0.x + side, p0.y + side));
+  hook_widget("overview map", p0, ImVec2(p0.x + side, p0.y + side));
   const bool map_hovered = ImGui::IsItemHovered(), map_clicked = ImGui::IsItemClicked();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRect(p0, ImVec2(p0.x + side, p0.y + side), ImGui::GetColorU32(ImGuiCol_Border));

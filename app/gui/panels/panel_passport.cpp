@@ -100,13 +100,13 @@ void draw_passport(AppState& s, bool full) {
     ImGui::PushTextWrapPos(0.0f);  // a change of several sliders at once (a lesson step) is long
     ImGui::TextColored(ImVec4(kChangedColour.x, kChangedColour.y, kChangedColour.z, 0.4f + 0.6f * glow), "  %s", s.last_change.c_str());
     ImGui::PopTextWrapPos();
-    s.report.passport_note = s.last_change;
+    hook::set_text("passport_note", s.last_change);
   }
   text_disabled_wrapped_at_commas(s.result->fwd->source);
   // The K/V cache an incremental forward keeps: per token, for the context, and what K/V
   // sharing saves (core/inspect/passport.h).
   text_disabled_wrapped_at_commas(p.kv_cache_line);
-  s.report.passport_kv = p.kv_cache_line;
+  hook::set_text("passport_kv", p.kv_cache_line);
 
   // On a short screen (a projector at 1024x768 with large text) the parameter counts join
   // the table as its last section, so the steps get the height instead of a few rows.
@@ -162,8 +162,8 @@ void draw_passport(AppState& s, bool full) {
     param_row("attention total", p.attention_params, "", &kAccentColour, col);
     param_row("model total", p.total_params, "", nullptr, col);
   };
-  s.report.passport_table_h = table_h;
-  s.report.passport_right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  hook::set_num("passport_table_h", table_h);
+  hook::set_num("passport_right", ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x);
   if (ImGui::BeginTable("passport", ncols, flags, ImVec2(0, table_h))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("step", ImGuiTableColumnFlags_WidthFixed, step_w);
@@ -181,8 +181,8 @@ void draw_passport(AppState& s, bool full) {
       if (!ImGui::TableSetColumnIndex(i)) continue;
       const char* name = ImGui::TableGetColumnName(i);
       ImGui::TableHeader(name);
-      s.report.passport_columns.push_back(name);
-      s.report.passport_column_rects.push_back({ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y});
+      hook::add_text("passport_columns", name);
+      hook::add_rect("passport_column_rects", ImVec2(ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y), ImVec2(ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y));
     }
     std::string section;
     for (const PassportStep& st : p.steps) {
@@ -217,7 +217,7 @@ void draw_passport(AppState& s, bool full) {
       ImGui::TextUnformatted(kv_short ? short_kv(st.symbolic_str()).c_str() : st.symbolic_str().c_str());
       ImGui::TableSetColumnIndex(col++);
       ImGui::TextUnformatted(st.concrete_str().c_str());
-      s.report.passport_rows.push_back(st.id + " " + st.concrete_str());
+      hook::add_text("passport_rows", st.id + " " + st.concrete_str());
       if (show_costs) {
         ImGui::TableSetColumnIndex(col++);
         ImGui::TextUnformatted(st.flops ? human_count(st.flops).c_str() : "-");
@@ -255,7 +255,7 @@ void draw_passport(AppState& s, bool full) {
       ImGui::EndTable();
     }
   }
-  s.report.attention_params = p.attention_params;
+  hook::set_int("attention_params", p.attention_params);
   if (p.kv_saved > 0) {
     ImGui::PushStyleColor(ImGuiCol_Text, kAccentColour);
     ImGui::TextWrapped("K/V sharing saves %s parameters (%.0f%% of multi-head attention's)", grouped(p.kv_saved).c_str(),

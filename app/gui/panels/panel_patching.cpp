@@ -33,7 +33,7 @@ void error_line(AppState& s, const std::string& m) {
   ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
   ImGui::TextWrapped("%s", m.c_str());
   ImGui::PopStyleColor();
-  s.report.messages.push_back(m);
+  hook::add_text("messages", m);
 }
 
 // A combo of one run's top predictions for token A or B; -1 is its default (the top one).
@@ -53,11 +53,11 @@ void token_combo(AppState& s, const char* label, int* token, const std::vector<N
       char item[96];
       std::snprintf(item, sizeof item, "%s  %.3f", glyphs().shown(t.display).c_str(), t.prob);
       if (ImGui::Selectable(item, *token == t.id)) *token = t.id;
-      report_widget(s, (std::string(label) + " " + t.display).c_str());
+      hook_widget((std::string(label) + " " + t.display).c_str());
     }
     ImGui::EndCombo();
   }
-  report_widget(s, (std::string("token ") + label).c_str());
+  hook_widget((std::string("token ") + label).c_str());
 }
 }  // namespace
 
@@ -76,7 +76,7 @@ void draw_patching(AppState& s) {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1);
   ImGui::InputTextWithHint("##corrupted", "the same sentence with a word changed", &c.corrupted);
-  report_widget(s, "corrupted sentence");
+  hook_widget("corrupted sentence");
 
   const PatchOutcome* o = res && res->patch && res->request.patch && res->request.patch == compute_request(s).patch ? res->patch.get() : nullptr;
   if (o && !o->corrupted_tokens.empty() && o->corrupted_tokens.size() != o->clean_tokens.size()) {
@@ -93,7 +93,7 @@ void draw_patching(AppState& s) {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   if (ImGui::InputInt("##position", &c.patch_position)) c.patch_position = std::clamp(c.patch_position, -1, kMaxContext - 1);
-  report_widget(s, "patch position");
+  hook_widget("patch position");
   const char* default_pos = f && f->weights && f->weights->arch.encoder() ? "(-1: the clicked chip, else the [MASK], else where the runs differ most)"
                                                                           : "(-1: the clicked chip, else where the runs differ most)";
   same_line_if_fits(ImGui::CalcTextSize(default_pos).x);
@@ -106,7 +106,7 @@ void draw_patching(AppState& s) {
     ImGui::TextColored(kPendingColour, "Cancelled.");
     ImGui::SameLine();
     if (ImGui::Button("Run patching")) c.patch_run = true;
-    report_widget(s, "Run patching");
+    hook_widget("Run patching");
     return;
   }
   if (c.corrupted.empty()) {
@@ -120,8 +120,8 @@ void draw_patching(AppState& s) {
     ImGui::ProgressBar(total > 0 ? static_cast<float>(done) / total : 0.0f, ImVec2(ImGui::GetFontSize() * 14, 0), prog);
     ImGui::SameLine();
     if (ImGui::Button("Cancel##patching")) c.patch_run = false;  // the next request leaves it out: the worker drops it
-    report_widget(s, "Cancel patching");
-    s.report.messages.push_back(prog);
+    hook_widget("Cancel patching");
+    hook::add_text("messages", prog);
     return;
   }
   if (!o->error.empty() && !o->heads) {
@@ -141,7 +141,7 @@ void draw_patching(AppState& s) {
   std::snprintf(target, sizeof target, "logit(%s) - logit(%s) %s \"%s\" (position %d): clean %.3f, corrupted %.3f",
                 piece(o->target.token_a, o->clean_top, o->corrupted_top).c_str(), piece(o->target.token_b, o->clean_top, o->corrupted_top).c_str(),
                 encoder ? "at" : "after", after.c_str(), o->target.position, p.clean, p.corrupted);
-  s.report.patch_target = target;
+  hook::set_text("contrib/patch_target", target);
   text_disabled_wrapped_at_commas(target);
   // Every recovery divides by clean - corrupted: a difference near 0 makes them noise.
   if (std::abs(p.clean - p.corrupted) < kPatchMinDifference) {
@@ -153,13 +153,13 @@ void draw_patching(AppState& s) {
     ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
     ImGui::TextWrapped("%s", warn);
     ImGui::PopStyleColor();
-    s.report.messages.push_back(warn);
+    hook::add_text("messages", warn);
   }
   text_disabled_wrapped("Each head's output taken from the clean run, the rest recomputed from its layer: recovery = (patched - corrupted) / (clean - corrupted).");
   float peak = 1;
   for (float v : p.recovery)
     if (std::isfinite(v)) peak = std::max(peak, std::abs(v));
-  s.report.patch_recovery = p.recovery;
+  hook::set_nums("contrib/patch_recovery", p.recovery);
   HeadGrid g;
   g.id = "patch";
   g.L = p.L;
@@ -186,7 +186,7 @@ void draw_patching(AppState& s) {
     s.view.batch = b;
     s.view.center = CenterPanel::Focus;
   }
-  report_widget(s, "Open in Focus##patch");
+  hook_widget("Open in Focus##patch");
   if (o->inputs.per_position != c.patch_head || (o->per_position.empty() && o->error.empty())) {
     text_disabled_wrapped("computing...");
     return;
@@ -195,7 +195,7 @@ void draw_patching(AppState& s) {
     error_line(s, o->error);
     return;
   }
-  s.report.patch_per_position = o->per_position;
+  hook::set_nums("contrib/patch_per_position", o->per_position);
   HeadGrid pg;
   pg.id = "position";
   pg.L = 1;

@@ -43,7 +43,7 @@ void sentence_selector(AppState& s, const ForwardData& f) {
     while (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0xC0) == 0x80) shown.pop_back();  // whole characters
     if (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0x80)) shown.pop_back();
     ImGui::TextDisabled("%s%s", glyphs().shown(shown).c_str(), shown.size() < text.size() ? "\xE2\x80\xA6" : "");  // cut in typed order, drawn visual
-    s.report.sentence_losses.push_back(loss);
+    hook::add_num("sentence_losses", loss);
   }
 }
 // Encoders: the masked-LM head's top-k fillers of every [MASK] of the sentence on screen, and
@@ -54,7 +54,7 @@ void draw_mask_predictions(AppState& s, const ForwardData& f) {
     const std::string msg = "This " + f.weights->arch.name + " has no masked-LM head (a ...Model checkpoint, not ...ForMaskedLM), so it "
                             "cannot fill a [MASK]; its attention maps are all it shows.";
     text_disabled_wrapped(msg.c_str());
-    s.report.messages.push_back(msg);
+    hook::add_text("messages", msg);
     return;
   }
   if (f.out.logits.size() == 0 || f.batch.empty()) return;
@@ -88,8 +88,8 @@ void draw_mask_predictions(AppState& s, const ForwardData& f) {
       const ImVec2 end(c.x + avail, c.y + fh);
       if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(c, end) && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
         s.attribute = AttributionRequest{b, LogitTarget{t, n.id, -1}};
-      report_widget(s, ("filler " + n.display).c_str(), c, end);
-      s.report.predictions.push_back(n.display + " " + std::to_string(n.prob));
+      hook_widget(("filler " + n.display).c_str(), c, end);
+      hook::add_text("predictions", n.display + " " + std::to_string(n.prob));
     }
   }
   if (shown > 0) text_disabled_wrapped("click a filler: what each head adds to its logit");
@@ -131,11 +131,11 @@ void draw_predictions(AppState& s) {
   // Generate: the most likely next token after the last sentence, appended to the text; the
   // K/V cache keeps every row before it, so the heads panel shows one row computed.
   if (ImGui::Button("Generate")) s.generate_tokens += 1;
-  report_widget(s, "Generate");
+  hook_widget("Generate");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Append the model's most likely next token (greedy) to the end of the text, one per press.\n"
                       "The K/V cache keeps the K and V of every token before it: watch one new row appear in each map.");
-  s.report.buttons.push_back("Generate");
+  hook::add_text("buttons", "Generate");
   const bool known = pos + 1 < len;  // the text's own next token, when there is one
   const int actual = known ? f.batch.sentences[b].tokens[pos + 1].id : -1;
   // The bar leaves room for the percentage and the widest token on its line.
@@ -160,8 +160,8 @@ void draw_predictions(AppState& s) {
     const ImVec2 end(c.x + avail, c.y + fh);
     if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(c, end) && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
       s.attribute = AttributionRequest{b, LogitTarget{pos, t.id, -1}};
-    report_widget(s, ("next " + t.display).c_str(), c, end);
-    s.report.predictions.push_back(t.display + " " + std::to_string(t.prob));
+    hook_widget(("next " + t.display).c_str(), c, end);
+    hook::add_text("predictions", t.display + " " + std::to_string(t.prob));
   }
   if (!s.result->request.cfg.causal) {  // the model sees the token it is asked for
     ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
@@ -172,7 +172,7 @@ void draw_predictions(AppState& s) {
     const bool in_top = std::any_of(p.top.begin(), p.top.end(), [&](const NextToken& t) { return t.id == actual; });
     text_disabled_wrapped(glyphs().shown("the text goes on with \"" + f.labels[b][pos + 1] + "\"" + (in_top ? " (green)" : ", not in the top 5")).c_str());
   }
-  s.report.predicted_after = after;
+  hook::set_text("predicted_after", after);
 }
 
 }  // namespace headmap

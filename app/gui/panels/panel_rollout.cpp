@@ -32,18 +32,18 @@ void draw_rollout(AppState& s, HeatmapRenderer& r) {
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("last layer's head 00000").x + ImGui::GetFrameHeight());
   if (ImGui::BeginCombo("##rollout heads", current.c_str())) {
     if (ImGui::Selectable("mean over heads", s.contrib.rollout_head < 0)) s.contrib.rollout_head = -1;
-    report_widget(s, "mean over heads");
+    hook_widget("mean over heads");
     for (int h = 0; h < H; ++h) {
       const std::string label = "last layer's head " + std::to_string(h);
       if (ImGui::Selectable(label.c_str(), s.contrib.rollout_head == h)) s.contrib.rollout_head = h;
-      report_widget(s, label.c_str());
+      hook_widget(label.c_str());
     }
     ImGui::EndCombo();
   }
-  report_widget(s, "rollout heads");
+  hook_widget("rollout heads");
   same_line_if_fits(ImGui::CalcTextSize("Export rollout...").x + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Button("Export rollout...")) s.dialog_request = AppState::DialogRequest{Dialog::ExportRollout, dialog_default_path(Dialog::ExportRollout), false};
-  report_widget(s, "Export rollout...");
+  hook_widget("Export rollout...");
   text_disabled_wrapped_at_commas("R = (A + I) row-normalised, multiplied layer by layer from layer 0, A the layer's mean over heads "
                                   "(the chosen head at the last layer): row t is how much of position t traces back to each token.");
   if (!res || !f || f->batch.empty() || !res->request.rollout || !(*res->request.rollout == RolloutRequest{std::max(0, s.view.batch), s.contrib.rollout_head}) ||
@@ -59,12 +59,12 @@ void draw_rollout(AppState& s, HeatmapRenderer& r) {
     for (int j = 0; j < len; ++j) sum += res->rollout[static_cast<size_t>(i) * T + j], peak = std::max<double>(peak, res->rollout[static_cast<size_t>(i) * T + j]);
     worst = std::max(worst, std::abs(sum - 1.0));
   }
-  s.report.rollout_row_error = worst;
+  hook::set_num("contrib/rollout_row_error", worst);
   char line[160];
   std::snprintf(line, sizeof line, "%s, layers 0-%d, %d tokens; rows sum to 1 (largest error %.1e)",
                 s.contrib.rollout_head < 0 ? "mean over heads" : ("head " + std::to_string(s.contrib.rollout_head) + " of the last layer").c_str(),
                 f->out.L - 1, len, worst);
-  s.report.rollout_title = line;
+  hook::set_text("contrib/rollout_title", line);
   text_disabled_wrapped_at_commas(line);
 
   const std::vector<std::string> toks(f->labels[b].begin(), f->labels[b].begin() + len);
@@ -99,8 +99,8 @@ void draw_rollout(AppState& s, HeatmapRenderer& r) {
   v.flat_col_labels = flat;
   v.hover_token = s.hover_token;
   const HeatmapHit hit = heatmap_view("rollout", r, v);
-  s.report.rollout_map.push_back({hit.p0.x, hit.p0.y, hit.p1.x, hit.p1.y});
-  report_widget(s, "rollout map", hit.p0, hit.p1);
+  hook::add_rect("contrib/rollout_map", ImVec2(hit.p0.x, hit.p0.y), ImVec2(hit.p1.x, hit.p1.y));
+  hook_widget("rollout map", hit.p0, hit.p1);
   if (hit.hovered) {
     s.hover_token = hit.row;
     ImGui::SetTooltip("query %d \"%s\" traces %.4f back to key %d \"%s\"", hit.row, toks[hit.row].c_str(),

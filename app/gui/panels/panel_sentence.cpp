@@ -157,7 +157,7 @@ void sentence_preview(AppState& s) {
                                       [](const std::string& c) { return ImGui::CalcTextSize(glyphs().shown(c).c_str()).x; });
   if (cut.empty()) return;  // not a letter fits
   ImGui::TextDisabled("%s", glyphs().shown(cut).c_str());
-  report_widget(s, "Sentence preview");
+  hook_widget("Sentence preview");
 }
 
 }  // namespace
@@ -179,11 +179,11 @@ void draw_sentence(AppState& s, const Presets& presets) {
   }
   ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - button_w));
   if (ImGui::Button(presets_label)) ImGui::OpenPopup("presets");
-  report_widget(s, "Presets");
+  hook_widget("Presets");
   if (ImGui::BeginPopup("presets")) {
     for (const Preset& p : presets.items) {
       const bool picked = ImGui::Selectable(preset_menu_label(p).c_str());
-      report_widget(s, p.name.c_str());  // by its name, without the corpus note
+      hook_widget(p.name.c_str());  // by its name, without the corpus note
       if (picked) {
         if (p.text == "@induction-probe") {  // drawn from the model's own vocabulary
           const ModelWeights none;  // untrained: probe words from the built-in list
@@ -214,7 +214,7 @@ void draw_sentence(AppState& s, const Presets& presets) {
   if (ImGui::InputTextMultiline("##text", &edit, ImVec2(-1, ImGui::GetTextLineHeight() * lines + ImGui::GetStyle().FramePadding.y * 2),
                                 typed.empty() ? 0 : ImGuiInputTextFlags_CallbackAlways, insert_typed, &typed))
     s.text = glyphs().from_edit(edit);
-  report_widget(s, "Sentence");
+  hook_widget("Sentence");
   sentence_preview(s);
   if (encoder_model(s)) {  // BERT-style encoders read a pair: sentence B, token type 1, after [SEP]
     ImGui::AlignTextToFramePadding();
@@ -222,13 +222,16 @@ void draw_sentence(AppState& s, const Presets& presets) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
     ImGui::InputTextWithHint("##pair", "(optional: a second sentence, token type 1)", &s.pair_text);
-    report_widget(s, "Sentence B");
+    hook_widget("Sentence B");
     text_disabled_wrapped("Type [MASK] (RoBERTa: <mask>) or click a chip to mask it; click again to unmask.");
   }
-  s.report.text_box_boxes.clear();
-  glyphs().audit_edit(edit, &s.report.text_box_boxes, &s.report.text_box_replacements);
-  s.report.atlas_glyphs = glyphs().atlas_glyphs();
-  s.report.atlas_build_ms = glyphs().rebuild_ms();
+  std::vector<std::string> boxes;  // what the text box draws as the hollow box, and its U+FFFD count
+  int replacements = 0;
+  glyphs().audit_edit(edit, &boxes, &replacements);
+  hook::set_texts("text_box_boxes", boxes);
+  hook::set_int("text_box_replacements", replacements);
+  hook::set_int("atlas_glyphs", glyphs().atlas_glyphs());
+  hook::set_num("atlas_build_ms", glyphs().rebuild_ms());
 }
 
 void draw_sentence_tokens(AppState& s) {
@@ -285,19 +288,20 @@ void draw_sentence_tokens(AppState& s) {
   const bool encoder = f.weights && f.weights->arch.encoder();
   const int mask_id = encoder ? mask_token_id(*f.weights) : -1;
   ImGui::BeginChild("chips", ImVec2(0, box_h), false);
-  s.report.chips_box_h = box_h;
+  hook::set_num("chips_box_h", box_h);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   // A group's outline hugs its chips (the box has no side padding to draw beyond them).
   auto draw_outline = [dl](ImVec2 a, ImVec2 z) {
     dl->AddRect(ImVec2(a.x + 0.5f, a.y - 1.5f), ImVec2(z.x - 0.5f, z.y + 1.5f), IM_COL32(255, 200, 90, 255), 5.0f, 0, 1.5f);
   };
+  int chips_shown = 0;  // sentence 0's chips submitted (frame_hooks.h): a special chip's index among them
   for (int b = 0; b < batch.B(); ++b) {
     const std::vector<Chip>& cs = chips[b];
     if (b == 0) {
-      s.report.tokens.clear();
-      s.report.token_chips.clear();
-      s.report.special_chips.clear();
-      s.report.chip_groups = groups;
+      hook::clear("tokens");
+      hook::clear("token_chips");
+      hook::clear("special_chips");
+      hook::set_texts("chip_groups", groups);
     }
     if (batch.B() > 1) {
       ImGui::TextDisabled("%d:", b);
@@ -332,12 +336,13 @@ void draw_sentence_tokens(AppState& s) {
       const bool is_cls = enc && enc->added && c.token == 0, is_sep = enc && enc->added && c.token > 0;
       const bool is_mask = enc && enc->id == mask_id;
       if (b == 0 && tok) {
-        if (c.special) s.report.special_chips.push_back(static_cast<int>(s.report.tokens.size()));
-        s.report.tokens.push_back(c.label);
-        s.report.token_chips.push_back({p.x, p.y, p.x + size.x, p.y + size.y});
+        if (c.special) hook::add_int("special_chips", chips_shown);
+        hook::add_text("tokens", c.label);
+        hook::add_rect("token_chips", ImVec2(p.x, p.y), ImVec2(p.x + size.x, p.y + size.y));
+        ++chips_shown;
       }
       if (ImGui::IsItemVisible()) {
-        if (tok) report_widget(s, ("token " + std::to_string(b) + "." + std::to_string(c.token)).c_str());
+        if (tok) hook_widget(("token " + std::to_string(b) + "." + std::to_string(c.token)).c_str());
         const bool lit = tok && ((mine && c.token == s.hover_token) || hover);
         const ImU32 fill = lit ? IM_COL32(255, 140, 70, 255)
                            : !tok ? IM_COL32(30, 36, 48, 255)
@@ -380,7 +385,7 @@ void draw_sentence_tokens(AppState& s) {
       ImGui::Dummy(size);
       dl->AddRect(p, ImVec2(p.x + size.x, p.y + size.y), IM_COL32(110, 110, 120, 255), 4.0f, 0, 1.0f);
       dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y), IM_COL32(140, 140, 150, 255), pad_text);
-      if (b == 0) s.report.messages.push_back("padding chip");
+      if (b == 0) hook::add_text("messages", "padding chip");
       ImGui::SameLine(0, 2);
     }
     ImGui::PopID();
@@ -399,9 +404,9 @@ void draw_sentence_tokens(AppState& s) {
     const std::vector<std::string> packages = glyphs().packages_for(s.text);
     for (size_t i = 0; i < packages.size(); ++i) note += (i ? ", " : " (install ") + packages[i];
     note += packages.empty() ? "." : ").";
-    s.report.messages.push_back(note);
+    hook::add_text("messages", note);
     text_disabled_wrapped(note.c_str());
-    s.report.missing_glyphs = missing;
+    hook::set_texts("missing_glyphs", missing);
   }
   char count[160];
   // A pretrained directory's tokenizer.json names its model (Unigram, WordPiece, BPE).
@@ -415,12 +420,12 @@ void draw_sentence_tokens(AppState& s) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1.0f));
     ImGui::TextWrapped("%s", note.c_str());
     ImGui::PopStyleColor();
-    s.report.messages.push_back(note);
+    hook::add_text("messages", note);
   }
   if (batch.empty()) {
     const char* msg = "Nothing to attend over: type a sentence, or pick one from Presets.";
     ImGui::TextWrapped("%s", msg);
-    s.report.messages.push_back(msg);
+    hook::add_text("messages", msg);
   }
 }
 

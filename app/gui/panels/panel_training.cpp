@@ -128,7 +128,7 @@ void draw_training(AppState& s) {
     ImGui::TextDisabled("(fix d_model / num_heads first)");
   } else if (!trainable) {
     ImGui::TextWrapped("%s", trainable.error().message.c_str());
-    s.report.messages.push_back(trainable.error().message);
+    hook::add_text("messages", trainable.error().message);
   }
 
   // Comparisons: the chapters' exercises, with matched budgets.
@@ -148,7 +148,7 @@ void draw_training(AppState& s) {
     ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
     ImGui::TextWrapped("%s", note.c_str());
     ImGui::PopStyleColor();
-    s.report.messages.push_back(note);
+    hook::add_text("messages", note);
     char use[48];
     std::snprintf(use, sizeof use, "Use %d,%03d steps each", kCompareStepsThatPart / 1000, kCompareStepsThatPart % 1000);
     ImGui::BeginDisabled(t.running);
@@ -205,7 +205,7 @@ void draw_training(AppState& s) {
         ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);
         ImGui::TextWrapped("%s", same);
         ImGui::PopStyleColor();
-        s.report.messages.push_back(same);
+        hook::add_text("messages", same);
       }
     }
   } else {
