@@ -4,6 +4,7 @@
 // Sections: [config] [tokenizer] [tensors] [load]
 #include "core/io/hf_gpt2.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -220,6 +221,13 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 
 Status TensorReader::expect(const std::string& name, std::vector<int64_t> shape) {
   const std::string full = prefix_ + name;
+  if (const BlockTensor* b = blocks(name)) {
+    if (b->shape != shape)
+      return bad_format(b->file + ": tensor \"" + full + "\" has shape " + shape_text(b->shape) + " but config.json (" + config_text_ + ") needs " +
+                        shape_text(shape) + ".");
+    used_.insert(full);
+    return Status();
+  }
   auto it = src_.where.find(full);
   if (it == src_.where.end()) return bad_format(dir_ + ": the tensor \"" + full + "\" is missing; config.json promises it.");
   const SafetensorInfo& info = it->second->tensors().at(full);
@@ -228,6 +236,28 @@ Status TensorReader::expect(const std::string& name, std::vector<int64_t> shape)
                       ") needs " + shape_text(shape) + ".");
   used_.insert(full);
   return Status();
+}
+
+Status TensorReader::read(const std::string& name, float* out) const {
+  const std::string full = prefix_ + name;
+  const BlockTensor* b = blocks(name);
+  if (!b) return src_.where.at(full)->read_f32(full, out);
+  const int64_t cols = b->shape.size() == 2 ? b->shape[1] : 0;
+  for (int64_t r = 0; r < b->rows(); ++r) {
+    float* row = out + r * cols;
+    widen_weights(b->dtype, b->row(r), cols, row);
+    if (!std::all_of(row, row + cols, [](float v) { return std::isfinite(v); }))
+      return bad_format(b->file + ": tensor \"" + full + "\" holds a value that is not finite (NaN or infinity).");
+  }
+  b->release_rows(0, b->rows());
+  return Status();
+}
+
+void BlockTensor::release_rows(int64_t r0, int64_t r1) const {
+  if (!release_bytes || r0 >= r1) return;
+  int64_t lo = file_row(r0), hi = lo;
+  for (int64_t r = r0 + 1; r < r1; ++r) lo = std::min(lo, file_row(r)), hi = std::max(hi, file_row(r));
+  release_bytes(base + lo * static_cast<int64_t>(row_bytes()), base + (hi + 1) * static_cast<int64_t>(row_bytes()));
 }
 
 namespace {
@@ -241,7 +271,7 @@ bool ignorable(const std::string& name) {
 // ---- [load] ----------------------------------------------------------------------------
 int64_t parameter_count(const ModelWeights& w) {
   int64_t n = w.tok_emb.size() + w.pos_emb.size() + w.lnf_g.size() + w.lnf_b.size() + w.lm_head.size() +
-              static_cast<int64_t>(w.tok_emb16.data.size() + w.lm_head16.data.size());
+              static_cast<int64_t>(w.tok_emb16.rows * w.tok_emb16.cols + w.lm_head16.rows * w.lm_head16.cols);
   for (const LayerWeights& lw : w.layers)
     n += lw.ln1_g.size() + lw.ln1_b.size() + lw.qkv_size() + lw.w_o.size() + lw.b_q.size() + lw.b_k.size() +
          lw.b_v.size() + lw.b_o.size() + lw.ln2_g.size() + lw.ln2_b.size() + lw.w_fc.size() + lw.b_fc.size() + lw.w_proj.size() + lw.b_proj.size();

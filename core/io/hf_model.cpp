@@ -347,10 +347,33 @@ Status read_linear(const TensorReader& r, const std::string& name, int64_t out, 
   m = stored.transpose();  // (in, out)
   return Status();
 }
+// Tensors kept in their file's blocks (a GGUF file's Q8_0 ... Q6_K: TensorReader::blocks):
+// packed as one matrix of their rows side by side, each column one row of one of them.
+Status read_blocks_packed(const TensorReader& r, const std::vector<std::string>& names, int64_t in, PackedMatrix& p) {
+  std::vector<const uint8_t*> cols;
+  std::vector<WeightDtype> types;
+  for (const std::string& n : names) {
+    const BlockTensor* b = r.blocks(n);
+    for (int64_t i = 0; i < b->rows(); ++i) cols.push_back(b->row(i));
+    types.insert(types.end(), static_cast<size_t>(b->rows()), b->dtype);
+  }
+  const bool finite = p.assign_blocks(cols, types, in);
+  for (const std::string& n : names) r.release(n);
+  if (finite) return Status();
+  std::vector<float> row(static_cast<size_t>(in));
+  for (const std::string& n : names)
+    for (int64_t i = 0; i < r.blocks(n)->rows(); ++i) {
+      widen_weights(r.blocks(n)->dtype, r.blocks(n)->row(i), in, row.data());
+      if (!std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); }))
+        return Error{ErrorKind::BadFormat, r.dir() + ": tensor \"" + n + "\" holds a value that is not finite (NaN or infinity)."};
+    }
+  return Error{ErrorKind::BadFormat, r.dir() + ": a tensor holds a value that is not finite (NaN or infinity)."};
+}
 // The same, packed (in, out) for the GEMM: a BF16 / F16 tensor straight from the map into
 // 16-bit panels (kept in the file's precision, packed_gemm.h), its pages then released;
-// an F32 one as before.
+// an F32 one as before; a GGUF file's blocks kept in them.
 Status read_linear_packed(const TensorReader& r, const std::string& name, int64_t out, int64_t in, PackedMatrix& p) {
+  if (r.blocks(name)) return read_blocks_packed(r, {name}, in, p);
   if (const uint16_t* raw = r.data16(name)) {
     const bool finite = p.assign_transposed_narrow(raw, in, out, r.dtype16(name));
     r.release(name);
@@ -362,8 +385,32 @@ Status read_linear_packed(const TensorReader& r, const std::string& name, int64_
   p = PackedMatrix(m);
   return Status();
 }
-// A (V, D) table kept 16-bit (NarrowRows), checked finite, its pages then released.
+// A (V, D) table kept 16-bit or in its file's blocks (NarrowRows), checked finite, its pages
+// then released.
 Status read_rows16(const TensorReader& r, const std::string& name, int64_t rows, int64_t cols, NarrowRows& t) {
+  if (const BlockTensor* b = r.blocks(name)) {
+    t.rows = rows, t.cols = cols, t.dtype = b->dtype;
+    std::vector<float> row(static_cast<size_t>(cols));
+    if (!is_block_dtype(b->dtype)) {  // an F16 / BF16 table among a quantized file's blocks
+      t.data.resize(static_cast<size_t>(rows * cols));
+      for (int64_t i = 0; i < rows; ++i) std::memcpy(t.data.data() + i * cols, b->row(i), static_cast<size_t>(cols) * 2);
+    } else {  // copied a chunk of rows at a time, each chunk's pages then dropped (the table is the largest)
+      t.blocks.resize(static_cast<size_t>(rows) * t.row_bytes());
+      constexpr int64_t kChunk = 1024;
+      for (int64_t i0 = 0; i0 < rows; i0 += kChunk) {
+        const int64_t i1 = std::min(rows, i0 + kChunk);
+        for (int64_t i = i0; i < i1; ++i) std::memcpy(t.blocks.data() + i * t.row_bytes(), b->row(i), t.row_bytes());
+        b->release_rows(i0, i1);
+      }
+    }
+    r.release(name);
+    for (int64_t i = 0; i < rows; ++i) {
+      t.row(i, row.data());
+      if (!std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); }))
+        return Error{ErrorKind::BadFormat, r.dir() + ": tensor \"" + name + "\" holds a value that is not finite (NaN or infinity)."};
+    }
+    return Status();
+  }
   const uint16_t* raw = r.data16(name);
   t.rows = rows, t.cols = cols, t.dtype = r.dtype16(name);
   t.data.assign(raw, raw + rows * cols);
@@ -403,12 +450,13 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   const TensorSource* src = &src_in;
   const Names nm = names_for(type);
   std::string prefix;
+  auto holds = [&](const std::string& n) { return src->where.count(n) + src->blocks.count(n) > 0; };
   for (const char* p : {"model.", "gpt_neox.", "transformer.", ""})
-    if (src->where.count(std::string(p) + nm.embed)) {
+    if (holds(std::string(p) + nm.embed)) {
       prefix = p;
       break;
     }
-  if (!src->where.count(prefix + nm.embed))
+  if (!holds(prefix + nm.embed))
     return bad_format(dir_in + ": there is no " + nm.embed + " (with or without a prefix), so these are not " + a.name + "'s tensors.");
   TensorReader r(*src, prefix, dir_in);
   r.config_text_ = a.name + ": hidden_size " + std::to_string(D) + ", " + std::to_string(H) + " heads (" + std::to_string(KV) + " K/V) of " +
@@ -454,7 +502,13 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
     if (!s) return s.error();
   // The unembedding sits beside the prefix ("lm_head.weight", "embed_out.weight").
   const SafetensorsFile* lm_file = nullptr;
-  if (auto it = src->where.find(nm.unembed); it != src->where.end()) {
+  const BlockTensor* lm_blocks = src->blocks.count(nm.unembed) ? &src->blocks.at(nm.unembed) : nullptr;
+  if (lm_blocks && lm_blocks->shape != std::vector<int64_t>{V, D})
+    return bad_format(lm_blocks->file + ": \"" + nm.unembed + "\" has shape " + shape_text(lm_blocks->shape) + " but the unembedding of " + a.name +
+                      " needs " + shape_text({V, D}) + ".");
+  if (lm_blocks) {
+    // kept in a GGUF file's blocks: its shape checked above
+  } else if (auto it = src->where.find(nm.unembed); it != src->where.end()) {
     if (it->second->tensors().at(nm.unembed).shape != std::vector<int64_t>{V, D})
       return bad_format(it->second->path() + ": \"" + nm.unembed + "\" has shape " + shape_text(it->second->tensors().at(nm.unembed).shape) +
                         " but the unembedding of " + a.name + " needs " + shape_text({V, D}) + ".");
@@ -462,6 +516,9 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   } else if (!a.tied) {
     return bad_format(dir_in + ": config.json says the unembedding is not tied (tie_word_embeddings false) but there is no \"" + nm.unembed + "\".");
   }
+  for (const auto& [name, b] : src->blocks)
+    if (!r.used().count(name) && name != nm.unembed)
+      return bad_format(b.file + ": unexpected tensor \"" + name + "\" for a " + a.name + " with " + std::to_string(L) + " layers.");
   for (const auto& [name, file] : src->where)
     if (!r.used().count(name) && !ignorable(name) && name != nm.unembed)
       return bad_format(file->path() + ": unexpected tensor \"" + name + "\" for a " + a.name + " with " + std::to_string(L) +
@@ -469,9 +526,9 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
 
   // pass 2: the budget, the tokenizer, the tensors.
   // The model's real sizes from its Arch, at the bytes a weight takes once loaded from its stored dtype.
-  const std::string stored = src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
+  const std::string stored = r.blocks(nm.embed) ? dtype_name(r.blocks(nm.embed)->dtype) : src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
   WeightsShape shape = family_weights_shape(a, static_cast<uint64_t>(D), static_cast<uint64_t>(L), static_cast<uint64_t>(V),
-                                            nm.pos.empty() ? 0 : static_cast<uint64_t>(c.positions), lm_file != nullptr, stored);
+                                            nm.pos.empty() ? 0 : static_cast<uint64_t>(c.positions), lm_file != nullptr || lm_blocks != nullptr, stored);
   shape.H = static_cast<uint64_t>(H), shape.KV = static_cast<uint64_t>(KV), shape.d_head = static_cast<uint64_t>(dh), shape.F = static_cast<uint64_t>(F);
   shape.plain_qkv = false;  // W_Q, W_K, W_V live only in the fused W_QKV once loaded (below)
   if (Status s = check_memory(weights_bytes(shape), "The model in " + dir_in + " (" + weights_shape_text(a.name, shape) + ", stored " + stored + ")",
@@ -484,7 +541,7 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   w.d_model = static_cast<int>(D);
   w.context = static_cast<int>(std::min<int64_t>(c.positions, 1 << 20));
   w.ln_eps = a.norm_eps;
-  const bool embed16 = r.data16(nm.embed) != nullptr;  // read beside the layers, below
+  const bool embed16 = r.data16(nm.embed) != nullptr || r.blocks(nm.embed) != nullptr;  // read beside the layers, below
   if (!embed16) {
     w.tok_emb.resize(V, D);
     if (Status s = r.read(nm.embed, w.tok_emb.data()); !s) return s.error();
@@ -546,6 +603,14 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
             lw.w_v.col(col) = fused.row(row + 2 * dh).transpose();
             lw.b_q(col) = fb(row), lw.b_k(col) = fb(row + dh), lw.b_v(col) = fb(row + 2 * dh);
           }
+      } else if (r.blocks(p + nm.q + ".weight") && r.blocks(p + nm.k + ".weight") && r.blocks(p + nm.v + ".weight")) {
+        // A GGUF file's blocks: W_Q | W_K | W_V kept in them side by side (types may differ).
+        if (Status s = read_blocks_packed(r, {p + nm.q + ".weight", p + nm.k + ".weight", p + nm.v + ".weight"}, D, lw.w_qkv); !s) return s;
+        if (a.attn_bias) {
+          if (Status s = r.read(p + nm.q + ".bias", lw.b_q.data()); !s) return s;
+          if (Status s = r.read(p + nm.k + ".bias", lw.b_k.data()); !s) return s;
+          if (Status s = r.read(p + nm.v + ".bias", lw.b_v.data()); !s) return s;
+        }
       } else if (r.data16(p + nm.q + ".weight") && r.data16(p + nm.k + ".weight") && r.data16(p + nm.v + ".weight") &&
                  r.dtype16(p + nm.q + ".weight") == r.dtype16(p + nm.k + ".weight") &&
                  r.dtype16(p + nm.q + ".weight") == r.dtype16(p + nm.v + ".weight")) {
@@ -609,14 +674,14 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   }
   for (const Status& st : results)
     if (!st) return st.error();
-  if (lm_file && !w.tok_emb16.empty() && lm_file->data16(nm.unembed)) {
-    TensorReader lr(*src, "", dir_in);
+  TensorReader lr(*src, "", dir_in);
+  if ((lm_file || lm_blocks) && !w.tok_emb16.empty() && (lr.data16(nm.unembed) || lm_blocks)) {
     NarrowRows lm;
     if (Status s = read_rows16(lr, nm.unembed, V, D, lm); !s) return s.error();
     if (!(lm == w.tok_emb16)) w.lm_head16 = std::move(lm);
-  } else if (lm_file) {
+  } else if (lm_file || lm_blocks) {
     MatR lm(V, D);
-    if (Status s = lm_file->read_f32(nm.unembed, lm.data()); !s) return s.error();
+    if (Status s = lr.read(nm.unembed, lm.data()); !s) return s.error();
     if (!w.tok_emb16.empty()) {  // a 16-bit embedding beside an F32 lm_head: both widened
       w.tok_emb.resize(V, D);
       for (int64_t i = 0; i < V; ++i) w.tok_emb16.row(i, w.tok_emb.row(i).data());
@@ -632,7 +697,7 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   s.model_type = type;
   s.path = dir_in;
   s.parameters = parameter_count(w);
-  s.dtype = src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
+  s.dtype = stored;
   return w;
 }
 
@@ -662,7 +727,8 @@ Result<ModelWeights> open_model_path(const std::string& path) {
   const fs::path p(path);
   std::error_code ec;
   if (!fs::exists(p, ec)) {
-    // A name rather than a path: ORG/NAME in the Hugging Face cache, NAME[:TAG] in Ollama's (model_cache.h).
+    // A name rather than a path: ORG/NAME in the Hugging Face cache (else LM Studio's),
+    // PUBLISHER/REPO/FILE.gguf in LM Studio's, NAME[:TAG] in Ollama's (model_cache.h).
     if (!p.is_absolute() && path[0] != '.') {
       Result<std::string> cached = resolve_cached_model(path);
       if (cached) return open_model_path(*cached);

@@ -3,6 +3,7 @@
 // hf_model.h).
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -17,10 +18,29 @@
 
 namespace headmap {
 
-// The safetensors files of a directory and which one holds each tensor.
+// A matrix kept in its file's blocks (a GGUF file's Q8_0 ... Q6_K tensors, gguf_model.cpp):
+// its rows in place in the file's map, in Hugging Face's order (llama's Q/K rows put back).
+struct BlockTensor {
+  WeightDtype dtype = WeightDtype::Q8_0;
+  std::vector<int64_t> shape;            // {rows, cols}
+  const uint8_t* base = nullptr;         // the file's row 0 of it
+  std::function<int64_t(int64_t)> file_row;  // row r (Hugging Face's order) is the file's row file_row(r)
+  std::string file;                      // for messages
+  int64_t rows() const { return shape.empty() ? 0 : shape[0]; }
+  const uint8_t* row(int64_t r) const { return base + file_row(r) * static_cast<int64_t>(row_bytes()); }
+  // Drops the map's pages in [begin, end) from the process (the page cache keeps them).
+  std::function<void(const uint8_t* begin, const uint8_t* end)> release_bytes;
+  size_t row_bytes() const { return shape.size() == 2 ? static_cast<size_t>(dtype_bytes(dtype, shape[1])) : 0; }
+  // Rows [r0, r1)'s pages dropped, once copied (the whole tensor: 0, rows()).
+  void release_rows(int64_t r0, int64_t r1) const;
+};
+
+// The safetensors files of a directory and which one holds each tensor; a GGUF file's
+// block-typed matrices beside them (`blocks`, kept in their blocks by the loader).
 struct TensorSource {
   std::vector<std::unique_ptr<SafetensorsFile>> files;
   std::map<std::string, const SafetensorsFile*> where;  // tensor name -> file
+  std::map<std::string, BlockTensor> blocks;            // tensor name -> its rows of blocks
 };
 
 // model.safetensors, else model.safetensors.index.json and its shards. A directory with only
@@ -52,11 +72,9 @@ class TensorReader {
 
   // Checks that `name` exists with `shape`; records it as used.
   Status expect(const std::string& name, std::vector<int64_t> shape);
-  bool has(const std::string& name) const { return src_.where.count(prefix_ + name) > 0; }
-  Status read(const std::string& name, float* out) const {
-    const std::string full = prefix_ + name;
-    return src_.where.at(full)->read_f32(full, out);
-  }
+  bool has(const std::string& name) const { return src_.where.count(prefix_ + name) > 0 || src_.blocks.count(prefix_ + name) > 0; }
+  // Any tensor as F32 (a block tensor widened, checked finite).
+  Status read(const std::string& name, float* out) const;
   Status read_rows(const std::string& name, int64_t r0, int64_t n, int64_t cols, float* out) const {
     const std::string full = prefix_ + name;
     return src_.where.at(full)->read_block_f32(full, r0, n, 0, cols, out);
@@ -67,12 +85,23 @@ class TensorReader {
   }
   // A BF16 / F16 tensor in place in its file (null for F32 or unaligned data), its dtype, and
   // the release of its pages once packed: weights kept 16-bit (packed_gemm.h).
-  const uint16_t* data16(const std::string& name) const { return src_.where.at(prefix_ + name)->data16(prefix_ + name); }
+  const uint16_t* data16(const std::string& name) const {
+    auto it = src_.where.find(prefix_ + name);
+    return it == src_.where.end() ? nullptr : it->second->data16(prefix_ + name);
+  }
+  // A tensor kept in its file's blocks (null for any other).
+  const BlockTensor* blocks(const std::string& name) const {
+    auto it = src_.blocks.find(prefix_ + name);
+    return it == src_.blocks.end() ? nullptr : &it->second;
+  }
   WeightDtype dtype16(const std::string& name) const {
     const std::string full = prefix_ + name;
     return src_.where.at(full)->tensors().at(full).dtype == "F16" ? WeightDtype::F16 : WeightDtype::BF16;
   }
-  void release(const std::string& name) const { src_.where.at(prefix_ + name)->release(prefix_ + name); }
+  void release(const std::string& name) const {
+    if (const BlockTensor* b = blocks(name)) return b->release_rows(0, b->rows());
+    src_.where.at(prefix_ + name)->release(prefix_ + name);
+  }
   const std::set<std::string>& used() const { return used_; }
   const std::string& dir() const { return dir_; }
   std::string config_text_;
