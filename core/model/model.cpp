@@ -449,7 +449,11 @@ static void logits_of(const ModelWeights& w, const MatR& x, MatR& logits) {
   norm(w, x, w.lnf_g, w.lnf_b, xf);           // (N, D)
   // (N, V) = xf (N, D) * U^T, U (V, D): each panel of U's rows packed as it is used.
   const NarrowRows& U16 = w.lm_head16.empty() && w.lm_head.size() == 0 ? w.tok_emb16 : w.lm_head16;
-  if (!U16.empty()) {  // kept 16-bit: widened panel by panel inside the GEMM (bit for bit the F32 result)
+  if (!U16.empty() && is_block_dtype(U16.dtype)) {  // a GGUF file's blocks: widened row by row into the GEMM's panels (bit for bit)
+    logits.resize(xf.rows(), U16.rows);
+    gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U16.rows), static_cast<int>(U16.cols),
+                      U16.blocks.data(), U16.dtype, U16.row_bytes(), logits.data(), static_cast<int>(logits.cols()));
+  } else if (!U16.empty()) {  // kept 16-bit: widened panel by panel inside the GEMM (bit for bit the F32 result)
     logits.resize(xf.rows(), U16.rows);
     gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U16.rows), static_cast<int>(U16.cols),
                       U16.data.data(), U16.dtype, static_cast<int>(U16.cols), logits.data(), static_cast<int>(logits.cols()));

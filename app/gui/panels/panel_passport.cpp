@@ -107,6 +107,20 @@ void draw_passport(AppState& s, bool full) {
   // sharing saves (core/inspect/passport.h).
   text_disabled_wrapped_at_commas(p.kv_cache_line);
   s.report.passport_kv = p.kv_cache_line;
+  // The weights as they are held: each group's type (a GGUF file's blocks stay blocks), bits
+  // per weight and bytes (core/inspect/passport.h's weight_storage).
+  if (!p.storage.empty() && ImGui::BeginTable("weights_storage", 4, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+    for (const char* h : {"weights", "type", "bits/weight", "bytes"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (const WeightStorage& ws : p.storage) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn(), ImGui::TextUnformatted(ws.name.c_str());
+      ImGui::TableNextColumn(), ImGui::TextUnformatted(ws.type.c_str());
+      ImGui::TableNextColumn(), ImGui::Text("%.2f", ws.bits_per_weight());
+      ImGui::TableNextColumn(), ImGui::TextUnformatted(human_count(ws.bytes).c_str());
+    }
+    ImGui::EndTable();
+  }
 
   // On a short screen (a projector at 1024x768 with large text) the parameter counts join
   // the table as its last section, so the steps get the height instead of a few rows.
