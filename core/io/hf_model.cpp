@@ -257,9 +257,9 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
                          r.read_cols(fused_b, 0, Dq, lw.b_q.data()), r.read_cols(fused_b, Dq, Dq, lw.b_k.data()), r.read_cols(fused_b, 2 * Dq, Dq, lw.b_v.data())})
           if (!s) return s;
       } else {
-        // [q; k; v] rows: one fused tensor (Phi-3) or three. A BF16 / F16 file packs them as one
-        // (D, Dq + 2·Dkv) matrix straight from the map, in the file's precision; no F32 copy is
-        // ever made (W_QKV is their only home). F32: one tensor at a time.
+        // [q; k; v] rows: one fused tensor (Phi-3) or three. A GGUF file's blocks, or a BF16 / F16
+        // file, pack them as one (D, Dq + 2·Dkv) matrix straight from the map, in the file's
+        // types; no F32 copy is ever made (W_QKV is their only home). F32: one tensor at a time.
         const bool one = qkv == QkvLayout::Fused;
         const std::vector<std::pair<std::string, int64_t>> parts =
             one ? std::vector<std::pair<std::string, int64_t>>{{fused, Dq + 2 * Dkv}} : std::vector<std::pair<std::string, int64_t>>{{q, Dq}, {k, Dkv}, {v, Dkv}};
@@ -268,7 +268,7 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
           blocks = blocks && r.blocks(n);
           narrow = narrow && r.data16(n) && r.dtype16(n) == r.dtype16(parts[0].first);
         }
-        if (blocks) {  // a GGUF file's blocks: W_Q | W_K | W_V kept in them side by side (types may differ)
+        if (blocks) {  // types may differ (Q4_K_M: W_V in Q6_K beside Q4_K)
           std::vector<std::string> names;
           for (const auto& [n, rows] : parts) names.push_back(n);
           if (Status s = read_blocks_packed(r, names, D, lw.w_qkv); !s) return s;
