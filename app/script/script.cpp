@@ -214,7 +214,11 @@ class ScreenshotScript : public Script {
       nlohmann::json title_rects = nlohmann::json::array();
       for (const UiReport::Rect& q : r.head_title_rects) title_rects.push_back({q.x0, q.y0, q.x1, q.y1});
       j["head_title_rects"] = title_rects;
-      j["heads_panel"] = {r.heads_panel.x0, r.heads_panel.y0, r.heads_panel.x1, r.heads_panel.y1};  // what Export heads as PNG captures
+      j["heads_panel"] = {r.heads_panel.x0, r.heads_panel.y0, r.heads_panel.x1, r.heads_panel.y1};  // the middle panel
+      // What Export heads as PNG captures: the grid and its legend (the panel when they were not drawn).
+      const float* fig = app.state.heads_figure;
+      if (fig[2] > fig[0] && fig[3] > fig[1]) j["heads_png"] = {fig[0], fig[1], fig[2], fig[3]};
+      else j["heads_png"] = j["heads_panel"];
       nlohmann::json focus = nlohmann::json::array();
       for (const UiReport::Rect& q : r.focus_map) focus.push_back({q.x0, q.y0, q.x1, q.y1});
       j["focus_map"] = focus;                     // Focus: the enlarged step's map

@@ -16,9 +16,9 @@ void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model) {
   ContribState& c = s.contrib;
   const int wanted = with_model && s.view.center == CenterPanel::Model ? -1 : static_cast<int>(c.view);
   const bool switch_tab = wanted != c.open_sub;
-  // Six views do not fit a projector's width with their whole names: the tabs scroll rather
-  // than cut their labels to "Detec...".
-  if (!ImGui::BeginTabBar("contrib views", ImGuiTabBarFlags_FittingPolicyScroll)) return;
+  // Six views: on a projector's width the tabs shrink to fit ("Detec..."); the list button
+  // names them all.
+  if (!ImGui::BeginTabBar("contrib views", ImGuiTabBarFlags_TabListPopupButton)) return;
   int open_now = c.open_sub;
   if (with_model) {  // narrow layouts: the layers x heads view shares the Model tab with these
     const bool open = ImGui::BeginTabItem("Layers \xC3\x97 heads", nullptr, switch_tab && wanted == -1 ? ImGuiTabItemFlags_SetSelected : 0);

@@ -213,12 +213,17 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     std::snprintf(text, sizeof text, "  K/V cache: reused %d row%s (blue strip), computed %d (orange)", kv_reused, kv_reused == 1 ? "" : "s", kv_computed);
     s.report.kv_line = text + 2;
     // On the line it shares where it fits, in the shorter form if need be (the strip's colours
-    // stay named: they are its legend); else at the start of the next line, always shown.
+    // stay named: they are its legend); else, once rows were reused (the strip then has two
+    // colours to tell apart), at the start of the next line. A pass that reused nothing (a
+    // launch, a new text) takes no line of the maps' height for it on a projector.
     if (!fits_on_line(ImGui::CalcTextSize(text).x)) std::snprintf(text, sizeof text, "  K/V: %d reused (blue), %d new (orange)", kv_reused, kv_computed);
-    if (fits_on_line(ImGui::CalcTextSize(text).x)) ImGui::SameLine();
-    ImGui::TextColored(kAccentColour, "%s", text);
-    report_widget(s, "K/V cache");
-    if (ImGui::IsItemHovered())
+    const bool same_line = fits_on_line(ImGui::CalcTextSize(text).x);
+    if (same_line) ImGui::SameLine();
+    if (same_line || kv_reused > 0) {
+      ImGui::TextColored(kAccentColour, "%s", text);
+      report_widget(s, "K/V cache");
+    }
+    if ((same_line || kv_reused > 0) && ImGui::IsItemHovered())
       ImGui::SetTooltip("The text shares its first %d tokens with the last request: their K and V (every layer, every K/V head)\n"
                         "and their rows of every map were kept, so only the last %d row%s computed. The strip at the\n"
                         "left of each map marks them: blue = reused from the cache, orange = computed now.",
