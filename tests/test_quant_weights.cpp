@@ -18,6 +18,7 @@
 
 #include "core/inspect/passport.h"
 #include "core/io/gguf_model.h"
+#include "core/io/hf_tensors.h"
 #include "core/math/gemm.h"
 #include "core/math/rng.h"
 #include "core/model/model.h"
@@ -177,4 +178,101 @@ TEST(QuantWeights, BlockGemmEqualsTheF32GemmOfItsWidenedValues) {
     }
   }
   set_compute_threads(threads);
+}
+
+// A quantized file may hold some matrices in F32, F16 or BF16 (llama.cpp leaves small or
+// sensitive tensors unquantized): among block matrices they are kept as blocks of one element,
+// an F32 embedding is widened into tok_emb (the F32 table), a 16-bit one or a block
+// unembedding kept as NarrowRows. Each such file gives its widened twin's forward bit for bit.
+TEST(QuantWeights, UnquantizedTablesAmongBlocksLoadAndGiveTheWidenedForward) {
+  const fs::path root = fs::temp_directory_path() / ("headmap_quant_mixed_" + std::to_string(::getpid()));
+  fs::create_directories(root);
+  using W = WeightDtype;
+  struct Variant {
+    std::string name;
+    test::GgufTypes types;
+  };
+  const std::vector<Variant> variants = {
+      {"f32_embed_f16_output", {W::F32, W::Q8_0, W::F16, W::F32, W::Q4_K, W::BF16, W::F16, true}},
+      {"f32_embed_tied", {W::F32, W::Q4_0, W::Q4_0, W::Q4_0, W::Q4_0, W::Q4_0, W::F32, false}},
+      {"f16_embed_q6_k_output", {W::F16, W::Q5_K, W::Q6_K, W::Q5_K, W::Q5_K, W::Q6_K, W::Q6_K, true}},
+      {"bf16_embed_f32_output", {W::BF16, W::Q8_0, W::Q8_0, W::Q8_0, W::Q8_0, W::Q8_0, W::F32, true}},
+  };
+  const int64_t D = kShape.D, F = kShape.F;
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.name);
+    const fs::path qp = root / (v.name + ".gguf"), wp = root / (v.name + "_f32.gguf");
+    ASSERT_TRUE(test::write_llama_gguf(qp.string(), kShape, v.types, 11, false));
+    ASSERT_TRUE(test::write_llama_gguf(wp.string(), kShape, v.types, 11, true));
+    Result<ModelWeights> q = load_gguf_model(qp.string()), w = load_gguf_model(wp.string());
+    ASSERT_TRUE(q.ok()) << q.error().message;
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    const LayerWeights& lw = q->layers[0];
+    EXPECT_TRUE(lw.w_o.blocks() && lw.w_proj.blocks() && lw.w_qkv.blocks()) << "every matrix of a quantized file in its blocks";
+    EXPECT_EQ(lw.w_o.dtype_text(), dtype_name(v.types.o));
+    EXPECT_EQ(lw.w_proj.dtype_text(), dtype_name(v.types.down));
+    EXPECT_EQ(static_cast<int64_t>(lw.w_fc.bytes()), F * dtype_bytes(v.types.gate_up, D));
+    // An F32 embedding is widened into the F32 table; so is a narrower one beside an F32
+    // unembedding (both widened, as for a directory's 16-bit embedding beside an F32 lm_head).
+    if (v.types.embed == W::F32 || (v.types.untied && v.types.output == W::F32)) {
+      EXPECT_EQ(q->tok_emb.rows(), kShape.V) << "the embedding widened into the F32 table";
+      EXPECT_TRUE(q->tok_emb16.empty());
+      EXPECT_TRUE(q->tok_emb == w->tok_emb);
+    } else {
+      EXPECT_EQ(q->tok_emb.size(), 0);
+      EXPECT_EQ(q->tok_emb16.dtype, v.types.embed);
+      EXPECT_EQ(static_cast<int64_t>(q->tok_emb16.bytes()), kShape.V * dtype_bytes(v.types.embed, D));
+    }
+    for (int id : {0, 17, static_cast<int>(kShape.V) - 1}) EXPECT_TRUE(q->unembedding_row(id) == w->unembedding_row(id)) << id;
+    EXPECT_TRUE(q->layers[1].w_qkv.plain() == w->layers[1].w_qkv.plain());
+    ModelConfig base;
+    base.tokenizer = TokenizerKind::Bpe;
+    const ModelConfig cq = config_for_weights(*q, base), cw = config_for_weights(*w, base);
+    ASSERT_EQ(cq, cw);
+    for (int T : {1, 9}) {
+      const Batch b = ids_batch(T, static_cast<int>(kShape.V));
+      ForwardOptions fo;
+      fo.want_logits = true;
+      Result<ForwardOutput> oq = forward(*q, cq, b, fo), ow = forward(*w, cw, b, fo);
+      ASSERT_TRUE(oq.ok() && ow.ok());
+      EXPECT_TRUE(same_bits(oq->attention, ow->attention)) << "T " << T;
+      EXPECT_TRUE(oq->logits == ow->logits) << "T " << T;
+      EXPECT_EQ(oq->loss, ow->loss);
+    }
+    std::error_code ec;
+    fs::remove(qp, ec), fs::remove(wp, ec);
+  }
+  std::error_code ec;
+  fs::remove_all(root, ec);
+}
+
+// The loader's row and column reads on a tensor kept in blocks (rows permuted as llama's Q/K
+// are): the widened rows, their columns, and a read past the tensor refused with a message.
+TEST(QuantWeights, ReaderReadsRowsAndColumnsOfABlockTensor) {
+  constexpr int64_t kRows = 6, kCols = 64;
+  std::string bytes;
+  test::gguf_writer_detail::random_weights(WeightDtype::Q8_0, kRows * kCols, 5, bytes);
+  TensorSource src;
+  BlockTensor& b = src.blocks["w.weight"];
+  b.dtype = WeightDtype::Q8_0, b.shape = {kRows, kCols}, b.file = "mem";
+  b.base = reinterpret_cast<const uint8_t*>(bytes.data());
+  b.file_row = [](int64_t r) { return kRows - 1 - r; };  // reversed
+  std::vector<float> wide(static_cast<size_t>(kRows * kCols));  // (rows, cols) in file order
+  widen_weights(WeightDtype::Q8_0, b.base, kRows * kCols, wide.data());
+  auto at = [&](int64_t r, int64_t c) { return wide[static_cast<size_t>((kRows - 1 - r) * kCols + c)]; };
+  TensorReader r(src, "", "mem");
+  std::vector<float> rows(static_cast<size_t>(2 * 40));  // (2, 40)
+  ASSERT_TRUE(r.read_rows("w.weight", 3, 2, 40, rows.data()).ok());
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t c = 0; c < 40; ++c) EXPECT_EQ(rows[static_cast<size_t>(i * 40 + c)], at(3 + i, c));
+  std::vector<float> cols(static_cast<size_t>(kRows * 10));  // (rows, 10)
+  ASSERT_TRUE(r.read_cols("w.weight", 33, 10, cols.data()).ok());
+  for (int64_t i = 0; i < kRows; ++i)
+    for (int64_t c = 0; c < 10; ++c) EXPECT_EQ(cols[static_cast<size_t>(i * 10 + c)], at(i, 33 + c));
+  const Status past = r.read_cols("w.weight", 60, 10, cols.data());
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.error().message.find("has no rows"), std::string::npos) << past.error().message;
+  std::vector<float> all(static_cast<size_t>(kRows * kCols));
+  ASSERT_TRUE(r.read("w.weight", all.data()).ok());
+  EXPECT_EQ(all[static_cast<size_t>(kCols + 7)], at(1, 7));
 }

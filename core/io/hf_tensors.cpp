@@ -168,6 +168,36 @@ Status TensorReader::read(const std::string& name, float* out) const {
   return Status();
 }
 
+// A block tensor's rows [r0, r0 + n), columns [c0, c0 + n_cols) of each, widened into out
+// (n, n_cols) and checked finite.
+Status TensorReader::widen_part(const BlockTensor& b, const std::string& full, int64_t r0, int64_t n, int64_t c0, int64_t n_cols, float* out) const {
+  const int64_t cols = b.shape.size() == 2 ? b.shape[1] : 0;
+  if (r0 < 0 || n < 0 || r0 + n > b.rows() || c0 < 0 || n_cols < 0 || c0 + n_cols > cols)
+    return bad_format(b.file + ": tensor \"" + full + "\" of shape " + shape_text(b.shape) + " has no rows " + std::to_string(r0) + " .. " +
+                      std::to_string(r0 + n) + ", columns " + std::to_string(c0) + " .. " + std::to_string(c0 + n_cols) + ".");
+  std::vector<float> row(static_cast<size_t>(cols));  // (cols)
+  for (int64_t r = 0; r < n; ++r) {
+    widen_weights(b.dtype, b.row(r0 + r), cols, row.data());
+    float* dst = out + r * n_cols;
+    std::copy(row.begin() + c0, row.begin() + c0 + n_cols, dst);
+    if (!std::all_of(dst, dst + n_cols, [](float v) { return std::isfinite(v); }))
+      return bad_format(b.file + ": tensor \"" + full + "\" holds a value that is not finite (NaN or infinity).");
+  }
+  return Status();
+}
+
+Status TensorReader::read_rows(const std::string& name, int64_t r0, int64_t n, int64_t cols, float* out) const {
+  const std::string full = prefix_ + name;
+  if (const BlockTensor* b = blocks(name)) return widen_part(*b, full, r0, n, 0, cols, out);
+  return src_.where.at(full)->read_block_f32(full, r0, n, 0, cols, out);
+}
+
+Status TensorReader::read_cols(const std::string& name, int64_t c0, int64_t n, float* out) const {
+  const std::string full = prefix_ + name;
+  if (const BlockTensor* b = blocks(name)) return widen_part(*b, full, 0, b->rows(), c0, n, out);
+  return src_.where.at(full)->read_rows_f32(full, c0, n, out);
+}
+
 void BlockTensor::release_rows(int64_t r0, int64_t r1) const {
   if (!release_bytes || r0 >= r1) return;
   int64_t lo = file_row(r0), hi = lo;

@@ -85,14 +85,10 @@ class TensorReader {
   bool has(const std::string& name) const { return src_.where.count(prefix_ + name) > 0 || src_.blocks.count(prefix_ + name) > 0; }
   // Any tensor as F32 (a block tensor widened, checked finite).
   Status read(const std::string& name, float* out) const;
-  Status read_rows(const std::string& name, int64_t r0, int64_t n, int64_t cols, float* out) const {
-    const std::string full = prefix_ + name;
-    return src_.where.at(full)->read_block_f32(full, r0, n, 0, cols, out);
-  }
-  Status read_cols(const std::string& name, int64_t c0, int64_t n, float* out) const {
-    const std::string full = prefix_ + name;
-    return src_.where.at(full)->read_rows_f32(full, c0, n, out);
-  }
+  // Rows [r0, r0 + n), columns [0, cols), as F32 (n, cols); a block tensor's rows widened.
+  Status read_rows(const std::string& name, int64_t r0, int64_t n, int64_t cols, float* out) const;
+  // Columns [c0, c0 + n) of every row, as F32 (rows, n); a block tensor's rows widened.
+  Status read_cols(const std::string& name, int64_t c0, int64_t n, float* out) const;
   // A BF16 / F16 tensor in place in its file (null for F32 or unaligned data), its dtype, and
   // the release of its pages once packed: weights kept 16-bit (packed_gemm.h).
   const uint16_t* data16(const std::string& name) const {
@@ -117,6 +113,7 @@ class TensorReader {
   std::string config_text_;
 
  private:
+  Status widen_part(const BlockTensor& b, const std::string& full, int64_t r0, int64_t n, int64_t c0, int64_t n_cols, float* out) const;
   const TensorSource& src_;
   std::string prefix_;
   std::string dir_;
