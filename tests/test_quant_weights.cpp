@@ -104,7 +104,9 @@ TEST(QuantWeights, BlockTypesStayInBlocksAndGiveTheWidenedForwardBitForBit) {
     EXPECT_EQ(st[4].name, "embedding");
     EXPECT_EQ(st[4].type, dtype_name(v.types.embed));
     EXPECT_EQ(st[4].bytes, kShape.V * dtype_bytes(v.types.embed, D));
-    if (v.types.qk != v.types.v) EXPECT_EQ(st[0].type, std::string(dtype_name(v.types.qk)) + "+" + dtype_name(v.types.v));
+    if (v.types.qk != v.types.v) {
+      EXPECT_EQ(st[0].type, std::string(dtype_name(v.types.qk)) + "+" + dtype_name(v.types.v));
+    }
     EXPECT_EQ(weight_storage(*w)[0].type, "F32");
     EXPECT_DOUBLE_EQ(weight_storage(*w)[0].bits_per_weight(), 32.0);
     EXPECT_TRUE(q->layers[1].w_qkv.plain() == w->layers[1].w_qkv.plain()) << "the blocks widen to the F32 file's values (Q/K un-permuted alike)";
