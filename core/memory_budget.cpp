@@ -1,6 +1,7 @@
 // memory_budget.cpp: the budget, read once per call (cheap: a getenv and two sysconf).
 #include "core/memory_budget.h"
 
+#include "core/math/weight_dtype.h"
 #include "core/model/arch.h"
 
 #include <sys/resource.h>
@@ -43,8 +44,13 @@ WeightsShape family_weights_shape(const Arch& a, uint64_t D, uint64_t L, uint64_
 }
 
 uint64_t held_bytes_per_weight(const std::string& dtype) {
-  // A BF16 / F16 file's matrices and tables stay 16-bit (packed_gemm.h's WeightDtype).
-  return dtype == "BF16" || dtype == "F16" ? 2 : 4;
+  // A BF16 / F16 file's matrices and tables stay 16-bit (packed_gemm.h's WeightDtype); a
+  // GGUF file's blocks (Q8_0 ... Q6_K) stay blocks: a byte a weight or less (the GGUF loader
+  // checks its tensors' exact bytes).
+  if (dtype == "BF16" || dtype == "F16") return 2;
+  for (int i = 0; i < kWeightDtypes; ++i)
+    if (is_block_dtype(static_cast<WeightDtype>(i)) && dtype == dtype_name(static_cast<WeightDtype>(i))) return 1;
+  return 4;
 }
 
 uint64_t weights_bytes(const WeightsShape& s) {

@@ -1,7 +1,8 @@
 // test_model_cache.cpp: models by name in fake local caches built here (core/io/model_cache.h):
 // a Hugging Face hub cache (refs/main -> snapshots/<rev>/ whose file is a symlink into
-// blobs/) and an Ollama models folder (a manifest naming the GGUF blob by digest), both
-// opened through open_model_path as `--model` does; and the messages when they are broken.
+// blobs/), an Ollama models folder (a manifest naming the GGUF blob by digest) and LM
+// Studio's models folders (PUBLISHER/REPO/FILE.gguf), all opened through open_model_path as
+// `--model` does; and the messages when they are broken.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -90,4 +91,51 @@ TEST(ModelCache, OllamaNameAndTagResolveToTheGgufBlob) {
   EXPECT_EQ(sneaky.error().kind, ErrorKind::InvalidArgument);
   ::unsetenv("OLLAMA_MODELS");
   fs::remove_all(root);
+}
+
+TEST(ModelCache, LmStudioPublisherRepoAndFileResolveInItsModelsFolders) {
+  const fs::path home = fresh("lmstudio");
+  const char* old_home = std::getenv("HOME");
+  const std::string saved_home = old_home ? old_home : "";
+  ::setenv("HOME", home.c_str(), 1);
+  ::setenv("HF_HUB_CACHE", (home / "no-hub").c_str(), 1);  // an empty HF cache: the name falls to LM Studio
+  // The current folder, ~/.lmstudio/models: one model beside a vision projector.
+  const fs::path repo = home / ".lmstudio" / "models" / "lmstudio-community" / "tiny-llama-GGUF";
+  fs::create_directories(repo);
+  fs::copy_file(kSeed, repo / "tiny-llama-Q8_0.gguf");
+  write(repo / "mmproj-tiny-f16.gguf", "not a model");
+  Result<std::string> r = resolve_cached_model("lmstudio-community/tiny-llama-GGUF");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(fs::path(*r), repo / "tiny-llama-Q8_0.gguf");
+  Result<ModelWeights> w = open_model_path("lmstudio-community/tiny-llama-GGUF");
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_EQ(w->arch.family, "llama");
+  // Two quantizations: the folder alone is ambiguous and the message names both; the file resolves.
+  fs::copy_file(kSeed, repo / "tiny-llama-Q4_K_M.gguf");
+  Result<ModelWeights> two = open_model_path("lmstudio-community/tiny-llama-GGUF");
+  ASSERT_FALSE(two);
+  EXPECT_NE(two.error().message.find("lmstudio-community/tiny-llama-GGUF/tiny-llama-Q4_K_M.gguf"), std::string::npos) << two.error().message;
+  EXPECT_NE(two.error().message.find("tiny-llama-Q8_0.gguf"), std::string::npos) << two.error().message;
+  Result<std::string> named = resolve_cached_model("lmstudio-community/tiny-llama-GGUF/tiny-llama-Q4_K_M.gguf");
+  ASSERT_TRUE(named) << named.error().message;
+  EXPECT_EQ(fs::path(*named), repo / "tiny-llama-Q4_K_M.gguf");
+  // The older folder, ~/.cache/lm-studio/models.
+  const fs::path old = home / ".cache" / "lm-studio" / "models" / "TheBloke" / "old-GGUF";
+  fs::create_directories(old);
+  fs::copy_file(kSeed, old / "old.Q8_0.gguf");
+  Result<std::string> o = resolve_cached_model("TheBloke/old-GGUF");
+  ASSERT_TRUE(o) << o.error().message;
+  EXPECT_EQ(fs::path(*o), old / "old.Q8_0.gguf");
+  // Absent: the message names the Hugging Face cache and both LM Studio folders; a file that
+  // is not .gguf or a part that leaves the folder is not looked up.
+  Result<std::string> absent = resolve_cached_model("nobody/absent-GGUF");
+  ASSERT_FALSE(absent);
+  EXPECT_NE(absent.error().message.find((home / ".cache" / "lm-studio" / "models").string()), std::string::npos) << absent.error().message;
+  EXPECT_NE(absent.error().message.find("no-hub"), std::string::npos) << absent.error().message;
+  EXPECT_EQ(resolve_cached_model("lmstudio-community/tiny-llama-GGUF/notes.txt").error().kind, ErrorKind::InvalidArgument);
+  EXPECT_EQ(resolve_cached_model("lmstudio-community/../x.gguf").error().kind, ErrorKind::InvalidArgument);
+  ::unsetenv("HF_HUB_CACHE");
+  if (old_home) ::setenv("HOME", saved_home.c_str(), 1);
+  else ::unsetenv("HOME");
+  fs::remove_all(home);
 }

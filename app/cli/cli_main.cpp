@@ -188,7 +188,8 @@ static int run_main(int argc, char** argv) {
     std::fprintf(stderr, "headmap-cli: note: %d query rows (summed over layers) see no key under the reversed mask; their weights are 0 here, NaN in PyTorch.\n",
                  out->no_key_rows);
 
-  const Passport passport = make_passport(cfg, batch.B(), batch.T, weights.trained() ? weights.vocab_size() : 0, weights.context, &weights.arch);
+  Passport passport = make_passport(cfg, batch.B(), batch.T, weights.trained() ? weights.vocab_size() : 0, weights.context, &weights.arch);
+  passport.storage = weight_storage(weights);
   RunRecord run;
   run.cfg = cfg;
   run.weights = &weights;

@@ -346,11 +346,11 @@ void adopt_compare_file(AppState& s, const std::string& path, const Result<std::
 }
 
 // The bytes a model's weights hold in memory: its matrices and tables, as kept (packed,
-// 16-bit or float32); the vectors (norms, biases) are small beside them and left out.
+// 16-bit, in a file's blocks or float32); the vectors (norms, biases) are small beside them and left out.
 static uint64_t weights_held_bytes(const ModelWeights& w) {
   auto m = [](const auto& x) { return static_cast<uint64_t>(x.size()) * sizeof(float); };
   uint64_t n = m(w.tok_emb) + m(w.pos_emb) + m(w.lm_head) + m(w.type_emb) + m(w.mlm_dense) +
-               (w.tok_emb16.data.size() + w.lm_head16.data.size()) * sizeof(uint16_t);
+               w.tok_emb16.bytes() + w.lm_head16.bytes();
   for (const LayerWeights& l : w.layers)
     n += m(l.w_q) + m(l.w_k) + m(l.w_v) + l.w_o.bytes() + l.w_fc.bytes() + l.w_proj.bytes() + l.w_gate.bytes() + l.w_qkv.bytes();
   return n;

@@ -283,6 +283,50 @@ Passport make_passport(const ModelConfig& cfg, int B, int T, int V, int P, const
   return p;
 }
 
+std::vector<WeightStorage> weight_storage(const ModelWeights& w) {
+  struct Group {
+    WeightStorage s;
+    std::vector<std::string> types;  // in order of first appearance
+    void add(const std::string& type, int64_t weights, int64_t bytes) {
+      s.weights += weights, s.bytes += bytes;
+      for (size_t a = 0, b; a <= type.size(); a = b + 1) {  // "Q4_K+Q6_K": each type once
+        b = type.find('+', a);
+        if (b == std::string::npos) b = type.size();
+        const std::string t = type.substr(a, b - a);
+        if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
+      }
+    }
+  };
+  Group g[6];
+  const char* names[6] = {"W_Q | W_K | W_V", "W_O", "MLP in", "MLP out", "embedding", "unembedding"};
+  for (int i = 0; i < 6; ++i) g[i].s.name = names[i];
+  auto packed = [](Group& gr, const PackedMatrix& m) {
+    if (m.size() > 0) gr.add(m.dtype_text(), static_cast<int64_t>(m.size()), static_cast<int64_t>(m.bytes()));
+  };
+  auto plain = [](Group& gr, const MatR& m) {
+    if (m.size() > 0) gr.add("F32", static_cast<int64_t>(m.size()), static_cast<int64_t>(m.size()) * 4);
+  };
+  auto rows = [](Group& gr, const NarrowRows& t) {
+    if (!t.empty()) gr.add(dtype_name(t.dtype), static_cast<int64_t>(t.rows * t.cols), static_cast<int64_t>(t.bytes()));
+  };
+  for (const LayerWeights& lw : w.layers) {
+    if (lw.plain_qkv()) plain(g[0], lw.w_q), plain(g[0], lw.w_k), plain(g[0], lw.w_v);
+    else packed(g[0], lw.w_qkv);
+    packed(g[1], lw.w_o);
+    packed(g[2], lw.w_gate), packed(g[2], lw.w_fc);
+    packed(g[3], lw.w_proj);
+  }
+  plain(g[4], w.tok_emb), rows(g[4], w.tok_emb16);
+  plain(g[5], w.lm_head), rows(g[5], w.lm_head16);
+  std::vector<WeightStorage> out;
+  for (Group& gr : g) {
+    if (gr.s.weights == 0) continue;
+    for (const std::string& t : gr.types) gr.s.type += (gr.s.type.empty() ? "" : "+") + t;
+    out.push_back(gr.s);
+  }
+  return out;
+}
+
 std::string human_count(int64_t v) {
   char buf[32];
   if (v >= 1000000000) std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
@@ -344,6 +388,16 @@ std::string passport_table(const Passport& p) {
   out += "  " + pad("attention total", wn + wf + 4) + std::to_string(p.attention_params) + "   " + p.attention_formula + "\n";
   out += "  " + pad("model total", wn + wf + 4) + std::to_string(p.total_params) + "\n";
   out += "FLOPs for the whole forward pass: " + human_count(p.total_flops) + "\n";
+  if (!p.storage.empty()) {
+    out += "\nWeights in memory (as the file keeps them)\n";
+    int wn = 0, wt = 0;
+    for (const WeightStorage& s : p.storage) wn = std::max(wn, columns(s.name)), wt = std::max(wt, columns(s.type));
+    for (const WeightStorage& s : p.storage) {
+      char line[96];
+      std::snprintf(line, sizeof line, "%5.2f bits/weight  %s bytes", s.bits_per_weight(), human_count(s.bytes).c_str());
+      out += "  " + pad(s.name, wn + 2) + pad(s.type, wt + 2) + line + "\n";
+    }
+  }
   return out;
 }
 

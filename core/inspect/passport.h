@@ -32,6 +32,19 @@ struct PassportStep {
   std::string concrete_str() const;  // "(2, 8, 10, 64)"
 };
 
+// How one group of weight matrices is kept in memory, all layers together: in the file's
+// types (F32, BF16, F16, or a GGUF file's blocks: Q8_0, Q4_K, ...), bits per weight and bytes.
+struct WeightStorage {
+  std::string name;     // "W_Q | W_K | W_V", "W_O", "MLP in", "MLP out", "embedding", "unembedding"
+  std::string type;     // "Q4_K", "Q4_K+Q6_K" (types mixed within the group), "F32"
+  int64_t weights = 0;  // values held
+  int64_t bytes = 0;    // bytes they take
+  double bits_per_weight() const { return weights > 0 ? 8.0 * static_cast<double>(bytes) / static_cast<double>(weights) : 0.0; }
+};
+// The groups of a model's weights (the matrices and tables; norms and biases, F32 and small,
+// left out). Empty groups are left out.
+std::vector<WeightStorage> weight_storage(const ModelWeights& w);
+
 struct Passport {
   ModelConfig cfg;
   int B = 0, T = 0, V = 0;
@@ -48,6 +61,8 @@ struct Passport {
   // against query heads and what sharing saves: "K/V cache: 2·L·KV·d_head·4 = 4.1k bytes per
   // token, 1.05M for 256 tokens; 2 K/V heads instead of 8: 4x smaller cache".
   std::string kv_cache_line;
+  // The weights as they are held (weight_storage); empty unless the caller adds them.
+  std::vector<WeightStorage> storage;
 
   const PassportStep* find(const std::string& id) const;
 };

@@ -87,6 +87,10 @@ class GgufFile {
   const char* data(const GgufTensorInfo& t) const { return bytes_ + data_start_ + t.offset; }
   // Drops a tensor's pages from the process once it has been converted.
   void release(const GgufTensorInfo& t) const { file_.release(data_start_ + t.offset, data_start_ + t.offset + t.bytes); }
+  // The same for the bytes [begin, end) of the map (a tensor's rows, a chunk at a time).
+  void release_bytes(const char* begin, const char* end) const {
+    file_.release(static_cast<size_t>(begin - bytes_), static_cast<size_t>(end - bytes_));
+  }
 
  private:
   Status parse();

@@ -14,6 +14,7 @@
 #include "core/io/hf_tensors.h"
 #include "core/io/safetensors.h"
 #include "core/math/half.h"
+#include "core/math/weight_dtype.h"
 #include "core/memory_budget.h"
 #include "core/model/config.h"
 
@@ -234,6 +235,29 @@ std::string hf_name(const std::string& g, const std::string& ga) {
   return it == parts.end() ? "" : "layers." + layer + "." + it->second + suffix;
 }
 
+// The file's row that row r of `p` (HF order) is: llama.cpp's permute puts HF row (h, i) of a
+// head's first half at 2i, of its second half at 2i + 1.
+int64_t piece_row(const Piece& p, int64_t r) {
+  if (p.heads == 0) return p.row0 + r;
+  const int64_t dh = p.rows / p.heads, h = r / dh, i = r % dh, half = dh / 2;
+  return p.row0 + h * dh + (i < half ? 2 * i : 2 * (i - half) + 1);
+}
+
+// A 2-D piece kept in the file's blocks: its rows (HF order) in place in the map.
+BlockTensor block_piece(const GgufFile& f, const Piece& p) {
+  const GgufTensorInfo& t = *p.t;
+  BlockTensor b;
+  weight_dtype_of_ggml(t.type, &b.dtype);
+  b.shape = {p.rows, t.ne[0]};
+  b.file = f.path();
+  b.base = reinterpret_cast<const uint8_t*>(f.data(t));
+  b.file_row = [p](int64_t r) { return piece_row(p, r); };
+  b.release_bytes = [&f](const uint8_t* begin, const uint8_t* end) {
+    f.release_bytes(reinterpret_cast<const char*>(begin), reinterpret_cast<const char*>(end));
+  };
+  return b;
+}
+
 // Rows of `p` (HF order) widened from the GGUF tensor into out (rows x ne0 of p.dtype); a
 // 1-D tensor's "rows" are its elements.
 Status convert_piece(const GgufFile& f, const Piece& p, char* out) {
@@ -249,15 +273,9 @@ Status convert_piece(const GgufFile& f, const Piece& p, char* out) {
     if (Status s = gguf_dequantize(t.type, f.data(t), t.ne[0], whole.data()); !s) return Error{s.error().kind, f.path() + ": tensor \"" + t.name + "\": " + s.error().message};
   }
   const int64_t src_row_bytes = unit / info->block * info->bytes;  // 2-D only
-  const int64_t dh = p.heads > 0 ? p.rows / p.heads : 0;
   for (int64_t r = 0; r < p.rows; ++r) {
-    int64_t src = r;
-    if (p.heads > 0) {  // llama.cpp's permute: HF row (h, i) of a head's first half sits at 2i, of its second half at 2i + 1
-      const int64_t h = r / dh, i = r % dh, half = dh / 2;
-      src = h * dh + (i < half ? 2 * i : 2 * (i - half) + 1);
-    }
     char* dst = out + r * unit * elem;
-    const int64_t at = p.row0 + src;
+    const int64_t at = piece_row(p, r);
     if (one_d) {
       if (raw) std::memcpy(dst, f.data(t) + at * elem, static_cast<size_t>(elem));
       else std::memcpy(dst, &whole[static_cast<size_t>(at)], 4);
@@ -285,9 +303,18 @@ Result<ModelWeights> load_gguf_model(const std::string& path) {
   const HfModelConfig& c = *cfg;
   const std::string ga = f.find("general.architecture")->s;
 
-  // pass 1: every tensor named, typed and sized before anything is allocated.
+  // pass 1: every tensor named, typed and sized before anything is allocated. A file with
+  // matrices in a block type (Q8_0 ... Q6_K) keeps every matrix in the file's blocks (an
+  // F16 or F32 one among them too, as blocks of one element): they are copied once into the
+  // weights, never widened; its vectors (norms, biases) are widened as a directory's are.
+  bool keep_blocks = false;
+  for (const GgufTensorInfo& t : f.tensors()) {
+    WeightDtype d;
+    if (t.ne.size() == 2 && weight_dtype_of_ggml(t.type, &d) && is_block_dtype(d)) keep_blocks = true;
+  }
   std::vector<Piece> pieces;
-  uint64_t total = 0;
+  std::vector<Piece> block_pieces;
+  uint64_t total = 0, block_total = 0;
   std::map<std::string, uint64_t> type_bytes;  // the file's weight types, for the source line
   for (const GgufTensorInfo& t : f.tensors()) {
     if (t.name == "rope_freqs.weight") continue;  // read into the Arch by gguf_config
@@ -303,6 +330,11 @@ Result<ModelWeights> load_gguf_model(const std::string& path) {
     auto add = [&](const std::string& name, int64_t row0, int64_t rows, int heads) {
       Piece p;
       p.name = name, p.t = &t, p.row0 = row0, p.rows = rows, p.heads = heads, p.dtype = dtype;
+      if (keep_blocks && t.ne.size() == 2) {
+        block_total += static_cast<uint64_t>(rows) * (t.bytes / static_cast<uint64_t>(t.rows()));
+        block_pieces.push_back(p);
+        return;
+      }
       p.bytes = static_cast<uint64_t>(rows * (t.ne.size() == 1 ? 1 : t.ne[0]) * (dtype == "F32" ? 4 : 2));
       p.begin = total;
       total += p.bytes;
@@ -342,7 +374,9 @@ Result<ModelWeights> load_gguf_model(const std::string& path) {
     add(hf, 0, rows, heads);
   }
   // The buffer the loader reads (a safetensors image), then the weights packed from it.
-  if (Status s = check_memory(2 * total, "The GGUF model " + path + " widened for loading (" + std::to_string(total >> 20) + " MiB, twice)",
+  if (Status s = check_memory(2 * total + block_total,
+                              "The GGUF model " + path + " loaded (" + std::to_string(block_total >> 20) + " MiB of blocks, " + std::to_string(total >> 20) +
+                                  " MiB widened, twice)",
                               "use a smaller model, or raise HEADMAP_MEMORY_BUDGET");
       !s)
     return s.error();
@@ -366,6 +400,7 @@ Result<ModelWeights> load_gguf_model(const std::string& path) {
   TensorSource src;
   src.files.push_back(std::make_unique<SafetensorsFile>(std::move(*st)));
   for (const auto& [name, info] : src.files[0]->tensors()) src.where[name] = src.files[0].get();
+  for (const Piece& p : block_pieces) src.blocks[p.name] = block_piece(f, p);
 
   auto tokenizer = [&](ModelWeights& w) -> Status {
     Result<std::string> json = gguf_tokenizer_json(f);

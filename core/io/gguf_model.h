@@ -19,8 +19,9 @@
 //   - output.weight absent = tied to token_embd; rope_freqs.weight (Llama 3.1/3.2's scaling,
 //     one factor per frequency) becomes Arch::rope_freq_factors.
 //   - gpt2's attn_qkv (3D, D) is [q | k | v] by rows; it is split.
-// Types: gguf_quant.h. Weights are widened to F32 at load (F16 / BF16 kept 16-bit): a
-// quantized file takes 4 bytes a weight in memory, not its blocks.
+// Types: gguf_quant.h. A file with matrices in a block type keeps every matrix in its blocks
+// in memory (copied once from the map, widened inside the GEMM: packed_gemm.h), so the
+// weights take the file's bytes; an F16 / BF16 file stays 16-bit; norms are widened.
 #pragma once
 #include <string>
 

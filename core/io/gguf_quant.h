@@ -1,5 +1,5 @@
-// gguf_quant.h: ggml's tensor types widened to float, one block at a time, each dequantizer
-// written from the block layout ggml defines (ggml-common.h's block_q4_0 ... block_q6_K).
+// gguf_quant.h: ggml's tensor types by their GGUF ids, widened to float through the one set of
+// block dequantizers (core/math/weight_dtype.h, written from ggml-common.h's block layouts).
 //
 // Supported: F32, F16, BF16; Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL (32-element blocks with an
 // F16 scale, and a minimum for _1); Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (256-element super-blocks

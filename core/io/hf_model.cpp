@@ -96,13 +96,16 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   const int64_t Dq = H * dh, Dkv = KV * dh;
   const TensorSource* src = &src_in;
   std::string prefix;
+  auto holds = [&](const std::string& n) { return src->where.count(n) + src->blocks.count(n) > 0; };  // a GGUF file's blocks too
   for (const char* p : nm.prefixes)
-    if (src->where.count(std::string(p) + nm.embed)) {
+    if (holds(std::string(p) + nm.embed)) {
       prefix = p;
       break;
     }
-  if (!src->where.count(prefix + nm.embed)) {
-    const std::string first = src->where.empty() ? "none" : "\"" + src->where.begin()->first + "\"";
+  if (!holds(prefix + nm.embed)) {
+    const std::string first = !src->where.empty()    ? "\"" + src->where.begin()->first + "\""
+                              : !src->blocks.empty() ? "\"" + src->blocks.begin()->first + "\""
+                                                     : "none";
     return bad_format(dir_in + ": there is no " + nm.embed + " (with or without a prefix), so these are not " + a.name + "'s tensors (the first is " + first + ").");
   }
   TensorReader r(*src, prefix, dir_in);
@@ -175,7 +178,13 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   // The unembedding sits beside the prefix ("lm_head.weight", "embed_out.weight"), its bias too (Phi).
   const std::string unembed = nm.unembed;
   const SafetensorsFile* lm_file = nullptr;
-  if (auto it = src->where.find(unembed); it != src->where.end()) {
+  const BlockTensor* lm_blocks = src->blocks.count(unembed) ? &src->blocks.at(unembed) : nullptr;
+  if (lm_blocks && lm_blocks->shape != std::vector<int64_t>{V, D})
+    return bad_format(lm_blocks->file + ": \"" + unembed + "\" has shape " + shape_text(lm_blocks->shape) + " but the unembedding of " + a.name +
+                      " needs " + shape_text({V, D}) + ".");
+  if (lm_blocks) {
+    // kept in a GGUF file's blocks: its shape checked above
+  } else if (auto it = src->where.find(unembed); it != src->where.end()) {
     if (it->second->tensors().at(unembed).shape != std::vector<int64_t>{V, D})
       return bad_format(it->second->path() + ": \"" + unembed + "\" has shape " + shape_text(it->second->tensors().at(unembed).shape) +
                         " but the unembedding of " + a.name + " needs " + shape_text({V, D}) + ".");
@@ -193,6 +202,9 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   auto ignored = [&](const std::string& name) {
     return ignorable(name) || std::any_of(nm.ignored.begin(), nm.ignored.end(), [&](const char* part) { return name.find(part) != std::string::npos; });
   };
+  for (const auto& [name, b] : src->blocks)
+    if (!r.used().count(name) && name != unembed)
+      return bad_format(b.file + ": unexpected tensor \"" + name + "\" for a " + a.name + " with " + std::to_string(L) + " layers.");
   for (const auto& [name, file] : src->where)
     if (!r.used().count(name) && !head.used().count(name) && !ignored(name) && name != unembed && !(lm_bias_file && name == unembed_bias))
       return bad_format(file->path() + ": unexpected tensor \"" + name + "\" for a " + a.name + " with " + std::to_string(L) +
@@ -200,9 +212,9 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
 
   // pass 2: the budget, the tokenizer, the tensors.
   // The model's real sizes from its Arch, at the bytes a weight takes once loaded from its stored dtype.
-  const std::string stored = src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
+  const std::string stored = r.blocks(nm.embed) ? dtype_name(r.blocks(nm.embed)->dtype) : src->where.at(prefix + nm.embed)->tensors().at(prefix + nm.embed).dtype;
   WeightsShape shape = family_weights_shape(a, static_cast<uint64_t>(D), static_cast<uint64_t>(L), static_cast<uint64_t>(V),
-                                            *nm.pos ? static_cast<uint64_t>(c.positions) : 0, lm_file != nullptr, stored);
+                                            *nm.pos ? static_cast<uint64_t>(c.positions) : 0, lm_file != nullptr || lm_blocks != nullptr, stored);
   shape.H = static_cast<uint64_t>(H), shape.KV = static_cast<uint64_t>(KV), shape.d_head = static_cast<uint64_t>(dh), shape.F = static_cast<uint64_t>(F);
   shape.plain_qkv = qkv == QkvLayout::Conv1D;  // GPT-2 keeps W_Q, W_K, W_V plain too (re-sliced by H); others only in the fused W_QKV
   // An encoder's own tensors, read as float32: token types, the embeddings' norm, the masked-LM head.
@@ -218,7 +230,8 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   w.arch.mlm_head = mlm;
   w.context = static_cast<int>(std::min<int64_t>(c.positions - a.position_offset, 1 << 20));
   w.ln_eps = a.norm_eps;
-  const bool embed16 = r.data16(nm.embed) != nullptr;  // read beside the layers, below
+  // Kept 16-bit or in a GGUF file's blocks (an F32 one among them is widened): read beside the layers, below.
+  const bool embed16 = r.data16(nm.embed) != nullptr || (r.blocks(nm.embed) && r.blocks(nm.embed)->dtype != WeightDtype::F32);
   if (!embed16) {
     w.tok_emb.resize(V, D);
     if (Status s = r.read(nm.embed, w.tok_emb.data()); !s) return s.error();
@@ -297,15 +310,22 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
                          r.read_cols(fused_b, 0, Dq, lw.b_q.data()), r.read_cols(fused_b, Dq, Dq, lw.b_k.data()), r.read_cols(fused_b, 2 * Dq, Dq, lw.b_v.data())})
           if (!s) return s;
       } else {
-        // [q; k; v] rows: one fused tensor (Phi-3) or three. A BF16 / F16 file packs them as one
-        // (D, Dq + 2·Dkv) matrix straight from the map, in the file's precision; no F32 copy is
-        // ever made (W_QKV is their only home). F32: one tensor at a time.
+        // [q; k; v] rows: one fused tensor (Phi-3) or three. A GGUF file's blocks, or a BF16 / F16
+        // file, pack them as one (D, Dq + 2·Dkv) matrix straight from the map, in the file's
+        // types; no F32 copy is ever made (W_QKV is their only home). F32: one tensor at a time.
         const bool one = qkv == QkvLayout::Fused;
         const std::vector<std::pair<std::string, int64_t>> parts =
             one ? std::vector<std::pair<std::string, int64_t>>{{fused, Dq + 2 * Dkv}} : std::vector<std::pair<std::string, int64_t>>{{q, Dq}, {k, Dkv}, {v, Dkv}};
-        bool narrow = true;
-        for (const auto& [n, rows] : parts) narrow = narrow && r.data16(n) && r.dtype16(n) == r.dtype16(parts[0].first);
-        if (narrow) {
+        bool blocks = true, narrow = true;
+        for (const auto& [n, rows] : parts) {
+          blocks = blocks && r.blocks(n);
+          narrow = narrow && r.data16(n) && r.dtype16(n) == r.dtype16(parts[0].first);
+        }
+        if (blocks) {  // types may differ (Q4_K_M: W_V in Q6_K beside Q4_K)
+          std::vector<std::string> names;
+          for (const auto& [n, rows] : parts) names.push_back(n);
+          if (Status s = read_blocks_packed(r, names, D, lw.w_qkv); !s) return s;
+        } else if (narrow) {
           std::vector<const uint16_t*> cols;  // (Dq + 2·Dkv): the file row each column reads
           for (const auto& [n, rows] : parts)
             for (int64_t row = 0; row < rows; ++row) cols.push_back(r.data16(n) + row * D);
@@ -369,14 +389,14 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   }
   for (const Status& st : results)
     if (!st) return st.error();
-  if (lm_file && !w.tok_emb16.empty() && lm_file->data16(unembed)) {
-    TensorReader lr(*src, "", dir_in);
+  TensorReader lr(*src, "", dir_in);
+  if ((lm_file || lm_blocks) && !w.tok_emb16.empty() && (lr.data16(unembed) || (lm_blocks && lm_blocks->dtype != WeightDtype::F32))) {
     NarrowRows lm;
     if (Status s = read_rows16(lr, unembed, V, D, lm); !s) return s.error();
     if (!(lm == w.tok_emb16)) w.lm_head16 = std::move(lm);
-  } else if (lm_file) {
+  } else if (lm_file || lm_blocks) {
     MatR lm(V, D);
-    if (Status s = lm_file->read_f32(unembed, lm.data()); !s) return s.error();
+    if (Status s = lr.read(unembed, lm.data()); !s) return s.error();
     if (!w.tok_emb16.empty()) {  // a 16-bit embedding beside an F32 lm_head: both widened
       w.tok_emb.resize(V, D);
       for (int64_t i = 0; i < V; ++i) w.tok_emb16.row(i, w.tok_emb.row(i).data());
@@ -426,7 +446,8 @@ Result<ModelWeights> open_model_path(const std::string& path) {
   const fs::path p(path);
   std::error_code ec;
   if (!fs::exists(p, ec)) {
-    // A name rather than a path: ORG/NAME in the Hugging Face cache, NAME[:TAG] in Ollama's (model_cache.h).
+    // A name rather than a path: ORG/NAME in the Hugging Face cache (else LM Studio's),
+    // PUBLISHER/REPO/FILE.gguf in LM Studio's, NAME[:TAG] in Ollama's (model_cache.h).
     if (!p.is_absolute() && path[0] != '.') {
       Result<std::string> cached = resolve_cached_model(path);
       if (cached) return open_model_path(*cached);

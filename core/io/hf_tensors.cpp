@@ -5,7 +5,9 @@
 #include "core/io/hf_tensors.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -134,6 +136,13 @@ Result<TensorSource> open_tensors(const fs::path& dir) {
 
 Status TensorReader::expect(const std::string& name, std::vector<int64_t> shape) {
   const std::string full = prefix_ + name;
+  if (const BlockTensor* b = blocks(name)) {
+    if (b->shape != shape)
+      return bad_format(b->file + ": tensor \"" + full + "\" has shape " + shape_text(b->shape) + " but config.json (" + config_text_ + ") needs " +
+                        shape_text(shape) + ".");
+    used_.insert(full);
+    return Status();
+  }
   auto it = src_.where.find(full);
   if (it == src_.where.end()) return bad_format(dir_ + ": the tensor \"" + full + "\" is missing; config.json promises it.");
   const SafetensorInfo& info = it->second->tensors().at(full);
@@ -144,6 +153,58 @@ Status TensorReader::expect(const std::string& name, std::vector<int64_t> shape)
   return Status();
 }
 
+Status TensorReader::read(const std::string& name, float* out) const {
+  const std::string full = prefix_ + name;
+  const BlockTensor* b = blocks(name);
+  if (!b) return src_.where.at(full)->read_f32(full, out);
+  const int64_t cols = b->shape.size() == 2 ? b->shape[1] : 0;
+  for (int64_t r = 0; r < b->rows(); ++r) {
+    float* row = out + r * cols;
+    widen_weights(b->dtype, b->row(r), cols, row);
+    if (!std::all_of(row, row + cols, [](float v) { return std::isfinite(v); }))
+      return bad_format(b->file + ": tensor \"" + full + "\" holds a value that is not finite (NaN or infinity).");
+  }
+  b->release_rows(0, b->rows());
+  return Status();
+}
+
+// A block tensor's rows [r0, r0 + n), columns [c0, c0 + n_cols) of each, widened into out
+// (n, n_cols) and checked finite.
+Status TensorReader::widen_part(const BlockTensor& b, const std::string& full, int64_t r0, int64_t n, int64_t c0, int64_t n_cols, float* out) const {
+  const int64_t cols = b.shape.size() == 2 ? b.shape[1] : 0;
+  if (r0 < 0 || n < 0 || r0 + n > b.rows() || c0 < 0 || n_cols < 0 || c0 + n_cols > cols)
+    return bad_format(b.file + ": tensor \"" + full + "\" of shape " + shape_text(b.shape) + " has no rows " + std::to_string(r0) + " .. " +
+                      std::to_string(r0 + n) + ", columns " + std::to_string(c0) + " .. " + std::to_string(c0 + n_cols) + ".");
+  std::vector<float> row(static_cast<size_t>(cols));  // (cols)
+  for (int64_t r = 0; r < n; ++r) {
+    widen_weights(b.dtype, b.row(r0 + r), cols, row.data());
+    float* dst = out + r * n_cols;
+    std::copy(row.begin() + c0, row.begin() + c0 + n_cols, dst);
+    if (!std::all_of(dst, dst + n_cols, [](float v) { return std::isfinite(v); }))
+      return bad_format(b.file + ": tensor \"" + full + "\" holds a value that is not finite (NaN or infinity).");
+  }
+  return Status();
+}
+
+Status TensorReader::read_rows(const std::string& name, int64_t r0, int64_t n, int64_t cols, float* out) const {
+  const std::string full = prefix_ + name;
+  if (const BlockTensor* b = blocks(name)) return widen_part(*b, full, r0, n, 0, cols, out);
+  return src_.where.at(full)->read_block_f32(full, r0, n, 0, cols, out);
+}
+
+Status TensorReader::read_cols(const std::string& name, int64_t c0, int64_t n, float* out) const {
+  const std::string full = prefix_ + name;
+  if (const BlockTensor* b = blocks(name)) return widen_part(*b, full, 0, b->rows(), c0, n, out);
+  return src_.where.at(full)->read_rows_f32(full, c0, n, out);
+}
+
+void BlockTensor::release_rows(int64_t r0, int64_t r1) const {
+  if (!release_bytes || r0 >= r1) return;
+  int64_t lo = file_row(r0), hi = lo;
+  for (int64_t r = r0 + 1; r < r1; ++r) lo = std::min(lo, file_row(r)), hi = std::max(hi, file_row(r));
+  release_bytes(base + lo * static_cast<int64_t>(row_bytes()), base + (hi + 1) * static_cast<int64_t>(row_bytes()));
+}
+
 // ---- [readers] -------------------------------------------------------------------------
 Status read_linear(const TensorReader& r, const std::string& name, int64_t out, int64_t in, MatR& m) {
   MatR stored(out, in);  // (out, in)
@@ -152,11 +213,55 @@ Status read_linear(const TensorReader& r, const std::string& name, int64_t out, 
   return Status();
 }
 
+namespace {
+// Rows [row0, row0 + rows) of a tensor kept in its file's blocks.
+struct BlockPart {
+  std::string name;
+  int64_t row0, rows;
+};
+Error not_finite(const TensorReader& r, const std::string& name) {
+  return Error{ErrorKind::BadFormat, r.dir() + ": tensor \"" + name + "\" holds a value that is not finite (NaN or infinity)."};
+}
+// The parts' rows packed side by side (in, Σ rows), each column one row, copied verbatim in its
+// block type; then their pages released (release: the tensors' whole pages, else the parts' rows).
+Status pack_block_parts(const TensorReader& r, const std::vector<BlockPart>& parts, int64_t in, PackedMatrix& p, bool release) {
+  std::vector<const uint8_t*> cols;
+  std::vector<WeightDtype> types;
+  for (const BlockPart& part : parts) {
+    const BlockTensor* b = r.blocks(part.name);
+    for (int64_t i = 0; i < part.rows; ++i) cols.push_back(b->row(part.row0 + i));
+    types.insert(types.end(), static_cast<size_t>(part.rows), b->dtype);
+  }
+  const bool finite = p.assign_blocks(cols, types, in);
+  for (const BlockPart& part : parts) {
+    if (release) r.release(part.name);
+    else r.blocks(part.name)->release_rows(part.row0, part.row0 + part.rows);
+  }
+  if (finite) return Status();
+  std::vector<float> row(static_cast<size_t>(in));  // which tensor: widened again, row by row
+  for (const BlockPart& part : parts) {
+    const BlockTensor* b = r.blocks(part.name);
+    for (int64_t i = 0; i < part.rows; ++i) {
+      widen_weights(b->dtype, b->row(part.row0 + i), in, row.data());
+      if (!std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); })) return not_finite(r, part.name);
+    }
+  }
+  return Error{ErrorKind::BadFormat, r.dir() + ": a tensor holds a value that is not finite (NaN or infinity)."};
+}
+}  // namespace
+
+Status read_blocks_packed(const TensorReader& r, const std::vector<std::string>& names, int64_t in, PackedMatrix& p) {
+  std::vector<BlockPart> parts;
+  for (const std::string& n : names) parts.push_back({n, 0, r.blocks(n)->rows()});
+  return pack_block_parts(r, parts, in, p, true);
+}
+
 Status read_linear_packed(const TensorReader& r, const std::string& name, int64_t out, int64_t in, PackedMatrix& p, int64_t row0, bool last) {
+  if (r.blocks(name)) return pack_block_parts(r, {{name, row0, out}}, in, p, last);  // a GGUF file's blocks kept in them
   if (const uint16_t* raw = r.data16(name)) {
     const bool finite = p.assign_transposed_narrow(raw + row0 * in, in, out, r.dtype16(name));
     if (last) r.release(name);
-    if (!finite) return Error{ErrorKind::BadFormat, r.dir() + ": tensor \"" + name + "\" holds a value that is not finite (NaN or infinity)."};
+    if (!finite) return not_finite(r, name);
     return Status();
   }
   MatR stored(out, in);  // (out, in): rows row0 .. row0 + out
@@ -174,13 +279,35 @@ Status read_conv1d_packed(const TensorReader& r, const std::string& name, int64_
 }
 
 Status read_rows16(const TensorReader& r, const std::string& name, int64_t rows, int64_t cols, NarrowRows& t) {
+  if (const BlockTensor* b = r.blocks(name)) {
+    t.rows = rows, t.cols = cols, t.dtype = b->dtype;
+    if (!is_block_dtype(b->dtype)) {  // an F16 / BF16 table among a quantized file's blocks
+      t.data.resize(static_cast<size_t>(rows * cols));
+      for (int64_t i = 0; i < rows; ++i) std::memcpy(t.data.data() + i * cols, b->row(i), static_cast<size_t>(cols) * 2);
+    } else {  // copied a chunk of rows at a time, each chunk's pages then dropped (the table is the largest)
+      t.blocks.resize(static_cast<size_t>(rows) * t.row_bytes());
+      constexpr int64_t kChunk = 1024;
+      for (int64_t i0 = 0; i0 < rows; i0 += kChunk) {
+        const int64_t i1 = std::min(rows, i0 + kChunk);
+        for (int64_t i = i0; i < i1; ++i) std::memcpy(t.blocks.data() + i * t.row_bytes(), b->row(i), t.row_bytes());
+        b->release_rows(i0, i1);
+      }
+    }
+    r.release(name);
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t i = 0; i < rows; ++i) {
+      t.row(i, row.data());
+      if (!std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); })) return not_finite(r, name);
+    }
+    return Status();
+  }
   const uint16_t* raw = r.data16(name);
   t.rows = rows, t.cols = cols, t.dtype = r.dtype16(name);
   t.data.assign(raw, raw + rows * cols);
   r.release(name);
   const uint16_t inf_exp = t.dtype == WeightDtype::BF16 ? 0x7F80u : 0x7C00u;
   for (uint16_t v : t.data)
-    if ((v & inf_exp) == inf_exp) return Error{ErrorKind::BadFormat, r.dir() + ": tensor \"" + name + "\" holds a value that is not finite (NaN or infinity)."};
+    if ((v & inf_exp) == inf_exp) return not_finite(r, name);
   return Status();
 }
 Status read_vec(const TensorReader& r, const std::string& name, int64_t n, RowVec& v) {
@@ -191,7 +318,7 @@ Status read_vec(const TensorReader& r, const std::string& name, int64_t n, RowVe
 // ---- [counts] --------------------------------------------------------------------------
 int64_t parameter_count(const ModelWeights& w) {
   int64_t n = w.tok_emb.size() + w.pos_emb.size() + w.lnf_g.size() + w.lnf_b.size() + w.lm_head.size() +
-              static_cast<int64_t>(w.tok_emb16.data.size() + w.lm_head16.data.size());
+              static_cast<int64_t>(w.tok_emb16.rows * w.tok_emb16.cols + w.lm_head16.rows * w.lm_head16.cols);
   for (const LayerWeights& lw : w.layers)
     n += lw.ln1_g.size() + lw.ln1_b.size() + lw.qkv_size() + lw.w_o.size() + lw.b_q.size() + lw.b_k.size() +
          lw.b_v.size() + lw.b_o.size() + lw.ln2_g.size() + lw.ln2_b.size() + lw.w_fc.size() + lw.b_fc.size() + lw.w_proj.size() + lw.b_proj.size();

@@ -4,6 +4,7 @@
 // hf_tensors.cpp.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -18,10 +19,29 @@
 
 namespace headmap {
 
-// The safetensors files of a directory and which one holds each tensor.
+// A matrix kept in its file's blocks (a GGUF file's Q8_0 ... Q6_K tensors, gguf_model.cpp):
+// its rows in place in the file's map, in Hugging Face's order (llama's Q/K rows put back).
+struct BlockTensor {
+  WeightDtype dtype = WeightDtype::Q8_0;
+  std::vector<int64_t> shape;            // {rows, cols}
+  const uint8_t* base = nullptr;         // the file's row 0 of it
+  std::function<int64_t(int64_t)> file_row;  // row r (Hugging Face's order) is the file's row file_row(r)
+  std::string file;                      // for messages
+  int64_t rows() const { return shape.empty() ? 0 : shape[0]; }
+  const uint8_t* row(int64_t r) const { return base + file_row(r) * static_cast<int64_t>(row_bytes()); }
+  // Drops the map's pages in [begin, end) from the process (the page cache keeps them).
+  std::function<void(const uint8_t* begin, const uint8_t* end)> release_bytes;
+  size_t row_bytes() const { return shape.size() == 2 ? static_cast<size_t>(dtype_bytes(dtype, shape[1])) : 0; }
+  // Rows [r0, r1)'s pages dropped, once copied (the whole tensor: 0, rows()).
+  void release_rows(int64_t r0, int64_t r1) const;
+};
+
+// The safetensors files of a directory and which one holds each tensor; a GGUF file's
+// block-typed matrices beside them (`blocks`, kept in their blocks by the loader).
 struct TensorSource {
   std::vector<std::unique_ptr<SafetensorsFile>> files;
   std::map<std::string, const SafetensorsFile*> where;  // tensor name -> file
+  std::map<std::string, BlockTensor> blocks;            // tensor name -> its rows of blocks
 };
 
 // The limits on what a config.json may say (the memory budget then decides what opens).
@@ -62,32 +82,38 @@ class TensorReader {
 
   // Checks that `name` exists with `shape`; records it as used.
   Status expect(const std::string& name, std::vector<int64_t> shape);
-  bool has(const std::string& name) const { return src_.where.count(prefix_ + name) > 0; }
-  Status read(const std::string& name, float* out) const {
-    const std::string full = prefix_ + name;
-    return src_.where.at(full)->read_f32(full, out);
-  }
-  Status read_rows(const std::string& name, int64_t r0, int64_t n, int64_t cols, float* out) const {
-    const std::string full = prefix_ + name;
-    return src_.where.at(full)->read_block_f32(full, r0, n, 0, cols, out);
-  }
-  Status read_cols(const std::string& name, int64_t c0, int64_t n, float* out) const {
-    const std::string full = prefix_ + name;
-    return src_.where.at(full)->read_rows_f32(full, c0, n, out);
-  }
+  bool has(const std::string& name) const { return src_.where.count(prefix_ + name) > 0 || src_.blocks.count(prefix_ + name) > 0; }
+  // Any tensor as F32 (a block tensor widened, checked finite).
+  Status read(const std::string& name, float* out) const;
+  // Rows [r0, r0 + n), columns [0, cols), as F32 (n, cols); a block tensor's rows widened.
+  Status read_rows(const std::string& name, int64_t r0, int64_t n, int64_t cols, float* out) const;
+  // Columns [c0, c0 + n) of every row, as F32 (rows, n); a block tensor's rows widened.
+  Status read_cols(const std::string& name, int64_t c0, int64_t n, float* out) const;
   // A BF16 / F16 tensor in place in its file (null for F32 or unaligned data), its dtype, and
   // the release of its pages once packed: weights kept 16-bit (packed_gemm.h).
-  const uint16_t* data16(const std::string& name) const { return src_.where.at(prefix_ + name)->data16(prefix_ + name); }
+  const uint16_t* data16(const std::string& name) const {
+    auto it = src_.where.find(prefix_ + name);
+    return it == src_.where.end() ? nullptr : it->second->data16(prefix_ + name);
+  }
+  // A tensor kept in its file's blocks (null for any other).
+  const BlockTensor* blocks(const std::string& name) const {
+    auto it = src_.blocks.find(prefix_ + name);
+    return it == src_.blocks.end() ? nullptr : &it->second;
+  }
   WeightDtype dtype16(const std::string& name) const {
     const std::string full = prefix_ + name;
     return src_.where.at(full)->tensors().at(full).dtype == "F16" ? WeightDtype::F16 : WeightDtype::BF16;
   }
-  void release(const std::string& name) const { src_.where.at(prefix_ + name)->release(prefix_ + name); }
+  void release(const std::string& name) const {
+    if (const BlockTensor* b = blocks(name)) return b->release_rows(0, b->rows());
+    src_.where.at(prefix_ + name)->release(prefix_ + name);
+  }
   const std::set<std::string>& used() const { return used_; }
   const std::string& dir() const { return dir_; }
   std::string config_text_;
 
  private:
+  Status widen_part(const BlockTensor& b, const std::string& full, int64_t r0, int64_t n, int64_t c0, int64_t n_cols, float* out) const;
   const TensorSource& src_;
   std::string prefix_;
   std::string dir_;
@@ -99,14 +125,20 @@ class TensorReader {
 Status read_vec(const TensorReader& r, const std::string& name, int64_t n, RowVec& v);  // (n)
 Status read_linear(const TensorReader& r, const std::string& name, int64_t out, int64_t in, MatR& m);  // m: (in, out)
 // The same packed for the GEMM: a BF16 / F16 tensor straight from the map into 16-bit panels
-// (the file's precision, packed_gemm.h), its pages then released; F32 through one copy.
+// (the file's precision, packed_gemm.h), its pages then released; a GGUF file's blocks kept in
+// them (read_blocks_packed); F32 through one copy.
 // row0: the first of the `out` rows to read (a fused [gate; up] tensor's second half); last:
 // the tensor's last part is read, so its pages go.
 Status read_linear_packed(const TensorReader& r, const std::string& name, int64_t out, int64_t in, PackedMatrix& p, int64_t row0 = 0,
                           bool last = true);
 // A Conv1D weight, stored (in, out) as headmap keeps it (GPT-2), packed a block of rows at a time, in its dtype.
 Status read_conv1d_packed(const TensorReader& r, const std::string& name, int64_t in, int64_t out, PackedMatrix& p);
-// A (rows, cols) table kept 16-bit (NarrowRows), checked finite, its pages then released.
+// Tensors kept in their file's blocks (a GGUF file's Q8_0 ... Q6_K: TensorReader::blocks),
+// packed (in, Σ rows) as one matrix of their rows side by side, each column one row of one of
+// them in its own type (W_Q | W_K | W_V: Q4_K_M mixes types), checked finite, pages released.
+Status read_blocks_packed(const TensorReader& r, const std::vector<std::string>& names, int64_t in, PackedMatrix& p);
+// A (rows, cols) table kept 16-bit or in its file's blocks (NarrowRows; not an F32 block
+// tensor), checked finite, its pages then released.
 Status read_rows16(const TensorReader& r, const std::string& name, int64_t rows, int64_t cols, NarrowRows& t);
 
 }  // namespace headmap

@@ -1,6 +1,8 @@
-// model_cache.cpp: names -> paths in the Hugging Face and Ollama caches (see model_cache.h).
+// model_cache.cpp: names -> paths in the Hugging Face, Ollama and LM Studio caches (see
+// model_cache.h).
 #include "core/io/model_cache.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -33,9 +35,57 @@ std::vector<std::string> hf_hub_caches() {
   return out;
 }
 
+std::vector<std::string> lmstudio_model_dirs() {
+  if (env("HOME").empty()) return {};
+  const fs::path home(env("HOME"));
+  return {(home / ".lmstudio" / "models").string(), (home / ".cache" / "lm-studio" / "models").string()};
+}
+
+namespace {
+bool is_gguf_name(const std::string& f) { return f.size() > 5 && f.compare(f.size() - 5, 5, ".gguf") == 0; }
+
+// PUBLISHER/REPO[/FILE.gguf] in LM Studio's folders. `looked` gathers the folders tried. A
+// folder found but holding no single model is an error; not found at all is Io with no path.
+Result<std::string> resolve_lmstudio(const std::string& name, const std::string& publisher, const std::string& repo, const std::string& file,
+                                     std::string& looked) {
+  std::error_code ec;
+  for (const std::string& root : lmstudio_model_dirs()) {
+    const fs::path d = fs::path(root) / publisher / repo;
+    looked += (looked.empty() ? "" : ", ") + d.string();
+    if (!fs::is_directory(d, ec)) continue;
+    if (!file.empty()) {
+      if (fs::is_regular_file(d / file, ec)) return (d / file).string();
+      continue;
+    }
+    std::vector<std::string> models;
+    for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string f = it->path().filename().string();
+      if (is_gguf_name(f) && f.rfind("mmproj", 0) != 0 && fs::is_regular_file(it->path(), ec)) models.push_back(f);
+    }
+    std::sort(models.begin(), models.end());
+    if (models.size() == 1) return (d / models[0]).string();
+    if (models.empty()) return Error{ErrorKind::Io, d.string() + " (LM Studio) holds no .gguf model file."};
+    std::string list;
+    for (const std::string& m : models) list += (list.empty() ? "" : ", ") + name + "/" + m;
+    return Error{ErrorKind::Io, d.string() + " (LM Studio) holds " + std::to_string(models.size()) + " models; name one: " + list + "."};
+  }
+  return Error{ErrorKind::Io, ""};
+}
+}  // namespace
+
 Result<std::string> resolve_cached_model(const std::string& name) {
   std::error_code ec;
   const size_t slash = name.find('/');
+  if (slash != std::string::npos && name.find('/', slash + 1) != std::string::npos) {  // PUBLISHER/REPO/FILE.gguf: LM Studio's
+    const size_t s2 = name.find('/', slash + 1);
+    const std::string publisher = name.substr(0, slash), repo = name.substr(slash + 1, s2 - slash - 1), file = name.substr(s2 + 1);
+    if (!plain_part(publisher) || !plain_part(repo) || !plain_part(file) || !is_gguf_name(file))
+      return Error{ErrorKind::InvalidArgument, name + " is not an LM Studio model name (PUBLISHER/REPO/FILE.gguf)."};
+    std::string looked;
+    Result<std::string> lm = resolve_lmstudio(name, publisher, repo, file, looked);
+    if (lm || !lm.error().message.empty()) return lm;
+    return Error{ErrorKind::Io, name + " is not in LM Studio's models folder (looked in " + (looked.empty() ? std::string("none: HOME is unset") : looked) + ")."};
+  }
   if (slash != std::string::npos) {
     const std::string org = name.substr(0, slash), repo = name.substr(slash + 1);
     if (!plain_part(org) || !plain_part(repo)) return Error{ErrorKind::InvalidArgument, name + " is not a Hugging Face repo id (ORG/NAME)."};
@@ -53,7 +103,11 @@ Result<std::string> resolve_cached_model(const std::string& name) {
       if (!fs::is_directory(snap, ec)) return Error{ErrorKind::Io, d.string() + ": refs/main names snapshot " + rev + ", which is not there."};
       return snap.string();
     }
+    std::string lm_looked;
+    Result<std::string> lm = resolve_lmstudio(name, org, repo, "", lm_looked);
+    if (lm || !lm.error().message.empty()) return lm;
     return Error{ErrorKind::Io, name + " is not in the Hugging Face cache (looked in " + (looked.empty() ? std::string("no cache: HOME is unset") : looked) +
+                                    ") nor in LM Studio's models folder (" + (lm_looked.empty() ? std::string("HOME is unset") : lm_looked) +
                                     "); download it with huggingface-cli download " + name + "."};
   }
   const size_t colon = name.find(':');

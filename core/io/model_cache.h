@@ -8,6 +8,10 @@
 //     $OLLAMA_MODELS/manifests/registry.ollama.ai/library/NAME/TAG (OLLAMA_MODELS defaults to
 //     ~/.ollama/models), whose layer of mediaType application/vnd.ollama.image.model names
 //     the GGUF blob by digest: blobs/sha256-<hex>.
+//   "PUBLISHER/REPO" not in the Hugging Face cache, or "PUBLISHER/REPO/FILE.gguf" (LM Studio):
+//     ~/.lmstudio/models/PUBLISHER/REPO/, else ~/.cache/lm-studio/models/PUBLISHER/REPO/ (its
+//     older place); the folder's one .gguf file (vision projectors, mmproj-*, left out), or
+//     FILE.gguf when named. A folder of several is refused with their names.
 #pragma once
 #include <string>
 #include <vector>
@@ -22,5 +26,7 @@ Result<std::string> resolve_cached_model(const std::string& name);
 
 // The Hugging Face hub caches searched, in order (those the environment names).
 std::vector<std::string> hf_hub_caches();
+// LM Studio's models folders searched, in order (under HOME).
+std::vector<std::string> lmstudio_model_dirs();
 
 }  // namespace headmap

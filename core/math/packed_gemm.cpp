@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -120,47 +121,69 @@ constexpr size_t kPrefetchBytes = size_t(512) << 10;
 // Rows of C per pass, so a pass's rows of A stay in L2 ((kMC, kKC) floats = 512 KiB).
 constexpr int kMC = 256;
 
+// Runs body(Cp, ldcp) on the columns of panel p of C (M, N): C's own, or a (M, kNR) copy of
+// them when the last panel is narrower, copied back after.
+template <class Body>
+void on_panel_columns(int p, int M, int N, float* C, int ldc, bool accumulate, Body&& body) {
+  const int n0 = p * kNR, width = std::min(kNR, N - n0);
+  if (width == kNR) return body(C + n0, ldc);
+  thread_local std::vector<float> edge;
+  edge.assign(static_cast<size_t>(M) * kNR, 0.0f);
+  if (accumulate)
+    for (int i = 0; i < M; ++i) std::copy_n(C + static_cast<size_t>(i) * ldc + n0, width, edge.data() + static_cast<size_t>(i) * kNR);
+  body(edge.data(), kNR);
+  for (int i = 0; i < M; ++i) std::copy_n(edge.data() + static_cast<size_t>(i) * kNR, width, C + static_cast<size_t>(i) * ldc + n0);
+}
+
 // Panel p (columns [p*kNR, p*kNR + width) of C) from its packed (K, kNR) panel; `end` bounds
 // the prefetch of the next sub-panel.
 template <WeightDtype DT>
 void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<DT>* panel, const Elem<DT>* end, float* C, int ldc, bool accumulate) {
   using E = Elem<DT>;
-  const int n0 = p * kNR, width = std::min(kNR, N - n0);
-  // A last, narrower panel runs on a (rows, kNR) copy of its columns, then copies them back.
-  thread_local std::vector<float> edge;
-  float* Cp = C + n0;
-  int ldcp = ldc;
-  if (width < kNR) {
-    edge.assign(static_cast<size_t>(M) * kNR, 0.0f);
-    if (accumulate)
-      for (int i = 0; i < M; ++i) std::copy_n(C + static_cast<size_t>(i) * ldc + n0, width, edge.data() + static_cast<size_t>(i) * kNR);
-    Cp = edge.data();
-    ldcp = kNR;
-  }
-  for (int m0 = 0; m0 < M; m0 += kMC) {
-    const int mc = std::min(kMC, M - m0);
+  on_panel_columns(p, M, N, C, ldc, accumulate, [&](float* Cp, int ldcp) {
+    for (int m0 = 0; m0 < M; m0 += kMC) {
+      const int mc = std::min(kMC, M - m0);
+      for (int k0 = 0; k0 < K; k0 += kKC) {
+        const int kc = std::min(kKC, K - k0);
+        const E* sub = panel + static_cast<size_t>(k0) * kNR;  // (kc, kNR)
+        // The next sub-panel, into L2 while this one is computed: the weights come from DRAM.
+        // It is the next kKC rows of this panel, or the next panel's first ones (panels are
+        // contiguous); never more than one sub-panel, and never past `end`.
+        // Small matrices stay in cache between calls and skip it (it cost them ~7%).
+        const E* next = sub + static_cast<size_t>(kc) * kNR;
+        const size_t ahead = static_cast<size_t>(K) * N * sizeof(E) < kPrefetchBytes
+                                 ? 0
+                                 : std::min<size_t>(static_cast<size_t>(std::min(kKC, K)) * kNR, static_cast<size_t>(end - next));
+        for (size_t off = 0; off < ahead; off += 64 / sizeof(E)) __builtin_prefetch(next + off, 0, 2);
+        panel_pass<DT>(mc, kc, A + static_cast<size_t>(m0) * lda + k0, lda, sub, Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
+      }
+    }
+  });
+}
+
+// Panel p of a matrix kept in blocks: each sub-panel (kc rows, a whole number of blocks as
+// kKC is) widened once into an F32 (kc, kNR) panel, then the F32 kernel over every row block
+// of A. Each C(i, n) is still one fused multiply-add chain over k = 0..K-1 in order (k0
+// outer, m0 inner changes which rows go first, not the order within a row).
+void run_block_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
+  const int K = static_cast<int>(B.rows());
+  thread_local std::vector<float, Eigen::aligned_allocator<float>> wide;
+  wide.resize(static_cast<size_t>(std::min(kKC, K)) * kNR);
+  on_panel_columns(p, M, static_cast<int>(B.cols()), C, ldc, accumulate, [&](float* Cp, int ldcp) {
     for (int k0 = 0; k0 < K; k0 += kKC) {
       const int kc = std::min(kKC, K - k0);
-      const E* sub = panel + static_cast<size_t>(k0) * kNR;  // (kc, kNR)
-      // The next sub-panel, into L2 while this one is computed: the weights come from DRAM.
-      // It is the next kKC rows of this panel, or the next panel's first ones (panels are
-      // contiguous); never more than one sub-panel, and never past `end`.
-      // Small matrices stay in cache between calls and skip it (it cost them ~7%).
-      const E* next = sub + static_cast<size_t>(kc) * kNR;
-      const size_t ahead = static_cast<size_t>(K) * N * sizeof(E) < kPrefetchBytes
-                               ? 0
-                               : std::min<size_t>(static_cast<size_t>(std::min(kKC, K)) * kNR, static_cast<size_t>(end - next));
-      for (size_t off = 0; off < ahead; off += 64 / sizeof(E)) __builtin_prefetch(next + off, 0, 2);
-      panel_pass<DT>(mc, kc, A + static_cast<size_t>(m0) * lda + k0, lda, sub, Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
+      B.widen_panel(p, k0, kc, wide.data());
+      for (int m0 = 0; m0 < M; m0 += kMC)
+        panel_pass<WeightDtype::F32>(std::min(kMC, M - m0), kc, A + static_cast<size_t>(m0) * lda + k0, lda, wide.data(),
+                                     Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
     }
-  }
-  if (width < kNR)
-    for (int i = 0; i < M; ++i) std::copy_n(edge.data() + static_cast<size_t>(i) * kNR, width, C + static_cast<size_t>(i) * ldc + n0);
+  });
 }
 
 void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
   const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
   const size_t end = static_cast<size_t>(K) * kNR;  // past the last panel
+  if (B.blocks()) return run_block_panel(p, M, A, lda, B, C, ldc, accumulate);
   switch (B.dtype()) {
     case WeightDtype::F32:
       return run_panel<WeightDtype::F32>(p, M, K, N, A, lda, B.panel(p), B.panel(B.panels() - 1) + end, C, ldc, accumulate);
@@ -168,6 +191,8 @@ void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix&
       return run_panel<WeightDtype::BF16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate);
     case WeightDtype::F16:
       return run_panel<WeightDtype::F16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate);
+    default:
+      HM_ASSERT(false, "a block type is kept in blocks");
   }
 }
 
@@ -188,6 +213,21 @@ void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, c
     } else {
       for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = half_to_float(row[k]);
     }
+  }
+  run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
+}
+
+// The same for Bt in a block type: each row widened whole, then transposed into the panel.
+void run_transposed_block_panel(int p, int M, const float* A, int lda, int N, int K, const uint8_t* Bt, WeightDtype dt, size_t row_bytes, float* C,
+                                int ldc) {
+  thread_local std::vector<float, Eigen::aligned_allocator<float>> panel;
+  thread_local std::vector<float> row;
+  panel.assign(static_cast<size_t>(K) * kNR, 0.0f);
+  row.resize(static_cast<size_t>(K));
+  const int n0 = p * kNR, width = std::min(kNR, N - n0);
+  for (int j = 0; j < width; ++j) {
+    widen_weights(dt, Bt + static_cast<size_t>(n0 + j) * row_bytes, K, row.data());
+    for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = row[static_cast<size_t>(k)];
   }
   run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
 }
@@ -345,23 +385,30 @@ void transposed_b(int M, const float* A, int lda, int N, int K, const E* Bt, Wei
 }
 }  // namespace
 
-void PackedMatrix::resize(Eigen::Index rows, Eigen::Index cols, WeightDtype dtype) {
-  rows_ = rows;
-  cols_ = cols;
-  dtype_ = dtype;
-  const size_t n = static_cast<size_t>(panels()) * rows * kPanel;
-  // values zero (the allocator does not); the other storage freed
-  if (narrow()) {
-    std::vector<float, UninitialisedAllocator<float>>().swap(data_);
-    data16_.assign(n, 0);
-  } else {
-    std::vector<uint16_t, UninitialisedAllocator<uint16_t>>().swap(data16_);
-    data_.assign(n, 0.0f);
+void PackedMatrix::free_other_storage() {
+  if (storage_ != Storage::F32) std::vector<float, UninitialisedAllocator<float>>().swap(data_);
+  if (storage_ != Storage::Narrow16) std::vector<uint16_t, UninitialisedAllocator<uint16_t>>().swap(data16_);
+  if (storage_ != Storage::Blocks) {
+    std::vector<uint8_t, UninitialisedAllocator<uint8_t>>().swap(data8_);
+    std::vector<Run>().swap(runs_);
   }
 }
 
+void PackedMatrix::resize(Eigen::Index rows, Eigen::Index cols, WeightDtype dtype) {
+  HM_ASSERT(!is_block_dtype(dtype), "resize: a block type is kept by assign_blocks");
+  rows_ = rows;
+  cols_ = cols;
+  dtype_ = dtype;
+  storage_ = dtype == WeightDtype::F32 ? Storage::F32 : Storage::Narrow16;
+  free_other_storage();
+  const size_t n = static_cast<size_t>(panels()) * rows * kPanel;
+  // values zero (the allocator does not)
+  if (narrow()) data16_.assign(n, 0);
+  else data_.assign(n, 0.0f);
+}
+
 void PackedMatrix::set_rows(Eigen::Index r0, Eigen::Index n, const float* block) {
-  HM_ASSERT(r0 >= 0 && n >= 0 && r0 + n <= rows_, "set_rows: rows out of range; resize() first");
+  HM_ASSERT(r0 >= 0 && n >= 0 && r0 + n <= rows_ && !blocks(), "set_rows: rows out of range; resize() first");
   for (int p = 0; p < panels(); ++p) {
     const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kPanel, width = std::min<Eigen::Index>(kPanel, cols_ - c0);
     if (narrow()) {
@@ -384,7 +431,8 @@ void PackedMatrix::assign_by_rows_parallel(Eigen::Index rows, Eigen::Index cols,
   rows_ = rows;
   cols_ = cols;
   dtype_ = WeightDtype::F32;
-  std::vector<uint16_t, UninitialisedAllocator<uint16_t>>().swap(data16_);
+  storage_ = Storage::F32;
+  free_other_storage();
   data_.clear();
   data_.resize(static_cast<size_t>(panels()) * rows * kPanel);
   const Eigen::Index blocks = (rows + kBlockRows - 1) / kBlockRows;
@@ -412,6 +460,14 @@ PackedMatrix::Plain PackedMatrix::plain() const { return middle_cols(0, cols_); 
 PackedMatrix::Plain PackedMatrix::middle_cols(Eigen::Index c0, Eigen::Index n) const {
   HM_ASSERT(c0 >= 0 && n >= 0 && c0 + n <= cols_, "middle_cols: columns out of range");
   Plain m(rows_, n);  // (K, n)
+  if (blocks()) {
+    std::vector<float> col(static_cast<size_t>(rows_));
+    for (Eigen::Index c = c0; c < c0 + n; ++c) {
+      widen_weights(column_dtype(c), column_blocks(c), rows_, col.data());
+      for (Eigen::Index r = 0; r < rows_; ++r) m(r, c - c0) = col[static_cast<size_t>(r)];
+    }
+    return m;
+  }
   for (Eigen::Index c = c0; c < c0 + n;) {
     const int p = static_cast<int>(c / kPanel);
     const Eigen::Index j0 = c % kPanel, width = std::min<Eigen::Index>(kPanel - j0, c0 + n - c);
@@ -437,7 +493,8 @@ bool PackedMatrix::assign_transposed_narrow(const std::vector<const uint16_t*>& 
   rows_ = rows;
   cols_ = cols;
   dtype_ = src_dtype;
-  std::vector<float, UninitialisedAllocator<float>>().swap(data_);
+  storage_ = Storage::Narrow16;
+  free_other_storage();
   data16_.clear();
   data16_.resize(static_cast<size_t>(panels()) * rows * kPanel);  // every value written below
   const uint16_t inf_exp = src_dtype == WeightDtype::BF16 ? 0x7F80u : 0x7C00u;  // all-ones exponent: inf or NaN
@@ -476,6 +533,80 @@ bool PackedMatrix::assign_transposed_narrow(const std::vector<const uint16_t*>& 
   return bad == 0;
 }
 
+float PackedMatrix::operator()(Eigen::Index r, Eigen::Index c) const {
+  if (blocks()) {  // the block holding (r, c), widened
+    const WeightDtype dt = column_dtype(c);
+    const int blk = weight_dtype_info(dt).block;
+    float v[256];
+    widen_weights(dt, column_blocks(c) + dtype_bytes(dt, r / blk * blk), blk, v);
+    return v[r % blk];
+  }
+  const size_t i = (static_cast<size_t>(c / kPanel) * rows_ + r) * kPanel + c % kPanel;
+  return narrow() ? narrow_to_float(data16_[i], dtype_) : data_[i];
+}
+
+std::string PackedMatrix::dtype_text() const {
+  if (!blocks()) return dtype_name(dtype_);
+  bool seen[kWeightDtypes] = {};
+  for (const Run& r : runs_) seen[static_cast<int>(r.dt)] = true;
+  std::string s;
+  for (int i = 0; i < kWeightDtypes; ++i)
+    if (seen[i]) s += (s.empty() ? "" : "+") + std::string(dtype_name(static_cast<WeightDtype>(i)));
+  return s;
+}
+
+bool PackedMatrix::assign_blocks(const std::vector<const uint8_t*>& col_src, const std::vector<WeightDtype>& col_dtype, Eigen::Index rows) {
+  HM_ASSERT(col_src.size() == col_dtype.size() && !col_src.empty(), "assign_blocks: one source and one type per column");
+  const Eigen::Index cols = static_cast<Eigen::Index>(col_src.size());
+  rows_ = rows;
+  cols_ = cols;
+  dtype_ = col_dtype[0];
+  storage_ = Storage::Blocks;
+  free_other_storage();
+  runs_.clear();
+  size_t total = 0;
+  for (size_t c = 0; c < col_src.size(); ++c) {
+    HM_ASSERT(rows % weight_dtype_info(col_dtype[c]).block == 0, "assign_blocks: rows a whole number of blocks");
+    if (runs_.empty() || runs_.back().dt != col_dtype[c]) runs_.push_back(Run{static_cast<Eigen::Index>(c), col_dtype[c], total});
+    total += static_cast<size_t>(dtype_bytes(col_dtype[c], rows));
+  }
+  data8_.clear();
+  data8_.resize(total);  // every byte written below
+  const int P = panels();
+  const int nt = std::min(threads_for(static_cast<double>(rows) * cols), P);
+  int bad = 0;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(| : bad) if (nt > 1)
+  for (int p = 0; p < P; ++p) {
+    // Each column's row copied, then widened once to check it (the file's scales may not be finite).
+    thread_local std::vector<float> wide;
+    wide.resize(static_cast<size_t>(rows));
+    const size_t c1 = std::min<size_t>(static_cast<size_t>(p + 1) * kPanel, static_cast<size_t>(cols));
+    for (size_t c = static_cast<size_t>(p) * kPanel; c < c1; ++c) {
+      const size_t n = static_cast<size_t>(dtype_bytes(col_dtype[c], rows));
+      uint8_t* dst = const_cast<uint8_t*>(column_blocks(static_cast<Eigen::Index>(c)));
+      std::memcpy(dst, col_src[c], n);
+      widen_weights(col_dtype[c], dst, rows, wide.data());
+      float acc = 0.0f;
+      for (float v : wide) acc += v * 0.0f;  // NaN when any value is not finite
+      bad |= acc != 0.0f || std::isnan(acc);
+    }
+  }
+  return bad == 0;
+}
+
+void PackedMatrix::widen_panel(int p, Eigen::Index k0, Eigen::Index kc, float* wide) const {
+  thread_local std::vector<float> col;
+  col.resize(static_cast<size_t>(kc));
+  const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kPanel, width = std::min<Eigen::Index>(kPanel, cols_ - c0);
+  for (Eigen::Index j = 0; j < width; ++j) {
+    const WeightDtype dt = column_dtype(c0 + j);
+    widen_weights(dt, column_blocks(c0 + j) + dtype_bytes(dt, k0), kc, col.data());
+    for (Eigen::Index k = 0; k < kc; ++k) wide[k * kPanel + j] = col[static_cast<size_t>(k)];
+  }
+  for (Eigen::Index j = width; j < kPanel; ++j)
+    for (Eigen::Index k = 0; k < kc; ++k) wide[k * kPanel + j] = 0.0f;
+}
+
 void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
   const int N = static_cast<int>(B.cols()), P = B.panels();
   if (M <= 0 || N <= 0) return;
@@ -497,6 +628,20 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
   // Contiguous runs of panels per thread: each thread streams one region of B.
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate);
+}
+
+void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8_t* Bt, WeightDtype dtype, size_t row_bytes, float* C, int ldc) {
+  HM_ASSERT(is_block_dtype(dtype), "the block gemm_transposed_b takes a block type");
+  if (M <= 0 || N <= 0) return;
+  if (K == 0) {
+    for (int i = 0; i < M; ++i) std::fill_n(C + static_cast<size_t>(i) * ldc, N, 0.0f);
+    return;
+  }
+  // Always through panels (the direct few-row path's result is the panels' bit for bit).
+  const int P = (N + kNR - 1) / kNR;
+  const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), P);
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+  for (int p = 0; p < P; ++p) run_transposed_block_panel(p, M, A, lda, N, K, Bt, dtype, row_bytes, C, ldc);
 }
 
 FewRowSplit::FewRowSplit(bool split) : previous_(t_few_row_split) { t_few_row_split = split; }

@@ -19,28 +19,27 @@
 // panel to F32 in registers as it reads it (BF16: a 16-bit shift; F16: the F16C / AVX-512
 // conversion; both exact). The products and sums are the F32 kernel's, in the same order,
 // so the result equals the F32 matrix of the same values bit for bit (test_gemm.cpp).
+//
+// Storage in a GGUF file's blocks (weight_dtype.h: Q8_0 ... Q6_K): each column keeps its
+// source row of blocks verbatim (kPanel columns of a panel side by side), possibly of
+// different types (Q4_K_M's Q6_K W_V beside its Q4_K W_Q and W_K). The kernel widens each
+// sub-panel (kKC rows of kPanel columns, a whole number of blocks) into an F32 panel on the
+// thread that uses it, then runs the F32 kernel on it, in the same order: the result equals
+// the F32 matrix of the widened values bit for bit (test_quant_weights.cpp).
 #pragma once
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "core/error.h"
-#include "core/math/half.h"
+#include "core/math/weight_dtype.h"
 
 namespace headmap {
-
-// How weights are stored: F32, or 16-bit as in the file (widened to F32 in the kernel).
-enum class WeightDtype : uint8_t { F32, BF16, F16 };
-inline int bytes_per_weight(WeightDtype d) { return d == WeightDtype::F32 ? 4 : 2; }
-inline const char* dtype_name(WeightDtype d) { return d == WeightDtype::BF16 ? "BF16" : d == WeightDtype::F16 ? "F16" : "F32"; }
-// One 16-bit value to float (exact), and a float to the nearest 16-bit value (ties to even;
-// exact for a float that came from one).
-inline float narrow_to_float(uint16_t v, WeightDtype d) { return d == WeightDtype::BF16 ? bf16_to_float(v) : half_to_float(v); }
-inline uint16_t float_to_narrow(float f, WeightDtype d) { return d == WeightDtype::BF16 ? float_to_bf16(f) : float_to_half(f); }
 
 // Storage of packed weights: Eigen's aligned allocator, except that resize() leaves the
 // floats unwritten (PackedMatrix::resize zeroes them itself; assign_by_rows_parallel writes
@@ -84,6 +83,12 @@ class PackedMatrix {
   // The same with column c read from col_src[c] (rows values): several Linear weights side
   // by side (W_Q | W_K | W_V) packed as one matrix, straight from the file.
   bool assign_transposed_narrow(const std::vector<const uint16_t*>& col_src, Eigen::Index rows, WeightDtype src_dtype);
+  // Keeps a Linear weight in its file's blocks: column c of this (rows = in, cols =
+  // col_src.size()) matrix is the row of `rows` elements stored at col_src[c] in col_dtype[c]
+  // (any WeightDtype; rows a whole number of its blocks), copied verbatim. Several tensors
+  // side by side, rows permuted (llama's Q/K), types mixed. Both threads copy disjoint
+  // panels. Returns false (matrix incomplete) when a widened value is not finite.
+  bool assign_blocks(const std::vector<const uint8_t*>& col_src, const std::vector<WeightDtype>& col_dtype, Eigen::Index rows);
   // Packs a (rows, cols) matrix made kBlockRows rows at a time, never whole (a loader's
   // reads, a random stream, a concatenation): fill(r0, n, block) writes rows [r0, r0 + n)
   // row-major into block and returns false to stop, leaving the matrix incomplete.
@@ -107,46 +112,78 @@ class PackedMatrix {
   using BlockFill = std::function<void(Eigen::Index r0, Eigen::Index n, float* block)>;
   void assign_by_rows_parallel(Eigen::Index rows, Eigen::Index cols, const BlockFill& fill, double flops_per_element);
   Eigen::Index rows() const { return rows_; }  // K
-  WeightDtype dtype() const { return dtype_; }
-  bool narrow() const { return dtype_ != WeightDtype::F32; }
-  size_t bytes() const { return data_.size() * sizeof(float) + data16_.size() * sizeof(uint16_t); }
+  WeightDtype dtype() const { return dtype_; }  // kept in blocks: column 0's type (dtype_text names them all)
+  bool narrow() const { return storage_ == Storage::Narrow16; }  // BF16 / F16 panels
+  bool blocks() const { return storage_ == Storage::Blocks; }    // a file's blocks, per column
+  WeightDtype column_dtype(Eigen::Index c) const { return blocks() ? run_of(c).dt : dtype_; }
+  std::string dtype_text() const;  // "Q4_K", "Q4_K+Q6_K": the types its columns are kept in
+  size_t bytes() const { return data_.size() * sizeof(float) + data16_.size() * sizeof(uint16_t) + data8_.size(); }
   Eigen::Index cols() const { return cols_; }  // N
   Eigen::Index size() const { return rows_ * cols_; }
   int panels() const { return static_cast<int>((cols_ + kPanel - 1) / kPanel); }
   const float* panel(int p) const { return data_.data() + static_cast<size_t>(p) * rows_ * kPanel; }  // (K, kPanel), F32 only
   const uint16_t* panel16(int p) const { return data16_.data() + static_cast<size_t>(p) * rows_ * kPanel; }  // (K, kPanel), narrow only
-
-  float operator()(Eigen::Index r, Eigen::Index c) const {
-    const size_t i = (static_cast<size_t>(c / kPanel) * rows_ + r) * kPanel + c % kPanel;
-    return narrow() ? narrow_to_float(data16_[i], dtype_) : data_[i];
+  const uint8_t* column_blocks(Eigen::Index c) const {  // (rows) in column_dtype(c), blocks only
+    const Run& r = run_of(c);
+    return data8_.data() + r.at + static_cast<size_t>(c - r.c0) * static_cast<size_t>(dtype_bytes(r.dt, rows_));
   }
+  // Rows [k0, k0 + kc) of panel p widened into wide (kc, kPanel), F32 (zero past the last
+  // column); k0 and kc whole numbers of every column's blocks. Blocks only.
+  void widen_panel(int p, Eigen::Index k0, Eigen::Index kc, float* wide) const;
+
+  float operator()(Eigen::Index r, Eigen::Index c) const;
   Plain plain() const;  // the (K, N) matrix, unpacked
   Plain middle_cols(Eigen::Index c0, Eigen::Index n) const;  // (K, n): columns [c0, c0 + n), unpacked (exact)
   bool operator==(const PackedMatrix& o) const {
-    return rows_ == o.rows_ && cols_ == o.cols_ && dtype_ == o.dtype_ && data_ == o.data_ && data16_ == o.data16_;
+    return rows_ == o.rows_ && cols_ == o.cols_ && dtype_ == o.dtype_ && storage_ == o.storage_ && data_ == o.data_ && data16_ == o.data16_ &&
+           data8_ == o.data8_ && runs_ == o.runs_;
   }
   bool operator!=(const PackedMatrix& o) const { return !(*this == o); }
 
  private:
   Eigen::Index rows_ = 0, cols_ = 0;
   WeightDtype dtype_ = WeightDtype::F32;
+  enum class Storage : uint8_t { F32, Narrow16, Blocks } storage_ = Storage::F32;
   std::vector<float, UninitialisedAllocator<float>> data_;  // (panels, K, kPanel) when F32
   std::vector<uint16_t, UninitialisedAllocator<uint16_t>> data16_;  // (panels, K, kPanel) when BF16 or F16
+  std::vector<uint8_t, UninitialisedAllocator<uint8_t>> data8_;  // blocks: the columns' rows, one after another
+  // Blocks: the runs of columns of one type (W_Q, W_K | W_V of Q4_K_M: two), each from c0 on,
+  // its rows from data8_[at] on (a few bytes per matrix, not per column).
+  struct Run {
+    Eigen::Index c0;
+    WeightDtype dt;
+    size_t at;
+    bool operator==(const Run& o) const { return c0 == o.c0 && dt == o.dt && at == o.at; }
+  };
+  std::vector<Run> runs_;
+  const Run& run_of(Eigen::Index c) const {
+    size_t i = runs_.size() - 1;
+    while (runs_[i].c0 > c) --i;
+    return runs_[i];
+  }
+  void free_other_storage();           // every storage but storage_'s emptied
 };
 
-// A (rows, cols) row-major table kept in a file's 16-bit precision: the token embedding of a
-// BF16 / F16 model (Llama 3.2-1B's 128,256 x 2048 is 525 MB so, 1 GB widened). Rows are
-// widened as they are gathered; the tied unembedding widens panels inside the GEMM.
+// A (rows, cols) row-major table kept in a file's precision: the token embedding of a BF16 /
+// F16 model (Llama 3.2-1B's 128,256 x 2048 is 525 MB so, 1 GB widened), or of a GGUF file in
+// its blocks (Q8_0: 279 MB). Rows are widened as they are gathered; the tied unembedding
+// widens panels inside the GEMM.
 struct NarrowRows {
   Eigen::Index rows = 0, cols = 0;
   WeightDtype dtype = WeightDtype::BF16;
-  std::vector<uint16_t> data;  // (rows, cols)
+  std::vector<uint16_t> data;   // (rows, cols) when BF16 / F16
+  std::vector<uint8_t> blocks;  // (rows, row_bytes()) when a block type (weight_dtype.h)
   bool empty() const { return rows == 0; }
+  size_t row_bytes() const { return static_cast<size_t>(dtype_bytes(dtype, cols)); }
+  size_t bytes() const { return data.size() * sizeof(uint16_t) + blocks.size(); }
   void row(Eigen::Index r, float* out) const {  // out (cols)
+    if (is_block_dtype(dtype)) return widen_weights(dtype, blocks.data() + static_cast<size_t>(r) * row_bytes(), cols, out);
     const uint16_t* s = data.data() + static_cast<size_t>(r) * cols;
     for (Eigen::Index c = 0; c < cols; ++c) out[c] = narrow_to_float(s[c], dtype);
   }
-  bool operator==(const NarrowRows& o) const { return rows == o.rows && cols == o.cols && dtype == o.dtype && data == o.data; }
+  bool operator==(const NarrowRows& o) const {
+    return rows == o.rows && cols == o.cols && dtype == o.dtype && data == o.data && blocks == o.blocks;
+  }
 };
 
 // C (M, N) = A (M, K) B, or C += A B when accumulate; A and C row-major with row strides.
@@ -177,6 +214,9 @@ void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const float
 // The same with Bt kept 16-bit (BF16 or F16): each panel is widened as it is packed; the
 // result equals the F32 call on the widened Bt bit for bit.
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint16_t* Bt, WeightDtype dtype, int ldb, float* C, int ldc);
+// The same with Bt's rows in a block type (weight_dtype.h), row_bytes apart: each row widened
+// as its panel is packed; equal to the F32 call on the widened Bt bit for bit.
+void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8_t* Bt, WeightDtype dtype, size_t row_bytes, float* C, int ldc);
 
 // The same on Eigen row-major matrices (or row blocks of them).
 template <class Dst, class Src>

@@ -7,7 +7,7 @@ tests/data/gpt2/) under /tmp (never in the repository), reads it once so the pag
 warm, then alternates for --rounds rounds:
 
   headmap   build/tests/headmap-bench-families DIR 128: load_hf_model, which opens a GPT-2
-            directory through load_hf_gpt2 (mmap, tensor by tensor),
+            directory through load_family_tensors (mmap, tensor by tensor),
             forward() at T=128 with every layer's attention maps (L, B, H, T, T), without and
             with the logits and loss, and the process's peak RSS (VmHWM)
   PyTorch   the same forward written here in torch (Debian python3-torch has no safetensors

@@ -107,12 +107,28 @@ void draw_passport(AppState& s, bool full) {
   // sharing saves (core/inspect/passport.h).
   text_disabled_wrapped_at_commas(p.kv_cache_line);
   hook::set_text("passport_kv", p.kv_cache_line);
+  // The weights as they are held: each group's type (a GGUF file's blocks stay blocks), bits
+  // per weight and bytes (core/inspect/passport.h's weight_storage). Their own table; on a
+  // short screen (the steps would get under 12 rows) rows at the end of the steps' table.
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float params_h = line * (p.params.size() + (p.kv_saved > 0 ? 5.5f : 4.5f));
+  const bool storage_merged = ImGui::GetContentRegionAvail().y - line * (p.storage.size() + 1.5f) - params_h < line * 12;
+  if (!p.storage.empty() && !storage_merged && ImGui::BeginTable("weights_storage", 4, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+    for (const char* h : {"weights", "type", "bits/weight", "bytes"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (const WeightStorage& ws : p.storage) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn(), ImGui::TextUnformatted(ws.name.c_str());
+      ImGui::TableNextColumn(), ImGui::TextUnformatted(ws.type.c_str());
+      ImGui::TableNextColumn(), ImGui::Text("%.2f", ws.bits_per_weight());
+      ImGui::TableNextColumn(), ImGui::TextUnformatted(human_count(ws.bytes).c_str());
+    }
+    ImGui::EndTable();
+  }
 
   // On a short screen (a projector at 1024x768 with large text) the parameter counts join
   // the table as its last section, so the steps get the height instead of a few rows.
-  const float line = ImGui::GetTextLineHeightWithSpacing();
   const float avail = ImGui::GetContentRegionAvail().y;
-  const float params_h = line * (p.params.size() + (p.kv_saved > 0 ? 5.5f : 4.5f));
   const bool merged = avail - params_h < line * 12;
   // The columns that fit the panel's width, with no horizontal scrollbar: step and the two
   // shapes always; the note gives way first, then FLOPs and bytes, then the formula (which
@@ -242,6 +258,18 @@ void draw_passport(AppState& s, bool full) {
       ImGui::TableSetColumnIndex(0);
       ImGui::TextColored(kAccentColour, "parameters");  // their names wrap in the step column
       param_rows(show_formula ? 3 : 2);  // counts in the concrete column
+    }
+    if (storage_merged && !p.storage.empty()) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::TextColored(kAccentColour, "weights held");
+      for (const WeightStorage& ws : p.storage) {
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        ImGui::TextUnformatted(ws.name.c_str());
+        ImGui::TableSetColumnIndex(show_formula ? 3 : 2);  // type, bits per weight and bytes in the concrete column
+        ImGui::Text("%s  %.2f bits  %s", ws.type.c_str(), ws.bits_per_weight(), human_count(ws.bytes).c_str());
+      }
     }
     ImGui::EndTable();
   }

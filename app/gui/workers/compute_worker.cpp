@@ -298,6 +298,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
       derive(*first, r);
       first->source = describe_source(w1, r.cfg);
       first->passport = make_passport(r.cfg, first->batch.B(), first->batch.T, w1.trained() ? w1.vocab_size() : 0, w1.context, &w1.arch);
+      first->passport.storage = weight_storage(w1);
       first->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       first->compute_cpu_ms = thread_cpu_ms() - cpu0;
       auto partial = std::make_shared<ComputeResult>();
@@ -325,6 +326,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
       data->out.attention = std::move(vw).value();
     }
     data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, mw.trained() ? mw.vocab_size() : 0, mw.context, &mw.arch);
+    data->passport.storage = weight_storage(mw);
     derive(*data, r);
     data->source = describe_source(mw, r.cfg);
     data->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

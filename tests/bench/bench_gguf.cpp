@@ -1,0 +1,148 @@
+// bench_gguf.cpp: a GGUF model kept in its blocks (issue 37), on the Llama-3.2-1B shape
+// (D 2048, 32 heads of 64, 8 K/V heads, 16 layers, MLP 8192, vocabulary 128,256, tied):
+//   load_s            load_gguf_model, wall clock (the file in the page cache after the write);
+//   peak_rss_over_file  the load's peak resident growth over the file's bytes;
+//   forward_ms        the median forward at T tokens (default 128) with every map, each
+//                     layer's input and output and the logits, as the app's worker asks;
+//   append_ms         the median incremental forward of one token appended after T - 1 in
+//                     the K/V cache, with its logits over the whole vocabulary.
+// Prints one JSON line per type. Each type is written by tests/gguf_writer.h (random blocks
+// under fixed scales: the same bytes a real file of the type streams) into DIR unless the
+// file is already there, then measured in a fresh process (so that the write's memory does
+// not count). BF16 is the 16-bit path, for comparison.
+//
+//   headmap-bench-gguf DIR [TYPE ...] [--tokens T] [--seconds S]     (types: Q8_0 Q4_K_M BF16)
+//   headmap-bench-gguf --file FILE.gguf [--tokens T] [--seconds S]   (any GGUF file)
+//
+// B = 1, T tokens, D = d_model, L = layers, V = vocab. Figures go to tests/bench/README.md
+// only from a quiet machine, with the machine named.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "../family_fixtures.h"
+#include "../gguf_writer.h"
+#include "../proc_status.h"
+#include "core/io/gguf_model.h"
+#include "core/math/gemm.h"
+#include "core/math/rng.h"
+#include "core/model/kv_cache.h"
+#include "core/model/model.h"
+
+using namespace headmap;
+namespace fs = std::filesystem;
+
+namespace {
+constexpr test::GgufShape kLlama1B{2048, 32, 8, 64, 16, 8192, 128256};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+[[noreturn]] void fail(const std::string& m) {
+  std::fprintf(stderr, "headmap-bench-gguf: %s\n", m.c_str());
+  std::exit(1);
+}
+
+int measure(const std::string& path, int T, double budget_ms) {
+  const double file_bytes = static_cast<double>(fs::file_size(path));
+  const long rss_before = test::status_kib("VmRSS:");
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<ModelWeights> w = load_gguf_model(path);
+  const double load_s = ms_since(t0) / 1e3;
+  if (!w) fail(w.error().message);
+  const double peak = (test::status_kib("VmHWM:") - rss_before) * 1024.0 / file_bytes;
+  ModelConfig base;
+  base.tokenizer = TokenizerKind::Bpe;
+  base.context = kMaxContext;
+  const ModelConfig cfg = config_for_weights(*w, base);
+  std::vector<int> ids;
+  Rng r(2026);
+  for (int t = 0; t < T; ++t) ids.push_back(static_cast<int>(r.below(static_cast<uint64_t>(w->vocab_size()))));
+  const Batch whole = test::id_batch({ids}), head = test::id_batch({std::vector<int>(ids.begin(), ids.end() - 1)});
+  ForwardOptions fo;  // as the app's compute worker asks: every map, layer I/O, logits
+  fo.keep_layer_io = true;
+  fo.want_logits = true;
+  std::vector<double> full_t, append_t;
+  if (Result<ForwardOutput> warm = forward(*w, cfg, whole, fo); !warm) fail(warm.error().message);
+  KvCache cache;
+  ForwardOptions inc = fo;
+  inc.kv_cache = &cache;
+  const auto start = std::chrono::steady_clock::now();
+  while (ms_since(start) < budget_ms || full_t.size() < 3) {
+    auto t1 = std::chrono::steady_clock::now();
+    if (Result<ForwardOutput> f = forward(*w, cfg, whole, fo); !f) fail(f.error().message);
+    full_t.push_back(ms_since(t1));
+    if (Result<ForwardOutput> p = forward(*w, cfg, head, inc); !p || cache.T() != T - 1) fail("the prefix did not fill the cache.");
+    t1 = std::chrono::steady_clock::now();
+    Result<ForwardOutput> a = forward(*w, cfg, whole, inc);
+    append_t.push_back(ms_since(t1));
+    if (!a || a->kv_computed != 1) fail("the appended token did not reuse the prefix.");
+  }
+  std::printf("{\"file\":\"%s\",\"weights\":\"%s\",\"file_mb\":%.1f,\"load_s\":%.3f,\"peak_rss_over_file\":%.3f,\"tokens\":%d,"
+              "\"forward_ms\":%.1f,\"append_ms\":%.1f,\"runs\":%zu,\"threads\":%d}\n",
+              fs::path(path).filename().c_str(), w->source.dtype.c_str(), file_bytes / 1e6, load_s, peak, T, median(full_t), median(append_t),
+              full_t.size(), compute_threads());
+  return 0;
+}
+
+// Runs `args` of this program in a fresh process; its exit status.
+int child(const std::vector<std::string>& args) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv("/proc/self/exe", argv.data());
+    _exit(3);
+  }
+  int st = 0;
+  return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : 4;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> pos;
+  std::string file, tokens = "128", seconds = "10";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--file" && i + 1 < argc) file = argv[++i];
+    else if (a == "--tokens" && i + 1 < argc) tokens = argv[++i];
+    else if (a == "--seconds" && i + 1 < argc) seconds = argv[++i];
+    else if (a == "--measure" && i + 1 < argc) return measure(argv[i + 1], std::atoi(tokens.c_str()), std::atof(seconds.c_str()) * 1e3);
+    else if (a == "--write" && i + 2 < argc) {
+      const std::string type = argv[i + 2];
+      test::GgufTypes ty = test::GgufTypes::all(WeightDtype::BF16);
+      if (type == "Q4_K_M") ty = test::GgufTypes::q4_k_m(), ty.untied = false;  // Llama-3.2-1B is tied
+      else if (type == "Q8_0") ty = test::GgufTypes::all(WeightDtype::Q8_0);
+      else if (type != "BF16") fail("unknown type " + type + " (Q8_0, Q4_K_M, BF16).");
+      return test::write_llama_gguf(argv[i + 1], kLlama1B, ty, 2026, false) ? 0 : 1;
+    } else pos.push_back(a);
+  }
+  if (std::atoi(tokens.c_str()) < 2) fail("--tokens must be at least 2.");
+  if (!file.empty()) return child({argv[0], "--tokens", tokens, "--seconds", seconds, "--measure", file});
+  if (pos.empty()) {
+    std::fprintf(stderr, "usage: headmap-bench-gguf DIR [Q8_0 Q4_K_M BF16] [--tokens T] [--seconds S] | --file FILE.gguf [...]\n");
+    return 2;
+  }
+  std::vector<std::string> types(pos.begin() + 1, pos.end());
+  if (types.empty()) types = {"Q8_0", "Q4_K_M", "BF16"};
+  fs::create_directories(pos[0]);
+  int rc = 0;
+  for (const std::string& t : types) {
+    const std::string path = (fs::path(pos[0]) / ("llama-3.2-1b-shape-" + t + ".gguf")).string();
+    if (!fs::exists(path) && child({argv[0], "--write", path, t}) != 0) fail("could not write " + path);
+    rc |= child({argv[0], "--tokens", tokens, "--seconds", seconds, "--measure", path});
+  }
+  return rc;
+}
