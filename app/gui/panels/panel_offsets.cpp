@@ -34,14 +34,14 @@ void profile_bars(AppState& s, const OffsetProfile& p, int l, int h, int d0) {
   const float peak = std::max(*std::max_element(v.begin(), v.end()), 1e-6f);
   ImGui::PlotHistogram("##offset profile", v.data(), static_cast<int>(v.size()), 0, overlay, 0.0f, peak * 1.15f,
                        ImVec2(ImGui::GetContentRegionAvail().x, fh * 5));
-  report_widget(s, "offset profile");
+  hook_widget("offset profile");
 }
 
 // The selected head's scores by RoPE pair (fast to slow), then the unrotated dims.
 void frequency_bars(AppState& s, const OffsetProfile& p, int l, int h) {
   if (p.H == 0) {
     text_disabled_wrapped(("No frequency profile: " + p.no_frequencies + ".").c_str());
-    report_widget(s, "no frequency profile");
+    hook_widget("no frequency profile");
     return;
   }
   const int pairs = p.pairs[static_cast<size_t>(l)];
@@ -50,7 +50,7 @@ void frequency_bars(AppState& s, const OffsetProfile& p, int l, int h) {
     char line[160];
     std::snprintf(line, sizeof line, "Layer %d rotates nothing (no RoPE in this layer): its scores see position only through the text.", l);
     text_disabled_wrapped(line);
-    report_widget(s, "no frequency profile");
+    hook_widget("no frequency profile");
     return;
   }
   std::vector<float> v;
@@ -61,7 +61,7 @@ void frequency_bars(AppState& s, const OffsetProfile& p, int l, int h) {
   std::snprintf(overlay, sizeof overlay, "head %d.%d: share of its scores by RoPE pair", l, head);
   const float fh = ImGui::GetFontSize();
   ImGui::PlotHistogram("##offset frequencies", v.data(), pairs, 0, overlay, 0.0f, peak * 1.15f, ImVec2(ImGui::GetContentRegionAvail().x, fh * 5));
-  report_widget(s, "offset frequencies");
+  hook_widget("offset frequencies");
   if (ImGui::IsItemHovered()) {
     const float x0 = ImGui::GetItemRectMin().x, w = ImGui::GetItemRectSize().x;
     const int i = std::clamp(static_cast<int>((ImGui::GetMousePos().x - x0) / w * pairs), 0, pairs - 1);
@@ -96,7 +96,7 @@ void draw_offsets(AppState& s) {
   same_line_if_fits(ImGui::CalcTextSize("Export offset profile...").x + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Button("Export offset profile..."))
     s.dialog_request = AppState::DialogRequest{Dialog::ExportOffsets, dialog_default_path(Dialog::ExportOffsets), false};
-  report_widget(s, "Export offset profile...");
+  hook_widget("Export offset profile...");
 
   // The grid: N rows of `cols` cells, the head's label at the left, distances along the top.
   const float fh = ImGui::GetFontSize();
@@ -120,7 +120,7 @@ void draw_offsets(AppState& s) {
   const ImVec2 g1(g0.x + cell_w * cols, g0.y + row_h * N);
   ImGui::SetCursorScreenPos(ImVec2(top.x, g0.y));
   ImGui::InvisibleButton("offsets grid", ImVec2(label_w + cell_w * cols, row_h * N));
-  report_widget(s, "offsets grid", g0, g1);
+  hook_widget("offsets grid", g0, g1);
   const bool hovered = ImGui::IsItemHovered(), clicked = ImGui::IsItemClicked();
   const int label_every = std::max(1, static_cast<int>(std::ceil(fh / row_h)));
   for (int n = 0; n < N; ++n) {
