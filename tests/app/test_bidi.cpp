@@ -106,6 +106,8 @@ TEST(Bidi, PngTextIsDrawnJoinedAndCutInTypedOrder) {
   EXPECT_EQ(headmap::fit_drawn_text(font, "the cat", 12, 1000), "the cat");
 }
 
+using namespace headmap;  // (the test below)
+
 // Issue 34, finding 9: the next-token list labels a byte piece by the one rule the maps use
 // (app/common/token_labels.h), never "<0xD8>": a byte that completes the sentence's last
 // character reads that character and its part, one that starts a character "… 1/2".
