@@ -303,11 +303,14 @@ void App::frame() {
   }
   int fb_w = 0, fb_h = 0;
   glfwGetFramebufferSize(window, &fb_w, &fb_h);
-  glViewport(0, 0, fb_w, fb_h);
-  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-  glClearColor(bg.x, bg.y, bg.z, 1.0f);
-  glClear(GL_COLOR_BUFFER_BIT);
-  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  const bool pixels = !script || script->draws_pixels() || capture_frame_ || !captures_.empty();
+  if (pixels) {
+    glViewport(0, 0, fb_w, fb_h);
+    const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    glClearColor(bg.x, bg.y, bg.z, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  }
 
   // Captures read the finished back buffer, before the swap.
   if (capture_frame_) {
@@ -338,7 +341,7 @@ void App::frame() {
     }
     captures_.clear();
   }
-  glfwSwapBuffers(window);
+  if (pixels) glfwSwapBuffers(window);
   last_swap = std::chrono::steady_clock::now();
   if (renderer_.deferred() > 0) glfwPostEmptyEvent();  // maps wait for the next frames' upload budget
   if (glyphs().dirty()) glfwPostEmptyEvent();           // a new character: the next frame adds its glyph

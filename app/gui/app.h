@@ -38,6 +38,10 @@ class Script {
   // How long the loop may sleep before the next frame (waking early on input or on the
   // worker's result). 0: draw continuously.
   virtual double wait_seconds(const App&) const { return 0.0; }
+  // Whether this frame's pixels are drawn: Dear ImGui's lists rasterised and the buffers
+  // swapped (a frame with a capture always is). The crawler reads the widgets each frame
+  // submits, not its pixels, and draws only some (crawl.cpp).
+  virtual bool draws_pixels() { return true; }
   bool finished = false;
   int exit_code = 0;
 };
