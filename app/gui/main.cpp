@@ -28,6 +28,7 @@
 
 #include "app/common/print_message.h"
 #include "app/gui/app.h"
+#include "app/gui/commands.h"
 #include "app/gui/frame_hooks.h"
 // LeakSanitizer (ASan builds): the system's GL driver keeps a few hundred bytes for the
 // life of the process, referenced from its own globals, and is unloaded at exit before
@@ -117,6 +118,10 @@ int main(int argc, char** argv) {
   bool crawl_primary = false;
   cli.add_flag("--crawl-primary", crawl_primary, "with --crawl: each widget's primary action only (a slider dragged past both ends, "
                "a text field given 500 mixed characters; then its first value back)");
+  std::string crawl_record, crawl_skip;
+  cli.add_option("--crawl-record", crawl_record, "with --crawl: write the widgets used (a label in a window, one a line) to FILE");
+  cli.add_option("--crawl-skip", crawl_skip, "with --crawl: leave alone the widgets FILE lists (another window size's --crawl-record) "
+                 "where they show in view at once; tabs, and what this layout moved or scrolled away, are used all the same");
   SoakOptions soak;
   soak.frames = 0;
   cli.add_option("--soak", soak.frames, "play N frames of random use (typing, sliders, pitfalls, ablation, layers), print resident "
@@ -227,6 +232,11 @@ int main(int argc, char** argv) {
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // saved by hand, atomically, in the XDG config dir
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  // Dear ImGui's key callback, and each press noted for the shortcuts (a tap shorter than a frame).
+  glfwSetKeyCallback(window, [](GLFWwindow* w, int key, int scancode, int action, int mods) {
+    ImGui_ImplGlfw_KeyCallback(w, key, scancode, action, mods);
+    if (action == GLFW_PRESS) note_key_press(key);
+  });
   ImGui_ImplOpenGL3_Init("#version 330 core");
 #ifdef HEADMAP_LSAN
   pin_loaded_libraries();
@@ -320,7 +330,7 @@ int main(int argc, char** argv) {
       if (fullscreen) app.toggle_fullscreen();  // the monitor's own mode: never larger than the screen
       FrameRecorder recorder;  // a scripted run observes what each frame submitted (frame_hooks.h)
       if (!shot.path.empty()) app.script = make_screenshot_script(shot), recorder.map_values = true;
-      else if (crawl) app.script = make_crawl_script({shot.then, cli.count("--deadline") ? shot.deadline_s : 300.0, crawl_primary});
+      else if (crawl) app.script = make_crawl_script({shot.then, cli.count("--deadline") ? shot.deadline_s : 300.0, crawl_primary, crawl_record, crawl_skip});
       else if (benchmark) app.script = make_benchmark_script(process_start);
       else if (soak.frames > 0) app.script = make_soak_script(soak);
       if (app.script) install_frame_recorder(&recorder);

@@ -14,9 +14,11 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <regex>
 
 #include "app/gui/frame_hooks.h"
@@ -165,7 +167,14 @@ bool in_view(const Item& it) {
 // ---- [the crawler] --------------------------------------------------------------------
 class CrawlScript : public Script {
  public:
-  explicit CrawlScript(CrawlOptions o) : o_(std::move(o)), start_(Clock::now()) { item_log::enable(true); }
+  explicit CrawlScript(CrawlOptions o) : o_(std::move(o)), start_(Clock::now()) {
+    item_log::enable(true);
+    if (!o_.skip_keys.empty()) {  // absent: everything is used
+      std::ifstream f(o_.skip_keys);
+      for (std::string l; std::getline(f, l);)
+        if (!l.empty()) skip_.insert(l);
+    }
+  }
 
   // The set-up: the --then settings, as the screenshot driver applies them.
   void before_draw(App& app) override {
@@ -222,7 +231,12 @@ class CrawlScript : public Script {
     if (!finished) plan(app);
   }
 
-  double wait_seconds(const App& app) const override { return phase_ == Phase::Crawl || quiet(app) ? 0.0 : 0.02; }
+  // While a cancelled training winds down the crawl draws no frames it does not need: the
+  // cores go to the training, which stops sooner.
+  double wait_seconds(const App& app) const override {
+    if (phase_ == Phase::Crawl) return waiting_training_ ? 0.02 : 0.0;
+    return quiet(app) ? 0.0 : 0.02;
+  }
 
  private:
   int pixel_frames_ = 0;
@@ -232,6 +246,7 @@ class CrawlScript : public Script {
     Item item;                   // as last drawn
     std::vector<uint32_t> path;  // the items to click first to show it (a list's or menu's openers)
     bool done = false;
+    bool right_done = false;     // right-clicked (an item with a right-click action)
     size_t order = 0;            // when it was first seen
   };
 
@@ -259,8 +274,13 @@ class CrawlScript : public Script {
       if (fresh) {
         k->second.order = seen_++;
         if (in_popup(it)) k->second.path = acting_path_;
+        // Used by the run at the other window size, at a place this size shows as it is: not
+        // again (a tab is clicked all the same: what it shows may be laid out differently).
+        if (skip_.count(group_of(it)) && !it.tab && in_view(it)) k->second.done = true, ++skipped_;
       }
+      const bool right = k->second.item.right_button;
       k->second.item = it;
+      k->second.item.right_button = right || it.right_button;  // asked only while hovered (a map)
     }
   }
   const Item* drawn(uint32_t id) const {
@@ -317,6 +337,20 @@ class CrawlScript : public Script {
       if (Clock::now() - **since > std::chrono::duration<double>(seconds)) {
         std::fprintf(stderr, "headmap: crawl: %s: still busy after %.0f s, going on\n", doing_.c_str(), seconds);
         return true;
+      }
+      return false;
+    };
+  }
+  // Until a cancelled training has stopped (at most `seconds`), drawing a frame every 20 ms.
+  Op training_stopped(double seconds = 30.0) {
+    auto since = std::make_shared<std::optional<Clock::time_point>>();
+    return [this, since, seconds](App& app) {
+      if (!*since) *since = Clock::now();
+      waiting_training_ = app.state.training.running;
+      if (!waiting_training_) return true;
+      if (Clock::now() - **since > std::chrono::duration<double>(seconds)) {
+        waiting_training_ = false;
+        return true;  // its Cancel is pressed again
       }
       return false;
     };
@@ -395,9 +429,14 @@ class CrawlScript : public Script {
       return true;
     };
     // 0. A training started by the crawl: its Cancel, at once (it would hold both cores).
+    // Pressed once, then the crawl waits for the training to stop.
     if (app.state.training.running)
       for (const Item& it : frame_items_)
-        if (!in_popup(it) && shown_label(it) == "Cancel" && !it.disabled) return act(app, it);
+        if (!in_popup(it) && shown_label(it) == "Cancel" && !it.disabled) {
+          act(app, it);
+          ops_.push_back(training_stopped());
+          return;
+        }
     // 1. An open popup, list, menu or dialog: its entries (Cancel and Close last).
     if (popup_open()) {
       const Item* pick = nullptr;
@@ -458,7 +497,25 @@ class CrawlScript : public Script {
         return act(app, it);
       }
     }
-    // 6. The keyboard shortcuts of the command table.
+    // 6. The right button, on each item that has a right-click action (one of each group).
+    for (const Item& it : frame_items_) {
+      Known& k = known_[it.id];
+      if (!it.right_button && !k.item.right_button) continue;
+      if (k.right_done || it.disabled || in_popup(it)) continue;
+      k.right_done = true;
+      if (!right_groups_.insert(group_of(it)).second) continue;
+      begin_action(app, describe(it, "right-click"));
+      const uint32_t id = it.id;
+      ops_.push_back(reach(id, [this](App&, const Item& now) {
+        InputStep r = click_at(centre(now).x, centre(now).y);
+        r.kind = InputStep::RightClick;
+        r.source = "rclick " + r.target;
+        ops_.push_front(settle());
+        ops_.push_front(steps({r}));
+      }));
+      return;
+    }
+    // 7. The keyboard shortcuts of the command table.
     const std::vector<Command>& table = commands();
     while (shortcut_ < table.size()) {
       const Command& c = table[shortcut_++];
@@ -476,9 +533,14 @@ class CrawlScript : public Script {
         std::fprintf(stderr, "headmap: crawl: not used: %s%s\n", describe(k.item, "").c_str(), k.item.disabled ? " (disabled)" : "");
       }
     std::fprintf(stderr, "headmap: crawl done: %d actions, %zu widgets seen, %d repeated ones sampled, %d moved by a layout change, "
-                 "%zu not used (disabled or gone), %d not reached, %d frames, %.0f s\n",
-                 actions_, known_.size(), sampled_, moved_, never, unreached_, crawl_frames_,
+                 "%d used at the other size (skipped), %zu right-clicked, %zu not used (disabled or gone), %d not reached, %d frames, %.0f s\n",
+                 actions_, known_.size(), sampled_, moved_, skipped_, right_groups_.size(), never, unreached_, crawl_frames_,
                  std::chrono::duration<double>(Clock::now() - start_).count());
+    if (!o_.record_keys.empty()) {  // what this run used, for the run at the other size
+      std::ofstream f(o_.record_keys, std::ios::trunc);
+      for (const std::string& k : used_keys_) f << k << '\n';
+      if (!f) return fail(app, "cannot write " + o_.record_keys);
+    }
     finished = true;
   }
 
@@ -498,6 +560,7 @@ class CrawlScript : public Script {
     const uint32_t id = k.item.id;
     const std::vector<uint32_t> path = k.path;
     begin_action(app, describe(k.item, "click") + " (opened again)");
+    used_keys_.insert(group_of(k.item));
     known_[id].done = true;
     typing_ = false;
     for (uint32_t opener : path) {
@@ -516,6 +579,7 @@ class CrawlScript : public Script {
     acting_path_ = known_[it.id].path;
     acting_path_.push_back(it.id);
     begin_action(app, describe(it, typing_ ? "type into" : "click"));
+    used_keys_.insert(group_of(it));
     const uint32_t id = it.id;
     ops_.push_back(reach(id, [this, id](App& app, const Item& now) { do_primary(app, now, id); }));
   }
@@ -625,7 +689,10 @@ class CrawlScript : public Script {
   Shown before_;                            // the window before it
   bool typed_ = false, restored_ = false;   // it typed a value / typed the first value back
   bool typing_ = false;                     // the action types into its field (else it clicks)
-  int actions_ = 0, unreached_ = 0, escapes_ = 0, sampled_ = 0, moved_ = 0, crawl_frames_ = 0;
+  int actions_ = 0, unreached_ = 0, escapes_ = 0, sampled_ = 0, moved_ = 0, crawl_frames_ = 0, skipped_ = 0;
+  bool waiting_training_ = false;           // a cancelled training is winding down
+  std::set<std::string> skip_, used_keys_;  // groups (group_of) used by the other size's run / by this one
+  std::set<std::string> right_groups_;      // groups right-clicked
   std::map<std::string, std::string> acted_window_;  // root window + label -> the window it was first used in
   std::map<std::string, int> group_used_;   // actions per group of repeated widgets (group_of)
 };

@@ -17,11 +17,15 @@
 //     collapsing headers, selectables; what a click opens (a combo's list, a menu, a
 //     dialog) is crawled next, and each entry of a list is reached again through the
 //     clicks that opened it.
-// Then it presses every shortcut of the command table (commands.cpp). File > Quit and
+// A widget that has a right-click action (item_log.h: the app asked whether the right button
+// clicked it) is right-clicked once per group of repeated widgets. Then it presses every
+// shortcut of the command table (commands.cpp). File > Quit and
 // Ctrl+Q are the only things it leaves alone; a file dialog is always left with Cancel.
 // Widgets repeated over data (a chip per token, a map per head: one label in one window)
 // are sampled, the first two and the last; a control that a layout change moved to another
-// window (a larger font moves the model controls into a tab) is used once.
+// window (a larger font moves the model controls into a tab) is used once. A training the
+// crawl started is cancelled at once, and the crawl sleeps until it has stopped. The second
+// window size's run may skip what the first one used (CrawlOptions::skip_keys).
 //
 // Each action is written to stderr before it is done, so a crash names the widget. After
 // each action it checks: no GL error; no message shown with an internal failure's wording
@@ -47,6 +51,12 @@ struct CrawlOptions {
   // the 500 mixed characters, each then given its first value back (no empty text and no
   // number out of range). ctest's second window size runs so, to keep the suite short.
   bool primary_only = false;
+  // The window sizes share what does not differ between them: the first run writes the
+  // groups it used (a label in a window, group_of in crawl.cpp) to record_keys; the second,
+  // given them as skip_keys, leaves alone each such widget it sees in view at once (not a
+  // tab): it uses what its layout moved, renamed or scrolled out of view. A missing
+  // skip_keys file skips nothing.
+  std::string record_keys, skip_keys;
 };
 std::unique_ptr<Script> make_crawl_script(CrawlOptions o);
 

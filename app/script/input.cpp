@@ -103,8 +103,8 @@ Result<InputStep> parse_step(const std::string& written) {
     if (st.target.empty()) return bad("it names no widget.");
     return st;
   }
-  if (verb == "key") {
-    st.kind = InputStep::Key;
+  if (verb == "key" || verb == "tap") {
+    st.kind = verb == "key" ? InputStep::Key : InputStep::Tap;
     std::string combo = lower(rest);
     if (combo.empty()) return bad("it names no key.");
     // "ctrl+-" and "ctrl++": the last '+' that is not the key itself separates the key.
@@ -349,6 +349,16 @@ Status InputDriver::step_once(App& app) {
         ImGui_ImplGlfw_KeyCallback(w, GLFW_KEY_LEFT_CONTROL, glfwGetKeyScancode(GLFW_KEY_LEFT_CONTROL), GLFW_RELEASE, 0);
         if (brisk_ && keys_next()) next_step();
         else stage_ = 2;
+      } else {
+        next_step();
+      }
+      return Status();
+    case InputStep::Tap:  // down and up between two frames, through the window's own key callback
+      if (stage_ == 0) {
+        GLFWkeyfun cb = glfwSetKeyCallback(w, nullptr);
+        glfwSetKeyCallback(w, cb);
+        if (cb) cb(w, st.key, glfwGetKeyScancode(st.key), GLFW_PRESS, 0), cb(w, st.key, glfwGetKeyScancode(st.key), GLFW_RELEASE, 0);
+        stage_ = 1;
       } else {
         next_step();
       }

@@ -11,6 +11,7 @@
 //   drag LABEL @X,Y ...  press on LABEL, move through the points (one a frame, two at the last), release
 //   scroll N LABEL       the wheel, N notches (negative: down), over LABEL
 //   key COMBO            e.g. enter, escape, right, ctrl+o, ctrl+a, ctrl+shift+e, f11
+//   tap KEY              down and up between two frames, through the window's key callback (a clicker's PageDown)
 //   type TEXT            characters, one per frame, into whatever has the keyboard
 //   paste TEXT           TEXT on the clipboard, then Ctrl+V: all of it in one frame
 //   wait                 until the app is idle and its result is on screen
@@ -33,7 +34,7 @@ namespace headmap {
 class App;
 
 struct InputStep {
-  enum Kind { Click, RightClick, DoubleClick, Hover, Scroll, Key, Type, Wait, Frames, Expect, Absent, Timeout, Drag, Paste, Report };
+  enum Kind { Click, RightClick, DoubleClick, Hover, Scroll, Key, Tap, Type, Wait, Frames, Expect, Absent, Timeout, Drag, Paste, Report };
   Kind kind = Wait;
   std::string target;  // a widget's label, or "@X,Y"; Report: the path
   std::string text;    // Type, Paste: the characters (UTF-8)

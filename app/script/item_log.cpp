@@ -15,6 +15,7 @@ bool g_on = false, g_hooked = false;
 int g_frame = -1;                                   // the ImGui frame the lists belong to
 std::vector<Item> g_items;                          // (items of frame g_frame)
 std::unordered_map<ImGuiID, std::string> g_labels;  // ID -> label, from this frame's GetID calls
+std::unordered_map<ImGuiID, size_t> g_index;        // ID -> its newest entry in g_items
 
 // A new frame (or a frame's second pass, which starts a new ImGui frame): start afresh.
 void sync_frame() {
@@ -23,6 +24,7 @@ void sync_frame() {
   g_frame = frame;
   g_items.clear();
   g_labels.clear();
+  g_index.clear();
 }
 }  // namespace
 
@@ -56,7 +58,15 @@ static void record(const ImRect& bb, ImGuiID id, const ImRect* nav_bb, ImGuiItem
   it.menu_bar = w->DC.NavLayerCurrent == ImGuiNavLayer_Menu;
   if (const ImGuiTabBar* bar = g.CurrentTabBar)
     for (const ImGuiTabItem& t : bar->Tabs) it.tab |= t.ID == id;
+  g_index[id] = g_items.size();
   g_items.push_back(std::move(it));
+}
+
+// The app asked about a mouse button's click with the last item drawn being g.LastItemData.
+static void asked(int button) {
+  if (!g_on || button != ImGuiMouseButton_Right || !GImGui) return;
+  sync_frame();
+  if (auto i = g_index.find(GImGui->LastItemData.ID); i != g_index.end() && GImGui->LastItemData.ID != 0) g_items[i->second].right_button = true;
 }
 
 // ImGuiWindow::GetID(str, str_end) returned id. Menu items and menus push their label as an
@@ -75,7 +85,18 @@ static void label(const ImGuiWindow* w, ImGuiID id, const char* str, const char*
 // bool ImGui::ItemAdd(const ImRect& bb, ImGuiID id, const ImRect* nav_bb, ImGuiItemFlags extra_flags)
 // ImGuiID ImGuiWindow::GetID(const char* str, const char* str_end)   (this: the first argument)
 // void ImGui::PushID(const char* str_id)
+// bool ImGui::IsItemClicked(ImGuiMouseButton), bool ImGui::IsMouseClicked(ImGuiMouseButton, bool repeat)
 extern "C" {
+bool __real__ZN5ImGui13IsItemClickedEi(int button) __attribute__((weak));
+bool __wrap__ZN5ImGui13IsItemClickedEi(int button) {
+  headmap::item_log::asked(button);
+  return __real__ZN5ImGui13IsItemClickedEi(button);
+}
+bool __real__ZN5ImGui14IsMouseClickedEib(int button, bool repeat) __attribute__((weak));
+bool __wrap__ZN5ImGui14IsMouseClickedEib(int button, bool repeat) {
+  headmap::item_log::asked(button);
+  return __real__ZN5ImGui14IsMouseClickedEib(button, repeat);
+}
 void __real__ZN5ImGui6PushIDEPKc(const char* str_id) __attribute__((weak));
 void __wrap__ZN5ImGui6PushIDEPKc(const char* str_id) {
   __real__ZN5ImGui6PushIDEPKc(str_id);

@@ -6,7 +6,9 @@
 // ImGuiWindow::GetID and ImGui::PushID(const char*) are defined in imgui.o and called from
 // imgui_widgets.o and imgui_tables.o, so the GNU linker's --wrap routes those calls through
 // item_log.cpp (app/CMakeLists.txt links the headmap executable so); GetID, and PushID for
-// menus and menu items, give an item its label.
+// menus and menu items, give an item its label. ImGui::IsItemClicked and ImGui::IsMouseClicked
+// are wrapped too: a question about the right button, asked with an item the last one drawn,
+// marks that item as having a right-click action (a context switch, an eraser).
 //
 // A test observer, not application state: nothing records until the crawler (crawl.h)
 // enables it, and the panels never read it. Without the --wrap flags the program still
@@ -34,6 +36,8 @@ struct Item {
   bool clipped = false;      // ItemAdd clipped it (scrolled out of its window)
   bool tab = false;          // a tab of a tab bar
   bool menu_bar = false;     // in its window's menu bar (File, View, Help)
+  bool right_button = false; // the app asked whether the right button clicked it (IsItemClicked(1), or
+                             // IsMouseClicked(1) with it the last item): it has a right-click action
 };
 
 // Starts (or stops) recording. Recording costs a little per widget; off by default.

@@ -4,12 +4,15 @@
 # in a fresh temporary directory (removed afterwards), so nothing the crawl does can touch a
 # file outside it.
 #
-#   crawl.sh XVFB HEADMAP PYTHON MAKE_FAMILY MAKE_ENCODER STATE SIZE
+#   crawl.sh XVFB HEADMAP PYTHON MAKE_FAMILY MAKE_ENCODER STATE SIZE [KEYS]
 #   STATE: default | random | family | encoder_pair | lesson | compare | generate
 #   SIZE:  big (1600x1000, every action) | small (1024x768, font scale 1.5, each widget's primary action)
+#   KEYS:  a file the big run writes the widgets it used to (--crawl-record); the small run
+#          then uses only what its layout moved or scrolled away, and the tabs (--crawl-skip).
+#          Without it, or before the big run wrote it, each run uses everything.
 # Exit 77 (skipped) when numpy is missing for a state that needs a generated model.
 set -u
-xvfb=$1 app=$2 py=$3 make_family=$4 make_encoder=$5 state=$6 size=$7
+xvfb=$1 app=$2 py=$3 make_family=$4 make_encoder=$5 state=$6 size=$7 keys=${8:-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/headmap-crawl-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/home/.config" "$tmp/home/.local/share" "$tmp/cwd"
@@ -17,8 +20,10 @@ export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config" XDG_DATA_HOME="$tmp/
 cd "$tmp/cwd" || exit 1
 
 case $size in
-  big) screen=1600x1000 && set -- --size 1600x1000 ;;
-  small) screen=1024x768 && set -- --size 1024x768 --font-scale 1.5 --crawl-primary ;;  # every widget, its primary action
+  big) screen=1600x1000 && set -- --size 1600x1000
+       if [ -n "$keys" ]; then rm -f "$keys" && set -- "$@" --crawl-record "$keys"; fi ;;
+  small) screen=1024x768 && set -- --size 1024x768 --font-scale 1.5 --crawl-primary  # every widget, its primary action
+       if [ -n "$keys" ] && [ -f "$keys" ]; then set -- "$@" --crawl-skip "$keys"; fi ;;
   *) echo "crawl.sh: unknown size $size" >&2 && exit 2 ;;
 esac
 case $state in
