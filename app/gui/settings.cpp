@@ -183,6 +183,12 @@ Status save_view(const std::string& path, const AppState& s) {
   j["text"] = s.text;
   j["config"] = json::parse(config_json(s.cfg));
   j["weights"] = weights_source_json(s);
+  j.update(view_json(s));
+  return write_file_atomic(path, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+json view_json(const AppState& s) {
+  json j;
   j["layer"] = s.view.layer;
   j["batch"] = s.view.batch;
   j["head"] = s.view.head;
@@ -201,7 +207,7 @@ Status save_view(const std::string& path, const AppState& s) {
   j["focus_pan"] = {s.view.pan_x, s.view.pan_y};
   j["selected_token"] = s.selected_token;
   j["compare_view"] = s.view.compare_mode == 0 ? "split" : s.view.compare_show_correct ? "b" : "a";
-  return write_file_atomic(path, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  return j;
 }
 
 // An integer field within [lo, hi], or def when it is absent; nullopt for anything else

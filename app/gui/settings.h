@@ -4,6 +4,8 @@
 #pragma once
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "app/gui/app_state.h"
 #include "core/error.h"
 
@@ -31,6 +33,11 @@ Status save_imgui_ini(const char* data, size_t size);
 
 // View files: text, config, seed, checkpoint, selection and colours.
 Status save_view(const std::string& path, const AppState& s);
+// The view a view file saves, as the state holds it: layer, batch, head, panel, colormap,
+// normalisation, log_scale, grid_lines, focus_step, ablated, heads_zoom, heads_pan,
+// focus_zoom, focus_pan, selected_token, compare_view. The one writer: save_view writes it,
+// and the test report's "view" is it.
+nlohmann::json view_json(const AppState& s);
 // On error the state is untouched.
 Status load_view(const std::string& path, AppState& s);
 // The same from a view file's text; `path` names it in messages. (Fuzzed: tests/fuzz.)

@@ -15,9 +15,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+
 #include "app/common/model_options.h"
 #include "app/common/print_message.h"
 #include "app/gui/frame_hooks.h"
+#include "app/gui/settings.h"
 #include "app/gui/glyphs.h"
 #include "app/gui/render/gl.h"
 #include "app/script/input.h"
@@ -219,13 +221,9 @@ class ScreenshotScript : public Script {
       if (rec)
         for (const FrameRecorder::Widget& w : rec->widgets()) widgets.push_back({{"label", w.label}, {"rect", {w.x0, w.y0, w.x1, w.y1}}});
       j["widgets"] = widgets;
-      // The view a view file saves (settings.h), as the state holds it after this frame.
-      const ViewSettings& v = app.state.view;
-      j["view"] = {{"layer", v.layer}, {"head", v.head}, {"sentence", v.batch}, {"focus_step", v.focus_step},
-                   {"heads_zoom", v.heads_zoom}, {"heads_pan", {v.heads_pan_x, v.heads_pan_y}}, {"focus_zoom", v.zoom},
-                   {"focus_pan", {v.pan_x, v.pan_y}}, {"selected_token", app.state.selected_token},
-                   {"compare_mode", v.compare_mode}, {"compare_show_correct", v.compare_show_correct},
-                   {"normalisation", normalisation_name(v.norm)}, {"log_scale", v.log_scale}, {"grid_lines", v.grid_lines}};
+      // The view a view file saves, by the same writer (settings.h's view_json), as the state
+      // holds it after this frame.
+      j["view"] = view_json(app.state);
       nlohmann::json switched_off = nlohmann::json::array();  // every head switched off, sent or kept for a larger config
       for (const HeadId& id : app.state.ablated) switched_off.push_back({id.layer, id.head});
       j["ablated_heads"] = switched_off;

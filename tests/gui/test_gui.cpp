@@ -1757,7 +1757,7 @@ TEST(Widgets, SavedViewsReopenExactly) {
     if (std::string(c.name) == "heads") {  // what was set, so the comparison above is not of two defaults
       EXPECT_EQ(saved.report["ablated"], json::parse("[[1, 1]]"));
       EXPECT_EQ(saved.report["heads_off"], 1);
-      EXPECT_EQ(saved.report["view"]["sentence"], 1);
+      EXPECT_EQ(saved.report["view"]["batch"], 1);
       EXPECT_EQ(saved.report["view"]["selected_token"], 2);
       EXPECT_GT(saved.report["view"]["heads_zoom"].get<double>(), 1.5);
       EXPECT_NE(saved.report["view"]["heads_pan"][0].get<double>(), 0.5);
@@ -1766,8 +1766,7 @@ TEST(Widgets, SavedViewsReopenExactly) {
       EXPECT_GT(saved.report["view"]["focus_zoom"].get<double>(), 1.5);
       EXPECT_EQ(saved.report["view"]["head"], 3);
     } else {
-      EXPECT_EQ(saved.report["view"]["compare_mode"], 1);
-      EXPECT_EQ(saved.report["view"]["compare_show_correct"], 1);
+      EXPECT_EQ(saved.report["view"]["compare_view"], "b");
     }
   }
 }
