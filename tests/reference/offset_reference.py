@@ -33,14 +33,7 @@ failures = []
 
 
 def close(tag, name, got, want, tol):
-    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    if got.shape != want.shape:
-        failures.append(f"{tag}: {name} has shape {got.shape}, the reference {want.shape}")
-        return
-    err = float(np.abs(got - want).max()) if got.size else 0.0
-    print(f"  {name}: max error {err:.2e}")
-    if err > tol:
-        failures.append(f"{tag}: {name} differs by {err:.2e} (tolerance {tol:.0e})")
+    reference_common.close(failures, tag, name, got, want, tol)
 
 
 def offsets_of(att, first_row):

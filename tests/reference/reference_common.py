@@ -6,6 +6,7 @@ tests/reference/ share (numpy only; nothing here imports headmap).
   worst_layer_io()    headmap's attention input and output of one layer (--npy) against the
                       reference's, relative to the larger magnitude
   variants_main()     the command line of make_family_dir.py and make_encoder_dir.py
+  close()             headmap's array against the reference's, a mismatch added to the failures
   run_spec()          one ckpt=/family=/encoder= spec: its model written, headmap-cli run, "contrib" read
   specs_main()        HEADMAP_CLI WORK_DIR SPEC...: check each spec, report the failures
 """
@@ -90,6 +91,20 @@ def run_spec(cli, work, spec, flags, failures):
         return None
     with open(base + ".json") as f:
         return tag, base, d, json.load(f)["contrib"]
+
+
+def close(failures, tag, name, got, want, tol):
+    """headmap's `got` against the reference's `want` (same shape, largest difference <= tol),
+    printed; a mismatch added to `failures`."""
+    import numpy as np
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        failures.append(f"{tag}: {name} has shape {got.shape}, the reference {want.shape}")
+        return
+    err = float(np.abs(got - want).max()) if got.size else 0.0
+    print(f"  {name}: max error {err:.2e}")
+    if err > tol:
+        failures.append(f"{tag}: {name} differs by {err:.2e} (tolerance {tol:.1e})")
 
 
 def specs_main(doc, check, failures, agreed):
