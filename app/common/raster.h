@@ -28,6 +28,10 @@ struct Canvas {
   Status save_png(const std::string& path) const;  // atomic
 };
 
+// (h, w, 3) RGB rows, top-down, encoded as PNG and written atomically: every PNG headmap
+// writes (the window's captures, the CLI's and the app's drawn exports) goes through here.
+Status write_png(const std::string& path, int w, int h, const uint8_t* rgb);
+
 class Font {
  public:
   Status load(const std::string& ttf_path);

@@ -1,12 +1,10 @@
 #include "app/gui/capture.h"
 
-#include <stb_image_write.h>
-
 #include <algorithm>
 #include <vector>
 
 #include "app/gui/render/gl.h"
-#include "core/io/file_io.h"
+#include "app/common/raster.h"
 
 namespace headmap {
 
@@ -19,11 +17,7 @@ Status capture_png(const std::string& path, int x, int y, int w, int h, int fb_h
   // GL rows run bottom-up; PNG rows top-down.
   std::vector<unsigned char> flipped(px.size());
   for (int r = 0; r < h; ++r) std::copy_n(&px[static_cast<size_t>(h - 1 - r) * w * 3], static_cast<size_t>(w) * 3, &flipped[static_cast<size_t>(r) * w * 3]);
-  std::string bytes;
-  auto sink = [](void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<char*>(data), size); };
-  if (!stbi_write_png_to_func(sink, &bytes, w, h, 3, flipped.data(), w * 3))
-    return Error{ErrorKind::Io, "Cannot encode the PNG for " + path + "."};
-  return write_file_atomic(path, bytes);
+  return write_png(path, w, h, flipped.data());
 }
 
 }  // namespace headmap
