@@ -28,6 +28,9 @@ struct Error {
   std::string message;  // one or two sentences for a person, ending with what to do
 };
 
+// A file's bytes are not what its format says (the readers' usual refusal).
+inline Error bad_format(const std::string& message) { return Error{ErrorKind::BadFormat, message}; }
+
 // Result<T>: either a value or an Error. Small on purpose; std::expected is C++23.
 // [[nodiscard]]: a Result or Status that is dropped is a compile warning (an error with
 // HEADMAP_WERROR), so no error is lost silently.

@@ -19,7 +19,7 @@ using namespace headmap;
 using namespace headmap::test;
 
 namespace {
-const std::string kDefault = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
+using test::kShippedDefault;
 
 // A tiny "trained" model of random numbers: embeddings, positions, every bias and the final
 // LayerNorm drawn, so every part of the stream is exercised.
@@ -333,7 +333,7 @@ TEST(Contrib, PatchingRestartsAtTheLayerAndMatchesARunFromTheEmbeddings) {
 // The shipped default (D=128, H=4, L=2) on a sentence of our own said twice: head 1.1 is an
 // induction head that reads layer 0's previous-token head 0.0 (K-composition).
 TEST(Contrib, ShippedInductionHeadReadsThePreviousTokenHead) {
-  Result<ModelWeights> w = load_checkpoint(kDefault);
+  Result<ModelWeights> w = load_checkpoint(kShippedDefault);
   ASSERT_TRUE(w) << w.error().message;
   ModelConfig cfg;
   cfg.d_model = w->d_model;

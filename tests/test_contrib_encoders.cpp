@@ -15,17 +15,18 @@
 #include "core/inspect/patch_positions.h"
 #include "core/model/model.h"
 #include "tests/encoder_fixture.h"
+#include "test_util.h"
 
 using namespace headmap;
 
 namespace {
-const std::string kData = HEADMAP_TEST_DATA;
+using test::kTestData;
 
 ModelWeights encoder(bool distil, bool mlm = true) {
   test::EncoderShape z;
   z.distil = distil;
   z.mlm = mlm;
-  return test::post_norm_encoder(kData + "/tokenizers/wordpiece_bert.json", z);
+  return test::post_norm_encoder(kTestData + "/tokenizers/wordpiece_bert.json", z);
 }
 
 struct EncoderRun {

@@ -15,11 +15,12 @@
 #include "core/io/hf_model.h"
 #include "core/math/rng.h"
 #include "core/model/model.h"
+#include "test_util.h"
 
 using namespace headmap;
 
 namespace {
-const std::string kData = HEADMAP_TEST_DATA;
+using test::kTestData;
 
 MatR normals(uint64_t key, int rows, int cols, float s) {
   MatR m(rows, cols);
@@ -29,7 +30,7 @@ MatR normals(uint64_t key, int rows, int cols, float s) {
 
 // A tiny BERT in memory on the WordPiece test tokenizer: post-norm, token types, a masked-LM head.
 ModelWeights tiny_bert() {
-  auto tok = HfTokenizer::load(kData + "/tokenizers/wordpiece_bert.json");
+  auto tok = HfTokenizer::load(kTestData + "/tokenizers/wordpiece_bert.json");
   EXPECT_TRUE(tok.ok());
   ModelWeights w;
   const int D = 8, V = tok->vocab_size(), F = 16;

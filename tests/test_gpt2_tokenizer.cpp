@@ -12,12 +12,12 @@ namespace headmap {
 namespace {
 using nlohmann::json;
 
-const std::string kData = std::string(HEADMAP_TEST_DATA) + "/gpt2";
+const std::string kGpt2Data = std::string(HEADMAP_TEST_DATA) + "/gpt2";
 
 const Bpe& gpt2_bpe() {
   static const Bpe bpe = [] {
-    Result<std::string> vocab = read_file(kData + "/encoder.json");
-    Result<std::string> merges = read_file(kData + "/vocab.bpe");
+    Result<std::string> vocab = read_file(kGpt2Data + "/encoder.json");
+    Result<std::string> merges = read_file(kGpt2Data + "/vocab.bpe");
     EXPECT_TRUE(vocab && merges);
     Result<Bpe> b = Bpe::from_gpt2_files(*vocab, *merges);
     EXPECT_TRUE(b) << (b ? "" : b.error().message);
@@ -28,7 +28,7 @@ const Bpe& gpt2_bpe() {
 
 TEST(Gpt2Tokenizer, IdsEqualGpt2sOwnEncoder) {
   ASSERT_EQ(gpt2_bpe().size(), 50257);
-  Result<std::string> text = read_file(kData + "/expected_ids.json");
+  Result<std::string> text = read_file(kGpt2Data + "/expected_ids.json");
   ASSERT_TRUE(text);
   const json fixture = json::parse(*text);
   ASSERT_GE(fixture["cases"].size(), 60u);

@@ -12,13 +12,14 @@
 #include "core/io/file_io.h"
 #include "core/text/bpe.h"
 #include "core/text/hf_tokenizer.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
 using namespace headmap;
 
 namespace {
 
-const std::string kData = HEADMAP_TEST_DATA;
+using test::kTestData;
 
 fs::path fresh_dir(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("headmap-hf-" + name + "-" + std::to_string(::getpid()));
@@ -33,12 +34,12 @@ fs::path fresh_dir(const std::string& name) {
 // GPT-2's reference encoder (tests/data/gpt2/expected_ids.json), as the byte-level Bpe does.
 TEST(HfTokenizer, Gpt2FilesGiveTheReferenceIds) {
   const fs::path d = fresh_dir("gpt2");
-  fs::copy_file(kData + "/gpt2/encoder.json", d / "vocab.json");
-  fs::copy_file(kData + "/gpt2/vocab.bpe", d / "merges.txt");
+  fs::copy_file(kTestData + "/gpt2/encoder.json", d / "vocab.json");
+  fs::copy_file(kTestData + "/gpt2/vocab.bpe", d / "merges.txt");
   auto tok = HfTokenizer::load(d.string());
   ASSERT_TRUE(tok.ok()) << tok.error().message;
   EXPECT_EQ(tok->model_type(), "BPE");
-  const nlohmann::json exp = nlohmann::json::parse(*read_file(kData + "/gpt2/expected_ids.json"));
+  const nlohmann::json exp = nlohmann::json::parse(*read_file(kTestData + "/gpt2/expected_ids.json"));
   int n = 0;
   for (const auto& c : exp.at("cases")) {
     const std::string text = c.at("text");
@@ -54,7 +55,7 @@ TEST(HfTokenizer, Gpt2FilesGiveTheReferenceIds) {
 }
 
 TEST(HfTokenizer, InvalidUtf8IsReportedNeverLost) {
-  auto tok = HfTokenizer::load(kData + "/tokenizers/wordpiece_bert.json");
+  auto tok = HfTokenizer::load(kTestData + "/tokenizers/wordpiece_bert.json");
   ASSERT_TRUE(tok.ok()) << tok.error().message;
   const HfEncoding e = tok->encode("cat \xFF\xC3 dog");
   EXPECT_EQ(e.invalid_utf8, 2);

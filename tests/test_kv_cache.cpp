@@ -19,13 +19,14 @@
 #include "core/model/stage_times.h"
 #include "core/model/model.h"
 #include "family_fixtures.h"
+#include "test_util.h"
 
 using namespace headmap;
 using namespace headmap::test;
 
 namespace {
 
-const std::string kDefault = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
+using test::kShippedDefault;
 
 // A trained-kind Llama-style model in memory: D = 32, H = 4 on KV = 2, dh = 8 (or as asked), F = 48, L = 2, V = 50.
 ModelWeights tiny_llama(int dh = 8) {
@@ -133,7 +134,7 @@ void random_edits(const ModelWeights& w, const ModelConfig& cfg, uint64_t seed, 
 }  // namespace
 
 TEST(KvCache, RandomEditsMatchAFullRecomputeOnTheShippedModel) {
-  Result<ModelWeights> w = load_checkpoint(kDefault);
+  Result<ModelWeights> w = load_checkpoint(kShippedDefault);
   ASSERT_TRUE(w) << w.error().message;
   const ModelConfig cfg = config_of(*w, TokenizerKind::Bpe);
   random_edits(*w, cfg, 11, 40, 12);

@@ -17,6 +17,7 @@
 #include "core/math/gemm.h"
 #include "core/math/rng.h"
 #include "core/model/model.h"
+#include "test_util.h"
 
 using namespace headmap;
 namespace fs = std::filesystem;
@@ -107,9 +108,7 @@ Batch ids_batch(int T) {
   return b;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using test::same_bits;
 }  // namespace
 
 TEST(NarrowWeights, SixteenBitFilesStayNarrowAndGiveTheF32ForwardBitForBit) {

@@ -13,11 +13,12 @@
 #include "core/inspect/predictions.h"
 #include "core/io/checkpoint.h"
 #include "core/model/model.h"
+#include "test_util.h"
 
 using namespace headmap;
 
 namespace {
-const std::string kDefault = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
+using test::kShippedDefault;
 
 struct ModelRun {
   ModelWeights w;
@@ -28,7 +29,7 @@ struct ModelRun {
 
 ModelRun run(const std::vector<std::string>& lines) {
   ModelRun r;
-  Result<ModelWeights> w = load_checkpoint(kDefault);
+  Result<ModelWeights> w = load_checkpoint(kShippedDefault);
   EXPECT_TRUE(w) << (w ? "" : w.error().message);
   if (!w) return r;
   r.w = std::move(w).value();

@@ -24,6 +24,7 @@
 #include "core/model/model.h"
 #include "family_fixtures.h"
 #include "gguf_writer.h"
+#include "test_util.h"
 
 using namespace headmap;
 namespace fs = std::filesystem;
@@ -39,9 +40,7 @@ Batch ids_batch(int T, int V) {  // one sentence of T random ids below V
   return test::id_batch({ids});
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using test::same_bits;
 }  // namespace
 
 TEST(QuantWeights, BlockTypesStayInBlocksAndGiveTheWidenedForwardBitForBit) {

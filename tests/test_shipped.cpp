@@ -15,6 +15,7 @@
 #include "core/model/model.h"
 #include "core/text/hf_tokenizer.h"
 #include "core/train/grammar.h"
+#include "test_util.h"
 
 using namespace headmap;
 namespace fs = std::filesystem;
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 namespace {
 const std::string kAssets = HEADMAP_ASSETS;
 const std::string kGrammar = kAssets + "/corpus/grammar-v1.txt";
-const std::string kDefault = kAssets + "/checkpoints/d128-h4-l2.safetensors";
+using test::kShippedDefault;
 const std::string kSentences = HEADMAP_TEST_DATA "/everyday_sentences.txt";
 
 std::vector<std::string> everyday_sentences() {
@@ -53,7 +54,7 @@ TEST(Shipped, GrammarCorpusIsTheGeneratorsOutput) {
 // a previous-token head >= 0.7 (best head, mean over the sentences), an induction head
 // >= 0.4 on each sentence said twice, and a loss of at most 5.5 nats/token.
 TEST(Shipped, DefaultModelReadsEverydayEnglish) {
-  Result<ModelWeights> w = load_checkpoint(kDefault);
+  Result<ModelWeights> w = load_checkpoint(kShippedDefault);
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w->d_model, 128);
   EXPECT_EQ(w->source.trained_heads, 4);

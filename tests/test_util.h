@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,15 @@
 #include "sanitized.h"
 
 namespace headmap::test {
+
+// What the core suites read (their target defines HEADMAP_ASSETS and HEADMAP_TEST_DATA).
+inline const std::string kShippedDefault = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
+inline const std::string kTestData = HEADMAP_TEST_DATA;
+
+// The same floats, bit for bit (NaNs and signed zeros included).
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
 
 // (rows, cols) of N(0, 1) values from a fixed stream.
 inline MatR random_matrix(int rows, int cols, uint64_t key) {

@@ -13,8 +13,6 @@ namespace headmap {
 
 namespace {
 
-const stbtt_fontinfo* info_of(const FontFace& f) { return reinterpret_cast<const stbtt_fontinfo*>(f.info.data()); }
-
 // A system font that may serve as a fallback: its file, face and characters.
 struct SystemFont {
   std::string path;
@@ -77,9 +75,10 @@ Status open_face(FontFace& f, const std::string& path, int index) {
 
 }  // namespace
 
-int FontFace::glyph(char32_t cp) const { return stbtt_FindGlyphIndex(info_of(*this), static_cast<int>(cp)); }
-float FontFace::scale(float px) const { return stbtt_ScaleForPixelHeight(info_of(*this), px); }
-float FontFace::units_per_em() const { return 1.0f / stbtt_ScaleForMappingEmToPixels(info_of(*this), 1.0f); }
+const stbtt_fontinfo* FontFace::stb() const { return reinterpret_cast<const stbtt_fontinfo*>(info.data()); }
+int FontFace::glyph(char32_t cp) const { return stbtt_FindGlyphIndex(stb(), static_cast<int>(cp)); }
+float FontFace::scale(float px) const { return stbtt_ScaleForPixelHeight(stb(), px); }
+float FontFace::units_per_em() const { return 1.0f / stbtt_ScaleForMappingEmToPixels(stb(), 1.0f); }
 
 float FontChain::scale(int i, float px) const {
   const float s0 = face(0).scale(px);
@@ -88,7 +87,7 @@ float FontChain::scale(int i, float px) const {
 
 float FontFace::ascent_units() const {
   int a = 0, d = 0, g = 0;
-  stbtt_GetFontVMetrics(info_of(*this), &a, &d, &g);
+  stbtt_GetFontVMetrics(stb(), &a, &d, &g);
   return static_cast<float>(a);
 }
 

@@ -16,6 +16,8 @@
 
 #include "core/error.h"
 
+struct stbtt_fontinfo;  // stb_truetype.h
+
 namespace headmap {
 
 // One face of a font file, held in memory and read with stb_truetype.
@@ -28,6 +30,7 @@ struct FontFace {
   float scale(float px) const;      // stbtt_ScaleForPixelHeight, as Dear ImGui sizes fonts
   float units_per_em() const;
   float ascent_units() const;       // in font units
+  const stbtt_fontinfo* stb() const;  // `info` as stb_truetype's type
 };
 
 // "U+E000", "U+1F600": how a character no font has is shown.

@@ -76,7 +76,6 @@ Status write_png(const std::string& path, int w, int h, const uint8_t* rgb) {
 
 Status Canvas::save_png(const std::string& path) const { return write_png(path, w, h, rgb.data()); }
 
-static const stbtt_fontinfo* info_of(const FontFace& f) { return reinterpret_cast<const stbtt_fontinfo*>(f.info.data()); }
 
 Status Font::load(const std::string& path) { return chain_.load_primary(path); }
 
@@ -100,7 +99,7 @@ int Font::width(std::string_view utf8, float px) const {
   if (!loaded()) return 0;
   float x = 0;
   for (auto [face, cp] : layout(utf8)) {
-    const stbtt_fontinfo* info = info_of(chain_.face(face));
+    const stbtt_fontinfo* info = chain_.face(face).stb();
     int adv, lsb;
     stbtt_GetCodepointHMetrics(info, static_cast<int>(cp), &adv, &lsb);
     x += adv * chain_.scale(face, px);
@@ -112,7 +111,7 @@ void Font::draw(Canvas& c, int x, int y, std::string_view utf8, float px, Rgb co
   if (!loaded()) return;
   float pen = 0;
   for (auto [face, cp] : layout(utf8)) {
-    const stbtt_fontinfo* info = info_of(chain_.face(face));
+    const stbtt_fontinfo* info = chain_.face(face).stb();
     const float s = chain_.scale(face, px);
     int adv, lsb, gw, gh, xo, yo;
     stbtt_GetCodepointHMetrics(info, static_cast<int>(cp), &adv, &lsb);

@@ -25,7 +25,6 @@ const char* gguf_supported_architectures() { return "llama, qwen2, qwen3, gemma,
 
 // ---- [metadata] ------------------------------------------------------------------------
 namespace {
-Error bad_format(const std::string& m) { return Error{ErrorKind::BadFormat, m}; }
 
 // Typed reads of metadata; messages name the file and the key.
 struct Meta {

@@ -19,7 +19,6 @@ namespace headmap {
 using nlohmann::json;
 
 namespace {
-Error bad_format(const std::string& m) { return Error{ErrorKind::BadFormat, m}; }
 bool gelu_tanh_name(const std::string& s) { return s == "gelu_new" || s == "gelu_pytorch_tanh" || s == "gelu_fast"; }
 
 Result<HfModelConfig> config_fields(const json& j, const std::string& origin) {

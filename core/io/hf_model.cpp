@@ -23,7 +23,6 @@ namespace headmap {
 namespace fs = std::filesystem;
 
 namespace {
-Error bad_format(const std::string& m) { return Error{ErrorKind::BadFormat, m}; }
 
 // ---- [names] ---------------------------------------------------------------------------
 // Buffers real files carry that no weight reads: the causal-mask buffers of older saves, RoPE's frequencies.

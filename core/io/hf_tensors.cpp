@@ -21,7 +21,6 @@ using nlohmann::json;
 
 namespace {
 constexpr size_t kMaxJsonBytes = size_t(64) << 20;  // tokenizer.json of a large vocabulary, a shard index
-Error bad_format(const std::string& m) { return Error{ErrorKind::BadFormat, m}; }
 }  // namespace
 
 // ---- [config] --------------------------------------------------------------------------

@@ -31,7 +31,6 @@ int threads_for(double flops) {
 
 namespace {
 using Packet = Eigen::internal::packet_traits<float>::type;
-constexpr int kLanes = Eigen::internal::packet_traits<float>::size;
 
 // One R x (P packets) tile of C: R rows of A broadcast against P packets of each row of B,
 // accumulated in R*P registers over all of K.
@@ -40,25 +39,25 @@ inline void tile(int K, const float* A, int lda, const float* B, int ldb, float*
   using namespace Eigen::internal;
   Packet acc[R][P];
   for (int r = 0; r < R; ++r)
-    for (int p = 0; p < P; ++p) acc[r][p] = accumulate ? ploadu<Packet>(C + r * ldc + p * kLanes) : pset1<Packet>(0.0f);
+    for (int p = 0; p < P; ++p) acc[r][p] = accumulate ? ploadu<Packet>(C + r * ldc + p * kFloatLanes) : pset1<Packet>(0.0f);
   for (int k = 0; k < K; ++k) {
     Packet b[P];
-    for (int p = 0; p < P; ++p) b[p] = ploadu<Packet>(B + static_cast<size_t>(k) * ldb + p * kLanes);
+    for (int p = 0; p < P; ++p) b[p] = ploadu<Packet>(B + static_cast<size_t>(k) * ldb + p * kFloatLanes);
     for (int r = 0; r < R; ++r) {
       const Packet a = pset1<Packet>(A[static_cast<size_t>(r) * lda + k]);
       for (int p = 0; p < P; ++p) acc[r][p] = pmadd(a, b[p], acc[r][p]);
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int p = 0; p < P; ++p) pstoreu(C + r * ldc + p * kLanes, acc[r][p]);
+    for (int p = 0; p < P; ++p) pstoreu(C + r * ldc + p * kFloatLanes, acc[r][p]);
 }
 
 // Rows [i, i+R): full two-packet tiles, then one-packet tiles, then scalar columns.
 template <int R>
 inline void row_block(int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc, bool accumulate) {
   int j = 0;
-  for (; j + 2 * kLanes <= N; j += 2 * kLanes) tile<R, 2>(K, A, lda, B + j, ldb, C + j, ldc, accumulate);
-  for (; j + kLanes <= N; j += kLanes) tile<R, 1>(K, A, lda, B + j, ldb, C + j, ldc, accumulate);
+  for (; j + 2 * kFloatLanes <= N; j += 2 * kFloatLanes) tile<R, 2>(K, A, lda, B + j, ldb, C + j, ldc, accumulate);
+  for (; j + kFloatLanes <= N; j += kFloatLanes) tile<R, 1>(K, A, lda, B + j, ldb, C + j, ldc, accumulate);
   // The scalar columns round as the packets do (one fused multiply-add per k, where the
   // machine has them): a column's value does not depend on whether N put it in a packet, so
   // a row computed at T keys equals the same row computed at T + 1 (the incremental forward,

@@ -17,6 +17,9 @@
 
 namespace headmap {
 
+// Floats in one SIMD register of the compiled ISA (Eigen's packet): the kernels' unit.
+inline constexpr int kFloatLanes = Eigen::internal::packet_traits<float>::size;
+
 int compute_threads();            // threads the core may use (OpenMP's max); also turns Eigen's own threading off
 void set_compute_threads(int n);  // n >= 1
 

@@ -15,10 +15,9 @@ namespace headmap {
 
 namespace {
 using Packet = Eigen::internal::packet_traits<float>::type;
-constexpr int kLanes = Eigen::internal::packet_traits<float>::size;
 constexpr int kNR = PackedMatrix::kPanel;  // columns per tile: 2 registers
 // Rows per tile: 8 x 2 accumulators with 32 vector registers (AVX-512), 6 x 2 with 16.
-constexpr int kMR = kLanes >= 16 ? 8 : 6;
+constexpr int kMR = kFloatLanes >= 16 ? 8 : 6;
 // Rows of a panel per pass over the tiles: the sub-panel (kKC, kNR) is re-read from L1/L2 by
 // every tile of C; C is re-loaded once per pass. 384 and up measured alike (~185 GFLOP/s on
 // the GPT-2 shapes); 128 lost 18%.
@@ -36,10 +35,10 @@ inline void load_row(const Elem<DT>* p, Packet& b0, Packet& b1) {
   using namespace Eigen::internal;
   if constexpr (DT == WeightDtype::F32) {
     b0 = pload<Packet>(p);
-    b1 = pload<Packet>(p + kLanes);
+    b1 = pload<Packet>(p + kFloatLanes);
   } else {
 #if defined(__AVX512F__)
-    if constexpr (kLanes == 16) {
+    if constexpr (kFloatLanes == 16) {
       const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
       const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16));
       if constexpr (DT == WeightDtype::BF16) {
@@ -53,7 +52,7 @@ inline void load_row(const Elem<DT>* p, Packet& b0, Packet& b1) {
     }
 #endif
 #if defined(__AVX2__) && defined(__F16C__)
-    if constexpr (kLanes == 8) {
+    if constexpr (kFloatLanes == 8) {
       const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8));
       if constexpr (DT == WeightDtype::BF16) {
@@ -69,7 +68,7 @@ inline void load_row(const Elem<DT>* p, Packet& b0, Packet& b1) {
     alignas(64) float wide[kNR];
     for (int j = 0; j < kNR; ++j) wide[j] = narrow_to_float(p[j], DT);
     b0 = pload<Packet>(wide);
-    b1 = pload<Packet>(wide + kLanes);
+    b1 = pload<Packet>(wide + kFloatLanes);
   }
 }
 
@@ -81,7 +80,7 @@ inline void tile(int kc, const float* A, int lda, const Elem<DT>* Bp, float* C, 
   Packet lo[R], hi[R];
   for (int r = 0; r < R; ++r) {
     lo[r] = accumulate ? ploadu<Packet>(C + r * ldc) : pset1<Packet>(0.0f);
-    hi[r] = accumulate ? ploadu<Packet>(C + r * ldc + kLanes) : pset1<Packet>(0.0f);
+    hi[r] = accumulate ? ploadu<Packet>(C + r * ldc + kFloatLanes) : pset1<Packet>(0.0f);
   }
   for (int k = 0; k < kc; ++k) {
     Packet b0, b1;
@@ -94,7 +93,7 @@ inline void tile(int kc, const float* A, int lda, const Elem<DT>* Bp, float* C, 
   }
   for (int r = 0; r < R; ++r) {
     pstoreu(C + r * ldc, lo[r]);
-    pstoreu(C + r * ldc + kLanes, hi[r]);
+    pstoreu(C + r * ldc + kFloatLanes, hi[r]);
   }
 }
 
