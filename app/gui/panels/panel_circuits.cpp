@@ -87,9 +87,9 @@ void circuit_maps(AppState& s, const HeadCircuit& c, const ModelWeights& w, int 
     signed_map(s, id, v.data(), n, labels, side, label_w, row_word, col_word);
     ImGui::EndGroup();
   };
-  map("OV: attended to (row) -> written (column)", "circuit OV", c.ov, "attended to", "writes");
+  map("OV: attended to (row) \xE2\x86\x92 written (column)", "circuit OV", c.ov, "attended to", "writes");
   if (beside) ImGui::SameLine(0, gap);
-  map("QK: query (row) -> key (column)", "circuit QK", c.qk, "query", "key");
+  map("QK: query (row) \xE2\x86\x92 key (column)", "circuit QK", c.qk, "query", "key");
   text_disabled_wrapped("Each map coloured from -m to m, m its largest magnitude: the text's tokens first, then its top directions' tokens.");
 
   // What each of the text's tokens, attended to, raises most.
@@ -165,8 +165,8 @@ void composition_part(AppState& s, const CompositionRow& row, int d_model) {
   }
   char line[320];
   std::snprintf(line, sizeof line,
-                "how much of each earlier head's output lies in what this head's %s read (TransformerLens's score: 1 all of it; "
-                "random maps give about 1/sqrt(D) = %.2f). Click a head to select it.",
+                "how much of each earlier head's output lies in what this head's %s read, TransformerLens's score (1 when all of it does, "
+                "about 1/sqrt(D) = %.2f for random maps). Click a head to select it.",
                 c.circuits_composition == 0 ? "queries" : c.circuits_composition == 1 ? "keys" : "values",
                 1.0 / std::sqrt(static_cast<double>(std::max(1, d_model))));
   text_disabled_wrapped_at_commas(line);
