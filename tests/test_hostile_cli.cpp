@@ -331,3 +331,32 @@ TEST(HostileCli, ManyLinesAreSizedBeforeTheyAreTokenized) {
   EXPECT_TRUE(has(r.err, "use fewer lines")) << r.err;
   fs::remove(f);
 }
+
+// --corpus (issue 39, point 4) reads a file the person names: a FIFO, a directory, bytes that
+// are not UTF-8, more than 4 MiB or more than 100000 lines are refused with the reason and
+// without hanging; a corpus without --corpus-head says what is missing.
+TEST(HostileCli, ACorpusIsRefusedWithItsReason) {
+  Limits quick;
+  quick.timeout_s = 30;
+  const fs::path fifo = tmp() / "corpus-pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const fs::path bad = tmp() / "corpus-bad.txt", big = tmp() / "corpus-big.txt", many = tmp() / "corpus-many.txt", good = tmp() / "corpus.txt";
+  std::ofstream(bad) << "the cat sat\nthe \xff\xfe dog\n";
+  std::ofstream(big) << std::string((size_t(4) << 20) + 10, 'a');
+  {
+    std::ofstream m(many);
+    for (int i = 0; i <= 100000; ++i) m << "a\n";
+  }
+  std::ofstream(good) << "the cat sat on the mat\nthe dog ran to the house and the dog ran to\n";
+  const std::pair<fs::path, const char*> cases[] = {{fifo, "FIFO"}, {tmp(), "is a directory"}, {bad, "is not UTF-8 text"},
+                                                    {big, "is larger than 4 MiB"}, {many, "more than 100000 lines"}};
+  for (const auto& [path, says] : cases) {
+    CliRun r = cli({"--text", "a b", "--corpus", path.string(), "--corpus-head", "1.1"}, quick);
+    EXPECT_TRUE(r.status == 1 || r.status == 2) << path << " (-2 = hung): " << r.err;
+    EXPECT_TRUE(has(r.err, says)) << path << ": " << r.err;
+  }
+  CliRun no_head = cli({"--text", "a b", "--corpus", good.string()}, quick);
+  EXPECT_EQ(no_head.status, 2) << no_head.err;
+  EXPECT_TRUE(has(no_head.err, "--corpus needs --corpus-head")) << no_head.err;
+  EXPECT_EQ(cli({"--text", "a b", "--corpus", good.string(), "--corpus-head", "1.1", "--corpus-top", "3"}, quick).status, 0);
+}

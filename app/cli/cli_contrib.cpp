@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/inspect/circuits.h"
+#include "core/inspect/corpus_search.h"
 #include "core/inspect/contrib.h"
 #include "core/inspect/head_overview.h"
 #include "core/inspect/logit_lens.h"
@@ -61,11 +62,19 @@ constexpr const char* kCompositionHelp =
 constexpr const char* kCircuitHelp =
     "trained models: head L.H's circuits from the weights alone: its OV circuit E W_V W_O U^T and QK circuit E W_Q W_K^T E^T over the "
     "text's tokens and its directions' tokens, its copying score (the full OV circuit's sum(eigenvalues) / sum(|eigenvalues|)), its "
-    "top singular directions read in the vocabulary, and the learned positions' own QK where the family has them";
+    "top singular directions read in the vocabulary, the learned positions' own QK where the family has them, and every earlier "
+    "head's Q, K and V composition into it";
+
+constexpr const char* kCorpusHelp =
+    "a UTF-8 text file, one context a line (at most 4 MiB and 100000 lines): runs the model over every line and lists where "
+    "--corpus-head fires: per query row its largest weight on a key past the first token, the --corpus-top largest over the file";
 
 void add_contrib_options(CLI::App& app, ContribOptions& o) {
   app.add_flag("--composition", o.composition, kCompositionHelp);
   app.add_option("--circuit", o.circuit, kCircuitHelp);
+  app.add_option("--corpus", o.corpus, kCorpusHelp);
+  app.add_option("--corpus-head", o.corpus_head, "with --corpus: the head searched, as LAYER.HEAD (e.g. 1.1)");
+  app.add_option("--corpus-top", o.corpus_top, "with --corpus: how many examples (1 to 1000, default 10)");
   app.add_flag("--offset-profile", o.offset_profile, kOffsetProfileHelp);
   app.add_flag("--head-overview", o.head_overview, kHeadOverviewHelp);
   app.add_option("--logit-lens", o.logit_lens, kLogitLensHelp)->check(CLI::IsMember({"final", "text"}));
@@ -80,11 +89,20 @@ void add_contrib_options(CLI::App& app, ContribOptions& o) {
 
 bool contrib_requested(const ContribOptions& o) {
   return !o.attribute.empty() || o.value_weighted || o.rollout || o.detectors || !o.patch_from.empty() || !o.logit_lens.empty() || o.head_overview ||
-         o.offset_profile || o.composition || !o.circuit.empty();
+         o.offset_profile || o.composition || !o.circuit.empty() || !o.corpus.empty();
 }
 
 namespace {
 Error bad(std::string m) { return Error{ErrorKind::InvalidArgument, std::move(m)}; }
+
+// An option's head as LAYER.HEAD ("1.3"): {layer, head}, in range or not (the caller checks).
+Result<std::pair<int, int>> parse_head(const char* option, const std::string& v) {
+  int layer = -1, head = -1;
+  char tail = 0;
+  if (std::sscanf(v.c_str(), "%d.%d%c", &layer, &head, &tail) != 2)
+    return bad(std::string(option) + " takes a head as LAYER.HEAD (e.g. 1.3), got \"" + v + "\".");
+  return std::pair{layer, head};
+}
 
 // One token of the model's vocabulary: "#ID", or text that the tokenizer makes one token of.
 Result<int> token_id(const ModelWeights& w, std::string text) {
@@ -378,15 +396,17 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
   }
 
   if (!o.circuit.empty()) {
-    int layer = -1, head = -1;
-    char tail = 0;
-    if (std::sscanf(o.circuit.c_str(), "%d.%d%c", &layer, &head, &tail) != 2)
-      return bad("--circuit takes a head as LAYER.HEAD (e.g. 1.3), got \"" + o.circuit + "\".");
+    Result<std::pair<int, int>> lh = parse_head("--circuit", o.circuit);
+    if (!lh) return lh.error();
+    const auto [layer, head] = *lh;
     std::vector<int> ids;
     for (const Token& t : batch.sentences[static_cast<size_t>(b)].tokens) ids.push_back(t.id);
     Result<HeadCircuit> hc = head_circuit(w, cfg, layer, head, ids);
     if (!hc) return hc.error();
     c["circuit"] = head_circuit_json(*hc, w);
+    Result<CompositionRow> into = composition_into(w, cfg, layer, head);
+    if (!into) return into.error();
+    c["circuit_composition"] = composition_row_json(*into);
     if (print) {
       std::printf("head %d.%d: copying score %.4f (the full OV circuit's sum(eigenvalues) / sum(|eigenvalues|))\n", layer, head, hc->copying);
       for (const HeadCircuit::Direction& d : hc->directions) {
@@ -396,6 +416,24 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
         for (int id : d.writes) std::printf(" %s", token_text(w, id).c_str());
         std::printf("\n");
       }
+    }
+  }
+
+  if (!o.corpus.empty()) {  // read only now: the person named this file
+    if (o.corpus_head.empty()) return bad("--corpus needs --corpus-head LAYER.HEAD: the head searched.");
+    Result<std::pair<int, int>> lh = parse_head("--corpus-head", o.corpus_head);
+    if (!lh) return lh.error();
+    Result<std::vector<std::string>> lines = read_corpus(o.corpus);
+    if (!lines) return lines.error();
+    Result<CorpusSearch> cs = corpus_search(w, cfg, *lines, lh->first, lh->second, o.corpus_top);
+    if (!cs) return cs.error();
+    c["corpus_search"] = corpus_search_json(*cs, *lines, w);
+    if (print) {
+      std::printf("corpus search: head %d.%d over %d lines (%d query rows): its largest weights past the first token\n", cs->layer, cs->head,
+                  cs->lines, cs->rows);
+      for (const CorpusHit& h : cs->hits)
+        std::printf("  %.4f line %d: %s -> %s\n", h.weight, h.line + 1, token_text(w, h.token_ids[static_cast<size_t>(h.query)]).c_str(),
+                    token_text(w, h.token_ids[static_cast<size_t>(h.key)]).c_str());
     }
   }
 

@@ -19,6 +19,9 @@ struct ContribOptions {
   bool offset_profile = false;
   bool composition = false;
   std::string circuit;     // "L.H": that head's OV and QK circuits
+  std::string corpus;      // a UTF-8 text file, one context a line: where --corpus-head fires
+  std::string corpus_head; // "L.H"
+  int corpus_top = 10;
 };
 
 void add_contrib_options(CLI::App& app, ContribOptions& o);

@@ -322,8 +322,8 @@ Result<FigureLayout> layout_figure(const Figure& f, const Font& font) {
            i == 0 ? FigureText::Start : i == 4 ? FigureText::End : FigureText::Middle, FigureText::Tick);
     }
   } else {
-    text(f.log_scale ? "head max \xC3\x97 1e-4" : "0", L.bar_x, tick_y, tick_px, FigureText::Start, FigureText::Tick);
-    text("head max", L.bar_x + L.bar_w, tick_y, tick_px, FigureText::End, FigureText::Tick);
+    text(!f.bar_lo.empty() ? f.bar_lo : f.log_scale ? "head max \xC3\x97 1e-4" : "0", L.bar_x, tick_y, tick_px, FigureText::Start, FigureText::Tick);
+    text(!f.bar_hi.empty() ? f.bar_hi : "head max", L.bar_x + L.bar_w, tick_y, tick_px, FigureText::End, FigureText::Tick);
   }
   text(fit_text(font, f.caption, tick_px, room), pad, tick_y + 20, tick_px, FigureText::Start, FigureText::Caption);
   return L;

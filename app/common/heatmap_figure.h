@@ -74,6 +74,7 @@ struct Figure {
   bool log_scale = false;
   CellFilter filter;                 // the A/B filter and hidden special tokens: cells outside dimmed (filter_dims)
   std::string caption;  // beside the colour bar: what the colour means
+  std::string bar_lo, bar_hi;  // the bar's end labels when the maps' scales differ; empty: "0" and "head max"
   int len() const { return static_cast<int>(tokens.size()); }
 };
 

@@ -154,7 +154,7 @@ bool parse_center_panel(const std::string& name, CenterPanel* out) { return pars
 
 constexpr EnumName<ContribView> kContribViews[] = {
     {ContribView::Rollout, "rollout"}, {ContribView::Patching, "patching"}, {ContribView::Detectors, "detectors"}, {ContribView::Lens, "lens"},
-    {ContribView::Overview, "overview"}, {ContribView::Offsets, "offsets"}};
+    {ContribView::Overview, "overview"}, {ContribView::Offsets, "offsets"}, {ContribView::Circuits, "circuits"}};
 const char* contrib_view_name(ContribView v) { return enum_name(kContribViews, v); }
 bool parse_contrib_view(const std::string& name, ContribView* out) { return parse_enum_name(name, kContribViews, out); }
 
@@ -257,6 +257,8 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   if (contrib && c.view == ContribView::Rollout) r.rollout = RolloutRequest{batch, c.rollout_head};
   if (contrib && c.view == ContribView::Overview) r.overview = OverviewRequest{batch};
   if (contrib && c.view == ContribView::Offsets) r.offsets = OffsetsRequest{batch};
+  if (contrib && c.view == ContribView::Circuits)
+    r.circuits = CircuitsRequest{batch, std::clamp(s.view.layer, 0, std::max(0, s.cfg.num_layers - 1)), std::clamp(s.view.head, 0, std::max(0, s.cfg.num_heads - 1))};
   if (contrib && c.view == ContribView::Lens) r.lens = LensRequest{batch, c.lens_target, std::clamp(c.lens_k, 1, kLensMaxTopK)};
   if (c.detectors_on || (contrib && c.view == ContribView::Detectors))
     r.detectors = DetectorRequest{batch, c.detector, c.detector == Detector::Painted ? c.painted : std::vector<float>{}};

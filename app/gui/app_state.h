@@ -62,7 +62,7 @@ struct ViewSettings {
 };
 
 // The Contributions tab (issue 28): its three views and their controls.
-enum class ContribView { Rollout, Patching, Detectors, Lens, Overview, Offsets };
+enum class ContribView { Rollout, Patching, Detectors, Lens, Overview, Offsets, Circuits };
 const char* contrib_view_name(ContribView v);
 bool parse_contrib_view(const std::string& name, ContribView* out);
 struct ContribState {
@@ -76,6 +76,7 @@ struct ContribState {
   int lens_point = -1, lens_position = -1;
   // Head overview: the statistic shown (an index into HeadOverview::stat_keys).
   int overview_stat = 0;
+  int circuits_composition = 0;  // Circuits: the composition grid shows 0 Q, 1 K, 2 V
   // Patching: the clean sentence is the text's selected one.
   std::string corrupted;                  // the corrupted sentence box
   bool patch_run = true;                  // false after Cancel, until Run is pressed

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "app/common/heatmap_png.h"
@@ -40,6 +41,7 @@ const char* dialog_title(Dialog d) {
     case Dialog::ExportLens: return "Export logit lens as JSON";
     case Dialog::ExportOverview: return "Export head overview as JSON";
     case Dialog::ExportOffsets: return "Export offset profile as JSON";
+    case Dialog::ExportCircuits: return "Export circuits as JSON (PNG or SVG for a .png / .svg name)";
   }
   return "";
 }
@@ -64,6 +66,7 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::ExportLens: return "logit-lens.json";
     case Dialog::ExportOverview: return "head-overview.json";
     case Dialog::ExportOffsets: return "offset-profile.json";
+    case Dialog::ExportCircuits: return "circuits.json";
     case Dialog::OpenModel:  // no name to guess: the hint under the title says what to give (App::open_dialog proposes the last model)
     case Dialog::None:
     case Dialog::Shortcuts: return "";
@@ -90,12 +93,16 @@ std::string dialog_proposed_path(Dialog d, const std::string& dir) {
 
 bool dialog_captures(Dialog d) { return d == Dialog::ExportHeadsPng || d == Dialog::ExportWindowPng; }
 
-bool is_svg_path(const std::string& path) {
+namespace {
+bool has_extension(const std::string& path, const char* want) {  // `want` lower case, 4 characters
   if (path.size() < 4) return false;
   std::string ext = path.substr(path.size() - 4);
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".svg";
+  return ext == want;
 }
+}  // namespace
+bool is_svg_path(const std::string& path) { return has_extension(path, ".svg"); }
+bool is_png_path(const std::string& path) { return has_extension(path, ".png"); }
 
 HeadId export_target(const AppState& s) {
   if (s.export_head) return *s.export_head;
@@ -196,6 +203,53 @@ Result<std::string> offsets_document(const AppState& s) {
   const ComputeResult* res = s.result.get();
   if (!res || !res->fwd || !res->request.offsets || !res->offsets) return nothing_to_export("Offsets");
   return view_document(*res, res->request.offsets->batch, "offset_profile", offset_profile_json(*res->offsets));
+}
+
+namespace {
+// The result's circuits when the Circuits view computed them for its head.
+const ComputeResult* circuits_result(const AppState& s) {
+  const ComputeResult* res = s.result.get();
+  if (!res || !res->fwd || !res->fwd->weights || !res->request.circuits || !res->circuit || !res->composition) return nullptr;
+  return res;
+}
+}  // namespace
+
+Result<std::string> circuits_document(const AppState& s) {
+  const ComputeResult* res = circuits_result(s);
+  if (!res) return nothing_to_export("Circuits");
+  return view_document(*res, res->request.circuits->batch, "circuits",
+                       {{"circuit", head_circuit_json(*res->circuit, *res->fwd->weights)}, {"composition", composition_row_json(*res->composition)}});
+}
+
+Result<Figure> circuits_figure(const AppState& s) {
+  const ComputeResult* res = circuits_result(s);
+  if (!res) return nothing_to_export("Circuits");
+  const HeadCircuit& c = *res->circuit;
+  Figure fig;
+  fig.title = "Circuits of head " + std::to_string(c.layer) + "." + std::to_string(c.head) + " from the weights alone";
+  char copying[48];
+  std::snprintf(copying, sizeof copying, "copying score %.4f", c.copying);
+  fig.subtitle = std::string(copying) + "; the text's tokens, then its top directions'; " + res->fwd->source;
+  for (int id : c.tokens) fig.tokens.push_back(token_name(*res->fwd->weights, id));
+  const int n = static_cast<int>(c.tokens.size());
+  for (const auto& [title, m] : {std::pair{"OV: attended to (row) \xE2\x86\x92 written (column)", &c.ov},
+                                 std::pair{"QK: query (row) \xE2\x86\x92 key (column)", &c.qk}}) {
+    float peak = 0;
+    for (float v : *m) peak = std::max(peak, std::abs(v));
+    FigureMap map;
+    map.weights = m->data();  // (n, n)
+    map.stride = n;
+    map.title = title;
+    map.vmin = -(peak > 0 ? peak : 1.0f);
+    map.vmax = -map.vmin;
+    fig.maps.push_back(map);
+  }
+  fig.mask = MaskKind::None;
+  fig.colormap = s.view.colormap;
+  fig.caption = "OV = E W_V W_O U^T, QK = E W_Q W_K^T E^T; each map from -m to m, m its largest magnitude";
+  fig.bar_lo = "-m";
+  fig.bar_hi = "m";
+  return fig;
 }
 
 Result<Figure> rollout_figure(const AppState& s) {
@@ -306,6 +360,16 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
       if (st) state.status_lines.push_back("Wrote " + path);
       break;
     }
+    case Dialog::ExportCircuits:
+      if (is_svg_path(path) || is_png_path(path)) {
+        Result<Figure> fig = circuits_figure(state);
+        st = !fig ? Status(fig.error()) : is_svg_path(path) ? write_figure_svg(path, *fig) : write_figure_png(path, *fig);
+      } else {
+        Result<std::string> doc = circuits_document(state);
+        st = !doc ? Status(doc.error()) : write_file_atomic(path, *doc);
+      }
+      if (st) state.status_lines.push_back("Wrote " + path);
+      break;
     case Dialog::ExportRollout: {
       Result<Figure> fig = rollout_figure(state);
       st = !fig ? Status(fig.error()) : is_svg_path(path) ? write_figure_svg(path, *fig) : write_figure_png(path, *fig);

@@ -14,7 +14,7 @@ namespace headmap {
 
 enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
                     SaveCheckpoint, OpenModel, ExportHeadPng, ExportHeadSvg, ExportHeadsSvg, OpenLesson, SaveLessonStep,
-                    ExportLesson, ExportRollout, ExportLens, ExportOverview, ExportOffsets };
+                    ExportLesson, ExportRollout, ExportLens, ExportOverview, ExportOffsets, ExportCircuits };
 
 // The dialog's window title, e.g. "Open view".
 const char* dialog_title(Dialog d);
@@ -31,6 +31,7 @@ bool dialog_captures(Dialog d);
 // The path names an SVG file (ends in .svg, any case): the scripted export keys choose the
 // SVG dialog for it.
 bool is_svg_path(const std::string& path);
+bool is_png_path(const std::string& path);  // ends in .png, any case
 
 // The head "Export this head" writes: the one chosen when its dialog opened
 // (s.export_head), else the hovered map of the heads grid, else the selected head.
@@ -50,6 +51,14 @@ Result<std::string> overview_document(const AppState& s);
 // The Offsets view (the result's offset profile) as JSON: {"text", "model", "token_ids", "offset_profile":
 // views_json.h's document}, the same as headmap-cli --offset-profile writes under "contrib".
 Result<std::string> offsets_document(const AppState& s);
+
+// The Circuits view (the result's circuit of a head and its composition row) as JSON: {"text",
+// "model", "token_ids", "circuits": {"circuit", "composition"}}, the same as headmap-cli
+// --circuit L.H writes under "contrib" as "circuit" and "circuit_composition".
+Result<std::string> circuits_document(const AppState& s);
+// Its OV and QK circuits as a figure of two maps over the circuit's tokens, each coloured
+// from -m to m, m its largest magnitude (PNG or SVG).
+Result<Figure> circuits_figure(const AppState& s);
 
 // The Rollout view's map (the result's rollout, app_state.h's ContribState) as a figure.
 Result<Figure> rollout_figure(const AppState& s);

@@ -48,6 +48,7 @@ size_t ComputeRequest::hash() const {
   }
   if (rollout) mix(h, static_cast<size_t>(rollout->batch * 4099 + rollout->head + 7));
   if (detectors) mix(h, static_cast<size_t>(detectors->batch * 16 + static_cast<int>(detectors->detector) + 11));
+  if (circuits) mix(h, static_cast<size_t>((circuits->batch * 4099 + circuits->layer) * 4099 + circuits->head + 13));
   if (patch) {
     mix(h, std::hash<std::string>()(patch->corrupted));
     for (const int v : {patch->position, patch->token_a, patch->token_b, patch->per_position ? patch->per_position->layer : -1,

@@ -23,6 +23,7 @@
 #include "core/inspect/contrib.h"
 #include "core/inspect/head_overview.h"
 #include "core/inspect/offset_profile.h"
+#include "core/inspect/circuits.h"
 #include "core/inspect/logit_lens.h"
 #include "core/inspect/map_levels.h"
 #include "core/inspect/metrics.h"
@@ -88,6 +89,12 @@ struct OffsetsRequest {
   int batch = 0;
   bool operator==(const OffsetsRequest&) const = default;
 };
+// The circuits of head (layer, head) (circuits.h) over sentence `batch`'s tokens, and every
+// head's composition scores. From the weights alone, cached per model and config.
+struct CircuitsRequest {
+  int batch = 0, layer = 0, head = 0;
+  bool operator==(const CircuitsRequest&) const = default;
+};
 // One head detector's score for every head of sentence `batch` (contrib.h's detector_scores).
 struct DetectorRequest {
   int batch = 0;
@@ -143,6 +150,7 @@ struct ComputeRequest {
   std::optional<LensRequest> lens;                // the Logit lens view, only while it is visible
   std::optional<OverviewRequest> overview;        // the Head overview view, only while it is visible
   std::optional<OffsetsRequest> offsets;          // the Offsets view, only while it is visible
+  std::optional<CircuitsRequest> circuits;        // the Circuits view, only while it is visible
   std::optional<DetectorRequest> detectors;       // the Detectors view, and its threshold's marks in the heads grid
   std::optional<PatchRequest> patch;              // the Patching view, only while it is visible and not cancelled
 
@@ -151,7 +159,7 @@ struct ComputeRequest {
     return lines == o.lines && extras.pairs == o.extras.pairs && extras.masked == o.extras.masked && cfg == o.cfg && weights == o.weights && ablated == o.ablated && value_weighted == o.value_weighted;
   }
   bool operator==(const ComputeRequest& o) const {
-    return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution && rollout == o.rollout && lens == o.lens && overview == o.overview && offsets == o.offsets &&
+    return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution && rollout == o.rollout && lens == o.lens && overview == o.overview && offsets == o.offsets && circuits == o.circuits &&
            detectors == o.detectors && patch == o.patch && compare_b == o.compare_b;
   }
   size_t forward_hash() const;  // a hash of the forward inputs (same_forward => equal hashes)
@@ -226,6 +234,11 @@ struct ComputeResult {
   std::string lens_error;                    // why it could not be (random init, an encoder without its head)
   std::optional<HeadOverview> overview;      // request.overview's, from the maps computed
   std::optional<OffsetProfile> offsets;      // request.offsets', from the maps and the attention inputs
+  // request.circuits': every head's composition scores and the head's circuits on the text's
+  // tokens (null until computed: a model's first ones are published after the maps).
+  std::shared_ptr<const CompositionRow> composition;
+  std::optional<HeadCircuit> circuit;
+  std::string circuit_error;                 // why the head's circuits cannot be (random init)
   std::vector<float> detector_scores;        // request.detectors' (L, Hw); empty when not asked
   // request.patch's, published after the maps (null until then: the view shows the progress).
   std::shared_ptr<const PatchOutcome> patch;

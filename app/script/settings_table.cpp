@@ -194,10 +194,10 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          return Status();
        }},
       // ---- the Contributions tab (issue 28) ----
-      {"contrib_view", "VIEW", "the Contributions tab opened at VIEW: rollout, patching, overview, offsets, lens or detectors",
+      {"contrib_view", "VIEW", "the Contributions tab opened at VIEW: rollout, patching, overview, offsets, circuits, lens or detectors",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_contrib_view(v, &s.contrib.view))
-           return Error{ErrorKind::InvalidArgument, "contrib_view is rollout, patching, overview, offsets, lens or detectors, got \"" + v + "\"."};
+           return Error{ErrorKind::InvalidArgument, "contrib_view is rollout, patching, overview, offsets, circuits, lens or detectors, got \"" + v + "\"."};
          s.view.center = CenterPanel::Contrib;
          return Status();
        }, kData},
@@ -233,6 +233,8 @@ const std::vector<ScriptedSetting>& scripted_settings() {
        [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportOverview, v); }},
       {"export_offsets", "PATH", "the Offsets view's Export (JSON), as export_heads",
        [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportOffsets, v); }},
+      {"export_circuits", "PATH", "the Circuits view's Export: JSON, or its OV and QK maps as PNG or SVG for a .png or .svg name",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportCircuits, v); }},
       {"corrupted", "TEXT", "the Patching view's corrupted sentence box",
        [](AppState& s, const std::string& v) -> Status {
          s.contrib.corrupted = v;

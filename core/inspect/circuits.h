@@ -23,14 +23,21 @@ namespace headmap {
 
 // composition(A -> B) = ||W_OV^A X^B||_F / (||W_OV^A||_F ||X^B||_F) for an earlier head A and
 // a later head B: X = W_QK^B (Q: A's output read by B's queries), (W_QK^B)^T (K: by its keys),
-// W_OV^B (V: by its values). 1 when A's output lies in what B reads, about sqrt(dh/D) for
-// random directions.
+// W_OV^B (V: by its values). 1 when A's output lies in what B reads, about 1/sqrt(D) for
+// random ones (two random rank-dh maps: E||AB||^2 = ||A||^2 ||B||^2 / D, whatever dh).
 struct Composition {
   int L = 0, H = 0;
   std::vector<float> q, k, v;  // (L*H, L*H) row = the reading head B = l*H + h, column = the writer A; 0 unless l_A < l_B
   float at(const std::vector<float>& m, int b, int a) const { return m[static_cast<size_t>(b) * L * H + a]; }
 };
 Composition composition_scores(const ModelWeights& w, const ModelConfig& cfg);
+// Row b = (layer, head) of composition_scores' matrices alone: every earlier head into this
+// one (N*D*dh^2 work, where the whole matrix takes N^2/2 times that). Errors: no such head.
+struct CompositionRow {
+  int L = 0, H = 0, layer = 0, head = 0;
+  std::vector<float> q, k, v;  // (L*H) column = the writer A = l*H + h; 0 unless l_A < layer
+};
+Result<CompositionRow> composition_into(const ModelWeights& w, const ModelConfig& cfg, int layer, int head);
 
 struct HeadCircuit {
   int layer = 0, head = 0;
@@ -53,7 +60,20 @@ struct HeadCircuit {
 // Errors: random init (no vocabulary), a layer or head out of range.
 // tokens: the text's ids (duplicates dropped); k_directions, k_tokens: how many directions, and
 // tokens per direction; positions: how many learned positions the positional QK shows.
+// The same as circuit_on_tokens(head_circuit_weights(..., vocab_gram(w), ...), tokens).
 Result<HeadCircuit> head_circuit(const ModelWeights& w, const ModelConfig& cfg, int layer, int head, const std::vector<int>& tokens,
                                  int k_directions = 3, int k_tokens = 5, int positions = 16);
+
+// The parts without any text, for a cache per model (the app's Circuits view):
+// U^T E (D, D) over the whole vocabulary, which every head's copying score reads (V*D*D work,
+// once per model); random init: an empty matrix.
+Eigen::MatrixXd vocab_gram(const ModelWeights& w);
+// A head's text-free circuits: copying, directions and qk_pos; tokens, ov and qk left empty.
+// ute: vocab_gram(w). Errors as head_circuit's.
+Result<HeadCircuit> head_circuit_weights(const ModelWeights& w, const ModelConfig& cfg, int layer, int head, const Eigen::MatrixXd& ute,
+                                         int k_directions = 3, int k_tokens = 5, int positions = 16);
+// `base` (head_circuit_weights') over the given tokens, then its directions': tokens, ov and qk
+// filled (D*dh work per token).
+HeadCircuit circuit_on_tokens(HeadCircuit base, const ModelWeights& w, const ModelConfig& cfg, const std::vector<int>& tokens);
 
 }  // namespace headmap

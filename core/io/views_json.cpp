@@ -106,6 +106,22 @@ nlohmann::json composition_json(const Composition& c) {
   return {{"L", c.L}, {"H", c.H}, {"q", grid_json(c.q, N, N)}, {"k", grid_json(c.k, N, N)}, {"v", grid_json(c.v, N, N)}};
 }
 
+nlohmann::json corpus_search_json(const CorpusSearch& c, const std::vector<std::string>& lines, const ModelWeights& w) {
+  nlohmann::json hits = nlohmann::json::array();
+  for (const CorpusHit& h : c.hits) {
+    nlohmann::json tokens = nlohmann::json::array();
+    for (int id : h.token_ids) tokens.push_back(token_name(w, id));
+    hits.push_back({{"line", h.line}, {"text", lines[static_cast<size_t>(h.line)]}, {"query", h.query}, {"key", h.key}, {"weight", h.weight},
+                    {"token_ids", h.token_ids}, {"tokens", std::move(tokens)}});
+  }
+  return {{"layer", c.layer}, {"head", c.head}, {"lines", c.lines}, {"rows", c.rows}, {"hits", std::move(hits)}};
+}
+
+nlohmann::json composition_row_json(const CompositionRow& c) {
+  return {{"layer", c.layer}, {"head", c.head}, {"L", c.L}, {"H", c.H},
+          {"q", grid_json(c.q, c.L, c.H)}, {"k", grid_json(c.k, c.L, c.H)}, {"v", grid_json(c.v, c.L, c.H)}};
+}
+
 nlohmann::json head_circuit_json(const HeadCircuit& h, const ModelWeights& w) {
   const int n = static_cast<int>(h.tokens.size());
   nlohmann::json tokens = nlohmann::json::array();

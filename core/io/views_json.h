@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/inspect/circuits.h"
+#include "core/inspect/corpus_search.h"
 #include "core/inspect/head_overview.h"
 #include "core/inspect/logit_lens.h"
 #include "core/inspect/offset_profile.h"
@@ -33,6 +34,11 @@ nlohmann::json offset_profile_json(const OffsetProfile& p);
 
 // {"q", "k", "v": (L*H, L*H) row = the reading head, column = the writer, "L", "H"}.
 nlohmann::json composition_json(const Composition& c);
+// {"layer", "head", "lines", "rows", "hits": [{"line" (from 0), "text", "query", "key", "weight",
+//  "token_ids", "tokens": their texts}]}.
+nlohmann::json corpus_search_json(const CorpusSearch& c, const std::vector<std::string>& lines, const ModelWeights& w);
+// {"layer", "head", "L", "H", "q", "k", "v": (L, H) each earlier head's score into this one}.
+nlohmann::json composition_row_json(const CompositionRow& c);
 // {"layer", "head", "tokens": [n {id, text}], "ov": (n, n), "qk": (n, n), "qk_positions": (P, P)
 //  or null, "copying", "directions": [{"sigma", "reads": [ids], "writes": [ids]}]}.
 nlohmann::json head_circuit_json(const HeadCircuit& h, const ModelWeights& w);

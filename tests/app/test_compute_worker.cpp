@@ -270,3 +270,42 @@ TEST(ComputeWorker, PatchingFollowsTheMapsAndIsCachedByItsInputs) {
   EXPECT_EQ(again->patch.get(), done->patch.get()) << "the same inputs: the cached outcome, in the first answer";
   w.settle();
 }
+
+// The Circuits view's parts without text are computed once per model (issue 39): a first
+// request publishes the maps, then the circuits; another text on the same model and head
+// answers at once with the same composition (the cached object) and the circuit on its own
+// tokens; another config (seed) or other weights compute them anew.
+TEST(ComputeWorker, CircuitsAreCachedPerModelAndFollowItsWeights) {
+  Recorder w;
+  ComputeRequest r;
+  r.lines = {"My aunt keeps three green parrots in the kitchen. My aunt keeps three"};
+  r.cfg.d_model = 128;
+  r.cfg.num_heads = 4;
+  r.cfg.num_layers = 2;
+  r.cfg.context = 128;
+  r.weights.checkpoint = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
+  r.circuits = CircuitsRequest{0, 1, 1};
+  const uint64_t seq = w.request(r);
+  const std::shared_ptr<const ComputeResult> done = w.until(seq, [](const ComputeResult& a) { return a.composition != nullptr; });
+  ASSERT_TRUE(done) << "the circuits never came";
+  EXPECT_FALSE(w.answers(seq, 1, std::chrono::seconds(0)).front()->composition) << "a model's first circuits follow the maps";
+  ASSERT_TRUE(done->circuit) << done->circuit_error;
+  EXPECT_GT(done->composition->q[2], 0.0f);  // head 0.2 into 1.1
+  w.settle();
+  r.lines = {"The cat sat on the mat."};  // typing: the same model and head
+  const uint64_t seq2 = w.request(r);
+  const std::shared_ptr<const ComputeResult> typed = w.first(seq2);
+  ASSERT_TRUE(typed && typed->circuit);
+  EXPECT_EQ(typed->composition.get(), done->composition.get()) << "the same model: the cached composition, in the first answer";
+  EXPECT_EQ(typed->circuit->copying, done->circuit->copying);
+  EXPECT_NE(typed->circuit->tokens, done->circuit->tokens) << "the circuit is shown on the new text's tokens";
+  w.settle();
+  r.weights.checkpoint.clear();  // random init of the same size: another model
+  const uint64_t seq3 = w.request(r);
+  const std::shared_ptr<const ComputeResult> other = w.until(seq3, [](const ComputeResult& a) { return a.composition != nullptr; });
+  ASSERT_TRUE(other);
+  EXPECT_NE(other->composition->q[2], done->composition->q[2]);
+  EXPECT_FALSE(other->circuit) << "random init has no vocabulary";
+  EXPECT_NE(other->circuit_error.find("trained weights"), std::string::npos) << other->circuit_error;
+  w.settle();
+}

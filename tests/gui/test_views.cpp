@@ -133,3 +133,57 @@ TEST(Views, OffsetProfileWithoutRopeSaysWhy) {
                                                "click Contributions; click Offsets; wait; frames 3; expect offsets grid; expect no frequency profile"});
   ASSERT_EQ(r.status, 0) << r.err;
 }
+
+// The circuits of a head: Contributions > Circuits draws head 1.3's OV and QK circuits, its
+// directions and every earlier head's composition into it; the K button and a click on the
+// composition grid pick head 0.2, whose own circuits follow (layer 0: no composition, said in
+// the window). Each Export writes what the view shows: JSON equal to headmap-cli --circuit
+// L.H's "circuit" and "circuit_composition", and the two maps as PNG and SVG.
+TEST(Views, CircuitsThroughItsControlsAndExport) {
+  const fs::path dir = fresh_dir("circuits-export");
+  const std::string text = "My aunt keeps three green parrots in the kitchen. My aunt keeps three green";
+  auto export_to = [](const fs::path& p) { return "click Export circuits...; expect Path; key ctrl+a; type " + p.string() + "; click OK; absent Path; frames 2; "; };
+  const AppRun r = run_app("circuits", {"--then", "text=" + text, "--then", "layer=1", "--then", "head=3", "--then", "wait", "--input",
+                                        "click Contributions; click Circuits; wait; frames 3; expect circuit OV; expect circuit QK; expect circuit directions; "
+                                        "expect composition 0.2; " + export_to(dir / "c13.json") + export_to(dir / "c13.png") +
+                                            export_to(dir / "c13.svg") + "click K; frames 2; click composition 0.2; wait; frames 3; expect circuit OV; "
+                                            "expect no composition; " + export_to(dir / "c02.json")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.report["view"]["layer"], 0) << r.report["view"].dump();
+  EXPECT_EQ(r.report["view"]["head"], 2);
+  for (const auto& [file, head] : {std::pair{"c13.json", "1.3"}, std::pair{"c02.json", "0.2"}}) {
+    const json doc = read_json(dir / file);
+    ASSERT_TRUE(doc.is_object()) << file << " " << r.report["messages"].dump();
+    EXPECT_EQ(doc["text"], text);
+    const json& c = doc["circuits"];
+    EXPECT_EQ(std::to_string(c["circuit"]["layer"].get<int>()) + "." + std::to_string(c["circuit"]["head"].get<int>()), head);
+    const fs::path cli_json = dir / (std::string(file) + ".cli.json");
+    const std::string cmd = std::string(HEADMAP_CLI) + " --text '" + text + "' --circuit " + head + " --json '" + cli_json.string() + "' > /dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    const json cli = read_json(cli_json);
+    ASSERT_TRUE(cli.is_object());
+    EXPECT_EQ(cli["contrib"]["circuit"], c["circuit"]) << file;
+    EXPECT_EQ(cli["contrib"]["circuit_composition"], c["composition"]) << file;
+  }
+  // Head 1.3 reads the earlier layer: some composition is not 0; head 0.2 has none.
+  const json c13 = read_json(dir / "c13.json"), c02 = read_json(dir / "c02.json");
+  EXPECT_GT(c13["circuits"]["composition"]["q"][0][2].get<double>(), 0.0);
+  EXPECT_EQ(c02["circuits"]["composition"]["v"][0][1].get<double>(), 0.0);
+  std::ifstream png(dir / "c13.png", std::ios::binary);
+  std::string magic(8, '\0');
+  png.read(magic.data(), 8);
+  EXPECT_EQ(magic, "\x89PNG\r\n\x1a\n");
+  std::ifstream svg_in(dir / "c13.svg");
+  const std::string svg((std::istreambuf_iterator<char>(svg_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(svg.find("Circuits of head 1.3"), std::string::npos);
+  EXPECT_NE(svg.find("copying score"), std::string::npos);
+}
+
+// Random init has no vocabulary: the view says so and still shows the composition, which
+// needs only the attention weights.
+TEST(Views, CircuitsOnRandomInitSaysWhy) {
+  const AppRun r = run_app("circuits-random", {"--then", "weights=random", "--then", "layer=1", "--then", "wait", "--input",
+                                               "click Contributions; click Circuits; wait; frames 3; expect no circuit; expect composition 0.0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has_message(r.report, "need trained weights")) << r.report["messages"].dump();
+}

@@ -7,8 +7,9 @@ folded into W_Q, W_K and W_V (TransformerLens's fold_ln; Gemma's 1 + w), heads s
 family lays them out (separate projections with grouped K/V, GPT-NeoX's per-head [q|k|v]):
 
   composition  the (D, D) products themselves: ||OV_A QK_B||, ||OV_A QK_B^T||, ||OV_A OV_B|| over
-               the norms' product, for every earlier head A and later head B (1e-4); and checks
-               that the scores are not all alike (a test that can tell Q from K from V);
+               the norms' product, for every earlier head A and later head B (1e-4), and the one
+               head L.H's row alone (circuit_composition, as (L, H)); and checks that the scores
+               are not all alike (a test that can tell Q from K from V);
   circuit      E OV U^T and E QK E^T over headmap's token list, whose first part must be the
                text's distinct ids in order (relative 1e-4 of the largest entry); the learned
                positions' QK (GPT-2's block); the copying score from the eigenvalues of the
@@ -121,6 +122,11 @@ def check(cli, work, spec):
     print(f"{tag}: L={L} H={H}")
     for m in "qkv":
         close(tag, f"{m.upper()}-composition", comp[m], want[m], TOL)
+    # The one head's row (the app's Circuits view): every earlier head into L.H, as (L, H).
+    l, h = (int(x) for x in head.split("."))
+    row = contrib["circuit_composition"]
+    for m in "qkv":
+        close(tag, f"{m.upper()}-composition into {head}", row[m], want[m][l * H + h].reshape(L, H), TOL)
     if N > H and np.abs(want["q"] - want["k"]).max() < 10 * TOL:
         failures.append(f"{tag}: Q- and K-composition coincide (a test that cannot tell them apart)")
     # The head's circuit.

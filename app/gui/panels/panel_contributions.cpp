@@ -1,6 +1,6 @@
 // panel_contributions.cpp: the Contributions tab (issue 28; in narrow layouts, sub-tabs of the Model tab): what heads add, beyond where
 // they look. Six views, each its own panel file: Rollout (panel_rollout.cpp), Patching
-// (panel_patching.cpp), Head overview (panel_overview.cpp), Offsets (panel_offsets.cpp), Logit lens (panel_lens.cpp) and
+// (panel_patching.cpp), Head overview (panel_overview.cpp), Offsets (panel_offsets.cpp), Circuits (panel_circuits.cpp), Logit lens (panel_lens.cpp) and
 // Detectors (panel_detectors.cpp). The attribution of a clicked
 // prediction stays under the predictions (panel_contrib.cpp).
 #include <imgui.h>
@@ -56,6 +56,10 @@ void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model) {
   }
   if (tab("Offsets", ContribView::Offsets)) {
     draw_offsets(s);
+    ImGui::EndTabItem();
+  }
+  if (tab("Circuits", ContribView::Circuits)) {
+    draw_circuits(s);
     ImGui::EndTabItem();
   }
   if (tab("Logit lens", ContribView::Lens)) {

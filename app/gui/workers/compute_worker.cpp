@@ -346,6 +346,45 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
   return fwd;
 }
 
+bool ComputeWorker::circuits_from_cache(ComputeResult& res, const ForwardData& fwd, const ComputeRequest& r) const {
+  const InductionKey key{r.cfg, r.weights.checkpoint, r.weights.in_memory != nullptr, r.weights.in_memory_id};
+  const auto m = std::find_if(circuit_cache_.begin(), circuit_cache_.end(), [&](const CircuitModel& c) { return c.key == key; });
+  if (m == circuit_cache_.end()) return false;
+  const HeadId id{r.circuits->layer, r.circuits->head};
+  const auto h = std::find_if(m->heads.begin(), m->heads.end(), [&](const CircuitHead& c) { return c.id == id; });
+  if (h == m->heads.end()) return false;
+  res.composition = h->composition;
+  res.circuit_error = h->error;
+  if (h->circuit) {  // restricted to the sentence's tokens: D*dh per token, cheap beside the maps
+    std::vector<int> ids;
+    for (const Token& t : fwd.batch.sentences[static_cast<size_t>(std::clamp(r.circuits->batch, 0, fwd.batch.B() - 1))].tokens) ids.push_back(t.id);
+    res.circuit = circuit_on_tokens(*h->circuit, *fwd.weights, r.cfg, ids);
+  }
+  return true;
+}
+
+void ComputeWorker::compute_circuits(const ModelWeights& w, const ComputeRequest& r) {
+  const InductionKey key{r.cfg, r.weights.checkpoint, r.weights.in_memory != nullptr, r.weights.in_memory_id};
+  auto m = std::find_if(circuit_cache_.begin(), circuit_cache_.end(), [&](const CircuitModel& c) { return c.key == key; });
+  if (m == circuit_cache_.end()) {
+    circuit_cache_.push_front(CircuitModel{key, std::nullopt, {}});
+    if (circuit_cache_.size() > kCircuitModels) circuit_cache_.pop_back();
+  } else {
+    circuit_cache_.splice(circuit_cache_.begin(), circuit_cache_, m);
+  }
+  CircuitModel& model = circuit_cache_.front();
+  CircuitHead head{HeadId{r.circuits->layer, r.circuits->head}, std::nullopt, "", nullptr};
+  Result<CompositionRow> row = composition_into(w, r.cfg, head.id.layer, head.id.head);
+  if (row) head.composition = std::make_shared<const CompositionRow>(std::move(row).value());
+  if (w.trained() && !model.ute) model.ute = vocab_gram(w);
+  Result<HeadCircuit> c = head_circuit_weights(w, r.cfg, head.id.layer, head.id.head, model.ute ? *model.ute : Eigen::MatrixXd());
+  if (c) head.circuit = std::move(c).value();
+  else head.error = c.error().message;  // random init: no vocabulary (the composition still is)
+  if (!row) head.error = row.error().message;
+  if (model.heads.size() >= kCircuitHeadsPerModel) model.heads.erase(model.heads.begin());
+  model.heads.push_back(std::move(head));
+}
+
 KvCache& ComputeWorker::kv_cache_for(const std::shared_ptr<const ModelWeights>& w) {
   auto it = std::find_if(kv_caches_.begin(), kv_caches_.end(), [&](const auto& e) { return e.first == w; });
   if (it == kv_caches_.end()) {
@@ -423,6 +462,19 @@ std::shared_ptr<ComputeResult> ComputeWorker::compute(const Job& job, const Comp
     res->overview = head_overview(fwd->out, fwd->batch, std::clamp(r.overview->batch, 0, fwd->batch.B() - 1), mask_kind(r.cfg));
   if (r.offsets && fwd->weights && !fwd->batch.empty())
     res->offsets = offset_profile(*fwd->weights, r.cfg, fwd->out, fwd->batch, std::clamp(r.offsets->batch, 0, fwd->batch.B() - 1));
+  // The Circuits view: the head's parts without text from the cache per model, else computed
+  // after the maps are published (a model's first head reads its whole vocabulary).
+  if (r.circuits && fwd->weights && !fwd->batch.empty() && !circuits_from_cache(*res, *fwd, r)) {
+    publish(job, res);
+    if (newest_.load(std::memory_order_relaxed) != seq) {  // a newer request computes them if it still needs them
+      auto dropped = std::make_shared<ComputeResult>();
+      dropped->error = Error{ErrorKind::Cancelled, "The circuits were cancelled by a newer request."};
+      return dropped;
+    }
+    compute_circuits(*fwd->weights, r);
+    res = std::make_shared<ComputeResult>(*res);
+    if (!circuits_from_cache(*res, *fwd, r)) res->circuit_error = "The circuits could not be kept.";
+  }
   if (r.detectors && !fwd->batch.empty()) {
     const int b = std::clamp(r.detectors->batch, 0, fwd->batch.B() - 1);
     res->detector_scores = detector_scores(fwd->out, fwd->batch, b, mask_kind(r.cfg), r.detectors->detector, &r.detectors->painted);

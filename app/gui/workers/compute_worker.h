@@ -34,6 +34,10 @@ inline constexpr size_t kForwardCacheBytes = size_t(512) << 20;
 inline constexpr size_t kWeightsCacheModels = 8;
 inline constexpr size_t kInductionCacheEntries = 64;
 inline constexpr size_t kPatchCacheEntries = 16;
+// Models whose circuits (the Circuits view: each head's text-free circuits, composition rows
+// and the vocabulary's U^T E) are kept.
+inline constexpr size_t kCircuitModels = 2;
+inline constexpr size_t kCircuitHeadsPerModel = 512;
 // Requests above this many FLOPs (the forward pass, counted densely) with layers beyond the
 // visible one publish the visible layer first (compute() in compute_worker.cpp): about
 // 3 ms of this machine's GEMM.
@@ -115,6 +119,24 @@ class ComputeWorker {
     bool operator==(const PatchKey&) const = default;
   };
   std::vector<std::pair<PatchKey, std::shared_ptr<const PatchOutcome>>> patch_cache_;
+  // The Circuits view's parts that need no text, per model and config (the key is the
+  // induction probe's), most recent first: U^T E, and per head asked its circuits and
+  // composition row (or why it has none).
+  struct CircuitHead {
+    HeadId id;
+    std::optional<HeadCircuit> circuit;
+    std::string error;
+    std::shared_ptr<const CompositionRow> composition;
+  };
+  struct CircuitModel {
+    InductionKey key;
+    std::optional<Eigen::MatrixXd> ute;  // computed with the first head's circuits
+    std::vector<CircuitHead> heads;
+  };
+  std::list<CircuitModel> circuit_cache_;
+  // r.circuits answered into res from circuit_cache_; false when the head is not cached yet.
+  bool circuits_from_cache(ComputeResult& res, const ForwardData& fwd, const ComputeRequest& r) const;
+  void compute_circuits(const ModelWeights& w, const ComputeRequest& r);  // into circuit_cache_
   std::atomic<int> patch_done_{0}, patch_total_{0};
   std::list<std::shared_ptr<const ForwardData>> forward_cache_;  // most recent first
   static WeightsKey weights_key(const ComputeRequest& r);
