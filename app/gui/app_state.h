@@ -191,6 +191,7 @@ struct AppState {
   // x1, y1; all 0 when not drawn): what File > Export heads as PNG writes, without the tab
   // bar and the header's controls.
   float heads_figure[4] = {0, 0, 0, 0};
+  bool heads_capture = false;  // this frame is the heads PNG's picture: the titles' ablation boxes leave their room empty
   // "Export this head": the head it writes, chosen when its dialog opens (the hovered head,
   // else the selected one); unset: the selected head.
   std::optional<HeadId> export_head;

@@ -492,7 +492,7 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   // The key labels rotated, or flat on one line when rotated ones would take more than
   // 40% of the height (a projector's short screen).
   const bool labels = true, flat = col_tokens && avail.y - legend_h - lw < 0.6f * (avail.y - legend_h);
-  const float col_h = col_tokens ? (flat ? fh + 8 : lw) : 0.0f;
+  const float col_h = col_tokens ? (flat ? fh * kFlatLabelLines + 8 : lw) : 0.0f;
   const float room_h = std::max(avail.y - legend_h, col_h + fh * 8);
   const float map_h = std::max(fh * 4, room_h - col_h);
   const float aspect = (c1 - c0) / std::max(r1 - r0, 1e-6f);

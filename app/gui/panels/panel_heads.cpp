@@ -306,7 +306,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   auto layout = [&](float lw_row, bool flat) {
     Grid g;
     g.flat = flat;
-    g.col_h = lw_row > 0 ? (flat ? fh + 8 : lw_row) : 0.0f;
+    g.col_h = lw_row > 0 ? (flat ? fh * kFlatLabelLines + 8 : lw_row) : 0.0f;
     g.cols = grid_columns(n, avail.x - lw_row, avail.y - legend_h - g.col_h, gap, group_h + title_h + spacing, &g.side);
     if (g.side < kMinMapSide) {  // more heads than the panel holds: as many columns as fit, the rows scroll
       g.side = kMinMapSide;
@@ -443,7 +443,8 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       bool on = s.ablated.count(id) == 0;
       ImGui::PushID(h);
       ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(1, 1));
-      if (ImGui::Checkbox("##on", &on)) toggle_ablation(s, id);
+      if (s.heads_capture) ImGui::Dummy(ImVec2(fh + 2.0f, fh + 2.0f));  // the PNG shows heads, not the app's switches
+      else if (ImGui::Checkbox("##on", &on)) toggle_ablation(s, id);
       hook_widget(("switch " + std::to_string(layer) + "." + std::to_string(h)).c_str());
       ImGui::PopStyleVar();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation). Or right-click its map.");

@@ -72,7 +72,7 @@ void draw_rollout(AppState& s, HeatmapRenderer& r) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float legend_h = fh * 3.5f;
   const bool flat = avail.y - legend_h - lw < 0.6f * (avail.y - legend_h);  // rotated key labels would take too much height
-  const float col_h = flat ? fh + 8 : lw;
+  const float col_h = flat ? fh * kFlatLabelLines + 8 : lw;
   const float side = std::max(fh * 4, std::min(avail.x - lw - fh, avail.y - legend_h - col_h));
   HeatmapStyle style;
   style.mask = shown_mask(res->request.cfg, f->batch.B() > 1);
