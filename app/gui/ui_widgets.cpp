@@ -119,7 +119,20 @@ std::string label_text(const FittedLabel& f) {
   return t;
 }
 
+// The room a flat key label needs on an axis of n keys staggered on `lines` lines: its
+// position number and a little of its token.
+float flat_key_need(int n, int lines) {
+  const float num_w = ImGui::CalcTextSize(std::to_string(std::max(n - 1, 0)).c_str()).x;
+  return (num_w + ImGui::GetFontSize() * 0.8f) / lines;
+}
+
 }  // namespace
+
+float flat_labels_h(int lines) { return ImGui::GetFontSize() * lines + 8; }
+
+int flat_key_step(int n, float visible, float width, int lines) {
+  return axis_ticks(0.0f, visible, n, width / std::max(visible, 1e-6f), flat_key_need(n, lines)).step;
+}
 
 HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v) {
   HeatmapHit hit;
@@ -210,9 +223,8 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
     // none overlaps), the token as it fits.
     const int n = static_cast<int>(v.col_labels->size());
     const float num_w = ImGui::CalcTextSize(std::to_string(std::max(n - 1, 0)).c_str()).x;
-    const int lines = v.label_h >= fh * 2 + 4 ? 2 : 1;
-    const float need = (num_w + fh * 0.8f) / lines;
-    const AxisTicks a = axis_ticks(s.col0, col1, n, cw, need);
+    const int lines = v.label_h >= flat_labels_h(2) - 0.5f ? 2 : 1;
+    const AxisTicks a = axis_ticks(s.col0, col1, n, cw, flat_key_need(n, lines));
     const float top0 = p1.y + 4, share = lines * a.step * cw - fh * 0.4f;
     // Each label in its share of the axis: thinned, from its number (centred on the tick)
     // on; else centred. Shares of neighbouring ticks never meet.
@@ -246,18 +258,16 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
     const int n = static_cast<int>(v.col_labels->size());
     const AxisTicks a = axis_ticks(s.col0, col1, n, cw, text_h);
     const float top = p1.y + 6;
+    // A key whose cell is narrower than a line (the first tick of a long or small map, often
+    // position 0, where first-token heads look) moves right to start by the map's left end;
+    // where it then meets the next tick's label, that one gives way.
+    const float first_xc = p0.x + (a.first + 0.5f - s.col0) * cw;
+    const int gives_way = first_xc - fh * 0.5f < p0.x - 5 && p0.x - 5 + fh > first_xc + a.step * cw - fh * 0.5f ? a.first + a.step : -1;
     auto label = [&](int c) {
-      if (c < 0 || c >= n || !shown(c, a.step, cw, hover_col, text_h)) return;
+      if (c < 0 || c >= n || !shown(c, a.step, cw, hover_col, text_h) || (c == gives_way && c != hover_col)) return;
       const float xc = p0.x + (c + 0.5f - s.col0) * cw;
       if (xc < p0.x || xc > p1.x) return;
-      // A key whose cell is narrower than a line (the first tick of a long or small map, often
-      // position 0, where first-token heads look) moves right to start by the map's left end,
-      // unless it would then meet the next tick's label.
-      float x = xc - fh * 0.5f;
-      if (x < p0.x - 5) {
-        x = p0.x - 5;
-        if (x + fh > xc + a.step * cw - fh * 0.5f) return;
-      }
+      const float x = std::max(xc - fh * 0.5f, p0.x - 5);
       const std::string tok = drawn_label((*v.col_labels)[c], c, tick_numbered(c, a.step), v.label_h - 8);
       const FittedLabel f = fit_label(tok, c, tick_numbered(c, a.step), v.label_h - 8);
       const ImU32 col = c == hover_col ? accent : ink;

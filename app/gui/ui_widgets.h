@@ -24,7 +24,23 @@ void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text, 
 void text_disabled_wrapped_at_commas(const std::string& text);
 
 inline constexpr float kRowLabelScaleMin = 0.7f;  // a row label's text, at its smallest, to label every row
-inline constexpr float kFlatLabelLines = 2;       // flat key labels: staggered on two lines (label_h: fh * 2 + 8)
+
+// Flat key labels stand on one line (label_h: flat_labels_h(1)) or, staggered, on two
+// (flat_labels_h(2)): every other tick on the second line, so each may take twice the width.
+// Two only where one line would label fewer than every 4th key (kStaggerFromStep: a
+// sentence with every 2nd, 3rd or 4th word labelled still reads) and two lines label more;
+// else the line's height goes to the maps.
+inline constexpr int kStaggerFromStep = 5;
+float flat_labels_h(int lines);
+// The tick step of flat key labels on `lines` lines under a map `width` px wide that shows
+// `visible` of n keys.
+int flat_key_step(int n, float visible, float width, int lines);
+// 1 or 2 (above); width(lines): the map's width when the labels take that many lines.
+template <class Width>
+int flat_label_lines(int n, float visible, Width width) {
+  const int one = flat_key_step(n, visible, width(1), 1);
+  return one >= kStaggerFromStep && flat_key_step(n, visible, width(2), 2) < one ? 2 : 1;
+}
 
 struct HeatmapView {
   const MapTexture* tex = nullptr;
@@ -35,8 +51,8 @@ struct HeatmapView {
   const std::vector<std::string>* row_labels = nullptr;  // query tokens, left
   const std::vector<std::string>* col_labels = nullptr;  // key tokens, below
   float label_w = 0, label_h = 0;  // space reserved for labels (0: none); a label longer than its room is cut with "…"
-  bool flat_col_labels = false;    // key labels flat: on one line (label_h a line high) or staggered on two (label_h
-                                   // kFlatLabelLines lines), thinned to the position numbers' width
+  bool flat_col_labels = false;    // key labels flat: on one line or staggered on two (label_h: flat_labels_h(lines)),
+                                   // thinned to the position numbers' width
   int hover_token = -1;            // highlights that label, and always draws it
   bool hook_labels = false;  // submit every label drawn as "token_labels" (rect) and "token_label_texts" (frame_hooks.h)
   std::vector<std::string>* label_texts = nullptr;  // when set, receives every label's text as drawn
