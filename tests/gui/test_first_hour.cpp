@@ -117,6 +117,7 @@ Declared declared_state(const json& launch, const json& step) {
     else if (k == "head" || k == "layer" || k == "focus_step" || k == "select_token") d.state[k] = std::stoi(v);
     else if (k == "pitfall") d.config["pitfalls"][v.substr(0, v.find('='))] = v.substr(v.find('=') + 1) == "on";
     else if (k == "ablate") d.state["ablated"].push_back({std::stoi(v), std::stoi(v.substr(v.find(',') + 1))});
+    else if (k == "show") continue;  // brings a part of the window into view: no state (checked by expect_text_names_only_what_is_shown)
     else ADD_FAILURE() << "the lesson walk does not know how to check \"" << s << "\"";
   }
   if (d.config["num_kv_heads"] == 0) d.config["num_kv_heads"] = d.config["num_heads"];
@@ -154,6 +155,28 @@ void expect_step_state(const json& rep, const json& launch, const json& step, co
   }
 }
 
+// Finding 5: a step's text names only what is on screen at 1024x768 with 1.5x text (the
+// player then stands beside one tab at a time). Each phrase that points at a part of the
+// window, and what the report holds when that part is in view. The texts once sent the
+// class to "the parameter table under the passport" (scrolled out of its table), "the
+// num_heads slider" and "Next token" (on other tabs), "the chip" (on the Input tab), "the
+// passport's scale row" beside Compare, the FLOPs (no such column at that width) and "the
+// slice" of a folded header.
+void expect_text_names_only_what_is_shown(const json& rep, const std::string& text) {
+  auto has = [&](const char* p) { return text.find(p) != std::string::npos; };
+  auto listed = [](const json& list, const char* v) { return std::find(list.begin(), list.end(), v) != list.end(); };
+  const std::string panel = rep["panel"];
+  if (has("parameter table") || has("parameter count"))
+    EXPECT_TRUE(rep["passport_params_visible"].get<bool>()) << "the parameter counts are not in view";
+  if (has("slider")) EXPECT_TRUE(rep["layout"] != "tabs" || panel == "model") << "the sliders are on the Model tab";
+  if (has("chip")) EXPECT_FALSE(rep["token_chips"].empty()) << "no token chip on screen";
+  if (has("Next token")) EXPECT_FALSE(rep["predictions"].empty()) << "Next token is not on screen";
+  if (has("passport")) EXPECT_FALSE(rep["passport_rows"].empty()) << "the passport is not on screen";
+  if (has("heads header")) EXPECT_EQ(panel, "heads");
+  if (has("slice") && panel == "focus") EXPECT_TRUE(rep["focus_slice_open"].get<bool>()) << "the slice of D is folded";
+  if (has("FLOPs")) EXPECT_TRUE(listed(rep["passport_columns"], "FLOPs") || has("hover")) << "no FLOPs column, and the text does not say where else";
+}
+
 json read_json(const fs::path& p) {
   std::ifstream f(p);
   return f ? json::parse(f, nullptr, false) : json();
@@ -162,12 +185,13 @@ json read_json(const fs::path& p) {
 }  // namespace
 
 // Finding 4 and "What to build" 3: every step of every lesson, reached forwards (PageDown, a
-// presenter's clicker), backwards (PageUp) and by jumping (lesson_step=N in a scrambled
-// order), shows the whole state it declares: config with its pitfalls, weights, sentence,
+// presenter's clicker, at 1024x768 with 1.5x text, where each step's text must name only
+// what is on screen: finding 5), backwards (PageUp) and by jumping (lesson_step=N in a
+// scrambled order), shows the whole state it declares: config with its pitfalls, weights, sentence,
 // selection, panel, and maps computed for exactly that config (lesson 000 step 9 and lesson
 // 003 step 11 once showed the step before's head-averaged map beside text about 3 heads).
 TEST(FirstHour, EveryLessonStepShowsItsWholeStateForwardsBackwardsAndByJumping) {
-  const AppRun launch = run_app("lesson-walk-launch", {"--input", "wait; frames 2"});
+  const AppRun launch = run_app("lesson-walk-launch", {"--size", "1024x768", "--font-scale", "1.5", "--input", "wait; frames 2"});
   ASSERT_EQ(launch.status, 0) << launch.err;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(fs::path(HEADMAP_ASSETS) / "lessons"))
@@ -185,10 +209,10 @@ TEST(FirstHour, EveryLessonStepShowsItsWholeStateForwardsBackwardsAndByJumping) 
     std::string walk = "wait; report " + (dir / "f1.json").string();
     for (size_t i = 2; i <= n; ++i) walk += "; key pagedown; wait; frames 2; report " + (dir / ("f" + std::to_string(i) + ".json")).string();
     for (size_t i = n - 1; i >= 1; --i) walk += "; key pageup; wait; frames 2; report " + (dir / ("b" + std::to_string(i) + ".json")).string();
-    const AppRun r = run_app("lesson-walk-" + id, {"--lesson", id, "--deadline", "300", "--input", walk});
+    const AppRun r = run_app("lesson-walk-" + id, {"--size", "1024x768", "--font-scale", "1.5", "--lesson", id, "--deadline", "300", "--input", walk});
     ASSERT_EQ(r.status, 0) << r.err;
     // Jumps: each step from a step that is not its neighbour (3, 1, 4, ... wrapping by a stride).
-    std::vector<std::string> jump = {"--lesson", id, "--deadline", "300"};
+    std::vector<std::string> jump = {"--size", "1024x768", "--font-scale", "1.5", "--lesson", id, "--deadline", "300"};
     size_t stride = 1;  // a stride prime to n visits every step once
     for (size_t c = 3; c + 1 < n; c += 2)
       if (std::gcd(c, n) == 1) {
@@ -210,6 +234,10 @@ TEST(FirstHour, EveryLessonStepShowsItsWholeStateForwardsBackwardsAndByJumping) 
         ASSERT_TRUE(rep.is_object()) << how << i;
         ASSERT_EQ(rep["lesson"]["step"], i) << how;
         expect_step_state(rep, launch.report, step, std::string(how) + " step " + std::to_string(i));
+        {
+          SCOPED_TRACE(std::string(how) + " step " + std::to_string(i) + ": " + step["text"].get<std::string>());
+          expect_text_names_only_what_is_shown(rep, step["text"]);
+        }
       }
     }
   }

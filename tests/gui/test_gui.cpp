@@ -2182,7 +2182,8 @@ void expect_setting_shown(const json& rep, const std::string& a) {
   const json& s = rep["state"];
   auto num = [&](const json& got) { EXPECT_EQ(got.get<long long>(), std::stoll(v)) << a; };
   auto on = [&](const json& got) { EXPECT_EQ(got.get<bool>(), v == "on" || v == "1" || v == "true") << a; };
-  if (k == "weights") EXPECT_EQ(s["weights"], v) << a;
+  if (k == "show") EXPECT_TRUE(rep[v == "parameters" ? "passport_params_visible" : "focus_slice_open"].get<bool>()) << a << ": not in view";
+  else if (k == "weights") EXPECT_EQ(s["weights"], v) << a;
   else if (k == "d_model") num(c["d_model"]);
   else if (k == "heads") num(c["num_heads"]);
   else if (k == "kv_heads") num(c["num_kv_heads"]);

@@ -230,6 +230,7 @@ void head_slice_strip(AppState& s, HeatmapRenderer& r, const ForwardData& f, con
   // On a short screen (a projector at 1024x768 with large text) it starts closed, so the
   // enlarged step is in view; its header stays, one click away.
   if (ImGui::GetWindowHeight() < ImGui::GetFontSize() * kFocusCompactLines) ImGui::SetNextItemOpen(false, ImGuiCond_Once);
+  if (s.show.slice) ImGui::SetNextItemOpen(true), s.show.slice = false;  // a lesson's text points at it
   if (!ImGui::CollapsingHeader("The head's slice of D", ImGuiTreeNodeFlags_DefaultOpen)) return;
   hook::set_flag("focus_slice_open", true);
   // A loaded model keeps W_Q, W_K, W_V only packed in W_QKV: unpacked once for the layer shown
