@@ -192,8 +192,12 @@ Rgb figure_cell_rgb(const Figure& f, const FigureMap& m, int t, int s) {
 AxisTicks axis_ticks(float v0, float v1, int n, float cell, float text_h) {
   AxisTicks a;
   const float need = text_h / std::max(cell, 1e-6f);  // cells one label covers
+  // 1, 2, 3, 4, 5, then 10, 20, 50, 100, ...: a sentence of 32 tokens that cannot label
+  // every 2nd row labels every 3rd, not every 5th.
   int step = 1;
-  for (int mag = 1; step < need && mag <= (1 << 28); mag *= 10)
+  for (int m : {2, 3, 4, 5})
+    if (step < need) step = m;
+  for (int mag = 10; step < need && mag <= (1 << 28); mag *= 10)
     for (int m : {1, 2, 5})
       if (step < need) step = m * mag;
   a.step = step;
@@ -235,6 +239,7 @@ Result<FigureLayout> layout_figure(const Figure& f, const Font& font) {
   const bool single = f.maps.size() == 1;
   const int n = static_cast<int>(f.maps.size());
   FigureLayout L;
+  L.em_per_px = font.em_size(100.0f) / 100.0f;
   const int pad = 16, gap = 28;
   const float title_px = single ? 22.0f : 20.0f, sub_px = 13.0f, map_title_px = 14.0f, tick_px = 12.0f;
   // A single head large (about 720 pixels), a grid's maps about 360; whole pixels per cell.

@@ -122,7 +122,7 @@ Rgb figure_cell_rgb(const Figure& f, const FigureMap& m, int t, int s);
 Rgb to_rgb8(const std::array<float, 3>& c);
 // The ticks of one axis of n cells, of which [v0, v1) are visible in cells of `cell` pixels,
 // labels `text_h` pixels across: positions first, first + step, ... below end, the step the
-// smallest of 1, 2, 5, 10, 20, 50, ... cells whose labels cannot overlap. Arithmetic only
+// smallest of 1, 2, 3, 4, 5, 10, 20, 50, ... cells whose labels cannot overlap. Arithmetic only
 // (no text measured), so any length costs the same. The app's heatmaps and the exported
 // figures both label their axes by it.
 struct AxisTicks {
@@ -156,6 +156,7 @@ struct FigureLayout {
   std::vector<int> labelled;        // the tokens whose labels are shown, on both axes
   int bar_x = 0, bar_y = 0, bar_w = 0, bar_h = 0;  // the colour bar (horizontal; low values left)
   std::vector<FigureText> texts;    // every text: titles, token labels, the bar's ticks, the caption
+  float em_per_px = 1;              // a text's font-size in an SVG: its px times this (Font::em_size)
 };
 
 // The figure's paper and inks, in both writers.

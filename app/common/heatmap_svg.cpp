@@ -100,7 +100,7 @@ std::string figure_svg(const Figure& f, const FigureLayout& L) {
     const char* anchor = t.anchor == FigureText::Start ? "start" : t.anchor == FigureText::Middle ? "middle" : "end";
     o += "<text class=\"";
     o += role_class(t.role);
-    o += "\" font-size=\"" + num(t.px) + "\" fill=\"" + hex(figure_text_rgb(t.role)) + "\" text-anchor=\"" + anchor + "\"";
+    o += "\" font-size=\"" + num(t.px * L.em_per_px) + "\" fill=\"" + hex(figure_text_rgb(t.role)) + "\" text-anchor=\"" + anchor + "\"";
     if (t.vertical) o += " transform=\"translate(" + num(t.x) + " " + num(t.y) + ") rotate(-90)\" x=\"0\" y=\"0\"";
     else o += " x=\"" + num(t.x) + "\" y=\"" + num(t.y) + "\"";
     // Labels are in visual order already (visual_text): the viewer must not reorder them again.

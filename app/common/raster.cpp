@@ -95,6 +95,12 @@ std::vector<std::pair<int, char32_t>> Font::layout(std::string_view utf8) const 
   return out;
 }
 
+float Font::em_size(float px) const {
+  if (!loaded()) return px;
+  const stbtt_fontinfo* info = info_of(chain_.face(0));
+  return px * stbtt_ScaleForPixelHeight(info, 1.0f) / stbtt_ScaleForMappingEmToPixels(info, 1.0f);
+}
+
 int Font::width(std::string_view utf8, float px) const {
   if (!loaded()) return 0;
   float x = 0;

@@ -41,6 +41,11 @@ class Font {
   // from (x, y); the text occupies x-ascent..x+descent horizontally.
   void draw(Canvas& c, int x, int y, std::string_view utf8, float px, Rgb color, bool vertical = false) const;
   float ascent(float px) const;
+  // The em size (CSS and SVG font-size) of text `px` pixels high: px are the font's height
+  // from descent to ascent (stbtt_ScaleForPixelHeight, as Dear ImGui sizes fonts), an em is
+  // smaller (0.86 of it for DejaVu Sans). An SVG names this size so that its text is as wide
+  // as width() measured.
+  float em_size(float px) const;
 
  private:
   FontChain chain_;  // the primary font, then the system's fallbacks per character

@@ -367,6 +367,7 @@ void App::draw_ui(bool first) {
     ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
     state.hover_token = state.hover_key = -1;
   }
+  state.heads_capture = capture_frame_ && pending_capture_ && pending_capture_->dialog == Dialog::ExportHeadsPng;
   ImGui::NewFrame();
   renderer_.begin_pass();
   if (FrameRecorder* rec = frame_recorder()) rec->begin_frame();

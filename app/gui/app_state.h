@@ -192,6 +192,7 @@ struct AppState {
   // x1, y1; all 0 when not drawn): what File > Export heads as PNG writes, without the tab
   // bar and the header's controls.
   float heads_figure[4] = {0, 0, 0, 0};
+  bool heads_capture = false;  // this frame is the heads PNG's picture: the titles' ablation boxes leave their room empty
   // "Export this head": the head it writes, chosen when its dialog opens (the hovered head,
   // else the selected one); unset: the selected head.
   std::optional<HeadId> export_head;
@@ -203,6 +204,12 @@ struct AppState {
     bool press_ok = true;  // false: a panel's button opens the dialog for the user to confirm
   };
   std::optional<DialogRequest> dialog_request;
+  // What a lesson step's text points at, brought into view once (the "show" setting): the
+  // passport's parameter counts (its table scrolled to them on a short screen) and Focus's
+  // slice of D (unfolded, where a short screen starts it folded).
+  struct ShowRequest {
+    bool params = false, slice = false;
+  } show;
   int selected_token = -1;     // the clicked chip: the position whose next token is predicted (-1: the last)
   // The Next-token entry clicked: its logit attributed to every head (panel_contrib.cpp).
   std::optional<AttributionRequest> attribute;

@@ -31,6 +31,7 @@ const json& empty_frame() {
     for (const char* k : {"atlas_build_ms", "passport_table_h", "passport_right", "chips_box_h"}) j[k] = 0.0;
     for (const char* k : {"focus_step_shown", "layout", "predicted_after", "passport_note", "passport_kv", "colormap"}) j[k] = "";
     j["focus_slice_open"] = false;
+    j["passport_params_visible"] = false;
     j["stale"] = false;
     j["heads_panel"] = zero_rect;
     j["attention_params"] = -1;

@@ -221,6 +221,7 @@ void reset_to_lesson_base(AppState& s) {
   s.view = ViewSettings();
   s.view.colormap = cm;
   s.selected_token = -1;
+  s.show = {};
 }
 
 Status open_lesson(AppState& s, std::shared_ptr<const Lesson> lesson, int step) {

@@ -2,6 +2,8 @@
 #include "app/gui/ui_widgets.h"
 #include "app/gui/text_wrap.h"
 
+#include <imgui_internal.h>
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -117,7 +119,20 @@ std::string label_text(const FittedLabel& f) {
   return t;
 }
 
+// The room a flat key label needs on an axis of n keys staggered on `lines` lines: its
+// position number and a little of its token.
+float flat_key_need(int n, int lines) {
+  const float num_w = ImGui::CalcTextSize(std::to_string(std::max(n - 1, 0)).c_str()).x;
+  return (num_w + ImGui::GetFontSize() * 0.8f) / lines;
+}
+
 }  // namespace
+
+float flat_labels_h(int lines) { return ImGui::GetFontSize() * lines + 8; }
+
+int flat_key_step(int n, float visible, float width, int lines) {
+  return axis_ticks(0.0f, visible, n, width / std::max(visible, 1e-6f), flat_key_need(n, lines)).step;
+}
 
 HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v) {
   HeatmapHit hit;
@@ -171,6 +186,12 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
     return i % step == 0;
   };
   if (v.row_labels && v.label_w > 0) {
+    // Rows a little shorter than a line of text get every label all the same, in a smaller
+    // text (down to kRowLabelScaleMin of it); shorter still, every 2nd, 3rd, 4th, 5th, 10th...
+    ImGuiWindow* win = ImGui::GetCurrentWindow();
+    const float scale0 = win->FontWindowScale, row_px = std::clamp(ch / 1.05f, fh * kRowLabelScaleMin, fh);
+    ImGui::SetWindowFontScale(scale0 * row_px / fh);
+    const float fh = ImGui::GetFontSize(), text_h = fh * 1.05f;  // this block's text size
     const int n = static_cast<int>(v.row_labels->size());
     const AxisTicks a = axis_ticks(s.row0, row1, n, ch, text_h);
     const float right = p0.x - 6;
@@ -194,21 +215,24 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
     for (int t = a.first; t < a.end; t += a.step)
       if (t != hover_row) label(t);
     if (hover_row >= a.first - a.step && hover_row < a.end + a.step) label(hover_row);
+    ImGui::SetWindowFontScale(scale0);
   }
   if (v.col_labels && v.label_h > 0 && v.flat_col_labels) {
-    // Flat key labels, on one line: ticks far enough apart for the position numbers, each
-    // label within its share of the axis (so none overlaps), the token as it fits.
+    // Flat key labels, on one line or staggered on two (label_h two lines high): ticks far
+    // enough apart for the position numbers, each label within its share of its line (so
+    // none overlaps), the token as it fits.
     const int n = static_cast<int>(v.col_labels->size());
     const float num_w = ImGui::CalcTextSize(std::to_string(std::max(n - 1, 0)).c_str()).x;
-    const float need = num_w + fh * 0.8f;
-    const AxisTicks a = axis_ticks(s.col0, col1, n, cw, need);
-    const float top = p1.y + 4, share = a.step * cw - fh * 0.4f;
+    const int lines = v.label_h >= flat_labels_h(2) - 0.5f ? 2 : 1;
+    const AxisTicks a = axis_ticks(s.col0, col1, n, cw, flat_key_need(n, lines));
+    const float top0 = p1.y + 4, share = lines * a.step * cw - fh * 0.4f;
     // Each label in its share of the axis: thinned, from its number (centred on the tick)
     // on; else centred. Shares of neighbouring ticks never meet.
     auto label = [&](int c) {
       if (c < 0 || c >= n || !shown(c, a.step, cw, hover_col, a.step * cw)) return;
       const float xc = p0.x + (c + 0.5f - s.col0) * cw;
       if (xc < p0.x || xc > p1.x) return;
+      const float top = top0 + ((c / a.step) % lines) * fh;  // staggered: every other tick on the second line
       const bool numbered = tick_numbered(c, a.step), from_number = a.step > 1;  // thinned: every tick numbered
       const float start = from_number ? xc - num_w * 0.5f : xc - share * 0.5f;
       const float lo = std::max(start, p0.x - 5), hi = std::min(start + share, p1.x + fh * 0.5f);
@@ -223,7 +247,7 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
         dl->AddText(ImGui::GetFont(), fh, ImVec2(tx, top), col, f.tok, f.tok_end);
         if (f.cut) dl->AddText(ImVec2(tx + f.tok_w - ImGui::CalcTextSize(kEllipsis).x, top), col, kEllipsis);
       }
-      dl->AddLine(ImVec2(xc, p1.y + 1), ImVec2(xc, p1.y + 3), dim);
+      dl->AddLine(ImVec2(xc, p1.y + 1), ImVec2(xc, top - 1), dim);
       if (v.hook_labels) hook::add_rect("token_labels", ImVec2(x, top), ImVec2(x + f.w, top + fh)), hook::add_text("token_label_texts", label_text(f));
       if (v.label_texts) v.label_texts->push_back(label_text(f));
     };
@@ -234,18 +258,16 @@ HeatmapHit heatmap_view(const char* id, HeatmapRenderer& r, const HeatmapView& v
     const int n = static_cast<int>(v.col_labels->size());
     const AxisTicks a = axis_ticks(s.col0, col1, n, cw, text_h);
     const float top = p1.y + 6;
+    // A key whose cell is narrower than a line (the first tick of a long or small map, often
+    // position 0, where first-token heads look) moves right to start by the map's left end;
+    // where it then meets the next tick's label, that one gives way.
+    const float first_xc = p0.x + (a.first + 0.5f - s.col0) * cw;
+    const int gives_way = first_xc - fh * 0.5f < p0.x - 5 && p0.x - 5 + fh > first_xc + a.step * cw - fh * 0.5f ? a.first + a.step : -1;
     auto label = [&](int c) {
-      if (c < 0 || c >= n || !shown(c, a.step, cw, hover_col, text_h)) return;
+      if (c < 0 || c >= n || !shown(c, a.step, cw, hover_col, text_h) || (c == gives_way && c != hover_col)) return;
       const float xc = p0.x + (c + 0.5f - s.col0) * cw;
       if (xc < p0.x || xc > p1.x) return;
-      // A key whose cell is narrower than a line (the first tick of a long or small map, often
-      // position 0, where first-token heads look) moves right to start by the map's left end,
-      // unless it would then meet the next tick's label.
-      float x = xc - fh * 0.5f;
-      if (x < p0.x - 5) {
-        x = p0.x - 5;
-        if (x + fh > xc + a.step * cw - fh * 0.5f) return;
-      }
+      const float x = std::max(xc - fh * 0.5f, p0.x - 5);
       const std::string tok = drawn_label((*v.col_labels)[c], c, tick_numbered(c, a.step), v.label_h - 8);
       const FittedLabel f = fit_label(tok, c, tick_numbered(c, a.step), v.label_h - 8);
       const ImU32 col = c == hover_col ? accent : ink;

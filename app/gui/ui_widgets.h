@@ -23,6 +23,25 @@ void add_text_vertical(ImDrawList* dl, ImVec2 pos, ImU32 col, const char* text, 
 // is wider than the column, and its lines read as one paragraph.
 void text_disabled_wrapped_at_commas(const std::string& text);
 
+inline constexpr float kRowLabelScaleMin = 0.7f;  // a row label's text, at its smallest, to label every row
+
+// Flat key labels stand on one line (label_h: flat_labels_h(1)) or, staggered, on two
+// (flat_labels_h(2)): every other tick on the second line, so each may take twice the width.
+// Two only where one line would label fewer than every 4th key (kStaggerFromStep: a
+// sentence with every 2nd, 3rd or 4th word labelled still reads) and two lines label more;
+// else the line's height goes to the maps.
+inline constexpr int kStaggerFromStep = 5;
+float flat_labels_h(int lines);
+// The tick step of flat key labels on `lines` lines under a map `width` px wide that shows
+// `visible` of n keys.
+int flat_key_step(int n, float visible, float width, int lines);
+// 1 or 2 (above); width(lines): the map's width when the labels take that many lines.
+template <class Width>
+int flat_label_lines(int n, float visible, Width width) {
+  const int one = flat_key_step(n, visible, width(1), 1);
+  return one >= kStaggerFromStep && flat_key_step(n, visible, width(2), 2) < one ? 2 : 1;
+}
+
 struct HeatmapView {
   const MapTexture* tex = nullptr;
   const MapSource* source = nullptr;  // instead of tex: a long map drawn from its max-pooled levels
@@ -32,7 +51,8 @@ struct HeatmapView {
   const std::vector<std::string>* row_labels = nullptr;  // query tokens, left
   const std::vector<std::string>* col_labels = nullptr;  // key tokens, below
   float label_w = 0, label_h = 0;  // space reserved for labels (0: none); a label longer than its room is cut with "…"
-  bool flat_col_labels = false;    // key labels on one line (label_h a line high): thinned to the position numbers' width
+  bool flat_col_labels = false;    // key labels flat: on one line or staggered on two (label_h: flat_labels_h(lines)),
+                                   // thinned to the position numbers' width
   int hover_token = -1;            // highlights that label, and always draws it
   bool hook_labels = false;  // submit every label drawn as "token_labels" (rect) and "token_label_texts" (frame_hooks.h)
   std::vector<std::string>* label_texts = nullptr;  // when set, receives every label's text as drawn
@@ -46,7 +66,8 @@ struct HeatmapHit {
 
 // Draws the map at the cursor with its labels and reserves the space. Returns what the mouse did.
 // Token labels are axis ticks (axis_ticks): every token while its cell is as tall as the
-// text, else every 2nd, 5th, 10th, ... with its position number ("cat  5", the number by the
+// text (a row label's text may shrink to kRowLabelScaleMin of it for that), else every 2nd,
+// 3rd, 4th, 5th, 10th, ... with its position number ("cat  5", the number by the
 // map), cut with "…" to the room reserved; never overlapping. The hovered token's label is
 // always drawn whole (the ones it would cover are not). No clip rectangles: the labels of a
 // grid of maps stay in one draw call.

@@ -315,6 +315,13 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          return Status();
        }, kData},
       {"focus_step", "N", "the enlarged step of the focus view (0 Q_h ... 6 softmax, 8 concat, 9 W_O; a family's 10 q/k norm, 11 RoPE, 12 soft-cap)", HEADMAP_NUMBER("focus_step", view.focus_step, 0, 12), kData},
+      {"show", "parameters|slice", "bring into view what a lesson's text points at: the passport's parameter counts, Focus's slice of D (unfolded)",
+       [](AppState& s, const std::string& v) -> Status {
+         if (v == "parameters") s.show.params = true;
+         else if (v == "slice") s.show.slice = true;
+         else return Error{ErrorKind::InvalidArgument, "show is parameters or slice, got \"" + v + "\"."};
+         return Status();
+       }, kData},
       {"select_token", "N", "click token chip N of the selected sentence (its next-token predictions)", HEADMAP_NUMBER("select_token", selected_token, -1, kMaxContext), kData},
       {"sentence", "N", "the selected sentence of the batch, numbered from 0", HEADMAP_NUMBER("sentence", view.batch, 0, 1 << 20), kData},
       {"layout", "auto|columns", "columns: keep three columns however narrow (the layout before it adapted)",

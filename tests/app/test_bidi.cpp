@@ -7,6 +7,9 @@
 #include <string>
 
 #include "app/common/bidi.h"
+#include "app/common/token_labels.h"
+#include "core/io/checkpoint.h"
+#include "core/text/hf_tokenizer.h"
 #include "app/common/raster.h"
 #include "core/text/utf8.h"
 
@@ -101,4 +104,35 @@ TEST(Bidi, PngTextIsDrawnJoinedAndCutInTypedOrder) {
   ASSERT_GT(font.width(u8(U"\u2026\uFEE2\uFEDF\uFE8D"), 12), room);
   EXPECT_EQ(headmap::fit_drawn_text(font, madrasa, 12, room), u8(U"\u2026\uFEDD\uFE8D"));
   EXPECT_EQ(headmap::fit_drawn_text(font, "the cat", 12, 1000), "the cat");
+}
+
+using namespace headmap;  // (the test below)
+
+// Issue 34, finding 9: the next-token list labels a byte piece by the one rule the maps use
+// (app/common/token_labels.h), never "<0xD8>": a byte that completes the sentence's last
+// character reads that character and its part, one that starts a character "… 1/2".
+TEST(TokenLabels, NextTokenBytePiecesReadTheirCharacter) {
+  Result<ModelWeights> w = load_checkpoint(std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors");
+  ASSERT_TRUE(w) << w.error().message;
+  auto tokens_of = [&](const char* text) {
+    return w->hf_tokenizer ? tokenize(text, 64, *w->hf_tokenizer) : tokenize(text, TokenizerKind::Bpe, 64, &w->bpe);
+  };
+  // "The ق": the shipped byte-level BPE cuts the letter (D9 82) into two byte pieces.
+  const TokenizedText t = tokens_of("The \xD9\x82");
+  ASSERT_GE(t.tokens.size(), 3u);
+  const Token last = t.tokens.back();
+  ASSERT_NE(token_display(last).find("<0x"), std::string::npos) << "the test needs a byte piece: " << token_display(last);
+  const std::vector<Token> before(t.tokens.begin(), t.tokens.end() - 1);
+  // The byte that completes the letter, as the next token after its first byte.
+  const std::string completes = next_token_label(*w, before, last.id);
+  EXPECT_EQ(completes.find("<0x"), std::string::npos) << completes;
+  EXPECT_NE(completes.find("\xD9\x82"), std::string::npos) << completes;
+  EXPECT_NE(completes.find("2/2"), std::string::npos) << completes;
+  // The first byte alone, after "The": it starts a character the text has not finished.
+  const std::vector<Token> the(t.tokens.begin(), t.tokens.end() - 2);
+  const std::string starts = next_token_label(*w, the, t.tokens[t.tokens.size() - 2].id);
+  EXPECT_EQ(starts, "\xE2\x80\xA6 1/2");
+  // A whole word keeps its own label.
+  const TokenizedText cat = tokens_of("The cat");
+  EXPECT_EQ(next_token_label(*w, {cat.tokens.front()}, cat.tokens.back().id), token_display(cat.tokens.back()));
 }

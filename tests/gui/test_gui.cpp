@@ -1262,10 +1262,28 @@ TEST(Gui, LongTextsHaveAxisLabelsWithPositionNumbersAtEveryZoom) {
     expect_no_overlap(labels, c.name);
     runs.push_back(r);
   }
-  // Zoomed 16 times on the first tokens: finer ticks, so more labels than unzoomed, all of
-  // positions in the visible window (the first 2048 / 16 = 128), and tokens' words among them.
+  // Zoomed 16 times on the first tokens: finer ticks (a smaller step between the position
+  // numbers), all of positions in the visible window (the first 2048 / 16 = 128), and
+  // tokens' words among them. (This compared the label counts, zoomed more than unzoomed,
+  // which held by the steps' rounding: since the row labels may shrink to label more rows
+  // (issue 34, finding 6), the unzoomed axes label every 200th of 2,000 tokens, 11 labels,
+  // and the zoomed ones every 20th of 128, 7: finer, and fewer. At least half as many.)
   const json zoomed = runs[2].report.value("token_label_texts", json::array());
-  EXPECT_GT(zoomed.size(), runs[1].report.value("token_label_texts", json::array()).size());
+  const json unzoomed = runs[1].report.value("token_label_texts", json::array());
+  EXPECT_GE(zoomed.size() * 2, unzoomed.size());
+  auto finest_step = [](const json& texts) {
+    std::set<int> pos;
+    for (const auto& t : texts) {
+      const std::string s = t.get<std::string>();
+      const size_t sp = s.find_last_of(' ');
+      const std::string last = sp == std::string::npos ? s : s.substr(sp + 1);
+      if (!last.empty() && last.find_first_not_of("0123456789") == std::string::npos) pos.insert(std::stoi(last));
+    }
+    int step = 1 << 30;
+    for (auto it = pos.begin(); it != pos.end() && std::next(it) != pos.end(); ++it) step = std::min(step, *std::next(it) - *it);
+    return step;
+  };
+  EXPECT_LT(finest_step(zoomed), finest_step(unzoomed)) << zoomed << "\n" << unzoomed;
   for (const auto& t : zoomed) {
     const std::string s = t.get<std::string>();
     const size_t sp = s.find_last_of(' ');
@@ -1558,20 +1576,40 @@ TEST(Gui, FocusMarksTheHeadsSliceAndAblatedHeadsAreGreyed) {
 namespace {
 
 // A widget's rect [x0, y0, x1, y1] in a report, by its label; null when it was not drawn.
+// Whether the pixel (x, y) lies in one of the rectangles [x0, y0, x1, y1] (edges included).
+bool in_any(const json& rects, int x, int y) {
+  for (const json& q : rects)
+    if (x >= std::floor(q[0].get<double>()) && x <= std::ceil(q[2].get<double>()) && y >= std::floor(q[1].get<double>()) &&
+        y <= std::ceil(q[3].get<double>()))
+      return true;
+  return false;
+}
+
 json widget_rect(const json& report, const std::string& label) {
   for (const json& w : report["widgets"])
     if (w["label"] == label) return w["rect"];
   return nullptr;
 }
 
+// The rectangles of the heads' ablation boxes on screen ("switch L.H"): the heads PNG leaves
+// their room empty (issue 34, finding 8), so a comparison with the screen skips them.
+json ablation_boxes(const json& report) {
+  json out = json::array();
+  for (const json& w : report["widgets"])
+    if (w["label"].get<std::string>().rfind("switch ", 0) == 0) out.push_back(w["rect"]);
+  return out;
+}
+
 // The share of pixels inside `rect` of `a` that differ (by more than 2 in a channel) from
-// `b` at the same place shifted by (bx, by): b may be a crop of the window.
-double differing(const Image& a, const json& rect, const Image& b, int bx = 0, int by = 0) {
+// `b` at the same place shifted by (bx, by): b may be a crop of the window. Pixels inside
+// the rectangles `skip` (in a's coordinates) are left out.
+double differing(const Image& a, const json& rect, const Image& b, int bx = 0, int by = 0, const json& skip = json::array()) {
   const int x0 = static_cast<int>(rect[0].get<double>()), y0 = static_cast<int>(rect[1].get<double>());
   const int x1 = std::min(a.w, static_cast<int>(rect[2].get<double>())), y1 = std::min(a.h, static_cast<int>(rect[3].get<double>()));
   long diff = 0, total = 0;
   for (int y = std::max(0, y0); y < y1; ++y)
     for (int x = std::max(0, x0); x < x1; ++x) {
+      if (in_any(skip, x, y)) continue;
       const int u = x - bx, v = y - by;
       ++total;
       if (u < 0 || v < 0 || u >= b.w || v >= b.h) {
@@ -1686,7 +1724,9 @@ TEST(Widgets, ExportsWriteTheirProposedNamesInTheWorkingDirectory) {
   EXPECT_NEAR(heads.w, vw, 1);
   EXPECT_NEAR(heads.h, vh, 1);
   if (heads.w > 0) {
-    EXPECT_LT(differing(shot, fig, heads, static_cast<int>(fig[0].get<double>()), static_cast<int>(fig[1].get<double>())), 0.01)
+    const json boxes = ablation_boxes(r.report);
+    EXPECT_EQ(boxes.size(), 4u) << "the four heads' boxes, left out of the comparison";
+    EXPECT_LT(differing(shot, fig, heads, static_cast<int>(fig[0].get<double>()), static_cast<int>(fig[1].get<double>()), boxes), 0.01)
         << "the heads PNG does not show the heads grid as the screen did";
   }
 
@@ -1922,12 +1962,16 @@ TEST(Gui, ExportsHoldNoDialogAndBareNamesLandInTheWorkingDirectory) {
   ASSERT_NEAR(heads.w, static_cast<int>(panel[2]) - px, 1);
   ASSERT_NEAR(heads.h, static_cast<int>(panel[3]) - py, 1);
   // The heads panel's pixels in both exports against the screenshot (the left column's
-  // status lines differ: "Wrote ..." follows each export).
+  // status lines differ: "Wrote ..." follows each export), the heads PNG's without the
+  // ablation boxes it leaves out.
+  const json boxes = ablation_boxes(r.report);
+  EXPECT_EQ(boxes.size(), 4u);
   for (const auto& [name, im, ox, oy] : {std::tuple{"heads", &heads, 0, 0}, std::tuple{"window", &window, px, py}}) {
     SCOPED_TRACE(name);
     int differ = 0;
     for (int y = 0; y < heads.h; ++y)
       for (int x = 0; x < heads.w; ++x) {
+        if (ox == 0 && in_any(boxes, px + x, py + y)) continue;
         const auto a = im->at(ox + x, oy + y), b = shot.at(px + x, py + y);
         differ += std::max({std::abs(a[0] - b[0]), std::abs(a[1] - b[1]), std::abs(a[2] - b[2])}) > 2;
       }
@@ -2138,7 +2182,8 @@ void expect_setting_shown(const json& rep, const std::string& a) {
   const json& s = rep["state"];
   auto num = [&](const json& got) { EXPECT_EQ(got.get<long long>(), std::stoll(v)) << a; };
   auto on = [&](const json& got) { EXPECT_EQ(got.get<bool>(), v == "on" || v == "1" || v == "true") << a; };
-  if (k == "weights") EXPECT_EQ(s["weights"], v) << a;
+  if (k == "show") EXPECT_TRUE(rep[v == "parameters" ? "passport_params_visible" : "focus_slice_open"].get<bool>()) << a << ": not in view";
+  else if (k == "weights") EXPECT_EQ(s["weights"], v) << a;
   else if (k == "d_model") num(c["d_model"]);
   else if (k == "heads") num(c["num_heads"]);
   else if (k == "kv_heads") num(c["num_kv_heads"]);

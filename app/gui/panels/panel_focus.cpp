@@ -230,6 +230,7 @@ void head_slice_strip(AppState& s, HeatmapRenderer& r, const ForwardData& f, con
   // On a short screen (a projector at 1024x768 with large text) it starts closed, so the
   // enlarged step is in view; its header stays, one click away.
   if (ImGui::GetWindowHeight() < ImGui::GetFontSize() * kFocusCompactLines) ImGui::SetNextItemOpen(false, ImGuiCond_Once);
+  if (s.show.slice) ImGui::SetNextItemOpen(true), s.show.slice = false;  // a lesson's text points at it
   if (!ImGui::CollapsingHeader("The head's slice of D", ImGuiTreeNodeFlags_DefaultOpen)) return;
   hook::set_flag("focus_slice_open", true);
   // A loaded model keeps W_Q, W_K, W_V only packed in W_QKV: unpacked once for the layer shown
@@ -492,11 +493,13 @@ void draw_focus(AppState& s, HeatmapRenderer& r) {
   // The key labels rotated, or flat on one line when rotated ones would take more than
   // 40% of the height (a projector's short screen).
   const bool labels = true, flat = col_tokens && avail.y - legend_h - lw < 0.6f * (avail.y - legend_h);
-  const float col_h = col_tokens ? (flat ? fh + 8 : lw) : 0.0f;
-  const float room_h = std::max(avail.y - legend_h, col_h + fh * 8);
-  const float map_h = std::max(fh * 4, room_h - col_h);
   const float aspect = (c1 - c0) / std::max(r1 - r0, 1e-6f);
-  const float map_w = std::min(avail.x - (labels ? lw : 0) - fh, map_h * (st.square ? 1.0f : std::max(aspect, 0.25f)));
+  auto map_size = [&](float col_h) {  // (width, height) under key labels col_h high
+    const float map_h = std::max(fh * 4, std::max(avail.y - legend_h, col_h + fh * 8) - col_h);
+    return ImVec2(std::min(avail.x - (labels ? lw : 0) - fh, map_h * (st.square ? 1.0f : std::max(aspect, 0.25f))), map_h);
+  };
+  const float col_h = !col_tokens ? 0.0f : !flat ? lw : flat_labels_h(flat_label_lines(cols, c1 - c0, [&](int k) { return map_size(flat_labels_h(k)).x; }));
+  const float map_h = map_size(col_h).y, map_w = map_size(col_h).x;
 
   HeatmapView v;
   // A long (T, T) step is drawn from its max-pooled levels, with full-resolution tiles when

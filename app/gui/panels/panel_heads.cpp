@@ -289,7 +289,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   float title_h = line_h;
   // A grid: its columns, the maps' height (side) and width (map_w: wider than tall, up to
   // kHeadsMapAspectMax, when the height is what binds and the panel has width to spare),
-  // and the key labels' height: rotated (lw) or flat on one line; pitch: from one column to
+  // and the key labels' height: rotated (lw) or flat (on one line or two); pitch: from one column to
   // the next.
   struct Grid {
     int cols = 1;
@@ -303,10 +303,10 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   const int kvG = cfg.num_heads / std::max(1, cfg.kv_heads());  // query heads per K/V head
   const bool grouped = big == 0 && !cfg.pitfalls.head_averaged && cfg.kv_heads() < cfg.num_heads && kvG > 1;
   const float group_h = grouped ? line_h : 0.0f;
-  auto layout = [&](float lw_row, bool flat) {
+  auto layout = [&](float lw_row, bool flat, int lines) {
     Grid g;
     g.flat = flat;
-    g.col_h = lw_row > 0 ? (flat ? fh + 8 : lw_row) : 0.0f;
+    g.col_h = lw_row > 0 ? (flat ? flat_labels_h(lines) : lw_row) : 0.0f;
     g.cols = grid_columns(n, avail.x - lw_row, avail.y - legend_h - g.col_h, gap, group_h + title_h + spacing, &g.side);
     if (g.side < kMinMapSide) {  // more heads than the panel holds: as many columns as fit, the rows scroll
       g.side = kMinMapSide;
@@ -323,13 +323,22 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
   };
   // Rotated key labels carry the tokens; flat ones, on one line, leave the maps more height
   // when that is what binds (a projector's short screen), unless the maps are large anyway.
+  // Flat labels on one line, or staggered on two where one line would thin them a lot.
+  const float visible_keys = len / std::clamp(s.view.heads_zoom, 1.0f, std::max(1.0f, len / 4.0f));
+  auto flat_layout = [&](float lw_row) {
+    const int lines = flat_label_lines(len, visible_keys, [&](int k) {
+      const Grid q = layout(lw_row, true, k);
+      return std::max(q.map_w, q.side);
+    });
+    return layout(lw_row, true, lines);
+  };
   auto best = [&] {
-    const Grid rotated = layout(lw, false), flat = layout(lw, true);
+    const Grid rotated = layout(lw, false, 1), flat = flat_layout(lw);
     return rotated.side >= flat.side * 0.9f || (rotated.side >= fh * 10 && rotated.side >= flat.side * 0.65f) ? rotated : flat;
   };
   Grid g = best();
   const bool labels = g.side >= fh * 2.5f;  // maps too small for a label: the tooltip has the tokens
-  if (!labels) lw = 0, g = layout(0, false);
+  if (!labels) lw = 0, g = layout(0, false, 1);
   // A title may use its column's width (its map's and the gap to the next), less the usual
   // spacing. The shortest title with a box is the number; when it and a label do not fit on
   // a line, every label goes on a second line.
@@ -341,7 +350,7 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     // Unless the second line would cost the maps too much (128 heads on a projector): then
     // a label that does not fit stays in the title's tooltip.
     title_h = line_h * 2;
-    const Grid g2 = labels ? best() : layout(0, false);
+    const Grid g2 = labels ? best() : layout(0, false, 1);
     if (g2.side >= g.side * 0.6f && room_of(g2) >= ImGui::CalcTextSize("abc\xE2\x80\xA6").x) g = g2;  // a few letters at least
     else title_h = line_h, two_lines = false;
   }
@@ -443,7 +452,10 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       bool on = s.ablated.count(id) == 0;
       ImGui::PushID(h);
       ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(1, 1));
-      if (ImGui::Checkbox("##on", &on)) toggle_ablation(s, id);
+      if (s.heads_capture) {  // the PNG shows heads, not the app's switches: the box's room, its title where it stands
+        ImGui::AlignTextToFramePadding();
+        ImGui::Dummy(ImVec2(fh + 2.0f, fh + 2.0f));
+      } else if (ImGui::Checkbox("##on", &on)) toggle_ablation(s, id);
       hook_widget(("switch " + std::to_string(layer) + "." + std::to_string(h)).c_str());
       ImGui::PopStyleVar();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch this head off: its output is zeroed before W_O (ablation). Or right-click its map.");

@@ -222,9 +222,15 @@ void draw_passport(AppState& s, bool full) {
       ImGui::PushTextWrapPos(0.0f);
       ImGui::TextUnformatted(st.name.c_str());
       ImGui::PopTextWrapPos();
-      if (ImGui::IsItemHovered() && (!st.note.empty() || (full && !show_formula)))
-        ImGui::SetTooltip("%s%s%s", full && !show_formula ? st.formula.c_str() : "", full && !show_formula && !st.note.empty() ? "\n" : "",
-                          st.note.c_str());
+      if (ImGui::IsItemHovered() && (!st.note.empty() || (full && (!show_formula || !show_costs)))) {
+        // What the columns left out: the formula, the FLOPs and bytes, then the note.
+        std::string tip = full && !show_formula ? st.formula : "";
+        if (full && !show_costs)
+          tip += (tip.empty() ? "" : "\n") + std::string("FLOPs ") + (st.flops ? human_count(st.flops) : "-") + ", " +
+                 (st.view ? "a view (no bytes)" : "bytes " + human_count(st.bytes));
+        if (!st.note.empty()) tip += (tip.empty() ? "" : "\n") + st.note;
+        ImGui::SetTooltip("%s", tip.c_str());
+      }
       if (show_formula) {
         ImGui::TableSetColumnIndex(col++);
         ImGui::TextUnformatted(st.formula.c_str());
@@ -257,7 +263,10 @@ void draw_passport(AppState& s, bool full) {
       ImGui::TableNextRow();
       ImGui::TableSetColumnIndex(0);
       ImGui::TextColored(kAccentColour, "parameters");  // their names wrap in the step column
+      const bool top_seen = ImGui::IsItemVisible();
+      if (s.show.params) ImGui::SetScrollHereY(0.0f), s.show.params = false;  // a lesson's text points at them: at the table's top
       param_rows(show_formula ? 3 : 2);  // counts in the concrete column
+      hook::set_flag("passport_params_visible", top_seen && ImGui::IsItemVisible());
     }
     if (storage_merged && !p.storage.empty()) {
       ImGui::TableNextRow();
@@ -268,7 +277,7 @@ void draw_passport(AppState& s, bool full) {
         ImGui::TableSetColumnIndex(0);
         ImGui::TextUnformatted(ws.name.c_str());
         ImGui::TableSetColumnIndex(show_formula ? 3 : 2);  // type, bits per weight and bytes in the concrete column
-        ImGui::Text("%s  %.2f bits  %s", ws.type.c_str(), ws.bits_per_weight(), human_count(ws.bytes).c_str());
+        ImGui::TextWrapped("%s  %.2f bits  %s", ws.type.c_str(), ws.bits_per_weight(), human_count(ws.bytes).c_str());  // within the column
       }
     }
     ImGui::EndTable();
@@ -278,10 +287,15 @@ void draw_passport(AppState& s, bool full) {
   if (!merged) {
     ImGui::Spacing();
     ImGui::TextUnformatted("Parameters");
+    const bool top_seen = ImGui::IsItemVisible();
+    bool end_seen = false;
     if (ImGui::BeginTable("params", 2, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoSavedSettings)) {
       param_rows(1);
+      end_seen = ImGui::IsItemVisible();
       ImGui::EndTable();
     }
+    if (s.show.params) ImGui::SetScrollHereY(1.0f), s.show.params = false;  // a lesson's text points at them
+    hook::set_flag("passport_params_visible", top_seen && end_seen);
   }
   hook::set_int("attention_params", p.attention_params);
   if (p.kv_saved > 0) {

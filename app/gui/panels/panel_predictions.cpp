@@ -12,6 +12,7 @@
 #include "app/gui/theme.h"
 #include "app/gui/ui_widgets.h"
 #include "app/gui/glyphs.h"
+#include "app/common/token_labels.h"
 
 namespace headmap {
 
@@ -118,7 +119,14 @@ void draw_predictions(AppState& s) {
   const int pos = s.hover_token >= 0 && s.hover_token < len ? s.hover_token
                   : s.selected_token >= 0 && s.selected_token < len ? s.selected_token : len - 1;
   AppState::Predictions& p = s.predictions;
-  if (p.fwd != &f || p.batch != b || p.pos != pos) p = {&f, b, pos, top_k_next(*f.weights, f.out, b, pos, kTopK)};
+  if (p.fwd != &f || p.batch != b || p.pos != pos) {
+    p = {&f, b, pos, top_k_next(*f.weights, f.out, b, pos, kTopK)};
+    // Each entry labelled as the maps label a token (token_labels.h): a byte that ends the
+    // character before it reads "ق 2/2", one that starts a character "… 1/2".
+    const std::vector<Token>& toks = f.batch.sentences[b].tokens;
+    const std::vector<Token> before(toks.begin(), toks.begin() + std::min<size_t>(toks.size(), static_cast<size_t>(pos) + 1));
+    for (NextToken& t : p.top) t.display = next_token_label(*f.weights, before, t.id);
+  }
   if (p.top.empty()) return;
 
   const std::string& after = f.labels[b][pos];

@@ -72,8 +72,9 @@ void draw_rollout(AppState& s, HeatmapRenderer& r) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float legend_h = fh * 3.5f;
   const bool flat = avail.y - legend_h - lw < 0.6f * (avail.y - legend_h);  // rotated key labels would take too much height
-  const float col_h = flat ? fh + 8 : lw;
-  const float side = std::max(fh * 4, std::min(avail.x - lw - fh, avail.y - legend_h - col_h));
+  auto side_of = [&](float col_h) { return std::max(fh * 4, std::min(avail.x - lw - fh, avail.y - legend_h - col_h)); };
+  const float col_h = flat ? flat_labels_h(flat_label_lines(len, static_cast<float>(len), [&](int k) { return side_of(flat_labels_h(k)); })) : lw;
+  const float side = side_of(col_h);
   HeatmapStyle style;
   style.mask = shown_mask(res->request.cfg, f->batch.B() > 1);
   style.colormap = s.view.colormap;

@@ -9,7 +9,7 @@
 #include <ctime>
 #include <limits>
 
-#include "app/common/fonts.h"  // utf8_units
+#include "app/common/token_labels.h"
 #include "core/inspect/patch_positions.h"
 #include "core/io/checkpoint.h"
 #include "core/math/gemm.h"
@@ -143,44 +143,6 @@ Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const Com
   }
   cache_weights(r, w);
   return w;
-}
-
-// The labels of a sentence's tokens, the rule the maps, their tooltips and the figures use:
-// token_display's text, but a byte piece (part of a character that byte-level BPE or byte
-// fallback cut, which token_display shows as "<0xD8>") shows the character it is part of
-// and which part, "ق 1/2", as the chips group such pieces under their character.
-static std::vector<std::string> token_labels(const std::vector<Token>& tokens) {
-  std::vector<std::string> labels;
-  std::string all;  // the sentence's bytes, token after token
-  std::vector<size_t> start;
-  for (const Token& t : tokens) {
-    start.push_back(all.size());
-    all += token_bytes(t);
-    labels.push_back(token_display(t));
-  }
-  start.push_back(all.size());
-  auto token_at = [&](size_t byte) { return static_cast<size_t>(std::upper_bound(start.begin(), start.end(), byte) - start.begin()) - 1; };
-  std::vector<std::string> split(tokens.size());  // the pieces' labels, built from the characters they touch
-  std::vector<bool> is_piece(tokens.size(), false);
-  for (const Utf8Unit& u : utf8_units(all)) {
-    if (!u.valid || u.end - u.begin < 2) continue;
-    const size_t a = token_at(u.begin), z = token_at(u.end - 1);
-    if (a == z) continue;
-    for (size_t t = a; t <= z; ++t) is_piece[t] = true;
-  }
-  for (const Utf8Unit& u : utf8_units(all)) {
-    const size_t a = token_at(u.begin), z = token_at(u.end - 1);
-    const std::string ch = all.substr(u.begin, u.end - u.begin);
-    if (a == z) {
-      if (is_piece[a]) split[a] += ch == " " ? "\xC2\xB7" : ch;
-      continue;
-    }
-    for (size_t t = a; t <= z; ++t)
-      split[t] += (split[t].empty() ? "" : " ") + ch + " " + std::to_string(t - a + 1) + "/" + std::to_string(z - a + 1);
-  }
-  for (size_t t = 0; t < tokens.size(); ++t)
-    if (is_piece[t] && !tokens[t].special && !split[t].empty()) labels[t] = split[t];
-  return labels;
 }
 
 // The maps and metrics of a forward pass (all its out.L layers), derived once here, not
