@@ -97,7 +97,7 @@ std::vector<std::pair<int, char32_t>> Font::layout(std::string_view utf8) const 
 
 float Font::em_size(float px) const {
   if (!loaded()) return px;
-  const stbtt_fontinfo* info = info_of(chain_.face(0));
+  const stbtt_fontinfo* info = chain_.face(0).stb();
   return px * stbtt_ScaleForPixelHeight(info, 1.0f) / stbtt_ScaleForMappingEmToPixels(info, 1.0f);
 }
 
