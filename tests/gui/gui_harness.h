@@ -90,6 +90,12 @@ AppRun run_app(const std::string& name, std::vector<std::string> args, bool with
   return r;
 }
 
+// A JSON file the app or the CLI wrote, or null when it is missing or not JSON.
+inline json read_json(const fs::path& p) {
+  std::ifstream f(p);
+  return f ? json::parse(f, nullptr, false) : json();
+}
+
 // Does any message the window showed contain `part`?
 bool has_message(const json& report, const std::string& part) {
   for (const auto& m : report["messages"])

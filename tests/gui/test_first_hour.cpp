@@ -177,11 +177,6 @@ void expect_text_names_only_what_is_shown(const json& rep, const std::string& te
   if (has("FLOPs")) EXPECT_TRUE(listed(rep["passport_columns"], "FLOPs") || has("hover")) << "no FLOPs column, and the text does not say where else";
 }
 
-json read_json(const fs::path& p) {
-  std::ifstream f(p);
-  return f ? json::parse(f, nullptr, false) : json();
-}
-
 }  // namespace
 
 // Finding 4 and "What to build" 3: every step of every lesson, reached forwards (PageDown, a

@@ -12,13 +12,6 @@
 
 #include "tests/gui/gui_harness.h"
 
-namespace {
-json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) return json();
-  return json::parse(in, nullptr, false);
-}
-}  // namespace
 
 // The logit lens: Contributions > Logit lens draws the grid; the target combo switches to the
 // text's next token; the top-k slider's value reaches the computation; Export writes the
