@@ -11,8 +11,9 @@
 # a preset shows here.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
 app=${HEADMAP:-$root/build/app/headmap}
+case $app in /*) ;; *) app=$PWD/$app ;; esac
+cd "$root"
 [ -x "$app" ] || { echo "screenshots.sh: no app at $app (build it, or set HEADMAP)" >&2; exit 2; }
 HEADMAP_DATA_DIR=$root
 export HEADMAP_DATA_DIR
@@ -32,14 +33,15 @@ shot() {
   shift 2
   wanted "$name" || return 0
   echo "== assets/$name.png" >&2
-  tests/gui/xvfb.sh -s "-screen 0 ${size}x24" "$app" --screenshot "$tmp/$name.png" --size "$size" "$@" > "$tmp/$name.log" 2>&1 ||
+  # In the temporary directory, so that a model there is named by its short relative path.
+  (cd "$tmp" && "$root/tests/gui/xvfb.sh" -s "-screen 0 ${size}x24" "$app" --screenshot "$tmp/$name.png" --size "$size" "$@" > "$tmp/$name.log" 2>&1) ||
     { cat "$tmp/$name.log" >&2; echo "screenshots.sh: $name failed" >&2; exit 1; }
 }
-# keep NAME [CROP]: 64 colours (the text stays crisp: it is a few greys), optionally cropped
-# (WxH+X+Y), into assets/.
+# keep NAME [CROP]: 64 colours, no dithering (the text stays crisp), no metadata (a rerun that
+# draws the same writes the same bytes, but for the "ms" timings), optionally cropped (WxH+X+Y).
 keep() {
   wanted "$1" || return 0
-  convert "$tmp/$1.png" ${2:+-crop "$2" +repage} +dither -colors 64 "assets/$1.png"
+  convert "$tmp/$1.png" ${2:+-crop "$2" +repage} +dither -colors 64 -strip "assets/$1.png"
 }
 
 # The window as it opens on a sentence said twice: layer 1, the chip "m" of the second copy.
@@ -71,7 +73,7 @@ shot classroom-gqa 1024x768 --text "$cat_" --panel passport --then kv_heads=2
 keep classroom-gqa
 if wanted encoder-pair; then
   /usr/bin/python3 tests/reference/make_encoder_dir.py "$tmp/bert" --variant bert_pretraining > /dev/null
-  shot encoder-pair 1600x1000 --model "$tmp/bert" --text "The cat sat on the [MASK]." --then "pair=it was tired" --then pair_filter=ab
+  shot encoder-pair 1600x1000 --model bert --text "The cat sat on the [MASK]." --then "pair=it was tired" --then pair_filter=ab
   keep encoder-pair
 fi
 # The Contributions tab, cropped to the middle column.
@@ -85,6 +87,6 @@ shot contrib-rollout 1600x1000 --text "$aunt $aunt" --then panel=contrib --then 
 keep contrib-rollout 750x700+379+30
 if wanted contrib-attribution; then
   /usr/bin/python3 tests/reference/make_family_dir.py "$tmp/gemma2" --variant gemma2 > /dev/null
-  shot contrib-attribution 1600x1000 --model "$tmp/gemma2" --text "The cat sat on the mat." --input "click next ·w; wait"
+  shot contrib-attribution 1600x1000 --model gemma2 --text "The cat sat on the mat." --input "click next ·w; wait"
   keep contrib-attribution 1130x700+0+0
 fi
