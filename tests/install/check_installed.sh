@@ -79,9 +79,9 @@ for f in bin/headmap bin/headmap-cli share/headmap/assets/presets.json share/hea
   # shellcheck disable=SC2086
   ls $root/$f >/dev/null 2>&1 || fail "not installed: $f"
 done
-[ ! -e "$data/assets/screenshot.png" ] || fail "the README's screenshot was installed"
-# The whole of assets/ (new checkpoints included), and nothing else.
-(cd "$src/assets" && find . -type f ! -path ./screenshot.png | sort) > "$work/assets.src"
+[ ! -e "$data/assets/screenshot.png" ] && [ ! -e "$data/assets/screenshots.sh" ] || fail "the README's screenshots or their script were installed"
+# The whole of assets/ (new checkpoints included) but the README's screenshots, and nothing else.
+(cd "$src/assets" && find . -type f ! -name '*.png' ! -name screenshots.sh | sort) > "$work/assets.src"
 (cd "$data/assets" && find . -type f | sort) > "$work/assets.installed"
 diff "$work/assets.src" "$work/assets.installed" || fail "installed assets/ differs from the source's"
 for f in $(cat "$work/assets.src"); do
