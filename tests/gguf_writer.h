@@ -8,7 +8,7 @@
 // widen_weights (core/math/weight_dtype.h) reads. `widened` writes the same file with every
 // matrix in F32 holding exactly those widened values: the model a loader that widens at
 // load would hold. The tokenizer is a tiny SentencePiece-style one (<unk> <s> </s>, the 256
-// byte tokens, "▁" and a-z); V may exceed it.
+// byte tokens, "▁" and a-z); V may exceed it, unless full_vocab pads it to V.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -101,7 +101,10 @@ struct Out {
 }  // namespace gguf_writer_detail
 
 // Writes the file; false when it cannot be written.
-inline bool write_llama_gguf(const std::string& path, const GgufShape& s, const GgufTypes& ty, uint64_t seed, bool widened) {
+// full_vocab: the tokenizer padded to V tokens, as llama.cpp requires to open the file (the
+// benchmark sets llama.cpp beside headmap on it).
+inline bool write_llama_gguf(const std::string& path, const GgufShape& s, const GgufTypes& ty, uint64_t seed, bool widened,
+                             bool full_vocab = false) {
   using namespace gguf_writer_detail;
   struct T {
     std::string name;
@@ -136,6 +139,8 @@ inline bool write_llama_gguf(const std::string& path, const GgufShape& s, const 
   }
   tokens.push_back("\xE2\x96\x81"), types.push_back(1);
   for (char c = 'a'; c <= 'z'; ++c) tokens.push_back(std::string(1, c)), types.push_back(1);
+  // One token per row of the embedding, as llama.cpp requires: the rest unused (type 5).
+  while (full_vocab && static_cast<int64_t>(tokens.size()) < s.V) tokens.push_back("<unused" + std::to_string(tokens.size()) + ">"), types.push_back(5);
   const uint32_t U32 = 4, I32 = 5, F32 = 6, BOOL = 7, STRING = 8, ARRAY = 9;
   uint64_t n_kv = 0;
   Out kv;

@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
       if (type == "Q4_K_M") ty = test::GgufTypes::q4_k_m(), ty.untied = false;  // Llama-3.2-1B is tied
       else if (type == "Q8_0") ty = test::GgufTypes::all(WeightDtype::Q8_0);
       else if (type != "BF16") fail("unknown type " + type + " (Q8_0, Q4_K_M, BF16).");
-      return test::write_llama_gguf(argv[i + 1], kLlama1B, ty, 2026, false) ? 0 : 1;
+      return test::write_llama_gguf(argv[i + 1], kLlama1B, ty, 2026, false, /*full_vocab=*/true) ? 0 : 1;
     } else pos.push_back(a);
   }
   if (std::atoi(tokens.c_str()) < 2) fail("--tokens must be at least 2.");
