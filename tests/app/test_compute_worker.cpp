@@ -31,6 +31,18 @@ ComputeRequest long_request(int tokens, int layers, int visible) {
   return r;
 }
 
+// The shipped default on a sentence said one and a half times (its induction head has a repeat to find).
+ComputeRequest shipped_request() {
+  ComputeRequest r;
+  r.lines = {"My aunt keeps three green parrots in the kitchen. My aunt keeps three"};
+  r.cfg.d_model = 128;
+  r.cfg.num_heads = 4;
+  r.cfg.num_layers = 2;
+  r.cfg.context = 128;
+  r.weights.checkpoint = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
+  return r;
+}
+
 bool complete(const ComputeResult& r) { return r.fwd && r.fwd->complete; }
 
 // A worker that keeps every answer in the order it was published. The wake callback runs on
@@ -243,13 +255,7 @@ TEST(ComputeWorker, FewerOrMoreLayersReuseTheCachedRandomLayers) {
 // outcome, in the first answer); no patching is reported in progress once it has ended.
 TEST(ComputeWorker, PatchingFollowsTheMapsAndIsCachedByItsInputs) {
   Recorder w;
-  ComputeRequest r;
-  r.lines = {"My aunt keeps three green parrots in the kitchen. My aunt keeps three"};
-  r.cfg.d_model = 128;
-  r.cfg.num_heads = 4;
-  r.cfg.num_layers = 2;
-  r.cfg.context = 128;
-  r.weights.checkpoint = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
+  ComputeRequest r = shipped_request();
   r.patch = PatchRequest{r.lines[0], "My aunt keeps four green parrots in the kitchen. My aunt keeps three", -1, -1, -1, HeadId{0, 0}};
   const uint64_t seq = w.request(r);
   std::shared_ptr<const ComputeResult> done = w.until(seq, [](const ComputeResult& a) { return a.patch != nullptr; });
@@ -277,13 +283,7 @@ TEST(ComputeWorker, PatchingFollowsTheMapsAndIsCachedByItsInputs) {
 // tokens; another config (seed) or other weights compute them anew.
 TEST(ComputeWorker, CircuitsAreCachedPerModelAndFollowItsWeights) {
   Recorder w;
-  ComputeRequest r;
-  r.lines = {"My aunt keeps three green parrots in the kitchen. My aunt keeps three"};
-  r.cfg.d_model = 128;
-  r.cfg.num_heads = 4;
-  r.cfg.num_layers = 2;
-  r.cfg.context = 128;
-  r.weights.checkpoint = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h4-l2.safetensors";
+  ComputeRequest r = shipped_request();
   r.circuits = CircuitsRequest{0, 1, 1};
   const uint64_t seq = w.request(r);
   const std::shared_ptr<const ComputeResult> done = w.until(seq, [](const ComputeResult& a) { return a.composition != nullptr; });
