@@ -17,9 +17,11 @@
 //                                        the file's bytes, VmRSS before the load, VmHWM and VmRSS
 //                                        after it; exit 1 when VmHWM - VmRSS(before) > limit x file
 //                                        (DIR may be a .gguf file: load_gguf_model)
-//   headmap-load-rss check-gguf LIMIT TYPE...  the same for a Llama-shaped GGUF file of ~95-310 MB
-//                                        per TYPE (Q8_0, Q4_K, ..., or Q4_K_M for the mix), written
-//                                        by tests/gguf_writer.h, each loaded in a fresh process
+//   headmap-load-rss check-gguf LIMIT [--full-vocab] TYPE...  the same for a Llama-shaped GGUF
+//                                        file of ~95-310 MB per TYPE (Q8_0, Q4_K, ..., Q4_K_M for the
+//                                        mix, BF16, F16), written by tests/gguf_writer.h, each loaded
+//                                        in a fresh process (--full-vocab: a token per embedding row,
+//                                        32,000, so the tokenizer's conversion counts too)
 //
 // The size is chosen so that the process's own baseline (~10 MB) does not hide a copy: one F32
 // copy of W_Q, W_K and W_V beside their packed 16-bit panels adds 50 MB (29% of the file).
@@ -212,7 +214,8 @@ int main(int argc, char** argv) {
   auto is = [&](int i, const char* what) { return argc > i && std::string(argv[i]) == what; };
   if (mode == "check-gguf" && argc > 3) {
     int rc = 0;
-    for (int i = 3; i < argc; ++i) {
+    const bool full_vocab = is(3, "--full-vocab");
+    for (int i = full_vocab ? 4 : 3; i < argc; ++i) {
       test::GgufTypes types;
       if (!gguf_types(argv[i], &types)) {
         std::fprintf(stderr, "headmap-load-rss: unknown type %s\n", argv[i]);
@@ -221,7 +224,7 @@ int main(int argc, char** argv) {
       const fs::path file = fs::temp_directory_path() / ("headmap_load_rss_" + std::to_string(::getpid()) + "_" + argv[i] + ".gguf");
       std::printf("%s: ", argv[i]);
       std::fflush(stdout);
-      int r = test::write_llama_gguf(file.string(), kGguf, types, 11, false) ? load_in_child(argv[0], file, argv[2]) : 1;
+      int r = test::write_llama_gguf(file.string(), kGguf, types, 11, false, full_vocab) ? load_in_child(argv[0], file, argv[2]) : 1;
       std::error_code ec;
       fs::remove(file, ec);
       if (r != 0 && r != 77) std::fprintf(stderr, "headmap-load-rss: %s failed (%d)\n", argv[i], r);
@@ -240,6 +243,6 @@ int main(int argc, char** argv) {
     fs::remove_all(dir, ec);
     return rc;
   }
-  std::fprintf(stderr, "usage: headmap-load-rss check [limit=1.15] [phi3|bert] | check-gguf LIMIT TYPE... | write DIR [phi3|bert] | load DIR|FILE.gguf [limit=1.15]\n");
+  std::fprintf(stderr, "usage: headmap-load-rss check [limit=1.15] [phi3|bert] | check-gguf LIMIT [--full-vocab] TYPE... | write DIR [phi3|bert] | load DIR|FILE.gguf [limit=1.15]\n");
   return 2;
 }

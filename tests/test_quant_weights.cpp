@@ -21,6 +21,7 @@
 #include "core/io/hf_tensors.h"
 #include "core/math/gemm.h"
 #include "core/math/rng.h"
+#include "core/model/kv_cache.h"
 #include "core/model/model.h"
 #include "family_fixtures.h"
 #include "gguf_writer.h"
@@ -182,7 +183,8 @@ TEST(QuantWeights, BlockGemmEqualsTheF32GemmOfItsWidenedValues) {
 }
 
 // A quantized file may hold some matrices in F32, F16 or BF16 (llama.cpp leaves small or
-// sensitive tensors unquantized): among block matrices they are kept as blocks of one element,
+// sensitive tensors unquantized): among block matrices they are kept as blocks of one element
+// (a 16-bit matrix of its own, W_down here, as 16-bit panels),
 // an F32 embedding is widened into tok_emb (the F32 table), a 16-bit one or a block
 // unembedding kept as NarrowRows. Each such file gives its widened twin's forward bit for bit.
 TEST(QuantWeights, UnquantizedTablesAmongBlocksLoadAndGiveTheWidenedForward) {
@@ -209,7 +211,9 @@ TEST(QuantWeights, UnquantizedTablesAmongBlocksLoadAndGiveTheWidenedForward) {
     ASSERT_TRUE(q.ok()) << q.error().message;
     ASSERT_TRUE(w.ok()) << w.error().message;
     const LayerWeights& lw = q->layers[0];
-    EXPECT_TRUE(lw.w_o.blocks() && lw.w_proj.blocks() && lw.w_qkv.blocks()) << "every matrix of a quantized file in its blocks";
+    EXPECT_TRUE(lw.w_o.blocks() && lw.w_qkv.blocks()) << "every matrix of a quantized file in its blocks";
+    const bool down16 = v.types.down == W::BF16 || v.types.down == W::F16;  // a 16-bit matrix alone: 16-bit panels
+    EXPECT_TRUE(down16 ? lw.w_proj.narrow() : lw.w_proj.blocks());
     EXPECT_EQ(lw.w_o.dtype_text(), dtype_name(v.types.o));
     EXPECT_EQ(lw.w_proj.dtype_text(), dtype_name(v.types.down));
     EXPECT_EQ(static_cast<int64_t>(lw.w_fc.bytes()), F * dtype_bytes(v.types.gate_up, D));
@@ -276,4 +280,41 @@ TEST(QuantWeights, ReaderReadsRowsAndColumnsOfABlockTensor) {
   std::vector<float> all(static_cast<size_t>(kRows * kCols));
   ASSERT_TRUE(r.read("w.weight", all.data()).ok());
   EXPECT_EQ(all[static_cast<size_t>(kCols + 7)], at(1, 7));
+}
+
+// The incremental forward on blocks: one token appended after 36 in the K/V cache (each
+// matrix's few-row product on blocks, the unembedding's one row) equals the full recompute
+// bit for bit: every map, each layer's output, the logits. One thread and two.
+TEST(QuantWeights, AnAppendedTokenOnBlocksEqualsAFullRecomputeBitForBit) {
+  const int threads = compute_threads();
+  for (const test::GgufTypes& types : {test::GgufTypes::q4_k_m(), test::GgufTypes::all(WeightDtype::Q8_0), test::GgufTypes::all(WeightDtype::Q5_1)}) {
+    const fs::path file = fs::temp_directory_path() / ("headmap_quant_append_" + std::to_string(::getpid()) + ".gguf");
+    ASSERT_TRUE(test::write_llama_gguf(file.string(), kShape, types, 9, false));
+    Result<ModelWeights> w = load_gguf_model(file.string());
+    std::error_code ec;
+    fs::remove(file, ec);
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    SCOPED_TRACE(w->layers[0].w_qkv.dtype_text());
+    ModelConfig base;
+    base.tokenizer = TokenizerKind::Bpe;
+    const ModelConfig cfg = config_for_weights(*w, base);
+    const int V = static_cast<int>(kShape.V);
+    for (int nt : {1, 2}) {
+      set_compute_threads(nt);
+      ForwardOptions opt;
+      opt.want_logits = true;
+      opt.keep_layer_io = true;
+      KvCache cache;
+      ForwardOptions inc_opt = opt;
+      inc_opt.kv_cache = &cache;
+      ASSERT_TRUE(forward(*w, cfg, ids_batch(36, V), inc_opt));  // ids_batch(36) is ids_batch(37)'s first 36
+      Result<ForwardOutput> inc = forward(*w, cfg, ids_batch(37, V), inc_opt), full = forward(*w, cfg, ids_batch(37, V), opt);
+      ASSERT_TRUE(inc && full);
+      ASSERT_EQ(inc->kv_computed, 1);
+      EXPECT_TRUE(same_bits(inc->attention, full->attention)) << nt << " threads: maps";
+      for (size_t l = 0; l < full->attn_out.size(); ++l) EXPECT_TRUE(inc->attn_out[l] == full->attn_out[l]) << nt << " threads, layer " << l;
+      EXPECT_TRUE(inc->logits == full->logits) << nt << " threads: logits";
+    }
+  }
+  set_compute_threads(threads);
 }

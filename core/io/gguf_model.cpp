@@ -303,13 +303,14 @@ Result<ModelWeights> load_gguf_model(const std::string& path) {
   const std::string ga = f.find("general.architecture")->s;
 
   // pass 1: every tensor named, typed and sized before anything is allocated. A file with
-  // matrices in a block type (Q8_0 ... Q6_K) keeps every matrix in the file's blocks (an
-  // F16 or F32 one among them too, as blocks of one element): they are copied once into the
-  // weights, never widened; its vectors (norms, biases) are widened as a directory's are.
+  // matrices in a block type (Q8_0 ... Q6_K) or 16-bit (BF16, F16) keeps every matrix in the
+  // file's blocks (an F16 or F32 one as blocks of one element): they are copied once into the
+  // weights, never widened (16-bit ones into 16-bit panels, as a directory's); its vectors
+  // (norms, biases) are widened as a directory's are.
   bool keep_blocks = false;
   for (const GgufTensorInfo& t : f.tensors()) {
     WeightDtype d;
-    if (t.ne.size() == 2 && weight_dtype_of_ggml(t.type, &d) && is_block_dtype(d)) keep_blocks = true;
+    if (t.ne.size() == 2 && weight_dtype_of_ggml(t.type, &d) && d != WeightDtype::F32) keep_blocks = true;
   }
   std::vector<Piece> pieces;
   std::vector<Piece> block_pieces;

@@ -172,11 +172,12 @@ static Result<std::string> tokenizer_json(const GgufFile& f) {
   j["version"] = "1.0";
   j["truncation"] = nullptr;
   j["padding"] = nullptr;
-  j["added_tokens"] = added;
+  // Each part moved in, never copied: a 128k vocabulary and its merges are tens of MB as json.
+  j["added_tokens"] = std::move(added);
   json model_j = {{"type", "BPE"}, {"dropout", nullptr}, {"continuing_subword_prefix", nullptr}, {"end_of_word_suffix", nullptr},
-                  {"fuse_unk", spm}, {"byte_fallback", spm}, {"ignore_merges", ignore_merges}, {"vocab", vocab}, {"merges", merges}};
+                  {"fuse_unk", spm}, {"byte_fallback", spm}, {"ignore_merges", ignore_merges}, {"vocab", std::move(vocab)}, {"merges", std::move(merges)}};
   model_j["unk_token"] = spm && *unk >= 0 ? json(tokens->arr[static_cast<size_t>(*unk)].s) : json(nullptr);
-  j["model"] = model_j;
+  j["model"] = std::move(model_j);
   if (spm) {
     json norm = json::array();
     if (space_prefix) norm.push_back({{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}});
@@ -191,7 +192,7 @@ static Result<std::string> tokenizer_json(const GgufFile& f) {
     j["decoder"] = {{"type", "Sequence"}, {"decoders", dec}};
   } else {
     j["normalizer"] = nullptr;
-    j["pre_tokenizer"] = pre_tok;
+    j["pre_tokenizer"] = std::move(pre_tok);
     j["decoder"] = {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}};
   }
   if (add_bos || add_eos) {

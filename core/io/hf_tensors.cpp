@@ -231,7 +231,14 @@ Status pack_block_parts(const TensorReader& r, const std::vector<BlockPart>& par
     for (int64_t i = 0; i < part.rows; ++i) cols.push_back(b->row(part.row0 + i));
     types.insert(types.end(), static_cast<size_t>(part.rows), b->dtype);
   }
-  const bool finite = p.assign_blocks(cols, types, in);
+  // Every column 16-bit of one type (a BF16 / F16 GGUF file): 16-bit panels, as a directory's
+  // (the kernel widens them in registers); else the columns kept in their blocks.
+  bool narrow = !types.empty() && (types[0] == WeightDtype::BF16 || types[0] == WeightDtype::F16);
+  for (size_t c = 0; c < cols.size() && narrow; ++c) narrow = types[c] == types[0] && reinterpret_cast<uintptr_t>(cols[c]) % 2 == 0;
+  std::vector<const uint16_t*> cols16;
+  if (narrow)
+    for (const uint8_t* c : cols) cols16.push_back(reinterpret_cast<const uint16_t*>(c));
+  const bool finite = narrow ? p.assign_transposed_narrow(cols16, in, types[0]) : p.assign_blocks(cols, types, in);
   for (const BlockPart& part : parts) {
     if (release) r.release(part.name);
     else r.blocks(part.name)->release_rows(part.row0, part.row0 + part.rows);
@@ -278,21 +285,32 @@ Status read_conv1d_packed(const TensorReader& r, const std::string& name, int64_
 }
 
 Status read_rows16(const TensorReader& r, const std::string& name, int64_t rows, int64_t cols, NarrowRows& t) {
+  const uint16_t inf_exp_bf16 = 0x7F80u, inf_exp_f16 = 0x7C00u;  // all-ones exponent: inf or NaN
+  auto finite16 = [&]() {
+    const uint16_t inf_exp = t.dtype == WeightDtype::BF16 ? inf_exp_bf16 : inf_exp_f16;
+    return std::none_of(t.data.begin(), t.data.end(), [&](uint16_t v) { return (v & inf_exp) == inf_exp; });
+  };
   if (const BlockTensor* b = r.blocks(name)) {
+    // A GGUF file's table in its blocks, or 16-bit (F16 / BF16: kept so, exactly): copied a
+    // chunk of rows at a time, each chunk's pages then dropped (the table is the largest).
     t.rows = rows, t.cols = cols, t.dtype = b->dtype;
-    if (!is_block_dtype(b->dtype)) {  // an F16 / BF16 table among a quantized file's blocks
+    const bool narrow = !is_block_dtype(b->dtype);
+    uint8_t* dst = nullptr;
+    if (narrow) {
       t.data.resize(static_cast<size_t>(rows * cols));
-      for (int64_t i = 0; i < rows; ++i) std::memcpy(t.data.data() + i * cols, b->row(i), static_cast<size_t>(cols) * 2);
-    } else {  // copied a chunk of rows at a time, each chunk's pages then dropped (the table is the largest)
+      dst = reinterpret_cast<uint8_t*>(t.data.data());
+    } else {
       t.blocks.resize(static_cast<size_t>(rows) * t.row_bytes());
-      constexpr int64_t kChunk = 1024;
-      for (int64_t i0 = 0; i0 < rows; i0 += kChunk) {
-        const int64_t i1 = std::min(rows, i0 + kChunk);
-        for (int64_t i = i0; i < i1; ++i) std::memcpy(t.blocks.data() + i * t.row_bytes(), b->row(i), t.row_bytes());
-        b->release_rows(i0, i1);
-      }
+      dst = t.blocks.data();
+    }
+    constexpr int64_t kChunk = 1024;
+    for (int64_t i0 = 0; i0 < rows; i0 += kChunk) {
+      const int64_t i1 = std::min(rows, i0 + kChunk);
+      for (int64_t i = i0; i < i1; ++i) std::memcpy(dst + i * t.row_bytes(), b->row(i), t.row_bytes());
+      b->release_rows(i0, i1);
     }
     r.release(name);
+    if (narrow) return finite16() ? Status() : not_finite(r, name);
     std::vector<float> row(static_cast<size_t>(cols));
     for (int64_t i = 0; i < rows; ++i) {
       t.row(i, row.data());
@@ -304,10 +322,7 @@ Status read_rows16(const TensorReader& r, const std::string& name, int64_t rows,
   t.rows = rows, t.cols = cols, t.dtype = r.dtype16(name);
   t.data.assign(raw, raw + rows * cols);
   r.release(name);
-  const uint16_t inf_exp = t.dtype == WeightDtype::BF16 ? 0x7F80u : 0x7C00u;
-  for (uint16_t v : t.data)
-    if ((v & inf_exp) == inf_exp) return not_finite(r, name);
-  return Status();
+  return finite16() ? Status() : not_finite(r, name);
 }
 Status read_vec(const TensorReader& r, const std::string& name, int64_t n, RowVec& v) {
   v.resize(n);

@@ -160,6 +160,11 @@ void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<D
   });
 }
 
+// Columns [0, width) of a (kc, kNR) F32 panel widened from blocks (vectorised where the
+// build allows): column j's kc values at src[j] in dt[j], a whole number of its blocks;
+// columns [width, kNR) zero. Defined below.
+void widen_columns(int width, const uint8_t* const* src, const WeightDtype* dt, int kc, float* wide);
+
 // Panel p of a matrix kept in blocks: each sub-panel (kc rows, a whole number of blocks as
 // kKC is) widened once into an F32 (kc, kNR) panel, then the F32 kernel over every row block
 // of A. Each C(i, n) is still one fused multiply-add chain over k = 0..K-1 in order (k0
@@ -177,6 +182,56 @@ void run_block_panel(int p, int M, const float* A, int lda, const PackedMatrix& 
                                      Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
     }
   });
+}
+
+// A few rows of A (M < kMR: the incremental forward's appended tokens) against kGroup whole
+// panels side by side (C's columns [n0, n0 + kGroup * kNR)), widened kFewKC rows at a time by
+// widen(g, k0, kc, wide_g): each row of A runs 2 * kGroup independent chains (one panel's two
+// would wait on the multiply-add's latency), C carrying each chain from one sub-panel to the
+// next. Each C(i, n) is the one fused multiply-add chain over k = 0..K-1 in order that
+// panel_pass computes: the same bits.
+constexpr int kGroup = 4;
+constexpr int kFewKC = 256;  // a whole number of every type's blocks
+template <class Widen>
+void few_rows_group(int n0, int M, int K, const float* A, int lda, float* C, int ldc, bool accumulate, Widen&& widen) {
+  using namespace Eigen::internal;
+  thread_local std::vector<float, Eigen::aligned_allocator<float>> wide;  // kGroup x (kFewKC, kNR)
+  wide.resize(static_cast<size_t>(kGroup) * kFewKC * kNR);
+  for (int k0 = 0; k0 < K; k0 += kFewKC) {
+    const int kc = std::min(kFewKC, K - k0);
+    for (int g = 0; g < kGroup; ++g) widen(g, k0, kc, wide.data() + static_cast<size_t>(g) * kFewKC * kNR);
+    for (int i = 0; i < M; ++i) {
+      const float* a = A + static_cast<size_t>(i) * lda + k0;
+      float* c = C + static_cast<size_t>(i) * ldc + n0;
+      Packet acc[2 * kGroup];
+      for (int j = 0; j < 2 * kGroup; ++j) acc[j] = accumulate || k0 > 0 ? ploadu<Packet>(c + j * kFloatLanes) : pset1<Packet>(0.0f);
+      for (int k = 0; k < kc; ++k) {
+        const Packet av = pset1<Packet>(a[k]);
+        for (int g = 0; g < kGroup; ++g) {
+          const float* w = wide.data() + static_cast<size_t>(g) * kFewKC * kNR + static_cast<size_t>(k) * kNR;
+          acc[2 * g] = pmadd(av, pload<Packet>(w), acc[2 * g]);
+          acc[2 * g + 1] = pmadd(av, pload<Packet>(w + kFloatLanes), acc[2 * g + 1]);
+        }
+      }
+      for (int j = 0; j < 2 * kGroup; ++j) pstoreu(c + j * kFloatLanes, acc[j]);
+    }
+  }
+}
+
+// The units a few rows' product on N columns is split into: groups of kGroup whole panels
+// (few_rows_group), then each panel left.
+int few_row_units(int N) {
+  const int groups = N / kNR / kGroup;
+  return groups + (N + kNR - 1) / kNR - groups * kGroup;
+}
+int few_row_groups(int N) { return N / kNR / kGroup; }
+
+// Unit u of a few rows against a matrix kept in blocks.
+void run_few_row_block_unit(int u, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
+  const int groups = few_row_groups(static_cast<int>(B.cols()));
+  if (u >= groups) return run_block_panel(groups * kGroup + (u - groups), M, A, lda, B, C, ldc, accumulate);
+  few_rows_group(u * kGroup * kNR, M, static_cast<int>(B.rows()), A, lda, C, ldc, accumulate,
+                 [&](int g, int k0, int kc, float* wide) { B.widen_panel(u * kGroup + g, k0, kc, wide); });
 }
 
 void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
@@ -216,18 +271,16 @@ void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, c
   run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
 }
 
-// The same for Bt in a block type: each row widened whole, then transposed into the panel.
+// The same for Bt in a block type: its rows widened and transposed into the panel (widen_columns).
 void run_transposed_block_panel(int p, int M, const float* A, int lda, int N, int K, const uint8_t* Bt, WeightDtype dt, size_t row_bytes, float* C,
                                 int ldc) {
   thread_local std::vector<float, Eigen::aligned_allocator<float>> panel;
-  thread_local std::vector<float> row;
-  panel.assign(static_cast<size_t>(K) * kNR, 0.0f);
-  row.resize(static_cast<size_t>(K));
+  panel.resize(static_cast<size_t>(K) * kNR);  // every value written below
   const int n0 = p * kNR, width = std::min(kNR, N - n0);
-  for (int j = 0; j < width; ++j) {
-    widen_weights(dt, Bt + static_cast<size_t>(n0 + j) * row_bytes, K, row.data());
-    for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = row[static_cast<size_t>(k)];
-  }
+  const uint8_t* src[kNR];
+  WeightDtype dts[kNR];
+  for (int j = 0; j < width; ++j) src[j] = Bt + static_cast<size_t>(n0 + j) * row_bytes, dts[j] = dt;
+  widen_columns(width, src, dts, K, panel.data());
   run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
 }
 
@@ -319,6 +372,33 @@ void direct_16_columns(int n, const float* A, int lda, int K, const E* Bt, Weigh
   }
 }
 #endif
+
+void widen_columns(int width, const uint8_t* const* src, const WeightDtype* dt, int kc, float* wide) {
+  // 256 values of each column at a time (a whole number of every type's blocks), widened
+  // into a (kNR, 256) scratch in L1, then transposed into the panel 8 x 8 at a time.
+  constexpr int kChunk = 256;
+  alignas(64) thread_local float cols[kNR * kChunk];
+  for (int k0 = 0; k0 < kc; k0 += kChunk) {
+    const int n = std::min(kChunk, kc - k0);
+    for (int j = 0; j < width; ++j) widen_weights(dt[j], src[j] + dtype_bytes(dt[j], k0), n, cols + j * kChunk);
+    for (int j = width; j < kNR; ++j) std::fill_n(cols + j * kChunk, n, 0.0f);
+    float* out = wide + static_cast<size_t>(k0) * kNR;  // (n, kNR)
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+    if (n % 8 == 0) {
+      for (int g = 0; g < kNR; g += 8)
+        for (int k = 0; k < n; k += 8) {
+          __m256 r[8];
+          for (int i = 0; i < 8; ++i) r[i] = _mm256_load_ps(cols + (g + i) * kChunk + k);
+          transpose8(r);
+          for (int i = 0; i < 8; ++i) _mm256_storeu_ps(out + static_cast<size_t>(k + i) * kNR + g, r[i]);
+        }
+      continue;
+    }
+#endif
+    for (int j = 0; j < kNR; ++j)
+      for (int k = 0; k < n; ++k) out[static_cast<size_t>(k) * kNR + j] = cols[j * kChunk + k];
+  }
+}
 
 template <class E>
 void direct_columns(int n0, int n1, int M, const float* A, int lda, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
@@ -594,16 +674,12 @@ bool PackedMatrix::assign_blocks(const std::vector<const uint8_t*>& col_src, con
 }
 
 void PackedMatrix::widen_panel(int p, Eigen::Index k0, Eigen::Index kc, float* wide) const {
-  thread_local std::vector<float> col;
-  col.resize(static_cast<size_t>(kc));
-  const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kPanel, width = std::min<Eigen::Index>(kPanel, cols_ - c0);
-  for (Eigen::Index j = 0; j < width; ++j) {
-    const WeightDtype dt = column_dtype(c0 + j);
-    widen_weights(dt, column_blocks(c0 + j) + dtype_bytes(dt, k0), kc, col.data());
-    for (Eigen::Index k = 0; k < kc; ++k) wide[k * kPanel + j] = col[static_cast<size_t>(k)];
-  }
-  for (Eigen::Index j = width; j < kPanel; ++j)
-    for (Eigen::Index k = 0; k < kc; ++k) wide[k * kPanel + j] = 0.0f;
+  const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kPanel;
+  const int width = static_cast<int>(std::min<Eigen::Index>(kPanel, cols_ - c0));
+  const uint8_t* src[kPanel];
+  WeightDtype dt[kPanel];
+  for (int j = 0; j < width; ++j) dt[j] = column_dtype(c0 + j), src[j] = column_blocks(c0 + j) + dtype_bytes(dt[j], k0);
+  widen_columns(width, src, dt, static_cast<int>(kc), wide);
 }
 
 void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
@@ -620,13 +696,21 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
   // parallel region's join costs when the cores are shared (3.8x slower appends on a loaded
   // 2-core machine). Only a large matrix is split.
   if (M < kMR && B.bytes() < kSmallRowsSplitBytes && !t_few_row_split) nt = 1;
+  // A few rows against blocks: groups of panels (run_few_row_block_unit), else panel by panel.
+  const bool few_blocks = B.blocks() && M < kMR;
+  const int units = few_blocks ? few_row_units(N) : P;
+  auto run = [&](int u) {
+    if (few_blocks) run_few_row_block_unit(u, M, A, lda, B, C, ldc, accumulate);
+    else run_packed_panel(u, M, A, lda, B, C, ldc, accumulate);
+  };
+  nt = std::min(nt, units);
   if (nt <= 1) {
-    for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate);
+    for (int u = 0; u < units; ++u) run(u);
     return;
   }
   // Contiguous runs of panels per thread: each thread streams one region of B.
 #pragma omp parallel for num_threads(nt) schedule(static)
-  for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate);
+  for (int u = 0; u < units; ++u) run(u);
 }
 
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8_t* Bt, WeightDtype dtype, size_t row_bytes, float* C, int ldc) {
@@ -636,11 +720,22 @@ void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8
     for (int i = 0; i < M; ++i) std::fill_n(C + static_cast<size_t>(i) * ldc, N, 0.0f);
     return;
   }
-  // Always through panels (the direct few-row path's result is the panels' bit for bit).
-  const int P = (N + kNR - 1) / kNR;
-  const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), P);
+  // Always through panels (the direct few-row path's result is the panels' bit for bit); a
+  // few rows through groups of panels, as packed_gemm's.
+  const int P = (N + kNR - 1) / kNR, groups = M < kMR ? few_row_groups(N) : 0, units = groups + P - groups * kGroup;
+  auto run = [&](int u) {
+    if (u >= groups) return run_transposed_block_panel(groups * kGroup + (u - groups), M, A, lda, N, K, Bt, dtype, row_bytes, C, ldc);
+    few_rows_group(u * kGroup * kNR, M, K, A, lda, C, ldc, false, [&](int g, int k0, int kc, float* wide) {
+      const uint8_t* src[kNR];
+      WeightDtype dts[kNR];
+      for (int j = 0; j < kNR; ++j)
+        src[j] = Bt + static_cast<size_t>((u * kGroup + g) * kNR + j) * row_bytes + dtype_bytes(dtype, k0), dts[j] = dtype;
+      widen_columns(kNR, src, dts, kc, wide);
+    });
+  };
+  const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), units);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-  for (int p = 0; p < P; ++p) run_transposed_block_panel(p, M, A, lda, N, K, Bt, dtype, row_bytes, C, ldc);
+  for (int u = 0; u < units; ++u) run(u);
 }
 
 FewRowSplit::FewRowSplit(bool split) : previous_(t_few_row_split) { t_few_row_split = split; }
