@@ -380,7 +380,14 @@ void widen_columns(int width, const uint8_t* const* src, const WeightDtype* dt, 
   alignas(64) thread_local float cols[kNR * kChunk];
   for (int k0 = 0; k0 < kc; k0 += kChunk) {
     const int n = std::min(kChunk, kc - k0);
-    for (int j = 0; j < width; ++j) widen_weights(dt[j], src[j] + dtype_bytes(dt[j], k0), n, cols + j * kChunk);
+    for (int j = 0; j < width; ++j) {
+      // Each column's next bytes (this call's next chunk, or the next call's) are fetched
+      // while these are widened: the columns are strided streams from DRAM. (A prefetch
+      // never faults, past the matrix too.)
+      const int64_t at = dtype_bytes(dt[j], k0), next = dtype_bytes(dt[j], k0 + n), ahead = dtype_bytes(dt[j], n);
+      for (int64_t off = 0; off < ahead; off += 64) __builtin_prefetch(src[j] + next + off, 0, 0);
+      widen_weights(dt[j], src[j] + at, n, cols + j * kChunk);
+    }
     for (int j = width; j < kNR; ++j) std::fill_n(cols + j * kChunk, n, 0.0f);
     float* out = wide + static_cast<size_t>(k0) * kNR;  // (n, kNR)
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)

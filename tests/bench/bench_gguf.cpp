@@ -5,8 +5,9 @@
 //   forward_ms        the median forward at T tokens (default 128) with every map, each
 //                     layer's input and output and the logits, as the app's worker asks;
 //   append_ms         the median incremental forward of one token appended after T - 1 in
-//                     the K/V cache, with its logits over the whole vocabulary (the appends
-//                     run after the forwards, each budget half the seconds: runs, appends).
+//                     the K/V cache, with its logits over the whole vocabulary, then each
+//                     next token as typing appends them (after the forwards; each half the
+//                     seconds: runs, appends).
 // Prints one JSON line per type. Each type is written by tests/gguf_writer.h (random blocks
 // under fixed scales: the same bytes a real file of the type streams) into DIR unless the
 // file is already there, then measured in a fresh process (so that the write's memory does
@@ -80,20 +81,22 @@ int measure(const std::string& path, int T, double budget_ms) {
   ForwardOptions inc = fo;
   inc.kv_cache = &cache;
   // The full forward for half the budget (3 runs at least), then the appends for the other
-  // half (3 at least): each after the prefix (T - 1 tokens, which the cache serves after an
-  // append by dropping the last one), so that the cache's split timing (one thread or the
-  // team: KvCache::split) is as warm as when someone types.
+  // half (3 at least): the T-th token after the T - 1 in the cache, then each next one (T + 1,
+  // ...) as when someone types, so that the cache's split timing (one thread or the team:
+  // KvCache::split) is warm.
   auto start = std::chrono::steady_clock::now();
   while (ms_since(start) < budget_ms / 2 || full_t.size() < 3) {
     const auto t1 = std::chrono::steady_clock::now();
     if (Result<ForwardOutput> f = forward(*w, cfg, whole, fo); !f) fail(f.error().message);
     full_t.push_back(ms_since(t1));
   }
+  if (Result<ForwardOutput> p = forward(*w, cfg, head, inc); !p || cache.T() != T - 1) fail("the prefix did not fill the cache.");
   start = std::chrono::steady_clock::now();
-  while (ms_since(start) < budget_ms / 2 || append_t.size() < 3) {
-    if (Result<ForwardOutput> p = forward(*w, cfg, head, inc); !p || cache.T() != T - 1) fail("the prefix did not fill the cache.");
+  for (int n = T; ms_since(start) < budget_ms / 2 || append_t.size() < 3; ++n) {
+    if (n == static_cast<int>(ids.size())) ids.push_back(static_cast<int>(r.below(static_cast<uint64_t>(w->vocab_size()))));
+    const Batch grown = test::id_batch({std::vector<int>(ids.begin(), ids.begin() + n)});
     const auto t1 = std::chrono::steady_clock::now();
-    Result<ForwardOutput> a = forward(*w, cfg, whole, inc);
+    Result<ForwardOutput> a = forward(*w, cfg, grown, inc);
     append_t.push_back(ms_since(t1));
     if (!a || a->kv_computed != 1) fail("the appended token did not reuse the prefix.");
   }
