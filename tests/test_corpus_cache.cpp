@@ -75,7 +75,9 @@ TEST(CorpusIndex, EveryHeadReadFromOnePassEqualsItsOwnSearch) {
       double sum_rows = 0;
       for (size_t i = 0; i < one->by_offset.size(); ++i) {
         const int d = static_cast<int>(i) - one->len + 1;
-        if (d < 0) EXPECT_EQ(one->by_offset[i], 0.0f);
+        if (d < 0) {
+          EXPECT_EQ(one->by_offset[i], 0.0f);
+        }
         sum_rows += static_cast<double>(one->by_offset[i]) * one->rows_at[i];
       }
       EXPECT_NEAR(sum_rows, one->rows, 1e-3);

@@ -266,7 +266,7 @@ TEST(Views, CorpusSearchThroughItsControlsAndExport) {
 // before it stay on screen.
 TEST(Views, CorpusSearchCancelKeepsTheResultsBefore) {
   const fs::path dir = fresh_dir("corpus-cancel");
-  const fs::path small = corpus_file(dir, 40), big = corpus_file(dir, 90000);
+  const fs::path small = corpus_file(dir, 40), big = corpus_file(dir, 50000);
   const AppRun r = run_app("corpus-cancel", {"--then", "layer=1", "--then", "head=1", "--then", "wait", "--input",
                                              "click Contributions; click Corpus; frames 2; " + choose_corpus(small) + "wait; frames 3; " +
                                                  export_corpus(dir / "small.json") + choose_corpus(big) + "frames 3; expect Cancel corpus search; "
