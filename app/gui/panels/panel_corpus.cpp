@@ -181,16 +181,17 @@ void draw_corpus(AppState& s) {
   const bool causal = mask_kind(o.job.cfg) == MaskKind::Causal;
   std::vector<float> bars(cs.by_offset.begin() + (causal && cs.len > 0 ? cs.len - 1 : 0), cs.by_offset.end());
   char overlay[128];
-  std::snprintf(overlay, sizeof overlay, "head %d.%d: mean weight at distance %d .. %d over the corpus", d.layer, d.head, causal ? 0 : 1 - cs.len,
+  std::snprintf(overlay, sizeof overlay, "head %d.%d over the corpus: mean weight at distance %d..%d", d.layer, d.head, causal ? 0 : 1 - cs.len,
                 cs.len - 1);
   distance_bars("corpus offset profile", bars, overlay);
+  text_disabled_wrapped("Left: the query itself (distance 0); right: far back, where only long lines reach (and their first token, where heads park weight, counts).");
   hook::set_nums("contrib/corpus_offsets", cs.by_offset);
 
   std::vector<float> weights;
   for (const CorpusHit& h : cs.hits) weights.push_back(h.weight);
   hook::set_nums("contrib/corpus_weights", weights);
   const float fh = ImGui::GetFontSize(), side = fh * 6;
-  ImGui::BeginChild("corpus hits", ImVec2(0, 0), false);
+  ImGui::BeginChild("corpus hits", ImVec2(0, std::max(ImGui::GetContentRegionAvail().y, fh * 12)), false);  // on a short screen the tab scrolls to it
   for (int i = 0; i < static_cast<int>(cs.hits.size()) && i < static_cast<int>(d.maps.size()); ++i) {
     const CorpusHit& h = cs.hits[static_cast<size_t>(i)];
     const std::vector<std::string>& tok = d.tokens[static_cast<size_t>(i)];
