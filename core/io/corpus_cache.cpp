@@ -16,15 +16,15 @@
 namespace headmap {
 
 namespace {
-constexpr char kMagic[8] = {'H', 'M', 'C', 'I', 'X', '0', '0', '1'};
+constexpr char kIndexMagic[8] = {'H', 'M', 'C', 'I', 'X', '0', '0', '1'};
 
 template <class T>
-void put(std::string& out, T v) {
+void put_index_value(std::string& out, T v) {
   out.append(reinterpret_cast<const char*>(&v), sizeof v);
 }
 
 // Reads fixed-size values from the bytes, never past their end (the sizes were checked first).
-struct Reader {
+struct IndexReader {
   const std::string& b;
   size_t at = 0;
   template <class T>
@@ -36,7 +36,7 @@ struct Reader {
   }
 };
 
-Error bad(const std::string& why) { return Error{ErrorKind::BadFormat, "The corpus index is not usable: " + why + "."}; }
+Error unusable_index(const std::string& why) { return Error{ErrorKind::BadFormat, "The corpus index is not usable: " + why + "."}; }
 }  // namespace
 
 uint64_t corpus_index_key(const ModelWeights& w, const ModelConfig& cfg, const std::string& corpus_bytes) {
@@ -75,32 +75,32 @@ std::string corpus_cache_path(const std::string& dir, uint64_t key) {
 }
 
 std::string corpus_index_bytes(const CorpusIndex& ix, uint64_t key) {
-  std::string out(kMagic, sizeof kMagic);
-  put<uint64_t>(out, key);
-  for (int v : {ix.L, ix.Hw, ix.top, ix.lines, ix.rows, ix.len}) put<int32_t>(out, v);
-  for (const std::vector<CorpusHit>& v : ix.hits) put<int32_t>(out, static_cast<int32_t>(v.size()));
+  std::string out(kIndexMagic, sizeof kIndexMagic);
+  put_index_value<uint64_t>(out, key);
+  for (int v : {ix.L, ix.Hw, ix.top, ix.lines, ix.rows, ix.len}) put_index_value<int32_t>(out, v);
+  for (const std::vector<CorpusHit>& v : ix.hits) put_index_value<int32_t>(out, static_cast<int32_t>(v.size()));
   for (const std::vector<CorpusHit>& v : ix.hits)
     for (const CorpusHit& h : v) {
-      put<int32_t>(out, h.line);
-      put<int32_t>(out, h.query);
-      put<int32_t>(out, h.key);
-      put<float>(out, h.weight);
+      put_index_value<int32_t>(out, h.line);
+      put_index_value<int32_t>(out, h.query);
+      put_index_value<int32_t>(out, h.key);
+      put_index_value<float>(out, h.weight);
     }
-  for (double s : ix.offset_sum) put<double>(out, s);
-  for (int64_t r : ix.rows_at) put<int64_t>(out, r);
-  put<uint64_t>(out, hash_bytes(out));  // the checksum: a changed or cut byte anywhere is noticed
+  for (double s : ix.offset_sum) put_index_value<double>(out, s);
+  for (int64_t r : ix.rows_at) put_index_value<int64_t>(out, r);
+  put_index_value<uint64_t>(out, hash_bytes(out));  // the checksum: a changed or cut byte anywhere is noticed
   return out;
 }
 
 Result<CorpusIndex> parse_corpus_index(const std::string& bytes, uint64_t key, int lines, int L, int Hw) {
-  constexpr size_t kHeader = sizeof kMagic + 8 + 6 * 4;
-  if (bytes.size() < kHeader + 8) return bad("shorter than its header");
-  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) return bad("not a headmap corpus index");
+  constexpr size_t kHeader = sizeof kIndexMagic + 8 + 6 * 4;
+  if (bytes.size() < kHeader + 8) return unusable_index("shorter than its header");
+  if (std::memcmp(bytes.data(), kIndexMagic, sizeof kIndexMagic) != 0) return unusable_index("not a headmap corpus index");
   uint64_t sum = 0;
   std::memcpy(&sum, bytes.data() + bytes.size() - 8, 8);
-  if (sum != hash_bytes(std::string_view(bytes.data(), bytes.size() - 8))) return bad("its checksum does not match (a changed or cut file)");
-  Reader r{bytes, sizeof kMagic};
-  if (r.get<uint64_t>() != key) return bad("made for another model or file");
+  if (sum != hash_bytes(std::string_view(bytes.data(), bytes.size() - 8))) return unusable_index("its checksum does not match (a changed or cut file)");
+  IndexReader r{bytes, sizeof kIndexMagic};
+  if (r.get<uint64_t>() != key) return unusable_index("made for another model or file");
   CorpusIndex ix;
   ix.L = r.get<int32_t>();
   ix.Hw = r.get<int32_t>();
@@ -108,19 +108,19 @@ Result<CorpusIndex> parse_corpus_index(const std::string& bytes, uint64_t key, i
   ix.lines = r.get<int32_t>();
   ix.rows = r.get<int32_t>();
   ix.len = r.get<int32_t>();
-  if (ix.L != L || ix.Hw != Hw) return bad("made for maps of another shape");
-  if (ix.top < 1 || ix.top > kCorpusMaxTop) return bad("its number of examples is out of range");
-  if (ix.lines < 0 || ix.lines > lines || ix.rows < 0 || ix.len < 0 || ix.len > static_cast<int>(kCorpusMaxBytes) + 2) return bad("its counts are out of range");
+  if (ix.L != L || ix.Hw != Hw) return unusable_index("made for maps of another shape");
+  if (ix.top < 1 || ix.top > kCorpusMaxTop) return unusable_index("its number of examples is out of range");
+  if (ix.lines < 0 || ix.lines > lines || ix.rows < 0 || ix.len < 0 || ix.len > static_cast<int>(kCorpusMaxBytes) + 2) return unusable_index("its counts are out of range");
   const uint64_t heads = static_cast<uint64_t>(L) * static_cast<uint64_t>(Hw), O = ix.len > 0 ? 2 * static_cast<uint64_t>(ix.len) - 1 : 0;
-  if (bytes.size() < kHeader + heads * 4 + 8) return bad("shorter than its hit counts");
+  if (bytes.size() < kHeader + heads * 4 + 8) return unusable_index("shorter than its hit counts");
   std::vector<int32_t> counts(heads);
   uint64_t hits = 0;
   for (int32_t& c : counts) {
     c = r.get<int32_t>();
-    if (c < 0 || c > ix.top) return bad("a head's hit count is out of range");
+    if (c < 0 || c > ix.top) return unusable_index("a head's hit count is out of range");
     hits += static_cast<uint64_t>(c);
   }
-  if (bytes.size() != kHeader + heads * 4 + hits * 16 + heads * O * 8 + O * 8 + 8) return bad("its length does not match its sizes");
+  if (bytes.size() != kHeader + heads * 4 + hits * 16 + heads * O * 8 + O * 8 + 8) return unusable_index("its length does not match its sizes");
   ix.hits.resize(heads);
   for (uint64_t h = 0; h < heads; ++h) {
     std::vector<CorpusHit>& v = ix.hits[h];
@@ -131,20 +131,20 @@ Result<CorpusIndex> parse_corpus_index(const std::string& bytes, uint64_t key, i
       hit.key = r.get<int32_t>();
       hit.weight = r.get<float>();
       if (hit.line < 0 || hit.line >= lines || hit.query < 1 || hit.key < 1 || hit.query >= ix.len || hit.key >= ix.len)
-        return bad("a hit's line or token is out of range");
-      if (!std::isfinite(hit.weight) || hit.weight < 0 || hit.weight > 1.001f) return bad("a hit's weight is not a probability");
-      if (&hit != &v.front() && (&hit)[-1].weight < hit.weight) return bad("a head's hits are out of order");
+        return unusable_index("a hit's line or token is out of range");
+      if (!std::isfinite(hit.weight) || hit.weight < 0 || hit.weight > 1.001f) return unusable_index("a hit's weight is not a probability");
+      if (&hit != &v.front() && (&hit)[-1].weight < hit.weight) return unusable_index("a head's hits are out of order");
     }
   }
   ix.offset_sum.resize(heads * O);
   for (double& s : ix.offset_sum) {
     s = r.get<double>();
-    if (!std::isfinite(s) || s < 0) return bad("an offset sum is not a finite weight");
+    if (!std::isfinite(s) || s < 0) return unusable_index("an offset sum is not a finite weight");
   }
   ix.rows_at.resize(O);
   for (int64_t& n : ix.rows_at) {
     n = r.get<int64_t>();
-    if (n < 0 || n > ix.rows) return bad("a row count is out of range");
+    if (n < 0 || n > ix.rows) return unusable_index("a row count is out of range");
   }
   return ix;
 }
