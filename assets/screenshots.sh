@@ -16,8 +16,9 @@ case $app in /*) ;; *) app=$PWD/$app ;; esac
 cd "$root"
 [ -x "$app" ] || { echo "screenshots.sh: no app at $app (build it, or set HEADMAP)" >&2; exit 2; }
 HEADMAP_DATA_DIR=$root
-export HEADMAP_DATA_DIR
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/headmap-shots-XXXXXX")
+XDG_CACHE_HOME=$tmp/cache  # the corpus search's index: never the user's cache
+export HEADMAP_DATA_DIR XDG_CACHE_HOME
 trap 'rm -rf "$tmp"' EXIT
 
 twice="My grandmother planted tomatoes in the garden. My grandmother planted tomatoes in the garden."
@@ -85,6 +86,10 @@ shot contrib-detectors 1600x1000 --text "$aunt $aunt" --then panel=contrib --the
 keep contrib-detectors 750x640+379+30
 shot contrib-rollout 1600x1000 --text "$aunt $aunt" --then panel=contrib --then contrib_view=rollout
 keep contrib-rollout 750x700+379+30
+# The corpus search: head 1.1 (the induction head) over the shipped corpus.
+shot contrib-corpus 1600x1000 --text "$aunt" --then panel=contrib --then contrib_view=corpus --then layer=1 --then head=1 \
+  --then corpus_search=shipped --then wait
+keep contrib-corpus 750x700+379+30
 if wanted contrib-attribution; then
   /usr/bin/python3 tests/reference/make_family_dir.py "$tmp/gemma2" --variant gemma2 > /dev/null
   shot contrib-attribution 1600x1000 --model gemma2 --text "The cat sat on the mat." --input "click next ·w; wait"

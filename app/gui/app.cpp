@@ -40,7 +40,8 @@ namespace headmap {
 
 // ---- [lifecycle] -----------------------------------------------------------------------
 App::App(GLFWwindow* w, Preferences p, Presets presets)
-    : window(w), prefs(p), presets_(std::move(presets)), worker_([] { glfwPostEmptyEvent(); }), training_([] { glfwPostEmptyEvent(); }) {
+    : window(w), prefs(p), presets_(std::move(presets)), worker_([] { glfwPostEmptyEvent(); }), training_([] { glfwPostEmptyEvent(); }),
+      corpus_([] { glfwPostEmptyEvent(); }) {
   state.font_scale = p.font_scale;
   state.view.colormap = p.colormap;
   state.view.norm = p.norm;
@@ -252,6 +253,7 @@ void App::frame() {
   state.contrib.patch_progress = worker_.patch_progress();
   sync_training();
   sync_model_loader();
+  sync_corpus();
   sync_lesson_export();
   generate_step();
   state.font_scale = std::clamp(state.font_scale, kFontScaleMin, kFontScaleMax);

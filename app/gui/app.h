@@ -19,6 +19,7 @@
 #include "app/gui/render/heatmap_renderer.h"
 #include "app/gui/presets.h"
 #include "app/gui/settings.h"
+#include "app/gui/workers/corpus_worker.h"
 #include "app/gui/workers/model_loader.h"
 #include "core/io/staged_files.h"
 #include "app/gui/workers/training_worker.h"
@@ -66,7 +67,7 @@ class App {
   std::chrono::steady_clock::time_point last_swap;
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
-  bool busy() const { return worker_.busy() || loader_.busy() || compare_loader_.busy() || lesson_export_.active() || !heads_anim_.empty(); }
+  bool busy() const { return worker_.busy() || loader_.busy() || compare_loader_.busy() || corpus_.busy() || !state.corpus.running.empty() || lesson_export_.active() || !heads_anim_.empty(); }
   // A model is being read: a read cannot be interrupted, so an app that gives up (--deadline)
   // leaves without waiting for it (main.cpp).
   bool loading() const { return loader_.busy() || compare_loader_.busy(); }
@@ -108,6 +109,7 @@ class App {
   void save_preferences_now();
   void sync_training();
   void sync_model_loader();
+  void sync_corpus();  // Contributions > Corpus: a search started, cancelled, its progress, its answer adopted
   void sync_lesson_export();  // File > Export lesson: one window capture per step
   void generate_step();       // Generate: one greedy next token appended per fresh result (state.generate_tokens)
   // This step's result is on screen: nothing computing, and the newest inputs answered (a
@@ -125,6 +127,7 @@ class App {
   TrainingWorker training_;
   ModelLoader loader_;
   ModelLoader compare_loader_;  // the Compare tab's B (CompareSource::load_request), beside File > Open's
+  CorpusWorker corpus_;         // Contributions > Corpus's search
   HeatmapRenderer renderer_;
   // Same-frame results (frame()): requests predicted to take at most this long are waited for.
   // A frame at 60 Hz is about 17 ms; waiting up to 12 ms more keeps the frame that takes the

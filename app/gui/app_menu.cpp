@@ -9,12 +9,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "app/common/assets.h"
 #include "app/common/print_message.h"
 #include "app/gui/app.h"
 #include "app/gui/commands.h"
+#include "app/gui/corpus_view.h"
+#include "core/io/corpus_cache.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/theme.h"
 #include "app/gui/ui_widgets.h"
@@ -215,6 +218,34 @@ void App::sync_model_loader() {
     c.load_request.clear();
   }
   if (std::optional<LoadedModel> m = compare_loader_.take()) adopt_compare_file(state, m->dir, m->weights);
+}
+
+// Contributions > Corpus: Search (its button, the file dialog's OK, a scripted corpus_search=)
+// starts the worker on the model on screen; Cancel stops it; its progress is copied for the
+// view; its answer is adopted (a failure keeps the results shown). The index is kept on disk
+// in a person's run, and in a scripted one only where $XDG_CACHE_HOME names the place.
+void App::sync_corpus() {
+  CorpusState& c = state.corpus;
+  if (!c.search_request.empty()) {
+    const ComputeResult* r = state.result.get();
+    if (!r || !r->fwd || !r->fwd->weights) {
+      c.error = "There is no model on screen to search with: type a sentence first.";
+      print_message("headmap", c.error);
+    } else {
+      const std::string name = std::filesystem::path(c.search_request).filename().string();
+      CorpusJob job{r->fwd->weights, r->request.cfg, c.search_request, c.source == 0 ? "the shipped corpus (" + name + ")" : name,
+                    persist || std::getenv("XDG_CACHE_HOME") ? corpus_cache_dir() : std::string()};
+      c.running = c.search_request;
+      c.error.clear();
+      c.note.clear();
+      corpus_.start(std::move(job));
+    }
+    c.search_request.clear();
+  }
+  if (c.cancel_request) corpus_.cancel();
+  c.cancel_request = false;
+  c.progress = corpus_.progress();
+  if (std::optional<CorpusOutcome> o = corpus_.take()) adopt_corpus_outcome(state, std::move(*o));
 }
 
 }  // namespace headmap

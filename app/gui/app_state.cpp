@@ -154,7 +154,7 @@ bool parse_center_panel(const std::string& name, CenterPanel* out) { return pars
 
 constexpr EnumName<ContribView> kContribViews[] = {
     {ContribView::Rollout, "rollout"}, {ContribView::Patching, "patching"}, {ContribView::Detectors, "detectors"}, {ContribView::Lens, "lens"},
-    {ContribView::Overview, "overview"}, {ContribView::Offsets, "offsets"}, {ContribView::Circuits, "circuits"}};
+    {ContribView::Overview, "overview"}, {ContribView::Offsets, "offsets"}, {ContribView::Circuits, "circuits"}, {ContribView::Corpus, "corpus"}};
 const char* contrib_view_name(ContribView v) { return enum_name(kContribViews, v); }
 bool parse_contrib_view(const std::string& name, ContribView* out) { return parse_enum_name(name, kContribViews, out); }
 

@@ -62,7 +62,7 @@ struct ViewSettings {
 };
 
 // The Contributions tab (issue 28): its three views and their controls.
-enum class ContribView { Rollout, Patching, Detectors, Lens, Overview, Offsets, Circuits };
+enum class ContribView { Rollout, Patching, Detectors, Lens, Overview, Offsets, Circuits, Corpus };
 const char* contrib_view_name(ContribView v);
 bool parse_contrib_view(const std::string& name, ContribView* out);
 struct ContribState {
@@ -90,6 +90,32 @@ struct ContribState {
   bool detectors_on = false;              // the view was opened: the heads grid marks the heads above the threshold
   std::vector<float> painted;             // (painted_T, painted_T) 0/1, the pattern painted on the canvas
   int painted_T = 0;
+};
+
+// Contributions > Corpus (issue 39, point 4): the file searched, the search on the worker,
+// and the outcome on screen. A refused file or a failed or cancelled search keeps the
+// outcome shown before it.
+struct CorpusState {
+  int source = 0;               // 0: the shipped corpus (shipped_corpus_path), 1: `file`
+  std::string file;             // chosen with "Choose a file..." (File dialog); read only when searched
+  int top = 10;                 // examples listed, 1..kCorpusIndexTop
+  std::string search_request;   // the file to search now (Search, --then corpus_search=): taken by the app
+  bool cancel_request = false;  // Cancel: taken by the app
+  std::string running;          // the file on the worker ("" = none)
+  std::pair<int, int> progress{0, 0};          // lines done, of all: the worker's, copied each frame by the app
+  std::shared_ptr<const CorpusOutcome> shown;  // the last search that succeeded
+  std::string error;            // why the last search failed (in red; `shown` is the one before)
+  std::string note;             // the last search's end: its time, the cache, or "Cancelled"
+  // Derived from `shown` for the selected head and `top` (corpus_view.h), recomputed when
+  // one of them changes: the hits, and the head's map on each hit's line.
+  struct Derived {
+    std::shared_ptr<const CorpusOutcome> of;  // held, so a new outcome is never taken for this one
+    int layer = -1, head = -1, top = -1;
+    std::optional<CorpusSearch> search;
+    std::string error;
+    std::vector<std::vector<float>> maps;              // (hits) each (len, len): the head on the hit's line
+    std::vector<std::vector<std::string>> tokens;      // (hits) each (len) as the chips spell them
+  } derived;
 };
 
 // The Compare tab's B side (issue 28): the correct model beside a pitfall (as before), or
@@ -230,6 +256,7 @@ struct AppState {
 
   LessonState lesson;
   ContribState contrib;
+  CorpusState corpus;
   CompareSource compare_b;
 
   int heads_maps_drawn = 0;  // maps the heads grid drew this frame (the heads PNG waits for a frame with them)

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include "app/common/heatmap_png.h"
 #include "app/common/heatmap_svg.h"
+#include "app/gui/corpus_view.h"
 #include "app/gui/lessons.h"
 #include "app/gui/settings.h"
 #include "core/io/checkpoint.h"
@@ -42,6 +44,8 @@ const char* dialog_title(Dialog d) {
     case Dialog::ExportOverview: return "Export head overview as JSON";
     case Dialog::ExportOffsets: return "Export offset profile as JSON";
     case Dialog::ExportCircuits: return "Export circuits as JSON (PNG or SVG for a .png / .svg name)";
+    case Dialog::OpenCorpus: return "Search a corpus file (UTF-8 text, one context a line)";
+    case Dialog::ExportCorpus: return "Export corpus search as JSON (the first example's map as PNG or SVG for a .png / .svg name)";
   }
   return "";
 }
@@ -67,6 +71,8 @@ const char* dialog_default_path(Dialog d) {
     case Dialog::ExportOverview: return "head-overview.json";
     case Dialog::ExportOffsets: return "offset-profile.json";
     case Dialog::ExportCircuits: return "circuits.json";
+    case Dialog::OpenCorpus: return "corpus.txt";
+    case Dialog::ExportCorpus: return "corpus-search.json";
     case Dialog::OpenModel:  // no name to guess: the hint under the title says what to give (App::open_dialog proposes the last model)
     case Dialog::None:
     case Dialog::Shortcuts: return "";
@@ -77,7 +83,7 @@ const char* dialog_default_path(Dialog d) {
 std::string dialog_proposed_path(Dialog d, const std::string& dir) {
   const std::string name = dialog_default_path(d);
   const bool writes = !(d == Dialog::OpenView || d == Dialog::OpenCheckpoint || d == Dialog::OpenModel || d == Dialog::OpenLesson ||
-                        d == Dialog::SaveLessonStep || d == Dialog::None || d == Dialog::Shortcuts);
+                        d == Dialog::OpenCorpus || d == Dialog::SaveLessonStep || d == Dialog::None || d == Dialog::Shortcuts);
   std::error_code ec;
   if (!writes || name.empty() || !std::filesystem::exists(std::filesystem::path(dir) / name, ec)) return name;
   // "view.headmap.json" -> "view-2.headmap.json": the number before the first dot, so the
@@ -278,6 +284,18 @@ Result<Figure> rollout_figure(const AppState& s) {
   return fig;
 }
 
+namespace {
+// A view's export: its figure for a .png or .svg name, else its JSON document.
+Status export_view(const std::string& path, const std::function<Result<Figure>()>& figure, const std::function<Result<std::string>()>& document) {
+  if (is_svg_path(path) || is_png_path(path)) {
+    Result<Figure> fig = figure();
+    return !fig ? Status(fig.error()) : is_svg_path(path) ? write_figure_svg(path, *fig) : write_figure_png(path, *fig);
+  }
+  Result<std::string> doc = document();
+  return !doc ? Status(doc.error()) : write_file_atomic(path, *doc);
+}
+}  // namespace
+
 Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
   Status st;
   const ComputeResult* res = state.result.get();
@@ -361,13 +379,19 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
       break;
     }
     case Dialog::ExportCircuits:
-      if (is_svg_path(path) || is_png_path(path)) {
-        Result<Figure> fig = circuits_figure(state);
-        st = !fig ? Status(fig.error()) : is_svg_path(path) ? write_figure_svg(path, *fig) : write_figure_png(path, *fig);
-      } else {
-        Result<std::string> doc = circuits_document(state);
-        st = !doc ? Status(doc.error()) : write_file_atomic(path, *doc);
+      st = export_view(path, [&] { return circuits_figure(state); }, [&] { return circuits_document(state); });
+      if (st) state.status_lines.push_back("Wrote " + path);
+      break;
+    case Dialog::OpenCorpus:  // read on the corpus worker (App::sync_corpus), only now that the person chose it
+      if (path.empty()) st = Error{ErrorKind::InvalidArgument, "Type the path of a UTF-8 text file, one context a line."};
+      else {
+        state.corpus.file = path;
+        state.corpus.source = 1;
+        state.corpus.search_request = path;
       }
+      break;
+    case Dialog::ExportCorpus:
+      st = export_view(path, [&] { return corpus_figure(state); }, [&] { return corpus_document(state); });
       if (st) state.status_lines.push_back("Wrote " + path);
       break;
     case Dialog::ExportRollout: {

@@ -14,7 +14,7 @@ namespace headmap {
 
 enum class Dialog { None, OpenView, SaveView, ExportHeadsPng, ExportWindowPng, ExportNpy, ExportJson, Shortcuts, OpenCheckpoint,
                     SaveCheckpoint, OpenModel, ExportHeadPng, ExportHeadSvg, ExportHeadsSvg, OpenLesson, SaveLessonStep,
-                    ExportLesson, ExportRollout, ExportLens, ExportOverview, ExportOffsets, ExportCircuits };
+                    ExportLesson, ExportRollout, ExportLens, ExportOverview, ExportOffsets, ExportCircuits, OpenCorpus, ExportCorpus };
 
 // The dialog's window title, e.g. "Open view".
 const char* dialog_title(Dialog d);

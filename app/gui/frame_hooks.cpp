@@ -39,7 +39,8 @@ const json& empty_frame() {
                     {"entropies", none}, {"entropy_unit", ""}, {"b_maps", none}, {"heads_a", 0}, {"heads_b", 0}};
     j["contrib"] = {{"rollout_map", none}, {"rollout_row_error", -1.0}, {"rollout_title", ""}, {"patch_recovery", none},
                     {"patch_per_position", none}, {"patch_target", ""}, {"detector_scores", none}, {"detector_marked", none},
-                    {"detector_metric", ""}, {"detector_line", ""}, {"painted_cells", 0}};
+                    {"detector_metric", ""}, {"detector_line", ""}, {"painted_cells", 0},
+                    {"corpus_weights", none}, {"corpus_lines", none}, {"corpus_progress", ""}, {"corpus_offsets", none}};
     j["kv_cache"] = {{"reused", -1}, {"computed", -1}, {"line", ""}};
     j["lesson"] = {{"shown", ""}, {"title", ""}, {"note", ""}, {"revealed", false}, {"panel", zero_rect}};
     return j;

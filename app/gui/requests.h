@@ -21,6 +21,7 @@
 
 #include "core/error.h"
 #include "core/inspect/contrib.h"
+#include "core/inspect/corpus_search.h"
 #include "core/inspect/head_overview.h"
 #include "core/inspect/offset_profile.h"
 #include "core/inspect/circuits.h"
@@ -120,6 +121,28 @@ struct PatchOutcome {
   std::optional<PatchResult> heads;            // (L, H) recovery, every position patched
   std::vector<float> per_position;             // (T) recovery of inputs.per_position patched at position t alone
   std::string error;                           // why it could not run (token counts differ, random init, ...)
+};
+
+// Contributions > Corpus (issue 39, point 4): a search of a corpus file by the model on
+// screen, run by the corpus worker (workers/corpus_worker.h), not per request: it takes
+// seconds to a minute, and typing in the text must not restart it.
+inline constexpr int kCorpusIndexTop = 100;  // examples kept per head, so another head or a smaller top needs no new pass
+struct CorpusJob {
+  std::shared_ptr<const ModelWeights> weights;
+  ModelConfig cfg;
+  std::string path;       // the file, read on the worker (only now: the person chose it)
+  std::string label;      // what the view calls it ("the shipped corpus (grammar-v1.txt)")
+  std::string cache_dir;  // where its index is kept (corpus_cache.h); "" keeps none
+};
+// The worker's answer. Immutable once published.
+struct CorpusOutcome {
+  CorpusJob job;
+  std::shared_ptr<const std::vector<std::string>> lines;  // the file's non-blank lines
+  std::shared_ptr<const CorpusIndex> index;               // every head's strongest rows; null on an error
+  std::string error;   // why the file was refused or the search failed (the previous results stay)
+  bool cancelled = false;
+  std::string cache_note;  // where the index came from or went: "from the cache", "kept in ...", a bad cache ignored
+  double seconds = 0;      // the search's wall time
 };
 
 // The Compare tab's B side when it is another model (issue 28): its config and weights. The

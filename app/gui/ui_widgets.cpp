@@ -314,6 +314,14 @@ void text_disabled_wrapped(const char* text) {
   ImGui::PopTextWrapPos();
 }
 
+void distance_bars(const char* label, const std::vector<float>& v, const char* overlay) {
+  const float peak = v.empty() ? 1.0f : std::max(*std::max_element(v.begin(), v.end()), 1e-6f);
+  const std::string id = std::string("##") + label;
+  ImGui::PlotHistogram(id.c_str(), v.data(), static_cast<int>(v.size()), 0, overlay, 0.0f, peak * 1.15f,
+                       ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 5));
+  hook_widget(label);
+}
+
 void mark_head_off(ImVec2 p0, ImVec2 p1) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRectFilled(p0, p1, IM_COL32(40, 40, 44, 200));  // the pattern stays faintly visible

@@ -85,6 +85,10 @@ bool checkbox_wrapped(const char* label, bool* v);
 // Disabled (grey) text wrapped at the window's edge.
 void text_disabled_wrapped(const char* text);
 
+// A mean weight by distance (the offset profile, offset_profile.h) as bars the width of the
+// column and five lines tall, the overlay naming what they show; `label` is its hook.
+void distance_bars(const char* label, const std::vector<float>& v, const char* overlay);
+
 // An ablated head's map: greyed out, with a clear "off" mark in its middle.
 void mark_head_off(ImVec2 p0, ImVec2 p1);
 

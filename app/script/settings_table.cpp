@@ -1,6 +1,7 @@
 // settings_table.cpp: the scripted settings, their parsers and what they change.
 #include "app/script/settings_table.h"
 
+#include "app/gui/corpus_view.h"
 #include "app/gui/dialogs.h"
 
 #include <charconv>
@@ -194,10 +195,10 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          return Status();
        }},
       // ---- the Contributions tab (issue 28) ----
-      {"contrib_view", "VIEW", "the Contributions tab opened at VIEW: rollout, patching, overview, offsets, circuits, lens or detectors",
+      {"contrib_view", "VIEW", "the Contributions tab opened at VIEW: rollout, patching, overview, offsets, circuits, corpus, lens or detectors",
        [](AppState& s, const std::string& v) -> Status {
          if (!parse_contrib_view(v, &s.contrib.view))
-           return Error{ErrorKind::InvalidArgument, "contrib_view is rollout, patching, overview, offsets, circuits, lens or detectors, got \"" + v + "\"."};
+           return Error{ErrorKind::InvalidArgument, "contrib_view is rollout, patching, overview, offsets, circuits, corpus, lens or detectors, got \"" + v + "\"."};
          s.view.center = CenterPanel::Contrib;
          return Status();
        }, kData},
@@ -235,6 +236,24 @@ const std::vector<ScriptedSetting>& scripted_settings() {
        [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportOffsets, v); }},
       {"export_circuits", "PATH", "the Circuits view's Export: JSON, or its OV and QK maps as PNG or SVG for a .png or .svg name",
        [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportCircuits, v); }},
+      {"corpus_search", "shipped|PATH", "the Corpus view searches the shipped corpus, or the UTF-8 text file PATH (as its file dialog's OK)",
+       [](AppState& s, const std::string& v) -> Status {
+         if (v == "shipped") {
+           s.corpus.source = 0;
+           s.corpus.search_request = corpus_source_path(s);
+           return Status();
+         }
+         return request_dialog(s, Dialog::OpenCorpus, v);
+       }},
+      {"corpus_top", "N", "the Corpus view's number of examples (1 to 100)",
+       [](AppState& s, const std::string& v) -> Status {
+         Result<int> n = parse_number("corpus_top", v, 1, kCorpusIndexTop);
+         if (!n) return n.error();
+         s.corpus.top = *n;
+         return Status();
+       }, kData},
+      {"export_corpus", "PATH", "the Corpus view's Export: JSON (as headmap-cli --corpus), or the first example's map as PNG or SVG for a .png or .svg name",
+       [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportCorpus, v); }},
       {"corrupted", "TEXT", "the Patching view's corrupted sentence box",
        [](AppState& s, const std::string& v) -> Status {
          s.contrib.corrupted = v;

@@ -1,12 +1,13 @@
 // corpus_search.h: where in a corpus a head fires (issue 39, point 4; exBERT's corpus search,
 // CircuitsVis' max-activating examples). The model runs over every line of a text file the
-// person chose, a few lines at a time, and the head's strongest query -> key weights are kept:
+// person chose, a few lines at a time, and each head's strongest query -> key weights are kept:
 // per query row t >= 1 its largest weight on a key s >= 1 (the first token, where heads
 // park their weight, is left out), the k largest of those over the corpus.
 //
 // L = layers, H = heads, T = tokens of a line (at most the context)
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ inline constexpr int kCorpusMaxTop = 1000;
 // Errors: unreadable (Io), over kCorpusMaxBytes or kCorpusMaxLines, or not UTF-8 (BadFormat,
 // saying where the first bad byte is).
 Result<std::vector<std::string>> read_corpus(const std::string& path);
+// The same for a file's bytes already read (`path` names it in the messages).
+Result<std::vector<std::string>> corpus_lines(const std::string& bytes, const std::string& path);
 
 struct CorpusHit {
   int line = 0;          // index into the lines searched
@@ -36,12 +39,44 @@ struct CorpusSearch {
   int layer = 0, head = 0;
   int lines = 0, rows = 0;       // lines searched (non-blank), query rows scored
   std::vector<CorpusHit> hits;   // the k largest, largest first (ties: earlier line, then row)
+  // The head's offset profile over the corpus: offset_profile.h's definition with every
+  // line's query rows pooled, the mean weight at d = t - s from -(len - 1) to len - 1, len the
+  // longest line in tokens (index d + len - 1).
+  int len = 0;
+  std::vector<float> by_offset;  // (2 len - 1)
+  std::vector<int64_t> rows_at;  // (2 len - 1) query rows t >= 1 whose key t - d is a real token
 };
 
-// Head (layer, head) over `lines`, `chunk` lines per forward pass; `cancelled` (may be null)
-// is asked between chunks. Errors: no such head (weight-heads: Hw), a line the model cannot
-// run, k outside 1..kCorpusMaxTop, Cancelled.
+// Every head's strongest rows over a corpus, `top` kept per head (corpus_search reads one
+// head from it): one pass of the model gives every head's maps, so searching another head of
+// the same model and file needs no second pass. What the app caches on disk (corpus_cache.h).
+struct CorpusIndex {
+  int L = 0, Hw = 0, top = 0;
+  int lines = 0, rows = 0;                   // as CorpusSearch's
+  std::vector<std::vector<CorpusHit>> hits;  // (L*Hw) each head's `top` largest, largest first, token_ids empty
+  int len = 0;                               // the longest line in tokens
+  std::vector<double> offset_sum;            // (L*Hw, 2 len - 1) the summed weight at each offset d (index d + len - 1)
+  std::vector<int64_t> rows_at;              // (2 len - 1) as OffsetProfile's, summed over the lines
+};
+
+// Called between chunks with the lines done and the lines in all; from the calling thread.
+using CorpusProgress = std::function<void(int done, int total)>;
+
+// Every head over `lines`, `chunk` lines per forward pass; `cancelled` (may be null) is
+// asked between chunks and inside the forward. Errors: a line the model cannot run, top
+// outside 1..kCorpusMaxTop, Cancelled.
+Result<CorpusIndex> corpus_index(const ModelWeights& w, const ModelConfig& cfg, const std::vector<std::string>& lines, int top, int chunk = 32,
+                                 const std::function<bool()>& cancelled = {}, const CorpusProgress& progress = {});
+
+// Head (layer, head)'s k largest from an index (k <= index.top), with their lines' tokens
+// (`lines`: the lines the index was made from). Errors: no such head, k above index.top.
+Result<CorpusSearch> corpus_search_in(const CorpusIndex& index, const ModelWeights& w, const ModelConfig& cfg, const std::vector<std::string>& lines,
+                                      int layer, int head, int k);
+
+// Head (layer, head) over `lines`: corpus_index with top = k, then corpus_search_in.
+// Errors: no such head (weight-heads: Hw), a line the model cannot run, k outside
+// 1..kCorpusMaxTop, Cancelled.
 Result<CorpusSearch> corpus_search(const ModelWeights& w, const ModelConfig& cfg, const std::vector<std::string>& lines, int layer, int head,
-                                   int k, int chunk = 32, const std::function<bool()>& cancelled = {});
+                                   int k, int chunk = 32, const std::function<bool()>& cancelled = {}, const CorpusProgress& progress = {});
 
 }  // namespace headmap

@@ -35,7 +35,8 @@ nlohmann::json offset_profile_json(const OffsetProfile& p);
 // {"q", "k", "v": (L*H, L*H) row = the reading head, column = the writer, "L", "H"}.
 nlohmann::json composition_json(const Composition& c);
 // {"layer", "head", "lines", "rows", "hits": [{"line" (from 0), "text", "query", "key", "weight",
-//  "token_ids", "tokens": their texts}]}.
+//  "token_ids", "tokens": their texts}], "offset_profile": {"len", "offsets": [O] d = t - s,
+//  "rows_at": [O], "by_offset": [O] the head's mean weight at d over every line}}.
 nlohmann::json corpus_search_json(const CorpusSearch& c, const std::vector<std::string>& lines, const ModelWeights& w);
 // {"layer", "head", "L", "H", "q", "k", "v": (L, H) each earlier head's score into this one}.
 nlohmann::json composition_row_json(const CompositionRow& c);

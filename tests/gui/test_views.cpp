@@ -180,3 +180,104 @@ TEST(Views, CircuitsOnRandomInitSaysWhy) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(has_message(r.report, "need trained weights")) << r.report["messages"].dump();
 }
+
+// The corpus search: a file made here is chosen through the Corpus view's file dialog and
+// searched on the worker; the hits the window lists, and its export, equal headmap-cli
+// --corpus's for the same file, head and number; the head chosen in the view is searched
+// again from the index alone; the index is kept in $XDG_CACHE_HOME/headmap. A file that is
+// not UTF-8 is refused with its reason in the window, the results shown staying.
+namespace {
+fs::path corpus_file(const fs::path& dir, int lines) {
+  const char* words[] = {"the", "cat", "sat", "on", "mat", "a", "dog", "ran", "after", "ball", "green", "parrots", "in", "kitchen", "my", "aunt"};
+  std::ofstream out(dir / ("corpus-" + std::to_string(lines) + ".txt"));
+  for (int i = 0; i < lines; ++i) {  // lines of different lengths, words repeating at different distances
+    const int n = 4 + (i * 7) % 19;
+    for (int w = 0; w < n; ++w) out << (w ? " " : "") << words[(i * 5 + w * w + w * (i % 3)) % 16];
+    out << ".\n";
+  }
+  return dir / ("corpus-" + std::to_string(lines) + ".txt");
+}
+std::string choose_corpus(const fs::path& p) { return "click Choose a file...; expect Path; key ctrl+a; type " + p.string() + "; click OK; absent Path; "; }
+std::string export_corpus(const fs::path& p) { return "click Export corpus search...; expect Path; key ctrl+a; type " + p.string() + "; click OK; absent Path; frames 2; "; }
+json cli_corpus(const fs::path& file, const std::string& head, int top, const fs::path& out) {
+  const std::string cmd = std::string(HEADMAP_CLI) + " --text x --corpus '" + file.string() + "' --corpus-head " + head + " --corpus-top " +
+                          std::to_string(top) + " --json '" + out.string() + "' > /dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const json cli = read_json(out);
+  return cli.is_object() ? cli["contrib"]["corpus_search"] : json();
+}
+}  // namespace
+
+TEST(Views, CorpusSearchThroughItsControlsAndExport) {
+  const fs::path dir = fresh_dir("corpus-search");
+  const fs::path good = corpus_file(dir, 60);
+  const fs::path bad = dir / "latin1.txt";
+  std::ofstream(bad) << "caf\xe9 au lait\nthe cat sat\n";
+  const AppRun r = run_app("corpus", {"--then", "layer=1", "--then", "head=2", "--then", "wait", "--input",
+                                      "click Contributions; click Corpus; frames 2; " + choose_corpus(good) + "wait; frames 3; expect corpus hit 1; " +
+                                          export_corpus(dir / "h12.json") + export_corpus(dir / "h12.png") + export_corpus(dir / "h12.svg") +
+                                          "report " + (dir / "first.json").string() + "; click corpus head; key ctrl+a; type 0; key enter; frames 3; "
+                                          "click corpus examples; key ctrl+a; type 4; key enter; frames 3; " + export_corpus(dir / "h10.json") +
+                                          choose_corpus(bad) + "wait; frames 3"},
+                             true, {}, {{"XDG_CACHE_HOME", (dir / "cache").string()}});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The first search: head 1.2, ten examples, as the CLI finds them.
+  const json first = read_json(dir / "first.json");
+  ASSERT_TRUE(first.is_object());
+  const json doc = read_json(dir / "h12.json");
+  ASSERT_TRUE(doc.is_object()) << r.report["messages"].dump();
+  EXPECT_EQ(doc["corpus"], good.string());
+  const json cli12 = cli_corpus(good, "1.2", 10, dir / "cli12.json");
+  EXPECT_EQ(doc["corpus_search"], cli12);
+  ASSERT_EQ(cli12["hits"].size(), 10u);
+  EXPECT_EQ(cli12["lines"], 60);
+  std::vector<float> cli_weights, cli_text;
+  for (const json& h : cli12["hits"]) cli_weights.push_back(h["weight"].get<float>());
+  EXPECT_EQ(first["contrib"]["corpus_weights"].get<std::vector<float>>(), cli_weights);  // what the window listed
+  std::vector<std::string> lines;
+  for (const json& h : cli12["hits"]) lines.push_back(h["text"]);
+  EXPECT_EQ(first["contrib"]["corpus_lines"].get<std::vector<std::string>>(), lines);
+  EXPECT_EQ(first["contrib"]["corpus_offsets"].size(), cli12["offset_profile"]["by_offset"].size());
+  // Head 1.0 with four examples, from the same index.
+  const json doc10 = read_json(dir / "h10.json");
+  ASSERT_TRUE(doc10.is_object());
+  EXPECT_EQ(doc10["corpus_search"], cli_corpus(good, "1.0", 4, dir / "cli10.json"));
+  // The index was kept on disk, in the cache the environment names.
+  int kept = 0;
+  for (const auto& e : fs::directory_iterator(dir / "cache" / "headmap")) kept += e.path().extension() == ".index";
+  EXPECT_EQ(kept, 1);
+  // The figures.
+  std::ifstream png(dir / "h12.png", std::ios::binary);
+  std::string magic(8, '\0');
+  png.read(magic.data(), 8);
+  EXPECT_EQ(magic, "\x89PNG\r\n\x1a\n");
+  std::ifstream svg_in(dir / "h12.svg");
+  const std::string svg((std::istreambuf_iterator<char>(svg_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(svg.find("Head 1.2, example 1 of 10"), std::string::npos);
+  // The Latin-1 file: refused with where its first bad byte is, in the window; head 1.0's four examples stay.
+  EXPECT_TRUE(has_message(r.report, "is not UTF-8 text")) << r.report["messages"].dump();
+  EXPECT_TRUE(has_message(r.report, "the first at byte 3")) << r.report["messages"].dump();
+  std::vector<float> w10;
+  for (const json& h : doc10["corpus_search"]["hits"]) w10.push_back(h["weight"].get<float>());
+  EXPECT_EQ(r.report["contrib"]["corpus_weights"].get<std::vector<float>>(), w10);
+}
+
+// Cancel: a long search stopped by its button ends "Cancelled", and the results of the search
+// before it stay on screen.
+TEST(Views, CorpusSearchCancelKeepsTheResultsBefore) {
+  const fs::path dir = fresh_dir("corpus-cancel");
+  const fs::path small = corpus_file(dir, 40), big = corpus_file(dir, 50000);
+  const AppRun r = run_app("corpus-cancel", {"--then", "layer=1", "--then", "head=1", "--then", "wait", "--input",
+                                             "click Contributions; click Corpus; frames 2; " + choose_corpus(small) + "wait; frames 3; " +
+                                                 export_corpus(dir / "small.json") + choose_corpus(big) + "frames 3; expect Cancel corpus search; "
+                                                 "click Cancel corpus search; wait; frames 3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has_message(r.report, "Cancelled: the results below are the previous search's")) << r.report["messages"].dump();
+  const json small_doc = read_json(dir / "small.json");
+  ASSERT_TRUE(small_doc.is_object());
+  std::vector<float> w;
+  for (const json& h : small_doc["corpus_search"]["hits"]) w.push_back(h["weight"].get<float>());
+  ASSERT_EQ(w.size(), 10u);
+  EXPECT_EQ(r.report["contrib"]["corpus_weights"].get<std::vector<float>>(), w);
+  EXPECT_EQ(r.report["contrib"]["corpus_lines"].size(), 10u);
+}

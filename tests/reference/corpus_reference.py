@@ -6,7 +6,8 @@ lines are padded differently), runs headmap-cli --corpus FILE --corpus-head L.H 
 --json, and recomputes the search from family_reference.py's own float64 forward, one line at
 a time, on the ids headmap's tokenizer gives each line (a plain --file run's --npy meta.json):
 per query row t >= 1 its largest weight on a key s >= 1, the K largest over the corpus (ties:
-earlier line, then row). Checks the weights (1e-5), the hits' lines, rows and keys where the
+earlier line, then row), and the head's offset profile over the corpus (the mean weight at
+each distance t - s over every line's rows t >= 1). Checks the weights and the profile (1e-5), the hits' lines, rows and keys where the
 reference's order is clear, the number of rows scored, and that the search is not the naive
 one that counts the first token (a test that can tell). Also checks that headmap-cli refuses
 a corpus that is not UTF-8 and one over its size, saying why.
@@ -76,9 +77,13 @@ def check(cli, work, spec):
     cfg, _ = read_model(d)
     W = {key: v.astype(np.float64) for key, v in fr.read_dir_weights(d).items()}
     cands, naive = [], []
+    off_sum, off_rows = {}, {}  # the offset profile over the corpus: d = t - s -> summed weight, rows
     for i, ids in enumerate(all_ids):
         att = fr.forward(cfg, W, ids)[0][l][0][h]  # (T, T)
         for t in range(1, len(ids)):
+            for s in range(len(ids)):
+                off_sum[t - s] = off_sum.get(t - s, 0.0) + float(att[t, s])
+                off_rows[t - s] = off_rows.get(t - s, 0) + 1
             s = 1 + int(np.argmax(att[t, 1:t + 1]))
             cands.append((float(att[t, s]), i, t, s))
             s0 = int(np.argmax(att[t, :t + 1]))
@@ -87,6 +92,12 @@ def check(cli, work, spec):
     print(f"{tag}: {len(all_ids)} lines, {len(cands)} rows, top {k}")
     if got["lines"] != len(all_ids) or got["rows"] != len(cands):
         failures.append(f"{tag}: searched {got['lines']} lines / {got['rows']} rows, the reference {len(all_ids)} / {len(cands)}")
+    prof = got["offset_profile"]
+    want_rows = [off_rows.get(d, 0) for d in prof["offsets"]]
+    if prof["rows_at"] != want_rows or set(off_rows) - set(prof["offsets"]):
+        failures.append(f"{tag}: the offset profile's rows per distance differ from the reference's")
+    reference_common.close(failures, tag, "offset profile over the corpus", prof["by_offset"],
+                           [off_sum[d] / off_rows[d] if off_rows.get(d) else 0.0 for d in prof["offsets"]], TOL)
     hits = got["hits"]
     if len(hits) != len(want):
         failures.append(f"{tag}: {len(hits)} hits, the reference {len(want)}")

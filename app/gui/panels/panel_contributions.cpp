@@ -1,6 +1,6 @@
 // panel_contributions.cpp: the Contributions tab (issue 28; in narrow layouts, sub-tabs of the Model tab): what heads add, beyond where
-// they look. Six views, each its own panel file: Rollout (panel_rollout.cpp), Patching
-// (panel_patching.cpp), Head overview (panel_overview.cpp), Offsets (panel_offsets.cpp), Circuits (panel_circuits.cpp), Logit lens (panel_lens.cpp) and
+// they look. Eight views, each its own panel file: Rollout (panel_rollout.cpp), Patching
+// (panel_patching.cpp), Head overview (panel_overview.cpp), Offsets (panel_offsets.cpp), Circuits (panel_circuits.cpp), Corpus (panel_corpus.cpp), Logit lens (panel_lens.cpp) and
 // Detectors (panel_detectors.cpp). The attribution of a clicked
 // prediction stays under the predictions (panel_contrib.cpp).
 #include <imgui.h>
@@ -16,7 +16,7 @@ void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model) {
   ContribState& c = s.contrib;
   const int wanted = with_model && s.view.center == CenterPanel::Model ? -1 : static_cast<int>(c.view);
   const bool switch_tab = wanted != c.open_sub;
-  // Seven views: on a projector's width the tabs shrink to fit ("Detec..."); the list button
+  // Eight views: on a projector's width the tabs shrink to fit ("Detec..."); the list button
   // names them all.
   if (!ImGui::BeginTabBar("contrib views", ImGuiTabBarFlags_TabListPopupButton)) return;
   int open_now = c.open_sub;
@@ -60,6 +60,10 @@ void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model) {
   }
   if (tab("Circuits", ContribView::Circuits)) {
     draw_circuits(s);
+    ImGui::EndTabItem();
+  }
+  if (tab("Corpus", ContribView::Corpus)) {
+    draw_corpus(s);
     ImGui::EndTabItem();
   }
   if (tab("Logit lens", ContribView::Lens)) {

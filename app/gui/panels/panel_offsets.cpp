@@ -30,11 +30,7 @@ void profile_bars(AppState& s, const OffsetProfile& p, int l, int h, int d0) {
   for (int d = d0; d < p.len; ++d) v.push_back(p.at(l, h, d));
   char overlay[96];
   std::snprintf(overlay, sizeof overlay, "head %d.%d: mean weight at distance %d .. %d", l, h, d0, p.len - 1);
-  const float fh = ImGui::GetFontSize();
-  const float peak = std::max(*std::max_element(v.begin(), v.end()), 1e-6f);
-  ImGui::PlotHistogram("##offset profile", v.data(), static_cast<int>(v.size()), 0, overlay, 0.0f, peak * 1.15f,
-                       ImVec2(ImGui::GetContentRegionAvail().x, fh * 5));
-  hook_widget("offset profile");
+  distance_bars("offset profile", v, overlay);
 }
 
 // The selected head's scores by RoPE pair (fast to slow), then the unrotated dims.

@@ -25,6 +25,7 @@ void draw_rollout(AppState& s, HeatmapRenderer& r);        // attention rollout 
 void draw_lens(AppState& s);                                // the logit lens: layers x positions, each cell a prediction
 void draw_overview(AppState& s);                            // every head at once: a statistic, a ranking, a layout by likeness
 void draw_circuits(AppState& s);                            // the selected head's OV and QK circuits, composition into it
+void draw_corpus(AppState& s);                              // a head's strongest weights over a corpus file, its offset profile there
 void draw_offsets(AppState& s);                             // each head's weight by distance, a rotary head's frequencies
 void draw_patching(AppState& s);                           // activation patching: a corrupted sentence, a layers x heads grid
 void draw_detectors(AppState& s);                          // head detector scores, a threshold and a painted pattern

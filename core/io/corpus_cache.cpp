@@ -1,0 +1,167 @@
+// corpus_cache.cpp: see corpus_cache.h.
+//
+// L = layers, Hw = heads in the maps, O = 2 len - 1 offsets, V = vocabulary, D = d_model
+#include "core/io/corpus_cache.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "core/io/config_json.h"
+#include "core/io/file_io.h"
+#include "core/math/rng.h"
+
+namespace headmap {
+
+namespace {
+constexpr char kIndexMagic[8] = {'H', 'M', 'C', 'I', 'X', '0', '0', '1'};
+
+template <class T>
+void put_index_value(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+// Reads fixed-size values from the bytes, never past their end (the sizes were checked first).
+struct IndexReader {
+  const std::string& b;
+  size_t at = 0;
+  template <class T>
+  T get() {
+    T v{};
+    std::memcpy(&v, b.data() + at, sizeof v);
+    at += sizeof v;
+    return v;
+  }
+};
+
+Error unusable_index(const std::string& why) { return Error{ErrorKind::BadFormat, "The corpus index is not usable: " + why + "."}; }
+}  // namespace
+
+uint64_t corpus_index_key(const ModelWeights& w, const ModelConfig& cfg, const std::string& corpus_bytes) {
+  uint64_t h = hash_bytes(config_json(cfg), 0x636f72707573ull);
+  const int64_t sizes[] = {w.d_model, w.context, w.num_layers(), w.vocab_size(), static_cast<int64_t>(w.source.kind), static_cast<int64_t>(w.source.seed)};
+  h = combine(h, hash_bytes(std::string_view(reinterpret_cast<const char*>(sizes), sizeof sizes)));
+  std::vector<float> row(static_cast<size_t>(w.d_model));
+  for (int id = 0; id < w.vocab_size(); ++id) {  // every embedding row
+    w.embedding_row(id, row.data());
+    h = combine(h, hash_bytes(std::string_view(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float))));
+  }
+  h = combine(h, hash_bytes(std::string_view(reinterpret_cast<const char*>(w.pos_emb.data()), static_cast<size_t>(w.pos_emb.size()) * sizeof(float))));
+  for (const LayerWeights& lw : w.layers)
+    for (int which = 0; which < 3; ++which) {  // 64 values spread over each projection
+      const Eigen::Index rows = lw.d_in(), cols = lw.proj_width(which), n = rows * cols;
+      float v[64] = {};
+      for (int i = 0; i < 64 && n > 0; ++i) {
+        const Eigen::Index at = static_cast<Eigen::Index>((static_cast<double>(i) + 0.5) / 64.0 * static_cast<double>(n));
+        v[i] = lw.proj_at(which, at / cols, at % cols);
+      }
+      h = combine(h, hash_bytes(std::string_view(reinterpret_cast<const char*>(v), sizeof v)));
+    }
+  return combine(h, hash_bytes(corpus_bytes));
+}
+
+std::string corpus_cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/headmap";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/headmap";
+  return "";
+}
+
+std::string corpus_cache_path(const std::string& dir, uint64_t key) {
+  char name[48];
+  std::snprintf(name, sizeof name, "corpus-%016llx.index", static_cast<unsigned long long>(key));
+  return dir + "/" + name;
+}
+
+std::string corpus_index_bytes(const CorpusIndex& ix, uint64_t key) {
+  std::string out(kIndexMagic, sizeof kIndexMagic);
+  put_index_value<uint64_t>(out, key);
+  for (int v : {ix.L, ix.Hw, ix.top, ix.lines, ix.rows, ix.len}) put_index_value<int32_t>(out, v);
+  for (const std::vector<CorpusHit>& v : ix.hits) put_index_value<int32_t>(out, static_cast<int32_t>(v.size()));
+  for (const std::vector<CorpusHit>& v : ix.hits)
+    for (const CorpusHit& h : v) {
+      put_index_value<int32_t>(out, h.line);
+      put_index_value<int32_t>(out, h.query);
+      put_index_value<int32_t>(out, h.key);
+      put_index_value<float>(out, h.weight);
+    }
+  for (double s : ix.offset_sum) put_index_value<double>(out, s);
+  for (int64_t r : ix.rows_at) put_index_value<int64_t>(out, r);
+  put_index_value<uint64_t>(out, hash_bytes(out));  // the checksum: a changed or cut byte anywhere is noticed
+  return out;
+}
+
+Result<CorpusIndex> parse_corpus_index(const std::string& bytes, uint64_t key, int lines, int L, int Hw) {
+  constexpr size_t kHeader = sizeof kIndexMagic + 8 + 6 * 4;
+  if (bytes.size() < kHeader + 8) return unusable_index("shorter than its header");
+  if (std::memcmp(bytes.data(), kIndexMagic, sizeof kIndexMagic) != 0) return unusable_index("not a headmap corpus index");
+  uint64_t sum = 0;
+  std::memcpy(&sum, bytes.data() + bytes.size() - 8, 8);
+  if (sum != hash_bytes(std::string_view(bytes.data(), bytes.size() - 8))) return unusable_index("its checksum does not match (a changed or cut file)");
+  IndexReader r{bytes, sizeof kIndexMagic};
+  if (r.get<uint64_t>() != key) return unusable_index("made for another model or file");
+  CorpusIndex ix;
+  ix.L = r.get<int32_t>();
+  ix.Hw = r.get<int32_t>();
+  ix.top = r.get<int32_t>();
+  ix.lines = r.get<int32_t>();
+  ix.rows = r.get<int32_t>();
+  ix.len = r.get<int32_t>();
+  if (ix.L != L || ix.Hw != Hw) return unusable_index("made for maps of another shape");
+  if (ix.top < 1 || ix.top > kCorpusMaxTop) return unusable_index("its number of examples is out of range");
+  if (ix.lines < 0 || ix.lines > lines || ix.rows < 0 || ix.len < 0 || ix.len > static_cast<int>(kCorpusMaxBytes) + 2) return unusable_index("its counts are out of range");
+  const uint64_t heads = static_cast<uint64_t>(L) * static_cast<uint64_t>(Hw), O = ix.len > 0 ? 2 * static_cast<uint64_t>(ix.len) - 1 : 0;
+  if (bytes.size() < kHeader + heads * 4 + 8) return unusable_index("shorter than its hit counts");
+  std::vector<int32_t> counts(heads);
+  uint64_t hits = 0;
+  for (int32_t& c : counts) {
+    c = r.get<int32_t>();
+    if (c < 0 || c > ix.top) return unusable_index("a head's hit count is out of range");
+    hits += static_cast<uint64_t>(c);
+  }
+  if (bytes.size() != kHeader + heads * 4 + hits * 16 + heads * O * 8 + O * 8 + 8) return unusable_index("its length does not match its sizes");
+  ix.hits.resize(heads);
+  for (uint64_t h = 0; h < heads; ++h) {
+    std::vector<CorpusHit>& v = ix.hits[h];
+    v.resize(static_cast<size_t>(counts[h]));
+    for (CorpusHit& hit : v) {
+      hit.line = r.get<int32_t>();
+      hit.query = r.get<int32_t>();
+      hit.key = r.get<int32_t>();
+      hit.weight = r.get<float>();
+      if (hit.line < 0 || hit.line >= lines || hit.query < 1 || hit.key < 1 || hit.query >= ix.len || hit.key >= ix.len)
+        return unusable_index("a hit's line or token is out of range");
+      if (!std::isfinite(hit.weight) || hit.weight < 0 || hit.weight > 1.001f) return unusable_index("a hit's weight is not a probability");
+      if (&hit != &v.front() && (&hit)[-1].weight < hit.weight) return unusable_index("a head's hits are out of order");
+    }
+  }
+  ix.offset_sum.resize(heads * O);
+  for (double& s : ix.offset_sum) {
+    s = r.get<double>();
+    if (!std::isfinite(s) || s < 0) return unusable_index("an offset sum is not a finite weight");
+  }
+  ix.rows_at.resize(O);
+  for (int64_t& n : ix.rows_at) {
+    n = r.get<int64_t>();
+    if (n < 0 || n > ix.rows) return unusable_index("a row count is out of range");
+  }
+  return ix;
+}
+
+Result<CorpusIndex> read_corpus_cache(const std::string& dir, uint64_t key, int lines, int L, int Hw) {
+  Result<std::string> bytes = read_file(corpus_cache_path(dir, key), kCorpusCacheMaxBytes);
+  if (!bytes) return bytes.error();
+  return parse_corpus_index(*bytes, key, lines, L, Hw);
+}
+
+Status write_corpus_cache(const std::string& dir, uint64_t key, const CorpusIndex& ix) {
+  const std::string bytes = corpus_index_bytes(ix, key);
+  if (bytes.size() > kCorpusCacheMaxBytes) return Error{ErrorKind::InvalidArgument, "The corpus index is too large to keep on disk."};
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{ErrorKind::Io, "Cannot create " + dir + ": " + ec.message() + "."};
+  return write_file_atomic(corpus_cache_path(dir, key), bytes);
+}
+
+}  // namespace headmap
