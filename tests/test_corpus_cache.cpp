@@ -115,6 +115,21 @@ TEST(CorpusCache, TheKeyFollowsTheModelTheConfigAndEveryByteOfTheFile) {
   EXPECT_NE(corpus_index_key(t.w, h2, t.bytes), t.key);
   const ModelWeights other = random_weights(t.cfg.d_model, t.cfg.num_layers, t.cfg.seed + 1);
   EXPECT_NE(corpus_index_key(other, t.cfg, t.bytes), t.key);
+  // A fine-tune that changes one value anywhere the maps depend on (here a later layer's W_O,
+  // W_down or MLP norm, none of which the embeddings or the projections show) is another key.
+  auto changed = [&](auto edit) {
+    ModelWeights m = t.w;
+    edit(m);
+    return corpus_index_key(m, t.cfg, t.bytes);
+  };
+  auto bump = [](PackedMatrix& pm, Eigen::Index r, Eigen::Index c) {
+    PackedMatrix::Plain p = pm.plain();
+    p(r, c) += 0.25f;
+    pm = PackedMatrix(p);
+  };
+  EXPECT_NE(changed([&](ModelWeights& m) { bump(m.layers[0].w_o, 3, 5); }), t.key);
+  EXPECT_NE(changed([&](ModelWeights& m) { bump(m.layers[0].w_proj, m.layers[0].w_proj.rows() - 1, 0); }), t.key);
+  EXPECT_NE(changed([&](ModelWeights& m) { m.layers[0].ln2_g(1) += 0.5f; }), t.key);
 }
 
 TEST(CorpusCache, ACutChangedStaleOrForgedFileIsRefused) {

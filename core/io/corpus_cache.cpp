@@ -3,6 +3,7 @@
 // L = layers, Hw = heads in the maps, O = 2 len - 1 offsets, V = vocabulary, D = d_model
 #include "core/io/corpus_cache.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,31 @@ struct IndexReader {
 Error unusable_index(const std::string& why) { return Error{ErrorKind::BadFormat, "The corpus index is not usable: " + why + "."}; }
 }  // namespace
 
+namespace {
+// h with n floats folded in.
+uint64_t fold_floats(uint64_t h, const float* p, size_t n) {
+  return combine(h, hash_bytes(std::string_view(reinterpret_cast<const char*>(p), n * sizeof(float))));
+}
+template <class M>
+uint64_t fold_dense(uint64_t h, const M& m) {  // a RowVec or MatR, with its shape
+  const int64_t shape[2] = {static_cast<int64_t>(m.rows()), static_cast<int64_t>(m.cols())};
+  h = combine(h, hash_bytes(std::string_view(reinterpret_cast<const char*>(shape), sizeof shape)));
+  return fold_floats(h, m.data(), static_cast<size_t>(m.size()));
+}
+// Every value of a packed matrix (whatever it is stored in), 256 columns unpacked at a time:
+// (K, 256) floats at most beside the weights.
+uint64_t fold_packed(uint64_t h, const PackedMatrix& m) {
+  const int64_t shape[2] = {static_cast<int64_t>(m.rows()), static_cast<int64_t>(m.cols())};
+  h = combine(h, hash_bytes(std::string_view(reinterpret_cast<const char*>(shape), sizeof shape)));
+  if (m.rows() == 0) return h;
+  for (Eigen::Index c0 = 0; c0 < m.cols(); c0 += 256) {
+    const PackedMatrix::Plain part = m.middle_cols(c0, std::min<Eigen::Index>(256, m.cols() - c0));  // (K, <= 256)
+    h = fold_floats(h, part.data(), static_cast<size_t>(part.size()));
+  }
+  return h;
+}
+}  // namespace
+
 uint64_t corpus_index_key(const ModelWeights& w, const ModelConfig& cfg, const std::string& corpus_bytes) {
   uint64_t h = hash_bytes(config_json(cfg), 0x636f72707573ull);
   const int64_t sizes[] = {w.d_model, w.context, w.num_layers(), w.vocab_size(), static_cast<int64_t>(w.source.kind), static_cast<int64_t>(w.source.seed)};
@@ -46,19 +72,19 @@ uint64_t corpus_index_key(const ModelWeights& w, const ModelConfig& cfg, const s
   std::vector<float> row(static_cast<size_t>(w.d_model));
   for (int id = 0; id < w.vocab_size(); ++id) {  // every embedding row
     w.embedding_row(id, row.data());
-    h = combine(h, hash_bytes(std::string_view(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float))));
+    h = fold_floats(h, row.data(), row.size());
   }
-  h = combine(h, hash_bytes(std::string_view(reinterpret_cast<const char*>(w.pos_emb.data()), static_cast<size_t>(w.pos_emb.size()) * sizeof(float))));
-  for (const LayerWeights& lw : w.layers)
-    for (int which = 0; which < 3; ++which) {  // 64 values spread over each projection
-      const Eigen::Index rows = lw.d_in(), cols = lw.proj_width(which), n = rows * cols;
-      float v[64] = {};
-      for (int i = 0; i < 64 && n > 0; ++i) {
-        const Eigen::Index at = static_cast<Eigen::Index>((static_cast<double>(i) + 0.5) / 64.0 * static_cast<double>(n));
-        v[i] = lw.proj_at(which, at / cols, at % cols);
-      }
-      h = combine(h, hash_bytes(std::string_view(reinterpret_cast<const char*>(v), sizeof v)));
-    }
+  for (const auto* v : {&w.pos_emb, &w.type_emb}) h = fold_dense(h, *v);
+  for (const auto* v : {&w.emb_ln_g, &w.emb_ln_b, &w.lnf_g, &w.lnf_b}) h = fold_dense(h, *v);
+  // Every value of every layer: a map at layer l depends on all of layers 0..l (the unembedding
+  // does not enter the maps, so it is left out).
+  for (const LayerWeights& lw : w.layers) {
+    for (const auto* m : {&lw.w_q, &lw.w_k, &lw.w_v}) h = fold_dense(h, *m);
+    for (const auto* m : {&lw.w_qkv, &lw.w_o, &lw.w_fc, &lw.w_proj, &lw.w_gate}) h = fold_packed(h, *m);
+    for (const auto* v : {&lw.ln1_g, &lw.ln1_b, &lw.b_q, &lw.b_k, &lw.b_v, &lw.b_o, &lw.ln2_g, &lw.ln2_b, &lw.b_fc, &lw.b_proj, &lw.q_norm,
+                          &lw.k_norm, &lw.post_attn_g, &lw.post_mlp_g, &lw.b_qkv})
+      h = fold_dense(h, *v);
+  }
   return combine(h, hash_bytes(corpus_bytes));
 }
 

@@ -22,9 +22,11 @@ namespace headmap {
 // A cache file larger than this is neither read nor written.
 inline constexpr size_t kCorpusCacheMaxBytes = size_t(256) << 20;
 
-// The key of an index: the config (config_json), a fingerprint of the weights (their sizes,
-// source, seed, every embedding row and learned position, 64 values of each layer's W_Q,
-// W_K and W_V, spread over the matrix), and every byte of the corpus file.
+// The key of an index: the config (config_json), the weights' sizes, source and seed, every
+// value of every weight the maps depend on (embeddings, positions, every layer's matrices in
+// whatever they are stored in, norms and biases; not the unembedding), and every byte of the
+// corpus file. Reading a billion-parameter model's weights takes seconds: on the search's
+// worker thread, before a search that takes far longer.
 uint64_t corpus_index_key(const ModelWeights& w, const ModelConfig& cfg, const std::string& corpus_bytes);
 
 // $XDG_CACHE_HOME/headmap, else $HOME/.cache/headmap; "" when neither is set.
