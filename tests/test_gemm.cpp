@@ -245,6 +245,37 @@ TEST(PackedGemm, NarrowTransposedBGivesTheF32ResultBitForBit) {
   set_compute_threads(threads);
 }
 
+TEST(PackedGemm, TransposedBEqualsThePackedProductOfItsTransposeBitForBit) {
+  // The unembedding's panels are made on the fly (transposed 8 x 8 in registers, widened from
+  // 16 bits) and run through the packed kernel: the result must be bit for bit the product
+  // with Bt^T packed ahead (PackedMatrix), the path every other weight takes. K = 700 and 13
+  // leave rows past a multiple of 8; N = 1000 ends on a narrow panel; M = 9 and 128 are
+  // whole tiles with a tail.
+  const int threads = compute_threads();
+  for (WeightDtype dt : {WeightDtype::F32, WeightDtype::BF16, WeightDtype::F16})
+    for (int M : {9, 128})
+      for (int K : {13, 700})
+        for (int N : {31, 1000}) {
+          const uint64_t key = 9700u + M * 7 + K * 13 + N;
+          const Plain A = random_matrix(M, K, key);
+          const Plain Bt = dt == WeightDtype::F32 ? random_matrix(N, K, key + 1) : narrow_valued(N, K, key + 1, dt);
+          std::vector<uint16_t> bt16(static_cast<size_t>(Bt.size()));
+          for (Eigen::Index i = 0; i < Bt.size(); ++i) bt16[static_cast<size_t>(i)] = float_to_narrow(Bt.data()[i], dt);
+          const Plain B = Bt.transpose();
+          const PackedMatrix Bp(B);
+          Plain want(M, N);
+          packed_gemm(M, A.data(), K, Bp, want.data(), N, false);
+          for (int nt : {1, 2}) {
+            set_compute_threads(nt);
+            Plain C = Plain::Constant(M, N, std::nanf(""));
+            if (dt == WeightDtype::F32) gemm_transposed_b(M, A.data(), K, N, K, Bt.data(), K, C.data(), N);
+            else gemm_transposed_b(M, A.data(), K, N, K, bt16.data(), dt, K, C.data(), N);
+            ASSERT_TRUE(same_bits(C, want)) << dtype_name(dt) << " " << M << "x" << K << "x" << N << ", " << nt << " threads";
+          }
+        }
+  set_compute_threads(threads);
+}
+
 TEST(PackedGemm, FewRowTransposedBEqualsTheRowsOfAPanelProductBitForBit) {
   // The incremental forward's logits (1..3 rows) skip the panels; each row must still be bit
   // for bit that row of the panel kernel's product (here 9 rows: a full tile and a tail),
