@@ -73,8 +73,11 @@ inline void load_row(const Elem<DT>* p, Packet& b0, Packet& b1) {
 }
 
 // One (R, kNR) tile of C over kc rows of a panel: R rows of A broadcast against the panel's
-// two registers per row, accumulated in 2R registers.
-template <int R, WeightDtype DT>
+// two registers per row, accumulated in 2R registers. With kPackedA, A's R rows come packed
+// by k (A[k * R + r], pack_a_rows; lda unused): the broadcasts read one sequential stream,
+// where R rows a row stride apart (8 KB at K = 2048) all fall in one set of the L1 cache and
+// evict the panel's lines. The products and sums are the same, in the same order.
+template <int R, WeightDtype DT, bool kPackedA = false>
 inline void tile(int kc, const float* A, int lda, const Elem<DT>* Bp, float* C, int ldc, bool accumulate) {
   using namespace Eigen::internal;
   Packet lo[R], hi[R];
@@ -86,7 +89,7 @@ inline void tile(int kc, const float* A, int lda, const Elem<DT>* Bp, float* C, 
     Packet b0, b1;
     load_row<DT>(Bp + k * kNR, b0, b1);
     for (int r = 0; r < R; ++r) {
-      const Packet a = pset1<Packet>(A[static_cast<size_t>(r) * lda + k]);
+      const Packet a = pset1<Packet>(kPackedA ? A[static_cast<size_t>(k) * R + r] : A[static_cast<size_t>(r) * lda + k]);
       lo[r] = pmadd(a, b0, lo[r]);
       hi[r] = pmadd(a, b1, hi[r]);
     }
@@ -114,6 +117,46 @@ void panel_pass(int M, int kc, const float* A, int lda, const Elem<DT>* Bp, floa
   if (i < M) tail_tile<DT>(M - i, kc, A + static_cast<size_t>(i) * lda, lda, Bp, C + static_cast<size_t>(i) * ldc, ldc, accumulate);
 }
 
+// A (M, K) packed for tile<R, DT, true>: row block i (rows [i, i + R), R = kMR or the tail's
+// rows) holds R * K floats from Ap + i * K on, k-major. Rows [m0, m0 + mc) of one panel over
+// rows [k0, k0 + kc) of B, as panel_pass (m0 a multiple of kMR).
+template <WeightDtype DT>
+void panel_pass_packed_a(int M, int m0, int mc, int K, int k0, int kc, const float* Ap, const Elem<DT>* Bp, float* C, int ldc, bool accumulate) {
+  using Fn = void (*)(int, const float*, int, const Elem<DT>*, float*, int, bool);
+  static constexpr Fn kByRows[8] = {nullptr,           tile<1, DT, true>, tile<2, DT, true>, tile<3, DT, true>,
+                                    tile<4, DT, true>, tile<5, DT, true>, tile<6, DT, true>, tile<7, DT, true>};
+  for (int i = m0; i < m0 + mc; i += kMR) {
+    const int R = std::min(kMR, M - i);
+    const float* a = Ap + static_cast<size_t>(i) * K + static_cast<size_t>(k0) * R;
+    float* c = C + static_cast<size_t>(i) * ldc;
+    if (R == kMR) tile<kMR, DT, true>(kc, a, 0, Bp, c, ldc, accumulate);
+    else kByRows[R](kc, a, 0, Bp, c, ldc, accumulate);
+  }
+}
+
+// Rows [i0, i1) of A (whole row blocks) into the layout above.
+void pack_a_rows(int i0, int i1, int M, int K, const float* A, int lda, float* Ap) {
+  for (int i = i0; i < i1; i += kMR) {
+    const int R = std::min(kMR, M - i);
+    float* dst = Ap + static_cast<size_t>(i) * K;
+    for (int r = 0; r < R; ++r) {
+      const float* src = A + static_cast<size_t>(i + r) * lda;
+      for (int k = 0; k < K; ++k) dst[static_cast<size_t>(k) * R + r] = src[k];
+    }
+  }
+}
+
+// Room for a packed A of n floats: the calling thread's buffer, allocated once and reused by
+// every call (a forward's T rows: no page faults per GEMM), or, past 16 MiB (a long batch),
+// `big`, freed by the caller when it returns.
+float* packed_a_room(size_t n, std::vector<float, Eigen::aligned_allocator<float>>& big) {
+  thread_local std::vector<float, Eigen::aligned_allocator<float>> kept;
+  constexpr size_t kKeep = size_t(4) << 20;
+  auto& buf = n > kKeep ? big : kept;
+  if (buf.size() < n) buf.resize(n);
+  return buf.data();
+}
+
 // Weights below this many bytes (512 KiB) are not prefetched.
 constexpr size_t kPrefetchBytes = size_t(512) << 10;
 
@@ -136,12 +179,17 @@ void on_panel_columns(int p, int M, int N, float* C, int ldc, bool accumulate, B
 
 // Panel p (columns [p*kNR, p*kNR + width) of C) from its packed (K, kNR) panel; `end` bounds
 // the prefetch of the next sub-panel.
+// Ap, when not null, is A packed (pack_a_rows) and used instead of A.
 template <WeightDtype DT>
-void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<DT>* panel, const Elem<DT>* end, float* C, int ldc, bool accumulate) {
+void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<DT>* panel, const Elem<DT>* end, float* C, int ldc, bool accumulate,
+               const float* Ap = nullptr) {
   using E = Elem<DT>;
+  // Row passes start on a whole row block of the packed A (the blocking changes no element's
+  // chain over k).
+  const int mstep = Ap ? kMC / kMR * kMR : kMC;
   on_panel_columns(p, M, N, C, ldc, accumulate, [&](float* Cp, int ldcp) {
-    for (int m0 = 0; m0 < M; m0 += kMC) {
-      const int mc = std::min(kMC, M - m0);
+    for (int m0 = 0; m0 < M; m0 += mstep) {
+      const int mc = std::min(mstep, M - m0);
       for (int k0 = 0; k0 < K; k0 += kKC) {
         const int kc = std::min(kKC, K - k0);
         const E* sub = panel + static_cast<size_t>(k0) * kNR;  // (kc, kNR)
@@ -154,7 +202,8 @@ void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<D
                                  ? 0
                                  : std::min<size_t>(static_cast<size_t>(std::min(kKC, K)) * kNR, static_cast<size_t>(end - next));
         for (size_t off = 0; off < ahead; off += 64 / sizeof(E)) __builtin_prefetch(next + off, 0, 2);
-        panel_pass<DT>(mc, kc, A + static_cast<size_t>(m0) * lda + k0, lda, sub, Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
+        if (Ap) panel_pass_packed_a<DT>(M, m0, mc, K, k0, kc, Ap, sub, Cp, ldcp, accumulate || k0 > 0);
+        else panel_pass<DT>(mc, kc, A + static_cast<size_t>(m0) * lda + k0, lda, sub, Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
       }
     }
   });
@@ -179,41 +228,131 @@ void run_block_panel(int p, int M, const float* A, int lda, const PackedMatrix& 
   });
 }
 
-void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
+// Ap: A packed (pack_a_rows), or null; F32 and 16-bit panels only.
+void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate,
+                      const float* Ap = nullptr) {
   const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
   const size_t end = static_cast<size_t>(K) * kNR;  // past the last panel
   if (B.blocks()) return run_block_panel(p, M, A, lda, B, C, ldc, accumulate);
   switch (B.dtype()) {
     case WeightDtype::F32:
-      return run_panel<WeightDtype::F32>(p, M, K, N, A, lda, B.panel(p), B.panel(B.panels() - 1) + end, C, ldc, accumulate);
+      return run_panel<WeightDtype::F32>(p, M, K, N, A, lda, B.panel(p), B.panel(B.panels() - 1) + end, C, ldc, accumulate, Ap);
     case WeightDtype::BF16:
-      return run_panel<WeightDtype::BF16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate);
+      return run_panel<WeightDtype::BF16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate, Ap);
     case WeightDtype::F16:
-      return run_panel<WeightDtype::F16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate);
+      return run_panel<WeightDtype::F16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate, Ap);
     default:
       HM_ASSERT(false, "a block type is kept in blocks");
   }
 }
 
-// Rows [p*kNR, p*kNR + width) of Bt, transposed into a (K, kNR) panel (zero-padded, widened
-// to F32 when Bt is 16-bit), then run.
+constexpr int kFewRows = 3;
+
+// At most kFewRows rows (the incremental forward's appended tokens) against G panels
+// side by side, starting at panel Bp, `stride` values apart: one panel's chain over K
+// waits on the fused multiply-add's latency each step (2 chains per row: the weights then
+// stream at half the memory's speed); G panels give 2 * M * G independent chains. Each C(i, j)
+// is still one chain over k = 0..K-1 from C(i, j) or 0, as in tile: the same bits.
+template <int M, int G, WeightDtype DT>
+void few_rows_panels(int K, const float* A, int lda, const Elem<DT>* Bp, size_t stride, float* C, int ldc, bool accumulate) {
+  using namespace Eigen::internal;
+  Packet acc[M][G][2];
+  for (int i = 0; i < M; ++i)
+    for (int g = 0; g < G; ++g)
+      for (int h = 0; h < 2; ++h)
+        acc[i][g][h] = accumulate ? ploadu<Packet>(C + static_cast<size_t>(i) * ldc + g * kNR + h * kFloatLanes) : pset1<Packet>(0.0f);
+  for (int k = 0; k < K; ++k) {
+    Packet a[M];
+    for (int i = 0; i < M; ++i) a[i] = pset1<Packet>(A[static_cast<size_t>(i) * lda + k]);
+    for (int g = 0; g < G; ++g) {
+      const Elem<DT>* row = Bp + g * stride + static_cast<size_t>(k) * kNR;
+      if ((k & 1) == 0) __builtin_prefetch(row + 16 * kNR, 0, 0);  // the stream's lines, 16 rows ahead
+      Packet b0, b1;
+      load_row<DT>(row, b0, b1);
+      for (int i = 0; i < M; ++i) {
+        acc[i][g][0] = pmadd(a[i], b0, acc[i][g][0]);
+        acc[i][g][1] = pmadd(a[i], b1, acc[i][g][1]);
+      }
+    }
+  }
+  for (int i = 0; i < M; ++i)
+    for (int g = 0; g < G; ++g)
+      for (int h = 0; h < 2; ++h) pstoreu(C + static_cast<size_t>(i) * ldc + g * kNR + h * kFloatLanes, acc[i][g][h]);
+}
+
+// Panels [p0, p1) of an F32 or 16-bit B for M <= kFewRows rows, G at a time (fewer at the
+// end; a narrow last panel through run_packed_panel).
+template <int M, WeightDtype DT>
+void few_rows_run(int p0, int p1, const float* A, int lda, const PackedMatrix& B, const Elem<DT>* base, float* C, int ldc, bool accumulate) {
+  constexpr int G = M == 1 ? 4 : M == 2 ? 3 : 2;  // 2 * M * G accumulators: 8, 12, 12 of 16 registers
+  const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
+  const size_t stride = static_cast<size_t>(K) * kNR;
+  if (p1 > p0 && p1 == B.panels() && N % kNR != 0) {  // the narrow last panel: C has no room for its padding
+    run_packed_panel(p1 - 1, M, A, lda, B, C, ldc, accumulate);
+    --p1;
+  }
+  int p = p0;
+  for (; p + G <= p1; p += G) few_rows_panels<M, G, DT>(K, A, lda, base + p * stride, stride, C + p * kNR, ldc, accumulate);
+  for (; p < p1; ++p) few_rows_panels<M, 1, DT>(K, A, lda, base + p * stride, stride, C + p * kNR, ldc, accumulate);
+}
+
+template <int M>
+void few_rows_dispatch(int p0, int p1, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
+  switch (B.dtype()) {
+    case WeightDtype::F32: return few_rows_run<M, WeightDtype::F32>(p0, p1, A, lda, B, B.panel(0), C, ldc, accumulate);
+    case WeightDtype::BF16: return few_rows_run<M, WeightDtype::BF16>(p0, p1, A, lda, B, B.panel16(0), C, ldc, accumulate);
+    default: return few_rows_run<M, WeightDtype::F16>(p0, p1, A, lda, B, B.panel16(0), C, ldc, accumulate);
+  }
+}
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 template <class E>
-void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
+inline __m256 load8(const E* p, WeightDtype dt);  // below, with the few-row path
+inline void transpose8(__m256 r[8]);
+#endif
+
+// Rows [p*kNR, p*kNR + width) of Bt, transposed into a (K, kNR) panel (zero-padded, widened
+// to F32 when Bt is 16-bit), then run. A whole panel is moved 8 x 8 values at a time in
+// registers (widened exactly, as load_row does): the same panel, bit for bit, as the scalar
+// loop below, which was a quarter of the logits' time (tests/bench/README.md, stage timers).
+template <class E>
+void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc,
+                          const float* Ap) {
   thread_local std::vector<float, Eigen::aligned_allocator<float>> panel;
-  panel.assign(static_cast<size_t>(K) * kNR, 0.0f);
   const int n0 = p * kNR, width = std::min(kNR, N - n0);
+  int k_done = 0;  // rows of the panel already written for every column
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+  if (width == kNR) {
+    panel.resize(static_cast<size_t>(K) * kNR);  // every value is written below
+    k_done = K / 8 * 8;
+    for (int g = 0; g < kNR; g += 8) {
+      const E* rows[8];
+      for (int j = 0; j < 8; ++j) rows[j] = Bt + static_cast<size_t>(n0 + g + j) * ldb;
+      for (int k = 0; k < k_done; k += 8) {
+        __m256 r[8];
+        for (int j = 0; j < 8; ++j) r[j] = load8(rows[j] + k, dt);
+        transpose8(r);
+        for (int q = 0; q < 8; ++q) _mm256_storeu_ps(panel.data() + static_cast<size_t>(k + q) * kNR + g, r[q]);
+      }
+    }
+  } else {
+    panel.assign(static_cast<size_t>(K) * kNR, 0.0f);
+  }
+#else
+  panel.assign(static_cast<size_t>(K) * kNR, 0.0f);
+#endif
   for (int j = 0; j < width; ++j) {
     const E* row = Bt + static_cast<size_t>(n0 + j) * ldb;
     if constexpr (std::is_same_v<E, float>) {
       (void)dt;
-      for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = row[k];
+      for (int k = k_done; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = row[k];
     } else if (dt == WeightDtype::BF16) {
-      for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = bf16_to_float(row[k]);
+      for (int k = k_done; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = bf16_to_float(row[k]);
     } else {
-      for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = half_to_float(row[k]);
+      for (int k = k_done; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = half_to_float(row[k]);
     }
   }
-  run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
+  run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false, Ap);
 }
 
 // The same for Bt in a block type: each row widened whole, then transposed into the panel.
@@ -375,12 +514,22 @@ void transposed_b(int M, const float* A, int lda, int N, int K, const E* Bt, Wei
     return;
   }
   const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), P);
+  // A packed once for every panel, as packed_gemm does (M >= kDirectRows; a tail-only A too).
+  std::vector<float, Eigen::aligned_allocator<float>> big;
+  float* Ap = packed_a_room(static_cast<size_t>(M) * static_cast<size_t>(K), big);
+  const int blocks = (M + kMR - 1) / kMR;
   if (nt <= 1) {
-    for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc);
+    pack_a_rows(0, M, M, K, A, lda, Ap);
+    for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc, Ap);
     return;
   }
-#pragma omp parallel for num_threads(nt) schedule(static)
-  for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc);
+#pragma omp parallel num_threads(nt)
+  {
+#pragma omp for schedule(static)
+    for (int b = 0; b < blocks; ++b) pack_a_rows(b * kMR, std::min(M, (b + 1) * kMR), M, K, A, lda, Ap);
+#pragma omp for schedule(static)
+    for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc, Ap);
+  }
 }
 }  // namespace
 
@@ -620,13 +769,42 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
   // parallel region's join costs when the cores are shared (3.8x slower appends on a loaded
   // 2-core machine). Only a large matrix is split.
   if (M < kMR && B.bytes() < kSmallRowsSplitBytes && !t_few_row_split) nt = 1;
+  // A whole tile of rows or more (a forward's T rows): A packed by row blocks once, on the
+  // team, then read by every panel (kept per calling thread: allocated once, not faulted in
+  // on every call).
+  const bool pack = M >= kMR && !B.blocks();
+  std::vector<float, Eigen::aligned_allocator<float>> big;
+  float* Ap_w = pack ? packed_a_room(static_cast<size_t>(M) * static_cast<size_t>(B.rows()), big) : nullptr;
+  const float* Ap = Ap_w;
+  const int K = static_cast<int>(B.rows()), blocks = (M + kMR - 1) / kMR;
+  if (M <= kFewRows && !B.blocks()) {  // G panels side by side (few_rows_panels)
+    auto run = [&](int p0, int p1) {
+      if (M == 1) few_rows_dispatch<1>(p0, p1, A, lda, B, C, ldc, accumulate);
+      else if (M == 2) few_rows_dispatch<2>(p0, p1, A, lda, B, C, ldc, accumulate);
+      else few_rows_dispatch<3>(p0, p1, A, lda, B, C, ldc, accumulate);
+    };
+    if (nt <= 1) return run(0, P);
+    // Each thread one contiguous run of panels, a multiple of 4 (the groups of few_rows_run).
+    const int per = (P / nt + 3) / 4 * 4;
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+    for (int t = 0; t < nt; ++t) run(std::min(P, t * per), t == nt - 1 ? P : std::min(P, (t + 1) * per));
+    return;
+  }
   if (nt <= 1) {
-    for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate);
+    if (pack) pack_a_rows(0, M, M, K, A, lda, Ap_w);
+    for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate, Ap);
     return;
   }
   // Contiguous runs of panels per thread: each thread streams one region of B.
-#pragma omp parallel for num_threads(nt) schedule(static)
-  for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate);
+#pragma omp parallel num_threads(nt)
+  {
+    if (pack) {
+#pragma omp for schedule(static)
+      for (int b = 0; b < blocks; ++b) pack_a_rows(b * kMR, std::min(M, (b + 1) * kMR), M, K, A, lda, Ap_w);
+    }
+#pragma omp for schedule(static)
+    for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate, Ap);
+  }
 }
 
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8_t* Bt, WeightDtype dtype, size_t row_bytes, float* C, int ldc) {

@@ -90,10 +90,11 @@ def main():
     ap.add_argument("--raw", default="", help="a directory for the raw output of every process")
     ap.add_argument("--lock", default="", help="a command every measured process runs under (hm-lock)")
     ap.add_argument("--engines", default="headmap,llama.cpp,torch")
+    ap.add_argument("--node-modules", default="", help="node-llama-cpp's node_modules (default BUILD/tests/gguf-oracle/node_modules)")
     a = ap.parse_args()
     R = Runner(a)
     bench = lambda name: os.path.join(a.build, "tests", name)
-    modules = os.path.join(a.build, "tests", "gguf-oracle", "node_modules")
+    modules = a.node_modules or os.path.join(a.build, "tests", "gguf-oracle", "node_modules")
     engines = a.engines.split(",")
     notes = []
     try:
