@@ -73,11 +73,8 @@ inline void load_row(const Elem<DT>* p, Packet& b0, Packet& b1) {
 }
 
 // One (R, kNR) tile of C over kc rows of a panel: R rows of A broadcast against the panel's
-// two registers per row, accumulated in 2R registers. With kPackedA, A's R rows come packed
-// by k (A[k * R + r], pack_a_rows; lda unused): the broadcasts read one sequential stream,
-// where R rows a row stride apart (8 KB at K = 2048) all fall in one set of the L1 cache and
-// evict the panel's lines. The products and sums are the same, in the same order.
-template <int R, WeightDtype DT, bool kPackedA = false>
+// two registers per row, accumulated in 2R registers.
+template <int R, WeightDtype DT>
 inline void tile(int kc, const float* A, int lda, const Elem<DT>* Bp, float* C, int ldc, bool accumulate) {
   using namespace Eigen::internal;
   Packet lo[R], hi[R];
@@ -89,7 +86,7 @@ inline void tile(int kc, const float* A, int lda, const Elem<DT>* Bp, float* C, 
     Packet b0, b1;
     load_row<DT>(Bp + k * kNR, b0, b1);
     for (int r = 0; r < R; ++r) {
-      const Packet a = pset1<Packet>(kPackedA ? A[static_cast<size_t>(k) * R + r] : A[static_cast<size_t>(r) * lda + k]);
+      const Packet a = pset1<Packet>(A[static_cast<size_t>(r) * lda + k]);
       lo[r] = pmadd(a, b0, lo[r]);
       hi[r] = pmadd(a, b1, hi[r]);
     }
@@ -117,46 +114,6 @@ void panel_pass(int M, int kc, const float* A, int lda, const Elem<DT>* Bp, floa
   if (i < M) tail_tile<DT>(M - i, kc, A + static_cast<size_t>(i) * lda, lda, Bp, C + static_cast<size_t>(i) * ldc, ldc, accumulate);
 }
 
-// A (M, K) packed for tile<R, DT, true>: row block i (rows [i, i + R), R = kMR or the tail's
-// rows) holds R * K floats from Ap + i * K on, k-major. Rows [m0, m0 + mc) of one panel over
-// rows [k0, k0 + kc) of B, as panel_pass (m0 a multiple of kMR).
-template <WeightDtype DT>
-void panel_pass_packed_a(int M, int m0, int mc, int K, int k0, int kc, const float* Ap, const Elem<DT>* Bp, float* C, int ldc, bool accumulate) {
-  using Fn = void (*)(int, const float*, int, const Elem<DT>*, float*, int, bool);
-  static constexpr Fn kByRows[8] = {nullptr,           tile<1, DT, true>, tile<2, DT, true>, tile<3, DT, true>,
-                                    tile<4, DT, true>, tile<5, DT, true>, tile<6, DT, true>, tile<7, DT, true>};
-  for (int i = m0; i < m0 + mc; i += kMR) {
-    const int R = std::min(kMR, M - i);
-    const float* a = Ap + static_cast<size_t>(i) * K + static_cast<size_t>(k0) * R;
-    float* c = C + static_cast<size_t>(i) * ldc;
-    if (R == kMR) tile<kMR, DT, true>(kc, a, 0, Bp, c, ldc, accumulate);
-    else kByRows[R](kc, a, 0, Bp, c, ldc, accumulate);
-  }
-}
-
-// Rows [i0, i1) of A (whole row blocks) into the layout above.
-void pack_a_rows(int i0, int i1, int M, int K, const float* A, int lda, float* Ap) {
-  for (int i = i0; i < i1; i += kMR) {
-    const int R = std::min(kMR, M - i);
-    float* dst = Ap + static_cast<size_t>(i) * K;
-    for (int r = 0; r < R; ++r) {
-      const float* src = A + static_cast<size_t>(i + r) * lda;
-      for (int k = 0; k < K; ++k) dst[static_cast<size_t>(k) * R + r] = src[k];
-    }
-  }
-}
-
-// Room for a packed A of n floats: the calling thread's buffer, allocated once and reused by
-// every call (a forward's T rows: no page faults per GEMM), or, past 16 MiB (a long batch),
-// `big`, freed by the caller when it returns.
-float* packed_a_room(size_t n, std::vector<float, Eigen::aligned_allocator<float>>& big) {
-  thread_local std::vector<float, Eigen::aligned_allocator<float>> kept;
-  constexpr size_t kKeep = size_t(4) << 20;
-  auto& buf = n > kKeep ? big : kept;
-  if (buf.size() < n) buf.resize(n);
-  return buf.data();
-}
-
 // Weights below this many bytes (512 KiB) are not prefetched.
 constexpr size_t kPrefetchBytes = size_t(512) << 10;
 
@@ -179,17 +136,12 @@ void on_panel_columns(int p, int M, int N, float* C, int ldc, bool accumulate, B
 
 // Panel p (columns [p*kNR, p*kNR + width) of C) from its packed (K, kNR) panel; `end` bounds
 // the prefetch of the next sub-panel.
-// Ap, when not null, is A packed (pack_a_rows) and used instead of A.
 template <WeightDtype DT>
-void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<DT>* panel, const Elem<DT>* end, float* C, int ldc, bool accumulate,
-               const float* Ap = nullptr) {
+void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<DT>* panel, const Elem<DT>* end, float* C, int ldc, bool accumulate) {
   using E = Elem<DT>;
-  // Row passes start on a whole row block of the packed A (the blocking changes no element's
-  // chain over k).
-  const int mstep = Ap ? kMC / kMR * kMR : kMC;
   on_panel_columns(p, M, N, C, ldc, accumulate, [&](float* Cp, int ldcp) {
-    for (int m0 = 0; m0 < M; m0 += mstep) {
-      const int mc = std::min(mstep, M - m0);
+    for (int m0 = 0; m0 < M; m0 += kMC) {
+      const int mc = std::min(kMC, M - m0);
       for (int k0 = 0; k0 < K; k0 += kKC) {
         const int kc = std::min(kKC, K - k0);
         const E* sub = panel + static_cast<size_t>(k0) * kNR;  // (kc, kNR)
@@ -202,8 +154,7 @@ void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<D
                                  ? 0
                                  : std::min<size_t>(static_cast<size_t>(std::min(kKC, K)) * kNR, static_cast<size_t>(end - next));
         for (size_t off = 0; off < ahead; off += 64 / sizeof(E)) __builtin_prefetch(next + off, 0, 2);
-        if (Ap) panel_pass_packed_a<DT>(M, m0, mc, K, k0, kc, Ap, sub, Cp, ldcp, accumulate || k0 > 0);
-        else panel_pass<DT>(mc, kc, A + static_cast<size_t>(m0) * lda + k0, lda, sub, Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
+        panel_pass<DT>(mc, kc, A + static_cast<size_t>(m0) * lda + k0, lda, sub, Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
       }
     }
   });
@@ -228,19 +179,17 @@ void run_block_panel(int p, int M, const float* A, int lda, const PackedMatrix& 
   });
 }
 
-// Ap: A packed (pack_a_rows), or null; F32 and 16-bit panels only.
-void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate,
-                      const float* Ap = nullptr) {
+void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
   const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
   const size_t end = static_cast<size_t>(K) * kNR;  // past the last panel
   if (B.blocks()) return run_block_panel(p, M, A, lda, B, C, ldc, accumulate);
   switch (B.dtype()) {
     case WeightDtype::F32:
-      return run_panel<WeightDtype::F32>(p, M, K, N, A, lda, B.panel(p), B.panel(B.panels() - 1) + end, C, ldc, accumulate, Ap);
+      return run_panel<WeightDtype::F32>(p, M, K, N, A, lda, B.panel(p), B.panel(B.panels() - 1) + end, C, ldc, accumulate);
     case WeightDtype::BF16:
-      return run_panel<WeightDtype::BF16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate, Ap);
+      return run_panel<WeightDtype::BF16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate);
     case WeightDtype::F16:
-      return run_panel<WeightDtype::F16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate, Ap);
+      return run_panel<WeightDtype::F16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate);
     default:
       HM_ASSERT(false, "a block type is kept in blocks");
   }
@@ -316,8 +265,7 @@ inline void transpose8(__m256 r[8]);
 // registers (widened exactly, as load_row does): the same panel, bit for bit, as the scalar
 // loop below, which was a quarter of the logits' time (tests/bench/README.md, stage timers).
 template <class E>
-void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc,
-                          const float* Ap) {
+void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
   thread_local std::vector<float, Eigen::aligned_allocator<float>> panel;
   const int n0 = p * kNR, width = std::min(kNR, N - n0);
   int k_done = 0;  // rows of the panel already written for every column
@@ -352,7 +300,7 @@ void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, c
       for (int k = k_done; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = half_to_float(row[k]);
     }
   }
-  run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false, Ap);
+  run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
 }
 
 // The same for Bt in a block type: each row widened whole, then transposed into the panel.
@@ -514,22 +462,12 @@ void transposed_b(int M, const float* A, int lda, int N, int K, const E* Bt, Wei
     return;
   }
   const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), P);
-  // A packed once for every panel, as packed_gemm does (M >= kDirectRows; a tail-only A too).
-  std::vector<float, Eigen::aligned_allocator<float>> big;
-  float* Ap = packed_a_room(static_cast<size_t>(M) * static_cast<size_t>(K), big);
-  const int blocks = (M + kMR - 1) / kMR;
   if (nt <= 1) {
-    pack_a_rows(0, M, M, K, A, lda, Ap);
-    for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc, Ap);
+    for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc);
     return;
   }
-#pragma omp parallel num_threads(nt)
-  {
-#pragma omp for schedule(static)
-    for (int b = 0; b < blocks; ++b) pack_a_rows(b * kMR, std::min(M, (b + 1) * kMR), M, K, A, lda, Ap);
-#pragma omp for schedule(static)
-    for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc, Ap);
-  }
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc);
 }
 }  // namespace
 
@@ -769,14 +707,6 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
   // parallel region's join costs when the cores are shared (3.8x slower appends on a loaded
   // 2-core machine). Only a large matrix is split.
   if (M < kMR && B.bytes() < kSmallRowsSplitBytes && !t_few_row_split) nt = 1;
-  // A whole tile of rows or more (a forward's T rows): A packed by row blocks once, on the
-  // team, then read by every panel (kept per calling thread: allocated once, not faulted in
-  // on every call).
-  const bool pack = M >= kMR && !B.blocks();
-  std::vector<float, Eigen::aligned_allocator<float>> big;
-  float* Ap_w = pack ? packed_a_room(static_cast<size_t>(M) * static_cast<size_t>(B.rows()), big) : nullptr;
-  const float* Ap = Ap_w;
-  const int K = static_cast<int>(B.rows()), blocks = (M + kMR - 1) / kMR;
   if (M <= kFewRows && !B.blocks()) {  // G panels side by side (few_rows_panels)
     auto run = [&](int p0, int p1) {
       if (M == 1) few_rows_dispatch<1>(p0, p1, A, lda, B, C, ldc, accumulate);
@@ -791,20 +721,12 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
     return;
   }
   if (nt <= 1) {
-    if (pack) pack_a_rows(0, M, M, K, A, lda, Ap_w);
-    for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate, Ap);
+    for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate);
     return;
   }
   // Contiguous runs of panels per thread: each thread streams one region of B.
-#pragma omp parallel num_threads(nt)
-  {
-    if (pack) {
-#pragma omp for schedule(static)
-      for (int b = 0; b < blocks; ++b) pack_a_rows(b * kMR, std::min(M, (b + 1) * kMR), M, K, A, lda, Ap_w);
-    }
-#pragma omp for schedule(static)
-    for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate, Ap);
-  }
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int p = 0; p < P; ++p) run_packed_panel(p, M, A, lda, B, C, ldc, accumulate);
 }
 
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8_t* Bt, WeightDtype dtype, size_t row_bytes, float* C, int ldc) {
