@@ -186,8 +186,13 @@ def main():
         heads = {e: res[(e, threads[0])][-1].get("head") for e in eng}
         if heads.get("llama.cpp") and heads.get("torch"):
             diff = max(abs(x - y) for x, y in zip(heads["llama.cpp"], heads["torch"]))
-            print(f"llama.cpp against torch, the last position's logits of ids 0..15: max difference {diff:.2e}")
-            if diff > 0.05:
+            scale = max(abs(y) for y in heads["torch"])
+            print(f"llama.cpp against torch, the last position's logits of ids 0..15: max difference {diff:.2e} "
+                  f"({100 * diff / scale:.1f} % of the largest)")
+            # llama.cpp rounds the activations to BF16 in its BF16 products (1.0 % on the 1B shape,
+            # 2026-11-27); on a small model, Q/K rows left unpermuted moved them 6x as far as the
+            # right file's rounding did
+            if diff > 0.03 * scale:
                 print(f"{kind}: llama.cpp's logits differ from torch's by {diff:.3f}: the GGUF file is not the same model; the comparison is void")
                 ok = False
         h = losses.get("headmap")
