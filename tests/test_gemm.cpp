@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/math/gemm.h"
@@ -240,6 +241,83 @@ TEST(PackedGemm, NarrowTransposedBGivesTheF32ResultBitForBit) {
             gemm_transposed_b(M, A.data(), K, N, K, Bt.data(), K, cw.data(), N);
             gemm_transposed_b(M, A.data(), K, N, K, bt16.data(), dt, K, cn.data(), N);
             ASSERT_TRUE(same_bits(cw, cn)) << dtype_name(dt) << " " << M << "x" << K << "x" << N << ", " << nt << " threads";
+          }
+        }
+  set_compute_threads(threads);
+}
+
+TEST(PackedGemm, EachValueIsOneFusedMultiplyAddChainOverKInOrder) {
+  // What makes the incremental forward equal the full one, and the F32 results of every
+  // kernel change equal the last: C(i, j) = fma(A(i, K-1), B(K-1, j), ... fma(A(i, 0), B(0, j),
+  // C0(i, j) or 0)), whatever the rows' tiling (1 row alone, a tail, whole tiles, more rows
+  // than one pass: 300), the panels, A packed or not, the thread count. Checked against that
+  // chain written out in scalar std::fma, bit for bit; the unembedding's transposed product too.
+#if !defined(__FMA__)
+  GTEST_SKIP() << "no fused multiply-add instructions: the kernel rounds each product";
+#endif
+  const int threads = compute_threads();
+  for (WeightDtype dt : {WeightDtype::F32, WeightDtype::BF16})
+    for (int M : {1, 2, 3, 5, 6, 9, 128, 300})
+      for (int K : {13, 700})
+        for (int N : {31, 64, 200}) {
+          const uint64_t key = 9900u + M * 7 + K * 13 + N;
+          const Plain A = random_matrix(M, K, key);
+          const Plain B = dt == WeightDtype::F32 ? random_matrix(K, N, key + 1) : narrow_valued(K, N, key + 1, dt);
+          const Plain C0 = random_matrix(M, N, key + 2);
+          Plain want(M, N), want_acc(M, N);
+          for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j) {
+              float s = 0.0f, t = C0(i, j);
+              for (int k = 0; k < K; ++k) s = std::fma(A(i, k), B(k, j), s), t = std::fma(A(i, k), B(k, j), t);
+              want(i, j) = s, want_acc(i, j) = t;
+            }
+          const PackedMatrix Bp(B, dt);
+          const Plain Bt = B.transpose();
+          std::vector<uint16_t> bt16(static_cast<size_t>(Bt.size()));
+          for (Eigen::Index i = 0; i < Bt.size(); ++i) bt16[static_cast<size_t>(i)] = float_to_narrow(Bt.data()[i], dt);
+          for (int nt : {1, 2}) {
+            set_compute_threads(nt);
+            const std::string what = std::string(dtype_name(dt)) + " " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N) +
+                                     ", " + std::to_string(nt) + " threads";
+            Plain C = Plain::Constant(M, N, std::nanf("")), Cacc = C0, Ct = C;
+            packed_gemm(M, A.data(), K, Bp, C.data(), N, false);
+            packed_gemm(M, A.data(), K, Bp, Cacc.data(), N, true);
+            if (dt == WeightDtype::F32) gemm_transposed_b(M, A.data(), K, N, K, Bt.data(), K, Ct.data(), N);
+            else gemm_transposed_b(M, A.data(), K, N, K, bt16.data(), dt, K, Ct.data(), N);
+            ASSERT_TRUE(same_bits(C, want)) << what;
+            ASSERT_TRUE(same_bits(Cacc, want_acc)) << what << ", accumulating";
+            ASSERT_TRUE(same_bits(Ct, want)) << what << ", transposed B";
+          }
+        }
+  set_compute_threads(threads);
+}
+
+TEST(PackedGemm, TransposedBEqualsThePackedProductOfItsTransposeBitForBit) {
+  // The unembedding's panels are made on the fly (transposed 8 x 8 in registers, widened from
+  // 16 bits) and run through the packed kernel: the result must be bit for bit the product
+  // with Bt^T packed ahead (PackedMatrix), the path every other weight takes. K = 700 and 13
+  // leave rows past a multiple of 8; N = 1000 ends on a narrow panel; M = 9 and 128 are
+  // whole tiles with a tail.
+  const int threads = compute_threads();
+  for (WeightDtype dt : {WeightDtype::F32, WeightDtype::BF16, WeightDtype::F16})
+    for (int M : {9, 128})
+      for (int K : {13, 700})
+        for (int N : {31, 1000}) {
+          const uint64_t key = 9700u + M * 7 + K * 13 + N;
+          const Plain A = random_matrix(M, K, key);
+          const Plain Bt = dt == WeightDtype::F32 ? random_matrix(N, K, key + 1) : narrow_valued(N, K, key + 1, dt);
+          std::vector<uint16_t> bt16(static_cast<size_t>(Bt.size()));
+          for (Eigen::Index i = 0; i < Bt.size(); ++i) bt16[static_cast<size_t>(i)] = float_to_narrow(Bt.data()[i], dt);
+          const Plain B = Bt.transpose();
+          const PackedMatrix Bp(B);
+          Plain want(M, N);
+          packed_gemm(M, A.data(), K, Bp, want.data(), N, false);
+          for (int nt : {1, 2}) {
+            set_compute_threads(nt);
+            Plain C = Plain::Constant(M, N, std::nanf(""));
+            if (dt == WeightDtype::F32) gemm_transposed_b(M, A.data(), K, N, K, Bt.data(), K, C.data(), N);
+            else gemm_transposed_b(M, A.data(), K, N, K, bt16.data(), dt, K, C.data(), N);
+            ASSERT_TRUE(same_bits(C, want)) << dtype_name(dt) << " " << M << "x" << K << "x" << N << ", " << nt << " threads";
           }
         }
   set_compute_threads(threads);

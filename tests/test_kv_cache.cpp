@@ -300,8 +300,9 @@ TEST(KvCache, ACacheOverTheMemoryBudgetIsNotKept) {
   opt.want_logits = true;
   opt.keep_layer_io = true;
   const uint64_t need = kv_cache_bytes(w, cfg, 10, opt);
-  // K, V: 2·L·KV·dh·4 per token; maps L·H·T²·4; layer io 2·L·D·4 per token; out; logits and nll.
-  EXPECT_EQ(need, 10u * (2 * 2 * 2 * 8 * 4) + 2u * 4 * 100 * 4 + 10u * 2 * 2 * 32 * 4 + 10u * 32 * 4 + 10u * (50 * 4 + 8));
+  // K, V: 2·L·KV·dh·4 per token; maps L·H·(T + room)²·4; layer io 2·L·D·4 per token; out; logits and nll.
+  EXPECT_EQ(need, 10u * (2 * 2 * 2 * 8 * 4) + 2u * 4 * (10 + kKvMapsRoom) * (10 + kKvMapsRoom) * 4 + 10u * 2 * 2 * 32 * 4 + 10u * 32 * 4 +
+                      10u * (50 * 4 + 8));
   KvCache cache;
   opt.kv_cache = &cache;
   ASSERT_TRUE(forward(w, cfg, batch, opt));

@@ -250,22 +250,109 @@ void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix&
   }
 }
 
+constexpr int kFewRows = 3;
+
+// At most kFewRows rows (the incremental forward's appended tokens) against G panels
+// side by side, starting at panel Bp, `stride` values apart: one panel's chain over K
+// waits on the fused multiply-add's latency each step (2 chains per row: the weights then
+// stream at half the memory's speed); G panels give 2 * M * G independent chains. Each C(i, j)
+// is still one chain over k = 0..K-1 from C(i, j) or 0, as in tile: the same bits.
+template <int M, int G, WeightDtype DT>
+void few_rows_panels(int K, const float* A, int lda, const Elem<DT>* Bp, size_t stride, float* C, int ldc, bool accumulate) {
+  using namespace Eigen::internal;
+  Packet acc[M][G][2];
+  for (int i = 0; i < M; ++i)
+    for (int g = 0; g < G; ++g)
+      for (int h = 0; h < 2; ++h)
+        acc[i][g][h] = accumulate ? ploadu<Packet>(C + static_cast<size_t>(i) * ldc + g * kNR + h * kFloatLanes) : pset1<Packet>(0.0f);
+  for (int k = 0; k < K; ++k) {
+    Packet a[M];
+    for (int i = 0; i < M; ++i) a[i] = pset1<Packet>(A[static_cast<size_t>(i) * lda + k]);
+    for (int g = 0; g < G; ++g) {
+      const Elem<DT>* row = Bp + g * stride + static_cast<size_t>(k) * kNR;
+      if ((k & 1) == 0) __builtin_prefetch(row + 16 * kNR, 0, 0);  // the stream's lines, 16 rows ahead
+      Packet b0, b1;
+      load_row<DT>(row, b0, b1);
+      for (int i = 0; i < M; ++i) {
+        acc[i][g][0] = pmadd(a[i], b0, acc[i][g][0]);
+        acc[i][g][1] = pmadd(a[i], b1, acc[i][g][1]);
+      }
+    }
+  }
+  for (int i = 0; i < M; ++i)
+    for (int g = 0; g < G; ++g)
+      for (int h = 0; h < 2; ++h) pstoreu(C + static_cast<size_t>(i) * ldc + g * kNR + h * kFloatLanes, acc[i][g][h]);
+}
+
+// Panels [p0, p1) of an F32 or 16-bit B for M <= kFewRows rows, G at a time (fewer at the
+// end; a narrow last panel through run_packed_panel).
+template <int M, WeightDtype DT>
+void few_rows_run(int p0, int p1, const float* A, int lda, const PackedMatrix& B, const Elem<DT>* base, float* C, int ldc, bool accumulate) {
+  constexpr int G = M == 1 ? 4 : M == 2 ? 3 : 2;  // 2 * M * G accumulators: 8, 12, 12 of 16 registers
+  const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
+  const size_t stride = static_cast<size_t>(K) * kNR;
+  if (p1 > p0 && p1 == B.panels() && N % kNR != 0) {  // the narrow last panel: C has no room for its padding
+    run_packed_panel(p1 - 1, M, A, lda, B, C, ldc, accumulate);
+    --p1;
+  }
+  int p = p0;
+  for (; p + G <= p1; p += G) few_rows_panels<M, G, DT>(K, A, lda, base + p * stride, stride, C + p * kNR, ldc, accumulate);
+  for (; p < p1; ++p) few_rows_panels<M, 1, DT>(K, A, lda, base + p * stride, stride, C + p * kNR, ldc, accumulate);
+}
+
+template <int M>
+void few_rows_dispatch(int p0, int p1, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
+  switch (B.dtype()) {
+    case WeightDtype::F32: return few_rows_run<M, WeightDtype::F32>(p0, p1, A, lda, B, B.panel(0), C, ldc, accumulate);
+    case WeightDtype::BF16: return few_rows_run<M, WeightDtype::BF16>(p0, p1, A, lda, B, B.panel16(0), C, ldc, accumulate);
+    default: return few_rows_run<M, WeightDtype::F16>(p0, p1, A, lda, B, B.panel16(0), C, ldc, accumulate);
+  }
+}
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+template <class E>
+inline __m256 load8(const E* p, WeightDtype dt);  // below, with the few-row path
+inline void transpose8(__m256 r[8]);
+#endif
+
 // Rows [p*kNR, p*kNR + width) of Bt, transposed into a (K, kNR) panel (zero-padded, widened
-// to F32 when Bt is 16-bit), then run.
+// to F32 when Bt is 16-bit), then run. A whole panel is moved 8 x 8 values at a time in
+// registers (widened exactly, as load_row does): the same panel, bit for bit, as the scalar
+// loop below, which was a quarter of the logits' time (tests/bench/README.md, stage timers).
 template <class E>
 void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
   thread_local std::vector<float, Eigen::aligned_allocator<float>> panel;
-  panel.assign(static_cast<size_t>(K) * kNR, 0.0f);
   const int n0 = p * kNR, width = std::min(kNR, N - n0);
+  int k_done = 0;  // rows of the panel already written for every column
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+  if (width == kNR) {
+    panel.resize(static_cast<size_t>(K) * kNR);  // every value is written below
+    k_done = K / 8 * 8;
+    for (int g = 0; g < kNR; g += 8) {
+      const E* rows[8];
+      for (int j = 0; j < 8; ++j) rows[j] = Bt + static_cast<size_t>(n0 + g + j) * ldb;
+      for (int k = 0; k < k_done; k += 8) {
+        __m256 r[8];
+        for (int j = 0; j < 8; ++j) r[j] = load8(rows[j] + k, dt);
+        transpose8(r);
+        for (int q = 0; q < 8; ++q) _mm256_storeu_ps(panel.data() + static_cast<size_t>(k + q) * kNR + g, r[q]);
+      }
+    }
+  } else {
+    panel.assign(static_cast<size_t>(K) * kNR, 0.0f);
+  }
+#else
+  panel.assign(static_cast<size_t>(K) * kNR, 0.0f);
+#endif
   for (int j = 0; j < width; ++j) {
     const E* row = Bt + static_cast<size_t>(n0 + j) * ldb;
     if constexpr (std::is_same_v<E, float>) {
       (void)dt;
-      for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = row[k];
+      for (int k = k_done; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = row[k];
     } else if (dt == WeightDtype::BF16) {
-      for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = bf16_to_float(row[k]);
+      for (int k = k_done; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = bf16_to_float(row[k]);
     } else {
-      for (int k = 0; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = half_to_float(row[k]);
+      for (int k = k_done; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = half_to_float(row[k]);
     }
   }
   run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
@@ -703,6 +790,19 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
   // parallel region's join costs when the cores are shared (3.8x slower appends on a loaded
   // 2-core machine). Only a large matrix is split.
   if (M < kMR && B.bytes() < kSmallRowsSplitBytes && !t_few_row_split) nt = 1;
+  if (M <= kFewRows && !B.blocks()) {  // G panels side by side (few_rows_panels)
+    auto run = [&](int p0, int p1) {
+      if (M == 1) few_rows_dispatch<1>(p0, p1, A, lda, B, C, ldc, accumulate);
+      else if (M == 2) few_rows_dispatch<2>(p0, p1, A, lda, B, C, ldc, accumulate);
+      else few_rows_dispatch<3>(p0, p1, A, lda, B, C, ldc, accumulate);
+    };
+    if (nt <= 1) return run(0, P);
+    // Each thread one contiguous run of panels, a multiple of 4 (the groups of few_rows_run).
+    const int per = (P / nt + 3) / 4 * 4;
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+    for (int t = 0; t < nt; ++t) run(std::min(P, t * per), t == nt - 1 ? P : std::min(P, (t + 1) * per));
+    return;
+  }
   // A few rows against blocks: groups of panels (run_few_row_block_unit), else panel by panel.
   const bool few_blocks = B.blocks() && M < kMR;
   const int units = few_blocks ? few_row_units(N) : P;

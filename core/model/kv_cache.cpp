@@ -19,7 +19,7 @@ uint64_t KvCache::bytes() const {
   for (const MatR& m : kv) b += static_cast<uint64_t>(m.size()) * 4;
   for (const MatR& m : attn_in) b += static_cast<uint64_t>(m.size()) * 4;
   for (const MatR& m : attn_out) b += static_cast<uint64_t>(m.size()) * 4;
-  b += static_cast<uint64_t>(attention.size()) * 4 + static_cast<uint64_t>(out.size()) * 4 + static_cast<uint64_t>(logits.size()) * 4;
+  b += static_cast<uint64_t>(attention.capacity()) * 4 + static_cast<uint64_t>(out.size()) * 4 + static_cast<uint64_t>(logits.size()) * 4;
   b += static_cast<uint64_t>(nll.size()) * 8;
   return b;
 }
@@ -41,7 +41,7 @@ void KvCache::clear() {
   weights_stamp = 0;
   tokens.clear();
   kv.clear();
-  attention.clear();
+  std::vector<float>().swap(attention);  // its room too (model.cpp keeps some for appends)
   attn_in.clear();
   attn_out.clear();
   out.resize(0, 0);
@@ -103,7 +103,7 @@ uint64_t kv_cache_bytes(const ModelWeights& w, const ModelConfig& cfg, int T, co
   const uint64_t t = static_cast<uint64_t>(std::max(T, 0)), L = static_cast<uint64_t>(cfg.num_layers), D = static_cast<uint64_t>(cfg.d_model);
   const uint64_t Hw = static_cast<uint64_t>(weight_heads(mha_options(cfg)));
   uint64_t b = kv_bytes_per_token(cfg) * t;                       // K and V
-  b = mul_sat(mul_sat(L * Hw, mul_sat(t, t)), 4) + b;              // the maps
+  b = mul_sat(mul_sat(L * Hw, mul_sat(t + kKvMapsRoom, t + kKvMapsRoom)), 4) + b;  // the maps, with room for appends
   if (opt.keep_layer_io) b += mul_sat(2 * L * D * 4, t);          // attn_in, attn_out
   b += D * 4 * t;                                                 // out
   if (opt.want_logits && w.trained()) b += mul_sat(static_cast<uint64_t>(w.vocab_size()) * 4 + 8, t);  // logits, nll

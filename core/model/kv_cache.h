@@ -79,6 +79,10 @@ bool kv_cacheable(const ModelWeights& w, const ModelConfig& cfg, const Batch& ba
 int kv_reusable_rows(const KvCache& cache, const ModelWeights& w, const ModelConfig& cfg, const Batch& batch,
                      const ForwardOptions& opt);
 
+// The maps are kept with room for this many more tokens, so typing at the end appends into
+// pages already mapped; kv_cache_bytes() and KvCache::bytes() count the room.
+constexpr int kKvMapsRoom = 32;
+
 // The bytes a cache of T rows takes for this model, config and options (for check_memory).
 uint64_t kv_cache_bytes(const ModelWeights& w, const ModelConfig& cfg, int T, const ForwardOptions& opt);
 

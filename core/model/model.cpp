@@ -568,7 +568,15 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
   }
   clock.next(Stage::KvCopy);
   c.tokens = batch.sentences[0].tokens;
-  c.attention = out.attention;
+  // The maps kept for the next request, with room for kKvMapsRoom more tokens: typing at the
+  // end then copies into pages already mapped (a fresh block each keystroke, 33 MB on the 1B
+  // shape, faulted in 8,000 pages: tests/bench/README.md, stage timers).
+  if (c.attention.capacity() < out.attention.size()) {
+    std::vector<float> room;
+    room.reserve(static_cast<size_t>(L) * Hw * (T + kKvMapsRoom) * (T + kKvMapsRoom));
+    c.attention.swap(room);
+  }
+  c.attention.assign(out.attention.begin(), out.attention.end());
   c.reused = P;
   c.computed = n;
   out.kv_reused = P;

@@ -1,11 +1,16 @@
-// bench_bandwidth.cpp: this machine's memory read bandwidth, the floor of the incremental
-// forward (one appended token streams every layer's weights once: 1.9 GB of BF16 on the
-// Llama-3.2-1B shape, + 0.5 GB of tied unembedding when the logits are computed).
-// A STREAM-like read: a buffer far larger than the caches (default 1 GiB, touched first),
-// summed with vector loads by 1, then 2 threads (each thread a contiguous half), best of
-// several passes. Prints one JSON line per thread count, in GB/s (1e9 bytes).
+// bench_bandwidth.cpp: this machine's two limits, measured in one run.
+//  - Memory read bandwidth, the floor of the incremental forward (one appended token streams
+//    every layer's weights once: 1.9 GB of BF16 on the Llama-3.2-1B shape, + 0.5 GB of tied
+//    unembedding when the logits are computed). A STREAM-like read: a buffer far larger than
+//    the caches (default 1 GiB, touched first), summed with vector loads, each thread a
+//    contiguous share, best of several passes.
+//  - FP32 peak: each thread runs independent chains of vector fused multiply-adds (12
+//    accumulators, as many as the GEMM kernel's tile keeps), the ceiling of any F32 GEMM.
+// Both on 1, 2, ... threads up to the compute threads (OMP_NUM_THREADS, default all cores:
+// no fixed count). Prints one JSON line per thread count: GB/s (1e9 bytes) and GFLOP/s.
 //
 //   headmap-bench-bandwidth [MiB=1024] [passes=5]
+#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -14,9 +19,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 namespace {
 // The sum of n floats (n a multiple of 64), four independent vector chains.
@@ -30,6 +32,19 @@ float read_sum(const float* p, size_t n) {
     s3 = _mm512_add_ps(s3, _mm512_load_ps(p + i + 48));
   }
   return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+#elif defined(__AVX2__)
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (size_t i = 0; i < n; i += 32) {
+    s0 = _mm256_add_ps(s0, _mm256_load_ps(p + i));
+    s1 = _mm256_add_ps(s1, _mm256_load_ps(p + i + 8));
+    s2 = _mm256_add_ps(s2, _mm256_load_ps(p + i + 16));
+    s3 = _mm256_add_ps(s3, _mm256_load_ps(p + i + 24));
+  }
+  alignas(32) float s[8];
+  _mm256_store_ps(s, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+  float t = 0;
+  for (float v : s) t += v;
+  return t;
 #else
   float s[8] = {};
   for (size_t i = 0; i < n; i += 8)
@@ -39,21 +54,59 @@ float read_sum(const float* p, size_t n) {
   return t;
 #endif
 }
+
+// FLOPs of `iters` rounds of 12 independent vector FMA chains (2 FLOPs a lane); returns a
+// value that depends on every chain, so none is optimised away.
+#if defined(__AVX512F__)
+using Vec = __m512;
+constexpr int kLanes = 16;
+inline Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+inline Vec splat(float x) { return _mm512_set1_ps(x); }
+inline float first(Vec v) { return _mm512_cvtss_f32(v); }
+#elif defined(__FMA__)
+using Vec = __m256;
+constexpr int kLanes = 8;
+inline Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+inline Vec splat(float x) { return _mm256_set1_ps(x); }
+inline float first(Vec v) { return _mm256_cvtss_f32(v); }
+#endif
+
+#if defined(__AVX512F__) || defined(__FMA__)
+float fma_chains(long iters, float seed) {
+  Vec acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = splat(seed + i);
+  const Vec a = splat(0.999999f), b = splat(1e-7f);
+  for (long it = 0; it < iters; ++it)
+    for (int i = 0; i < 12; ++i) acc[i] = fma(acc[i], a, b);
+  float s = 0;
+  for (int i = 0; i < 12; ++i) s += first(acc[i]);
+  return s;
+}
+constexpr double kFlopsPerIter = 12.0 * kLanes * 2.0;
+#else
+float fma_chains(long, float seed) { return seed; }
+constexpr double kFlopsPerIter = 0;
+#endif
 }  // namespace
 
 int main(int argc, char** argv) {
   const size_t mib = argc > 1 ? static_cast<size_t>(std::atol(argv[1])) : 1024;
   const int passes = argc > 2 ? std::atoi(argv[2]) : 5;
+  const int all = omp_get_max_threads();  // OMP_NUM_THREADS, or every core
   const size_t n = mib * (size_t(1) << 20) / sizeof(float) / 128 * 128;
   float* buf = static_cast<float*>(std::aligned_alloc(64, n * sizeof(float)));
   if (!buf) return 1;
-#pragma omp parallel for num_threads(2) schedule(static)
+#pragma omp parallel for num_threads(all) schedule(static)
   for (long i = 0; i < static_cast<long>(n); ++i) buf[i] = 1e-9f * static_cast<float>(i & 1023);
+  std::vector<int> counts;  // 1, 2, 4, ... and all
+  for (int t = 1; t < all; t *= 2) counts.push_back(t);
+  counts.push_back(all);
   volatile float sink = 0;
-  for (int threads : {1, 2}) {
-    double best = 1e30;
+  for (int threads : counts) {
+    double best = 1e30, best_fma = 1e30;
+    const long iters = 50'000'000;
     for (int pass = 0; pass < passes; ++pass) {
-      const auto t0 = std::chrono::steady_clock::now();
+      auto t0 = std::chrono::steady_clock::now();
       float total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
       {
@@ -63,10 +116,18 @@ int main(int argc, char** argv) {
       }
       sink = sink + total;
       best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      t0 = std::chrono::steady_clock::now();
+      total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+      total += fma_chains(iters, static_cast<float>(omp_get_thread_num()));
+      sink = sink + total;
+      best_fma = std::min(best_fma, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     const double gbs = static_cast<double>(n * sizeof(float)) / best / 1e9;
-    std::printf("{\"threads\":%d,\"mib\":%zu,\"best_s\":%.4f,\"read_GBps\":%.2f,\"floor_ms_1p9GB\":%.1f,\"floor_ms_2p4GB\":%.1f}\n", threads, mib,
-                best, gbs, 1.9 / gbs * 1e3, 2.4 / gbs * 1e3);
+    const double gflops = kFlopsPerIter * static_cast<double>(iters) * threads / best_fma / 1e9;
+    std::printf("{\"threads\":%d,\"mib\":%zu,\"best_s\":%.4f,\"read_GBps\":%.2f,\"floor_ms_1p9GB\":%.1f,\"floor_ms_2p4GB\":%.1f,"
+                "\"fp32_peak_GFLOPs\":%.1f}\n",
+                threads, mib, best, gbs, 1.9 / gbs * 1e3, 2.4 / gbs * 1e3, gflops);
   }
   std::free(buf);
   return 0;

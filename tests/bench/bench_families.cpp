@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/io/hf_model.h"
+#include "core/math/gemm.h"
 #include "core/math/rng.h"
 #include "core/model/model.h"
 #include "core/model/stage_times.h"
@@ -120,9 +121,9 @@ int main(int argc, char** argv) {
 
   std::printf("{\"family\": \"%s\", \"dtype\": \"%s\", \"load_s\": %.4f, \"forward_attention_ms\": %.3f, \"forward_attention_min_ms\": %.3f, "
               "\"forward_logits_ms\": %.3f, \"forward_logits_min_ms\": %.3f, \"loss\": %.6f, \"fingerprint\": %.6f, "
-              "\"rss_start_kib\": %ld, \"peak_rss_after_load_kib\": %ld, \"rss_after_load_kib\": %ld, \"peak_rss_kib\": %ld, \"parameters\": %lld, \"ids\": [",
+              "\"threads\": %d, \"rss_start_kib\": %ld, \"peak_rss_after_load_kib\": %ld, \"rss_after_load_kib\": %ld, \"peak_rss_kib\": %ld, \"parameters\": %lld, \"ids\": [",
               w->arch.family.c_str(), w->source.dtype.empty() ? "F32" : w->source.dtype.c_str(), load_s, attn_med, attn_min, full_med, full_min,
-              loss, fingerprint, rss_start, hwm_load, rss_load, hwm_all, static_cast<long long>(w->source.parameters));
+              loss, fingerprint, compute_threads(), rss_start, hwm_load, rss_load, hwm_all, static_cast<long long>(w->source.parameters));
   for (size_t i = 0; i < ids.size(); ++i) std::printf("%s%d", i ? ", " : "", ids[i]);
   std::printf("]}\n");
   return 0;

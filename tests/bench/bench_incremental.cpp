@@ -8,7 +8,9 @@
 //   max_abs_diff  the largest difference between the two over every map (weights in [0, 1]);
 //   logits_max_rel_diff  over the logits, relative to the largest logit's magnitude;
 //   append_one_thread_ms, append_team_ms  the cache's recent time for an append each way its
-//              weights can be streamed (KvCache::SplitTiming), and how often the team ran.
+//              weights can be streamed (KvCache::SplitTiming), and how often the team ran;
+//   threads    the compute threads (OMP_NUM_THREADS, default every core); ids  the PREFIX + 1
+//              ids run (the first PREFIX are headmap-bench-families' at T = PREFIX).
 // Prints one JSON line; then, on stderr, where the full forward's and the append's time goes
 // stage by stage (core/model/stage_times.h), from separate runs with the timers on.
 //
@@ -25,6 +27,7 @@
 
 #include "core/io/checkpoint.h"
 #include "core/io/hf_model.h"
+#include "core/math/gemm.h"
 #include "core/math/rng.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
@@ -120,11 +123,13 @@ int main(int argc, char** argv) {
   std::printf("{\"prefix\":%d,\"full_ms\":%.3f,\"append_ms\":%.3f,\"max_abs_diff\":%.3g,\"logits_max_rel_diff\":%.3g,"
               "\"full_min_ms\":%.3f,\"append_min_ms\":%.3f,\"runs\":%zu,\"layers\":%d,\"heads\":%d,"
               "\"kv_heads\":%d,\"d_model\":%d,\"vocab\":%d,\"kv_cache_bytes\":%llu,"
-              "\"append_one_thread_ms\":%.3f,\"append_team_ms\":%.3f,\"append_team_tries\":%d}\n",
+              "\"append_one_thread_ms\":%.3f,\"append_team_ms\":%.3f,\"append_team_tries\":%d,\"threads\":%d,\"ids\":[",
               prefix, median(full_t), median(append_t), max_diff, logits_diff, *std::min_element(full_t.begin(), full_t.end()),
               *std::min_element(append_t.begin(), append_t.end()), full_t.size(), cfg.num_layers, cfg.num_heads, cfg.kv_heads(),
               cfg.d_model, w->vocab_size(), static_cast<unsigned long long>(cache.bytes()), cache.split.ms[0], cache.split.ms[1],
-              cache.split.tries[1]);
+              cache.split.tries[1], compute_threads());
+  for (size_t i = 0; i < ids.size(); ++i) std::printf("%s%d", i ? "," : "", ids[i]);
+  std::printf("]}\n");
 
   // Where the time goes, five passes each way with the stage timers on.
   StageTimes st_full, st_append;

@@ -8,7 +8,12 @@
 //                computes no maps, and with no token asking for them, no logits either);
 //   append_ms    the median evaluation of one token appended after T - 1 in the sequence's
 //                K/V cache, with its logits over the whole vocabulary (controlledEvaluate).
-// The tokens: an English sentence's, as the model's tokenizer splits it, repeated to T.
+// The tokens: an English sentence's, as the model's tokenizer splits it, repeated to T; or,
+// with --ids FILE (a JSON array of at least T + 1 ids: compare_engines.py gives the ids headmap
+// and torch run), the first T, and the token appended is ids[T] after those T. Then it also
+// prints "loss": the mean next-token cross-entropy over the T ids from llama.cpp's logits (one
+// untimed evaluation), which must match the other engines' (the same weights, the same ids).
+import fs from 'fs';
 import path from 'path';
 
 const args = process.argv.slice(2);
@@ -32,8 +37,19 @@ const model = await llama.loadModel({ modelPath: file });
 const load_s = (now() - t0) / 1000;
 const ctx = await model.createContext({ contextSize: Math.max(256, T + 8), threads, batchSize: Math.max(256, T) });
 const seq = ctx.getSequence();
-const sentence = [...model.tokenize('The cat sat on the mat because it was tired, and then it slept. ')];
-const ids = Array.from({ length: T }, (_, i) => sentence[i % sentence.length]);
+const idsAt = args.indexOf('--ids');
+let ids, appended = null;
+if (idsAt >= 0) {
+  const given = JSON.parse(fs.readFileSync(args[idsAt + 1], 'utf8'));
+  if (!Array.isArray(given) || given.length < T + 1) throw new Error('--ids needs a JSON array of at least T + 1 ids');
+  ids = given.slice(0, T);
+  appended = given[T];
+} else {
+  const sentence = [...model.tokenize('The cat sat on the mat because it was tired, and then it slept. ')];
+  ids = Array.from({ length: T }, (_, i) => sentence[i % sentence.length]);
+}
+// The prefix in the cache and the token appended after it.
+const prefix = appended === null ? ids.slice(0, T - 1) : ids, last = appended === null ? ids[T - 1] : appended;
 
 // Runs `once` (each run preceded by its untimed `setup`) for half the budget, at least 3 times.
 async function repeat(setup, once) {
@@ -51,16 +67,33 @@ const forward = await repeat(() => seq.clearHistory(), () => seq.evaluateWithout
 const append = await repeat(
   async () => {
     await seq.clearHistory();
-    await seq.evaluateWithoutGeneratingNewTokens(ids.slice(0, T - 1));
+    await seq.evaluateWithoutGeneratingNewTokens(prefix);
   },
   async () => {
-    const r = await seq.controlledEvaluate([[ids[T - 1], { generateNext: { logits: true } }]]);
+    const r = await seq.controlledEvaluate([[last, { generateNext: { logits: true } }]]);
     if (!r[0] || !r[0].next || !r[0].next.logits) throw new Error('llama.cpp returned no logits');
   });
+let loss, logitsHead;
+if (appended !== null) {  // the next-token cross-entropy over the T ids, from every position's logits
+  await seq.clearHistory();
+  const r = await seq.controlledEvaluate(ids.map((id) => [id, { generateNext: { logits: true } }]));
+  let total = 0;
+  for (let t = 0; t + 1 < T; ++t) {
+    const lg = r[t].next.logits;  // a Map from token id to logit
+    let m = -Infinity;
+    for (const v of lg.values()) m = Math.max(m, v);
+    let z = 0;
+    for (const v of lg.values()) z += Math.exp(v - m);
+    total += m + Math.log(z) - lg.get(ids[t + 1]);
+  }
+  loss = total / (T - 1);
+  // the logits of the last position over the first 16 ids: a check more sensitive than the loss
+  logitsHead = Array.from({ length: 16 }, (_, i) => +r[T - 1].next.logits.get(i).toFixed(5));
+}
 console.log(JSON.stringify({
   file: path.basename(file), engine: 'llama.cpp (node-llama-cpp 3.22.1, prebuilt CPU)', threads, tokens: T,
   load_s: +load_s.toFixed(3), forward_ms: +median(forward).toFixed(1), forward_runs: forward.length,
-  append_ms: +median(append).toFixed(1), append_runs: append.length,
+  append_ms: +median(append).toFixed(1), append_runs: append.length, ...(loss === undefined ? {} : { loss: +loss.toFixed(5), last_logits_head: logitsHead }),
 }));
 await ctx.dispose();
 await model.dispose();

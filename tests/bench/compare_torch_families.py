@@ -280,7 +280,10 @@ def blas_of_this_process():
     return sorted(libs), ms
 
 
-def torch_side(kind, d, ids, seconds):
+def torch_side(kind, d, ids, seconds, threads=(1, 2), tokens=0):
+    """One engine process: load, check, time. With tokens < len(ids) the forward runs ids[:tokens]
+    and the token appended is ids[tokens] (compare_engines.py: the ids every engine runs);
+    otherwise all ids, and the appended token is ids[T // 2]."""
     import torch
     t0 = time.perf_counter()
     W = read_safetensors_f32(os.path.join(d, "model.safetensors"))
@@ -290,9 +293,9 @@ def torch_side(kind, d, ids, seconds):
         m = TorchLlama(torch, json.load(open(os.path.join(d, "config.json"))), W)
     del W
     load_s = time.perf_counter() - t0
-    ids_t = torch.tensor(ids)
-    T = len(ids)
-    nxt = torch.tensor(ids[T // 2])  # the appended token (any id)
+    T = tokens if 0 < tokens < len(ids) else len(ids)
+    ids_t = torch.tensor(ids[:T])
+    nxt = torch.tensor(ids[T] if len(ids) > T else ids[T // 2])  # the appended token
     ids_129 = torch.cat([ids_t, nxt.view(1)])
 
     def timed(fn):
@@ -307,9 +310,10 @@ def torch_side(kind, d, ids, seconds):
 
     res = {"load_s": load_s, "torch": torch.__version__}
     with torch.no_grad():
-        maps, _, loss = m.forward(ids_t, True)
+        maps, lg, loss = m.forward(ids_t, True)
         last = maps[-1].double()  # (H, T, T)
         res["loss"] = loss
+        res["last_logits_head"] = [float(x) for x in lg[-1][:16]]  # compare_engines.py: against llama.cpp's
         res["fingerprint"] = float((last * torch.arange(T, dtype=torch.float64)).sum() / (last.shape[0] * T))
         # the K/V cache agrees with the full forward of 129 tokens (last row of every map, logits)
         cache = m.new_cache(T + 1)
@@ -318,12 +322,13 @@ def torch_side(kind, d, ids, seconds):
         full, lg, _ = m.forward(ids_129, True)
         res["cache_max_diff"] = max(float((full[l][:, -1] - rows[l][:, 0]).abs().max()) for l in range(len(rows)))
         res["cache_logit_diff"] = float((lg[-1] - lg1[0]).abs().max())
-        for threads in (1, 2):
-            torch.set_num_threads(threads)
-            res[f"attention_ms_{threads}t"] = timed(lambda: m.forward(ids_t, False))
-            res[f"logits_ms_{threads}t"] = timed(lambda: m.forward(ids_t, True))
-            res[f"append_full_ms_{threads}t"] = timed(lambda: m.forward(ids_129, True))  # the 129 tokens again
-            res[f"append_cache_ms_{threads}t"] = timed(lambda: m.append(cache, T, nxt))  # prefix cached
+        for n in threads:
+            torch.set_num_threads(n)
+            res[f"attention_ms_{n}t"] = timed(lambda: m.forward(ids_t, False))
+            res[f"logits_ms_{n}t"] = timed(lambda: m.forward(ids_t, True))
+            if not tokens:  # compare_engines.py leaves it out: no other engine runs it
+                res[f"append_full_ms_{n}t"] = timed(lambda: m.forward(ids_129, True))  # the 129 tokens again
+            res[f"append_cache_ms_{n}t"] = timed(lambda: m.append(cache, T, nxt))  # prefix cached
     res["peak_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps(res))
 
@@ -408,10 +413,13 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--root", default="/tmp")
     ap.add_argument("--torch-side", nargs=3, metavar=("KIND", "DIR", "IDS_JSON"), help=argparse.SUPPRESS)
+    ap.add_argument("--torch-threads", default="1,2", help=argparse.SUPPRESS)  # compare_engines.py: one count
+    ap.add_argument("--torch-tokens", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--blas-check", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.torch_side:
-        return torch_side(a.torch_side[0], a.torch_side[1], json.loads(a.torch_side[2]), a.seconds)
+        return torch_side(a.torch_side[0], a.torch_side[1], json.loads(a.torch_side[2]), a.seconds,
+                          tuple(int(x) for x in a.torch_threads.split(",")), a.torch_tokens)
     if a.blas_check:
         libs, ms = blas_of_this_process()
         print(json.dumps({"libs": libs, "matmul_ms": ms}))
