@@ -90,6 +90,12 @@ keep contrib-rollout 750x700+379+30
 shot contrib-corpus 1600x1000 --text "$aunt" --then panel=contrib --then contrib_view=corpus --then layer=1 --then head=1 \
   --then corpus_search=shipped --then wait
 keep contrib-corpus 750x700+379+30
+# The views of issue 39 on a sentence said twice: each layer's prediction, the heads at a glance,
+# attention by distance, and head 1.1's circuits from the weights.
+for v in lens overview offsets circuits; do
+  shot contrib-$v 1600x1000 --text "$twice" --then panel=contrib --then contrib_view=$v --then layer=1 --then head=1
+  keep contrib-$v 750x700+379+30
+done
 if wanted contrib-attribution; then
   /usr/bin/python3 tests/reference/make_family_dir.py "$tmp/gemma2" --variant gemma2 > /dev/null
   shot contrib-attribution 1600x1000 --model gemma2 --text "The cat sat on the mat." --input "click next ·w; wait"
