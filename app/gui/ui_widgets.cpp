@@ -317,8 +317,12 @@ void text_disabled_wrapped(const char* text) {
 void distance_bars(const char* label, const std::vector<float>& v, const char* overlay) {
   const float peak = v.empty() ? 1.0f : std::max(*std::max_element(v.begin(), v.end()), 1e-6f);
   const std::string id = std::string("##") + label;
-  ImGui::PlotHistogram(id.c_str(), v.data(), static_cast<int>(v.size()), 0, overlay, 0.0f, peak * 1.15f,
-                       ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 5));
+  const float width = ImGui::GetContentRegionAvail().x;
+  // An overlay wider than the plot (a narrow window, large text) goes above it, wrapped, not cut.
+  const bool fits = !overlay || ImGui::CalcTextSize(overlay).x <= width - 2 * ImGui::GetStyle().FramePadding.x;
+  if (!fits) ImGui::TextWrapped("%s", overlay);
+  ImGui::PlotHistogram(id.c_str(), v.data(), static_cast<int>(v.size()), 0, fits ? overlay : nullptr, 0.0f, peak * 1.15f,
+                       ImVec2(width, ImGui::GetFontSize() * 5));
   hook_widget(label);
 }
 
