@@ -90,6 +90,10 @@ Result<CorpusIndex> corpus_index(const ModelWeights& w, const ModelConfig& cfg, 
   fo.skip_final_mlp = true;  // the maps alone
   fo.cancelled = cancelled;
   chunk = std::max(1, chunk);
+  // Longrope (Phi-3) takes its long frequencies once a text passes the original context, so a
+  // line padded to a longer line's length would get other maps than the line alone: each line
+  // runs alone there, as it would be typed (the hits' maps are recomputed from the line alone).
+  if (!w.arch.rope_long_factors.empty()) chunk = 1;
   const bool causal = mask_kind(cfg) == MaskKind::Causal;
   for (size_t c0 = 0; c0 < lines.size(); c0 += static_cast<size_t>(chunk)) {
     if (cancelled && cancelled()) return Error{ErrorKind::Cancelled, "The corpus search was cancelled."};
