@@ -18,7 +18,6 @@ What llama.cpp's convert_hf_to_gguf.py does for the llama architecture, on this 
 Streams tensor by tensor (the 1B shape's 2.47 GB never sit in memory at once). Needs numpy.
 """
 import json
-import math
 import os
 import struct
 import sys
@@ -26,7 +25,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
-from make_gguf import ARRAY, BOOL, F32, GGML, I32, STRING, U32, gguf_string, gguf_value, permute  # noqa: E402
+from make_gguf import ARRAY, BOOL, F32, GGML, I32, STRING, U32, gguf_string, gguf_value, llama3_rope_factors, permute  # noqa: E402
 
 
 def safetensors_index(path):
@@ -42,19 +41,7 @@ def llama3_factors(c):
     s = c.get("rope_scaling") or {}
     if s.get("rope_type", s.get("type")) != "llama3":
         return None
-    dh = c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
-    freqs = 1.0 / c["rope_theta"] ** (np.arange(0, dh, 2, dtype=np.float64) / dh)
-    old, lo, hi, fac = s["original_max_position_embeddings"], s["low_freq_factor"], s["high_freq_factor"], s["factor"]
-    out = []
-    for wavelen in 2 * math.pi / freqs:
-        if wavelen < old / hi:
-            out.append(1.0)
-        elif wavelen > old / lo:
-            out.append(fac)
-        else:
-            smooth = (old / wavelen - lo) / (hi - lo)
-            out.append(1 / ((1 - smooth) / fac + smooth))
-    return np.array(out, dtype=np.float32)
+    return llama3_rope_factors(c["rope_theta"], c.get("head_dim", c["hidden_size"] // c["num_attention_heads"]), s)
 
 
 RENAME = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",

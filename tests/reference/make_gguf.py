@@ -346,6 +346,22 @@ VARIANTS = {
 }
 
 
+def llama3_rope_factors(theta, dh, s3):
+    """convert_hf_to_gguf.py's rope_freqs for rope_type llama3: one factor per frequency (dh/2)."""
+    freqs = 1.0 / theta ** (np.arange(0, dh, 2, dtype=np.float64) / dh)
+    old, lo, hi, fac = s3["original_max_position_embeddings"], s3["low_freq_factor"], s3["high_freq_factor"], s3["factor"]
+    factors = []
+    for wavelen in 2 * np.pi / freqs:
+        if wavelen < old / hi:
+            factors.append(1.0)
+        elif wavelen > old / lo:
+            factors.append(fac)
+        else:
+            smooth = (old / wavelen - lo) / (hi - lo)
+            factors.append(1 / ((1 - smooth) / fac + smooth))
+    return np.array(factors, dtype=np.float32)
+
+
 def permute(w, heads):
     """llama.cpp's convert_hf_to_gguf.py permute(): rotate-half rows -> adjacent pairs, per head."""
     return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
@@ -482,19 +498,8 @@ def write_variant(out_dir, name, seed=1):
         put("output_norm.weight", hp + "norm.weight", nw(D), "F32", ref_value=norm_ref)
     if o.get("llama3"):
         # convert_hf_to_gguf.py's rope_freqs: one factor per frequency, from the llama3 rule
-        s3 = o["llama3"]
-        freqs = 1.0 / o["theta"] ** (np.arange(0, dh, 2, dtype=np.float64) / dh)
-        old, lo, hi, fac = s3["original_max_position_embeddings"], s3["low_freq_factor"], s3["high_freq_factor"], s3["factor"]
-        factors = []
-        for wavelen in 2 * np.pi / freqs:
-            if wavelen < old / hi:
-                factors.append(1.0)
-            elif wavelen > old / lo:
-                factors.append(fac)
-            else:
-                smooth = (old / wavelen - lo) / (hi - lo)
-                factors.append(1 / ((1 - smooth) / fac + smooth))
-        tensors.append(("rope_freqs.weight", [dh // 2], "F32", np.array(factors, dtype=np.float32).tobytes()))
+        factors = llama3_rope_factors(o["theta"], dh, o["llama3"])
+        tensors.append(("rope_freqs.weight", [dh // 2], "F32", factors.tobytes()))
     if not o["tied"]:
         put("output.weight", "lm_head.weight", rng.normal(0, 1 / np.sqrt(D), (V, D)), wtype)
 
