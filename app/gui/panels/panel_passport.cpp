@@ -264,7 +264,10 @@ void draw_passport(AppState& s, bool full) {
       ImGui::TableSetColumnIndex(0);
       ImGui::TextColored(kAccentColour, "parameters");  // their names wrap in the step column
       const bool top_seen = ImGui::IsItemVisible();
-      if (s.show.params) ImGui::SetScrollHereY(0.0f), s.show.params = false;  // a lesson's text points at them: at the table's top
+      // A lesson's text points at them: at the table's top. The request stays until the result
+      // shown is the step's own (a step that changes the model shows the step before's passport
+      // until its forward lands, and a scroll made then lands on the old rows).
+      if (s.show.params) ImGui::SetScrollHereY(0.0f), s.show.params = s.stale;
       param_rows(show_formula ? 3 : 2);  // counts in the concrete column
       hook::set_flag("passport_params_visible", top_seen && ImGui::IsItemVisible());
     }
@@ -294,7 +297,7 @@ void draw_passport(AppState& s, bool full) {
       end_seen = ImGui::IsItemVisible();
       ImGui::EndTable();
     }
-    if (s.show.params) ImGui::SetScrollHereY(1.0f), s.show.params = false;  // a lesson's text points at them
+    if (s.show.params) ImGui::SetScrollHereY(1.0f), s.show.params = s.stale;  // as above
     hook::set_flag("passport_params_visible", top_seen && end_seen);
   }
   hook::set_int("attention_params", p.attention_params);
