@@ -342,6 +342,88 @@ TEST(KvCache, PassportShowsTheCacheAndTheGqaSaving) {
 // The benchmarks' per-stage timers (stage_times.h) observe and change nothing: a forward with
 // them on gives the same bits as without, full and incremental, and each stage the pass runs
 // is counted (the per-head stages on whichever threads ran the heads).
+namespace {
+
+// Every float of a ForwardOutput's buffers, capacity included, set to NaN: what a reused
+// buffer holds from its last pass must not show through.
+void poison(ForwardOutput& o) {
+  const float nan = std::nanf("");
+  const size_t n = o.attention.size();
+  o.attention.assign(o.attention.capacity(), nan);
+  o.attention.resize(n);
+  for (std::vector<MatR>* v : {&o.attn_in, &o.attn_out})
+    for (MatR& m : *v) m.setConstant(nan);
+  o.out.setConstant(nan);
+  o.logits.setConstant(nan);
+}
+
+void expect_bits(const ForwardOutput& a, const ForwardOutput& b, const std::string& what) {
+  auto same = [](const MatR& x, const MatR& y) {
+    return x.rows() == y.rows() && x.cols() == y.cols() && std::memcmp(x.data(), y.data(), static_cast<size_t>(x.size()) * sizeof(float)) == 0;
+  };
+  ASSERT_EQ(a.attention.size(), b.attention.size()) << what;
+  EXPECT_EQ(std::memcmp(a.attention.data(), b.attention.data(), a.attention.size() * sizeof(float)), 0) << what << ": maps";
+  EXPECT_TRUE(same(a.logits, b.logits)) << what << ": logits";
+  EXPECT_TRUE(same(a.out, b.out)) << what << ": out";
+  ASSERT_EQ(a.attn_in.size(), b.attn_in.size()) << what;
+  ASSERT_EQ(a.attn_out.size(), b.attn_out.size()) << what;
+  for (size_t l = 0; l < a.attn_in.size(); ++l) {
+    EXPECT_TRUE(same(a.attn_in[l], b.attn_in[l])) << what << ": attn_in " << l;
+    EXPECT_TRUE(same(a.attn_out[l], b.attn_out[l])) << what << ": attn_out " << l;
+  }
+  EXPECT_EQ(a.loss, b.loss) << what;
+  EXPECT_EQ(a.kv_reused, b.kv_reused) << what;
+}
+
+}  // namespace
+
+// ForwardOptions::reuse: a forward written into an earlier output's buffers (poisoned with
+// NaN; longer, shorter or as long; with logits or without) equals one into fresh buffers bit
+// for bit, in full and through the K/V cache, and leaves the spare empty.
+TEST(KvCache, AForwardIntoReusedBuffersEqualsOneIntoFreshOnesBitForBit) {
+  for (const bool shipped : {false, true}) {
+    Result<ModelWeights> loaded = shipped ? load_checkpoint(kShippedDefault) : Result<ModelWeights>(tiny_llama(64));
+    ASSERT_TRUE(loaded);
+    const ModelWeights& w = *loaded;
+    ModelConfig c;
+    c.tokenizer = TokenizerKind::Bpe;
+    const ModelConfig cfg = config_for_weights(w, c);
+    Rng rng(11);
+    std::vector<int> ids;
+    for (int i = 0; i < 30; ++i) ids.push_back(static_cast<int>(rng.next() % 50));
+    KvCache fresh_cache, reused_cache;
+    ForwardOutput spare, spare_inc;
+    // Typing, a longer jump, deleting, the same length again, then without logits.
+    const int lengths[] = {30, 31, 32, 60, 45, 45, 46, 20, 21};
+    for (size_t step = 0; step < std::size(lengths); ++step) {
+      while (static_cast<int>(ids.size()) < lengths[step]) ids.push_back(static_cast<int>(rng.next() % 50));
+      ids.resize(static_cast<size_t>(lengths[step]));
+      ForwardOptions opt;
+      opt.keep_layer_io = true;
+      opt.want_logits = step + 2 < std::size(lengths);
+      opt.skip_final_mlp = true;
+      const Batch batch = id_batch({ids});
+      const std::string what = std::string(shipped ? "shipped" : "llama") + " step " + std::to_string(step);
+      poison(spare);
+      poison(spare_inc);
+      ForwardOptions reusing = opt, inc = opt, inc_reusing = opt;
+      reusing.reuse = &spare;
+      inc.kv_cache = &fresh_cache;
+      inc_reusing.kv_cache = &reused_cache;
+      inc_reusing.reuse = &spare_inc;
+      Result<ForwardOutput> a = forward(w, cfg, batch, opt), b = forward(w, cfg, batch, reusing);
+      Result<ForwardOutput> ia = forward(w, cfg, batch, inc), ib = forward(w, cfg, batch, inc_reusing);
+      ASSERT_TRUE(a && b && ia && ib) << what;
+      expect_bits(*a, *b, what + " full");
+      expect_bits(*ia, *ib, what + " incremental");
+      if (step == 1 || step == 4) EXPECT_GT(ib->kv_reused, 0) << what << ": through the cache";
+      EXPECT_TRUE(spare.attention.empty() && spare.logits.size() == 0 && spare.attn_in.empty()) << what << ": the spare is left empty";
+      spare = std::move(*b);
+      spare_inc = std::move(*ib);
+    }
+  }
+}
+
 TEST(StageTimes, TimersChangeNoBitAndCountEveryStageThePassRuns) {
   const ModelWeights w = tiny_llama(64);
   ModelConfig c;

@@ -187,6 +187,58 @@ void rms_norm(const MatR& x, const RowVec& g, MatR& out, float eps) {
   }
 }
 
+// Buffers taken from ForwardOptions::reuse (an earlier output nothing reads any more), so a
+// keystroke writes into pages already faulted in (tests/bench/README.md, stage timers: the
+// 1B shape's 33 MB of maps and 66 MB of logits faulted in 8,000 and 16,000 pages a pass).
+
+// m: (rows, cols), contents unspecified. With the same columns the block is resized in place
+// (realloc: the rows it had keep their pages, a grown block faults only its new rows).
+static void resize_keeping(MatR& m, Eigen::Index rows, Eigen::Index cols) {
+  if (m.cols() == cols && m.size() > 0) m.conservativeResize(rows, cols);
+  else m.resize(rows, cols);
+}
+
+// dst: a copy of src, in the storage of spare (when given) or of dst.
+static void copy_into(MatR& dst, MatR* spare, const MatR& src) {
+  if (spare) dst.swap(*spare);
+  resize_keeping(dst, src.rows(), src.cols());
+  dst = src;
+}
+
+// kept.push_back(a copy of m), in the storage of the spare's matrix of the same layer.
+static void keep_layer_rows(std::vector<MatR>& kept, std::vector<MatR>* spare, const MatR& m) {
+  const size_t l = kept.size();
+  kept.emplace_back();
+  copy_into(kept.back(), spare && l < spare->size() ? &(*spare)[l] : nullptr, m);
+}
+
+// maps: n floats, zeroed, in the spare's storage when it is larger. A block allocated for a
+// reusing caller keeps room for `room` floats (more tokens: typing) so the next ones fit.
+static void zeroed_maps(std::vector<float>& maps, std::vector<float>* spare, size_t n, size_t room) {
+  if (spare && spare->capacity() > maps.capacity()) maps.swap(*spare);
+  if (maps.capacity() < n) {
+    std::vector<float>().swap(maps);  // freed before the new block: no two at once
+    maps.reserve(std::max(n, room));
+  }
+  maps.assign(n, 0.0f);
+}
+
+// The maps' room for a reusing caller: (L, B, Hw, T', T') with T' = T + max(16, T / 8), within
+// the maps' limit.
+static size_t maps_room(const ForwardOutput& out, const ForwardOptions& opt) {
+  if (!opt.reuse) return 0;
+  const size_t t = static_cast<size_t>(out.T) + std::max(16, out.T / 8);
+  const size_t room = static_cast<size_t>(out.L) * out.B * out.Hw * t * t;
+  return std::min(room, static_cast<size_t>(kMaxAttentionBytes / 4));
+}
+
+uint64_t ForwardOutput::bytes() const {
+  uint64_t b = static_cast<uint64_t>(attention.capacity()) * 4 + static_cast<uint64_t>(out.size() + logits.size()) * 4;
+  for (const MatR& m : attn_in) b += static_cast<uint64_t>(m.size()) * 4;
+  for (const MatR& m : attn_out) b += static_cast<uint64_t>(m.size()) * 4;
+  return b;
+}
+
 // The family's norm (arch.h): LayerNorm with bias, or RMSNorm ((1 + w) already folded into g).
 static void norm(const ModelWeights& w, const MatR& x, const RowVec& g, const RowVec& b, MatR& out) {
   if (w.arch.norm == NormKind::RMSNorm) rms_norm(x, g, out, w.ln_eps);
@@ -447,16 +499,16 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
 static void unembed(const ModelWeights& w, const MatR& xf, MatR& logits) {
   const NarrowRows& U16 = w.lm_head16.empty() && w.lm_head.size() == 0 ? w.tok_emb16 : w.lm_head16;
   if (!U16.empty() && is_block_dtype(U16.dtype)) {  // a GGUF file's blocks: widened row by row into the GEMM's panels (bit for bit)
-    logits.resize(xf.rows(), U16.rows);
+    resize_keeping(logits, xf.rows(), U16.rows);
     gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U16.rows), static_cast<int>(U16.cols),
                       U16.blocks.data(), U16.dtype, U16.row_bytes(), logits.data(), static_cast<int>(logits.cols()));
   } else if (!U16.empty()) {  // kept 16-bit: widened panel by panel inside the GEMM (bit for bit the F32 result)
-    logits.resize(xf.rows(), U16.rows);
+    resize_keeping(logits, xf.rows(), U16.rows);
     gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U16.rows), static_cast<int>(U16.cols),
                       U16.data.data(), U16.dtype, static_cast<int>(U16.cols), logits.data(), static_cast<int>(logits.cols()));
   } else {
     const MatR& U = w.unembedding();
-    logits.resize(xf.rows(), U.rows());
+    resize_keeping(logits, xf.rows(), U.rows());
     gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U.rows()),
                       static_cast<int>(U.cols()), U.data(), static_cast<int>(U.cols()), logits.data(), static_cast<int>(logits.cols()));
   }
@@ -500,8 +552,9 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
   StageTimes* st = opt.times;
   if (st) st->passes.fetch_add(1);
   StageClock clock(st, Stage::MapsAlloc);
+  ForwardOutput* spare = opt.reuse;
   const size_t per_layer = static_cast<size_t>(Hw) * T * T;
-  out.attention.assign(per_layer * L, 0.0f);
+  zeroed_maps(out.attention, spare ? &spare->attention : nullptr, per_layer * L, maps_room(out, opt));
   clock.next(Stage::Embed);
   MatR x = embed(w, cfg, batch).bottomRows(n);  // (n, D) the new rows
   clock.stop();
@@ -537,13 +590,13 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
       ko.conservativeResize(T, D);
       ki.bottomRows(n) = a_in;
       ko.bottomRows(n) = a_out;
-      out.attn_in.push_back(ki);
-      out.attn_out.push_back(ko);
+      keep_layer_rows(out.attn_in, spare ? &spare->attn_in : nullptr, ki);
+      keep_layer_rows(out.attn_out, spare ? &spare->attn_out : nullptr, ko);
     }
   }
   c.out.conservativeResize(T, D);
   c.out.bottomRows(n) = x;
-  out.out = c.out;
+  copy_into(out.out, spare ? &spare->out : nullptr, c.out);
   if (w.trained() && opt.want_logits) {
     clock.next(Stage::Logits);
     MatR fresh;  // (n, V)
@@ -553,7 +606,8 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     c.logits.bottomRows(n) = fresh;
     // (T, V): 66 MB at T = 129 on the 1B shape, a fresh block whose first touch (page
     // faults) costs more than the copy: rows split over the compute threads.
-    out.logits.resize(T, c.logits.cols());
+    if (spare) out.logits.swap(spare->logits);
+    resize_keeping(out.logits, T, c.logits.cols());
     const int copy_threads = static_cast<int>(std::min<Eigen::Index>(threads_for(static_cast<double>(c.logits.size())), T));
 #pragma omp parallel for num_threads(copy_threads) schedule(static) if (copy_threads > 1)
     for (int t = 0; t < T; ++t) out.logits.row(t) = c.logits.row(t);
@@ -577,6 +631,7 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     c.attention.swap(room);
   }
   c.attention.assign(out.attention.begin(), out.attention.end());
+  if (spare) *spare = ForwardOutput{};
   c.reused = P;
   c.computed = n;
   out.kv_reused = P;
@@ -691,8 +746,9 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   StageTimes* st = opt.times;
   if (st) st->passes.fetch_add(1);
   StageClock clock(st, Stage::MapsAlloc);
+  ForwardOutput* spare = opt.reuse;
   const size_t per_layer = static_cast<size_t>(B) * out.Hw * T * T;
-  out.attention.assign(per_layer * L, 0.0f);
+  zeroed_maps(out.attention, spare ? &spare->attention : nullptr, per_layer * L, maps_room(out, opt));
   clock.next(Stage::Embed);
   MatR x = start > 0 ? *hook->start_resid : embed(w, cfg, batch);  // (B*T, D)
   clock.stop();
@@ -723,12 +779,15 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     clock.next(Stage::Residual);
     zero_padding(x, batch);
     if (opt.keep_layer_io) {
-      out.attn_in.push_back(a_in);
-      out.attn_out.push_back(a_out);
+      keep_layer_rows(out.attn_in, spare ? &spare->attn_in : nullptr, a_in);
+      keep_layer_rows(out.attn_out, spare ? &spare->attn_out : nullptr, a_out);
     }
     clock.stop();
   }
-  out.out = x;
+  copy_into(out.out, spare ? &spare->out : nullptr, x);
+  if (spare && w.trained() && opt.want_logits && (!w.arch.encoder() || w.arch.mlm_head))
+    out.logits.swap(spare->logits);  // the logits below are written into its storage
+  if (spare) *spare = ForwardOutput{};
 
   if (w.arch.encoder()) {
     if (w.trained() && opt.want_logits && w.arch.mlm_head) encoder_logits(w, x, batch, out);

@@ -79,6 +79,7 @@ struct ForwardHook {
 };
 
 struct KvCache;  // kv_cache.h
+struct ForwardOutput;
 
 struct ForwardOptions {
   bool keep_layer_io = false;           // keep attn_in / attn_out per layer (for export, trace)
@@ -99,6 +100,13 @@ struct ForwardOptions {
   KvCache* kv_cache = nullptr;
   // The benchmarks' per-stage timers (stage_times.h); null in every normal run.
   StageTimes* times = nullptr;
+  // Buffers to write into: an earlier output that nothing reads any more (a benchmark's last
+  // round; the app's result once no frame and no cache holds it). forward() takes the storage
+  // of its maps, logits, kept layer rows and final stream, so pages faulted in once are
+  // written again instead of fresh blocks faulted in every keystroke, and its maps get room
+  // to grow by a few tokens (typing). The same numbers, bit for bit; `reuse` is left empty.
+  // Null: fresh buffers. Never an output that is still read (a result on screen).
+  ForwardOutput* reuse = nullptr;
 };
 
 struct ForwardOutput {
@@ -117,6 +125,9 @@ struct ForwardOutput {
   // Through a K/V cache (ForwardOptions::kv_cache): the rows copied from it and the rows
   // computed (reused + computed = T). Both 0 when the forward ran without one.
   int kv_reused = 0, kv_computed = 0;
+
+  // The bytes its buffers hold (the maps' room included): what a cache of outputs counts.
+  uint64_t bytes() const;
 
   // The (T, T) map of layer l, sentence b, weight-head h.
   const float* weights(int l, int b, int h) const {

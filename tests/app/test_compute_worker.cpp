@@ -309,3 +309,38 @@ TEST(ComputeWorker, CircuitsAreCachedPerModelAndFollowItsWeights) {
   EXPECT_NE(other->circuit_error.find("trained weights"), std::string::npos) << other->circuit_error;
   w.settle();
 }
+
+// The worker writes each forward into the buffers of a pass its cache has dropped
+// (ForwardOptions::reuse), but never into one that a result still held refers to: a result on
+// screen keeps its maps, logits and layer rows while the cache turns over past it.
+TEST(ComputeWorker, AResultStillHeldKeepsItsBuffersWhileLaterPassesReuseDroppedOnes) {
+  ComputeWorker w({});
+  auto request = [&](int i) {
+    ComputeRequest r = shipped_request();
+    r.lines = {"My aunt keeps " + std::to_string(i) + " green parrots in the kitchen, " + std::to_string(i * 7) + " of them"};
+    const uint64_t seq = w.request(r);
+    std::shared_ptr<const ComputeResult> res = w.wait_for(seq, std::chrono::seconds(60));
+    EXPECT_TRUE(res && res->fwd && res->seq == seq) << i;
+    return res;
+  };
+  const std::shared_ptr<const ComputeResult> held = request(0);
+  ASSERT_TRUE(held && held->fwd);
+  const ForwardOutput& o = held->fwd->out;
+  const std::vector<float> maps = o.attention;
+  const MatR logits = o.logits, out = o.out, in0 = o.attn_in.at(0), out1 = o.attn_out.at(1);
+  ASSERT_GT(logits.size(), 0);
+  // Past the cache's entries, so that `held` and every later pass are dropped from it in turn
+  // (the later ones released here at once, so their buffers are reused).
+  for (int i = 1; i <= static_cast<int>(kForwardCacheEntries) + 8; ++i) {
+    const std::shared_ptr<const ComputeResult> res = request(i);
+    ASSERT_TRUE(res && res->fwd);
+    const float* a = res->fwd->out.attention.data();
+    EXPECT_TRUE(a + res->fwd->out.attention.size() <= o.attention.data() || a >= o.attention.data() + o.attention.size())
+        << "pass " << i << " wrote into the maps of a result still held";
+  }
+  EXPECT_EQ(o.attention, maps) << "the held result's maps changed";
+  EXPECT_TRUE(o.logits == logits) << "the held result's logits changed";
+  EXPECT_TRUE(o.out == out);
+  EXPECT_TRUE(o.attn_in.at(0) == in0);
+  EXPECT_TRUE(o.attn_out.at(1) == out1);
+}

@@ -6,7 +6,11 @@
 // (core/model/stage_times.h), from separate runs with the timers on (so the JSON's timings
 // carry no timer overhead), with and without the logits.
 //
-//   headmap-bench-families DIR [T=128] [seconds=3]
+//   headmap-bench-families DIR [T=128] [seconds=3] [--fresh]
+//
+// Each run writes into the buffers of the one before (ForwardOptions::reuse), as the app's
+// worker does across keystrokes; --fresh gives every forward fresh buffers (the old way), so
+// the page faults it costs show in the stage table.
 //
 // B = 1, T = tokens, D = d_model, H = heads, L = layers, V = vocab
 #include <algorithm>
@@ -21,6 +25,7 @@
 #include "core/math/rng.h"
 #include "core/model/model.h"
 #include "core/model/stage_times.h"
+#include "tests/bench/bench_args.h"
 #include "tests/proc_status.h"
 
 using namespace headmap;
@@ -32,14 +37,19 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc_all, char** argv_all) {
+  bool fresh = false;
+  const std::vector<char*> argv = bench::positional_args(argc_all, argv_all, "--fresh", &fresh);
+  const int argc = static_cast<int>(argv.size());
   if (argc < 2) {
-    std::fprintf(stderr, "usage: headmap-bench-families DIR [T=128] [seconds=3]\n");
+    std::fprintf(stderr, "usage: headmap-bench-families DIR [T=128] [seconds=3] [--fresh]\n");
     return 2;
   }
   const std::string dir = argv[1];
   const int T = argc > 2 ? std::atoi(argv[2]) : 128;
   const double budget = argc > 3 ? std::atof(argv[3]) : 3.0;
+  ForwardOutput spare;  // the last run's output, written into by the next (unless --fresh)
+  ForwardOutput* reuse = fresh ? nullptr : &spare;
   const long rss_start = status_kib("VmRSS:");
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -75,6 +85,7 @@ int main(int argc, char** argv) {
   auto time_forward = [&](bool logits, double* loss) {
     ForwardOptions fo;
     fo.want_logits = logits;
+    fo.reuse = reuse;
     std::vector<double> times;
     const auto start = std::chrono::steady_clock::now();
     (void)forward(*w, cfg, batch, fo);  // warm-up (an error stops the timed run below)
@@ -92,6 +103,7 @@ int main(int argc, char** argv) {
       double f = 0;
       for (size_t i = 0; i < per_layer; ++i) f += static_cast<double>(last[i]) * static_cast<double>(i % T);
       fingerprint = f / (static_cast<double>(out->Hw) * T);
+      spare = std::move(*out);
     }
     std::sort(times.begin(), times.end());
     return std::make_pair(times[times.size() / 2], times.front());
@@ -107,13 +119,14 @@ int main(int argc, char** argv) {
     ForwardOptions fo;
     fo.want_logits = logits;
     fo.times = &st;
-    (void)forward(*w, cfg, batch, fo);  // warm-up, not counted
-    st.clear();
+    fo.reuse = reuse;
     double total_ms = 0;
-    for (int i = 0; i < 5; ++i) {
+    for (int i = -1; i < 5; ++i) {  // a warm-up, not counted, then five passes
+      if (i == 0) st.clear(), total_ms = 0;
       const auto s = std::chrono::steady_clock::now();
-      (void)forward(*w, cfg, batch, fo);
+      Result<ForwardOutput> out = forward(*w, cfg, batch, fo);
       total_ms += seconds_since(s) * 1e3;
+      if (out) spare = std::move(*out);
     }
     std::fprintf(stderr, "\n%s, T = %d, every map%s:\n%s", w->arch.family.c_str(), T, logits ? ", with logits and loss" : "",
                  st.table(total_ms).c_str());

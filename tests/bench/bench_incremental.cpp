@@ -14,7 +14,11 @@
 // Prints one JSON line; then, on stderr, where the full forward's and the append's time goes
 // stage by stage (core/model/stage_times.h), from separate runs with the timers on.
 //
-//   headmap-bench-incremental DIR|default PREFIX [seconds=3]
+//   headmap-bench-incremental DIR|default PREFIX [seconds=3] [--fresh]
+//
+// Each kind of run writes into the buffers of its last one (ForwardOptions::reuse), as the
+// app's worker does across keystrokes; --fresh gives every forward fresh buffers (the old
+// way), so the page faults it costs show in the stage table.
 //
 // B = 1, T = PREFIX + 1 tokens, D = d_model, H = heads, L = layers, V = vocab
 #include <algorithm>
@@ -32,6 +36,7 @@
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
 #include "core/model/stage_times.h"
+#include "tests/bench/bench_args.h"
 
 using namespace headmap;
 
@@ -64,9 +69,12 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc_all, char** argv_all) {
+  bool fresh = false;
+  const std::vector<char*> argv = bench::positional_args(argc_all, argv_all, "--fresh", &fresh);
+  const int argc = static_cast<int>(argv.size());
   if (argc < 3) {
-    std::fprintf(stderr, "usage: headmap-bench-incremental DIR|default PREFIX [seconds=3]\n");
+    std::fprintf(stderr, "usage: headmap-bench-incremental DIR|default PREFIX [seconds=3] [--fresh]\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -100,17 +108,29 @@ int main(int argc, char** argv) {
   KvCache cache;
   ForwardOptions inc = fo;
   inc.kv_cache = &cache;
+  // The last output of each kind of run, written into by the next (unless --fresh).
+  ForwardOutput spare_full, spare_head, spare_append;
+  auto reusing = [&](ForwardOptions o, ForwardOutput& spare) {
+    o.reuse = fresh ? nullptr : &spare;
+    return o;
+  };
+  auto keep = [](Result<ForwardOutput>& r, ForwardOutput& spare) {
+    if (r) spare = std::move(*r);
+  };
   double max_diff = 0, logits_diff = 0;
   const auto start = std::chrono::steady_clock::now();
   while (ms_since(start) < budget_ms || full_t.size() < 5) {
     auto t0 = std::chrono::steady_clock::now();
-    Result<ForwardOutput> f = forward(*w, cfg, whole, fo);
+    Result<ForwardOutput> f = forward(*w, cfg, whole, reusing(fo, spare_full));
     full_t.push_back(ms_since(t0));
     if (!f) fail(f.error().message);
+    keep(f, spare_full);
 
-    if (Result<ForwardOutput> p = forward(*w, cfg, head, inc); !p || cache.T() != prefix) fail("the prefix did not fill the cache.");
+    Result<ForwardOutput> p = forward(*w, cfg, head, reusing(inc, spare_head));
+    if (!p || cache.T() != prefix) fail("the prefix did not fill the cache.");
+    keep(p, spare_head);
     t0 = std::chrono::steady_clock::now();
-    Result<ForwardOutput> a = forward(*w, cfg, whole, inc);
+    Result<ForwardOutput> a = forward(*w, cfg, whole, reusing(inc, spare_append));
     append_t.push_back(ms_since(t0));
     if (!a) fail(a.error().message);
     if (a->kv_reused != prefix || a->kv_computed != 1) fail("the appended token did not reuse the prefix.");
@@ -119,6 +139,7 @@ int main(int argc, char** argv) {
     if (a->logits.size() == full->logits.size() && a->logits.size() > 0)
       logits_diff = std::max(logits_diff, static_cast<double>((a->logits - full->logits).cwiseAbs().maxCoeff()) /
                                               std::max(1.0, static_cast<double>(full->logits.cwiseAbs().maxCoeff())));
+    keep(a, spare_append);
   }
   std::printf("{\"prefix\":%d,\"full_ms\":%.3f,\"append_ms\":%.3f,\"max_abs_diff\":%.3g,\"logits_max_rel_diff\":%.3g,"
               "\"full_min_ms\":%.3f,\"append_min_ms\":%.3f,\"runs\":%zu,\"layers\":%d,\"heads\":%d,"
@@ -134,17 +155,21 @@ int main(int argc, char** argv) {
   // Where the time goes, five passes each way with the stage timers on.
   StageTimes st_full, st_append;
   double full_total = 0, append_total = 0;
-  ForwardOptions timed_full = fo, timed_inc = inc;
+  ForwardOptions timed_full = reusing(fo, spare_full), timed_inc = reusing(inc, spare_append);
   timed_full.times = &st_full;
   timed_inc.times = &st_append;
   for (int i = 0; i < 5; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    (void)forward(*w, cfg, whole, timed_full);
+    Result<ForwardOutput> f = forward(*w, cfg, whole, timed_full);
     full_total += ms_since(t0);
-    if (Result<ForwardOutput> p = forward(*w, cfg, head, inc); !p) fail(p.error().message);
+    keep(f, spare_full);
+    Result<ForwardOutput> p = forward(*w, cfg, head, reusing(inc, spare_head));
+    if (!p) fail(p.error().message);
+    keep(p, spare_head);
     t0 = std::chrono::steady_clock::now();
-    (void)forward(*w, cfg, whole, timed_inc);
+    Result<ForwardOutput> a = forward(*w, cfg, whole, timed_inc);
     append_total += ms_since(t0);
+    keep(a, spare_append);
   }
   std::fprintf(stderr, "\nfull forward, T = %d:\n%s\none token appended after %d:\n%s", prefix + 1, st_full.table(full_total).c_str(), prefix,
                st_append.table(append_total).c_str());

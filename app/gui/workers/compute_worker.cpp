@@ -58,6 +58,7 @@ void ComputeWorker::work(Job& job) {
     res = compute(job, job.request, job.seq);
   } catch (const std::bad_alloc&) {  // an estimate fell short: a message, and the last result stays on screen
     forward_cache_.clear();
+    retired_.clear();
     weights_cache_.clear();
     res = std::make_shared<ComputeResult>();
     res->request = job.request;
@@ -279,6 +280,8 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     }
     const ModelWeights& mw = *model;
     fo.kv_cache = &kv_cache_for(model);
+    ForwardOutput spare = take_spare();
+    fo.reuse = &spare;
     Result<ForwardOutput> out = forward(mw, r.cfg, data->batch, fo);
     if (!out) return out.error();
     data->out = std::move(out).value();
@@ -298,12 +301,13 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     forward_cache_.push_front(fwd);
     size_t bytes = 0, kept = 0;
     for (auto it = forward_cache_.begin(); it != forward_cache_.end(); ++it, ++kept) {
-      bytes += (*it)->out.attention.size() * sizeof(float);
+      bytes += (*it)->out.bytes();
       if (kept >= kForwardCacheEntries || (kept > 0 && bytes > kForwardCacheBytes)) {
-        forward_cache_.erase(it, forward_cache_.end());
+        retired_.splice(retired_.end(), forward_cache_, it, forward_cache_.end());
         break;
       }
     }
+    while (retired_.size() > 4) retired_.pop_front();  // held elsewhere: freed by whoever holds it
   }
   return fwd;
 }
@@ -345,6 +349,20 @@ void ComputeWorker::compute_circuits(const ModelWeights& w, const ComputeRequest
   if (!row) head.error = row.error().message;
   if (model.heads.size() >= kCircuitHeadsPerModel) model.heads.erase(model.heads.begin());
   model.heads.push_back(std::move(head));
+}
+
+ForwardOutput ComputeWorker::take_spare() {
+  for (auto it = retired_.begin(); it != retired_.end(); ++it) {
+    // Only this list holds it, and only this thread could hand it out again: nobody can
+    // start reading it now. The fence orders the last reader's reads (before its release of
+    // the count) before the writes into its buffers.
+    if (it->use_count() != 1) continue;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    ForwardOutput spare = std::move(const_cast<ForwardData&>(**it).out);  // made non-const (make_shared<ForwardData>)
+    retired_.erase(it);
+    return spare;
+  }
+  return {};
 }
 
 KvCache& ComputeWorker::kv_cache_for(const std::shared_ptr<const ModelWeights>& w) {

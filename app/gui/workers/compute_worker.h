@@ -28,7 +28,7 @@
 namespace headmap {
 
 // The worker's cache budgets: recent forward passes (by count and by the bytes of their
-// attention maps; the newest is always kept), loaded models, and induction scores.
+// outputs: maps, logits, layer rows; the newest is always kept), loaded models, and induction scores.
 inline constexpr size_t kForwardCacheEntries = 32;
 inline constexpr size_t kForwardCacheBytes = size_t(512) << 20;
 inline constexpr size_t kWeightsCacheModels = 8;
@@ -139,6 +139,11 @@ class ComputeWorker {
   void compute_circuits(const ModelWeights& w, const ComputeRequest& r);  // into circuit_cache_
   std::atomic<int> patch_done_{0}, patch_total_{0};
   std::list<std::shared_ptr<const ForwardData>> forward_cache_;  // most recent first
+  // Forward passes dropped from forward_cache_ whose buffers the next forward writes into
+  // (ForwardOptions::reuse: no fresh pages faulted in per keystroke), each taken only once
+  // nothing else holds it (no frame shows it, no result refers to it); the oldest first.
+  std::list<std::shared_ptr<const ForwardData>> retired_;
+  ForwardOutput take_spare();  // a retired pass's output that nothing holds, or an empty one
   static WeightsKey weights_key(const ComputeRequest& r);
   ModelWeights random_weights_from_cache(int d_model, int num_layers, uint64_t seed) const;
   std::vector<std::pair<WeightsKey, std::shared_ptr<const ModelWeights>>> weights_cache_;
