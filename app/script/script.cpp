@@ -497,10 +497,18 @@ class BenchmarkScript : public Script {
     }
     // Inputs whose result (or a later one) is now on screen, every map uploaded.
     const uint64_t shown = shown_result && !app.state.stale && (!frame_recorder() || frame_recorder()->frame()["heads_deferred"] == 0) ? shown_result->seq : 0;
+    // The frame that first took an input's result (or a newer one) from the worker; the
+    // frames after it that drew its maps coarser or not yet (the upload budget) wait too.
+    const uint64_t taken = shown_result ? shown_result->seq : 0;
+    const Clock::time_point frame_start = now - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(app.last_frame_ms));
+    for (Pending& p : pending_)
+      if (taken >= p.seq && p.frames_with_result++ == 0) p.result_in_frame = frame_start;
     for (auto it = pending_.begin(); it != pending_.end();) {
       if (shown >= it->seq) {
         const double ms = std::chrono::duration<double, std::milli>(now - it->at).count();
         scenarios_[it->phase].latency.v.push_back(ms);
+        scenarios_[it->phase].result_to_pixels.v.push_back(std::chrono::duration<double, std::milli>(now - it->result_in_frame).count());
+        scenarios_[it->phase].frames_to_pixels.v.push_back(it->frames_with_result);
         if (app.same_frame() && shown == it->seq) ++scenarios_[it->phase].same_frame;
         ++scenarios_[it->phase].shown;
         latency_.v.push_back(ms);
@@ -521,9 +529,13 @@ class BenchmarkScript : public Script {
     Clock::time_point at;
     int phase;
     double frame_ms;
+    Clock::time_point result_in_frame{};  // the start of the first frame that held its result
+    int frames_with_result = 0;           // frames drawn with it until its maps were all on screen
   };
   struct Scenario {
-    Stats compute, latency, frames;
+    // result_to_pixels: from the start of the frame that took the result to the swap that
+    // showed it whole; frames_to_pixels: the frames that took (1: the result's own frame).
+    Stats compute, latency, frames, result_to_pixels, frames_to_pixels;
     int shown = 0, same_frame = 0;
   };
   // Types `text` into the emptied sentence box, one character per `gap`. True once it is
@@ -581,6 +593,7 @@ class BenchmarkScript : public Script {
     for (int p = kTyping; p < kScenarios; ++p) {
       const Scenario& x = scenarios_[p];
       sc[kScenarioKeys[p]] = {{"compute_ms", x.compute.json()}, {"input_to_pixels_ms", x.latency.json()}, {"frame_ms", x.frames.json()},
+                              {"result_to_pixels_ms", x.result_to_pixels.json()}, {"frames_to_pixels", x.frames_to_pixels.json()},
                               {"inputs_shown", x.shown}, {"same_frame_results", x.same_frame}};
     }
     sc["L12_D768_typing"]["last_keystroke_to_pixels_ms"] = last_l12_ms_;
