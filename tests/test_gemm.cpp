@@ -176,7 +176,7 @@ bool same_bits(const Plain& a, const Plain& b) {
 
 TEST(PackedGemm, NarrowWeightsAreStoredInSixteenBitsAndUnpackExactly) {
   for (WeightDtype dt : {WeightDtype::BF16, WeightDtype::F16})
-    for (auto [rows, cols] : {std::pair{1, 1}, {5, 31}, {7, 32}, {3, 33}, {64, 100}}) {
+    for (auto [rows, cols] : {std::pair{1, 1}, {5, 31}, {7, 32}, {3, 33}, {64, 100}, {203, 45}}) {
       const Plain m = narrow_valued(rows, cols, 61 + rows + cols, dt);
       const PackedMatrix wide(m), p(m, dt);
       EXPECT_TRUE(p.narrow());
@@ -192,8 +192,14 @@ TEST(PackedGemm, NarrowWeightsAreStoredInSixteenBitsAndUnpackExactly) {
       PackedMatrix q;
       ASSERT_TRUE(q.assign_transposed_narrow(file.data(), rows, cols, dt));
       EXPECT_TRUE(q == p) << dtype_name(dt) << " " << rows << "x" << cols;
-      file[file.size() / 2] = dt == WeightDtype::BF16 ? 0x7F80 : 0x7C00;  // +inf
-      EXPECT_FALSE(q.assign_transposed_narrow(file.data(), rows, cols, dt)) << "a value that is not finite is refused";
+      // A value that is not finite is refused, wherever it is (the 8 x 8 moves and the rest).
+      for (size_t at : {file.size() / 2, size_t{0}, file.size() - 1, static_cast<size_t>(rows) * (cols / 2) + 9 % rows}) {
+        std::vector<uint16_t> bad = file;
+        bad[at] = dt == WeightDtype::BF16 ? 0x7F80 : 0x7C00;  // +inf
+        EXPECT_FALSE(q.assign_transposed_narrow(bad.data(), rows, cols, dt)) << rows << "x" << cols << ", +inf at " << at;
+        bad[at] = dt == WeightDtype::BF16 ? 0xFFC1 : 0xFE01;  // a NaN
+        EXPECT_FALSE(q.assign_transposed_narrow(bad.data(), rows, cols, dt)) << rows << "x" << cols << ", NaN at " << at;
+      }
     }
 }
 

@@ -182,6 +182,10 @@ const GgufValue* GgufFile::find(const std::string& key) const {
   return it == kv_.end() ? nullptr : &it->second;
 }
 
+void GgufFile::drop_metadata_arrays() {
+  for (auto& [key, v] : kv_) std::vector<GgufValue>().swap(v.arr);
+}
+
 const GgufTensorInfo* GgufFile::tensor(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : &tensors_[it->second];

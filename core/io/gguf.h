@@ -82,6 +82,11 @@ class GgufFile {
   const std::map<std::string, GgufValue>& metadata() const { return kv_; }
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }
   const GgufValue* find(const std::string& key) const;
+  // Frees every metadata array's elements (the tokenizer's tokens, scores, token types and
+  // merges: about 100 bytes an element, 10 MB at a 32,000-token vocabulary) once they have
+  // been read; find() then returns those arrays empty. The loader calls it after building the
+  // tokenizer, so that they are not held through the weights' load (gguf_load_peak_rss).
+  void drop_metadata_arrays();
   const GgufTensorInfo* tensor(const std::string& name) const;
   // The tensor's bytes (info.bytes of them) in the map.
   const char* data(const GgufTensorInfo& t) const { return bytes_ + data_start_ + t.offset; }

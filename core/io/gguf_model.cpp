@@ -413,6 +413,7 @@ Result<ModelWeights> load_gguf_model(const std::string& path) {
     if (bpe && bpe->size() <= c.vocab_size) w.bpe = std::move(bpe).value();
     w.hf_tokenizer = std::make_shared<const HfTokenizer>(std::move(tok).value());
     w.source.tokenizer_files = "GGUF tokenizer.ggml (" + f.find("tokenizer.ggml.model")->s + ")";
+    file->drop_metadata_arrays();  // read into the tokenizer: not held through the weights' load
     return Status();
   };
   Result<ModelWeights> w = load_family_tensors(src, path, c, tokenizer);

@@ -9,7 +9,9 @@
 #endif
 #include <type_traits>
 
+#include "core/math/few_rows_blocks.h"
 #include "core/math/gemm.h"
+#include "core/math/transpose8.h"
 
 namespace headmap {
 
@@ -234,6 +236,18 @@ void run_few_row_block_unit(int u, int M, const float* A, int lda, const PackedM
                  [&](int g, int k0, int kc, float* wide) { B.widen_panel(u * kGroup + g, k0, kc, wide); });
 }
 
+// Panel p against a few rows, fused (few_rows_blocks.h: one panel of 8-lane registers; an
+// AVX-512 build's 32-column panels take the widened path).
+constexpr bool kFusedPanels = kNR == kFusedColumns;
+void run_fused_block_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
+  const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kNR;
+  const int width = static_cast<int>(std::min<Eigen::Index>(kNR, B.cols() - c0));
+  const uint8_t* src[kNR];
+  WeightDtype dt[kNR];
+  for (int j = 0; j < width; ++j) dt[j] = B.column_dtype(c0 + j), src[j] = B.column_blocks(c0 + j);
+  few_rows_fused(M, width, src, dt, static_cast<int>(B.rows()), A, lda, C + c0, ldc, accumulate);
+}
+
 void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
   const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
   const size_t end = static_cast<size_t>(K) * kNR;  // past the last panel
@@ -312,7 +326,6 @@ void few_rows_dispatch(int p0, int p1, const float* A, int lda, const PackedMatr
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 template <class E>
 inline __m256 load8(const E* p, WeightDtype dt);  // below, with the few-row path
-inline void transpose8(__m256 r[8]);
 #endif
 
 // Rows [p*kNR, p*kNR + width) of Bt, transposed into a (K, kNR) panel (zero-padded, widened
@@ -394,25 +407,6 @@ inline __m256 load8(const E* p, WeightDtype dt) {
   } else {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return dt == WeightDtype::BF16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16)) : _mm256_cvtph_ps(v);
-  }
-}
-
-// r[j] (values k..k+7 of column j) -> r[i] = (column 0..7's value k+i): an 8 x 8 transpose.
-inline void transpose8(__m256 r[8]) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 2; ++i) {
-    u[4 * i + 0] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-  }
-  for (int i = 0; i < 4; ++i) {
-    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
   }
 }
 
@@ -692,7 +686,39 @@ bool PackedMatrix::assign_transposed_narrow(const std::vector<const uint16_t*>& 
         const uint16_t* s = col[j] + r0;
         if (r0 + 3 * kRows <= rows)
           for (Eigen::Index off = 2 * kRows; off < 3 * kRows; off += 32) __builtin_prefetch(s + off, 0, 0);
-        for (Eigen::Index r = 0; r < n; ++r) {
+      }
+      Eigen::Index j_done = 0, r_done = 0;  // columns and rows moved 8 x 8 below
+#if defined(__SSE2__)
+      // 8 columns x 8 rows at a time, transposed in registers (the scalar loop below, one
+      // 2-byte store 2 * kPanel bytes from the last, took a quarter of a BF16 GGUF load).
+      j_done = width / 8 * 8, r_done = n / 8 * 8;
+      const __m128i exp_mask = _mm_set1_epi16(static_cast<short>(inf_exp));
+      __m128i bad8 = _mm_setzero_si128();
+      for (Eigen::Index j = 0; j < j_done; j += 8)
+        for (Eigen::Index r = 0; r < r_done; r += 8) {
+          __m128i a[8];
+          for (int q = 0; q < 8; ++q) {
+            a[q] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(col[j + q] + r0 + r));
+            bad8 = _mm_or_si128(bad8, _mm_cmpeq_epi16(_mm_and_si128(a[q], exp_mask), exp_mask));
+          }
+          __m128i t[8], u[8];
+          for (int q = 0; q < 4; ++q) t[2 * q] = _mm_unpacklo_epi16(a[2 * q], a[2 * q + 1]), t[2 * q + 1] = _mm_unpackhi_epi16(a[2 * q], a[2 * q + 1]);
+          for (int q = 0; q < 2; ++q) {
+            u[4 * q + 0] = _mm_unpacklo_epi32(t[4 * q], t[4 * q + 2]);
+            u[4 * q + 1] = _mm_unpackhi_epi32(t[4 * q], t[4 * q + 2]);
+            u[4 * q + 2] = _mm_unpacklo_epi32(t[4 * q + 1], t[4 * q + 3]);
+            u[4 * q + 3] = _mm_unpackhi_epi32(t[4 * q + 1], t[4 * q + 3]);
+          }
+          for (int q = 0; q < 4; ++q) {  // row r + i: the 8 columns' values
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (r + 2 * q) * kPanel + j), _mm_unpacklo_epi64(u[q], u[q + 4]));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (r + 2 * q + 1) * kPanel + j), _mm_unpackhi_epi64(u[q], u[q + 4]));
+          }
+        }
+      acc |= static_cast<uint16_t>(_mm_movemask_epi8(bad8) != 0);
+#endif
+      for (Eigen::Index j = 0; j < width; ++j) {
+        const uint16_t* s = col[j] + r0;
+        for (Eigen::Index r = j < j_done ? r_done : 0; r < n; ++r) {
           const uint16_t v = s[r];
           acc |= static_cast<uint16_t>((v & inf_exp) == inf_exp);
           d[r * kPanel + j] = v;
@@ -803,11 +829,13 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
     for (int t = 0; t < nt; ++t) run(std::min(P, t * per), t == nt - 1 ? P : std::min(P, (t + 1) * per));
     return;
   }
-  // A few rows against blocks: groups of panels (run_few_row_block_unit), else panel by panel.
-  const bool few_blocks = B.blocks() && M < kMR;
+  // A few rows against blocks: each panel widened into the multiply-adds (few_rows_fused)
+  // where the build has it, else groups of panels (run_few_row_block_unit); else panel by panel.
+  const bool fused = kFusedPanels && B.blocks() && few_rows_fused_available(M), few_blocks = !fused && B.blocks() && M < kMR;
   const int units = few_blocks ? few_row_units(N) : P;
   auto run = [&](int u) {
-    if (few_blocks) run_few_row_block_unit(u, M, A, lda, B, C, ldc, accumulate);
+    if (fused) run_fused_block_panel(u, M, A, lda, B, C, ldc, accumulate);
+    else if (few_blocks) run_few_row_block_unit(u, M, A, lda, B, C, ldc, accumulate);
     else run_packed_panel(u, M, A, lda, B, C, ldc, accumulate);
   };
   nt = std::min(nt, units);
@@ -829,8 +857,17 @@ void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8
   }
   // Always through panels (the direct few-row path's result is the panels' bit for bit); a
   // few rows through groups of panels, as packed_gemm's.
-  const int P = (N + kNR - 1) / kNR, groups = M < kMR ? few_row_groups(N) : 0, units = groups + P - groups * kGroup;
+  const int P = (N + kNR - 1) / kNR;
+  const bool fused = kFusedPanels && few_rows_fused_available(M);
+  const int groups = !fused && M < kMR ? few_row_groups(N) : 0, units = groups + P - groups * kGroup;
   auto run = [&](int u) {
+    if (fused) {
+      const int n0 = u * kNR, width = std::min(kNR, N - n0);
+      const uint8_t* src[kNR];
+      WeightDtype dts[kNR];
+      for (int j = 0; j < width; ++j) src[j] = Bt + static_cast<size_t>(n0 + j) * row_bytes, dts[j] = dtype;
+      return few_rows_fused(M, width, src, dts, K, A, lda, C + n0, ldc, false);
+    }
     if (u >= groups) return run_transposed_block_panel(groups * kGroup + (u - groups), M, A, lda, N, K, Bt, dtype, row_bytes, C, ldc);
     few_rows_group(u * kGroup * kNR, M, K, A, lda, C, ldc, false, [&](int g, int k0, int kc, float* wide) {
       const uint8_t* src[kNR];
