@@ -234,7 +234,7 @@ void App::sync_corpus() {
     } else {
       const std::string name = std::filesystem::path(c.search_request).filename().string();
       CorpusJob job{r->fwd->weights, r->request.cfg, c.search_request, c.source == 0 ? "the shipped corpus (" + name + ")" : name,
-                    persist || std::getenv("XDG_CACHE_HOME") ? corpus_cache_dir() : std::string()};
+                    persist || std::getenv("XDG_CACHE_HOME") ? corpus_cache_dir() : std::string(), c.stat};
       c.running = c.search_request;
       c.error.clear();
       c.note.clear();

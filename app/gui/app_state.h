@@ -99,6 +99,7 @@ struct CorpusState {
   int source = 0;               // 0: the shipped corpus (shipped_corpus_path), 1: `file`
   std::string file;             // chosen with "Choose a file..." (File dialog); read only when searched
   int top = 10;                 // examples listed, 1..kCorpusIndexTop
+  CorpusStat stat = CorpusStat::Weight;  // what the examples are ranked by (set_corpus_stat); each its own index
   std::string search_request;   // the file to search now (Search, --then corpus_search=): taken by the app
   bool cancel_request = false;  // Cancel: taken by the app
   std::string running;          // the file on the worker ("" = none)

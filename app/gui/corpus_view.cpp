@@ -18,6 +18,12 @@ std::string shipped_corpus_path() { return asset_path("corpus/grammar-v1.txt"); 
 
 std::string corpus_source_path(const AppState& s) { return s.corpus.source == 0 ? shipped_corpus_path() : s.corpus.file; }
 
+void set_corpus_stat(AppState& s, CorpusStat stat) {
+  CorpusState& c = s.corpus;
+  c.stat = stat;
+  if (c.shown && c.shown->job.stat != stat && c.running.empty() && c.search_request.empty()) c.search_request = c.shown->job.path;
+}
+
 void adopt_corpus_outcome(AppState& s, CorpusOutcome o) {
   CorpusState& c = s.corpus;
   c.running.clear();
@@ -110,8 +116,9 @@ Result<Figure> corpus_figure(AppState& s, int hit) {
                 d.of->job.label.c_str());
   fig.title = title;
   char sub[256];
-  std::snprintf(sub, sizeof sub, "query %d \"%s\" -> key %d \"%s\": weight %.4f, the head's largest past the first token over %d lines; %s", h.query,
-                tok[static_cast<size_t>(h.query)].c_str(), h.key, tok[static_cast<size_t>(h.key)].c_str(), h.weight, d.search->lines,
+  std::snprintf(sub, sizeof sub, "query %d \"%s\" -> key %d \"%s\": %s %.4g (weight %.4f), the head's largest past the first token over %d lines; %s",
+                h.query, tok[static_cast<size_t>(h.query)].c_str(), h.key, tok[static_cast<size_t>(h.key)].c_str(), corpus_stat_label(d.search->stat), h.score,
+                h.weight, d.search->lines,
                 describe_source(*d.of->job.weights, d.of->job.cfg).c_str());
   fig.subtitle = sub;
   fig.tokens = tok;

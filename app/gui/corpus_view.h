@@ -19,6 +19,11 @@ std::string shipped_corpus_path();
 // The file the view's source names: the shipped corpus, or the file chosen ("" when none is).
 std::string corpus_source_path(const AppState& s);
 
+// The statistic the examples are ranked by (the view's radio buttons, corpus_stat=): with a
+// search shown under another statistic and none running, the same file is searched again
+// (each statistic has its own index on disk, so going back reads it).
+void set_corpus_stat(AppState& s, CorpusStat stat);
+
 // The worker's answer: shown when the search succeeded; else its error (in the view and on
 // the terminal) or "Cancelled", the outcome shown before staying.
 void adopt_corpus_outcome(AppState& s, CorpusOutcome o);

@@ -133,6 +133,7 @@ struct CorpusJob {
   std::string path;       // the file, read on the worker (only now: the person chose it)
   std::string label;      // what the view calls it ("the shipped corpus (grammar-v1.txt)")
   std::string cache_dir;  // where its index is kept (corpus_cache.h); "" keeps none
+  CorpusStat stat = CorpusStat::Weight;  // what the hits are ranked by
 };
 // The worker's answer. Immutable once published.
 struct CorpusOutcome {

@@ -184,7 +184,8 @@ TEST(Views, CircuitsOnRandomInitSaysWhy) {
 // The corpus search: a file made here is chosen through the Corpus view's file dialog and
 // searched on the worker; the hits the window lists, and its export, equal headmap-cli
 // --corpus's for the same file, head and number; the head chosen in the view is searched
-// again from the index alone; the index is kept in $XDG_CACHE_HOME/headmap. A file that is
+// again from the index alone; ranked by the value-weighted norm (its radio button), as
+// --corpus-stat value_norm; each index is kept in $XDG_CACHE_HOME/headmap. A file that is
 // not UTF-8 is refused with its reason in the window, the results shown staying.
 namespace {
 fs::path corpus_file(const fs::path& dir, int lines) {
@@ -199,9 +200,9 @@ fs::path corpus_file(const fs::path& dir, int lines) {
 }
 std::string choose_corpus(const fs::path& p) { return "click Choose a file...; expect Path; key ctrl+a; type " + p.string() + "; click OK; absent Path; "; }
 std::string export_corpus(const fs::path& p) { return "click Export corpus search...; expect Path; key ctrl+a; type " + p.string() + "; click OK; absent Path; frames 2; "; }
-json cli_corpus(const fs::path& file, const std::string& head, int top, const fs::path& out) {
+json cli_corpus(const fs::path& file, const std::string& head, int top, const fs::path& out, const std::string& stat = "weight") {
   const std::string cmd = std::string(HEADMAP_CLI) + " --text x --corpus '" + file.string() + "' --corpus-head " + head + " --corpus-top " +
-                          std::to_string(top) + " --json '" + out.string() + "' > /dev/null 2>&1";
+                          std::to_string(top) + " --corpus-stat " + stat + " --json '" + out.string() + "' > /dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const json cli = read_json(out);
   return cli.is_object() ? cli["contrib"]["corpus_search"] : json();
@@ -218,6 +219,7 @@ TEST(Views, CorpusSearchThroughItsControlsAndExport) {
                                           export_corpus(dir / "h12.json") + export_corpus(dir / "h12.png") + export_corpus(dir / "h12.svg") +
                                           "report " + (dir / "first.json").string() + "; click corpus head; key ctrl+a; type 0; key enter; frames 3; "
                                           "click corpus examples; key ctrl+a; type 4; key enter; frames 3; " + export_corpus(dir / "h10.json") +
+                                          "click value-weighted norm; wait; frames 3; " + export_corpus(dir / "h10v.json") +
                                           choose_corpus(bad) + "wait; frames 3"},
                              true, {}, {{"XDG_CACHE_HOME", (dir / "cache").string()}});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -242,10 +244,17 @@ TEST(Views, CorpusSearchThroughItsControlsAndExport) {
   const json doc10 = read_json(dir / "h10.json");
   ASSERT_TRUE(doc10.is_object());
   EXPECT_EQ(doc10["corpus_search"], cli_corpus(good, "1.0", 4, dir / "cli10.json"));
-  // The index was kept on disk, in the cache the environment names.
+  // Ranked by the value-weighted norm (its radio button): searched again, as the CLI's
+  // --corpus-stat value_norm, and other hits than the weights' (a test that can tell).
+  const json doc10v = read_json(dir / "h10v.json");
+  ASSERT_TRUE(doc10v.is_object());
+  EXPECT_EQ(doc10v["corpus_search"]["stat"], "value_norm");
+  EXPECT_EQ(doc10v["corpus_search"], cli_corpus(good, "1.0", 4, dir / "cli10v.json", "value_norm"));
+  EXPECT_NE(doc10v["corpus_search"]["hits"], doc10["corpus_search"]["hits"]);
+  // The indexes were kept on disk, in the cache the environment names: one per statistic.
   int kept = 0;
   for (const auto& e : fs::directory_iterator(dir / "cache" / "headmap")) kept += e.path().extension() == ".index";
-  EXPECT_EQ(kept, 1);
+  EXPECT_EQ(kept, 2);
   // The figures.
   std::ifstream png(dir / "h12.png", std::ios::binary);
   std::string magic(8, '\0');
@@ -257,9 +266,11 @@ TEST(Views, CorpusSearchThroughItsControlsAndExport) {
   // The Latin-1 file: refused with where its first bad byte is, in the window; head 1.0's four examples stay.
   EXPECT_TRUE(has_message(r.report, "is not UTF-8 text")) << r.report["messages"].dump();
   EXPECT_TRUE(has_message(r.report, "the first at byte 3")) << r.report["messages"].dump();
-  std::vector<float> w10;
-  for (const json& h : doc10["corpus_search"]["hits"]) w10.push_back(h["weight"].get<float>());
+  std::vector<float> w10, s10;
+  for (const json& h : doc10v["corpus_search"]["hits"]) w10.push_back(h["weight"].get<float>()), s10.push_back(h["score"].get<float>());
   EXPECT_EQ(r.report["contrib"]["corpus_weights"].get<std::vector<float>>(), w10);
+  EXPECT_EQ(r.report["contrib"]["corpus_scores"].get<std::vector<float>>(), s10);
+  EXPECT_EQ(r.report["contrib"]["corpus_stat"], "value_norm");
 }
 
 // Cancel: a long search stopped by its button ends "Cancelled", and the results of the search

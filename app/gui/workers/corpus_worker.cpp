@@ -85,19 +85,19 @@ void CorpusWorker::work(Job& j) {
       total_ = static_cast<int>(lines->size());
       o.lines = std::make_shared<const std::vector<std::string>>(std::move(lines).value());
       const std::string& dir = j.job.cache_dir;
-      const uint64_t key = dir.empty() ? 0 : corpus_index_key(w, cfg, *bytes);
+      const uint64_t key = dir.empty() ? 0 : corpus_index_key(w, cfg, *bytes, j.job.stat);
       if (!dir.empty()) {
         Result<CorpusIndex> cached = read_corpus_cache(dir, key, static_cast<int>(o.lines->size()), cfg.num_layers, weight_heads(mha_options(cfg)));
-        if (cached && index_fits_lines(*cached, *o.lines, w, cfg)) {
+        if (cached && cached->stat == j.job.stat && index_fits_lines(*cached, *o.lines, w, cfg)) {
           o.index = std::make_shared<const CorpusIndex>(std::move(cached).value());
           o.cache_note = "its index read from " + corpus_cache_path(dir, key);
           done_ = total_.load();
         } else if (cached || cached.error().kind != ErrorKind::Io) {
-          o.cache_note = "a cached index that did not fit was ignored (" + (cached ? std::string("it names tokens the file lacks") : cached.error().message) + ")";
+          o.cache_note = "a cached index that did not fit was ignored (" + (cached ? std::string("another statistic's, or it names tokens the file lacks") : cached.error().message) + ")";
         }
       }
       if (!o.index) {
-        Result<CorpusIndex> ix = corpus_index(w, cfg, *o.lines, kCorpusIndexTop, 32, cancelled, [this](int done, int) {
+        Result<CorpusIndex> ix = corpus_index(w, cfg, *o.lines, kCorpusIndexTop, j.job.stat, 32, cancelled, [this](int done, int) {
           done_ = done;
           wake_();
         });
