@@ -246,6 +246,11 @@ void App::sync_corpus() {
   c.cancel_request = false;
   c.progress = corpus_.progress();
   if (std::optional<CorpusOutcome> o = corpus_.take()) adopt_corpus_outcome(state, std::move(*o));
+  if (c.maps_request) {  // the shown hits' maps (corpus_derived asked): on the worker
+    corpus_.start_maps(std::move(*c.maps_request));
+    c.maps_request.reset();
+  }
+  if (std::optional<CorpusMaps> m = corpus_.take_maps()) adopt_corpus_maps(state, std::move(*m));
 }
 
 }  // namespace headmap

@@ -259,7 +259,7 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          set_corpus_stat(s, *st);
          return Status();
        }},
-      {"export_corpus", "PATH", "the Corpus view's Export: JSON (as headmap-cli --corpus), or the first example's map as PNG or SVG for a .png or .svg name",
+      {"export_corpus", "PATH", "the Corpus view's Export: JSON (as headmap-cli --corpus), or the whole view (the offset profile and every example's map with its line) as PNG or SVG for a .png or .svg name",
        [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportCorpus, v); }},
       {"corrupted", "TEXT", "the Patching view's corrupted sentence box",
        [](AppState& s, const std::string& v) -> Status {

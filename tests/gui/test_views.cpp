@@ -5,6 +5,7 @@
 // Run by ctest on a virtual display (gui_views, tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -219,7 +220,7 @@ TEST(Views, CorpusSearchThroughItsControlsAndExport) {
                                           export_corpus(dir / "h12.json") + export_corpus(dir / "h12.png") + export_corpus(dir / "h12.svg") +
                                           "report " + (dir / "first.json").string() + "; click corpus head; key ctrl+a; type 0; key enter; frames 3; "
                                           "click corpus examples; key ctrl+a; type 4; key enter; frames 3; " + export_corpus(dir / "h10.json") +
-                                          "click value-weighted norm; wait; frames 3; " + export_corpus(dir / "h10v.json") +
+                                          "click value-weighted norm; wait; frames 3; " + export_corpus(dir / "h10v.json") + export_corpus(dir / "h10v.png") +
                                           choose_corpus(bad) + "wait; frames 3"},
                              true, {}, {{"XDG_CACHE_HOME", (dir / "cache").string()}});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -255,14 +256,42 @@ TEST(Views, CorpusSearchThroughItsControlsAndExport) {
   int kept = 0;
   for (const auto& e : fs::directory_iterator(dir / "cache" / "headmap")) kept += e.path().extension() == ".index";
   EXPECT_EQ(kept, 2);
-  // The figures.
-  std::ifstream png(dir / "h12.png", std::ios::binary);
-  std::string magic(8, '\0');
-  png.read(magic.data(), 8);
-  EXPECT_EQ(magic, "\x89PNG\r\n\x1a\n");
+  // The whole view as a page: every example's map (its own nested figure, over its own line's
+  // tokens) and its line, under the offset profile's bars; the PNG the same page in pixels,
+  // taller by the examples it holds (ten against four).
+  auto png_size = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::string head(24, '\0');
+    in.read(head.data(), 24);
+    EXPECT_EQ(head.substr(0, 8), "\x89PNG\r\n\x1a\n") << p;
+    auto be32 = [&](size_t at) { return (uint32_t(uint8_t(head[at])) << 24) | (uint32_t(uint8_t(head[at + 1])) << 16) | (uint32_t(uint8_t(head[at + 2])) << 8) | uint8_t(head[at + 3]); };
+    return std::array<uint32_t, 2>{be32(16), be32(20)};
+  };
+  const std::array<uint32_t, 2> png10 = png_size(dir / "h12.png"), png4 = png_size(dir / "h10v.png");
+  EXPECT_GE(png10[0], 720u);
+  EXPECT_GT(png10[1], png4[1] + 6 * 60) << png10[1] << " vs " << png4[1];  // six more examples, each a map of at least 60 pixels
   std::ifstream svg_in(dir / "h12.svg");
   const std::string svg((std::istreambuf_iterator<char>(svg_in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(svg.find("Head 1.2, example 1 of 10"), std::string::npos);
+  std::string svg_text;  // the text the page shows: tags out, wrapped lines joined
+  for (size_t i = 0; i < svg.size(); ++i) {
+    if (svg[i] == '<') {
+      i = svg.find('>', i);
+      if (i == std::string::npos) break;
+      if (!svg_text.empty() && svg_text.back() != ' ') svg_text += ' ';
+      continue;
+    }
+    if (svg[i] == '\n') {
+      if (!svg_text.empty() && svg_text.back() != ' ') svg_text += ' ';
+    } else {
+      svg_text += svg[i];
+    }
+  }
+  for (int i = 1; i <= 10; ++i) EXPECT_NE(svg.find("Head 1.2, example " + std::to_string(i) + " of 10"), std::string::npos) << i;
+  size_t parts = 0;
+  for (size_t at = svg.find("<svg class=\"part\""); at != std::string::npos; at = svg.find("<svg class=\"part\"", at + 1)) ++parts;
+  EXPECT_EQ(parts, 10u);
+  for (const std::string& line : lines) EXPECT_NE(svg_text.find(line), std::string::npos) << line;
+  EXPECT_NE(svg.find("<g class=\"bars\">"), std::string::npos);
   // The Latin-1 file: refused with where its first bad byte is, in the window; head 1.0's four examples stay.
   EXPECT_TRUE(has_message(r.report, "is not UTF-8 text")) << r.report["messages"].dump();
   EXPECT_TRUE(has_message(r.report, "the first at byte 3")) << r.report["messages"].dump();

@@ -208,7 +208,14 @@ void draw_corpus(AppState& s) {
   hook::set_text("contrib/corpus_stat", corpus_stat_name(cs.stat));
   const float fh = ImGui::GetFontSize(), side = fh * 6;
   ImGui::BeginChild("corpus hits", ImVec2(0, std::max(ImGui::GetContentRegionAvail().y, fh * 12)), false);  // on a short screen the tab scrolls to it
-  for (int i = 0; i < static_cast<int>(cs.hits.size()) && i < static_cast<int>(d.maps.size()); ++i) {
+  if (!d.maps_ready) {  // the hits' maps are on the corpus worker: the lines meanwhile
+    ImGui::TextDisabled("computing the examples' maps...");
+    for (int i = 0; i < static_cast<int>(cs.hits.size()); ++i) {
+      const CorpusHit& h = cs.hits[static_cast<size_t>(i)];
+      ImGui::Text("%d.  %.4g  line %d:  %s", i + 1, h.score, h.line + 1, (*o.lines)[static_cast<size_t>(h.line)].c_str());
+    }
+  }
+  for (int i = 0; d.maps_ready && i < static_cast<int>(cs.hits.size()) && i < static_cast<int>(d.maps.size()); ++i) {
     const CorpusHit& h = cs.hits[static_cast<size_t>(i)];
     const std::vector<std::string>& tok = d.tokens[static_cast<size_t>(i)];
     const int len = static_cast<int>(tok.size());

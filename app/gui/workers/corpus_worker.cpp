@@ -8,6 +8,7 @@
 #include <map>
 #include <new>
 
+#include "app/gui/corpus_view.h"
 #include "core/io/corpus_cache.h"
 #include "core/io/file_io.h"
 #include "core/model/attention.h"
@@ -33,7 +34,33 @@ bool index_fits_lines(const CorpusIndex& ix, const std::vector<std::string>& lin
 }
 }  // namespace
 
-CorpusWorker::CorpusWorker(std::function<void()> wake) : wake_(std::move(wake)), thread_(5, [this](Job& j) { work(j); }) {}
+CorpusWorker::CorpusWorker(std::function<void()> wake)
+    : wake_(std::move(wake)), thread_(5, [this](Job& j) { work(j); }), maps_thread_(5, [this](MapsJob& j) {
+        const uint64_t seq = j.seq;
+        // A newer maps job, or the destructor, stops this one inside the forward.
+        CorpusMaps m = corpus_hit_maps(j.job, [this, seq] { return seq != maps_newest_.load() || cancel_upto_.load() == std::numeric_limits<uint64_t>::max(); });
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (seq == maps_newest_.load()) maps_done_ = std::move(m);
+        }
+        wake_();
+      }) {}
+
+void CorpusWorker::start_maps(CorpusMapsJob job) {
+  const uint64_t seq = ++maps_newest_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    maps_done_.reset();
+  }
+  maps_thread_.post(MapsJob{std::move(job), seq});
+}
+
+std::optional<CorpusMaps> CorpusWorker::take_maps() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<CorpusMaps> m = std::move(maps_done_);
+  maps_done_.reset();
+  return m;
+}
 
 CorpusWorker::~CorpusWorker() { cancel_upto_ = std::numeric_limits<uint64_t>::max(); }  // thread_, destroyed first, then waits for the job to stop
 
@@ -62,7 +89,7 @@ std::optional<CorpusOutcome> CorpusWorker::take() {
   return o;
 }
 
-bool CorpusWorker::busy() const { return thread_.busy(); }
+bool CorpusWorker::busy() const { return thread_.busy() || maps_thread_.busy(); }
 
 void CorpusWorker::work(Job& j) {
   {
