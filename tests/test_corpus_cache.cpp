@@ -36,28 +36,31 @@ struct Indexed {
   int Hw = 0;
 };
 
-Indexed indexed() {
+Indexed indexed(CorpusStat stat = CorpusStat::Weight) {
   Indexed t;
   t.cfg.d_model = 32;
   t.cfg.num_heads = 4;
   t.cfg.num_layers = 2;
   t.w = random_weights(t.cfg.d_model, t.cfg.num_layers, t.cfg.seed);
   for (const std::string& l : t.lines) t.bytes += l + "\n";
-  Result<CorpusIndex> ix = corpus_index(t.w, t.cfg, t.lines, 5, 3);  // 3 lines a pass: the offsets widen across chunks
+  Result<CorpusIndex> ix = corpus_index(t.w, t.cfg, t.lines, 5, stat, 3);  // 3 lines a pass: the offsets widen across chunks
   EXPECT_TRUE(ix) << (ix ? "" : ix.error().message);
   t.ix = std::move(ix).value();
-  t.key = corpus_index_key(t.w, t.cfg, t.bytes);
+  t.key = corpus_index_key(t.w, t.cfg, t.bytes, stat);
   t.Hw = weight_heads(mha_options(t.cfg));
   return t;
 }
 
 TEST(CorpusIndex, EveryHeadReadFromOnePassEqualsItsOwnSearch) {
-  const Indexed t = indexed();
+  for (CorpusStat stat : {CorpusStat::Weight, CorpusStat::ValueNorm}) {
+  SCOPED_TRACE(corpus_stat_name(stat));
+  const Indexed t = indexed(stat);
   ASSERT_EQ(t.ix.L, 2);
   ASSERT_EQ(t.ix.Hw, 4);
+  ASSERT_EQ(t.ix.stat, stat);
   for (int l = 0; l < 2; ++l)
     for (int h = 0; h < 4; ++h) {
-      Result<CorpusSearch> one = corpus_search(t.w, t.cfg, t.lines, l, h, 5);  // its own pass, every line at once
+      Result<CorpusSearch> one = corpus_search(t.w, t.cfg, t.lines, l, h, 5, stat);  // its own pass, every line at once
       Result<CorpusSearch> from = corpus_search_in(t.ix, t.w, t.cfg, t.lines, l, h, 5);
       ASSERT_TRUE(one && from);
       ASSERT_EQ(one->hits.size(), 5u);
@@ -67,6 +70,8 @@ TEST(CorpusIndex, EveryHeadReadFromOnePassEqualsItsOwnSearch) {
         EXPECT_EQ(from->hits[i].query, one->hits[i].query);
         EXPECT_EQ(from->hits[i].key, one->hits[i].key);
         EXPECT_EQ(from->hits[i].weight, one->hits[i].weight);
+        EXPECT_NEAR(from->hits[i].score, one->hits[i].score, 1e-5f * one->hits[i].score);  // the norms' products round by the chunk's rows
+        if (stat == CorpusStat::Weight) EXPECT_EQ(one->hits[i].score, one->hits[i].weight);
         EXPECT_EQ(from->hits[i].token_ids, one->hits[i].token_ids);
       }
       ASSERT_EQ(from->by_offset.size(), one->by_offset.size());
@@ -82,14 +87,36 @@ TEST(CorpusIndex, EveryHeadReadFromOnePassEqualsItsOwnSearch) {
       }
       EXPECT_NEAR(sum_rows, one->rows, 1e-3);
     }
+  }
+}
+
+// The value-weighted statistic ranks other cells than the weights (the norms are not all
+// equal), and a model under a pitfall that has no per-head values is refused, not searched.
+TEST(CorpusIndex, TheValueWeightedNormRanksOtherCellsAndNeedsPerHeadValues) {
+  const Indexed a = indexed(CorpusStat::Weight), v = indexed(CorpusStat::ValueNorm);
+  int differ = 0;
+  for (size_t hh = 0; hh < a.ix.hits.size(); ++hh)
+    for (size_t i = 0; i < a.ix.hits[hh].size(); ++i)
+      differ += a.ix.hits[hh][i].line != v.ix.hits[hh][i].line || a.ix.hits[hh][i].query != v.ix.hits[hh][i].query ||
+                a.ix.hits[hh][i].key != v.ix.hits[hh][i].key;
+  EXPECT_GT(differ, 0);
+  ModelConfig averaged = a.cfg;
+  averaged.pitfalls.head_averaged = true;
+  Result<CorpusIndex> r = corpus_index(a.w, averaged, a.lines, 5, CorpusStat::ValueNorm);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
+  EXPECT_TRUE(corpus_index(a.w, averaged, a.lines, 5, CorpusStat::Weight));
 }
 
 TEST(CorpusCache, WhatIsWrittenComesBackEqual) {
-  const Indexed t = indexed();
+  for (CorpusStat stat : {CorpusStat::Weight, CorpusStat::ValueNorm}) {
+  SCOPED_TRACE(corpus_stat_name(stat));
+  const Indexed t = indexed(stat);
   const std::string bytes = corpus_index_bytes(t.ix, t.key);
   Result<CorpusIndex> back = parse_corpus_index(bytes, t.key, static_cast<int>(t.lines.size()), 2, t.Hw);
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(corpus_index_bytes(*back, t.key), bytes);
+  EXPECT_EQ(back->stat, stat);
   // On disk, atomically, in a directory made for it.
   const std::string dir = (std::filesystem::temp_directory_path() / ("headmap-corpus-cache-" + std::to_string(::getpid())) / "sub").string();
   ASSERT_TRUE(write_corpus_cache(dir, t.key, t.ix));
@@ -101,11 +128,13 @@ TEST(CorpusCache, WhatIsWrittenComesBackEqual) {
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().kind, ErrorKind::Io);
   std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
+  }
 }
 
 TEST(CorpusCache, TheKeyFollowsTheModelTheConfigAndEveryByteOfTheFile) {
   const Indexed t = indexed();
   EXPECT_EQ(corpus_index_key(t.w, t.cfg, t.bytes), t.key);  // the same inputs, the same key
+  EXPECT_NE(corpus_index_key(t.w, t.cfg, t.bytes, CorpusStat::ValueNorm), t.key);  // each statistic its own index
   EXPECT_NE(corpus_index_key(t.w, t.cfg, t.bytes + "x"), t.key);
   std::string edited = t.bytes;
   edited[3] = 'C';
@@ -157,6 +186,12 @@ TEST(CorpusCache, ACutChangedStaleOrForgedFileIsRefused) {
   EXPECT_TRUE(refused(corpus_index_bytes(forged, t.key), t.key, n, 2, t.Hw));
   forged = t.ix;
   forged.hits[1][0].weight = std::nanf("");
+  EXPECT_TRUE(refused(corpus_index_bytes(forged, t.key), t.key, n, 2, t.Hw));
+  forged = t.ix;
+  forged.hits[1][0].score = forged.hits[1][0].weight * 0.5f;  // under the weight statistic, a score that is not the weight
+  EXPECT_TRUE(refused(corpus_index_bytes(forged, t.key), t.key, n, 2, t.Hw));
+  forged = t.ix;
+  forged.stat = static_cast<CorpusStat>(7);
   EXPECT_TRUE(refused(corpus_index_bytes(forged, t.key), t.key, n, 2, t.Hw));
   forged = t.ix;
   forged.len = 1 << 29;  // sizes the file does not have: refused before anything is allocated

@@ -67,7 +67,10 @@ constexpr const char* kCircuitHelp =
 
 constexpr const char* kCorpusHelp =
     "a UTF-8 text file, one context a line (at most 4 MiB and 100000 lines): runs the model over every line and lists where "
-    "--corpus-head fires: per query row its largest weight on a key past the first token, the --corpus-top largest over the file";
+    "--corpus-head fires: per query row its largest --corpus-stat on a key past the first token, the --corpus-top largest over the file";
+constexpr const char* kCorpusStatHelp =
+    "with --corpus: what the examples are ranked by: weight (the attention weight a[t,s], the default) or value_norm (the "
+    "value-weighted norm a[t,s] ||(x_s W_V + b_V) W_O||, Kobayashi et al. 2020)";
 
 void add_contrib_options(CLI::App& app, ContribOptions& o) {
   app.add_flag("--composition", o.composition, kCompositionHelp);
@@ -75,6 +78,7 @@ void add_contrib_options(CLI::App& app, ContribOptions& o) {
   app.add_option("--corpus", o.corpus, kCorpusHelp);
   app.add_option("--corpus-head", o.corpus_head, "with --corpus: the head searched, as LAYER.HEAD (e.g. 1.1)");
   app.add_option("--corpus-top", o.corpus_top, "with --corpus: how many examples (1 to 1000, default 10)");
+  app.add_option("--corpus-stat", o.corpus_stat, kCorpusStatHelp)->check(CLI::IsMember({"weight", "value_norm"}));
   app.add_flag("--offset-profile", o.offset_profile, kOffsetProfileHelp);
   app.add_flag("--head-overview", o.head_overview, kHeadOverviewHelp);
   app.add_option("--logit-lens", o.logit_lens, kLogitLensHelp)->check(CLI::IsMember({"final", "text"}));
@@ -423,16 +427,18 @@ Status run_contrib(const ContribOptions& o, const ModelWeights& w, const ModelCo
     if (o.corpus_head.empty()) return bad("--corpus needs --corpus-head LAYER.HEAD: the head searched.");
     Result<std::pair<int, int>> lh = parse_head("--corpus-head", o.corpus_head);
     if (!lh) return lh.error();
+    Result<CorpusStat> stat = parse_corpus_stat(o.corpus_stat);
+    if (!stat) return stat.error();
     Result<std::vector<std::string>> lines = read_corpus(o.corpus);
     if (!lines) return lines.error();
-    Result<CorpusSearch> cs = corpus_search(w, cfg, *lines, lh->first, lh->second, o.corpus_top);
+    Result<CorpusSearch> cs = corpus_search(w, cfg, *lines, lh->first, lh->second, o.corpus_top, *stat);
     if (!cs) return cs.error();
     c["corpus_search"] = corpus_search_json(*cs, *lines, w);
     if (print) {
-      std::printf("corpus search: head %d.%d over %d lines (%d query rows): its largest weights past the first token\n", cs->layer, cs->head,
-                  cs->lines, cs->rows);
+      std::printf("corpus search: head %d.%d over %d lines (%d query rows): its largest %ss past the first token\n", cs->layer, cs->head,
+                  cs->lines, cs->rows, corpus_stat_label(cs->stat));
       for (const CorpusHit& h : cs->hits)
-        std::printf("  %.4f line %d: %s -> %s\n", h.weight, h.line + 1, token_text(w, h.token_ids[static_cast<size_t>(h.query)]).c_str(),
+        std::printf("  %.4f line %d: %s -> %s\n", h.score, h.line + 1, token_text(w, h.token_ids[static_cast<size_t>(h.query)]).c_str(),
                     token_text(w, h.token_ids[static_cast<size_t>(h.key)]).c_str());
     }
   }

@@ -22,6 +22,7 @@ struct ContribOptions {
   std::string corpus;      // a UTF-8 text file, one context a line: where --corpus-head fires
   std::string corpus_head; // "L.H"
   int corpus_top = 10;
+  std::string corpus_stat = "weight";  // what the examples are ranked by (corpus_search.h's CorpusStat names)
 };
 
 void add_contrib_options(CLI::App& app, ContribOptions& o);

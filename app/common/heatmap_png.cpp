@@ -148,6 +148,10 @@ Status write_figure_png(const std::string& path, const Figure& f) {
   if (rgb_bytes >= (uint64_t(1) << 31) - 1)
     return Error{ErrorKind::InvalidArgument, what + " is beyond what a PNG encoder holds (2 GiB of pixels): use a shorter sentence or the SVG."};
   if (Status s = check_memory(3 * rgb_bytes, what, "use a shorter sentence"); !s) return s;
+  return figure_canvas(f, L, font).save_png(path);
+}
+
+Canvas figure_canvas(const Figure& f, const FigureLayout& L, const Font& font) {
   Canvas c(L.width, L.height, kFigureBg);
   const int len = f.len();
   for (size_t i = 0; i < f.maps.size(); ++i) {
@@ -165,7 +169,7 @@ Status write_figure_png(const std::string& path, const Figure& f) {
     const int y = static_cast<int>(std::lround(t.vertical ? t.y + shift : t.y));  // vertical text reads upwards from its start
     font.draw(c, x, y, t.text, t.px, figure_text_rgb(t.role), t.vertical);
   }
-  return c.save_png(path);
+  return c;
 }
 
 }  // namespace headmap

@@ -39,5 +39,7 @@ Status write_heads_png(const std::string& path, const ForwardOutput& out, const 
 // A figure (heatmap_figure.h: one head large, or a layer's heads) as a PNG: the same layout
 // as write_figure_svg, in pixels.
 Status write_figure_png(const std::string& path, const Figure& f);
+// The figure laid out by layout_figure, drawn on a canvas of its size (the caller checked the size).
+Canvas figure_canvas(const Figure& f, const FigureLayout& layout, const Font& font);
 
 }  // namespace headmap

@@ -56,7 +56,7 @@ const char* role_class(FigureText::Role r) {
 }
 }  // namespace
 
-std::string figure_svg(const Figure& f, const FigureLayout& L) {
+std::string figure_svg(const Figure& f, const FigureLayout& L, const std::string& gradient_id) {
   const int len = f.len();
   std::string o;
   o += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -91,11 +91,11 @@ std::string figure_svg(const Figure& f, const FigureLayout& L) {
     o += "</g>\n</g>\n";
   }
   // The colour bar: the colormap as a gradient (33 stops), low values on the left.
-  o += "<g class=\"colour-bar\">\n<defs><linearGradient id=\"colour-scale\" x1=\"0\" y1=\"0\" x2=\"1\" y2=\"0\">\n";
+  o += "<g class=\"colour-bar\">\n<defs><linearGradient id=\"" + gradient_id + "\" x1=\"0\" y1=\"0\" x2=\"1\" y2=\"0\">\n";
   for (int i = 0; i <= 32; ++i)
     o += "<stop offset=\"" + num(i / 32.0f) + "\" stop-color=\"" + hex(to_rgb8(colormap_rgb(f.colormap, i / 32.0f))) + "\"/>\n";
   o += "</linearGradient></defs>\n<rect x=\"" + std::to_string(L.bar_x) + "\" y=\"" + std::to_string(L.bar_y) + "\" width=\"" +
-       std::to_string(L.bar_w) + "\" height=\"" + std::to_string(L.bar_h) + "\" fill=\"url(#colour-scale)\"/>\n</g>\n";
+       std::to_string(L.bar_w) + "\" height=\"" + std::to_string(L.bar_h) + "\" fill=\"url(#" + gradient_id + ")\"/>\n</g>\n";
   for (const FigureText& t : L.texts) {
     const char* anchor = t.anchor == FigureText::Start ? "start" : t.anchor == FigureText::Middle ? "middle" : "end";
     o += "<text class=\"";

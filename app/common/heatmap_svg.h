@@ -15,7 +15,8 @@
 namespace headmap {
 
 // The SVG document of a figure laid out by layout_figure.
-std::string figure_svg(const Figure& f, const FigureLayout& layout);
+// gradient_id: the colour bar's gradient's id, unique in a document holding several figures.
+std::string figure_svg(const Figure& f, const FigureLayout& layout, const std::string& gradient_id = "colour-scale");
 // Lays the figure out and writes its SVG atomically (the size checked against the memory budget first).
 Status write_figure_svg(const std::string& path, const Figure& f);
 // Text for XML character data and attributes: & < > " ' escaped, invalid UTF-8 and the

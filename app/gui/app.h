@@ -67,7 +67,7 @@ class App {
   std::chrono::steady_clock::time_point last_swap;
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
-  bool busy() const { return worker_.busy() || loader_.busy() || compare_loader_.busy() || corpus_.busy() || !state.corpus.running.empty() || lesson_export_.active() || !heads_anim_.empty(); }
+  bool busy() const { return worker_.busy() || loader_.busy() || compare_loader_.busy() || corpus_.busy() || !state.corpus.running.empty() || state.corpus.maps_request.has_value() || (state.corpus.derived.search && !state.corpus.derived.maps_ready) || lesson_export_.active() || !heads_anim_.empty(); }
   // A model is being read: a read cannot be interrupted, so an app that gives up (--deadline)
   // leaves without waiting for it (main.cpp).
   bool loading() const { return loader_.busy() || compare_loader_.busy(); }

@@ -234,7 +234,7 @@ void App::sync_corpus() {
     } else {
       const std::string name = std::filesystem::path(c.search_request).filename().string();
       CorpusJob job{r->fwd->weights, r->request.cfg, c.search_request, c.source == 0 ? "the shipped corpus (" + name + ")" : name,
-                    persist || std::getenv("XDG_CACHE_HOME") ? corpus_cache_dir() : std::string()};
+                    persist || std::getenv("XDG_CACHE_HOME") ? corpus_cache_dir() : std::string(), c.stat};
       c.running = c.search_request;
       c.error.clear();
       c.note.clear();
@@ -246,6 +246,11 @@ void App::sync_corpus() {
   c.cancel_request = false;
   c.progress = corpus_.progress();
   if (std::optional<CorpusOutcome> o = corpus_.take()) adopt_corpus_outcome(state, std::move(*o));
+  if (c.maps_request) {  // the shown hits' maps (corpus_derived asked): on the worker
+    corpus_.start_maps(std::move(*c.maps_request));
+    c.maps_request.reset();
+  }
+  if (std::optional<CorpusMaps> m = corpus_.take_maps()) adopt_corpus_maps(state, std::move(*m));
 }
 
 }  // namespace headmap

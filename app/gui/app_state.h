@@ -99,6 +99,7 @@ struct CorpusState {
   int source = 0;               // 0: the shipped corpus (shipped_corpus_path), 1: `file`
   std::string file;             // chosen with "Choose a file..." (File dialog); read only when searched
   int top = 10;                 // examples listed, 1..kCorpusIndexTop
+  CorpusStat stat = CorpusStat::Weight;  // what the examples are ranked by (set_corpus_stat); each its own index
   std::string search_request;   // the file to search now (Search, --then corpus_search=): taken by the app
   bool cancel_request = false;  // Cancel: taken by the app
   std::string running;          // the file on the worker ("" = none)
@@ -107,15 +108,18 @@ struct CorpusState {
   std::string error;            // why the last search failed (in red; `shown` is the one before)
   std::string note;             // the last search's end: its time, the cache, or "Cancelled"
   // Derived from `shown` for the selected head and `top` (corpus_view.h), recomputed when
-  // one of them changes: the hits, and the head's map on each hit's line.
+  // one of them changes: the hits at once, and the head's map on each hit's line from the
+  // corpus worker (maps_request, taken by the app; adopt_corpus_maps) a moment later.
   struct Derived {
     std::shared_ptr<const CorpusOutcome> of;  // held, so a new outcome is never taken for this one
     int layer = -1, head = -1, top = -1;
     std::optional<CorpusSearch> search;
     std::string error;
+    bool maps_ready = false;                           // maps and tokens are this search's (else being computed)
     std::vector<std::vector<float>> maps;              // (hits) each (len, len): the head on the hit's line
     std::vector<std::vector<std::string>> tokens;      // (hits) each (len) as the chips spell them
   } derived;
+  std::optional<CorpusMapsJob> maps_request;  // the derived hits' maps to compute: taken by the app
 };
 
 // The Compare tab's B side (issue 28): the correct model beside a pitfall (as before), or

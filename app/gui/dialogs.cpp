@@ -45,7 +45,7 @@ const char* dialog_title(Dialog d) {
     case Dialog::ExportOffsets: return "Export offset profile as JSON";
     case Dialog::ExportCircuits: return "Export circuits as JSON (PNG or SVG for a .png / .svg name)";
     case Dialog::OpenCorpus: return "Search a corpus file (UTF-8 text, one context a line)";
-    case Dialog::ExportCorpus: return "Export corpus search as JSON (the first example's map as PNG or SVG for a .png / .svg name)";
+    case Dialog::ExportCorpus: return "Export corpus search as JSON (the whole view, every example's map, as PNG or SVG for a .png / .svg name)";
   }
   return "";
 }
@@ -391,7 +391,7 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
       }
       break;
     case Dialog::ExportCorpus:
-      st = export_view(path, [&] { return corpus_figure(state); }, [&] { return corpus_document(state); });
+      st = export_corpus(state, path);
       if (st) state.status_lines.push_back("Wrote " + path);
       break;
     case Dialog::ExportRollout: {

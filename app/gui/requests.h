@@ -133,6 +133,7 @@ struct CorpusJob {
   std::string path;       // the file, read on the worker (only now: the person chose it)
   std::string label;      // what the view calls it ("the shipped corpus (grammar-v1.txt)")
   std::string cache_dir;  // where its index is kept (corpus_cache.h); "" keeps none
+  CorpusStat stat = CorpusStat::Weight;  // what the hits are ranked by
 };
 // The worker's answer. Immutable once published.
 struct CorpusOutcome {
@@ -143,6 +144,20 @@ struct CorpusOutcome {
   bool cancelled = false;
   std::string cache_note;  // where the index came from or went: "from the cache", "kept in ...", a bad cache ignored
   double seconds = 0;      // the search's wall time
+};
+// The shown hits' small maps, computed on the corpus worker (one forward pass over the k hit
+// lines: a stall on a large model if it ran on the UI thread). The key says which hits.
+struct CorpusMapsJob {
+  std::shared_ptr<const CorpusOutcome> of;  // the search the hits come from
+  int layer = -1, head = -1, top = -1;
+  std::vector<std::string> lines;           // (k) the hits' lines
+};
+struct CorpusMaps {
+  std::shared_ptr<const CorpusOutcome> of;
+  int layer = -1, head = -1, top = -1;
+  std::vector<std::vector<float>> maps;          // (k) each (len, len): the head on the hit's line
+  std::vector<std::vector<std::string>> tokens;  // (k) each (len) as the chips spell them
+  std::string error;                             // why they could not be computed
 };
 
 // The Compare tab's B side when it is another model (issue 28): its config and weights. The

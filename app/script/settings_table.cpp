@@ -252,7 +252,14 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.corpus.top = *n;
          return Status();
        }, kData},
-      {"export_corpus", "PATH", "the Corpus view's Export: JSON (as headmap-cli --corpus), or the first example's map as PNG or SVG for a .png or .svg name",
+      {"corpus_stat", "weight|value_norm", "what the Corpus view ranks the examples by: the attention weight, or the value-weighted norm (searching again)",
+       [](AppState& s, const std::string& v) -> Status {
+         Result<CorpusStat> st = parse_corpus_stat(v);
+         if (!st) return st.error();
+         set_corpus_stat(s, *st);
+         return Status();
+       }},
+      {"export_corpus", "PATH", "the Corpus view's Export: JSON (as headmap-cli --corpus), or the whole view (the offset profile and every example's map with its line) as PNG or SVG for a .png or .svg name",
        [](AppState& s, const std::string& v) { return request_dialog(s, Dialog::ExportCorpus, v); }},
       {"corrupted", "TEXT", "the Patching view's corrupted sentence box",
        [](AppState& s, const std::string& v) -> Status {

@@ -18,22 +18,6 @@ namespace headmap {
 namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-Status supported(const ModelWeights& w, const ModelConfig& cfg) {
-  if (cfg.pitfalls.head_averaged || cfg.pitfalls.no_transpose)
-    return Error{ErrorKind::InvalidArgument,
-                 "What heads contribute is measured per head: switch off the head-averaged and forgotten-transpose pitfalls."};
-  // Every block whose attention output reaches the stream linearly (a scale frozen at most)
-  // is split; a placement added later is refused until it is written here.
-  switch (w.arch.placement) {
-    case NormPlacement::PreNorm:
-    case NormPlacement::Parallel:
-    case NormPlacement::Sandwich:
-    case NormPlacement::PostOutput:
-    case NormPlacement::PostNorm: return Status();  // each LayerNorm's scale frozen (contrib.h)
-  }
-  return Error{ErrorKind::InvalidArgument, "What heads contribute needs each head's output to reach the residual stream linearly; " +
-                                           w.arch.name + "'s blocks are not split yet."};
-}
 
 // Sentence b of a batch as a batch of its own (T = its length).
 Batch one_sentence(const Batch& batch, int b) {
@@ -143,6 +127,23 @@ Eigen::VectorXd through_norm(const Eigen::VectorXd& r, const RowVec& g, double s
 }
 }  // namespace
 
+Status contrib_supported(const ModelWeights& w, const ModelConfig& cfg) {
+  if (cfg.pitfalls.head_averaged || cfg.pitfalls.no_transpose)
+    return Error{ErrorKind::InvalidArgument,
+                 "What heads contribute is measured per head: switch off the head-averaged and forgotten-transpose pitfalls."};
+  // Every block whose attention output reaches the stream linearly (a scale frozen at most)
+  // is split; a placement added later is refused until it is written here.
+  switch (w.arch.placement) {
+    case NormPlacement::PreNorm:
+    case NormPlacement::Parallel:
+    case NormPlacement::Sandwich:
+    case NormPlacement::PostOutput:
+    case NormPlacement::PostNorm: return Status();  // each LayerNorm's scale frozen (contrib.h)
+  }
+  return Error{ErrorKind::InvalidArgument, "What heads contribute needs each head's output to reach the residual stream linearly; " +
+                                           w.arch.name + "'s blocks are not split yet."};
+}
+
 MatR StreamParts::written(int l, int h) const {
   const MatR& out = head(l, h);
   if (attn_scale.empty()) return out;
@@ -158,7 +159,7 @@ RowVec StreamParts::bias_written(int l, int t) const {
 // ---- [parts] ---------------------------------------------------------------------------
 Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch_in, int b,
                                  const std::vector<uint8_t>* ablate, const std::function<bool()>& cancelled) {
-  if (Status s = supported(w, cfg); !s) return s.error();
+  if (Status s = contrib_supported(w, cfg); !s) return s.error();
   if (b < 0 || b >= batch_in.B()) return Error{ErrorKind::InvalidArgument, "There is no sentence " + std::to_string(b + 1) + " in the text."};
   const Batch batch = one_sentence(batch_in, b);
   std::vector<MatR> resid;  // L x (T, D)
@@ -394,12 +395,27 @@ Result<Attribution> direct_attribution(const ModelWeights& w, const ModelConfig&
 }
 
 // ---- [value-weighted] ------------------------------------------------------------------
+namespace {
+// f(x) = (x W_V[h] + b_V[h]) W_O[h] for the rows x (N, D) of a layer's attention input: (N, D).
+MatR head_values_of(const HeadWeights& hw, const MatR& x) {
+  MatR v = x * hw.wv;  // (N, dh)
+  v.rowwise() += hw.bv;
+  return v * hw.wo;  // (N, D)
+}
+}  // namespace
+
 MatR head_values(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& p, int l, int h) {
   const MhaOptions mo = mha_options(cfg, w, l);
-  const HeadWeights hw = head_weights(layer_values(w.layers[l], mo, p.D), mo, h, p.D);
-  MatR v = p.attn_in[l] * hw.wv;  // (T, dh)
-  v.rowwise() += hw.bv;
-  return v * hw.wo;  // (T, D)
+  return head_values_of(head_weights(layer_values(w.layers[l], mo, p.D), mo, h, p.D), p.attn_in[l]);
+}
+
+MatR head_value_norms(const ModelWeights& w, const ModelConfig& cfg, const MatR& attn_in, int l) {
+  const MhaOptions mo = mha_options(cfg, w, l);
+  const int D = static_cast<int>(attn_in.cols()), H = mo.num_heads;
+  const LayerValues grouped = layer_values(w.layers[l], mo, D);
+  MatR norms(H, attn_in.rows());  // (H, N)
+  for (int h = 0; h < H; ++h) norms.row(h) = head_values_of(head_weights(grouped, mo, h, D), attn_in).rowwise().norm().transpose();
+  return norms;
 }
 
 ValueWeighted value_weighted(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& p, int len) {
@@ -411,15 +427,10 @@ ValueWeighted value_weighted(const ModelWeights& w, const ModelConfig& cfg, cons
   vw.maps.assign(static_cast<size_t>(L) * H * T * T, 0.0f);
   vw.value_norm.assign(static_cast<size_t>(L) * H * T, 0.0f);
   for (int l = 0; l < L; ++l) {
-    const MhaOptions mo = mha_options(cfg, w, l);
-    const LayerValues grouped = layer_values(w.layers[l], mo, p.D);
+    const MatR norms = head_value_norms(w, cfg, p.attn_in[l], l);  // (H, T)
     for (int h = 0; h < H; ++h) {
-      const HeadWeights hw = head_weights(grouped, mo, h, p.D);
-      MatR v = p.attn_in[l] * hw.wv;  // (T, dh)
-      v.rowwise() += hw.bv;
-      const MatR f = v * hw.wo;  // (T, D)
       float* norm = vw.value_norm.data() + (static_cast<size_t>(l) * H + h) * T;
-      for (int j = 0; j < T; ++j) norm[j] = j < len ? f.row(j).norm() : 0.0f;
+      for (int j = 0; j < T; ++j) norm[j] = j < len ? norms(h, j) : 0.0f;
       const float* A = p.map(l, h);
       float* m = vw.maps.data() + (static_cast<size_t>(l) * H + h) * T * T;
       for (int i = 0; i < T; ++i)

@@ -108,6 +108,10 @@ struct StreamParts {
   RowVec bias_written(int l, int t) const;
 };
 
+// What heads contribute is defined for cfg and w: not under the head-averaged and
+// forgotten-transpose pitfalls, and only for blocks whose output reaches the stream linearly.
+Status contrib_supported(const ModelWeights& w, const ModelConfig& cfg);
+
 // Runs the model on sentence b of the batch (with `ablate` as in ForwardOptions) and splits
 // the stream. Errors: those of forward(), an unsupported pitfall, b outside the batch.
 Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, int b,
@@ -173,6 +177,10 @@ struct ValueWeighted {
 // f(x_j) of head (l, h) for every j: (T, D). Sum_j alpha_ij f(x_j) is the head's output row i
 // (head_out, before any post-attention norm; W_V of its K/V head, unrotated).
 MatR head_values(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& parts, int l, int h);
+// ||f(x_j)|| of every head h of layer l, for rows x_j (N, D) of that layer's attention input
+// (ForwardOutput::attn_in, any rows): (H, N). The one definition of the value norm, which
+// value_weighted and the corpus search's value-weighted statistic read.
+MatR head_value_norms(const ModelWeights& w, const ModelConfig& cfg, const MatR& attn_in, int l);
 ValueWeighted value_weighted(const ModelWeights& w, const ModelConfig& cfg, const StreamParts& parts, int len);
 // The maps of a whole batch as the app's value-weighted switch shows them: (L, B, H, T, T),
 // each real row the value-weighted share alpha_ij ||f(x_j)|| / sum_k alpha_ik ||f(x_k)||, so

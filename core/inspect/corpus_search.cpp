@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/inspect/contrib.h"
 #include "core/inspect/offset_profile.h"
 #include "core/io/file_io.h"
 #include "core/text/utf8.h"
@@ -47,6 +48,15 @@ Result<std::vector<std::string>> corpus_lines(const std::string& bytes, const st
   return lines;
 }
 
+const char* corpus_stat_name(CorpusStat s) { return s == CorpusStat::ValueNorm ? "value_norm" : "weight"; }
+const char* corpus_stat_label(CorpusStat s) { return s == CorpusStat::ValueNorm ? "value-weighted norm" : "attention weight"; }
+
+Result<CorpusStat> parse_corpus_stat(const std::string& name) {
+  for (int i = 0; i < kCorpusStats; ++i)
+    if (name == corpus_stat_name(static_cast<CorpusStat>(i))) return static_cast<CorpusStat>(i);
+  return Error{ErrorKind::InvalidArgument, "The corpus statistic is weight or value_norm, got \"" + name + "\"."};
+}
+
 namespace {
 Status check_top(int k, int most) {
   if (k < 1 || k > most) return Error{ErrorKind::InvalidArgument, "The number of examples is 1 to " + std::to_string(most) + ", got " + std::to_string(k) + "."};
@@ -54,7 +64,7 @@ Status check_top(int k, int most) {
 }
 // Strongest first; ties: the earlier line, then the earlier row.
 bool stronger(const CorpusHit& a, const CorpusHit& b) {
-  return a.weight > b.weight || (a.weight == b.weight && (a.line < b.line || (a.line == b.line && a.query < b.query)));
+  return a.score > b.score || (a.score == b.score && (a.line < b.line || (a.line == b.line && a.query < b.query)));
 }
 // Keeps the k strongest of v, sorted when `sort`.
 void keep_strongest(std::vector<CorpusHit>& v, size_t k, bool sort) {
@@ -80,14 +90,19 @@ void widen_offsets(CorpusIndex& ix, int len) {
 }
 }  // namespace
 
-Result<CorpusIndex> corpus_index(const ModelWeights& w, const ModelConfig& cfg, const std::vector<std::string>& lines, int top, int chunk,
-                                 const std::function<bool()>& cancelled, const CorpusProgress& progress) {
+Result<CorpusIndex> corpus_index(const ModelWeights& w, const ModelConfig& cfg, const std::vector<std::string>& lines, int top, CorpusStat stat,
+                                 int chunk, const std::function<bool()>& cancelled, const CorpusProgress& progress) {
   if (Status st = check_top(top, kCorpusMaxTop); !st) return st.error();
+  const bool by_value = stat == CorpusStat::ValueNorm;
+  if (by_value)
+    if (Status st = contrib_supported(w, cfg); !st) return st.error();
   CorpusIndex ix;
+  ix.stat = stat;
   ix.top = top;
   std::vector<std::vector<CorpusHit>> all;  // (L*Hw) per query row its best key, pruned to the top as chunks arrive
   ForwardOptions fo;
   fo.skip_final_mlp = true;  // the maps alone
+  fo.keep_layer_io = by_value;  // the attention's input, whose values the norms are of
   fo.cancelled = cancelled;
   chunk = std::max(1, chunk);
   // Longrope (Phi-3) takes its long frequencies once a text passes the original context, so a
@@ -109,6 +124,9 @@ Result<CorpusIndex> corpus_index(const ModelWeights& w, const ModelConfig& cfg, 
         ix.Hw = out->Hw;
         all.resize(static_cast<size_t>(ix.L) * ix.Hw);
       }
+      std::vector<MatR> norms;  // value norm only: (L) x (Hw, B*T), ||f(x)|| of every head at every row of the chunk
+      if (by_value)
+        for (int l = 0; l < ix.L; ++l) norms.push_back(head_value_norms(w, cfg, out->attn_in[static_cast<size_t>(l)], l));
       for (int b = 0; b < batch.B(); ++b) {
         const int len = batch.lengths[static_cast<size_t>(b)];
         const int line = static_cast<int>(c0) + batch.source_line[static_cast<size_t>(b)];
@@ -123,14 +141,18 @@ Result<CorpusIndex> corpus_index(const ModelWeights& w, const ModelConfig& cfg, 
             for (int i = 0; i < p.offsets(); ++i) sum[i] += static_cast<double>(p.at(l, h, i - len + 1)) * p.rows_at[static_cast<size_t>(i)];
             const float* m = out->weights(l, b, h);  // (T, T)
             std::vector<CorpusHit>& head_hits = all[static_cast<size_t>(l) * ix.Hw + h];
+            const float* vn = by_value ? norms[static_cast<size_t>(l)].row(h).data() + static_cast<size_t>(b) * out->T : nullptr;  // (T) this line's norms
             for (int t = 1; t < len; ++t) {
               CorpusHit hit;
               hit.line = line;
               hit.query = t;
-              hit.weight = -1;
-              for (int s = 1; s < (causal ? t + 1 : len); ++s)
-                if (m[static_cast<size_t>(t) * out->T + s] > hit.weight) hit.weight = m[static_cast<size_t>(t) * out->T + s], hit.key = s;
-              if (hit.weight >= 0) head_hits.push_back(hit);
+              hit.score = -1;
+              for (int s = 1; s < (causal ? t + 1 : len); ++s) {
+                const float a = m[static_cast<size_t>(t) * out->T + s];
+                const float score = vn ? a * vn[s] : a;
+                if (score > hit.score) hit.score = score, hit.weight = a, hit.key = s;
+              }
+              if (hit.score >= 0) head_hits.push_back(hit);
             }
           }
         ix.rows += std::max(0, len - 1);
@@ -154,6 +176,7 @@ Result<CorpusSearch> corpus_search_in(const CorpusIndex& ix, const ModelWeights&
     return Error{ErrorKind::InvalidArgument, "No head " + std::to_string(head) + ": the maps have " + std::to_string(Hw) + " per layer."};
   if (Status st = check_top(k, ix.top); !st) return st.error();
   CorpusSearch cs;
+  cs.stat = ix.stat;
   cs.layer = layer;
   cs.head = head;
   cs.lines = ix.lines;
@@ -183,11 +206,11 @@ Result<CorpusSearch> corpus_search_in(const CorpusIndex& ix, const ModelWeights&
 }
 
 Result<CorpusSearch> corpus_search(const ModelWeights& w, const ModelConfig& cfg, const std::vector<std::string>& lines, int layer, int head,
-                                   int k, int chunk, const std::function<bool()>& cancelled, const CorpusProgress& progress) {
+                                   int k, CorpusStat stat, int chunk, const std::function<bool()>& cancelled, const CorpusProgress& progress) {
   if (Status st = check_top(k, kCorpusMaxTop); !st) return st.error();
   if (layer < 0 || layer >= cfg.num_layers)
     return Error{ErrorKind::InvalidArgument, "No layer " + std::to_string(layer) + ": the model has " + std::to_string(cfg.num_layers) + "."};
-  Result<CorpusIndex> ix = corpus_index(w, cfg, lines, k, chunk, cancelled, progress);
+  Result<CorpusIndex> ix = corpus_index(w, cfg, lines, k, stat, chunk, cancelled, progress);
   if (!ix) return ix.error();
   return corpus_search_in(*ix, w, cfg, lines, layer, head, k);
 }

@@ -17,7 +17,7 @@
 namespace headmap {
 
 namespace {
-constexpr char kIndexMagic[8] = {'H', 'M', 'C', 'I', 'X', '0', '0', '1'};
+constexpr char kIndexMagic[8] = {'H', 'M', 'C', 'I', 'X', '0', '0', '2'};
 
 template <class T>
 void put_index_value(std::string& out, T v) {
@@ -65,8 +65,9 @@ uint64_t fold_packed(uint64_t h, const PackedMatrix& m) {
 }
 }  // namespace
 
-uint64_t corpus_index_key(const ModelWeights& w, const ModelConfig& cfg, const std::string& corpus_bytes) {
+uint64_t corpus_index_key(const ModelWeights& w, const ModelConfig& cfg, const std::string& corpus_bytes, CorpusStat stat) {
   uint64_t h = hash_bytes(config_json(cfg), 0x636f72707573ull);
+  h = combine(h, hash_bytes(corpus_stat_name(stat)));  // each statistic its own index
   const int64_t sizes[] = {w.d_model, w.context, w.num_layers(), w.vocab_size(), static_cast<int64_t>(w.source.kind), static_cast<int64_t>(w.source.seed)};
   h = combine(h, hash_bytes(std::string_view(reinterpret_cast<const char*>(sizes), sizeof sizes)));
   std::vector<float> row(static_cast<size_t>(w.d_model));
@@ -103,7 +104,7 @@ std::string corpus_cache_path(const std::string& dir, uint64_t key) {
 std::string corpus_index_bytes(const CorpusIndex& ix, uint64_t key) {
   std::string out(kIndexMagic, sizeof kIndexMagic);
   put_index_value<uint64_t>(out, key);
-  for (int v : {ix.L, ix.Hw, ix.top, ix.lines, ix.rows, ix.len}) put_index_value<int32_t>(out, v);
+  for (int v : {static_cast<int>(ix.stat), ix.L, ix.Hw, ix.top, ix.lines, ix.rows, ix.len}) put_index_value<int32_t>(out, v);
   for (const std::vector<CorpusHit>& v : ix.hits) put_index_value<int32_t>(out, static_cast<int32_t>(v.size()));
   for (const std::vector<CorpusHit>& v : ix.hits)
     for (const CorpusHit& h : v) {
@@ -111,6 +112,7 @@ std::string corpus_index_bytes(const CorpusIndex& ix, uint64_t key) {
       put_index_value<int32_t>(out, h.query);
       put_index_value<int32_t>(out, h.key);
       put_index_value<float>(out, h.weight);
+      put_index_value<float>(out, h.score);
     }
   for (double s : ix.offset_sum) put_index_value<double>(out, s);
   for (int64_t r : ix.rows_at) put_index_value<int64_t>(out, r);
@@ -119,7 +121,7 @@ std::string corpus_index_bytes(const CorpusIndex& ix, uint64_t key) {
 }
 
 Result<CorpusIndex> parse_corpus_index(const std::string& bytes, uint64_t key, int lines, int L, int Hw) {
-  constexpr size_t kHeader = sizeof kIndexMagic + 8 + 6 * 4;
+  constexpr size_t kHeader = sizeof kIndexMagic + 8 + 7 * 4;
   if (bytes.size() < kHeader + 8) return unusable_index("shorter than its header");
   if (std::memcmp(bytes.data(), kIndexMagic, sizeof kIndexMagic) != 0) return unusable_index("not a headmap corpus index");
   uint64_t sum = 0;
@@ -128,6 +130,9 @@ Result<CorpusIndex> parse_corpus_index(const std::string& bytes, uint64_t key, i
   IndexReader r{bytes, sizeof kIndexMagic};
   if (r.get<uint64_t>() != key) return unusable_index("made for another model or file");
   CorpusIndex ix;
+  const int32_t stat = r.get<int32_t>();
+  if (stat < 0 || stat >= kCorpusStats) return unusable_index("its statistic is unknown");
+  ix.stat = static_cast<CorpusStat>(stat);
   ix.L = r.get<int32_t>();
   ix.Hw = r.get<int32_t>();
   ix.top = r.get<int32_t>();
@@ -146,7 +151,7 @@ Result<CorpusIndex> parse_corpus_index(const std::string& bytes, uint64_t key, i
     if (c < 0 || c > ix.top) return unusable_index("a head's hit count is out of range");
     hits += static_cast<uint64_t>(c);
   }
-  if (bytes.size() != kHeader + heads * 4 + hits * 16 + heads * O * 8 + O * 8 + 8) return unusable_index("its length does not match its sizes");
+  if (bytes.size() != kHeader + heads * 4 + hits * 20 + heads * O * 8 + O * 8 + 8) return unusable_index("its length does not match its sizes");
   ix.hits.resize(heads);
   for (uint64_t h = 0; h < heads; ++h) {
     std::vector<CorpusHit>& v = ix.hits[h];
@@ -156,10 +161,13 @@ Result<CorpusIndex> parse_corpus_index(const std::string& bytes, uint64_t key, i
       hit.query = r.get<int32_t>();
       hit.key = r.get<int32_t>();
       hit.weight = r.get<float>();
+      hit.score = r.get<float>();
       if (hit.line < 0 || hit.line >= lines || hit.query < 1 || hit.key < 1 || hit.query >= ix.len || hit.key >= ix.len)
         return unusable_index("a hit's line or token is out of range");
       if (!std::isfinite(hit.weight) || hit.weight < 0 || hit.weight > 1.001f) return unusable_index("a hit's weight is not a probability");
-      if (&hit != &v.front() && (&hit)[-1].weight < hit.weight) return unusable_index("a head's hits are out of order");
+      if (!std::isfinite(hit.score) || hit.score < 0 || (ix.stat == CorpusStat::Weight && hit.score != hit.weight))
+        return unusable_index("a hit's statistic is not its weight or a finite norm");
+      if (&hit != &v.front() && (&hit)[-1].score < hit.score) return unusable_index("a head's hits are out of order");
     }
   }
   ix.offset_sum.resize(heads * O);

@@ -27,15 +27,16 @@ inline constexpr size_t kCorpusCacheMaxBytes = size_t(256) << 20;
 // whatever they are stored in, norms and biases; not the unembedding), and every byte of the
 // corpus file. Reading a billion-parameter model's weights takes seconds: on the search's
 // worker thread, before a search that takes far longer.
-uint64_t corpus_index_key(const ModelWeights& w, const ModelConfig& cfg, const std::string& corpus_bytes);
+// The statistic the hits are ranked by is part of the key: each has its own file.
+uint64_t corpus_index_key(const ModelWeights& w, const ModelConfig& cfg, const std::string& corpus_bytes, CorpusStat stat = CorpusStat::Weight);
 
 // $XDG_CACHE_HOME/headmap, else $HOME/.cache/headmap; "" when neither is set.
 std::string corpus_cache_dir();
 // dir/corpus-<16 hex digits>.index
 std::string corpus_cache_path(const std::string& dir, uint64_t key);
 
-// The index as the file's bytes: "HMCIX001", the key, then L, Hw, top, lines, rows, len
-// (int32), the (L*Hw) hit counts, the hits (line, query, key: int32; weight: float32), the
+// The index as the file's bytes: "HMCIX002", the key, then stat, L, Hw, top, lines, rows, len
+// (int32), the (L*Hw) hit counts, the hits (line, query, key: int32; weight, score: float32), the
 // (L*Hw, O) offset sums (float64), the (O) rows per offset (int64), native byte order, and a
 // checksum of all that (uint64, hash_bytes).
 std::string corpus_index_bytes(const CorpusIndex& ix, uint64_t key);

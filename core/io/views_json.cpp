@@ -111,12 +111,12 @@ nlohmann::json corpus_search_json(const CorpusSearch& c, const std::vector<std::
   for (const CorpusHit& h : c.hits) {
     nlohmann::json tokens = nlohmann::json::array();
     for (int id : h.token_ids) tokens.push_back(token_name(w, id));
-    hits.push_back({{"line", h.line}, {"text", lines[static_cast<size_t>(h.line)]}, {"query", h.query}, {"key", h.key}, {"weight", h.weight},
+    hits.push_back({{"line", h.line}, {"text", lines[static_cast<size_t>(h.line)]}, {"query", h.query}, {"key", h.key}, {"weight", h.weight}, {"score", h.score},
                     {"token_ids", h.token_ids}, {"tokens", std::move(tokens)}});
   }
   nlohmann::json offsets = nlohmann::json::array();
   for (int i = 0; i < static_cast<int>(c.by_offset.size()); ++i) offsets.push_back(i - c.len + 1);
-  return {{"layer", c.layer}, {"head", c.head}, {"lines", c.lines}, {"rows", c.rows}, {"hits", std::move(hits)},
+  return {{"layer", c.layer}, {"head", c.head}, {"stat", corpus_stat_name(c.stat)}, {"lines", c.lines}, {"rows", c.rows}, {"hits", std::move(hits)},
           {"offset_profile", {{"len", c.len}, {"offsets", std::move(offsets)}, {"rows_at", c.rows_at}, {"by_offset", c.by_offset}}}};
 }
 

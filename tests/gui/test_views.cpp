@@ -5,6 +5,7 @@
 // Run by ctest on a virtual display (gui_views, tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -184,7 +185,8 @@ TEST(Views, CircuitsOnRandomInitSaysWhy) {
 // The corpus search: a file made here is chosen through the Corpus view's file dialog and
 // searched on the worker; the hits the window lists, and its export, equal headmap-cli
 // --corpus's for the same file, head and number; the head chosen in the view is searched
-// again from the index alone; the index is kept in $XDG_CACHE_HOME/headmap. A file that is
+// again from the index alone; ranked by the value-weighted norm (its radio button), as
+// --corpus-stat value_norm; each index is kept in $XDG_CACHE_HOME/headmap. A file that is
 // not UTF-8 is refused with its reason in the window, the results shown staying.
 namespace {
 fs::path corpus_file(const fs::path& dir, int lines) {
@@ -199,9 +201,9 @@ fs::path corpus_file(const fs::path& dir, int lines) {
 }
 std::string choose_corpus(const fs::path& p) { return "click Choose a file...; expect Path; key ctrl+a; type " + p.string() + "; click OK; absent Path; "; }
 std::string export_corpus(const fs::path& p) { return "click Export corpus search...; expect Path; key ctrl+a; type " + p.string() + "; click OK; absent Path; frames 2; "; }
-json cli_corpus(const fs::path& file, const std::string& head, int top, const fs::path& out) {
+json cli_corpus(const fs::path& file, const std::string& head, int top, const fs::path& out, const std::string& stat = "weight") {
   const std::string cmd = std::string(HEADMAP_CLI) + " --text x --corpus '" + file.string() + "' --corpus-head " + head + " --corpus-top " +
-                          std::to_string(top) + " --json '" + out.string() + "' > /dev/null 2>&1";
+                          std::to_string(top) + " --corpus-stat " + stat + " --json '" + out.string() + "' > /dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const json cli = read_json(out);
   return cli.is_object() ? cli["contrib"]["corpus_search"] : json();
@@ -218,6 +220,7 @@ TEST(Views, CorpusSearchThroughItsControlsAndExport) {
                                           export_corpus(dir / "h12.json") + export_corpus(dir / "h12.png") + export_corpus(dir / "h12.svg") +
                                           "report " + (dir / "first.json").string() + "; click corpus head; key ctrl+a; type 0; key enter; frames 3; "
                                           "click corpus examples; key ctrl+a; type 4; key enter; frames 3; " + export_corpus(dir / "h10.json") +
+                                          "click value-weighted norm; wait; frames 3; " + export_corpus(dir / "h10v.json") + export_corpus(dir / "h10v.png") +
                                           choose_corpus(bad) + "wait; frames 3"},
                              true, {}, {{"XDG_CACHE_HOME", (dir / "cache").string()}});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -242,24 +245,61 @@ TEST(Views, CorpusSearchThroughItsControlsAndExport) {
   const json doc10 = read_json(dir / "h10.json");
   ASSERT_TRUE(doc10.is_object());
   EXPECT_EQ(doc10["corpus_search"], cli_corpus(good, "1.0", 4, dir / "cli10.json"));
-  // The index was kept on disk, in the cache the environment names.
+  // Ranked by the value-weighted norm (its radio button): searched again, as the CLI's
+  // --corpus-stat value_norm, and other hits than the weights' (a test that can tell).
+  const json doc10v = read_json(dir / "h10v.json");
+  ASSERT_TRUE(doc10v.is_object());
+  EXPECT_EQ(doc10v["corpus_search"]["stat"], "value_norm");
+  EXPECT_EQ(doc10v["corpus_search"], cli_corpus(good, "1.0", 4, dir / "cli10v.json", "value_norm"));
+  EXPECT_NE(doc10v["corpus_search"]["hits"], doc10["corpus_search"]["hits"]);
+  // The indexes were kept on disk, in the cache the environment names: one per statistic.
   int kept = 0;
   for (const auto& e : fs::directory_iterator(dir / "cache" / "headmap")) kept += e.path().extension() == ".index";
-  EXPECT_EQ(kept, 1);
-  // The figures.
-  std::ifstream png(dir / "h12.png", std::ios::binary);
-  std::string magic(8, '\0');
-  png.read(magic.data(), 8);
-  EXPECT_EQ(magic, "\x89PNG\r\n\x1a\n");
+  EXPECT_EQ(kept, 2);
+  // The whole view as a page: every example's map (its own nested figure, over its own line's
+  // tokens) and its line, under the offset profile's bars; the PNG the same page in pixels,
+  // taller by the examples it holds (ten against four).
+  auto png_size = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::string head(24, '\0');
+    in.read(head.data(), 24);
+    EXPECT_EQ(head.substr(0, 8), "\x89PNG\r\n\x1a\n") << p;
+    auto be32 = [&](size_t at) { return (uint32_t(uint8_t(head[at])) << 24) | (uint32_t(uint8_t(head[at + 1])) << 16) | (uint32_t(uint8_t(head[at + 2])) << 8) | uint8_t(head[at + 3]); };
+    return std::array<uint32_t, 2>{be32(16), be32(20)};
+  };
+  const std::array<uint32_t, 2> png10 = png_size(dir / "h12.png"), png4 = png_size(dir / "h10v.png");
+  EXPECT_GE(png10[0], 720u);
+  EXPECT_GT(png10[1], png4[1] + 6 * 60) << png10[1] << " vs " << png4[1];  // six more examples, each a map of at least 60 pixels
   std::ifstream svg_in(dir / "h12.svg");
   const std::string svg((std::istreambuf_iterator<char>(svg_in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(svg.find("Head 1.2, example 1 of 10"), std::string::npos);
+  std::string svg_text;  // the text the page shows: tags out, wrapped lines joined
+  for (size_t i = 0; i < svg.size(); ++i) {
+    if (svg[i] == '<') {
+      i = svg.find('>', i);
+      if (i == std::string::npos) break;
+      if (!svg_text.empty() && svg_text.back() != ' ') svg_text += ' ';
+      continue;
+    }
+    if (svg[i] == '\n') {
+      if (!svg_text.empty() && svg_text.back() != ' ') svg_text += ' ';
+    } else {
+      svg_text += svg[i];
+    }
+  }
+  for (int i = 1; i <= 10; ++i) EXPECT_NE(svg.find("Head 1.2, example " + std::to_string(i) + " of 10"), std::string::npos) << i;
+  size_t parts = 0;
+  for (size_t at = svg.find("<svg class=\"part\""); at != std::string::npos; at = svg.find("<svg class=\"part\"", at + 1)) ++parts;
+  EXPECT_EQ(parts, 10u);
+  for (const std::string& line : lines) EXPECT_NE(svg_text.find(line), std::string::npos) << line;
+  EXPECT_NE(svg.find("<g class=\"bars\">"), std::string::npos);
   // The Latin-1 file: refused with where its first bad byte is, in the window; head 1.0's four examples stay.
   EXPECT_TRUE(has_message(r.report, "is not UTF-8 text")) << r.report["messages"].dump();
   EXPECT_TRUE(has_message(r.report, "the first at byte 3")) << r.report["messages"].dump();
-  std::vector<float> w10;
-  for (const json& h : doc10["corpus_search"]["hits"]) w10.push_back(h["weight"].get<float>());
+  std::vector<float> w10, s10;
+  for (const json& h : doc10v["corpus_search"]["hits"]) w10.push_back(h["weight"].get<float>()), s10.push_back(h["score"].get<float>());
   EXPECT_EQ(r.report["contrib"]["corpus_weights"].get<std::vector<float>>(), w10);
+  EXPECT_EQ(r.report["contrib"]["corpus_scores"].get<std::vector<float>>(), s10);
+  EXPECT_EQ(r.report["contrib"]["corpus_stat"], "value_norm");
 }
 
 // Cancel: a long search stopped by its button ends "Cancelled", and the results of the search

@@ -5,14 +5,20 @@ Writes a corpus of LINES deterministic lines of different lengths (so headmap's 
 lines are padded differently), runs headmap-cli --corpus FILE --corpus-head L.H --corpus-top K
 --json, and recomputes the search from family_reference.py's own float64 forward, one line at
 a time, on the ids headmap's tokenizer gives each line (a plain --file run's --npy meta.json):
-per query row t >= 1 its largest weight on a key s >= 1, the K largest over the corpus (ties:
+per query row t >= 1 its largest statistic on a key s >= 1, the K largest over the corpus (ties:
 earlier line, then row), and the head's offset profile over the corpus (the mean weight at
 each distance t - s over every line's rows t >= 1). Checks the weights and the profile (1e-5), the hits' lines, rows and keys where the
 reference's order is clear, the number of rows scored, and that the search is not the naive
 one that counts the first token (a test that can tell). Also checks that headmap-cli refuses
 a corpus that is not UTF-8 and one over its size, saying why.
 
-Usage: corpus_reference.py HEADMAP_CLI WORKDIR VARIANT:L.H:K:LINES [...]   (make_family_dir.py variants)
+The statistic (--corpus-stat, the spec's optional fifth field): weight, the attention weight
+a[t, s] (the default), or value_norm, the value-weighted norm a[t, s] ||f(x_s)|| with
+f(x) = (x W_V[h] + b_V[h]) W_O[h] (Kobayashi et al. 2020), recomputed here from the
+reference's own values and W_O; for it the hits must differ from the plain weights' (a
+test that can tell) and each hit's weight is checked too.
+
+Usage: corpus_reference.py HEADMAP_CLI WORKDIR VARIANT:L.H:K:LINES[:STAT] [...]   (make_family_dir.py variants)
 Exit status: 0 all agree, 1 a mismatch, 77 numpy is missing (a skipped test).
 """
 import json
@@ -51,19 +57,20 @@ def check(cli, work, spec):
     import family_reference as fr
     import make_family_dir
     from gpt2_reference import read_model
-    variant, head, k, n = spec.split(":")
+    variant, head, k, n, *rest = spec.split(":")
+    stat = rest[0] if rest else "weight"
     k, n = int(k), int(n)
     l, h = (int(x) for x in head.split("."))
-    tag = f"{variant}:{head}"
+    tag = f"{variant}:{head}:{stat}"
     d = os.path.join(work, variant + ".model")
     make_family_dir.write_dir(d, variant)
     corpus = os.path.join(work, variant + ".corpus.txt")
     lines = corpus_lines(n)
     with open(corpus, "w") as f:
         f.write("\n".join(lines) + "\n\n")  # a blank line at the end: skipped
-    base = os.path.join(work, variant)
+    base = os.path.join(work, variant + "." + stat)
     run = subprocess.run([cli, "--model", d, "--text", "x", "--corpus", corpus, "--corpus-head", head, "--corpus-top", str(k),
-                          "--json", base + ".json"], capture_output=True, text=True)
+                          "--corpus-stat", stat, "--json", base + ".json"], capture_output=True, text=True)
     if run.returncode != 0:
         failures.append(f"{tag}: headmap-cli refused the corpus: {run.stderr.strip()}")
         return
@@ -76,18 +83,29 @@ def check(cli, work, spec):
     all_ids = json.load(open(os.path.join(base + ".ids.d", "meta.json")))["token_ids"]
     cfg, _ = read_model(d)
     W = {key: v.astype(np.float64) for key, v in fr.read_dir_weights(d).items()}
-    cands, naive = [], []
+    cands, naive, by_weight = [], [], []  # (statistic, line, row, key); naive counts the first token; by_weight ranks by a[t, s]
+    weight_of = {}  # (line, row, key) -> a[t, s]
     off_sum, off_rows = {}, {}  # the offset profile over the corpus: d = t - s -> summed weight, rows
     for i, ids in enumerate(all_ids):
-        att = fr.forward(cfg, W, ids)[0][l][0][h]  # (T, T)
+        rec = {}
+        att = fr.forward(cfg, W, ids, rec=rec)[0][l][0][h]  # (T, T)
+        score = att
+        if stat == "value_norm":  # a[t, s] ||f(x_s)||, f(x_s) = v_s W_O[h] (v with its bias, of the head's K/V head)
+            ly = rec["layers"][l]
+            dh = ly["v"].shape[2]
+            norms = np.linalg.norm(ly["v"][h] @ ly["wo"][h * dh:(h + 1) * dh], axis=1)  # (T)
+            score = att * norms[None, :]
         for t in range(1, len(ids)):
             for s in range(len(ids)):
                 off_sum[t - s] = off_sum.get(t - s, 0.0) + float(att[t, s])
                 off_rows[t - s] = off_rows.get(t - s, 0) + 1
-            s = 1 + int(np.argmax(att[t, 1:t + 1]))
-            cands.append((float(att[t, s]), i, t, s))
-            s0 = int(np.argmax(att[t, :t + 1]))
-            naive.append((float(att[t, s0]), i, t, s0))
+                weight_of[(i, t, s)] = float(att[t, s])
+            s = 1 + int(np.argmax(score[t, 1:t + 1]))
+            cands.append((float(score[t, s]), i, t, s))
+            s0 = int(np.argmax(score[t, :t + 1]))
+            naive.append((float(score[t, s0]), i, t, s0))
+            sw = 1 + int(np.argmax(att[t, 1:t + 1]))
+            by_weight.append((float(att[t, sw]), i, t, sw))
     want = ranked(cands)[:k]
     print(f"{tag}: {len(all_ids)} lines, {len(cands)} rows, top {k}")
     if got["lines"] != len(all_ids) or got["rows"] != len(cands):
@@ -102,13 +120,19 @@ def check(cli, work, spec):
     if len(hits) != len(want):
         failures.append(f"{tag}: {len(hits)} hits, the reference {len(want)}")
         return
-    close_w = [x["weight"] for x in hits]
-    reference_common.close(failures, tag, "hit weights", close_w, [w[0] for w in want], TOL)
+    if got.get("stat") != stat:
+        failures.append(f"{tag}: the document says the statistic is {got.get('stat')}")
+    # A norm is not a probability: its statistic is held to TOL relative to the largest (float32's products).
+    scale = max(1.0, max(abs(w[0]) for w in want)) if want else 1.0
+    reference_common.close(failures, tag, f"hit statistics (over {scale:.3g})", [x["score"] / scale for x in hits], [w[0] / scale for w in want], TOL)
+    # Each hit's own attention weight, at the cell headmap names (its statistic is checked above).
+    reference_common.close(failures, tag, "hit weights", [x["weight"] for x in hits],
+                           [weight_of.get((x["line"], x["query"], x["key"]), -1.0) for x in hits], TOL)
     full = ranked(cands)
     off = 0
     for j, (x, w) in enumerate(zip(hits, want)):
-        gap_prev = j == 0 or full[j - 1][0] - full[j][0] > 1e-5
-        gap_next = j + 1 >= len(full) or full[j][0] - full[j + 1][0] > 1e-5
+        gap_prev = j == 0 or full[j - 1][0] - full[j][0] > 1e-5 * scale
+        gap_next = j + 1 >= len(full) or full[j][0] - full[j + 1][0] > 1e-5 * scale
         if gap_prev and gap_next and (x["line"], x["query"], x["key"]) != w[1:]:
             off += 1
         if x["token_ids"] != all_ids[x["line"]] or x["text"] != lines[x["line"]]:
@@ -116,8 +140,13 @@ def check(cli, work, spec):
     print(f"  hits off the reference's: {off}")
     if off:
         failures.append(f"{tag}: {off} hits differ from the reference's")
-    if [c[1:] for c in ranked(naive)[:k]] == [c[1:] for c in want]:
+    same_naive = [c[1:] for c in ranked(naive)[:k]] == [c[1:] for c in want]
+    if same_naive and stat == "weight":
         failures.append(f"{tag}: the search with the first token counted gives the same hits (a test that cannot tell)")
+    elif same_naive:  # the first token's value is small here (Kobayashi et al.'s point): the weight specs hold that part
+        print("  counting the first token gives the same hits under this statistic")
+    if stat != "weight" and [c[1:] for c in ranked(by_weight)[:k]] == [c[1:] for c in want]:
+        failures.append(f"{tag}: ranking by the plain weights gives the same hits (a test that cannot tell)")
     # Refusals: not UTF-8, and too large.
     for name, data, says in (("bad.txt", b"the cat\n\xff\xfe sat\n", "not UTF-8"), ("big.txt", b"the cat sat\n" * (400 * 1024), "larger than")):
         p = os.path.join(work, name)

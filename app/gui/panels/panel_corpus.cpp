@@ -2,8 +2,9 @@
 // CircuitsVis' max-activating examples). The person picks the source (the shipped corpus, or a
 // UTF-8 text file chosen through the File dialog, read only then), the head (the selection)
 // and how many examples; Search runs on the corpus worker with progress and Cancel, the
-// window staying live. The view lists the head's strongest query -> key weights past the
-// first token (core/inspect/corpus_search.h), each as a small map of the head on its line
+// window staying live. The view lists the head's strongest query -> key cells past the
+// first token by the statistic chosen (attention weight or value-weighted norm;
+// core/inspect/corpus_search.h), each as a small map of the head on its line
 // with the pair outlined and the line's tokens, the query in orange and the key in blue; a click puts the line
 // into the text. Above them, the head's offset profile over every line searched
 // (offset_profile.h's definition). Exported as JSON (as headmap-cli --corpus), or the first
@@ -75,6 +76,19 @@ void source_row(AppState& s) {
   ImGui::TextUnformatted("examples");
   ImGui::SameLine();
   if (int_box("corpus examples", &c.top, fh * 5.5f)) c.top = std::clamp(c.top, 1, kCorpusIndexTop);
+  // What they are ranked by: choosing the other searches again (its own index, kept on disk).
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("ranked by");
+  for (int i = 0; i < kCorpusStats; ++i) {
+    const CorpusStat st = static_cast<CorpusStat>(i);
+    ImGui::SameLine();
+    if (ImGui::RadioButton(corpus_stat_label(st), c.stat == st)) set_corpus_stat(s, st);
+    hook_widget(corpus_stat_label(st));
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(st == CorpusStat::Weight ? "the attention weight a[t, s] of query t on key s"
+                                                 : "a[t, s] ||(x_s W_V + b_V) W_O||: how much of the key's value reaches the head's output\n(Kobayashi et al. 2020; "
+                                                   "the first token, where heads park weight, usually carries little)");
+  }
 
   if (c.running.empty()) {
     const std::string path = corpus_source_path(s);
@@ -160,8 +174,8 @@ void draw_corpus(AppState& s) {
   ImGui::Separator();
   const CorpusOutcome& o = *d.of;
   char header[320];
-  std::snprintf(header, sizeof header, "Head %d.%d over %d lines (%d query rows) of %s: its strongest weights past the first token.", d.layer, d.head,
-                o.index->lines, o.index->rows, o.job.label.c_str());
+  std::snprintf(header, sizeof header, "Head %d.%d over %d lines (%d query rows) of %s: its largest %ss past the first token.", d.layer, d.head,
+                o.index->lines, o.index->rows, o.job.label.c_str(), corpus_stat_label(o.index->stat));
   text_disabled_wrapped_at_commas(header);
   same_line_if_fits(ImGui::CalcTextSize("Export corpus search...").x + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Button("Export corpus search..."))
@@ -187,12 +201,21 @@ void draw_corpus(AppState& s) {
   text_disabled_wrapped("Left: the query itself (distance 0); right: far back, where only long lines reach (and their first token, where heads park weight, counts).");
   hook::set_nums("contrib/corpus_offsets", cs.by_offset);
 
-  std::vector<float> weights;
-  for (const CorpusHit& h : cs.hits) weights.push_back(h.weight);
+  std::vector<float> weights, scores;
+  for (const CorpusHit& h : cs.hits) weights.push_back(h.weight), scores.push_back(h.score);
   hook::set_nums("contrib/corpus_weights", weights);
+  hook::set_nums("contrib/corpus_scores", scores);
+  hook::set_text("contrib/corpus_stat", corpus_stat_name(cs.stat));
   const float fh = ImGui::GetFontSize(), side = fh * 6;
   ImGui::BeginChild("corpus hits", ImVec2(0, std::max(ImGui::GetContentRegionAvail().y, fh * 12)), false);  // on a short screen the tab scrolls to it
-  for (int i = 0; i < static_cast<int>(cs.hits.size()) && i < static_cast<int>(d.maps.size()); ++i) {
+  if (!d.maps_ready) {  // the hits' maps are on the corpus worker: the lines meanwhile
+    ImGui::TextDisabled("computing the examples' maps...");
+    for (int i = 0; i < static_cast<int>(cs.hits.size()); ++i) {
+      const CorpusHit& h = cs.hits[static_cast<size_t>(i)];
+      ImGui::Text("%d.  %.4g  line %d:  %s", i + 1, h.score, h.line + 1, (*o.lines)[static_cast<size_t>(h.line)].c_str());
+    }
+  }
+  for (int i = 0; d.maps_ready && i < static_cast<int>(cs.hits.size()) && i < static_cast<int>(d.maps.size()); ++i) {
     const CorpusHit& h = cs.hits[static_cast<size_t>(i)];
     const std::vector<std::string>& tok = d.tokens[static_cast<size_t>(i)];
     const int len = static_cast<int>(tok.size());
@@ -206,7 +229,7 @@ void draw_corpus(AppState& s) {
     ImGui::SameLine();
     ImGui::BeginGroup();
     char line[200];
-    std::snprintf(line, sizeof line, "%d.  %.4f  line %d:  %s \xE2\x86\x92 %s", i + 1, h.weight, h.line + 1, glyphs().shown(tok[static_cast<size_t>(h.query)]).c_str(),
+    std::snprintf(line, sizeof line, cs.stat == CorpusStat::Weight ? "%d.  %.4f  line %d:  %s \xE2\x86\x92 %s" : "%d.  %.4g  line %d:  %s \xE2\x86\x92 %s", i + 1, h.score, h.line + 1, glyphs().shown(tok[static_cast<size_t>(h.query)]).c_str(),
                   glyphs().shown(tok[static_cast<size_t>(h.key)]).c_str());
     ImGui::TextUnformatted(line);
     hook::add_text("contrib/corpus_lines", (*o.lines)[static_cast<size_t>(h.line)]);

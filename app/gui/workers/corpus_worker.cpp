@@ -8,6 +8,7 @@
 #include <map>
 #include <new>
 
+#include "app/gui/corpus_view.h"
 #include "core/io/corpus_cache.h"
 #include "core/io/file_io.h"
 #include "core/model/attention.h"
@@ -33,7 +34,33 @@ bool index_fits_lines(const CorpusIndex& ix, const std::vector<std::string>& lin
 }
 }  // namespace
 
-CorpusWorker::CorpusWorker(std::function<void()> wake) : wake_(std::move(wake)), thread_(5, [this](Job& j) { work(j); }) {}
+CorpusWorker::CorpusWorker(std::function<void()> wake)
+    : wake_(std::move(wake)), thread_(5, [this](Job& j) { work(j); }), maps_thread_(5, [this](MapsJob& j) {
+        const uint64_t seq = j.seq;
+        // A newer maps job, or the destructor, stops this one inside the forward.
+        CorpusMaps m = corpus_hit_maps(j.job, [this, seq] { return seq != maps_newest_.load() || cancel_upto_.load() == std::numeric_limits<uint64_t>::max(); });
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (seq == maps_newest_.load()) maps_done_ = std::move(m);
+        }
+        wake_();
+      }) {}
+
+void CorpusWorker::start_maps(CorpusMapsJob job) {
+  const uint64_t seq = ++maps_newest_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    maps_done_.reset();
+  }
+  maps_thread_.post(MapsJob{std::move(job), seq});
+}
+
+std::optional<CorpusMaps> CorpusWorker::take_maps() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<CorpusMaps> m = std::move(maps_done_);
+  maps_done_.reset();
+  return m;
+}
 
 CorpusWorker::~CorpusWorker() { cancel_upto_ = std::numeric_limits<uint64_t>::max(); }  // thread_, destroyed first, then waits for the job to stop
 
@@ -62,7 +89,7 @@ std::optional<CorpusOutcome> CorpusWorker::take() {
   return o;
 }
 
-bool CorpusWorker::busy() const { return thread_.busy(); }
+bool CorpusWorker::busy() const { return thread_.busy() || maps_thread_.busy(); }
 
 void CorpusWorker::work(Job& j) {
   {
@@ -85,19 +112,19 @@ void CorpusWorker::work(Job& j) {
       total_ = static_cast<int>(lines->size());
       o.lines = std::make_shared<const std::vector<std::string>>(std::move(lines).value());
       const std::string& dir = j.job.cache_dir;
-      const uint64_t key = dir.empty() ? 0 : corpus_index_key(w, cfg, *bytes);
+      const uint64_t key = dir.empty() ? 0 : corpus_index_key(w, cfg, *bytes, j.job.stat);
       if (!dir.empty()) {
         Result<CorpusIndex> cached = read_corpus_cache(dir, key, static_cast<int>(o.lines->size()), cfg.num_layers, weight_heads(mha_options(cfg)));
-        if (cached && index_fits_lines(*cached, *o.lines, w, cfg)) {
+        if (cached && cached->stat == j.job.stat && index_fits_lines(*cached, *o.lines, w, cfg)) {
           o.index = std::make_shared<const CorpusIndex>(std::move(cached).value());
           o.cache_note = "its index read from " + corpus_cache_path(dir, key);
           done_ = total_.load();
         } else if (cached || cached.error().kind != ErrorKind::Io) {
-          o.cache_note = "a cached index that did not fit was ignored (" + (cached ? std::string("it names tokens the file lacks") : cached.error().message) + ")";
+          o.cache_note = "a cached index that did not fit was ignored (" + (cached ? std::string("another statistic's, or it names tokens the file lacks") : cached.error().message) + ")";
         }
       }
       if (!o.index) {
-        Result<CorpusIndex> ix = corpus_index(w, cfg, *o.lines, kCorpusIndexTop, 32, cancelled, [this](int done, int) {
+        Result<CorpusIndex> ix = corpus_index(w, cfg, *o.lines, kCorpusIndexTop, j.job.stat, 32, cancelled, [this](int done, int) {
           done_ = done;
           wake_();
         });

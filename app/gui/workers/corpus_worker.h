@@ -31,7 +31,11 @@ class CorpusWorker {
   // Lines done, of the file's lines; (0, 0) before a file is read.
   std::pair<int, int> progress() const { return {done_.load(), total_.load()}; }
   std::optional<CorpusOutcome> take();  // the newest job's outcome, once
-  bool busy() const;                    // a job is queued or running
+  // The hits' small maps (corpus_view.h's corpus_hit_maps) on a thread of their own, so that
+  // choosing another head never waits for the UI; a newer job supersedes an older one.
+  void start_maps(CorpusMapsJob job);
+  std::optional<CorpusMaps> take_maps();  // the newest maps job's answer, once
+  bool busy() const;                    // a search or a maps job is queued or running
 
  private:
   struct Job {
@@ -46,7 +50,14 @@ class CorpusWorker {
   std::optional<CorpusOutcome> done_job_;
   std::atomic<uint64_t> cancel_upto_{0};  // jobs up to this seq stop (Cancel, a newer start, the destructor)
   std::atomic<int> done_{0}, total_{0};
+  struct MapsJob {
+    CorpusMapsJob job;
+    uint64_t seq = 0;
+  };
+  std::atomic<uint64_t> maps_newest_{0};
+  std::optional<CorpusMaps> maps_done_;  // guarded by mu_
   WorkerThread<Job> thread_;  // last: it runs work() once everything above exists
+  WorkerThread<MapsJob> maps_thread_;
 };
 
 }  // namespace headmap
