@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/math/finite_blocks.h"
 #include "core/math/packed_gemm.h"
 #include "core/math/weight_dtype_scalar.h"
 #include "gguf_writer.h"
@@ -68,6 +69,51 @@ TEST(WeightDtype, VectorisedWideningEqualsTheScalarBitForBit) {
     test::gguf_writer_detail::random_weights(t, n, 5, raw);
     check("the writer's blocks");
     for (float v : got) ASSERT_TRUE(std::isfinite(v));
+  }
+}
+
+// widened_values_finite (the loader's check, which reads only the scales) agrees with widening
+// every value and looking at it: each block alone and whole rows, every block type, with each
+// scale field set to each F16 edge (infinities and NaNs among them), and 16-bit values.
+TEST(WeightDtype, TheFiniteCheckOnScalesAgreesWithTheWidenedValues) {
+  const uint16_t edges[] = {0x0001, 0x03FF, 0x8001, 0x0400, 0x7BFF, 0xFBFF, 0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFFFF};
+  auto widened_finite = [](WeightDtype t, const uint8_t* src, int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    widen_weights_scalar(t, src, n, v.data());
+    for (float x : v)
+      if (!std::isfinite(x)) return false;
+    return true;
+  };
+  for (WeightDtype t : block_types()) {
+    SCOPED_TRACE(dtype_name(t));
+    const int blk = weight_dtype_info(t).block, bytes = weight_dtype_info(t).bytes;
+    const std::vector<int> fields = test::gguf_writer_detail::scale_fields(t);
+    std::string raw;
+    test::gguf_writer_detail::random_weights(t, 64 * blk, 3, raw);  // finite scales, random codes
+    const auto* row = reinterpret_cast<const uint8_t*>(raw.data());
+    EXPECT_TRUE(widened_values_finite(t, row, 64 * blk));
+    int infinite = 0;
+    for (int b = 0; b < 64; ++b) {
+      std::string one = raw.substr(static_cast<size_t>(b) * bytes, static_cast<size_t>(bytes));
+      const uint16_t e = edges[b % 13];
+      std::memcpy(&one[static_cast<size_t>(fields[static_cast<size_t>(b / 13) % fields.size()])], &e, 2);
+      const auto* block = reinterpret_cast<const uint8_t*>(one.data());
+      const bool want = widened_finite(t, block, blk);
+      infinite += !want;
+      EXPECT_EQ(widened_values_finite(t, block, blk), want) << "block " << b << ", scale 0x" << std::hex << e;
+      std::string whole = raw;
+      whole.replace(static_cast<size_t>(b) * bytes, static_cast<size_t>(bytes), one);
+      EXPECT_EQ(widened_values_finite(t, reinterpret_cast<const uint8_t*>(whole.data()), 64 * blk), want) << "in a row, block " << b;
+    }
+    EXPECT_GT(infinite, 0) << "some edges give values that are not finite";
+  }
+  for (WeightDtype t : {WeightDtype::BF16, WeightDtype::F16}) {
+    std::vector<uint16_t> v(40, 0x3F80);
+    for (uint16_t e : edges) {
+      v[37] = e;
+      const auto* p = reinterpret_cast<const uint8_t*>(v.data());
+      EXPECT_EQ(widened_values_finite(t, p, 40), widened_finite(t, p, 40)) << dtype_name(t) << " 0x" << std::hex << e;
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/math/few_rows_blocks.h"
+#include "core/math/finite_blocks.h"
 #include "core/math/gemm.h"
 #include "core/math/transpose8.h"
 
@@ -776,18 +777,13 @@ bool PackedMatrix::assign_blocks(const std::vector<const uint8_t*>& col_src, con
   int bad = 0;
 #pragma omp parallel for num_threads(nt) schedule(static) reduction(| : bad) if (nt > 1)
   for (int p = 0; p < P; ++p) {
-    // Each column's row copied, then widened once to check it (the file's scales may not be finite).
-    thread_local std::vector<float> wide;
-    wide.resize(static_cast<size_t>(rows));
+    // Each column's row copied, then checked (the file's scales may not be finite).
     const size_t c1 = std::min<size_t>(static_cast<size_t>(p + 1) * kPanel, static_cast<size_t>(cols));
     for (size_t c = static_cast<size_t>(p) * kPanel; c < c1; ++c) {
       const size_t n = static_cast<size_t>(dtype_bytes(col_dtype[c], rows));
       uint8_t* dst = const_cast<uint8_t*>(column_blocks(static_cast<Eigen::Index>(c)));
       std::memcpy(dst, col_src[c], n);
-      widen_weights(col_dtype[c], dst, rows, wide.data());
-      float acc = 0.0f;
-      for (float v : wide) acc += v * 0.0f;  // NaN when any value is not finite
-      bad |= acc != 0.0f || std::isnan(acc);
+      bad |= !widened_values_finite(col_dtype[c], dst, rows);
     }
   }
   return bad == 0;

@@ -10,6 +10,7 @@
 #include <immintrin.h>
 #endif
 
+#include "core/math/finite_blocks.h"
 #include "core/math/weight_dtype_scalar.h"
 
 namespace headmap {
@@ -431,6 +432,43 @@ bool weight_dtype_of_ggml(uint32_t ggml_type, WeightDtype* out) {
       return true;
     }
   return false;
+}
+
+bool widened_values_finite(WeightDtype t, const uint8_t* src, int64_t n) {
+  auto all_finite16 = [](const uint8_t* p, int64_t count, size_t stride, uint16_t exp) {  // count 16-bit values, stride bytes apart
+    uint16_t bad = 0;
+    for (int64_t k = 0; k < count; ++k) {
+      uint16_t h;
+      std::memcpy(&h, p + static_cast<size_t>(k) * stride, 2);
+      bad |= static_cast<uint16_t>((h & exp) == exp);  // all-ones exponent: inf or NaN
+    }
+    return bad == 0;
+  };
+  switch (t) {
+    case WeightDtype::F32:
+      for (int64_t k = 0; k < n; ++k) {
+        float v;
+        std::memcpy(&v, src + 4 * k, 4);
+        if (!std::isfinite(v)) return false;
+      }
+      return true;
+    case WeightDtype::BF16: return all_finite16(src, n, 2, 0x7F80);
+    case WeightDtype::F16: return all_finite16(src, n, 2, 0x7C00);
+    default: break;
+  }
+  // The F16 scale fields of each block (the offsets the dequantizers above read d and dmin at).
+  int first = 0, second = -1;
+  switch (t) {
+    case WeightDtype::Q4_1: case WeightDtype::Q5_1: case WeightDtype::Q4_K: case WeightDtype::Q5_K: second = 2; break;
+    case WeightDtype::Q2_K: first = 80, second = 82; break;
+    case WeightDtype::Q3_K: first = 108; break;
+    case WeightDtype::Q6_K: first = 208; break;
+    default: break;  // Q8_0, Q4_0, Q5_0, IQ4_NL: d at 0
+  }
+  const WeightDtypeInfo& info = weight_dtype_info(t);
+  const int64_t blocks = n / info.block;
+  const size_t stride = static_cast<size_t>(info.bytes);
+  return all_finite16(src + first, blocks, stride, 0x7C00) && (second < 0 || all_finite16(src + second, blocks, stride, 0x7C00));
 }
 
 void widen_weights(WeightDtype t, const uint8_t* src, int64_t n, float* out) { widen(t, src, n, out, true); }
