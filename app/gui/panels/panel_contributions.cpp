@@ -16,13 +16,21 @@ void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model) {
   ContribState& c = s.contrib;
   const int wanted = with_model && s.view.center == CenterPanel::Model ? -1 : static_cast<int>(c.view);
   const bool switch_tab = wanted != c.open_sub;
-  // Eight views: on a projector's width the tabs shrink to fit ("Detec..."); the list button
-  // names them all.
-  if (!ImGui::BeginTabBar("contrib views", ImGuiTabBarFlags_TabListPopupButton)) return;
+  // Eight views (nine with the model's): where their full labels fit, the tabs share the
+  // width; where they do not (a projector: 1024x768 with 1.5x text cut them to two letters),
+  // each keeps its whole label and the bar scrolls (its arrows, the selected tab kept in view);
+  // the list button names them all either way.
+  static const char* const kLabels[] = {"Layers \xC3\x97 heads", "Rollout", "Patching", "Head overview", "Offsets", "Circuits", "Corpus", "Logit lens", "Detectors"};
+  const ImGuiStyle& st = ImGui::GetStyle();
+  float full = ImGui::GetFrameHeight() + st.ItemInnerSpacing.x;  // the list button
+  for (size_t i = with_model ? 0 : 1; i < sizeof kLabels / sizeof kLabels[0]; ++i)
+    full += ImGui::CalcTextSize(kLabels[i]).x + st.FramePadding.x * 2 + st.ItemInnerSpacing.x;
+  const bool scroll = full > ImGui::GetContentRegionAvail().x;
+  if (!ImGui::BeginTabBar("contrib views", ImGuiTabBarFlags_TabListPopupButton | (scroll ? ImGuiTabBarFlags_FittingPolicyScroll : 0))) return;
   int open_now = c.open_sub;
   if (with_model) {  // narrow layouts: the layers x heads view shares the Model tab with these
-    const bool open = ImGui::BeginTabItem("Layers \xC3\x97 heads", nullptr, switch_tab && wanted == -1 ? ImGuiTabItemFlags_SetSelected : 0);
-    hook_widget("Layers \xC3\x97 heads");
+    const bool open = ImGui::BeginTabItem(kLabels[0], nullptr, switch_tab && wanted == -1 ? ImGuiTabItemFlags_SetSelected : 0);
+    if (ImGui::IsItemVisible()) hook_widget(kLabels[0]);  // scrolled out of the bar: not there to click
     if (open) {
       open_now = -1;
       if (!switch_tab) s.view.center = CenterPanel::Model;
@@ -32,7 +40,7 @@ void draw_contributions(AppState& s, HeatmapRenderer& r, bool with_model) {
   }
   auto tab = [&](const char* label, ContribView v) {
     const bool open = ImGui::BeginTabItem(label, nullptr, switch_tab && wanted == static_cast<int>(v) ? ImGuiTabItemFlags_SetSelected : 0);
-    hook_widget(label);
+    if (ImGui::IsItemVisible()) hook_widget(label);
     if (open) {
       open_now = static_cast<int>(v);
       if (!switch_tab) {

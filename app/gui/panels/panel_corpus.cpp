@@ -81,7 +81,7 @@ void source_row(AppState& s) {
   ImGui::TextUnformatted("ranked by");
   for (int i = 0; i < kCorpusStats; ++i) {
     const CorpusStat st = static_cast<CorpusStat>(i);
-    ImGui::SameLine();
+    same_line_if_fits(ImGui::CalcTextSize(corpus_stat_label(st)).x + ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x);
     if (ImGui::RadioButton(corpus_stat_label(st), c.stat == st)) set_corpus_stat(s, st);
     hook_widget(corpus_stat_label(st));
     if (ImGui::IsItemHovered())
