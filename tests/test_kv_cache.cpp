@@ -424,44 +424,6 @@ TEST(KvCache, AForwardIntoReusedBuffersEqualsOneIntoFreshOnesBitForBit) {
   }
 }
 
-// A keystroke cancels the one before it mid-pass (a newer request): the cache keeps the rows
-// the cancelled request shared with it, so the next request computes only its new rows and
-// still equals a full forward bit for bit. A cleared cache made every next keystroke a full
-// forward, which the keystroke after it cancelled in turn.
-TEST(KvCache, ACancelledForwardKeepsTheSharedRowsAndTheNextOneEqualsAFullRecompute) {
-  const ModelWeights w = tiny_llama(64);
-  ModelConfig c;
-  c.tokenizer = TokenizerKind::Bpe;
-  const ModelConfig cfg = config_for_weights(w, c);
-  Rng rng(5);
-  std::vector<int> a;
-  for (int i = 0; i < 40; ++i) a.push_back(static_cast<int>(rng.next() % 50));
-  std::vector<int> b(a.begin(), a.begin() + 30);  // 30 shared, then 6 new
-  for (int i = 0; i < 6; ++i) b.push_back(static_cast<int>(rng.next() % 50));
-  for (const int cancel_at : {1, 2, 5}) {  // asked before each layer and each head: stopped in layer 0 or 1
-    KvCache cache;
-    ForwardOptions opt;
-    opt.keep_layer_io = true;
-    opt.want_logits = true;
-    ForwardOptions inc = opt;
-    inc.kv_cache = &cache;
-    ASSERT_TRUE(forward(w, cfg, id_batch({a}), inc));
-    int asked = 0;
-    ForwardOptions stopped = inc;
-    stopped.cancelled = [&] { return ++asked >= cancel_at; };
-    Result<ForwardOutput> r = forward(w, cfg, id_batch({b}), stopped);
-    ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().kind, ErrorKind::Cancelled);
-    EXPECT_EQ(cache.T(), 30) << "the rows both requests share are kept";
-    std::vector<int> next = b;
-    next.push_back(7);  // the keystroke after
-    Result<ForwardOutput> got = forward(w, cfg, id_batch({next}), inc), full = forward(w, cfg, id_batch({next}), opt);
-    ASSERT_TRUE(got && full);
-    EXPECT_EQ(got->kv_reused, 30) << cancel_at;
-    expect_bits(*got, *full, "after a cancel at " + std::to_string(cancel_at));
-  }
-}
-
 TEST(StageTimes, TimersChangeNoBitAndCountEveryStageThePassRuns) {
   const ModelWeights w = tiny_llama(64);
   ModelConfig c;

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -532,35 +531,6 @@ static double row_nll(const Eigen::Ref<const RowVec>& row, int id) {
   return lse - row(id);
 }
 
-// After a cancelled incremental forward: the cache keeps the first P rows of its request,
-// the rows the cancelled one shared with it (K/V, maps, layer rows, stream, logits and
-// losses cut to P; rows < P were never written), so the next keystroke still computes only
-// its new rows. Clearing it made each next keystroke a full forward, itself cancelled by the
-// one after: typing into the 1B shape showed nothing until the typing stopped. Anything
-// shorter than P rows: cleared.
-static void keep_prefix(KvCache& c, int P, int L, int Hw) {
-  const int Told = c.T();
-  const size_t maps = static_cast<size_t>(L) * Hw;
-  bool whole = P > 0 && P <= Told && c.kv.size() == static_cast<size_t>(L) && c.attention.size() == maps * Told * Told &&
-               c.out.rows() >= P && (c.logits.size() == 0 || c.logits.rows() >= P);
-  for (const std::vector<MatR>* v : {&c.kv, &c.attn_in, &c.attn_out})
-    for (const MatR& m : *v) whole = whole && m.rows() >= P;
-  if (!whole) {
-    c.clear();
-    return;
-  }
-  c.tokens.resize(static_cast<size_t>(P));
-  for (std::vector<MatR>* v : {&c.kv, &c.attn_in, &c.attn_out})
-    for (MatR& m : *v) m.conservativeResize(P, m.cols());
-  c.out.conservativeResize(P, c.out.cols());
-  if (c.logits.size() > 0) c.logits.conservativeResize(P, c.logits.cols());
-  c.nll.resize(static_cast<size_t>(P - 1));
-  float* a = c.attention.data();  // (L, Hw, Told, Told) -> (L, Hw, P, P), in place, front to back
-  for (size_t m = 0; m < maps; ++m)
-    for (int t = 0; t < P; ++t) std::memmove(a + (m * P + t) * P, a + (m * Told + t) * Told, static_cast<size_t>(P) * sizeof(float));
-  c.attention.resize(maps * P * P);
-}
-
 // The incremental forward (kv_cache.h): the one sentence's rows [P, T), P from the cache;
 // the rows < P of every output copied from it; then the cache holds this request. `out`
 // comes with its shapes set by forward(), mo with the config's attention options.
@@ -575,8 +545,8 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     c.cfg = cfg;
     c.want_logits = opt.want_logits, c.skip_final_mlp = opt.skip_final_mlp, c.keep_layer_io = opt.keep_layer_io;
   }
-  auto cancel = [&] {  // the cache is half-written: keep what both requests share
-    keep_prefix(c, P, L, Hw);
+  auto cancel = [&] {  // the cache is half-written: forget it
+    c.clear();
     return Error{ErrorKind::Cancelled, "The forward pass was cancelled by a newer request."};
   };
   StageTimes* st = opt.times;

@@ -307,7 +307,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
         break;
       }
     }
-    while (retired_.size() > 4) retired_.pop_front();  // held elsewhere: freed by whoever holds it
+    while (retired_.size() > 1) retired_.pop_front();  // held elsewhere: freed by whoever holds it
   }
   return fwd;
 }
