@@ -2,6 +2,7 @@
 // headmap, lets it render, and checks the PNG it wrote and the report of what it drew.
 // Run by ctest on virtual displays (tests/gui/xvfb.sh; gui_tests_0 .. _3 and the others in tests/CMakeLists.txt).
 #include <algorithm>
+#include <cstring>
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -1024,6 +1025,20 @@ TEST(Gui, ProjectorSizeWithLargeTextCutsNothingOff) {
     EXPECT_TRUE(r.report["clipped"].empty()) << r.report["clipped"].dump(1);
     // The chips scroll in a bounded box, so 400 words leave the controls on screen.
     EXPECT_LE(r.report["chips_box_h"].get<double>(), 768 * 0.25) << "the chips' box is bounded";
+    if (std::string(c.name) == "model") {
+      // The nine views of the Model tab are each read whole (as tabs they were cut to two
+      // letters here): at least 8 px a character (the 1.5x font's are about 10).
+      for (const char* label : {"Layers \xC3\x97 heads", "Rollout", "Patching", "Head overview", "Offsets", "Circuits", "Corpus", "Logit lens", "Detectors"}) {
+        bool seen = false;
+        for (const json& w : r.report["widgets"])
+          if (w["label"] == label) {
+            seen = true;
+            EXPECT_GE(w["rect"][2].get<float>() - w["rect"][0].get<float>(), 8.0f * std::strlen(label)) << label << " is cut";
+            EXPECT_LE(w["rect"][2].get<float>(), 1024) << label;
+          }
+        EXPECT_TRUE(seen) << label << " is not on screen";
+      }
+    }
   }
   // The same window with the layout that does not adapt (three fixed columns) cuts things
   // off, and the check sees it: it can fail.
