@@ -29,37 +29,6 @@ namespace {
 const Rgb kBg{250, 250, 250}, kInk{25, 25, 30}, kMuted{105, 105, 115}, kAccent{20, 90, 160}, kQuestion{170, 95, 0},
     kAnswer{20, 120, 60}, kError{190, 40, 30};
 
-// Greedy word wrap at max_w pixels; "\n" breaks a line.
-std::vector<std::string> wrap(const Font& f, const std::string& text, float px, int max_w) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t nl = text.find('\n', start);
-    const std::string para = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-    std::string line, word;
-    auto flush_word = [&] {
-      if (word.empty()) return;
-      const std::string cand = line.empty() ? word : line + " " + word;
-      if (!line.empty() && f.width(cand, px) > max_w) {
-        lines.push_back(line);
-        line = word;
-      } else {
-        line = cand;
-      }
-      word.clear();
-    };
-    for (char ch : para) {
-      if (ch == ' ') flush_word();
-      else word += ch;
-    }
-    flush_word();
-    lines.push_back(line);
-    if (nl == std::string::npos) break;
-    start = nl + 1;
-  }
-  return lines;
-}
-
 struct Slide {
   Canvas c;
   const Font& f;
@@ -68,7 +37,7 @@ struct Slide {
   // Text at px (for a 1080-pixel-high slide), wrapped to the width; returns false when the slide is full.
   void text(const std::string& t, float px, Rgb col) {
     const float p = px * scale;
-    for (const std::string& l : wrap(f, t, p, c.w - 2 * margin)) {
+    for (const std::string& l : wrap_text(f, t, p, c.w - 2 * margin)) {
       y += static_cast<int>(p * 1.3f);
       f.draw(c, margin, y, l, p, col);
     }

@@ -20,30 +20,6 @@ constexpr int kMargin = 16, kMinWidth = 720, kBarsHeight = 90;
 constexpr float kTitlePx = 17, kTextPx = 13;
 constexpr Rgb kBarInk{70, 110, 170}, kFrameInk{200, 200, 205};
 
-// Text as lines of at most `width` pixels, broken between words (a word wider than the page
-// is shortened to fit).
-std::vector<std::string> wrapped(const Font& font, const std::string& text, float px, int width) {
-  std::vector<std::string> out;
-  std::string line;
-  size_t at = 0;
-  while (at <= text.size()) {
-    size_t end = text.find(' ', at);
-    if (end == std::string::npos) end = text.size();
-    const std::string word = text.substr(at, end - at);
-    const std::string longer = line.empty() ? word : line + " " + word;
-    if (!line.empty() && font.width(longer, px) > width) {
-      out.push_back(line);
-      line = word;
-    } else {
-      line = longer;
-    }
-    at = end + 1;
-  }
-  if (!line.empty() || out.empty()) out.push_back(line);
-  for (std::string& l : out)
-    if (font.width(l, px) > width) l = fit_text(font, l, px, width);
-  return out;
-}
 }  // namespace
 
 Result<SheetLayout> layout_sheet(const FigureSheet& s, const Font& font) {
@@ -58,7 +34,7 @@ Result<SheetLayout> layout_sheet(const FigureSheet& s, const Font& font) {
   const int text_w = L.width - 2 * kMargin;
   float y = kMargin;
   auto add_text = [&](const std::string& text, float px, FigureText::Role role) {
-    for (std::string& line : wrapped(font, text, px, text_w)) {
+    for (std::string& line : wrap_text(font, text, px, text_w)) {
       y += px * 1.35f;
       L.texts.push_back(FigureText{std::move(line), static_cast<float>(kMargin), y, px, FigureText::Start, false, role});
     }
@@ -165,8 +141,7 @@ Status write_sheet_svg(const std::string& path, const FigureSheet& s) {
   if (!lay) return lay.error();
   uint64_t cells = 0;
   for (const FigureSheet::Part& p : s.parts) cells += static_cast<uint64_t>(p.figure.len()) * static_cast<uint64_t>(p.figure.len()) * p.figure.maps.size();
-  if (Status st = check_memory(mul_sat(cells, 160) + (uint64_t(1) << 20), "The SVG sheet (" + std::to_string(cells) + " cells)", "show fewer examples"); !st)
-    return st;
+  if (Status st = check_svg_memory(cells, "The SVG sheet", "show fewer examples"); !st) return st;
   try {
     return write_file_atomic(path, sheet_svg(s, *lay));
   } catch (const std::bad_alloc&) {

@@ -111,17 +111,18 @@ std::string figure_svg(const Figure& f, const FigureLayout& L, const std::string
   return o;
 }
 
+Status check_svg_memory(uint64_t cells, const std::string& what, const std::string& lower) {
+  // About 80 bytes per cell rect, twice (the document and the write), and 1 MiB of the rest.
+  return check_memory(mul_sat(cells, 160) + (uint64_t(1) << 20), what + " (" + std::to_string(cells) + " cells)", lower);
+}
+
 Status write_figure_svg(const std::string& path, const Figure& f) {
   Font font;
   if (Status s = load_figure_font(font); !s) return s;
   Result<FigureLayout> lay = layout_figure(f, font);
   if (!lay) return lay.error();
-  // About 80 bytes per cell rect, twice (the document and the write).
   const uint64_t cells = static_cast<uint64_t>(f.len()) * static_cast<uint64_t>(f.len()) * f.maps.size();
-  if (Status s = check_memory(mul_sat(cells, 160) + (uint64_t(1) << 20), "The SVG figure (" + std::to_string(cells) + " cells)",
-                              "use a shorter sentence, or the PNG");
-      !s)
-    return s;
+  if (Status s = check_svg_memory(cells, "The SVG figure", "use a shorter sentence, or the PNG"); !s) return s;
   try {
     return write_file_atomic(path, figure_svg(f, *lay));
   } catch (const std::bad_alloc&) {

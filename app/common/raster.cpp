@@ -145,6 +145,37 @@ std::string fit_text(const Font& f, const std::string& text, float px, int max_p
   return "";
 }
 
+std::vector<std::string> wrap_text(const Font& f, const std::string& text, float px, int max_px) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  for (;;) {
+    const size_t nl = text.find('\n', start);
+    const std::string para = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    std::string line;
+    size_t at = 0;
+    while (at <= para.size()) {
+      size_t end = para.find(' ', at);
+      if (end == std::string::npos) end = para.size();
+      const std::string word = para.substr(at, end - at);
+      at = end + 1;
+      if (word.empty()) continue;
+      const std::string longer = line.empty() ? word : line + " " + word;
+      if (!line.empty() && f.width(longer, px) > max_px) {
+        lines.push_back(line);
+        line = word;
+      } else {
+        line = longer;
+      }
+    }
+    lines.push_back(line);
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  for (std::string& l : lines)
+    if (f.width(l, px) > max_px) l = fit_text(f, l, px, max_px);
+  return lines;
+}
+
 std::string fit_drawn_text(const Font& f, const std::string& logical, float px, int max_px) {
   if (!has_rtl(logical)) return fit_text(f, logical, px, max_px);  // nothing to reorder or join
   return visual_text(cut_logical(logical, static_cast<float>(max_px),

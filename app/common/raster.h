@@ -56,6 +56,9 @@ class Font {
 
 // Shortens text to fit max_px, ending with "…".
 std::string fit_text(const Font& f, const std::string& text, float px, int max_px);
+// Text as lines of at most max_px, broken between words (greedy); "\n" starts a new line
+// (an empty one for "\n\n"), and a word wider than max_px alone is shortened by fit_text.
+std::vector<std::string> wrap_text(const Font& f, const std::string& text, float px, int max_px);
 // A token or sentence as drawn (typed order in): visual order with Arabic joined (bidi.h),
 // shortened to fit max_px; right-to-left text is cut in typed order (its first letters kept).
 std::string fit_drawn_text(const Font& f, const std::string& logical, float px, int max_px);

@@ -4,7 +4,9 @@
 // the order from UAX #9's rules (W2, N1, I1-I2, L2, L4).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "app/common/bidi.h"
 #include "app/common/token_labels.h"
@@ -135,4 +137,24 @@ TEST(TokenLabels, NextTokenBytePiecesReadTheirCharacter) {
   // A whole word keeps its own label.
   const TokenizedText cat = tokens_of("The cat");
   EXPECT_EQ(next_token_label(*w, {cat.tokens.front()}, cat.tokens.back().id), token_display(cat.tokens.back()));
+}
+
+// wrap_text (raster.h), the one word wrap of the lesson slides and the figure sheets: lines
+// broken between words, none wider than the room (measured here by the font itself), "\n"
+// a forced break, a word wider than the room alone shortened with "…".
+TEST(Raster, WrapTextBreaksBetweenWordsAndFitsTheRoom) {
+  headmap::Font font;
+  ASSERT_TRUE(font.load(std::string(HEADMAP_ASSETS) + "/fonts/DejaVuSans.ttf"));
+  const int room = std::max({font.width("the cat sat", 14), font.width("on the mat", 14), font.width("by the door", 14)});
+  ASSERT_GT(font.width("the cat sat on", 14), room);
+  ASSERT_GT(font.width("on the mat by", 14), room);
+  const std::vector<std::string> lines = headmap::wrap_text(font, "the cat sat on the mat\nby the door", 14, room);
+  EXPECT_EQ(lines, (std::vector<std::string>{"the cat sat", "on the mat", "by the door"}));
+  const std::vector<std::string> para = headmap::wrap_text(font, "a\n\nb", 14, room);
+  EXPECT_EQ(para, (std::vector<std::string>{"a", "", "b"}));
+  const std::vector<std::string> longword = headmap::wrap_text(font, "supercalifragilistic cat", 14, font.width("supercali", 14));
+  ASSERT_EQ(longword.size(), 2u);
+  EXPECT_LE(font.width(longword[0], 14), font.width("supercali", 14));
+  EXPECT_EQ(longword[0].substr(longword[0].size() - 3), "\xE2\x80\xA6");
+  EXPECT_EQ(longword[1], "cat");
 }
