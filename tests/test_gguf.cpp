@@ -103,6 +103,16 @@ TEST(Gguf, ReadsEveryValueTypeArraysAndTensorInfo) {
     std::memcpy(v, f->data(*w), 24);
     EXPECT_EQ(v[5], 5.5f);
     EXPECT_EQ((f->data(*w) - bytes.data()) % 64, 0);  // the data section honours general.alignment
+    // Arrays stepped over (the Open dialog's listing): the same header, values and tensors, the arrays empty.
+    Result<GgufFile> h = GgufFile::view(bytes.data(), bytes.size(), "t.gguf", GgufArrays::Skipped);
+    ASSERT_TRUE(h) << h.error().message;
+    EXPECT_EQ(h->find("str")->s, "héllo");
+    EXPECT_EQ(h->find("f64")->f, -1.5);
+    EXPECT_EQ(h->find("arr")->elem, GgufValueType::String);
+    EXPECT_TRUE(h->find("arr")->arr.empty());
+    EXPECT_TRUE(h->find("nested")->arr.empty());
+    ASSERT_NE(h->tensor("w"), nullptr);
+    EXPECT_EQ(h->data(*h->tensor("w")), f->data(*w));
   }
 }
 
@@ -115,6 +125,7 @@ TEST(Gguf, RefusesHostileFilesWithMessages) {
   for (size_t n = 0; n < good.size(); ++n) {
     Result<GgufFile> f = GgufFile::view(good.data(), n, "t.gguf");
     EXPECT_FALSE(f) << "a file cut to " << n << " bytes was accepted";
+    EXPECT_FALSE(GgufFile::view(good.data(), n, "t.gguf", GgufArrays::Skipped)) << "a file cut to " << n << " bytes was accepted, arrays skipped";
     if (!f) {
       EXPECT_NE(f.error().message.find("t.gguf"), std::string::npos);
     }

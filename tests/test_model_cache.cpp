@@ -139,3 +139,94 @@ TEST(ModelCache, LmStudioPublisherRepoAndFileResolveInItsModelsFolders) {
   else ::unsetenv("HOME");
   fs::remove_all(home);
 }
+
+// File > Open model lists what the caches hold (list_cached_models): each model once, by the
+// name --model takes, with its source, its bytes on disk (symlinks into blobs/ followed) and
+// its type from its config.json or its GGUF header; a repo that cannot open says why, and a
+// repo of several quantizations is listed file by file.
+TEST(ModelCache, TheListingNamesEachCachedModelWithItsSizeAndType) {
+  const fs::path home = fresh("listing");
+  const char* old_home = std::getenv("HOME");
+  const std::string saved_home = old_home ? old_home : "";
+  ::setenv("HOME", home.c_str(), 1);
+  const fs::path hub = home / "hub";
+  ::setenv("HF_HUB_CACHE", hub.c_str(), 1);
+  ::setenv("OLLAMA_MODELS", (home / "ollama").c_str(), 1);
+  const uint64_t seed_bytes = fs::file_size(kSeed);
+  // A safetensors repo: config.json and a 1,000-byte weights blob behind symlinks.
+  const fs::path st = hub / "models--Qwen--Qwen3-0.6B";
+  write(st / "refs" / "main", "abc123\n");
+  write(st / "blobs" / "cfg", R"({"model_type": "qwen3", "torch_dtype": "bfloat16"})");
+  write(st / "blobs" / "w", std::string(1000, 'x'));
+  fs::create_directories(st / "snapshots" / "abc123");
+  fs::create_symlink("../../blobs/cfg", st / "snapshots" / "abc123" / "config.json");
+  fs::create_symlink("../../blobs/w", st / "snapshots" / "abc123" / "model.safetensors");
+  const uint64_t st_bytes = fs::file_size(st / "blobs" / "cfg") + 1000;
+  // A repo of one GGUF, one of two, one without refs/main, and a dataset (not a model).
+  write(hub / "models--TinyOrg--one-GGUF" / "refs" / "main", "r1");
+  fs::create_directories(hub / "models--TinyOrg--one-GGUF" / "snapshots" / "r1");
+  fs::copy_file(kSeed, hub / "models--TinyOrg--one-GGUF" / "snapshots" / "r1" / "one-Q8_0.gguf");
+  const fs::path two = hub / "models--TinyOrg--two-GGUF" / "snapshots" / "r2";
+  write(hub / "models--TinyOrg--two-GGUF" / "refs" / "main", "r2");
+  fs::create_directories(two);
+  fs::copy_file(kSeed, two / "two-Q8_0.gguf");
+  write(two / "two-Q4_K_M.gguf", "GGUF but not really");
+  fs::create_directories(hub / "models--Broken--repo" / "snapshots");
+  fs::create_directories(hub / "datasets--Some--data");
+  // Ollama: tiny:q8; LM Studio: one model beside its vision projector.
+  const std::string hex = "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8";
+  fs::create_directories(home / "ollama" / "blobs");
+  fs::copy_file(kSeed, home / "ollama" / "blobs" / ("sha256-" + hex));
+  write(home / "ollama" / "manifests" / "registry.ollama.ai" / "library" / "tiny" / "q8",
+        R"({"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:)" + hex + R"("}]})");
+  const fs::path lm = home / ".lmstudio" / "models" / "lmstudio-community" / "tiny-GGUF";
+  fs::create_directories(lm);
+  fs::copy_file(kSeed, lm / "tiny-Q8_0.gguf");
+  write(lm / "mmproj-tiny-f16.gguf", "a projector");
+
+  const std::vector<CachedModel> all = list_cached_models();
+  auto find = [&](const std::string& name) -> const CachedModel* {
+    for (const CachedModel& m : all)
+      if (m.name == name) return &m;
+    return nullptr;
+  };
+  std::string names;
+  for (const CachedModel& m : all) names += m.name + " (" + m.type + "); ";
+  ASSERT_EQ(all.size(), 7u) << names;
+  const CachedModel* qwen = find("Qwen/Qwen3-0.6B");
+  ASSERT_NE(qwen, nullptr) << names;
+  EXPECT_EQ(qwen->source, "Hugging Face");
+  EXPECT_EQ(qwen->type, "qwen3, bfloat16");
+  EXPECT_EQ(qwen->bytes, st_bytes);
+  EXPECT_TRUE(qwen->openable);
+  const CachedModel* one = find("TinyOrg/one-GGUF");
+  ASSERT_NE(one, nullptr) << names;
+  EXPECT_EQ(one->type, "llama, Q8_0");
+  EXPECT_EQ(one->bytes, seed_bytes);
+  const CachedModel* q8 = find("TinyOrg/two-GGUF/two-Q8_0.gguf");
+  const CachedModel* fake = find("TinyOrg/two-GGUF/two-Q4_K_M.gguf");
+  ASSERT_TRUE(q8 && fake) << names;
+  EXPECT_EQ(fs::path(q8->path), two / "two-Q8_0.gguf");
+  EXPECT_TRUE(q8->openable);
+  EXPECT_FALSE(fake->openable);
+  EXPECT_EQ(fake->type, "not a readable GGUF file");
+  const CachedModel* broken = find("Broken/repo");
+  ASSERT_NE(broken, nullptr) << names;
+  EXPECT_FALSE(broken->openable);
+  EXPECT_NE(broken->type.find("refs/main"), std::string::npos) << broken->type;
+  const CachedModel* tiny = find("tiny:q8");
+  ASSERT_NE(tiny, nullptr) << names;
+  EXPECT_EQ(tiny->source, "Ollama");
+  EXPECT_EQ(tiny->type, "llama, Q8_0");
+  EXPECT_EQ(tiny->bytes, seed_bytes);
+  const CachedModel* studio = find("lmstudio-community/tiny-GGUF/tiny-Q8_0.gguf");
+  ASSERT_NE(studio, nullptr) << names;
+  EXPECT_EQ(studio->source, "LM Studio");
+  // Each listed name opens as --model opens it.
+  for (const CachedModel* m : {qwen, one, q8, tiny, studio}) EXPECT_TRUE(m == qwen || open_model_path(m->name)) << m->name;
+  ::unsetenv("HF_HUB_CACHE");
+  ::unsetenv("OLLAMA_MODELS");
+  if (old_home) ::setenv("HOME", saved_home.c_str(), 1);
+  else ::unsetenv("HOME");
+  fs::remove_all(home);
+}

@@ -595,7 +595,10 @@ void App::toggle_fullscreen() {
 void App::open_dialog(Dialog d) {
   dialog_ = d;
   dialog_path_ = dialog_proposed_path(d);  // never a file already there (heads-2.png after heads.png)
-  if (d == Dialog::OpenModel) dialog_path_ = state.pretrained ? state.pretrained_dir : state.checkpoint;  // the model open, if any
+  if (d == Dialog::OpenModel) {
+    dialog_path_ = state.pretrained ? state.pretrained_dir : state.checkpoint;  // the model open, if any
+    cached_models_ = list_cached_models();  // what the local caches hold, read from the disk alone
+  }
   dialog_error_.clear();
   scripted_ok_in_ = 0;
   state.export_head.reset();  // "Export this head": the head hovered or selected now, whatever the mouse does next

@@ -15,6 +15,7 @@
 
 #include "app/gui/app_state.h"
 #include "app/gui/dialogs.h"
+#include "core/io/model_cache.h"
 #include "app/gui/workers/compute_worker.h"
 #include "app/gui/render/heatmap_renderer.h"
 #include "app/gui/presets.h"
@@ -182,6 +183,7 @@ class App {
   // File dialogs (dialogs.h): a path to type, and what to do with it.
   Dialog dialog_ = Dialog::None;
   std::string dialog_path_, dialog_error_;
+  std::vector<CachedModel> cached_models_;  // File > Open model's list, read when it opens
   int scripted_ok_in_ = 0;  // a scripted dialog: frames until its OK is pressed (it is drawn first, as a user sees it)
   struct PendingCapture {
     Dialog dialog;

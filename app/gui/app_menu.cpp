@@ -15,6 +15,7 @@
 #include "app/common/assets.h"
 #include "app/common/print_message.h"
 #include "app/gui/app.h"
+#include "app/gui/cached_models_list.h"
 #include "app/gui/commands.h"
 #include "app/gui/corpus_view.h"
 #include "core/io/corpus_cache.h"
@@ -146,7 +147,10 @@ void App::draw_dialogs() {
                   dialog_ == Dialog::ExportHeadSvg ? "Ctrl+Shift+H" : "Ctrl+H");
     if (dialog_ == Dialog::OpenModel)
       text_disabled_wrapped((std::string("A Hugging Face model directory (config.json and .safetensors; model_type ") + supported_families() +
-                             "), or a headmap checkpoint file.").c_str());
+                             "), a GGUF file (llama.cpp, Ollama, LM Studio), a headmap checkpoint file, or a cached model by name: "
+                             "ORG/NAME (Hugging Face), NAME:TAG (Ollama), PUBLISHER/REPO/FILE.gguf (LM Studio).").c_str());
+    bool open_listed = false;
+    if (dialog_ == Dialog::OpenModel) open_listed = draw_cached_models(cached_models_, &dialog_path_);
     ImGui::TextUnformatted("Path:");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 28);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
@@ -161,7 +165,7 @@ void App::draw_dialogs() {
       ImGui::PopStyleColor();
     }
     const bool scripted_ok = scripted_ok_in_ > 0 && --scripted_ok_in_ == 0;  // a scripted dialog (dialog_request)
-    const bool ok = ImGui::Button("OK") || enter || scripted_ok;
+    const bool ok = ImGui::Button("OK") || enter || scripted_ok || open_listed;
     hook_widget("OK");
     ImGui::SameLine();
     close = ImGui::Button("Cancel");

@@ -32,7 +32,7 @@ const char* dialog_title(Dialog d) {
     case Dialog::Shortcuts: return "Keyboard shortcuts";
     case Dialog::OpenCheckpoint: return "Open checkpoint";
     case Dialog::SaveCheckpoint: return "Save trained model";
-    case Dialog::OpenModel: return "Open model (a Hugging Face model directory, or a checkpoint file)";
+    case Dialog::OpenModel: return "Open model (a directory, a GGUF file, a checkpoint, or a cached model)";
     case Dialog::OpenLesson: return "Open lesson";
     case Dialog::SaveLessonStep: return "Save view as lesson step (appended to the lesson file)";
     case Dialog::ExportLesson: return "Export lesson (one PNG of the window per step, into this directory)";
@@ -326,7 +326,7 @@ Status run_dialog_action(Dialog d, const std::string& path, AppState& state) {
     case Dialog::OpenModel:
       // Read off the UI thread by the app (workers/model_loader.h); a failure keeps the
       // current model and is shown when the read ends.
-      if (path.empty()) st = Error{ErrorKind::InvalidArgument, "Type the path of a model directory or a checkpoint file."};
+      if (path.empty()) st = Error{ErrorKind::InvalidArgument, "Type the path of a model directory, a GGUF file or a checkpoint, or a cached model's name."};
       else state.open_model_request = path;
       break;
     case Dialog::SaveCheckpoint:

@@ -112,7 +112,8 @@ uint64_t min_bytes(GgufValueType t) {
 // One value of type t at c into v; an error message (empty on success).
 // held: the bytes the values read so far take in memory (checked against the budget, so an
 // array of a billion one-byte elements is refused rather than widened).
-static std::string read_value(Cursor& c, GgufValueType t, GgufValue& v, int depth, uint64_t* held) {
+// keep: false steps over an array's elements (each still read and checked) without keeping them.
+static std::string read_value(Cursor& c, GgufValueType t, GgufValue& v, int depth, uint64_t* held, bool keep) {
   v.type = t;
   auto need = [&](bool ok) { return ok ? std::string() : std::string("the file ends inside a ") + gguf_value_type_name(t) + " value"; };
   switch (t) {
@@ -144,11 +145,17 @@ static std::string read_value(Cursor& c, GgufValueType t, GgufValue& v, int dept
       v.elem = static_cast<GgufValueType>(et);
       if (n > c.left() / min_bytes(v.elem))
         return "an array claims " + std::to_string(n) + " " + gguf_value_type_name(v.elem) + " elements but only " + std::to_string(c.left()) + " bytes follow";
+      if (!keep) {
+        GgufValue element;
+        for (uint64_t k = 0; k < n; ++k)
+          if (std::string e = read_value(c, v.elem, element, depth + 1, held, false); !e.empty()) return e + " (element " + std::to_string(k) + ")";
+        return "";
+      }
       *held += n * sizeof(GgufValue);
       if (Status s = check_memory(*held, "GGUF metadata arrays", "this file's metadata is implausibly large; is it a GGUF file?"); !s) return s.error().message;
       v.arr.resize(static_cast<size_t>(n));
       for (uint64_t k = 0; k < n; ++k)
-        if (std::string e = read_value(c, v.elem, v.arr[static_cast<size_t>(k)], depth + 1, held); !e.empty()) return e + " (element " + std::to_string(k) + ")";
+        if (std::string e = read_value(c, v.elem, v.arr[static_cast<size_t>(k)], depth + 1, held, true); !e.empty()) return e + " (element " + std::to_string(k) + ")";
       return "";
     }
   }
@@ -156,7 +163,7 @@ static std::string read_value(Cursor& c, GgufValueType t, GgufValue& v, int dept
 }
 
 // ---- [file] ----------------------------------------------------------------------------
-Result<GgufFile> GgufFile::open(const std::string& path) {
+Result<GgufFile> GgufFile::open(const std::string& path, GgufArrays arrays) {
   Result<MappedFile> m = MappedFile::open(path);
   if (!m) return m.error();
   GgufFile f;
@@ -164,16 +171,16 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
   f.bytes_ = f.file_.data();
   f.size_ = f.file_.size();
   f.origin_ = path;
-  if (Status s = f.parse(); !s) return s.error();
+  if (Status s = f.parse(arrays); !s) return s.error();
   return f;
 }
 
-Result<GgufFile> GgufFile::view(const char* bytes, size_t size, const std::string& origin) {
+Result<GgufFile> GgufFile::view(const char* bytes, size_t size, const std::string& origin, GgufArrays arrays) {
   GgufFile f;
   f.bytes_ = bytes;
   f.size_ = size;
   f.origin_ = origin;
-  if (Status s = f.parse(); !s) return s.error();
+  if (Status s = f.parse(arrays); !s) return s.error();
   return f;
 }
 
@@ -191,7 +198,7 @@ const GgufTensorInfo* GgufFile::tensor(const std::string& name) const {
   return it == by_name_.end() ? nullptr : &tensors_[it->second];
 }
 
-Status GgufFile::parse() {
+Status GgufFile::parse(GgufArrays arrays) {
   auto bad = [&](const std::string& m) { return Error{ErrorKind::BadFormat, origin_ + ": " + m + "."}; };
   Cursor c{bytes_, bytes_, bytes_ + size_};
   char magic[4] = {};
@@ -217,7 +224,7 @@ Status GgufFile::parse() {
     if (t > static_cast<uint32_t>(GgufValueType::F64)) return bad("metadata \"" + key + "\" has value type " + std::to_string(t) + ", which GGUF does not define (0-12)");
     if (kv_.count(key)) return bad("metadata \"" + key + "\" appears twice");
     GgufValue v;
-    if (std::string e = read_value(c, static_cast<GgufValueType>(t), v, 0, &held); !e.empty()) return bad("metadata \"" + key + "\": " + e);
+    if (std::string e = read_value(c, static_cast<GgufValueType>(t), v, 0, &held, arrays == GgufArrays::Kept); !e.empty()) return bad("metadata \"" + key + "\": " + e);
     kv_.emplace(std::move(key), std::move(v));
   }
   if (const GgufValue* a = find("general.alignment")) {

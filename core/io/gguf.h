@@ -64,6 +64,11 @@ struct GgufTensorInfo {
   int64_t rows() const { return ne.empty() ? 1 : numel() / ne[0]; }  // all but the innermost dim
 };
 
+// Whether open() keeps the metadata arrays' elements (the tokenizer's tokens, scores,
+// merges) or only checks and steps over them (a listing that wants the header's other keys
+// and the tensor table: the arrays of a 128k vocabulary are ~12 MB once parsed).
+enum class GgufArrays { Kept, Skipped };
+
 class GgufFile {
  public:
   static constexpr uint64_t kMaxKeys = 1 << 20, kMaxTensors = 1 << 20;
@@ -71,9 +76,9 @@ class GgufFile {
   static constexpr int kMaxArrayDepth = 4;     // nested arrays
 
   // Maps the file and validates it (errors: Io for an unreadable path, BadFormat otherwise).
-  static Result<GgufFile> open(const std::string& path);
+  static Result<GgufFile> open(const std::string& path, GgufArrays arrays = GgufArrays::Kept);
   // The same checks on bytes already in memory, which must outlive the result.
-  static Result<GgufFile> view(const char* bytes, size_t size, const std::string& origin);
+  static Result<GgufFile> view(const char* bytes, size_t size, const std::string& origin, GgufArrays arrays = GgufArrays::Kept);
 
   uint32_t version() const { return version_; }
   uint32_t alignment() const { return alignment_; }
@@ -98,7 +103,7 @@ class GgufFile {
   }
 
  private:
-  Status parse();
+  Status parse(GgufArrays arrays = GgufArrays::Kept);
 
   MappedFile file_;  // empty for a view
   const char* bytes_ = nullptr;

@@ -247,7 +247,7 @@ TEST(FirstHour, WordsSayWhatHappensAfterOpeningAModelAndInExports) {
   const fs::path bert = bert_dir();
   if (bert.empty()) GTEST_SKIP() << "numpy is missing: the tiny BERT directory cannot be written";
   const std::string text = "My aunt keeps three green parrots in the kitchen. My aunt keeps three";
-  const std::string title = "Open model (a Hugging Face model directory, or a checkpoint file)";
+  const std::string title = "Open model (a directory, a GGUF file, a checkpoint, or a cached model)";
   const AppRun r = run_app("open-after-attribution",
                            {"--then", "text=" + text, "--then", "wait", "--input",
                             "click next \xC2\xB7green; wait; frames 3; click File; click Open model...; expect " + title +
@@ -258,7 +258,7 @@ TEST(FirstHour, WordsSayWhatHappensAfterOpeningAModelAndInExports) {
   // The dialog proposes no name that is not there: OK on its proposal says what to type.
   const AppRun empty = run_app("open-model-proposal", {"--input", "click File; click Open model...; expect Path; key enter; frames 3"});
   ASSERT_EQ(empty.status, 0) << empty.err;
-  EXPECT_TRUE(has_message(empty.report, "Type the path of a model directory or a checkpoint file.")) << messages_of(empty.report);
+  EXPECT_TRUE(has_message(empty.report, "Type the path of a model directory, a GGUF file or a checkpoint, or a cached model's name.")) << messages_of(empty.report);
   // The exports name the tokenizer that cut the text.
   const fs::path dir = fresh_dir("tokenizer-word");
   const AppRun ex = run_app("exports-tokenizer", {"--input", "click File; click Export attention as .npy...; expect Path; key enter; absent Path; wait; "
@@ -267,6 +267,32 @@ TEST(FirstHour, WordsSayWhatHappensAfterOpeningAModelAndInExports) {
   ASSERT_EQ(ex.status, 0) << ex.err;
   EXPECT_EQ(read_json(dir / "attention-npy" / "meta.json")["config"]["tokenizer"], "bpe");
   EXPECT_EQ(read_json(dir / "attention.json")["config"]["tokenizer"], "bpe");
+}
+
+// Issue 37, point 5: File > Open model lists what the local caches hold (a Hugging Face hub
+// cache here, with a GGUF snapshot behind a symlink into blobs/), with its source, type and
+// size; a click on a listed model puts its name in Path and OK opens it; a double-click
+// opens it at once.
+TEST(FirstHour, TheOpenDialogListsTheCachedModelsAndOpensOneByAClick) {
+  const fs::path home = fresh_dir("cached-models");
+  const fs::path repo = home / "hub" / "models--TinyOrg--tiny-GGUF";
+  fs::create_directories(repo / "refs");
+  fs::create_directories(repo / "blobs");
+  fs::create_directories(repo / "snapshots" / "r1");
+  std::ofstream(repo / "refs" / "main") << "r1\n";
+  fs::copy_file(std::string(HEADMAP_TEST_DATA) + "/../fuzz/corpus/gguf/seed_llama_q8_0.gguf", repo / "blobs" / "b1");
+  fs::create_symlink("../../blobs/b1", repo / "snapshots" / "r1" / "tiny-Q8_0.gguf");
+  const std::vector<std::pair<std::string, std::string>> env = {
+      {"HOME", home.string()}, {"HF_HUB_CACHE", (home / "hub").string()}, {"OLLAMA_MODELS", (home / "ollama").string()}};
+  const AppRun click = run_app("cached-click",
+                               {"--input", "click File; click Open model...; expect Path; expect TinyOrg/tiny-GGUF; click TinyOrg/tiny-GGUF; "
+                                           "click OK; absent Path; wait; frames 3"},
+                               true, {}, env);
+  ASSERT_EQ(click.status, 0) << click.err;
+  EXPECT_NE(click.report["weights_source"].get<std::string>().find("models--TinyOrg--tiny-GGUF"), std::string::npos) << click.report["weights_source"];
+  const AppRun twice = run_app("cached-dclick", {"--input", "click File; click Open model...; dclick TinyOrg/tiny-GGUF; absent Path; wait; frames 3"}, true, {}, env);
+  ASSERT_EQ(twice.status, 0) << twice.err;
+  EXPECT_NE(twice.report["weights_source"].get<std::string>().find("models--TinyOrg--tiny-GGUF"), std::string::npos) << twice.report["weights_source"];
 }
 
 namespace {

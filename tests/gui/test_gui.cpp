@@ -1650,7 +1650,7 @@ TEST(Widgets, EveryMenuCommandAndDialogOpensThroughTheMenus) {
   const std::pair<const char*, const char*> dialogs[] = {
       {"Open view...", "Open view"},
       {"Save view...", "Save view"},
-      {"Open model...", "Open model (a Hugging Face model directory, or a checkpoint file)"},
+      {"Open model...", "Open model (a directory, a GGUF file, a checkpoint, or a cached model)"},
       {"Open checkpoint...", "Open checkpoint"},
       {"Export heads as PNG...", "Export heads as PNG"},
       {"Export window as PNG...", "Export window as PNG"},
