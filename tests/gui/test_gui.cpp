@@ -2570,14 +2570,14 @@ TEST(Gui, CompareAnyTwoModels) {
 
   const std::string file = std::string(HEADMAP_ASSETS) + "/checkpoints/d128-h2-l2.safetensors";
   const AppRun read = run_app("compare-file", {"--then", text, "--then", "wait", "--input",
-                                               "click Compare; click compare b; click a model directory or checkpoint file; click B path; type " + file +
+                                               "click Compare; click compare b; click a model directory or file; click B path; type " + file +
                                                    "; click Read; wait; frames 3"});
   ASSERT_EQ(read.status, 0) << read.err;
   EXPECT_EQ(read.report["compare"]["heads_b"], 2);
   EXPECT_NE(read.report["compare"]["b"].get<std::string>().find("d128-h2-l2.safetensors"), std::string::npos) << read.report["compare"].dump();
 
   const AppRun bad = run_app("compare-bad", {"--then", text, "--then", "wait", "--input",
-                                             "click Compare; click compare b; click a model directory or checkpoint file; click B path; type /nonexistent/x.safetensors; "
+                                             "click Compare; click compare b; click a model directory or file; click B path; type /nonexistent/x.safetensors; "
                                              "click Read; wait; frames 3"});
   ASSERT_EQ(bad.status, 0) << bad.err;
   EXPECT_EQ(bad.report["compare"]["heads_b"], 0);

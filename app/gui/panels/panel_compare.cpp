@@ -112,7 +112,7 @@ void draw_b_choice(AppState& s) {
       case CompareKind::OtherHeads: return "A's model with another num_heads";
       case CompareKind::Shipped:
         return shipped < static_cast<int>(s.shipped.size()) ? "shipped " + std::filesystem::path(s.shipped[shipped].path).stem().string() : "shipped";
-      case CompareKind::File: return "a model directory or checkpoint file";
+      case CompareKind::File: return "a model directory or file";
     }
     return "";
   };
