@@ -107,7 +107,11 @@ void few_rows_q8_0(int g0, int width, const uint8_t* const* src, int K, const fl
       __builtin_prefetch(q + 8 * 64, 0, 0);
       uint16_t h;
       std::memcpy(&h, q, 2);
+#if defined(__F16C__)
+      const V d = _mm256_set1_ps(_cvtsh_ss(h));  // exact, as half_to_float (a loaded matrix's scales are finite: assign_blocks)
+#else
       const V d = _mm256_set1_ps(half_to_float(h));
+#endif
       for (int j = 0; j < 32; j += kLanes) {
         const V w = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + 2 + j)))));
         for (int i = 0; i < M; ++i) acc[i][g] = _mm256_fmadd_ps(_mm256_loadu_ps(a + static_cast<size_t>(i) * lda + j), w, acc[i][g]);
