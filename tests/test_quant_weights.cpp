@@ -3,9 +3,12 @@
 // twice (tests/gguf_writer.h): once in a block type, once in F32 holding exactly the values
 // those blocks widen to (the model a loader that widens at load holds). The first must load
 // with every matrix and the embedding still in blocks (the bytes of the file's blocks, no
-// F32 copy), and both must give the same forward pass bit for bit: every attention map, every
+// F32 copy), and both must give the same forward pass to rounding: every attention map, every
 // logit, the loss; one and two threads; one token and 37; every block type, a Q4_K_M-style
-// mix of types inside one fused W_QKV, tied and untied unembedding. (The widening itself is
+// mix of types inside one fused W_QKV, tied and untied unembedding. (A product on blocks sums
+// each output in block_gemm.h's dot order, the F32 kernel in k order: the bits differ, by a
+// few units in the last place. The dot order itself is held bit for bit against scalar code by
+// BlockGemmIsTheDotOrderOfItsWidenedValues, and the appended token to the full recompute.) (The widening itself is
 // held to the format by Gguf.DequantizesBlocksAsTheFormatDefinesThem, the whole models to
 // numpy and llama.cpp by gguf_matches_numpy / gguf_matches_llama_cpp.)
 #include <gtest/gtest.h>
@@ -21,6 +24,7 @@
 #include "core/io/hf_tensors.h"
 #include "core/math/gemm.h"
 #include "core/math/rng.h"
+#include "core/math/weight_dtype_scalar.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
 #include "family_fixtures.h"
@@ -42,9 +46,25 @@ Batch ids_batch(int T, int V) {  // one sentence of T random ids below V
 }
 
 using test::same_bits;
+
+// The largest |a - b| over the largest |b|: two sums of the same products in different orders
+// differ by rounding, far below this (a wrong value, a wrong block, a lost row: far above).
+float relative_gap(const float* a, const float* b, size_t n) {
+  float scale = 0;
+  for (size_t i = 0; i < n; ++i) scale = std::max(scale, std::abs(b[i]));
+  return test::max_abs_diff(a, b, n) / std::max(scale, 1e-30f);
+}
+// Seen: up to 5.1e-5 (maps of Q4_K_M) through 2 layers, softmax and the unembedding.
+constexpr float kOrderGap = 2e-4f;
+
+// The gap between the maps of two forwards (attention: per layer and head, (T, T) each).
+float maps_gap(const ForwardOutput& a, const ForwardOutput& b) {
+  if (a.attention.size() != b.attention.size()) return 1.0f;
+  return relative_gap(a.attention.data(), b.attention.data(), a.attention.size());
+}
 }  // namespace
 
-TEST(QuantWeights, BlockTypesStayInBlocksAndGiveTheWidenedForwardBitForBit) {
+TEST(QuantWeights, BlockTypesStayInBlocksAndGiveTheWidenedForwardToRounding) {
   const fs::path root = fs::temp_directory_path() / ("headmap_quant_" + std::to_string(::getpid()));
   fs::create_directories(root);
   const int threads = compute_threads();
@@ -123,11 +143,11 @@ TEST(QuantWeights, BlockTypesStayInBlocksAndGiveTheWidenedForwardBitForBit) {
         Result<ForwardOutput> oq = forward(*q, cq, b, fo), ow = forward(*w, cw, b, fo);
         ASSERT_TRUE(oq.ok() && ow.ok());
         ASSERT_EQ(oq->attention.size(), ow->attention.size());
-        EXPECT_TRUE(same_bits(oq->attention, ow->attention)) << "T " << T << ", " << nt << " threads";
+        EXPECT_LT(maps_gap(*oq, *ow), kOrderGap) << "T " << T << ", " << nt << " threads";
         ASSERT_EQ(oq->logits.size(), static_cast<Eigen::Index>(T) * kShape.V);
-        EXPECT_TRUE(oq->logits == ow->logits) << "T " << T << ", " << nt << " threads";
-        EXPECT_EQ(oq->loss, ow->loss);
-        EXPECT_TRUE(oq->out == ow->out);
+        EXPECT_LT(relative_gap(oq->logits.data(), ow->logits.data(), oq->logits.size()), kOrderGap) << "T " << T << ", " << nt << " threads";
+        EXPECT_NEAR(oq->loss, ow->loss, kOrderGap * std::abs(ow->loss));
+        EXPECT_LT(relative_gap(oq->out.data(), ow->out.data(), oq->out.size()), kOrderGap);
       }
     }
     std::error_code ec;
@@ -138,43 +158,63 @@ TEST(QuantWeights, BlockTypesStayInBlocksAndGiveTheWidenedForwardBitForBit) {
   fs::remove_all(root, ec);
 }
 
-// The block kernel against the F32 kernel on the widened matrix, at the shapes the forward
-// does not reach: an edge panel, several kKC sub-panels, many rows, accumulation.
-TEST(QuantWeights, BlockGemmEqualsTheF32GemmOfItsWidenedValues) {
+// The block kernels against their order written out in scalar code (block_gemm.h): each
+// C(i, n) eight lane sums, lane l an fma chain over k = l mod 8 in order from 0, of A(i, k)
+// times the scalar dequantizer's value, reduced ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 +
+// l7)), plus the old C when accumulating: bit for bit, at the shapes the forward does not reach
+// (a partial group of columns, several 256-value chunks, 1-3 rows and many, K not a multiple
+// of 8 on 16-bit columns), one and two threads, the packed matrix and the unembedding's
+// transposed form alike. And to rounding the F32 kernel's k order on the same values.
+TEST(QuantWeights, BlockGemmIsTheDotOrderOfItsWidenedValues) {
   const int threads = compute_threads();
-  for (WeightDtype t : {WeightDtype::Q8_0, WeightDtype::Q4_1, WeightDtype::Q3_K, WeightDtype::Q6_K}) {
+  for (WeightDtype t : {WeightDtype::Q8_0, WeightDtype::Q4_1, WeightDtype::Q3_K, WeightDtype::Q6_K, WeightDtype::F16}) {
     const int blk = weight_dtype_info(t).block;
-    for (int K : {blk, 3 * 512 + 2 * 256}) {
+    for (int K : {blk, 3 * 512 + 2 * 256, blk == 1 ? 37 : 3 * blk}) {
       for (int N : {1, 37, 70}) {
         std::vector<std::string> rows(static_cast<size_t>(N));
         std::vector<const uint8_t*> src;
+        MatR wide(N, K);  // (N, K): column n's values along k, from the scalar dequantizer
         for (int c = 0; c < N; ++c) {
           test::gguf_writer_detail::random_weights(t, K, 31 + static_cast<uint64_t>(c), rows[static_cast<size_t>(c)]);
           src.push_back(reinterpret_cast<const uint8_t*>(rows[static_cast<size_t>(c)].data()));
+          widen_weights_scalar(t, src.back(), K, wide.data() + static_cast<size_t>(c) * K);
         }
         PackedMatrix qm;
         ASSERT_TRUE(qm.assign_blocks(src, std::vector<WeightDtype>(static_cast<size_t>(N), t), K));
         const PackedMatrix fm(qm.plain());  // (K, N) F32, the widened values
-        for (int M : {1, 3, 9, 300}) {
-          MatR A(M, K), cq(M, N), cf(M, N);
+        std::string table;
+        for (const std::string& r : rows) table += r;
+        for (int M : {1, 2, 3, 9, 300}) {
+          MatR A(M, K), C0(M, N), want(M, N), want_acc(M, N);
           fill_normals(5, A.data(), A.size(), 1.0f);
+          fill_normals(6, C0.data(), C0.size(), 1.0f);
+          for (int i = 0; i < M; ++i)
+            for (int n = 0; n < N; ++n) {
+              float l[8] = {};
+              for (int k = 0; k < K; ++k) l[k % 8] = std::fma(A(i, k), wide(n, k), l[k % 8]);
+              for (int k = K; k % 8 != 0; ++k) l[k % 8] = std::fma(0.0f, 0.0f, l[k % 8]);  // the padded tail
+              const float s = ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+              want(i, n) = s;
+              want_acc(i, n) = C0(i, n) + s;
+            }
           for (int nt : {1, 2}) {
             set_compute_threads(nt);
+            SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N) + ", " +
+                         std::to_string(nt) + " threads");
+            MatR cq(M, N), cf(M, N);
             packed_gemm(cq, A, qm);
+            EXPECT_TRUE(cq == want);
             packed_gemm(cf, A, fm);
-            EXPECT_TRUE(cq == cf) << dtype_name(t) << " " << M << "x" << K << "x" << N << ", " << nt << " threads";
+            EXPECT_LT(relative_gap(cq.data(), cf.data(), cq.size()), 1e-5f) << "the F32 kernel's k order, to rounding";
+            cq = C0;
             packed_gemm(cq, A, qm, true);
-            packed_gemm(cf, A, fm, true);
-            EXPECT_TRUE(cq == cf) << dtype_name(t) << " accumulating";
+            EXPECT_TRUE(cq == want_acc) << "accumulating";
+            // The unembedding's form: C = A Bt^T with Bt (N, K) the rows of blocks.
+            if (!is_block_dtype(t)) continue;
+            MatR tq(M, N);
+            gemm_transposed_b(M, A.data(), K, N, K, reinterpret_cast<const uint8_t*>(table.data()), t, rows[0].size(), tq.data(), N);
+            EXPECT_TRUE(tq == want) << "transposed";
           }
-          // The unembedding's form: C = A Bt^T with Bt (N, K) the rows of blocks.
-          std::string table;
-          for (const std::string& r : rows) table += r;
-          MatR tq(M, N), tf(M, N);
-          const MatR Bt = fm.plain().transpose();  // (N, K)
-          gemm_transposed_b(M, A.data(), K, N, K, reinterpret_cast<const uint8_t*>(table.data()), t, rows[0].size(), tq.data(), N);
-          gemm_transposed_b(M, A.data(), K, N, K, Bt.data(), K, tf.data(), N);
-          EXPECT_TRUE(tq == tf) << dtype_name(t) << " transposed " << M << "x" << K << "x" << N;
         }
       }
     }
@@ -186,7 +226,7 @@ TEST(QuantWeights, BlockGemmEqualsTheF32GemmOfItsWidenedValues) {
 // sensitive tensors unquantized): among block matrices they are kept as blocks of one element
 // (a 16-bit matrix of its own, W_down here, as 16-bit panels),
 // an F32 embedding is widened into tok_emb (the F32 table), a 16-bit one or a block
-// unembedding kept as NarrowRows. Each such file gives its widened twin's forward bit for bit.
+// unembedding kept as NarrowRows. Each such file gives its widened twin's forward to rounding.
 TEST(QuantWeights, UnquantizedTablesAmongBlocksLoadAndGiveTheWidenedForward) {
   const fs::path root = fs::temp_directory_path() / ("headmap_quant_mixed_" + std::to_string(::getpid()));
   fs::create_directories(root);
@@ -240,9 +280,9 @@ TEST(QuantWeights, UnquantizedTablesAmongBlocksLoadAndGiveTheWidenedForward) {
       fo.want_logits = true;
       Result<ForwardOutput> oq = forward(*q, cq, b, fo), ow = forward(*w, cw, b, fo);
       ASSERT_TRUE(oq.ok() && ow.ok());
-      EXPECT_TRUE(same_bits(oq->attention, ow->attention)) << "T " << T;
-      EXPECT_TRUE(oq->logits == ow->logits) << "T " << T;
-      EXPECT_EQ(oq->loss, ow->loss);
+      EXPECT_LT(maps_gap(*oq, *ow), kOrderGap) << "T " << T;
+      EXPECT_LT(relative_gap(oq->logits.data(), ow->logits.data(), oq->logits.size()), kOrderGap) << "T " << T;
+      EXPECT_NEAR(oq->loss, ow->loss, kOrderGap * std::abs(ow->loss));
     }
     std::error_code ec;
     fs::remove(qp, ec), fs::remove(wp, ec);

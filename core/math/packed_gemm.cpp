@@ -7,9 +7,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
+#include <tuple>
 #include <type_traits>
 
-#include "core/math/few_rows_blocks.h"
+#include "core/math/block_gemm.h"
 #include "core/math/finite_blocks.h"
 #include "core/math/gemm.h"
 #include "core/math/transpose8.h"
@@ -168,91 +169,82 @@ void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<D
 // columns [width, kNR) zero. Defined below.
 void widen_columns(int width, const uint8_t* const* src, const WeightDtype* dt, int kc, float* wide);
 
-// Panel p of a matrix kept in blocks: each sub-panel (kc rows, a whole number of blocks as
-// kKC is) widened once into an F32 (kc, kNR) panel, then the F32 kernel over every row block
-// of A. Each C(i, n) is still one fused multiply-add chain over k = 0..K-1 in order (k0
-// outer, m0 inner changes which rows go first, not the order within a row).
-void run_block_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
-  const int K = static_cast<int>(B.rows());
-  thread_local std::vector<float, Eigen::aligned_allocator<float>> wide;
-  wide.resize(static_cast<size_t>(std::min(kKC, K)) * kNR);
-  on_panel_columns(p, M, static_cast<int>(B.cols()), C, ldc, accumulate, [&](float* Cp, int ldcp) {
-    for (int k0 = 0; k0 < K; k0 += kKC) {
-      const int kc = std::min(kKC, K - k0);
-      B.widen_panel(p, k0, kc, wide.data());
-      for (int m0 = 0; m0 < M; m0 += kMC)
-        panel_pass<WeightDtype::F32>(std::min(kMC, M - m0), kc, A + static_cast<size_t>(m0) * lda + k0, lda, wide.data(),
-                                     Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
-    }
-  });
-}
+// A matrix kept in blocks, many rows: block_gemm.h's dot order through the F32 kernel. Lane l
+// of C(i, n) is a product of depth K / 8, A's columns k = l mod 8 by B's rows k = l mod 8,
+// one fused multiply-add chain in k order: what tile computes for a panel whose rows and A
+// whose columns are regrouped by k mod 8. So each kLaneKC rows of a panel are widened, their
+// rows regrouped (rows l, l + 8, ... then l + 1, ...), and each lane's (kLaneKC / 8) rows run
+// through panel_pass into its own (M, kNR) sums, carried from chunk to chunk; the eight are
+// reduced at the end (reduce8). The same bits as block_gemm_columns' few rows.
+constexpr int kLaneKC = 1024;  // a multiple of 8 and of every type's blocks
+inline int round8(int n) { return (n + 7) / 8 * 8; }
 
-// A few rows of A (M < kMR: the incremental forward's appended tokens) against kGroup whole
-// panels side by side (C's columns [n0, n0 + kGroup * kNR)), widened kFewKC rows at a time by
-// widen(g, k0, kc, wide_g): each row of A runs 2 * kGroup independent chains (one panel's two
-// would wait on the multiply-add's latency), C carrying each chain from one sub-panel to the
-// next. Each C(i, n) is the one fused multiply-add chain over k = 0..K-1 in order that
-// panel_pass computes: the same bits.
-constexpr int kGroup = 4;
-constexpr int kFewKC = 256;  // a whole number of every type's blocks
-template <class Widen>
-void few_rows_group(int n0, int M, int K, const float* A, int lda, float* C, int ldc, bool accumulate, Widen&& widen) {
-  using namespace Eigen::internal;
-  thread_local std::vector<float, Eigen::aligned_allocator<float>> wide;  // kGroup x (kFewKC, kNR)
-  wide.resize(static_cast<size_t>(kGroup) * kFewKC * kNR);
-  for (int k0 = 0; k0 < K; k0 += kFewKC) {
-    const int kc = std::min(kFewKC, K - k0);
-    for (int g = 0; g < kGroup; ++g) widen(g, k0, kc, wide.data() + static_cast<size_t>(g) * kFewKC * kNR);
-    for (int i = 0; i < M; ++i) {
-      const float* a = A + static_cast<size_t>(i) * lda + k0;
-      float* c = C + static_cast<size_t>(i) * ldc + n0;
-      Packet acc[2 * kGroup];
-      for (int j = 0; j < 2 * kGroup; ++j) acc[j] = accumulate || k0 > 0 ? ploadu<Packet>(c + j * kFloatLanes) : pset1<Packet>(0.0f);
-      for (int k = 0; k < kc; ++k) {
-        const Packet av = pset1<Packet>(a[k]);
-        for (int g = 0; g < kGroup; ++g) {
-          const float* w = wide.data() + static_cast<size_t>(g) * kFewKC * kNR + static_cast<size_t>(k) * kNR;
-          acc[2 * g] = pmadd(av, pload<Packet>(w), acc[2 * g]);
-          acc[2 * g + 1] = pmadd(av, pload<Packet>(w + kFloatLanes), acc[2 * g + 1]);
-        }
-      }
-      for (int j = 0; j < 2 * kGroup; ++j) pstoreu(c + j * kFloatLanes, acc[j]);
+// A (M, K) regrouped the same way, chunk by chunk: (M, round8(K)), zero past K.
+void lane_major(int M, const float* A, int lda, int K, std::vector<float>& out) {
+  const int K8 = round8(K);
+  out.assign(static_cast<size_t>(M) * K8, 0.0f);
+  for (int i = 0; i < M; ++i) {
+    const float* a = A + static_cast<size_t>(i) * lda;
+    float* o = out.data() + static_cast<size_t>(i) * K8;
+    for (int k0 = 0; k0 < K; k0 += kLaneKC) {
+      const int per = round8(std::min(kLaneKC, K - k0)) / 8;
+      for (int k = k0; k < std::min(K, k0 + kLaneKC); ++k) o[k0 + (k - k0) % 8 * per + (k - k0) / 8] = a[k];
     }
   }
 }
 
-// The units a few rows' product on N columns is split into: groups of kGroup whole panels
-// (few_rows_group), then each panel left.
-int few_row_units(int N) {
-  const int groups = N / kNR / kGroup;
-  return groups + (N + kNR - 1) / kNR - groups * kGroup;
+// Columns [n0, n0 + width) (width <= kNR; column j at src[j] in dt[j]) of C (M, .) against
+// Ap = lane_major(A).
+void run_block_lanes(int width, const uint8_t* const* src, const WeightDtype* dt, int M, int K, const float* Ap, float* C, int ldc, bool accumulate) {
+  using Buf = std::vector<float, Eigen::aligned_allocator<float>>;
+  thread_local Buf wide, lanes, part;
+  const int K8 = round8(K);
+  wide.resize(static_cast<size_t>(kLaneKC) * kNR);
+  lanes.resize(static_cast<size_t>(kLaneKC) * kNR);
+  part.resize(static_cast<size_t>(8) * M * kNR);  // lane l: (M, kNR) at l * M * kNR
+  for (int k0 = 0; k0 < K; k0 += kLaneKC) {
+    const int kc = std::min(kLaneKC, K - k0), per = round8(kc) / 8;
+    const uint8_t* s[kNR];
+    for (int j = 0; j < width; ++j) s[j] = src[j] + dtype_bytes(dt[j], k0);
+    widen_columns(width, s, dt, kc, wide.data());
+    for (int l = 0; l < 8; ++l)
+      for (int r = 0; r < per; ++r) {
+        const int k = 8 * r + l;
+        float* d = lanes.data() + static_cast<size_t>(l * per + r) * kNR;
+        if (k < kc) std::copy_n(wide.data() + static_cast<size_t>(k) * kNR, kNR, d);
+        else std::fill_n(d, kNR, 0.0f);
+      }
+    for (int l = 0; l < 8; ++l)
+      panel_pass<WeightDtype::F32>(M, per, Ap + k0 + l * per, K8, lanes.data() + static_cast<size_t>(l) * per * kNR,
+                                   part.data() + static_cast<size_t>(l) * M * kNR, kNR, k0 > 0);
+  }
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < width; ++j) {
+      float l8[8];
+      for (int l = 0; l < 8; ++l) l8[l] = part[(static_cast<size_t>(l) * M + i) * kNR + j];
+      float* c = C + static_cast<size_t>(i) * ldc + j;
+      *c = accumulate ? *c + reduce8(l8) : reduce8(l8);
+    }
 }
-int few_row_groups(int N) { return N / kNR / kGroup; }
 
-// Unit u of a few rows against a matrix kept in blocks.
-void run_few_row_block_unit(int u, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
-  const int groups = few_row_groups(static_cast<int>(B.cols()));
-  if (u >= groups) return run_block_panel(groups * kGroup + (u - groups), M, A, lda, B, C, ldc, accumulate);
-  few_rows_group(u * kGroup * kNR, M, static_cast<int>(B.rows()), A, lda, C, ldc, accumulate,
-                 [&](int g, int k0, int kc, float* wide) { B.widen_panel(u * kGroup + g, k0, kc, wide); });
-}
-
-// Panel p against a few rows, fused (few_rows_blocks.h: one panel of 8-lane registers; an
-// AVX-512 build's 32-column panels take the widened path).
-constexpr bool kFusedPanels = kNR == kFusedColumns;
-void run_fused_block_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
-  const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kNR;
-  const int width = static_cast<int>(std::min<Eigen::Index>(kNR, B.cols() - c0));
-  const uint8_t* src[kNR];
-  WeightDtype dt[kNR];
-  for (int j = 0; j < width; ++j) dt[j] = B.column_dtype(c0 + j), src[j] = B.column_blocks(c0 + j);
-  few_rows_fused(M, width, src, dt, static_cast<int>(B.rows()), A, lda, C + c0, ldc, accumulate);
+// Unit u of C (M, N) = A B, B's column c at col(c) = {bytes, type}: a few rows (block_gemm_columns,
+// kBlockColumns columns a unit) or many (run_block_lanes on Ap, kNR columns a unit).
+constexpr int kBlockFewRows = 3;
+inline int block_units(int M, int N) { return M <= kBlockFewRows ? (N + kBlockColumns - 1) / kBlockColumns : (N + kNR - 1) / kNR; }
+template <class Col>
+void run_block_unit(int u, int M, int N, int K, const float* A, int lda, const float* Ap, Col&& col, float* C, int ldc, bool accumulate) {
+  const int cols = M <= kBlockFewRows ? kBlockColumns : kNR, n0 = u * cols, width = std::min(cols, N - n0);
+  const uint8_t* src[std::max(kNR, kBlockColumns)];
+  WeightDtype dt[std::max(kNR, kBlockColumns)];
+  for (int j = 0; j < width; ++j) std::tie(src[j], dt[j]) = col(n0 + j);
+  if (M <= kBlockFewRows) return block_gemm_columns(M, width, src, dt, K, A, lda, C + n0, ldc, accumulate);
+  run_block_lanes(width, src, dt, M, K, Ap, C + n0, ldc, accumulate);
 }
 
 void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
   const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
   const size_t end = static_cast<size_t>(K) * kNR;  // past the last panel
-  if (B.blocks()) return run_block_panel(p, M, A, lda, B, C, ldc, accumulate);
+  HM_ASSERT(!B.blocks(), "a matrix kept in blocks runs block_gemm_columns");
   switch (B.dtype()) {
     case WeightDtype::F32:
       return run_panel<WeightDtype::F32>(p, M, K, N, A, lda, B.panel(p), B.panel(B.panels() - 1) + end, C, ldc, accumulate);
@@ -369,19 +361,6 @@ void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, c
       for (int k = k_done; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = half_to_float(row[k]);
     }
   }
-  run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
-}
-
-// The same for Bt in a block type: its rows widened and transposed into the panel (widen_columns).
-void run_transposed_block_panel(int p, int M, const float* A, int lda, int N, int K, const uint8_t* Bt, WeightDtype dt, size_t row_bytes, float* C,
-                                int ldc) {
-  thread_local std::vector<float, Eigen::aligned_allocator<float>> panel;
-  panel.resize(static_cast<size_t>(K) * kNR);  // every value written below
-  const int n0 = p * kNR, width = std::min(kNR, N - n0);
-  const uint8_t* src[kNR];
-  WeightDtype dts[kNR];
-  for (int j = 0; j < width; ++j) src[j] = Bt + static_cast<size_t>(n0 + j) * row_bytes, dts[j] = dt;
-  widen_columns(width, src, dts, K, panel.data());
   run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
 }
 
@@ -825,13 +804,14 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
     for (int t = 0; t < nt; ++t) run(std::min(P, t * per), t == nt - 1 ? P : std::min(P, (t + 1) * per));
     return;
   }
-  // A few rows against blocks: each panel widened into the multiply-adds (few_rows_fused)
-  // where the build has it, else groups of panels (run_few_row_block_unit); else panel by panel.
-  const bool fused = kFusedPanels && B.blocks() && few_rows_fused_available(M), few_blocks = !fused && B.blocks() && M < kMR;
-  const int units = few_blocks ? few_row_units(N) : P;
+  // A matrix kept in blocks: in dot order (block_gemm.h, run_block_unit).
+  const bool blocks = B.blocks();
+  const int K = static_cast<int>(B.rows()), units = blocks ? block_units(M, N) : P;
+  std::vector<float> Ap;  // A lane-major, for many rows against blocks
+  if (blocks && M > kBlockFewRows) lane_major(M, A, lda, K, Ap);
+  auto col = [&B](int c) { return std::make_pair(B.column_blocks(c), B.column_dtype(c)); };
   auto run = [&](int u) {
-    if (fused) run_fused_block_panel(u, M, A, lda, B, C, ldc, accumulate);
-    else if (few_blocks) run_few_row_block_unit(u, M, A, lda, B, C, ldc, accumulate);
+    if (blocks) run_block_unit(u, M, N, K, A, lda, Ap.data(), col, C, ldc, accumulate);
     else run_packed_panel(u, M, A, lda, B, C, ldc, accumulate);
   };
   nt = std::min(nt, units);
@@ -851,28 +831,12 @@ void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8
     for (int i = 0; i < M; ++i) std::fill_n(C + static_cast<size_t>(i) * ldc, N, 0.0f);
     return;
   }
-  // Always through panels (the direct few-row path's result is the panels' bit for bit); a
-  // few rows through groups of panels, as packed_gemm's.
-  const int P = (N + kNR - 1) / kNR;
-  const bool fused = kFusedPanels && few_rows_fused_available(M);
-  const int groups = !fused && M < kMR ? few_row_groups(N) : 0, units = groups + P - groups * kGroup;
-  auto run = [&](int u) {
-    if (fused) {
-      const int n0 = u * kNR, width = std::min(kNR, N - n0);
-      const uint8_t* src[kNR];
-      WeightDtype dts[kNR];
-      for (int j = 0; j < width; ++j) src[j] = Bt + static_cast<size_t>(n0 + j) * row_bytes, dts[j] = dtype;
-      return few_rows_fused(M, width, src, dts, K, A, lda, C + n0, ldc, false);
-    }
-    if (u >= groups) return run_transposed_block_panel(groups * kGroup + (u - groups), M, A, lda, N, K, Bt, dtype, row_bytes, C, ldc);
-    few_rows_group(u * kGroup * kNR, M, K, A, lda, C, ldc, false, [&](int g, int k0, int kc, float* wide) {
-      const uint8_t* src[kNR];
-      WeightDtype dts[kNR];
-      for (int j = 0; j < kNR; ++j)
-        src[j] = Bt + static_cast<size_t>((u * kGroup + g) * kNR + j) * row_bytes + dtype_bytes(dtype, k0), dts[j] = dtype;
-      widen_columns(kNR, src, dts, kc, wide);
-    });
-  };
+  // Bt's rows are the columns, in dot order (block_gemm.h, run_block_unit).
+  const int units = block_units(M, N);
+  std::vector<float> Ap;
+  if (M > kBlockFewRows) lane_major(M, A, lda, K, Ap);
+  auto col = [&](int c) { return std::make_pair(Bt + static_cast<size_t>(c) * row_bytes, dtype); };
+  auto run = [&](int u) { run_block_unit(u, M, N, K, A, lda, Ap.data(), col, C, ldc, false); };
   const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), units);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
   for (int u = 0; u < units; ++u) run(u);

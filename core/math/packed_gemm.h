@@ -21,11 +21,12 @@
 // so the result equals the F32 matrix of the same values bit for bit (test_gemm.cpp).
 //
 // Storage in a GGUF file's blocks (weight_dtype.h: Q8_0 ... Q6_K): each column keeps its
-// source row of blocks verbatim (kPanel columns of a panel side by side), possibly of
-// different types (Q4_K_M's Q6_K W_V beside its Q4_K W_Q and W_K). The kernel widens each
-// sub-panel (kKC rows of kPanel columns, a whole number of blocks) into an F32 panel on the
-// thread that uses it, then runs the F32 kernel on it, in the same order: the result equals
-// the F32 matrix of the widened values bit for bit (test_quant_weights.cpp).
+// source row of blocks verbatim (columns one after another), possibly of different types
+// (Q4_K_M's Q6_K W_V beside its Q4_K W_Q and W_K). A product on it runs block_gemm.h's
+// kernels: each column widened 256 values at a time and multiplied along k, each C(i, n)
+// summed in dot order (8 lane sums over k mod 8, reduced in a fixed order), the same bits
+// for any number of rows (an appended token equals a full recompute). An F32 matrix of the
+// same values sums in k order: the two agree to rounding (test_quant_weights.cpp).
 #pragma once
 #include <Eigen/Core>
 #include <algorithm>
@@ -214,8 +215,8 @@ void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const float
 // The same with Bt kept 16-bit (BF16 or F16): each panel is widened as it is packed; the
 // result equals the F32 call on the widened Bt bit for bit.
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint16_t* Bt, WeightDtype dtype, int ldb, float* C, int ldc);
-// The same with Bt's rows in a block type (weight_dtype.h), row_bytes apart: each row widened
-// as its panel is packed; equal to the F32 call on the widened Bt bit for bit.
+// The same with Bt's rows in a block type (weight_dtype.h), row_bytes apart: each row is a
+// column of the product, summed in block_gemm.h's dot order (not the F32 call's k order).
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8_t* Bt, WeightDtype dtype, size_t row_bytes, float* C, int ldc);
 
 // The same on Eigen row-major matrices (or row blocks of them).

@@ -1,5 +1,5 @@
 // transpose8.h: an 8 x 8 transpose of floats in AVX registers, shared by the kernels that
-// move rows of a matrix into column panels (packed_gemm.cpp, few_rows_blocks.cpp).
+// move rows of a matrix into column panels (packed_gemm.cpp).
 #pragma once
 #if defined(__AVX2__) || defined(__AVX__)
 #include <immintrin.h>

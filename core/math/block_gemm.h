@@ -1,0 +1,43 @@
+// block_gemm.h: activations against weights kept in a GGUF file's blocks (packed_gemm.h's
+// Storage::Blocks, and the block unembedding of gemm_transposed_b), in dot order.
+//
+// A block type stores each column of the (K, N) weight matrix along k (the file's row of
+// blocks). Summing each output C(i, n) as one multiply-add chain over k in order would need the
+// columns side by side in a register (a transpose of every widened value: the old kernel,
+// about 0.7 cycles a value). Here each C(i, n) is summed in dot order instead:
+//
+//   lane l (l = 0..7) = fma chain over k = l, l + 8, l + 16, ... < K, in order, from 0, of
+//                       A(i, k) * w_n(k), w_n(k) the value widen_weights gives;
+//   s = ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))        (reduce8, this order);
+//   C(i, n) = s, or C(i, n) + s when accumulating.
+//
+// (K not a multiple of 8, possible only for F32 / F16 / BF16 columns among blocks: the last
+// lanes run fma(0, 0, acc) on the missing values.) The order does not depend on the ISA,
+// the number of rows, the threads or how K is cut into chunks, so the few-row kernel here (the
+// appended token) and the many-row one (packed_gemm.cpp's run_block_lanes: the F32 kernel on
+// A's columns and B's rows regrouped by k mod 8, the full forward) give the same bits
+// (QuantWeights.AnAppendedTokenOnBlocksEqualsAFullRecomputeBitForBit), and both equal the
+// order written out in scalar code (QuantWeights.BlockGemmIsTheDotOrderOfItsWidenedValues).
+// An F32 matrix of the same values sums in k order (the packed kernel), so the two agree to
+// rounding, not bit for bit.
+#pragma once
+#include <cstdint>
+
+#include "core/math/weight_dtype.h"
+
+namespace headmap {
+
+// Columns per call: one panel of the packed kernel (packed_gemm.h's kPanel with AVX2).
+constexpr int kBlockColumns = 16;
+
+// C (M, width) (row stride ldc; += when accumulate) = A (M, K) (row stride lda) times the
+// (K, width) matrix whose column j is the K values stored at src[j] in dt[j] (any WeightDtype,
+// K a whole number of its blocks), in dot order. width <= kBlockColumns.
+void block_gemm_columns(int M, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
+                        bool accumulate);
+
+// The fixed reduction of eight lane sums (lanes[0..7]) above; shared by the kernels and the
+// scalar reference.
+inline float reduce8(const float* l) { return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])); }
+
+}  // namespace headmap
