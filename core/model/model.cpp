@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -212,15 +213,17 @@ static void keep_layer_rows(std::vector<MatR>& kept, std::vector<MatR>* spare, c
   copy_into(kept.back(), spare && l < spare->size() ? &(*spare)[l] : nullptr, m);
 }
 
-// maps: n floats, zeroed, in the spare's storage when it is larger. A block allocated for a
-// reusing caller keeps room for `room` floats (more tokens: typing) so the next ones fit.
-static void zeroed_maps(std::vector<float>& maps, std::vector<float>* spare, size_t n, size_t room) {
+// maps: n floats, zeroed (or, when !zero, left as they were: the caller writes every one),
+// in the spare's storage when it is larger. A block allocated for a reusing caller keeps
+// room for `room` floats (more tokens: typing) so the next ones fit.
+static void zeroed_maps(std::vector<float>& maps, std::vector<float>* spare, size_t n, size_t room, bool zero = true) {
   if (spare && spare->capacity() > maps.capacity()) maps.swap(*spare);
   if (maps.capacity() < n) {
     std::vector<float>().swap(maps);  // freed before the new block: no two at once
     maps.reserve(std::max(n, room));
   }
-  maps.assign(n, 0.0f);
+  if (zero) maps.assign(n, 0.0f);
+  else maps.resize(n);
 }
 
 // The maps' room for a reusing caller: (L, B, Hw, T', T') with T' = T + max(16, T / 8), within
@@ -252,15 +255,18 @@ static void activate_matrix(Activation a, Eigen::Ref<MatR> m) { activate_inplace
 
 namespace {
 // A block of floats that keeps its pages from one forward to the next (a matrix resized to
-// another length is a fresh block: faulted in again). Blocks over kMaxKept floats are given
-// back after use, so a long text leaves no large block behind.
+// another length is a fresh block: faulted in again). Aligned as Eigen aligns a matrix: an
+// Eigen expression over it (the activation) then runs the same packets from its first float
+// as over a MatR (a start off the packet's alignment is run in scalar code, whose exp rounds
+// otherwise: an append differed from the full forward in the last bits). Blocks over
+// kMaxKept floats are given back after use, so a long text leaves no large block behind.
 class KeptFloats {
  public:
   static constexpr size_t kMaxKept = size_t(16) << 20;  // 64 MB
   float* get(size_t n) {
     if (cap_ < n) {
       p_.reset();  // freed before the new block: no two at once
-      p_.reset(new float[n]);
+      p_.reset(static_cast<float*>(Eigen::internal::aligned_malloc(n * sizeof(float))));
       cap_ = n;
     }
     return p_.get();
@@ -270,7 +276,10 @@ class KeptFloats {
   }
 
  private:
-  std::unique_ptr<float[]> p_;
+  struct Free {
+    void operator()(float* p) const { Eigen::internal::aligned_free(p); }
+  };
+  std::unique_ptr<float[], Free> p_;
   size_t cap_ = 0;
 };
 }  // namespace
@@ -591,7 +600,9 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
   StageClock clock(st, Stage::MapsAlloc);
   ForwardOutput* spare = opt.reuse;
   const size_t per_layer = static_cast<size_t>(Hw) * T * T;
-  zeroed_maps(out.attention, spare ? &spare->attention : nullptr, per_layer * L, maps_room(out, opt));
+  // Not zeroed: each kept row is copied and its hidden tail zeroed below, and attend_head
+  // writes every cell of the rows it computes (a 33 MB memset on the 1B shape otherwise).
+  zeroed_maps(out.attention, spare ? &spare->attention : nullptr, per_layer * L, maps_room(out, opt), false);
   clock.next(Stage::Embed);
   MatR x = embed(w, cfg, batch).bottomRows(n);  // (n, D) the new rows
   clock.stop();
@@ -613,8 +624,11 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     if (opt.cancelled && opt.cancelled()) return cancel();
     clock.next(Stage::KvCopy);
     for (int h = 0; h < Hw; ++h)  // the kept rows of each map: row t's columns [0, t], the rest is 0
-      for (int t = 0; t < P; ++t)
-        std::copy_n(cached_map_row(c, Hw, l, h, t), t + 1, maps + (static_cast<size_t>(h) * T + t) * T);
+      for (int t = 0; t < P; ++t) {
+        float* row = maps + (static_cast<size_t>(h) * T + t) * T;
+        std::copy_n(cached_map_row(c, Hw, l, h, t), t + 1, row);
+        std::fill(row + t + 1, row + T, 0.0f);
+      }
     const bool mlp = !(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits));
     clock.stop();
     finish_layer(w, lw, mlp, a_out, x, m_in, post, st);
@@ -644,9 +658,15 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     // faults) costs more than the copy: rows split over the compute threads.
     if (spare) out.logits.swap(spare->logits);
     resize_keeping(out.logits, T, c.logits.cols());
+    // One contiguous block per thread: memcpy streams a block this large past the caches
+    // (non-temporal stores), where row by row it read each destination line first.
     const int copy_threads = static_cast<int>(std::min<Eigen::Index>(threads_for(static_cast<double>(out.logits.size())), T));
+    const size_t floats = out.logits.size();
 #pragma omp parallel for num_threads(copy_threads) schedule(static) if (copy_threads > 1)
-    for (int t = 0; t < T; ++t) out.logits.row(t) = c.logits.row(t);
+    for (int i = 0; i < copy_threads; ++i) {
+      const size_t a = floats * i / copy_threads, b = floats * (i + 1) / copy_threads;
+      std::memcpy(out.logits.data() + a, c.logits.data() + a, (b - a) * sizeof(float));
+    }
     clock.next(Stage::Loss);
     const std::vector<Token>& tok = batch.sentences[0].tokens;
     c.nll.resize(static_cast<size_t>(std::max(T - 1, 0)));

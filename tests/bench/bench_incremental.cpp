@@ -121,6 +121,7 @@ int main(int argc_all, char** argv_all) {
     if (r) spare = std::move(*r);
   };
   double max_diff = 0, logits_diff = 0;
+  size_t worst = 0;  // where the maps differ most: (layer, head, row, column) in the JSON
   const auto start = std::chrono::steady_clock::now();
   while (ms_since(start) < budget_ms || full_t.size() < 5) {
     auto t0 = std::chrono::steady_clock::now();
@@ -140,7 +141,7 @@ int main(int argc_all, char** argv_all) {
     if (!a) fail(a.error().message);
     if (a->kv_reused != prefix || a->kv_computed != 1) fail("the appended token did not reuse the prefix.");
     for (size_t i = 0; i < a->attention.size(); ++i)
-      max_diff = std::max(max_diff, static_cast<double>(std::abs(a->attention[i] - full->attention[i])));
+      if (const double d = std::abs(a->attention[i] - full->attention[i]); d > max_diff) max_diff = d, worst = i;
     if (a->logits.size() == full->logits.size() && a->logits.size() > 0)
       logits_diff = std::max(logits_diff, static_cast<double>((a->logits - full->logits).cwiseAbs().maxCoeff()) /
                                               std::max(1.0, static_cast<double>(full->logits.cwiseAbs().maxCoeff())));
@@ -155,7 +156,9 @@ int main(int argc_all, char** argv_all) {
               cfg.d_model, w->vocab_size(), static_cast<unsigned long long>(cache.bytes()), cache.split.ms[0], cache.split.ms[1],
               cache.split.tries[1], compute_threads());
   for (size_t i = 0; i < ids.size(); ++i) std::printf("%s%d", i ? "," : "", ids[i]);
-  std::printf("],\"appends\":[");
+  const size_t T1 = static_cast<size_t>(prefix) + 1, Hw = full->attention.size() / (T1 * T1 * static_cast<size_t>(cfg.num_layers));
+  std::printf("],\"max_abs_diff_at\":[%zu,%zu,%zu,%zu]", worst / (Hw * T1 * T1), worst / (T1 * T1) % Hw, worst / T1 % T1, worst % T1);
+  std::printf(",\"appends\":[");
   for (size_t i = 0; i < append_t.size(); ++i) std::printf("%s[%.1f,%d]", i ? "," : "", append_t[i], append_way[i]);
   std::printf("]}\n");
 
