@@ -300,9 +300,10 @@ TEST(KvCache, ACacheOverTheMemoryBudgetIsNotKept) {
   opt.want_logits = true;
   opt.keep_layer_io = true;
   const uint64_t need = kv_cache_bytes(w, cfg, 10, opt);
-  // K, V: 2·L·KV·dh·4 per token; maps L·H·(T + room)²·4; layer io 2·L·D·4 per token; out; logits and nll.
-  EXPECT_EQ(need, 10u * (2 * 2 * 2 * 8 * 4) + 2u * 4 * (10 + kKvMapsRoom) * (10 + kKvMapsRoom) * 4 + 10u * 2 * 2 * 32 * 4 + 10u * 32 * 4 +
-                      10u * (50 * 4 + 8));
+  // K, V: 2·L·KV·dh·4 per token; maps L·H·(T + room)²·4; layer io 2·L·D·4, out D·4 and logits V·4 per token and
+  // per token of room; nll 8 per token.
+  const uint64_t rows = 10 + kKvMapsRoom;
+  EXPECT_EQ(need, 10u * (2 * 2 * 2 * 8 * 4) + 2u * 4 * rows * rows * 4 + rows * 2 * 2 * 32 * 4 + rows * 32 * 4 + rows * 50 * 4 + 10u * 8);
   KvCache cache;
   opt.kv_cache = &cache;
   ASSERT_TRUE(forward(w, cfg, batch, opt));
@@ -421,6 +422,48 @@ TEST(KvCache, AForwardIntoReusedBuffersEqualsOneIntoFreshOnesBitForBit) {
       spare = std::move(*b);
       spare_inc = std::move(*ib);
     }
+  }
+}
+
+// The cache keeps its rows with room for kKvMapsRoom more tokens and writes only an append's
+// own rows (the maps' row t at its room's stride, columns [0, t]); the scores of 1-3 query
+// rows read K where it lies. Typing one token at a time past the room (a new block), then
+// deleting, an edit in the middle, appends of 2, 3 and 5 rows and typing again: each equals
+// a full recompute in every bit of every map, layer row, stream row and logit.
+TEST(KvCache, TypingPastTheCachesRoomAndEditingEqualsAFullRecomputeBitForBit) {
+  ModelWeights w = tiny_llama(64);  // past 128 tokens at d_head 64: bit for bit (above)
+  w.context = 320;
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  c.context = 320;
+  const ModelConfig cfg = config_for_weights(w, c);
+  Rng rng(38);
+  auto id = [&] { return static_cast<int>(rng.next() % 50); };
+  std::vector<int> ids;
+  for (int i = 0; i < 140; ++i) ids.push_back(id());
+  KvCache cache;
+  std::vector<std::vector<int>> texts = {ids};
+  for (int i = 0; i < kKvMapsRoom + 9; ++i) texts.push_back(texts.back()), texts.back().push_back(id());  // typing past the room
+  auto edited = [&](auto&& edit) {
+    texts.push_back(texts.back());
+    edit(texts.back());
+  };
+  edited([](std::vector<int>& t) { t.resize(t.size() - 3); });              // deleting
+  edited([&](std::vector<int>& t) { t[t.size() - 20] = id(); });            // an edit in the middle
+  for (int k : {2, 3, 5, 1, 1})                                             // appends of several rows
+    edited([&](std::vector<int>& t) { for (int i = 0; i < k; ++i) t.push_back(id()); });
+  for (size_t step = 0; step < texts.size(); ++step) {
+    ForwardOptions opt;
+    opt.keep_layer_io = true;
+    opt.want_logits = true;
+    ForwardOptions inc = opt;
+    inc.kv_cache = &cache;
+    const Batch batch = id_batch({texts[step]});
+    Result<ForwardOutput> a = forward(w, cfg, batch, inc), b = forward(w, cfg, batch, opt);
+    ASSERT_TRUE(a && b);
+    const std::string what = "step " + std::to_string(step) + " T=" + std::to_string(texts[step].size());
+    expect_bits(*a, *b, what);
+    if (step > 0) EXPECT_GT(a->kv_reused, 0) << what << ": through the cache";
   }
 }
 

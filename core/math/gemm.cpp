@@ -65,13 +65,7 @@ inline void row_block(int N, int K, const float* A, int lda, const float* B, int
   for (; j < N; ++j)
     for (int r = 0; r < R; ++r) {
       float s = accumulate ? C[r * ldc + j] : 0.0f;
-      for (int k = 0; k < K; ++k) {
-#if defined(__FMA__)
-        s = std::fma(A[static_cast<size_t>(r) * lda + k], B[static_cast<size_t>(k) * ldb + j], s);
-#else
-        s += A[static_cast<size_t>(r) * lda + k] * B[static_cast<size_t>(k) * ldb + j];
-#endif
-      }
+      for (int k = 0; k < K; ++k) s = madd_rounded(A[static_cast<size_t>(r) * lda + k], B[static_cast<size_t>(k) * ldb + j], s);
       C[r * ldc + j] = s;
     }
 }

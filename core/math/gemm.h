@@ -13,6 +13,7 @@
 #pragma once
 #include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 
 namespace headmap {
@@ -25,6 +26,17 @@ void set_compute_threads(int n);  // n >= 1
 
 // Threads worth using for `flops` of work: 1 below ~2 MFLOP.
 int threads_for(double flops);
+
+// c + a * b rounded as small_gemm's packets round a step: one fused multiply-add where the
+// machine has them, else a product and a sum. Scalar code that must equal small_gemm bit
+// for bit (its scalar columns, attention's few-row scores) chains these.
+inline float madd_rounded(float a, float b, float c) {
+#if defined(__FMA__)
+  return std::fma(a, b, c);
+#else
+  return c + a * b;
+#endif
+}
 
 // C (M, N) = A (M, K) B (K, N), or C += A B when accumulate. Row-major with row strides.
 void small_gemm(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc, bool accumulate);

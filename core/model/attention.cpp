@@ -241,6 +241,50 @@ int masked_softmax_block(float* att_bh, int T, int t0, int t1, int k0, int k1, c
   return empty_rows;
 }
 
+// Query rows up to which the scores read K in place (an append's 1-3 rows); above it one
+// copy of K^T serves every row.
+constexpr int kScoresInPlaceRows = 3;
+
+// S (rows, keys) = q (rows, dh) K^T, K (keys, dh) read row by row where it lies (row strides
+// ldq, ldk, lds). Each score is one chain over d_head in order, rounded as small_gemm rounds
+// (one fused multiply-add per step where the machine has them), so it equals small_gemm's
+// q * K^T bit for bit; 8 keys at a time keep 8 chains in flight. Reading K^T's columns
+// instead (a transposed copy per head) walked K at its row stride (12 KB on the 1B shape,
+// one L1 set): 15 ms of an append's 32 heads x 16 layers (tests/bench/README.md).
+void scores_few_rows(int rows, int keys, int dh, const float* q, int ldq, const float* K, int ldk, float* S, int lds) {
+  constexpr int G = 8;
+  for (int r = 0; r < rows; ++r) {
+    const float* qr = q + static_cast<size_t>(r) * ldq;
+    float* out = S + static_cast<size_t>(r) * lds;
+    int s = 0;
+    for (; s + G <= keys; s += G) {
+      float acc[G] = {};
+      const float* k = K + static_cast<size_t>(s) * ldk;
+      for (int j = 0; j < dh; ++j)
+        for (int i = 0; i < G; ++i) acc[i] = madd_rounded(qr[j], k[static_cast<size_t>(i) * ldk + j], acc[i]);
+      std::copy_n(acc, G, out + s);
+    }
+    for (; s < keys; ++s) {
+      float acc = 0.0f;
+      const float* k = K + static_cast<size_t>(s) * ldk;
+      for (int j = 0; j < dh; ++j) acc = madd_rounded(qr[j], k[j], acc);
+      out[s] = acc;
+    }
+  }
+}
+
+// kt (dh, keys) = K (keys, dh)^T, K read row by row (Eigen's assignment walked K's columns,
+// each step a row stride apart).
+template <class View>
+void transpose_rows(const View& K, MatR& kt) {
+  const Eigen::Index keys = K.rows(), dh = K.cols();
+  kt.resize(dh, keys);
+  for (Eigen::Index s = 0; s < keys; ++s) {
+    const float* k = K.data() + s * K.outerStride();
+    for (Eigen::Index j = 0; j < dh; ++j) kt(j, s) = k[j];
+  }
+}
+
 // One head of one sentence. Q (scaled), K, V: (T, dh) views into qkv. att_bh: (T, T).
 // ctx: (T, dh) block of the concatenation. Returns the rows that saw no key.
 // from > 0 (the incremental forward, model.h's KvCache): only query rows [from, T) are
@@ -282,16 +326,22 @@ int attend_head(const View& Q, const View& K, const View& V, int T, int len, int
     // pass 1: scores for the block, written straight into the weights buffer.
     StridedMap S(att_bh + static_cast<size_t>(t0) * T + k0, t1 - t0, k1 - k0, Eigen::OuterStride<>(T));
     if constexpr (View::InnerStrideAtCompileTime == 1) {
-      // K^T as a small row-major matrix, and both products on small_gemm at every length
-      // (never Eigen's GEMM, which rounds a row otherwise depending on how many rows it
-      // has): each score and each output is one fused chain over its keys in order, so a
-      // row computed alone (the incremental forward, kv_cache.h) equals the same row of the
-      // full forward bit for bit.
-      thread_local MatR kt;  // (dh, keys)
-      kt = K.middleRows(k0, k1 - k0).transpose();
+      // Both products on small_gemm's rounding at every length (never Eigen's GEMM, which
+      // rounds a row otherwise depending on how many rows it has): each score is one fused
+      // chain over d_head in order and each output one over its keys in order, so a row
+      // computed alone (the incremental forward, kv_cache.h) equals the same row of the
+      // full forward bit for bit. A few query rows read K where it lies (scores_few_rows);
+      // more share one copy of K^T.
       const auto q = Q.middleRows(t0 - from, t1 - t0);
-      small_gemm(t1 - t0, k1 - k0, static_cast<int>(kt.rows()), q.data(), static_cast<int>(q.outerStride()), kt.data(),
-                 static_cast<int>(kt.cols()), S.data(), T, false);
+      if (t1 - t0 <= kScoresInPlaceRows) {
+        scores_few_rows(t1 - t0, k1 - k0, static_cast<int>(K.cols()), q.data(), static_cast<int>(q.outerStride()),
+                        K.data() + static_cast<size_t>(k0) * K.outerStride(), static_cast<int>(K.outerStride()), S.data(), T);
+      } else {
+        thread_local MatR kt;  // (dh, keys)
+        transpose_rows(K.middleRows(k0, k1 - k0), kt);
+        small_gemm(t1 - t0, k1 - k0, static_cast<int>(kt.rows()), q.data(), static_cast<int>(q.outerStride()), kt.data(),
+                   static_cast<int>(kt.cols()), S.data(), T, false);
+      }
     } else {
       S.noalias() = Q.middleRows(t0 - from, t1 - t0) * K.middleRows(k0, k1 - k0).transpose();
     }

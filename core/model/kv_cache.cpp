@@ -19,7 +19,7 @@ uint64_t KvCache::bytes() const {
   for (const MatR& m : kv) b += static_cast<uint64_t>(m.size()) * 4;
   for (const MatR& m : attn_in) b += static_cast<uint64_t>(m.size()) * 4;
   for (const MatR& m : attn_out) b += static_cast<uint64_t>(m.size()) * 4;
-  b += static_cast<uint64_t>(attention.capacity()) * 4 + static_cast<uint64_t>(out.size()) * 4 + static_cast<uint64_t>(logits.size()) * 4;
+  b += static_cast<uint64_t>(attention_floats) * 4 + static_cast<uint64_t>(out.size()) * 4 + static_cast<uint64_t>(logits.size()) * 4;
   b += static_cast<uint64_t>(nll.size()) * 8;
   return b;
 }
@@ -41,12 +41,19 @@ void KvCache::clear() {
   weights_stamp = 0;
   tokens.clear();
   kv.clear();
-  std::vector<float>().swap(attention);  // its room too (model.cpp keeps some for appends)
+  attention.reset();  // its room too (model.cpp keeps some for appends)
+  attention_floats = 0;
+  maps_rows = 0;
   attn_in.clear();
   attn_out.clear();
   out.resize(0, 0);
   logits.resize(0, 0);
   nll.clear();
+}
+
+void reserve_rows(MatR& m, Eigen::Index rows, Eigen::Index cols) {
+  if (m.cols() != cols) m.resize(0, cols);
+  if (m.rows() < rows) m.conservativeResize(rows + kKvMapsRoom, cols);
 }
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
@@ -104,9 +111,11 @@ uint64_t kv_cache_bytes(const ModelWeights& w, const ModelConfig& cfg, int T, co
   const uint64_t Hw = static_cast<uint64_t>(weight_heads(mha_options(cfg)));
   uint64_t b = kv_bytes_per_token(cfg) * t;                       // K and V
   b = mul_sat(mul_sat(L * Hw, mul_sat(t + kKvMapsRoom, t + kKvMapsRoom)), 4) + b;  // the maps, with room for appends
-  if (opt.keep_layer_io) b += mul_sat(2 * L * D * 4, t);          // attn_in, attn_out
-  b += D * 4 * t;                                                 // out
-  if (opt.want_logits && w.trained()) b += mul_sat(static_cast<uint64_t>(w.vocab_size()) * 4 + 8, t);  // logits, nll
+  const uint64_t rows = t + kKvMapsRoom;                          // the rows below, with their room
+  if (opt.keep_layer_io) b += mul_sat(2 * L * D * 4, rows);       // attn_in, attn_out
+  b += D * 4 * rows;                                              // out
+  if (opt.want_logits && w.trained())                             // logits, nll
+    b += mul_sat(static_cast<uint64_t>(w.vocab_size()) * 4, rows) + 8 * t;
   return b;
 }
 

@@ -19,6 +19,7 @@
 // d_head = head_dim, L = layers, V = vocab
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,10 +40,17 @@ struct KvCache {
   bool want_logits = false, skip_final_mlp = false, keep_layer_io = false;
   std::vector<Token> tokens;       // (T) the rows' tokens (id and text: random init has no ids)
   std::vector<MatR> kv;            // L x (T, 2·KV·d_head) = [K | V], post q/k norm and RoPE, unscaled
-  std::vector<float> attention;    // (L, 1, Hw, T, T) the maps
-  std::vector<MatR> attn_in, attn_out;  // L x (T, D), with keep_layer_io
-  MatR out;                        // (T, D) the residual stream after the last layer
-  MatR logits;                     // (T, V), with want_logits on a trained model
+  // The maps, (L, 1, Hw, S, S) with S = maps_rows >= T: each map's row t at stride S, its
+  // columns [0, t] written (causal: the rest of a map's row is 0), so an append writes only
+  // its own rows and the room (S > T) takes kKvMapsRoom more tokens before a new block.
+  std::unique_ptr<float[]> attention;
+  size_t attention_floats = 0;     // the block's size: L·Hw·S·S
+  int maps_rows = 0;               // S
+  // Rows [0, T) of each: the cached rows; rows past T are room for appends (grown in place,
+  // kKvMapsRoom rows at a time, so an append does not move every kept row).
+  std::vector<MatR> attn_in, attn_out;  // L x (>= T, D), with keep_layer_io
+  MatR out;                        // (>= T, D) the residual stream after the last layer
+  MatR logits;                     // (>= T, V), with want_logits on a trained model
   std::vector<double> nll;         // (T - 1) each row's next-token cross-entropy, summed in order for the loss
 
   // What the last forward through this cache did: rows copied from it and rows computed.
@@ -79,9 +87,14 @@ bool kv_cacheable(const ModelWeights& w, const ModelConfig& cfg, const Batch& ba
 int kv_reusable_rows(const KvCache& cache, const ModelWeights& w, const ModelConfig& cfg, const Batch& batch,
                      const ForwardOptions& opt);
 
-// The maps are kept with room for this many more tokens, so typing at the end appends into
-// pages already mapped; kv_cache_bytes() and KvCache::bytes() count the room.
+// The maps, the layer rows, the stream and the logits are kept with room for this many more
+// tokens, so typing at the end appends into pages already mapped; kv_cache_bytes() and
+// KvCache::bytes() count the room.
 constexpr int kKvMapsRoom = 32;
+
+// m: at least `rows` rows of `cols` columns, its first rows kept; grown by kKvMapsRoom rows
+// past `rows` when it must grow (a cache's rows with room for appends).
+void reserve_rows(MatR& m, Eigen::Index rows, Eigen::Index cols);
 
 // The bytes a cache of T rows takes for this model, config and options (for check_memory).
 uint64_t kv_cache_bytes(const ModelWeights& w, const ModelConfig& cfg, int T, const ForwardOptions& opt);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -199,28 +200,30 @@ static void resize_keeping(MatR& m, Eigen::Index rows, Eigen::Index cols) {
 }
 
 // dst: a copy of src, in the storage of spare (when given) or of dst.
-static void copy_into(MatR& dst, MatR* spare, const MatR& src) {
+static void copy_into(MatR& dst, MatR* spare, const Eigen::Ref<const MatR>& src) {
   if (spare) dst.swap(*spare);
   resize_keeping(dst, src.rows(), src.cols());
   dst = src;
 }
 
 // kept.push_back(a copy of m), in the storage of the spare's matrix of the same layer.
-static void keep_layer_rows(std::vector<MatR>& kept, std::vector<MatR>* spare, const MatR& m) {
+static void keep_layer_rows(std::vector<MatR>& kept, std::vector<MatR>* spare, const Eigen::Ref<const MatR>& m) {
   const size_t l = kept.size();
   kept.emplace_back();
   copy_into(kept.back(), spare && l < spare->size() ? &(*spare)[l] : nullptr, m);
 }
 
-// maps: n floats, zeroed, in the spare's storage when it is larger. A block allocated for a
-// reusing caller keeps room for `room` floats (more tokens: typing) so the next ones fit.
-static void zeroed_maps(std::vector<float>& maps, std::vector<float>* spare, size_t n, size_t room) {
+// maps: n floats, zeroed (or, when !zero, left as they were: the caller writes every one),
+// in the spare's storage when it is larger. A block allocated for a reusing caller keeps
+// room for `room` floats (more tokens: typing) so the next ones fit.
+static void zeroed_maps(std::vector<float>& maps, std::vector<float>* spare, size_t n, size_t room, bool zero = true) {
   if (spare && spare->capacity() > maps.capacity()) maps.swap(*spare);
   if (maps.capacity() < n) {
     std::vector<float>().swap(maps);  // freed before the new block: no two at once
     maps.reserve(std::max(n, room));
   }
-  maps.assign(n, 0.0f);
+  if (zero) maps.assign(n, 0.0f);
+  else maps.resize(n);
 }
 
 // The maps' room for a reusing caller: (L, B, Hw, T', T') with T' = T + max(16, T / 8), within
@@ -248,19 +251,54 @@ static void norm(const ModelWeights& w, const MatR& x, const RowVec& g, const Ro
 float gelu(float x) { return activate(Activation::GeluTanh, x); }
 
 // The activation a over a whole matrix, from the one table (core/math/activation.h).
-static void activate_matrix(Activation a, MatR& m) { activate_inplace(a, m.data(), m.size(), threads_for(30.0 * static_cast<double>(m.size()))); }
+static void activate_matrix(Activation a, Eigen::Ref<MatR> m) { activate_inplace(a, m.data(), m.size(), threads_for(30.0 * static_cast<double>(m.size()))); }
+
+namespace {
+// A block of floats that keeps its pages from one forward to the next (a matrix resized to
+// another length is a fresh block: faulted in again). Aligned as Eigen aligns a matrix: an
+// Eigen expression over it (the activation) then runs the same packets from its first float
+// as over a MatR (a start off the packet's alignment is run in scalar code, whose exp rounds
+// otherwise: an append differed from the full forward in the last bits). Blocks over
+// kMaxKept floats are given back after use, so a long text leaves no large block behind.
+class KeptFloats {
+ public:
+  static constexpr size_t kMaxKept = size_t(16) << 20;  // 64 MB
+  float* get(size_t n) {
+    if (cap_ < n) {
+      p_.reset();  // freed before the new block: no two at once
+      p_.reset(static_cast<float*>(Eigen::internal::aligned_malloc(n * sizeof(float))));
+      cap_ = n;
+    }
+    return p_.get();
+  }
+  void trim() {
+    if (cap_ > kMaxKept) p_.reset(), cap_ = 0;
+  }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { Eigen::internal::aligned_free(p); }
+  };
+  std::unique_ptr<float[], Free> p_;
+  size_t cap_ = 0;
+};
+}  // namespace
 
 // The family's MLP on m_in (N, D), added to x (N, D): GELU (tanh or erf) of one projection,
-// or a gated pair (SiLU or GELU-tanh of the gate, times the up projection). hidden: (N, F).
-static void mlp_add(const ModelWeights& w, const LayerWeights& lw, const MatR& m_in, MatR& hidden, MatR& x, StageTimes* st) {
+// or a gated pair (SiLU or GELU-tanh of the gate, times the up projection). Its (N, F)
+// hidden and gate rows are kept per thread (KeptFloats): allocated per pass they cost the
+// 1B shape's full forward 2,038 page faults (tests/bench/README.md, stage timers).
+static void mlp_add(const ModelWeights& w, const LayerWeights& lw, const MatR& m_in, MatR& x, StageTimes* st) {
   StageClock clock(st, Stage::MlpIn);
-  hidden.resize(m_in.rows(), lw.w_fc.cols());
+  thread_local KeptFloats hidden_rows, gate_rows;
+  const Eigen::Index N = m_in.rows(), F = lw.w_fc.cols();
+  Eigen::Map<MatR> hidden(hidden_rows.get(static_cast<size_t>(N * F)), N, F);  // (N, F)
   packed_gemm(hidden, m_in, lw.w_fc);  // (N, F), on all the compute threads
   if (lw.b_fc.size() == hidden.cols()) hidden.rowwise() += lw.b_fc;
   clock.next(Stage::MlpAct);
   if (w.arch.gated()) {  // act(x W_gate) * (x W_up)
     clock.next(Stage::MlpIn);
-    MatR gate(m_in.rows(), lw.w_gate.cols());  // (N, F)
+    Eigen::Map<MatR> gate(gate_rows.get(static_cast<size_t>(N * lw.w_gate.cols())), N, lw.w_gate.cols());  // (N, F)
     packed_gemm(gate, m_in, lw.w_gate);
     clock.next(Stage::MlpAct);
     activate_matrix(w.arch.activation(), gate);
@@ -271,6 +309,8 @@ static void mlp_add(const ModelWeights& w, const LayerWeights& lw, const MatR& m
   clock.next(Stage::MlpOut);
   packed_gemm(x, hidden, lw.w_proj, true);  // x += (N, F) (F, D)
   if (lw.b_proj.size() == x.cols()) x.rowwise() += lw.b_proj;
+  hidden_rows.trim();
+  gate_rows.trim();
 }
 
 // Random-init embeddings, memoised. hashed_embedding draws its (D) normals one by one in
@@ -432,7 +472,7 @@ static void attention_input(const ModelWeights& w, const LayerWeights& lw, const
 }
 
 static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp, const MatR& a_out, MatR& x, MatR& m_in,
-                         MatR& hidden, MatR& post, StageTimes* st, MatR* mid_rec = nullptr, MatR* mlp_rec = nullptr) {
+                         MatR& post, StageTimes* st, MatR* mid_rec = nullptr, MatR* mlp_rec = nullptr) {
   const NormPlacement placement = w.arch.placement;
   // The norms' time (the MLP's own stages are timed inside mlp_add).
   auto norm = [&](const MatR& in, const RowVec& g, const RowVec& b, MatR& out) {
@@ -447,7 +487,7 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
     if (mid_rec) *mid_rec = x + a_out;  // the stream with the attention's share alone
     if (mlp) {
       norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
-      mlp_add(w, lw, m_in, hidden, x, st);
+      mlp_add(w, lw, m_in, x, st);
     }
     x += a_out;
   } else if (placement == NormPlacement::Sandwich) {  // Gemma 2 and 3: a norm after each sub-block too
@@ -457,7 +497,7 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
     if (mlp) {
       norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
       MatR m_out = MatR::Zero(x.rows(), x.cols());  // (N, D)
-      mlp_add(w, lw, m_in, hidden, m_out, st);
+      mlp_add(w, lw, m_in, m_out, st);
       rms_norm(m_out, lw.post_mlp_g, post, w.ln_eps);
       x += post;
     }
@@ -467,7 +507,7 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
     if (mid_rec) *mid_rec = x;
     if (mlp) {
       MatR m_out = MatR::Zero(x.rows(), x.cols());  // (N, D)
-      mlp_add(w, lw, x, hidden, m_out, st);
+      mlp_add(w, lw, x, m_out, st);
       rms_norm(m_out, lw.post_mlp_g, post, w.ln_eps);
       x += post;
     }
@@ -478,7 +518,7 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
     if (mid_rec) *mid_rec = x;  // the hook's record (contrib.h's post-norm parts)
     if (mlp) {
       m_in = x;
-      mlp_add(w, lw, m_in, hidden, x, st);
+      mlp_add(w, lw, m_in, x, st);
       if (mlp_rec) *mlp_rec = x - m_in;  // what the MLP added, before LN2
       norm(x, lw.ln2_g, lw.ln2_b, post);
       x = post;
@@ -489,7 +529,7 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
     // MLP sub-block (two thirds of a layer's FLOPs; the last one changes no map)
     if (mlp) {
       norm(x, lw.ln2_g, lw.ln2_b, m_in);  // (N, D)
-      mlp_add(w, lw, m_in, hidden, x, st);
+      mlp_add(w, lw, m_in, x, st);
     }
   }
 }
@@ -531,13 +571,19 @@ static double row_nll(const Eigen::Ref<const RowVec>& row, int id) {
   return lse - row(id);
 }
 
+// Row t of the cache's map of layer l, weight-head h of Hw (KvCache::attention).
+static float* cached_map_row(KvCache& c, int Hw, int l, int h, int t) {
+  const size_t S = static_cast<size_t>(c.maps_rows);
+  return c.attention.get() + ((static_cast<size_t>(l) * Hw + h) * S + t) * S;
+}
+
 // The incremental forward (kv_cache.h): the one sentence's rows [P, T), P from the cache;
 // the rows < P of every output copied from it; then the cache holds this request. `out`
 // comes with its shapes set by forward(), mo with the config's attention options.
 static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt,
                                                  ForwardOutput out, MhaOptions mo, KvCache& c) {
   const int T = batch.T, L = out.L, D = out.D, Hw = out.Hw;
-  const int P = kv_reusable_rows(c, w, cfg, batch, opt), n = T - P, Told = c.T();
+  const int P = kv_reusable_rows(c, w, cfg, batch, opt), n = T - P;
   if (P == 0) {
     c.clear();
     c.weights = &w;
@@ -554,11 +600,13 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
   StageClock clock(st, Stage::MapsAlloc);
   ForwardOutput* spare = opt.reuse;
   const size_t per_layer = static_cast<size_t>(Hw) * T * T;
-  zeroed_maps(out.attention, spare ? &spare->attention : nullptr, per_layer * L, maps_room(out, opt));
+  // Not zeroed: each kept row is copied and its hidden tail zeroed below, and attend_head
+  // writes every cell of the rows it computes (a 33 MB memset on the 1B shape otherwise).
+  zeroed_maps(out.attention, spare ? &spare->attention : nullptr, per_layer * L, maps_room(out, opt), false);
   clock.next(Stage::Embed);
   MatR x = embed(w, cfg, batch).bottomRows(n);  // (n, D) the new rows
   clock.stop();
-  MatR a_in, a_out, m_in, hidden, post;
+  MatR a_in, a_out, m_in, post;
   c.kv.resize(static_cast<size_t>(L));
   if (opt.keep_layer_io) c.attn_in.resize(static_cast<size_t>(L)), c.attn_out.resize(static_cast<size_t>(L));
   for (int l = 0; l < L; ++l) {
@@ -575,42 +623,50 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     out.no_key_rows += mha_forward_rows(lw, a_in, P, mo, c.kv[static_cast<size_t>(l)], a_out, maps);
     if (opt.cancelled && opt.cancelled()) return cancel();
     clock.next(Stage::KvCopy);
-    for (int h = 0; h < Hw; ++h)  // the kept rows of each map
-      for (int t = 0; t < P; ++t)
-        std::copy_n(c.attention.data() + ((static_cast<size_t>(l) * Hw + h) * Told + t) * Told, std::min(Told, T),
-                    maps + (static_cast<size_t>(h) * T + t) * T);
+    for (int h = 0; h < Hw; ++h)  // the kept rows of each map: row t's columns [0, t], the rest is 0
+      for (int t = 0; t < P; ++t) {
+        float* row = maps + (static_cast<size_t>(h) * T + t) * T;
+        std::copy_n(cached_map_row(c, Hw, l, h, t), t + 1, row);
+        std::fill(row + t + 1, row + T, 0.0f);
+      }
     const bool mlp = !(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits));
     clock.stop();
-    finish_layer(w, lw, mlp, a_out, x, m_in, hidden, post, st);
+    finish_layer(w, lw, mlp, a_out, x, m_in, post, st);
     clock.next(Stage::KvCopy);
     if (opt.keep_layer_io) {
       MatR& ki = c.attn_in[static_cast<size_t>(l)];
       MatR& ko = c.attn_out[static_cast<size_t>(l)];
-      ki.conservativeResize(T, D);
-      ko.conservativeResize(T, D);
-      ki.bottomRows(n) = a_in;
-      ko.bottomRows(n) = a_out;
-      keep_layer_rows(out.attn_in, spare ? &spare->attn_in : nullptr, ki);
-      keep_layer_rows(out.attn_out, spare ? &spare->attn_out : nullptr, ko);
+      reserve_rows(ki, T, D);
+      reserve_rows(ko, T, D);
+      ki.middleRows(P, n) = a_in;
+      ko.middleRows(P, n) = a_out;
+      keep_layer_rows(out.attn_in, spare ? &spare->attn_in : nullptr, ki.topRows(T));
+      keep_layer_rows(out.attn_out, spare ? &spare->attn_out : nullptr, ko.topRows(T));
     }
   }
-  c.out.conservativeResize(T, D);
-  c.out.bottomRows(n) = x;
-  copy_into(out.out, spare ? &spare->out : nullptr, c.out);
+  reserve_rows(c.out, T, D);
+  c.out.middleRows(P, n) = x;
+  copy_into(out.out, spare ? &spare->out : nullptr, c.out.topRows(T));
   if (w.trained() && opt.want_logits) {
     clock.next(Stage::Logits);
     MatR fresh;  // (n, V)
     logits_of(w, x, fresh);
     clock.next(Stage::KvCopy);
-    c.logits.conservativeResize(T, fresh.cols());
-    c.logits.bottomRows(n) = fresh;
+    reserve_rows(c.logits, T, fresh.cols());
+    c.logits.middleRows(P, n) = fresh;
     // (T, V): 66 MB at T = 129 on the 1B shape, a fresh block whose first touch (page
     // faults) costs more than the copy: rows split over the compute threads.
     if (spare) out.logits.swap(spare->logits);
     resize_keeping(out.logits, T, c.logits.cols());
-    const int copy_threads = static_cast<int>(std::min<Eigen::Index>(threads_for(static_cast<double>(c.logits.size())), T));
+    // One contiguous block per thread: memcpy streams a block this large past the caches
+    // (non-temporal stores), where row by row it read each destination line first.
+    const int copy_threads = static_cast<int>(std::min<Eigen::Index>(threads_for(static_cast<double>(out.logits.size())), T));
+    const size_t floats = out.logits.size();
 #pragma omp parallel for num_threads(copy_threads) schedule(static) if (copy_threads > 1)
-    for (int t = 0; t < T; ++t) out.logits.row(t) = c.logits.row(t);
+    for (int i = 0; i < copy_threads; ++i) {
+      const size_t a = floats * i / copy_threads, b = floats * (i + 1) / copy_threads;
+      std::memcpy(out.logits.data() + a, c.logits.data() + a, (b - a) * sizeof(float));
+    }
     clock.next(Stage::Loss);
     const std::vector<Token>& tok = batch.sentences[0].tokens;
     c.nll.resize(static_cast<size_t>(std::max(T - 1, 0)));
@@ -622,15 +678,23 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
   }
   clock.next(Stage::KvCopy);
   c.tokens = batch.sentences[0].tokens;
-  // The maps kept for the next request, with room for kKvMapsRoom more tokens: typing at the
-  // end then copies into pages already mapped (a fresh block each keystroke, 33 MB on the 1B
-  // shape, faulted in 8,000 pages: tests/bench/README.md, stage timers).
-  if (c.attention.capacity() < out.attention.size()) {
-    std::vector<float> room;
-    room.reserve(static_cast<size_t>(L) * Hw * (T + kKvMapsRoom) * (T + kKvMapsRoom));
-    c.attention.swap(room);
+  // The maps kept for the next request: only the rows computed now are written, into a block
+  // with room for kKvMapsRoom more tokens (a full copy of the maps each keystroke, 33 MB on
+  // the 1B shape, cost as much as the copy of the kept rows into the output). A block too
+  // small takes every row, laid out afresh.
+  int from = P;
+  if (c.maps_rows < T) {
+    const int S = T + kKvMapsRoom;
+    c.attention.reset();  // freed before the new block: no two at once
+    c.attention_floats = static_cast<size_t>(L) * Hw * S * S;
+    c.attention.reset(new float[c.attention_floats]);  // uninitialised: only rows' columns [0, t] are ever read
+    c.maps_rows = S;
+    from = 0;
   }
-  c.attention.assign(out.attention.begin(), out.attention.end());
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < Hw; ++h)
+      for (int t = from; t < T; ++t)
+        std::copy_n(out.attention.data() + per_layer * l + (static_cast<size_t>(h) * T + t) * T, t + 1, cached_map_row(c, Hw, l, h, t));
   if (spare) *spare = ForwardOutput{};
   c.reused = P;
   c.computed = n;
@@ -752,7 +816,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
   clock.next(Stage::Embed);
   MatR x = start > 0 ? *hook->start_resid : embed(w, cfg, batch);  // (B*T, D)
   clock.stop();
-  MatR a_in, a_out, m_in, hidden, post;
+  MatR a_in, a_out, m_in, post;
   if (opt.keep_layer_io) out.attn_in.resize(start), out.attn_out.resize(start);  // skipped layers: empty
   for (int l = start; l < L; ++l) {
     if (hook && hook->resid) (*hook->resid)[l] = x;
@@ -774,7 +838,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     }
     if (hook && hook->attn_add && hook->add_layer == l) a_out += *hook->attn_add;
     const bool mlp = !(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits));
-    finish_layer(w, lw, mlp, a_out, x, m_in, hidden, post, st, hook && hook->post_mid ? &(*hook->post_mid)[l] : nullptr,
+    finish_layer(w, lw, mlp, a_out, x, m_in, post, st, hook && hook->post_mid ? &(*hook->post_mid)[l] : nullptr,
                  hook && hook->post_mlp ? &(*hook->post_mlp)[l] : nullptr);
     clock.next(Stage::Residual);
     zero_padding(x, batch);

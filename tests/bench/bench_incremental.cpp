@@ -9,6 +9,8 @@
 //   logits_max_rel_diff  over the logits, relative to the largest logit's magnitude;
 //   append_one_thread_ms, append_team_ms  the cache's recent time for an append each way its
 //              weights can be streamed (KvCache::SplitTiming), and how often the team ran;
+//   appends    each timed append in order: [ms, way], way 1 = the team, 0 = one thread (the
+//              first appends learn which way is faster, KvCache::SplitTiming);
 //   threads    the compute threads (OMP_NUM_THREADS, default every core); ids  the PREFIX + 1
 //              ids run (the first PREFIX are headmap-bench-families' at T = PREFIX).
 // Prints one JSON line; then, on stderr, where the full forward's and the append's time goes
@@ -103,6 +105,7 @@ int main(int argc_all, char** argv_all) {
   fo.skip_final_mlp = true;
 
   std::vector<double> full_t, append_t;
+  std::vector<int> append_way;  // 1: the team streamed the weights, 0: one thread
   Result<ForwardOutput> full = forward(*w, cfg, whole, fo);  // warm-up, and the reference
   if (!full) fail(full.error().message);
   KvCache cache;
@@ -118,6 +121,7 @@ int main(int argc_all, char** argv_all) {
     if (r) spare = std::move(*r);
   };
   double max_diff = 0, logits_diff = 0;
+  size_t worst = 0;  // where the maps differ most: (layer, head, row, column) in the JSON
   const auto start = std::chrono::steady_clock::now();
   while (ms_since(start) < budget_ms || full_t.size() < 5) {
     auto t0 = std::chrono::steady_clock::now();
@@ -129,13 +133,15 @@ int main(int argc_all, char** argv_all) {
     Result<ForwardOutput> p = forward(*w, cfg, head, reusing(inc, spare_head));
     if (!p || cache.T() != prefix) fail("the prefix did not fill the cache.");
     keep(p, spare_head);
+    const int team_before = cache.split.tries[1];
     t0 = std::chrono::steady_clock::now();
     Result<ForwardOutput> a = forward(*w, cfg, whole, reusing(inc, spare_append));
     append_t.push_back(ms_since(t0));
+    append_way.push_back(cache.split.tries[1] > team_before ? 1 : 0);
     if (!a) fail(a.error().message);
     if (a->kv_reused != prefix || a->kv_computed != 1) fail("the appended token did not reuse the prefix.");
     for (size_t i = 0; i < a->attention.size(); ++i)
-      max_diff = std::max(max_diff, static_cast<double>(std::abs(a->attention[i] - full->attention[i])));
+      if (const double d = std::abs(a->attention[i] - full->attention[i]); d > max_diff) max_diff = d, worst = i;
     if (a->logits.size() == full->logits.size() && a->logits.size() > 0)
       logits_diff = std::max(logits_diff, static_cast<double>((a->logits - full->logits).cwiseAbs().maxCoeff()) /
                                               std::max(1.0, static_cast<double>(full->logits.cwiseAbs().maxCoeff())));
@@ -150,6 +156,10 @@ int main(int argc_all, char** argv_all) {
               cfg.d_model, w->vocab_size(), static_cast<unsigned long long>(cache.bytes()), cache.split.ms[0], cache.split.ms[1],
               cache.split.tries[1], compute_threads());
   for (size_t i = 0; i < ids.size(); ++i) std::printf("%s%d", i ? "," : "", ids[i]);
+  const size_t T1 = static_cast<size_t>(prefix) + 1, Hw = full->attention.size() / (T1 * T1 * static_cast<size_t>(cfg.num_layers));
+  std::printf("],\"max_abs_diff_at\":[%zu,%zu,%zu,%zu]", worst / (Hw * T1 * T1), worst / (T1 * T1) % Hw, worst / T1 % T1, worst % T1);
+  std::printf(",\"appends\":[");
+  for (size_t i = 0; i < append_t.size(); ++i) std::printf("%s[%.1f,%d]", i ? "," : "", append_t[i], append_way[i]);
   std::printf("]}\n");
 
   // Where the time goes, five passes each way with the stage timers on.
