@@ -65,7 +65,7 @@ Status App::init() {
 bool App::should_close() const { return glfwWindowShouldClose(window) || (script && script->finished); }
 
 bool App::fresh() const {
-  return state.result && state.result->fwd && !state.stale && !worker_.busy() && renderer_.deferred() == 0 &&
+  return state.result && state.result->fwd && !state.stale && !worker_.busy() && deferred_drawn_ == 0 &&
          (!glyphs().dirty() || fonts_failed_);  // and every character's glyph in the atlas
 }
 
@@ -115,6 +115,7 @@ void App::accept(std::shared_ptr<const ComputeResult> r) {
   if (state.result && state.result->fwd && r->fwd && !state.result->request.same_forward(r->request)) state.previous = state.result;
   state.result = std::move(r);
   state.stale = !(state.result->request == last_request_);
+  deferred_drawn_ = -1;  // its maps are not drawn yet
 }
 
 void App::note_config_change(const ModelConfig& before) {
@@ -309,6 +310,7 @@ void App::frame() {
       grid_passes += state.heads_maps_drawn > 0;
     }
   }
+  deferred_drawn_ = renderer_.deferred();
   if (same_frame_) ++pass_counts.same_frame;
   if (grid_passes > 1) ++pass_counts.grid_twice;
   renderer_.flush();  // the maps coloured for this frame, in one pass

@@ -161,6 +161,10 @@ class App {
   // This first pass will end with a new request awaited in the frame (post_request_if_changed
   // would make it same-frame): the panels drawn from here on draw the old result for nothing.
   bool same_frame_request_due() const;
+  // Maps the last drawn frame left for later frames' upload budget (-1: a result taken
+  // since, not drawn yet). fresh() reads this, not the renderer's count, which each pass
+  // resets: a script asking before the pass draws saw 0 while uploads were still due.
+  int deferred_drawn_ = -1;
   bool first_pass_ = true;  // draw_ui's first pass of this frame (the one that takes the input)
   std::optional<ComputeRequest> refused_;     // the request the worker refused (compute_error), if any
   uint64_t answered_seq_ = 0;
