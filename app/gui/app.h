@@ -72,7 +72,16 @@ class App {
   struct PassCounts {
     int same_frame = 0, grid_twice = 0;
   } pass_counts;
-  bool busy() const { return worker_.busy() || loader_.busy() || compare_loader_.busy() || corpus_.busy() || !state.corpus.running.empty() || state.corpus.maps_request.has_value() || (state.corpus.derived.search && !state.corpus.derived.maps_ready) || lesson_export_.active() || !heads_anim_.empty(); }
+  bool busy() const { return worker_.busy() || animating(); }
+  // Work whose progress is on screen (a model being read, a corpus search, patching, a
+  // lesson's slider, an export): the loop draws every 50 ms (main.cpp). A forward pass shows
+  // nothing until its result, which wakes the loop: frames drawn meanwhile only took the
+  // cores from it (on the 1B shape a frame is ~20 ms of llvmpipe on two cores).
+  bool animating() const {
+    return loader_.busy() || compare_loader_.busy() || corpus_.busy() || !state.corpus.running.empty() || state.corpus.maps_request.has_value() ||
+           (state.corpus.derived.search && !state.corpus.derived.maps_ready) || lesson_export_.active() || !heads_anim_.empty() ||
+           worker_.patch_progress().second > 0;
+  }
   // A model is being read: a read cannot be interrupted, so an app that gives up (--deadline)
   // leaves without waiting for it (main.cpp).
   bool loading() const { return loader_.busy() || compare_loader_.busy(); }

@@ -154,7 +154,9 @@ TEST(Gui, HeatmapCountFollowsTheHeadsSliderAndParametersStay) {
 // move, leaves the grid to the second. It drew the old grid there too (up to 256 maps for
 // nothing), which made that frame the heads sweep's longest (tests/bench/README.md).
 TEST(Gui, ANumHeadsMoveDrawsTheGridOnceInTheFrameThatTakesIt) {
-  const AppRun r = run_app("heads_one_pass", {"--then", "heads=8; wait; heads=16; wait; heads=2; wait; heads=32; wait; heads=4"});
+  std::vector<std::string> args;
+  for (const char* h : {"8", "16", "2", "32", "8", "16", "4"}) args.insert(args.end(), {"--then", std::string("heads=") + h, "--then", "wait"});
+  const AppRun r = run_app("heads_one_pass", args);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.report["heatmaps_drawn"], 4);
   EXPECT_EQ(r.report["shown_config"]["num_heads"], 4);
