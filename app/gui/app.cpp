@@ -65,7 +65,7 @@ Status App::init() {
 bool App::should_close() const { return glfwWindowShouldClose(window) || (script && script->finished); }
 
 bool App::fresh() const {
-  return state.result && state.result->fwd && !state.stale && !worker_.busy() && renderer_.deferred() == 0 &&
+  return state.result && state.result->fwd && !state.stale && !worker_.busy() && deferred_drawn_ == 0 &&
          (!glyphs().dirty() || fonts_failed_);  // and every character's glyph in the atlas
 }
 
@@ -115,6 +115,7 @@ void App::accept(std::shared_ptr<const ComputeResult> r) {
   if (state.result && state.result->fwd && r->fwd && !state.result->request.same_forward(r->request)) state.previous = state.result;
   state.result = std::move(r);
   state.stale = !(state.result->request == last_request_);
+  deferred_drawn_ = -1;  // its maps are not drawn yet
 }
 
 void App::note_config_change(const ModelConfig& before) {
@@ -183,6 +184,12 @@ void App::answer_text_now() {
   posted_any_ = true;
   unposted_.reset();
   if (post_and_wait(std::move(req))) same_frame_ = true;
+}
+
+bool App::same_frame_request_due() const {
+  if (!first_pass_ || !validate(state.cfg).ok()) return false;
+  const ComputeRequest req = compute_request(state);
+  return (!posted_any_ || !(req == last_request_)) && predicted_compute_ms(req) <= kSameFrameBudgetMs;
 }
 
 void App::animate_lesson_step() {
@@ -284,16 +291,28 @@ void App::frame() {
   draw_ui(true);
   // Same-frame results: when this frame made a request that is predicted to finish within
   // the budget, post it, wait for it (boundedly) and draw the panels again with it, so the
-  // frame that takes the input shows its heads. Larger requests stay asynchronous.
-  if (unposted_) {
-    ComputeRequest req = std::move(*unposted_);
-    unposted_.reset();
-    if (post_and_wait(std::move(req))) {
+  // frame that takes the input shows its heads. Larger requests stay asynchronous. The
+  // first pass left the heads grid out when it saw the request coming (a num_heads move:
+  // up to 256 maps drawn for nothing); then the second pass runs even if the wait misses.
+  int grid_passes = state.heads_maps_drawn > 0;
+  const bool grid_left_out = state.heads_grid_next_pass;
+  if (unposted_ || grid_left_out) {
+    bool answered = false;
+    if (unposted_) {
+      ComputeRequest req = std::move(*unposted_);
+      unposted_.reset();
+      answered = post_and_wait(std::move(req));
+    }
+    if (answered || grid_left_out) {
       ImGui::EndFrame();
       draw_ui(false);
-      same_frame_ = true;
+      same_frame_ = answered;
+      grid_passes += state.heads_maps_drawn > 0;
     }
   }
+  deferred_drawn_ = renderer_.deferred();
+  if (same_frame_) ++pass_counts.same_frame;
+  if (grid_passes > 1) ++pass_counts.grid_twice;
   renderer_.flush();  // the maps coloured for this frame, in one pass
   ImGui::Render();
   if (hook::on()) {  // for the observer (--report): what this frame cut off, and its draw calls
@@ -363,6 +382,7 @@ void App::frame() {
 // shortcuts'); a second pass, after a same-frame result, only draws.
 void App::draw_ui(bool first) {
   first_pass_ = first;
+  state.heads_grid_next_pass = false;
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   if (capture_frame_) {  // an export's picture: nothing hovered, no tooltip
@@ -521,6 +541,7 @@ void App::draw_layout() {
       ImGui::EndTabItem();
     }
     if (tab("Heads", CenterPanel::Heads)) {
+      state.heads_grid_next_pass = same_frame_request_due();  // after the input columns: a slider moved there counts
       draw_heads(state, renderer_);
       ImGui::EndTabItem();
     }

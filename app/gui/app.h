@@ -68,7 +68,21 @@ class App {
   std::chrono::steady_clock::time_point last_swap;
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
-  bool busy() const { return worker_.busy() || loader_.busy() || compare_loader_.busy() || corpus_.busy() || !state.corpus.running.empty() || state.corpus.maps_request.has_value() || (state.corpus.derived.search && !state.corpus.derived.maps_ready) || lesson_export_.active() || !heads_anim_.empty(); }
+  // Since the start: frames that drew a same-frame result, and frames whose two passes both
+  // drew the heads grid (the first pass leaves it to the second: see frame()).
+  struct PassCounts {
+    int same_frame = 0, grid_twice = 0;
+  } pass_counts;
+  bool busy() const { return worker_.busy() || animating(); }
+  // Work whose progress is on screen (a model being read, a corpus search, patching, a
+  // lesson's slider, an export): the loop draws every 50 ms (main.cpp). A forward pass shows
+  // nothing until its result, which wakes the loop: frames drawn meanwhile only took the
+  // cores from it (on the 1B shape a frame is ~20 ms of llvmpipe on two cores).
+  bool animating() const {
+    return loader_.busy() || compare_loader_.busy() || corpus_.busy() || !state.corpus.running.empty() || state.corpus.maps_request.has_value() ||
+           (state.corpus.derived.search && !state.corpus.derived.maps_ready) || lesson_export_.active() || !heads_anim_.empty() ||
+           worker_.patch_progress().second > 0;
+  }
   // A model is being read: a read cannot be interrupted, so an app that gives up (--deadline)
   // leaves without waiting for it (main.cpp).
   bool loading() const { return loader_.busy() || compare_loader_.busy(); }
@@ -154,6 +168,13 @@ class App {
   // Posts r and waits for it up to kSameFrameBudgetMs; true (and accepted) when it came.
   bool post_and_wait(ComputeRequest r);
   void answer_text_now();
+  // This first pass will end with a new request awaited in the frame (post_request_if_changed
+  // would make it same-frame): the panels drawn from here on draw the old result for nothing.
+  bool same_frame_request_due() const;
+  // Maps the last drawn frame left for later frames' upload budget (-1: a result taken
+  // since, not drawn yet). fresh() reads this, not the renderer's count, which each pass
+  // resets: a script asking before the pass draws saw 0 while uploads were still due.
+  int deferred_drawn_ = -1;
   bool first_pass_ = true;  // draw_ui's first pass of this frame (the one that takes the input)
   std::optional<ComputeRequest> refused_;     // the request the worker refused (compute_error), if any
   uint64_t answered_seq_ = 0;

@@ -344,7 +344,7 @@ int main(int argc, char** argv) {
           } else if (ImGui::IsAnyMouseDown()) {
             glfwPollEvents();
           } else {
-            glfwWaitEventsTimeout(app.busy() ? 0.05 : 0.25);  // the worker's result wakes us at once
+            glfwWaitEventsTimeout(app.animating() ? 0.05 : 0.25);  // the worker's result wakes us at once
           }
           if (glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
             glfwWaitEventsTimeout(0.1);

@@ -28,6 +28,7 @@
 #include "core/io/config_json.h"
 #include "core/io/file_io.h"
 #include "core/inspect/metrics.h"
+#include "core/model/model.h"
 #include "core/text/utf8.h"
 
 namespace headmap {
@@ -204,6 +205,8 @@ class ScreenshotScript : public Script {
       const FrameRecorder* rec = frame_recorder();
       nlohmann::json j = rec ? rec->frame() : FrameRecorder().frame();
       j["heatmaps_drawn"] = j["heatmaps"].size();
+      // Since the start: frames that showed a same-frame result, and frames that drew the heads grid in both passes.
+      j["passes"] = {{"same_frame_results", app.pass_counts.same_frame}, {"heads_grid_drawn_twice", app.pass_counts.grid_twice}};
       // What Export heads as PNG captures: the grid and its legend (the panel when they were not drawn).
       const float* fig = app.state.heads_figure;
       if (fig[2] > fig[0] && fig[3] > fig[1]) j["heads_png"] = {fig[0], fig[1], fig[2], fig[3]};
@@ -338,6 +341,26 @@ constexpr const char* kModelTypingPrefix =
     "One night, the lamp would not light. The keeper searched for a match, then for a candle, then for anything that "
     "could burn, while the wind rose outside and a ship came closer to the rocks.";
 constexpr const char* kModelTypingSentence = " He ran down the stairs and rang the bell.";
+// The typed text's tokens at most (the T = 128), and never past the context: typing
+// past the context changes no token (the text is clipped there), so each keystroke only
+// recomputed the last row. The bench shape's small tokenizer (332 pieces) makes the whole
+// paragraph about 500 tokens; Llama 3's makes it about 110.
+constexpr int kModelTypingTokens = 128;
+
+// The paragraph without its first words, as many as it takes for it and the sentence to fit
+// kModelTypingTokens of the model's own tokenizer.
+std::string model_typing_prefix(const AppState& s) {
+  std::string p = kModelTypingPrefix;
+  if (!s.pretrained) return p;
+  ModelConfig cfg = s.cfg;
+  const int limit = std::min(cfg.context, kModelTypingTokens);
+  cfg.context = kMaxContext;  // counted whole, not clipped
+  while (!p.empty() && make_batch({p + kModelTypingSentence}, cfg, *s.pretrained).T > limit) {
+    const size_t space = p.find(' ');
+    p = space == std::string::npos ? std::string() : p.substr(space + 1);
+  }
+  return p;
+}
 
 class BenchmarkScript : public Script {
  public:
@@ -346,6 +369,7 @@ class BenchmarkScript : public Script {
   void before_draw(App& app) override {
     const Clock::time_point now = Clock::now();
     input_this_frame_ = false;
+    waits_for_app_ = false;
     AppState& s = app.state;
     switch (phase_) {
       case kColdStart:  // wait for the first heatmaps
@@ -361,7 +385,7 @@ class BenchmarkScript : public Script {
         if (step_ < divisors_.size()) {
           s.cfg.num_heads = divisors_[step_++];
           mark_input(now);
-        } else if (settled(app)) {
+        } else if (ready(app)) {
           start_phase(kDModelSweep, now);
         }
         break;
@@ -372,7 +396,7 @@ class BenchmarkScript : public Script {
           s.cfg.d_model = dims[step_++];
           s.cfg.num_heads = nearest_valid_head_count(s.cfg.d_model, 4);
           mark_input(now);
-        } else if (settled(app)) {
+        } else if (ready(app)) {
           start_phase(kT128D768, now);
         }
         break;
@@ -395,7 +419,7 @@ class BenchmarkScript : public Script {
           else s.text += "x";  // a keystroke at T = 128
           ++step_;
           mark_input(now);
-        } else if (settled(app)) {
+        } else if (ready(app)) {
           start_phase(kL12Typing, now);
         }
         break;
@@ -410,24 +434,24 @@ class BenchmarkScript : public Script {
           step_ = 1;
           mark_input(now);
         } else if (step_ == 1) {
-          if (settled(app)) step_ = 2, typed_ = 0, cleared_ = false;  // the weights are drawn once, before typing
+          if (ready(app)) step_ = 2, typed_ = 0, cleared_ = false;  // the weights are drawn once, before typing
         } else if (type(app, now, "When Mary and John went to the store, John gave a drink to", std::chrono::milliseconds(125))) {
           start_phase(kT2048, now);
         }
         break;
       case kModelTyping:  // --model DIR: a paragraph, then a sentence typed at its end
         if (step_ == 0) {
-          s.text = kModelTypingPrefix;
+          s.text = model_typing_prefix(s);
           step_ = 1;
           mark_input(now);
         } else if (step_ == 1) {
-          if (settled(app)) step_ = 2, typed_ = 0;
+          if (ready(app)) step_ = 2, typed_ = 0;
         } else if (typed_ < std::strlen(kModelTypingSentence)) {
           if (now - last_input_ >= std::chrono::milliseconds(125)) {
             s.text += kModelTypingSentence[typed_++];
             mark_input(now);
           }
-        } else if (settled(app)) {
+        } else if (ready(app)) {
           report();
           finished = true;
         }
@@ -446,7 +470,7 @@ class BenchmarkScript : public Script {
           step_ = 1;
           long_started_ = now;
           mark_input(now);
-        } else if (step_ == 1 && settled(app) && now - long_started_ > std::chrono::milliseconds(200)) {
+        } else if (step_ == 1 && ready(app) && now - long_started_ > std::chrono::milliseconds(200)) {
           long_ms_ = std::chrono::duration<double, std::milli>(now - long_started_).count();
           step_ = 2;
           finish_at_ = now + std::chrono::milliseconds(500);
@@ -460,22 +484,28 @@ class BenchmarkScript : public Script {
     }
   }
 
-  // Like a person: the app sleeps between inputs and wakes for each input or result.
+  // Like a person: the app sleeps between inputs and wakes for each input or result. Between
+  // inputs, and while the next one waits for the app to settle (a long forward), the loop
+  // sleeps as main.cpp's does: a frame every 50 ms while something on screen moves (every
+  // 250 ms else), and at once for a result, a deferred upload or a new glyph (each posts an
+  // event). Frames drawn back to back while waiting took the cores from the worker (1,600-1,950
+  // frames a typing run on the 1B shape, its paragraph's forward 2x slower in wall time).
   double wait_seconds(const App& app) const override {
-    // The long request: while the worker computes, the app's own pace (main.cpp: a frame
-    // every 50 ms while busy, and at once for a result or a deferred upload).
-    if (phase_ == kT2048) return app.busy() ? 0.05 : 0.0;
+    const double pace = app.animating() ? 0.05 : 0.25;
+    if (phase_ == kT2048) return app.busy() ? pace : 0.0;
     if (phase_ == kColdStart || !typing_ready_) return 0.0;
-    if (!pending_.empty() && !app.busy()) return 0.0;  // a result is waiting to be drawn
+    if (waits_for_app_) return pace;  // no input is due until the app settles
     const int gap_ms = phase_ == kTyping ? 80 : phase_ == kL12Typing || phase_ == kModelTyping ? 125 : phase_ == kHeadsSweep ? 250 : 300;
     const double left = std::chrono::duration<double>(last_input_ + std::chrono::milliseconds(gap_ms) - Clock::now()).count();
-    return std::clamp(left, 0.0, 0.1);
+    return std::clamp(left, 0.0, pace);  // 0: an input is due now
   }
 
   void after_swap(App& app) override {
     const Clock::time_point now = app.last_swap;
     Scenario& sc = scenarios_[phase_];
     sc.frames.v.push_back(app.last_frame_ms);
+    sc.grid_twice += app.pass_counts.grid_twice - grid_twice_seen_;
+    grid_twice_seen_ = app.pass_counts.grid_twice;
     (phase_ == kT2048 && app.busy() ? frames_long_ : frames_).v.push_back(app.last_frame_ms);
     if (phase_ == kColdStart && app.fresh() && app.state.heads_maps_drawn > 0) {
       model_ = app.state.pretrained ? app.state.pretrained_dir : "";
@@ -496,7 +526,9 @@ class BenchmarkScript : public Script {
       scenarios_[phase_].compute.v.push_back(shown_result->fwd->compute_ms);
     }
     // Inputs whose result (or a later one) is now on screen, every map uploaded.
-    const uint64_t shown = shown_result && !app.state.stale && (!frame_recorder() || frame_recorder()->frame()["heads_deferred"] == 0) ? shown_result->seq : 0;
+    // A result asked after an input shows it (typed faster than the worker answers, a newer
+    // input may be pending meanwhile: the input is on screen all the same).
+    const uint64_t shown = shown_result && (!frame_recorder() || frame_recorder()->frame()["heads_deferred"] == 0) ? shown_result->seq : 0;
     // The frame that first took an input's result (or a newer one) from the worker; the
     // frames after it that drew its maps coarser or not yet (the upload budget) wait too.
     const uint64_t taken = shown_result ? shown_result->seq : 0;
@@ -537,6 +569,7 @@ class BenchmarkScript : public Script {
     // showed it whole; frames_to_pixels: the frames that took (1: the result's own frame).
     Stats compute, latency, frames, result_to_pixels, frames_to_pixels;
     int shown = 0, same_frame = 0;
+    int grid_twice = 0;  // frames whose two passes both drew the heads grid
   };
   // Types `text` into the emptied sentence box, one character per `gap`. True once it is
   // typed and its result is on screen.
@@ -558,12 +591,18 @@ class BenchmarkScript : public Script {
       mark_input(now);
       return false;
     }
-    if (!settled(app)) return false;
+    if (!ready(app)) return false;
     ImGui::SetWindowFocus(nullptr);  // leave the text box
     typed_ = 0;
     cleared_ = false;
     typing_ready_ = true;
     return true;
+  }
+  // settled(), noting that the script waits on the app (wait_seconds: no input is due).
+  bool ready(const App& app) {
+    if (settled(app)) return true;
+    waits_for_app_ = true;
+    return false;
   }
   void mark_input(Clock::time_point now) {
     last_input_ = now;
@@ -594,7 +633,8 @@ class BenchmarkScript : public Script {
       const Scenario& x = scenarios_[p];
       sc[kScenarioKeys[p]] = {{"compute_ms", x.compute.json()}, {"input_to_pixels_ms", x.latency.json()}, {"frame_ms", x.frames.json()},
                               {"result_to_pixels_ms", x.result_to_pixels.json()}, {"frames_to_pixels", x.frames_to_pixels.json()},
-                              {"inputs_shown", x.shown}, {"same_frame_results", x.same_frame}};
+                              {"inputs_shown", x.shown}, {"same_frame_results", x.same_frame},
+                              {"frames_drawing_the_grid_twice", x.grid_twice}};
     }
     sc["L12_D768_typing"]["last_keystroke_to_pixels_ms"] = last_l12_ms_;
     sc["T2048_D256_H8_L2"]["visible_layer_on_screen_ms"] = long_visible_ms_;
@@ -616,6 +656,8 @@ class BenchmarkScript : public Script {
   std::vector<int> divisors_;
   Clock::time_point last_input_{}, input_time_{}, long_started_{}, finish_at_{};
   bool input_this_frame_ = false;
+  int grid_twice_seen_ = 0;  // app.pass_counts.grid_twice at the last frame
+  bool waits_for_app_ = false;  // this frame's before_draw waited for the app to settle
   uint64_t registered_seq_ = 0;
   const ForwardData* last_fwd_ = nullptr;
   std::vector<Pending> pending_;

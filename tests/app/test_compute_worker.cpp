@@ -344,3 +344,31 @@ TEST(ComputeWorker, AResultStillHeldKeepsItsBuffersWhileLaterPassesReuseDroppedO
   EXPECT_TRUE(o.attn_in.at(0) == in0);
   EXPECT_TRUE(o.attn_out.at(1) == out1);
 }
+
+// Typing at the end: an append of a few rows is not cancelled by the keystroke after it (which
+// extends it). It is answered, and the next request computes only its own rows from the
+// cache it filled. Cancelled, the cache was cleared and each next keystroke ran the whole
+// forward, cancelled in turn by the one after (the 1B shape showed nothing while typing).
+TEST(ComputeWorker, AnAppendRunsToItsEndAndTheNextKeystrokeStartsFromItsRows) {
+  Recorder w;
+  ComputeRequest a = long_request(300, 12, 11);  // every layer visible: nothing published first
+  a.cfg.d_model = 1024;
+  a.cfg.num_heads = 16;
+  const std::shared_ptr<const ComputeResult> ra = w.until(w.request(a), complete);
+  ASSERT_TRUE(ra);
+  w.settle();  // the induction probe after the maps: b must not wait behind it (c would replace it unstarted)
+  ComputeRequest b = a, c;
+  for (int i = 0; i < kFinishAppendRows; ++i) b.lines[0] += "x" + std::to_string(i) + " ";
+  c = b;
+  c.lines[0] += "y ";
+  const uint64_t sb = w.request(b);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // b is under way
+  const std::shared_ptr<const ComputeResult> rc = w.first(w.request(c));
+  ASSERT_TRUE(rc && rc->fwd);
+  const std::vector<std::shared_ptr<const ComputeResult>> rb = w.answers(sb, 1, std::chrono::seconds(1));
+  ASSERT_EQ(rb.size(), 1u) << "the append was cancelled by the keystroke after it";
+  ASSERT_TRUE(rb[0]->fwd);
+  EXPECT_EQ(rb[0]->fwd->out.kv_reused, ra->fwd->out.T);
+  EXPECT_EQ(rb[0]->fwd->out.T, ra->fwd->out.T + kFinishAppendRows);
+  EXPECT_EQ(rc->fwd->out.kv_reused, rb[0]->fwd->out.T) << "the next keystroke did not start from the append's rows";
+}

@@ -282,7 +282,15 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     fo.kv_cache = &kv_cache_for(model);
     ForwardOutput spare = take_spare();
     fo.reuse = &spare;
-    Result<ForwardOutput> out = forward(mw, r.cfg, data->batch, fo);
+    // An append of a few rows (typing at the end) runs to its end whatever comes meanwhile:
+    // the newer request most likely extends it, and then computes only its own new rows from
+    // the cache this one fills. Cancelled, its rows were computed again by the next request:
+    // on the 1B shape, whose append takes about the gap between two keystrokes, each keystroke
+    // cancelled the one before and none was shown until the typing stopped.
+    ForwardOptions run = fo;
+    if (const int kept = kv_reusable_rows(*fo.kv_cache, mw, r.cfg, data->batch, fo); kept > 0 && data->batch.T - kept <= kFinishAppendRows)
+      run.cancelled = nullptr;
+    Result<ForwardOutput> out = forward(mw, r.cfg, data->batch, run);
     if (!out) return out.error();
     data->out = std::move(out).value();
     if (r.value_weighted && !data->batch.empty()) {  // the maps shown: value-weighted shares (contrib.h)

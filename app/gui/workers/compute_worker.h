@@ -47,6 +47,9 @@ inline constexpr double kStagedFlops = 3e8;
 inline constexpr double kDrawFirstNormals = 1e6;
 // K/V caches kept (kv_cache.h), one per model, the most recently used first.
 inline constexpr size_t kKvCacheModels = 2;
+// An incremental forward of at most this many new rows is not cancelled by a newer request
+// (forward_data): typing at the end extends it, and the next request starts from its rows.
+inline constexpr int kFinishAppendRows = 16;
 // Maps longer than this get max-pooled levels down to this side (a thumbnail's pixels).
 inline constexpr int kMapLevelsMinSide = 16;
 
