@@ -149,22 +149,6 @@ TEST(Gui, HeatmapCountFollowsTheHeadsSliderAndParametersStay) {
   EXPECT_TRUE(contains(eight.report["passport_rows"], "q_view (1, " + T + ", 8, 16)")) << eight.report["passport_rows"];
 }
 
-// A num_heads move is answered in the frame that takes it (a same-frame result), and that
-// frame draws the heads grid once, with the new result: the first pass, which takes the
-// move, leaves the grid to the second. It drew the old grid there too (up to 256 maps for
-// nothing), which made that frame the heads sweep's longest (tests/bench/README.md).
-TEST(Gui, ANumHeadsMoveDrawsTheGridOnceInTheFrameThatTakesIt) {
-  std::vector<std::string> args;
-  for (const char* h : {"8", "16", "2", "32", "8", "16", "4"}) args.insert(args.end(), {"--then", std::string("heads=") + h, "--then", "wait"});
-  const AppRun r = run_app("heads_one_pass", args);
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.report["heatmaps_drawn"], 4);
-  EXPECT_EQ(r.report["shown_config"]["num_heads"], 4);
-  const json& p = r.report["passes"];
-  EXPECT_GE(p["same_frame_results"].get<int>(), 1) << "no move was answered in its own frame: nothing was checked";
-  EXPECT_EQ(p["heads_grid_drawn_twice"], 0) << p;
-}
-
 // 128 heads at d_head 1: every head keeps its number, the maps stand in aligned columns (a
 // three-digit title wider than its map once pushed the rest of its row along, and the last
 // column off the window), and nothing is cut off.
