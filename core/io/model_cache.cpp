@@ -157,7 +157,7 @@ Result<std::string> resolve_cached_model(const std::string& name) {
   return Error{ErrorKind::BadFormat, manifest.string() + " has no model layer (application/vnd.ollama.image.model)."};
 }
 
-// ---- [listing] -------------------------------------------------------------------------
+// The listing (File > Open model).
 namespace {
 // llama.cpp's general.file_type (llama.h's llama_ftype): the name people know a mix by.
 const char* ftype_name(int64_t t) {
