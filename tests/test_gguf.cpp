@@ -8,6 +8,7 @@
 // gguf_matches_llama_cpp.)
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -195,6 +196,31 @@ TEST(Gguf, RefusesHostileFilesWithMessages) {
   two.b.append((32 - two.b.size() % 32) % 32, '\0');
   two.b.append(32, '\0');
   EXPECT_TRUE(refused(two.b, "overlap"));
+}
+
+// Metadata is copied out of the file (strings, arrays): what it would take counts against the
+// memory budget, strings too, so a file of gigabytes of metadata is refused before it is copied.
+TEST(Gguf, MetadataStringsCountAgainstTheMemoryBudget) {
+  ::setenv("HEADMAP_MEMORY_BUDGET", "64K", 1);
+  Bytes one;  // one string value of 100 KB
+  one.key("general.name", GgufValueType::String).str(std::string(100000, 'x'));
+  Bytes many;  // an array of 200 strings of 1 KB: its elements fit, its strings do not
+  many.key("tokenizer.ggml.tokens", GgufValueType::Array).put<uint32_t>(static_cast<uint32_t>(GgufValueType::String)).put<uint64_t>(200);
+  for (int k = 0; k < 200; ++k) many.str(std::string(1000, 'a' + k % 26));
+  const std::string a = file_with(3, 1, one.b), b = file_with(3, 1, many.b);
+  for (GgufArrays arrays : {GgufArrays::Kept, GgufArrays::Skipped}) {
+    Result<GgufFile> f = GgufFile::view(a.data(), a.size(), "t.gguf", arrays);
+    ASSERT_FALSE(f) << "a 100 KB string was copied under a 64 KB budget";
+    EXPECT_NE(f.error().message.find("memory budget"), std::string::npos) << f.error().message;
+  }
+  Result<GgufFile> f = GgufFile::view(b.data(), b.size(), "t.gguf");
+  ASSERT_FALSE(f) << "200 KB of strings in an array were copied under a 64 KB budget";
+  EXPECT_NE(f.error().message.find("memory budget"), std::string::npos) << f.error().message;
+  // stepped over (the cache listing reads headers so), the array holds nothing: accepted
+  EXPECT_TRUE(GgufFile::view(b.data(), b.size(), "t.gguf", GgufArrays::Skipped));
+  ::unsetenv("HEADMAP_MEMORY_BUDGET");
+  EXPECT_TRUE(GgufFile::view(a.data(), a.size(), "t.gguf"));
+  EXPECT_TRUE(GgufFile::view(b.data(), b.size(), "t.gguf"));
 }
 
 // Blocks written by hand from ggml-common.h's layouts; the expected values worked out here.

@@ -110,8 +110,9 @@ uint64_t min_bytes(GgufValueType t) {
 
 // ---- [values] --------------------------------------------------------------------------
 // One value of type t at c into v; an error message (empty on success).
-// held: the bytes the values read so far take in memory (checked against the budget, so an
-// array of a billion one-byte elements is refused rather than widened).
+// held: the bytes the values read so far take in memory, strings and arrays (checked against
+// the budget, so an array of a billion one-byte elements, or gigabytes of strings, are refused
+// rather than copied).
 // keep: false steps over an array's elements (each still read and checked) without keeping them.
 static std::string read_value(Cursor& c, GgufValueType t, GgufValue& v, int depth, uint64_t* held, bool keep) {
   v.type = t;
@@ -134,8 +135,13 @@ static std::string read_value(Cursor& c, GgufValueType t, GgufValue& v, int dept
       v.i = x;
       return "";
     }
-    case GgufValueType::String:
-      return need(c.str(&v.s));
+    case GgufValueType::String: {
+      if (!c.str(&v.s)) return need(false);
+      if (depth > 0 && !keep) return "";  // an element stepped over: not held
+      *held += v.s.size();
+      if (Status s = check_memory(*held, "GGUF metadata", "this file's metadata is implausibly large; is it a GGUF file?"); !s) return s.error().message;
+      return "";
+    }
     case GgufValueType::Array: {
       if (depth >= GgufFile::kMaxArrayDepth) return "arrays are nested deeper than " + std::to_string(GgufFile::kMaxArrayDepth);
       uint32_t et = 0;
@@ -152,7 +158,7 @@ static std::string read_value(Cursor& c, GgufValueType t, GgufValue& v, int dept
         return "";
       }
       *held += n * sizeof(GgufValue);
-      if (Status s = check_memory(*held, "GGUF metadata arrays", "this file's metadata is implausibly large; is it a GGUF file?"); !s) return s.error().message;
+      if (Status s = check_memory(*held, "GGUF metadata", "this file's metadata is implausibly large; is it a GGUF file?"); !s) return s.error().message;
       v.arr.resize(static_cast<size_t>(n));
       for (uint64_t k = 0; k < n; ++k)
         if (std::string e = read_value(c, v.elem, v.arr[static_cast<size_t>(k)], depth + 1, held, true); !e.empty()) return e + " (element " + std::to_string(k) + ")";
@@ -223,6 +229,7 @@ Status GgufFile::parse(GgufArrays arrays) {
     if (!c.get(&t)) return bad("the file ends inside the type of metadata \"" + key + "\"");
     if (t > static_cast<uint32_t>(GgufValueType::F64)) return bad("metadata \"" + key + "\" has value type " + std::to_string(t) + ", which GGUF does not define (0-12)");
     if (kv_.count(key)) return bad("metadata \"" + key + "\" appears twice");
+    held += key.size();
     GgufValue v;
     if (std::string e = read_value(c, static_cast<GgufValueType>(t), v, 0, &held, arrays == GgufArrays::Kept); !e.empty()) return bad("metadata \"" + key + "\": " + e);
     kv_.emplace(std::move(key), std::move(v));
