@@ -13,6 +13,7 @@
 
 #include "core/math/gemm.h"
 #include "core/math/packed_gemm.h"
+#include "core/math/parallel.h"
 #include "core/memory_budget.h"
 #include "core/model/kv_cache.h"
 #include "core/model/stage_times.h"
@@ -171,21 +172,21 @@ Status check_fit(const ModelWeights& w, const ModelConfig& cfg) {
 void layer_norm(const MatR& x, const RowVec& g, const RowVec& b, MatR& out, float eps) {
   const Eigen::Index N = x.rows(), D = x.cols();
   out.resize(N, D);
-  for (Eigen::Index i = 0; i < N; ++i) {
+  parallel_for(N, 8.0 * N * D, [&](int64_t i) {
     const float mean = x.row(i).mean();
     const float var = (x.row(i).array() - mean).square().mean();
     const float inv = 1.0f / std::sqrt(var + eps);
     out.row(i) = ((x.row(i).array() - mean) * inv * g.array() + b.array()).matrix();
-  }
+  });
 }
 
 void rms_norm(const MatR& x, const RowVec& g, MatR& out, float eps) {
   const Eigen::Index N = x.rows(), D = x.cols();
   out.resize(N, D);
-  for (Eigen::Index i = 0; i < N; ++i) {
+  parallel_for(N, 8.0 * N * D, [&](int64_t i) {
     const float inv = 1.0f / std::sqrt(x.row(i).squaredNorm() / static_cast<float>(D) + eps);
     out.row(i) = (x.row(i).array() * inv * g.array()).matrix();
-  }
+  });
 }
 
 // Buffers taken from ForwardOptions::reuse (an earlier output nothing reads any more), so a
@@ -222,8 +223,8 @@ static void zeroed_maps(std::vector<float>& maps, std::vector<float>* spare, siz
     std::vector<float>().swap(maps);  // freed before the new block: no two at once
     maps.reserve(std::max(n, room));
   }
-  if (zero) maps.assign(n, 0.0f);
-  else maps.resize(n);
+  maps.resize(n);
+  if (zero) parallel_for(64, 0.5 * static_cast<double>(n), [&](int64_t i) { std::fill(maps.data() + n * static_cast<size_t>(i) / 64, maps.data() + n * static_cast<size_t>(i + 1) / 64, 0.0f); });
 }
 
 // The maps' room for a reusing caller: (L, B, Hw, T', T') with T' = T + max(16, T / 8), within
@@ -302,7 +303,7 @@ static void mlp_add(const ModelWeights& w, const LayerWeights& lw, const MatR& m
     packed_gemm(gate, m_in, lw.w_gate);
     clock.next(Stage::MlpAct);
     activate_matrix(w.arch.activation(), gate);
-    hidden.array() *= gate.array();
+    parallel_for(N, 4.0 * N * F, [&](int64_t i) { hidden.row(i).array() *= gate.row(i).array(); });
   } else {
     activate_matrix(w.arch.activation(), hidden);
   }
@@ -623,12 +624,13 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     out.no_key_rows += mha_forward_rows(lw, a_in, P, mo, c.kv[static_cast<size_t>(l)], a_out, maps);
     if (opt.cancelled && opt.cancelled()) return cancel();
     clock.next(Stage::KvCopy);
-    for (int h = 0; h < Hw; ++h)  // the kept rows of each map: row t's columns [0, t], the rest is 0
+    parallel_for(Hw, 0.5 * Hw * P * T, [&](int64_t h) {  // the kept rows of each map: row t's columns [0, t], the rest is 0
       for (int t = 0; t < P; ++t) {
         float* row = maps + (static_cast<size_t>(h) * T + t) * T;
         std::copy_n(cached_map_row(c, Hw, l, h, t), t + 1, row);
         std::fill(row + t + 1, row + T, 0.0f);
       }
+    });
     const bool mlp = !(l == L - 1 && opt.skip_final_mlp && !(w.trained() && opt.want_logits));
     clock.stop();
     finish_layer(w, lw, mlp, a_out, x, m_in, post, st);
@@ -670,7 +672,9 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     clock.next(Stage::Loss);
     const std::vector<Token>& tok = batch.sentences[0].tokens;
     c.nll.resize(static_cast<size_t>(std::max(T - 1, 0)));
-    for (int t = std::max(P - 1, 0); t + 1 < T; ++t) c.nll[static_cast<size_t>(t)] = row_nll(out.logits.row(t), tok[static_cast<size_t>(t) + 1].id);
+    const int t0 = std::max(P - 1, 0);
+    parallel_for(std::max(T - 1 - t0, 0), 4.0 * (T - 1 - t0) * out.logits.cols(),
+                 [&](int64_t i) { c.nll[static_cast<size_t>(t0 + i)] = row_nll(out.logits.row(t0 + i), tok[static_cast<size_t>(t0 + i) + 1].id); });
     double total = 0;
     for (double v : c.nll) total += v;  // in row order, as the full forward sums
     out.loss = c.nll.empty() ? 0.0 : total / static_cast<double>(c.nll.size());
@@ -691,10 +695,11 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     c.maps_rows = S;
     from = 0;
   }
-  for (int l = 0; l < L; ++l)
-    for (int h = 0; h < Hw; ++h)
-      for (int t = from; t < T; ++t)
-        std::copy_n(out.attention.data() + per_layer * l + (static_cast<size_t>(h) * T + t) * T, t + 1, cached_map_row(c, Hw, l, h, t));
+  parallel_for(static_cast<int64_t>(L) * Hw, 0.5 * L * Hw * (T - from) * T, [&](int64_t lh) {
+    const int l = static_cast<int>(lh / Hw), h = static_cast<int>(lh % Hw);
+    for (int t = from; t < T; ++t)
+      std::copy_n(out.attention.data() + per_layer * l + (static_cast<size_t>(h) * T + t) * T, t + 1, cached_map_row(c, Hw, l, h, t));
+  });
   if (spare) *spare = ForwardOutput{};
   c.reused = P;
   c.computed = n;
@@ -861,13 +866,15 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     clock.next(Stage::Logits);
     logits_of(w, x, out.logits);  // (B*T, V)
     clock.next(Stage::Loss);
+    std::vector<double> nll(static_cast<size_t>(B) * T, 0.0);  // (B*T) each row's loss, then summed in row order
+    parallel_for(static_cast<int64_t>(B) * T, 4.0 * B * T * out.logits.cols(), [&](int64_t r) {
+      const int b = static_cast<int>(r / T), t = static_cast<int>(r % T);
+      if (t + 1 < batch.lengths[b]) nll[static_cast<size_t>(r)] = row_nll(out.logits.row(r), batch.sentences[b].tokens[t + 1].id);
+    });
     double total = 0;
     int n = 0;
     for (int b = 0; b < B; ++b)
-      for (int t = 0; t + 1 < batch.lengths[b]; ++t) {
-        total += row_nll(out.logits.row(static_cast<Eigen::Index>(b) * T + t), batch.sentences[b].tokens[t + 1].id);
-        ++n;
-      }
+      for (int t = 0; t + 1 < batch.lengths[b]; ++t, ++n) total += nll[static_cast<size_t>(b) * T + t];
     out.loss = n ? total / n : 0.0;
     out.loss_tokens = n;
   }
