@@ -204,7 +204,11 @@ static void resize_keeping(MatR& m, Eigen::Index rows, Eigen::Index cols) {
 static void copy_into(MatR& dst, MatR* spare, const Eigen::Ref<const MatR>& src) {
   if (spare) dst.swap(*spare);
   resize_keeping(dst, src.rows(), src.cols());
-  dst = src;
+  const Eigen::Index R = src.rows(), parts = std::min<Eigen::Index>(R, 16);  // row blocks, one per thread
+  parallel_for(parts, 8.0 * static_cast<double>(src.size()), [&](int64_t i) {
+    const Eigen::Index a = R * i / parts, b = R * (i + 1) / parts;
+    dst.middleRows(a, b - a) = src.middleRows(a, b - a);
+  });
 }
 
 // kept.push_back(a copy of m), in the storage of the spare's matrix of the same layer.
@@ -624,7 +628,7 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     out.no_key_rows += mha_forward_rows(lw, a_in, P, mo, c.kv[static_cast<size_t>(l)], a_out, maps);
     if (opt.cancelled && opt.cancelled()) return cancel();
     clock.next(Stage::KvCopy);
-    parallel_for(Hw, 0.5 * Hw * P * T, [&](int64_t h) {  // the kept rows of each map: row t's columns [0, t], the rest is 0
+    parallel_for(Hw, 8.0 * Hw * P * T, [&](int64_t h) {  // the kept rows of each map: row t's columns [0, t], the rest is 0
       for (int t = 0; t < P; ++t) {
         float* row = maps + (static_cast<size_t>(h) * T + t) * T;
         std::copy_n(cached_map_row(c, Hw, l, h, t), t + 1, row);
