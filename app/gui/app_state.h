@@ -264,9 +264,6 @@ struct AppState {
   CompareSource compare_b;
 
   int heads_maps_drawn = 0;  // maps the heads grid drew this frame (the heads PNG waits for a frame with them)
-  // This pass takes an input whose result the frame awaits (a same-frame result, App::frame):
-  // the heads grid is left to the second pass, which draws it with the new result.
-  bool heads_grid_next_pass = false;
 
   // Cached per result and font size, not measured every frame: the widest token label.
   struct LabelWidth {
