@@ -112,7 +112,7 @@ void App::accept(std::shared_ptr<const ComputeResult> r) {
     if (same != costs_.end()) *same = cost;
     else if (costs_.size() < 32) costs_.push_back(cost);
   }
-  if (state.result && state.result->fwd && r->fwd && !state.result->request.same_forward(r->request)) state.previous = state.result;
+  if (state.result && state.result->fwd && r->fwd && !state.result->request.same_forward(r->request)) state.previous_passport = state.result->fwd->passport;
   state.result = std::move(r);
   state.stale = !(state.result->request == last_request_);
   deferred_drawn_ = -1;  // its maps are not drawn yet
@@ -199,7 +199,7 @@ void App::animate_lesson_step() {
       posted_any_ = false;  // the next valid state is asked for again, even if it equals the last request
       unposted_.reset();
       state.result.reset();
-      state.previous.reset();
+      state.previous_passport.reset();
       state.stale = false;
     }
     ModelConfig from = last_cfg_, to = state.cfg;

@@ -250,7 +250,10 @@ struct AppState {
   bool stale = false;                           // result is older than the current input
   Status config_status;                         // validate(cfg) of the current input
   std::string last_change;                      // "num_heads 4 -> 8", for the passport
-  std::shared_ptr<const ComputeResult> previous;  // the result before the last change
+  // The passport of the result before the last change (the passport panel marks what changed).
+  // Its passport only: the whole result kept its maps and logits alive (134 MB on the 1B
+  // shape), so the pass typing could have reused was held.
+  std::optional<Passport> previous_passport;
   std::chrono::steady_clock::time_point changed_at{};
 
   // ---- messages ----
