@@ -112,7 +112,7 @@ void App::accept(std::shared_ptr<const ComputeResult> r) {
     if (same != costs_.end()) *same = cost;
     else if (costs_.size() < 32) costs_.push_back(cost);
   }
-  if (state.result && state.result->fwd && r->fwd && !state.result->request.same_forward(r->request)) state.previous = state.result;
+  if (state.result && state.result->fwd && r->fwd && !state.result->request.same_forward(r->request)) state.previous_passport = state.result->fwd->passport;
   state.result = std::move(r);
   state.stale = !(state.result->request == last_request_);
   deferred_drawn_ = -1;  // its maps are not drawn yet
@@ -186,12 +186,6 @@ void App::answer_text_now() {
   if (post_and_wait(std::move(req))) same_frame_ = true;
 }
 
-bool App::same_frame_request_due() const {
-  if (!first_pass_ || !validate(state.cfg).ok()) return false;
-  const ComputeRequest req = compute_request(state);
-  return (!posted_any_ || !(req == last_request_)) && predicted_compute_ms(req) <= kSameFrameBudgetMs;
-}
-
 void App::animate_lesson_step() {
   const auto now = std::chrono::steady_clock::now();
   if (state.lesson.open() && state.lesson.stepped_at != lesson_stamp_) {  // a step was just applied
@@ -205,7 +199,7 @@ void App::animate_lesson_step() {
       posted_any_ = false;  // the next valid state is asked for again, even if it equals the last request
       unposted_.reset();
       state.result.reset();
-      state.previous.reset();
+      state.previous_passport.reset();
       state.stale = false;
     }
     ModelConfig from = last_cfg_, to = state.cfg;
@@ -291,22 +285,15 @@ void App::frame() {
   draw_ui(true);
   // Same-frame results: when this frame made a request that is predicted to finish within
   // the budget, post it, wait for it (boundedly) and draw the panels again with it, so the
-  // frame that takes the input shows its heads. Larger requests stay asynchronous. The
-  // first pass left the heads grid out when it saw the request coming (a num_heads move:
-  // up to 256 maps drawn for nothing); then the second pass runs even if the wait misses.
+  // frame that takes the input shows its heads. Larger requests stay asynchronous.
   int grid_passes = state.heads_maps_drawn > 0;
-  const bool grid_left_out = state.heads_grid_next_pass;
-  if (unposted_ || grid_left_out) {
-    bool answered = false;
-    if (unposted_) {
-      ComputeRequest req = std::move(*unposted_);
-      unposted_.reset();
-      answered = post_and_wait(std::move(req));
-    }
-    if (answered || grid_left_out) {
+  if (unposted_) {
+    ComputeRequest req = std::move(*unposted_);
+    unposted_.reset();
+    if (post_and_wait(std::move(req))) {
       ImGui::EndFrame();
       draw_ui(false);
-      same_frame_ = answered;
+      same_frame_ = true;
       grid_passes += state.heads_maps_drawn > 0;
     }
   }
@@ -382,7 +369,6 @@ void App::frame() {
 // shortcuts'); a second pass, after a same-frame result, only draws.
 void App::draw_ui(bool first) {
   first_pass_ = first;
-  state.heads_grid_next_pass = false;
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   if (capture_frame_) {  // an export's picture: nothing hovered, no tooltip
@@ -541,7 +527,6 @@ void App::draw_layout() {
       ImGui::EndTabItem();
     }
     if (tab("Heads", CenterPanel::Heads)) {
-      state.heads_grid_next_pass = same_frame_request_due();  // after the input columns: a slider moved there counts
       draw_heads(state, renderer_);
       ImGui::EndTabItem();
     }

@@ -69,7 +69,7 @@ class App {
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
   // Since the start: frames that drew a same-frame result, and frames whose two passes both
-  // drew the heads grid (the first pass leaves it to the second: see frame()).
+  // drew the heads grid (the second pass draws the same-frame result: see frame()).
   struct PassCounts {
     int same_frame = 0, grid_twice = 0;
   } pass_counts;
@@ -168,9 +168,6 @@ class App {
   // Posts r and waits for it up to kSameFrameBudgetMs; true (and accepted) when it came.
   bool post_and_wait(ComputeRequest r);
   void answer_text_now();
-  // This first pass will end with a new request awaited in the frame (post_request_if_changed
-  // would make it same-frame): the panels drawn from here on draw the old result for nothing.
-  bool same_frame_request_due() const;
   // Maps the last drawn frame left for later frames' upload budget (-1: a result taken
   // since, not drawn yet). fresh() reads this, not the renderer's count, which each pass
   // resets: a script asking before the pass draws saw 0 while uploads were still due.

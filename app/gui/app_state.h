@@ -250,7 +250,10 @@ struct AppState {
   bool stale = false;                           // result is older than the current input
   Status config_status;                         // validate(cfg) of the current input
   std::string last_change;                      // "num_heads 4 -> 8", for the passport
-  std::shared_ptr<const ComputeResult> previous;  // the result before the last change
+  // The passport of the result before the last change (the passport panel marks what changed).
+  // Its passport only: the whole result kept its maps and logits alive (134 MB on the 1B
+  // shape), so the pass typing could have reused was held.
+  std::optional<Passport> previous_passport;
   std::chrono::steady_clock::time_point changed_at{};
 
   // ---- messages ----
@@ -264,9 +267,6 @@ struct AppState {
   CompareSource compare_b;
 
   int heads_maps_drawn = 0;  // maps the heads grid drew this frame (the heads PNG waits for a frame with them)
-  // This pass takes an input whose result the frame awaits (a same-frame result, App::frame):
-  // the heads grid is left to the second pass, which draws it with the new result.
-  bool heads_grid_next_pass = false;
 
   // Cached per result and font size, not measured every frame: the widest token label.
   struct LabelWidth {

@@ -228,6 +228,11 @@ struct ForwardData {
   // nothing else holds the cores (as in a frame that waits for it); the wall time of an
   // asynchronous request includes the frames drawn beside it. Predictions use this.
   double compute_cpu_ms = 0;
+  // Where compute_ms went, wall ms per part, in order (the benchmark prints them): the
+  // request's set-up, the forward's stages (stage_times.h) and what derive() adds; rows
+  // computed and rows taken from the K/V cache (0, 0: not incremental).
+  std::vector<std::pair<std::string, double>> stage_ms;
+  int rows_computed = 0, rows_reused = 0;
   // False for the first answer to a long request: out has only layers 0 .. visible_layer
   // (out.L of them), with their metrics, and no logits yet. The
   // complete answer follows from the same request.

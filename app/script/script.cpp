@@ -524,6 +524,14 @@ class BenchmarkScript : public Script {
     if (shown_result && shown_result->fwd && shown_result->fwd.get() != last_fwd_) {
       last_fwd_ = shown_result->fwd.get();
       scenarios_[phase_].compute.v.push_back(shown_result->fwd->compute_ms);
+      if (phase_ == kModelTyping) {  // where each shown pass's time went
+        for (const auto& [name, ms] : shown_result->fwd->stage_ms) {
+          auto it = std::find_if(stages_.begin(), stages_.end(), [&](const auto& e) { return e.first == name; });
+          (it != stages_.end() ? it->second : stages_.emplace_back(name, Stats{}).second).v.push_back(ms);
+        }
+        rows_computed_.v.push_back(shown_result->fwd->rows_computed);
+        compute_cpu_.v.push_back(shown_result->fwd->compute_cpu_ms);
+      }
     }
     // Inputs whose result (or a later one) is now on screen, every map uploaded.
     // A result asked after an input shows it (typed faster than the worker answers, a newer
@@ -640,6 +648,13 @@ class BenchmarkScript : public Script {
     sc["T2048_D256_H8_L2"]["visible_layer_on_screen_ms"] = long_visible_ms_;
     sc["T2048_D256_H8_L2"]["first_result_frame_ms"] = long_first_frame_ms_;  // the frame that first shows it
     sc["model_typing"]["model"] = model_;  // --model DIR, else "" (and the scenario did not run)
+    // The shown passes' parts, in the worker's order: [part, {n, p50, p95, max}] (ms), the
+    // forward's stages indented (its per-head ones in thread ms); rows computed per pass.
+    nlohmann::json parts = nlohmann::json::array();
+    for (const auto& [name, st] : stages_) parts.push_back({name, st.json()});
+    sc["model_typing"]["compute_parts_ms"] = parts;
+    sc["model_typing"]["compute_cpu_ms"] = compute_cpu_.json();
+    sc["model_typing"]["rows_computed"] = rows_computed_.json();
     j["scenarios"] = sc;
     // What drew the frames: the GL renderer (llvmpipe is software) and its thread count.
     const GLubyte* renderer = glGetString(GL_RENDERER);
@@ -657,6 +672,8 @@ class BenchmarkScript : public Script {
   Clock::time_point last_input_{}, input_time_{}, long_started_{}, finish_at_{};
   bool input_this_frame_ = false;
   int grid_twice_seen_ = 0;  // app.pass_counts.grid_twice at the last frame
+  std::vector<std::pair<std::string, Stats>> stages_;  // model_typing: ForwardData::stage_ms of each shown pass
+  Stats rows_computed_, compute_cpu_;
   bool waits_for_app_ = false;  // this frame's before_draw waited for the app to settle
   uint64_t registered_seq_ = 0;
   const ForwardData* last_fwd_ = nullptr;

@@ -245,15 +245,6 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
                        s.config_status.error().message.c_str());
     ImGui::PopStyleColor();
   }
-  // The frame awaits a new result after this pass (App::frame): its second pass draws the
-  // grid with it, so the old one is not drawn first (this pass still took the header's input).
-  // Its height stays taken, so that the panel keeps its scroll (the scroll is clamped to
-  // the content a pass leaves).
-  const ImGuiID bottom_id = ImGui::GetID("##grid_bottom");
-  if (s.heads_grid_next_pass) {
-    ImGui::Dummy(ImVec2(1.0f, std::max(0.0f, ImGui::GetStateStorage()->GetFloat(bottom_id) - ImGui::GetCursorPosY())));
-    return;
-  }
   const int len = f.batch.lengths[batch];
   const std::vector<std::string>& toks = f.labels[batch];
   const float fh = ImGui::GetFontSize();
@@ -615,7 +606,6 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
                 style.filter.active() ? "; dimmed: filtered out (rows not renormalised)." : ".");
   colour_legend(style, caption, std::min(avail.x * 0.3f, fh * 14), s.view.norm == Normalisation::PerHead ? "max" : nullptr);
   // The figure File > Export heads as PNG writes: the grid from its first title to the legend.
-  ImGui::GetStateStorage()->SetFloat(bottom_id, ImGui::GetCursorPosY());
   const ImVec2 win0 = ImGui::GetWindowPos();
   s.heads_figure[0] = win0.x;
   s.heads_figure[1] = grid0.y;

@@ -79,7 +79,7 @@ void draw_passport(AppState& s, bool full) {
     return;
   }
   const Passport& p = s.result->fwd->passport;
-  const Passport* prev = s.previous && s.previous->fwd ? &s.previous->fwd->passport : nullptr;
+  const Passport* prev = s.previous_passport ? &*s.previous_passport : nullptr;
   const ModelConfig& c = p.cfg;
   const float since = std::chrono::duration<float>(std::chrono::steady_clock::now() - s.changed_at).count();
   const float glow = prev ? std::max(0.0f, 1.0f - since / 4.0f) : 0.0f;  // highlight fades over 4 s

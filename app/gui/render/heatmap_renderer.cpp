@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "app/common/assets.h"
@@ -145,11 +148,20 @@ void HeatmapRenderer::begin_frame() {
   ++frame_;
   uploads_ = upload_bytes_ = 0;
   deferred_ = largest_pool_ = 0;
-  // Textures not drawn for kTextureIdleFrames frames are freed.
+  // Textures not drawn for kTextureIdleFrames frames are freed, and at once those whose owner
+  // only this cache still holds: nobody can ask for them again (asking takes the owner), and
+  // the owner (a forward pass: 134 MB of maps and logits on the 1B shape) is freed with them,
+  // so the worker can write the next keystroke's pass into its buffers instead of fresh pages.
+  std::map<const void*, long> refs;  // the cache's own references to each owner
+  for (const auto& e : cache_) ++refs[e.second.owner.get()];
+  for (const auto& e : tiles_) ++refs[e.second.owner.get()];
+  std::set<GLuint> freed;
   auto free_idle = [&](auto& cache) {
     for (auto it = cache.begin(); it != cache.end();) {
-      if (frame_ - it->second.last_used > kTextureIdleFrames) {
+      const std::shared_ptr<const void>& owner = it->second.owner;
+      if (frame_ - it->second.last_used > kTextureIdleFrames || (owner && owner.use_count() == refs[owner.get()])) {
         bytes_ -= it->second.bytes;
+        freed.insert(it->second.tex.id);
         glDeleteTextures(1, &it->second.tex.id);
         it = cache.erase(it);
       } else {
@@ -160,7 +172,9 @@ void HeatmapRenderer::begin_frame() {
   free_idle(cache_);
   free_idle(tiles_);
   for (auto it = coloured_.begin(); it != coloured_.end();) {
-    if (frame_ - it->second.last_used > kTextureIdleFrames) {
+    // A coloured copy of a freed texture goes with it: GL may give its id to a new texture,
+    // whose key would then find these colours.
+    if (frame_ - it->second.last_used > kTextureIdleFrames || freed.count(static_cast<GLuint>(std::strtoul(it->first.c_str(), nullptr, 10)))) {
       release(it->second);
       it = coloured_.erase(it);
     } else {

@@ -13,6 +13,7 @@
 #include "core/inspect/patch_positions.h"
 #include "core/io/checkpoint.h"
 #include "core/math/gemm.h"
+#include "core/model/stage_times.h"
 #include "core/model/source_label.h"
 
 namespace headmap {
@@ -149,17 +150,42 @@ Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const Com
 // The maps and metrics of a forward pass (all its out.L layers), derived once here, not
 // every frame: metrics, text induction, token labels, each map's colour peak and its
 // max-pooled levels.
+// Wall time of a request's parts, one lap each, into ForwardData::stage_ms.
+class PartClock {
+ public:
+  explicit PartClock(std::vector<std::pair<std::string, double>>& out) : out_(out) {}
+  void lap(std::string name) {
+    const auto now = std::chrono::steady_clock::now();
+    out_.emplace_back(std::move(name), std::chrono::duration<double, std::milli>(now - t_).count());
+    t_ = now;
+  }
+  void restart() { t_ = std::chrono::steady_clock::now(); }  // the time since is not counted
+
+ private:
+  std::vector<std::pair<std::string, double>>& out_;
+  std::chrono::steady_clock::time_point t_ = std::chrono::steady_clock::now();
+};
+
 static void derive(ForwardData& data, const ComputeRequest& r) {
   const ForwardOutput& o = data.out;
+  PartClock clock(data.stage_ms);
   data.metrics = head_metrics(o, data.batch);
+  clock.lap("metrics");
   data.text_induction = text_induction_scores(o, data.batch);
-  data.sentence_loss = sentence_losses(o, data.batch);  // empty without logits
+  clock.lap("text induction");
+  // One sentence of a decoder: the forward's own loss (the same sum in the same order), not a
+  // second pass over its (T, V) logits (14 ms a keystroke on the 1B shape).
+  const bool own = o.B == 1 && data.weights && !data.weights->arch.encoder() && o.loss_tokens > 0 && o.loss_tokens == data.batch.lengths[0] - 1;
+  data.sentence_loss = own ? std::vector<double>{o.loss} : sentence_losses(o, data.batch);  // empty without logits
+  clock.lap("sentence loss");
   for (int b = 0; b < data.batch.B(); ++b) {
     data.labels.push_back(token_labels(data.batch.sentences[b].tokens));
   }
+  clock.lap("token labels");
   for (int l = 0; l < o.L; ++l)
     for (int b = 0; b < o.B; ++b)
       for (int h = 0; h < o.Hw; ++h) data.map_max.push_back(map_peak(o.weights(l, b, h), o.T, data.batch.lengths[b], mask_kind(r.cfg)));
+  clock.lap("map peaks");
   // Long maps are drawn from max-pooled levels (heatmap_renderer.h), built here, off the UI thread.
   const int maps = o.L * o.B * o.Hw;
   data.levels.resize(static_cast<size_t>(maps));
@@ -170,6 +196,7 @@ static void derive(ForwardData& data, const ComputeRequest& r) {
       data.levels[i] = max_pool_levels(o.attention.data() + static_cast<size_t>(i) * o.T * o.T, len, len, o.T, kMapLevelsMinSide);
     }
   }
+  clock.lap("pooled levels");
 }
 
 // job: where a long request publishes its visible layer first; nullptr: only the complete pass
@@ -212,12 +239,15 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     }
     const ModelWeights& batch_weights = model ? *model : *first_layers;  // the tokenizer is the same in both
     auto data = std::make_shared<ForwardData>();
+    data->stage_ms.emplace_back("cache lookup + weights", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    PartClock clock(data->stage_ms);
     data->inputs = r;
     data->inputs.trace.reset();
     data->inputs_hash = fhash;
     data->weights = model;
     if (Status s = check_batch_memory(r.lines, r.cfg); !s) return s.error();
     data->batch = make_batch(r.lines, r.cfg, batch_weights, &r.extras);
+    clock.lap("tokenize");
     ForwardOptions fo;
     fo.keep_layer_io = true;
     fo.want_logits = batch_weights.trained();
@@ -282,6 +312,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     fo.kv_cache = &kv_cache_for(model);
     ForwardOutput spare = take_spare();
     fo.reuse = &spare;
+    clock.lap(spare.attention.empty() ? "K/V prefix match (no spare output)" : "K/V prefix match");
     // An append of a few rows (typing at the end) runs to its end whatever comes meanwhile:
     // the newer request most likely extends it, and then computes only its own new rows from
     // the cache this one fills. Cancelled, its rows were computed again by the next request:
@@ -290,9 +321,15 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     ForwardOptions run = fo;
     if (const int kept = kv_reusable_rows(*fo.kv_cache, mw, r.cfg, data->batch, fo); kept > 0 && data->batch.T - kept <= kFinishAppendRows)
       run.cancelled = nullptr;
+    StageTimes st;
+    run.times = &st;
     Result<ForwardOutput> out = forward(mw, r.cfg, data->batch, run);
     if (!out) return out.error();
     data->out = std::move(out).value();
+    clock.lap("forward (wall)");
+    for (int s = 0; s < static_cast<int>(Stage::kCount); ++s)
+      if (st.ms(static_cast<Stage>(s)) > 0) data->stage_ms.emplace_back(std::string("  ") + stage_name(static_cast<Stage>(s)), st.ms(static_cast<Stage>(s)));
+    data->rows_computed = data->out.kv_computed, data->rows_reused = data->out.kv_reused;
     if (r.value_weighted && !data->batch.empty()) {  // the maps shown: value-weighted shares (contrib.h)
       Result<std::vector<float>> vw = value_weighted_shares(mw, r.cfg, data->batch, ablate.empty() ? nullptr : &ablate, fo.cancelled);
       if (!vw) return vw.error();
@@ -300,11 +337,24 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     }
     data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, mw.trained() ? mw.vocab_size() : 0, mw.context, &mw.arch);
     data->passport.storage = weight_storage(mw);
+    clock.lap("passport");
     derive(*data, r);
+    clock.restart();  // derive() laps its own parts
     data->source = describe_source(mw, r.cfg);
+    clock.lap("source");
     data->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     data->compute_cpu_ms = thread_cpu_ms() - cpu0;
     fwd = data;
+    // Typing at the end: the pass this one extends (the model's last, all but its last row
+    // taken from the K/V cache) is dropped from the cache, so the next keystroke writes into
+    // its buffers (take_spare) instead of faulting in fresh ones: 134 MB on the 1B shape,
+    // ~0.4 s of page faults on this VM per keystroke, and the cache held three such passes
+    // that the K/V cache answers anyway (going back recomputes one row).
+    if (!forward_cache_.empty() && data->out.kv_reused > 0) {
+      const ForwardData& prev = *forward_cache_.front();
+      if (prev.weights == data->weights && prev.inputs.cfg == r.cfg && prev.out.B == 1 && data->out.kv_reused >= prev.out.T - 1)
+        retired_.splice(retired_.end(), forward_cache_, forward_cache_.begin());
+    }
     // Keep recent results, within the budget of attention maps.
     forward_cache_.push_front(fwd);
     size_t bytes = 0, kept = 0;
@@ -315,7 +365,12 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
         break;
       }
     }
-    while (retired_.size() > 1) retired_.pop_front();  // held elsewhere: freed by whoever holds it
+    // Three: while the worker computes the next pass, the screen still shows the one before
+    // the newest (the newest waits to be taken), and one before that when the screen skipped
+    // a result or has not drawn since (its textures hold their pass until the next frame):
+    // the oldest is the one free to reuse. (With one kept, 7 of 17 keystrokes on the 1B shape
+    // found none free and faulted in 134 MB; with two, 5 of 16.)
+    while (retired_.size() > 3) retired_.pop_front();  // held elsewhere: freed by whoever holds it
   }
   return fwd;
 }
