@@ -20,6 +20,11 @@
 #include <cstring>
 #include <vector>
 
+#include "tests/bench/fp32_peak.h"
+
+using headmap::bench::fma_chains;
+using headmap::bench::kFlopsPerIter;
+
 namespace {
 // The sum of n floats (n a multiple of 64), four independent vector chains.
 float read_sum(const float* p, size_t n) {
@@ -55,38 +60,6 @@ float read_sum(const float* p, size_t n) {
 #endif
 }
 
-// FLOPs of `iters` rounds of 12 independent vector FMA chains (2 FLOPs a lane); returns a
-// value that depends on every chain, so none is optimised away.
-#if defined(__AVX512F__)
-using Vec = __m512;
-constexpr int kLanes = 16;
-inline Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
-inline Vec splat(float x) { return _mm512_set1_ps(x); }
-inline float first(Vec v) { return _mm512_cvtss_f32(v); }
-#elif defined(__FMA__)
-using Vec = __m256;
-constexpr int kLanes = 8;
-inline Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
-inline Vec splat(float x) { return _mm256_set1_ps(x); }
-inline float first(Vec v) { return _mm256_cvtss_f32(v); }
-#endif
-
-#if defined(__AVX512F__) || defined(__FMA__)
-float fma_chains(long iters, float seed) {
-  Vec acc[12];
-  for (int i = 0; i < 12; ++i) acc[i] = splat(seed + i);
-  const Vec a = splat(0.999999f), b = splat(1e-7f);
-  for (long it = 0; it < iters; ++it)
-    for (int i = 0; i < 12; ++i) acc[i] = fma(acc[i], a, b);
-  float s = 0;
-  for (int i = 0; i < 12; ++i) s += first(acc[i]);
-  return s;
-}
-constexpr double kFlopsPerIter = 12.0 * kLanes * 2.0;
-#else
-float fma_chains(long, float seed) { return seed; }
-constexpr double kFlopsPerIter = 0;
-#endif
 }  // namespace
 
 int main(int argc, char** argv) {

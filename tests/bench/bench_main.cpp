@@ -11,6 +11,7 @@
 // dense-equivalent rate (the work a dense implementation such as torch's does).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <deque>
 
 #include "core/model/attention.h"
@@ -18,6 +19,7 @@
 #include "core/math/packed_gemm.h"
 #include "core/math/rng.h"
 #include "core/train/trainer.h"
+#include "tests/bench/fp32_peak.h"
 
 using namespace headmap;
 
@@ -212,6 +214,48 @@ void BM_packed_gemm(benchmark::State& state) {
 BENCHMARK(BM_packed_gemm)
     ->ArgNames({"M", "K", "N", "dtype"})
     ->ArgsProduct({{1, 128}, {2048}, {8192}, {0, 1, 2}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// packed_gemm_shapes: the forward's weight products at T = 128 on the shapes that matter
+// (issue 38): the Llama-3.2-1B shape (K = 2048, N = 2048 / 8192; K = 8192, N = 2048) and
+// GPT-2 small (K = 768, N = 768 / 2304 / 3072; K = 3072, N = 768), weights F32 (dtype 0) or
+// BF16 (1), on 1 or 2 threads. Distinct weights per call (matrices in turn, at least 64 MiB
+// of them), so they stream from memory as in a forward. Prints GFLOP/s and pct_peak: the
+// rate over the threads' FP32 fused multiply-add peak (fp32_peak.h, measured once here).
+void BM_packed_gemm_shapes(benchmark::State& state) {
+  static const double peak = bench::one_thread_peak_gflops();
+  const Eigen::Index M = state.range(0), K = state.range(1), N = state.range(2);
+  const WeightDtype dt = static_cast<WeightDtype>(state.range(3));
+  const int threads = static_cast<int>(state.range(4)), before = compute_threads();
+  const MatR a = random_matrix(M, K, 3);
+  const size_t bytes = static_cast<size_t>(K * N) * (dt == WeightDtype::F32 ? 4 : 2);
+  std::deque<PackedMatrix> bs;
+  for (size_t i = 0; i < std::max<size_t>(2, (size_t(64) << 20) / bytes); ++i) {
+    const MatR b = random_matrix(K, N, 4 + i);
+    bs.emplace_back(b, dt);
+  }
+  MatR c(M, N);
+  set_compute_threads(threads);
+  size_t i = 0;
+  for (auto _ : state) {
+    packed_gemm(c, a, bs[i++ % bs.size()]);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  set_compute_threads(before);
+  const double flops = 2.0 * M * K * N;
+  state.counters["GFLOPs"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["pct_peak"] = benchmark::Counter(flops * 1e-9 * 100.0 / (peak * threads), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["peak_1t"] = peak;
+}
+BENCHMARK(BM_packed_gemm_shapes)
+    ->Name("packed_gemm_shapes")
+    ->ArgNames({"M", "K", "N", "dtype", "threads"})
+    ->ArgsProduct({{128}, {2048}, {2048, 8192}, {0, 1}, {1, 2}})
+    ->ArgsProduct({{128}, {8192}, {2048}, {0, 1}, {1, 2}})
+    ->ArgsProduct({{128}, {768}, {768, 2304, 3072}, {0, 1}, {1, 2}})
+    ->ArgsProduct({{128}, {3072}, {768}, {0, 1}, {1, 2}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
