@@ -8,6 +8,8 @@
 //                     the K/V cache, with its logits over the whole vocabulary, then each
 //                     next token as typing appends them (after the forwards; each half the
 //                     seconds: runs, appends).
+// Then, on stderr, where an append's time goes stage by stage (core/model/stage_times.h),
+// from five more appends with the timers on.
 // Prints one JSON line per type. Each type is written by tests/gguf_writer.h (random blocks
 // under fixed scales: the same bytes a real file of the type streams) into DIR unless the
 // file is already there, then measured in a fresh process (so that the write's memory does
@@ -37,6 +39,7 @@
 #include "core/math/rng.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
+#include "core/model/stage_times.h"
 
 using namespace headmap;
 namespace fs = std::filesystem;
@@ -104,6 +107,20 @@ int measure(const std::string& path, int T, double budget_ms) {
               "\"forward_ms\":%.1f,\"append_ms\":%.1f,\"runs\":%zu,\"appends\":%zu,\"threads\":%d}\n",
               fs::path(path).filename().c_str(), w->source.dtype.c_str(), file_bytes / 1e6, load_s, peak, T, median(full_t), median(append_t),
               full_t.size(), append_t.size(), compute_threads());
+  std::fflush(stdout);
+  // Where an append's time goes: five more appends with the stage timers on (stderr).
+  StageTimes st;
+  ForwardOptions timed = inc;
+  timed.times = &st;
+  double total = 0;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back(static_cast<int>(r.below(static_cast<uint64_t>(w->vocab_size()))));
+    const Batch grown = test::id_batch({ids});
+    const auto t1 = std::chrono::steady_clock::now();
+    if (Result<ForwardOutput> a = forward(*w, cfg, grown, timed); !a || a->kv_computed != 1) fail("the appended token did not reuse the prefix.");
+    total += ms_since(t1);
+  }
+  std::fprintf(stderr, "one token appended after %d or more (%s):\n%s", T - 1, fs::path(path).filename().c_str(), st.table(total).c_str());
   return 0;
 }
 
