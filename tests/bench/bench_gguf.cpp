@@ -113,9 +113,9 @@ int measure(const std::string& path, int T, double budget_ms) {
   ForwardOptions timed = inc;
   timed.times = &st;
   double total = 0;
-  for (int i = 0; i < 5; ++i) {
-    ids.push_back(static_cast<int>(r.below(static_cast<uint64_t>(w->vocab_size()))));
+  for (int i = 0; i < 5; ++i) {  // ids holds one more than the cache (the loop above pushed it)
     const Batch grown = test::id_batch({ids});
+    ids.push_back(static_cast<int>(r.below(static_cast<uint64_t>(w->vocab_size()))));
     const auto t1 = std::chrono::steady_clock::now();
     if (Result<ForwardOutput> a = forward(*w, cfg, grown, timed); !a || a->kv_computed != 1) fail("the appended token did not reuse the prefix.");
     total += ms_since(t1);
