@@ -2,13 +2,15 @@
 //
 // A few rows (1-3: the appended tokens), G columns at a time, each row's G accumulators in
 // registers over the whole of K (M * G independent chains hide the multiply-add's latency).
-// Each column is widened 256 values at a time (a whole number of every type's blocks) with
-// widen_weights into a scratch that stays in L1, or, for Q8_0, block by block in registers,
-// and multiplied along k, 8 values at a time, by the rows of A: no transpose. Many rows run
+// Q8_0, Q4_0, Q4_K, Q5_K and Q6_K columns are widened block by block in registers, 8 values at
+// a time, where they are multiplied; the other types 256 values at a time (a whole number of
+// every type's blocks) with widen_weights into a scratch that stays in L1. Either way the
+// values are multiplied along k, 8 at a time, by the rows of A: no transpose. Many rows run
 // packed_gemm.cpp's run_block_lanes instead (the F32 kernel, lane by lane).
 #include "core/math/block_gemm.h"
 
 #include "core/math/half.h"
+#include "core/math/weight_dtype_scalar.h"
 
 #include <algorithm>
 #include <cmath>
@@ -55,6 +57,21 @@ inline void put(float* c, float s, bool accumulate) { *c = accumulate ? *c + s :
 
 #if defined(__AVX2__) && defined(__FMA__)
 using V = __m256;
+using I = __m256i;
+#define HM_INLINE inline __attribute__((always_inline))
+
+// C's M rows, columns [0, cols) from C: each accumulator's eight lane sums reduced (reduce8).
+template <int M, int G>
+HM_INLINE void store_sums(V (&acc)[M][G], int cols, float* C, int ldc, bool accumulate) {
+  for (int i = 0; i < M; ++i)
+    for (int g = 0; g < cols; ++g) {
+      alignas(32) float l[kLanes];
+      _mm256_store_ps(l, acc[i][g]);
+      put(C + static_cast<size_t>(i) * ldc + g, reduce8(l), accumulate);
+    }
+}
+
+// ---- the generic path: each column widened through a scratch that stays in L1 ----
 
 // M rows against columns [g0, g0 + G) (those below width), the accumulators in registers.
 template <int M, int G>
@@ -80,50 +97,157 @@ void few_rows(int g0, int width, const uint8_t* const* src, const WeightDtype* d
       }
     }
   }
-  for (int i = 0; i < M; ++i)
-    for (int g = 0; g < cols; ++g) {
-      alignas(32) float l[kLanes];
-      _mm256_store_ps(l, acc[i][g]);
-      put(C + static_cast<size_t>(i) * ldc + g0 + g, reduce8(l), accumulate);
-    }
+  store_sums<M, G>(acc, cols, C + g0, ldc, accumulate);
 }
 
-// The same for Q8_0 columns, each block widened in registers where it is multiplied (no
-// scratch): w = d * float(q), the operations of widen_weights' Q8_0, then fma(a, w, acc) as
-// above. Columns past `cols` repeat the last one and are not stored.
-template <int M, int G>
-void few_rows_q8_0(int g0, int width, const uint8_t* const* src, int K, const float* A, int lda, float* C, int ldc, bool accumulate) {
-  constexpr int kBytes = 34;  // a block: F16 scale, 32 int8
+// ---- block types widened in registers, 8 values at a time where they are multiplied ----
+// A block type's values come in sub-blocks of 32. `scales(b, sc)` writes the block's float
+// scales (and negated minimums) to sc[0 .. kScales); `sub<S>(b, sc, use)` then calls use(l, w)
+// for l = 0..3, w the values 32S + 8l .. 32S + 8l + 7. Both use the operations of
+// widen_weights' vectorised twin (weight_dtype.cpp) in each lane, so the values are the same
+// floats bit for bit (the scales of a loaded matrix are finite: assign_blocks, so _cvtsh_ss
+// equals half_to_float; d * float(s) is the same product eight lanes at a time).
+inline float half_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+#if defined(__F16C__)
+  return _cvtsh_ss(h);
+#else
+  return half_to_float(h);
+#endif
+}
+inline I u8x8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+inline I k32(int v) { return _mm256_set1_epi32(v); }
+inline V fl(I v) { return _mm256_cvtepi32_ps(v); }
+inline V bcast(const float* p) { return _mm256_broadcast_ss(p); }
+
+struct Q8_0Block {  // d, int8 q[32]: d * q
+  static constexpr int kValues = 32, kBytes = 34, kScales = 1;
+  static HM_INLINE void scales(const uint8_t* b, float* sc) { sc[0] = half_at(b); }
+  template <int S, class Use>
+  static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
+    const V d = bcast(sc);
+    for (int l = 0; l < 4; ++l) use(l, _mm256_mul_ps(d, fl(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + 8 * l))))));
+  }
+};
+struct Q4_0Block {  // d, qs[16] (values 0-15 low nibbles, 16-31 high): d * (q - 8)
+  static constexpr int kValues = 32, kBytes = 18, kScales = 1;
+  static HM_INLINE void scales(const uint8_t* b, float* sc) { sc[0] = half_at(b); }
+  template <int S, class Use>
+  static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
+    const V d = bcast(sc);
+    for (int l = 0; l < 2; ++l) use(l, _mm256_mul_ps(d, fl(_mm256_sub_epi32(_mm256_and_si256(u8x8(b + 2 + 8 * l), k32(0xF)), k32(8)))));
+    for (int l = 0; l < 2; ++l) use(2 + l, _mm256_mul_ps(d, fl(_mm256_sub_epi32(_mm256_srli_epi32(u8x8(b + 2 + 8 * l), 4), k32(8)))));
+  }
+};
+// Q4_K's and Q5_K's eight sub-block scales d * s and negated minimums -(dmin * m) from the 12
+// bytes at q (scale_min_k4, eight lanes at a time): sc[0..8) and sc[8..16).
+HM_INLINE void k4_scales(float d, float dmin, const uint8_t* q, float* sc) {
+  const I b0 = u8x8(q), b4 = u8x8(q + 4);  // lane j: q[j], q[j + 4]
+  const I low_s = _mm256_and_si256(b0, k32(63)), low_m = _mm256_and_si256(b4, k32(63));  // j < 4
+  const I top = _mm256_slli_epi32(_mm256_srli_epi32(_mm256_permutevar8x32_epi32(b0, _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3)), 6), 4);
+  const I high_s = _mm256_or_si256(_mm256_and_si256(b4, k32(0xF)), top);                                         // j >= 4
+  const I high_m = _mm256_or_si256(_mm256_srli_epi32(b4, 4), _mm256_slli_epi32(_mm256_srli_epi32(b0, 6), 4));  // j >= 4
+  const V s = fl(_mm256_blend_epi32(low_s, high_s, 0xF0)), m = fl(_mm256_blend_epi32(low_m, high_m, 0xF0));
+  _mm256_storeu_ps(sc, _mm256_mul_ps(_mm256_set1_ps(d), s));
+  _mm256_storeu_ps(sc + 8, _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(dmin), m), _mm256_set1_ps(-0.0f)));
+}
+struct Q4_KBlock {  // d, dmin, scales[12], qs[128]: fma(d * s, q, -(dmin * m)) per sub-block of 32
+  static constexpr int kValues = 256, kBytes = 144, kScales = 16;
+  static HM_INLINE void scales(const uint8_t* b, float* sc) { k4_scales(half_at(b), half_at(b + 2), b + 4, sc); }
+  template <int S, class Use>
+  static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {  // qs[32 (S / 2) ..], nibble S % 2
+    const V d = bcast(sc + S), m = bcast(sc + 8 + S);
+    const uint8_t* q = b + 16 + 32 * (S / 2);
+    for (int l = 0; l < 4; ++l) {
+      const I v = u8x8(q + 8 * l);
+      use(l, _mm256_fmadd_ps(d, fl(S % 2 ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, k32(0xF))), m));
+    }
+  }
+};
+struct Q5_KBlock {  // d, dmin, scales[12], qh[32] (bit s: the fifth bit of sub-block s), qs[128]: as Q4_K
+  static constexpr int kValues = 256, kBytes = 176, kScales = 16;
+  static HM_INLINE void scales(const uint8_t* b, float* sc) { k4_scales(half_at(b), half_at(b + 2), b + 4, sc); }
+  template <int S, class Use>
+  static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
+    const V d = bcast(sc + S), m = bcast(sc + 8 + S);
+    const uint8_t *qh = b + 16, *q = b + 48 + 32 * (S / 2);
+    for (int l = 0; l < 4; ++l) {
+      const I v = u8x8(q + 8 * l), h = _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(u8x8(qh + 8 * l), S), k32(1)), 4);
+      use(l, _mm256_fmadd_ps(d, fl(_mm256_or_si256(S % 2 ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, k32(0xF)), h)), m));
+    }
+  }
+};
+struct Q6_KBlock {  // ql[128], qh[64], int8 scales[16], d: (d * sc) * (q - 32), q six bits
+  static constexpr int kValues = 256, kBytes = 210, kScales = 16;
+  static HM_INLINE void scales(const uint8_t* b, float* sc) {  // d * sc[i], one per 16 values
+    const V d = _mm256_set1_ps(half_at(b + 208));
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192));
+    _mm256_storeu_ps(sc, _mm256_mul_ps(d, fl(_mm256_cvtepi8_epi32(raw))));
+    _mm256_storeu_ps(sc + 8, _mm256_mul_ps(d, fl(_mm256_cvtepi8_epi32(_mm_srli_si128(raw, 8)))));
+  }
+  template <int S, class Use>
+  static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
+    // Values 128n + 32t ..: ql[64n + 32 (t % 2) ..]'s nibble t / 2 and qh[32n ..]'s bits 2t, 2t + 1,
+    // the 32 six-bit quants made at once in bytes, then widened 8 at a time.
+    constexpr int n = S / 4, t = S % 4;
+    const I ql = _mm256_loadu_si256(reinterpret_cast<const I*>(b + 64 * n + 32 * (t % 2)));
+    const I qh = _mm256_loadu_si256(reinterpret_cast<const I*>(b + 128 + 32 * n));
+    const I nib = _mm256_set1_epi8(0xF);
+    const I low = t < 2 ? _mm256_and_si256(ql, nib) : _mm256_and_si256(_mm256_srli_epi16(ql, 4), nib);
+    const I high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * t), _mm256_set1_epi8(3)), 4);
+    const I q = _mm256_sub_epi8(_mm256_or_si256(low, high), _mm256_set1_epi8(32));  // int8 -32 .. 31
+    const __m128i q0 = _mm256_castsi256_si128(q), q1 = _mm256_extracti128_si256(q, 1);
+    const __m128i part[4] = {q0, _mm_srli_si128(q0, 8), q1, _mm_srli_si128(q1, 8)};
+    for (int l = 0; l < 4; ++l) use(l, _mm256_mul_ps(bcast(sc + 8 * n + 2 * t + l / 2), fl(_mm256_cvtepi8_epi32(part[l]))));
+  }
+};
+
+// Sub-block S of column g's block at `b[g]` (its scales at sc[g]) into the accumulators of the
+// M rows (A at `a`, the block's first value), then the next column's, then the next sub-block:
+// g and S constants, so the accumulators stay in registers, each column's chain 4 steps at a
+// time between the other columns' (which hides the multiply-add's latency).
+template <int M, int G, class Blk, int S = 0, int g = 0>
+HM_INLINE void columns_sub(V (&acc)[M][G], const uint8_t* const* b, const float (*sc)[Blk::kScales], const float* a, int lda) {
+  if constexpr (S < Blk::kValues / 32) {
+    if constexpr (g < G) {
+      Blk::template sub<S>(b[g], sc[g], [&](int l, V w) {
+        for (int i = 0; i < M; ++i) acc[i][g] = _mm256_fmadd_ps(_mm256_loadu_ps(a + static_cast<size_t>(i) * lda + 32 * S + 8 * l), w, acc[i][g]);
+      });
+      columns_sub<M, G, Blk, S, g + 1>(acc, b, sc, a, lda);
+    } else {
+      // Sub-blocks S and S + 1 may read the same bytes (Q4_K's two nibbles); without this the
+      // compiler keeps all G columns' loads for the next one and spills them.
+      asm volatile("" ::: "memory");
+      columns_sub<M, G, Blk, S + 1, 0>(acc, b, sc, a, lda);
+    }
+  }
+}
+
+// M rows against columns [g0, g0 + G), all of the type Blk widens, each block widened in
+// registers where it is multiplied (no scratch): for each block, every column's scales, then
+// sub-block by sub-block, column by column. Columns past `cols` repeat the last one and are
+// not stored.
+template <int M, int G, class Blk>
+void few_rows_blocks(int g0, int width, const uint8_t* const* src, int K, const float* A, int lda, float* C, int ldc, bool accumulate) {
   const int cols = std::min(G, width - g0);
   const uint8_t* p[G];
   for (int g = 0; g < G; ++g) p[g] = src[g0 + std::min(g, cols - 1)];
   V acc[M][G];
   for (int i = 0; i < M; ++i)
     for (int g = 0; g < G; ++g) acc[i][g] = _mm256_setzero_ps();
-  for (int b = 0; b < K / 32; ++b) {
-    const float* a = A + b * 32;
+  alignas(32) float sc[G][Blk::kScales];
+  for (int blk = 0; blk < K / Blk::kValues; ++blk) {
+    const uint8_t* b[G];
     for (int g = 0; g < G; ++g) {
-      const uint8_t* q = p[g] + b * kBytes;
-      __builtin_prefetch(q + 8 * 64, 0, 0);
-      uint16_t h;
-      std::memcpy(&h, q, 2);
-#if defined(__F16C__)
-      const V d = _mm256_set1_ps(_cvtsh_ss(h));  // exact, as half_to_float (a loaded matrix's scales are finite: assign_blocks)
-#else
-      const V d = _mm256_set1_ps(half_to_float(h));
-#endif
-      for (int j = 0; j < 32; j += kLanes) {
-        const V w = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + 2 + j)))));
-        for (int i = 0; i < M; ++i) acc[i][g] = _mm256_fmadd_ps(_mm256_loadu_ps(a + static_cast<size_t>(i) * lda + j), w, acc[i][g]);
-      }
+      b[g] = p[g] + static_cast<size_t>(blk) * Blk::kBytes;
+      for (int off = 0; off < Blk::kBytes; off += 64) __builtin_prefetch(b[g] + 8 * 64 + off, 0, 0);  // 8 lines ahead in each column
+      Blk::scales(b[g], sc[g]);
     }
+    const float* a = A + static_cast<size_t>(blk) * Blk::kValues;
+    columns_sub<M, G, Blk>(acc, b, sc, a, lda);
   }
-  for (int i = 0; i < M; ++i)
-    for (int g = 0; g < cols; ++g) {
-      alignas(32) float l[kLanes];
-      _mm256_store_ps(l, acc[i][g]);
-      put(C + static_cast<size_t>(i) * ldc + g0 + g, reduce8(l), accumulate);
-    }
+  store_sums<M, G>(acc, cols, C + g0, ldc, accumulate);
 }
 
 template <int M>
@@ -131,13 +255,18 @@ void few_rows_all(int width, const uint8_t* const* src, const WeightDtype* dt, i
   constexpr int G = M == 1 ? 8 : 4;  // M * G chains: 8, 8, 12
   for (int g0 = 0; g0 < width; g0 += G) {
     const int cols = std::min(G, width - g0);
-    bool q8 = true;
-    for (int g = 0; g < cols; ++g) q8 = q8 && dt[g0 + g] == WeightDtype::Q8_0;
-    if (q8) few_rows_q8_0<M, G>(g0, width, src, K, A, lda, C, ldc, accumulate);
+    const WeightDtype t = dt[g0];
+    bool same = true;
+    for (int g = 1; g < cols; ++g) same = same && dt[g0 + g] == t;
+    if (same && t == WeightDtype::Q8_0) few_rows_blocks<M, G, Q8_0Block>(g0, width, src, K, A, lda, C, ldc, accumulate);
+    else if (same && t == WeightDtype::Q4_K) few_rows_blocks<M, G, Q4_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
+    else if (same && t == WeightDtype::Q6_K) few_rows_blocks<M, G, Q6_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
+    else if (same && t == WeightDtype::Q5_K) few_rows_blocks<M, G, Q5_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
+    else if (same && t == WeightDtype::Q4_0) few_rows_blocks<M, G, Q4_0Block>(g0, width, src, K, A, lda, C, ldc, accumulate);
     else few_rows<M, G>(g0, width, src, dt, K, A, lda, C, ldc, accumulate);
   }
 }
-
+#undef HM_INLINE
 #else
 // Without AVX2 and FMA: the same order in scalar code.
 void scalar_rows(int M, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,

@@ -132,24 +132,6 @@ void q3_k(const char* b, float* y) {
     q += 32;
   }
 }
-// The 6-bit scale and min of sub-block j (0-7) from Q4_K's and Q5_K's 12 bytes.
-void scale_min_k4(int j, const uint8_t* q, uint8_t* d, uint8_t* m) {
-  if (j < 4) {
-    *d = q[j] & 63;
-    *m = q[j + 4] & 63;
-  } else {
-    *d = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-    *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-  }
-}
-// The scales and minimums of Q4_K's and Q5_K's sub-blocks is and is + 1, times d and dmin.
-void k4_pair(float d, float dmin, const uint8_t* sc, int is, float* d1, float* m1, float* d2, float* m2) {
-  uint8_t s, m;
-  scale_min_k4(is, sc, &s, &m);
-  *d1 = d * s, *m1 = dmin * m;
-  scale_min_k4(is + 1, sc, &s, &m);
-  *d2 = d * s, *m2 = dmin * m;
-}
 // Q4_K (144): d, dmin, scales[12], qs[128]; 8 sub-blocks of 32, x = d * sc * q - dmin * m.
 void q4_k(const char* b, float* y) {
   const float d = f16_at(b), dmin = f16_at(b + 2);

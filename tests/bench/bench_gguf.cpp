@@ -8,13 +8,15 @@
 //                     the K/V cache, with its logits over the whole vocabulary, then each
 //                     next token as typing appends them (after the forwards; each half the
 //                     seconds: runs, appends).
+// Then, on stderr, where an append's time goes stage by stage (core/model/stage_times.h),
+// from five more appends with the timers on.
 // Prints one JSON line per type. Each type is written by tests/gguf_writer.h (random blocks
 // under fixed scales: the same bytes a real file of the type streams) into DIR unless the
 // file is already there, then measured in a fresh process (so that the write's memory does
 // not count). BF16 is the 16-bit path, for comparison.
 //
-//   headmap-bench-gguf DIR [TYPE ...] [--tokens T] [--seconds S]     (types: Q8_0 Q4_K_M BF16)
-//   headmap-bench-gguf --file FILE.gguf [--tokens T] [--seconds S]   (any GGUF file)
+//   headmap-bench-gguf DIR [TYPE ...] [--tokens T] [--seconds S] [--reuse]   (types: Q8_0 Q4_K_M BF16)
+//   headmap-bench-gguf --file FILE.gguf [--tokens T] [--seconds S] [--reuse] (any GGUF file)
 //
 // B = 1, T tokens, D = d_model, L = layers, V = vocab. Figures go to tests/bench/README.md
 // only from a quiet machine, with the machine named.
@@ -37,6 +39,7 @@
 #include "core/math/rng.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
+#include "core/model/stage_times.h"
 
 using namespace headmap;
 namespace fs = std::filesystem;
@@ -55,6 +58,11 @@ double median(std::vector<double> v) {
   std::fprintf(stderr, "headmap-bench-gguf: %s\n", m.c_str());
   std::exit(1);
 }
+
+// --reuse: each append writes into the last one's buffers (ForwardOptions::reuse), as the
+// app's compute worker does across keystrokes; without it each append gets fresh buffers
+// (their page faults then show in the stage table's "maps alloc" and "K/V cache copies").
+bool g_reuse = false;
 
 int measure(const std::string& path, int T, double budget_ms) {
   const double file_bytes = static_cast<double>(fs::file_size(path));
@@ -92,18 +100,38 @@ int measure(const std::string& path, int T, double budget_ms) {
   }
   if (Result<ForwardOutput> p = forward(*w, cfg, head, inc); !p || cache.T() != T - 1) fail("the prefix did not fill the cache.");
   start = std::chrono::steady_clock::now();
+  ForwardOutput spare;  // the last append's output, its buffers reused with --reuse
   for (int n = T; ms_since(start) < budget_ms / 2 || append_t.size() < 3; ++n) {
     if (n == static_cast<int>(ids.size())) ids.push_back(static_cast<int>(r.below(static_cast<uint64_t>(w->vocab_size()))));
     const Batch grown = test::id_batch({std::vector<int>(ids.begin(), ids.begin() + n)});
+    inc.reuse = g_reuse ? &spare : nullptr;
     const auto t1 = std::chrono::steady_clock::now();
     Result<ForwardOutput> a = forward(*w, cfg, grown, inc);
     append_t.push_back(ms_since(t1));
     if (!a || a->kv_computed != 1) fail("the appended token did not reuse the prefix.");
+    spare = std::move(*a);
   }
   std::printf("{\"file\":\"%s\",\"weights\":\"%s\",\"file_mb\":%.1f,\"load_s\":%.3f,\"peak_rss_over_file\":%.3f,\"tokens\":%d,"
-              "\"forward_ms\":%.1f,\"append_ms\":%.1f,\"runs\":%zu,\"appends\":%zu,\"threads\":%d}\n",
+              "\"forward_ms\":%.1f,\"append_ms\":%.1f,\"runs\":%zu,\"appends\":%zu,\"threads\":%d,\"reuse\":%s}\n",
               fs::path(path).filename().c_str(), w->source.dtype.c_str(), file_bytes / 1e6, load_s, peak, T, median(full_t), median(append_t),
-              full_t.size(), append_t.size(), compute_threads());
+              full_t.size(), append_t.size(), compute_threads(), g_reuse ? "true" : "false");
+  std::fflush(stdout);
+  // Where an append's time goes: five more appends with the stage timers on (stderr).
+  StageTimes st;
+  ForwardOptions timed = inc;
+  timed.times = &st;
+  double total = 0;
+  for (int i = 0; i < 5; ++i) {  // ids holds one more than the cache (the loop above pushed it)
+    const Batch grown = test::id_batch({ids});
+    ids.push_back(static_cast<int>(r.below(static_cast<uint64_t>(w->vocab_size()))));
+    const auto t1 = std::chrono::steady_clock::now();
+    timed.reuse = g_reuse ? &spare : nullptr;
+    Result<ForwardOutput> a = forward(*w, cfg, grown, timed);
+    total += ms_since(t1);
+    if (!a || a->kv_computed != 1) fail("the appended token did not reuse the prefix.");
+    spare = std::move(*a);
+  }
+  std::fprintf(stderr, "one token appended after %d or more (%s):\n%s", T - 1, fs::path(path).filename().c_str(), st.table(total).c_str());
   return 0;
 }
 
@@ -130,6 +158,8 @@ int main(int argc, char** argv) {
     if (a == "--file" && i + 1 < argc) file = argv[++i];
     else if (a == "--tokens" && i + 1 < argc) tokens = argv[++i];
     else if (a == "--seconds" && i + 1 < argc) seconds = argv[++i];
+    else if (a == "--reuse") g_reuse = true;
+    else if (a == "--fresh") g_reuse = false;
     else if (a == "--measure" && i + 1 < argc) return measure(argv[i + 1], std::atoi(tokens.c_str()), std::atof(seconds.c_str()) * 1e3);
     else if (a == "--write" && i + 2 < argc) {
       const std::string type = argv[i + 2];
@@ -141,7 +171,8 @@ int main(int argc, char** argv) {
     } else pos.push_back(a);
   }
   if (std::atoi(tokens.c_str()) < 2) fail("--tokens must be at least 2.");
-  if (!file.empty()) return child({argv[0], "--tokens", tokens, "--seconds", seconds, "--measure", file});
+  const std::string reuse = g_reuse ? "--reuse" : "--fresh";
+  if (!file.empty()) return child({argv[0], reuse, "--tokens", tokens, "--seconds", seconds, "--measure", file});
   if (pos.empty()) {
     std::fprintf(stderr, "usage: headmap-bench-gguf DIR [Q8_0 Q4_K_M BF16] [--tokens T] [--seconds S] | --file FILE.gguf [...]\n");
     return 2;
@@ -153,7 +184,7 @@ int main(int argc, char** argv) {
   for (const std::string& t : types) {
     const std::string path = (fs::path(pos[0]) / ("llama-3.2-1b-shape-" + t + ".gguf")).string();
     if (!fs::exists(path) && child({argv[0], "--write", path, t}) != 0) fail("could not write " + path);
-    rc |= child({argv[0], "--tokens", tokens, "--seconds", seconds, "--measure", path});
+    rc |= child({argv[0], reuse, "--tokens", tokens, "--seconds", seconds, "--measure", path});
   }
   return rc;
 }
