@@ -364,7 +364,9 @@ TEST(ComputeWorker, TypingAtTheEndWritesEachPassIntoTheBuffersOfAPassNoLongerSho
     const uint64_t seq = w.request(r);
     std::shared_ptr<const ComputeResult> res = w.wait_for(seq, std::chrono::seconds(60));
     ASSERT_TRUE(res && res->fwd && res->seq == seq) << word;
-    if (!maps.empty()) EXPECT_GE(res->fwd->out.kv_reused, 1) << word << ": not an append from the K/V cache";
+    if (!maps.empty()) {
+      EXPECT_GE(res->fwd->out.kv_reused, 1) << word << ": not an append from the K/V cache";
+    }
     EXPECT_EQ(res->fwd->sentence_loss, sentence_losses(res->fwd->out, res->fwd->batch)) << word;  // the forward's own, bit for bit
     maps.push_back(res->fwd->out.attention.data());
     held.push_back(std::move(res));
