@@ -6,6 +6,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "core/math/gemm.h"  // threads_for
 
@@ -21,6 +22,20 @@ void parallel_for(int64_t n, double work, F&& f) {
   }
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t i = 0; i < n; ++i) f(i);
+}
+
+// [dst, dst + n) = [src, src + n), or zeros when src is null: one contiguous block per thread.
+// memcpy and memset stream a block this large past the caches (non-temporal stores), where an
+// element-wise loop read each destination line first.
+inline void parallel_copy(float* dst, const float* src, size_t n) {
+  if (n == 0) return;
+  const int parts = threads_for(4.0 * static_cast<double>(n));
+#pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
+  for (int i = 0; i < parts; ++i) {
+    const size_t a = n * static_cast<size_t>(i) / parts, b = n * static_cast<size_t>(i + 1) / parts;
+    if (src) std::memcpy(dst + a, src + a, (b - a) * sizeof(float));
+    else std::memset(dst + a, 0, (b - a) * sizeof(float));
+  }
 }
 
 // f(p, len) over [x, x + n) in one chunk per thread; every chunk but the first starts on a

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -204,11 +203,8 @@ static void resize_keeping(MatR& m, Eigen::Index rows, Eigen::Index cols) {
 static void copy_into(MatR& dst, MatR* spare, const Eigen::Ref<const MatR>& src) {
   if (spare) dst.swap(*spare);
   resize_keeping(dst, src.rows(), src.cols());
-  const Eigen::Index R = src.rows(), parts = std::min<Eigen::Index>(R, 16);  // row blocks, one per thread
-  parallel_for(parts, 8.0 * static_cast<double>(src.size()), [&](int64_t i) {
-    const Eigen::Index a = R * i / parts, b = R * (i + 1) / parts;
-    dst.middleRows(a, b - a) = src.middleRows(a, b - a);
-  });
+  if (src.outerStride() == src.cols()) parallel_copy(dst.data(), src.data(), static_cast<size_t>(src.size()));  // contiguous rows
+  else dst = src;
 }
 
 // kept.push_back(a copy of m), in the storage of the spare's matrix of the same layer.
@@ -228,7 +224,7 @@ static void zeroed_maps(std::vector<float>& maps, std::vector<float>* spare, siz
     maps.reserve(std::max(n, room));
   }
   maps.resize(n);
-  if (zero) parallel_for(64, 0.5 * static_cast<double>(n), [&](int64_t i) { std::fill(maps.data() + n * static_cast<size_t>(i) / 64, maps.data() + n * static_cast<size_t>(i + 1) / 64, 0.0f); });
+  if (zero) parallel_copy(maps.data(), nullptr, n);
 }
 
 // The maps' room for a reusing caller: (L, B, Hw, T', T') with T' = T + max(16, T / 8), within
@@ -664,15 +660,7 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     // faults) costs more than the copy: rows split over the compute threads.
     if (spare) out.logits.swap(spare->logits);
     resize_keeping(out.logits, T, c.logits.cols());
-    // One contiguous block per thread: memcpy streams a block this large past the caches
-    // (non-temporal stores), where row by row it read each destination line first.
-    const int copy_threads = static_cast<int>(std::min<Eigen::Index>(threads_for(static_cast<double>(out.logits.size())), T));
-    const size_t floats = out.logits.size();
-#pragma omp parallel for num_threads(copy_threads) schedule(static) if (copy_threads > 1)
-    for (int i = 0; i < copy_threads; ++i) {
-      const size_t a = floats * i / copy_threads, b = floats * (i + 1) / copy_threads;
-      std::memcpy(out.logits.data() + a, c.logits.data() + a, (b - a) * sizeof(float));
-    }
+    parallel_copy(out.logits.data(), c.logits.data(), static_cast<size_t>(out.logits.size()));  // its first T rows
     clock.next(Stage::Loss);
     const std::vector<Token>& tok = batch.sentences[0].tokens;
     c.nll.resize(static_cast<size_t>(std::max(T - 1, 0)));

@@ -147,9 +147,6 @@ Result<std::shared_ptr<const ModelWeights>> ComputeWorker::weights_for(const Com
   return w;
 }
 
-// The maps and metrics of a forward pass (all its out.L layers), derived once here, not
-// every frame: metrics, text induction, token labels, each map's colour peak and its
-// max-pooled levels.
 // Wall time of a request's parts, one lap each, into ForwardData::stage_ms.
 class PartClock {
  public:
@@ -166,6 +163,9 @@ class PartClock {
   std::chrono::steady_clock::time_point t_ = std::chrono::steady_clock::now();
 };
 
+// The maps and metrics of a forward pass (all its out.L layers), derived once here, not
+// every frame: metrics, text induction, token labels, each map's colour peak and its
+// max-pooled levels.
 static void derive(ForwardData& data, const ComputeRequest& r) {
   const ForwardOutput& o = data.out;
   PartClock clock(data.stage_ms);
