@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <set>
 #include <vector>
@@ -174,7 +173,7 @@ void HeatmapRenderer::begin_frame() {
   for (auto it = coloured_.begin(); it != coloured_.end();) {
     // A coloured copy of a freed texture goes with it: GL may give its id to a new texture,
     // whose key would then find these colours.
-    if (frame_ - it->second.last_used > kTextureIdleFrames || freed.count(static_cast<GLuint>(std::strtoul(it->first.c_str(), nullptr, 10)))) {
+    if (frame_ - it->second.last_used > kTextureIdleFrames || freed.count(it->second.source)) {
       release(it->second);
       it = coloured_.erase(it);
     } else {
@@ -342,6 +341,7 @@ const HeatmapRenderer::Coloured& HeatmapRenderer::coloured(const MapTexture& tex
     c.bytes = static_cast<size_t>(tw) * th * 4;
   }
   c.last_used = frame_;
+  c.source = tex.id;
   bytes_ += c.bytes;
   pending_.push_back({tex, s, c.id, c.x, c.y});
   return coloured_[key] = c;

@@ -127,6 +127,7 @@ class HeatmapRenderer {
   };
   struct Coloured {
     GLuint id;        // the atlas page, or a texture of its own
+    GLuint source = 0;  // the float texture (MapTexture::id) it colours
     int page = -1;    // index into pages_, or -1
     int x = 0, y = 0; // texel (0, 0) in the page
     size_t bytes;
