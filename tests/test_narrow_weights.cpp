@@ -16,6 +16,7 @@
 #include "core/io/hf_model.h"
 #include "core/math/gemm.h"
 #include "core/math/rng.h"
+#include "core/model/kv_cache.h"
 #include "core/model/model.h"
 #include "test_util.h"
 
@@ -31,7 +32,7 @@ struct FileTensor {
   std::vector<float> values;  // every one a value of the narrow format
 };
 
-std::vector<FileTensor> llama_tensors(bool tied, WeightDtype dt) {
+std::vector<FileTensor> llama_tensors(bool tied, WeightDtype dt, int vocab = V) {
   std::vector<FileTensor> ts;
   uint64_t key = 500;
   auto add = [&](const std::string& name, std::vector<int64_t> shape, float scale, float offset) {
@@ -42,7 +43,7 @@ std::vector<FileTensor> llama_tensors(bool tied, WeightDtype dt) {
     for (float& v : t.values) v = narrow_to_float(float_to_narrow(v + offset, dt), dt);
     ts.push_back(std::move(t));
   };
-  add("model.embed_tokens.weight", {V, D}, 0.5f, 0.0f);
+  add("model.embed_tokens.weight", {vocab, D}, 0.5f, 0.0f);
   for (int l = 0; l < L; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     add(p + "input_layernorm.weight", {D}, 0.1f, 1.0f);
@@ -56,11 +57,11 @@ std::vector<FileTensor> llama_tensors(bool tied, WeightDtype dt) {
     add(p + "mlp.down_proj.weight", {D, F}, 0.1f, 0.0f);
   }
   add("model.norm.weight", {D}, 0.1f, 1.0f);
-  if (!tied) add("lm_head.weight", {V, D}, 0.5f, 0.0f);
+  if (!tied) add("lm_head.weight", {vocab, D}, 0.5f, 0.0f);
   return ts;
 }
 
-void write_model(const fs::path& dir, const std::vector<FileTensor>& ts, bool tied, const char* dtype) {
+void write_model(const fs::path& dir, const std::vector<FileTensor>& ts, bool tied, const char* dtype, int vocab = V) {
   fs::create_directories(dir);
   const bool wide = std::string(dtype) == "F32";
   const WeightDtype dt = std::string(dtype) == "F16" ? WeightDtype::F16 : WeightDtype::BF16;
@@ -85,7 +86,7 @@ void write_model(const fs::path& dir, const std::vector<FileTensor>& ts, bool ti
   f.write(reinterpret_cast<const char*>(&n), 8);
   f << h << data;
   nlohmann::json cfg = {{"model_type", "llama"},     {"hidden_size", D},         {"num_attention_heads", H}, {"num_key_value_heads", KV},
-                        {"num_hidden_layers", L},     {"intermediate_size", F},   {"vocab_size", V},          {"max_position_embeddings", 64},
+                        {"num_hidden_layers", L},     {"intermediate_size", F},   {"vocab_size", vocab},          {"max_position_embeddings", 64},
                         {"rms_norm_eps", 1e-5},       {"rope_theta", 500000.0},   {"tie_word_embeddings", tied},
                         {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
                                           {"original_max_position_embeddings", 16}}}};
@@ -94,12 +95,12 @@ void write_model(const fs::path& dir, const std::vector<FileTensor>& ts, bool ti
                 fs::copy_options::overwrite_existing);
 }
 
-Batch ids_batch(int T) {
+Batch ids_batch(int T, int vocab = V) {
   Batch b;
   b.tokenizer = TokenizerKind::Bpe;
   TokenizedText tt;
   Rng r(99);
-  for (int t = 0; t < T; ++t) tt.tokens.push_back(Token{"", static_cast<int>(r.below(V)), false});
+  for (int t = 0; t < T; ++t) tt.tokens.push_back(Token{"", static_cast<int>(r.below(vocab)), false});
   tt.total_tokens = T;
   b.sentences.push_back(tt);
   b.lengths.push_back(T);
@@ -156,6 +157,81 @@ TEST(NarrowWeights, SixteenBitFilesStayNarrowAndGiveTheF32ForwardBitForBit) {
           EXPECT_TRUE(on->logits == ow->logits) << dtype << (tied ? " tied" : " untied") << ", T " << T << ", " << nt << " threads";
           EXPECT_EQ(on->loss, ow->loss);
           EXPECT_TRUE(on->out == ow->out);
+        }
+      }
+    }
+  set_compute_threads(threads);
+  std::error_code ec;
+  fs::remove_all(root, ec);
+}
+
+// The 16-bit unembedding kept as its transpose's panels (NarrowRows::panels, packed by parts on
+// the loader's threads): every embedding and unembedding row read back from the panels equals
+// the file's row, and the logits, of a full forward and of 1-3 tokens appended through the
+// K/V cache, equal those of the F32 file of the same values, whose (V, D) table runs
+// gemm_transposed_b (the path the 16-bit table took before), bit for bit. V = 403: the last
+// panel is padded, and the table's parts end inside it.
+TEST(NarrowWeights, TheUnembeddingInPanelsGivesTheFilesRowsAndTheF32LogitsBitForBit) {
+  constexpr int kV = 403;
+  const fs::path root = fs::temp_directory_path() / ("headmap_panels_" + std::to_string(::getpid()));
+  const int threads = compute_threads();
+  for (const char* dtype : {"BF16", "F16"})
+    for (bool tied : {true, false}) {
+      const WeightDtype dt = std::string(dtype) == "F16" ? WeightDtype::F16 : WeightDtype::BF16;
+      const std::vector<FileTensor> ts = llama_tensors(tied, dt, kV);
+      const std::string what = std::string(dtype) + (tied ? " tied" : " untied");
+      const fs::path nd = root / (std::string(dtype) + (tied ? "_tied" : "_untied")), wd = root / (std::string("F32") + (tied ? "_tied" : "_untied"));
+      write_model(nd, ts, tied, dtype, kV);
+      write_model(wd, ts, tied, "F32", kV);
+      for (int nt : {1, 2}) {  // the loader packs the table in 2 or 4 parts
+        set_compute_threads(nt);
+        Result<ModelWeights> n = load_hf_model(nd.string()), w = load_hf_model(wd.string());
+        ASSERT_TRUE(n.ok()) << n.error().message;
+        ASSERT_TRUE(w.ok()) << w.error().message;
+        const NarrowRows& u16 = tied ? n->tok_emb16 : n->lm_head16;
+        ASSERT_TRUE(n->tok_emb16.panels.narrow() && u16.panels.narrow()) << what;
+        EXPECT_EQ(u16.panels.rows(), D);
+        EXPECT_EQ(u16.panels.cols(), kV);
+        EXPECT_EQ(u16.bytes(), static_cast<size_t>(kV + 16 - kV % 16) * D * 2) << "the file's bytes, the last panel padded";
+        EXPECT_TRUE(w->tok_emb16.empty() && w->tok_emb.rows() == kV) << "an F32 file keeps its (V, D) table";
+        // Every row from the panels: the file's values.
+        const FileTensor& emb = ts.front();
+        const FileTensor& head = tied ? ts.front() : ts.back();
+        ASSERT_EQ(head.shape[0], kV);
+        std::vector<float> row(D);
+        for (int id = 0; id < kV; ++id) {
+          n->embedding_row(id, row.data());
+          ASSERT_EQ(std::memcmp(row.data(), emb.values.data() + static_cast<size_t>(id) * D, D * sizeof(float)), 0) << what << ": embedding row " << id;
+          const RowVec u = n->unembedding_row(id);
+          ASSERT_EQ(std::memcmp(u.data(), head.values.data() + static_cast<size_t>(id) * D, D * sizeof(float)), 0) << what << ": unembedding row " << id;
+        }
+        // The logits: a full forward, then 1, 2 and 3 tokens appended.
+        ModelConfig base;
+        base.tokenizer = TokenizerKind::Bpe;
+        const ModelConfig cn = config_for_weights(*n, base), cw = config_for_weights(*w, base);
+        ASSERT_EQ(cn, cw);
+        ForwardOptions fo;
+        fo.want_logits = true;
+        KvCache cache;
+        ForwardOptions inc = fo;
+        inc.kv_cache = &cache;
+        const Batch all = ids_batch(40, kV);
+        auto first = [&](int T) {
+          Batch b = all;
+          b.sentences[0].tokens.resize(static_cast<size_t>(T));
+          b.sentences[0].total_tokens = T;
+          b.lengths[0] = T;
+          b.T = T;
+          return b;
+        };
+        for (int T : {1, 3, 33, 34, 36, 39}) {  // 33: full; then appends of 1, 2 and 3 rows
+          const Batch b = first(T);
+          Result<ForwardOutput> on = forward(*n, cn, b, inc), ow = forward(*w, cw, b, fo);
+          ASSERT_TRUE(on.ok() && ow.ok());
+          ASSERT_EQ(on->logits.size(), static_cast<Eigen::Index>(T) * kV);
+          if (T == 34 || T == 36 || T == 39) EXPECT_EQ(on->kv_computed, T == 34 ? 1 : T == 36 ? 2 : 3) << what;
+          EXPECT_TRUE(on->logits == ow->logits) << what << ", T " << T << ", " << nt << " threads";
+          EXPECT_EQ(on->loss, ow->loss) << what << ", T " << T;
         }
       }
     }

@@ -257,16 +257,22 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
   }
 
   w.layers.resize(static_cast<size_t>(L));
-  // Item 0 is a 16-bit embedding (the largest table: a copy off the map), so one thread copies
-  // it while the other packs layers; the layers are items 1 .. L.
-  std::vector<Status> results(static_cast<size_t>(L + 1));
+  // Items [0, E) are the embedding (the largest table): a 16-bit one packed into the
+  // unembedding's panels in E parts (Table16Parts), so the threads pack its parts and the
+  // layers side by side; a GGUF file's table in blocks is one item (a copy off the map). The
+  // layers are items E .. E + L - 1.
+  Table16Parts embed_parts;
+  const bool embed_panels = embed16 && begin_table16(r, nm.embed, V, D, 2 * compute_threads(), w.tok_emb16, embed_parts);
+  const int64_t E = embed_panels ? embed_parts.parts : embed16 ? 1 : 0;
+  std::vector<Status> results(static_cast<size_t>(E + L));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(compute_threads())
-  for (int64_t i = 0; i <= L; ++i) {
-    if (i == 0) {
-      if (embed16) results[0] = read_rows16(r, nm.embed, V, D, w.tok_emb16);
+  for (int64_t i = 0; i < E + L; ++i) {
+    if (i < E) {
+      results[static_cast<size_t>(i)] =
+          embed_panels ? pack_table16_part(r, embed_parts, static_cast<int>(i), w.tok_emb16) : read_rows16(r, nm.embed, V, D, w.tok_emb16);
       continue;
     }
-    const int64_t l = i - 1;
+    const int64_t l = i - E;
     LayerWeights& lw = w.layers[static_cast<size_t>(l)];
     const std::string p = nm.layer + std::to_string(l) + ".";
     auto run = [&]() -> Status {
@@ -386,6 +392,7 @@ Result<ModelWeights> load_family_tensors(const TensorSource& src_in, const std::
     };
     results[static_cast<size_t>(i)] = run();
   }
+  if (embed_panels) r.release(nm.embed);
   for (const Status& st : results)
     if (!st) return st.error();
   TensorReader lr(*src, "", dir_in);

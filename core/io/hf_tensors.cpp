@@ -14,6 +14,7 @@
 #include "core/io/file_io.h"
 #include "core/io/json_limits.h"
 #include "core/io/model_dir.h"
+#include "core/math/parallel.h"
 
 namespace headmap {
 namespace fs = std::filesystem;
@@ -284,45 +285,80 @@ Status read_conv1d_packed(const TensorReader& r, const std::string& name, int64_
   return read;
 }
 
-Status read_rows16(const TensorReader& r, const std::string& name, int64_t rows, int64_t cols, NarrowRows& t) {
-  const uint16_t inf_exp_bf16 = 0x7F80u, inf_exp_f16 = 0x7C00u;  // all-ones exponent: inf or NaN
-  auto finite16 = [&]() {
-    const uint16_t inf_exp = t.dtype == WeightDtype::BF16 ? inf_exp_bf16 : inf_exp_f16;
-    return std::none_of(t.data.begin(), t.data.end(), [&](uint16_t v) { return (v & inf_exp) == inf_exp; });
-  };
-  if (const BlockTensor* b = r.blocks(name)) {
-    // A GGUF file's table in its blocks, or 16-bit (F16 / BF16: kept so, exactly): copied a
-    // chunk of rows at a time, each chunk's pages then dropped (the table is the largest).
-    t.rows = rows, t.cols = cols, t.dtype = b->dtype;
-    const bool narrow = !is_block_dtype(b->dtype);
-    uint8_t* dst = nullptr;
-    if (narrow) {
-      t.data.resize(static_cast<size_t>(rows * cols));
-      dst = reinterpret_cast<uint8_t*>(t.data.data());
-    } else {
-      t.blocks.resize(static_cast<size_t>(rows) * t.row_bytes());
-      dst = t.blocks.data();
-    }
-    constexpr int64_t kChunk = 1024;
-    for (int64_t i0 = 0; i0 < rows; i0 += kChunk) {
-      const int64_t i1 = std::min(rows, i0 + kChunk);
-      for (int64_t i = i0; i < i1; ++i) std::memcpy(dst + i * t.row_bytes(), b->row(i), t.row_bytes());
-      b->release_rows(i0, i1);
-    }
-    r.release(name);
-    if (narrow) return finite16() ? Status() : not_finite(r, name);
-    std::vector<float> row(static_cast<size_t>(cols));
+bool begin_table16(const TensorReader& r, const std::string& name, int64_t rows, int64_t cols, int min_parts, NarrowRows& t, Table16Parts& parts) {
+  const BlockTensor* b = r.blocks(name);
+  const uint16_t* raw = b ? nullptr : r.data16(name);
+  if (b ? is_block_dtype(b->dtype) || b->dtype == WeightDtype::F32 : raw == nullptr) return false;
+  t = NarrowRows();
+  t.rows = rows, t.cols = cols, t.dtype = b ? b->dtype : r.dtype16(name);
+  parts = Table16Parts();
+  parts.name = name;
+  parts.rows.resize(static_cast<size_t>(rows));
+  bool aligned = true;
+  for (int64_t i = 0; i < rows; ++i) {
+    const uint8_t* p = b ? b->row(i) : reinterpret_cast<const uint8_t*>(raw + i * cols);
+    aligned = aligned && reinterpret_cast<uintptr_t>(p) % alignof(uint16_t) == 0;
+    parts.rows[static_cast<size_t>(i)] = reinterpret_cast<const uint16_t*>(p);
+  }
+  if (!aligned) {  // a GGUF file aligned on odd bytes: read through one aligned copy
+    parts.copy.resize(static_cast<size_t>(rows * cols));
     for (int64_t i = 0; i < rows; ++i) {
-      t.row(i, row.data());
-      if (!std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); })) return not_finite(r, name);
+      std::memcpy(parts.copy.data() + i * cols, b->row(i), static_cast<size_t>(cols) * sizeof(uint16_t));
+      parts.rows[static_cast<size_t>(i)] = parts.copy.data() + i * cols;
     }
+  }
+  t.panels.begin_narrow(cols, rows, t.dtype);  // (D, V): the table's transpose
+  // Parts of about 64 MB, and at least min_parts of them (each thread a share).
+  const int P = t.panels.panels();
+  const int64_t panel_bytes = static_cast<int64_t>(PackedMatrix::kPanel) * cols * 2;
+  const int64_t by_size = (static_cast<int64_t>(P) * panel_bytes + (int64_t(64) << 20) - 1) / (int64_t(64) << 20);
+  parts.parts = static_cast<int>(std::clamp<int64_t>(std::max<int64_t>(by_size, min_parts), 1, std::max(P, 1)));
+  parts.panels_per_part = (P + parts.parts - 1) / parts.parts;
+  parts.parts = P == 0 ? 0 : (P + parts.panels_per_part - 1) / parts.panels_per_part;
+  return true;
+}
+
+Status pack_table16_part(const TensorReader& r, const Table16Parts& parts, int i, NarrowRows& t) {
+  const int p0 = i * parts.panels_per_part, p1 = std::min(t.panels.panels(), p0 + parts.panels_per_part);
+  const bool finite = t.panels.pack_transposed_panels(parts.rows.data(), p0, p1);
+  const int64_t r0 = static_cast<int64_t>(p0) * PackedMatrix::kPanel, r1 = std::min<int64_t>(t.rows, static_cast<int64_t>(p1) * PackedMatrix::kPanel);
+  if (parts.copy.empty()) r.release_rows(parts.name, r0, r1);
+  return finite ? Status() : not_finite(r, parts.name);
+}
+
+Status read_rows16(const TensorReader& r, const std::string& name, int64_t rows, int64_t cols, NarrowRows& t) {
+  Table16Parts parts;
+  if (begin_table16(r, name, rows, cols, compute_threads(), t, parts)) {
+    std::vector<Status> done(static_cast<size_t>(parts.parts));
+    parallel_for(parts.parts, static_cast<double>(rows) * static_cast<double>(cols), [&](int64_t i) {
+      done[static_cast<size_t>(i)] = pack_table16_part(r, parts, static_cast<int>(i), t);
+    });
+    r.release(name);
+    for (const Status& s : done)
+      if (!s) return s;
     return Status();
   }
-  const uint16_t* raw = r.data16(name);
-  t.rows = rows, t.cols = cols, t.dtype = r.dtype16(name);
-  t.data.assign(raw, raw + rows * cols);
+  // A GGUF file's table in its blocks: copied a chunk of rows at a time, each chunk's pages
+  // then dropped (the table is the largest).
+  const BlockTensor* b = r.blocks(name);
+  HM_ASSERT(b && is_block_dtype(b->dtype), "read_rows16 reads a 16-bit or block-typed table");
+  t = NarrowRows();
+  t.rows = rows, t.cols = cols, t.dtype = b->dtype;
+  t.blocks.resize(static_cast<size_t>(rows) * t.row_bytes());
+  uint8_t* dst = t.blocks.data();
+  constexpr int64_t kChunk = 1024;
+  for (int64_t i0 = 0; i0 < rows; i0 += kChunk) {
+    const int64_t i1 = std::min(rows, i0 + kChunk);
+    for (int64_t i = i0; i < i1; ++i) std::memcpy(dst + i * t.row_bytes(), b->row(i), t.row_bytes());
+    b->release_rows(i0, i1);
+  }
   r.release(name);
-  return finite16() ? Status() : not_finite(r, name);
+  std::vector<float> row(static_cast<size_t>(cols));
+  for (int64_t i = 0; i < rows; ++i) {
+    t.row(i, row.data());
+    if (!std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); })) return not_finite(r, name);
+  }
+  return Status();
 }
 Status read_vec(const TensorReader& r, const std::string& name, int64_t n, RowVec& v) {
   v.resize(n);

@@ -108,6 +108,10 @@ class TensorReader {
     if (const BlockTensor* b = blocks(name)) return b->release_rows(0, b->rows());
     src_.where.at(prefix_ + name)->release(prefix_ + name);
   }
+  void release_rows(const std::string& name, int64_t r0, int64_t r1) const {  // rows [r0, r1)'s pages only
+    if (const BlockTensor* b = blocks(name)) return b->release_rows(r0, r1);
+    src_.where.at(prefix_ + name)->release_rows(prefix_ + name, r0, r1);
+  }
   const std::set<std::string>& used() const { return used_; }
   const std::string& dir() const { return dir_; }
   std::string config_text_;
@@ -138,7 +142,22 @@ Status read_conv1d_packed(const TensorReader& r, const std::string& name, int64_
 // them in its own type (W_Q | W_K | W_V: Q4_K_M mixes types), checked finite, pages released.
 Status read_blocks_packed(const TensorReader& r, const std::vector<std::string>& names, int64_t in, PackedMatrix& p);
 // A (rows, cols) table kept 16-bit or in its file's blocks (NarrowRows; not an F32 block
-// tensor), checked finite, its pages then released.
+// tensor), checked finite, its pages then released. 16-bit, it is packed into the
+// unembedding's panels on the compute threads (Table16Parts).
 Status read_rows16(const TensorReader& r, const std::string& name, int64_t rows, int64_t cols, NarrowRows& t);
+
+// A 16-bit table (a directory's BF16 / F16 tensor, or a BF16 / F16 GGUF one) packed into
+// NarrowRows' panels a part at a time, so that a loader's threads pack it beside other work:
+// begin_table16 sets t's shape and allocates its panels (false: the table is not 16-bit), then
+// pack_table16_part(r, parts, i, t) for every i in [0, parts.parts), once each, on any thread
+// (each part's rows checked finite, then their pages released), then r.release(parts.name).
+struct Table16Parts {
+  std::string name;
+  std::vector<const uint16_t*> rows;  // (V) each row of the table, in the map
+  std::vector<uint16_t> copy;         // the table, when the file's rows are not 2-byte aligned
+  int parts = 0, panels_per_part = 0;
+};
+bool begin_table16(const TensorReader& r, const std::string& name, int64_t rows, int64_t cols, int min_parts, NarrowRows& t, Table16Parts& parts);
+Status pack_table16_part(const TensorReader& r, const Table16Parts& parts, int i, NarrowRows& t);
 
 }  // namespace headmap

@@ -270,4 +270,12 @@ void SafetensorsFile::release(const std::string& name) const {
   release(static_cast<size_t>(data_start_ + t.begin), static_cast<size_t>(data_start_ + t.end));
 }
 
+void SafetensorsFile::release_rows(const std::string& name, int64_t r0, int64_t r1) const {
+  const SafetensorInfo& t = tensors_.at(name);
+  const int64_t n = rows(name);
+  if (n <= 0 || r0 >= r1) return;
+  const uint64_t row = (t.end - t.begin) / static_cast<uint64_t>(n);  // bytes per row
+  release(static_cast<size_t>(data_start_ + t.begin + static_cast<uint64_t>(r0) * row), static_cast<size_t>(data_start_ + t.begin + static_cast<uint64_t>(r1) * row));
+}
+
 }  // namespace headmap

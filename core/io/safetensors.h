@@ -74,6 +74,8 @@ class SafetensorsFile {
   // release() then drops its pages from the process (the page cache keeps them).
   const uint16_t* data16(const std::string& name) const;
   void release(const std::string& name) const;
+  // The pages of rows [r0, r1) only (a table packed a part at a time).
+  void release_rows(const std::string& name, int64_t r0, int64_t r1) const;
   int64_t rows(const std::string& name) const;  // all but the last dimension, multiplied
 
  private:

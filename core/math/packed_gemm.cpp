@@ -635,21 +635,33 @@ bool PackedMatrix::assign_transposed_narrow(const uint16_t* src, Eigen::Index ro
 }
 
 bool PackedMatrix::assign_transposed_narrow(const std::vector<const uint16_t*>& col_src, Eigen::Index rows, WeightDtype src_dtype) {
-  HM_ASSERT(src_dtype != WeightDtype::F32, "assign_transposed_narrow packs 16-bit data");
   const Eigen::Index cols = static_cast<Eigen::Index>(col_src.size());
+  begin_narrow(rows, cols, src_dtype);
+  const int P = panels();
+  const int nt = std::min(threads_for(static_cast<double>(rows) * cols), P);
+  int bad = 0;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(| : bad) if (nt > 1)
+  for (int p = 0; p < P; ++p) bad |= !pack_transposed_panels(col_src.data(), p, p + 1);
+  return bad == 0;
+}
+
+void PackedMatrix::begin_narrow(Eigen::Index rows, Eigen::Index cols, WeightDtype src_dtype) {
+  HM_ASSERT(src_dtype == WeightDtype::BF16 || src_dtype == WeightDtype::F16, "begin_narrow packs 16-bit data");
   rows_ = rows;
   cols_ = cols;
   dtype_ = src_dtype;
   storage_ = Storage::Narrow16;
   free_other_storage();
   data16_.clear();
-  data16_.resize(static_cast<size_t>(panels()) * rows * kPanel);  // every value written below
-  const uint16_t inf_exp = src_dtype == WeightDtype::BF16 ? 0x7F80u : 0x7C00u;  // all-ones exponent: inf or NaN
-  const int P = panels();
-  const int nt = std::min(threads_for(static_cast<double>(rows) * cols), P);
+  data16_.resize(static_cast<size_t>(panels()) * rows * kPanel);  // every value written by pack_transposed_panels
+}
+
+bool PackedMatrix::pack_transposed_panels(const uint16_t* const* col_src, int p0, int p1) {
+  HM_ASSERT(narrow() && p0 >= 0 && p0 <= p1 && p1 <= panels(), "pack_transposed_panels: panels out of range; begin_narrow() first");
+  const Eigen::Index rows = rows_, cols = cols_;
+  const uint16_t inf_exp = dtype_ == WeightDtype::BF16 ? 0x7F80u : 0x7C00u;  // all-ones exponent: inf or NaN
   int bad = 0;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(| : bad) if (nt > 1)
-  for (int p = 0; p < P; ++p) {
+  for (int p = p0; p < p1; ++p) {
     const Eigen::Index c0 = static_cast<Eigen::Index>(p) * kPanel, width = std::min<Eigen::Index>(kPanel, cols - c0);
     uint16_t* dst = data16_.data() + static_cast<size_t>(p) * rows * kPanel;  // (K, kPanel)
     const uint16_t* col[kPanel];  // the source rows of this panel's columns: (in) each
@@ -722,6 +734,22 @@ float PackedMatrix::operator()(Eigen::Index r, Eigen::Index c) const {
   }
   const size_t i = (static_cast<size_t>(c / kPanel) * rows_ + r) * kPanel + c % kPanel;
   return narrow() ? narrow_to_float(data16_[i], dtype_) : data_[i];
+}
+
+void PackedMatrix::column(Eigen::Index c, float* out) const {
+  HM_ASSERT(c >= 0 && c < cols_, "column: out of range");
+  if (blocks()) return widen_weights(column_dtype(c), column_blocks(c), rows_, out);
+  const size_t j = static_cast<size_t>(c % kPanel), p = static_cast<size_t>(c / kPanel);
+  if (!narrow()) {
+    const float* s = data_.data() + p * rows_ * kPanel + j;
+    for (Eigen::Index r = 0; r < rows_; ++r) out[r] = s[static_cast<size_t>(r) * kPanel];
+    return;
+  }
+  const uint16_t* s = data16_.data() + p * rows_ * kPanel + j;
+  if (dtype_ == WeightDtype::BF16)
+    for (Eigen::Index r = 0; r < rows_; ++r) out[r] = bf16_to_float(s[static_cast<size_t>(r) * kPanel]);
+  else
+    for (Eigen::Index r = 0; r < rows_; ++r) out[r] = half_to_float(s[static_cast<size_t>(r) * kPanel]);
 }
 
 std::string PackedMatrix::dtype_text() const {

@@ -84,6 +84,12 @@ class PackedMatrix {
   // The same with column c read from col_src[c] (rows values): several Linear weights side
   // by side (W_Q | W_K | W_V) packed as one matrix, straight from the file.
   bool assign_transposed_narrow(const std::vector<const uint16_t*>& col_src, Eigen::Index rows, WeightDtype src_dtype);
+  // The same by parts, for a loader whose threads pack one matrix side by side with other
+  // work (the 16-bit unembedding, NarrowRows): begin_narrow sets the shape and allocates the
+  // panels unwritten; pack_transposed_panels then writes panels [p0, p1) from col_src (column
+  // c at col_src[c], the whole matrix's), false when a value is not finite. Each panel once.
+  void begin_narrow(Eigen::Index rows, Eigen::Index cols, WeightDtype src_dtype);
+  bool pack_transposed_panels(const uint16_t* const* col_src, int p0, int p1);
   // Keeps a Linear weight in its file's blocks: column c of this (rows = in, cols =
   // col_src.size()) matrix is the row of `rows` elements stored at col_src[c] in col_dtype[c]
   // (any WeightDtype; rows a whole number of its blocks), copied verbatim. Several tensors
@@ -133,6 +139,9 @@ class PackedMatrix {
   void widen_panel(int p, Eigen::Index k0, Eigen::Index kc, float* wide) const;
 
   float operator()(Eigen::Index r, Eigen::Index c) const;
+  // Column c widened to F32 into out (rows): a strided gather down one panel (a row of a
+  // table kept as its transpose's panels: NarrowRows::row).
+  void column(Eigen::Index c, float* out) const;
   Plain plain() const;  // the (K, N) matrix, unpacked
   Plain middle_cols(Eigen::Index c0, Eigen::Index n) const;  // (K, n): columns [c0, c0 + n), unpacked (exact)
   bool operator==(const PackedMatrix& o) const {
@@ -165,25 +174,28 @@ class PackedMatrix {
   void free_other_storage();           // every storage but storage_'s emptied
 };
 
-// A (rows, cols) row-major table kept in a file's precision: the token embedding of a BF16 /
-// F16 model (Llama 3.2-1B's 128,256 x 2048 is 525 MB so, 1 GB widened), or of a GGUF file in
-// its blocks (Q8_0: 279 MB). Rows are widened as they are gathered; the tied unembedding
-// widens panels inside the GEMM.
+// A (rows, cols) table kept in a file's precision: the token embedding of a BF16 / F16 model
+// (Llama 3.2-1B's 128,256 x 2048 is 525 MB so, 1 GB widened), or of a GGUF file in its blocks
+// (Q8_0: 279 MB). 16-bit, it is kept as its transpose (cols, rows) in PackedMatrix's panels:
+// the unembedding is then packed_gemm's B, read in k order by the F32 kernel at any number of
+// rows (an appended token's logits stream it as the MLP streams its weights), and a row (an
+// embedding lookup) is a strided gather down one panel (PackedMatrix::column). The same bytes
+// as the file's, reordered; the last panel zero-padded. In blocks, rows are kept one after
+// another, widened as they are gathered, and the unembedding widens them inside its GEMM.
 struct NarrowRows {
-  Eigen::Index rows = 0, cols = 0;
+  Eigen::Index rows = 0, cols = 0;  // V, D
   WeightDtype dtype = WeightDtype::BF16;
-  std::vector<uint16_t> data;   // (rows, cols) when BF16 / F16
+  PackedMatrix panels;          // (cols, rows) = the table transposed, when BF16 / F16
   std::vector<uint8_t> blocks;  // (rows, row_bytes()) when a block type (weight_dtype.h)
   bool empty() const { return rows == 0; }
   size_t row_bytes() const { return static_cast<size_t>(dtype_bytes(dtype, cols)); }
-  size_t bytes() const { return data.size() * sizeof(uint16_t) + blocks.size(); }
+  size_t bytes() const { return panels.bytes() + blocks.size(); }
   void row(Eigen::Index r, float* out) const {  // out (cols)
     if (is_block_dtype(dtype)) return widen_weights(dtype, blocks.data() + static_cast<size_t>(r) * row_bytes(), cols, out);
-    const uint16_t* s = data.data() + static_cast<size_t>(r) * cols;
-    for (Eigen::Index c = 0; c < cols; ++c) out[c] = narrow_to_float(s[c], dtype);
+    panels.column(r, out);
   }
   bool operator==(const NarrowRows& o) const {
-    return rows == o.rows && cols == o.cols && dtype == o.dtype && data == o.data && blocks == o.blocks;
+    return rows == o.rows && cols == o.cols && dtype == o.dtype && panels == o.panels && blocks == o.blocks;
   }
 };
 
@@ -208,9 +220,12 @@ class FewRowSplit {
   bool previous_;
 };
 
-// C (M, N) = A (M, K) Bt^T, with Bt (N, K) row-major and row stride ldb: the unembedding,
-// where Bt is the (V, D) embedding table and too big to keep a packed copy of. Each panel of
-// kPanel rows of Bt (one contiguous stream) is packed on the fly by the thread that uses it.
+// C (M, N) = A (M, K) Bt^T, with Bt (N, K) row-major and row stride ldb: the F32 unembedding
+// (a checkpoint's (V, D) embedding table, which the trainer updates, or an F32 file's), too big
+// to keep a packed copy of. Each panel of kPanel rows of Bt (one contiguous stream) is packed
+// on the fly by the thread that uses it; fewer than 4 rows read Bt's rows in place and
+// transpose them in registers. Each C(i, n) is packed_gemm's chain over k: a 16-bit table kept
+// in panels (NarrowRows) gives the same bits as this call on its widened values.
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const float* Bt, int ldb, float* C, int ldc);
 // The same with Bt kept 16-bit (BF16 or F16): each panel is widened as it is packed; the
 // result equals the F32 call on the widened Bt bit for bit.

@@ -535,18 +535,19 @@ static void finish_layer(const ModelWeights& w, const LayerWeights& lw, bool mlp
   }
 }
 
-// logits (N, V) = xf (N, D) * U^T, U (V, D) the unembedding: each panel of U's rows packed as
-// it is used, widened from 16 bits inside the GEMM when it is kept 16-bit.
+// logits (N, V) = xf (N, D) * U^T, U (V, D) the unembedding: kept 16-bit, U^T's panels
+// (NarrowRows::panels, (D, V)) through packed_gemm as every weight matrix, widened in
+// registers; F32 (a checkpoint's table), each panel of U's rows packed as it is used; in a
+// GGUF file's blocks, in dot order. The first two give the same bits (one chain over k).
 static void unembed(const ModelWeights& w, const MatR& xf, MatR& logits) {
   const NarrowRows& U16 = w.lm_head16.empty() && w.lm_head.size() == 0 ? w.tok_emb16 : w.lm_head16;
   if (!U16.empty() && is_block_dtype(U16.dtype)) {  // a GGUF file's blocks: widened row by row into the GEMM's panels (bit for bit)
     resize_keeping(logits, xf.rows(), U16.rows);
     gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U16.rows), static_cast<int>(U16.cols),
                       U16.blocks.data(), U16.dtype, U16.row_bytes(), logits.data(), static_cast<int>(logits.cols()));
-  } else if (!U16.empty()) {  // kept 16-bit: widened panel by panel inside the GEMM (bit for bit the F32 result)
+  } else if (!U16.empty()) {  // kept 16-bit in panels: the weights' GEMM (bit for bit the F32 result)
     resize_keeping(logits, xf.rows(), U16.rows);
-    gemm_transposed_b(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), static_cast<int>(U16.rows), static_cast<int>(U16.cols),
-                      U16.data.data(), U16.dtype, static_cast<int>(U16.cols), logits.data(), static_cast<int>(logits.cols()));
+    packed_gemm(static_cast<int>(xf.rows()), xf.data(), static_cast<int>(xf.cols()), U16.panels, logits.data(), static_cast<int>(logits.cols()), false);
   } else {
     const MatR& U = w.unembedding();
     resize_keeping(logits, xf.rows(), U.rows());
