@@ -102,7 +102,8 @@ struct ModelWeights {
   // The unembedding is tied, logits = LN_f(x) * tok_emb^T (B*T, V), unless lm_head is set.
   MatR lm_head;   // (V, D) an untied unembedding (a pretrained model's own lm_head), else empty
   // A BF16 / F16 file's tables kept in its 16 bits (packed_gemm.h), tok_emb and lm_head then
-  // empty: rows are widened as they are gathered, the unembedding's panels inside its GEMM.
+  // empty: each kept as its transpose's panels, the unembedding's B of packed_gemm, a row
+  // gathered down one panel (a GGUF file's block-typed table: its rows of blocks).
   // Read through embedding_row / unembedding_row / vocab_size, which serve both.
   NarrowRows tok_emb16;  // (V, D)
   NarrowRows lm_head16;  // (V, D) untied
