@@ -267,7 +267,7 @@ void few_rows_all(int width, const uint8_t* const* src, const WeightDtype* dt, i
     else few_rows<M, G>(g0, width, src, dt, K, A, lda, C, ldc, accumulate);
   }
 }
-// ---- many rows (the full forward): each chunk widened once, 4 rows x 3 columns in registers ----
+// ---- many rows (the full forward): each chunk widened once, 4 rows x 3 columns (AVX-512: 8 x 3 pairs) in registers ----
 // A unit of kBlockRowColumns columns, kRowsChunk values of each at a time: the chunk's columns
 // widened into an L1 scratch (as they come out of widen_weights: k contiguous per column),
 // then every 4 rows of A against every 3 columns, 12 accumulators of 8 lane sums in registers
