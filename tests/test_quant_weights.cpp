@@ -225,6 +225,64 @@ TEST(QuantWeights, BlockGemmIsTheDotOrderOfItsWidenedValues) {
   set_compute_threads(threads);
 }
 
+// The many-row kernel (4 or more rows: the full forward, 4 rows x 3 columns of a 12-column
+// unit over 256-value chunks) against the few-row one (1-3 rows: the appended tokens), bit for
+// bit: every row of a many-row product equals the same row run alone, and in threes, for every
+// block type (and F16 among blocks, K = 37), K one block and more than one chunk (not a
+// multiple of 256 where the type's blocks allow), N around the column unit and the tile (1, 11,
+// 12, 13, 25, 37), M = 4, 5, 7, 128 (the row tile's tails), accumulating too, the packed
+// matrix and the unembedding's transposed form, one and two threads.
+TEST(QuantWeights, ManyRowsOnBlocksEqualFewRowsBitForBit) {
+  const int threads = compute_threads();
+  auto bits = [](const MatR& a, const MatR& b) {
+    return a.rows() == b.rows() && a.cols() == b.cols() && std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0;
+  };
+  for (int ti = static_cast<int>(WeightDtype::F16); ti < kWeightDtypes; ++ti) {
+    const WeightDtype t = static_cast<WeightDtype>(ti);
+    const int blk = weight_dtype_info(t).block;
+    for (int K : {blk == 1 ? 37 : blk, blk == 1 ? 301 : blk == 32 ? 9 * 32 : 3 * 256}) {
+      std::vector<std::string> rows(37);
+      std::vector<const uint8_t*> src;
+      for (size_t c = 0; c < rows.size(); ++c) {
+        test::gguf_writer_detail::random_weights(t, K, 71 + c, rows[c]);
+        src.push_back(reinterpret_cast<const uint8_t*>(rows[c].data()));
+      }
+      for (int N : {1, 11, 12, 13, 25, 37}) {
+        PackedMatrix qm;
+        ASSERT_TRUE(qm.assign_blocks({src.begin(), src.begin() + N}, std::vector<WeightDtype>(static_cast<size_t>(N), t), K));
+        std::string table;
+        for (int c = 0; c < N; ++c) table += rows[static_cast<size_t>(c)];
+        for (int M : {4, 5, 7, 128}) {
+          const MatR A = test::random_matrix(M, K, 17), C0 = test::random_matrix(M, N, 18);
+          for (int nt : {1, 2}) {
+            set_compute_threads(nt);
+            SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N) + ", " +
+                         std::to_string(nt) + " threads");
+            MatR many(M, N), many_acc = C0, many_t(M, N), few(M, N), few_acc = C0, threes(M, N);
+            packed_gemm(many, A, qm);
+            packed_gemm(many_acc, A, qm, true);
+            if (is_block_dtype(t))
+              gemm_transposed_b(M, A.data(), K, N, K, reinterpret_cast<const uint8_t*>(table.data()), t, rows[0].size(), many_t.data(), N);
+            for (int i = 0; i < M; ++i) {
+              packed_gemm(few.middleRows(i, 1), A.middleRows(i, 1), qm);
+              packed_gemm(few_acc.middleRows(i, 1), A.middleRows(i, 1), qm, true);
+            }
+            for (int i = 0; i < M; i += 3) {
+              const int r = std::min(3, M - i);
+              packed_gemm(threes.middleRows(i, r), A.middleRows(i, r), qm);
+            }
+            EXPECT_TRUE(bits(many, few)) << "one row at a time";
+            EXPECT_TRUE(bits(many, threes)) << "three rows at a time";
+            EXPECT_TRUE(bits(many_acc, few_acc)) << "accumulating";
+            if (is_block_dtype(t)) EXPECT_TRUE(bits(many_t, few)) << "transposed";
+          }
+        }
+      }
+    }
+  }
+  set_compute_threads(threads);
+}
+
 // A quantized file may hold some matrices in F32, F16 or BF16 (llama.cpp leaves small or
 // sensitive tensors unquantized): among block matrices they are kept as blocks of one element
 // (a 16-bit matrix of its own, W_down here, as 16-bit panels),

@@ -5,8 +5,9 @@
 // Q8_0, Q4_0, Q4_K, Q5_K and Q6_K columns are widened block by block in registers, 8 values at
 // a time, where they are multiplied; the other types 256 values at a time (a whole number of
 // every type's blocks) with widen_weights into a scratch that stays in L1. Either way the
-// values are multiplied along k, 8 at a time, by the rows of A: no transpose. Many rows run
-// packed_gemm.cpp's run_block_lanes instead (the F32 kernel, lane by lane).
+// values are multiplied along k, 8 at a time, by the rows of A: no transpose. Four or more
+// rows (the full forward) run many_rows below: each chunk of a unit's columns widened once,
+// then 4 rows x 3 columns in registers.
 #include "core/math/block_gemm.h"
 
 #include "core/math/half.h"
@@ -266,6 +267,139 @@ void few_rows_all(int width, const uint8_t* const* src, const WeightDtype* dt, i
     else few_rows<M, G>(g0, width, src, dt, K, A, lda, C, ldc, accumulate);
   }
 }
+// ---- many rows (the full forward): each chunk widened once, 4 rows x 3 columns (AVX-512: 8 x 3 pairs) in registers ----
+// A unit of kBlockRowColumns columns, kRowsChunk values of each at a time: the chunk's columns
+// widened into an L1 scratch (as they come out of widen_weights: k contiguous per column),
+// then every 4 rows of A against every 3 columns, 12 accumulators of 8 lane sums in registers
+// over the chunk (7 loads a step for 12 multiply-adds, no broadcast, no transpose). Between
+// chunks the lane sums wait in `lanes` ((M, kBlockRowColumns, 8)); after the last they are
+// reduced (reduce8) into C. Each lane is the same fma chain over k = l mod 8 in order as the
+// few-row kernels': the same bits.
+constexpr int kRowsChunk = 256;  // a whole number of every type's blocks
+#if defined(__AVX512F__)
+// With AVX-512 a register holds two columns' lane sums (columns 2p and 2p + 1, interleaved 8 by
+// 8 when widened), and 8 rows x 3 pairs run at a time: 24 accumulators, 3 loads of the
+// columns and 8 broadcasts of A's 8 values a step.
+constexpr int kTileRows = 8, kTileCols = 6;
+#else
+constexpr int kTileRows = 4, kTileCols = 3;
+#endif
+static_assert(kBlockRowColumns % kTileCols == 0, "a unit is whole tiles of columns");
+
+// Rows [0, R) x columns [0, C) of a unit over n8 values of a chunk: a (R rows, lda apart), w
+// (C columns, kRowsChunk apart), l the tile's lane sums in `lanes`. first: from 0; last: reduced
+// into C's rows (columns below cols), else kept in l.
+template <int R, int C>
+HM_INLINE void rows_tile(int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, int cols, float* c, int ldc,
+                         bool accumulate) {
+  V acc[R][C];
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < C; ++j) acc[i][j] = first ? _mm256_setzero_ps() : _mm256_load_ps(l + (i * kBlockRowColumns + j) * kLanes);
+  for (int k = 0; k < n8; k += kLanes) {
+    V wv[C];
+    for (int j = 0; j < C; ++j) wv[j] = _mm256_load_ps(w + j * kRowsChunk + k);
+    for (int i = 0; i < R; ++i) {
+      const V av = _mm256_loadu_ps(a + static_cast<size_t>(i) * lda + k);
+      for (int j = 0; j < C; ++j) acc[i][j] = _mm256_fmadd_ps(av, wv[j], acc[i][j]);
+    }
+  }
+  if (!last) {
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < C; ++j) _mm256_store_ps(l + (i * kBlockRowColumns + j) * kLanes, acc[i][j]);
+    return;
+  }
+  store_sums<R, C>(acc, cols, c, ldc, accumulate);
+}
+
+#if defined(__AVX512F__)
+// The AVX-512 tile: rows [0, R) x column pairs [0, C / 2) over n8 values; w the pairs' values,
+// (pairs, kRowsChunk / 8, 2, 8); l as above (a pair's two columns' lane sums are adjacent).
+template <int R, int C>
+HM_INLINE void rows_tile512(int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, int cols, float* c, int ldc,
+                            bool accumulate) {
+  constexpr int P = C / 2;
+  __m512 acc[R][P];
+  for (int i = 0; i < R; ++i)
+    for (int p = 0; p < P; ++p) acc[i][p] = first ? _mm512_setzero_ps() : _mm512_load_ps(l + (i * kBlockRowColumns + 2 * p) * kLanes);
+  for (int k = 0; k < n8; k += kLanes) {
+    __m512 wv[P];
+    for (int p = 0; p < P; ++p) wv[p] = _mm512_load_ps(w + p * 2 * kRowsChunk + 2 * k);
+    for (int i = 0; i < R; ++i) {
+      const __m512 av = _mm512_broadcast_f32x8(_mm256_loadu_ps(a + static_cast<size_t>(i) * lda + k));
+      for (int p = 0; p < P; ++p) acc[i][p] = _mm512_fmadd_ps(av, wv[p], acc[i][p]);
+    }
+  }
+  if (!last) {
+    for (int i = 0; i < R; ++i)
+      for (int p = 0; p < P; ++p) _mm512_store_ps(l + (i * kBlockRowColumns + 2 * p) * kLanes, acc[i][p]);
+    return;
+  }
+  for (int i = 0; i < R; ++i)
+    for (int p = 0; p < P; ++p) {
+      alignas(64) float s[2 * kLanes];
+      _mm512_store_ps(s, acc[i][p]);
+      for (int h = 0; h < 2 && 2 * p + h < cols; ++h) put(c + static_cast<size_t>(i) * ldc + 2 * p + h, reduce8(s + h * kLanes), accumulate);
+    }
+}
+#endif
+
+template <int R>
+HM_INLINE void rows_band(int width, int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, float* c, int ldc,
+                         bool accumulate) {
+  for (int j0 = 0; j0 < width; j0 += kTileCols)
+#if defined(__AVX512F__)
+    rows_tile512<R, kTileCols>(n8, a, lda, w + j0 * kRowsChunk, l + j0 * kLanes, first, last, std::min(kTileCols, width - j0), c + j0, ldc,
+                               accumulate);
+#else
+    rows_tile<R, kTileCols>(n8, a, lda, w + j0 * kRowsChunk, l + j0 * kLanes, first, last, std::min(kTileCols, width - j0), c + j0, ldc,
+                            accumulate);
+#endif
+}
+
+void many_rows(int M, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
+               bool accumulate) {
+  alignas(64) thread_local float w[kBlockRowColumns * kRowsChunk];
+  thread_local std::vector<float> lanes_store;  // every value written by the first chunk
+  lanes_store.resize(static_cast<size_t>(M) * kBlockRowColumns * kLanes + 16);
+  float* lanes = lanes_store.data() + (16 - reinterpret_cast<uintptr_t>(lanes_store.data()) / sizeof(float) % 16) % 16;  // on a cache line
+  const int padded = (width + kTileCols - 1) / kTileCols * kTileCols;
+  for (int k0 = 0; k0 < K; k0 += kRowsChunk) {
+    const int n = std::min(kRowsChunk, K - k0), n8 = round8(n);
+#if defined(__AVX512F__)
+    // Column pairs interleaved 8 values by 8: pair p at w + 2p kRowsChunk, (kRowsChunk / 8, 2, 8).
+    alignas(64) float col[kRowsChunk];
+    for (int j = 0; j < padded; ++j) {
+      if (j < width) widen_chunk(src[j], dt[j], k0, n, col);
+      else std::fill_n(col, n8, 0.0f);
+      float* d = w + (j / 2) * 2 * kRowsChunk + (j % 2) * kLanes;
+      for (int k = 0; k < n8; k += kLanes) _mm256_store_ps(d + 2 * k, _mm256_load_ps(col + k));
+    }
+#else
+    for (int j = 0; j < width; ++j) widen_chunk(src[j], dt[j], k0, n, w + j * kRowsChunk);
+    for (int j = width; j < padded; ++j) std::fill_n(w + j * kRowsChunk, n8, 0.0f);
+#endif
+    int ld;
+    const float* a = a_rows(M, A, lda, k0, n, &ld);
+    const bool first = k0 == 0, last = k0 + n >= K;
+    for (int i0 = 0; i0 < M; i0 += kTileRows) {
+      const float* ai = a + static_cast<size_t>(i0) * ld;
+      float* li = lanes + static_cast<size_t>(i0) * kBlockRowColumns * kLanes;
+      float* ci = C + static_cast<size_t>(i0) * ldc;
+      switch (std::min(kTileRows, M - i0)) {
+#if defined(__AVX512F__)
+        case 8: rows_band<8>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
+        case 7: rows_band<7>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
+        case 6: rows_band<6>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
+        case 5: rows_band<5>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
+#endif
+        case 4: rows_band<4>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
+        case 3: rows_band<3>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
+        case 2: rows_band<2>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
+        default: rows_band<1>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
+      }
+    }
+  }
+}
 #undef HM_INLINE
 #else
 // Without AVX2 and FMA: the same order in scalar code.
@@ -300,15 +434,10 @@ void block_gemm_columns(int M, int width, const uint8_t* const* src, const Weigh
     return;
   }
 #if defined(__AVX2__) && defined(__FMA__)
+  if (M > kBlockFewRows) return many_rows(M, width, src, dt, K, A, lda, C, ldc, accumulate);
   if (M == 1) return few_rows_all<1>(width, src, dt, K, A, lda, C, ldc, accumulate);
   if (M == 2) return few_rows_all<2>(width, src, dt, K, A, lda, C, ldc, accumulate);
-  for (int i = 0; i < M; i += 3) {  // more rows: three at a time (packed_gemm runs many rows through its own kernel)
-    const float* a = A + static_cast<size_t>(i) * lda;
-    float* c = C + static_cast<size_t>(i) * ldc;
-    if (M - i == 1) few_rows_all<1>(width, src, dt, K, a, lda, c, ldc, accumulate);
-    else if (M - i == 2) few_rows_all<2>(width, src, dt, K, a, lda, c, ldc, accumulate);
-    else few_rows_all<3>(width, src, dt, K, a, lda, c, ldc, accumulate);
-  }
+  few_rows_all<3>(width, src, dt, K, A, lda, C, ldc, accumulate);
 #else
   scalar_rows(M, width, src, dt, K, A, lda, C, ldc, accumulate);
 #endif

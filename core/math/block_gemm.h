@@ -14,8 +14,7 @@
 // (K not a multiple of 8, possible only for F32 / F16 / BF16 columns among blocks: the last
 // lanes run fma(0, 0, acc) on the missing values.) The order does not depend on the ISA,
 // the number of rows, the threads or how K is cut into chunks, so the few-row kernel here (the
-// appended token) and the many-row one (packed_gemm.cpp's run_block_lanes: the F32 kernel on
-// A's columns and B's rows regrouped by k mod 8, the full forward) give the same bits
+// appended token) and the many-row one (the full forward) give the same bits
 // (QuantWeights.AnAppendedTokenOnBlocksEqualsAFullRecomputeBitForBit), and both equal the
 // order written out in scalar code (QuantWeights.BlockGemmIsTheDotOrderOfItsWidenedValues).
 // An F32 matrix of the same values sums in k order (the packed kernel), so the two agree to
@@ -27,12 +26,17 @@
 
 namespace headmap {
 
-// Columns per call: one panel of the packed kernel (packed_gemm.h's kPanel with AVX2).
+// Columns per call: kBlockColumns for at most kBlockFewRows rows (the appended tokens: 8 or 4
+// columns in flight, each widened in registers), kBlockRowColumns for more (the full forward:
+// a chunk of each column widened once into L1, then 4 rows x 3 columns at a time).
 constexpr int kBlockColumns = 16;
+constexpr int kBlockFewRows = 3;
+constexpr int kBlockRowColumns = 12;
+inline int block_unit_columns(int M) { return M <= kBlockFewRows ? kBlockColumns : kBlockRowColumns; }
 
 // C (M, width) (row stride ldc; += when accumulate) = A (M, K) (row stride lda) times the
 // (K, width) matrix whose column j is the K values stored at src[j] in dt[j] (any WeightDtype,
-// K a whole number of its blocks), in dot order. width <= kBlockColumns.
+// K a whole number of its blocks), in dot order. width <= block_unit_columns(M).
 void block_gemm_columns(int M, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
                         bool accumulate);
 

@@ -164,81 +164,16 @@ void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<D
   });
 }
 
-// Columns [0, width) of a (kc, kNR) F32 panel widened from blocks (vectorised where the
-// build allows): column j's kc values at src[j] in dt[j], a whole number of its blocks;
-// columns [width, kNR) zero. Defined below.
-void widen_columns(int width, const uint8_t* const* src, const WeightDtype* dt, int kc, float* wide);
-
-// A matrix kept in blocks, many rows: block_gemm.h's dot order through the F32 kernel. Lane l
-// of C(i, n) is a product of depth K / 8, A's columns k = l mod 8 by B's rows k = l mod 8,
-// one fused multiply-add chain in k order: what tile computes for a panel whose rows and A
-// whose columns are regrouped by k mod 8. So each kLaneKC rows of a panel are widened, their
-// rows regrouped (rows l, l + 8, ... then l + 1, ...), and each lane's (kLaneKC / 8) rows run
-// through panel_pass into its own (M, kNR) sums, carried from chunk to chunk; the eight are
-// reduced at the end (reduce8). The same bits as block_gemm_columns' few rows.
-constexpr int kLaneKC = 1024;  // a multiple of 8 and of every type's blocks
-inline int round8(int n) { return (n + 7) / 8 * 8; }
-
-// A (M, K) regrouped the same way, chunk by chunk: (M, round8(K)), zero past K.
-void lane_major(int M, const float* A, int lda, int K, std::vector<float>& out) {
-  const int K8 = round8(K);
-  out.assign(static_cast<size_t>(M) * K8, 0.0f);
-  for (int i = 0; i < M; ++i) {
-    const float* a = A + static_cast<size_t>(i) * lda;
-    float* o = out.data() + static_cast<size_t>(i) * K8;
-    for (int k0 = 0; k0 < K; k0 += kLaneKC) {
-      const int per = round8(std::min(kLaneKC, K - k0)) / 8;
-      for (int k = k0; k < std::min(K, k0 + kLaneKC); ++k) o[k0 + (k - k0) % 8 * per + (k - k0) / 8] = a[k];
-    }
-  }
-}
-
-// Columns [n0, n0 + width) (width <= kNR; column j at src[j] in dt[j]) of C (M, .) against
-// Ap = lane_major(A).
-void run_block_lanes(int width, const uint8_t* const* src, const WeightDtype* dt, int M, int K, const float* Ap, float* C, int ldc, bool accumulate) {
-  using Buf = std::vector<float, Eigen::aligned_allocator<float>>;
-  thread_local Buf wide, lanes, part;
-  const int K8 = round8(K);
-  wide.resize(static_cast<size_t>(kLaneKC) * kNR);
-  lanes.resize(static_cast<size_t>(kLaneKC) * kNR);
-  part.resize(static_cast<size_t>(8) * M * kNR);  // lane l: (M, kNR) at l * M * kNR
-  for (int k0 = 0; k0 < K; k0 += kLaneKC) {
-    const int kc = std::min(kLaneKC, K - k0), per = round8(kc) / 8;
-    const uint8_t* s[kNR];
-    for (int j = 0; j < width; ++j) s[j] = src[j] + dtype_bytes(dt[j], k0);
-    widen_columns(width, s, dt, kc, wide.data());
-    for (int l = 0; l < 8; ++l)
-      for (int r = 0; r < per; ++r) {
-        const int k = 8 * r + l;
-        float* d = lanes.data() + static_cast<size_t>(l * per + r) * kNR;
-        if (k < kc) std::copy_n(wide.data() + static_cast<size_t>(k) * kNR, kNR, d);
-        else std::fill_n(d, kNR, 0.0f);
-      }
-    for (int l = 0; l < 8; ++l)
-      panel_pass<WeightDtype::F32>(M, per, Ap + k0 + l * per, K8, lanes.data() + static_cast<size_t>(l) * per * kNR,
-                                   part.data() + static_cast<size_t>(l) * M * kNR, kNR, k0 > 0);
-  }
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < width; ++j) {
-      float l8[8];
-      for (int l = 0; l < 8; ++l) l8[l] = part[(static_cast<size_t>(l) * M + i) * kNR + j];
-      float* c = C + static_cast<size_t>(i) * ldc + j;
-      *c = accumulate ? *c + reduce8(l8) : reduce8(l8);
-    }
-}
-
-// Unit u of C (M, N) = A B, B's column c at col(c) = {bytes, type}: a few rows (block_gemm_columns,
-// kBlockColumns columns a unit) or many (run_block_lanes on Ap, kNR columns a unit).
-constexpr int kBlockFewRows = 3;
-inline int block_units(int M, int N) { return M <= kBlockFewRows ? (N + kBlockColumns - 1) / kBlockColumns : (N + kNR - 1) / kNR; }
+// Unit u of C (M, N) = A B in dot order (block_gemm.h), block_unit_columns(M) columns a unit,
+// B's column c at col(c) = {bytes, type}.
+inline int block_units(int M, int N) { return (N + block_unit_columns(M) - 1) / block_unit_columns(M); }
 template <class Col>
-void run_block_unit(int u, int M, int N, int K, const float* A, int lda, const float* Ap, Col&& col, float* C, int ldc, bool accumulate) {
-  const int cols = M <= kBlockFewRows ? kBlockColumns : kNR, n0 = u * cols, width = std::min(cols, N - n0);
-  const uint8_t* src[std::max(kNR, kBlockColumns)];
-  WeightDtype dt[std::max(kNR, kBlockColumns)];
+void run_block_unit(int u, int M, int N, int K, const float* A, int lda, Col&& col, float* C, int ldc, bool accumulate) {
+  const int cols = block_unit_columns(M), n0 = u * cols, width = std::min(cols, N - n0);
+  const uint8_t* src[std::max(kBlockRowColumns, kBlockColumns)];
+  WeightDtype dt[std::max(kBlockRowColumns, kBlockColumns)];
   for (int j = 0; j < width; ++j) std::tie(src[j], dt[j]) = col(n0 + j);
-  if (M <= kBlockFewRows) return block_gemm_columns(M, width, src, dt, K, A, lda, C + n0, ldc, accumulate);
-  run_block_lanes(width, src, dt, M, K, Ap, C + n0, ldc, accumulate);
+  block_gemm_columns(M, width, src, dt, K, A, lda, C + n0, ldc, accumulate);
 }
 
 void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
@@ -434,6 +369,9 @@ void direct_16_columns(int n, const float* A, int lda, int K, const E* Bt, Weigh
 }
 #endif
 
+// Columns [0, width) of a (kc, kNR) F32 panel widened from blocks (vectorised where the
+// build allows): column j's kc values at src[j] in dt[j], a whole number of its blocks;
+// columns [width, kNR) zero (PackedMatrix::widen_panel).
 void widen_columns(int width, const uint8_t* const* src, const WeightDtype* dt, int kc, float* wide) {
   // 256 values of each column at a time (a whole number of every type's blocks), widened
   // into a (kNR, 256) scratch in L1, then transposed into the panel 8 x 8 at a time.
@@ -835,11 +773,9 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
   // A matrix kept in blocks: in dot order (block_gemm.h, run_block_unit).
   const bool blocks = B.blocks();
   const int K = static_cast<int>(B.rows()), units = blocks ? block_units(M, N) : P;
-  std::vector<float> Ap;  // A lane-major, for many rows against blocks
-  if (blocks && M > kBlockFewRows) lane_major(M, A, lda, K, Ap);
   auto col = [&B](int c) { return std::make_pair(B.column_blocks(c), B.column_dtype(c)); };
   auto run = [&](int u) {
-    if (blocks) run_block_unit(u, M, N, K, A, lda, Ap.data(), col, C, ldc, accumulate);
+    if (blocks) run_block_unit(u, M, N, K, A, lda, col, C, ldc, accumulate);
     else run_packed_panel(u, M, A, lda, B, C, ldc, accumulate);
   };
   nt = std::min(nt, units);
@@ -861,10 +797,8 @@ void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8
   }
   // Bt's rows are the columns, in dot order (block_gemm.h, run_block_unit).
   const int units = block_units(M, N);
-  std::vector<float> Ap;
-  if (M > kBlockFewRows) lane_major(M, A, lda, K, Ap);
   auto col = [&](int c) { return std::make_pair(Bt + static_cast<size_t>(c) * row_bytes, dtype); };
-  auto run = [&](int u) { run_block_unit(u, M, N, K, A, lda, Ap.data(), col, C, ldc, false); };
+  auto run = [&](int u) { run_block_unit(u, M, N, K, A, lda, col, C, ldc, false); };
   const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), units);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
   for (int u = 0; u < units; ++u) run(u);

@@ -8,8 +8,8 @@
 //                     the K/V cache, with its logits over the whole vocabulary, then each
 //                     next token as typing appends them (after the forwards; each half the
 //                     seconds: runs, appends).
-// Then, on stderr, where an append's time goes stage by stage (core/model/stage_times.h),
-// from five more appends with the timers on.
+// Then, on stderr, where the forward's and an append's time go stage by stage
+// (core/model/stage_times.h), from two more forwards and five more appends with the timers on.
 // Prints one JSON line per type. Each type is written by tests/gguf_writer.h (random blocks
 // under fixed scales: the same bytes a real file of the type streams) into DIR unless the
 // file is already there, then measured in a fresh process (so that the write's memory does
@@ -116,6 +116,18 @@ int measure(const std::string& path, int T, double budget_ms) {
               fs::path(path).filename().c_str(), w->source.dtype.c_str(), file_bytes / 1e6, load_s, peak, T, median(full_t), median(append_t),
               full_t.size(), append_t.size(), compute_threads(), g_reuse ? "true" : "false");
   std::fflush(stdout);
+  {  // Where the full forward's time goes: two more with the stage timers on (stderr).
+    StageTimes fst;
+    ForwardOptions ft = fo;
+    ft.times = &fst;
+    double ftotal = 0;
+    for (int i = 0; i < 2; ++i) {
+      const auto t1 = std::chrono::steady_clock::now();
+      if (Result<ForwardOutput> f = forward(*w, cfg, whole, ft); !f) fail(f.error().message);
+      ftotal += ms_since(t1);
+    }
+    std::fprintf(stderr, "the forward at T = %d (%s):\n%s", T, fs::path(path).filename().c_str(), fst.table(ftotal).c_str());
+  }
   // Where an append's time goes: five more appends with the stage timers on (stderr).
   StageTimes st;
   ForwardOptions timed = inc;

@@ -20,6 +20,7 @@
 #include "core/math/rng.h"
 #include "core/train/trainer.h"
 #include "tests/bench/fp32_peak.h"
+#include "tests/gguf_writer.h"
 
 using namespace headmap;
 
@@ -220,7 +221,8 @@ BENCHMARK(BM_packed_gemm)
 // packed_gemm_shapes: the forward's weight products at T = 128 on the shapes that matter
 // (issue 38): the Llama-3.2-1B shape (K = 2048, N = 2048 / 8192; K = 8192, N = 2048) and
 // GPT-2 small (K = 768, N = 768 / 2304 / 3072; K = 3072, N = 768), weights F32 (dtype 0) or
-// BF16 (1), on 1 or 2 threads. Distinct weights per call (matrices in turn, at least 64 MiB
+// BF16 (1), on 1 or 2 threads; on the 1B shape also kept in a GGUF file's blocks (dtype 3
+// Q8_0, 11 Q4_K, 13 Q6_K: block_gemm.h's many-row kernel, issue 37). Distinct weights per call (matrices in turn, at least 64 MiB
 // of them), so they stream from memory as in a forward. Prints GFLOP/s and pct_peak: the
 // rate over the threads' FP32 fused multiply-add peak (fp32_peak.h, measured once here).
 void BM_packed_gemm_shapes(benchmark::State& state) {
@@ -229,9 +231,19 @@ void BM_packed_gemm_shapes(benchmark::State& state) {
   const WeightDtype dt = static_cast<WeightDtype>(state.range(3));
   const int threads = static_cast<int>(state.range(4)), before = compute_threads();
   const MatR a = random_matrix(M, K, 3);
-  const size_t bytes = static_cast<size_t>(K * N) * (dt == WeightDtype::F32 ? 4 : 2);
+  const size_t bytes = is_block_dtype(dt) ? static_cast<size_t>(dtype_bytes(dt, K * N)) : static_cast<size_t>(K * N) * (dt == WeightDtype::F32 ? 4 : 2);
   std::deque<PackedMatrix> bs;
   for (size_t i = 0; i < std::max<size_t>(2, (size_t(64) << 20) / bytes); ++i) {
+    if (is_block_dtype(dt)) {  // a GGUF file's blocks (issue 37): random quants, finite scales
+      std::vector<std::string> cols(static_cast<size_t>(N));
+      std::vector<const uint8_t*> src;
+      for (Eigen::Index c = 0; c < N; ++c) {
+        test::gguf_writer_detail::random_weights(dt, K, 1000 * i + static_cast<uint64_t>(c), cols[static_cast<size_t>(c)]);
+        src.push_back(reinterpret_cast<const uint8_t*>(cols[static_cast<size_t>(c)].data()));
+      }
+      bs.emplace_back().assign_blocks(src, std::vector<WeightDtype>(static_cast<size_t>(N), dt), K);
+      continue;
+    }
     const MatR b = random_matrix(K, N, 4 + i);
     bs.emplace_back(b, dt);
   }
@@ -254,6 +266,8 @@ BENCHMARK(BM_packed_gemm_shapes)
     ->ArgNames({"M", "K", "N", "dtype", "threads"})
     ->ArgsProduct({{128}, {2048}, {2048, 8192}, {0, 1}, {1, 2}})
     ->ArgsProduct({{128}, {8192}, {2048}, {0, 1}, {1, 2}})
+    ->ArgsProduct({{128}, {2048}, {2048, 8192}, {3, 11, 13}, {1, 2}})
+    ->ArgsProduct({{128}, {8192}, {2048}, {3, 11, 13}, {1, 2}})
     ->ArgsProduct({{128}, {768}, {768, 2304, 3072}, {0, 1}, {1, 2}})
     ->ArgsProduct({{128}, {3072}, {768}, {0, 1}, {1, 2}})
     ->Unit(benchmark::kMicrosecond)
