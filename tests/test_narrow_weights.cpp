@@ -95,7 +95,7 @@ void write_model(const fs::path& dir, const std::vector<FileTensor>& ts, bool ti
                 fs::copy_options::overwrite_existing);
 }
 
-Batch ids_batch(int T, int vocab = V) {
+Batch random_ids_batch(int T, int vocab = V) {
   Batch b;
   b.tokenizer = TokenizerKind::Bpe;
   TokenizedText tt;
@@ -144,7 +144,7 @@ TEST(NarrowWeights, SixteenBitFilesStayNarrowAndGiveTheF32ForwardBitForBit) {
       const ModelConfig cn = config_for_weights(*n, base), cw = config_for_weights(*w, base);
       ASSERT_EQ(cn, cw);
       for (int T : {1, 37}) {
-        const Batch b = ids_batch(T);
+        const Batch b = random_ids_batch(T);
         ForwardOptions fo;
         fo.want_logits = true;
         for (int nt : {1, 2}) {
@@ -215,7 +215,7 @@ TEST(NarrowWeights, TheUnembeddingInPanelsGivesTheFilesRowsAndTheF32LogitsBitFor
         KvCache cache;
         ForwardOptions inc = fo;
         inc.kv_cache = &cache;
-        const Batch all = ids_batch(40, kV);
+        const Batch all = random_ids_batch(40, kV);
         auto first = [&](int T) {
           Batch b = all;
           b.sentences[0].tokens.resize(static_cast<size_t>(T));
