@@ -22,6 +22,7 @@
 #include "core/inspect/passport.h"
 #include "core/io/gguf_model.h"
 #include "core/io/hf_tensors.h"
+#include "core/math/block_gemm.h"
 #include "core/math/gemm.h"
 #include "core/math/rng.h"
 #include "core/math/weight_dtype_scalar.h"
@@ -278,6 +279,46 @@ TEST(QuantWeights, ManyRowsOnBlocksEqualFewRowsBitForBit) {
           }
         }
       }
+    }
+  }
+  set_compute_threads(threads);
+}
+
+// The many-row kernel over several of its units (N > kBlockRowColumns, the last one partial)
+// and several chunks of K (K > kBlockRowChunk, the last one partial), with a unit's columns of
+// two types side by side (Q4_K_M's W_V beside W_K) and a band of rows cut short (M = 13): the
+// same bits as one row at a time.
+TEST(QuantWeights, ManyRowsOverUnitsAndChunksEqualOneRowAtATime) {
+  const int threads = compute_threads();
+  using W = WeightDtype;
+  const int K = 4 * kBlockRowChunk + 256, N = 2 * kBlockRowColumns + 7, M = 13;
+  for (const auto& pair : std::vector<std::pair<W, W>>{{W::Q8_0, W::Q8_0}, {W::Q4_K, W::Q6_K}, {W::Q5_K, W::F16}}) {
+    std::vector<std::string> cols(static_cast<size_t>(N));
+    std::vector<const uint8_t*> src;
+    std::vector<WeightDtype> types;
+    for (int c = 0; c < N; ++c) {
+      const W t = c % 3 == 2 ? pair.second : pair.first;
+      test::gguf_writer_detail::random_weights(t, K, 500 + c, cols[static_cast<size_t>(c)]);
+      src.push_back(reinterpret_cast<const uint8_t*>(cols[static_cast<size_t>(c)].data()));
+      types.push_back(t);
+    }
+    PackedMatrix qm;
+    ASSERT_TRUE(qm.assign_blocks(src, types, K));
+    const MatR A = test::random_matrix(M, K, 23), C0 = test::random_matrix(M, N, 24);
+    MatR few(M, N), few_acc = C0;
+    set_compute_threads(1);
+    for (int i = 0; i < M; ++i) {
+      packed_gemm(few.middleRows(i, 1), A.middleRows(i, 1), qm);
+      packed_gemm(few_acc.middleRows(i, 1), A.middleRows(i, 1), qm, true);
+    }
+    for (int nt : {1, 2}) {
+      set_compute_threads(nt);
+      SCOPED_TRACE(std::string(dtype_name(pair.first)) + " and " + dtype_name(pair.second) + ", " + std::to_string(nt) + " threads");
+      MatR many(M, N), many_acc = C0;
+      packed_gemm(many, A, qm);
+      packed_gemm(many_acc, A, qm, true);
+      EXPECT_EQ(std::memcmp(many.data(), few.data(), sizeof(float) * many.size()), 0);
+      EXPECT_EQ(std::memcmp(many_acc.data(), few_acc.data(), sizeof(float) * many.size()), 0) << "accumulating";
     }
   }
   set_compute_threads(threads);

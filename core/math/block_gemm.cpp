@@ -6,8 +6,8 @@
 // a time, where they are multiplied; the other types 256 values at a time (a whole number of
 // every type's blocks) with widen_weights into a scratch that stays in L1. Either way the
 // values are multiplied along k, 8 at a time, by the rows of A: no transpose. Four or more
-// rows (the full forward) run many_rows below: each chunk of a unit's columns widened once,
-// then 4 rows x 3 columns in registers.
+// rows (the full forward) run many_rows below: each chunk of a unit's 48 columns widened once
+// into a scratch in L2, then 8 rows x 6 columns (AVX2: 4 x 3) in registers.
 #include "core/math/block_gemm.h"
 
 #include "core/math/half.h"
@@ -267,63 +267,95 @@ void few_rows_all(int width, const uint8_t* const* src, const WeightDtype* dt, i
     else few_rows<M, G>(g0, width, src, dt, K, A, lda, C, ldc, accumulate);
   }
 }
-// ---- many rows (the full forward): each chunk widened once, 4 rows x 3 columns (AVX-512: 8 x 3 pairs) in registers ----
+// ---- many rows (the full forward): a unit's chunk widened once, 8 rows x 6 columns (AVX2: 4 x 3) in registers ----
 // A unit of kBlockRowColumns columns, kRowsChunk values of each at a time: the chunk's columns
-// widened into an L1 scratch (as they come out of widen_weights: k contiguous per column),
-// then every 4 rows of A against every 3 columns, 12 accumulators of 8 lane sums in registers
-// over the chunk (7 loads a step for 12 multiply-adds, no broadcast, no transpose). Between
-// chunks the lane sums wait in `lanes` ((M, kBlockRowColumns, 8)); after the last they are
-// reduced (reduce8) into C. Each lane is the same fma chain over k = l mod 8 in order as the
-// few-row kernels': the same bits.
-constexpr int kRowsChunk = 256;  // a whole number of every type's blocks
+// widened once into `w` (block types in registers, as the few-row kernels do; the others
+// through widen_chunk), tile by tile (kTileCols columns, each k-step's kTileCols x 8 values side
+// by side: one stream a tile), 96 KiB in L2. Then every band of kTileRows rows of A (16 KiB of
+// A, in L1) against every tile: kTileRows x kTileCols accumulators of 8 lane sums in registers
+// over the chunk. Between chunks the lane sums wait in `lanes` ((M, kBlockRowColumns, 8));
+// after the last they are reduced (reduce8) into C. Each lane is the same fma chain over
+// k = l mod 8 in order as the few-row kernels': the same bits. Where the time went before (one
+// thread, M = 128, the 1B shape; tests/bench/README.md, helper blocks6): widen_weights and a
+// copy into column pairs ~20 % (in registers now: ~7 %); 12 columns a unit, 256 values a chunk.
+constexpr int kRowsChunk = kBlockRowChunk;
 #if defined(__AVX512F__)
-// With AVX-512 a register holds two columns' lane sums (columns 2p and 2p + 1, interleaved 8 by
-// 8 when widened), and 8 rows x 3 pairs run at a time: 24 accumulators, 3 loads of the
-// columns and 8 broadcasts of A's 8 values a step.
+// With AVX-512 a register holds two columns' lane sums (columns 2p and 2p + 1 of a tile): 8 rows
+// x 3 pairs, 24 accumulators, 3 loads of the columns and 8 broadcasts of A's 8 values a step.
 constexpr int kTileRows = 8, kTileCols = 6;
 #else
 constexpr int kTileRows = 4, kTileCols = 3;
 #endif
+constexpr int kStep = kTileCols * kLanes;  // floats of a tile's k-step in w
 static_assert(kBlockRowColumns % kTileCols == 0, "a unit is whole tiles of columns");
+static_assert(kRowsChunk % 256 == 0, "a chunk is whole blocks of every type");
 
-// Rows [0, R) x columns [0, C) of a unit over n8 values of a chunk: a (R rows, lda apart), w
-// (C columns, kRowsChunk apart), l the tile's lane sums in `lanes`. first: from 0; last: reduced
-// into C's rows (columns below cols), else kept in l.
-template <int R, int C>
-HM_INLINE void rows_tile(int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, int cols, float* c, int ldc,
-                         bool accumulate) {
-  V acc[R][C];
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < C; ++j) acc[i][j] = first ? _mm256_setzero_ps() : _mm256_load_ps(l + (i * kBlockRowColumns + j) * kLanes);
-  for (int k = 0; k < n8; k += kLanes) {
-    V wv[C];
-    for (int j = 0; j < C; ++j) wv[j] = _mm256_load_ps(w + j * kRowsChunk + k);
-    for (int i = 0; i < R; ++i) {
-      const V av = _mm256_loadu_ps(a + static_cast<size_t>(i) * lda + k);
-      for (int j = 0; j < C; ++j) acc[i][j] = _mm256_fmadd_ps(av, wv[j], acc[i][j]);
+// Where column j's values k .. k + 7 (k a multiple of 8) sit in w: (tiles, kRowsChunk / 8, kTileCols, 8).
+inline float* w_at(float* w, int j, int k) { return w + (j / kTileCols) * kTileCols * kRowsChunk + (k / kLanes) * kStep + (j % kTileCols) * kLanes; }
+
+// The blocks of one column over a chunk, widened in registers into w (out: column's slot at the
+// chunk's first k-step; each k-step kStep floats further).
+template <class Blk, int S = 0>
+HM_INLINE void widen_block_subs(const uint8_t* b, const float* sc, float* out) {
+  if constexpr (S < Blk::kValues / 32) {
+    Blk::template sub<S>(b, sc, [&](int l, V v) { _mm256_store_ps(out + (4 * S + l) * kStep, v); });
+    widen_block_subs<Blk, S + 1>(b, sc, out);
+  }
+}
+template <class Blk>
+void widen_blocks(const uint8_t* src, int nblocks, float* out) {
+  alignas(32) float sc[Blk::kScales];
+  for (int blk = 0; blk < nblocks; ++blk) {
+    const uint8_t* b = src + static_cast<size_t>(blk) * Blk::kBytes;
+    Blk::scales(b, sc);
+    widen_block_subs<Blk>(b, sc, out + blk * (Blk::kValues / kLanes) * kStep);
+  }
+}
+
+// Columns [0, padded) of the unit over values [k0, k0 + n) into w (columns past width zero).
+void widen_unit(int width, int padded, const uint8_t* const* src, const WeightDtype* dt, int k0, int n, float* w) {
+  const int n8 = round8(n);
+  for (int j = 0; j < padded; ++j) {
+    float* out = w_at(w, j, 0);
+    if (j >= width) {
+      for (int k = 0; k < n8; k += kLanes) _mm256_store_ps(out + (k / kLanes) * kStep, _mm256_setzero_ps());
+      continue;
+    }
+    const uint8_t* at = src[j] + dtype_bytes(dt[j], k0);
+    const int64_t bytes = dtype_bytes(dt[j], n);
+    // The column's next chunk, into L2 for the next pass (a prefetch never faults).
+    for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(at + bytes + off, 0, 2);
+    const int nb = n / weight_dtype_info(dt[j]).block;
+    switch (dt[j]) {
+      case WeightDtype::Q8_0: widen_blocks<Q8_0Block>(at, nb, out); break;
+      case WeightDtype::Q4_K: widen_blocks<Q4_KBlock>(at, nb, out); break;
+      case WeightDtype::Q6_K: widen_blocks<Q6_KBlock>(at, nb, out); break;
+      case WeightDtype::Q5_K: widen_blocks<Q5_KBlock>(at, nb, out); break;
+      case WeightDtype::Q4_0: widen_blocks<Q4_0Block>(at, nb, out); break;
+      default: {
+        alignas(64) float col[kRowsChunk];
+        widen_chunk(src[j], dt[j], k0, n, col);
+        for (int k = 0; k < n8; k += kLanes) _mm256_store_ps(out + (k / kLanes) * kStep, _mm256_load_ps(col + k));
+      }
     }
   }
-  if (!last) {
-    for (int i = 0; i < R; ++i)
-      for (int j = 0; j < C; ++j) _mm256_store_ps(l + (i * kBlockRowColumns + j) * kLanes, acc[i][j]);
-    return;
-  }
-  store_sums<R, C>(acc, cols, c, ldc, accumulate);
 }
 
 #if defined(__AVX512F__)
-// The AVX-512 tile: rows [0, R) x column pairs [0, C / 2) over n8 values; w the pairs' values,
-// (pairs, kRowsChunk / 8, 2, 8); l as above (a pair's two columns' lane sums are adjacent).
-template <int R, int C>
-HM_INLINE void rows_tile512(int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, int cols, float* c, int ldc,
-                            bool accumulate) {
-  constexpr int P = C / 2;
+// Rows [0, R) of a band x one tile over n8 values: a (R rows, lda apart), w the tile's values,
+// l the band's lane sums at the tile's first column (rows kBlockRowColumns x 8 apart). first:
+// from 0; last: reduced into c's rows (columns below cols), else kept in l.
+template <int R>
+HM_INLINE void rows_tile(int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, int cols, float* c, int ldc,
+                         bool accumulate) {
+  constexpr int P = kTileCols / 2;
   __m512 acc[R][P];
   for (int i = 0; i < R; ++i)
     for (int p = 0; p < P; ++p) acc[i][p] = first ? _mm512_setzero_ps() : _mm512_load_ps(l + (i * kBlockRowColumns + 2 * p) * kLanes);
   for (int k = 0; k < n8; k += kLanes) {
+    const float* wk = w + (k / kLanes) * kStep;
     __m512 wv[P];
-    for (int p = 0; p < P; ++p) wv[p] = _mm512_load_ps(w + p * 2 * kRowsChunk + 2 * k);
+    for (int p = 0; p < P; ++p) wv[p] = _mm512_load_ps(wk + 2 * p * kLanes);
     for (int i = 0; i < R; ++i) {
       const __m512 av = _mm512_broadcast_f32x8(_mm256_loadu_ps(a + static_cast<size_t>(i) * lda + k));
       for (int p = 0; p < P; ++p) acc[i][p] = _mm512_fmadd_ps(av, wv[p], acc[i][p]);
@@ -341,43 +373,50 @@ HM_INLINE void rows_tile512(int n8, const float* a, int lda, const float* w, flo
       for (int h = 0; h < 2 && 2 * p + h < cols; ++h) put(c + static_cast<size_t>(i) * ldc + 2 * p + h, reduce8(s + h * kLanes), accumulate);
     }
 }
+#else
+template <int R>
+HM_INLINE void rows_tile(int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, int cols, float* c, int ldc,
+                         bool accumulate) {
+  constexpr int G = kTileCols;
+  V acc[R][G];
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < G; ++j) acc[i][j] = first ? _mm256_setzero_ps() : _mm256_load_ps(l + (i * kBlockRowColumns + j) * kLanes);
+  for (int k = 0; k < n8; k += kLanes) {
+    const float* wk = w + (k / kLanes) * kStep;
+    V wv[G];
+    for (int j = 0; j < G; ++j) wv[j] = _mm256_load_ps(wk + j * kLanes);
+    for (int i = 0; i < R; ++i) {
+      const V av = _mm256_loadu_ps(a + static_cast<size_t>(i) * lda + k);
+      for (int j = 0; j < G; ++j) acc[i][j] = _mm256_fmadd_ps(av, wv[j], acc[i][j]);
+    }
+  }
+  if (!last) {
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < G; ++j) _mm256_store_ps(l + (i * kBlockRowColumns + j) * kLanes, acc[i][j]);
+    return;
+  }
+  store_sums<R, G>(acc, cols, c, ldc, accumulate);
+}
 #endif
 
+// A band of R rows against every tile of the unit.
 template <int R>
 HM_INLINE void rows_band(int width, int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, float* c, int ldc,
                          bool accumulate) {
   for (int j0 = 0; j0 < width; j0 += kTileCols)
-#if defined(__AVX512F__)
-    rows_tile512<R, kTileCols>(n8, a, lda, w + j0 * kRowsChunk, l + j0 * kLanes, first, last, std::min(kTileCols, width - j0), c + j0, ldc,
-                               accumulate);
-#else
-    rows_tile<R, kTileCols>(n8, a, lda, w + j0 * kRowsChunk, l + j0 * kLanes, first, last, std::min(kTileCols, width - j0), c + j0, ldc,
-                            accumulate);
-#endif
+    rows_tile<R>(n8, a, lda, w + j0 * kRowsChunk, l + j0 * kLanes, first, last, std::min(kTileCols, width - j0), c + j0, ldc, accumulate);
 }
 
 void many_rows(int M, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
                bool accumulate) {
-  alignas(64) thread_local float w[kBlockRowColumns * kRowsChunk];
-  thread_local std::vector<float> lanes_store;  // every value written by the first chunk
+  alignas(64) thread_local float w[kBlockRowColumns * kRowsChunk];  // (tiles, kRowsChunk / 8, kTileCols, 8)
+  thread_local std::vector<float> lanes_store;                      // every value written by the first chunk
   lanes_store.resize(static_cast<size_t>(M) * kBlockRowColumns * kLanes + 16);
   float* lanes = lanes_store.data() + (16 - reinterpret_cast<uintptr_t>(lanes_store.data()) / sizeof(float) % 16) % 16;  // on a cache line
   const int padded = (width + kTileCols - 1) / kTileCols * kTileCols;
   for (int k0 = 0; k0 < K; k0 += kRowsChunk) {
     const int n = std::min(kRowsChunk, K - k0), n8 = round8(n);
-#if defined(__AVX512F__)
-    // Column pairs interleaved 8 values by 8: pair p at w + 2p kRowsChunk, (kRowsChunk / 8, 2, 8).
-    alignas(64) float col[kRowsChunk];
-    for (int j = 0; j < padded; ++j) {
-      if (j < width) widen_chunk(src[j], dt[j], k0, n, col);
-      else std::fill_n(col, n8, 0.0f);
-      float* d = w + (j / 2) * 2 * kRowsChunk + (j % 2) * kLanes;
-      for (int k = 0; k < n8; k += kLanes) _mm256_store_ps(d + 2 * k, _mm256_load_ps(col + k));
-    }
-#else
-    for (int j = 0; j < width; ++j) widen_chunk(src[j], dt[j], k0, n, w + j * kRowsChunk);
-    for (int j = width; j < padded; ++j) std::fill_n(w + j * kRowsChunk, n8, 0.0f);
-#endif
+    widen_unit(width, padded, src, dt, k0, n, w);
     int ld;
     const float* a = a_rows(M, A, lda, k0, n, &ld);
     const bool first = k0 == 0, last = k0 + n >= K;

@@ -28,10 +28,13 @@ namespace headmap {
 
 // Columns per call: kBlockColumns for at most kBlockFewRows rows (the appended tokens: 8 or 4
 // columns in flight, each widened in registers), kBlockRowColumns for more (the full forward:
-// a chunk of each column widened once into L1, then 4 rows x 3 columns at a time).
+// kBlockRowChunk values of each column widened once into a scratch that stays in L2, 96 KiB a
+// thread, then 8 rows x 6 columns at a time with AVX-512, 4 x 3 with AVX2; a unit this wide
+// reads A once per 48 columns).
 constexpr int kBlockColumns = 16;
 constexpr int kBlockFewRows = 3;
-constexpr int kBlockRowColumns = 12;
+constexpr int kBlockRowColumns = 48;
+constexpr int kBlockRowChunk = 512;  // a whole number of every type's blocks
 inline int block_unit_columns(int M) { return M <= kBlockFewRows ? kBlockColumns : kBlockRowColumns; }
 
 // C (M, width) (row stride ldc; += when accumulate) = A (M, K) (row stride lda) times the
