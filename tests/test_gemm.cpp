@@ -258,12 +258,13 @@ TEST(PackedGemm, EachValueIsOneFusedMultiplyAddChainOverKInOrder) {
   // C0(i, j) or 0)), whatever the rows' tiling (1 row alone, a tail, whole tiles, more rows
   // than one pass: 300), the panels, A packed or not, the thread count. Checked against that
   // chain written out in scalar std::fma, bit for bit; the unembedding's transposed product too.
+  // (F32 runs chunks of 256 rows of K with 16 lanes, 16-bit panels 512: K = 700 spans both.)
 #if !defined(__FMA__)
   GTEST_SKIP() << "no fused multiply-add instructions: the kernel rounds each product";
 #endif
   const int threads = compute_threads();
-  for (WeightDtype dt : {WeightDtype::F32, WeightDtype::BF16})
-    for (int M : {1, 2, 3, 5, 6, 9, 128, 300})
+  for (WeightDtype dt : {WeightDtype::F32, WeightDtype::BF16, WeightDtype::F16})
+    for (int M : {1, 2, 3, 5, 6, 9, 12, 13, 25, 128, 300})
       for (int K : {13, 700})
         for (int N : {31, 64, 200}) {
           const uint64_t key = 9900u + M * 7 + K * 13 + N;
