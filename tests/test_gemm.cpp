@@ -258,7 +258,6 @@ TEST(PackedGemm, EachValueIsOneFusedMultiplyAddChainOverKInOrder) {
   // C0(i, j) or 0)), whatever the rows' tiling (1 row alone, a tail, whole tiles, more rows
   // than one pass: 300), the panels, A packed or not, the thread count. Checked against that
   // chain written out in scalar std::fma, bit for bit; the unembedding's transposed product too.
-  // (F32 runs chunks of 256 rows of K with 16 lanes, 16-bit panels 512: K = 700 spans both.)
 #if !defined(__FMA__)
   GTEST_SKIP() << "no fused multiply-add instructions: the kernel rounds each product";
 #endif

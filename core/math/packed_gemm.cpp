@@ -20,28 +20,20 @@ namespace headmap {
 namespace {
 using Packet = Eigen::internal::packet_traits<float>::type;
 constexpr int kNR = PackedMatrix::kPanel;  // columns per tile: 2 registers
-// Rows per tile: 12 x 2 accumulators with 32 vector registers (AVX-512: 10-20 % above 8 rows,
-// tests/bench/README.md, "The panel kernel at twelve rows"), 6 x 2 with 16.
-constexpr int kMR = kFloatLanes >= 16 ? 12 : 6;
-// Fewer rows than this (and a small matrix) run on one thread (packed_gemm).
-constexpr int kSmallRows = kFloatLanes >= 16 ? 8 : 6;
+// Rows per tile: 8 x 2 accumulators with 32 vector registers (AVX-512), 6 x 2 with 16.
+constexpr int kMR = kFloatLanes >= 16 ? 8 : 6;
+// Rows of a panel per pass over the tiles: the sub-panel (kKC, kNR) is re-read from L1/L2 by
+// every tile of C; C is re-loaded once per pass. 384 and up measured alike (~185 GFLOP/s on
+// the GPT-2 shapes); 128 lost 18%.
+constexpr int kKC = 512;
 
 // The element type a panel holds: float, or the 16-bit values of a BF16 / F16 file.
 template <WeightDtype DT>
 using Elem = std::conditional_t<DT == WeightDtype::F32, float, uint16_t>;
 
-// Rows of a panel per pass over the tiles: the sub-panel (kc, kNR), 32 KiB, stays in L1 while
-// every row tile of C reads it (C is re-loaded once per pass). 512 rows with 16-bit panels
-// and 8-lane F32; 256 for 16-lane F32 (512 rows, 64 KiB, spilled to L2: 20 % slower).
-template <WeightDtype DT>
-constexpr int kc_rows() { return DT == WeightDtype::F32 && kFloatLanes >= 16 ? 256 : 512; }
-constexpr int kKCMax = 512;
-
 // Row k of a panel (kNR values) as two F32 registers. The 16-bit kinds are widened exactly:
-// BF16 is the top half of a float: a BF16 row keeps columns j and j + kNR / 2 in one 32-bit
-// word (PackedMatrix::slot16), so one load, a shift (the low halves: columns [0, kNR / 2))
-// and a mask (the high halves) widen it; F16 goes through the hardware conversion (or
-// half_to_float where there is none).
+// BF16 is the top half of a float (zero-extend, shift left 16), F16 goes through the
+// hardware conversion (or half_to_float where there is none).
 template <WeightDtype DT>
 inline void load_row(const Elem<DT>* p, Packet& b0, Packet& b1) {
   using namespace Eigen::internal;
@@ -51,64 +43,43 @@ inline void load_row(const Elem<DT>* p, Packet& b0, Packet& b1) {
   } else {
 #if defined(__AVX512F__)
     if constexpr (kFloatLanes == 16) {
+      const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+      const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16));
       if constexpr (DT == WeightDtype::BF16) {
-        const __m512i w = _mm512_loadu_si512(p);
-        b0 = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-        b1 = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+        b0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(lo), 16));
+        b1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16));
       } else {
-        b0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-        b1 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16)));
+        b0 = _mm512_cvtph_ps(lo);
+        b1 = _mm512_cvtph_ps(hi);
       }
       return;
     }
 #endif
 #if defined(__AVX2__) && defined(__F16C__)
     if constexpr (kFloatLanes == 8) {
+      const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8));
       if constexpr (DT == WeightDtype::BF16) {
-        const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-        b0 = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
-        b1 = _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+        b0 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(lo), 16));
+        b1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(hi), 16));
       } else {
-        b0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-        b1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)));
+        b0 = _mm256_cvtph_ps(lo);
+        b1 = _mm256_cvtph_ps(hi);
       }
       return;
     }
 #endif
     alignas(64) float wide[kNR];
-    for (int j = 0; j < kNR; ++j) wide[j] = narrow_to_float(p[PackedMatrix::slot16(j, DT)], DT);
+    for (int j = 0; j < kNR; ++j) wide[j] = narrow_to_float(p[j], DT);
     b0 = pload<Packet>(wide);
     b1 = pload<Packet>(wide + kFloatLanes);
   }
 }
 
-// A's rows in row tiles, so that a tile reads one stream (rows `lda` apart share one L1 set
-// when lda is a multiple of 1024 floats): for each chunk [k0, k0 + kc) of K (kc = kc_rows),
-// the M rows' values at at(k0) + i0 * kc, tile by tile (i0 = 0, kMR, ...), each tile's
-// (kc, R) values k-major (R = kMR, or the rows left in the last tile). M * K floats in all.
-struct TiledA {
-  const float* data;
-  int M, kc_step;
-  const float* at(int k0, int i0, int kc) const { return data + static_cast<size_t>(M) * k0 + static_cast<size_t>(i0) * kc; }
-};
-
-// Tile t (rows [t * kMR, t * kMR + R)) of A (M, K) for every chunk of kc_step columns.
-inline void tile_a(int t, int M, int K, int kc_step, const float* A, int lda, float* out) {
-  const int i0 = t * kMR, R = std::min(kMR, M - i0);
-  for (int k0 = 0; k0 < K; k0 += kc_step) {
-    const int kc = std::min(kc_step, K - k0);
-    float* d = out + static_cast<size_t>(M) * k0 + static_cast<size_t>(i0) * kc;  // (kc, R)
-    for (int r = 0; r < R; ++r) {
-      const float* s = A + static_cast<size_t>(i0 + r) * lda + k0;
-      for (int k = 0; k < kc; ++k) d[static_cast<size_t>(k) * R + r] = s[k];
-    }
-  }
-}
-
-// One (R, kNR) tile of C over kc rows of a panel: R rows of A (tiled: (kc, R), k-major)
-// broadcast against the panel's two registers per row, accumulated in 2R registers.
+// One (R, kNR) tile of C over kc rows of a panel: R rows of A broadcast against the panel's
+// two registers per row, accumulated in 2R registers.
 template <int R, WeightDtype DT>
-inline void tile(int kc, const float* At, const Elem<DT>* Bp, float* C, int ldc, bool accumulate) {
+inline void tile(int kc, const float* A, int lda, const Elem<DT>* Bp, float* C, int ldc, bool accumulate) {
   using namespace Eigen::internal;
   Packet lo[R], hi[R];
   for (int r = 0; r < R; ++r) {
@@ -119,7 +90,7 @@ inline void tile(int kc, const float* At, const Elem<DT>* Bp, float* C, int ldc,
     Packet b0, b1;
     load_row<DT>(Bp + k * kNR, b0, b1);
     for (int r = 0; r < R; ++r) {
-      const Packet a = pset1<Packet>(At[k * R + r]);
+      const Packet a = pset1<Packet>(A[static_cast<size_t>(r) * lda + k]);
       lo[r] = pmadd(a, b0, lo[r]);
       hi[r] = pmadd(a, b1, hi[r]);
     }
@@ -131,113 +102,66 @@ inline void tile(int kc, const float* At, const Elem<DT>* Bp, float* C, int ldc,
 }
 
 // The rows left after the full tiles (fewer than kMR).
-template <WeightDtype DT, size_t... R>
-void tail_tile(int rows, int kc, const float* At, const Elem<DT>* Bp, float* C, int ldc, bool accumulate, std::index_sequence<R...>) {
-  using Fn = void (*)(int, const float*, const Elem<DT>*, float*, int, bool);
-  static constexpr Fn kByRows[] = {nullptr, tile<static_cast<int>(R) + 1, DT>...};
-  kByRows[rows](kc, At, Bp, C, ldc, accumulate);
+template <WeightDtype DT>
+void tail_tile(int rows, int kc, const float* A, int lda, const Elem<DT>* Bp, float* C, int ldc, bool accumulate) {
+  using Fn = void (*)(int, const float*, int, const Elem<DT>*, float*, int, bool);
+  static constexpr Fn kByRows[8] = {nullptr, tile<1, DT>, tile<2, DT>, tile<3, DT>, tile<4, DT>, tile<5, DT>, tile<6, DT>, tile<7, DT>};
+  kByRows[rows](kc, A, lda, Bp, C, ldc, accumulate);
+}
+
+// Rows [0, M) of one panel over rows [k0, k0 + kc) of B. C points at the panel's first column.
+template <WeightDtype DT>
+void panel_pass(int M, int kc, const float* A, int lda, const Elem<DT>* Bp, float* C, int ldc, bool accumulate) {
+  int i = 0;
+  for (; i + kMR <= M; i += kMR)
+    tile<kMR, DT>(kc, A + static_cast<size_t>(i) * lda, lda, Bp, C + static_cast<size_t>(i) * ldc, ldc, accumulate);
+  if (i < M) tail_tile<DT>(M - i, kc, A + static_cast<size_t>(i) * lda, lda, Bp, C + static_cast<size_t>(i) * ldc, ldc, accumulate);
 }
 
 // Weights below this many bytes (512 KiB) are not prefetched.
 constexpr size_t kPrefetchBytes = size_t(512) << 10;
 
-// Rows of C per pass, so a pass's rows of A stay in L2 ((kMC, kc) floats <= 512 KiB); a
-// whole number of row tiles.
-constexpr int kMC = 256 / kMR * kMR;
+// Rows of C per pass, so a pass's rows of A stay in L2 ((kMC, kKC) floats = 512 KiB).
+constexpr int kMC = 256;
 
-// Runs body(Cp, ldcp) on rows [m0, m0 + mc) of the columns of panel p of C (M, N): C's own,
-// or a (mc, kNR) copy of them when the last panel is narrower, copied back after.
+// Runs body(Cp, ldcp) on the columns of panel p of C (M, N): C's own, or a (M, kNR) copy of
+// them when the last panel is narrower, copied back after.
 template <class Body>
-void on_panel_columns(int p, int m0, int mc, int N, float* C, int ldc, bool accumulate, Body&& body) {
+void on_panel_columns(int p, int M, int N, float* C, int ldc, bool accumulate, Body&& body) {
   const int n0 = p * kNR, width = std::min(kNR, N - n0);
-  float* Cm = C + static_cast<size_t>(m0) * ldc + n0;
-  if (width == kNR) return body(Cm, ldc);
+  if (width == kNR) return body(C + n0, ldc);
   thread_local std::vector<float> edge;
-  edge.assign(static_cast<size_t>(mc) * kNR, 0.0f);
+  edge.assign(static_cast<size_t>(M) * kNR, 0.0f);
   if (accumulate)
-    for (int i = 0; i < mc; ++i) std::copy_n(Cm + static_cast<size_t>(i) * ldc, width, edge.data() + static_cast<size_t>(i) * kNR);
+    for (int i = 0; i < M; ++i) std::copy_n(C + static_cast<size_t>(i) * ldc + n0, width, edge.data() + static_cast<size_t>(i) * kNR);
   body(edge.data(), kNR);
-  for (int i = 0; i < mc; ++i) std::copy_n(edge.data() + static_cast<size_t>(i) * kNR, width, Cm + static_cast<size_t>(i) * ldc);
+  for (int i = 0; i < M; ++i) std::copy_n(edge.data() + static_cast<size_t>(i) * kNR, width, C + static_cast<size_t>(i) * ldc + n0);
 }
 
-// Panels [p0, p1) of C (M, N) += or = A B, A tiled (TiledA), panel p's (K, kNR) values at
-// panel(p). For each pass of kMC rows and each chunk of kc rows of K, every panel's sub-panel
-// (kc, kNR) meets all the pass's row tiles while it is in L1, and the pass's tiles of A stay
-// in L2 across the panels; the next sub-panel is prefetched a share per tile, not all at
-// once (a burst of 512 prefetches filled the miss queue and stalled the tiles). Each C(i, j)
-// is one fused multiply-add chain over k in order from C(i, j) or 0: chunk by chunk, C
-// stored and re-loaded between them (exact).
-template <WeightDtype DT, class PanelAt>
-void run_panels(int p0, int p1, int M, int K, int N, const TiledA& a, PanelAt&& panel, bool prefetch, float* C, int ldc, bool accumulate) {
-  constexpr int KC = kc_rows<DT>();
+// Panel p (columns [p*kNR, p*kNR + width) of C) from its packed (K, kNR) panel; `end` bounds
+// the prefetch of the next sub-panel.
+template <WeightDtype DT>
+void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<DT>* panel, const Elem<DT>* end, float* C, int ldc, bool accumulate) {
   using E = Elem<DT>;
-  constexpr int kLineValues = 64 / sizeof(E);
-  for (int m0 = 0; m0 < M; m0 += kMC) {
-    const int mc = std::min(kMC, M - m0), tiles = (mc + kMR - 1) / kMR;
-    for (int k0 = 0; k0 < K; k0 += KC) {
-      const int kc = std::min(KC, K - k0);
-      const bool acc = accumulate || k0 > 0;
-      for (int p = p0; p < p1; ++p) {
-        const E* sub = panel(p) + static_cast<size_t>(k0) * kNR;  // (kc, kNR)
-        // The next sub-panel: the next panel's same rows, or the first panel's next rows.
-        const E* next = nullptr;
-        int next_values = 0;
-        if (prefetch) {
-          if (p + 1 < p1) next = panel(p + 1) + static_cast<size_t>(k0) * kNR, next_values = kc * kNR;
-          else if (k0 + kc < K) next = panel(p0) + static_cast<size_t>(k0 + kc) * kNR, next_values = std::min(KC, K - k0 - kc) * kNR;
-        }
-        const int per_tile = (next_values / kLineValues + tiles - 1) / tiles * kLineValues;
-        on_panel_columns(p, m0, mc, N, C, ldc, acc, [&](float* Cp, int ldcp) {
-          int sent = 0;
-          for (int i = 0; i < mc; i += kMR) {
-            for (const int end = std::min(next_values, sent + per_tile); sent < end; sent += kLineValues) __builtin_prefetch(next + sent, 0, 2);
-            const float* At = a.at(k0, m0 + i, kc);
-            float* Ci = Cp + static_cast<size_t>(i) * ldcp;
-            if (i + kMR <= mc) tile<kMR, DT>(kc, At, sub, Ci, ldcp, acc);
-            else tail_tile<DT>(mc - i, kc, At, sub, Ci, ldcp, acc, std::make_index_sequence<kMR - 1>{});
-          }
-        });
+  on_panel_columns(p, M, N, C, ldc, accumulate, [&](float* Cp, int ldcp) {
+    for (int m0 = 0; m0 < M; m0 += kMC) {
+      const int mc = std::min(kMC, M - m0);
+      for (int k0 = 0; k0 < K; k0 += kKC) {
+        const int kc = std::min(kKC, K - k0);
+        const E* sub = panel + static_cast<size_t>(k0) * kNR;  // (kc, kNR)
+        // The next sub-panel, into L2 while this one is computed: the weights come from DRAM.
+        // It is the next kKC rows of this panel, or the next panel's first ones (panels are
+        // contiguous); never more than one sub-panel, and never past `end`.
+        // Small matrices stay in cache between calls and skip it (it cost them ~7%).
+        const E* next = sub + static_cast<size_t>(kc) * kNR;
+        const size_t ahead = static_cast<size_t>(K) * N * sizeof(E) < kPrefetchBytes
+                                 ? 0
+                                 : std::min<size_t>(static_cast<size_t>(std::min(kKC, K)) * kNR, static_cast<size_t>(end - next));
+        for (size_t off = 0; off < ahead; off += 64 / sizeof(E)) __builtin_prefetch(next + off, 0, 2);
+        panel_pass<DT>(mc, kc, A + static_cast<size_t>(m0) * lda + k0, lda, sub, Cp + static_cast<size_t>(m0) * ldcp, ldcp, accumulate || k0 > 0);
       }
     }
-  }
-}
-
-// A (M, K) tiled for the chunks of DT's panels, in the calling thread's storage, on <= nt threads.
-template <WeightDtype DT>
-TiledA tile_all_of_a(int M, int K, const float* A, int lda, int nt) {
-  constexpr int KC = kc_rows<DT>();
-  thread_local std::vector<float, Eigen::aligned_allocator<float>> storage;  // reused: no page faults once grown
-  if (storage.size() < static_cast<size_t>(M) * K) storage.resize(static_cast<size_t>(M) * K);
-  float* out = storage.data();
-  const int tiles = (M + kMR - 1) / kMR;
-  nt = std::min(nt, tiles);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-  for (int t = 0; t < tiles; ++t) tile_a(t, M, K, KC, A, lda, out);
-  return TiledA{out, M, KC};
-}
-
-// Panels [p0, p1) of the packed B, A tiled for B's kind.
-void run_packed_panels(int p0, int p1, int M, const TiledA& a, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
-  const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
-  HM_ASSERT(!B.blocks(), "a matrix kept in blocks runs block_gemm_columns");
-  // Small matrices stay in cache between calls and skip the prefetch (it cost them ~7%).
-  const bool prefetch = B.bytes() >= kPrefetchBytes;
-  switch (B.dtype()) {
-    case WeightDtype::F32:
-      return run_panels<WeightDtype::F32>(p0, p1, M, K, N, a, [&B](int p) { return B.panel(p); }, prefetch, C, ldc, accumulate);
-    case WeightDtype::BF16:
-      return run_panels<WeightDtype::BF16>(p0, p1, M, K, N, a, [&B](int p) { return B.panel16(p); }, prefetch, C, ldc, accumulate);
-    case WeightDtype::F16:
-      return run_panels<WeightDtype::F16>(p0, p1, M, K, N, a, [&B](int p) { return B.panel16(p); }, prefetch, C, ldc, accumulate);
-    default:
-      HM_ASSERT(false, "a block type is kept in blocks");
-  }
-}
-
-TiledA tile_a_for(const PackedMatrix& B, int M, const float* A, int lda, int nt) {
-  static_assert(kc_rows<WeightDtype::BF16>() == kc_rows<WeightDtype::F16>(), "the 16-bit kinds share their chunks");
-  const int K = static_cast<int>(B.rows());
-  return B.dtype() == WeightDtype::F32 ? tile_all_of_a<WeightDtype::F32>(M, K, A, lda, nt) : tile_all_of_a<WeightDtype::BF16>(M, K, A, lda, nt);
+  });
 }
 
 // Unit u of C (M, N) = A B in dot order (block_gemm.h), block_unit_columns(M) columns a unit,
@@ -250,6 +174,22 @@ void run_block_unit(int u, int M, int N, int K, const float* A, int lda, Col&& c
   WeightDtype dt[std::max(kBlockRowColumns, kBlockColumns)];
   for (int j = 0; j < width; ++j) std::tie(src[j], dt[j]) = col(n0 + j);
   block_gemm_columns(M, width, src, dt, K, A, lda, C + n0, ldc, accumulate);
+}
+
+void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
+  const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
+  const size_t end = static_cast<size_t>(K) * kNR;  // past the last panel
+  HM_ASSERT(!B.blocks(), "a matrix kept in blocks runs block_gemm_columns");
+  switch (B.dtype()) {
+    case WeightDtype::F32:
+      return run_panel<WeightDtype::F32>(p, M, K, N, A, lda, B.panel(p), B.panel(B.panels() - 1) + end, C, ldc, accumulate);
+    case WeightDtype::BF16:
+      return run_panel<WeightDtype::BF16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate);
+    case WeightDtype::F16:
+      return run_panel<WeightDtype::F16>(p, M, K, N, A, lda, B.panel16(p), B.panel16(B.panels() - 1) + end, C, ldc, accumulate);
+    default:
+      HM_ASSERT(false, "a block type is kept in blocks");
+  }
 }
 
 constexpr int kFewRows = 3;
@@ -287,14 +227,14 @@ void few_rows_panels(int K, const float* A, int lda, const Elem<DT>* Bp, size_t 
 }
 
 // Panels [p0, p1) of an F32 or 16-bit B for M <= kFewRows rows, G at a time (fewer at the
-// end; a narrow last panel through run_packed_panels).
+// end; a narrow last panel through run_packed_panel).
 template <int M, WeightDtype DT>
 void few_rows_run(int p0, int p1, const float* A, int lda, const PackedMatrix& B, const Elem<DT>* base, float* C, int ldc, bool accumulate) {
   constexpr int G = M == 1 ? 4 : M == 2 ? 3 : 2;  // 2 * M * G accumulators: 8, 12, 12 of 16 registers
   const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
   const size_t stride = static_cast<size_t>(K) * kNR;
   if (p1 > p0 && p1 == B.panels() && N % kNR != 0) {  // the narrow last panel: C has no room for its padding
-    run_packed_panels(p1 - 1, p1, M, tile_a_for(B, M, A, lda, 1), B, C, ldc, accumulate);
+    run_packed_panel(p1 - 1, M, A, lda, B, C, ldc, accumulate);
     --p1;
   }
   int p = p0;
@@ -321,7 +261,7 @@ inline __m256 load8(const E* p, WeightDtype dt);  // below, with the few-row pat
 // registers (widened exactly, as load_row does): the same panel, bit for bit, as the scalar
 // loop below, which was a quarter of the logits' time (tests/bench/README.md, stage timers).
 template <class E>
-void run_transposed_panel(int p, int M, const TiledA& a, int N, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
+void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
   thread_local std::vector<float, Eigen::aligned_allocator<float>> panel;
   const int n0 = p * kNR, width = std::min(kNR, N - n0);
   int k_done = 0;  // rows of the panel already written for every column
@@ -356,10 +296,10 @@ void run_transposed_panel(int p, int M, const TiledA& a, int N, int K, const E* 
       for (int k = k_done; k < K; ++k) panel[static_cast<size_t>(k) * kNR + j] = half_to_float(row[k]);
     }
   }
-  run_panels<WeightDtype::F32>(p, p + 1, M, K, N, a, [&](int) { return panel.data(); }, false, C, ldc, false);
+  run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
 }
 
-// Weights below this many bytes (64 MiB) are not split over threads for fewer than kSmallRows rows,
+// Weights below this many bytes (64 MiB) are not split over threads for fewer than kMR rows,
 // unless the calling thread holds a FewRowSplit(true).
 constexpr size_t kSmallRowsSplitBytes = size_t(64) << 20;
 thread_local bool t_few_row_split = false;
@@ -521,13 +461,12 @@ void transposed_b(int M, const float* A, int lda, int N, int K, const E* Bt, Wei
     return;
   }
   const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), P);
-  const TiledA a = tile_all_of_a<WeightDtype::F32>(M, K, A, lda, nt);
   if (nt <= 1) {
-    for (int p = 0; p < P; ++p) run_transposed_panel(p, M, a, N, K, Bt, dt, ldb, C, ldc);
+    for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc);
     return;
   }
 #pragma omp parallel for num_threads(nt) schedule(static)
-  for (int p = 0; p < P; ++p) run_transposed_panel(p, M, a, N, K, Bt, dt, ldb, C, ldc);
+  for (int p = 0; p < P; ++p) run_transposed_panel(p, M, A, lda, N, K, Bt, dt, ldb, C, ldc);
 }
 }  // namespace
 
@@ -560,7 +499,7 @@ void PackedMatrix::set_rows(Eigen::Index r0, Eigen::Index n, const float* block)
     if (narrow()) {
       uint16_t* dst = data16_.data() + (static_cast<size_t>(p) * rows_ + r0) * kPanel;
       for (Eigen::Index r = 0; r < n; ++r)
-        for (int j = 0; j < kPanel; ++j) dst[r * kPanel + slot16(j, dtype_)] = j < width ? float_to_narrow(block[r * cols_ + c0 + j], dtype_) : 0;
+        for (Eigen::Index j = 0; j < kPanel; ++j) dst[r * kPanel + j] = j < width ? float_to_narrow(block[r * cols_ + c0 + j], dtype_) : 0;
       continue;
     }
     float* dst = data_.data() + (static_cast<size_t>(p) * rows_ + r0) * kPanel;
@@ -619,7 +558,7 @@ PackedMatrix::Plain PackedMatrix::middle_cols(Eigen::Index c0, Eigen::Index n) c
     const Eigen::Index j0 = c % kPanel, width = std::min<Eigen::Index>(kPanel - j0, c0 + n - c);
     for (Eigen::Index r = 0; r < rows_; ++r)
       if (narrow())
-        for (Eigen::Index j = 0; j < width; ++j) m(r, c - c0 + j) = narrow_to_float(panel16(p)[r * kPanel + slot16(static_cast<int>(j0 + j), dtype_)], dtype_);
+        for (Eigen::Index j = 0; j < width; ++j) m(r, c - c0 + j) = narrow_to_float(panel16(p)[r * kPanel + j0 + j], dtype_);
       else
         std::copy_n(panel(p) + r * kPanel + j0, width, m.data() + r * n + (c - c0));
     c += width;
@@ -682,63 +621,41 @@ bool PackedMatrix::pack_transposed_panels(const uint16_t* const* col_src, int p0
 #if defined(__SSE2__)
       // 8 columns x 8 rows at a time, transposed in registers (the scalar loop below, one
       // 2-byte store 2 * kPanel bytes from the last, took a quarter of a BF16 GGUF load).
-      // BF16 rows interleave columns j and j + kPanel / 2 (slot16): both groups of 8 are
-      // transposed, then woven, in a full panel only (a narrow one goes by the scalar loop).
-      const bool woven = dtype_ == WeightDtype::BF16;
-      constexpr int kHalf = kPanel / 2;
-      j_done = woven ? (width == kPanel ? kPanel : 0) : width / 8 * 8, r_done = n / 8 * 8;
+      j_done = width / 8 * 8, r_done = n / 8 * 8;
       const __m128i exp_mask = _mm_set1_epi16(static_cast<short>(inf_exp));
       __m128i bad8 = _mm_setzero_si128();
-      // Rows [r, r + 8) of columns [j, j + 8): out[i] = row r + i's 8 values.
-      auto transposed = [&](Eigen::Index j, Eigen::Index r, __m128i* out) {
-        __m128i a[8];
-        for (int q = 0; q < 8; ++q) {
-          a[q] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(col[j + q] + r0 + r));
-          bad8 = _mm_or_si128(bad8, _mm_cmpeq_epi16(_mm_and_si128(a[q], exp_mask), exp_mask));
-        }
-        __m128i t[8], u[8];
-        for (int q = 0; q < 4; ++q) t[2 * q] = _mm_unpacklo_epi16(a[2 * q], a[2 * q + 1]), t[2 * q + 1] = _mm_unpackhi_epi16(a[2 * q], a[2 * q + 1]);
-        for (int q = 0; q < 2; ++q) {
-          u[4 * q + 0] = _mm_unpacklo_epi32(t[4 * q], t[4 * q + 2]);
-          u[4 * q + 1] = _mm_unpackhi_epi32(t[4 * q], t[4 * q + 2]);
-          u[4 * q + 2] = _mm_unpacklo_epi32(t[4 * q + 1], t[4 * q + 3]);
-          u[4 * q + 3] = _mm_unpackhi_epi32(t[4 * q + 1], t[4 * q + 3]);
-        }
-        for (int q = 0; q < 4; ++q) out[2 * q] = _mm_unpacklo_epi64(u[q], u[q + 4]), out[2 * q + 1] = _mm_unpackhi_epi64(u[q], u[q + 4]);
-      };
-      for (Eigen::Index r = 0; r < r_done; r += 8) {
-        if (woven) {
-          for (Eigen::Index j = 0; j < j_done / 2; j += 8) {
-            __m128i lo[8], hi[8];
-            transposed(j, r, lo);
-            transposed(j + kHalf, r, hi);
-            for (int q = 0; q < 8; ++q) {
-              uint16_t* row = d + (r + q) * kPanel + 2 * j;
-              _mm_storeu_si128(reinterpret_cast<__m128i*>(row), _mm_unpacklo_epi16(lo[q], hi[q]));
-              _mm_storeu_si128(reinterpret_cast<__m128i*>(row + 8), _mm_unpackhi_epi16(lo[q], hi[q]));
-            }
+      for (Eigen::Index j = 0; j < j_done; j += 8)
+        for (Eigen::Index r = 0; r < r_done; r += 8) {
+          __m128i a[8];
+          for (int q = 0; q < 8; ++q) {
+            a[q] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(col[j + q] + r0 + r));
+            bad8 = _mm_or_si128(bad8, _mm_cmpeq_epi16(_mm_and_si128(a[q], exp_mask), exp_mask));
           }
-          continue;
+          __m128i t[8], u[8];
+          for (int q = 0; q < 4; ++q) t[2 * q] = _mm_unpacklo_epi16(a[2 * q], a[2 * q + 1]), t[2 * q + 1] = _mm_unpackhi_epi16(a[2 * q], a[2 * q + 1]);
+          for (int q = 0; q < 2; ++q) {
+            u[4 * q + 0] = _mm_unpacklo_epi32(t[4 * q], t[4 * q + 2]);
+            u[4 * q + 1] = _mm_unpackhi_epi32(t[4 * q], t[4 * q + 2]);
+            u[4 * q + 2] = _mm_unpacklo_epi32(t[4 * q + 1], t[4 * q + 3]);
+            u[4 * q + 3] = _mm_unpackhi_epi32(t[4 * q + 1], t[4 * q + 3]);
+          }
+          for (int q = 0; q < 4; ++q) {  // row r + i: the 8 columns' values
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (r + 2 * q) * kPanel + j), _mm_unpacklo_epi64(u[q], u[q + 4]));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (r + 2 * q + 1) * kPanel + j), _mm_unpackhi_epi64(u[q], u[q + 4]));
+          }
         }
-        for (Eigen::Index j = 0; j < j_done; j += 8) {
-          __m128i rows8[8];
-          transposed(j, r, rows8);
-          for (int q = 0; q < 8; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (r + q) * kPanel + j), rows8[q]);
-        }
-      }
       acc |= static_cast<uint16_t>(_mm_movemask_epi8(bad8) != 0);
 #endif
       for (Eigen::Index j = 0; j < width; ++j) {
         const uint16_t* s = col[j] + r0;
-        const int slot = slot16(static_cast<int>(j), dtype_);
         for (Eigen::Index r = j < j_done ? r_done : 0; r < n; ++r) {
           const uint16_t v = s[r];
           acc |= static_cast<uint16_t>((v & inf_exp) == inf_exp);
-          d[r * kPanel + slot] = v;
+          d[r * kPanel + j] = v;
         }
       }
       for (Eigen::Index j = width; j < kPanel; ++j)
-        for (Eigen::Index r = 0; r < n; ++r) d[r * kPanel + slot16(static_cast<int>(j), dtype_)] = 0;
+        for (Eigen::Index r = 0; r < n; ++r) d[r * kPanel + j] = 0;
     }
     bad |= acc;
   }
@@ -753,8 +670,8 @@ float PackedMatrix::operator()(Eigen::Index r, Eigen::Index c) const {
     widen_weights(dt, column_blocks(c) + dtype_bytes(dt, r / blk * blk), blk, v);
     return v[r % blk];
   }
-  const size_t row = (static_cast<size_t>(c / kPanel) * rows_ + r) * kPanel;
-  return narrow() ? narrow_to_float(data16_[row + slot16(static_cast<int>(c % kPanel), dtype_)], dtype_) : data_[row + c % kPanel];
+  const size_t i = (static_cast<size_t>(c / kPanel) * rows_ + r) * kPanel + c % kPanel;
+  return narrow() ? narrow_to_float(data16_[i], dtype_) : data_[i];
 }
 
 void PackedMatrix::column(Eigen::Index c, float* out) const {
@@ -766,7 +683,7 @@ void PackedMatrix::column(Eigen::Index c, float* out) const {
     for (Eigen::Index r = 0; r < rows_; ++r) out[r] = s[static_cast<size_t>(r) * kPanel];
     return;
   }
-  const uint16_t* s = data16_.data() + p * rows_ * kPanel + slot16(static_cast<int>(j), dtype_);
+  const uint16_t* s = data16_.data() + p * rows_ * kPanel + j;
   if (dtype_ == WeightDtype::BF16)
     for (Eigen::Index r = 0; r < rows_; ++r) out[r] = bf16_to_float(s[static_cast<size_t>(r) * kPanel]);
   else
@@ -839,7 +756,7 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
   // little arithmetic: one layer's matrix takes a thread a millisecond or so, less than a
   // parallel region's join costs when the cores are shared (3.8x slower appends on a loaded
   // 2-core machine). Only a large matrix is split.
-  if (M < kSmallRows && B.bytes() < kSmallRowsSplitBytes && !t_few_row_split) nt = 1;
+  if (M < kMR && B.bytes() < kSmallRowsSplitBytes && !t_few_row_split) nt = 1;
   if (M <= kFewRows && !B.blocks()) {  // G panels side by side (few_rows_panels)
     auto run = [&](int p0, int p1) {
       if (M == 1) few_rows_dispatch<1>(p0, p1, A, lda, B, C, ldc, accumulate);
@@ -853,20 +770,22 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
     for (int t = 0; t < nt; ++t) run(std::min(P, t * per), t == nt - 1 ? P : std::min(P, (t + 1) * per));
     return;
   }
-  const int K = static_cast<int>(B.rows());
-  if (B.blocks()) {  // a matrix kept in blocks: in dot order (block_gemm.h, run_block_unit)
-    const int units = block_units(M, N);
-    auto col = [&B](int c) { return std::make_pair(B.column_blocks(c), B.column_dtype(c)); };
-    nt = std::min(nt, units);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int u = 0; u < units; ++u) run_block_unit(u, M, N, K, A, lda, col, C, ldc, accumulate);
+  // A matrix kept in blocks: in dot order (block_gemm.h, run_block_unit).
+  const bool blocks = B.blocks();
+  const int K = static_cast<int>(B.rows()), units = blocks ? block_units(M, N) : P;
+  auto col = [&B](int c) { return std::make_pair(B.column_blocks(c), B.column_dtype(c)); };
+  auto run = [&](int u) {
+    if (blocks) run_block_unit(u, M, N, K, A, lda, col, C, ldc, accumulate);
+    else run_packed_panel(u, M, A, lda, B, C, ldc, accumulate);
+  };
+  nt = std::min(nt, units);
+  if (nt <= 1) {
+    for (int u = 0; u < units; ++u) run(u);
     return;
   }
-  // Panels: A tiled once, then each thread one contiguous run of panels (one region of B).
-  const TiledA a = tile_a_for(B, M, A, lda, nt);
-  if (nt <= 1) return run_packed_panels(0, P, M, a, B, C, ldc, accumulate);
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-  for (int t = 0; t < nt; ++t) run_packed_panels(P * t / nt, P * (t + 1) / nt, M, a, B, C, ldc, accumulate);
+  // Contiguous runs of panels per thread: each thread streams one region of B.
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int u = 0; u < units; ++u) run(u);
 }
 
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8_t* Bt, WeightDtype dtype, size_t row_bytes, float* C, int ldc) {

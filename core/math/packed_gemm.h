@@ -9,8 +9,7 @@
 //
 // Layout: column panels of kPanel = 2 SIMD registers (32 floats with AVX-512). Panel p
 // holds columns [p*kPanel, (p+1)*kPanel) as K rows of kPanel floats, contiguous; the last
-// panel is zero-padded. Same numbers as the plain matrix, only reordered (a BF16 row also
-// weaves its two halves' columns: slot16).
+// panel is zero-padded. Same numbers as the plain matrix, only reordered.
 //
 // Measured on the 2-core AVX-512 VM, the 48 GEMMs of a GPT-2-small forward at T = 128,
 // distinct weights per layer (cold caches): ~185 GFLOP/s against Eigen's ~118 (adhoc A/B).
@@ -131,12 +130,6 @@ class PackedMatrix {
   int panels() const { return static_cast<int>((cols_ + kPanel - 1) / kPanel); }
   const float* panel(int p) const { return data_.data() + static_cast<size_t>(p) * rows_ * kPanel; }  // (K, kPanel), F32 only
   const uint16_t* panel16(int p) const { return data16_.data() + static_cast<size_t>(p) * rows_ * kPanel; }  // (K, kPanel), narrow only
-  // Where column j of a 16-bit panel sits in its row: a BF16 row weaves its two registers'
-  // columns (j and j + kPanel / 2 share one 32-bit word, j in the low half), so the kernel
-  // widens a row with one load, a shift and a mask; F16 keeps column order.
-  static constexpr int slot16(int j, WeightDtype dt) {
-    return dt != WeightDtype::BF16 ? j : j < kPanel / 2 ? 2 * j : 2 * (j - kPanel / 2) + 1;
-  }
   const uint8_t* column_blocks(Eigen::Index c) const {  // (rows) in column_dtype(c), blocks only
     const Run& r = run_of(c);
     return data8_.data() + r.at + static_cast<size_t>(c - r.c0) * static_cast<size_t>(dtype_bytes(r.dt, rows_));
