@@ -8,6 +8,7 @@
 // values are multiplied along k, 8 at a time, by the rows of A: no transpose. Four or more
 // rows (the full forward) run many_rows below: each chunk of a unit's 48 columns widened once
 // into a scratch in L2, then 8 rows x 6 columns (AVX2: 4 x 3) in registers.
+// Sections: [generic] [in registers] [many rows]
 #include "core/math/block_gemm.h"
 
 #include "core/math/half.h"
@@ -72,7 +73,7 @@ HM_INLINE void store_sums(V (&acc)[M][G], int cols, float* C, int ldc, bool accu
     }
 }
 
-// ---- the generic path: each column widened through a scratch that stays in L1 ----
+// ---- [generic] the generic path: each column widened through a scratch that stays in L1 ----
 
 // M rows against columns [g0, g0 + G) (those below width), the accumulators in registers.
 template <int M, int G>
@@ -101,7 +102,7 @@ void few_rows(int g0, int width, const uint8_t* const* src, const WeightDtype* d
   store_sums<M, G>(acc, cols, C + g0, ldc, accumulate);
 }
 
-// ---- block types widened in registers, 8 values at a time where they are multiplied ----
+// ---- [in registers] block types widened in registers, 8 values at a time where they are multiplied ----
 // A block type's values come in sub-blocks of 32. `scales(b, sc)` writes the block's float
 // scales (and negated minimums) to sc[0 .. kScales); `sub<S>(b, sc, use)` then calls use(l, w)
 // for l = 0..3, w the values 32S + 8l .. 32S + 8l + 7. Both use the operations of
@@ -267,7 +268,7 @@ void few_rows_all(int width, const uint8_t* const* src, const WeightDtype* dt, i
     else few_rows<M, G>(g0, width, src, dt, K, A, lda, C, ldc, accumulate);
   }
 }
-// ---- many rows (the full forward): a unit's chunk widened once, 8 rows x 6 columns (AVX2: 4 x 3) in registers ----
+// ---- [many rows] the full forward: a unit's chunk widened once, 8 rows x 6 columns (AVX2: 4 x 3) in registers ----
 // A unit of kBlockRowColumns columns, kRowsChunk values of each at a time: the chunk's columns
 // widened once into `w` (block types in registers, as the few-row kernels do; the others
 // through widen_chunk), tile by tile (kTileCols columns, each k-step's kTileCols x 8 values side
