@@ -33,12 +33,17 @@ RowsBlock::Matrix& RowsBlock::write_rows(Eigen::Index keep, Eigen::Index rows, E
   if (m_ && m_->cols() != cols) keep = 0;
   keep = std::clamp<Eigen::Index>(keep, 0, m_ ? std::min(m_->rows(), rows) : 0);
   const bool fits = m_ && m_->cols() == cols && m_->rows() >= rows;
-  if (fits && keep >= viewed_rows_) return *m_;  // rows [keep, rows) are read by no view
-  if (m_ && !viewed && m_->cols() == cols) {     // ours alone: grown in place (its rows keep their pages)
-    m_->conservativeResize(rows + room, cols);
+  if (fits && keep >= viewed_rows_) {  // rows [keep, rows) are read by no view
+    keep_standby(std::move(recycled));
     return *m_;
   }
-  // (>= rows, cols), rows [0, keep) copied; in the recycled block's pages where it has them
+  if (m_ && !viewed && m_->cols() == cols) {  // ours alone: grown in place (its rows keep their pages)
+    m_->conservativeResize(rows + room, cols);
+    keep_standby(std::move(recycled));
+    return *m_;
+  }
+  // (>= rows, cols), rows [0, keep) copied; in the recycled block's (or the standby's) pages
+  if (recycled.size() < standby_.size()) recycled.swap(standby_);
   if (recycled.cols() != cols) recycled.resize(0, cols);
   if (recycled.rows() < rows) recycled.conservativeResize(rows + room, cols);  // realloc: the pages it had stay
   auto fresh = std::make_shared<Matrix>(std::move(recycled));
