@@ -9,8 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <functional>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 
@@ -237,6 +239,44 @@ TEST(KvCache, AppendsAreTimedBothWaysAndEachEqualsAFullRecompute) {
   EXPECT_GE(cache.split.tries[0], 1) << "one thread timed";
   EXPECT_GE(cache.split.tries[1], 1) << "the team timed";
   EXPECT_EQ(cache.split.tries[0] + cache.split.tries[1], 10) << "every one-token append timed (the first forward is full)";
+}
+
+// The split is judged by the products it decides (FewRowSplit::products_ms), not by the pass
+// around them: an edit under a held output's rows copies them, and with the whole pass timed
+// that copy, taken as the team's one try, kept the 1B shape's appends on one thread. Here the
+// pass's other work is a 25 ms wait at every cancel check (a dozen a pass), against
+// the tiny model's products of a few microseconds.
+TEST(KvCache, TheSplitIsTimedOnTheProductsItDecidesNotOnThePassAroundThem) {
+  const ModelWeights w = tiny_llama();
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  const ModelConfig cfg = config_for_weights(w, c);
+  std::vector<int> ids;
+  Rng rng(78);
+  for (int i = 0; i < 12; ++i) ids.push_back(static_cast<int>(rng.next() % 50));
+  KvCache cache;
+  ForwardOptions opt;
+  opt.want_logits = true;
+  opt.keep_layer_io = true;
+  opt.kv_cache = &cache;
+  Result<ForwardOutput> prefix = forward(w, cfg, id_batch({std::vector<int>(ids.begin(), ids.end() - 2)}), opt);
+  ASSERT_TRUE(prefix);
+  int waits = 0;
+  opt.cancelled = [&] {
+    ++waits;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    return false;
+  };
+  Result<ForwardOutput> one = forward(w, cfg, id_batch({std::vector<int>(ids.begin(), ids.end() - 1)}), opt);  // one thread
+  Result<ForwardOutput> team = forward(w, cfg, id_batch({ids}), opt);                                           // the team
+  ASSERT_TRUE(one && team);
+  ASSERT_EQ(cache.split.tries[0], 1);
+  ASSERT_EQ(cache.split.tries[1], 1);
+  EXPECT_GE(waits, 8) << "the passes' other work";
+  EXPECT_GT(cache.split.ms[0], 0.0) << "one thread's products timed";
+  EXPECT_GT(cache.split.ms[1], 0.0) << "the team's products timed";
+  EXPECT_LT(cache.split.ms[0], 25.0) << "one thread: only the products, not the pass's " << waits * 25 << " ms of waits";
+  EXPECT_LT(cache.split.ms[1], 25.0) << "the team: only the products";
 }
 
 // A pitfall, an ablation, causal off, another config or another model recompute in full and

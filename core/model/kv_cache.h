@@ -66,8 +66,11 @@ struct KvCache {
   // An append of fewer than 4 rows streams each layer's weights once; whether a second core
   // helps (FewRowSplit, packed_gemm.h) depends on what else the machine runs, so both ways
   // are timed and the faster one kept, the other retried every 16th append. Kept by clear().
+  // What is timed is the products the split decides (FewRowSplit::products_ms), not the whole
+  // pass: an edit under an output's rows copies them (shared_rows.h), and that copy, timed as
+  // the team's one try, kept the 1B shape's appends on one thread (tests/bench/README.md).
   struct SplitTiming {
-    double ms[2] = {0, 0};  // each way's recent time (exponential mean): [one thread, the team]
+    double ms[2] = {0, 0};  // each way's recent products' time (exponential mean): [one thread, the team]
     int tries[2] = {0, 0};  // appends timed each way
     int appends = 0;
     bool choose();                        // the way to run the next append: true = the team

@@ -4,7 +4,6 @@
 #include "core/model/model.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -757,10 +756,9 @@ static Result<ForwardOutput> forward_cached(const ModelWeights& w, const ModelCo
   const int n = batch.T - kv_reusable_rows(c, w, cfg, batch, opt);
   if (n <= 0 || n >= 4) return forward_cached_rows(w, cfg, batch, opt, std::move(out), mo, c);
   const bool split = c.split.choose();
-  const auto t0 = std::chrono::steady_clock::now();
   FewRowSplit scope(split);
   Result<ForwardOutput> r = forward_cached_rows(w, cfg, batch, opt, std::move(out), mo, c);
-  if (r) c.split.record(split, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (r) c.split.record(split, scope.products_ms());  // the products it splits, not the pass's copies and faults
   return r;
 }
 
