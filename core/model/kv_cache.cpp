@@ -25,15 +25,15 @@ uint64_t KvCache::bytes() const {
 }
 
 bool KvCache::SplitTiming::choose() {
-  if (tries[0] == 0) return false;
-  if (tries[1] == 0) return true;
+  if (tries[0] < 2 || tries[1] < 2) return tries[1] < tries[0];  // one thread, the team, one thread, the team
   const bool faster = ms[1] < ms[0];
   return ++appends % 16 == 0 ? !faster : faster;  // now and then the other way: the machine's load changes
 }
 
 void KvCache::SplitTiming::record(bool split, double t) {
   const int i = split ? 1 : 0;
-  ms[i] = tries[i]++ == 0 ? t : 0.7 * ms[i] + 0.3 * t;
+  recent[i][tries[i]++ % kKept] = t;
+  ms[i] = *std::min_element(recent[i], recent[i] + std::min(tries[i], kKept));
 }
 
 void KvCache::clear() {

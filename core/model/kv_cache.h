@@ -65,16 +65,21 @@ struct KvCache {
 
   // An append of fewer than 4 rows streams each layer's weights once; whether a second core
   // helps (FewRowSplit, packed_gemm.h) depends on what else the machine runs, so both ways
-  // are timed and the faster one kept, the other retried every 16th append. Kept by clear().
-  // What is timed is the products the split decides (FewRowSplit::products_ms), not the whole
-  // pass: an edit under an output's rows copies them (shared_rows.h), and that copy, timed as
-  // the team's one try, kept the 1B shape's appends on one thread (tests/bench/README.md).
+  // are timed, each twice at first, and the faster one kept, the other retried every 16th
+  // append. Kept by clear(). What is timed is the products the split decides
+  // (FewRowSplit::products_ms), not the whole pass: an edit under an output's rows copies them
+  // (shared_rows.h), and that copy, timed as the team's one try, kept the 1B shape's appends
+  // on one thread. A way's figure is the least of its last kKept times: another process only
+  // ever adds time, and one disturbed try (10x on GPT-2 small) kept it off for 16 appends
+  // (tests/bench/README.md, helper share7); a lasting change shows after kKept tries.
   struct SplitTiming {
-    double ms[2] = {0, 0};  // each way's recent products' time (exponential mean): [one thread, the team]
-    int tries[2] = {0, 0};  // appends timed each way
+    static constexpr int kKept = 3;
+    double ms[2] = {0, 0};         // each way's figure, [one thread, the team]: the least of recent[way]
+    double recent[2][kKept] = {};  // each way's last kKept products' times (ms), oldest overwritten
+    int tries[2] = {0, 0};         // appends timed each way
     int appends = 0;
     bool choose();                        // the way to run the next append: true = the team
-    void record(bool split, double ms);   // how long it took
+    void record(bool split, double ms);   // how long its products took
   } split;
 
   int T() const { return static_cast<int>(tokens.size()); }
