@@ -184,7 +184,7 @@ Result<StreamParts> stream_parts(const ModelWeights& w, const ModelConfig& cfg, 
   p.D = out.D;
   p.resid = std::move(resid);
   p.embeddings = p.resid[0];
-  p.attn_in = out.attn_in;
+  p.attn_in.assign(out.attn_in.begin(), out.attn_in.end());  // copies: the parts are the caller's to keep
   p.final_stream = out.out;
   p.logits = out.logits;
   const int L = p.L, H = p.H, T = p.T, D = p.D;

@@ -2,6 +2,7 @@
 #include "core/math/packed_gemm.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #if defined(__x86_64__) || defined(__i386__)
@@ -303,6 +304,7 @@ void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, c
 // unless the calling thread holds a FewRowSplit(true).
 constexpr size_t kSmallRowsSplitBytes = size_t(64) << 20;
 thread_local bool t_few_row_split = false;
+thread_local FewRowSplit* t_few_row_scope = nullptr;  // the innermost scope, which times the products it decides
 
 // Below this many rows of A the transposed product skips the panels: transposing all of Bt
 // (the whole unembedding for one appended token) cost more than the product itself.
@@ -743,20 +745,9 @@ void PackedMatrix::widen_panel(int p, Eigen::Index k0, Eigen::Index kc, float* w
   widen_columns(width, src, dt, static_cast<int>(kc), wide);
 }
 
-void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
+// packed_gemm with nt threads at most.
+static void packed_gemm_on(int nt, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
   const int N = static_cast<int>(B.cols()), P = B.panels();
-  if (M <= 0 || N <= 0) return;
-  if (B.rows() == 0) {  // an empty sum
-    if (!accumulate)
-      for (int i = 0; i < M; ++i) std::fill_n(C + static_cast<size_t>(i) * ldc, N, 0.0f);
-    return;
-  }
-  int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(B.rows())), P);
-  // A few rows (the incremental forward's appended tokens) stream the weights once with
-  // little arithmetic: one layer's matrix takes a thread a millisecond or so, less than a
-  // parallel region's join costs when the cores are shared (3.8x slower appends on a loaded
-  // 2-core machine). Only a large matrix is split.
-  if (M < kMR && B.bytes() < kSmallRowsSplitBytes && !t_few_row_split) nt = 1;
   if (M <= kFewRows && !B.blocks()) {  // G panels side by side (few_rows_panels)
     auto run = [&](int p0, int p1) {
       if (M == 1) few_rows_dispatch<1>(p0, p1, A, lda, B, C, ldc, accumulate);
@@ -788,6 +779,27 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
   for (int u = 0; u < units; ++u) run(u);
 }
 
+void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
+  const int N = static_cast<int>(B.cols()), P = B.panels();
+  if (M <= 0 || N <= 0) return;
+  if (B.rows() == 0) {  // an empty sum
+    if (!accumulate)
+      for (int i = 0; i < M; ++i) std::fill_n(C + static_cast<size_t>(i) * ldc, N, 0.0f);
+    return;
+  }
+  const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(B.rows())), P);
+  // A few rows (the incremental forward's appended tokens) stream the weights once with
+  // little arithmetic: one layer's matrix takes a thread a millisecond or so, less than a
+  // parallel region's join costs when the cores are shared (3.8x slower appends on a loaded
+  // 2-core machine). Only a large matrix is split, or any when a FewRowSplit scope asks.
+  if (M >= kMR || B.bytes() >= kSmallRowsSplitBytes) return packed_gemm_on(nt, M, A, lda, B, C, ldc, accumulate);
+  FewRowSplit* scope = t_few_row_scope;
+  if (!scope) return packed_gemm_on(1, M, A, lda, B, C, ldc, accumulate);
+  const auto t0 = std::chrono::steady_clock::now();
+  packed_gemm_on(t_few_row_split ? nt : 1, M, A, lda, B, C, ldc, accumulate);
+  scope->products_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8_t* Bt, WeightDtype dtype, size_t row_bytes, float* C, int ldc) {
   HM_ASSERT(is_block_dtype(dtype), "the block gemm_transposed_b takes a block type");
   if (M <= 0 || N <= 0) return;
@@ -804,8 +816,14 @@ void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8
   for (int u = 0; u < units; ++u) run(u);
 }
 
-FewRowSplit::FewRowSplit(bool split) : previous_(t_few_row_split) { t_few_row_split = split; }
-FewRowSplit::~FewRowSplit() { t_few_row_split = previous_; }
+FewRowSplit::FewRowSplit(bool split) : previous_(t_few_row_split), previous_scope_(t_few_row_scope) {
+  t_few_row_split = split;
+  t_few_row_scope = this;
+}
+FewRowSplit::~FewRowSplit() {
+  t_few_row_split = previous_;
+  t_few_row_scope = previous_scope_;
+}
 
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const float* Bt, int ldb, float* C, int ldc) {
   transposed_b(M, A, lda, N, K, Bt, WeightDtype::F32, ldb, C, ldc);

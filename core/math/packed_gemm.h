@@ -215,9 +215,17 @@ class FewRowSplit {
   ~FewRowSplit();
   FewRowSplit(const FewRowSplit&) = delete;
   FewRowSplit& operator=(const FewRowSplit&) = delete;
+  // The wall time (ms) of the products this scope decided on its thread so far (fewer than kMR
+  // rows against a matrix below 64 MiB): what the split changes, and nothing of the pass
+  // around them. Timing the whole pass let an edit's copy on write and page faults decide it
+  // (tests/bench/README.md, helper share7).
+  double products_ms() const { return products_ms_; }
 
  private:
+  friend void packed_gemm(int, const float*, int, const PackedMatrix&, float*, int, bool);
   bool previous_;
+  FewRowSplit* previous_scope_;
+  double products_ms_ = 0;
 };
 
 // C (M, N) = A (M, K) Bt^T, with Bt (N, K) row-major and row stride ldb: the F32 unembedding

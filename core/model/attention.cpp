@@ -13,6 +13,7 @@
 #endif
 
 #include "core/math/gemm.h"
+#include "core/model/kv_cache.h"
 #include "core/model/stage_times.h"
 
 namespace headmap {
@@ -537,8 +538,9 @@ int mha_forward(const LayerWeights& w_in, const MatR& x, int B, int T, const Mha
 
 // The incremental forward's attention (model.h, KvCache): the new query rows [P, T) of one
 // sentence against the cached keys. x_new: (n, D), n = T - P. kv: (>= P, 2·Dkv) = [K | V]
-// per row, post q/k norm and RoPE, unscaled (as mha_forward's qkv holds them); resized to
-// (T, 2·Dkv) with rows [P, T) written. y: (n, D). weights: (H, T, T), rows [P, T) written.
+// per row, post q/k norm and RoPE, unscaled (as mha_forward's qkv holds them); rows [P, T)
+// written, grown (reserve_rows) only when it has no room for them. y: (n, D). weights:
+// (H, T, T), rows [P, T) written.
 int mha_forward_rows(const LayerWeights& w_in, const MatR& x_new, int P, const MhaOptions& o, MatR& kv, MatR& y, float* weights) {
   const int D = static_cast<int>(w_in.d_in());
   const int H = o.num_heads, kvH = kv_heads(o);
@@ -565,8 +567,8 @@ int mha_forward_rows(const LayerWeights& w_in, const MatR& x_new, int P, const M
   clock.next(Stage::QkSteps);
   qk_steps(w, o, qkv, n, P, dh, Dq);
   clock.next(Stage::KvCopy);
-  kv.conservativeResize(T, 2 * Dkv);
-  kv.bottomRows(n) = qkv.rightCols(2 * Dkv);
+  reserve_rows(kv, T, 2 * Dkv);  // room for kKvMapsRoom more: an append moves no kept row
+  kv.middleRows(P, n) = qkv.rightCols(2 * Dkv);
   clock.next(Stage::QkSteps);
   qkv.leftCols(Dq) *= score_scale(D, o);
   clock.next(Stage::HeadsWall);

@@ -17,23 +17,23 @@ namespace headmap {
 uint64_t KvCache::bytes() const {
   uint64_t b = 0;
   for (const MatR& m : kv) b += static_cast<uint64_t>(m.size()) * 4;
-  for (const MatR& m : attn_in) b += static_cast<uint64_t>(m.size()) * 4;
-  for (const MatR& m : attn_out) b += static_cast<uint64_t>(m.size()) * 4;
-  b += static_cast<uint64_t>(attention_floats) * 4 + static_cast<uint64_t>(out.size()) * 4 + static_cast<uint64_t>(logits.size()) * 4;
+  for (const RowsBlock& m : attn_in) b += m.bytes();
+  for (const RowsBlock& m : attn_out) b += m.bytes();
+  b += static_cast<uint64_t>(attention_floats) * 4 + static_cast<uint64_t>(out.size()) * 4 + logits.bytes();
   b += static_cast<uint64_t>(nll.size()) * 8;
   return b;
 }
 
 bool KvCache::SplitTiming::choose() {
-  if (tries[0] == 0) return false;
-  if (tries[1] == 0) return true;
+  if (tries[0] < 2 || tries[1] < 2) return tries[1] < tries[0];  // one thread, the team, one thread, the team
   const bool faster = ms[1] < ms[0];
   return ++appends % 16 == 0 ? !faster : faster;  // now and then the other way: the machine's load changes
 }
 
 void KvCache::SplitTiming::record(bool split, double t) {
   const int i = split ? 1 : 0;
-  ms[i] = tries[i]++ == 0 ? t : 0.7 * ms[i] + 0.3 * t;
+  recent[i][tries[i]++ % kKept] = t;
+  ms[i] = *std::min_element(recent[i], recent[i] + std::min(tries[i], kKept));
 }
 
 void KvCache::clear() {
@@ -47,7 +47,7 @@ void KvCache::clear() {
   attn_in.clear();
   attn_out.clear();
   out.resize(0, 0);
-  logits.resize(0, 0);
+  logits.clear();  // the outputs' views keep their block
   nll.clear();
 }
 
@@ -109,7 +109,7 @@ uint64_t kv_bytes_per_token(const ModelConfig& cfg) {
 uint64_t kv_cache_bytes(const ModelWeights& w, const ModelConfig& cfg, int T, const ForwardOptions& opt) {
   const uint64_t t = static_cast<uint64_t>(std::max(T, 0)), L = static_cast<uint64_t>(cfg.num_layers), D = static_cast<uint64_t>(cfg.d_model);
   const uint64_t Hw = static_cast<uint64_t>(weight_heads(mha_options(cfg)));
-  uint64_t b = kv_bytes_per_token(cfg) * t;                       // K and V
+  uint64_t b = kv_bytes_per_token(cfg) * (t + kKvMapsRoom);       // K and V, with room for appends
   b = mul_sat(mul_sat(L * Hw, mul_sat(t + kKvMapsRoom, t + kKvMapsRoom)), 4) + b;  // the maps, with room for appends
   const uint64_t rows = t + kKvMapsRoom;                          // the rows below, with their room
   if (opt.keep_layer_io) b += mul_sat(2 * L * D * 4, rows);       // attn_in, attn_out

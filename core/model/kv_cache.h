@@ -2,11 +2,12 @@
 // tokens 0..t, so when a new request shares its first P tokens with the last one (typing at
 // the end, deleting the last characters, a BPE merge that rewrites the last token or two),
 // forward() computes only rows [P, T): each layer's new queries attend over the kept K and V
-// (post q/k norm and RoPE, per K/V head), and the rows < P of every map, of the logits, of
-// the layer inputs and outputs are copied from here. The result equals a full recompute
-// (tests/test_kv_cache.cpp holds it to 1e-6 over random edit sequences on two families, and
-// bit for bit past 128 tokens at d_head = 64: a head's products run on small_gemm at every
-// length, one fused chain per value, in the full forward as in a row computed alone).
+// (post q/k norm and RoPE, per K/V head), and the rows < P of every map and of the stream are
+// copied from here; the layer inputs, outputs and logits are shared (shared_rows.h). The
+// result equals a full recompute (tests/test_kv_cache.cpp holds it to 1e-6 over random edit
+// sequences on two families, and bit for bit past 128 tokens at d_head = 64: a head's
+// products run on small_gemm at every length, one fused chain per value, in the full forward
+// as in a row computed alone).
 //
 // One cache holds the last request of one model and config; the caller keeps one per model
 // (the app's compute worker). Anything else (another model or config, a pitfall other than
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/math/shared_rows.h"
 #include "core/model/config.h"
 #include "core/model/weights.h"
 #include "core/text/tokenizer.h"
@@ -39,7 +41,7 @@ struct KvCache {
   ModelConfig cfg;
   bool want_logits = false, skip_final_mlp = false, keep_layer_io = false;
   std::vector<Token> tokens;       // (T) the rows' tokens (id and text: random init has no ids)
-  std::vector<MatR> kv;            // L x (T, 2·KV·d_head) = [K | V], post q/k norm and RoPE, unscaled
+  std::vector<MatR> kv;            // L x (>= T, 2·KV·d_head) = [K | V], post q/k norm and RoPE, unscaled; rows past T are room
   // The maps, (L, 1, Hw, S, S) with S = maps_rows >= T: each map's row t at stride S, its
   // columns [0, t] written (causal: the rest of a map's row is 0), so an append writes only
   // its own rows and the room (S > T) takes kKvMapsRoom more tokens before a new block.
@@ -47,10 +49,13 @@ struct KvCache {
   size_t attention_floats = 0;     // the block's size: L·Hw·S·S
   int maps_rows = 0;               // S
   // Rows [0, T) of each: the cached rows; rows past T are room for appends (grown in place,
-  // kKvMapsRoom rows at a time, so an append does not move every kept row).
-  std::vector<MatR> attn_in, attn_out;  // L x (>= T, D), with keep_layer_io
+  // kKvMapsRoom rows at a time, so an append does not move every kept row). The layer rows and
+  // the logits are shared with the outputs (shared_rows.h): each output's are views of their
+  // first T rows, and a row a view reads is never written (an edit under it writes into a
+  // fresh block: copy on write).
+  std::vector<RowsBlock> attn_in, attn_out;  // L x (>= T, D), with keep_layer_io
   MatR out;                        // (>= T, D) the residual stream after the last layer
-  MatR logits;                     // (>= T, V), with want_logits on a trained model
+  RowsBlock logits;                // (>= T, V), with want_logits on a trained model
   std::vector<double> nll;         // (T - 1) each row's next-token cross-entropy, summed in order for the loss
 
   // What the last forward through this cache did: rows copied from it and rows computed.
@@ -60,13 +65,21 @@ struct KvCache {
 
   // An append of fewer than 4 rows streams each layer's weights once; whether a second core
   // helps (FewRowSplit, packed_gemm.h) depends on what else the machine runs, so both ways
-  // are timed and the faster one kept, the other retried every 16th append. Kept by clear().
+  // are timed, each twice at first, and the faster one kept, the other retried every 16th
+  // append. Kept by clear(). What is timed is the products the split decides
+  // (FewRowSplit::products_ms), not the whole pass: an edit under an output's rows copies them
+  // (shared_rows.h), and that copy, timed as the team's one try, kept the 1B shape's appends
+  // on one thread. A way's figure is the least of its last kKept times: another process only
+  // ever adds time, and one disturbed try (10x on GPT-2 small) kept it off for 16 appends
+  // (tests/bench/README.md, helper share7); a lasting change shows after kKept tries.
   struct SplitTiming {
-    double ms[2] = {0, 0};  // each way's recent time (exponential mean): [one thread, the team]
-    int tries[2] = {0, 0};  // appends timed each way
+    static constexpr int kKept = 3;
+    double ms[2] = {0, 0};         // each way's figure, [one thread, the team]: the least of recent[way]
+    double recent[2][kKept] = {};  // each way's last kKept products' times (ms), oldest overwritten
+    int tries[2] = {0, 0};         // appends timed each way
     int appends = 0;
     bool choose();                        // the way to run the next append: true = the team
-    void record(bool split, double ms);   // how long it took
+    void record(bool split, double ms);   // how long its products took
   } split;
 
   int T() const { return static_cast<int>(tokens.size()); }

@@ -4,7 +4,6 @@
 #include "core/model/model.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -207,11 +206,13 @@ static void copy_into(MatR& dst, MatR* spare, const Eigen::Ref<const MatR>& src)
   else dst = src;
 }
 
-// kept.push_back(a copy of m), in the storage of the spare's matrix of the same layer.
-static void keep_layer_rows(std::vector<MatR>& kept, std::vector<MatR>* spare, const Eigen::Ref<const MatR>& m) {
+// kept.push_back(a copy of m), in the storage of the spare's matrix of the same layer where
+// the spare holds it alone (not a view of a K/V cache's rows).
+static void keep_layer_rows(std::vector<SharedRows>& kept, std::vector<SharedRows>* spare, const MatR& m) {
   const size_t l = kept.size();
-  kept.emplace_back();
-  copy_into(kept.back(), spare && l < spare->size() ? &(*spare)[l] : nullptr, m);
+  MatR rows = spare && l < spare->size() ? (*spare)[l].take() : MatR();
+  copy_into(rows, nullptr, m);
+  kept.emplace_back(std::move(rows));
 }
 
 // maps: n floats, zeroed (or, when !zero, left as they were: the caller writes every one),
@@ -238,8 +239,8 @@ static size_t maps_room(const ForwardOutput& out, const ForwardOptions& opt) {
 
 uint64_t ForwardOutput::bytes() const {
   uint64_t b = static_cast<uint64_t>(attention.capacity()) * 4 + static_cast<uint64_t>(out.size() + logits.size()) * 4;
-  for (const MatR& m : attn_in) b += static_cast<uint64_t>(m.size()) * 4;
-  for (const MatR& m : attn_out) b += static_cast<uint64_t>(m.size()) * 4;
+  for (const SharedRows& m : attn_in) b += static_cast<uint64_t>(m.size()) * 4;
+  for (const SharedRows& m : attn_out) b += static_cast<uint64_t>(m.size()) * 4;
   return b;
 }
 
@@ -601,6 +602,19 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
   if (st) st->passes.fetch_add(1);
   StageClock clock(st, Stage::MapsAlloc);
   ForwardOutput* spare = opt.reuse;
+  // The spare's logits and layer rows: most likely views of the cache's blocks, dropped so the
+  // rows they read may be written; a block it held alone (one the cache has left: an edit
+  // under a view wrote a fresh one) is taken for the next fresh block, its pages faulted in.
+  MatR spare_logits;
+  std::vector<MatR> spare_in, spare_out;  // L x (>= T, D), or empty
+  if (spare) {
+    spare_logits = spare->logits.take();
+    for (SharedRows& m : spare->attn_in) spare_in.push_back(m.take());
+    for (SharedRows& m : spare->attn_out) spare_out.push_back(m.take());
+    spare->attn_in.clear();
+    spare->attn_out.clear();
+  }
+  auto spare_rows = [](std::vector<MatR>& v, int l) { return l < static_cast<int>(v.size()) ? std::move(v[static_cast<size_t>(l)]) : MatR(); };
   const size_t per_layer = static_cast<size_t>(Hw) * T * T;
   // Not zeroed: each kept row is copied and its hidden tail zeroed below, and attend_head
   // writes every cell of the rows it computes (a 33 MB memset on the 1B shape otherwise).
@@ -636,15 +650,13 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     clock.stop();
     finish_layer(w, lw, mlp, a_out, x, m_in, post, st);
     clock.next(Stage::KvCopy);
-    if (opt.keep_layer_io) {
-      MatR& ki = c.attn_in[static_cast<size_t>(l)];
-      MatR& ko = c.attn_out[static_cast<size_t>(l)];
-      reserve_rows(ki, T, D);
-      reserve_rows(ko, T, D);
-      ki.middleRows(P, n) = a_in;
-      ko.middleRows(P, n) = a_out;
-      keep_layer_rows(out.attn_in, spare ? &spare->attn_in : nullptr, ki.topRows(T));
-      keep_layer_rows(out.attn_out, spare ? &spare->attn_out : nullptr, ko.topRows(T));
+    if (opt.keep_layer_io) {  // views of the cache's rows, as the logits (a cancelled pass then writes no row a view reads)
+      RowsBlock& bi = c.attn_in[static_cast<size_t>(l)];
+      RowsBlock& bo = c.attn_out[static_cast<size_t>(l)];
+      bi.write_rows(P, T, D, kKvMapsRoom, spare_rows(spare_in, l)).middleRows(P, n) = a_in;
+      bo.write_rows(P, T, D, kKvMapsRoom, spare_rows(spare_out, l)).middleRows(P, n) = a_out;
+      out.attn_in.push_back(bi.view(T));
+      out.attn_out.push_back(bo.view(T));
     }
   }
   reserve_rows(c.out, T, D);
@@ -655,19 +667,18 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     MatR fresh;  // (n, V)
     logits_of(w, x, fresh);
     clock.next(Stage::KvCopy);
-    reserve_rows(c.logits, T, fresh.cols());
-    c.logits.middleRows(P, n) = fresh;
-    // (T, V): 66 MB at T = 129 on the 1B shape, a fresh block whose first touch (page
-    // faults) costs more than the copy: rows split over the compute threads.
-    if (spare) out.logits.swap(spare->logits);
-    resize_keeping(out.logits, T, c.logits.cols());
-    parallel_copy(out.logits.data(), c.logits.data(), static_cast<size_t>(out.logits.size()));  // its first T rows
+    // (T, V), 66 MB at T = 129 on the 1B shape: the output shares the cache's rows (a view)
+    // instead of a copy. Rows an earlier output still reads are never written: an edit under
+    // them writes into a fresh block (RowsBlock::write_rows).
+    MatR& kept = c.logits.write_rows(P, T, fresh.cols(), kKvMapsRoom, std::move(spare_logits));  // (>= T, V)
+    kept.middleRows(P, n) = fresh;
+    out.logits = c.logits.view(T);
     clock.next(Stage::Loss);
     const std::vector<Token>& tok = batch.sentences[0].tokens;
     c.nll.resize(static_cast<size_t>(std::max(T - 1, 0)));
     const int t0 = std::max(P - 1, 0);
-    parallel_for(std::max(T - 1 - t0, 0), 4.0 * (T - 1 - t0) * out.logits.cols(),
-                 [&](int64_t i) { c.nll[static_cast<size_t>(t0 + i)] = row_nll(out.logits.row(t0 + i), tok[static_cast<size_t>(t0 + i) + 1].id); });
+    parallel_for(std::max(T - 1 - t0, 0), 4.0 * (T - 1 - t0) * kept.cols(),
+                 [&](int64_t i) { c.nll[static_cast<size_t>(t0 + i)] = row_nll(kept.row(t0 + i), tok[static_cast<size_t>(t0 + i) + 1].id); });
     double total = 0;
     for (double v : c.nll) total += v;  // in row order, as the full forward sums
     out.loss = c.nll.empty() ? 0.0 : total / static_cast<double>(c.nll.size());
@@ -718,22 +729,24 @@ void stream_logits(const ModelWeights& w, const MatR& x, MatR& logits) {
   else logits_of(w, x, logits);
 }
 
-static void encoder_logits(const ModelWeights& w, const MatR& x, const Batch& batch, ForwardOutput& out) {
+// logits: (B*T, V), written here (the storage of a spare's, or empty), then kept by out.
+static void encoder_logits(const ModelWeights& w, const MatR& x, const Batch& batch, ForwardOutput& out, MatR logits) {
   const int B = batch.B(), T = batch.T;
-  encoder_head_logits(w, x, out.logits);  // (B*T, V)
+  encoder_head_logits(w, x, logits);  // (B*T, V)
   double total = 0;
   int n = 0;
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < batch.lengths[b]; ++t) {
       const int target = batch.sentences[b].tokens[t].masked_id;
-      if (target < 0 || target >= out.logits.cols()) continue;
-      const auto row = out.logits.row(static_cast<Eigen::Index>(b) * T + t);
+      if (target < 0 || target >= logits.cols()) continue;
+      const auto row = logits.row(static_cast<Eigen::Index>(b) * T + t);
       const float mx = row.maxCoeff();
       total += mx + std::log((row.array() - mx).exp().sum()) - row(target);
       ++n;
     }
   out.loss = n ? total / n : 0.0;
   out.loss_tokens = n;
+  out.logits = SharedRows(std::move(logits));
 }
 
 // The incremental forward, with an append of 1-3 rows run the faster of the two ways its
@@ -743,10 +756,9 @@ static Result<ForwardOutput> forward_cached(const ModelWeights& w, const ModelCo
   const int n = batch.T - kv_reusable_rows(c, w, cfg, batch, opt);
   if (n <= 0 || n >= 4) return forward_cached_rows(w, cfg, batch, opt, std::move(out), mo, c);
   const bool split = c.split.choose();
-  const auto t0 = std::chrono::steady_clock::now();
   FewRowSplit scope(split);
   Result<ForwardOutput> r = forward_cached_rows(w, cfg, batch, opt, std::move(out), mo, c);
-  if (r) c.split.record(split, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (r) c.split.record(split, scope.products_ms());  // the products it splits, not the pass's copies and faults
   return r;
 }
 
@@ -847,22 +859,22 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     clock.stop();
   }
   copy_into(out.out, spare ? &spare->out : nullptr, x);
-  if (spare && w.trained() && opt.want_logits && (!w.arch.encoder() || w.arch.mlm_head))
-    out.logits.swap(spare->logits);  // the logits below are written into its storage
+  MatR logits;  // (B*T, V), written below into the spare's storage where it held it alone
+  if (spare && w.trained() && opt.want_logits && (!w.arch.encoder() || w.arch.mlm_head)) logits = spare->logits.take();
   if (spare) *spare = ForwardOutput{};
 
   if (w.arch.encoder()) {
-    if (w.trained() && opt.want_logits && w.arch.mlm_head) encoder_logits(w, x, batch, out);
+    if (w.trained() && opt.want_logits && w.arch.mlm_head) encoder_logits(w, x, batch, out, std::move(logits));
     return out;
   }
   if (w.trained() && opt.want_logits) {
     clock.next(Stage::Logits);
-    logits_of(w, x, out.logits);  // (B*T, V)
+    logits_of(w, x, logits);  // (B*T, V)
     clock.next(Stage::Loss);
     std::vector<double> nll(static_cast<size_t>(B) * T, 0.0);  // (B*T) each row's loss, then summed in row order
-    parallel_for(static_cast<int64_t>(B) * T, 4.0 * B * T * out.logits.cols(), [&](int64_t r) {
+    parallel_for(static_cast<int64_t>(B) * T, 4.0 * B * T * logits.cols(), [&](int64_t r) {
       const int b = static_cast<int>(r / T), t = static_cast<int>(r % T);
-      if (t + 1 < batch.lengths[b]) nll[static_cast<size_t>(r)] = row_nll(out.logits.row(r), batch.sentences[b].tokens[t + 1].id);
+      if (t + 1 < batch.lengths[b]) nll[static_cast<size_t>(r)] = row_nll(logits.row(r), batch.sentences[b].tokens[t + 1].id);
     });
     double total = 0;
     int n = 0;
@@ -870,6 +882,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
       for (int t = 0; t + 1 < batch.lengths[b]; ++t, ++n) total += nll[static_cast<size_t>(b) * T + t];
     out.loss = n ? total / n : 0.0;
     out.loss_tokens = n;
+    out.logits = SharedRows(std::move(logits));
   }
   return out;
 }

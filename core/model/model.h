@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/math/shared_rows.h"
 #include "core/model/attention.h"
 #include "core/model/config.h"
 #include "core/error.h"
@@ -102,7 +103,8 @@ struct ForwardOptions {
   StageTimes* times = nullptr;
   // Buffers to write into: an earlier output that nothing reads any more (a benchmark's last
   // round; the app's result once no frame and no cache holds it). forward() takes the storage
-  // of its maps, logits, kept layer rows and final stream, so pages faulted in once are
+  // of its maps, kept layer rows, final stream and logits (these only where it holds them
+  // alone, not a view of a K/V cache's: that view is dropped), so pages faulted in once are
   // written again instead of fresh blocks faulted in every keystroke, and its maps get room
   // to grow by a few tokens (typing). The same numbers, bit for bit; `reuse` is left empty.
   // Null: fresh buffers. Never an output that is still read (a result on screen).
@@ -113,10 +115,13 @@ struct ForwardOutput {
   int B = 0, T = 0, D = 0, H = 0, L = 0;
   int Hw = 0;                      // heads in `attention`: H, or 1 when head-averaged
   std::vector<float> attention;    // (L, B, Hw, T, T), row = query, column = key
-  std::vector<MatR> attn_in;       // L x (B*T, D): LN1(x), the exact input of attention
-  std::vector<MatR> attn_out;      // L x (B*T, D): the attention block's output
+  // L x (B*T, D) each, with keep_layer_io; read-only, shared with a K/V cache as the logits.
+  std::vector<SharedRows> attn_in;   // LN1(x), the exact input of attention
+  std::vector<SharedRows> attn_out;  // the attention block's output
   MatR out;                        // (B*T, D) the residual stream after the last layer
-  MatR logits;                     // (B*T, V) trained + want_logits only (encoders: with a masked-LM head)
+  // (B*T, V) trained + want_logits only (encoders: with a masked-LM head). Read-only: through
+  // a K/V cache, a view of the cache's rows, shared with the outputs before it (shared_rows.h).
+  SharedRows logits;
   double loss = 0.0;               // mean next-token cross-entropy (nats), trained only; encoders: the
                                    // masked-token loss over tokens with Token::masked_id set
   int loss_tokens = 0;

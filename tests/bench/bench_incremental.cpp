@@ -7,8 +7,10 @@
 //              PREFIX rows are in the cache, put there untimed before each run);
 //   max_abs_diff  the largest difference between the two over every map (weights in [0, 1]);
 //   logits_max_rel_diff  over the logits, relative to the largest logit's magnitude;
-//   append_one_thread_ms, append_team_ms  the cache's recent time for an append each way its
-//              weights can be streamed (KvCache::SplitTiming), and how often the team ran;
+//   append_one_thread_ms, append_team_ms  the cache's recent time of an append's split
+//              products each way its weights can be streamed (KvCache::SplitTiming: the
+//              products only, FewRowSplit::products_ms), and how often the team ran (the
+//              prefix's passes, which rewrite its last row, count too);
 //   appends    each timed append in order: [ms, way], way 1 = the team, 0 = one thread (the
 //              first appends learn which way is faster, KvCache::SplitTiming);
 //   threads    the compute threads (OMP_NUM_THREADS, default every core); ids  the PREFIX + 1

@@ -53,7 +53,7 @@ static void head_tooltip(const AppState& s, const ForwardData& f, int l, int b, 
   const ModelConfig& cfg = s.result->request.cfg;
   if (!cfg.pitfalls.head_averaged && !cfg.pitfalls.no_transpose) {  // no-transpose: row t is not token t
     const MhaOptions mo = mha_options(cfg, *f.weights, l);  // the family's RoPE (at t and k), q/k norm, scale
-    const MatR& x = out.attn_in[l];  // (B*T, D)
+    const SharedRows& x = out.attn_in[l];  // (B*T, D)
     const float raw = head_score(f.weights->layers[l], x.row(static_cast<Eigen::Index>(b) * out.T + t).data(),
                                  x.row(static_cast<Eigen::Index>(b) * out.T + k).data(), h, mo, t, k);
     ImGui::Text("raw score   %.4f   (q\xC2\xB7k)", raw);
