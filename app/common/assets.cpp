@@ -21,7 +21,7 @@ static std::string tidy(const fs::path& p) {
 
 static bool holds_data(const fs::path& dir) {
   std::error_code ec;
-  return fs::is_directory(dir / "assets", ec) && fs::is_directory(dir / "shaders", ec);
+  return fs::is_directory(dir / "assets", ec);
 }
 
 static DataDir find_data_dir() {
@@ -37,7 +37,7 @@ static DataDir find_data_dir() {
   }
   const fs::path installed = exe / HEADMAP_INSTALL_DATA_RELATIVE;
   if (holds_data(installed)) return {tidy(installed), std::string("installed, ") + HEADMAP_INSTALL_DATA_RELATIVE + " from the executable", true};
-  return {tidy(installed), "NOT FOUND: no assets/ and shaders/ there; set HEADMAP_DATA_DIR", false};
+  return {tidy(installed), "NOT FOUND: no assets/ there; set HEADMAP_DATA_DIR", false};
 }
 
 const DataDir& data_dir() {
@@ -47,7 +47,6 @@ const DataDir& data_dir() {
 
 std::string assets_dir() { return data_dir().path + "/assets"; }
 std::string asset_path(const std::string& relative) { return assets_dir() + "/" + relative; }
-std::string shaders_dir() { return data_dir().path + "/shaders"; }
 
 std::string version_text(const std::string& program) {
   const DataDir& d = data_dir();

@@ -34,31 +34,33 @@ bool parse_colormap(const char* name, Colormap* out) {
   return false;
 }
 
+const ColormapTable& colormap_table(Colormap c) {
+  static const auto tables = [] {
+    std::array<ColormapTable, kNumColormaps> t;
+    for (int m = 0; m < kNumColormaps; ++m) {
+      const Colormap cm = static_cast<Colormap>(m);
+      t[m].grey = cm == Colormap::Grey;
+      if (t[m].grey) continue;
+      const float(*stops)[3] = cm == Colormap::Magma ? k_magma : cm == Colormap::Cividis ? k_cividis : k_viridis;
+      for (int i = 0; i < 32; ++i)
+        for (int k = 0; k < 3; ++k) {
+          t[m].base[k][i] = stops[i][k];
+          t[m].step[k][i] = i < 31 ? stops[i + 1][k] - stops[i][k] : 0.0f;
+        }
+    }
+    return t;
+  }();
+  return tables[static_cast<size_t>(c)];
+}
+
 std::array<float, 3> colormap_rgb(Colormap c, float v) {
   v = std::clamp(v, 0.0f, 1.0f);
-  if (c == Colormap::Grey) return {v, v, v};
-  const float(*stops)[3] = c == Colormap::Magma ? k_magma : c == Colormap::Cividis ? k_cividis : k_viridis;
+  const ColormapTable& t = colormap_table(c);
+  if (t.grey) return {v, v, v};
   const float x = v * 31.0f;
   const int i = std::min(static_cast<int>(x), 30);
   const float f = x - static_cast<float>(i);
-  return {stops[i][0] + f * (stops[i + 1][0] - stops[i][0]), stops[i][1] + f * (stops[i + 1][1] - stops[i][1]),
-          stops[i][2] + f * (stops[i + 1][2] - stops[i][2])};
-}
-
-// n RGBA8 entries of a colour scale over [0, 1].
-template <class Scale>
-static std::vector<uint8_t> make_lut(int n, Scale rgb_at) {
-  std::vector<uint8_t> lut(static_cast<size_t>(n) * 4);
-  for (int i = 0; i < n; ++i) {
-    const std::array<float, 3> rgb = rgb_at(n > 1 ? static_cast<float>(i) / (n - 1) : 0.0f);
-    for (int k = 0; k < 3; ++k) lut[i * 4 + k] = static_cast<uint8_t>(std::lround(rgb[k] * 255.0f));
-    lut[i * 4 + 3] = 255;
-  }
-  return lut;
-}
-
-std::vector<uint8_t> colormap_lut(Colormap c, int n) {
-  return make_lut(n, [c](float v) { return colormap_rgb(c, v); });
+  return {colormap_channel(t, 0, i, f), colormap_channel(t, 1, i, f), colormap_channel(t, 2, i, f)};
 }
 
 std::array<float, 3> diverging_rgb(float t) {
@@ -69,7 +71,5 @@ std::array<float, 3> diverging_rgb(float t) {
   const float f = t < 0.5f ? t * 2 : (t - 0.5f) * 2;
   return {a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1]), a[2] + f * (b[2] - a[2])};
 }
-
-std::vector<uint8_t> diverging_lut(int n) { return make_lut(n, diverging_rgb); }
 
 }  // namespace headmap

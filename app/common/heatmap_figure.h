@@ -32,10 +32,10 @@ bool parse_pair_filter(const std::string& name, PairFilter* out);
 // Which cells the A/B filter and "hide special tokens" leave shown: query rows [row0, row1)
 // and key columns [col0, col1), minus the rows and columns of the tokens in `hidden`
 // (ascending; the special tokens [CLS], [SEP], <s>, </s>). Cells outside are dimmed toward
-// kFilteredRgb (filter_dims), never re-normalised. One rule for the shader (heatmap.frag's
-// u_frows, u_fcols, u_fhidden), the figures, Focus and the model view.
+// kFilteredRgb (filter_dims), never re-normalised. One rule for the app's texels
+// (map_colour.h), the figures, Focus and the model view.
 struct CellFilter {
-  static constexpr int kMaxHidden = 16;  // the shader's array
+  static constexpr int kMaxHidden = 16;  // a bound on `hidden` (each cell checks every entry)
   int row0 = 0, row1 = 1 << 30, col0 = 0, col1 = 1 << 30;
   std::vector<int> hidden;  // at most kMaxHidden
   bool active() const { return row0 > 0 || col0 > 0 || row1 < (1 << 30) || col1 < (1 << 30) || !hidden.empty(); }
@@ -103,10 +103,10 @@ Result<Figure> head_figure(const FigureInput& in, int head);
 Result<Figure> heads_figure(const FigureInput& in);
 
 // ---- the shared rules ---------------------------------------------------------------
-// Where weight w falls on the colour scale, in [0, 1]: the app's shader (heatmap.frag),
-// linear over [vmin, vmax] or logarithmic over [vmax * 1e-4, vmax].
+// Where weight w falls on the colour scale, in [0, 1]: the app's texels (map_colour.h) and
+// the figures, linear over [vmin, vmax] or logarithmic over [vmax * 1e-4, vmax].
 float colour_position(float w, float vmin, float vmax, bool log_scale);
-// The sliding window's rule, one for the app's shader (heatmap.frag), the figures and the
+// The sliding window's rule, one for the app's texels (map_colour.h), the figures and the
 // Focus view: -1 when cell (query t, key s) is not hidden by the window (or the mask hides
 // it first: grey), else which of the two hatch greys (kWindowRgb) it is drawn in: the dark
 // one on every third anti-diagonal (t + s), which draws "/" hatching, the light one elsewhere.

@@ -300,7 +300,10 @@ void App::frame() {
   deferred_drawn_ = renderer_.deferred();
   if (same_frame_) ++pass_counts.same_frame;
   if (grid_passes > 1) ++pass_counts.grid_twice;
-  renderer_.flush();  // the maps coloured for this frame, in one pass
+  using Ms = std::chrono::duration<double, std::milli>;
+  const auto panels_done = std::chrono::steady_clock::now();
+  renderer_.flush();  // the maps coloured for this frame, uploaded at once
+  const auto coloured = std::chrono::steady_clock::now();
   ImGui::Render();
   if (hook::on()) {  // for the observer (--report): what this frame cut off, and its draw calls
     hook::set_texts("clipped", find_clipped(ImGui::GetDrawData(), {"##text"}));
@@ -319,6 +322,7 @@ void App::frame() {
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   }
+  const auto drawn = std::chrono::steady_clock::now();
 
   // Captures read the finished back buffer, before the swap.
   if (capture_frame_) {
@@ -353,7 +357,9 @@ void App::frame() {
   last_swap = std::chrono::steady_clock::now();
   if (renderer_.deferred() > 0) glfwPostEmptyEvent();  // maps wait for the next frames' upload budget
   if (glyphs().dirty()) glfwPostEmptyEvent();           // a new character: the next frame adds its glyph
-  last_frame_ms = std::chrono::duration<double, std::milli>(last_swap - frame_start).count();
+  last_frame_ms = Ms(last_swap - frame_start).count();
+  last_frame_parts = {Ms(panels_done - frame_start).count(), Ms(coloured - panels_done).count(), Ms(drawn - coloured).count(),
+                      Ms(last_swap - drawn).count()};
   if (script) script->after_swap(*this);
 
   ImGuiIO& io = ImGui::GetIO();

@@ -67,6 +67,11 @@ class App {
   uint64_t last_posted_seq = 0;    // the request the current inputs produced
   std::chrono::steady_clock::time_point last_swap;
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
+  // Where last_frame_ms went (ms): the panels' passes (a same-frame result's wait included),
+  // the maps coloured and uploaded (HeatmapRenderer::flush), Dear ImGui's GL draw, the swap.
+  struct FrameParts {
+    double panels = 0, colour = 0, gl_draw = 0, swap = 0;
+  } last_frame_parts;
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
   // Since the start: frames that drew a same-frame result, and frames whose two passes both
   // drew the heads grid (the second pass draws the same-frame result: see frame()).

@@ -521,6 +521,11 @@ class BenchmarkScript : public Script {
     }
     // A new forward pass on screen: its compute time.
     const ComputeResult* shown_result = app.state.result.get();
+    if (shown_result && shown_result->seq != parts_seq_) {  // this frame took a new result: where its time went
+      parts_seq_ = shown_result->seq;
+      const App::FrameParts& fp = app.last_frame_parts;
+      sc.parts[0].v.push_back(fp.panels), sc.parts[1].v.push_back(fp.colour), sc.parts[2].v.push_back(fp.gl_draw), sc.parts[3].v.push_back(fp.swap);
+    }
     if (shown_result && shown_result->fwd && shown_result->fwd.get() != last_fwd_) {
       last_fwd_ = shown_result->fwd.get();
       scenarios_[phase_].compute.v.push_back(shown_result->fwd->compute_ms);
@@ -576,6 +581,7 @@ class BenchmarkScript : public Script {
     // result_to_pixels: from the start of the frame that took the result to the swap that
     // showed it whole; frames_to_pixels: the frames that took (1: the result's own frame).
     Stats compute, latency, frames, result_to_pixels, frames_to_pixels;
+    Stats parts[4];  // frames that took a new result: App::FrameParts, in its order
     int shown = 0, same_frame = 0;
     int grid_twice = 0;  // frames whose two passes both drew the heads grid
   };
@@ -643,6 +649,9 @@ class BenchmarkScript : public Script {
                               {"result_to_pixels_ms", x.result_to_pixels.json()}, {"frames_to_pixels", x.frames_to_pixels.json()},
                               {"inputs_shown", x.shown}, {"same_frame_results", x.same_frame},
                               {"frames_drawing_the_grid_twice", x.grid_twice}};
+      nlohmann::json parts;
+      for (int k = 0; k < 4; ++k) parts[kFramePartKeys[k]] = x.parts[k].json();
+      sc[kScenarioKeys[p]]["result_frame_parts_ms"] = parts;
     }
     sc["L12_D768_typing"]["last_keystroke_to_pixels_ms"] = last_l12_ms_;
     sc["T2048_D256_H8_L2"]["visible_layer_on_screen_ms"] = long_visible_ms_;
@@ -676,6 +685,8 @@ class BenchmarkScript : public Script {
   Stats rows_computed_, compute_cpu_;
   bool waits_for_app_ = false;  // this frame's before_draw waited for the app to settle
   uint64_t registered_seq_ = 0;
+  uint64_t parts_seq_ = 0;  // the result whose frame's parts were counted last
+  static constexpr const char* kFramePartKeys[4] = {"panels", "colour", "gl_draw", "swap"};
   const ForwardData* last_fwd_ = nullptr;
   std::vector<Pending> pending_;
   Scenario scenarios_[kScenarios];

@@ -75,8 +75,7 @@ inline MhaOptions mha_options(const ModelConfig& cfg) {
 MhaOptions mha_options(const ModelConfig& cfg, const ModelWeights& w, int layer);
 
 // Which keys a query may see: the one rule shared by the core, the PNG export and the
-// shader (shaders/heatmap.frag gets it as the uniform u_mask; the renderer defines the
-// GLSL names MASK_NONE ... from these values, so they cannot drift apart).
+// app's texels (mask_visible below; app/common/map_colour.h colours by it).
 enum class MaskKind : int {
   None = 0,         // every cell (matrices that are not query x key, such as Q or V)
   Causal = 1,       // key s <= query t, real tokens only

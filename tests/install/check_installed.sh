@@ -70,7 +70,6 @@ esac
 # ---- 1. the files --------------------------------------------------------------------
 data=$root/share/headmap
 for f in bin/headmap bin/headmap-cli share/headmap/assets/presets.json share/headmap/assets/fonts/DejaVuSans.ttf \
-         share/headmap/shaders/heatmap.frag share/headmap/shaders/heatmap.vert \
          share/man/man1/headmap.1.gz share/man/man1/headmap-cli.1.gz \
          share/bash-completion/completions/headmap-cli share/doc/headmap/copyright share/doc/headmap/changelog.gz \
          share/icons/hicolor/scalable/apps/*.svg share/icons/hicolor/16x16/apps/*.png \

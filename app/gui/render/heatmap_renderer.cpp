@@ -1,6 +1,6 @@
-// heatmap_renderer.cpp: shader set-up, texture uploads, colouring into cached textures, overlays.
+// heatmap_renderer.cpp: the texels of maps, their colours in atlas pages, the overlays.
 //
-// Sections: [shaders] [textures] [colouring] [drawing]
+// Sections: [textures] [colouring] [drawing]
 #include "app/gui/render/heatmap_renderer.h"
 
 #include <algorithm>
@@ -10,16 +10,14 @@
 #include <set>
 #include <vector>
 
-#include "app/common/assets.h"
-#include "core/io/file_io.h"
 
 namespace headmap {
 
-// A texture not drawn for this many frames is freed (a map that scrolled away or was replaced).
+// Texels or colours not drawn for this many frames are freed (a map that scrolled away or was replaced).
 static constexpr uint64_t kTextureIdleFrames = 3;
-// Bytes of float maps uploaded per frame (each is coloured into as many bytes again): what
-// llvmpipe at 1600x1000 uploads and colours well inside a 33 ms frame. A frame may always
-// upload one texture, however large, so that every map appears.
+// New maps' texels coloured and uploaded per frame, in RGBA8 bytes (1 Mi texels, ~3-4 ms of
+// colouring on one core): well inside a 33 ms frame. A frame may always take one map,
+// however large, so that every map appears.
 static constexpr size_t kUploadBytesPerFrame = size_t(4) << 20;
 // Tiles of zoomed maps start and end on multiples of this many texels, so a small pan
 // reuses the tile.
@@ -28,71 +26,13 @@ static constexpr int kTileAlign = 64;
 // side go there, with kAtlasPad texels between neighbours. Larger ones keep their own.
 static constexpr int kAtlasSide = 1024, kAtlasMaxSide = 256, kAtlasPad = 1;
 
-// ---- [shaders] ------------------------------------------------------------------------
+// ---- [textures] -----------------------------------------------------------------------
 void gl_check(const char* what, const char* file, int line) {
   for (GLenum e = glGetError(); e != GL_NO_ERROR; e = glGetError())
     std::fprintf(stderr, "headmap: GL error 0x%04x after %s (%s:%d)\n", e, what, file, line);
 }
 
-// The GLSL names of the core's MaskKind values, put after the shader's #version line: the
-// shader compares u_mask with these names, never with numbers of its own.
-static std::string mask_defines() {
-  std::string d;
-  for (auto [name, m] : {std::pair{"MASK_NONE", MaskKind::None}, std::pair{"MASK_CAUSAL", MaskKind::Causal},
-                         std::pair{"MASK_REVERSED", MaskKind::Reversed}, std::pair{"MASK_PADDING_ONLY", MaskKind::PaddingOnly}})
-    d += std::string("#define ") + name + " " + std::to_string(static_cast<int>(m)) + "\n";
-  return d;
-}
-
-static Result<GLuint> compile(GLenum type, const std::string& path) {
-  Result<std::string> src = read_file(path, 1 << 20);
-  if (!src) return Error{ErrorKind::Io, "Cannot read the shader " + path + ": " + src.error().message};
-  if (const size_t v = src->find("#version"); v != std::string::npos) {
-    const size_t eol = src->find('\n', v);
-    if (eol != std::string::npos) src->insert(eol + 1, "#line 2\n" + mask_defines() + "#line 2\n");
-  }
-  const GLuint sh = glCreateShader(type);
-  const char* text = src->c_str();
-  glShaderSource(sh, 1, &text, nullptr);
-  glCompileShader(sh);
-  GLint ok = 0;
-  glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
-  if (!ok) {
-    char log[4096];
-    glGetShaderInfoLog(sh, sizeof log, nullptr, log);
-    glDeleteShader(sh);
-    return Error{ErrorKind::BadFormat, "GLSL compile error in " + path + ":\n" + log};
-  }
-  return sh;
-}
-
-Result<GLuint> build_program(const std::string& vert_path, const std::string& frag_path) {
-  Result<GLuint> vs = compile(GL_VERTEX_SHADER, vert_path);
-  if (!vs) return vs.error();
-  Result<GLuint> fs = compile(GL_FRAGMENT_SHADER, frag_path);
-  if (!fs) {
-    glDeleteShader(*vs);
-    return fs.error();
-  }
-  const GLuint prog = glCreateProgram();
-  glAttachShader(prog, *vs);
-  glAttachShader(prog, *fs);
-  glLinkProgram(prog);
-  glDeleteShader(*vs);
-  glDeleteShader(*fs);
-  GLint ok = 0;
-  glGetProgramiv(prog, GL_LINK_STATUS, &ok);
-  if (!ok) {
-    char log[4096];
-    glGetProgramInfoLog(prog, sizeof log, nullptr, log);
-    glDeleteProgram(prog);
-    return Error{ErrorKind::BadFormat, "GLSL link error (" + vert_path + ", " + frag_path + "):\n" + log};
-  }
-  return prog;
-}
-
 // A new bound 2D texture with this filter, clamped at the edges.
-// ---- [textures] -----------------------------------------------------------------------
 static GLuint new_texture(GLint filter) {
   GLuint t = 0;
   GL_CHECK(glGenTextures(1, &t));
@@ -104,26 +44,13 @@ static GLuint new_texture(GLint filter) {
   return t;
 }
 
-static GLuint make_lut(const std::vector<uint8_t>& rgba) {
-  const GLuint t = new_texture(GL_LINEAR);
-  GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, static_cast<GLsizei>(rgba.size() / 4), 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data()));
-  return t;
-}
-
 Status HeatmapRenderer::init() {
-  Result<GLuint> prog = build_program(shaders_dir() + "/heatmap.vert", shaders_dir() + "/heatmap.frag");
-  if (!prog) return prog.error();
-  program_ = *prog;
-  GL_CHECK(glGenVertexArrays(1, &vao_));
-  GL_CHECK(glGenFramebuffers(1, &fbo_));
-  for (int c = 0; c < kNumColormaps; ++c) luts_[c] = make_lut(colormap_lut(static_cast<Colormap>(c)));
-  luts_[kNumColormaps] = make_lut(diverging_lut(256));
+  ready_ = true;
   return Status();
 }
 
 void HeatmapRenderer::shutdown() {
-  for (auto& [k, c] : cache_) glDeleteTextures(1, &c.tex.id);
-  for (auto& [k, c] : tiles_) glDeleteTextures(1, &c.tex.id);
+  cache_.clear();
   tiles_.clear();
   for (auto& [k, c] : coloured_)
     if (c.page < 0) glDeleteTextures(1, &c.id);
@@ -131,15 +58,8 @@ void HeatmapRenderer::shutdown() {
     if (p.id) glDeleteTextures(1, &p.id);
   pages_.clear();
   pending_.clear();
-  cache_.clear();
   coloured_.clear();
-  if (fbo_) glDeleteFramebuffers(1, &fbo_);
-  fbo_ = 0;
-  if (program_) glDeleteProgram(program_);
-  if (vao_) glDeleteVertexArrays(1, &vao_);
-  for (GLuint& t : luts_)
-    if (t) glDeleteTextures(1, &t), t = 0;
-  program_ = vao_ = 0;
+  ready_ = false;
 }
 
 void HeatmapRenderer::begin_frame() {
@@ -154,14 +74,12 @@ void HeatmapRenderer::begin_frame() {
   std::map<const void*, long> refs;  // the cache's own references to each owner
   for (const auto& e : cache_) ++refs[e.second.owner.get()];
   for (const auto& e : tiles_) ++refs[e.second.owner.get()];
-  std::set<GLuint> freed;
+  std::set<uint64_t> freed;
   auto free_idle = [&](auto& cache) {
     for (auto it = cache.begin(); it != cache.end();) {
       const std::shared_ptr<const void>& owner = it->second.owner;
       if (frame_ - it->second.last_used > kTextureIdleFrames || (owner && owner.use_count() == refs[owner.get()])) {
-        bytes_ -= it->second.bytes;
         freed.insert(it->second.tex.id);
-        glDeleteTextures(1, &it->second.tex.id);
         it = cache.erase(it);
       } else {
         ++it;
@@ -171,8 +89,7 @@ void HeatmapRenderer::begin_frame() {
   free_idle(cache_);
   free_idle(tiles_);
   for (auto it = coloured_.begin(); it != coloured_.end();) {
-    // A coloured copy of a freed texture goes with it: GL may give its id to a new texture,
-    // whose key would then find these colours.
+    // A coloured copy of freed texels goes with them: its room in the atlas is free again.
     if (frame_ - it->second.last_used > kTextureIdleFrames || freed.count(it->second.source)) {
       release(it->second);
       it = coloured_.erase(it);
@@ -212,14 +129,13 @@ const MapTexture& HeatmapRenderer::texture(const std::shared_ptr<const void>& ow
   t.cols = cols;
   t.pool = std::max(1, (std::max(rows, cols) + max_side - 1) / max_side);
   const int tr = (rows + t.pool - 1) / t.pool, tc = (cols + t.pool - 1) / t.pool;
-  // Over this frame's upload budget: drawn as a placeholder now, uploaded in a later frame.
+  // Over this frame's upload budget: drawn as a placeholder now, coloured in a later frame.
   if (upload_bytes_ > 0 && upload_bytes_ + static_cast<size_t>(tr) * tc * 4 > kUploadBytesPerFrame) {
     ++deferred_;
     static const MapTexture kNotYet;
     return kNotYet;
   }
   std::vector<float> pooled;
-  const float* src = data;
   int src_stride = stride;
   if (t.pool > 1) {  // max-pool: a sharp peak must stay visible when many cells share a pixel
     pooled.assign(static_cast<size_t>(tr) * tc, -INFINITY);
@@ -228,27 +144,24 @@ const MapTexture& HeatmapRenderer::texture(const std::shared_ptr<const void>& ow
         float& dst = pooled[static_cast<size_t>(r / t.pool) * tc + c / t.pool];
         dst = std::max(dst, data[static_cast<size_t>(r) * stride + c]);
       }
-    src = pooled.data();
     src_stride = tc;
   }
   t.tex_rows = tr;
   t.tex_cols = tc;
-  upload(t, src, src_stride);
+  t.stride = src_stride;
+  t.id = next_id_++;
+  count_upload(t);
   Cached& c = cache_[key];
   c.owner = owner;
+  c.pooled = std::move(pooled);
   c.tex = t;
-  c.bytes = static_cast<size_t>(tr) * tc * 4;
+  c.tex.texels = t.pool > 1 ? c.pooled.data() : data;
   c.last_used = frame_;
-  bytes_ += c.bytes;
   return c.tex;
 }
 
-void HeatmapRenderer::upload(MapTexture& t, const float* src, int src_stride) {
-  t.id = new_texture(GL_NEAREST);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-  glPixelStorei(GL_UNPACK_ROW_LENGTH, src_stride);
-  GL_CHECK(glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, t.tex_cols, t.tex_rows, 0, GL_RED, GL_FLOAT, src));
-  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+// New texels count against the frame's budget once, as the colours they will be uploaded as.
+void HeatmapRenderer::count_upload(const MapTexture& t) {
   ++uploads_;
   upload_bytes_ += static_cast<size_t>(t.tex_rows) * t.tex_cols * 4;
 }
@@ -278,19 +191,18 @@ const MapTexture* HeatmapRenderer::tile(const MapSource& m, int k, int tr0, int 
   t.col0 = tc0 * pool;
   t.tex_rows = th;
   t.tex_cols = tw;
-  upload(t, level + static_cast<size_t>(tr0) * stride + tc0, stride);
+  t.texels = level + static_cast<size_t>(tr0) * stride + tc0;
+  t.stride = stride;
+  t.id = next_id_++;
+  count_upload(t);
   Cached& c = tiles_[key];
   c.owner = m.owner;
   c.tex = t;
-  c.bytes = bytes;
   c.last_used = frame_;
-  bytes_ += bytes;
   return &c.tex;
 }
 
 // ---- [colouring] ----------------------------------------------------------------------
-GLint HeatmapRenderer::loc(const char* name) const { return glGetUniformLocation(program_, name); }
-
 // Where a (w, h) map's colours go: the first page with room on its current shelf or below
 // it, else a new page. Shelves only grow down; a page is reset once all its maps are gone.
 void HeatmapRenderer::place_in_atlas(int w, int h, int* page, int* x, int* y) {
@@ -322,7 +234,7 @@ void HeatmapRenderer::place_in_atlas(int w, int h, int* page, int* x, int* y) {
 // or a texture of its own) and queued for flush().
 const HeatmapRenderer::Coloured& HeatmapRenderer::coloured(const MapTexture& tex, const HeatmapStyle& s) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%u/%d/%a/%a/%d/%d/%d/%d/%d/", tex.id, static_cast<int>(s.colormap), s.vmin, s.vmax, s.log_scale,
+  std::snprintf(buf, sizeof buf, "%llu/%d/%a/%a/%d/%d/%d/%d/%d/", static_cast<unsigned long long>(tex.id), static_cast<int>(s.colormap), s.vmin, s.vmax, s.log_scale,
                 s.diverging, static_cast<int>(s.mask), s.len, s.mask == MaskKind::None ? 0 : s.window);
   const std::string key = buf + s.filter.key();
   if (auto it = coloured_.find(key); it != coloured_.end()) {
@@ -343,79 +255,39 @@ const HeatmapRenderer::Coloured& HeatmapRenderer::coloured(const MapTexture& tex
   c.last_used = frame_;
   c.source = tex.id;
   bytes_ += c.bytes;
-  pending_.push_back({tex, s, c.id, c.x, c.y});
+  MapColouring mc;
+  mc.colormap = s.colormap;
+  mc.vmin = s.vmin;
+  mc.vmax = s.vmax;
+  mc.log_scale = s.log_scale;
+  mc.diverging = s.diverging;
+  mc.mask = s.mask;
+  mc.len = s.len;
+  mc.window = s.window;
+  mc.filter = s.filter;
+  pending_.push_back({tex, std::move(mc), c.id, c.x, c.y});
   return coloured_[key] = c;
 }
 
-// Colours every queued map with the shader, in one pass over one framebuffer object;
-// restores what Dear ImGui's frame expects afterwards.
+// Colours every queued map on the CPU (map_colour.h) and uploads its texels into its page or
+// texture: no render pass, so the window's draw samples finished texels.
 void HeatmapRenderer::flush() {
-  if (pending_.empty() || !program_) return;
-  GLint prev_fbo = 0, prev_viewport[4];
-  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &prev_fbo);
-  glGetIntegerv(GL_VIEWPORT, prev_viewport);
-  const GLboolean blend = glIsEnabled(GL_BLEND), scissor = glIsEnabled(GL_SCISSOR_TEST);
-  glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
-  glDisable(GL_BLEND);
-  glDisable(GL_SCISSOR_TEST);
-  glUseProgram(program_);
-  glBindVertexArray(vao_);
-  glUniform1i(loc("u_map"), 0);
-  glUniform1i(loc("u_lut"), 1);
-  glUniform3f(loc("u_hidden"), kMaskedRgb[0], kMaskedRgb[1], kMaskedRgb[2]);
-  glUniform3f(loc("u_hatch0"), kWindowRgb[0][0], kWindowRgb[0][1], kWindowRgb[0][2]);
-  glUniform3f(loc("u_hatch1"), kWindowRgb[1][0], kWindowRgb[1][1], kWindowRgb[1][2]);
-  glUniform3f(loc("u_filtered"), kFilteredRgb[0], kFilteredRgb[1], kFilteredRgb[2]);
-  glUniform1f(loc("u_fdim"), kFilterDim);
-  const GLint u_frows = loc("u_frows"), u_fcols = loc("u_fcols"), u_fhidden = loc("u_fhidden"), u_fn = loc("u_fn");
-  const GLint u_window = loc("u_window"), u_origin = loc("u_origin"), u_cells = loc("u_cells"), u_pool = loc("u_pool"),
-              u_vmin = loc("u_vmin"), u_vmax = loc("u_vmax"), u_log = loc("u_log"), u_diverging = loc("u_diverging"),
-              u_mask = loc("u_mask"), u_len = loc("u_len"), u_slide = loc("u_slide");
-  // Sorted by target, so each texture is attached once.
-  std::stable_sort(pending_.begin(), pending_.end(), [](const Pending& a, const Pending& b) { return a.target < b.target; });
-  GLuint attached = 0;
+  if (pending_.empty()) return;
+  GLint prev_tex = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &prev_tex);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
   for (const Pending& p : pending_) {
     const MapTexture& tex = p.tex;
-    const HeatmapStyle& st = p.style;
-    if (p.target != attached) {
-      GL_CHECK(glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, p.target, 0));
-      attached = p.target;
-    }
-    glViewport(p.x, p.y, tex.tex_cols, tex.tex_rows);
-    glUniform4f(u_window, static_cast<float>(tex.col0), static_cast<float>(tex.row0), static_cast<float>(tex.col0 + tex.tex_cols * tex.pool),
-                static_cast<float>(tex.row0 + tex.tex_rows * tex.pool));
-    glUniform2i(u_origin, tex.col0, tex.row0);
-    glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, tex.id);
-    glActiveTexture(GL_TEXTURE1);
-    glBindTexture(GL_TEXTURE_2D, luts_[st.diverging ? kNumColormaps : static_cast<int>(st.colormap)]);
-    glActiveTexture(GL_TEXTURE0);
-    glUniform2i(u_cells, tex.cols, tex.rows);
-    glUniform1i(u_pool, tex.pool);
-    glUniform1f(u_vmin, st.vmin);
-    glUniform1f(u_vmax, st.vmax);
-    glUniform1i(u_log, st.log_scale ? 1 : 0);
-    glUniform1i(u_diverging, st.diverging ? 1 : 0);
-    glUniform1i(u_mask, static_cast<int>(st.mask));
-    glUniform1i(u_len, st.len);
-    glUniform1i(u_slide, st.mask == MaskKind::None ? 0 : st.window);
-    const CellFilter& cf = st.filter;
-    glUniform2i(u_frows, cf.row0, cf.row1);
-    glUniform2i(u_fcols, cf.col0, cf.col1);
-    GLint hidden[CellFilter::kMaxHidden] = {};
-    const int nh = std::min(static_cast<int>(cf.hidden.size()), CellFilter::kMaxHidden);
-    for (int i = 0; i < nh; ++i) hidden[i] = cf.hidden[i];
-    glUniform1iv(u_fhidden, CellFilter::kMaxHidden, hidden);
-    glUniform1i(u_fn, nh);
-    GL_CHECK(glDrawArrays(GL_TRIANGLE_STRIP, 0, 4));
+    rgba_.resize(static_cast<size_t>(tex.tex_rows) * tex.tex_cols * 4);
+    const TexelGrid grid{tex.rows, tex.cols, tex.pool, tex.row0, tex.col0};
+    colour_texels(rgba_.data(), tex.texels, tex.stride, tex.tex_rows, tex.tex_cols, grid, p.colouring);
+    glBindTexture(GL_TEXTURE_2D, p.target);
+    GL_CHECK(glTexSubImage2D(GL_TEXTURE_2D, 0, p.x, p.y, tex.tex_cols, tex.tex_rows, GL_RGBA, GL_UNSIGNED_BYTE, rgba_.data()));
   }
   pending_.clear();
-  glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(prev_fbo));
-  glViewport(prev_viewport[0], prev_viewport[1], prev_viewport[2], prev_viewport[3]);
-  if (blend) glEnable(GL_BLEND);
-  if (scissor) glEnable(GL_SCISSOR_TEST);
-  glUseProgram(0);
-  glBindVertexArray(0);
+  if (rgba_.capacity() > (size_t(4) << 20)) rgba_ = {};  // a long map's colours (up to 16 MiB) are not kept
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(prev_tex));
 }
 
 void HeatmapRenderer::begin_batch(ImDrawList* dl) {
@@ -433,7 +305,7 @@ void HeatmapRenderer::end_batch() {
 
 // ---- [drawing] ------------------------------------------------------------------------
 bool HeatmapRenderer::draw_map(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapSource& m, const HeatmapStyle& s) {
-  if (!program_ || !m.data || m.rows <= 0 || m.cols <= 0) return false;
+  if (!ready_ || !m.data || m.rows <= 0 || m.cols <= 0) return false;
   const float col1 = s.col1 < 0 ? static_cast<float>(m.cols) : s.col1;
   const float row1 = s.row1 < 0 ? static_cast<float>(m.rows) : s.row1;
   const ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
@@ -464,7 +336,7 @@ bool HeatmapRenderer::draw_map(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapSo
 }
 
 void HeatmapRenderer::draw(ImDrawList* dl, ImVec2 p0, ImVec2 p1, const MapTexture& tex, const HeatmapStyle& s) {
-  if (!tex.valid() || !program_) return;
+  if (!tex.valid() || !ready_) return;
   const Coloured& c = coloured(tex, s);
   const float col1 = s.col1 < 0 ? static_cast<float>(tex.cols) : s.col1;
   const float row1 = s.row1 < 0 ? static_cast<float>(tex.rows) : s.row1;

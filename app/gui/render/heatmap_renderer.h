@@ -1,25 +1,27 @@
-// heatmap_renderer.h: draws float maps coloured by the project's GLSL (shaders/heatmap.*)
-// inside Dear ImGui windows. GL work happens on the main thread only.
+// heatmap_renderer.h: draws maps inside Dear ImGui windows, coloured on the CPU by the
+// exporter's rules (app/common/map_colour.h) and uploaded as RGBA8 texels. GL work happens
+// on the main thread only.
 //
-// Each map is uploaded once as an R32F texture (one texel per cell, or per block of cells).
-// The shader colours it into RGBA texels of the same size, once per colour scale:
-// changing the colormap, the normalisation or the log scale costs one tiny render, and a
-// frame that changes nothing draws a textured quad per map. Token grid lines and the
-// hovered token's row and column are drawn on top by Dear ImGui.
+// A map is coloured once per colour scale, one texel per cell (or per block of cells), and
+// uploaded into an atlas page: changing the colormap, the normalisation or the log scale
+// colours it again, and a frame that changes nothing draws a textured quad per map. Token
+// grid lines and the hovered token's row and column are drawn on top by Dear ImGui. (Until
+// 2026-11-28 a GLSL shader coloured float textures into the pages: under software GL that
+// render pass cost the frame taking a new result ~10 ms; tests/bench/README.md, helper paint7.)
 //
 // Many maps, few draw calls: under software GL every draw call costs ~40 us whatever its
 // size, and Dear ImGui starts a new one at each change of texture. So coloured maps of up to
-// kAtlasMaxSide texels a side share atlas pages, all of a frame's colourings run in one
-// render pass (flush(), before ImGui::Render), and a grid of maps drawn between
-// begin_batch() and end_batch() puts its images under everything else of the grid, where
-// they merge into one draw call (at 128 heads: ~400 draw calls before, a handful after).
+// kAtlasMaxSide texels a side share atlas pages, all of a frame's colourings are uploaded
+// in flush() (before ImGui::Render), and a grid of maps drawn between begin_batch() and
+// end_batch() puts its images under everything else of the grid, where they merge into one
+// draw call (at 128 heads: ~400 draw calls before, a handful after).
 //
 // Long maps (draw_map): the worker max-pools every map into levels (core/inspect/
-// map_levels.h). The renderer uploads the level with no more texels than the map has pixels
-// on screen, so a frame never moves 2048 x 2048 floats and a single strong cell is never
-// dropped by sampling; zoomed in, it uploads a finer tile of just the visible window.
-// Uploads have a budget per frame: what does not fit is drawn coarser (or, the first time,
-// as a placeholder) and uploaded over the next frames (deferred() asks for them).
+// map_levels.h). The renderer colours the level with no more texels than the map has pixels
+// on screen, so a frame never moves 2048 x 2048 values and a single strong cell is never
+// dropped by sampling; zoomed in, it colours a finer tile of just the visible window.
+// Colourings have a budget per frame: what does not fit is drawn coarser (or, the first
+// time, as a placeholder) and coloured over the next frames (deferred() asks for them).
 #pragma once
 #include <imgui.h>
 
@@ -33,6 +35,7 @@
 
 #include "app/common/colormap.h"
 #include "app/common/heatmap_figure.h"
+#include "app/common/map_colour.h"
 #include "app/gui/render/gl.h"
 #include "core/error.h"
 #include "core/inspect/map_levels.h"
@@ -40,8 +43,12 @@
 
 namespace headmap {
 
+// A map's texels ready to colour: the caller's floats (kept alive by the cache's owner), or
+// the renderer's max-pooled copy of them.
 struct MapTexture {
-  GLuint id = 0;
+  uint64_t id = 0;         // names these texels in the colour cache (0: none yet)
+  const float* texels = nullptr;  // (tex_rows, tex_cols), row stride `stride`
+  int stride = 0;
   int rows = 0, cols = 0;  // cells of the source map
   int pool = 1;            // cells per texel along each axis
   int row0 = 0, col0 = 0;  // the cell at texel (0, 0): a tile of a zoomed map starts inside it
@@ -86,18 +93,18 @@ class HeatmapRenderer {
   // Call before each pass of the panels (a frame may draw them twice): resets deferred()
   // and largest_pool_drawn().
   void begin_pass() { deferred_ = largest_pool_ = 0; }
-  // Runs the colourings queued by this frame's draws. Call before ImGui::Render().
+  // Colours the maps this frame's draws asked for and uploads them. Call before ImGui::Render().
   void flush();
   // Maps drawn into `dl` until end_batch() put their images below the rest of what is drawn
   // there meanwhile (titles, borders, labels), so the images merge into one draw call.
   void begin_batch(ImDrawList* dl);
   void end_batch();
 
-  // The texture of a map, uploaded on first use. `owner` keeps the data's source alive
-  // while the texture is cached; (owner, tag) identifies the map.
-  // data: (rows, cols) floats, row stride `stride`. Maps larger than max_side are pooled.
-  // Past this frame's upload budget it returns an invalid texture (draw a placeholder; it
-  // is uploaded in a later frame, and deferred() counts it).
+  // The texels of a map (max-pooled on first use when it is larger than max_side). `owner`
+  // keeps the data's source alive while they are cached; (owner, tag) identifies the map.
+  // data: (rows, cols) floats, row stride `stride`. Past this frame's upload budget it
+  // returns an invalid texture (draw a placeholder; it is coloured in a later frame, and
+  // deferred() counts it).
   const MapTexture& texture(const std::shared_ptr<const void>& owner, const std::string& tag, const float* data, int rows,
                             int cols, int stride, int max_side = 1024);
 
@@ -122,12 +129,12 @@ class HeatmapRenderer {
   struct Cached {
     std::shared_ptr<const void> owner;
     MapTexture tex;
-    size_t bytes;
+    std::vector<float> pooled;  // the texels when pooled here (tex.texels points into it)
     uint64_t last_used;
   };
   struct Coloured {
     GLuint id;        // the atlas page, or a texture of its own
-    GLuint source = 0;  // the float texture (MapTexture::id) it colours
+    uint64_t source = 0;  // the texels (MapTexture::id) it colours
     int page = -1;    // index into pages_, or -1
     int x = 0, y = 0; // texel (0, 0) in the page
     size_t bytes;
@@ -142,7 +149,7 @@ class HeatmapRenderer {
   // A colouring to run in flush(): texels of `tex` into (x, y) of texture `target`.
   struct Pending {
     MapTexture tex;
-    HeatmapStyle style;
+    MapColouring colouring;
     GLuint target;
     int x, y;
   };
@@ -150,14 +157,14 @@ class HeatmapRenderer {
   const Coloured& coloured(const MapTexture& tex, const HeatmapStyle& s);
   void place_in_atlas(int w, int h, int* page, int* x, int* y);
   void release(const Coloured& c);
-  GLint loc(const char* name) const;
   // A texture of texels [tr0, tr0 + th) x [tc0, tc0 + tw) of level k of m (cached). Null
   // when not cached and `may_upload` is false.
   const MapTexture* tile(const MapSource& m, int k, int tr0, int tc0, int th, int tw, bool may_upload);
-  void upload(MapTexture& t, const float* src, int src_stride);
+  void count_upload(const MapTexture& t);
 
-  GLuint program_ = 0, vao_ = 0, fbo_ = 0;
-  GLuint luts_[kNumColormaps + 1] = {};  // the colormaps, then the diverging scale
+  bool ready_ = false;  // init() ran
+  uint64_t next_id_ = 1;
+  std::vector<uint8_t> rgba_;  // flush()'s scratch: one map's colours
   std::map<std::pair<const void*, std::string>, Cached> cache_;
   std::map<std::string, Coloured> coloured_;  // key: the float texture and the colour scale
   std::vector<Page> pages_;
@@ -166,11 +173,8 @@ class HeatmapRenderer {
   ImDrawListSplitter batch_splitter_;
   std::map<std::tuple<const void*, std::string, int, int, int, int, int>, Cached> tiles_;  // (owner, tag, level, rect)
   uint64_t frame_ = 0;
-  size_t bytes_ = 0, uploads_ = 0, upload_bytes_ = 0;
+  size_t bytes_ = 0, uploads_ = 0, upload_bytes_ = 0;  // bytes_: the coloured texels on the GPU
   int deferred_ = 0, largest_pool_ = 0;
 };
-
-// Builds and links a program from two GLSL files; errors carry the GLSL log and file name.
-Result<GLuint> build_program(const std::string& vert_path, const std::string& frag_path);
 
 }  // namespace headmap
