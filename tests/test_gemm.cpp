@@ -263,7 +263,7 @@ TEST(PackedGemm, EachValueIsOneFusedMultiplyAddChainOverKInOrder) {
 #endif
   const int threads = compute_threads();
   for (WeightDtype dt : {WeightDtype::F32, WeightDtype::BF16, WeightDtype::F16})
-    for (int M : {1, 2, 3, 5, 6, 9, 12, 13, 25, 128, 300})
+    for (int M : {1, 2, 3, 4, 5, 6, 7, 9, 12, 13, 25, 128, 300})
       for (int K : {13, 700})
         for (int N : {31, 64, 200}) {
           const uint64_t key = 9900u + M * 7 + K * 13 + N;

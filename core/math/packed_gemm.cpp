@@ -193,37 +193,55 @@ void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix&
   }
 }
 
-constexpr int kFewRows = 3;
+// Fewer rows than a tile (kMR: the incremental forward's appended tokens, 1-7 with AVX-512,
+// 1-5 with AVX2) stream the weights once with little arithmetic, G panels side by side so that
+// 2 * M * G independent chains hide the multiply-add's latency, every accumulator in a
+// register over the whole of K (few_rows_stream in headmap-bench: with the 2- and 3-row
+// accumulators on the stack, as GCC left them without the unroll pragmas below, 2 and 3 rows
+// read a 1B MLP matrix at 9.3-10.0 and 7.0-7.5 GB/s on one core against 11.1 for one row).
+constexpr int kFewRows = kMR - 1;
+template <int M>
+constexpr int few_rows_g() {
+  if constexpr (kFloatLanes >= 16) return M <= 3 ? 4 : M == 4 ? 3 : 2;  // 8-28 of 32 registers
+  else return M == 1 ? 4 : M == 2 ? 3 : M == 3 ? 2 : 1;                 // 8-12 of 16
+}
 
-// At most kFewRows rows (the incremental forward's appended tokens) against G panels
-// side by side, starting at panel Bp, `stride` values apart: one panel's chain over K
-// waits on the fused multiply-add's latency each step (2 chains per row: the weights then
-// stream at half the memory's speed); G panels give 2 * M * G independent chains. Each C(i, j)
-// is still one chain over k = 0..K-1 from C(i, j) or 0, as in tile: the same bits.
+// Rows [0, M) of C, panels [0, G) (`stride` values apart from Bp), over the whole of K: one
+// chain per C(i, j) over k in order, from C(i, j) when accumulating, else from 0 (as tile: the
+// same bits).
 template <int M, int G, WeightDtype DT>
 void few_rows_panels(int K, const float* A, int lda, const Elem<DT>* Bp, size_t stride, float* C, int ldc, bool accumulate) {
   using namespace Eigen::internal;
   Packet acc[M][G][2];
+#pragma GCC unroll 8
   for (int i = 0; i < M; ++i)
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g)
+#pragma GCC unroll 2
       for (int h = 0; h < 2; ++h)
         acc[i][g][h] = accumulate ? ploadu<Packet>(C + static_cast<size_t>(i) * ldc + g * kNR + h * kFloatLanes) : pset1<Packet>(0.0f);
   for (int k = 0; k < K; ++k) {
-    Packet a[M];
-    for (int i = 0; i < M; ++i) a[i] = pset1<Packet>(A[static_cast<size_t>(i) * lda + k]);
+    const Elem<DT>* row = Bp + static_cast<size_t>(k) * kNR;
+    if ((k & 1) == 0)  // the streams' lines, 16 rows ahead
+#pragma GCC unroll 8
+      for (int g = 0; g < G; ++g) __builtin_prefetch(row + g * stride + 16 * kNR, 0, 0);
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
-      const Elem<DT>* row = Bp + g * stride + static_cast<size_t>(k) * kNR;
-      if ((k & 1) == 0) __builtin_prefetch(row + 16 * kNR, 0, 0);  // the stream's lines, 16 rows ahead
       Packet b0, b1;
-      load_row<DT>(row, b0, b1);
+      load_row<DT>(row + g * stride, b0, b1);
+#pragma GCC unroll 8
       for (int i = 0; i < M; ++i) {
-        acc[i][g][0] = pmadd(a[i], b0, acc[i][g][0]);
-        acc[i][g][1] = pmadd(a[i], b1, acc[i][g][1]);
+        const Packet a = pset1<Packet>(A[static_cast<size_t>(i) * lda + k]);
+        acc[i][g][0] = pmadd(a, b0, acc[i][g][0]);
+        acc[i][g][1] = pmadd(a, b1, acc[i][g][1]);
       }
     }
   }
+#pragma GCC unroll 8
   for (int i = 0; i < M; ++i)
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g)
+#pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) pstoreu(C + static_cast<size_t>(i) * ldc + g * kNR + h * kFloatLanes, acc[i][g][h]);
 }
 
@@ -231,7 +249,7 @@ void few_rows_panels(int K, const float* A, int lda, const Elem<DT>* Bp, size_t 
 // end; a narrow last panel through run_packed_panel).
 template <int M, WeightDtype DT>
 void few_rows_run(int p0, int p1, const float* A, int lda, const PackedMatrix& B, const Elem<DT>* base, float* C, int ldc, bool accumulate) {
-  constexpr int G = M == 1 ? 4 : M == 2 ? 3 : 2;  // 2 * M * G accumulators: 8, 12, 12 of 16 registers
+  constexpr int G = few_rows_g<M>();
   const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols());
   const size_t stride = static_cast<size_t>(K) * kNR;
   if (p1 > p0 && p1 == B.panels() && N % kNR != 0) {  // the narrow last panel: C has no room for its padding
@@ -250,6 +268,14 @@ void few_rows_dispatch(int p0, int p1, const float* A, int lda, const PackedMatr
     case WeightDtype::BF16: return few_rows_run<M, WeightDtype::BF16>(p0, p1, A, lda, B, B.panel16(0), C, ldc, accumulate);
     default: return few_rows_run<M, WeightDtype::F16>(p0, p1, A, lda, B, B.panel16(0), C, ldc, accumulate);
   }
+}
+
+void few_rows_any(int M, int p0, int p1, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
+  using Fn = void (*)(int, int, const float*, int, const PackedMatrix&, float*, int, bool);
+  static constexpr Fn kByRows[8] = {nullptr, few_rows_dispatch<1>, few_rows_dispatch<std::min(2, kFewRows)>, few_rows_dispatch<std::min(3, kFewRows)>,
+                                    few_rows_dispatch<std::min(4, kFewRows)>, few_rows_dispatch<std::min(5, kFewRows)>,
+                                    few_rows_dispatch<std::min(6, kFewRows)>, few_rows_dispatch<std::min(7, kFewRows)>};
+  kByRows[M](p0, p1, A, lda, B, C, ldc, accumulate);
 }
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -308,7 +334,9 @@ thread_local FewRowSplit* t_few_row_scope = nullptr;  // the innermost scope, wh
 
 // Below this many rows of A the transposed product skips the panels: transposing all of Bt
 // (the whole unembedding for one appended token) cost more than the product itself.
-constexpr int kDirectRows = 4;
+// With AVX-512's 32 registers (16 ymm for a step's values, 2 per row for the sums) up to 7
+// rows (the few-row product's) read Bt in place; with AVX2's 16, 3.
+constexpr int kDirectRows = kFloatLanes >= 16 ? kMR : 4;
 
 // Columns [n0, n1) of C (M, N) = A (M, K) Bt^T straight from the rows of Bt, kCols columns
 // at a time in independent chains. Each C(i, n) is the same fused multiply-add chain over k
@@ -344,8 +372,10 @@ void direct_16_columns(int n, const float* A, int lda, int K, const E* Bt, Weigh
     for (int j = 0; j < 8; ++j) lo[j] = load8(b[j] + k, dt), hi[j] = load8(b[j + 8] + k, dt);
     transpose8(lo);
     transpose8(hi);
+#pragma GCC unroll 8
     for (int i = 0; i < M; ++i) {
       const float* a = A + static_cast<size_t>(i) * lda + k;
+#pragma GCC unroll 8
       for (int q = 0; q < 8; ++q) {
         const __m256 av = _mm256_set1_ps(a[q]);
         acc[i][0] = _mm256_fmadd_ps(av, lo[q], acc[i][0]);
@@ -411,12 +441,11 @@ void widen_columns(int width, const uint8_t* const* src, const WeightDtype* dt, 
 template <class E>
 void direct_columns(int n0, int n1, int M, const float* A, int lda, int K, const E* Bt, WeightDtype dt, int ldb, float* C, int ldc) {
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-  static_assert(kDirectRows - 1 <= 3, "direct_16_columns keeps 3 rows' accumulators");
-  for (; n0 + 16 <= n1; n0 += 16) {
-    if (M == 1) direct_16_columns<1>(n0, A, lda, K, Bt, dt, ldb, C, ldc);
-    else if (M == 2) direct_16_columns<2>(n0, A, lda, K, Bt, dt, ldb, C, ldc);
-    else direct_16_columns<3>(n0, A, lda, K, Bt, dt, ldb, C, ldc);
-  }
+  static_assert(kDirectRows - 1 <= 7, "direct_16_columns keeps at most 7 rows' accumulators");
+  using Fn = void (*)(int, const float*, int, int, const E*, WeightDtype, int, float*, int);
+  static constexpr Fn kByRows[8] = {nullptr, direct_16_columns<1, E>, direct_16_columns<2, E>, direct_16_columns<3, E>, direct_16_columns<4, E>,
+                                    direct_16_columns<5, E>, direct_16_columns<6, E>, direct_16_columns<7, E>};
+  for (; n0 + 16 <= n1; n0 += 16) kByRows[M](n0, A, lda, K, Bt, dt, ldb, C, ldc);
 #endif
   constexpr int kCols = 8;
   auto widen = [dt](E v) -> float {
@@ -749,13 +778,9 @@ void PackedMatrix::widen_panel(int p, Eigen::Index k0, Eigen::Index kc, float* w
 static void packed_gemm_on(int nt, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
   const int N = static_cast<int>(B.cols()), P = B.panels();
   if (M <= kFewRows && !B.blocks()) {  // G panels side by side (few_rows_panels)
-    auto run = [&](int p0, int p1) {
-      if (M == 1) few_rows_dispatch<1>(p0, p1, A, lda, B, C, ldc, accumulate);
-      else if (M == 2) few_rows_dispatch<2>(p0, p1, A, lda, B, C, ldc, accumulate);
-      else few_rows_dispatch<3>(p0, p1, A, lda, B, C, ldc, accumulate);
-    };
+    auto run = [&](int p0, int p1) { few_rows_any(M, p0, p1, A, lda, B, C, ldc, accumulate); };
     if (nt <= 1) return run(0, P);
-    // Each thread one contiguous run of panels, a multiple of 4 (the groups of few_rows_run).
+    // Each thread one contiguous run of panels, a multiple of 4 (of few_rows_run's groups of G).
     const int per = (P / nt + 3) / 4 * 4;
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; ++t) run(std::min(P, t * per), t == nt - 1 ? P : std::min(P, (t + 1) * per));

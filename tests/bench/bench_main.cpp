@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 
 #include "core/model/attention.h"
 #include "core/math/gemm.h"
@@ -271,6 +272,100 @@ BENCHMARK(BM_packed_gemm_shapes)
     ->ArgsProduct({{128}, {768}, {768, 2304, 3072}, {0, 1}, {1, 2}})
     ->ArgsProduct({{128}, {3072}, {768}, {0, 1}, {1, 2}})
     ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// few_rows_stream: what typing costs per weight byte. The app's passes append 1-5 tokens (a
+// keystroke's new rows while the last pass ran), so M = 1..8 rows against one 1B-shape MLP
+// matrix (K = 2048, N = 8192), BF16 (1), Q8_0 (3) or Q4_K (11), on 1 or 2 threads (2: inside a
+// FewRowSplit scope, as KvCache does when the team measures faster). Prints the weights' read
+// rate (GB/s, to hold against headmap-bench-bandwidth) and GFLOP/s.
+// Cheap values in [-1, 1) (the streams' speed does not depend on them; the normals of
+// random_matrix take seconds for a few hundred MiB, and Google Benchmark runs each setup more
+// than once).
+MatR cheap_matrix(Eigen::Index rows, Eigen::Index cols, uint64_t key) {
+  MatR m(rows, cols);
+  uint64_t x = key * 0x9E3779B97F4A7C15ull + 1;
+  for (Eigen::Index i = 0; i < m.size(); ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    m.data()[i] = static_cast<float>(static_cast<int64_t>(x >> 40) - (int64_t(1) << 23)) * (1.0f / (1 << 23));
+  }
+  return m;
+}
+
+void BM_few_rows_stream(benchmark::State& state) {
+  const Eigen::Index M = state.range(0), K = 2048, N = 8192;
+  const WeightDtype dt = static_cast<WeightDtype>(state.range(1));
+  const int threads = static_cast<int>(state.range(2)), before = compute_threads();
+  const MatR a = cheap_matrix(M, K, 3);
+  const size_t bytes = is_block_dtype(dt) ? static_cast<size_t>(dtype_bytes(dt, K * N)) : static_cast<size_t>(K * N) * 2;
+  static std::map<int, std::deque<PackedMatrix>> made;  // per type, made once
+  std::deque<PackedMatrix>& bs = made[static_cast<int>(dt)];
+  for (size_t i = bs.size(); i < std::max<size_t>(2, (size_t(256) << 20) / bytes); ++i) {  // 256 MiB: past every cache
+    if (is_block_dtype(dt)) {
+      std::vector<std::string> cols(static_cast<size_t>(N));
+      std::vector<const uint8_t*> src;
+      for (Eigen::Index c = 0; c < N; ++c) {
+        test::gguf_writer_detail::random_weights(dt, K, 1000 * i + static_cast<uint64_t>(c), cols[static_cast<size_t>(c)]);
+        src.push_back(reinterpret_cast<const uint8_t*>(cols[static_cast<size_t>(c)].data()));
+      }
+      bs.emplace_back().assign_blocks(src, std::vector<WeightDtype>(static_cast<size_t>(N), dt), K);
+      continue;
+    }
+    bs.emplace_back(cheap_matrix(K, N, 4 + i), dt);
+  }
+  MatR c(M, N);
+  set_compute_threads(threads);
+  {
+    FewRowSplit split(threads > 1);
+    size_t i = 0;
+    for (auto _ : state) {
+      packed_gemm(c, a, bs[i++ % bs.size()]);
+      benchmark::DoNotOptimize(c.data());
+      benchmark::ClobberMemory();
+    }
+  }
+  set_compute_threads(before);
+  state.counters["GBps"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * M * K * N * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_few_rows_stream)
+    ->Name("few_rows_stream")
+    ->ArgNames({"M", "dtype", "threads"})
+    ->ArgsProduct({{1, 2, 3, 4, 5, 6, 8}, {1, 3, 11}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// logits_stream: the unembedding for an append's rows, C (M, V) = A (M, D) E^T with the
+// (V, D) table kept BF16 and read in place (gemm_transposed_b), a quarter of the
+// 1B shape's vocabulary (V = 32,064, D = 2048) in distinct tables so that it streams from
+// memory; M = 1..8 rows, 1 or 2 threads. Prints the table's read rate (GB/s).
+void BM_logits_stream(benchmark::State& state) {
+  const Eigen::Index M = state.range(0), K = 2048, N = 32064;
+  const int threads = static_cast<int>(state.range(2)), before = compute_threads();
+  const MatR a = cheap_matrix(M, K, 3);
+  const size_t bytes = static_cast<size_t>(K * N) * 2;
+  static std::vector<std::vector<uint16_t>> t16;  // made once
+  while (t16.size() < std::max<size_t>(2, (size_t(256) << 20) / bytes)) {
+    const MatR t = cheap_matrix(N, K, 40 + t16.size());
+    t16.emplace_back(static_cast<size_t>(t.size()));
+    for (Eigen::Index j = 0; j < t.size(); ++j) t16.back()[static_cast<size_t>(j)] = float_to_narrow(t.data()[j], WeightDtype::BF16);
+  }
+  MatR c(M, N);
+  set_compute_threads(threads);
+  size_t i = 0;
+  for (auto _ : state) {
+    gemm_transposed_b(M, a.data(), K, N, K, t16[i++ % t16.size()].data(), WeightDtype::BF16, K, c.data(), N);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  set_compute_threads(before);
+  state.counters["GBps"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_logits_stream)
+    ->Name("logits_stream")
+    ->ArgNames({"M", "dtype", "threads"})
+    ->ArgsProduct({{1, 2, 3, 4, 5, 6, 8}, {1}, {1, 2}})  // (dtype 1: BF16)
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 BENCHMARK_MAIN();
