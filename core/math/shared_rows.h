@@ -70,7 +70,7 @@ class RowsBlock {
   // must grow. A fresh block is made in `recycled`'s storage when given (a block an output
   // no longer reads, SharedRows::take: its pages are faulted in already), else in the standby's;
   // a recycled block not needed now becomes the standby (freed there instead, the 1B shape's
-  // ~108 MB went inside the append: tests/bench/README.md, helper share6).
+  // ~108 MB went inside the append: tests/bench/README.md, helper share7, which took over share6).
   Matrix& write_rows(Eigen::Index keep, Eigen::Index rows, Eigen::Index cols, Eigen::Index room, Matrix recycled = Matrix());
   // A view of rows [0, rows) for an output; the block is not written under them while it lives.
   SharedRows view(Eigen::Index rows);

@@ -70,7 +70,7 @@ struct KvCache {
   // (FewRowSplit::products_ms), not the whole pass: an edit under an output's rows copies them
   // (shared_rows.h), and that copy, timed as the team's one try, kept the 1B shape's appends
   // on one thread. A way's figure is the least of its last kKept times: another process only
-  // ever adds time, and one disturbed try (10x on GPT-2 small) kept it off for 16 appends
+  // ever adds time, and one disturbed try (~12x on GPT-2 small) kept it off for 16 appends
   // (tests/bench/README.md, helper share7); a lasting change shows after kKept tries.
   struct SplitTiming {
     static constexpr int kKept = 3;
