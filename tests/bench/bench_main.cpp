@@ -219,6 +219,18 @@ BENCHMARK(BM_packed_gemm)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
+// Appends a (K, N) matrix kept in a GGUF file's blocks of type dt (random quants, finite
+// scales), the i-th of its kind.
+void push_block_matrix(std::deque<PackedMatrix>& bs, WeightDtype dt, Eigen::Index K, Eigen::Index N, size_t i) {
+  std::vector<std::string> cols(static_cast<size_t>(N));
+  std::vector<const uint8_t*> src;
+  for (Eigen::Index c = 0; c < N; ++c) {
+    test::gguf_writer_detail::random_weights(dt, K, 1000 * i + static_cast<uint64_t>(c), cols[static_cast<size_t>(c)]);
+    src.push_back(reinterpret_cast<const uint8_t*>(cols[static_cast<size_t>(c)].data()));
+  }
+  bs.emplace_back().assign_blocks(src, std::vector<WeightDtype>(static_cast<size_t>(N), dt), K);
+}
+
 // packed_gemm_shapes: the forward's weight products at T = 128 on the shapes that matter
 // (issue 38): the Llama-3.2-1B shape (K = 2048, N = 2048 / 8192; K = 8192, N = 2048) and
 // GPT-2 small (K = 768, N = 768 / 2304 / 3072; K = 3072, N = 768), weights F32 (dtype 0) or
@@ -236,13 +248,7 @@ void BM_packed_gemm_shapes(benchmark::State& state) {
   std::deque<PackedMatrix> bs;
   for (size_t i = 0; i < std::max<size_t>(2, (size_t(64) << 20) / bytes); ++i) {
     if (is_block_dtype(dt)) {  // a GGUF file's blocks (issue 37): random quants, finite scales
-      std::vector<std::string> cols(static_cast<size_t>(N));
-      std::vector<const uint8_t*> src;
-      for (Eigen::Index c = 0; c < N; ++c) {
-        test::gguf_writer_detail::random_weights(dt, K, 1000 * i + static_cast<uint64_t>(c), cols[static_cast<size_t>(c)]);
-        src.push_back(reinterpret_cast<const uint8_t*>(cols[static_cast<size_t>(c)].data()));
-      }
-      bs.emplace_back().assign_blocks(src, std::vector<WeightDtype>(static_cast<size_t>(N), dt), K);
+      push_block_matrix(bs, dt, K, N, i);
       continue;
     }
     const MatR b = random_matrix(K, N, 4 + i);
@@ -302,13 +308,7 @@ void BM_few_rows_stream(benchmark::State& state) {
   std::deque<PackedMatrix>& bs = made[static_cast<int>(dt)];
   for (size_t i = bs.size(); i < std::max<size_t>(2, (size_t(256) << 20) / bytes); ++i) {  // 256 MiB: past every cache
     if (is_block_dtype(dt)) {
-      std::vector<std::string> cols(static_cast<size_t>(N));
-      std::vector<const uint8_t*> src;
-      for (Eigen::Index c = 0; c < N; ++c) {
-        test::gguf_writer_detail::random_weights(dt, K, 1000 * i + static_cast<uint64_t>(c), cols[static_cast<size_t>(c)]);
-        src.push_back(reinterpret_cast<const uint8_t*>(cols[static_cast<size_t>(c)].data()));
-      }
-      bs.emplace_back().assign_blocks(src, std::vector<WeightDtype>(static_cast<size_t>(N), dt), K);
+      push_block_matrix(bs, dt, K, N, i);
       continue;
     }
     bs.emplace_back(cheap_matrix(K, N, 4 + i), dt);
