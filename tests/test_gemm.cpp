@@ -372,6 +372,23 @@ TEST(PackedGemm, FewRowsSplitOverTheTeamGiveTheSameBits) {
     const Plain want = (A.cast<double>() * B.cast<double>()).cast<float>();
     EXPECT_LT((team - want).cwiseAbs().maxCoeff(), 1e-3f) << M << " rows: the product itself";
   }
+  // Split, a matrix of 1 MiB and more goes to the team by its bytes, though a row is under
+  // threads_for's 2 MFLOP (GPT-2 small's W_O, 768 x 768: 2.4 MB, 1.2 MFLOP): here 720 x 712
+  // (2 MB, 1.0 MFLOP a row; 712 = 22 panels and a narrow one), 1 to 7 rows.
+  const Plain Bs = random_matrix(720, 712, 63);
+  const PackedMatrix Bsp(Bs);
+  for (int M = 1; M <= 7; ++M) {
+    const Plain A = random_matrix(M, 720, 64u + M);
+    Plain one = Plain::Constant(M, 712, std::nanf("")), team = one;
+    packed_gemm(one, A, Bsp);
+    {
+      FewRowSplit split(true);
+      packed_gemm(team, A, Bsp);
+    }
+    EXPECT_TRUE(same_bits(one, team)) << M << " rows against 720 x 712";
+    const Plain want = (A.cast<double>() * Bs.cast<double>()).cast<float>();
+    EXPECT_LT((team - want).cwiseAbs().maxCoeff(), 1e-3f) << M << " rows against 720 x 712: the product itself";
+  }
   set_compute_threads(threads);
 }
 

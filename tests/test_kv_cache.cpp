@@ -18,6 +18,7 @@
 
 #include "core/inspect/passport.h"
 #include "core/io/checkpoint.h"
+#include "core/math/gemm.h"
 #include "core/math/rng.h"
 #include "core/model/kv_cache.h"
 #include "core/model/stage_times.h"
@@ -197,6 +198,68 @@ TEST(KvCache, AnAppendedTokenPastTheSmallKernelEqualsAFullRecomputeBitForBit) {
     ASSERT_EQ(inc->logits.size(), full->logits.size());
     EXPECT_TRUE(same_bits(inc->logits.data(), full->logits.data(), static_cast<size_t>(full->logits.size()))) << "T=" << T << ": logits";
   }
+}
+
+// An append's memory-bound steps run on the team once their bytes are worth it (GPT-2 small's
+// 12 heads of 129 kept keys and values, 0.8 MB a layer, and its 0.8 MB of kept map rows a
+// layer): the heads and the kept rows split across two threads, each row still one thread's,
+// must give the full recompute's maps, layer rows and logits bit for bit, at lengths where
+// one thread would do (T = 20) and where the team does (T = 250: 2.6 MFLOP-worth, threads_for).
+TEST(KvCache, AnAppendWhoseHeadsAndKeptRowsSplitOverTheTeamEqualsAFullRecomputeBitForBit) {
+  const int threads = compute_threads();
+  set_compute_threads(2);
+  Arch a;
+  a.family = "llama";
+  a.name = "Llama";
+  a.norm = NormKind::RMSNorm;
+  a.norm_eps = 1e-6f;
+  a.positions = PositionKind::Rotary;
+  a.rope_theta = 500.0f;
+  a.attn_bias = false;
+  a.out_bias = false;
+  a.mlp = MlpKind::SiluGated;
+  a.mlp_bias = false;
+  a.tied = false;
+  const int D = 64, H = 8, KV = 4, dh = 64, F = 48, L = 2, V = 50;  // H·dh = 512 != D
+  ModelWeights w = family_model(a, D, H, KV, dh, F, L, 501);
+  w.tok_emb = normals(92, V, D, 0.5f);
+  w.lm_head = normals(93, V, D, 0.5f);
+  w.lnf_g = RowVec::Ones(D);
+  w.lnf_b = RowVec::Zero(D);
+  w.context = 256;
+  w.source.kind = WeightsSource::Kind::Pretrained;
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  c.context = 256;
+  const ModelConfig cfg = config_for_weights(w, c);
+  Rng rng(404);
+  std::vector<int> ids;
+  for (int i = 0; i < 250; ++i) ids.push_back(static_cast<int>(rng.next() % V));
+  auto same_bits = [](const float* x, const float* y, size_t n) { return std::memcmp(x, y, n * sizeof(float)) == 0; };
+  for (int T : {20, 250}) {
+    ForwardOptions opt;
+    opt.keep_layer_io = true;
+    opt.want_logits = true;
+    KvCache cache;
+    ForwardOptions inc_opt = opt;
+    inc_opt.kv_cache = &cache;
+    const std::vector<int> head(ids.begin(), ids.begin() + T - 1), whole(ids.begin(), ids.begin() + T);
+    for (int round = 0; round < 4; ++round) {  // both ways of the products' split (SplitTiming), twice each
+      ASSERT_TRUE(forward(w, cfg, id_batch({head}), inc_opt));
+      Result<ForwardOutput> inc = forward(w, cfg, id_batch({whole}), inc_opt);
+      Result<ForwardOutput> full = forward(w, cfg, id_batch({whole}), opt);
+      ASSERT_TRUE(inc && full);
+      ASSERT_EQ(inc->kv_computed, 1) << "T=" << T;
+      ASSERT_EQ(inc->attention.size(), full->attention.size());
+      EXPECT_TRUE(same_bits(inc->attention.data(), full->attention.data(), full->attention.size())) << "T=" << T << " round " << round << ": maps";
+      for (size_t l = 0; l < full->attn_out.size(); ++l)
+        EXPECT_TRUE(same_bits(inc->attn_out[l].data(), full->attn_out[l].data(), static_cast<size_t>(full->attn_out[l].size())))
+            << "T=" << T << " round " << round << " attn_out " << l;
+      ASSERT_EQ(inc->logits.size(), full->logits.size());
+      EXPECT_TRUE(same_bits(inc->logits.data(), full->logits.data(), static_cast<size_t>(full->logits.size()))) << "T=" << T << " round " << round << ": logits";
+    }
+  }
+  set_compute_threads(threads);
 }
 
 // An append of 1-3 rows runs both ways its weights can be streamed (one thread, the team),

@@ -222,9 +222,14 @@ void few_rows_panels(int K, const float* A, int lda, const Elem<DT>* Bp, size_t 
         acc[i][g][h] = accumulate ? ploadu<Packet>(C + static_cast<size_t>(i) * ldc + g * kNR + h * kFloatLanes) : pset1<Packet>(0.0f);
   for (int k = 0; k < K; ++k) {
     const Elem<DT>* row = Bp + static_cast<size_t>(k) * kNR;
-    if ((k & 1) == 0)  // the streams' lines, 16 rows ahead
+    // 16-bit panels: the streams' lines, 16 rows ahead. F32 rows (two lines, so one line in four
+    // was asked for) are left to the hardware prefetcher: on the Ice Lake VM these non-temporal
+    // prefetches held GPT-2 small's append products on two threads to 16-18 GB/s, 22-24 without
+    // them, above headmap-bench-bandwidth's 20 (tests/bench/README.md, helper gpt8).
+    if constexpr (DT != WeightDtype::F32)
+      if ((k & 1) == 0)
 #pragma GCC unroll 8
-      for (int g = 0; g < G; ++g) __builtin_prefetch(row + g * stride + 16 * kNR, 0, 0);
+        for (int g = 0; g < G; ++g) __builtin_prefetch(row + g * stride + 16 * kNR, 0, 0);
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       Packet b0, b1;
@@ -329,6 +334,9 @@ void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, c
 // Weights below this many bytes (64 MiB) are not split over threads for fewer than kMR rows,
 // unless the calling thread holds a FewRowSplit(true).
 constexpr size_t kSmallRowsSplitBytes = size_t(64) << 20;
+// A FewRowSplit(true) scope streams a matrix of at least this many bytes (1 MiB) on the whole
+// team whatever its flops: a thread's half then takes ~50 us against the region's ~5 us.
+constexpr size_t kFewRowTeamBytes = size_t(1) << 20;
 thread_local bool t_few_row_split = false;
 thread_local FewRowSplit* t_few_row_scope = nullptr;  // the innermost scope, which times the products it decides
 
@@ -368,6 +376,11 @@ void direct_16_columns(int n, const float* A, int lda, int K, const E* Bt, Weigh
   for (int i = 0; i < kMaxRows; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
   const int K8 = K / 8 * 8;
   for (int k = 0; k < K8; k += 8) {
+    // F32 rows: each row's line 512 bytes ahead, one row in 16 a step (GPT-2's tied table, one
+    // row: 8.8-9.6 ms without, 7.0-8.2 with, 10.2-10.6 at 2 KB ahead; tests/bench/README.md, gpt8).
+    if constexpr (std::is_same_v<E, float>)
+      if ((k & 8) == 0)
+        for (int j = 0; j < 16; ++j) __builtin_prefetch(b[j] + k + 128, 0, 3);
     __m256 lo[8], hi[8];
     for (int j = 0; j < 8; ++j) lo[j] = load8(b[j] + k, dt), hi[j] = load8(b[j + 8] + k, dt);
     transpose8(lo);
@@ -820,8 +833,12 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
   if (M >= kMR || B.bytes() >= kSmallRowsSplitBytes) return packed_gemm_on(nt, M, A, lda, B, C, ldc, accumulate);
   FewRowSplit* scope = t_few_row_scope;
   if (!scope) return packed_gemm_on(1, M, A, lda, B, C, ldc, accumulate);
+  // Split, a few rows are sized by their bytes, not their flops: GPT-2 small's W_O (2.4 MB,
+  // 1.2 MFLOP a row, under threads_for's 2) ran on one thread at half the team's rate, 3.3 of
+  // an append's 34 ms (tests/bench/README.md, helper gpt8).
+  const int team = B.bytes() >= kFewRowTeamBytes ? std::min(compute_threads(), P) : nt;
   const auto t0 = std::chrono::steady_clock::now();
-  packed_gemm_on(t_few_row_split ? nt : 1, M, A, lda, B, C, ldc, accumulate);
+  packed_gemm_on(t_few_row_split ? team : 1, M, A, lda, B, C, ldc, accumulate);
   scope->products_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 

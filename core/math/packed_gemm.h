@@ -205,7 +205,8 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
 
 // Fewer than kMR rows of A against a packed matrix below 64 MiB (the incremental forward's
 // appended tokens against one layer's weights) are streamed by one thread, unless a
-// FewRowSplit scope on the calling thread asks for the whole team. On a quiet 2-core VM a
+// FewRowSplit scope on the calling thread asks for the whole team (for a matrix of 1 MiB or
+// more whatever its flops: a few rows are bound by the bytes they stream). On a quiet 2-core VM a
 // second core reads 1.5x the bandwidth (headmap-bench-bandwidth: 22 vs 32 GB/s); on a shared
 // one a parallel region's join costs more than the rows take. The incremental forward times
 // both and keeps the faster (KvCache::split). The result is the same bit for bit either way.
