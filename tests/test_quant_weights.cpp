@@ -188,7 +188,7 @@ TEST(QuantWeights, BlockGemmIsTheDotOrderOfItsWidenedValues) {
         const PackedMatrix fm(qm.plain());  // (K, N) F32, the widened values
         std::string table;
         for (const std::string& r : rows) table += r;
-        for (int M : {1, 2, 3, 9, 300}) {
+        for (int M : {1, 2, 3, 4, 5, 6, 7, 9, 300}) {  // every few-row kernel (1-3, 1-4 with AVX-512) and the many-row one
           MatR A(M, K), C0(M, N), want(M, N), want_acc(M, N);
           fill_normals(5, A.data(), A.size(), 1.0f);
           fill_normals(6, C0.data(), C0.size(), 1.0f);
@@ -226,13 +226,14 @@ TEST(QuantWeights, BlockGemmIsTheDotOrderOfItsWidenedValues) {
   set_compute_threads(threads);
 }
 
-// The many-row kernel (4 or more rows: the full forward, 4 rows x 3 columns of a 12-column
-// unit over 256-value chunks) against the few-row one (1-3 rows: the appended tokens), bit for
-// bit: every row of a many-row product equals the same row run alone, and in threes, for every
-// block type (and F16 among blocks, K = 37), K one block and more than one chunk (not a
-// multiple of 256 where the type's blocks allow), N around the column unit and the tile (1, 11,
-// 12, 13, 25, 37), M = 4, 5, 7, 128 (the row tile's tails), accumulating too, the packed
-// matrix and the unembedding's transposed form, one and two threads.
+// The many-row kernel (more than kBlockFewRows rows: the full forward, 8 x 6 tiles of a
+// 48-column unit, AVX2 4 x 3) against the few-row one (the appended tokens), bit for bit: every
+// row of a many-row product equals the same row run alone, and in threes, for every block type
+// (and F16 among blocks, K = 37), K one block and more than one chunk (not a multiple of 256
+// where the type's blocks allow), N around the column unit and the tile (1, 11, 12, 13, 25, 37),
+// M = 4 (many rows with AVX2, few with AVX-512), 5, 7, 12, 15 (tails of the 8-row tile),
+// 128, accumulating too, the packed matrix and the unembedding's transposed form, one and two
+// threads.
 TEST(QuantWeights, ManyRowsOnBlocksEqualFewRowsBitForBit) {
   const int threads = compute_threads();
   auto bits = [](const MatR& a, const MatR& b) {
@@ -253,7 +254,7 @@ TEST(QuantWeights, ManyRowsOnBlocksEqualFewRowsBitForBit) {
         ASSERT_TRUE(qm.assign_blocks({src.begin(), src.begin() + N}, std::vector<WeightDtype>(static_cast<size_t>(N), t), K));
         std::string table;
         for (int c = 0; c < N; ++c) table += rows[static_cast<size_t>(c)];
-        for (int M : {4, 5, 7, 128}) {
+        for (int M : {4, 5, 7, 12, 15, 128}) {
           const MatR A = test::random_matrix(M, K, 17), C0 = test::random_matrix(M, N, 18);
           for (int nt : {1, 2}) {
             set_compute_threads(nt);

@@ -1,12 +1,13 @@
 // block_gemm.cpp: activations against block-kept weights in dot order (block_gemm.h).
 //
-// A few rows (1-3: the appended tokens), G columns at a time, each row's G accumulators in
-// registers over the whole of K (M * G independent chains hide the multiply-add's latency).
+// A few rows (the appended tokens: 1-3, 1-4 with AVX-512's 32 registers), G columns at a time,
+// each row's G accumulators in registers over the whole of K (M * G independent chains hide the
+// multiply-add's latency).
 // Q8_0, Q4_0, Q4_K, Q5_K and Q6_K columns are widened block by block in registers, 8 values at
 // a time, where they are multiplied; the other types 256 values at a time (a whole number of
 // every type's blocks) with widen_weights into a scratch that stays in L1. Either way the
-// values are multiplied along k, 8 at a time, by the rows of A: no transpose. Four or more
-// rows (the full forward) run many_rows below: each chunk of a unit's 48 columns widened once
+// values are multiplied along k, 8 at a time, by the rows of A: no transpose. More rows (the
+// full forward) run many_rows below: each chunk of a unit's 48 columns widened once
 // into a scratch in L2, then 8 rows x 6 columns (AVX2: 4 x 3) in registers.
 // Sections: [generic] [in registers] [many rows]
 #include "core/math/block_gemm.h"
@@ -82,7 +83,9 @@ void few_rows(int g0, int width, const uint8_t* const* src, const WeightDtype* d
   alignas(64) thread_local float w[G * kChunk];
   const int cols = std::min(G, width - g0);
   V acc[M][G];
+#pragma GCC unroll 8
   for (int i = 0; i < M; ++i)
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) acc[i][g] = _mm256_setzero_ps();
   for (int k0 = 0; k0 < K; k0 += kChunk) {
     const int n = std::min(kChunk, K - k0), n8 = round8(n);
@@ -92,9 +95,12 @@ void few_rows(int g0, int width, const uint8_t* const* src, const WeightDtype* d
     const float* a = a_rows(M, A, lda, k0, n, &ld);
     for (int k = 0; k < n8; k += kLanes) {
       V av[M];
+#pragma GCC unroll 8
       for (int i = 0; i < M; ++i) av[i] = _mm256_loadu_ps(a + static_cast<size_t>(i) * ld + k);
+#pragma GCC unroll 8
       for (int g = 0; g < G; ++g) {
         const V wv = _mm256_load_ps(w + g * kChunk + k);
+#pragma GCC unroll 8
         for (int i = 0; i < M; ++i) acc[i][g] = _mm256_fmadd_ps(av[i], wv, acc[i][g]);
       }
     }
@@ -129,6 +135,7 @@ struct Q8_0Block {  // d, int8 q[32]: d * q
   template <int S, class Use>
   static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
     const V d = bcast(sc);
+#pragma GCC unroll 8
     for (int l = 0; l < 4; ++l) use(l, _mm256_mul_ps(d, fl(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + 8 * l))))));
   }
 };
@@ -138,7 +145,9 @@ struct Q4_0Block {  // d, qs[16] (values 0-15 low nibbles, 16-31 high): d * (q -
   template <int S, class Use>
   static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
     const V d = bcast(sc);
+#pragma GCC unroll 8
     for (int l = 0; l < 2; ++l) use(l, _mm256_mul_ps(d, fl(_mm256_sub_epi32(_mm256_and_si256(u8x8(b + 2 + 8 * l), k32(0xF)), k32(8)))));
+#pragma GCC unroll 8
     for (int l = 0; l < 2; ++l) use(2 + l, _mm256_mul_ps(d, fl(_mm256_sub_epi32(_mm256_srli_epi32(u8x8(b + 2 + 8 * l), 4), k32(8)))));
   }
 };
@@ -161,6 +170,7 @@ struct Q4_KBlock {  // d, dmin, scales[12], qs[128]: fma(d * s, q, -(dmin * m)) 
   static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {  // qs[32 (S / 2) ..], nibble S % 2
     const V d = bcast(sc + S), m = bcast(sc + 8 + S);
     const uint8_t* q = b + 16 + 32 * (S / 2);
+#pragma GCC unroll 8
     for (int l = 0; l < 4; ++l) {
       const I v = u8x8(q + 8 * l);
       use(l, _mm256_fmadd_ps(d, fl(S % 2 ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, k32(0xF))), m));
@@ -174,6 +184,7 @@ struct Q5_KBlock {  // d, dmin, scales[12], qh[32] (bit s: the fifth bit of sub-
   static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
     const V d = bcast(sc + S), m = bcast(sc + 8 + S);
     const uint8_t *qh = b + 16, *q = b + 48 + 32 * (S / 2);
+#pragma GCC unroll 8
     for (int l = 0; l < 4; ++l) {
       const I v = u8x8(q + 8 * l), h = _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(u8x8(qh + 8 * l), S), k32(1)), 4);
       use(l, _mm256_fmadd_ps(d, fl(_mm256_or_si256(S % 2 ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, k32(0xF)), h)), m));
@@ -201,28 +212,40 @@ struct Q6_KBlock {  // ql[128], qh[64], int8 scales[16], d: (d * sc) * (q - 32),
     const I q = _mm256_sub_epi8(_mm256_or_si256(low, high), _mm256_set1_epi8(32));  // int8 -32 .. 31
     const __m128i q0 = _mm256_castsi256_si128(q), q1 = _mm256_extracti128_si256(q, 1);
     const __m128i part[4] = {q0, _mm_srli_si128(q0, 8), q1, _mm_srli_si128(q1, 8)};
+#pragma GCC unroll 8
     for (int l = 0; l < 4; ++l) use(l, _mm256_mul_ps(bcast(sc + 8 * n + 2 * t + l / 2), fl(_mm256_cvtepi8_epi32(part[l]))));
   }
 };
 
 // Sub-block S of column g's block at `b[g]` (its scales at sc[g]) into the accumulators of the
-// M rows (A at `a`, the block's first value), then the next column's, then the next sub-block:
-// g and S constants, so the accumulators stay in registers, each column's chain 4 steps at a
-// time between the other columns' (which hides the multiply-add's latency).
-template <int M, int G, class Blk, int S = 0, int g = 0>
-HM_INLINE void columns_sub(V (&acc)[M][G], const uint8_t* const* b, const float (*sc)[Blk::kScales], const float* a, int lda) {
-  if constexpr (S < Blk::kValues / 32) {
-    if constexpr (g < G) {
-      Blk::template sub<S>(b[g], sc[g], [&](int l, V w) {
-        for (int i = 0; i < M; ++i) acc[i][g] = _mm256_fmadd_ps(_mm256_loadu_ps(a + static_cast<size_t>(i) * lda + 32 * S + 8 * l), w, acc[i][g]);
-      });
-      columns_sub<M, G, Blk, S, g + 1>(acc, b, sc, a, lda);
-    } else {
-      // Sub-blocks S and S + 1 may read the same bytes (Q4_K's two nibbles); without this the
-      // compiler keeps all G columns' loads for the next one and spills them.
-      asm volatile("" ::: "memory");
-      columns_sub<M, G, Blk, S + 1, 0>(acc, b, sc, a, lda);
-    }
+// M rows (A at `a`, the block's first value), then the next column's: g and S constants, so the
+// accumulators stay in registers, each column's chain 4 steps at a time between the other
+// columns' (which hides the multiply-add's latency).
+template <int M, int G, class Blk, int S, int g = 0>
+HM_INLINE void columns_sub(V (&acc)[M][G], const uint8_t* const (&b)[G], const float (*sc)[Blk::kScales], const float* a, int lda) {
+  if constexpr (g < G) {
+    // The column's bytes through a pointer the compiler cannot see is the last sub-block's (an
+    // empty asm, where it is used): sub-blocks S and S + 1 may read the same bytes (Q4_K's two
+    // nibbles), and without it the compiler keeps all G columns' loads for the next sub-block
+    // and spills them. (A "memory" clobber did the same but sent every accumulator through the
+    // stack once per sub-block.)
+    const uint8_t* bg = b[g];
+    asm volatile("" : "+r"(bg));
+    // The scales through one base register per sub-block (an empty asm at its first column):
+    // else GCC hoists all G x 16 of their addresses out of the block loop, spills them, and
+    // loads one before each broadcast.
+    if constexpr (g == 0) asm volatile("" : "+r"(sc));
+    // From 4 rows on, A's 4 M vectors of a sub-block kept for the next column would take the
+    // registers the accumulators need: each column loads them again (A stays in L1).
+    const float* ag = a;
+    if constexpr (M >= 4) asm volatile("" : "+r"(ag));
+    Blk::template sub<S>(bg, sc[g], [&](int l, V w) {
+#pragma GCC unroll 8
+      for (int i = 0; i < M; ++i) acc[i][g] = _mm256_fmadd_ps(_mm256_loadu_ps(ag + static_cast<size_t>(i) * lda + 32 * S + 8 * l), w, acc[i][g]);
+    });
+    columns_sub<M, G, Blk, S, g + 1>(acc, b, sc, a, lda);
+  } else if constexpr (S + 1 < Blk::kValues / 32) {
+    columns_sub<M, G, Blk, S + 1, 0>(acc, b, sc, a, lda);
   }
 }
 
@@ -236,25 +259,29 @@ void few_rows_blocks(int g0, int width, const uint8_t* const* src, int K, const 
   const uint8_t* p[G];
   for (int g = 0; g < G; ++g) p[g] = src[g0 + std::min(g, cols - 1)];
   V acc[M][G];
+#pragma GCC unroll 8
   for (int i = 0; i < M; ++i)
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) acc[i][g] = _mm256_setzero_ps();
   alignas(32) float sc[G][Blk::kScales];
   for (int blk = 0; blk < K / Blk::kValues; ++blk) {
     const uint8_t* b[G];
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       b[g] = p[g] + static_cast<size_t>(blk) * Blk::kBytes;
       for (int off = 0; off < Blk::kBytes; off += 64) __builtin_prefetch(b[g] + 8 * 64 + off, 0, 0);  // 8 lines ahead in each column
       Blk::scales(b[g], sc[g]);
     }
     const float* a = A + static_cast<size_t>(blk) * Blk::kValues;
-    columns_sub<M, G, Blk>(acc, b, sc, a, lda);
+    columns_sub<M, G, Blk, 0>(acc, b, sc, a, lda);
   }
   store_sums<M, G>(acc, cols, C + g0, ldc, accumulate);
 }
 
 template <int M>
 void few_rows_all(int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc, bool accumulate) {
-  constexpr int G = M == 1 ? 8 : 4;  // M * G chains: 8, 8, 12
+  // M * G chains: 8, 8, 12, and 8 for 4 rows (AVX-512: 32 registers); G divides kBlockColumns.
+  constexpr int G = M == 1 ? 8 : M <= 3 ? 4 : 2;
   for (int g0 = 0; g0 < width; g0 += G) {
     const int cols = std::min(G, width - g0);
     const WeightDtype t = dt[g0];
@@ -475,9 +502,17 @@ void block_gemm_columns(int M, int width, const uint8_t* const* src, const Weigh
   }
 #if defined(__AVX2__) && defined(__FMA__)
   if (M > kBlockFewRows) return many_rows(M, width, src, dt, K, A, lda, C, ldc, accumulate);
-  if (M == 1) return few_rows_all<1>(width, src, dt, K, A, lda, C, ldc, accumulate);
-  if (M == 2) return few_rows_all<2>(width, src, dt, K, A, lda, C, ldc, accumulate);
-  few_rows_all<3>(width, src, dt, K, A, lda, C, ldc, accumulate);
+  using Fn = void (*)(int, const uint8_t* const*, const WeightDtype*, int, const float*, int, float*, int, bool);
+  static constexpr Fn kByRows[8] = {nullptr,
+                                    few_rows_all<1>,
+                                    few_rows_all<std::min(2, kBlockFewRows)>,
+                                    few_rows_all<std::min(3, kBlockFewRows)>,
+                                    few_rows_all<std::min(4, kBlockFewRows)>,
+                                    few_rows_all<std::min(5, kBlockFewRows)>,
+                                    few_rows_all<std::min(6, kBlockFewRows)>,
+                                    few_rows_all<std::min(7, kBlockFewRows)>};
+  static_assert(kBlockFewRows <= 7, "kByRows holds 1-7 rows");
+  kByRows[M](width, src, dt, K, A, lda, C, ldc, accumulate);
 #else
   scalar_rows(M, width, src, dt, K, A, lda, C, ldc, accumulate);
 #endif

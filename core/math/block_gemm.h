@@ -26,13 +26,20 @@
 
 namespace headmap {
 
-// Columns per call: kBlockColumns for at most kBlockFewRows rows (the appended tokens: 8 or 4
+// Columns per call: kBlockColumns for at most kBlockFewRows rows (the appended tokens: 8, 4 or 2
 // columns in flight, each widened in registers), kBlockRowColumns for more (the full forward:
 // kBlockRowChunk values of each column widened once into a scratch that stays in L2, 96 KiB a
 // thread, then 8 rows x 6 columns at a time with AVX-512, 4 x 3 with AVX2; a unit this wide
 // reads A once per 48 columns).
 constexpr int kBlockColumns = 16;
+#if defined(__AVX512VL__)
+// 32 vector registers: 4 rows x 2 columns of accumulators and A's 16 vectors of a sub-block (a
+// typing pass's 3-4 rows; from 5 rows the many-row kernel's 16-lane products were as fast:
+// tests/bench/README.md, blk8).
+constexpr int kBlockFewRows = 4;
+#else
 constexpr int kBlockFewRows = 3;
+#endif
 constexpr int kBlockRowColumns = 48;
 constexpr int kBlockRowChunk = 512;  // a whole number of every type's blocks
 inline int block_unit_columns(int M) { return M <= kBlockFewRows ? kBlockColumns : kBlockRowColumns; }
