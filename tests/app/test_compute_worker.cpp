@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <vector>
 #include <functional>
@@ -373,6 +374,56 @@ TEST(ComputeWorker, TypingAtTheEndWritesEachPassIntoTheBuffersOfAPassNoLongerSho
     if (held.size() > 2) held.pop_front();
   }
   for (size_t i = 3; i < maps.size(); ++i) EXPECT_EQ(maps[i], maps[i - 3]) << "pass " << i << " did not write its maps into the buffers of pass " << i - 3;
+}
+
+// Typing at the end while the screen held several results (it skipped some, or drew late),
+// then let them go: the worker keeps one pass that nothing else holds (the spare the next
+// keystroke writes into), not every one it had retired. Each kept one held its maps, levels
+// and the K/V cache's logits and layer rows its views read: up to ~150 MB on the 1B shape
+// (tests/bench/README.md, helper rss8).
+TEST(ComputeWorker, PassesNothingHoldsAreFreedButTheOneSpare) {
+  ComputeWorker w({});
+  ComputeRequest r = shipped_request();
+  r.lines = {"My aunt keeps"};
+  std::vector<std::weak_ptr<const ForwardData>> passes;
+  std::deque<std::shared_ptr<const ComputeResult>> held;  // the screen's, several at once
+  for (const char* word : {"", " three", " green", " parrots", " in", " the", " kitchen"}) {
+    r.lines[0] += word;
+    const uint64_t seq = w.request(r);
+    std::shared_ptr<const ComputeResult> res = w.wait_for(seq, std::chrono::seconds(60));
+    ASSERT_TRUE(res && res->fwd && res->seq == seq) << word;
+    passes.push_back(res->fwd);
+    held.push_back(std::move(res));
+    if (held.size() > 4) held.pop_front();
+  }
+  held.clear();  // the screen lets them all go
+  r.lines[0] += ".";
+  const uint64_t seq = w.request(r);
+  const std::shared_ptr<const ComputeResult> last = w.wait_for(seq, std::chrono::seconds(60));
+  ASSERT_TRUE(last && last->fwd && last->fwd->out.kv_reused > 0);
+  int alive = 0;
+  for (size_t i = 1; i < passes.size(); ++i) alive += !passes[i].expired();  // passes[0] may still be in ready_ (the probe's result)
+  EXPECT_LE(alive, 1) << "the worker kept " << alive << " earlier passes that nothing else holds (one spare is enough)";
+}
+
+// A large pass (here 56 MB: maps and layer rows) is not kept for going back once a newer one is shown: a
+// 1B model's older pass and the K/V cache's rows its views keep raised the app's peak RSS
+// while typing (kForwardCacheBytes; tests/bench/README.md, helper rss8).
+TEST(ComputeWorker, ALargeOlderPassIsNotKeptForGoingBack) {
+  ComputeWorker w({});
+  auto pass = [&](int i, int tokens) {
+    ComputeRequest r = long_request(tokens, 2, 1);
+    r.lines[0] = "v" + std::to_string(i) + " " + r.lines[0];  // no shared prefix: nothing is an append
+    const uint64_t seq = w.request(r);
+    std::shared_ptr<const ComputeResult> res = w.wait_for(seq, std::chrono::seconds(60));
+    EXPECT_TRUE(res && res->fwd && res->fwd->complete) << i;
+    return res && res->fwd ? std::weak_ptr<const ForwardData>(res->fwd) : std::weak_ptr<const ForwardData>();
+  };
+  const std::weak_ptr<const ForwardData> large = pass(1, 800);
+  ASSERT_GT(large.lock() ? large.lock()->out.bytes() : 0, size_t(40) << 20);  // 56 MB
+  pass(2, 800);
+  pass(3, 800);
+  EXPECT_TRUE(large.expired()) << "the worker still holds a large pass that nothing shows";
 }
 
 // Typing at the end: an append of a few rows is not cancelled by the keystroke after it (which

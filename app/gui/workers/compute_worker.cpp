@@ -423,6 +423,10 @@ ForwardOutput ComputeWorker::take_spare() {
     std::atomic_thread_fence(std::memory_order_acquire);
     ForwardOutput spare = std::move(const_cast<ForwardData&>(**it).out);  // made non-const (make_shared<ForwardData>)
     retired_.erase(it);
+    // The other passes only this list holds are freed now: one spare is all a forward writes
+    // into, and each kept one holds its maps, levels and the K/V cache's logits and layer rows
+    // its views read (up to ~150 MB on the 1B shape), until three newer ones push it out.
+    std::erase_if(retired_, [](const std::shared_ptr<const ForwardData>& d) { return d.use_count() == 1; });
     return spare;
   }
   return {};

@@ -29,8 +29,11 @@ namespace headmap {
 
 // The worker's cache budgets: recent forward passes (by count and by the bytes of their
 // outputs: maps, logits, layer rows; the newest is always kept), loaded models, and induction scores.
+// 32 MB: a classroom model's passes (KBs) are all kept; a 1B model's older pass (56 MB at
+// 60 tokens, and the K/V cache's logits and layer rows its views keep) is not: the app's peak
+// RSS typing into the 1B GGUF fell by 30-100 MB (tests/bench/README.md, helper rss8).
 inline constexpr size_t kForwardCacheEntries = 32;
-inline constexpr size_t kForwardCacheBytes = size_t(512) << 20;
+inline constexpr size_t kForwardCacheBytes = size_t(32) << 20;
 inline constexpr size_t kWeightsCacheModels = 8;
 inline constexpr size_t kInductionCacheEntries = 64;
 inline constexpr size_t kPatchCacheEntries = 16;
