@@ -33,9 +33,15 @@ namespace {
 
 using test::kShippedDefault;
 
-// A trained-kind Llama-style model in memory: D = 32, H = 4 on KV = 2, dh = 8 (or as asked), F = 48, L = 2, V = 50.
-ModelWeights tiny_llama(int dh = 8) {
-  const int D = 32, H = 4, KV = 2, F = 48, L = 2, V = 50;
+// A trained-kind Llama-style model in memory: RMSNorm, RoPE, SiLU gate, untied, F = 48,
+// L = 2, V = 50, of the shape asked for (by default D = 32, H = 4 on KV = 2, dh = 8).
+struct TinyLlama {
+  int D = 32, H = 4, KV = 2, dh = 8;
+  uint64_t seed = 500, emb_seed = 90;  // the layers' normals, then the two tables' (emb_seed, + 1)
+  int context = 128;
+};
+ModelWeights tiny_llama(const TinyLlama& s) {
+  const int F = 48, L = 2, V = 50;
   Arch a;
   a.family = "llama";
   a.name = "Llama";
@@ -48,14 +54,19 @@ ModelWeights tiny_llama(int dh = 8) {
   a.mlp = MlpKind::SiluGated;
   a.mlp_bias = false;
   a.tied = false;
-  ModelWeights w = family_model(a, D, H, KV, dh, F, L, 500);
-  w.tok_emb = normals(90, V, D, 0.5f);
-  w.lm_head = normals(91, V, D, 0.5f);
-  w.lnf_g = RowVec::Ones(D);
-  w.lnf_b = RowVec::Zero(D);
-  w.context = 128;
+  ModelWeights w = family_model(a, s.D, s.H, s.KV, s.dh, F, L, s.seed);
+  w.tok_emb = normals(s.emb_seed, V, s.D, 0.5f);
+  w.lm_head = normals(s.emb_seed + 1, V, s.D, 0.5f);
+  w.lnf_g = RowVec::Ones(s.D);
+  w.lnf_b = RowVec::Zero(s.D);
+  w.context = s.context;
   w.source.kind = WeightsSource::Kind::Pretrained;
   return w;
+}
+ModelWeights tiny_llama(int dh = 8) {
+  TinyLlama s;
+  s.dh = dh;
+  return tiny_llama(s);
 }
 
 // The largest difference relative to the largest magnitude (at least 1): float32 carries
@@ -208,33 +219,14 @@ TEST(KvCache, AnAppendedTokenPastTheSmallKernelEqualsAFullRecomputeBitForBit) {
 TEST(KvCache, AnAppendWhoseHeadsAndKeptRowsSplitOverTheTeamEqualsAFullRecomputeBitForBit) {
   const int threads = compute_threads();
   set_compute_threads(2);
-  Arch a;
-  a.family = "llama";
-  a.name = "Llama";
-  a.norm = NormKind::RMSNorm;
-  a.norm_eps = 1e-6f;
-  a.positions = PositionKind::Rotary;
-  a.rope_theta = 500.0f;
-  a.attn_bias = false;
-  a.out_bias = false;
-  a.mlp = MlpKind::SiluGated;
-  a.mlp_bias = false;
-  a.tied = false;
-  const int D = 64, H = 8, KV = 4, dh = 64, F = 48, L = 2, V = 50;  // H·dh = 512 != D
-  ModelWeights w = family_model(a, D, H, KV, dh, F, L, 501);
-  w.tok_emb = normals(92, V, D, 0.5f);
-  w.lm_head = normals(93, V, D, 0.5f);
-  w.lnf_g = RowVec::Ones(D);
-  w.lnf_b = RowVec::Zero(D);
-  w.context = 256;
-  w.source.kind = WeightsSource::Kind::Pretrained;
+  const ModelWeights w = tiny_llama(TinyLlama{64, 8, 4, 64, 501, 92, 256});  // H·dh = 512 != D
   ModelConfig c;
   c.tokenizer = TokenizerKind::Bpe;
   c.context = 256;
   const ModelConfig cfg = config_for_weights(w, c);
   Rng rng(404);
   std::vector<int> ids;
-  for (int i = 0; i < 250; ++i) ids.push_back(static_cast<int>(rng.next() % V));
+  for (int i = 0; i < 250; ++i) ids.push_back(static_cast<int>(rng.next() % static_cast<uint64_t>(w.vocab_size())));
   auto same_bits = [](const float* x, const float* y, size_t n) { return std::memcmp(x, y, n * sizeof(float)) == 0; };
   for (int T : {20, 250}) {
     ForwardOptions opt;
