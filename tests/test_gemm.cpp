@@ -358,37 +358,29 @@ TEST(PackedGemm, FewRowsSplitOverTheTeamGiveTheSameBits) {
   // (FewRowSplit) or on one thread; the result must not change a bit either way.
   const int threads = compute_threads();
   set_compute_threads(2);
-  const Plain B = random_matrix(1024, 1040, 61);  // 2 MFLOP per row: the team is worth waking
-  const PackedMatrix Bp(B);
-  for (int M : {1, 2, 3}) {
-    const Plain A = random_matrix(M, 1024, 62u + M);
-    Plain one = Plain::Constant(M, 1040, std::nanf("")), team = one;
-    packed_gemm(one, A, Bp);
-    {
-      FewRowSplit split(true);
-      packed_gemm(team, A, Bp);
+  // B (K, N) from seed, A (M, K) from seed + 1 + M: one thread and the team give the same bits.
+  auto check = [](int K, int N, uint64_t seed, std::initializer_list<int> rows) {
+    const Plain B = random_matrix(K, N, seed);
+    const PackedMatrix Bp(B);
+    for (int M : rows) {
+      const std::string what = std::to_string(M) + " rows against " + std::to_string(K) + " x " + std::to_string(N);
+      const Plain A = random_matrix(M, K, seed + 1 + M);
+      Plain one = Plain::Constant(M, N, std::nanf("")), team = one;
+      packed_gemm(one, A, Bp);
+      {
+        FewRowSplit split(true);
+        packed_gemm(team, A, Bp);
+      }
+      EXPECT_TRUE(same_bits(one, team)) << what;
+      const Plain want = (A.cast<double>() * B.cast<double>()).cast<float>();
+      EXPECT_LT((team - want).cwiseAbs().maxCoeff(), 1e-3f) << what << ": the product itself";
     }
-    EXPECT_TRUE(same_bits(one, team)) << M << " rows";
-    const Plain want = (A.cast<double>() * B.cast<double>()).cast<float>();
-    EXPECT_LT((team - want).cwiseAbs().maxCoeff(), 1e-3f) << M << " rows: the product itself";
-  }
+  };
+  check(1024, 1040, 61, {1, 2, 3});  // 2 MFLOP per row: the team is worth waking
   // Split, a matrix of 1 MiB and more goes to the team by its bytes, though a row is under
   // threads_for's 2 MFLOP (GPT-2 small's W_O, 768 x 768: 2.4 MB, 1.2 MFLOP): here 720 x 712
   // (2 MB, 1.0 MFLOP a row; 712 = 22 panels and a narrow one), 1 to 7 rows.
-  const Plain Bs = random_matrix(720, 712, 63);
-  const PackedMatrix Bsp(Bs);
-  for (int M = 1; M <= 7; ++M) {
-    const Plain A = random_matrix(M, 720, 64u + M);
-    Plain one = Plain::Constant(M, 712, std::nanf("")), team = one;
-    packed_gemm(one, A, Bsp);
-    {
-      FewRowSplit split(true);
-      packed_gemm(team, A, Bsp);
-    }
-    EXPECT_TRUE(same_bits(one, team)) << M << " rows against 720 x 712";
-    const Plain want = (A.cast<double>() * Bs.cast<double>()).cast<float>();
-    EXPECT_LT((team - want).cwiseAbs().maxCoeff(), 1e-3f) << M << " rows against 720 x 712: the product itself";
-  }
+  check(720, 712, 63, {1, 2, 3, 4, 5, 6, 7});
   set_compute_threads(threads);
 }
 
