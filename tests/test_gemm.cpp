@@ -384,6 +384,48 @@ TEST(PackedGemm, FewRowsSplitOverTheTeamGiveTheSameBits) {
   set_compute_threads(threads);
 }
 
+TEST(PackedGemm, ManyRowBlocksGroupsAndSubPanelsKeepTheChain) {
+  // The many-row kernel (packed_gemm_rows.cpp) cuts the product four ways: A's rows in blocks
+  // of 252 packed 12 at a time (tail rows padded), each thread's panels 8 at a time into one
+  // buffer (a narrow last panel), K in sub-panels of 128 (one short at the end), the next one
+  // prefetched (matrices from 512 KiB on). Shapes across every cut, F32 and 16-bit, 1 and 2
+  // threads, against the scalar chain std::fma(A(i, k), B(k, j), ...) over k in order.
+#if !defined(__FMA__)
+  GTEST_SKIP() << "no fused multiply-add instructions: the kernel rounds each product";
+#endif
+  const int threads = compute_threads();
+  struct Shape {
+    int M, K, N;
+  };
+  for (WeightDtype dt : {WeightDtype::F32, WeightDtype::BF16, WeightDtype::F16})
+    for (Shape sh : {Shape{8, 256, 520}, Shape{9, 257, 600}, Shape{263, 511, 257}, Shape{16, 1100, 1056}}) {
+      const int M = sh.M, K = sh.K, N = sh.N;
+      const uint64_t key = 12000u + M * 7 + K * 13 + N;
+      const Plain A = random_matrix(M, K, key);
+      const Plain B = dt == WeightDtype::F32 ? random_matrix(K, N, key + 1) : narrow_valued(K, N, key + 1, dt);
+      const Plain C0 = random_matrix(M, N, key + 2);
+      Plain want(M, N), want_acc(M, N);
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+          float s = 0.0f, t = C0(i, j);
+          for (int k = 0; k < K; ++k) s = std::fma(A(i, k), B(k, j), s), t = std::fma(A(i, k), B(k, j), t);
+          want(i, j) = s, want_acc(i, j) = t;
+        }
+      const PackedMatrix Bp(B, dt);
+      for (int nt : {1, 2}) {
+        set_compute_threads(nt);
+        const std::string what = std::string(dtype_name(dt)) + " " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N) + ", " +
+                                 std::to_string(nt) + " threads";
+        Plain C = Plain::Constant(M, N, std::nanf("")), Cacc = C0;
+        packed_gemm(C, A, Bp);
+        packed_gemm(Cacc, A, Bp, true);
+        ASSERT_TRUE(same_bits(C, want)) << what;
+        ASSERT_TRUE(same_bits(Cacc, want_acc)) << what << ", accumulating";
+      }
+    }
+  set_compute_threads(threads);
+}
+
 TEST(PackedGemm, Bf16RoundsToNearestEven) {
   EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
   EXPECT_EQ(float_to_bf16(bits_to_float(0x3F808000u)), 0x3F80) << "a tie goes to the even value";

@@ -14,68 +14,17 @@
 #include "core/math/block_gemm.h"
 #include "core/math/finite_blocks.h"
 #include "core/math/gemm.h"
+#include "core/math/panel_kernel.h"
 #include "core/math/transpose8.h"
 
 namespace headmap {
 
 namespace {
-using Packet = Eigen::internal::packet_traits<float>::type;
-constexpr int kNR = PackedMatrix::kPanel;  // columns per tile: 2 registers
-// Rows per tile: 8 x 2 accumulators with 32 vector registers (AVX-512), 6 x 2 with 16.
-constexpr int kMR = kFloatLanes >= 16 ? 8 : 6;
+using namespace panel_kernel;
 // Rows of a panel per pass over the tiles: the sub-panel (kKC, kNR) is re-read from L1/L2 by
 // every tile of C; C is re-loaded once per pass. 384 and up measured alike (~185 GFLOP/s on
 // the GPT-2 shapes); 128 lost 18%.
 constexpr int kKC = 512;
-
-// The element type a panel holds: float, or the 16-bit values of a BF16 / F16 file.
-template <WeightDtype DT>
-using Elem = std::conditional_t<DT == WeightDtype::F32, float, uint16_t>;
-
-// Row k of a panel (kNR values) as two F32 registers. The 16-bit kinds are widened exactly:
-// BF16 is the top half of a float (zero-extend, shift left 16), F16 goes through the
-// hardware conversion (or half_to_float where there is none).
-template <WeightDtype DT>
-inline void load_row(const Elem<DT>* p, Packet& b0, Packet& b1) {
-  using namespace Eigen::internal;
-  if constexpr (DT == WeightDtype::F32) {
-    b0 = pload<Packet>(p);
-    b1 = pload<Packet>(p + kFloatLanes);
-  } else {
-#if defined(__AVX512F__)
-    if constexpr (kFloatLanes == 16) {
-      const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-      const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16));
-      if constexpr (DT == WeightDtype::BF16) {
-        b0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(lo), 16));
-        b1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16));
-      } else {
-        b0 = _mm512_cvtph_ps(lo);
-        b1 = _mm512_cvtph_ps(hi);
-      }
-      return;
-    }
-#endif
-#if defined(__AVX2__) && defined(__F16C__)
-    if constexpr (kFloatLanes == 8) {
-      const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8));
-      if constexpr (DT == WeightDtype::BF16) {
-        b0 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(lo), 16));
-        b1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(hi), 16));
-      } else {
-        b0 = _mm256_cvtph_ps(lo);
-        b1 = _mm256_cvtph_ps(hi);
-      }
-      return;
-    }
-#endif
-    alignas(64) float wide[kNR];
-    for (int j = 0; j < kNR; ++j) wide[j] = narrow_to_float(p[j], DT);
-    b0 = pload<Packet>(wide);
-    b1 = pload<Packet>(wide + kFloatLanes);
-  }
-}
 
 // One (R, kNR) tile of C over kc rows of a panel: R rows of A broadcast against the panel's
 // two registers per row, accumulated in 2R registers.
@@ -799,6 +748,8 @@ static void packed_gemm_on(int nt, int M, const float* A, int lda, const PackedM
     for (int t = 0; t < nt; ++t) run(std::min(P, t * per), t == nt - 1 ? P : std::min(P, (t + 1) * per));
     return;
   }
+  // More rows against F32 / 16-bit panels: A packed, B widened once a sub-panel (packed_gemm_rows.cpp).
+  if (!B.blocks()) return many_rows(std::max(1, std::min(nt, P)), M, A, lda, B, C, ldc, accumulate);
   // A matrix kept in blocks: in dot order (block_gemm.h, run_block_unit).
   const bool blocks = B.blocks();
   const int K = static_cast<int>(B.rows()), units = blocks ? block_units(M, N) : P;

@@ -14,10 +14,15 @@
 // Measured on the 2-core AVX-512 VM, the 48 GEMMs of a GPT-2-small forward at T = 128,
 // distinct weights per layer (cold caches): ~185 GFLOP/s against Eigen's ~118 (adhoc A/B).
 //
+// Kernels: kMR (8) rows and more run packed_gemm_rows.cpp's (GotoBLAS's loop nest: A packed
+// once a call into 12-row micro-panels, C summed in a thread-local buffer, each (128, kPanel)
+// sub-panel widened to F32 once into L1 and used by every tile); fewer rows stream the panels
+// G side by side (few_rows_panels); each C(i, j) is the same chain in both.
+//
 // Storage in the file's precision: a matrix whose file holds BF16 or F16 keeps its panels
 // as 16-bit values (half the bytes, the same layout), and the kernel widens each row of a
-// panel to F32 in registers as it reads it (BF16: a 16-bit shift; F16: the F16C / AVX-512
-// conversion; both exact). The products and sums are the F32 kernel's, in the same order,
+// panel to F32 as it reads it (BF16: a 16-bit shift; F16: the F16C / AVX-512 conversion;
+// both exact): in registers for a few rows, once per sub-panel into a scratch for many. The products and sums are the F32 kernel's, in the same order,
 // so the result equals the F32 matrix of the same values bit for bit (test_gemm.cpp).
 //
 // Storage in a GGUF file's blocks (weight_dtype.h: Q8_0 ... Q6_K): each column keeps its
