@@ -46,7 +46,7 @@ double row_nll(const Eigen::Ref<const RowVec>& row, int id) {
   return lse - row(id);
 }
 
-void set_next_token_rows(NextTokenRows& rows, int first, const MatR& fresh) {
+void set_next_token_rows(NextTokenRows& rows, int first, const Eigen::Ref<const MatR>& fresh) {
   const int k = rows.k, V = static_cast<int>(fresh.cols());
   parallel_for(fresh.rows(), 3.0 * static_cast<double>(fresh.rows()) * V, [&](int64_t i) {
     const size_t t = static_cast<size_t>(first + i);

@@ -40,6 +40,6 @@ double row_nll(const Eigen::Ref<const RowVec>& row, int id);
 
 // Rows [first, first + fresh.rows()) of `rows` from their logits fresh (n, V), each row's k
 // largest (top_logits), on the compute threads; `rows` holds at least first + n rows.
-void set_next_token_rows(NextTokenRows& rows, int first, const MatR& fresh);
+void set_next_token_rows(NextTokenRows& rows, int first, const Eigen::Ref<const MatR>& fresh);
 
 }  // namespace headmap
