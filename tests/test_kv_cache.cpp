@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "core/inspect/passport.h"
+#include "core/inspect/predictions.h"
 #include "core/io/checkpoint.h"
 #include "core/math/gemm.h"
 #include "core/math/rng.h"
@@ -167,6 +168,69 @@ TEST(KvCache, RandomEditsMatchAFullRecomputeOnALlamaWithGqaAndRope) {
   ASSERT_EQ(cfg.num_heads, 4);
   random_edits(w, cfg, 12, 40, 12);
   random_edits(w, cfg, 14, 20, 60);
+}
+
+// ForwardOptions::next_tokens_k: the cache keeps each row's k most likely next tokens, not its
+// (T, V) logits (next_tokens.h). Through random edits (appends, deletions, the last tokens
+// rewritten, edits in the middle), against the same requests through a cache that keeps the
+// logits: the loss, each sentence's loss and every row's top-k tokens and probabilities are
+// the same bit for bit (the kept row before the new ones has a new target token: its
+// cross-entropy is computed again from its row, recomputed from the kept stream), no logits
+// are kept, and the loss is the full forward's to 1e-6.
+TEST(KvCache, NextTokensKeptInPlaceOfTheLogitsGiveTheSameLossAndPredictionsBitForBit) {
+  const ModelWeights w = tiny_llama();
+  const ModelConfig cfg = config_of(w, TokenizerKind::Bpe);
+  constexpr int kKept = 7;
+  Rng rng(21);
+  const int V = w.vocab_size();
+  auto id = [&] { return static_cast<int>(rng.next() % static_cast<uint64_t>(V)); };
+  std::vector<int> ids;
+  for (int i = 0; i < 12; ++i) ids.push_back(id());
+  KvCache with_logits, with_next;
+  int edits_under_kept_rows = 0, prev_T = 0;
+  for (int step = 0; step < 50; ++step) {
+    ForwardOptions opt;
+    opt.keep_layer_io = true;
+    opt.want_logits = true;
+    opt.skip_final_mlp = true;
+    ForwardOptions a = opt, b = opt;
+    a.kv_cache = &with_logits;
+    b.kv_cache = &with_next;
+    b.next_tokens_k = kKept;
+    const Batch batch = id_batch({ids});
+    Result<ForwardOutput> logits = forward(w, cfg, batch, a), next = forward(w, cfg, batch, b), full = forward(w, cfg, batch, opt);
+    ASSERT_TRUE(logits && next && full);
+    const int T = static_cast<int>(ids.size());
+    const std::string what = "step " + std::to_string(step) + " T=" + std::to_string(T);
+    EXPECT_EQ(next->logits.size(), 0) << what;
+    ASSERT_EQ(next->next.rows(), T) << what;
+    EXPECT_EQ(next->kv_reused, logits->kv_reused) << what;
+    if (next->kv_reused > 0 && next->kv_reused < prev_T) ++edits_under_kept_rows;  // a kept row's next token changed
+    prev_T = T;
+    EXPECT_EQ(next->loss, logits->loss) << what;
+    EXPECT_EQ(next->loss_tokens, logits->loss_tokens) << what;
+    EXPECT_NEAR(next->loss, full->loss, 1e-6) << what;
+    EXPECT_EQ(sentence_losses(*next, batch), sentence_losses(*logits, batch)) << what;
+    for (int t = 0; t < T; ++t)
+      for (int k : {1, 5, kKept}) {
+        const std::vector<NextToken> x = top_k_next(w, *next, 0, t, k), y = top_k_next(w, *logits, 0, t, k);
+        ASSERT_EQ(x.size(), y.size()) << what << " row " << t;
+        for (size_t i = 0; i < x.size(); ++i) {
+          EXPECT_EQ(x[i].id, y[i].id) << what << " row " << t << " rank " << i;
+          EXPECT_EQ(x[i].prob, y[i].prob) << what << " row " << t << " rank " << i;
+        }
+      }
+    EXPECT_EQ(top_k_next(w, *next, 0, T - 1, kKept + 3).size(), static_cast<size_t>(kKept)) << "at most the tokens kept";
+    const int n = T, k = 1 + static_cast<int>(rng.next() % 3);
+    switch (rng.next() % 4) {
+      case 0: for (int i = 0; i < k && static_cast<int>(ids.size()) < 40; ++i) ids.push_back(id()); break;  // typing at the end
+      case 1: ids.resize(static_cast<size_t>(std::max(2, n - k))); break;                                 // deleting the last ones
+      case 2: for (int i = std::max(0, n - k); i < n; ++i) ids[static_cast<size_t>(i)] = id(); break;     // a BPE merge rewrites the last
+      default: ids[static_cast<size_t>(rng.next() % static_cast<uint64_t>(n))] = id(); break;         // an edit in the middle
+    }
+  }
+  EXPECT_GT(edits_under_kept_rows, 5) << "the edits should rewrite kept rows' targets";
+  EXPECT_LT(with_next.bytes(), with_logits.bytes()) << "no (T, V) logits kept";
 }
 
 // Past the per-head size where the full forward once switched to Eigen's GEMM (T x T x dh =

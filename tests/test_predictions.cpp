@@ -111,3 +111,38 @@ TEST(Predictions, TheShippedModelCopiesFromTheFirstOccurrence) {
   for (int t = half + 1; t + 1 < r.batch.lengths[0]; ++t) hits += top_k_next(r.w, r.out, 0, t, 1)[0].id == tok[t + 1].id;
   EXPECT_GE(hits, (r.batch.lengths[0] - half - 2) * 3 / 4) << "top-1 predictions that copy the first occurrence";
 }
+
+// top_logits (core/model/next_tokens.h), the one pass that keeps a row's k largest logits for
+// top_k_next and for the rows the app keeps in place of its logits, against a full sort of
+// the row by (logit descending, id ascending): rows whose values repeat (ties at every
+// rank, the top one among them), k from 1 to V.
+TEST(Predictions, TopLogitsAreTheRowsFullSortWithTiesByTheLowerId) {
+  uint64_t s = 7;
+  auto next = [&] { return (s = s * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  for (int V : {1, 2, 9, 50, 333}) {
+    for (int round = 0; round < 4; ++round) {
+      std::vector<float> row(static_cast<size_t>(V));
+      const int distinct = round == 0 ? V : 1 + round * 2;  // round 0: few ties; later: ties at every rank
+      for (float& x : row) x = static_cast<float>(next() % static_cast<uint64_t>(distinct)) * 0.25f - 1.0f;
+      std::vector<int> order(static_cast<size_t>(V));
+      std::iota(order.begin(), order.end(), 0);
+      std::sort(order.begin(), order.end(), [&](int a, int c) { return row[a] > row[c] || (row[a] == row[c] && a < c); });
+      for (int k : {1, 2, 3, V / 2, V}) {
+        if (k < 1 || k > V) continue;  // top_logits asks 1 <= k <= V (top_k_next clips k)
+        std::vector<int> ids(static_cast<size_t>(k));
+        std::vector<float> logits(static_cast<size_t>(k));
+        float mx = 0;
+        double sum = 0;
+        top_logits(row.data(), V, k, ids.data(), logits.data(), mx, sum);
+        for (int i = 0; i < k; ++i) {
+          EXPECT_EQ(ids[i], order[i]) << "V=" << V << " round " << round << " k=" << k << " rank " << i;
+          EXPECT_EQ(logits[i], row[order[i]]) << "V=" << V << " k=" << k << " rank " << i;
+        }
+        EXPECT_EQ(mx, row[order[0]]);
+        double ref = 0;  // the order top_k_next summed in before; float64 terms of float exps
+        for (float x : row) ref += std::exp(static_cast<double>(x - mx));
+        EXPECT_NEAR(sum, ref, 1e-5 * ref) << "V=" << V;
+      }
+    }
+  }
+}

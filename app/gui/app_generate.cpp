@@ -13,6 +13,7 @@ namespace headmap {
 // next token after the last sentence to the text, once the shown result is the text's own,
 // so each token is one more request, which the K/V cache answers by computing one row.
 void App::generate_step() {
+  static_assert(kGenerateCandidates <= kKeptNextTokens, "Generate reads the next tokens the worker keeps per row");
   if (state.generate_tokens <= 0) return;
   const std::shared_ptr<const ComputeResult>& r = state.result;
   if (state.stale || !r || !r->fwd || !r->fwd->complete || !(r->request == last_request_)) return;  // the text's result first
@@ -21,7 +22,7 @@ void App::generate_step() {
     state.generate_tokens = 0;
     state.status_lines.push_back(why);
   };
-  if (!f.weights || !f.weights->trained() || f.out.logits.size() == 0 || f.batch.empty())
+  if (!f.weights || !f.weights->trained() || !has_next_tokens(f.out) || f.batch.empty())
     return stop("Generate needs a trained model's next-token predictions: switch the weights to trained, or open a model.");
   const int b = f.batch.B() - 1, len = f.batch.lengths[static_cast<size_t>(b)];
   if (len >= r->request.cfg.context) return stop("Generate stopped: the sentence fills the context of " + std::to_string(len) + " tokens.");

@@ -12,24 +12,28 @@
 namespace headmap {
 
 std::vector<NextToken> top_k_next(const ModelWeights& w, const ForwardOutput& out, int b, int t, int k) {
-  const Eigen::Index V = out.logits.cols();
-  if (V == 0 || b < 0 || b >= out.B || t < 0 || t >= out.T || k <= 0) return {};
-  const auto row = out.logits.row(static_cast<Eigen::Index>(b) * out.T + t);  // (V)
-  // pass 1: the log-sum-exp, stable
-  const float mx = row.maxCoeff();
-  const double sum = (row.array() - mx).exp().cast<double>().sum();
-  // pass 2: the k largest logits
-  std::vector<int> ids(static_cast<size_t>(V));
-  std::iota(ids.begin(), ids.end(), 0);
-  const size_t n = std::min<size_t>(static_cast<size_t>(k), ids.size());
-  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end(),
-                    [&](int a, int c) { return row(a) > row(c) || (row(a) == row(c) && a < c); });
+  if (b < 0 || b >= out.B || t < 0 || t >= out.T || k <= 0) return {};
+  const size_t r = static_cast<size_t>(b) * out.T + t;
+  const int V = static_cast<int>(out.logits.cols()), kept = out.next.rows() > static_cast<int>(r) ? out.next.k : 0;
+  const int n = V > 0 ? std::min(k, V) : std::min(k, kept);
+  if (n <= 0) return {};
+  std::vector<int> ids(static_cast<size_t>(n));
+  std::vector<float> logits(static_cast<size_t>(n));
+  float mx = 0;
+  double sum = 0;
+  if (V > 0) {  // the row's logits (V): its k largest, as next_tokens.h keeps them
+    top_logits(out.logits.row(static_cast<Eigen::Index>(r)).data(), V, n, ids.data(), logits.data(), mx, sum);
+  } else {  // the row's kept next tokens (ForwardOptions::next_tokens_k): the same values
+    std::copy_n(out.next.ids.begin() + static_cast<std::ptrdiff_t>(r * out.next.k), n, ids.begin());
+    std::copy_n(out.next.logits.begin() + static_cast<std::ptrdiff_t>(r * out.next.k), n, logits.begin());
+    mx = out.next.max[r], sum = out.next.sum[r];
+  }
   std::vector<NextToken> top;
-  for (size_t i = 0; i < n; ++i) {
+  for (int i = 0; i < n; ++i) {
     NextToken nt;
-    nt.id = ids[i];
-    nt.prob = static_cast<float>(std::exp(static_cast<double>(row(ids[i]) - mx)) / sum);
-    nt.display = token_name(w, ids[i]);
+    nt.id = ids[static_cast<size_t>(i)];
+    nt.prob = static_cast<float>(std::exp(static_cast<double>(logits[static_cast<size_t>(i)] - mx)) / sum);
+    nt.display = token_name(w, nt.id);
     top.push_back(std::move(nt));
   }
   return top;
@@ -50,7 +54,13 @@ std::string continuation_text(const ModelWeights& w, const std::vector<Token>& t
   return decode({id});  // a decoder that rewrites the end (rare): the token alone
 }
 
+bool has_next_tokens(const ForwardOutput& out) { return out.logits.size() > 0 || out.next.rows() > 0; }
+
 std::vector<double> sentence_losses(const ForwardOutput& out, const Batch& batch) {
+  if (out.logits.size() == 0 && out.next.rows() > 0 && batch.B() == 1) {  // next tokens kept: one sentence, the forward's own loss
+    const bool whole = batch.lengths[0] >= 2 && out.loss_tokens == batch.lengths[0] - 1;
+    return {whole ? out.loss : std::numeric_limits<double>::quiet_NaN()};
+  }
   if (out.logits.size() == 0) return {};
   std::vector<double> losses;
   for (int b = 0; b < batch.B(); ++b) {

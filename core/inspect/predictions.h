@@ -17,9 +17,13 @@ struct NextToken {
 };
 
 // The k most likely tokens to follow position t of sentence b, most likely first (ties: the
-// lower id first). logits: (B*T, V), as forward() leaves them with want_logits. k is
-// clipped to V; an empty list when the output has no logits or (b, t) is outside them.
+// lower id first). logits: (B*T, V), as forward() leaves them with want_logits, or in their
+// place each row's kept next tokens (out.next, ForwardOptions::next_tokens_k: the same tokens
+// and probabilities, bit for bit). k is clipped to V (to the k kept); an empty list when the
+// output has neither or (b, t) is outside them.
 std::vector<NextToken> top_k_next(const ModelWeights& w, const ForwardOutput& out, int b, int t, int k);
+// Whether top_k_next has anything to read: the logits, or each row's kept next tokens.
+bool has_next_tokens(const ForwardOutput& out);
 
 // The text that appending vocabulary id `id` after these tokens adds to the sentence: the
 // tokenizer's decoding of (tokens + id) past that of the tokens (a leading space, a
@@ -29,7 +33,8 @@ std::string continuation_text(const ModelWeights& w, const std::vector<Token>& t
 
 // (B) each sentence's mean next-token cross-entropy in nats per token, over its real
 // tokens (len - 1 predictions, the same terms as ForwardOutput::loss); NaN for a sentence
-// of fewer than 2 tokens, and empty without logits.
+// of fewer than 2 tokens, and empty without logits. With next tokens kept in their place
+// (one sentence through a K/V cache): out.loss, the same sum in the same order.
 std::vector<double> sentence_losses(const ForwardOutput& out, const Batch& batch);
 
 // What stands beside a loss or a next-token prediction when the causal mask is off: every

@@ -123,7 +123,7 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
     else j["sentence_losses"] = sentence_losses(out, batch);  // (B) each sentence's own; null under 2 tokens
   }
   // Encoders: the k most likely fillers of each [MASK] (the masked-LM head's softmax).
-  if (encoder && run.top_k > 0 && out.logits.size() > 0) {
+  if (encoder && run.top_k > 0 && has_next_tokens(out)) {
     const int mask = mask_token_id(*run.weights);
     json all = json::array();
     for (int b = 0; b < batch.B(); ++b)
@@ -137,7 +137,7 @@ std::string run_json(const RunRecord& run, bool with_weights, int indent) {
     j["mask_predictions"] = all;
   }
   // (B, len, k): after each token, the k most likely next tokens (core/inspect/predictions.h).
-  if (!encoder && run.top_k > 0 && out.logits.size() > 0) {
+  if (!encoder && run.top_k > 0 && has_next_tokens(out)) {
     json all = json::array();
     for (int b = 0; b < batch.B(); ++b) {
       json sentence = json::array();

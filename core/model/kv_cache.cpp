@@ -20,7 +20,7 @@ uint64_t KvCache::bytes() const {
   for (const RowsBlock& m : attn_in) b += m.bytes();
   for (const RowsBlock& m : attn_out) b += m.bytes();
   b += static_cast<uint64_t>(attention_floats) * 4 + static_cast<uint64_t>(out.size()) * 4 + logits.bytes();
-  b += static_cast<uint64_t>(nll.size()) * 8;
+  b += static_cast<uint64_t>(nll.size()) * 8 + next.bytes();
   return b;
 }
 
@@ -48,6 +48,7 @@ void KvCache::clear() {
   attn_out.clear();
   out.resize(0, 0);
   logits.clear();  // the outputs' views keep their block
+  next = NextTokenRows{};
   nll.clear();
 }
 
@@ -91,7 +92,7 @@ static bool same_token(const Token& a, const Token& b) { return a.id == b.id && 
 
 int kv_reusable_rows(const KvCache& c, const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt) {
   if (!kv_cacheable(w, cfg, batch, opt) || c.weights != &w || c.tokens.empty()) return 0;
-  if (!(c.cfg == cfg) || c.want_logits != opt.want_logits || c.skip_final_mlp != opt.skip_final_mlp ||
+  if (!(c.cfg == cfg) || c.want_logits != opt.want_logits || c.next_tokens_k != opt.next_tokens_k || c.skip_final_mlp != opt.skip_final_mlp ||
       c.keep_layer_io != opt.keep_layer_io || c.weights_stamp != weights_stamp(w))
     return 0;
   const std::vector<Token>& now = batch.sentences[0].tokens;
@@ -114,7 +115,9 @@ uint64_t kv_cache_bytes(const ModelWeights& w, const ModelConfig& cfg, int T, co
   const uint64_t rows = t + kKvMapsRoom;                          // the rows below, with their room
   if (opt.keep_layer_io) b += mul_sat(2 * L * D * 4, rows);       // attn_in, attn_out
   b += D * 4 * rows;                                              // out
-  if (opt.want_logits && w.trained())                             // logits, nll
+  if (opt.want_logits && w.trained() && opt.next_tokens_k > 0)    // each row's next tokens, nll
+    b += (8 * static_cast<uint64_t>(opt.next_tokens_k) + 12) * t + 8 * t;
+  else if (opt.want_logits && w.trained())                        // logits, nll
     b += mul_sat(static_cast<uint64_t>(w.vocab_size()) * 4, rows) + 8 * t;
   return b;
 }

@@ -26,6 +26,7 @@
 
 #include "core/math/shared_rows.h"
 #include "core/model/config.h"
+#include "core/model/next_tokens.h"
 #include "core/model/weights.h"
 #include "core/text/tokenizer.h"
 
@@ -56,6 +57,8 @@ struct KvCache {
   std::vector<RowsBlock> attn_in, attn_out;  // L x (>= T, D), with keep_layer_io
   MatR out;                        // (>= T, D) the residual stream after the last layer
   RowsBlock logits;                // (>= T, V), with want_logits on a trained model
+  int next_tokens_k = 0;           // ForwardOptions::next_tokens_k of the request: then no logits, but
+  NextTokenRows next;              // (T, k) each row's most likely next tokens (next_tokens.h)
   std::vector<double> nll;         // (T - 1) each row's next-token cross-entropy, summed in order for the loss
 
   // What the last forward through this cache did: rows copied from it and rows computed.

@@ -14,6 +14,7 @@
 #include "core/math/parallel.h"
 #include "core/memory_budget.h"
 #include "core/model/kv_cache.h"
+#include "core/model/next_tokens.h"
 #include "core/model/stage_times.h"
 
 namespace headmap {
@@ -238,7 +239,7 @@ static size_t maps_room(const ForwardOutput& out, const ForwardOptions& opt) {
 }
 
 uint64_t ForwardOutput::bytes() const {
-  uint64_t b = static_cast<uint64_t>(attention.capacity()) * 4 + static_cast<uint64_t>(out.size() + logits.size()) * 4;
+  uint64_t b = static_cast<uint64_t>(attention.capacity()) * 4 + static_cast<uint64_t>(out.size() + logits.size()) * 4 + next.bytes();
   for (const SharedRows& m : attn_in) b += static_cast<uint64_t>(m.size()) * 4;
   for (const SharedRows& m : attn_out) b += static_cast<uint64_t>(m.size()) * 4;
   return b;
@@ -567,13 +568,6 @@ static void logits_of(const ModelWeights& w, const MatR& x, MatR& logits) {
   if (const float c = w.arch.final_softcap; c > 0) logits.array() = c * (logits.array() / c).tanh();  // Gemma 2
 }
 
-// The next-token cross-entropy (nats) of one row of logits (V) for target id.
-static double row_nll(const Eigen::Ref<const RowVec>& row, int id) {
-  const float mx = row.maxCoeff();
-  const double lse = mx + std::log((row.array() - mx).exp().sum());
-  return lse - row(id);
-}
-
 // Row t of the cache's map of layer l, weight-head h of Hw (KvCache::attention).
 static float* cached_map_row(KvCache& c, int Hw, int l, int h, int t) {
   const size_t S = static_cast<size_t>(c.maps_rows);
@@ -592,7 +586,7 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     c.weights = &w;
     c.weights_stamp = weights_stamp(w);
     c.cfg = cfg;
-    c.want_logits = opt.want_logits, c.skip_final_mlp = opt.skip_final_mlp, c.keep_layer_io = opt.keep_layer_io;
+    c.want_logits = opt.want_logits, c.skip_final_mlp = opt.skip_final_mlp, c.keep_layer_io = opt.keep_layer_io, c.next_tokens_k = opt.next_tokens_k;
   }
   auto cancel = [&] {  // the cache is half-written: forget it
     c.clear();
@@ -666,21 +660,32 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
   copy_into(out.out, spare ? &spare->out : nullptr, c.out.topRows(T));
   if (w.trained() && opt.want_logits) {
     clock.next(Stage::Logits);
-    MatR fresh;  // (n, V)
-    logits_of(w, x, fresh);
+    // Next tokens kept (next_tokens.h): row P - 1's logits again too, from its kept stream
+    // (the same bits), as its target token is new; rows [t0, T) are then `fresh`'s.
+    const int k = opt.next_tokens_k, t0 = std::max(P - 1, 0), first = k > 0 ? t0 : P;
+    MatR fresh, xs;                                         // (T - first, V), (T - first, D)
+    if (first < P) xs = c.out.middleRows(first, T - first);  // the kept row and the new ones
+    logits_of(w, first < P ? xs : x, fresh);
     clock.next(Stage::KvCopy);
     // (T, V), 66 MB at T = 129 on the 1B shape: the output shares the cache's rows (a view)
     // instead of a copy. Rows an earlier output still reads are never written: an edit under
     // them writes into a fresh block (RowsBlock::write_rows).
-    MatR& kept = c.logits.write_rows(P, T, fresh.cols(), kKvMapsRoom, std::move(spare_logits));  // (>= T, V)
-    kept.middleRows(P, n) = fresh;
-    out.logits = c.logits.view(T);
+    MatR* kept = nullptr;
+    if (k > 0) {
+      c.next.resize(T, std::min<int>(k, static_cast<int>(fresh.cols())));
+      set_next_token_rows(c.next, P, fresh.bottomRows(n));
+      out.next = c.next;
+    } else {
+      kept = &c.logits.write_rows(P, T, fresh.cols(), kKvMapsRoom, std::move(spare_logits));  // (>= T, V)
+      kept->middleRows(P, n) = fresh;
+      out.logits = c.logits.view(T);
+    }
     clock.next(Stage::Loss);
     const std::vector<Token>& tok = batch.sentences[0].tokens;
     c.nll.resize(static_cast<size_t>(std::max(T - 1, 0)));
-    const int t0 = std::max(P - 1, 0);
-    parallel_for(std::max(T - 1 - t0, 0), 4.0 * (T - 1 - t0) * kept.cols(),
-                 [&](int64_t i) { c.nll[static_cast<size_t>(t0 + i)] = row_nll(kept.row(t0 + i), tok[static_cast<size_t>(t0 + i) + 1].id); });
+    parallel_for(std::max(T - 1 - t0, 0), 4.0 * (T - 1 - t0) * fresh.cols(), [&](int64_t i) {
+      c.nll[static_cast<size_t>(t0 + i)] = row_nll(kept ? kept->row(t0 + i) : fresh.row(t0 - first + i), tok[static_cast<size_t>(t0 + i) + 1].id);
+    });
     double total = 0;
     for (double v : c.nll) total += v;  // in row order, as the full forward sums
     out.loss = c.nll.empty() ? 0.0 : total / static_cast<double>(c.nll.size());

@@ -11,6 +11,7 @@
 #include "core/math/shared_rows.h"
 #include "core/model/attention.h"
 #include "core/model/config.h"
+#include "core/model/next_tokens.h"
 #include "core/error.h"
 #include "core/text/tokenizer.h"
 #include "core/model/weights.h"
@@ -109,6 +110,10 @@ struct ForwardOptions {
   // to grow by a few tokens (typing). The same numbers, bit for bit; `reuse` is left empty.
   // Null: fresh buffers. Never an output that is still read (a result on screen).
   ForwardOutput* reuse = nullptr;
+  // With want_logits through a K/V cache: no (T, V) logits kept (out.logits empty), each row's
+  // next_tokens_k most likely next tokens instead (out.next, next_tokens.h), the loss the same
+  // bit for bit. 0, or a forward the cache does not serve: the logits.
+  int next_tokens_k = 0;
 };
 
 struct ForwardOutput {
@@ -122,6 +127,7 @@ struct ForwardOutput {
   // (B*T, V) trained + want_logits only (encoders: with a masked-LM head). Read-only: through
   // a K/V cache, a view of the cache's rows, shared with the outputs before it (shared_rows.h).
   SharedRows logits;
+  NextTokenRows next;              // (B*T, k) in place of the logits, with ForwardOptions::next_tokens_k
   double loss = 0.0;               // mean next-token cross-entropy (nats), trained only; encoders: the
                                    // masked-token loss over tokens with Token::masked_id set
   int loss_tokens = 0;

@@ -315,7 +315,7 @@ TEST(ComputeWorker, CircuitsAreCachedPerModelAndFollowItsWeights) {
 
 // The worker writes each forward into the buffers of a pass its cache has dropped
 // (ForwardOptions::reuse), but never into one that a result still held refers to: a result on
-// screen keeps its maps, logits and layer rows while the cache turns over past it.
+// screen keeps its maps, next tokens and layer rows while the cache turns over past it.
 TEST(ComputeWorker, AResultStillHeldKeepsItsBuffersWhileLaterPassesReuseDroppedOnes) {
   ComputeWorker w({});
   auto request = [&](int i) {
@@ -330,8 +330,10 @@ TEST(ComputeWorker, AResultStillHeldKeepsItsBuffersWhileLaterPassesReuseDroppedO
   ASSERT_TRUE(held && held->fwd);
   const ForwardOutput& o = held->fwd->out;
   const std::vector<float> maps = o.attention;
-  const MatR logits = o.logits, out = o.out, in0 = o.attn_in.at(0), out1 = o.attn_out.at(1);
-  ASSERT_GT(logits.size(), 0);
+  const MatR out = o.out, in0 = o.attn_in.at(0), out1 = o.attn_out.at(1);
+  const NextTokenRows next = o.next;  // each row's next tokens, kept in place of the logits (kKeptNextTokens)
+  ASSERT_EQ(next.rows(), o.T);
+  EXPECT_EQ(o.logits.size(), 0);
   // Past the cache's entries, so that `held` and every later pass are dropped from it in turn
   // (the later ones released here at once, so their buffers are reused).
   for (int i = 1; i <= static_cast<int>(kForwardCacheEntries) + 8; ++i) {
@@ -342,7 +344,8 @@ TEST(ComputeWorker, AResultStillHeldKeepsItsBuffersWhileLaterPassesReuseDroppedO
         << "pass " << i << " wrote into the maps of a result still held";
   }
   EXPECT_EQ(o.attention, maps) << "the held result's maps changed";
-  EXPECT_TRUE(o.logits == logits) << "the held result's logits changed";
+  EXPECT_TRUE(o.next.ids == next.ids && o.next.logits == next.logits && o.next.max == next.max && o.next.sum == next.sum)
+      << "the held result's next tokens changed";
   EXPECT_TRUE(o.out == out);
   EXPECT_TRUE(o.attn_in.at(0) == in0);
   EXPECT_TRUE(o.attn_out.at(1) == out1);

@@ -58,7 +58,7 @@ void draw_mask_predictions(AppState& s, const ForwardData& f) {
     hook::add_text("messages", msg);
     return;
   }
-  if (f.out.logits.size() == 0 || f.batch.empty()) return;
+  if (!has_next_tokens(f.out) || f.batch.empty()) return;
   const int b = std::clamp(s.view.batch, 0, f.batch.B() - 1), mask = mask_token_id(*f.weights);
   const float fh = ImGui::GetFontSize(), avail = ImGui::GetContentRegionAvail().x, spacing = ImGui::GetStyle().ItemSpacing.x;
   int shown = 0;
@@ -107,7 +107,7 @@ void draw_predictions(AppState& s) {
   if (!s.result || !s.result->fwd) return;
   const ForwardData& f = *s.result->fwd;
   if (f.weights && f.weights->arch.encoder()) return draw_mask_predictions(s, f);
-  if (!f.weights->trained() || f.out.logits.size() == 0 || f.batch.empty()) return;
+  if (!f.weights->trained() || !has_next_tokens(f.out) || f.batch.empty()) return;
   if (f.batch.B() > 1) {
     sentence_selector(s, f);
     ImGui::Spacing();

@@ -251,6 +251,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     ForwardOptions fo;
     fo.keep_layer_io = true;
     fo.want_logits = batch_weights.trained();
+    fo.next_tokens_k = kKeptNextTokens;  // through the K/V cache: each row's next tokens, not its logits
     fo.skip_final_mlp = true;  // the app reads maps and, for trained models, the loss (which keeps the MLP)
     const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
     if (!ablate.empty()) fo.ablate = &ablate;

@@ -53,6 +53,11 @@ inline constexpr size_t kKvCacheModels = 2;
 // An incremental forward of at most this many new rows is not cancelled by a newer request
 // (forward_data): typing at the end extends it, and the next request starts from its rows.
 inline constexpr int kFinishAppendRows = 16;
+// Next tokens kept per row in place of a trained model's (T, V) logits (ForwardOptions::
+// next_tokens_k, core/model/next_tokens.h): what the predictions panel (5) and Generate
+// (App::kGenerateCandidates, 16) read. The 1B shape's logits were 82 MB a block at T = 128,
+// up to three blocks while typing, and copied whole at each edit under a row on screen.
+inline constexpr int kKeptNextTokens = 16;
 // Maps longer than this get max-pooled levels down to this side (a thumbnail's pixels).
 inline constexpr int kMapLevelsMinSide = 16;
 
