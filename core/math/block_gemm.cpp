@@ -130,20 +130,20 @@ inline V fl(I v) { return _mm256_cvtepi32_ps(v); }
 inline V bcast(const float* p) { return _mm256_broadcast_ss(p); }
 
 struct Q8_0Block {  // d, int8 q[32]: d * q
-  static constexpr int kValues = 32, kBytes = 34, kScales = 1;
+  static constexpr int kValues = 32, kBytes = 34, kScales = 1, kUnroll = 1;
   static HM_INLINE void scales(const uint8_t* b, float* sc) { sc[0] = half_at(b); }
   template <int S, class Use>
-  static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
+  static HM_INLINE void sub_at(const uint8_t* b, const float* sc, int, Use&& use) {
     const V d = bcast(sc);
 #pragma GCC unroll 8
     for (int l = 0; l < 4; ++l) use(l, _mm256_mul_ps(d, fl(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + 8 * l))))));
   }
 };
 struct Q4_0Block {  // d, qs[16] (values 0-15 low nibbles, 16-31 high): d * (q - 8)
-  static constexpr int kValues = 32, kBytes = 18, kScales = 1;
+  static constexpr int kValues = 32, kBytes = 18, kScales = 1, kUnroll = 1;
   static HM_INLINE void scales(const uint8_t* b, float* sc) { sc[0] = half_at(b); }
   template <int S, class Use>
-  static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
+  static HM_INLINE void sub_at(const uint8_t* b, const float* sc, int, Use&& use) {
     const V d = bcast(sc);
 #pragma GCC unroll 8
     for (int l = 0; l < 2; ++l) use(l, _mm256_mul_ps(d, fl(_mm256_sub_epi32(_mm256_and_si256(u8x8(b + 2 + 8 * l), k32(0xF)), k32(8)))));
@@ -164,12 +164,12 @@ HM_INLINE void k4_scales(float d, float dmin, const uint8_t* q, float* sc) {
   _mm256_storeu_ps(sc + 8, _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(dmin), m), _mm256_set1_ps(-0.0f)));
 }
 struct Q4_KBlock {  // d, dmin, scales[12], qs[128]: fma(d * s, q, -(dmin * m)) per sub-block of 32
-  static constexpr int kValues = 256, kBytes = 144, kScales = 16;
+  static constexpr int kValues = 256, kBytes = 144, kScales = 16, kUnroll = 2;
   static HM_INLINE void scales(const uint8_t* b, float* sc) { k4_scales(half_at(b), half_at(b + 2), b + 4, sc); }
   template <int S, class Use>
-  static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {  // qs[32 (S / 2) ..], nibble S % 2
-    const V d = bcast(sc + S), m = bcast(sc + 8 + S);
-    const uint8_t* q = b + 16 + 32 * (S / 2);
+  static HM_INLINE void sub_at(const uint8_t* b, const float* sc, int j, Use&& use) {  // sub-block 2j + S: qs[32j ..], nibble S
+    const V d = bcast(sc + 2 * j + S), m = bcast(sc + 8 + 2 * j + S);
+    const uint8_t* q = b + 16 + 32 * j;
 #pragma GCC unroll 8
     for (int l = 0; l < 4; ++l) {
       const I v = u8x8(q + 8 * l);
@@ -178,21 +178,22 @@ struct Q4_KBlock {  // d, dmin, scales[12], qs[128]: fma(d * s, q, -(dmin * m)) 
   }
 };
 struct Q5_KBlock {  // d, dmin, scales[12], qh[32] (bit s: the fifth bit of sub-block s), qs[128]: as Q4_K
-  static constexpr int kValues = 256, kBytes = 176, kScales = 16;
+  static constexpr int kValues = 256, kBytes = 176, kScales = 16, kUnroll = 2;
   static HM_INLINE void scales(const uint8_t* b, float* sc) { k4_scales(half_at(b), half_at(b + 2), b + 4, sc); }
   template <int S, class Use>
-  static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
-    const V d = bcast(sc + S), m = bcast(sc + 8 + S);
-    const uint8_t *qh = b + 16, *q = b + 48 + 32 * (S / 2);
+  static HM_INLINE void sub_at(const uint8_t* b, const float* sc, int j, Use&& use) {  // sub-block 2j + S
+    const V d = bcast(sc + 2 * j + S), m = bcast(sc + 8 + 2 * j + S);
+    const uint8_t *qh = b + 16, *q = b + 48 + 32 * j;
+    const I bit = k32(2 * j + S);
 #pragma GCC unroll 8
     for (int l = 0; l < 4; ++l) {
-      const I v = u8x8(q + 8 * l), h = _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(u8x8(qh + 8 * l), S), k32(1)), 4);
+      const I v = u8x8(q + 8 * l), h = _mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(u8x8(qh + 8 * l), bit), k32(1)), 4);
       use(l, _mm256_fmadd_ps(d, fl(_mm256_or_si256(S % 2 ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, k32(0xF)), h)), m));
     }
   }
 };
 struct Q6_KBlock {  // ql[128], qh[64], int8 scales[16], d: (d * sc) * (q - 32), q six bits
-  static constexpr int kValues = 256, kBytes = 210, kScales = 16;
+  static constexpr int kValues = 256, kBytes = 210, kScales = 16, kUnroll = 4;
   static HM_INLINE void scales(const uint8_t* b, float* sc) {  // d * sc[i], one per 16 values
     const V d = _mm256_set1_ps(half_at(b + 208));
     const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192));
@@ -200,10 +201,10 @@ struct Q6_KBlock {  // ql[128], qh[64], int8 scales[16], d: (d * sc) * (q - 32),
     _mm256_storeu_ps(sc + 8, _mm256_mul_ps(d, fl(_mm256_cvtepi8_epi32(_mm_srli_si128(raw, 8)))));
   }
   template <int S, class Use>
-  static HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
+  static HM_INLINE void sub_at(const uint8_t* b, const float* sc, int n, Use&& use) {  // sub-block 4n + S
     // Values 128n + 32t ..: ql[64n + 32 (t % 2) ..]'s nibble t / 2 and qh[32n ..]'s bits 2t, 2t + 1,
     // the 32 six-bit quants made at once in bytes, then widened 8 at a time.
-    constexpr int n = S / 4, t = S % 4;
+    constexpr int t = S;
     const I ql = _mm256_loadu_si256(reinterpret_cast<const I*>(b + 64 * n + 32 * (t % 2)));
     const I qh = _mm256_loadu_si256(reinterpret_cast<const I*>(b + 128 + 32 * n));
     const I nib = _mm256_set1_epi8(0xF);
@@ -217,12 +218,18 @@ struct Q6_KBlock {  // ql[128], qh[64], int8 scales[16], d: (d * sc) * (q - 32),
   }
 };
 
+// Sub-block S of a block (S a constant): sub_at<S % kUnroll> of unrolled group S / kUnroll.
+template <class Blk, int S, class Use>
+HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
+  Blk::template sub_at<S % Blk::kUnroll>(b, sc, S / Blk::kUnroll, static_cast<Use&&>(use));
+}
+
 // Sub-block S of column g's block at `b[g]` (its scales at sc[g]) into the accumulators of the
 // M rows (A at `a`, the block's first value), then the next column's: g and S constants, so the
 // accumulators stay in registers, each column's chain 4 steps at a time between the other
 // columns' (which hides the multiply-add's latency).
 template <int M, int G, class Blk, int S, int g = 0>
-HM_INLINE void columns_sub(V (&acc)[M][G], const uint8_t* const (&b)[G], const float (*sc)[Blk::kScales], const float* a, int lda) {
+HM_INLINE void columns_sub(V (&acc)[M][G], const uint8_t* const (&b)[G], const float (*sc)[Blk::kScales], const float* a, int lda, int j) {
   if constexpr (g < G) {
     // The column's bytes through a pointer the compiler cannot see is the last sub-block's (an
     // empty asm, where it is used): sub-blocks S and S + 1 may read the same bytes (Q4_K's two
@@ -239,14 +246,26 @@ HM_INLINE void columns_sub(V (&acc)[M][G], const uint8_t* const (&b)[G], const f
     // registers the accumulators need: each column loads them again (A stays in L1).
     const float* ag = a;
     if constexpr (M >= 4) asm volatile("" : "+r"(ag));
-    Blk::template sub<S>(bg, sc[g], [&](int l, V w) {
+    Blk::template sub_at<S>(bg, sc[g], j, [&](int l, V w) {
 #pragma GCC unroll 8
       for (int i = 0; i < M; ++i) acc[i][g] = _mm256_fmadd_ps(_mm256_loadu_ps(ag + static_cast<size_t>(i) * lda + 32 * S + 8 * l), w, acc[i][g]);
     });
-    columns_sub<M, G, Blk, S, g + 1>(acc, b, sc, a, lda);
-  } else if constexpr (S + 1 < Blk::kValues / 32) {
-    columns_sub<M, G, Blk, S + 1, 0>(acc, b, sc, a, lda);
+    columns_sub<M, G, Blk, S, g + 1>(acc, b, sc, a, lda, j);
+  } else if constexpr (S + 1 < Blk::kUnroll) {
+    columns_sub<M, G, Blk, S + 1, 0>(acc, b, sc, a, lda, j);
   }
+}
+
+// Where to prefetch for block `blk` of a column of `nb` blocks (`col` its first byte, `n`
+// columns to a group): ~512 bytes further in the column, or past its end as far into the
+// column n columns on (a thread's next group: the columns of a matrix lie one after another).
+// A column of the 1B shape's K = 2048 is only 8 Q4_K blocks, so prefetching only within the
+// column left its first blocks to demand misses. (A prefetch never faults.)
+template <class Blk>
+HM_INLINE const uint8_t* prefetch_at(const uint8_t* col, int blk, int nb, int n) {
+  constexpr int kAhead = (512 + Blk::kBytes - 1) / Blk::kBytes;
+  const int at = blk + kAhead;
+  return at < nb ? col + static_cast<size_t>(at) * Blk::kBytes : col + static_cast<size_t>(n) * nb * Blk::kBytes + static_cast<size_t>(at - nb) * Blk::kBytes;
 }
 
 // M rows against columns [g0, g0 + G), all of the type Blk widens, each block widened in
@@ -269,31 +288,228 @@ void few_rows_blocks(int g0, int width, const uint8_t* const* src, int K, const 
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       b[g] = p[g] + static_cast<size_t>(blk) * Blk::kBytes;
-      for (int off = 0; off < Blk::kBytes; off += 64) __builtin_prefetch(b[g] + 8 * 64 + off, 0, 0);  // 8 lines ahead in each column
+      const uint8_t* pf = prefetch_at<Blk>(p[g], blk, K / Blk::kValues, G);
+      for (int off = 0; off < Blk::kBytes; off += 64) __builtin_prefetch(pf + off, 0, 0);
       Blk::scales(b[g], sc[g]);
     }
     const float* a = A + static_cast<size_t>(blk) * Blk::kValues;
-    columns_sub<M, G, Blk, 0>(acc, b, sc, a, lda);
+    for (int j = 0; j < Blk::kValues / 32 / Blk::kUnroll; ++j) columns_sub<M, G, Blk, 0>(acc, b, sc, a + 32 * Blk::kUnroll * j, lda, j);
   }
   store_sums<M, G>(acc, cols, C + g0, ldc, accumulate);
 }
+
+// Columns [g0, g0 + G) of M rows in 8 lanes: in registers for the block types above, else
+// through the generic scratch.
+template <int M, int G>
+void few_rows_group(int g0, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
+                    bool accumulate) {
+  const int cols = std::min(G, width - g0);
+  const WeightDtype t = dt[g0];
+  bool same = true;
+  for (int g = 1; g < cols; ++g) same = same && dt[g0 + g] == t;
+  if (same && t == WeightDtype::Q8_0) few_rows_blocks<M, G, Q8_0Block>(g0, width, src, K, A, lda, C, ldc, accumulate);
+  else if (same && t == WeightDtype::Q4_K) few_rows_blocks<M, G, Q4_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
+  else if (same && t == WeightDtype::Q6_K) few_rows_blocks<M, G, Q6_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
+  else if (same && t == WeightDtype::Q5_K) few_rows_blocks<M, G, Q5_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
+  else if (same && t == WeightDtype::Q4_0) few_rows_blocks<M, G, Q4_0Block>(g0, width, src, K, A, lda, C, ldc, accumulate);
+  else few_rows<M, G>(g0, width, src, dt, K, A, lda, C, ldc, accumulate);
+}
+
+// ---- [pairs] with AVX-512 VBMI, 1-2 rows: two columns in each 16-lane register ----
+// Lane 2l + c of a register holds column c's lane l (so each column's eight lanes keep their
+// chains: the same dot order, the same bits). One vpermb spreads 8 bytes of each of the two
+// columns into the 16 dwords, so a 16-lane widening and multiply-add serve two columns: port 5
+// takes the byte shuffles and half the 16-lane arithmetic, where the 8-lane kernels above left
+// it idle (they sat at the two 256-bit multiply-add ports' limit: 4 operations per 8 values of
+// Q4_K, 3.3-4.7 GB/s a core with the weights in L1, tests/bench/README.md).
+#if defined(__AVX512VBMI__) && defined(__AVX512DQ__) && defined(__AVX512BW__)
+using Z = __m512;
+using ZI = __m512i;
+#define HM_PAIRS 1
+
+// kSpread.idx[r]: byte 4(2i + c) + at (i = 0..7, c = 0, 1) takes byte 32c + 8r + i (r = 0..3),
+// so a register holding two columns' 32 bytes, column c at 32c, becomes 16 dwords (at = 0: the
+// byte at the bottom, zero-extended under mask kLow; at = 3: at the top, for a signed shift).
+// Rows kByte4 and kByteMod4 take byte 32c + 4 + i and 32c + i % 4 (Q4_K's packed scales).
+constexpr int kByte4 = 4, kByteMod4 = 5;
+struct Spread {
+  alignas(64) uint8_t idx[6][64];
+  constexpr Spread() : idx{} {
+    for (int r = 0; r < 6; ++r)
+      for (int d = 0; d < 16; ++d) {
+        const int i = d / 2, at_byte = r < 4 ? 8 * r + i : r == kByte4 ? 4 + i : i % 4;
+        for (int at = 0; at < 4; ++at) idx[r][4 * d + at] = static_cast<uint8_t>(32 * (d % 2) + at_byte);
+      }
+  }
+};
+constexpr Spread kSpread{};
+constexpr __mmask64 kLow = 0x1111111111111111ull, kTop = 0x8888888888888888ull;
+HM_INLINE ZI spread(int l, ZI two, __mmask64 where) {
+  return _mm512_maskz_permutexvar_epi8(where, _mm512_load_si512(kSpread.idx[l]), two);
+}
+// Two columns' 32 bytes at p0 and p1 in one register (column c at byte 32c).
+HM_INLINE ZI two_cols(const uint8_t* p0, const uint8_t* p1) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p0))),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p1)), 1);
+}
+// The pair (x0, x1) in every lane pair.
+HM_INLINE Z pair_of(float x0, float x1) { return _mm512_broadcast_f32x2(_mm_unpacklo_ps(_mm_set_ss(x0), _mm_set_ss(x1))); }
+// The pair (x[0], x[1]) in every lane pair.
+// (__m128i loads may alias the floats; a double* load would not, and GCC reordered it.)
+HM_INLINE Z bcast2(const float* x) { return _mm512_broadcast_f32x2(_mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x)))); }
+
+// Per type: pair_scales(b0, b1, scp) writes both columns' scales interleaved (scp[2s + c]);
+// pair_subs(b0, b1, scp, j, use) calls use(S, l, w) for S < kUnroll, l = 0..3, w lane 2i + c
+// column c's value 32 (kUnroll j + S) + 8l + i: the operations of the 8-lane twins above, so
+// the same floats bit for bit.
+struct Q8_0Pair {
+  using Blk = Q8_0Block;
+  static HM_INLINE void pair_scales(const uint8_t* b0, const uint8_t* b1, float* scp) { scp[0] = half_at(b0), scp[1] = half_at(b1); }
+  template <class Use>
+  static HM_INLINE void pair_subs(const uint8_t* b0, const uint8_t* b1, const float* scp, int, Use&& use) {
+    const Z d = bcast2(scp);
+    const ZI q = two_cols(b0 + 2, b1 + 2);  // int8
+#pragma GCC unroll 4
+    for (int l = 0; l < 4; ++l) use(0, l, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_srai_epi32(spread(l, q, kTop), 24))));
+  }
+};
+struct Q4_KPair {
+  using Blk = Q4_KBlock;
+  static HM_INLINE void pair_scales(const uint8_t* b0, const uint8_t* b1, float* scp) {
+    // k4_scales for both columns at once, lane 2j + c column c's sub-block j: d * s at
+    // scp[2j + c], -(dmin * m) at scp[16 + 2j + c].
+    const ZI raw = two_cols(b0 + 4, b1 + 4);
+    const ZI q0 = spread(0, raw, kLow), q4 = spread(kByte4, raw, kLow), qt = spread(kByteMod4, raw, kLow);  // q[j], q[j + 4], q[j % 4]
+    const ZI k63 = _mm512_set1_epi32(63), k15 = _mm512_set1_epi32(0xF);
+    const ZI high_s = _mm512_or_si512(_mm512_and_si512(q4, k15), _mm512_slli_epi32(_mm512_srli_epi32(qt, 6), 4));
+    const ZI high_m = _mm512_or_si512(_mm512_srli_epi32(q4, 4), _mm512_slli_epi32(_mm512_srli_epi32(q0, 6), 4));
+    const __mmask16 high = 0xFF00;  // sub-blocks 4-7
+    const Z sv = _mm512_cvtepi32_ps(_mm512_mask_blend_epi32(high, _mm512_and_si512(q0, k63), high_s));
+    const Z mv = _mm512_cvtepi32_ps(_mm512_mask_blend_epi32(high, _mm512_and_si512(q4, k63), high_m));
+    _mm512_store_ps(scp, _mm512_mul_ps(pair_of(half_at(b0), half_at(b1)), sv));
+    _mm512_store_ps(scp + 16, _mm512_xor_ps(_mm512_mul_ps(pair_of(half_at(b0 + 2), half_at(b1 + 2)), mv), _mm512_set1_ps(-0.0f)));
+  }
+  template <class Use>
+  static HM_INLINE void pair_subs(const uint8_t* b0, const uint8_t* b1, const float* scp, int j, Use&& use) {
+    const ZI q = two_cols(b0 + 16 + 32 * j, b1 + 16 + 32 * j), nib = _mm512_set1_epi8(0xF);
+    const ZI half[2] = {_mm512_and_si512(q, nib), _mm512_and_si512(_mm512_srli_epi16(q, 4), nib)};
+#pragma GCC unroll 2
+    for (int S = 0; S < 2; ++S) {
+      const Z d = bcast2(scp + 2 * (2 * j + S)), m = bcast2(scp + 16 + 2 * (2 * j + S));
+#pragma GCC unroll 4
+      for (int l = 0; l < 4; ++l) use(S, l, _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(spread(l, half[S], kLow)), m));
+    }
+  }
+};
+struct Q6_KPair {
+  using Blk = Q6_KBlock;
+  static HM_INLINE void pair_scales(const uint8_t* b0, const uint8_t* b1, float* scp) {
+    // Q6_KBlock::scales for both columns at once: d * sc[s] at scp[2s + c].
+    const ZI raw = _mm512_inserti32x4(_mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + 192))),
+                                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1 + 192)), 2);  // column c at byte 32c
+    const Z d = pair_of(half_at(b0 + 208), half_at(b1 + 208));
+    _mm512_store_ps(scp, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_srai_epi32(spread(0, raw, kTop), 24))));
+    _mm512_store_ps(scp + 16, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_srai_epi32(spread(1, raw, kTop), 24))));
+  }
+  template <class Use>
+  static HM_INLINE void pair_subs(const uint8_t* b0, const uint8_t* b1, const float* scp, int n, Use&& use) {
+    const ZI qh = two_cols(b0 + 128 + 32 * n, b1 + 128 + 32 * n), nib = _mm512_set1_epi8(0xF), three = _mm512_set1_epi8(3);
+    const ZI ql[2] = {two_cols(b0 + 64 * n, b1 + 64 * n), two_cols(b0 + 64 * n + 32, b1 + 64 * n + 32)};
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) {
+      const ZI low = t < 2 ? _mm512_and_si512(ql[t % 2], nib) : _mm512_and_si512(_mm512_srli_epi16(ql[t % 2], 4), nib);
+      const ZI q = _mm512_or_si512(low, _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qh, 2 * t), three), 4));  // 0 .. 63
+#pragma GCC unroll 4
+      for (int l = 0; l < 4; ++l) {
+        const ZI v = _mm512_sub_epi32(spread(l, q, kLow), _mm512_set1_epi32(32));
+        use(t, l, _mm512_mul_ps(bcast2(scp + 2 * (8 * n + 2 * t + l / 2)), _mm512_cvtepi32_ps(v)));
+      }
+    }
+  }
+};
+
+// M rows (1-2) against columns [g0, g0 + 2P) (those below width), all of Pair's type: P pairs,
+// M * P accumulators of 16 lanes. Columns past `cols` repeat the last one and are not stored.
+template <int M, int P, class Pair>
+void few_rows_pairs(int g0, int width, const uint8_t* const* src, int K, const float* A, int lda, float* C, int ldc, bool accumulate) {
+  using Blk = typename Pair::Blk;
+  constexpr int U = Blk::kUnroll, kScp = 2 * Blk::kScales;
+  const int cols = std::min(2 * P, width - g0);
+  const uint8_t* p[2 * P];
+  for (int g = 0; g < 2 * P; ++g) p[g] = src[g0 + std::min(g, cols - 1)];
+  Z acc[M][P];
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i)
+#pragma GCC unroll 8
+    for (int q = 0; q < P; ++q) acc[i][q] = _mm512_setzero_ps();
+  const ZI dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  alignas(64) float scp[P][kScp];
+  alignas(64) float ad[M][U][4][16];  // A's values of a group, each twice (lanes 2l, 2l + 1)
+  for (int blk = 0; blk < K / Blk::kValues; ++blk) {
+    const uint8_t* b[2 * P];
+#pragma GCC unroll 16
+    for (int g = 0; g < 2 * P; ++g) {
+      b[g] = p[g] + static_cast<size_t>(blk) * Blk::kBytes;
+      const uint8_t* pf = prefetch_at<Blk>(p[g], blk, K / Blk::kValues, 2 * P);
+      for (int off = 0; off < Blk::kBytes; off += 64) __builtin_prefetch(pf + off, 0, 0);
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < P; ++q) Pair::pair_scales(b[2 * q], b[2 * q + 1], scp[q]);
+    for (int j = 0; j < Blk::kValues / 32 / U; ++j) {
+      const float* a = A + static_cast<size_t>(blk) * Blk::kValues + 32 * U * j;
+      for (int i = 0; i < M; ++i)
+        for (int S = 0; S < U; ++S)
+          for (int l = 0; l < 4; ++l)
+            _mm512_store_ps(ad[i][S][l], _mm512_permutexvar_ps(dup, _mm512_castps256_ps512(_mm256_loadu_ps(a + static_cast<size_t>(i) * lda + 32 * S + 8 * l))));
+#pragma GCC unroll 8
+      for (int q = 0; q < P; ++q) {
+        const uint8_t *b0 = b[2 * q], *b1 = b[2 * q + 1];
+        asm volatile("" : "+r"(b0), "+r"(b1));  // as columns_sub: no loads hoisted out for the next group
+        Pair::pair_subs(b0, b1, scp[q], j, [&](int S, int l, Z w) {
+#pragma GCC unroll 2
+          for (int i = 0; i < M; ++i) acc[i][q] = _mm512_fmadd_ps(_mm512_load_ps(ad[i][S][l]), w, acc[i][q]);
+        });
+      }
+    }
+  }
+  for (int i = 0; i < M; ++i)
+    for (int q = 0; q < P; ++q) {
+      alignas(64) float s[16];
+      _mm512_store_ps(s, acc[i][q]);
+      for (int c = 0; c < 2; ++c) {
+        if (2 * q + c >= cols) break;
+        const float l8[kLanes] = {s[c], s[2 + c], s[4 + c], s[6 + c], s[8 + c], s[10 + c], s[12 + c], s[14 + c]};
+        put(C + static_cast<size_t>(i) * ldc + g0 + 2 * q + c, reduce8(l8), accumulate);
+      }
+    }
+}
+#endif
 
 template <int M>
 void few_rows_all(int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc, bool accumulate) {
   // M * G chains: 8, 8, 12, and 8 for 4 rows (AVX-512: 32 registers); G divides kBlockColumns.
   constexpr int G = M == 1 ? 8 : M <= 3 ? 4 : 2;
-  for (int g0 = 0; g0 < width; g0 += G) {
-    const int cols = std::min(G, width - g0);
-    const WeightDtype t = dt[g0];
-    bool same = true;
-    for (int g = 1; g < cols; ++g) same = same && dt[g0 + g] == t;
-    if (same && t == WeightDtype::Q8_0) few_rows_blocks<M, G, Q8_0Block>(g0, width, src, K, A, lda, C, ldc, accumulate);
-    else if (same && t == WeightDtype::Q4_K) few_rows_blocks<M, G, Q4_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
-    else if (same && t == WeightDtype::Q6_K) few_rows_blocks<M, G, Q6_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
-    else if (same && t == WeightDtype::Q5_K) few_rows_blocks<M, G, Q5_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
-    else if (same && t == WeightDtype::Q4_0) few_rows_blocks<M, G, Q4_0Block>(g0, width, src, K, A, lda, C, ldc, accumulate);
-    else few_rows<M, G>(g0, width, src, dt, K, A, lda, C, ldc, accumulate);
+#if defined(HM_PAIRS)
+  // 1-2 rows: two columns a register, 8 columns (4 pairs) at a time: 4 or 8 chains. (8 pairs for
+  // one row were faster with the weights in L1 but slower streaming them from memory: 16
+  // columns' streams at once; tests/bench/README.md, q4k9.)
+  constexpr int P = 4;
+  if constexpr (M <= 2) {
+    for (int g0 = 0; g0 < width; g0 += 2 * P) {
+      const int cols = std::min(2 * P, width - g0);
+      const WeightDtype t = dt[g0];
+      bool same = true;
+      for (int g = 1; g < cols; ++g) same = same && dt[g0 + g] == t;
+      if (same && t == WeightDtype::Q4_K) few_rows_pairs<M, P, Q4_KPair>(g0, width, src, K, A, lda, C, ldc, accumulate);
+      else if (same && t == WeightDtype::Q6_K) few_rows_pairs<M, P, Q6_KPair>(g0, width, src, K, A, lda, C, ldc, accumulate);
+      else if (same && t == WeightDtype::Q8_0) few_rows_pairs<M, P, Q8_0Pair>(g0, width, src, K, A, lda, C, ldc, accumulate);
+      else
+        for (int h0 = g0; h0 < g0 + cols; h0 += G) few_rows_group<M, G>(h0, width, src, dt, K, A, lda, C, ldc, accumulate);
+    }
+    return;
   }
+#endif
+  for (int g0 = 0; g0 < width; g0 += G) few_rows_group<M, G>(g0, width, src, dt, K, A, lda, C, ldc, accumulate);
 }
 // ---- [many rows] the full forward: a unit's chunk widened once, 8 rows x 6 columns (AVX2: 4 x 3) in registers ----
 // A unit of kBlockRowColumns columns, kRowsChunk values of each at a time: the chunk's columns
@@ -326,7 +542,7 @@ inline float* w_at(float* w, int j, int k) { return w + (j / kTileCols) * kTileC
 template <class Blk, int S = 0>
 HM_INLINE void widen_block_subs(const uint8_t* b, const float* sc, float* out) {
   if constexpr (S < Blk::kValues / 32) {
-    Blk::template sub<S>(b, sc, [&](int l, V v) { _mm256_store_ps(out + (4 * S + l) * kStep, v); });
+    sub<Blk, S>(b, sc, [&](int l, V v) { _mm256_store_ps(out + (4 * S + l) * kStep, v); });
     widen_block_subs<Blk, S + 1>(b, sc, out);
   }
 }

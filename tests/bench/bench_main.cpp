@@ -335,6 +335,35 @@ BENCHMARK(BM_few_rows_stream)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// few_rows_hot: the few-row kernels' own speed, the weights in L1 / L2 (K = 2048, N columns:
+// 16 = 18 KB of Q4_K, 256 = 295 KB), one thread: what the widening and the multiply-adds cost
+// without the memory (GBps: the weights' bytes per second, as few_rows_stream).
+void BM_few_rows_hot(benchmark::State& state) {
+  const Eigen::Index M = state.range(0), K = 2048, N = state.range(2);
+  const WeightDtype dt = static_cast<WeightDtype>(state.range(1));
+  const int before = compute_threads();
+  const MatR a = cheap_matrix(M, K, 3);
+  const size_t bytes = is_block_dtype(dt) ? static_cast<size_t>(dtype_bytes(dt, K * N)) : static_cast<size_t>(K * N) * 2;
+  std::deque<PackedMatrix> bs;
+  if (is_block_dtype(dt)) push_block_matrix(bs, dt, K, N, 0);
+  else bs.emplace_back(cheap_matrix(K, N, 4), dt);
+  MatR c(M, N);
+  set_compute_threads(1);
+  for (auto _ : state) {
+    packed_gemm(c, a, bs[0]);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  set_compute_threads(before);
+  state.counters["GBps"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_few_rows_hot)
+    ->Name("few_rows_hot")
+    ->ArgNames({"M", "dtype", "N"})
+    ->ArgsProduct({{1, 2, 4}, {1, 3, 11, 13}, {16, 256}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
 // logits_stream: the unembedding for an append's rows, C (M, V) = A (M, D) E^T with the
 // (V, D) table kept BF16 and read in place (gemm_transposed_b), a quarter of the
 // 1B shape's vocabulary (V = 32,064, D = 2048) in distinct tables so that it streams from
