@@ -9,7 +9,9 @@
 // values are multiplied along k, 8 at a time, by the rows of A: no transpose. More rows (the
 // full forward) run many_rows below: each chunk of a unit's 48 columns widened once
 // into a scratch in L2, then 8 rows x 6 columns (AVX2: 4 x 3) in registers.
-// Sections: [generic] [in registers] [many rows]
+// With AVX-512 VBMI, 1-2 rows of Q4_K, Q6_K and Q8_0 hold two columns in each 16-lane register
+// instead ([pairs]: lane 2i + c is column c's lane i, the same chains and bits).
+// Sections: [generic] [in registers] [pairs] [many rows]
 #include "core/math/block_gemm.h"
 
 #include "core/math/half.h"
