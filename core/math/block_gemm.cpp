@@ -300,15 +300,20 @@ void few_rows_blocks(int g0, int width, const uint8_t* const* src, int K, const 
   store_sums<M, G>(acc, cols, C + g0, ldc, accumulate);
 }
 
+// Whether columns [g0, g0 + cols) all have column g0's type (a kernel runs one type).
+inline bool one_type(const WeightDtype* dt, int g0, int cols) {
+  for (int g = 1; g < cols; ++g)
+    if (dt[g0 + g] != dt[g0]) return false;
+  return true;
+}
+
 // Columns [g0, g0 + G) of M rows in 8 lanes: in registers for the block types above, else
 // through the generic scratch.
 template <int M, int G>
 void few_rows_group(int g0, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
                     bool accumulate) {
-  const int cols = std::min(G, width - g0);
+  const bool same = one_type(dt, g0, std::min(G, width - g0));
   const WeightDtype t = dt[g0];
-  bool same = true;
-  for (int g = 1; g < cols; ++g) same = same && dt[g0 + g] == t;
   if (same && t == WeightDtype::Q8_0) few_rows_blocks<M, G, Q8_0Block>(g0, width, src, K, A, lda, C, ldc, accumulate);
   else if (same && t == WeightDtype::Q4_K) few_rows_blocks<M, G, Q4_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
   else if (same && t == WeightDtype::Q6_K) few_rows_blocks<M, G, Q6_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
@@ -499,9 +504,8 @@ void few_rows_all(int width, const uint8_t* const* src, const WeightDtype* dt, i
   if constexpr (M <= 2) {
     for (int g0 = 0; g0 < width; g0 += 2 * P) {
       const int cols = std::min(2 * P, width - g0);
+      const bool same = one_type(dt, g0, cols);
       const WeightDtype t = dt[g0];
-      bool same = true;
-      for (int g = 1; g < cols; ++g) same = same && dt[g0 + g] == t;
       if (same && t == WeightDtype::Q4_K) few_rows_pairs<M, P, Q4_KPair>(g0, width, src, K, A, lda, C, ldc, accumulate);
       else if (same && t == WeightDtype::Q6_K) few_rows_pairs<M, P, Q6_KPair>(g0, width, src, K, A, lda, C, ldc, accumulate);
       else if (same && t == WeightDtype::Q8_0) few_rows_pairs<M, P, Q8_0Pair>(g0, width, src, K, A, lda, C, ldc, accumulate);
