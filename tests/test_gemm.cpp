@@ -172,6 +172,22 @@ Plain narrow_valued(int rows, int cols, uint64_t key, WeightDtype dt) {
 bool same_bits(const Plain& a, const Plain& b) {
   return a.rows() == b.rows() && a.cols() == b.cols() && std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0;
 }
+// One product's case and its scalar reference: A (M, K), B (K, N) in dt's values, C0 (M, N),
+// and the fused multiply-add chain over k in order, from 0 (want) and from C0 (want_acc).
+struct ChainCase {
+  Plain A, B, C0, want, want_acc;
+};
+ChainCase chain_case(int M, int K, int N, WeightDtype dt, uint64_t key) {
+  ChainCase c{random_matrix(M, K, key), dt == WeightDtype::F32 ? random_matrix(K, N, key + 1) : narrow_valued(K, N, key + 1, dt),
+              random_matrix(M, N, key + 2), Plain(M, N), Plain(M, N)};
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float s = 0.0f, t = c.C0(i, j);
+      for (int k = 0; k < K; ++k) s = std::fma(c.A(i, k), c.B(k, j), s), t = std::fma(c.A(i, k), c.B(k, j), t);
+      c.want(i, j) = s, c.want_acc(i, j) = t;
+    }
+  return c;
+}
 }  // namespace
 
 TEST(PackedGemm, NarrowWeightsAreStoredInSixteenBitsAndUnpackExactly) {
@@ -266,17 +282,8 @@ TEST(PackedGemm, EachValueIsOneFusedMultiplyAddChainOverKInOrder) {
     for (int M : {1, 2, 3, 4, 5, 6, 7, 9, 12, 13, 25, 128, 300})
       for (int K : {13, 700})
         for (int N : {31, 64, 200}) {
-          const uint64_t key = 9900u + M * 7 + K * 13 + N;
-          const Plain A = random_matrix(M, K, key);
-          const Plain B = dt == WeightDtype::F32 ? random_matrix(K, N, key + 1) : narrow_valued(K, N, key + 1, dt);
-          const Plain C0 = random_matrix(M, N, key + 2);
-          Plain want(M, N), want_acc(M, N);
-          for (int i = 0; i < M; ++i)
-            for (int j = 0; j < N; ++j) {
-              float s = 0.0f, t = C0(i, j);
-              for (int k = 0; k < K; ++k) s = std::fma(A(i, k), B(k, j), s), t = std::fma(A(i, k), B(k, j), t);
-              want(i, j) = s, want_acc(i, j) = t;
-            }
+          const ChainCase c = chain_case(M, K, N, dt, 9900u + M * 7 + K * 13 + N);
+          const Plain &A = c.A, &B = c.B, &C0 = c.C0, &want = c.want, &want_acc = c.want_acc;
           const PackedMatrix Bp(B, dt);
           const Plain Bt = B.transpose();
           std::vector<uint16_t> bt16(static_cast<size_t>(Bt.size()));
@@ -400,17 +407,8 @@ TEST(PackedGemm, ManyRowBlocksGroupsAndSubPanelsKeepTheChain) {
   for (WeightDtype dt : {WeightDtype::F32, WeightDtype::BF16, WeightDtype::F16})
     for (Shape sh : {Shape{8, 256, 520}, Shape{9, 257, 600}, Shape{263, 511, 257}, Shape{16, 1100, 1056}}) {
       const int M = sh.M, K = sh.K, N = sh.N;
-      const uint64_t key = 12000u + M * 7 + K * 13 + N;
-      const Plain A = random_matrix(M, K, key);
-      const Plain B = dt == WeightDtype::F32 ? random_matrix(K, N, key + 1) : narrow_valued(K, N, key + 1, dt);
-      const Plain C0 = random_matrix(M, N, key + 2);
-      Plain want(M, N), want_acc(M, N);
-      for (int i = 0; i < M; ++i)
-        for (int j = 0; j < N; ++j) {
-          float s = 0.0f, t = C0(i, j);
-          for (int k = 0; k < K; ++k) s = std::fma(A(i, k), B(k, j), s), t = std::fma(A(i, k), B(k, j), t);
-          want(i, j) = s, want_acc(i, j) = t;
-        }
+      const ChainCase c = chain_case(M, K, N, dt, 12000u + M * 7 + K * 13 + N);
+      const Plain &A = c.A, &B = c.B, &C0 = c.C0, &want = c.want, &want_acc = c.want_acc;
       const PackedMatrix Bp(B, dt);
       for (int nt : {1, 2}) {
         set_compute_threads(nt);
