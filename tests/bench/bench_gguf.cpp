@@ -4,6 +4,9 @@
 //   peak_rss_over_file  the load's peak resident growth over the file's bytes;
 //   forward_ms        the median forward at T tokens (default 128) with every map, each
 //                     layer's input and output and the logits, as the app's worker asks;
+//   forward_maps_ms   the same forward without the logits (every map and layer I/O), run in
+//                     turn with it: what llama.cpp's evaluation of T tokens computes besides
+//                     the maps (no token asks it for logits: bench_llama_cpp.mjs);
 //   append_ms         the median incremental forward of one token appended after T - 1 in
 //                     the K/V cache, with its logits over the whole vocabulary, then each
 //                     next token as typing appends them (after the forwards; each half the
@@ -83,7 +86,9 @@ int measure(const std::string& path, int T, double budget_ms) {
   ForwardOptions fo;  // as the app's compute worker asks: every map, layer I/O, logits
   fo.keep_layer_io = true;
   fo.want_logits = true;
-  std::vector<double> full_t, append_t;
+  ForwardOptions maps = fo;  // the same forward without the logits
+  maps.want_logits = false;
+  std::vector<double> full_t, maps_t, append_t;
   if (Result<ForwardOutput> warm = forward(*w, cfg, whole, fo); !warm) fail(warm.error().message);
   KvCache cache;
   ForwardOptions inc = fo;
@@ -97,6 +102,9 @@ int measure(const std::string& path, int T, double budget_ms) {
     const auto t1 = std::chrono::steady_clock::now();
     if (Result<ForwardOutput> f = forward(*w, cfg, whole, fo); !f) fail(f.error().message);
     full_t.push_back(ms_since(t1));
+    const auto t2 = std::chrono::steady_clock::now();
+    if (Result<ForwardOutput> f = forward(*w, cfg, whole, maps); !f) fail(f.error().message);
+    maps_t.push_back(ms_since(t2));
   }
   if (Result<ForwardOutput> p = forward(*w, cfg, head, inc); !p || cache.T() != T - 1) fail("the prefix did not fill the cache.");
   start = std::chrono::steady_clock::now();
@@ -112,9 +120,9 @@ int measure(const std::string& path, int T, double budget_ms) {
     spare = std::move(*a);
   }
   std::printf("{\"file\":\"%s\",\"weights\":\"%s\",\"file_mb\":%.1f,\"load_s\":%.3f,\"peak_rss_over_file\":%.3f,\"tokens\":%d,"
-              "\"forward_ms\":%.1f,\"append_ms\":%.1f,\"runs\":%zu,\"appends\":%zu,\"threads\":%d,\"reuse\":%s}\n",
-              fs::path(path).filename().c_str(), w->source.dtype.c_str(), file_bytes / 1e6, load_s, peak, T, median(full_t), median(append_t),
-              full_t.size(), append_t.size(), compute_threads(), g_reuse ? "true" : "false");
+              "\"forward_ms\":%.1f,\"forward_maps_ms\":%.1f,\"append_ms\":%.1f,\"runs\":%zu,\"appends\":%zu,\"threads\":%d,\"reuse\":%s}\n",
+              fs::path(path).filename().c_str(), w->source.dtype.c_str(), file_bytes / 1e6, load_s, peak, T, median(full_t), median(maps_t),
+              median(append_t), full_t.size(), append_t.size(), compute_threads(), g_reuse ? "true" : "false");
   std::fflush(stdout);
   {  // Where the full forward's time goes: two more with the stage timers on (stderr).
     StageTimes fst;
