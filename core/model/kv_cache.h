@@ -3,7 +3,8 @@
 // the end, deleting the last characters, a BPE merge that rewrites the last token or two),
 // forward() computes only rows [P, T): each layer's new queries attend over the kept K and V
 // (post q/k norm and RoPE, per K/V head), and the rows < P of every map and of the stream are
-// copied from here; the layer inputs, outputs and logits are shared (shared_rows.h). The
+// copied from here (the maps, where the caller lends them, from its last output: maps_lent);
+// the layer inputs, outputs and logits are shared (shared_rows.h). The
 // result equals a full recompute (tests/test_kv_cache.cpp holds it to 1e-6 over random edit
 // sequences on two families, and bit for bit past 128 tokens at d_head = 64: a head's
 // products run on small_gemm at every length, one fused chain per value, in the full forward
