@@ -641,6 +641,66 @@ TEST(KvCache, TypingPastTheCachesRoomAndEditingEqualsAFullRecomputeBitForBit) {
   }
 }
 
+// KvCache::maps_lent: the cache keeps no maps of its own; each output lends its maps
+// (lend_maps) and the next request copies its kept rows from there (the app's worker: the
+// 1B shape's cache held a 41 MB block beside the outputs' own maps, helper rss10). Typing,
+// past 128 tokens, deleting, an edit in the middle and appends, each pass written into the
+// buffers of the output two back (ForwardOptions::reuse, poisoned): every bit equals a full
+// recompute, as many rows are reused as through a cache keeping its own maps, and the cache
+// holds no block. A pass whose maps were not lent runs in full (no rows to copy from).
+TEST(KvCache, MapsLentByTheOutputsStandInForTheCachesOwnBitForBit) {
+  ModelWeights w = tiny_llama(64);
+  w.context = 320;
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  c.context = 320;
+  const ModelConfig cfg = config_for_weights(w, c);
+  Rng rng(41);
+  auto id = [&] { return static_cast<int>(rng.next() % 50); };
+  std::vector<std::vector<int>> texts(1);
+  for (int i = 0; i < 120; ++i) texts[0].push_back(id());
+  auto edited = [&](auto&& edit) {
+    texts.push_back(texts.back());
+    edit(texts.back());
+  };
+  for (int i = 0; i < 12; ++i) edited([&](std::vector<int>& t) { t.push_back(id()); });  // typing past 128
+  edited([](std::vector<int>& t) { t.resize(t.size() - 3); });                            // deleting
+  edited([&](std::vector<int>& t) { t.back() = id(); });                                  // a BPE merge rewrites the last
+  edited([&](std::vector<int>& t) { t[t.size() - 20] = id(); });                          // an edit in the middle
+  for (int k : {2, 5, 1}) edited([&](std::vector<int>& t) { for (int i = 0; i < k; ++i) t.push_back(id()); });
+  const size_t not_lent = texts.size() - 2;  // this pass's maps are not lent: the next one runs in full
+  KvCache own, lent;
+  lent.maps_lent = true;
+  std::vector<std::shared_ptr<ForwardOutput>> outs;  // what the app's results hold
+  int spares = 0;
+  for (size_t step = 0; step < texts.size(); ++step) {
+    ForwardOptions opt;
+    opt.keep_layer_io = true;
+    opt.want_logits = true;
+    ForwardOptions inc = opt, inc_lent = opt;
+    inc.kv_cache = &own;
+    inc_lent.kv_cache = &lent;
+    ForwardOutput spare;
+    if (outs.size() >= 2 && outs[outs.size() - 2].use_count() == 1) {  // two back: no longer lent
+      spare = std::move(*outs[outs.size() - 2]);
+      poison(spare);
+      inc_lent.reuse = &spare;
+    }
+    const Batch batch = id_batch({texts[step]});
+    Result<ForwardOutput> a = forward(w, cfg, batch, inc), b = forward(w, cfg, batch, inc_lent), full = forward(w, cfg, batch, opt);
+    ASSERT_TRUE(a && b && full);
+    const std::string what = "step " + std::to_string(step) + " T=" + std::to_string(texts[step].size());
+    expect_bits(*b, *full, what);
+    EXPECT_EQ(b->kv_reused, step == not_lent + 1 ? 0 : a->kv_reused) << what;
+    if (step > 0 && step != not_lent + 1) EXPECT_GT(b->kv_reused, 0) << what << ": through the cache";
+    EXPECT_TRUE(!lent.attention && lent.attention_floats == 0 && lent.maps_rows == 0) << what << ": the cache kept a block of maps";
+    spares += inc_lent.reuse != nullptr;
+    outs.push_back(std::make_shared<ForwardOutput>(std::move(*b)));
+    if (step != not_lent) lent.lend_maps(outs.back(), outs.back()->attention.data(), outs.back()->T);
+  }
+  EXPECT_GT(spares, 10) << "few passes were written into an earlier output's buffers";
+}
+
 // The outputs share the cache's logits and layer rows (shared_rows.h) instead of copies of
 // them. Typing writes each new row in place, past every row an earlier output reads, so the
 // outputs share one block; an edit under those rows, a pass cancelled between its layers, and

@@ -88,3 +88,31 @@ TEST(MapLevels, MagnitudeKeepsAStrongNegativeCellAndTheMask) {
       }
   }
 }
+
+// max_pool_levels_into: written into the levels of an earlier map (the app's worker reuses a
+// retired pass's, helper rss10), larger, smaller or with more or fewer levels, poisoned with
+// NaN, the levels equal a fresh max_pool_levels of the map bit for bit, and no level of the
+// earlier map is left over; a level grown gets room for the next, slightly larger maps.
+TEST(MapLevels, LevelsWrittenIntoAnEarlierMapsEqualFreshOnesAndKeepNoLeftOver) {
+  Rng rng(17);
+  MapLevels reused;
+  for (int side : {125, 126, 128, 300, 40, 17, 16, 9, 129, 130}) {
+    std::vector<float> map(static_cast<size_t>(side) * side);
+    for (float& v : map) v = static_cast<float>(rng.uniform());
+    for (std::vector<float>& level : reused.pooled) std::fill(level.begin(), level.end(), std::numeric_limits<float>::quiet_NaN());
+    max_pool_levels_into(reused, map.data(), side, side, side, 16);
+    const MapLevels fresh = max_pool_levels(map.data(), side, side, side, 16);
+    ASSERT_EQ(reused.num_levels(), fresh.num_levels()) << "side " << side;
+    EXPECT_EQ(reused.rows, side);
+    EXPECT_EQ(reused.cols, side);
+    for (int k = 1; k < fresh.num_levels(); ++k) {
+      ASSERT_EQ(reused.pooled[k - 1].size(), fresh.pooled[k - 1].size()) << "side " << side << " level " << k;
+      EXPECT_EQ(reused.pooled[k - 1], fresh.pooled[k - 1]) << "side " << side << " level " << k;
+    }
+  }
+  MapLevels typing;
+  max_pool_levels_into(typing, std::vector<float>(64 * 64, 0.5f).data(), 64, 64, 64, 16);
+  const float* before = typing.pooled[0].data();
+  max_pool_levels_into(typing, std::vector<float>(66 * 66, 0.5f).data(), 66, 66, 66, 16);
+  EXPECT_EQ(typing.pooled[0].data(), before) << "typing two tokens on reallocated the first level";
+}

@@ -113,6 +113,11 @@ void App::accept(std::shared_ptr<const ComputeResult> r) {
     else if (costs_.size() < 32) costs_.push_back(cost);
   }
   if (state.result && state.result->fwd && r->fwd && !state.result->request.same_forward(r->request)) state.previous_passport = state.result->fwd->passport;
+  if (state.result) {  // the maps of what it replaces are no longer shown: their textures go (unless this result shares them)
+    const ComputeResult& old = *state.result;
+    for (const void* o : {static_cast<const void*>(&old), static_cast<const void*>(old.fwd.get()), static_cast<const void*>(old.baseline.get())})
+      if (o != r.get() && o != r->fwd.get() && o != r->baseline.get()) renderer_.retire_owner(o);
+  }
   state.result = std::move(r);
   state.stale = !(state.result->request == last_request_);
   deferred_drawn_ = -1;  // its maps are not drawn yet

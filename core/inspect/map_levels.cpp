@@ -33,21 +33,40 @@ void pool2(const float* src, int rows, int cols, int stride, float* dst) {
 }
 }  // namespace
 
-MapLevels max_pool_levels(const float* data, int rows, int cols, int stride, int min_side, Pool pool) {
-  MapLevels m;
+// room: a level grown gets 1/8 more cells (typing: the next maps are a little larger).
+static void pool_levels(MapLevels& m, const float* data, int rows, int cols, int stride, int min_side, Pool pool, bool room) {
   m.rows = rows;
   m.cols = cols;
   min_side = std::max(min_side, 1);
   const float* src = data;
   int src_stride = stride;
-  for (int k = 1; m.level_rows(k - 1) > min_side || m.level_cols(k - 1) > min_side; ++k) {
+  size_t n = 0;  // levels written
+  for (int k = 1; m.level_rows(k - 1) > min_side || m.level_cols(k - 1) > min_side; ++k, ++n) {
     const int r = m.level_rows(k - 1), c = m.level_cols(k - 1);
-    m.pooled.emplace_back(static_cast<size_t>(m.level_rows(k)) * m.level_cols(k));
-    if (pool == Pool::Magnitude) pool2<pick_magnitude>(src, r, c, src_stride, m.pooled.back().data());
-    else pool2<pick_max>(src, r, c, src_stride, m.pooled.back().data());
-    src = m.pooled.back().data();
+    if (n == m.pooled.size()) m.pooled.emplace_back();
+    std::vector<float>& level = m.pooled[n];
+    const size_t cells = static_cast<size_t>(m.level_rows(k)) * m.level_cols(k);
+    if (level.capacity() < cells) {  // room for a few more rows and columns (typing), not vector's doubling
+      std::vector<float> grown;
+      grown.reserve(room ? cells + cells / 8 : cells);
+      level.swap(grown);
+    }
+    level.resize(cells);  // every cell written below
+    if (pool == Pool::Magnitude) pool2<pick_magnitude>(src, r, c, src_stride, level.data());
+    else pool2<pick_max>(src, r, c, src_stride, level.data());
+    src = level.data();
     src_stride = m.level_cols(k);
   }
+  m.pooled.resize(n);
+}
+
+void max_pool_levels_into(MapLevels& m, const float* data, int rows, int cols, int stride, int min_side, Pool pool) {
+  pool_levels(m, data, rows, cols, stride, min_side, pool, true);
+}
+
+MapLevels max_pool_levels(const float* data, int rows, int cols, int stride, int min_side, Pool pool) {
+  MapLevels m;
+  pool_levels(m, data, rows, cols, stride, min_side, pool, false);
   return m;
 }
 

@@ -28,5 +28,9 @@ enum class Pool { Max, Magnitude };
 // reduction of the one before, until both sides are <= min_side. A map that already fits
 // has none. Cells beyond the edge never win.
 MapLevels max_pool_levels(const float* data, int rows, int cols, int stride, int min_side = 64, Pool pool = Pool::Max);
+// The same levels written into m, in the storage of the levels it held (an earlier pass's
+// map, nothing reads it any more): typing into the 1B shape rebuilt 512 maps' levels, 10 MB
+// in ~1,500 blocks, each keystroke (tests/bench/README.md, helper rss10).
+void max_pool_levels_into(MapLevels& m, const float* data, int rows, int cols, int stride, int min_side = 64, Pool pool = Pool::Max);
 
 }  // namespace headmap

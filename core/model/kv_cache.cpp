@@ -41,15 +41,38 @@ void KvCache::clear() {
   weights_stamp = 0;
   tokens.clear();
   kv.clear();
-  attention.reset();  // its room too (model.cpp keeps some for appends)
-  attention_floats = 0;
-  maps_rows = 0;
+  drop_maps();
   attn_in.clear();
   attn_out.clear();
   out.resize(0, 0);
   logits.clear();  // the outputs' views keep their block
   next = NextTokenRows{};
   nll.clear();
+}
+
+void KvCache::drop_maps() {
+  attention.reset();  // its room too (model.cpp keeps some for appends)
+  attention_floats = 0;
+  maps_rows = 0;
+  lent_owner.reset();
+  lent_maps = nullptr;
+}
+
+float* KvCache::map_row(int Hw, int l, int h, int t) {
+  const size_t S = static_cast<size_t>(maps_rows);
+  return attention.get() + ((static_cast<size_t>(l) * Hw + h) * S + t) * S;
+}
+
+const float* KvCache::kept_map_row(int Hw, int l, int h, int t) {
+  if (!lent_maps) return map_row(Hw, l, h, t);
+  const size_t S = static_cast<size_t>(this->T());  // the lent maps are (L, Hw, T, T)
+  return lent_maps + ((static_cast<size_t>(l) * Hw + h) * S + t) * S;
+}
+
+void KvCache::lend_maps(std::shared_ptr<const void> owner, const float* maps, int T) {
+  if (!maps_lent || !maps || !owner || T != this->T() || T == 0) return;
+  lent_owner = std::move(owner);
+  lent_maps = maps;
 }
 
 void reserve_rows(MatR& m, Eigen::Index rows, Eigen::Index cols) {
@@ -92,6 +115,7 @@ static bool same_token(const Token& a, const Token& b) { return a.id == b.id && 
 
 int kv_reusable_rows(const KvCache& c, const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt) {
   if (!kv_cacheable(w, cfg, batch, opt) || c.weights != &w || c.tokens.empty()) return 0;
+  if (c.maps_lent ? !c.lent_maps : c.maps_rows < c.T()) return 0;  // the kept rows' maps are not there
   if (!(c.cfg == cfg) || c.want_logits != opt.want_logits || c.next_tokens_k != opt.next_tokens_k || c.skip_final_mlp != opt.skip_final_mlp ||
       c.keep_layer_io != opt.keep_layer_io || c.weights_stamp != weights_stamp(w))
     return 0;
@@ -111,7 +135,7 @@ uint64_t kv_cache_bytes(const ModelWeights& w, const ModelConfig& cfg, int T, co
   const uint64_t t = static_cast<uint64_t>(std::max(T, 0)), L = static_cast<uint64_t>(cfg.num_layers), D = static_cast<uint64_t>(cfg.d_model);
   const uint64_t Hw = static_cast<uint64_t>(weight_heads(mha_options(cfg)));
   uint64_t b = kv_bytes_per_token(cfg) * (t + kKvMapsRoom);       // K and V, with room for appends
-  b = mul_sat(mul_sat(L * Hw, mul_sat(t + kKvMapsRoom, t + kKvMapsRoom)), 4) + b;  // the maps, with room for appends
+  b = mul_sat(mul_sat(L * Hw, mul_sat(t + kKvMapsRoom, t + kKvMapsRoom)), 4) + b;  // the maps, with room for appends (none when lent: an upper bound)
   const uint64_t rows = t + kKvMapsRoom;                          // the rows below, with their room
   if (opt.keep_layer_io) b += mul_sat(2 * L * D * 4, rows);       // attn_in, attn_out
   b += D * 4 * rows;                                              // out

@@ -3,7 +3,8 @@
 // the end, deleting the last characters, a BPE merge that rewrites the last token or two),
 // forward() computes only rows [P, T): each layer's new queries attend over the kept K and V
 // (post q/k norm and RoPE, per K/V head), and the rows < P of every map and of the stream are
-// copied from here; the layer inputs, outputs and logits are shared (shared_rows.h). The
+// copied from here (the maps, where the caller lends them, from its last output: maps_lent);
+// the layer inputs, outputs and logits are shared (shared_rows.h). The
 // result equals a full recompute (tests/test_kv_cache.cpp holds it to 1e-6 over random edit
 // sequences on two families, and bit for bit past 128 tokens at d_head = 64: a head's
 // products run on small_gemm at every length, one fused chain per value, in the full forward
@@ -49,6 +50,22 @@ struct KvCache {
   std::unique_ptr<float[]> attention;
   size_t attention_floats = 0;     // the block's size: L·Hw·S·S
   int maps_rows = 0;               // S
+  // Or none of them here: the caller keeps each output's maps anyway (the app's result on
+  // screen) and lends them (lend_maps), and the next request copies its kept rows from there.
+  // The 1B shape's block was 41 MB at T = 125 beside the outputs' own 32 MB each
+  // (tests/bench/README.md, helper rss10). Set once; kept by clear().
+  bool maps_lent = false;
+  std::shared_ptr<const void> lent_owner;  // keeps lent_maps alive
+  const float* lent_maps = nullptr;        // (L, Hw, T, T) the last request's maps, as its output holds them
+  // Lends the maps of this cache's last request, (L, Hw, T, T) at `maps`, kept alive by
+  // `owner`; ignored unless maps_lent and T is the cache's. Without them (not lent after a
+  // forward) the next request cannot reuse a row: it runs in full.
+  void lend_maps(std::shared_ptr<const void> owner, const float* maps, int T);
+  // Row t of the last request's map of layer l, weight-head h of Hw: in the lent maps, else in
+  // the cache's own block (map_row, written there by a forward that keeps them).
+  const float* kept_map_row(int Hw, int l, int h, int t);
+  float* map_row(int Hw, int l, int h, int t);
+  void drop_maps();  // no maps kept, none lent
   // Rows [0, T) of each: the cached rows; rows past T are room for appends (grown in place,
   // kKvMapsRoom rows at a time, so an append does not move every kept row). The layer rows and
   // the logits are shared with the outputs (shared_rows.h): each output's are views of their

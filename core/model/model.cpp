@@ -568,12 +568,6 @@ static void logits_of(const ModelWeights& w, const MatR& x, MatR& logits) {
   if (const float c = w.arch.final_softcap; c > 0) logits.array() = c * (logits.array() / c).tanh();  // Gemma 2
 }
 
-// Row t of the cache's map of layer l, weight-head h of Hw (KvCache::attention).
-static float* cached_map_row(KvCache& c, int Hw, int l, int h, int t) {
-  const size_t S = static_cast<size_t>(c.maps_rows);
-  return c.attention.get() + ((static_cast<size_t>(l) * Hw + h) * S + t) * S;
-}
-
 // The incremental forward (kv_cache.h): the one sentence's rows [P, T), P from the cache;
 // the rows < P of every output copied from it; then the cache holds this request. `out`
 // comes with its shapes set by forward(), mo with the config's attention options.
@@ -638,7 +632,7 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     parallel_for(Hw, 16.0 * Hw * P * T, [&](int64_t h) {
       for (int t = 0; t < P; ++t) {
         float* row = maps + (static_cast<size_t>(h) * T + t) * T;
-        std::copy_n(cached_map_row(c, Hw, l, h, t), t + 1, row);
+        std::copy_n(c.kept_map_row(Hw, l, h, t), t + 1, row);
         std::fill(row + t + 1, row + T, 0.0f);
       }
     });
@@ -693,24 +687,28 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
   }
   clock.next(Stage::KvCopy);
   c.tokens = batch.sentences[0].tokens;
-  // The maps kept for the next request: only the rows computed now are written, into a block
-  // with room for kKvMapsRoom more tokens (a full copy of the maps each keystroke, 33 MB on
-  // the 1B shape, cost as much as the copy of the kept rows into the output). A block too
-  // small takes every row, laid out afresh.
-  int from = P;
-  if (c.maps_rows < T) {
-    const int S = T + kKvMapsRoom;
-    c.attention.reset();  // freed before the new block: no two at once
-    c.attention_floats = static_cast<size_t>(L) * Hw * S * S;
-    c.attention.reset(new float[c.attention_floats]);  // uninitialised: only rows' columns [0, t] are ever read
-    c.maps_rows = S;
-    from = 0;
+  if (c.maps_lent) {  // the caller lends this output's maps next (KvCache::lend_maps): none kept here
+    c.drop_maps();
+  } else {
+    // The maps kept for the next request: only the rows computed now are written, into a block
+    // with room for kKvMapsRoom more tokens (a full copy of the maps each keystroke, 33 MB on
+    // the 1B shape, cost as much as the copy of the kept rows into the output). A block too
+    // small takes every row, laid out afresh.
+    int from = P;
+    if (c.maps_rows < T) {
+      const int S = T + kKvMapsRoom;
+      c.attention.reset();  // freed before the new block: no two at once
+      c.attention_floats = static_cast<size_t>(L) * Hw * S * S;
+      c.attention.reset(new float[c.attention_floats]);  // uninitialised: only rows' columns [0, t] are ever read
+      c.maps_rows = S;
+      from = 0;
+    }
+    parallel_for(static_cast<int64_t>(L) * Hw, 0.5 * L * Hw * (T - from) * T, [&](int64_t lh) {
+      const int l = static_cast<int>(lh / Hw), h = static_cast<int>(lh % Hw);
+      for (int t = from; t < T; ++t)
+        std::copy_n(out.attention.data() + per_layer * l + (static_cast<size_t>(h) * T + t) * T, t + 1, c.map_row(Hw, l, h, t));
+    });
   }
-  parallel_for(static_cast<int64_t>(L) * Hw, 0.5 * L * Hw * (T - from) * T, [&](int64_t lh) {
-    const int l = static_cast<int>(lh / Hw), h = static_cast<int>(lh % Hw);
-    for (int t = from; t < T; ++t)
-      std::copy_n(out.attention.data() + per_layer * l + (static_cast<size_t>(h) * T + t) * T, t + 1, cached_map_row(c, Hw, l, h, t));
-  });
   if (spare) *spare = ForwardOutput{};
   c.reused = P;
   c.computed = n;

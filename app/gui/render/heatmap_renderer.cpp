@@ -62,6 +62,14 @@ void HeatmapRenderer::shutdown() {
   ready_ = false;
 }
 
+void HeatmapRenderer::retire_owner(const void* owner) {
+  if (!owner) return;
+  for (auto& e : cache_)
+    if (e.second.owner.get() == owner) e.second.last_used = 0;
+  for (auto& e : tiles_)
+    if (e.second.owner.get() == owner) e.second.last_used = 0;
+}
+
 void HeatmapRenderer::begin_frame() {
   flush();  // a frame that drew maps but never reached flush(): nothing may point at unfilled texels
   ++frame_;

@@ -90,6 +90,12 @@ class HeatmapRenderer {
   // Call once per frame before any draw(): drops the previous frame's queued draws and
   // frees textures no one asked for in the last few frames.
   void begin_frame();
+  // The maps of `owner` are no longer shown (a newer result replaced it): its textures go at
+  // the next begin_frame unless drawn again before it. Otherwise they stayed kTextureIdleFrames
+  // frames, and with them the pass they own, which the compute worker holds too (to write the
+  // next pass into its buffers once nobody else does): neither let it go first, and the 1B
+  // shape kept one more pass (maps, levels, layer rows) while typing (helper rss10).
+  void retire_owner(const void* owner);
   // Call before each pass of the panels (a frame may draw them twice): resets deferred()
   // and largest_pool_drawn().
   void begin_pass() { deferred_ = largest_pool_ = 0; }

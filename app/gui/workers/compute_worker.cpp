@@ -187,14 +187,17 @@ static void derive(ForwardData& data, const ComputeRequest& r) {
       for (int h = 0; h < o.Hw; ++h) data.map_max.push_back(map_peak(o.weights(l, b, h), o.T, data.batch.lengths[b], mask_kind(r.cfg)));
   clock.lap("map peaks");
   // Long maps are drawn from max-pooled levels (heatmap_renderer.h), built here, off the UI thread.
+  // data.levels may hold a retired pass's levels (take_spare): written into their storage.
   const int maps = o.L * o.B * o.Hw;
   data.levels.resize(static_cast<size_t>(maps));
   if (o.T > kMapLevelsMinSide) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(4.0 * maps * o.T * o.T))
     for (int i = 0; i < maps; ++i) {
       const int b = (i / o.Hw) % o.B, len = data.batch.lengths[b];
-      data.levels[i] = max_pool_levels(o.attention.data() + static_cast<size_t>(i) * o.T * o.T, len, len, o.T, kMapLevelsMinSide);
+      max_pool_levels_into(data.levels[i], o.attention.data() + static_cast<size_t>(i) * o.T * o.T, len, len, o.T, kMapLevelsMinSide);
     }
+  } else {
+    data.levels.assign(static_cast<size_t>(maps), MapLevels{});
   }
   clock.lap("pooled levels");
 }
@@ -311,7 +314,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     }
     const ModelWeights& mw = *model;
     fo.kv_cache = &kv_cache_for(model);
-    ForwardOutput spare = take_spare();
+    ForwardOutput spare = take_spare(data->levels);
     fo.reuse = &spare;
     clock.lap(spare.attention.empty() ? "K/V prefix match (no spare output)" : "K/V prefix match");
     // An append of a few rows (typing at the end) runs to its end whatever comes meanwhile:
@@ -331,10 +334,15 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     for (int s = 0; s < static_cast<int>(Stage::kCount); ++s)
       if (st.ms(static_cast<Stage>(s)) > 0) data->stage_ms.emplace_back(std::string("  ") + stage_name(static_cast<Stage>(s)), st.ms(static_cast<Stage>(s)));
     data->rows_computed = data->out.kv_computed, data->rows_reused = data->out.kv_reused;
+    // Through the K/V cache: it keeps no maps of its own (KvCache::maps_lent), the next request
+    // copies its kept rows from this output's, which the forward cache holds anyway.
+    const bool lend = data->out.kv_computed > 0;
+    if (lend && !r.value_weighted) fo.kv_cache->lend_maps(std::shared_ptr<const void>(data, data->out.attention.data()), data->out.attention.data(), data->out.T);
     if (r.value_weighted && !data->batch.empty()) {  // the maps shown: value-weighted shares (contrib.h)
       Result<std::vector<float>> vw = value_weighted_shares(mw, r.cfg, data->batch, ablate.empty() ? nullptr : &ablate, fo.cancelled);
       if (!vw) return vw.error();
-      data->out.attention = std::move(vw).value();
+      auto weights = std::make_shared<const std::vector<float>>(std::exchange(data->out.attention, std::move(vw).value()));
+      if (lend) fo.kv_cache->lend_maps(weights, weights->data(), data->out.T);  // the attention weights, not the shares
     }
     data->passport = make_passport(r.cfg, data->batch.B(), data->batch.T, mw.trained() ? mw.vocab_size() : 0, mw.context, &mw.arch);
     data->passport.storage = weight_storage(mw);
@@ -415,14 +423,16 @@ void ComputeWorker::compute_circuits(const ModelWeights& w, const ComputeRequest
   model.heads.push_back(std::move(head));
 }
 
-ForwardOutput ComputeWorker::take_spare() {
+ForwardOutput ComputeWorker::take_spare(std::vector<MapLevels>& levels) {
   for (auto it = retired_.begin(); it != retired_.end(); ++it) {
     // Only this list holds it, and only this thread could hand it out again: nobody can
     // start reading it now. The fence orders the last reader's reads (before its release of
     // the count) before the writes into its buffers.
     if (it->use_count() != 1) continue;
     std::atomic_thread_fence(std::memory_order_acquire);
-    ForwardOutput spare = std::move(const_cast<ForwardData&>(**it).out);  // made non-const (make_shared<ForwardData>)
+    ForwardData& d = const_cast<ForwardData&>(**it);  // made non-const (make_shared<ForwardData>)
+    ForwardOutput spare = std::move(d.out);
+    levels = std::move(d.levels);
     retired_.erase(it);
     // The other passes only this list holds are freed now: one spare is all a forward writes
     // into, and each kept one holds its maps, levels and the K/V cache's logits and layer rows
@@ -437,6 +447,7 @@ KvCache& ComputeWorker::kv_cache_for(const std::shared_ptr<const ModelWeights>& 
   auto it = std::find_if(kv_caches_.begin(), kv_caches_.end(), [&](const auto& e) { return e.first == w; });
   if (it == kv_caches_.end()) {
     kv_caches_.emplace_front(w, std::make_shared<KvCache>());
+    kv_caches_.front().second->maps_lent = true;  // forward_data lends each output's maps
     if (kv_caches_.size() > kKvCacheModels) kv_caches_.pop_back();
   } else {
     kv_caches_.splice(kv_caches_.begin(), kv_caches_, it);

@@ -154,7 +154,8 @@ class ComputeWorker {
   // (ForwardOptions::reuse: no fresh pages faulted in per keystroke), each taken only once
   // nothing else holds it (no frame shows it, no result refers to it); the oldest first.
   std::list<std::shared_ptr<const ForwardData>> retired_;
-  ForwardOutput take_spare();  // a retired pass's output that nothing holds, or an empty one
+  // A retired pass's output that nothing holds, or an empty one; its maps' levels into `levels`.
+  ForwardOutput take_spare(std::vector<MapLevels>& levels);
   static WeightsKey weights_key(const ComputeRequest& r);
   ModelWeights random_weights_from_cache(int d_model, int num_layers, uint64_t seed) const;
   std::vector<std::pair<WeightsKey, std::shared_ptr<const ModelWeights>>> weights_cache_;
