@@ -168,9 +168,11 @@ void App::post(ComputeRequest r) {
 }
 
 bool App::post_and_wait(ComputeRequest r) {
+  const auto t0 = std::chrono::steady_clock::now();
   post(std::move(r));
   const auto budget = std::chrono::microseconds(static_cast<int64_t>(kSameFrameBudgetMs * 1000));
   std::shared_ptr<const ComputeResult> res = worker_.wait_for(last_posted_seq, budget);
+  waited_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!res) return false;
   accept(std::move(res));
   return true;
@@ -287,6 +289,7 @@ void App::frame() {
   std::fill(std::begin(state.heads_figure), std::end(state.heads_figure), 0.0f);  // draw_heads sets it
   renderer_.begin_frame();
   same_frame_ = false;
+  waited_ms_ = 0;
   draw_ui(true);
   // Same-frame results: when this frame made a request that is predicted to finish within
   // the budget, post it, wait for it (boundedly) and draw the panels again with it, so the
@@ -364,7 +367,7 @@ void App::frame() {
   if (glyphs().dirty()) glfwPostEmptyEvent();           // a new character: the next frame adds its glyph
   last_frame_ms = Ms(last_swap - frame_start).count();
   last_frame_parts = {Ms(panels_done - frame_start).count(), Ms(coloured - panels_done).count(), Ms(drawn - coloured).count(),
-                      Ms(last_swap - drawn).count()};
+                      Ms(last_swap - drawn).count(), waited_ms_};
   if (script) script->after_swap(*this);
 
   ImGuiIO& io = ImGui::GetIO();

@@ -68,9 +68,10 @@ class App {
   std::chrono::steady_clock::time_point last_swap;
   double last_frame_ms = 0;        // work of the last frame: from taking results to the swap
   // Where last_frame_ms went (ms): the panels' passes (a same-frame result's wait included),
-  // the maps coloured and uploaded (HeatmapRenderer::flush), Dear ImGui's GL draw, the swap.
+  // the maps coloured and uploaded (HeatmapRenderer::flush), Dear ImGui's GL draw, the swap;
+  // and, within panels, the wait for a same-frame result.
   struct FrameParts {
-    double panels = 0, colour = 0, gl_draw = 0, swap = 0;
+    double panels = 0, colour = 0, gl_draw = 0, swap = 0, wait = 0;
   } last_frame_parts;
   bool same_frame() const { return same_frame_; }  // the last frame drew the result of the request it posted
   // Since the start: frames that drew a same-frame result, and frames whose two passes both
@@ -164,6 +165,7 @@ class App {
   };
   std::vector<ComputeCost> costs_;
   bool same_frame_ = false;
+  double waited_ms_ = 0;  // this frame's waits for same-frame results (FrameParts::wait)
   ComputeRequest last_request_;               // the newest request (posted, or waiting in unposted_)
   bool posted_any_ = false;
   // A request small enough for a same-frame result, made during the pass: frame() posts it

@@ -525,15 +525,17 @@ class BenchmarkScript : public Script {
       parts_seq_ = shown_result->seq;
       const App::FrameParts& fp = app.last_frame_parts;
       sc.parts[0].v.push_back(fp.panels), sc.parts[1].v.push_back(fp.colour), sc.parts[2].v.push_back(fp.gl_draw), sc.parts[3].v.push_back(fp.swap);
+      sc.parts[4].v.push_back(fp.wait);
     }
     if (shown_result && shown_result->fwd && shown_result->fwd.get() != last_fwd_) {
       last_fwd_ = shown_result->fwd.get();
       scenarios_[phase_].compute.v.push_back(shown_result->fwd->compute_ms);
-      if (phase_ == kModelTyping) {  // where each shown pass's time went
-        for (const auto& [name, ms] : shown_result->fwd->stage_ms) {
-          auto it = std::find_if(stages_.begin(), stages_.end(), [&](const auto& e) { return e.first == name; });
-          (it != stages_.end() ? it->second : stages_.emplace_back(name, Stats{}).second).v.push_back(ms);
-        }
+      auto& stages = scenarios_[phase_].stages;  // where each shown pass's time went
+      for (const auto& [name, ms] : shown_result->fwd->stage_ms) {
+        auto it = std::find_if(stages.begin(), stages.end(), [&](const auto& e) { return e.first == name; });
+        (it != stages.end() ? it->second : stages.emplace_back(name, Stats{}).second).v.push_back(ms);
+      }
+      if (phase_ == kModelTyping) {
         rows_computed_.v.push_back(shown_result->fwd->rows_computed);
         compute_cpu_.v.push_back(shown_result->fwd->compute_cpu_ms);
       }
@@ -581,7 +583,8 @@ class BenchmarkScript : public Script {
     // result_to_pixels: from the start of the frame that took the result to the swap that
     // showed it whole; frames_to_pixels: the frames that took (1: the result's own frame).
     Stats compute, latency, frames, result_to_pixels, frames_to_pixels;
-    Stats parts[4];  // frames that took a new result: App::FrameParts, in its order
+    Stats parts[5];  // frames that took a new result: App::FrameParts, in its order
+    std::vector<std::pair<std::string, Stats>> stages;  // ForwardData::stage_ms of each shown pass
     int shown = 0, same_frame = 0;
     int grid_twice = 0;  // frames whose two passes both drew the heads grid
   };
@@ -650,18 +653,19 @@ class BenchmarkScript : public Script {
                               {"inputs_shown", x.shown}, {"same_frame_results", x.same_frame},
                               {"frames_drawing_the_grid_twice", x.grid_twice}};
       nlohmann::json parts;
-      for (int k = 0; k < 4; ++k) parts[kFramePartKeys[k]] = x.parts[k].json();
+      for (int k = 0; k < 5; ++k) parts[kFramePartKeys[k]] = x.parts[k].json();
       sc[kScenarioKeys[p]]["result_frame_parts_ms"] = parts;
+      // The shown passes' parts, in the worker's order: [part, {n, p50, p95, max}] (ms), the
+      // forward's stages indented (its per-head ones in thread ms).
+      nlohmann::json compute_parts = nlohmann::json::array();
+      for (const auto& [name, st] : x.stages) compute_parts.push_back({name, st.json()});
+      sc[kScenarioKeys[p]]["compute_parts_ms"] = compute_parts;
     }
     sc["L12_D768_typing"]["last_keystroke_to_pixels_ms"] = last_l12_ms_;
     sc["T2048_D256_H8_L2"]["visible_layer_on_screen_ms"] = long_visible_ms_;
     sc["T2048_D256_H8_L2"]["first_result_frame_ms"] = long_first_frame_ms_;  // the frame that first shows it
     sc["model_typing"]["model"] = model_;  // --model DIR, else "" (and the scenario did not run)
-    // The shown passes' parts, in the worker's order: [part, {n, p50, p95, max}] (ms), the
-    // forward's stages indented (its per-head ones in thread ms); rows computed per pass.
-    nlohmann::json parts = nlohmann::json::array();
-    for (const auto& [name, st] : stages_) parts.push_back({name, st.json()});
-    sc["model_typing"]["compute_parts_ms"] = parts;
+    // Rows computed per pass (compute_parts_ms: above).
     sc["model_typing"]["compute_cpu_ms"] = compute_cpu_.json();
     sc["model_typing"]["rows_computed"] = rows_computed_.json();
     j["scenarios"] = sc;
@@ -681,12 +685,11 @@ class BenchmarkScript : public Script {
   Clock::time_point last_input_{}, input_time_{}, long_started_{}, finish_at_{};
   bool input_this_frame_ = false;
   int grid_twice_seen_ = 0;  // app.pass_counts.grid_twice at the last frame
-  std::vector<std::pair<std::string, Stats>> stages_;  // model_typing: ForwardData::stage_ms of each shown pass
   Stats rows_computed_, compute_cpu_;
   bool waits_for_app_ = false;  // this frame's before_draw waited for the app to settle
   uint64_t registered_seq_ = 0;
   uint64_t parts_seq_ = 0;  // the result whose frame's parts were counted last
-  static constexpr const char* kFramePartKeys[4] = {"panels", "colour", "gl_draw", "swap"};
+  static constexpr const char* kFramePartKeys[5] = {"panels", "colour", "gl_draw", "swap", "same_frame_wait"};
   const ForwardData* last_fwd_ = nullptr;
   std::vector<Pending> pending_;
   Scenario scenarios_[kScenarios];

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #include "core/math/parallel.h"
 
@@ -19,17 +22,49 @@ void NextTokenRows::resize(int n, int k_per_row) {
   sum.resize(static_cast<size_t>(n));
 }
 
+// Which of p[0..16) are > kth, one bit each (a NaN is not, as in take() below).
+static inline unsigned above_mask(const float* p, float kth) {
+#if defined(__AVX512F__)
+  return _mm512_cmp_ps_mask(_mm512_loadu_ps(p), _mm512_set1_ps(kth), _CMP_GT_OQ);
+#elif defined(__AVX__)
+  const __m256 t = _mm256_set1_ps(kth);
+  return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(p), t, _CMP_GT_OQ))) |
+         static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(p + 8), t, _CMP_GT_OQ))) << 8;
+#else
+  unsigned m = 0;
+  for (int j = 0; j < 16; ++j) m |= static_cast<unsigned>(p[j] > kth) << j;
+  return m;
+#endif
+}
+
 void top_logits(const float* row, int V, int k, int* ids, float* logits, float& mx, double& sum) {
-  const Eigen::Map<const Eigen::ArrayXf> r(row, V);
-  // pass 1: the log-sum-exp's parts, stable
-  mx = r.maxCoeff();
-  sum = (r - mx).exp().cast<double>().sum();
+  // pass 1: the log-sum-exp's parts, stable. exp(x - mx) in float, chunk by chunk into an
+  // aligned buffer: every element through Eigen's vectorised exp (a tail shorter than a packet
+  // through the scalar one), whatever the row's own alignment, so the full row and a kept one
+  // sum the same terms; each chunk's terms summed in double, chunks in order.
+  mx = Eigen::Map<const Eigen::ArrayXf>(row, V).maxCoeff();
+  constexpr int kChunk = 512;
+  alignas(64) float e[kChunk];
+  double s = 0;
+  for (int v0 = 0; v0 < V; v0 += kChunk) {
+    const int n = std::min(kChunk, V - v0);
+    Eigen::Map<Eigen::ArrayXf, Eigen::Aligned64>(e, n) = (Eigen::Map<const Eigen::ArrayXf>(row + v0, n) - mx).exp();
+    double lane[8] = {};  // eight running sums, each in element order (vectorised without reordering)
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+      for (int l = 0; l < 8; ++l) lane[l] += static_cast<double>(e[j + l]);
+    for (; j < n; ++j) lane[j % 8] += static_cast<double>(e[j]);
+    for (double x : lane) s += x;
+  }
+  sum = s;
   // pass 2: the k largest, kept sorted; ids rise along the row, so an equal logit seen later
-  // goes after the ones kept (the lower id first) and is not kept once k are
+  // goes after the ones kept (the lower id first) and is not kept once k are. Once k are kept,
+  // only the logits of a block of 16 above the k-th are looked at (the k-th only rises, so one
+  // not above it then is not above it later): most blocks of a long row are skipped whole.
   int n = 0;
-  for (int v = 0; v < V; ++v) {
+  auto take = [&](int v) {
     const float x = row[v];
-    if (n == k && !(x > logits[k - 1])) continue;
+    if (n == k && !(x > logits[k - 1])) return;
     int p = n < k ? n : k - 1;  // where x goes: after every kept logit >= x
     while (p > 0 && logits[p - 1] < x) {
       logits[p] = logits[p - 1], ids[p] = ids[p - 1];
@@ -37,7 +72,15 @@ void top_logits(const float* row, int V, int k, int* ids, float* logits, float& 
     }
     logits[p] = x, ids[p] = v;
     n = std::min(n + 1, k);
+  };
+  int v = 0;
+  for (; v < V && n < k; ++v) take(v);
+  constexpr int kBlock = 16;
+  for (; v + kBlock <= V; v += kBlock) {
+    const float kth = logits[k - 1];
+    for (unsigned m = above_mask(row + v, kth); m != 0; m &= m - 1) take(v + __builtin_ctz(m));
   }
+  for (; v < V; ++v) take(v);
 }
 
 double row_nll(const Eigen::Ref<const RowVec>& row, int id) {
