@@ -23,6 +23,7 @@
 #include "app/gui/capture.h"
 #include "app/gui/commands.h"
 #include "app/gui/glyphs.h"
+#include "app/gui/key_taps.h"
 #include "app/gui/layout_check.h"
 #include "app/gui/render/gl.h"
 #include "app/gui/panels/panels.h"
@@ -390,6 +391,8 @@ void App::draw_ui(bool first) {
     state.hover_token = state.hover_key = -1;
   }
   state.heads_capture = capture_frame_ && pending_capture_ && pending_capture_->dialog == Dialog::ExportHeadsPng;
+  if (first)  // the releases of taps the last frame saw pressed (key_taps.h)
+    for (const KeyTaps::Event& e : key_taps().before_frame()) ImGui_ImplGlfw_KeyCallback(window, e.key, e.scancode, e.action, e.mods);
   ImGui::NewFrame();
   renderer_.begin_pass();
   if (FrameRecorder* rec = frame_recorder()) rec->begin_frame();

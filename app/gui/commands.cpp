@@ -110,31 +110,16 @@ const Command* command_for_key(int key, bool ctrl, bool shift, bool keyboard_tak
   return match_command(commands(), key, ctrl, shift, keyboard_taken, app);
 }
 
-namespace {
-std::vector<int>& tapped() {  // keys pressed since the last run_shortcuts
-  static std::vector<int> keys;
-  return keys;
-}
-}  // namespace
-
-void note_key_press(int key) {
-  if (tapped().size() < 64) tapped().push_back(key);
-}
-
 void run_shortcuts(App& app) {
   const ImGuiIO& io = ImGui::GetIO();
   const bool keyboard_taken = io.WantTextInput || app.dialog_open();
-  // A key pressed and released before this frame: ImGui saw nothing, the window did.
-  auto tapped_unseen = [](int k) {
-    return !ImGui::IsKeyDown(k) && std::find(tapped().begin(), tapped().end(), k) != tapped().end();
-  };
+  // A tap shorter than a frame is seen pressed here too (key_taps.h).
   for (const Command& c : commands())
     for (int k : c.keys)
-      if (k != 0 && (ImGui::IsKeyPressed(k, c.repeat) || tapped_unseen(k)) && command_for_key(k, io.KeyCtrl, io.KeyShift, keyboard_taken, &app) == &c) {
+      if (k != 0 && ImGui::IsKeyPressed(k, c.repeat) && command_for_key(k, io.KeyCtrl, io.KeyShift, keyboard_taken, &app) == &c) {
         c.run(app);
         break;
       }
-  tapped().clear();
 }
 
 }  // namespace headmap

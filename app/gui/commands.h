@@ -39,11 +39,8 @@ const Command* match_command(const std::vector<Command>& table, int key, bool ct
                              const App* app = nullptr);
 // match_command on the app's table.
 const Command* command_for_key(int key, bool ctrl, bool shift, bool keyboard_taken, const App* app = nullptr);
-// Runs the commands whose keys were pressed this frame, or pressed and released since the
-// last frame (note_key_press): a presenter's clicker taps PageDown faster than a frame while
-// the app sleeps, and Dear ImGui 1.86 then sees the key neither down nor pressed.
+// Runs the commands whose keys were pressed this frame (a presenter's clicker taps PageDown
+// faster than a frame while the app sleeps: key_taps.h keeps that press for a frame).
 void run_shortcuts(App& app);
-// A key went down (the window's key callback, main.cpp): kept until the next run_shortcuts.
-void note_key_press(int key);
 
 }  // namespace headmap

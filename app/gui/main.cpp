@@ -30,6 +30,7 @@
 #include "app/gui/app.h"
 #include "app/gui/commands.h"
 #include "app/gui/frame_hooks.h"
+#include "app/gui/key_taps.h"
 // LeakSanitizer (ASan builds): the system's GL driver keeps a few hundred bytes for the
 // life of the process, referenced from its own globals, and is unloaded at exit before
 // the leak check, which then sees them unreferenced (240 bytes from an "unknown module").
@@ -232,10 +233,10 @@ int main(int argc, char** argv) {
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // saved by hand, atomically, in the XDG config dir
   ImGui_ImplGlfw_InitForOpenGL(window, true);
-  // Dear ImGui's key callback, and each press noted for the shortcuts (a tap shorter than a frame).
+  // Dear ImGui's key callback; a tap shorter than a frame keeps its release for the next frame (key_taps.h).
+  static_assert(KeyTaps::kPress == GLFW_PRESS && KeyTaps::kRelease == GLFW_RELEASE, "KeyTaps reads GLFW's actions");
   glfwSetKeyCallback(window, [](GLFWwindow* w, int key, int scancode, int action, int mods) {
-    ImGui_ImplGlfw_KeyCallback(w, key, scancode, action, mods);
-    if (action == GLFW_PRESS) note_key_press(key);
+    if (key_taps().on_key({key, scancode, action, mods})) ImGui_ImplGlfw_KeyCallback(w, key, scancode, action, mods);
   });
   ImGui_ImplOpenGL3_Init("#version 330 core");
 #ifdef HEADMAP_LSAN
