@@ -69,6 +69,20 @@ ModelWeights tiny_llama(int dh = 8) {
   s.dh = dh;
   return tiny_llama(s);
 }
+// tiny_llama(64) with a 320-token context (past 128 tokens and past the cache's room), and its config.
+struct LongLlama {
+  ModelWeights w;
+  ModelConfig cfg;
+};
+LongLlama long_llama() {
+  LongLlama m{tiny_llama(64), {}};
+  m.w.context = 320;
+  ModelConfig c;
+  c.tokenizer = TokenizerKind::Bpe;
+  c.context = 320;
+  m.cfg = config_for_weights(m.w, c);
+  return m;
+}
 
 // The largest difference relative to the largest magnitude (at least 1): float32 carries
 // about 7 digits, and the residual stream and the logits reach tens, where a GEMM that
@@ -240,12 +254,9 @@ TEST(KvCache, NextTokensKeptInPlaceOfTheLogitsGiveTheSameLossAndPredictionsBitFo
 // the full recompute in every bit of every map, of each layer's input and output, and of the
 // logits (the per-head products are one fused chain per value in both).
 TEST(KvCache, AnAppendedTokenPastTheSmallKernelEqualsAFullRecomputeBitForBit) {
-  ModelWeights w = tiny_llama(64);
-  w.context = 320;
-  ModelConfig c;
-  c.tokenizer = TokenizerKind::Bpe;
-  c.context = 320;
-  const ModelConfig cfg = config_for_weights(w, c);
+  const LongLlama m = long_llama();
+  const ModelWeights& w = m.w;
+  const ModelConfig& cfg = m.cfg;
   ASSERT_EQ(cfg.head_dim, 64);
   Rng rng(2026);
   std::vector<int> ids;
@@ -605,12 +616,9 @@ TEST(KvCache, AForwardIntoReusedBuffersEqualsOneIntoFreshOnesBitForBit) {
 // deleting, an edit in the middle, appends of 2, 3 and 5 rows and typing again: each equals
 // a full recompute in every bit of every map, layer row, stream row and logit.
 TEST(KvCache, TypingPastTheCachesRoomAndEditingEqualsAFullRecomputeBitForBit) {
-  ModelWeights w = tiny_llama(64);  // past 128 tokens at d_head 64: bit for bit (above)
-  w.context = 320;
-  ModelConfig c;
-  c.tokenizer = TokenizerKind::Bpe;
-  c.context = 320;
-  const ModelConfig cfg = config_for_weights(w, c);
+  const LongLlama m = long_llama();  // past 128 tokens at d_head 64: bit for bit (above)
+  const ModelWeights& w = m.w;
+  const ModelConfig& cfg = m.cfg;
   Rng rng(38);
   auto id = [&] { return static_cast<int>(rng.next() % 50); };
   std::vector<int> ids;
@@ -649,12 +657,9 @@ TEST(KvCache, TypingPastTheCachesRoomAndEditingEqualsAFullRecomputeBitForBit) {
 // recompute, as many rows are reused as through a cache keeping its own maps, and the cache
 // holds no block. A pass whose maps were not lent runs in full (no rows to copy from).
 TEST(KvCache, MapsLentByTheOutputsStandInForTheCachesOwnBitForBit) {
-  ModelWeights w = tiny_llama(64);
-  w.context = 320;
-  ModelConfig c;
-  c.tokenizer = TokenizerKind::Bpe;
-  c.context = 320;
-  const ModelConfig cfg = config_for_weights(w, c);
+  const LongLlama m = long_llama();
+  const ModelWeights& w = m.w;
+  const ModelConfig& cfg = m.cfg;
   Rng rng(41);
   auto id = [&] { return static_cast<int>(rng.next() % 50); };
   std::vector<std::vector<int>> texts(1);
@@ -710,12 +715,9 @@ TEST(KvCache, MapsLentByTheOutputsStandInForTheCachesOwnBitForBit) {
 // Every output still held keeps its numbers to the bit, and each equals a full forward of its
 // own text.
 TEST(KvCache, OutputsStillHeldKeepTheirSharedRowsWhileLaterPassesWrite) {
-  ModelWeights w = tiny_llama(64);
-  w.context = 320;
-  ModelConfig c;
-  c.tokenizer = TokenizerKind::Bpe;
-  c.context = 320;
-  const ModelConfig cfg = config_for_weights(w, c);
+  const LongLlama m = long_llama();
+  const ModelWeights& w = m.w;
+  const ModelConfig& cfg = m.cfg;
   Rng rng(61);
   auto id = [&] { return static_cast<int>(rng.next() % 50); };
   ForwardOptions opt;
