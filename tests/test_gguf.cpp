@@ -17,6 +17,7 @@
 #include "core/io/gguf_model.h"
 #include "core/io/gguf_quant.h"
 #include "core/math/half.h"
+#include "core/math/weight_dtype.h"
 
 using namespace headmap;
 
@@ -309,6 +310,26 @@ TEST(Gguf, DequantizesBlocksAsTheFormatDefinesThem) {
   EXPECT_EQ(out[192 + 31], 0.5f * -32 * 89);
   EXPECT_EQ(out[224 + 15], 0.5f * 31 * 69);
   EXPECT_EQ(out[224 + 31], 0.5f * 31 * -127);
+}
+
+// Two tables say how many bytes a type's block holds: the file's (ggml_type_info, which sizes
+// every tensor against the file) and the dequantizers' (weight_dtype_info, which reads them).
+// They must agree for every type headmap reads, or a widening could read past a tensor; and
+// the supported list in the messages names each of them.
+TEST(Gguf, EveryTypeItReadsHasTheFileTablesBlockSize) {
+  const std::string supported = gguf_supported_types();
+  for (int i = 0; i < kWeightDtypes; ++i) {
+    const WeightDtypeInfo& w = weight_dtype_info(static_cast<WeightDtype>(i));
+    SCOPED_TRACE(w.name);
+    const GgmlTypeInfo* g = ggml_type_info(w.ggml_type);
+    ASSERT_NE(g, nullptr);
+    EXPECT_STREQ(g->name, w.name);
+    EXPECT_EQ(g->block, w.block);
+    EXPECT_EQ(g->bytes, w.bytes);
+    EXPECT_TRUE(gguf_type_supported(w.ggml_type));
+    EXPECT_NE((", " + supported + ",").find(std::string(", ") + w.name + ","), std::string::npos) << supported;
+  }
+  EXPECT_EQ(bits_per_weight(WeightDtype::IQ4_XS), 4.25);
 }
 
 TEST(Gguf, RefusesWhatItDoesNotReadByName) {
