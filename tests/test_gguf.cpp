@@ -2,7 +2,7 @@
 // format's description: every value type, nested arrays, the alignment key, versions 2 and
 // 3, dims innermost-first; hostile files (every truncation, offsets past the end or
 // overlapping or unaligned, absurd counts, undefined types, big-endian, version 1) refused
-// with messages; blocks of Q8_0, Q4_0, Q4_1, Q5_0 and Q6_K widened to values worked out by
+// with messages; blocks of Q8_0, Q4_0, Q4_1, Q5_0, Q6_K and IQ4_XS widened to values worked out by
 // hand from the block layouts; unsupported types, architectures and pre-tokenizers refused by
 // name. (The whole models are held to numpy and to llama.cpp by gguf_matches_numpy and
 // gguf_matches_llama_cpp.)
@@ -17,6 +17,7 @@
 #include "core/io/gguf_model.h"
 #include "core/io/gguf_quant.h"
 #include "core/math/half.h"
+#include "core/math/weight_dtype.h"
 
 using namespace headmap;
 
@@ -187,6 +188,14 @@ TEST(Gguf, RefusesHostileFilesWithMessages) {
   EXPECT_TRUE(refused(patched(info, &five, 4), "5 dims"));
   EXPECT_TRUE(refused(patched(info + 4 + 16, &undefined, 4), "ggml type 4"));
   EXPECT_TRUE(refused(patched(info + 4 + 16, &q4, 4), "not a whole number of 32-element blocks"));
+  // IQ4_XS (ggml type 23: 256-element blocks of 136 bytes): a row of 3 is not a whole block; a
+  // row of 256 (2 rows, 272 bytes) runs past the 24 bytes the file holds
+  const uint32_t iq4_xs = 23;
+  const uint64_t row256 = 256;
+  std::string xs = patched(info + 4 + 16, &iq4_xs, 4);
+  EXPECT_TRUE(refused(xs, "is IQ4_XS but its row of 3 is not a whole number of 256-element blocks"));
+  std::memcpy(&xs[info + 4], &row256, 8);
+  EXPECT_TRUE(refused(xs, "(272 bytes at offset 0) runs past the end"));
   // two tensors over the same bytes
   Bytes two;
   two.b = "GGUF";
@@ -276,6 +285,51 @@ TEST(Gguf, DequantizesBlocksAsTheFormatDefinesThem) {
   EXPECT_EQ(out[0], 0.25f * 3 * ((5 | (2 << 4)) - 32));
   EXPECT_EQ(out[96], 0.25f * -2 * ((9 | (2 << 4)) - 32));
   EXPECT_EQ(out[1], 0.25f * 3 * (0 - 32));
+  // IQ4_XS: d, scales_h (u16), scales_l[4], qs[128]. Sub-block ib's 6-bit scale: nibble ib of
+  // scales_l (low nibble first), high bits 2ib, 2ib + 1 of scales_h; its 16 bytes of qs give
+  // elements 0-15 (low nibbles) and 16-31 (high); x = (d * (ls - 32)) * kvalues_iq4nl[q].
+  b.assign(136, '\0');
+  std::memcpy(&b[0], &half, 2);
+  const uint16_t scales_h = (2u << 0) | (1u << 10) | (3u << 14);  // sub-blocks 0, 5, 7: high bits 2, 1, 3
+  std::memcpy(&b[2], &scales_h, 2);
+  b[4] = static_cast<char>(0x7 | (0x9 << 4));  // sub-block 0: low 7 (ls 39), sub-block 1: 9 (ls 9)
+  b[6] = static_cast<char>(0xA << 4);         // sub-block 5: low 10 (ls 26)
+  b[7] = static_cast<char>(0xF << 4);         // sub-block 7: low 15 (ls 63); sub-block 6: ls 0
+  b[8] = static_cast<char>(0x0 | (0xF << 4));  // element 0: q 0 (-127), element 16: q 15 (113)
+  b[8 + 16 + 3] = static_cast<char>(0x5 | (0x8 << 4));  // sub-block 1's elements 3 (q 5: -35) and 19 (q 8: 1)
+  b[8 + 80] = 0x0C;                           // sub-block 5's element 0: q 12 (53)
+  b[8 + 96 + 15] = static_cast<char>(0xE0);    // sub-block 6's element 31: q 14 (89)
+  b[8 + 112 + 15] = 0x0D;                     // sub-block 7's element 15: q 13 (69), element 31: q 0
+  ASSERT_TRUE(gguf_dequantize(23, b.data(), 256, out));
+  EXPECT_EQ(out[0], 0.5f * 7 * -127);
+  EXPECT_EQ(out[16], 0.5f * 7 * 113);
+  EXPECT_EQ(out[1], 0.5f * 7 * -127);  // qs 0: q 0
+  EXPECT_EQ(out[32 + 3], 0.5f * -23 * -35);
+  EXPECT_EQ(out[32 + 19], 0.5f * -23 * 1);
+  EXPECT_EQ(out[160], 0.5f * -6 * 53);
+  EXPECT_EQ(out[192 + 31], 0.5f * -32 * 89);
+  EXPECT_EQ(out[224 + 15], 0.5f * 31 * 69);
+  EXPECT_EQ(out[224 + 31], 0.5f * 31 * -127);
+}
+
+// Two tables say how many bytes a type's block holds: the file's (ggml_type_info, which sizes
+// every tensor against the file) and the dequantizers' (weight_dtype_info, which reads them).
+// They must agree for every type headmap reads, or a widening could read past a tensor; and
+// the supported list in the messages names each of them.
+TEST(Gguf, EveryTypeItReadsHasTheFileTablesBlockSize) {
+  const std::string supported = gguf_supported_types();
+  for (int i = 0; i < kWeightDtypes; ++i) {
+    const WeightDtypeInfo& w = weight_dtype_info(static_cast<WeightDtype>(i));
+    SCOPED_TRACE(w.name);
+    const GgmlTypeInfo* g = ggml_type_info(w.ggml_type);
+    ASSERT_NE(g, nullptr);
+    EXPECT_STREQ(g->name, w.name);
+    EXPECT_EQ(g->block, w.block);
+    EXPECT_EQ(g->bytes, w.bytes);
+    EXPECT_TRUE(gguf_type_supported(w.ggml_type));
+    EXPECT_NE((", " + supported + ",").find(std::string(", ") + w.name + ","), std::string::npos) << supported;
+  }
+  EXPECT_EQ(bits_per_weight(WeightDtype::IQ4_XS), 4.25);
 }
 
 TEST(Gguf, RefusesWhatItDoesNotReadByName) {

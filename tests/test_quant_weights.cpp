@@ -166,12 +166,12 @@ TEST(QuantWeights, BlockTypesStayInBlocksAndGiveTheWidenedForwardToRounding) {
 // (a partial group of columns, several 256-value chunks, 1-3 rows and many, K not a multiple
 // of 8 on 16-bit columns), one and two threads, the packed matrix and the unembedding's
 // transposed form alike. And to rounding the F32 kernel's k order on the same values. Each
-// type the few-row kernel widens in registers (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) and some through
-// its scratch (Q4_1, Q3_K).
+// type the few-row kernel widens in registers (Q8_0, Q4_0, IQ4_NL, Q4_K, Q5_K, Q6_K, IQ4_XS)
+// and some through its scratch (Q4_1, Q3_K).
 TEST(QuantWeights, BlockGemmIsTheDotOrderOfItsWidenedValues) {
   const int threads = compute_threads();
-  for (WeightDtype t : {WeightDtype::Q8_0, WeightDtype::Q4_0, WeightDtype::Q4_1, WeightDtype::Q3_K, WeightDtype::Q4_K, WeightDtype::Q5_K,
-                        WeightDtype::Q6_K, WeightDtype::F16}) {
+  for (WeightDtype t : {WeightDtype::Q8_0, WeightDtype::Q4_0, WeightDtype::IQ4_NL, WeightDtype::Q4_1, WeightDtype::Q3_K, WeightDtype::Q4_K,
+                        WeightDtype::Q5_K, WeightDtype::Q6_K, WeightDtype::IQ4_XS, WeightDtype::F16}) {
     const int blk = weight_dtype_info(t).block;
     for (int K : {blk, 3 * 512 + 2 * 256, blk == 1 ? 37 : 3 * blk}) {
       for (int N : {1, 37, 70}) {

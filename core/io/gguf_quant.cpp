@@ -7,7 +7,7 @@
 
 namespace headmap {
 
-const char* gguf_supported_types() { return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K"; }
+const char* gguf_supported_types() { return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS"; }
 
 bool gguf_type_supported(uint32_t t) {
   WeightDtype d;

@@ -2,8 +2,8 @@
 // block dequantizers (core/math/weight_dtype.h, written from ggml-common.h's block layouts).
 //
 // Supported: F32, F16, BF16; Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL (32-element blocks with an
-// F16 scale, and a minimum for _1); Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (256-element super-blocks
-// with 6- or 8-bit sub-block scales). Any other type is refused by name with this list.
+// F16 scale, and a minimum for _1); Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS (256-element
+// super-blocks with 6- or 8-bit sub-block scales). Any other type is refused by name with this list.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -3,9 +3,10 @@
 // A few rows (the appended tokens: 1-3, 1-4 with AVX-512's 32 registers), G columns at a time,
 // each row's G accumulators in registers over the whole of K (M * G independent chains hide the
 // multiply-add's latency).
-// Q8_0, Q4_0, Q4_K, Q5_K and Q6_K columns are widened block by block in registers, 8 values at
-// a time, where they are multiplied; the other types 256 values at a time (a whole number of
-// every type's blocks) with widen_weights into a scratch that stays in L1. Either way the
+// Q8_0, Q4_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS columns are widened block by block in
+// registers, 8 values at a time, where they are multiplied; the other types (Q4_1, Q5_0, Q5_1,
+// Q2_K, Q3_K, F16, BF16, F32) 256 values at a time (a whole number of every type's blocks) with
+// widen_weights into a scratch that stays in L1. Either way the
 // values are multiplied along k, 8 at a time, by the rows of A: no transpose. More rows (the
 // full forward) run many_rows below: each chunk of a unit's 48 columns widened once
 // into a scratch in L2, then 8 rows x 6 columns (AVX2: 4 x 3) in registers.
@@ -131,6 +132,15 @@ inline I k32(int v) { return _mm256_set1_epi32(v); }
 inline V fl(I v) { return _mm256_cvtepi32_ps(v); }
 inline V bcast(const float* p) { return _mm256_broadcast_ss(p); }
 
+// The 32 int8 of q, 8 at a time: use(l, v) for l = 0..3, v bytes 8l .. 8l + 7 as floats.
+template <class Use>
+HM_INLINE void int8_quarters(I q, Use&& use) {
+  const __m128i q0 = _mm256_castsi256_si128(q), q1 = _mm256_extracti128_si256(q, 1);
+  const __m128i part[4] = {q0, _mm_srli_si128(q0, 8), q1, _mm_srli_si128(q1, 8)};
+#pragma GCC unroll 8
+  for (int l = 0; l < 4; ++l) use(l, fl(_mm256_cvtepi8_epi32(part[l])));
+}
+
 struct Q8_0Block {  // d, int8 q[32]: d * q
   static constexpr int kValues = 32, kBytes = 34, kScales = 1, kUnroll = 1;
   static HM_INLINE void scales(const uint8_t* b, float* sc) { sc[0] = half_at(b); }
@@ -213,10 +223,32 @@ struct Q6_KBlock {  // ql[128], qh[64], int8 scales[16], d: (d * sc) * (q - 32),
     const I low = t < 2 ? _mm256_and_si256(ql, nib) : _mm256_and_si256(_mm256_srli_epi16(ql, 4), nib);
     const I high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * t), _mm256_set1_epi8(3)), 4);
     const I q = _mm256_sub_epi8(_mm256_or_si256(low, high), _mm256_set1_epi8(32));  // int8 -32 .. 31
-    const __m128i q0 = _mm256_castsi256_si128(q), q1 = _mm256_extracti128_si256(q, 1);
-    const __m128i part[4] = {q0, _mm_srli_si128(q0, 8), q1, _mm_srli_si128(q1, 8)};
+    int8_quarters(q, [&](int l, V v) { use(l, _mm256_mul_ps(bcast(sc + 8 * n + 2 * t + l / 2), v)); });
+  }
+};
+// IQ4_NL's block and IQ4_XS's sub-blocks: 16 bytes of nibbles looked up in kIq4nlValues (iq4_values32), times a scale.
+struct IQ4_NLBlock {  // d, qs[16]: d * kIq4nlValues[q]
+  static constexpr int kValues = 32, kBytes = 18, kScales = 1, kUnroll = 1;
+  static HM_INLINE void scales(const uint8_t* b, float* sc) { sc[0] = half_at(b); }
+  template <int S, class Use>
+  static HM_INLINE void sub_at(const uint8_t* b, const float* sc, int, Use&& use) {
+    const V d = bcast(sc);
+    int8_quarters(iq4_values32(b + 2), [&](int l, V v) { use(l, _mm256_mul_ps(d, v)); });
+  }
+};
+struct IQ4_XSBlock {  // d, scales_h, scales_l[4], qs[128]: (d * (ls - 32)) * kIq4nlValues[q] per sub-block of 32
+  static constexpr int kValues = 256, kBytes = 136, kScales = 8, kUnroll = 2;
+  static HM_INLINE void scales(const uint8_t* b, float* sc) {  // d * (ls - 32), one per sub-block
+    const float d = half_at(b);
+    uint16_t scales_h;
+    std::memcpy(&scales_h, b + 2, 2);
 #pragma GCC unroll 8
-    for (int l = 0; l < 4; ++l) use(l, _mm256_mul_ps(bcast(sc + 8 * n + 2 * t + l / 2), fl(_mm256_cvtepi8_epi32(part[l]))));
+    for (int ib = 0; ib < 8; ++ib) sc[ib] = d * static_cast<float>(iq4_xs_scale(ib, scales_h, b + 4));
+  }
+  template <int S, class Use>
+  static HM_INLINE void sub_at(const uint8_t* b, const float* sc, int j, Use&& use) {  // sub-block 2j + S
+    const V d = bcast(sc + 2 * j + S);
+    int8_quarters(iq4_values32(b + 8 + 16 * (2 * j + S)), [&](int l, V v) { use(l, _mm256_mul_ps(d, v)); });
   }
 };
 
@@ -319,6 +351,8 @@ void few_rows_group(int g0, int width, const uint8_t* const* src, const WeightDt
   else if (same && t == WeightDtype::Q6_K) few_rows_blocks<M, G, Q6_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
   else if (same && t == WeightDtype::Q5_K) few_rows_blocks<M, G, Q5_KBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
   else if (same && t == WeightDtype::Q4_0) few_rows_blocks<M, G, Q4_0Block>(g0, width, src, K, A, lda, C, ldc, accumulate);
+  else if (same && t == WeightDtype::IQ4_XS) few_rows_blocks<M, G, IQ4_XSBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
+  else if (same && t == WeightDtype::IQ4_NL) few_rows_blocks<M, G, IQ4_NLBlock>(g0, width, src, K, A, lda, C, ldc, accumulate);
   else few_rows<M, G>(g0, width, src, dt, K, A, lda, C, ldc, accumulate);
 }
 
@@ -582,6 +616,8 @@ void widen_unit(int width, int padded, const uint8_t* const* src, const WeightDt
       case WeightDtype::Q6_K: widen_blocks<Q6_KBlock>(at, nb, out); break;
       case WeightDtype::Q5_K: widen_blocks<Q5_KBlock>(at, nb, out); break;
       case WeightDtype::Q4_0: widen_blocks<Q4_0Block>(at, nb, out); break;
+      case WeightDtype::IQ4_XS: widen_blocks<IQ4_XSBlock>(at, nb, out); break;
+      case WeightDtype::IQ4_NL: widen_blocks<IQ4_NLBlock>(at, nb, out); break;
       default: {
         alignas(64) float col[kRowsChunk];
         widen_chunk(src[j], dt[j], k0, n, col);

@@ -70,16 +70,16 @@ void q5_1(const char* b, float* y) {
     y[j + 16] = std::fma(d, static_cast<float>((qs[j] >> 4) | h1), m);
   }
 }
-// IQ4_NL (18): d, qs[16] as Q4_0, each nibble an index into a fixed non-linear table.
-void iq4_nl(const char* b, float* y) {
-  static const int8_t kv[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-  const float d = f16_at(b);
-  const uint8_t* qs = u8(b + 2);
+// Values 0-31 of an IQ4_NL block or an IQ4_XS sub-block: qs[16] as Q4_0's, each nibble an
+// index into a fixed non-linear table; x = d * kIq4nlValues[q].
+void iq4_values(float d, const uint8_t* qs, float* y) {
   for (int j = 0; j < 16; ++j) {
-    y[j] = d * static_cast<float>(kv[qs[j] & 0xF]);
-    y[j + 16] = d * static_cast<float>(kv[qs[j] >> 4]);
+    y[j] = d * static_cast<float>(kIq4nlValues[qs[j] & 0xF]);
+    y[j + 16] = d * static_cast<float>(kIq4nlValues[qs[j] >> 4]);
   }
 }
+// IQ4_NL (18): d, qs[16].
+void iq4_nl(const char* b, float* y) { iq4_values(f16_at(b), u8(b + 2), y); }
 
 // ---- 256-element super-blocks ----
 // Q2_K (84): scales[16] (low nibble scale, high nibble min, per 16 elements), qs[64] (2 bits),
@@ -179,6 +179,16 @@ void q6_k(const char* b, float* y) {
   }
 }
 
+// IQ4_XS (136): d, scales_h (u16), scales_l[4], qs[128]; 8 sub-blocks of 32, each 16 bytes of
+// qs as an IQ4_NL block under its own scale: x = (d * (ls - 32)) * kIq4nlValues[q].
+template <void (*Values)(float, const uint8_t*, float*)>
+void iq4_xs_with(const char* b, float* y) {
+  const float d = f16_at(b);
+  uint16_t scales_h;
+  std::memcpy(&scales_h, b + 2, 2);
+  for (int ib = 0; ib < 8; ++ib) Values(d * static_cast<float>(iq4_xs_scale(ib, scales_h, u8(b + 4))), u8(b + 8 + 16 * ib), y + 32 * ib);
+}
+void iq4_xs(const char* b, float* y) { iq4_xs_with<iq4_values>(b, y); }
 
 // ---- the same, eight values at a time (AVX2 and FMA) ----
 // Each lane computes its element with the scalar code's operations in the same order (the
@@ -246,17 +256,13 @@ void q5_1(const char* b, float* y) {
     put_fma(y + j + 16, d, hi, m);
   }
 }
-void iq4_nl(const char* b, float* y) {
-  const __m256i tab = _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,  //
-                                       -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
-  const float d = f16_at(b);
-  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));  // 16 bytes
-  // The low nibbles (elements 0-15) and high nibbles (16-31) as one 32-byte index, looked up.
-  const __m256i idx = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0xF));
+void iq4_values(float d, const uint8_t* qs, float* y) {
   alignas(32) int8_t v[32];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(v), _mm256_shuffle_epi8(tab, idx));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(v), iq4_values32(qs));
   for (int j = 0; j < 32; j += 8) put_mul(y + j, d, i8x8(reinterpret_cast<const char*>(v + j)));
 }
+void iq4_nl(const char* b, float* y) { iq4_values(f16_at(b), u8(b + 2), y); }
+void iq4_xs(const char* b, float* y) { iq4_xs_with<iq4_values>(b, y); }
 void q2_k(const char* b, float* y) {
   const uint8_t* sc = u8(b);
   const uint8_t* q = u8(b + 16);
@@ -354,6 +360,7 @@ BlockFn block_fn(WeightDtype t, bool vectorised) {
       case WeightDtype::Q4_K: return simd::q4_k;
       case WeightDtype::Q5_K: return simd::q5_k;
       case WeightDtype::Q6_K: return simd::q6_k;
+      case WeightDtype::IQ4_XS: return simd::iq4_xs;
       default: return nullptr;
     }
   }
@@ -371,6 +378,7 @@ BlockFn block_fn(WeightDtype t, bool vectorised) {
     case WeightDtype::Q4_K: return q4_k;
     case WeightDtype::Q5_K: return q5_k;
     case WeightDtype::Q6_K: return q6_k;
+    case WeightDtype::IQ4_XS: return iq4_xs;
     default: return nullptr;
   }
 }
@@ -402,7 +410,8 @@ const WeightDtypeInfo& weight_dtype_info(WeightDtype t) {
   static const WeightDtypeInfo kInfo[] = {
       {"F32", 1, 4, 0},     {"BF16", 1, 2, 30},    {"F16", 1, 2, 1},      {"Q8_0", 32, 34, 8},   {"Q4_0", 32, 18, 2},
       {"Q4_1", 32, 20, 3},  {"Q5_0", 32, 22, 6},   {"Q5_1", 32, 24, 7},   {"IQ4_NL", 32, 18, 20}, {"Q2_K", 256, 84, 10},
-      {"Q3_K", 256, 110, 11}, {"Q4_K", 256, 144, 12}, {"Q5_K", 256, 176, 13}, {"Q6_K", 256, 210, 14}};
+      {"Q3_K", 256, 110, 11}, {"Q4_K", 256, 144, 12}, {"Q5_K", 256, 176, 13}, {"Q6_K", 256, 210, 14},
+      {"IQ4_XS", 256, 136, 23}};
   static_assert(sizeof(kInfo) / sizeof(kInfo[0]) == kWeightDtypes, "one row per WeightDtype, in its order");
   return kInfo[static_cast<int>(t)];
 }
@@ -445,7 +454,7 @@ bool widened_values_finite(WeightDtype t, const uint8_t* src, int64_t n) {
     case WeightDtype::Q2_K: first = 80, second = 82; break;
     case WeightDtype::Q3_K: first = 108; break;
     case WeightDtype::Q6_K: first = 208; break;
-    default: break;  // Q8_0, Q4_0, Q5_0, IQ4_NL: d at 0
+    default: break;  // Q8_0, Q4_0, Q5_0, IQ4_NL, IQ4_XS: d at 0
   }
   const WeightDtypeInfo& info = weight_dtype_info(t);
   const int64_t blocks = n / info.block;

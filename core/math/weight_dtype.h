@@ -2,8 +2,8 @@
 //
 // F32; BF16 and F16 (16-bit, widened exactly); and ggml's block types as a GGUF file holds
 // them (ggml-common.h's block_q8_0 ... block_q6_K): Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL
-// (32-element blocks with an F16 scale, and a minimum for _1), Q2_K, Q3_K, Q4_K, Q5_K, Q6_K
-// (256-element super-blocks with 6- or 8-bit sub-block scales). A block type's weights stay
+// (32-element blocks with an F16 scale, and a minimum for _1), Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,
+// IQ4_XS (256-element super-blocks with 6- or 8-bit sub-block scales). A block type's weights stay
 // in their blocks in memory and are widened a block at a time where they are used (the GEMM's
 // packing, packed_gemm.h): the floats are exactly those widen_weights gives, so a product on
 // blocks equals the same product on the widened matrix bit for bit.
@@ -14,8 +14,8 @@
 
 namespace headmap {
 
-enum class WeightDtype : uint8_t { F32, BF16, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K };
-constexpr int kWeightDtypes = 14;
+enum class WeightDtype : uint8_t { F32, BF16, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS };
+constexpr int kWeightDtypes = 15;
 
 struct WeightDtypeInfo {
   const char* name;    // "Q4_K"

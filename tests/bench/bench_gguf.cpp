@@ -18,7 +18,7 @@
 // file is already there, then measured in a fresh process (so that the write's memory does
 // not count). BF16 is the 16-bit path, for comparison.
 //
-//   headmap-bench-gguf DIR [TYPE ...] [--tokens T] [--seconds S] [--reuse]   (types: Q8_0 Q4_K_M BF16)
+//   headmap-bench-gguf DIR [TYPE ...] [--tokens T] [--seconds S] [--reuse]   (types: Q8_0 Q4_K_M BF16, any block type)
 //   headmap-bench-gguf --file FILE.gguf [--tokens T] [--seconds S] [--reuse] (any GGUF file)
 //
 // B = 1, T tokens, D = d_model, L = layers, V = vocab. Figures go to tests/bench/README.md
@@ -185,8 +185,13 @@ int main(int argc, char** argv) {
       const std::string type = argv[i + 2];
       test::GgufTypes ty = test::GgufTypes::all(WeightDtype::BF16);
       if (type == "Q4_K_M") ty = test::GgufTypes::q4_k_m(), ty.untied = false;  // Llama-3.2-1B is tied
-      else if (type == "Q8_0") ty = test::GgufTypes::all(WeightDtype::Q8_0);
-      else if (type != "BF16") fail("unknown type " + type + " (Q8_0, Q4_K_M, BF16).");
+      else if (type != "BF16") {  // any one block type for every matrix (Q8_0, Q4_K, IQ4_XS, ...)
+        WeightDtype t = WeightDtype::F32;
+        for (int d = 0; d < kWeightDtypes; ++d)
+          if (type == dtype_name(static_cast<WeightDtype>(d))) t = static_cast<WeightDtype>(d);
+        if (!is_block_dtype(t)) fail("unknown type " + type + " (Q4_K_M, BF16, or a block type: Q8_0, Q4_K, IQ4_XS, ...).");
+        ty = test::GgufTypes::all(t);
+      }
       return test::write_llama_gguf(argv[i + 1], kLlama1B, ty, 2026, false, /*full_vocab=*/true) ? 0 : 1;
     } else pos.push_back(a);
   }

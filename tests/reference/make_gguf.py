@@ -11,7 +11,8 @@ Face's names and layouts (float64; Q/K un-permuted, Gemma's norms minus the 1 ll
 converter adds) and NAME.cfg.json, a config.json for family_reference.forward.
 
 Quantizers: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL round each 32-element block to its own
-scale (ggml's reference rule: d = max|x| / qmax). The K-quants (Q2_K .. Q6_K) are written as
+scale (ggml's reference rule: d = max|x| / qmax); IQ4_XS rounds each 32-element sub-block the
+same way under its 6-bit scale (signs drawn at random, so both halves of the range are written). The K-quants (Q2_K .. Q6_K) are written as
 random codes under random sub-block scales: every such block is a valid block of the type, and
 the reference dequantizes what was written. Needs numpy only.
 """
@@ -29,7 +30,8 @@ import reference_common  # noqa: E402
 U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
 GGML = {"F32": (0, 1, 4), "F16": (1, 1, 2), "Q4_0": (2, 32, 18), "Q4_1": (3, 32, 20), "Q5_0": (6, 32, 22), "Q5_1": (7, 32, 24),
         "Q8_0": (8, 32, 34), "Q2_K": (10, 256, 84), "Q3_K": (11, 256, 110), "Q4_K": (12, 256, 144), "Q5_K": (13, 256, 176),
-        "Q6_K": (14, 256, 210), "IQ4_NL": (20, 32, 18), "BF16": (30, 1, 2)}
+        "Q6_K": (14, 256, 210), "IQ4_NL": (20, 32, 18), "IQ4_XS": (23, 256, 136),
+        "BF16": (30, 1, 2)}
 
 
 def gguf_string(s):
@@ -146,6 +148,25 @@ def iq4_nl(x, rng):
     return d.tobytes() + nibbles(q), np.float32(d) * IQ4NL[q]
 
 
+def iq4_xs(x, rng):
+    """ggml-common.h's block_iq4_xs: d, scales_h (u16: bits 2ib, 2ib + 1 = the high bits of
+    sub-block ib's scale), scales_l[4] (nibble ib, low first = its low bits), qs[128] (16 bytes a
+    sub-block, as IQ4_NL's). Sub-block ib: x = (d * (ls - 32)) * IQ4NL[q]."""
+    sub = x.reshape(8, 32)
+    want = np.abs(sub).max(1) / 127 * rng.choice([-1.0, 1.0], 8)  # each sub-block's IQ4_NL scale, either sign
+    d = f16(np.abs(want).max() / 31)
+    ls = (np.clip(np.round(want / np.float32(d)), -32, 31) if d else np.zeros(8)).astype(np.int32) + 32
+    scales_h = sum(int(ls[ib] >> 4) << (2 * ib) for ib in range(8))
+    scales_l = bytes(int((ls[2 * i] & 15) | ((ls[2 * i + 1] & 15) << 4)) for i in range(4))
+    qs, y = b"", np.zeros(256, np.float32)
+    for ib in range(8):
+        dl = np.float32(d) * np.float32(ls[ib] - 32)
+        q = np.abs(sub[ib][:, None] / dl - IQ4NL[None, :]).argmin(1) if dl else np.full(32, 8)
+        qs += nibbles(q)
+        y[32 * ib:32 * ib + 32] = dl * IQ4NL[q]
+    return d.tobytes() + struct.pack("<H", scales_h) + scales_l + qs, y
+
+
 # K-quants: random codes and sub-block scales, the super-block scale sized to the weights.
 def q2_k(x, rng):
     sc = rng.integers(0, 256, 16).astype(np.uint8)           # low nibble scale, high nibble min
@@ -234,7 +255,7 @@ def q6_k(x, rng):
 
 
 QUANT = {"Q8_0": q8_0, "Q4_0": q4_0, "Q4_1": q4_1, "Q5_0": q5_0, "Q5_1": q5_1, "IQ4_NL": iq4_nl, "Q2_K": q2_k, "Q3_K": q3_k,
-         "Q4_K": lambda x, r: q45_k(x, r, False), "Q5_K": lambda x, r: q45_k(x, r, True), "Q6_K": q6_k}
+         "Q4_K": lambda x, r: q45_k(x, r, False), "Q5_K": lambda x, r: q45_k(x, r, True), "Q6_K": q6_k, "IQ4_XS": iq4_xs}
 
 
 # ---- the tokenizers -----------------------------------------------------------------------------
@@ -329,6 +350,8 @@ VARIANTS = {
     "llama_q4_k": ("llama", dict(BASE, D=256, dh=64, F=256), "Q4_K", dict(tied=False, tok="spm")),
     "llama_q5_k": ("llama", dict(BASE, D=256, dh=64, F=256), "Q5_K", dict(tied=False, tok="spm")),
     "llama_q6_k": ("llama", dict(BASE, D=256, dh=64, F=256), "Q6_K", dict(tied=False, tok="spm")),
+    "llama_iq4_xs": ("llama", dict(BASE, D=256, dh=64, F=256), "IQ4_XS", dict(tied=False, tok="spm")),
+    "qwen2_iq4_xs": ("qwen2", dict(BASE, D=256, dh=64, F=256), "IQ4_XS", dict(tied=False, tok="bpe", pre="qwen2", bias=True)),
     "llama3_bpe_q8_0": ("llama", BASE, "Q8_0", dict(tied=True, tok="bpe", pre="llama-bpe")),
     # Llama 3.1/3.2: rope_freqs, llama3 scaling with a short original context so it bends these positions
     "llama31_q8_0": ("llama", BASE, "Q8_0", dict(tied=True, tok="bpe", pre="llama-bpe", theta=500000.0,
