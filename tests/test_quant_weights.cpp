@@ -167,7 +167,8 @@ TEST(QuantWeights, BlockTypesStayInBlocksAndGiveTheWidenedForwardToRounding) {
 // of 8 on 16-bit columns), one and two threads, the packed matrix and the unembedding's
 // transposed form alike. And to rounding the F32 kernel's k order on the same values. Each
 // type the few-row kernel widens in registers (Q8_0, Q4_0, IQ4_NL, Q4_K, Q5_K, Q6_K, IQ4_XS)
-// and some through its scratch (Q4_1, Q3_K).
+// and some through its scratch (Q4_1, Q3_K); with AVX-512 VBMI, 1-2 rows of Q4_K, Q6_K, Q8_0,
+// IQ4_XS and IQ4_NL run two columns a register ([pairs]; N = 37 and 70: whole and partial pairs).
 TEST(QuantWeights, BlockGemmIsTheDotOrderOfItsWidenedValues) {
   const int threads = compute_threads();
   for (WeightDtype t : {WeightDtype::Q8_0, WeightDtype::Q4_0, WeightDtype::IQ4_NL, WeightDtype::Q4_1, WeightDtype::Q3_K, WeightDtype::Q4_K,

@@ -10,8 +10,8 @@
 // values are multiplied along k, 8 at a time, by the rows of A: no transpose. More rows (the
 // full forward) run many_rows below: each chunk of a unit's 48 columns widened once
 // into a scratch in L2, then 8 rows x 6 columns (AVX2: 4 x 3) in registers.
-// With AVX-512 VBMI, 1-2 rows of Q4_K, Q6_K and Q8_0 hold two columns in each 16-lane register
-// instead ([pairs]: lane 2i + c is column c's lane i, the same chains and bits).
+// With AVX-512 VBMI, 1-2 rows of Q4_K, Q6_K, Q8_0, IQ4_XS and IQ4_NL hold two columns in each
+// 16-lane register instead ([pairs]: lane 2i + c is column c's lane i, the same chains and bits).
 // Sections: [generic] [in registers] [pairs] [many rows]
 #include "core/math/block_gemm.h"
 
@@ -469,6 +469,62 @@ struct Q6_KPair {
   }
 };
 
+// IQ4_NL's and IQ4_XS's values by nibble: kIq4nlValues as floats (exact), looked up with vpermps,
+// which reads an index's low 4 bits. iq4_pair_value(q, r, l): values 8l .. 8l + 7 of the 32
+// whose 16 bytes of nibbles lie at byte 32c + 16r of q[0] (column c; q[1] the same bytes shifted
+// right by 4): kSpread's row 2r + l % 2 of q[l / 2] (low nibbles for l < 2, then high).
+struct Iq4Floats {
+  alignas(64) float v[16];
+  constexpr Iq4Floats() : v{} {
+    for (int i = 0; i < 16; ++i) v[i] = kIq4nlValues[i];
+  }
+};
+constexpr Iq4Floats kIq4Floats{};
+HM_INLINE Z iq4_pair_value(const ZI (&q)[2], int r, int l) {
+  return _mm512_permutexvar_ps(spread(2 * r + l % 2, q[l / 2], kLow), _mm512_load_ps(kIq4Floats.v));
+}
+struct IQ4_NLPair {
+  using Blk = IQ4_NLBlock;
+  static HM_INLINE void pair_scales(const uint8_t* b0, const uint8_t* b1, float* scp) { scp[0] = half_at(b0), scp[1] = half_at(b1); }
+  template <class Use>
+  static HM_INLINE void pair_subs(const uint8_t* b0, const uint8_t* b1, const float* scp, int, Use&& use) {
+    const Z d = bcast2(scp);
+    const ZI q = _mm512_inserti32x4(_mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + 2))),
+                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1 + 2)), 2);  // column c at byte 32c
+    const ZI qs[2] = {q, _mm512_srli_epi16(q, 4)};
+#pragma GCC unroll 4
+    for (int l = 0; l < 4; ++l) use(0, l, _mm512_mul_ps(d, iq4_pair_value(qs, 0, l)));
+  }
+};
+struct IQ4_XSPair {
+  using Blk = IQ4_XSBlock;
+  static HM_INLINE void pair_scales(const uint8_t* b0, const uint8_t* b1, float* scp) {
+    // IQ4_XSBlock::scales for both columns at once, d * (ls - 32) at scp[2ib + c]: ls's low 4
+    // bits at bit 4 ib of scales_l (the 32 bits at b + 4), its high 2 at bit 16 + 2 ib of the
+    // 32 bits at b (d, then scales_h).
+    uint32_t w[4];
+    std::memcpy(&w[0], b0, 4), std::memcpy(&w[1], b1, 4), std::memcpy(&w[2], b0 + 4, 4), std::memcpy(&w[3], b1 + 4, 4);
+    const ZI h = _mm512_broadcast_i32x2(_mm_setr_epi32(static_cast<int>(w[0]), static_cast<int>(w[1]), 0, 0));
+    const ZI lo = _mm512_broadcast_i32x2(_mm_setr_epi32(static_cast<int>(w[2]), static_cast<int>(w[3]), 0, 0));
+    const ZI ib = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+    const ZI ls_low = _mm512_and_si512(_mm512_srlv_epi32(lo, _mm512_slli_epi32(ib, 2)), _mm512_set1_epi32(0xF));
+    const ZI ls_high = _mm512_and_si512(_mm512_srlv_epi32(h, _mm512_add_epi32(_mm512_slli_epi32(ib, 1), _mm512_set1_epi32(16))), _mm512_set1_epi32(3));
+    const ZI ls = _mm512_sub_epi32(_mm512_or_si512(ls_low, _mm512_slli_epi32(ls_high, 4)), _mm512_set1_epi32(32));
+    _mm512_store_ps(scp, _mm512_mul_ps(pair_of(half_at(b0), half_at(b1)), _mm512_cvtepi32_ps(ls)));
+  }
+  template <class Use>
+  static HM_INLINE void pair_subs(const uint8_t* b0, const uint8_t* b1, const float* scp, int j, Use&& use) {
+    const ZI q = two_cols(b0 + 8 + 32 * j, b1 + 8 + 32 * j);  // sub-blocks 2j and 2j + 1: column c's qs at 32c and 32c + 16
+    const ZI qs[2] = {q, _mm512_srli_epi16(q, 4)};
+#pragma GCC unroll 2
+    for (int S = 0; S < 2; ++S) {
+      const Z d = bcast2(scp + 2 * (2 * j + S));
+#pragma GCC unroll 4
+      for (int l = 0; l < 4; ++l) use(S, l, _mm512_mul_ps(d, iq4_pair_value(qs, S, l)));
+    }
+  }
+};
+
 // M rows (1-2) against columns [g0, g0 + 2P) (those below width), all of Pair's type: P pairs,
 // M * P accumulators of 16 lanes. Columns past `cols` repeat the last one and are not stored.
 template <int M, int P, class Pair>
@@ -543,6 +599,8 @@ void few_rows_all(int width, const uint8_t* const* src, const WeightDtype* dt, i
       if (same && t == WeightDtype::Q4_K) few_rows_pairs<M, P, Q4_KPair>(g0, width, src, K, A, lda, C, ldc, accumulate);
       else if (same && t == WeightDtype::Q6_K) few_rows_pairs<M, P, Q6_KPair>(g0, width, src, K, A, lda, C, ldc, accumulate);
       else if (same && t == WeightDtype::Q8_0) few_rows_pairs<M, P, Q8_0Pair>(g0, width, src, K, A, lda, C, ldc, accumulate);
+      else if (same && t == WeightDtype::IQ4_XS) few_rows_pairs<M, P, IQ4_XSPair>(g0, width, src, K, A, lda, C, ldc, accumulate);
+      else if (same && t == WeightDtype::IQ4_NL) few_rows_pairs<M, P, IQ4_NLPair>(g0, width, src, K, A, lda, C, ldc, accumulate);
       else
         for (int h0 = g0; h0 < g0 + cols; h0 += G) few_rows_group<M, G>(h0, width, src, dt, K, A, lda, C, ldc, accumulate);
     }
