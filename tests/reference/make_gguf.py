@@ -235,7 +235,11 @@ def scale_min_k4(j, q):
 
 def q45_k(x, rng, five):
     nb = len(x)
-    d, dmin = f16(np.abs(x).max(1) / (1000 if five else 500)), f16(np.abs(x).max(1) / 120)
+    # dmin = d x the mean code (7.5 or 15.5): the mean of d s q - dmin m is then 0 (s, m drawn
+    # alike), as Q2_K's; a positive mean in every weight grows the residual stream layer by
+    # layer until a soft-capped logit (gemma2's) saturates and every top-10 token ties.
+    big = np.abs(x).max(1)
+    d, dmin = f16(big / (1000 if five else 500)), f16(big * (15.5 / 1000 if five else 7.5 / 500))
     sc, qh, ql = randu8(rng, nb, 12), randu8(rng, nb, 32), randu8(rng, nb, 128)
     df, mf = d.astype(np.float32)[:, None], dmin.astype(np.float32)[:, None]
     y = np.zeros((nb, 256), np.float32)
@@ -475,7 +479,10 @@ def write_variant(out_dir, name, seed=1):
     def mat(rows, cols, scale=None):
         return rng.normal(0, scale or 1 / np.sqrt(cols), (rows, cols))
 
-    emb = rng.normal(0, 1, (V, D))
+    # Gemma multiplies the table by sqrt(D) on the way in and reads it tied on the way out: at
+    # N(0, 1) a token's own logit is about D, at D = 256 far past gemma2's soft-cap of 30 (every
+    # top-10 token then ties at 30 and the logits check holds nothing). gemma2's: N(0, 1/D).
+    emb = rng.normal(0, 1 / np.sqrt(D) if arch == "gemma2" else 1, (V, D))
     put("token_embd.weight", (hp + "wte.weight") if gpt2 else hp + "embed_tokens.weight", emb, wtype)
     if gpt2:
         put("position_embd.weight", hp + "wpe.weight", rng.normal(0, 0.3, (64, D)), wtype)
