@@ -69,7 +69,7 @@ def prepare(cli, work, variant, tokenized):
     """Writes the variant and runs headmap on it: the ids of the hard strings (when its
     tokenizer was not checked yet) and the next-token distribution after TEXTS. Returns what
     llama.cpp is to be asked and held to, or None when headmap refused the file."""
-    path = make_gguf.write_variant(work, variant)
+    path = make_gguf.write_variant(work, variant, reference=False)
     texts, got = [], []
     if tokenizer_key(variant) not in tokenized:
         tokenized[tokenizer_key(variant)] = variant

@@ -424,7 +424,8 @@ def permute(w, heads):
     return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def write_variant(out_dir, name, seed=1):
+def write_variant(out_dir, name, seed=1, reference=True):
+    """Writes NAME.gguf into out_dir, and (reference) NAME.ref.npz and NAME.cfg.json; returns the path."""
     arch, S, wtype, o = VARIANTS[name]
     rng = np.random.default_rng(seed)
     D, H, KV, dh, L, F = S["D"], S["H"], S["KV"], S["dh"], S["L"], S["F"]
@@ -580,7 +581,8 @@ def write_variant(out_dir, name, seed=1):
         cfg.update(attn_logit_softcapping=3.0, final_logit_softcapping=30.0)
     with open(os.path.join(out_dir, name + ".cfg.json"), "w") as f:
         json.dump(cfg, f)
-    np.savez(os.path.join(out_dir, name + ".ref.npz"), **ref)
+    if reference:
+        np.savez(os.path.join(out_dir, name + ".ref.npz"), **ref)
     return path
 
 
