@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """gguf_llama_check.py: holds headmap to llama.cpp itself on make_gguf.py's files: the same
-file opened by both, the same ids evaluated by both.
+file opened by both, the same ids evaluated by both. headmap-cli runs once a file; llama.cpp
+once for all of them (gguf_llama_oracle.mjs loads each file in turn in one node process).
 
     gguf_llama_check.py HEADMAP_CLI NODE_MODULES WORK_DIR [VARIANT ...]
 
   ids     headmap-cli tokenize --tokenizer FILE.gguf on hard strings (spaces, newlines, digits,
           accents, CJK, an emoji left to byte fallback, contractions, a control token in the
           text) against llama.cpp's model.tokenize(text, true), with its BOS when llama.cpp
-          prepends one: equal.
+          prepends one: equal. Once for each tokenizer (architecture and tokenizer options,
+          not weight type: the first variant that has it).
   logits  headmap-cli --top-k 10 --json: the next-token distribution after each sentence
           against llama.cpp's raw logits (controlledEvaluate) on the ids headmap used: the same
           top-1 token, and every top-10 token's log-probability relative to the top-1's
@@ -20,7 +22,9 @@ weights), and it keeps K and V in an F16 cache (11 bits) whatever the weights. E
 is up to 2^-8 (or 2^-11) of the values, and a logit passes through about 2L + 1 such products
 in series (L = 2 or 3 here): about 5 x 2^-8 = 2e-2 of the logit scale, doubled for margin:
 5e-2. For F32 and F16 weights only the F16 cache and F16 activations round: 5 x 2^-11, doubled,
-5e-3. (Measured against the float64 forward on these files: at most 2e-2 and 3e-4.)
+5e-3. (Measured against the float64 forward on these files: at most 2e-2 and 3e-4. headmap
+against llama.cpp over all 123 files, 2026-11-28: at most 3.9e-2 (qwen3_q3_k), 6.9e-3 for BF16
+(gemma2_bf16), 7.8e-4 for F32 and F16 (gemma2_f16).)
 Exit 0 all agree, 1 a difference, 77 when node or the npm packages are missing.
 """
 import json
@@ -44,42 +48,61 @@ TOL = {"F32": 5e-3, "F16": 5e-3}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def oracle(modules, path, work, name, texts, ids):
-    req = os.path.join(work, name + ".request.json")
-    json.dump({"texts": texts, "ids": ids}, open(req, "w"))
-    run = subprocess.run(["node", os.path.join(HERE, "gguf_llama_oracle.mjs"), modules, path, req], capture_output=True, text=True)
+def oracle(modules, work, requests):
+    """llama.cpp's answers for every request ({file, texts, ids}) from one node process."""
+    req = os.path.join(work, "llama.request.json")
+    json.dump(requests, open(req, "w"))
+    run = subprocess.run(["node", os.path.join(HERE, "gguf_llama_oracle.mjs"), modules, req], capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError("llama.cpp (node-llama-cpp) failed: " + run.stderr.strip()[-2000:])
     return json.loads(run.stdout)
 
 
-def check_variant(cli, modules, work, variant):
-    wtype = make_gguf.VARIANTS[variant][2]
-    path = make_gguf.write_variant(work, variant)
-    ok = True
-    # ids on hard strings
-    texts = [t for t in HARD if "<s>" not in t or make_gguf.VARIANTS[variant][3]["tok"] == "spm"]
-    got = []
-    for t in texts:
-        run = subprocess.run([cli, "tokenize", "--tokenizer", path, "--text", t], capture_output=True, text=True)
-        if run.returncode != 0:
-            print(f"{variant:16s} headmap-cli tokenize refused it: {run.stderr.strip()}  DIFFERENT")
-            return False
-        got.append(json.loads(run.stdout)["ids"])
-    # logits after each sentence, on the ids headmap used
-    out, run_json = os.path.join(work, variant + "-out"), os.path.join(work, variant + ".json")
+def tokenizer_key(variant):
+    """The tokenizer a variant's file holds depends on its architecture and options, not on its
+    weight type: its ids are checked on the first variant with that key."""
+    arch, _, _, o = make_gguf.VARIANTS[variant]
+    return (arch, o["tok"], o.get("pre"))
+
+
+def prepare(cli, work, variant, tokenized):
+    """Writes the variant and runs headmap on it: the ids of the hard strings (when its
+    tokenizer was not checked yet) and the next-token distribution after TEXTS. Returns what
+    llama.cpp is to be asked and held to, or None when headmap refused the file."""
+    path = make_gguf.write_variant(work, variant, reference=False)
+    texts, got = [], []
+    if tokenizer_key(variant) not in tokenized:
+        tokenized[tokenizer_key(variant)] = variant
+        texts = [t for t in HARD if "<s>" not in t or make_gguf.VARIANTS[variant][3]["tok"] == "spm"]
+        for t in texts:
+            run = subprocess.run([cli, "tokenize", "--tokenizer", path, "--text", t], capture_output=True, text=True)
+            if run.returncode != 0:
+                print(f"{variant:16s} headmap-cli tokenize refused it: {run.stderr.strip()}  DIFFERENT")
+                return None
+            got.append(json.loads(run.stdout)["ids"])
+    run_json = os.path.join(work, variant + ".json")
     cmd = [cli, "--model", path, "--json", run_json, "--top-k", "10"]
     for t in TEXTS:
         cmd += ["--text", t]
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         print(f"{variant:16s} headmap-cli refused it: {run.stderr.strip()}  DIFFERENT")
-        return False
+        return None
     rj = json.load(open(run_json))
     ids = [s["token_ids"] if "token_ids" in s else None for s in rj.get("sentences", [])]
     if not ids or None in ids:
         ids = rj["token_ids"]
-    llama = oracle(modules, path, work, variant, texts, ids)
+    return dict(variant=variant, file=path, texts=texts, got=got, rj=rj, ids=ids)
+
+
+def compare(p, llama, tokenized):
+    """Holds headmap's answers (prepare's) to llama.cpp's for one variant; prints its line."""
+    variant, texts, got, rj, ids = p["variant"], p["texts"], p["got"], p["rj"], p["ids"]
+    wtype = make_gguf.VARIANTS[variant][2]
+    if "error" in llama:
+        print(f"{variant:16s} {wtype:6s} llama.cpp refused the file: {llama['error']}  DIFFERENT")
+        return False
+    ok = True
     bad_ids = []
     for t, mine, theirs in zip(texts, got, llama["tokens"]):
         want = ([llama["bos"]] if llama["prepend_bos"] else []) + theirs
@@ -109,7 +132,9 @@ def check_variant(cli, modules, work, variant):
             d_llama = lg[n["id"]] - lg[mine[0]["id"]]
             worst = max(worst, abs(d_mine - d_llama) / scale)
     ok = ok and worst <= tol
-    print(f"{variant:16s} {wtype:6s} ids of {len(texts)} hard strings {'equal' if not bad_ids else 'DIFFER'}; next-token top-1 "
+    id_words = (f"ids of {len(texts)} hard strings {'equal' if not bad_ids else 'DIFFER'}" if texts
+                else f"ids as {tokenized[tokenizer_key(variant)]}'s")
+    print(f"{variant:16s} {wtype:6s} {id_words}; next-token top-1 "
           f"{'equal' if top1_same else 'differs'}, worst top-10 log-prob difference {worst:.2e} of the logit scale (tolerance {tol:g})  "
           f"{'ok' if ok else 'DIFFERENT'}")
     return ok
@@ -128,7 +153,11 @@ def main():
         return 77
     os.makedirs(work, exist_ok=True)
     variants = sys.argv[4:] or list(make_gguf.VARIANTS)
-    results = [check_variant(cli, modules, work, v) for v in variants]
+    tokenized = {}
+    prepared = [prepare(cli, work, v, tokenized) for v in variants]
+    todo = [p for p in prepared if p]
+    answers = oracle(modules, work, [dict(file=p["file"], texts=p["texts"], ids=p["ids"]) for p in todo])
+    results = [False] * (len(prepared) - len(todo)) + [compare(p, a, tokenized) for p, a in zip(todo, answers)]
     print(f"{sum(results)} of {len(results)} GGUF variants agree with llama.cpp (token ids, next-token top-1 and log-probabilities)")
     return 0 if all(results) else 1
 

@@ -68,7 +68,9 @@ def write_gguf(path, kv, tensors, alignment=32):
         f.write(out)
 
 
-# ---- quantizers and dequantizers (one block row at a time) ----------------------------------
+# ---- quantizers and dequantizers (every block of a matrix at once) ------------------------------
+# Each QUANT function takes X (blocks, qk) float64 and returns (bytes (blocks, nbytes) uint8,
+# the float64 values those bytes stand for (blocks, qk)), vectorized over the blocks.
 def f16(x):
     return np.asarray(x, dtype=np.float16)
 
@@ -87,171 +89,188 @@ def quantize(w, tname, rng):
         b = b.astype(np.uint16)
         return b.tobytes(), (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     _, qk, nbytes = GGML[tname]
-    blocks = w.reshape(-1, qk)
-    raw, vals = [], []
-    for x in blocks:
-        b, y = QUANT[tname](x, rng)
-        assert len(b) == nbytes, (tname, len(b))
-        raw.append(b)
-        vals.append(y)
-    return b"".join(raw), np.array(vals).reshape(rows, cols)
+    raw, vals = QUANT[tname](w.reshape(-1, qk), rng)
+    assert raw.shape == (rows * cols // qk, nbytes), (tname, raw.shape)
+    return raw.tobytes(), vals.astype(np.float64).reshape(rows, cols)
+
+
+def u8(*parts):
+    """Per-block byte columns (blocks, k) of any dtype, joined: (blocks, total bytes) uint8."""
+    return np.concatenate([np.ascontiguousarray(p).view(np.uint8).reshape(len(p), -1) for p in parts], 1)
+
+
+def over(x, d):
+    """x / d per block (d (blocks,) float16 or float32, 0 -> 1: its codes are then set apart)."""
+    d = np.asarray(d, dtype=np.float64)
+    return x / np.where(d == 0, 1.0, d)[:, None]
 
 
 def q8_0(x, rng):
-    d = f16(np.abs(x).max() / 127)
-    q = np.clip(np.round(x / d), -127, 127).astype(np.int8) if d else np.zeros(32, np.int8)
-    return d.tobytes() + q.tobytes(), np.float32(d) * q.astype(np.float32)
+    d = f16(np.abs(x).max(1) / 127)
+    q = np.where(d[:, None] != 0, np.clip(np.round(over(x, d)), -127, 127), 0).astype(np.int8)
+    return u8(d, q), d.astype(np.float32)[:, None] * q.astype(np.float32)
 
 
-def nibbles(q):  # 32 values 0..15 -> 16 bytes: element j low nibble, j + 16 high
-    return (q[:16] | (q[16:] << 4)).astype(np.uint8).tobytes()
+def nibbles(q):  # (blocks, 32) values 0..15 -> (blocks, 16) bytes: element j low nibble, j + 16 high
+    return (q[:, :16] | (q[:, 16:] << 4)).astype(np.uint8)
+
+
+def fifth_bits(q):  # (blocks,) u32: bit j = bit 4 of element j
+    return (((q >> 4) & 1).astype(np.uint32) << np.arange(32, dtype=np.uint32)).sum(1, dtype=np.uint32)
+
+
+def absmax_signed(x):
+    return x[np.arange(len(x)), np.argmax(np.abs(x), 1)]
 
 
 def q4_0(x, rng):
-    m = x[np.argmax(np.abs(x))]
-    d = f16(m / -8)
-    q = np.clip(np.round(x / d) + 8, 0, 15).astype(np.int32) if d else np.full(32, 8)
-    return d.tobytes() + nibbles(q), np.float32(d) * (q - 8).astype(np.float32)
+    d = f16(absmax_signed(x) / -8)
+    q = np.where(d[:, None] != 0, np.clip(np.round(over(x, d)) + 8, 0, 15), 8).astype(np.int32)
+    return u8(d, nibbles(q)), d.astype(np.float32)[:, None] * (q - 8).astype(np.float32)
 
 
 def q4_1(x, rng):
-    lo, hi = x.min(), x.max()
+    lo, hi = x.min(1), x.max(1)
     d, m = f16((hi - lo) / 15), f16(lo)
-    q = np.clip(np.round((x - np.float32(m)) / d), 0, 15).astype(np.int32) if d else np.zeros(32, np.int32)
-    return d.tobytes() + m.tobytes() + nibbles(q), np.float32(d) * q.astype(np.float32) + np.float32(m)
-
-
-def fifth_bits(q):  # bit j of a u32 = bit 4 of element j
-    return struct.pack("<I", int(sum(int((v >> 4) & 1) << j for j, v in enumerate(q))))
+    q = np.where(d[:, None] != 0, np.clip(np.round(over(x - m.astype(np.float32)[:, None], d)), 0, 15), 0).astype(np.int32)
+    return u8(d, m, nibbles(q)), d.astype(np.float32)[:, None] * q.astype(np.float32) + m.astype(np.float32)[:, None]
 
 
 def q5_0(x, rng):
-    m = x[np.argmax(np.abs(x))]
-    d = f16(m / -16)
-    q = np.clip(np.round(x / d) + 16, 0, 31).astype(np.int32) if d else np.full(32, 16)
-    return d.tobytes() + fifth_bits(q) + nibbles(q & 15), np.float32(d) * (q - 16).astype(np.float32)
+    d = f16(absmax_signed(x) / -16)
+    q = np.where(d[:, None] != 0, np.clip(np.round(over(x, d)) + 16, 0, 31), 16).astype(np.int32)
+    return u8(d, fifth_bits(q), nibbles(q & 15)), d.astype(np.float32)[:, None] * (q - 16).astype(np.float32)
 
 
 def q5_1(x, rng):
-    lo, hi = x.min(), x.max()
+    lo, hi = x.min(1), x.max(1)
     d, m = f16((hi - lo) / 31), f16(lo)
-    q = np.clip(np.round((x - np.float32(m)) / d), 0, 31).astype(np.int32) if d else np.zeros(32, np.int32)
-    return d.tobytes() + m.tobytes() + fifth_bits(q) + nibbles(q & 15), np.float32(d) * q.astype(np.float32) + np.float32(m)
+    q = np.where(d[:, None] != 0, np.clip(np.round(over(x - m.astype(np.float32)[:, None], d)), 0, 31), 0).astype(np.int32)
+    return (u8(d, m, fifth_bits(q), nibbles(q & 15)),
+            d.astype(np.float32)[:, None] * q.astype(np.float32) + m.astype(np.float32)[:, None])
 
 
 IQ4NL = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], dtype=np.float32)
 
 
+def nearest_iq4(x, d):
+    """x (blocks, 32), d (blocks,) -> the IQ4NL index nearest x / d (8 where d = 0)."""
+    q = np.abs(over(x, d)[:, :, None] - IQ4NL).argmin(2)
+    return np.where(np.asarray(d)[:, None] != 0, q, 8)
+
+
 def iq4_nl(x, rng):
-    d = f16(np.abs(x).max() / 127)
-    q = np.abs(x[:, None] / np.float32(d) - IQ4NL[None, :]).argmin(1) if d else np.full(32, 8)
-    return d.tobytes() + nibbles(q), np.float32(d) * IQ4NL[q]
+    d = f16(np.abs(x).max(1) / 127)
+    q = nearest_iq4(x, d.astype(np.float32))
+    return u8(d, nibbles(q)), d.astype(np.float32)[:, None] * IQ4NL[q]
 
 
 def iq4_xs(x, rng):
     """ggml-common.h's block_iq4_xs: d, scales_h (u16: bits 2ib, 2ib + 1 = the high bits of
     sub-block ib's scale), scales_l[4] (nibble ib, low first = its low bits), qs[128] (16 bytes a
     sub-block, as IQ4_NL's). Sub-block ib: x = (d * (ls - 32)) * IQ4NL[q]."""
-    sub = x.reshape(8, 32)
-    want = np.abs(sub).max(1) / 127 * rng.choice([-1.0, 1.0], 8)  # each sub-block's IQ4_NL scale, either sign
-    d = f16(np.abs(want).max() / 31)
-    ls = (np.clip(np.round(want / np.float32(d)), -32, 31) if d else np.zeros(8)).astype(np.int32) + 32
-    scales_h = sum(int(ls[ib] >> 4) << (2 * ib) for ib in range(8))
-    scales_l = bytes(int((ls[2 * i] & 15) | ((ls[2 * i + 1] & 15) << 4)) for i in range(4))
-    qs, y = b"", np.zeros(256, np.float32)
-    for ib in range(8):
-        dl = np.float32(d) * np.float32(ls[ib] - 32)
-        q = np.abs(sub[ib][:, None] / dl - IQ4NL[None, :]).argmin(1) if dl else np.full(32, 8)
-        qs += nibbles(q)
-        y[32 * ib:32 * ib + 32] = dl * IQ4NL[q]
-    return d.tobytes() + struct.pack("<H", scales_h) + scales_l + qs, y
+    nb = len(x)
+    sub = x.reshape(nb, 8, 32)
+    want = np.abs(sub).max(2) / 127 * rng.choice([-1.0, 1.0], (nb, 8))  # each sub-block's IQ4_NL scale, either sign
+    d = f16(np.abs(want).max(1) / 31)
+    ls = np.where(d[:, None] != 0, np.clip(np.round(over(want, d.astype(np.float32))), -32, 31), 0).astype(np.int32) + 32
+    scales_h = ((ls >> 4).astype(np.uint16) << (2 * np.arange(8, dtype=np.uint16))).sum(1, dtype=np.uint16)
+    scales_l = ((ls[:, 0::2] & 15) | ((ls[:, 1::2] & 15) << 4)).astype(np.uint8)
+    dl = d.astype(np.float32)[:, None] * (ls - 32).astype(np.float32)  # (blocks, 8)
+    q = nearest_iq4(sub.reshape(nb * 8, 32), dl.reshape(-1))           # (blocks * 8, 32)
+    y = dl.reshape(-1)[:, None] * IQ4NL[q]
+    return u8(d, scales_h, scales_l, nibbles(q).reshape(nb, 128)), y.reshape(nb, 256)
 
 
 # K-quants: random codes and sub-block scales, the super-block scale sized to the weights.
+def randu8(rng, nb, n):
+    return rng.integers(0, 256, (nb, n)).astype(np.uint8)
+
+
 def q2_k(x, rng):
-    sc = rng.integers(0, 256, 16).astype(np.uint8)           # low nibble scale, high nibble min
-    qs = rng.integers(0, 256, 64).astype(np.uint8)
-    d, dmin = f16(np.abs(x).max() / 45), f16(np.abs(x).max() / 30)
-    y = np.zeros(256, np.float32)
+    nb = len(x)
+    sc, qs = randu8(rng, nb, 16), randu8(rng, nb, 64)         # sc: low nibble scale, high nibble min
+    d, dmin = f16(np.abs(x).max(1) / 45), f16(np.abs(x).max(1) / 30)
+    y = np.zeros((nb, 256), np.float32)
     k, i = 0, 0
     for n in range(2):
-        q = qs[32 * n:32 * n + 32]
+        q = qs[:, 32 * n:32 * n + 32]
         for shift in (0, 2, 4, 6):
             for half in (0, 1):
-                s = sc[i]; i += 1
-                dl, ml = np.float32(d) * np.float32(s & 15), np.float32(dmin) * np.float32(s >> 4)
-                y[k:k + 16] = dl * ((q[16 * half:16 * half + 16] >> shift) & 3).astype(np.float32) - ml
+                s = sc[:, i:i + 1]; i += 1
+                dl, ml = d.astype(np.float32)[:, None] * (s & 15).astype(np.float32), dmin.astype(np.float32)[:, None] * (s >> 4).astype(np.float32)
+                y[:, k:k + 16] = dl * ((q[:, 16 * half:16 * half + 16] >> shift) & 3).astype(np.float32) - ml
                 k += 16
-    return sc.tobytes() + qs.tobytes() + d.tobytes() + dmin.tobytes(), y
+    return u8(sc, qs, d, dmin), y
 
 
 def q3_k(x, rng):
-    hm = rng.integers(0, 256, 32).astype(np.uint8)
-    qs = rng.integers(0, 256, 64).astype(np.uint8)
-    raw = rng.integers(0, 256, 12).astype(np.uint8)
-    d = f16(np.abs(x).max() / 128)
+    nb = len(x)
+    hm, qs, raw = randu8(rng, nb, 32), randu8(rng, nb, 64), randu8(rng, nb, 12)
+    d = f16(np.abs(x).max(1) / 128)
     scales = []
     for j in range(16):
-        lo = (raw[j] & 15) if j < 8 else (raw[j - 8] >> 4)
-        hi = (raw[8 + j % 4] >> (2 * (j // 4))) & 3
-        scales.append(int(lo | (hi << 4)) - 32)
-    y = np.zeros(256, np.float32)
+        lo = (raw[:, j] & 15) if j < 8 else (raw[:, j - 8] >> 4)
+        hi = (raw[:, 8 + j % 4] >> (2 * (j // 4))) & 3
+        scales.append((lo | (hi << 4)).astype(np.int32) - 32)
+    y = np.zeros((nb, 256), np.float32)
     k, i, m = 0, 0, 1
     for n in range(2):
-        q = qs[32 * n:32 * n + 32]
+        q = qs[:, 32 * n:32 * n + 32]
         for shift in (0, 2, 4, 6):
             for half in (0, 1):
-                dl = np.float32(d) * np.float32(scales[i]); i += 1
+                dl = d.astype(np.float32)[:, None] * scales[i][:, None].astype(np.float32); i += 1
                 sl = slice(16 * half, 16 * half + 16)
-                y[k:k + 16] = dl * (((q[sl] >> shift) & 3).astype(np.float32) - np.where(hm[sl] & m, 0, 4))
+                y[:, k:k + 16] = dl * (((q[:, sl] >> shift) & 3).astype(np.float32) - np.where(hm[:, sl] & m, 0, 4))
                 k += 16
             m <<= 1
-    return hm.tobytes() + qs.tobytes() + raw.tobytes() + d.tobytes(), y
+    return u8(hm, qs, raw, d), y
 
 
 def scale_min_k4(j, q):
     if j < 4:
-        return q[j] & 63, q[j + 4] & 63
-    return (q[j + 4] & 15) | ((q[j - 4] >> 6) << 4), (q[j + 4] >> 4) | ((q[j] >> 6) << 4)
+        return q[:, j] & 63, q[:, j + 4] & 63
+    return (q[:, j + 4] & 15) | ((q[:, j - 4] >> 6) << 4), (q[:, j + 4] >> 4) | ((q[:, j] >> 6) << 4)
 
 
 def q45_k(x, rng, five):
-    d, dmin = f16(np.abs(x).max() / (1000 if five else 500)), f16(np.abs(x).max() / 120)
-    sc = rng.integers(0, 256, 12).astype(np.uint8)
-    qh = rng.integers(0, 256, 32).astype(np.uint8)
-    ql = rng.integers(0, 256, 128).astype(np.uint8)
-    y = np.zeros(256, np.float32)
+    nb = len(x)
+    # dmin = d x the mean code (7.5 or 15.5): the mean of d s q - dmin m is then 0 (s, m drawn
+    # alike), as Q2_K's; a positive mean in every weight grows the residual stream layer by
+    # layer until a soft-capped logit (gemma2's) saturates and every top-10 token ties.
+    big = np.abs(x).max(1)
+    d, dmin = f16(big / (1000 if five else 500)), f16(big * (15.5 / 1000 if five else 7.5 / 500))
+    sc, qh, ql = randu8(rng, nb, 12), randu8(rng, nb, 32), randu8(rng, nb, 128)
+    df, mf = d.astype(np.float32)[:, None], dmin.astype(np.float32)[:, None]
+    y = np.zeros((nb, 256), np.float32)
     u1, u2 = 1, 2
     for j in range(4):
-        s1, m1 = scale_min_k4(2 * j, sc)
-        s2, m2 = scale_min_k4(2 * j + 1, sc)
-        q = ql[32 * j:32 * j + 32]
+        s1, m1 = (v.astype(np.float32)[:, None] for v in scale_min_k4(2 * j, sc))
+        s2, m2 = (v.astype(np.float32)[:, None] for v in scale_min_k4(2 * j + 1, sc))
+        q = ql[:, 32 * j:32 * j + 32]
         h1 = np.where(qh & u1, 16, 0) if five else 0
         h2 = np.where(qh & u2, 16, 0) if five else 0
-        y[64 * j:64 * j + 32] = np.float32(d) * np.float32(s1) * ((q & 15) + h1).astype(np.float32) - np.float32(dmin) * np.float32(m1)
-        y[64 * j + 32:64 * j + 64] = np.float32(d) * np.float32(s2) * ((q >> 4) + h2).astype(np.float32) - np.float32(dmin) * np.float32(m2)
+        y[:, 64 * j:64 * j + 32] = df * s1 * ((q & 15) + h1).astype(np.float32) - mf * m1
+        y[:, 64 * j + 32:64 * j + 64] = df * s2 * ((q >> 4) + h2).astype(np.float32) - mf * m2
         u1, u2 = u1 << 2, u2 << 2
-    head = d.tobytes() + dmin.tobytes() + sc.tobytes()
-    return (head + qh.tobytes() + ql.tobytes() if five else head + ql.tobytes()), y
+    return (u8(d, dmin, sc, qh, ql) if five else u8(d, dmin, sc, ql)), y
 
 
 def q6_k(x, rng):
-    ql = rng.integers(0, 256, 128).astype(np.uint8)
-    qh = rng.integers(0, 256, 64).astype(np.uint8)
-    sc = rng.integers(-128, 128, 16).astype(np.int8)
-    d = f16(np.abs(x).max() / 4096)
-    y = np.zeros(256, np.float32)
+    nb = len(x)
+    ql, qh = randu8(rng, nb, 128), randu8(rng, nb, 64)
+    sc = rng.integers(-128, 128, (nb, 16)).astype(np.int8)
+    d = f16(np.abs(x).max(1) / 4096)
+    y = np.zeros((nb, 256), np.float32)
+    i = np.arange(32) // 16                                   # the scale of element l: S[l // 16 + 2 * part]
     for n in range(2):
-        L, H, S = ql[64 * n:64 * n + 64], qh[32 * n:32 * n + 32], sc[8 * n:8 * n + 8]
-        for l in range(32):
-            i = l // 16
-            q1 = int((L[l] & 15) | (((H[l] >> 0) & 3) << 4)) - 32
-            q2 = int((L[l + 32] & 15) | (((H[l] >> 2) & 3) << 4)) - 32
-            q3 = int((L[l] >> 4) | (((H[l] >> 4) & 3) << 4)) - 32
-            q4 = int((L[l + 32] >> 4) | (((H[l] >> 6) & 3) << 4)) - 32
-            for off, q, s in ((0, q1, S[i]), (32, q2, S[i + 2]), (64, q3, S[i + 4]), (96, q4, S[i + 6])):
-                y[128 * n + l + off] = np.float32(d) * np.float32(s) * np.float32(q)
-    return ql.tobytes() + qh.tobytes() + sc.tobytes() + d.tobytes(), y
+        L, H, S = ql[:, 64 * n:64 * n + 64].astype(np.int32), qh[:, 32 * n:32 * n + 32].astype(np.int32), sc[:, 8 * n:8 * n + 8]
+        parts = ((L[:, :32] & 15) | (((H >> 0) & 3) << 4), (L[:, 32:] & 15) | (((H >> 2) & 3) << 4),
+                 (L[:, :32] >> 4) | (((H >> 4) & 3) << 4), (L[:, 32:] >> 4) | (((H >> 6) & 3) << 4))
+        for part, q in enumerate(parts):
+            y[:, 128 * n + 32 * part:128 * n + 32 * part + 32] = \
+                d.astype(np.float32)[:, None] * S[:, i + 2 * part].astype(np.float32) * (q - 32).astype(np.float32)
+    return u8(ql, qh, sc, d), y
 
 
 QUANT = {"Q8_0": q8_0, "Q4_0": q4_0, "Q4_1": q4_1, "Q5_0": q5_0, "Q5_1": q5_1, "IQ4_NL": iq4_nl, "Q2_K": q2_k, "Q3_K": q3_k,
@@ -367,6 +386,21 @@ VARIANTS = {
     "gpt2_f32": ("gpt2", dict(BASE, KV=4, F=256), "F32", dict(tied=False, tok="bpe", pre="gpt-2")),
     "gpt2_q8_0": ("gpt2", dict(BASE, KV=4, F=256), "Q8_0", dict(tied=True, tok="bpe", pre="gpt-2")),
 }
+# The cross product: every architecture in every type. Each architecture's options as its Q8_0
+# variant's above; its sizes as above for the 32-element blocks and the 16-bit types, and with
+# every row a multiple of 256 for the K-quants and IQ4_XS (phi3's fused [q|k|v] then splits at
+# rows 256 and 384 of a 512-row matrix, gpt2's at 256 and 512). The output alternates between
+# tied (the token table read twice) and separate along TYPES, but for gemma and gemma2, always
+# tied (llama.cpp loads no output.weight for them and refuses a file that has one).
+TYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "IQ4_NL", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"]
+K256 = dict(BASE, D=256, dh=64, F=256)
+ARCH_SIZES = {"qwen2": (BASE, K256), "qwen3": (dict(BASE, D=32, dh=16), K256),
+              "gemma": (dict(BASE, H=2, KV=1, dh=32), dict(K256, H=2, KV=1, dh=128)), "gemma2": (dict(BASE, L=3), dict(K256, L=3)),
+              "gemma3": (dict(BASE, L=7), dict(K256, L=7)), "phi3": (BASE, K256), "gpt2": (dict(BASE, KV=4, F=256), dict(K256, KV=4))}
+for _arch, (_small, _k) in ARCH_SIZES.items():
+    for _i, _t in enumerate(TYPES):
+        _o = dict(VARIANTS[_arch + "_q8_0"][3], tied=_arch in ("gemma", "gemma2") or _i % 2 == (0 if _arch in ("phi3", "gpt2") else 1))
+        VARIANTS.setdefault(f"{_arch}_{_t.lower()}", (_arch, _k if GGML[_t][1] == 256 else _small, _t, _o))
 
 
 def llama3_rope_factors(theta, dh, s3):
@@ -390,7 +424,8 @@ def permute(w, heads):
     return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
-def write_variant(out_dir, name, seed=1):
+def write_variant(out_dir, name, seed=1, reference=True):
+    """Writes NAME.gguf into out_dir, and (reference) NAME.ref.npz and NAME.cfg.json; returns the path."""
     arch, S, wtype, o = VARIANTS[name]
     rng = np.random.default_rng(seed)
     D, H, KV, dh, L, F = S["D"], S["H"], S["KV"], S["dh"], S["L"], S["F"]
@@ -445,7 +480,10 @@ def write_variant(out_dir, name, seed=1):
     def mat(rows, cols, scale=None):
         return rng.normal(0, scale or 1 / np.sqrt(cols), (rows, cols))
 
-    emb = rng.normal(0, 1, (V, D))
+    # Gemma multiplies the table by sqrt(D) on the way in and reads it tied on the way out: at
+    # N(0, 1) a token's own logit is about D, at D = 256 far past gemma2's soft-cap of 30 (every
+    # top-10 token then ties at 30 and the logits check holds nothing). gemma2's: N(0, 1/D).
+    emb = rng.normal(0, 1 / np.sqrt(D) if arch == "gemma2" else 1, (V, D))
     put("token_embd.weight", (hp + "wte.weight") if gpt2 else hp + "embed_tokens.weight", emb, wtype)
     if gpt2:
         put("position_embd.weight", hp + "wpe.weight", rng.normal(0, 0.3, (64, D)), wtype)
@@ -543,7 +581,8 @@ def write_variant(out_dir, name, seed=1):
         cfg.update(attn_logit_softcapping=3.0, final_logit_softcapping=30.0)
     with open(os.path.join(out_dir, name + ".cfg.json"), "w") as f:
         json.dump(cfg, f)
-    np.savez(os.path.join(out_dir, name + ".ref.npz"), **ref)
+    if reference:
+        np.savez(os.path.join(out_dir, name + ".ref.npz"), **ref)
     return path
 
 
