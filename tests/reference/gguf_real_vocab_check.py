@@ -38,7 +38,7 @@ TEXTS = HARD + [
     "1234567 89", "3.14159 and 1,000,000 or 0x7fff", "I'm you'll WE'RE", "she's THEY'VE it'd HE'LL", "a    b", "x\n\n\n\ny",
     "  \n  \n", "end   \n\n  ", "line one\r\nline two\r\n", "中文混合English와 한국어", "مرحبا بالعالم", "नमस्ते दुनिया",
     "👨\u200d👩\u200d👧 family 👍🏽", "e\u0301te\u0301 na\u0131\u0308ve a\u0300 n\u0303", "def f(x):\n\tif x:\n\t\treturn x  # tab\n",
-    "<|endoftext|><|endoftext|>", " <|endoftext|> ", ENGLISH]
+    "<|endoftext|><|endoftext|>", " <|endoftext|> ", "a\u2028b\u0085c\x0bd", ENGLISH]
 SPECIAL = {  # the family's own control (3) and user-defined (4) tokens written in the text
     "llama3": ["<|begin_of_text|>Hello<|eot_id|>", "a<|start_header_id|>user<|end_header_id|>\n\nhi"],
     "qwen3": ["<|im_start|>user\nhi<|im_end|>", "<tool_call>x</tool_call>", "<think>\n\n</think>\n\nok", "a<|fim_prefix|>b"],
@@ -59,7 +59,10 @@ def headmap_ids(cli, path, texts, work, family):
     run = subprocess.run([cli, "tokenize", "--tokenizer", path, "--texts-file", req], capture_output=True, text=True, encoding="utf-8")
     if run.returncode != 0:
         raise RuntimeError(f"headmap-cli tokenize refused {path}: {run.stderr.strip()}")
-    return [json.loads(line)["ids"] for line in run.stdout.splitlines()]
+    ids = [json.loads(line)["ids"] for line in run.stdout.split("\n") if line]  # not splitlines(): U+2028 may be in the JSON
+    if len(ids) != len(texts):
+        raise RuntimeError(f"headmap-cli tokenize gave {len(ids)} answers for {len(texts)} texts")
+    return ids
 
 
 def main():
@@ -94,6 +97,9 @@ def main():
         print("llama.cpp / tokenizers (node) failed: " + run.stderr.strip()[-2000:])
         return 1
     oracle = dict(zip(families, json.loads(run.stdout)))
+    if any(len(oracle[f]["llama"]) != len(texts[f]) or len(oracle[f]["hf"]) != len(texts[f]) for f in families):
+        print("the node oracle gave fewer answers than texts")
+        return 1
     t3 = time.time()
     ok, seen_known = True, set()
     for f in families:
