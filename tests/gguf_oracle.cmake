@@ -4,6 +4,10 @@
 #   gguf_matches_llama_cpp   llama.cpp itself (npm node-llama-cpp's prebuilt CPU build, installed
 #                            into the build tree at test time by gguf_oracle_setup): token ids on
 #                            hard strings, next-token top-1 and log-probabilities.
+#   gguf_real_vocab_matches_llama_cpp  GGUF files carrying real vocabularies (Llama 3, Qwen 3,
+#                            GPT-2; make_gguf_vocab.py writes them once into the build tree from
+#                            the hf_oracle fixture's tokenizer.json files): headmap-cli tokenize
+#                            against llama.cpp's tokenizer, Hugging Face's as a second witness.
 # Without node and npm, or when the registry cannot be reached, the llama.cpp test is skipped
 # (exit 77) and says why; without python3-numpy both are.
 set(HEADMAP_GGUF_ORACLE "${CMAKE_CURRENT_BINARY_DIR}/gguf-oracle")
@@ -18,4 +22,7 @@ if(HEADMAP_GGUF_PYTHON3)
   add_test(NAME gguf_matches_llama_cpp COMMAND ${HEADMAP_GGUF_PYTHON3} "${CMAKE_CURRENT_SOURCE_DIR}/reference/gguf_llama_check.py"
     $<TARGET_FILE:headmap-cli> "${HEADMAP_GGUF_ORACLE}/node_modules" "${CMAKE_CURRENT_BINARY_DIR}/gguf-llama")
   set_tests_properties(gguf_matches_llama_cpp PROPERTIES FIXTURES_REQUIRED gguf_oracle SKIP_RETURN_CODE 77 TIMEOUT 1800)
+  add_test(NAME gguf_real_vocab_matches_llama_cpp COMMAND ${HEADMAP_GGUF_PYTHON3} "${CMAKE_CURRENT_SOURCE_DIR}/reference/gguf_real_vocab_check.py"
+    $<TARGET_FILE:headmap-cli> "${HEADMAP_GGUF_ORACLE}/node_modules" "${HEADMAP_NPM_ORACLE}/node_modules" "${CMAKE_CURRENT_BINARY_DIR}/gguf-real-vocab")
+  set_tests_properties(gguf_real_vocab_matches_llama_cpp PROPERTIES FIXTURES_REQUIRED "gguf_oracle;hf_oracle" SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
