@@ -44,6 +44,10 @@ int tokenize_cmd(int argc, char** argv) {
   std::vector<std::string> texts_in;
   if (file_opt->count()) {
     std::ifstream in(texts_file, std::ios::binary);
+    if (!in.is_open()) {
+      print_message("headmap-cli", texts_file + ": cannot be read (no such file, or no permission).");
+      return 1;
+    }
     nlohmann::json arr = nlohmann::json::parse(in, nullptr, false);
     if (!in || arr.is_discarded() || !arr.is_array()) {
       print_message("headmap-cli", texts_file + ": not a JSON array of strings.");
