@@ -8,6 +8,7 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -119,6 +120,12 @@ void App::draw_dialogs() {
   }
   if (dialog_ == Dialog::None) return;
   const char* title = dialog_title(dialog_);
+  // Wide enough for its title (auto-resize fits the contents only, which cut "Open model (a
+  // directory, a GGUF file, ..." short), never wider than the window.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float title_w = ImGui::CalcTextSize(title).x + 2 * (style.FramePadding.x + style.WindowPadding.x);
+  const float max_w = std::max(ImGui::GetMainViewport()->WorkSize.x - 2 * style.WindowPadding.x, 1.0f);
+  ImGui::SetNextWindowSizeConstraints(ImVec2(std::min(title_w, max_w), 0.0f), ImVec2(max_w, FLT_MAX));
   if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
   hook_widget(title);  // its title bar
   bool close = false;

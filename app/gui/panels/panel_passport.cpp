@@ -311,8 +311,12 @@ void draw_passport(AppState& s, bool full) {
     const int64_t d = p.attention_params - prev->attention_params;
     if (d == 0 && prev->cfg.num_heads != c.num_heads)
       ImGui::TextColored(kUnchangedColour, "attention parameters: unchanged (H %d \xE2\x86\x92 %d)", prev->cfg.num_heads, c.num_heads);
-    else if (d != 0)
-      ImGui::TextColored(kChangedColour, "attention parameters: %+lld", static_cast<long long>(d));
+    else if (d != 0) {  // "132,096 -> 16,384 (-115,712)": a bare "-115712" read as a count
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextColored(kChangedColour, "attention parameters: %s \xE2\x86\x92 %s (%s%s)", grouped(prev->attention_params).c_str(),
+                         grouped(p.attention_params).c_str(), d > 0 ? "+" : "\xE2\x88\x92", grouped(d > 0 ? d : -d).c_str());
+      ImGui::PopTextWrapPos();
+    }
   } else {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("%s", p.attention_formula.c_str());  // from the core, with W_O off and K/V sharing
