@@ -30,7 +30,6 @@ Exit 0 all agree, 1 a difference, 77 when node or the npm packages are missing.
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 
@@ -145,11 +144,8 @@ def main():
         print(__doc__)
         return 2
     cli, modules, work = sys.argv[1:4]
-    if not shutil.which("node"):
-        print("SKIPPED: node is missing (.ci/setup installs it)")
-        return 77
-    if not os.path.isdir(os.path.join(modules, "node-llama-cpp")):
-        print(f"SKIPPED: node-llama-cpp is not installed in {modules} (the fixture gguf_oracle_setup installs it; it says why it did not)")
+    if skip := reference_common.llama_cpp_missing(modules):
+        print(skip)
         return 77
     os.makedirs(work, exist_ok=True)
     variants = sys.argv[4:] or list(make_gguf.VARIANTS)

@@ -17,7 +17,6 @@ Exit 0 all agree, 1 a difference, 77 when node or an npm oracle is missing.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -70,11 +69,8 @@ def main():
         print(__doc__)
         return 2
     cli, llama_modules, hf_modules, work = sys.argv[1:5]
-    if not shutil.which("node"):
-        print("SKIPPED: node is missing (.ci/setup installs it)")
-        return 77
-    if not os.path.isdir(os.path.join(llama_modules, "node-llama-cpp")):
-        print(f"SKIPPED: node-llama-cpp is not installed in {llama_modules} (gguf_oracle_setup says why)")
+    if skip := reference_common.llama_cpp_missing(llama_modules):
+        print(skip)
         return 77
     if not all(os.path.exists(make_gguf_vocab.tokenizer_json_path(hf_modules, f)) for f in make_gguf_vocab.FAMILIES) or \
             not os.path.isdir(os.path.join(hf_modules, "tokenizers")):

@@ -2,6 +2,7 @@
 tests/reference/ share (numpy only; nothing here imports headmap).
 
   numpy_or_skip()     numpy, or exit 77 (ctest's skip code) with a message when it is missing
+  llama_cpp_missing() why llama.cpp (node and npm's node-llama-cpp) cannot run, or None
   cli_and_work()      HEADMAP_CLI WORK_DIR from the command line, WORK_DIR created
   worst_layer_io()    headmap's attention input and output of one layer (--npy) against the
                       reference's, relative to the larger magnitude
@@ -25,6 +26,17 @@ def numpy_or_skip():
         print("numpy is missing: skipped (apt-get install python3-numpy)")
         sys.exit(77)
     return numpy
+
+
+def llama_cpp_missing(modules):
+    """Why llama.cpp cannot be run from `modules` (node missing, or node-llama-cpp not installed
+    there by the gguf_oracle_setup fixture) as a skip message, or None when it can."""
+    import shutil
+    if not shutil.which("node"):
+        return "SKIPPED: node is missing (.ci/setup installs it)"
+    if not os.path.isdir(os.path.join(modules, "node-llama-cpp")):
+        return f"SKIPPED: node-llama-cpp is not installed in {modules} (the fixture gguf_oracle_setup installs it; it says why it did not)"
+    return None
 
 
 def cli_and_work(doc, exact=False):
