@@ -66,8 +66,13 @@ Status App::init() {
 bool App::should_close() const { return glfwWindowShouldClose(window) || (script && script->finished); }
 
 bool App::fresh() const {
+  // The inputs are compared as they are now, not through last frame's stale flag: a model
+  // read in the background is adopted at the top of a frame (sync_model_loader), before
+  // post_request_if_changed asks for its maps, and a script looking in between saw the old
+  // result as fresh (Compare's B was reported with no heads, CI 2026-11-28).
   return state.result && state.result->fwd && !state.stale && !worker_.busy() && deferred_drawn_ == 0 &&
-         (!glyphs().dirty() || fonts_failed_);  // and every character's glyph in the atlas
+         (!glyphs().dirty() || fonts_failed_) &&  // and every character's glyph in the atlas
+         compute_request(state) == last_request_;
 }
 
 void App::save_preferences_now() {
