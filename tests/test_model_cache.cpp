@@ -12,6 +12,8 @@
 
 #include "core/io/hf_model.h"
 #include "core/io/model_cache.h"
+#include "core/model/model.h"
+#include "core/model/source_label.h"
 
 using namespace headmap;
 namespace fs = std::filesystem;
@@ -48,6 +50,7 @@ TEST(ModelCache, HuggingFaceRepoIdResolvesThroughRefsSnapshotsAndBlobSymlinks) {
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w->arch.family, "llama");
   EXPECT_NE(w->hf_tokenizer, nullptr);
+  EXPECT_NE(describe_source(*w, config_for_weights(*w, ModelConfig{})).find(" from TinyOrg/tiny-llama-GGUF: "), std::string::npos);
 
   // not in the cache: the message names where it looked
   Result<ModelWeights> absent = open_model_path("TinyOrg/absent");
@@ -80,6 +83,10 @@ TEST(ModelCache, OllamaNameAndTagResolveToTheGgufBlob) {
   Result<ModelWeights> w = open_model_path("tiny:q8");
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w->arch.family, "llama");
+  // shown by its name, not by the blob's digest (the Open dialog's row, the status line)
+  const std::string line = describe_source(*w, config_for_weights(*w, ModelConfig{}));
+  EXPECT_NE(line.find(" from tiny:q8: "), std::string::npos) << line;
+  EXPECT_EQ(line.find("sha256"), std::string::npos) << line;
   // no such tag; a manifest without a model layer; names with path parts are not looked up
   EXPECT_FALSE(resolve_cached_model("tiny"));  // "latest" is absent
   write(root / "manifests" / "registry.ollama.ai" / "library" / "tiny" / "latest", R"({"layers":[]})");

@@ -456,7 +456,11 @@ Result<ModelWeights> open_model_path(const std::string& path) {
     // PUBLISHER/REPO/FILE.gguf in LM Studio's, NAME[:TAG] in Ollama's (model_cache.h).
     if (!p.is_absolute() && path[0] != '.') {
       Result<std::string> cached = resolve_cached_model(path);
-      if (cached) return open_model_path(*cached);
+      if (cached) {  // shown by the name the person gave, not by a blob's digest
+        Result<ModelWeights> w = open_model_path(*cached);
+        if (w) w->source.opened_as = path;
+        return w;
+      }
       if (cached.error().kind != ErrorKind::InvalidArgument)
         return Error{cached.error().kind, path + " does not exist as a file or directory, and as a model name: " + cached.error().message + what};
     }

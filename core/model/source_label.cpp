@@ -18,6 +18,16 @@ static std::string kv_suffix(const ModelWeights& w, const ModelConfig& cfg) {
   return out;
 }
 
+// Where pretrained weights came from, as the person knows it: the cache name they opened
+// ("qwen3:8b") rather than a blob's path, else the path with HOME as "~".
+static std::string shown_where(const WeightsSource& s) {
+  if (!s.opened_as.empty()) return s.opened_as;
+  std::string where = s.path;
+  if (const char* home = std::getenv("HOME"); home && *home && where.rfind(std::string(home) + "/", 0) == 0)
+    where = "~" + where.substr(std::strlen(home));
+  return where;
+}
+
 std::string describe_source(const ModelWeights& w, const ModelConfig& cfg) {
   return describe_weights(w, cfg) + kv_suffix(w, cfg);
 }
@@ -31,9 +41,7 @@ std::string describe_weights(const ModelWeights& w, const ModelConfig& cfg) {
   }
   if (s.kind == WeightsSource::Kind::Pretrained && !w.arch.is_gpt2_block()) {
     // "Qwen3 from ~/models/Qwen3-0.6B: D=1024, H=16 (8 K/V), d_head=128, L=28, 0.6B parameters, BF16"
-    std::string where = s.path;
-    if (const char* home = std::getenv("HOME"); home && *home && where.rfind(std::string(home) + "/", 0) == 0)
-      where = "~" + where.substr(std::strlen(home));
+    const std::string where = shown_where(s);
     const int dh = cfg.d_head(), kv = cfg.kv_heads();
     std::string heads = "H=" + std::to_string(cfg.num_heads) + (kv < cfg.num_heads ? " (" + std::to_string(kv) + " K/V)" : "");
     std::string out = w.arch.name + " from " + where + ": D=" + std::to_string(w.d_model) + ", " + heads + ", d_head=" + std::to_string(dh) +
@@ -45,9 +53,7 @@ std::string describe_weights(const ModelWeights& w, const ModelConfig& cfg) {
   }
   if (s.kind == WeightsSource::Kind::Pretrained) {
     // "gpt2 from ~/models/gpt2: D=768, H=12, L=12, 124M parameters"
-    std::string where = s.path;
-    if (const char* home = std::getenv("HOME"); home && *home && where.rfind(std::string(home) + "/", 0) == 0)
-      where = "~" + where.substr(std::strlen(home));
+    const std::string where = shown_where(s);
     std::snprintf(buf, sizeof buf, ": D=%d, H=%d, L=%d, ", w.d_model, s.trained_heads, w.num_layers());
     std::string out = s.model_name + " from " + where + buf + parameters_text(s.parameters) + " parameters";
     if (cfg.num_heads != s.trained_heads) out = "re-sliced to H=" + std::to_string(cfg.num_heads) + ": " + out;

@@ -73,6 +73,7 @@ struct WeightsSource {
   double val_loss = 0.0;      // trained: validation loss (nats/token), 0 if unknown
   std::string corpus;         // trained: corpus name
   std::string path;           // trained: checkpoint file, if loaded from one
+  std::string opened_as;      // pretrained: the cache name it was opened by ("qwen3:8b", "Qwen/Qwen3-0.6B"), shown in place of path
   bool no_w_o = false;        // trained without W_O: w_o = I and b_o = 0 (the same function)
   std::string reproduce;      // trained: the command that made it ("headmap-cli train ...")
   std::string train_options;  // trained: every training option, as JSON
