@@ -372,13 +372,17 @@ TEST(PackedGemm, FewRowsSplitOverTheTeamGiveTheSameBits) {
     for (int M : rows) {
       const std::string what = std::to_string(M) + " rows against " + std::to_string(K) + " x " + std::to_string(N);
       const Plain A = random_matrix(M, K, seed + 1 + M);
-      Plain one = Plain::Constant(M, N, std::nanf("")), team = one;
+      Plain one = Plain::Constant(M, N, std::nanf("")), team = one, by_flops = one;
+      set_compute_threads(1);  // from kFewRowSplitRows rows on, packed_gemm splits by the flops
       packed_gemm(one, A, Bp);
+      set_compute_threads(2);
+      packed_gemm(by_flops, A, Bp);
       {
         FewRowSplit split(true);
         packed_gemm(team, A, Bp);
       }
       EXPECT_TRUE(same_bits(one, team)) << what;
+      EXPECT_TRUE(same_bits(one, by_flops)) << what;
       const Plain want = (A.cast<double>() * B.cast<double>()).cast<float>();
       EXPECT_LT((team - want).cwiseAbs().maxCoeff(), 1e-3f) << what << ": the product itself";
     }
@@ -388,6 +392,27 @@ TEST(PackedGemm, FewRowsSplitOverTheTeamGiveTheSameBits) {
   // threads_for's 2 MFLOP (GPT-2 small's W_O, 768 x 768: 2.4 MB, 1.2 MFLOP): here 720 x 712
   // (2 MB, 1.0 MFLOP a row; 712 = 22 panels and a narrow one), 1 to 7 rows.
   check(720, 712, 63, {1, 2, 3, 4, 5, 6, 7});
+  set_compute_threads(threads);
+}
+
+TEST(PackedGemm, FromFourRowsTheThreadsGoByTheFlopsNotByTheFewRowScope) {
+  // Only 1-3 rows (kFewRowSplitRows) against a matrix below 64 MiB are the FewRowSplit scope's
+  // to put on one thread or the team (and it times them: products_ms); 4-7 rows take the
+  // threads their flops ask whatever the scope says. (A typing pass of 4-7 rows ran every
+  // layer's products on one thread: neither the scope's rows nor the panel tile's 8.)
+  const int threads = compute_threads();
+  set_compute_threads(2);
+  const Plain B = random_matrix(720, 712, 71);  // 2 MB: below 64 MiB, above the team's 1 MiB
+  const PackedMatrix Bp(B);
+  for (int M = 1; M <= 8; ++M)
+    for (bool split : {false, true}) {
+      const Plain A = random_matrix(M, 720, 72 + M);
+      Plain C = Plain::Constant(M, 712, std::nanf(""));
+      FewRowSplit scope(split);
+      packed_gemm(C, A, Bp);
+      if (M < kFewRowSplitRows) EXPECT_GT(scope.products_ms(), 0.0) << M << " rows: the scope decides and times them";
+      else EXPECT_EQ(scope.products_ms(), 0.0) << M << " rows: not the scope's (split " << split << ")";
+    }
   set_compute_threads(threads);
 }
 

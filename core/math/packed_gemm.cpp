@@ -280,8 +280,8 @@ void run_transposed_panel(int p, int M, const float* A, int lda, int N, int K, c
   run_panel<WeightDtype::F32>(p, M, K, N, A, lda, panel.data(), panel.data() + panel.size(), C, ldc, false);
 }
 
-// Weights below this many bytes (64 MiB) are not split over threads for fewer than kMR rows,
-// unless the calling thread holds a FewRowSplit(true).
+// Weights below this many bytes (64 MiB) are not split over threads for fewer than
+// kFewRowSplitRows rows, unless the calling thread holds a FewRowSplit(true).
 constexpr size_t kSmallRowsSplitBytes = size_t(64) << 20;
 // A FewRowSplit(true) scope streams a matrix of at least this many bytes (1 MiB) on the whole
 // team whatever its flops: a thread's half then takes ~50 us against the region's ~5 us.
@@ -781,7 +781,7 @@ void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C
   // little arithmetic: one layer's matrix takes a thread a millisecond or so, less than a
   // parallel region's join costs when the cores are shared (3.8x slower appends on a loaded
   // 2-core machine). Only a large matrix is split, or any when a FewRowSplit scope asks.
-  if (M >= kMR || B.bytes() >= kSmallRowsSplitBytes) return packed_gemm_on(nt, M, A, lda, B, C, ldc, accumulate);
+  if (M >= kFewRowSplitRows || B.bytes() >= kSmallRowsSplitBytes) return packed_gemm_on(nt, M, A, lda, B, C, ldc, accumulate);
   FewRowSplit* scope = t_few_row_scope;
   if (!scope) return packed_gemm_on(1, M, A, lda, B, C, ldc, accumulate);
   // Split, a few rows are sized by their bytes, not their flops: GPT-2 small's W_O (2.4 MB,

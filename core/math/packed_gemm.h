@@ -208,13 +208,18 @@ struct NarrowRows {
 // Splits B's panels across the compute threads (one thread below ~2 MFLOP).
 void packed_gemm(int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate);
 
-// Fewer than kMR rows of A against a packed matrix below 64 MiB (the incremental forward's
-// appended tokens against one layer's weights) are streamed by one thread, unless a
+// Fewer than kFewRowSplitRows rows of A against a packed matrix below 64 MiB (the incremental
+// forward's appended tokens against one layer's weights) are streamed by one thread, unless a
 // FewRowSplit scope on the calling thread asks for the whole team (for a matrix of 1 MiB or
-// more whatever its flops: a few rows are bound by the bytes they stream). On a quiet 2-core VM a
+// more whatever its flops: a few rows are bound by the bytes they stream). From
+// kFewRowSplitRows rows on, a product takes the threads its flops ask (threads_for), as any
+// other: a typing pass of 4-7 rows ran on one thread (this rule stopped at the panel tile's 8
+// rows, the cache's timing at 3), 1.3-2.0x as long on the Q4_K files of the 1B shape on a
+// 2-core VM (tests/bench/README.md, helper typq13). On a quiet 2-core VM a
 // second core reads 1.5x the bandwidth (headmap-bench-bandwidth: 22 vs 32 GB/s); on a shared
 // one a parallel region's join costs more than the rows take. The incremental forward times
 // both and keeps the faster (KvCache::split). The result is the same bit for bit either way.
+constexpr int kFewRowSplitRows = 4;
 class FewRowSplit {
  public:
   explicit FewRowSplit(bool split);

@@ -754,12 +754,13 @@ static void encoder_logits(const ModelWeights& w, const MatR& x, const Batch& ba
   out.logits = SharedRows(std::move(logits));
 }
 
-// The incremental forward, with an append of 1-3 rows run the faster of the two ways its
-// weights can be streamed (KvCache::SplitTiming, FewRowSplit): bit for bit the same result.
+// The incremental forward, with an append of 1-3 rows (fewer than kFewRowSplitRows) run the
+// faster of the two ways its weights can be streamed (KvCache::SplitTiming, FewRowSplit): bit
+// for bit the same result. More rows take the threads their flops ask (packed_gemm.h).
 static Result<ForwardOutput> forward_cached(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt,
                                             ForwardOutput out, MhaOptions mo, KvCache& c) {
   const int n = batch.T - kv_reusable_rows(c, w, cfg, batch, opt);
-  if (n <= 0 || n >= 4) return forward_cached_rows(w, cfg, batch, opt, std::move(out), mo, c);
+  if (n <= 0 || n >= kFewRowSplitRows) return forward_cached_rows(w, cfg, batch, opt, std::move(out), mo, c);
   const bool split = c.split.choose();
   FewRowSplit scope(split);
   Result<ForwardOutput> r = forward_cached_rows(w, cfg, batch, opt, std::move(out), mo, c);
