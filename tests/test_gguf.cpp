@@ -4,12 +4,15 @@
 // overlapping or unaligned, absurd counts, undefined types, big-endian, version 1) refused
 // with messages; blocks of Q8_0, Q4_0, Q4_1, Q5_0, Q6_K and IQ4_XS widened to values worked out by
 // hand from the block layouts; unsupported types, architectures and pre-tokenizers refused by
-// name. (The whole models are held to numpy and to llama.cpp by gguf_matches_numpy and
-// gguf_matches_llama_cpp.)
+// name; token types retyped by their text as llama.cpp's loader does (kTokenNames). (The whole
+// models are held to numpy and to llama.cpp by gguf_matches_numpy and gguf_matches_llama_cpp,
+// the names on real vocabularies by gguf_real_vocab_matches_llama_cpp.)
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -362,4 +365,58 @@ TEST(Gguf, RefusesWhatItDoesNotReadByName) {
   ASSERT_FALSE(j);
   EXPECT_NE(j.error().message.find("\"mystery-bpe\""), std::string::npos) << j.error().message;
   EXPECT_NE(j.error().message.find("llama-bpe"), std::string::npos);
+}
+
+// tokenizer.ggml.* of a gpt2 vocabulary (tokens, their types or none, extra keys) -> each added
+// token of the tokenizer.json: 3 special (control), 4 plain (user-defined); absent: text.
+static std::map<std::string, int> added_tokens(const std::vector<std::pair<std::string, int>>& toks, bool typed, const std::string& extra = "",
+                                               int n_extra = 0) {
+  Bytes kv;
+  kv.key("tokenizer.ggml.model", GgufValueType::String).str("gpt2");
+  kv.key("tokenizer.ggml.pre", GgufValueType::String).str("gpt-2");
+  kv.key("tokenizer.ggml.tokens", GgufValueType::Array).put<uint32_t>(static_cast<uint32_t>(GgufValueType::String)).put<uint64_t>(toks.size());
+  for (const auto& t : toks) kv.str(t.first);
+  if (typed) {
+    kv.key("tokenizer.ggml.token_type", GgufValueType::Array).put<uint32_t>(static_cast<uint32_t>(GgufValueType::I32)).put<uint64_t>(toks.size());
+    for (const auto& t : toks) kv.put<int32_t>(t.second);
+  }
+  kv.key("tokenizer.ggml.merges", GgufValueType::Array).put<uint32_t>(static_cast<uint32_t>(GgufValueType::String)).put<uint64_t>(0);
+  kv.b += extra;
+  std::string bytes = file_with(3, 4 + (typed ? 1 : 0) + n_extra, kv.b);
+  Result<GgufFile> f = GgufFile::view(bytes.data(), bytes.size(), "t.gguf");
+  EXPECT_TRUE(f);
+  if (!f) return {};
+  Result<std::string> j = gguf_tokenizer_json(*f);
+  EXPECT_TRUE(j) << j.error().message;
+  if (!j) return {};
+  std::map<std::string, int> out;
+  const nlohmann::json parsed = nlohmann::json::parse(*j);
+  for (const auto& a : parsed["added_tokens"]) out[a["content"].get<std::string>()] = a["special"].get<bool>() ? 3 : 4;
+  return out;
+}
+
+TEST(Gguf, RetypesTokensByTheirTextAsLlamaCpp) {
+  // An untyped file: every token normal; the end-of-generation and FIM spellings become control
+  // (one per FIM role: the lowest id), the gpt-oss channel tokens user-defined, the rest text.
+  std::map<std::string, int> got = added_tokens({{"a", 1}, {"<|im_start|>", 1}, {"<|im_end|>", 1}, {"</s>", 1}, {"<SUF>", 1}, {"<|fim_suffix|>", 1},
+                                                 {"<|fim_pad|>", 1}, {"<|channel|>", 1}, {"<eos>", 1}, {"<|eot_id|>", 1}},
+                                                false);
+  EXPECT_EQ(got, (std::map<std::string, int>{{"<|im_end|>", 3}, {"</s>", 3}, {"<SUF>", 3}, {"<|fim_pad|>", 3}, {"<|channel|>", 4}, {"<eos>", 3},
+                                             {"<|eot_id|>", 3}}));
+
+  // Typed: control and unknown stay; user-defined and unused become control; a FIM role whose
+  // id the file gives (either key) looks for no name; <|end|> is user-defined next to <|return|>
+  // and <|call|>, </s> normal next to <|tool_response>; the channel tokens user-defined.
+  Bytes keys;
+  keys.key("tokenizer.ggml.prefix_token_id", GgufValueType::U32).put<uint32_t>(1);
+  keys.key("tokenizer.ggml.fim_mid_token_id", GgufValueType::U32).put<uint32_t>(99);  // out of range: not given
+  got = added_tokens({{"a", 1}, {"<|fim_prefix|>", 1}, {"<|fim_middle|>", 1}, {"<|im_end|>", 4}, {"<|endoftext|>", 5}, {"<|eom_id|>", 2},
+                      {"<|end|>", 3}, {"<|return|>", 1}, {"<|call|>", 3}, {"</s>", 3}, {"<|tool_response>", 3}, {"<|message|>", 3}},
+                     true, keys.b, 2);
+  EXPECT_EQ(got, (std::map<std::string, int>{{"<|fim_middle|>", 3}, {"<|im_end|>", 3}, {"<|endoftext|>", 3}, {"<|eom_id|>", 3}, {"<|end|>", 4},
+                                             {"<|return|>", 3}, {"<|call|>", 3}, {"<|tool_response>", 3}, {"<|message|>", 4}}));
+
+  // The exceptions need both texts of a pair: <|end|> with <|return|> alone stays control.
+  got = added_tokens({{"<|end|>", 1}, {"<|return|>", 1}, {"<|flush|>", 3}}, true);
+  EXPECT_EQ(got, (std::map<std::string, int>{{"<|end|>", 3}, {"<|return|>", 3}, {"<|flush|>", 3}}));
 }

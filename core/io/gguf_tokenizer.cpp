@@ -11,10 +11,14 @@
 //     split the text first (llama.cpp's table of names, mapped here onto Split / Digits /
 //     ByteLevel pre-tokenizers).
 // Token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte. Control and
-// unknown tokens become special added tokens, user-defined ones plain added tokens.
+// unknown tokens become special added tokens, user-defined ones plain added tokens, after
+// llama.cpp's retyping by name (kTokenNames below).
+//
+// Sections: [token names] [tokenizer.json]
 #include <algorithm>
 #include <cstring>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -55,7 +59,113 @@ bool pre_tokenizer_for(const std::string& pre, json* out, bool* ignore_merges) {
   return true;
 }
 const char* kKnownPre = "llama-bpe (llama3, llama-v3, falcon3), dbrx, smaug-bpe, qwen2 (stablelm2, deepseek-r1-qwen, megrez), gpt-2 (phi-2, mpt, olmo, roberta-bpe, jais), smollm (starcoder, refact, codeshell)";
+
+// ---- [token names]
+// After reading token_type, llama.cpp's vocabulary loader retypes tokens by their text, for
+// every vocabulary type (src/llama-vocab.cpp, llama_vocab::impl::load; the llama.cpp that npm
+// node-llama-cpp 3.22.1 bundles, release "v0.5.0", commit de3ff81). For a GGUF file llama.cpp
+// is the authority, so these names live here, once; only what changes which tokens are
+// matched whole in the text (and which of those are special) is kept.
+//   EndOfGeneration  made control whatever the file says (llama.cpp warns "control-looking
+//                    token"); a control or unknown token stays as it is.
+//   Fim*             made control likewise, but only when the file names no id for that role
+//                    (its key, or the older key: kFimKeys) and only one token per role: llama.cpp
+//                    takes the first its hash table yields, headmap the lowest id (real
+//                    vocabularies hold one spelling per role).
+//   UserDefined      made user-defined whatever the file says (gpt-oss's "always render").
+// A name is a token's exact text, looked up as llama.cpp's token_to_id does (a repeated text:
+// its last id).
+enum class NameRole : uint8_t { EndOfGeneration, FimPre, FimSuf, FimMid, FimPad, FimRep, FimSep, UserDefined };
+struct TokenName {
+  const char* text;
+  NameRole role;
+};
+constexpr TokenName kTokenNames[] = {
+    {"<|eot_id|>", NameRole::EndOfGeneration}, {"<|im_end|>", NameRole::EndOfGeneration}, {"<|end|>", NameRole::EndOfGeneration},
+    {"<|return|>", NameRole::EndOfGeneration}, {"<|call|>", NameRole::EndOfGeneration}, {"<|flush|>", NameRole::EndOfGeneration},
+    {"<|calls|>", NameRole::EndOfGeneration}, {"<end_of_turn>", NameRole::EndOfGeneration}, {"<|endoftext|>", NameRole::EndOfGeneration},
+    {"</s>", NameRole::EndOfGeneration}, {"<|eom_id|>", NameRole::EndOfGeneration}, {"<EOT>", NameRole::EndOfGeneration},
+    {"_<EOT>", NameRole::EndOfGeneration}, {"[EOT]", NameRole::EndOfGeneration}, {"[EOS]", NameRole::EndOfGeneration},
+    {"<|end_of_text|>", NameRole::EndOfGeneration}, {"<end_of_utterance>", NameRole::EndOfGeneration}, {"<eos>", NameRole::EndOfGeneration},
+    {"<turn|>", NameRole::EndOfGeneration}, {"<|tool_response>", NameRole::EndOfGeneration},
+    {"<\uFF5Cend\u2581of\u2581sentence\uFF5C>", NameRole::EndOfGeneration}, {"[e~[", NameRole::EndOfGeneration},
+    // (llama.cpp's end-of-turn and end-of-message spellings are all among the above)
+    {"<|fim_prefix|>", NameRole::FimPre}, {"<fim-prefix>", NameRole::FimPre}, {"<fim_prefix>", NameRole::FimPre},
+    {"<\uFF5Cfim\u2581begin\uFF5C>", NameRole::FimPre}, {"<PRE>", NameRole::FimPre}, {"\u2581<PRE>", NameRole::FimPre},
+    {"<|code_prefix|>", NameRole::FimPre}, {"<|prefix|>", NameRole::FimPre},
+    {"<|fim_suffix|>", NameRole::FimSuf}, {"<fim-suffix>", NameRole::FimSuf}, {"<fim_suffix>", NameRole::FimSuf},
+    {"<\uFF5Cfim\u2581hole\uFF5C>", NameRole::FimSuf}, {"<SUF>", NameRole::FimSuf}, {"\u2581<SUF>", NameRole::FimSuf},
+    {"<|code_suffix|>", NameRole::FimSuf}, {"<|suffix|>", NameRole::FimSuf},
+    {"<|fim_middle|>", NameRole::FimMid}, {"<fim-middle>", NameRole::FimMid}, {"<fim_middle>", NameRole::FimMid},
+    {"<\uFF5Cfim\u2581end\uFF5C>", NameRole::FimMid}, {"<MID>", NameRole::FimMid}, {"\u2581<MID>", NameRole::FimMid},
+    {"<|code_middle|>", NameRole::FimMid}, {"<|middle|>", NameRole::FimMid},
+    {"<|fim_pad|>", NameRole::FimPad}, {"<fim-pad>", NameRole::FimPad}, {"<fim_pad>", NameRole::FimPad}, {"<PAD>", NameRole::FimPad},
+    {"[PAD]", NameRole::FimPad},
+    {"<|fim_repo|>", NameRole::FimRep}, {"<|repo_name|>", NameRole::FimRep}, {"<fim-repo>", NameRole::FimRep}, {"<REPO>", NameRole::FimRep},
+    {"<reponame>", NameRole::FimRep},
+    {"<|file_sep|>", NameRole::FimSep},
+    {"<|channel|>", NameRole::UserDefined}, {"<|message|>", NameRole::UserDefined}, {"<|start|>", NameRole::UserDefined},
+    {"<|constrain|>", NameRole::UserDefined},
+};
+// Fim* role -> the metadata keys that give its id (an id in range there: no name is looked for).
+constexpr const char* kFimKeys[][2] = {
+    {"tokenizer.ggml.fim_pre_token_id", "tokenizer.ggml.prefix_token_id"}, {"tokenizer.ggml.fim_suf_token_id", "tokenizer.ggml.suffix_token_id"},
+    {"tokenizer.ggml.fim_mid_token_id", "tokenizer.ggml.middle_token_id"}, {"tokenizer.ggml.fim_pad_token_id", nullptr},
+    {"tokenizer.ggml.fim_rep_token_id", nullptr}, {"tokenizer.ggml.fim_sep_token_id", nullptr}};
+// Two exceptions applied last, that undo the end-of-generation rule for a token when the
+// vocabulary also holds both texts of one of the pairs (gpt-oss / solar-open: "<|end|>" is
+// user-defined; gemma4: "</s>" is normal, whatever the file says).
+struct NameException {
+  const char* text;
+  int type;
+  const char* with[4][2];  // unused pairs: {nullptr, nullptr}; a one-text condition: {text, text}
+};
+constexpr NameException kNameExceptions[] = {
+    {"<|end|>", 4, {{"<|return|>", "<|call|>"}, {"<|return|>", "<|calls|>"}, {"<|call|>", "<|flush|>"}, {"<|calls|>", "<|flush|>"}}},
+    {"</s>", 1, {{"<|tool_response>", "<|tool_response>"}, {nullptr, nullptr}, {nullptr, nullptr}, {nullptr, nullptr}}},
+};
+
+// The token types llama.cpp tokenizes with. types: (n) the file's types; id_of: a text's id or -1.
+template <class IdOf>
+void retype_by_name(const GgufFile& f, size_t n, const IdOf& id_of, std::vector<int>* types) {
+  auto control = [&](int64_t id) {
+    if ((*types)[id] != 2 && (*types)[id] != 3) (*types)[id] = 3;
+  };
+  constexpr size_t kRoles = std::size(kFimKeys);
+  static_assert(kRoles == static_cast<size_t>(NameRole::UserDefined) - static_cast<size_t>(NameRole::FimPre));
+  bool fim_given[kRoles] = {};
+  for (size_t r = 0; r < kRoles; ++r)
+    for (const char* key : kFimKeys[r]) {
+      const GgufValue* v = key ? f.find(key) : nullptr;
+      int64_t x = 0;
+      if (v && v->as_int(0, static_cast<int64_t>(n) - 1, &x)) fim_given[r] = true;
+    }
+  int64_t fim_first[kRoles];
+  std::fill(std::begin(fim_first), std::end(fim_first), int64_t{-1});
+  for (const TokenName& t : kTokenNames) {
+    const int64_t id = id_of(t.text);
+    if (id < 0) continue;
+    if (t.role == NameRole::EndOfGeneration) {
+      control(id);
+    } else if (t.role != NameRole::UserDefined) {
+      const size_t r = static_cast<size_t>(t.role) - static_cast<size_t>(NameRole::FimPre);
+      if (!fim_given[r] && (fim_first[r] < 0 || id < fim_first[r])) fim_first[r] = id;
+    }
+  }
+  for (int64_t id : fim_first)
+    if (id >= 0) control(id);
+  for (const TokenName& t : kTokenNames)
+    if (t.role == NameRole::UserDefined && id_of(t.text) >= 0) (*types)[id_of(t.text)] = 4;
+  for (const NameException& e : kNameExceptions) {
+    const int64_t id = id_of(e.text);
+    bool hit = false;
+    for (const auto& pair : e.with) hit = hit || (pair[0] && id_of(pair[0]) >= 0 && id_of(pair[1]) >= 0);
+    if (id >= 0 && hit) (*types)[id] = e.type;
+  }
+}
 }  // namespace
+
+// ---- [tokenizer.json]
 
 static Result<std::string> tokenizer_json(const GgufFile& f);
 
@@ -125,9 +235,13 @@ static Result<std::string> tokenizer_json(const GgufFile& f) {
       return bad(f, "tokenizer.ggml.tokens[" + std::to_string(i) + "] is longer than 4096 bytes.");
     vocab[tokens->arr[i].s] = i;
   }
+  std::vector<int> retyped(n);  // (n) the types llama.cpp tokenizes with: the file's, then kTokenNames
+  for (size_t i = 0; i < n; ++i) retyped[i] = type_of(i);
+  retype_by_name(f, n, [&](const char* text) -> int64_t { auto it = vocab.find(text); return it == vocab.end() ? -1 : it->get<int64_t>(); },
+                 &retyped);
   json added = json::array();
   for (size_t i = 0; i < n; ++i) {
-    const int t = type_of(i);
+    const int t = retyped[i];
     if (t == 2 || t == 3 || t == 4)
       added.push_back({{"id", i}, {"content", tokens->arr[i].s}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
                        {"normalized", false}, {"special", t != 4}});
@@ -143,7 +257,8 @@ static Result<std::string> tokenizer_json(const GgufFile& f) {
     if (!scores.empty()) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
     uint64_t work = 0;  // bytes hashed: a real vocabulary needs about 2^24; a hostile one is stopped
     for (size_t id : order) {
-      if (type_of(id) != 1) continue;
+      // a normal token made control by name stays a merge (llama.cpp's SPM merging reads no type)
+      if (type_of(id) != 1 && retyped[id] != 1) continue;
       const std::string& t = tokens->arr[id].s;
       work += static_cast<uint64_t>(t.size()) * t.size();
       if (work > (uint64_t(1) << 30)) return bad(f, "the vocabulary's tokens are too long and many to derive SentencePiece merges from.");

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """gguf_real_vocab_check.py: headmap's GGUF tokenizer on real vocabularies (Llama 3's 128k BPE,
 pre "llama-bpe"; Qwen 3's 151k, "qwen2"; GPT-2's 50k, "gpt-2"; written by make_gguf_vocab.py
-from the real tokenizer.json files) held to llama.cpp's own tokenizer on the same file.
+from the real tokenizer.json files) held to llama.cpp's own tokenizer on the same file; and on
+make_gguf_vocab's VARIANTS, whose tokens llama.cpp's loader retypes by their text (headmap's
+kTokenNames, core/io/gguf_tokenizer.cpp): the same vocabularies with no token_type, and GPT-2's
+with gpt-oss, gemma4 and fill-in-the-middle spellings appended.
 
     gguf_real_vocab_check.py HEADMAP_CLI LLAMA_NODE_MODULES HF_NODE_MODULES WORK_DIR
 
@@ -42,14 +45,19 @@ SPECIAL = {  # the family's own control (3) and user-defined (4) tokens written 
     "llama3": ["<|begin_of_text|>Hello<|eot_id|>", "a<|start_header_id|>user<|end_header_id|>\n\nhi"],
     "qwen3": ["<|im_start|>user\nhi<|im_end|>", "<tool_call>x</tool_call>", "<think>\n\n</think>\n\nok", "a<|fim_prefix|>b"],
     "gpt2": [],
+    # Every token normal to the file: llama.cpp makes the end-of-generation and fill-in-the-middle
+    # spellings control (matched whole), the rest of the added tokens stay text.
+    "llama3-untyped": ["<|begin_of_text|>Hello<|eot_id|>", "a<|start_header_id|>user<|end_header_id|>\n\nhi", "x<|end_of_text|>y",
+                       "<|eot_id|><|eot_id|> <|eot_id|>"],
+    "qwen3-untyped": ["<|im_start|>user\nhi<|im_end|>", "<tool_call>x</tool_call>", "a<|fim_prefix|>b<|fim_suffix|>c<|fim_middle|>d",
+                      "<|repo_name|>r<|file_sep|>f<|fim_pad|>", "x<|endoftext|></s> <|im_end|>\n"],
+    "gpt2-names": ["<|channel|>analysis<|message|>hi<|end|>", "a<|return|>b<|call|>c", "x</s>y<|tool_response>z",
+                   "<|fim_prefix|>p<|fim_suffix|>s<|fim_middle|>", "<|end|></s><|channel|>"],
 }
+# Qwen's "</s>" (id 128247) is an ordinary token in the file, and "sat<s>on</s>mat" used to be
+# pinned here as the one difference; kTokenNames made it equal (llama.cpp makes "</s>" control).
 # (family, text) -> (headmap's ids, llama.cpp's ids with BOS): known differences, pinned.
-#   Qwen's vocabulary holds "</s>" as an ordinary token (id 128247, type 1). llama.cpp's loader
-#   (src/llama-vocab.cpp, the end-of-generation spellings: `t.first == "</s>" // paddleocr`)
-#   turns any token so spelled into a control token whatever the file's token_type says, so
-#   "</s>" written in the text becomes that one token. headmap follows the file's token_type
-#   (as Hugging Face's tokenizers does): "</s>" is text, merged as "</", "s", ">".
-KNOWN = {("qwen3", "sat<s>on</s>mat"): ([36468, 44047, 29, 263, 522, 82, 29, 8470], [36468, 44047, 29, 263, 128247, 8470])}
+KNOWN = {}
 
 
 def headmap_ids(cli, path, texts, work, family):
@@ -78,7 +86,7 @@ def main():
         return 77
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
-    families = list(make_gguf_vocab.FAMILIES)
+    families = list(make_gguf_vocab.FAMILIES) + list(make_gguf_vocab.VARIANTS)
     paths = {f: make_gguf_vocab.write_family(hf_modules, work, f) for f in families}
     texts = {f: TEXTS + SPECIAL[f] for f in families}
     t1 = time.time()
@@ -120,7 +128,7 @@ def main():
             else:
                 ok = False
                 print(f"  {f} {t!r}: headmap {got} llama.cpp {want}  DIFFERENT")
-        print(f"{f:7s} {len(texts[f])} texts: {equal} equal to llama.cpp; Hugging Face's tokenizers "
+        print(f"{f:14s} {len(texts[f])} texts: {equal} equal to llama.cpp; Hugging Face's tokenizers "
               f"differs from llama.cpp on {hf_differs}")
     for k in set(KNOWN) - seen_known:
         ok = False

