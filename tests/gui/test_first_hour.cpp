@@ -289,10 +289,10 @@ TEST(FirstHour, TheOpenDialogListsTheCachedModelsAndOpensOneByAClick) {
                                            "click OK; absent Path; wait; frames 3"},
                                true, {}, env);
   ASSERT_EQ(click.status, 0) << click.err;
-  EXPECT_NE(click.report["weights_source"].get<std::string>().find("models--TinyOrg--tiny-GGUF"), std::string::npos) << click.report["weights_source"];
+  EXPECT_NE(click.report["weights_source"].get<std::string>().find(" from TinyOrg/tiny-GGUF: "), std::string::npos) << click.report["weights_source"];  // by its name, not the snapshot path
   const AppRun twice = run_app("cached-dclick", {"--input", "click File; click Open model...; dclick TinyOrg/tiny-GGUF; absent Path; wait; frames 3"}, true, {}, env);
   ASSERT_EQ(twice.status, 0) << twice.err;
-  EXPECT_NE(twice.report["weights_source"].get<std::string>().find("models--TinyOrg--tiny-GGUF"), std::string::npos) << twice.report["weights_source"];
+  EXPECT_NE(twice.report["weights_source"].get<std::string>().find(" from TinyOrg/tiny-GGUF: "), std::string::npos) << twice.report["weights_source"];  // by its name, not the snapshot path
 }
 
 namespace {
