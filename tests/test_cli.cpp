@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "core/math/packed_gemm.h"
+#include "narrow_model.h"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -410,4 +413,27 @@ TEST(Cli, ArabicLabelsAreDrawnJoinedButExportedInTypedOrder) {
   const std::string json((std::istreambuf_iterator<char>(j)), {});
   EXPECT_NE(json.find(walad), std::string::npos);
   EXPECT_EQ(json.find(walad_drawn), std::string::npos);
+}
+
+// --bf16-products: on a BF16 model and a CPU with avx512_bf16, both passes' times and their
+// largest difference on stdout; elsewhere a note that says why not (the CPU, or weights with
+// no BF16 matrix), and the F32 pass. Never a failure: it is a speed option.
+TEST(Cli, Bf16ProductsPrintTheirTimesAndDifferenceOrSayWhyNot) {
+  using namespace headmap;
+  const fs::path dir = tmp() / "bf16-model";
+  narrow_model::write_model(dir, narrow_model::llama_tensors(false, WeightDtype::BF16), false, "BF16");
+  CliRun r = cli({"--model", dir.string(), "--text", "The cat sat on the mat because it was tired.", "--bf16-products"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  if (Bf16Products::available()) {
+    EXPECT_NE(r.out.find("BF16 products: this pass "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" ms, F32 "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("largest difference from F32: attention "), std::string::npos) << r.out;
+  } else {
+    EXPECT_NE(r.err.find("BF16 products need a CPU with avx512_bf16"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("BF16 products: this pass"), std::string::npos) << r.out;
+  }
+  r = cli({"--text", "The cat sat on the mat.", "--bf16-products"});  // the shipped model: F32
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("BF16 products: this pass"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find(Bf16Products::available() ? "apply to BF16 weights" : "avx512_bf16"), std::string::npos) << r.err;
 }

@@ -18,83 +18,16 @@
 #include "core/math/rng.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
+#include "core/inspect/precision.h"
+#include "core/math/packed_gemm.h"
+#include "narrow_model.h"
 #include "test_util.h"
 
 using namespace headmap;
 namespace fs = std::filesystem;
+using namespace narrow_model;
 
 namespace {
-constexpr int D = 64, H = 4, KV = 2, dh = 16, L = 2, F = 96, V = 400;
-
-struct FileTensor {
-  std::string name;
-  std::vector<int64_t> shape;
-  std::vector<float> values;  // every one a value of the narrow format
-};
-
-std::vector<FileTensor> llama_tensors(bool tied, WeightDtype dt, int vocab = V) {
-  std::vector<FileTensor> ts;
-  uint64_t key = 500;
-  auto add = [&](const std::string& name, std::vector<int64_t> shape, float scale, float offset) {
-    int64_t n = 1;
-    for (int64_t s : shape) n *= s;
-    FileTensor t{name, shape, std::vector<float>(static_cast<size_t>(n))};
-    fill_normals(++key, t.values.data(), n, scale);
-    for (float& v : t.values) v = narrow_to_float(float_to_narrow(v + offset, dt), dt);
-    ts.push_back(std::move(t));
-  };
-  add("model.embed_tokens.weight", {vocab, D}, 0.5f, 0.0f);
-  for (int l = 0; l < L; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    add(p + "input_layernorm.weight", {D}, 0.1f, 1.0f);
-    add(p + "post_attention_layernorm.weight", {D}, 0.1f, 1.0f);
-    add(p + "self_attn.q_proj.weight", {H * dh, D}, 0.2f, 0.0f);
-    add(p + "self_attn.k_proj.weight", {KV * dh, D}, 0.2f, 0.0f);
-    add(p + "self_attn.v_proj.weight", {KV * dh, D}, 0.2f, 0.0f);
-    add(p + "self_attn.o_proj.weight", {D, H * dh}, 0.2f, 0.0f);
-    add(p + "mlp.gate_proj.weight", {F, D}, 0.2f, 0.0f);
-    add(p + "mlp.up_proj.weight", {F, D}, 0.2f, 0.0f);
-    add(p + "mlp.down_proj.weight", {D, F}, 0.1f, 0.0f);
-  }
-  add("model.norm.weight", {D}, 0.1f, 1.0f);
-  if (!tied) add("lm_head.weight", {vocab, D}, 0.5f, 0.0f);
-  return ts;
-}
-
-void write_model(const fs::path& dir, const std::vector<FileTensor>& ts, bool tied, const char* dtype, int vocab = V) {
-  fs::create_directories(dir);
-  const bool wide = std::string(dtype) == "F32";
-  const WeightDtype dt = std::string(dtype) == "F16" ? WeightDtype::F16 : WeightDtype::BF16;
-  nlohmann::json header;
-  std::string data;
-  for (const FileTensor& t : ts) {
-    const size_t begin = data.size();
-    for (float v : t.values) {
-      if (wide) {
-        data.append(reinterpret_cast<const char*>(&v), 4);
-      } else {
-        const uint16_t h = float_to_narrow(v, dt);
-        data.append(reinterpret_cast<const char*>(&h), 2);
-      }
-    }
-    header[t.name] = {{"dtype", dtype}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
-  }
-  std::string h = header.dump();
-  h.append((8 - h.size() % 8) % 8, ' ');
-  std::ofstream f(dir / "model.safetensors", std::ios::binary);
-  const uint64_t n = h.size();
-  f.write(reinterpret_cast<const char*>(&n), 8);
-  f << h << data;
-  nlohmann::json cfg = {{"model_type", "llama"},     {"hidden_size", D},         {"num_attention_heads", H}, {"num_key_value_heads", KV},
-                        {"num_hidden_layers", L},     {"intermediate_size", F},   {"vocab_size", vocab},          {"max_position_embeddings", 64},
-                        {"rms_norm_eps", 1e-5},       {"rope_theta", 500000.0},   {"tie_word_embeddings", tied},
-                        {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
-                                          {"original_max_position_embeddings", 16}}}};
-  std::ofstream(dir / "config.json") << cfg.dump(2);
-  fs::copy_file(fs::path(HEADMAP_TEST_DATA) / "tokenizers" / "bpe_bytelevel_trim.json", dir / "tokenizer.json",
-                fs::copy_options::overwrite_existing);
-}
-
 Batch random_ids_batch(int T, int vocab = V) {
   Batch b;
   b.tokenizer = TokenizerKind::Bpe;
@@ -238,4 +171,64 @@ TEST(NarrowWeights, TheUnembeddingInPanelsGivesTheFilesRowsAndTheF32LogitsBitFor
   set_compute_threads(threads);
   std::error_code ec;
   fs::remove_all(root, ec);
+}
+
+// View > BF16 products (packed_gemm.h, Bf16Products): on a CPU with avx512_bf16 the pass
+// differs from F32 (the activations' rounding to BF16) by little, and says where; it never
+// goes through the K/V cache (whose rows stay F32's), and F32 after it is F32 again, bit for
+// bit. Elsewhere the refusal says why, and the pass is F32's bit for bit.
+TEST(NarrowWeights, Bf16ProductsStayNearF32AndKeepOutOfTheKvCache) {
+  const fs::path dir = fs::temp_directory_path() / ("headmap_bf16p_" + std::to_string(::getpid()));
+  write_model(dir, llama_tensors(false, WeightDtype::BF16), false, "BF16");
+  Result<ModelWeights> w = load_hf_model(dir.string());
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  ModelConfig base;
+  base.tokenizer = TokenizerKind::Bpe;
+  const ModelConfig cfg = config_for_weights(*w, base);
+  const Batch b = random_ids_batch(37);
+  ForwardOptions fo;
+  fo.want_logits = true;
+  Result<ForwardOutput> f32 = forward(*w, cfg, b, fo);
+  ASSERT_TRUE(f32.ok());
+  KvCache cache;
+  ForwardOptions fb = fo;
+  fb.bf16_products = true;
+  fb.kv_cache = &cache;
+  Result<ForwardOutput> bf = forward(*w, cfg, b, fb);
+  ASSERT_TRUE(bf.ok());
+  EXPECT_EQ(bf->kv_reused + bf->kv_computed, 0) << "a pass with BF16 products runs in full";
+  EXPECT_EQ(cache.T(), 0) << "and leaves the K/V cache alone";
+  const PrecisionDiff d = precision_diff(*bf, *f32);
+  if (Bf16Products::available()) {
+    EXPECT_EQ(bf16_products_refusal(*w), "");
+    EXPECT_GT(d.attention, 0.0f) << "the products did change";
+    // A^T rounded to 8 significant bits moves scores of ~10 (this model's weights, std 0.2) by ~0.02:
+    // its sharpest maps move by a few hundredths (0.027 measured on Zen 4).
+    EXPECT_LT(d.attention, 0.06f);
+    ASSERT_TRUE(d.has_logits);
+    EXPECT_GT(d.logits, 0.0f);
+    EXPECT_LT(d.logits, 0.05f * f32->logits.cwiseAbs().maxCoeff());
+    EXPECT_NEAR(d.loss_approx, d.loss_exact, 0.01 * d.loss_exact);
+    EXPECT_GE(d.layer, 0);
+    EXPECT_NE(precision_diff_text(d).find("largest difference from F32: attention"), std::string::npos) << precision_diff_text(d);
+  } else {
+    EXPECT_NE(bf16_products_refusal(*w).find("avx512_bf16"), std::string::npos);
+    EXPECT_EQ(d.attention, 0.0f) << "without the instructions the pass is F32's";
+    EXPECT_TRUE(bf->logits == f32->logits);
+  }
+  Result<ForwardOutput> again = forward(*w, cfg, b, fo);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(same_bits(again->attention, f32->attention)) << "the scope ends with the pass";
+  EXPECT_TRUE(again->logits == f32->logits);
+  // F32 weights: nothing for BF16 products to do, and the refusal says so.
+  const fs::path wide = dir.string() + "_f32";
+  write_model(wide, llama_tensors(false, WeightDtype::BF16), false, "F32");
+  Result<ModelWeights> w32 = load_hf_model(wide.string());
+  ASSERT_TRUE(w32.ok());
+  if (Bf16Products::available()) {
+    EXPECT_NE(bf16_products_refusal(*w32).find("apply to BF16 weights"), std::string::npos) << bf16_products_refusal(*w32);
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::remove_all(wide, ec);
 }

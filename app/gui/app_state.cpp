@@ -249,6 +249,7 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
     if (std::optional<Result<CompareSideRequest>> b = compare_side(s); b && *b) r.compare_b = **b;
   r.attribution = s.attribute;
   r.value_weighted = s.view.value_weighted;
+  r.bf16_products = s.view.bf16_products;
   // The Contributions tab: each view's work only while it is visible (the detectors' also
   // once opened, for the heads grid's marks).
   const ContribState& c = s.contrib;

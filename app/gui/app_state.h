@@ -47,6 +47,7 @@ struct ViewSettings {
   bool log_scale = false;
   bool grid_lines = true;
   bool value_weighted = false;  // View > Value-weighted maps: alpha_ij ||f(x_j)|| instead of alpha (issue 28)
+  bool bf16_products = false;   // View > BF16 products: the faster, approximate products (packed_gemm.h; issue 38)
   int focus_step = 6;  // which step of the step-through is enlarged (index into the steps)
   // Focus view zoom and pan, in cells: the visible window is [x0, x0 + span) x [y0, y0 + span).
   float zoom = 1.0f, pan_x = 0.0f, pan_y = 0.0f;

@@ -58,6 +58,10 @@ const std::vector<Command>& commands() {
       {"View", "Value-weighted maps", nullptr, {0, 0}, false, false, false, false,
        [](App& a) { a.state.view.value_weighted = !a.state.view.value_weighted; }, nullptr,
        [](const App& a) { return a.state.view.value_weighted; }},
+      // Faster and approximate, off unless chosen: labelled above the heads while on (panel_heads.cpp).
+      {"View", "BF16 products (faster, approximate)", nullptr, {0, 0}, false, false, false, false,
+       [](App& a) { a.state.view.bf16_products = !a.state.view.bf16_products; }, nullptr,
+       [](const App& a) { return a.state.view.bf16_products; }},
       {"View", "Token grid lines", nullptr, {0, 0}, false, false, false, false,
        [](App& a) { a.state.view.grid_lines = !a.state.view.grid_lines; }, nullptr,
        [](const App& a) { return a.state.view.grid_lines; }},

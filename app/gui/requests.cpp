@@ -27,6 +27,7 @@ size_t ComputeRequest::forward_hash() const {
   mix(h, static_cast<size_t>(weights.in_memory_id));
   for (const HeadId& id : ablated) mix(h, static_cast<size_t>(id.layer) * 4099 + static_cast<size_t>(id.head));
   mix(h, value_weighted);
+  mix(h, bf16_products);
   return h;
 }
 

@@ -29,6 +29,7 @@
 #include "core/inspect/map_levels.h"
 #include "core/inspect/metrics.h"
 #include "core/inspect/passport.h"
+#include "core/inspect/precision.h"
 #include "core/inspect/predictions.h"
 #include "core/model/model.h"
 #include "core/train/trainer.h"
@@ -183,6 +184,7 @@ struct ComputeRequest {
   bool compare = false;                  // also run the correct model (no pitfall): only while Compare is visible
   std::optional<CompareSideRequest> compare_b;  // or another model as B (Compare, while visible)
   bool value_weighted = false;           // View > Value-weighted maps: each row alpha_ij ||f(x_j)||, normalised (contrib.h)
+  bool bf16_products = false;            // View > BF16 products: the pass with them, and an F32 pass for their difference
   std::optional<AttributionRequest> attribution;  // trained models: direct logit attribution of one logit
   std::optional<RolloutRequest> rollout;          // the Rollout view, only while it is visible
   std::optional<LensRequest> lens;                // the Logit lens view, only while it is visible
@@ -194,7 +196,8 @@ struct ComputeRequest {
 
   // Everything but the trace: two requests with the same forward inputs share one forward pass.
   bool same_forward(const ComputeRequest& o) const {
-    return lines == o.lines && extras.pairs == o.extras.pairs && extras.masked == o.extras.masked && cfg == o.cfg && weights == o.weights && ablated == o.ablated && value_weighted == o.value_weighted;
+    return lines == o.lines && extras.pairs == o.extras.pairs && extras.masked == o.extras.masked && cfg == o.cfg && weights == o.weights && ablated == o.ablated && value_weighted == o.value_weighted &&
+           bf16_products == o.bf16_products;
   }
   bool operator==(const ComputeRequest& o) const {
     return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution && rollout == o.rollout && lens == o.lens && overview == o.overview && offsets == o.offsets && circuits == o.circuits &&
@@ -237,6 +240,11 @@ struct ForwardData {
   // (out.L of them), with their metrics, and no logits yet. The
   // complete answer follows from the same request.
   bool complete = true;
+  // View > BF16 products: why they did not run (bf16_products_refusal: this CPU, or no BF16
+  // weights), or, when they did, this pass's time beside the F32 pass's and their largest
+  // difference (precision.h). Empty when not asked.
+  std::string products_note;
+  std::optional<PrecisionDiff> products_diff;
 };
 
 // The step-through's matrices by step id, as Focus shows them: 0-9 every model's (Q_h, K_h,

@@ -818,6 +818,18 @@ FewRowSplit::~FewRowSplit() {
   t_few_row_scope = previous_scope_;
 }
 
+thread_local bool t_bf16_products = false;
+Bf16Products::Bf16Products(bool on) : previous_(t_bf16_products) { t_bf16_products = on && available(); }
+Bf16Products::~Bf16Products() { t_bf16_products = previous_; }
+bool Bf16Products::available() {
+#if defined(__AVX512BF16__)
+  return kFloatLanes == 16;
+#else
+  return false;
+#endif
+}
+bool Bf16Products::active() { return t_bf16_products; }
+
 void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const float* Bt, int ldb, float* C, int ldc) {
   transposed_b(M, A, lda, N, K, Bt, WeightDtype::F32, ldb, C, ldc);
 }

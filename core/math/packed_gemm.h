@@ -239,6 +239,28 @@ class FewRowSplit {
   double products_ms_ = 0;
 };
 
+// BF16 products, a faster mode that is off unless asked (the app's View > BF16 products,
+// headmap-cli --bf16-products; issue 38): while a scope holds true on the calling thread, a
+// product of kMR (8) rows or more (a full forward's tokens) against BF16 panels rounds A to
+// BF16 (nearest even) and multiplies pairs along k with the CPU's vdpbf16ps, accumulating in
+// F32 (packed_gemm_rows.cpp). Everything else is unchanged: F32 and F16 panels, a file's
+// blocks, a few rows (an appended token: bound by the bytes it streams), attention's own
+// products. A's rounding (8 significant bits) is the difference from F32: callers show it.
+// Only where the build targets a CPU with avx512_bf16 (-march=native on one): elsewhere
+// available() is false and a scope changes nothing.
+class Bf16Products {
+ public:
+  explicit Bf16Products(bool on);
+  ~Bf16Products();
+  Bf16Products(const Bf16Products&) = delete;
+  Bf16Products& operator=(const Bf16Products&) = delete;
+  static bool available();
+  static bool active();  // on in the calling thread's innermost scope, and available
+
+ private:
+  bool previous_;
+};
+
 // C (M, N) = A (M, K) Bt^T, with Bt (N, K) row-major and row stride ldb: the F32 unembedding
 // (a checkpoint's (V, D) embedding table, which the trainer updates, or an F32 file's), too big
 // to keep a packed copy of. Each panel of kPanel rows of Bt (one contiguous stream) is packed

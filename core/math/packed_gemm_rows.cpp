@@ -12,12 +12,19 @@
 // Each C(i, j) is still one fused multiply-add chain over k = 0..K-1 in order, from C(i, j)
 // when accumulating, else from 0: the same bits as before, as the few-row paths, as the F32
 // matrix of the same values (tests/test_gemm.cpp).
+//
+// BF16 products (Bf16Products, packed_gemm.h; off unless asked): against BF16 panels on a CPU
+// with avx512_bf16, A's block is packed as BF16 pairs (A(i, 2j), A(i, 2j + 1)) rounded to
+// nearest even, each sub-panel is interleaved into pairs of rows (no widening), and the tile
+// runs vdpbf16ps: each C(i, j) accumulates two products a step in F32. Same loop nest, half
+// the instructions; the result differs from the F32 chain by A's rounding to 8 bits.
 #include <omp.h>
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "core/math/half.h"
 #include "core/math/panel_kernel.h"
 #include "core/math/transpose8.h"
 
@@ -61,6 +68,85 @@ void pack_a(int t0, int t1, int m0, int M, int K, const float* A, int lda, float
   }
 }
 
+#if defined(__AVX512BF16__)
+constexpr bool kBf16Kernel = kFloatLanes == 16;
+#else
+constexpr bool kBf16Kernel = false;
+#endif
+
+// BF16 products: tiles [t0, t1) as micro-panels of BF16 pairs, tile t at Ap2 + t * K2 * kTR
+// (K2 = K rounded up to pairs), (K2, kTR) 32-bit values: value (j, r) holds A(i, 2j) in its
+// low half and A(i, 2j + 1) in its high half (i = m0 + t * kTR + r), each rounded to nearest
+// even; past K or M: zero.
+void pack_a_pairs(int t0, int t1, int m0, int M, int K, const float* A, int lda, uint32_t* Ap2) {
+  const int K2 = (K + 1) / 2;
+  for (int t = t0; t < t1; ++t) {
+    uint32_t* d = Ap2 + static_cast<size_t>(t) * K2 * kTR;
+    const int i0 = m0 + t * kTR, rows = std::min(kTR, M - i0);
+    for (int r = 0; r < kTR; ++r) {
+      const float* a = A + static_cast<size_t>(i0 + r) * lda;
+      for (int j = 0; j < K2; ++j) {
+        const int k = 2 * j;
+        const uint32_t lo = r < rows ? float_to_bf16(a[k]) : 0, hi = r < rows && k + 1 < K ? float_to_bf16(a[k + 1]) : 0;
+        d[static_cast<size_t>(j) * kTR + r] = lo | hi << 16;
+      }
+    }
+  }
+}
+
+// Rows [0, kc) of a BF16 panel as kc / 2 (rounded up) pairs of rows, interleaved: pair j is
+// kNR 32-bit values, column n's holding row 2j in its low half, row 2j + 1 (or zero past kc)
+// in its high half: vdpbf16ps's operand. The same 16-bit values, moved.
+void interleave_sub(const uint16_t* sub, int kc, uint32_t* pairs) {
+  for (int j = 0; 2 * j < kc; ++j) {
+    const uint16_t* r0 = sub + static_cast<size_t>(2 * j) * kNR;
+    const uint16_t* r1 = 2 * j + 1 < kc ? r0 + kNR : nullptr;
+    uint32_t* d = pairs + static_cast<size_t>(j) * kNR;
+#if defined(__AVX512BW__)
+    if constexpr (kFloatLanes == 16) {
+      for (int h = 0; h < 2; ++h) {
+        const __m512i lo = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0 + 16 * h)));
+        const __m512i hi = r1 ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r1 + 16 * h))), 16)
+                              : _mm512_setzero_si512();
+        _mm512_store_si512(d + 16 * h, _mm512_or_si512(lo, hi));
+      }
+      continue;
+    }
+#endif
+    for (int n = 0; n < kNR; ++n) d[n] = uint32_t(r0[n]) | (r1 ? uint32_t(r1[n]) << 16 : 0u);
+  }
+}
+
+#if defined(__AVX512BF16__)
+// C (kTR, kNR) over kc2 pairs of k: Ap2 (kc2, kTR) pairs against Bp2 (kc2, kNR) pairs, two
+// products a step per accumulator (vdpbf16ps); from C when `from_c`, else from 0. Prefetches
+// as micro_tile does.
+inline void micro_tile_pairs(int kc2, const uint32_t* Ap2, const uint32_t* Bp2, float* C, bool from_c, const char* pf, int pf_bytes) {
+  for (int off = 0; off < pf_bytes; off += 64) __builtin_prefetch(pf + off, 0, 2);
+  __m512 lo[kTR], hi[kTR];
+#pragma GCC unroll 16
+  for (int r = 0; r < kTR; ++r) {
+    lo[r] = from_c ? _mm512_load_ps(C + r * kNR) : _mm512_setzero_ps();
+    hi[r] = from_c ? _mm512_load_ps(C + r * kNR + 16) : _mm512_setzero_ps();
+  }
+#pragma GCC unroll 2
+  for (int j = 0; j < kc2; ++j) {
+    const __m512bh b0 = (__m512bh)_mm512_load_si512(Bp2 + j * kNR), b1 = (__m512bh)_mm512_load_si512(Bp2 + j * kNR + 16);
+#pragma GCC unroll 16
+    for (int r = 0; r < kTR; ++r) {
+      const __m512bh a = (__m512bh)_mm512_set1_epi32(static_cast<int>(Ap2[j * kTR + r]));
+      lo[r] = _mm512_dpbf16_ps(lo[r], a, b0);
+      hi[r] = _mm512_dpbf16_ps(hi[r], a, b1);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < kTR; ++r) {
+    _mm512_store_ps(C + r * kNR, lo[r]);
+    _mm512_store_ps(C + r * kNR + 16, hi[r]);
+  }
+}
+#endif
+
 // Rows [0, kc) of a panel widened to F32 into wide (kc, kNR) (exact: load_row).
 template <WeightDtype DT>
 void widen_sub(const Elem<DT>* sub, int kc, float* wide) {
@@ -101,15 +187,20 @@ inline void micro_tile(int kc, const float* Ap, const float* Bp, float* C, bool 
   }
 }
 
-// Panels [p0, p1) of C's rows [m0, m0 + mc), A's block packed at Ap (pack_a).
-template <WeightDtype DT>
-void run_panels(int p0, int p1, int m0, int mc, const float* Ap, int K, int N, const Elem<DT>* base, bool prefetch, float* C, int ldc,
+// Panels [p0, p1) of C's rows [m0, m0 + mc), A's block packed at Ap (pack_a; Pairs: BF16
+// products, pack_a_pairs's uint32_t, against BF16 panels).
+template <WeightDtype DT, bool Pairs = false>
+void run_panels(int p0, int p1, int m0, int mc, const void* Ap, int K, int N, const Elem<DT>* base, bool prefetch, float* C, int ldc,
                 bool accumulate) {
+  static_assert(!Pairs || DT == WeightDtype::BF16, "BF16 products take BF16 panels");
   using E = Elem<DT>;
   using Buffer = std::vector<float, Eigen::aligned_allocator<float>>;
   thread_local Buffer wide, sums;
+  thread_local std::vector<uint32_t, Eigen::aligned_allocator<uint32_t>> pairs;
   const int tiles = (mc + kTR - 1) / kTR, rows = tiles * kTR;  // the buffer's rows: whole tiles
-  wide.resize(static_cast<size_t>(kKC) * kNR);
+  const int K2 = (K + 1) / 2;
+  if constexpr (Pairs) pairs.resize(static_cast<size_t>(kKC / 2) * kNR);
+  else wide.resize(static_cast<size_t>(kKC) * kNR);
   sums.resize(static_cast<size_t>(rows) * kNR * kGroup);
   const size_t stride = static_cast<size_t>(K) * kNR;  // a panel
   for (int g0 = p0; g0 < p1; g0 += kGroup) {
@@ -125,8 +216,9 @@ void run_panels(int p0, int p1, int m0, int mc, const float* Ap, int K, int N, c
       const int kc = std::min(kKC, K - k0);
       for (int q = 0; q < ng; ++q) {
         const E* sub = base + (g0 + q) * stride + static_cast<size_t>(k0) * kNR;  // (kc, kNR)
-        const float* Bw;
-        if constexpr (DT == WeightDtype::F32) Bw = sub;
+        const float* Bw = nullptr;
+        if constexpr (Pairs) interleave_sub(sub, kc, pairs.data());
+        else if constexpr (DT == WeightDtype::F32) Bw = sub;
         else widen_sub<DT>(sub, kc, wide.data()), Bw = wide.data();
         // The sub-panel after this one (the group's next panel, the group's first at the
         // next k0, the next group's first), a slice of it each tile.
@@ -140,8 +232,18 @@ void run_panels(int p0, int p1, int m0, int mc, const float* Ap, int K, int N, c
         float* s = sums.data() + static_cast<size_t>(q) * rows * kNR;
         for (int t = 0; t < tiles; ++t) {
           const int at = std::min(next_bytes, t * slice);
-          micro_tile(kc, Ap + static_cast<size_t>(t) * K * kTR + static_cast<size_t>(k0) * kTR, Bw, s + static_cast<size_t>(t) * kTR * kNR,
-                     accumulate || k0 > 0, reinterpret_cast<const char*>(next) + at, std::min(slice, next_bytes - at));
+          const char* pf = reinterpret_cast<const char*>(next) + at;
+          const bool from_c = accumulate || k0 > 0;
+          float* tile = s + static_cast<size_t>(t) * kTR * kNR;
+          if constexpr (Pairs) {
+#if defined(__AVX512BF16__)
+            const uint32_t* a2 = static_cast<const uint32_t*>(Ap) + static_cast<size_t>(t) * K2 * kTR + static_cast<size_t>(k0 / 2) * kTR;
+            micro_tile_pairs((kc + 1) / 2, a2, pairs.data(), tile, from_c, pf, std::min(slice, next_bytes - at));
+#endif
+          } else {
+            const float* a = static_cast<const float*>(Ap) + static_cast<size_t>(t) * K * kTR + static_cast<size_t>(k0) * kTR;
+            micro_tile(kc, a, Bw, tile, from_c, pf, std::min(slice, next_bytes - at));
+          }
         }
       }
     }
@@ -153,21 +255,23 @@ void run_panels(int p0, int p1, int m0, int mc, const float* Ap, int K, int N, c
   }
 }
 
-template <WeightDtype DT>
+template <WeightDtype DT, bool Pairs = false>
 void run_rows(int nt, int M, const float* A, int lda, const PackedMatrix& B, const Elem<DT>* base, float* C, int ldc, bool accumulate) {
   const int K = static_cast<int>(B.rows()), N = static_cast<int>(B.cols()), P = B.panels();
   const bool prefetch = static_cast<size_t>(K) * N * sizeof(Elem<DT>) >= kPrefetchBytes;
-  thread_local std::vector<float, Eigen::aligned_allocator<float>> packed;  // A's block, on the calling thread
-  packed.resize(static_cast<size_t>(round_up(std::min(kMC, M), kTR)) * K);
+  // A's block, on the calling thread: (tiles, K, kTR) floats, or (tiles, K2, kTR) pairs.
+  thread_local std::vector<float, Eigen::aligned_allocator<float>> packed;
+  packed.resize(static_cast<size_t>(round_up(std::min(kMC, M), kTR)) * (Pairs ? (K + 1) / 2 : K));
   float* Ap = packed.data();
 #pragma omp parallel num_threads(nt) if (nt > 1)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
     for (int m0 = 0; m0 < M; m0 += kMC) {
       const int mc = std::min(kMC, M - m0), tiles = (mc + kTR - 1) / kTR;
-      pack_a(tiles * t / n, tiles * (t + 1) / n, m0, M, K, A, lda, Ap);
+      if constexpr (Pairs) pack_a_pairs(tiles * t / n, tiles * (t + 1) / n, m0, M, K, A, lda, reinterpret_cast<uint32_t*>(Ap));
+      else pack_a(tiles * t / n, tiles * (t + 1) / n, m0, M, K, A, lda, Ap);
 #pragma omp barrier
-      run_panels<DT>(P * t / n, P * (t + 1) / n, m0, mc, Ap, K, N, base, prefetch, C, ldc, accumulate);
+      run_panels<DT, Pairs>(P * t / n, P * (t + 1) / n, m0, mc, Ap, K, N, base, prefetch, C, ldc, accumulate);
 #pragma omp barrier
     }
   }
@@ -177,7 +281,9 @@ void run_rows(int nt, int M, const float* A, int lda, const PackedMatrix& B, con
 void many_rows(int nt, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
   switch (B.dtype()) {
     case WeightDtype::F32: return run_rows<WeightDtype::F32>(nt, M, A, lda, B, B.panel(0), C, ldc, accumulate);
-    case WeightDtype::BF16: return run_rows<WeightDtype::BF16>(nt, M, A, lda, B, B.panel16(0), C, ldc, accumulate);
+    case WeightDtype::BF16:
+      if (kBf16Kernel && Bf16Products::active()) return run_rows<WeightDtype::BF16, true>(nt, M, A, lda, B, B.panel16(0), C, ldc, accumulate);
+      return run_rows<WeightDtype::BF16>(nt, M, A, lda, B, B.panel16(0), C, ldc, accumulate);
     default: return run_rows<WeightDtype::F16>(nt, M, A, lda, B, B.panel16(0), C, ldc, accumulate);
   }
 }

@@ -107,7 +107,9 @@ bool kv_cacheable(const ModelWeights& w, const ModelConfig& cfg, const Batch& ba
   others.no_w_o = false;  // the weights' own (a model trained without W_O), and row by row
   // longrope rotates every key by the frequencies of the whole text's length: a prefix rotated
   // before the text passed the original context would differ, so it runs in full.
-  return batch.B() == 1 && batch.T > 0 && cfg.causal && !others.any() && !opt.ablate && !opt.hook && !opt.trace &&
+  // BF16 products change a full pass's products, not an append's (packed_gemm.h): a pass with
+  // them runs in full, so that the cache's rows are always F32's.
+  return batch.B() == 1 && batch.T > 0 && cfg.causal && !others.any() && !opt.ablate && !opt.hook && !opt.trace && !opt.bf16_products &&
          cfg.num_layers <= w.num_layers() && w.arch.rope_scaling != RopeScaling::LongRope;
 }
 

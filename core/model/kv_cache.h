@@ -112,7 +112,7 @@ struct KvCache {
 uint64_t weights_stamp(const ModelWeights& w);
 
 // Can forward() serve this request through a K/V cache at all (B = 1, causal, no pitfall
-// but the weights' no-W_O, no ablation, hook or step-through)?
+// but the weights' no-W_O, no ablation, hook, step-through or BF16 products)?
 bool kv_cacheable(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt);
 
 // The rows of `batch` that `cache` can give (0: none, a full forward), at most T - 1 (the

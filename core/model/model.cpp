@@ -770,6 +770,7 @@ static Result<ForwardOutput> forward_cached(const ModelWeights& w, const ModelCo
 
 Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt) {
   if (Status s = check_fit(w, cfg); !s) return s.error();
+  Bf16Products products(opt.bf16_products);
   ForwardOutput out;
   out.B = batch.B();
   out.T = batch.T;

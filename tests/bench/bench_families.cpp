@@ -6,7 +6,11 @@
 // (core/model/stage_times.h), from separate runs with the timers on (so the JSON's timings
 // carry no timer overhead), with and without the logits.
 //
-//   headmap-bench-families DIR [T=128] [seconds=3] [--fresh]
+//   headmap-bench-families DIR [T=128] [seconds=3] [--fresh] [--bf16-products]
+//
+// --bf16-products also times both forwards with BF16 products (packed_gemm.h, Bf16Products;
+// a CPU with avx512_bf16), prints their stage table, and adds to the JSON their medians and
+// their largest difference from F32 (precision.h) on the same ids.
 //
 // Each run writes into the buffers of the one before (ForwardOptions::reuse), as the app's
 // worker does across keystrokes; --fresh gives every forward fresh buffers (the old way), so
@@ -20,7 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "core/inspect/precision.h"
 #include "core/io/hf_model.h"
+#include "core/math/packed_gemm.h"
 #include "core/math/gemm.h"
 #include "core/math/rng.h"
 #include "core/model/model.h"
@@ -38,11 +44,16 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 int main(int argc_all, char** argv_all) {
-  bool fresh = false;
-  const std::vector<char*> argv = bench::positional_args(argc_all, argv_all, "--fresh", &fresh);
+  bool fresh = false, bf16 = false;
+  std::vector<char*> args = bench::positional_args(argc_all, argv_all, "--fresh", &fresh);
+  const std::vector<char*> argv = bench::positional_args(static_cast<int>(args.size()), args.data(), "--bf16-products", &bf16);
+  if (bf16 && !Bf16Products::available()) {
+    std::fprintf(stderr, "headmap-bench-families: --bf16-products needs a CPU with avx512_bf16 and a build for it (HEADMAP_NATIVE)\n");
+    return 2;
+  }
   const int argc = static_cast<int>(argv.size());
   if (argc < 2) {
-    std::fprintf(stderr, "usage: headmap-bench-families DIR [T=128] [seconds=3] [--fresh]\n");
+    std::fprintf(stderr, "usage: headmap-bench-families DIR [T=128] [seconds=3] [--fresh] [--bf16-products]\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -82,9 +93,10 @@ int main(int argc_all, char** argv_all) {
   // The fingerprint both sides compute: the mean attended key position of the last layer,
   // over every head and query (double), beside the loss.
   double fingerprint = 0;
-  auto time_forward = [&](bool logits, double* loss) {
+  auto time_forward = [&](bool logits, double* loss, bool products = false) {
     ForwardOptions fo;
     fo.want_logits = logits;
+    fo.bf16_products = products;
     fo.reuse = reuse;
     std::vector<double> times;
     const auto start = std::chrono::steady_clock::now();
@@ -112,12 +124,29 @@ int main(int argc_all, char** argv_all) {
   const auto [attn_med, attn_min] = time_forward(false, nullptr);
   const auto [full_med, full_min] = time_forward(true, &loss);
   const long hwm_all = status_kib("VmHWM:");
+  std::pair<double, double> attn_bf16{0, 0}, full_bf16{0, 0};
+  PrecisionDiff diff;
+  if (bf16) {
+    double loss_bf16 = 0;
+    attn_bf16 = time_forward(false, nullptr, true);
+    full_bf16 = time_forward(true, &loss_bf16, true);
+    ForwardOptions fo;
+    fo.want_logits = true;
+    Result<ForwardOutput> exact = forward(*w, cfg, batch, fo);
+    fo.bf16_products = true;
+    Result<ForwardOutput> approx = forward(*w, cfg, batch, fo);
+    if (exact && approx) diff = precision_diff(*approx, *exact);
+    std::fprintf(stderr, "\nBF16 products: %s\n", precision_diff_text(diff).c_str());
+  }
 
   // Where the time goes: the same forward with the stage timers on, five passes each.
-  for (const bool logits : {false, true}) {
+  for (const int pass : {0, 1, 2, 3}) {
+    const bool logits = pass % 2 == 1, products = pass >= 2;
+    if (products && !bf16) break;
     StageTimes st;
     ForwardOptions fo;
     fo.want_logits = logits;
+    fo.bf16_products = products;
     fo.times = &st;
     fo.reuse = reuse;
     double total_ms = 0;
@@ -128,15 +157,21 @@ int main(int argc_all, char** argv_all) {
       total_ms += seconds_since(s) * 1e3;
       if (out) spare = std::move(*out);
     }
-    std::fprintf(stderr, "\n%s, T = %d, every map%s:\n%s", w->arch.family.c_str(), T, logits ? ", with logits and loss" : "",
+    std::fprintf(stderr, "\n%s, T = %d, every map%s%s:\n%s", w->arch.family.c_str(), T, logits ? ", with logits and loss" : "",
+                 products ? ", BF16 products" : "",
                  st.table(total_ms).c_str());
   }
 
   std::printf("{\"family\": \"%s\", \"dtype\": \"%s\", \"load_s\": %.4f, \"forward_attention_ms\": %.3f, \"forward_attention_min_ms\": %.3f, "
               "\"forward_logits_ms\": %.3f, \"forward_logits_min_ms\": %.3f, \"loss\": %.6f, \"fingerprint\": %.6f, "
-              "\"threads\": %d, \"rss_start_kib\": %ld, \"peak_rss_after_load_kib\": %ld, \"rss_after_load_kib\": %ld, \"peak_rss_kib\": %ld, \"parameters\": %lld, \"ids\": [",
+              "\"threads\": %d, \"rss_start_kib\": %ld, \"peak_rss_after_load_kib\": %ld, \"rss_after_load_kib\": %ld, \"peak_rss_kib\": %ld, \"parameters\": %lld, ",
               w->arch.family.c_str(), w->source.dtype.empty() ? "F32" : w->source.dtype.c_str(), load_s, attn_med, attn_min, full_med, full_min,
               loss, fingerprint, compute_threads(), rss_start, hwm_load, rss_load, hwm_all, static_cast<long long>(w->source.parameters));
+  if (bf16)
+    std::printf("\"forward_attention_bf16_ms\": %.3f, \"forward_attention_bf16_min_ms\": %.3f, \"forward_logits_bf16_ms\": %.3f, "
+                "\"forward_logits_bf16_min_ms\": %.3f, \"bf16_attention_diff\": %.3g, \"bf16_logits_diff\": %.3g, \"bf16_loss\": %.6f, ",
+                attn_bf16.first, attn_bf16.second, full_bf16.first, full_bf16.second, diff.attention, diff.logits, diff.loss_approx);
+  std::printf("\"ids\": [");
   for (size_t i = 0; i < ids.size(); ++i) std::printf("%s%d", i ? ", " : "", ids[i]);
   std::printf("]}\n");
   return 0;

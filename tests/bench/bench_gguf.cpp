@@ -43,6 +43,7 @@
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
 #include "core/model/stage_times.h"
+#include "tests/bench/bench_args.h"
 
 using namespace headmap;
 namespace fs = std::filesystem;
@@ -50,17 +51,9 @@ namespace fs = std::filesystem;
 namespace {
 constexpr test::GgufShape kLlama1B{2048, 32, 8, 64, 16, 8192, 128256};
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-[[noreturn]] void fail(const std::string& m) {
-  std::fprintf(stderr, "headmap-bench-gguf: %s\n", m.c_str());
-  std::exit(1);
-}
+using bench::median;
+using bench::ms_since;
+[[noreturn]] void fail(const std::string& m) { bench::fail("headmap-bench-gguf", m); }
 
 // --reuse: each append writes into the last one's buffers (ForwardOptions::reuse), as the
 // app's compute worker does across keystrokes; without it each append gets fresh buffers

@@ -45,9 +45,8 @@
 using namespace headmap;
 
 namespace {
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+using bench::median;
+using bench::ms_since;
 
 Batch batch_of(const std::vector<int>& ids) {  // one sentence of these vocabulary ids
   Batch b;
@@ -62,15 +61,8 @@ Batch batch_of(const std::vector<int>& ids) {  // one sentence of these vocabula
   return b;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
-[[noreturn]] void fail(const std::string& m) {
-  std::fprintf(stderr, "headmap-bench-incremental: %s\n", m.c_str());
-  std::exit(1);
-}
+[[noreturn]] void fail(const std::string& m) { bench::fail("headmap-bench-incremental", m); }
 }  // namespace
 
 int main(int argc_all, char** argv_all) {

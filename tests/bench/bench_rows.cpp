@@ -27,21 +27,14 @@
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
 #include "core/model/stage_times.h"
+#include "tests/bench/bench_args.h"
 
 using namespace headmap;
 
 namespace {
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-[[noreturn]] void fail(const std::string& m) {
-  std::fprintf(stderr, "headmap-bench-rows: %s\n", m.c_str());
-  std::exit(1);
-}
+using bench::median;
+using bench::ms_since;
+[[noreturn]] void fail(const std::string& m) { bench::fail("headmap-bench-rows", m); }
 bool ends_with(const std::string& s, const std::string& e) { return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0; }
 }  // namespace
 

@@ -11,7 +11,9 @@ Models (random weights, written under --root once, never in the repository):
 
 Engines, each in a fresh process per measurement, each told the thread count:
   headmap    OMP_NUM_THREADS=N build/tests/headmap-bench-families DIR 128 (the forward at
-             T = 128 with every map, then with the logits and loss) and
+             T = 128 with every map, then with the logits and loss; with --bf16-products also
+             its BF16-products passes, a row "headmap BF16 products" of their own: avx512_bf16
+             CPUs only, the append is F32's) and
              headmap-bench-incremental DIR 128 (one token appended after the 128 in the K/V cache,
              with every map and its logits; the 129 ids it runs are the ids of this whole run)
   llama.cpp  bench_llama_cpp.mjs (node-llama-cpp's prebuilt CPU build from
@@ -29,6 +31,7 @@ shared machine is quiet while it runs, and no lock is held for the whole run.
 
 Usage: /usr/bin/python3 tests/bench/compare_engines.py [--models llama,gpt2] [--threads 1,2]
        [--rounds 2] [--seconds 2] [--root /tmp] [--build build] [--raw DIR] [--lock hm-lock]
+       [--bf16-products]
 Needs /usr/bin/python3 with numpy (torch optional: without it torch is left out, said so), node.
 """
 import argparse
@@ -45,6 +48,8 @@ import bench_common  # noqa: E402
 import compare_torch_families as fam  # noqa: E402
 import compare_torch_gpt2 as gpt2  # noqa: E402
 import hf_to_gguf  # noqa: E402
+
+BF16 = "headmap BF16 products"  # headmap-bench-families --bf16-products: the same run's faster passes
 
 
 def loadavg():
@@ -90,6 +95,7 @@ def main():
     ap.add_argument("--raw", default="", help="a directory for the raw output of every process")
     ap.add_argument("--lock", default="", help="a command every measured process runs under (hm-lock)")
     ap.add_argument("--engines", default="headmap,llama.cpp,torch")
+    ap.add_argument("--bf16-products", action="store_true", help="also headmap's BF16-products passes (a CPU with avx512_bf16)")
     ap.add_argument("--node-modules", default="", help="node-llama-cpp's node_modules (default BUILD/tests/gguf-oracle/node_modules)")
     a = ap.parse_args()
     R = Runner(a)
@@ -137,6 +143,10 @@ def main():
                 eng.remove("llama.cpp")
         bench_common.warm(st)
         res = {(e, n): [] for e in eng for n in threads}
+        shown = list(eng)  # the table's rows: the engines, and headmap's BF16-products passes
+        if a.bf16_products and "headmap" in eng:
+            shown.insert(eng.index("headmap") + 1, BF16)
+            res.update({(BF16, n): [] for n in threads})
         ids = None
         for r in range(a.rounds):
             order = eng[r % len(eng):] + eng[:r % len(eng)]
@@ -144,13 +154,17 @@ def main():
                 for e in order:
                     env = {"OMP_NUM_THREADS": str(n)}
                     if e == "headmap":
-                        f = last_json(R.run(f"{kind} headmap families {n}t", [bench("headmap-bench-families"), d, "128", str(a.seconds)], env))
+                        f = last_json(R.run(f"{kind} headmap families {n}t", [bench("headmap-bench-families"), d, "128", str(a.seconds)]
+                                            + (["--bf16-products"] if a.bf16_products else []), env))
                         i = last_json(R.run(f"{kind} headmap incremental {n}t", [bench("headmap-bench-incremental"), d, "128", str(a.seconds)], env))
                         if i["ids"][:128] != f["ids"]:
                             raise RuntimeError("headmap-bench-families and -incremental ran different ids")
                         ids = ids or i["ids"]
                         res[(e, n)].append(dict(forward=f["forward_attention_ms"], logits=f["forward_logits_ms"], append=i["append_ms"], loss=f["loss"],
                                                 threads=f["threads"]))
+                        if a.bf16_products:
+                            res[(BF16, n)].append(dict(forward=f["forward_attention_bf16_ms"], logits=f["forward_logits_bf16_ms"], append=None,
+                                                       loss=f["bf16_loss"], attention_diff=f["bf16_attention_diff"]))
                     elif ids is None:
                         raise RuntimeError("headmap runs first in round 1: it gives the ids")
                     elif e == "llama.cpp":
@@ -178,11 +192,14 @@ def main():
             fl = floors.get(n) or floors[max(floors)]
             # the floor: the bytes one append must read (the file: every matrix once, the tied embedding as the unembedding)
             floor_ms = size / (fl["read_GBps"] * 1e9) * 1e3
-            for e in eng:
+            for e in shown:
                 ap_ = med(e, n, "append")
                 print(f"| {n} | {e} | {fmt(med(e, n, 'forward'))} | {fmt(med(e, n, 'logits'))} | {fmt(ap_)} | "
                       f"{'-' if ap_ is None else f'{ap_ / floor_ms:.2f}x of {floor_ms:.0f} ms'} |")
         print()
+        if BF16 in shown:
+            print(f"{BF16}: largest attention difference from F32 " + ", ".join(f"{x['attention_diff']:.2e}" for x in res[(BF16, threads[0])])
+                  + f"; loss {res[(BF16, threads[0])][-1]['loss']:.5f}\n")
         heads = {e: res[(e, threads[0])][-1].get("head") for e in eng}
         if heads.get("llama.cpp") and heads.get("torch"):
             diff = max(abs(x - y) for x, y in zip(heads["llama.cpp"], heads["torch"]))

@@ -29,6 +29,7 @@
 #include "app/common/heatmap_png.h"
 #include "app/common/raster.h"
 #include "core/inspect/metrics.h"
+#include "core/math/packed_gemm.h"
 #include "core/model/model.h"
 #include "core/text/utf8.h"
 #include "tests/gui/gui_harness.h"
@@ -1687,6 +1688,38 @@ TEST(Widgets, EveryMenuCommandAndDialogOpensThroughTheMenus) {
   EXPECT_NE(missing.err.find("no widget \"Save everything...\" on screen"), std::string::npos) << missing.err;
   const AppRun bad = run_app("widgets-bad-step", {"--input", "jump File"}, true, dir);
   EXPECT_EQ(bad.status, 2);
+}
+
+// View > BF16 products, clicked in the real menu: on a BF16 model the line above the heads
+// names this pass's time beside F32's and their largest difference, on this CPU (avx512_bf16)
+// or says the pass is F32 and why; on the shipped model (F32) it says why not. Clicked again,
+// the line goes.
+TEST(Widgets, Bf16ProductsAreLabelledAboveTheHeads) {
+  const fs::path bf16 = family_dir("smollm2");  // BF16 weights
+  ASSERT_FALSE(bf16.empty()) << "make_family_dir.py could not write the BF16 model (numpy?)";
+  const std::string item = "click View; click BF16 products (faster, approximate); wait";
+  const AppRun on = run_app("bf16-products-on", {"--model", bf16.string(), "--input", item}, true, fresh_dir("bf16-on"));
+  ASSERT_EQ(on.status, 0) << on.err;
+  ASSERT_TRUE(on.report.contains("bf16_products")) << "no BF16 products line on screen";
+  const std::string line = on.report["bf16_products"]["line"];
+  EXPECT_EQ(line.rfind("BF16 products (View menu): ", 0), 0u) << line;
+  const bool ran = line.find("largest difference from F32: attention ") != std::string::npos;
+  EXPECT_EQ(ran, headmap::Bf16Products::available()) << line;
+  EXPECT_TRUE(ran || line.find("avx512_bf16") != std::string::npos) << line;
+  if (ran) {
+    EXPECT_NE(line.find("this pass "), std::string::npos) << line;
+    EXPECT_NE(line.find(" ms, F32 "), std::string::npos) << line;
+  }
+  const AppRun f32 = run_app("bf16-products-f32", {"--input", item + "; click View; click BF16 products (faster, approximate); wait; "
+                                                                   "click View; click BF16 products (faster, approximate); wait"},
+                             true, fresh_dir("bf16-f32"));
+  ASSERT_EQ(f32.status, 0) << f32.err;
+  ASSERT_TRUE(f32.report.contains("bf16_products"));
+  EXPECT_NE(f32.report["bf16_products"]["line"].get<std::string>().find("the pass is F32"), std::string::npos) << f32.report["bf16_products"];
+  const AppRun off = run_app("bf16-products-off", {"--input", item + "; click View; click BF16 products (faster, approximate); wait"}, true,
+                             fresh_dir("bf16-off"));
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_FALSE(off.report.contains("bf16_products")) << "the line stayed after the second click";
 }
 
 // The keyboard: arrows step the selected head and layer, but not while a dialog or the

@@ -238,6 +238,16 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::SameLine();
     ImGui::TextColored(kPendingColour, "  layers %d to %d still computing...", out.L, cfg.num_layers - 1);
   }
+  if (f.inputs.bf16_products) {  // View > BF16 products: the maps they give are never shown unlabelled
+    const bool refused = !f.products_diff && !f.products_note.empty();  // bf16_products_refusal's words
+    const std::string line = "BF16 products (View menu): " + (f.products_diff   ? f.products_note + "; " + precision_diff_text(*f.products_diff)
+                                                              : refused ? f.products_note
+                                                                        : std::string("on; their difference from F32 follows with all the layers"));
+    ImGui::PushStyleColor(ImGuiCol_Text, refused ? kErrorColour : kPendingColour);
+    ImGui::TextWrapped("%s", line.c_str());
+    ImGui::PopStyleColor();
+    hook::set_text("bf16_products/line", line);
+  }
 
   if (!s.config_status.ok()) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);

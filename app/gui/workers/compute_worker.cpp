@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <limits>
 
@@ -256,6 +257,10 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     fo.want_logits = batch_weights.trained();
     fo.next_tokens_k = kKeptNextTokens;  // through the K/V cache: each row's next tokens, not its logits
     fo.skip_final_mlp = true;  // the app reads maps and, for trained models, the loss (which keeps the MLP)
+    if (r.bf16_products) {  // View > BF16 products, where they can run (else the note says why not)
+      data->products_note = bf16_products_refusal(batch_weights);
+      fo.bf16_products = data->products_note.empty();
+    }
     const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
     if (!ablate.empty()) fo.ablate = &ablate;
     fo.cancelled = [this, seq] {  // a newer request makes this one pointless (latest wins); asked between heads
@@ -327,10 +332,26 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
       run.cancelled = nullptr;
     StageTimes st;
     run.times = &st;
+    const auto pass0 = std::chrono::steady_clock::now();
     Result<ForwardOutput> out = forward(mw, r.cfg, data->batch, run);
     if (!out) return out.error();
     data->out = std::move(out).value();
     clock.lap("forward (wall)");
+    if (fo.bf16_products) {  // the same pass in F32, in full, for the difference shown beside the maps
+      const auto pass1 = std::chrono::steady_clock::now();
+      ForwardOptions exact = fo;
+      exact.bf16_products = false;
+      exact.kv_cache = nullptr;
+      exact.reuse = nullptr;
+      Result<ForwardOutput> f32 = forward(mw, r.cfg, data->batch, exact);
+      if (!f32) return f32.error();
+      data->products_diff = precision_diff(data->out, *f32);
+      const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+      char times[96];
+      std::snprintf(times, sizeof times, "this pass %.0f ms, F32 %.0f ms", ms(pass0, pass1), ms(pass1, std::chrono::steady_clock::now()));
+      data->products_note = times;
+      clock.lap("F32 pass (BF16 products' difference)");
+    }
     for (int s = 0; s < static_cast<int>(Stage::kCount); ++s)
       if (st.ms(static_cast<Stage>(s)) > 0) data->stage_ms.emplace_back(std::string("  ") + stage_name(static_cast<Stage>(s)), st.ms(static_cast<Stage>(s)));
     data->rows_computed = data->out.kv_computed, data->rows_reused = data->out.kv_reused;
