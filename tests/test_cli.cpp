@@ -415,9 +415,9 @@ TEST(Cli, ArabicLabelsAreDrawnJoinedButExportedInTypedOrder) {
   EXPECT_EQ(json.find(walad_drawn), std::string::npos);
 }
 
-// --bf16-products: on a BF16 model and a CPU with avx512_bf16, both passes' times and their
-// largest difference on stdout; elsewhere a note that says why not (the CPU, or weights with
-// no BF16 matrix), and the F32 pass. Never a failure: it is a speed option.
+// --bf16-products: on a BF16 or F32 model and a CPU with avx512_bf16, both passes' times and
+// their largest difference on stdout; elsewhere a note that says why not (the CPU, or F16
+// weights), and the F32 pass. Never a failure: it is a speed option.
 TEST(Cli, Bf16ProductsPrintTheirTimesAndDifferenceOrSayWhyNot) {
   using namespace headmap;
   const fs::path dir = tmp() / "bf16-model";
@@ -432,8 +432,15 @@ TEST(Cli, Bf16ProductsPrintTheirTimesAndDifferenceOrSayWhyNot) {
     EXPECT_NE(r.err.find("BF16 products need a CPU with avx512_bf16"), std::string::npos) << r.err;
     EXPECT_EQ(r.out.find("BF16 products: this pass"), std::string::npos) << r.out;
   }
-  r = cli({"--text", "The cat sat on the mat.", "--bf16-products"});  // the shipped model: F32
+  // The shipped model (F32 weights, rounded too), a text of more than 8 tokens.
+  r = cli({"--text", "The cat sat on the mat because it was warm and the dog was not.", "--bf16-products"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("largest difference from F32: attention ") != std::string::npos, Bf16Products::available()) << r.out << r.err;
+  // F16 weights: BF16 products have nothing to do, and the note says so.
+  const fs::path half = tmp() / "f16-model";
+  narrow_model::write_model(half, narrow_model::llama_tensors(false, WeightDtype::F16), false, "F16");
+  r = cli({"--model", half.string(), "--text", "The cat sat on the mat because it was tired.", "--bf16-products"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.find("BF16 products: this pass"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find(Bf16Products::available() ? "apply to BF16 weights" : "avx512_bf16"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(Bf16Products::available() ? "and these are F16" : "avx512_bf16"), std::string::npos) << r.err;
 }

@@ -24,6 +24,8 @@
 #include "core/io/hf_tensors.h"
 #include "core/math/block_gemm.h"
 #include "core/math/gemm.h"
+#include "core/math/half.h"
+#include "core/math/packed_gemm.h"
 #include "core/math/rng.h"
 #include "core/math/weight_dtype_scalar.h"
 #include "core/model/kv_cache.h"
@@ -458,6 +460,72 @@ TEST(QuantWeights, AnAppendedTokenOnBlocksEqualsAFullRecomputeBitForBit) {
       EXPECT_TRUE(same_bits(inc->attention, full->attention)) << nt << " threads: maps";
       for (size_t l = 0; l < full->attn_out.size(); ++l) EXPECT_TRUE(inc->attn_out[l] == full->attn_out[l]) << nt << " threads, layer " << l;
       EXPECT_TRUE(inc->logits == full->logits) << nt << " threads: logits";
+    }
+  }
+  set_compute_threads(threads);
+}
+
+// BF16 products (packed_gemm.h, Bf16Products) on a file's blocks: from 8 rows, the widened
+// values and A rounded to BF16 (nearest even), multiplied in pairs and summed in F32, within
+// F32 accumulation's error of a float64 product of the rounded values; the packed matrix and
+// the unembedding's transposed form, a chunk and a half of K, one and two threads, from 0 and
+// accumulating. Fewer rows (a typing pass's: 4 and 7) keep the F32 kernels' bits.
+TEST(QuantWeights, Bf16ProductsOnBlocksRoundBothSidesAndSumInF32) {
+  if (!Bf16Products::available()) GTEST_SKIP() << "no avx512_bf16 in this CPU or build: the scope changes nothing there";
+  const int threads = compute_threads();
+  auto bf = [](float v) { return bf16_to_float(float_to_bf16(v)); };
+  for (WeightDtype t : {WeightDtype::Q8_0, WeightDtype::Q4_K, WeightDtype::Q6_K, WeightDtype::IQ4_XS, WeightDtype::Q4_1}) {
+    const int K = 768, N = 37;  // a chunk (512) and a half; a unit (48 columns) not full
+    std::vector<std::string> rows(static_cast<size_t>(N));
+    std::vector<const uint8_t*> src;
+    MatR wide(N, K);
+    for (int c = 0; c < N; ++c) {
+      test::gguf_writer_detail::random_weights(t, K, 71 + static_cast<uint64_t>(c), rows[static_cast<size_t>(c)]);
+      src.push_back(reinterpret_cast<const uint8_t*>(rows[static_cast<size_t>(c)].data()));
+      widen_weights_scalar(t, src.back(), K, wide.data() + static_cast<size_t>(c) * K);
+    }
+    PackedMatrix qm;
+    ASSERT_TRUE(qm.assign_blocks(src, std::vector<WeightDtype>(static_cast<size_t>(N), t), K));
+    std::string table;
+    for (const std::string& r : rows) table += r;
+    for (int M : {4, 7, 8, 13, 300}) {
+      MatR A(M, K), C0(M, N), want(M, N), size(M, N);
+      fill_normals(8, A.data(), A.size(), 1.0f);
+      fill_normals(9, C0.data(), C0.size(), 1.0f);
+      for (int i = 0; i < M; ++i)
+        for (int n = 0; n < N; ++n) {
+          double s = 0, z = 0;
+          for (int k = 0; k < K; ++k) {
+            const double p = static_cast<double>(bf(A(i, k))) * bf(wide(n, k));
+            s += p, z += std::fabs(p);
+          }
+          want(i, n) = static_cast<float>(s), size(i, n) = static_cast<float>(z);
+        }
+      for (int nt : {1, 2}) {
+        set_compute_threads(nt);
+        SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(M) + " rows, " + std::to_string(nt) + " threads");
+        MatR f32(M, N), c(M, N), acc = C0, tq(M, N);
+        packed_gemm(f32, A, qm);
+        {
+          Bf16Products on(true);
+          packed_gemm(c, A, qm);
+          packed_gemm(acc, A, qm, true);
+          gemm_transposed_b(M, A.data(), K, N, K, reinterpret_cast<const uint8_t*>(table.data()), t, rows[0].size(), tq.data(), N);
+        }
+        if (M < Bf16Products::kMinRows) {
+          EXPECT_TRUE(c == f32) << "a typing pass keeps F32's products";
+          continue;
+        }
+        double worst = 0;
+        for (Eigen::Index i = 0; i < c.size(); ++i) {
+          const double tol = 4e-7 * (K + 2) * (size.data()[i] + std::fabs(C0.data()[i])) + 1e-30;
+          ASSERT_NEAR(c.data()[i], want.data()[i], tol) << "element " << i;
+          ASSERT_NEAR(acc.data()[i], C0.data()[i] + want.data()[i], tol) << "accumulating, element " << i;
+          ASSERT_NEAR(tq.data()[i], want.data()[i], tol) << "transposed, element " << i;
+          worst = std::max(worst, static_cast<double>(std::fabs(c.data()[i] - f32.data()[i])));
+        }
+        EXPECT_GT(worst, 0.0) << "the products were not rounded";
+      }
     }
   }
   set_compute_threads(threads);

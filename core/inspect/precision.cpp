@@ -39,14 +39,14 @@ PrecisionDiff precision_diff(const ForwardOutput& approx, const ForwardOutput& e
 
 bool bf16_products_apply(const ModelWeights& w) {
   for (const WeightStorage& g : weight_storage(w))
-    if (g.type == "BF16") return true;
+    if (g.type != "F16") return true;  // BF16, F32, a GGUF file's blocks
   return false;
 }
 
 std::string bf16_products_refusal(const ModelWeights& w) {
   if (!Bf16Products::available())
     return "BF16 products need a CPU with avx512_bf16 and a build for it (HEADMAP_NATIVE on such a CPU); this one has none, so the pass is F32";
-  if (!bf16_products_apply(w)) return "BF16 products apply to BF16 weights, and these have none (F32, F16 or a GGUF file's blocks): the pass is F32";
+  if (!bf16_products_apply(w)) return "BF16 products apply to BF16, F32 and GGUF block weights, and these are F16: the pass is F32";
   return "";
 }
 

@@ -12,10 +12,13 @@
 // into a scratch in L2, then 8 rows x 6 columns (AVX2: 4 x 3) in registers.
 // With AVX-512 VBMI, 1-2 rows of Q4_K, Q6_K, Q8_0, IQ4_XS and IQ4_NL hold two columns in each
 // 16-lane register instead ([pairs]: lane 2i + c is column c's lane i, the same chains and bits).
+// BF16 products (Bf16Products, avx512_bf16; off unless asked) change the many-row kernel only:
+// the widened chunk and A's rows rounded to BF16 pairs and multiplied by vdpbf16ps.
 // Sections: [generic] [in registers] [pairs] [many rows]
 #include "core/math/block_gemm.h"
 
 #include "core/math/half.h"
+#include "core/math/packed_gemm.h"
 #include "core/math/weight_dtype_scalar.h"
 
 #include <algorithm>
@@ -294,7 +297,10 @@ HM_INLINE void columns_sub(V (&acc)[M][G], const uint8_t* const (&b)[G], const f
 // columns to a group): ~512 bytes further in the column, or past its end as far into the
 // column n columns on (a thread's next group: the columns of a matrix lie one after another).
 // A column of the 1B shape's K = 2048 is only 8 Q4_K blocks, so prefetching only within the
-// column left its first blocks to demand misses. (A prefetch never faults.)
+// column left its first blocks to demand misses. (A prefetch never faults.) Into L2 (T1): on
+// a Zen 4 VM one Q4_K_M row of the 1B shape took 64-67 ms at best this way against 74-77 with
+// the non-temporal hint, and one Q8_0 row 65 against 68-70 (typing passes, headmap-bench-rows,
+// tests/bench/README.md, 2026-11-29); without a prefetch 118-135.
 template <class Blk>
 HM_INLINE const uint8_t* prefetch_at(const uint8_t* col, int blk, int nb, int n) {
   constexpr int kAhead = (512 + Blk::kBytes - 1) / Blk::kBytes;
@@ -323,7 +329,7 @@ void few_rows_blocks(int g0, int width, const uint8_t* const* src, int K, const 
     for (int g = 0; g < G; ++g) {
       b[g] = p[g] + static_cast<size_t>(blk) * Blk::kBytes;
       const uint8_t* pf = prefetch_at<Blk>(p[g], blk, K / Blk::kValues, G);
-      for (int off = 0; off < Blk::kBytes; off += 64) __builtin_prefetch(pf + off, 0, 0);
+      for (int off = 0; off < Blk::kBytes; off += 64) __builtin_prefetch(pf + off, 0, 2);  // into L2 (prefetch_at)
       Blk::scales(b[g], sc[g]);
     }
     const float* a = A + static_cast<size_t>(blk) * Blk::kValues;
@@ -548,7 +554,7 @@ void few_rows_pairs(int g0, int width, const uint8_t* const* src, int K, const f
     for (int g = 0; g < 2 * P; ++g) {
       b[g] = p[g] + static_cast<size_t>(blk) * Blk::kBytes;
       const uint8_t* pf = prefetch_at<Blk>(p[g], blk, K / Blk::kValues, 2 * P);
-      for (int off = 0; off < Blk::kBytes; off += 64) __builtin_prefetch(pf + off, 0, 0);
+      for (int off = 0; off < Blk::kBytes; off += 64) __builtin_prefetch(pf + off, 0, 2);  // into L2 (prefetch_at)
     }
 #pragma GCC unroll 8
     for (int q = 0; q < P; ++q) Pair::pair_scales(b[2 * q], b[2 * q + 1], scp[q]);
@@ -686,25 +692,13 @@ void widen_unit(int width, int padded, const uint8_t* const* src, const WeightDt
 }
 
 #if defined(__AVX512F__)
-// Rows [0, R) of a band x one tile over n8 values: a (R rows, lda apart), w the tile's values,
-// l the band's lane sums at the tile's first column (rows kBlockRowColumns x 8 apart). first:
-// from 0; last: reduced into c's rows (columns below cols), else kept in l.
+constexpr int kTilePairs = kTileCols / 2;  // registers a tile's row: two columns' 8 lane sums each
+
+// A band's lane sums of one tile: kept in l (rows kBlockRowColumns x 8 apart) unless `last`,
+// then reduced (reduce8) into c's rows, columns below cols.
 template <int R>
-HM_INLINE void rows_tile(int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, int cols, float* c, int ldc,
-                         bool accumulate) {
-  constexpr int P = kTileCols / 2;
-  __m512 acc[R][P];
-  for (int i = 0; i < R; ++i)
-    for (int p = 0; p < P; ++p) acc[i][p] = first ? _mm512_setzero_ps() : _mm512_load_ps(l + (i * kBlockRowColumns + 2 * p) * kLanes);
-  for (int k = 0; k < n8; k += kLanes) {
-    const float* wk = w + (k / kLanes) * kStep;
-    __m512 wv[P];
-    for (int p = 0; p < P; ++p) wv[p] = _mm512_load_ps(wk + 2 * p * kLanes);
-    for (int i = 0; i < R; ++i) {
-      const __m512 av = _mm512_broadcast_f32x8(_mm256_loadu_ps(a + static_cast<size_t>(i) * lda + k));
-      for (int p = 0; p < P; ++p) acc[i][p] = _mm512_fmadd_ps(av, wv[p], acc[i][p]);
-    }
-  }
+HM_INLINE void finish_tile(__m512 (&acc)[R][kTilePairs], float* l, bool last, int cols, float* c, int ldc, bool accumulate) {
+  constexpr int P = kTilePairs;
   if (!last) {
     for (int i = 0; i < R; ++i)
       for (int p = 0; p < P; ++p) _mm512_store_ps(l + (i * kBlockRowColumns + 2 * p) * kLanes, acc[i][p]);
@@ -717,6 +711,77 @@ HM_INLINE void rows_tile(int n8, const float* a, int lda, const float* w, float*
       for (int h = 0; h < 2 && 2 * p + h < cols; ++h) put(c + static_cast<size_t>(i) * ldc + 2 * p + h, reduce8(s + h * kLanes), accumulate);
     }
 }
+
+// Rows [0, R) of a band x one tile over n8 values: a (R rows, lda apart), w the tile's values,
+// l the band's lane sums at the tile's first column (rows kBlockRowColumns x 8 apart). first:
+// from 0; last: reduced into c's rows (columns below cols), else kept in l.
+template <int R>
+HM_INLINE void rows_tile(int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, int cols, float* c, int ldc,
+                         bool accumulate) {
+  constexpr int P = kTilePairs;
+  __m512 acc[R][P];
+  for (int i = 0; i < R; ++i)
+    for (int p = 0; p < P; ++p) acc[i][p] = first ? _mm512_setzero_ps() : _mm512_load_ps(l + (i * kBlockRowColumns + 2 * p) * kLanes);
+  for (int k = 0; k < n8; k += kLanes) {
+    const float* wk = w + (k / kLanes) * kStep;
+    __m512 wv[P];
+    for (int p = 0; p < P; ++p) wv[p] = _mm512_load_ps(wk + 2 * p * kLanes);
+    for (int i = 0; i < R; ++i) {
+      const __m512 av = _mm512_broadcast_f32x8(_mm256_loadu_ps(a + static_cast<size_t>(i) * lda + k));
+      for (int p = 0; p < P; ++p) acc[i][p] = _mm512_fmadd_ps(av, wv[p], acc[i][p]);
+    }
+  }
+  finish_tile<R>(acc, l, last, cols, c, ldc, accumulate);
+}
+
+#if defined(__AVX512BF16__)
+// BF16 products (packed_gemm.h, Bf16Products): the unit's widened chunk and A's rows rounded to
+// BF16 (nearest even) and multiplied in pairs by vdpbf16ps, summed in F32. Lane l of a column
+// then sums the pairs (k, k + 1) with k = 2l mod 16, not k = l mod 8: another order, and the
+// rounding, so not the F32 kernel's bits (callers show the difference).
+// w2: (tiles, kRowsChunk / 16, kTileCols, 8) pairs: column j's pair l of step s holds values
+// 16s + 2l (low half) and 16s + 2l + 1.
+inline uint32_t* w2_at(uint32_t* w2, int j, int s) {
+  return w2 + (j / kTileCols) * kTileCols * (kRowsChunk / 2) + s * kTileCols * kLanes + (j % kTileCols) * kLanes;
+}
+// 16 floats at p (8 at p and zeros when `half`) as 8 BF16 pairs in order.
+HM_INLINE __m256i pairs16(const float* p0, const float* p1) {
+  const __m512 v = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(p0)), p1 ? _mm256_loadu_ps(p1) : _mm256_setzero_ps(), 1);
+  return (__m256i)_mm512_cvtneps_pbh(v);
+}
+// The unit's columns [0, padded) over n8 values of w, as pairs into w2.
+void pairs_of_unit(int padded, int n8, float* w, uint32_t* w2) {
+  for (int j = 0; j < padded; ++j)
+    for (int s = 0; 16 * s < n8; ++s)
+      _mm256_store_si256(reinterpret_cast<__m256i*>(w2_at(w2, j, s)), pairs16(w_at(w, j, 16 * s), 16 * s + 8 < n8 ? w_at(w, j, 16 * s + 8) : nullptr));
+}
+// A's M rows over n8 values (a, ld apart) as pairs into a2 ((M, n16 / 2), ld2 apart).
+void pairs_of_rows(int M, int n8, const float* a, int ld, uint32_t* a2, int ld2) {
+  for (int i = 0; i < M; ++i)
+    for (int s = 0; 16 * s < n8; ++s) {
+      const float* r = a + static_cast<size_t>(i) * ld + 16 * s;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a2 + static_cast<size_t>(i) * ld2 + 8 * s), pairs16(r, 16 * s + 8 < n8 ? r + 8 : nullptr));
+    }
+}
+template <int R>
+HM_INLINE void rows_tile_pairs(int n8, const uint32_t* a2, int ld2, const uint32_t* w2, float* l, bool first, bool last, int cols, float* c,
+                               int ldc, bool accumulate) {
+  constexpr int P = kTilePairs;
+  __m512 acc[R][P];
+  for (int i = 0; i < R; ++i)
+    for (int p = 0; p < P; ++p) acc[i][p] = first ? _mm512_setzero_ps() : _mm512_load_ps(l + (i * kBlockRowColumns + 2 * p) * kLanes);
+  for (int s = 0; 16 * s < n8; ++s) {
+    const uint32_t* ws = w2 + s * kTileCols * kLanes;
+    __m512bh wv[P];
+    for (int p = 0; p < P; ++p) wv[p] = (__m512bh)_mm512_load_si512(ws + 2 * p * kLanes);
+    for (int i = 0; i < R; ++i) {
+      const __m512bh av = (__m512bh)_mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a2 + static_cast<size_t>(i) * ld2 + 8 * s)));
+      for (int p = 0; p < P; ++p) acc[i][p] = _mm512_dpbf16_ps(acc[i][p], av, wv[p]);
+    }
+  }
+  finish_tile<R>(acc, l, last, cols, c, ldc, accumulate);
+}
+#endif
 #else
 template <int R>
 HM_INLINE void rows_tile(int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, int cols, float* c, int ldc,
@@ -743,17 +808,32 @@ HM_INLINE void rows_tile(int n8, const float* a, int lda, const float* w, float*
 }
 #endif
 
-// A band of R rows against every tile of the unit.
-template <int R>
-HM_INLINE void rows_band(int width, int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, float* c, int ldc,
+// A band of R rows against every tile of the unit (Pairs: BF16 products, a and w as pairs).
+template <int R, bool Pairs = false>
+HM_INLINE void rows_band(int width, int n8, const void* a, int lda, const void* w, float* l, bool first, bool last, float* c, int ldc,
                          bool accumulate) {
-  for (int j0 = 0; j0 < width; j0 += kTileCols)
-    rows_tile<R>(n8, a, lda, w + j0 * kRowsChunk, l + j0 * kLanes, first, last, std::min(kTileCols, width - j0), c + j0, ldc, accumulate);
+  for (int j0 = 0; j0 < width; j0 += kTileCols) {
+    const int cols = std::min(kTileCols, width - j0);
+#if defined(__AVX512BF16__)
+    if constexpr (Pairs) {
+      rows_tile_pairs<R>(n8, static_cast<const uint32_t*>(a), lda, static_cast<const uint32_t*>(w) + j0 * (kRowsChunk / 2), l + j0 * kLanes, first,
+                         last, cols, c + j0, ldc, accumulate);
+      continue;
+    }
+#endif
+    rows_tile<R>(n8, static_cast<const float*>(a), lda, static_cast<const float*>(w) + j0 * kRowsChunk, l + j0 * kLanes, first, last, cols,
+                 c + j0, ldc, accumulate);
+  }
 }
 
+template <bool Pairs>
 void many_rows(int M, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
                bool accumulate) {
   alignas(64) thread_local float w[kBlockRowColumns * kRowsChunk];  // (tiles, kRowsChunk / 8, kTileCols, 8)
+  // BF16 products: the chunk and A's rows as pairs ((tiles, kRowsChunk / 16, kTileCols, 8); (M, kRowsChunk / 2)).
+  alignas(64) thread_local uint32_t w2[Pairs ? kBlockRowColumns * kRowsChunk / 2 : 1];
+  thread_local std::vector<uint32_t> a2;
+  if constexpr (Pairs) a2.resize(static_cast<size_t>(M) * (kRowsChunk / 2));
   thread_local std::vector<float> lanes_store;                      // every value written by the first chunk
   lanes_store.resize(static_cast<size_t>(M) * kBlockRowColumns * kLanes + 16);
   float* lanes = lanes_store.data() + (16 - reinterpret_cast<uintptr_t>(lanes_store.data()) / sizeof(float) % 16) % 16;  // on a cache line
@@ -763,22 +843,31 @@ void many_rows(int M, int width, const uint8_t* const* src, const WeightDtype* d
     widen_unit(width, padded, src, dt, k0, n, w);
     int ld;
     const float* a = a_rows(M, A, lda, k0, n, &ld);
+    const void *wu = w, *au = a;
+#if defined(__AVX512BF16__)
+    if constexpr (Pairs) {
+      pairs_of_unit(padded, n8, w, w2);
+      pairs_of_rows(M, n8, a, ld, a2.data(), kRowsChunk / 2);
+      wu = w2, au = a2.data(), ld = kRowsChunk / 2;
+    }
+#endif
     const bool first = k0 == 0, last = k0 + n >= K;
     for (int i0 = 0; i0 < M; i0 += kTileRows) {
-      const float* ai = a + static_cast<size_t>(i0) * ld;
+      const void* ai = Pairs ? static_cast<const void*>(static_cast<const uint32_t*>(au) + static_cast<size_t>(i0) * ld)
+                             : static_cast<const void*>(static_cast<const float*>(au) + static_cast<size_t>(i0) * ld);
       float* li = lanes + static_cast<size_t>(i0) * kBlockRowColumns * kLanes;
       float* ci = C + static_cast<size_t>(i0) * ldc;
       switch (std::min(kTileRows, M - i0)) {
 #if defined(__AVX512F__)
-        case 8: rows_band<8>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
-        case 7: rows_band<7>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
-        case 6: rows_band<6>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
-        case 5: rows_band<5>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
+        case 8: rows_band<8, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
+        case 7: rows_band<7, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
+        case 6: rows_band<6, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
+        case 5: rows_band<5, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
 #endif
-        case 4: rows_band<4>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
-        case 3: rows_band<3>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
-        case 2: rows_band<2>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
-        default: rows_band<1>(width, n8, ai, ld, w, li, first, last, ci, ldc, accumulate); break;
+        case 4: rows_band<4, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
+        case 3: rows_band<3, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
+        case 2: rows_band<2, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
+        default: rows_band<1, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
       }
     }
   }
@@ -817,7 +906,12 @@ void block_gemm_columns(int M, int width, const uint8_t* const* src, const Weigh
     return;
   }
 #if defined(__AVX2__) && defined(__FMA__)
-  if (M > kBlockFewRows) return many_rows(M, width, src, dt, K, A, lda, C, ldc, accumulate);
+  if (M > kBlockFewRows) {
+#if defined(__AVX512BF16__)
+    if (M >= Bf16Products::kMinRows && Bf16Products::active()) return many_rows<true>(M, width, src, dt, K, A, lda, C, ldc, accumulate);
+#endif
+    return many_rows<false>(M, width, src, dt, K, A, lda, C, ldc, accumulate);
+  }
   using Fn = void (*)(int, const uint8_t* const*, const WeightDtype*, int, const float*, int, float*, int, bool);
   static constexpr Fn kByRows[8] = {nullptr,
                                     few_rows_all<1>,

@@ -2,6 +2,7 @@
 #include "core/math/packed_gemm.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -171,14 +172,11 @@ void few_rows_panels(int K, const float* A, int lda, const Elem<DT>* Bp, size_t 
         acc[i][g][h] = accumulate ? ploadu<Packet>(C + static_cast<size_t>(i) * ldc + g * kNR + h * kFloatLanes) : pset1<Packet>(0.0f);
   for (int k = 0; k < K; ++k) {
     const Elem<DT>* row = Bp + static_cast<size_t>(k) * kNR;
-    // 16-bit panels: the streams' lines, 16 rows ahead. F32 rows (two lines, so one line in four
-    // was asked for) are left to the hardware prefetcher: on the Ice Lake VM these non-temporal
-    // prefetches held GPT-2 small's append products on two threads to 16-18 GB/s, 22-24 without
-    // them, above headmap-bench-bandwidth's 20 (tests/bench/README.md, helper gpt8).
-    if constexpr (DT != WeightDtype::F32)
-      if ((k & 1) == 0)
-#pragma GCC unroll 8
-        for (int g = 0; g < G; ++g) __builtin_prefetch(row + g * stride + 16 * kNR, 0, 0);
+    // No software prefetch: the hardware prefetcher follows the G panels' streams. Asking for
+    // their lines (non-temporal, 16 rows ahead) held the F32 products of GPT-2's append to
+    // 16-18 GB/s on the Ice Lake VM, 22-24 without (helper gpt8); on a Zen 4 VM the 16-bit
+    // ones too: the 1B shape's typing passes of 1, 3 and 6 rows took 100-112, 128-144 and
+    // 142-149 ms with it, 85-89, 91-98 and 102-103 without (tests/bench/README.md, 2026-11-29).
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       Packet b0, b1;
@@ -750,11 +748,13 @@ static void packed_gemm_on(int nt, int M, const float* A, int lda, const PackedM
   }
   // More rows against F32 / 16-bit panels: A packed, B widened once a sub-panel (packed_gemm_rows.cpp).
   if (!B.blocks()) return many_rows(std::max(1, std::min(nt, P)), M, A, lda, B, C, ldc, accumulate);
-  // A matrix kept in blocks: in dot order (block_gemm.h, run_block_unit).
-  const bool blocks = B.blocks();
+  // A matrix kept in blocks: in dot order (block_gemm.h, run_block_unit). The calling thread's
+  // BF16 products (a thread-local scope) are carried onto the team's threads.
+  const bool blocks = B.blocks(), bf16 = Bf16Products::active();
   const int K = static_cast<int>(B.rows()), units = blocks ? block_units(M, N) : P;
   auto col = [&B](int c) { return std::make_pair(B.column_blocks(c), B.column_dtype(c)); };
   auto run = [&](int u) {
+    Bf16Products products(bf16);
     if (blocks) run_block_unit(u, M, N, K, A, lda, col, C, ldc, accumulate);
     else run_packed_panel(u, M, A, lda, B, C, ldc, accumulate);
   };
@@ -803,7 +803,11 @@ void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8
   // Bt's rows are the columns, in dot order (block_gemm.h, run_block_unit).
   const int units = block_units(M, N);
   auto col = [&](int c) { return std::make_pair(Bt + static_cast<size_t>(c) * row_bytes, dtype); };
-  auto run = [&](int u) { run_block_unit(u, M, N, K, A, lda, col, C, ldc, false); };
+  const bool bf16 = Bf16Products::active();  // carried onto the team's threads
+  auto run = [&](int u) {
+    Bf16Products products(bf16);
+    run_block_unit(u, M, N, K, A, lda, col, C, ldc, false);
+  };
   const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), units);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
   for (int u = 0; u < units; ++u) run(u);

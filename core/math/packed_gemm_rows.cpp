@@ -13,11 +13,12 @@
 // when accumulating, else from 0: the same bits as before, as the few-row paths, as the F32
 // matrix of the same values (tests/test_gemm.cpp).
 //
-// BF16 products (Bf16Products, packed_gemm.h; off unless asked): against BF16 panels on a CPU
-// with avx512_bf16, A's block is packed as BF16 pairs (A(i, 2j), A(i, 2j + 1)) rounded to
-// nearest even, each sub-panel is interleaved into pairs of rows (no widening), and the tile
-// runs vdpbf16ps: each C(i, j) accumulates two products a step in F32. Same loop nest, half
-// the instructions; the result differs from the F32 chain by A's rounding to 8 bits.
+// BF16 products (Bf16Products, packed_gemm.h; off unless asked): against BF16 or F32 panels
+// on a CPU with avx512_bf16, A's block is packed as BF16 pairs (A(i, 2j), A(i, 2j + 1))
+// rounded to nearest even, each sub-panel is interleaved into pairs of rows (BF16 values
+// moved; F32 ones rounded to BF16 as they are), and the tile runs vdpbf16ps: each C(i, j)
+// accumulates two products a step in F32. Same loop nest, half the instructions; the result
+// differs from the F32 chain by the rounding to 8 significant bits.
 #include <omp.h>
 
 #include <algorithm>
@@ -117,6 +118,27 @@ void interleave_sub(const uint16_t* sub, int kc, uint32_t* pairs) {
   }
 }
 
+// The same from an F32 panel, each value rounded to BF16 (nearest even) on the way.
+void interleave_sub(const float* sub, int kc, uint32_t* pairs) {
+  for (int j = 0; 2 * j < kc; ++j) {
+    const float* r0 = sub + static_cast<size_t>(2 * j) * kNR;
+    const float* r1 = 2 * j + 1 < kc ? r0 + kNR : nullptr;
+    uint32_t* d = pairs + static_cast<size_t>(j) * kNR;
+#if defined(__AVX512BF16__)
+    if constexpr (kFloatLanes == 16) {
+      for (int h = 0; h < 2; ++h) {
+        const __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_load_ps(r0 + 16 * h)));
+        const __m512i hi = r1 ? _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_load_ps(r1 + 16 * h))), 16)
+                              : _mm512_setzero_si512();
+        _mm512_store_si512(d + 16 * h, _mm512_or_si512(lo, hi));
+      }
+      continue;
+    }
+#endif
+    for (int n = 0; n < kNR; ++n) d[n] = uint32_t(float_to_bf16(r0[n])) | (r1 ? uint32_t(float_to_bf16(r1[n])) << 16 : 0u);
+  }
+}
+
 #if defined(__AVX512BF16__)
 // C (kTR, kNR) over kc2 pairs of k: Ap2 (kc2, kTR) pairs against Bp2 (kc2, kNR) pairs, two
 // products a step per accumulator (vdpbf16ps); from C when `from_c`, else from 0. Prefetches
@@ -188,11 +210,11 @@ inline void micro_tile(int kc, const float* Ap, const float* Bp, float* C, bool 
 }
 
 // Panels [p0, p1) of C's rows [m0, m0 + mc), A's block packed at Ap (pack_a; Pairs: BF16
-// products, pack_a_pairs's uint32_t, against BF16 panels).
+// products, pack_a_pairs's uint32_t, against BF16 or F32 panels).
 template <WeightDtype DT, bool Pairs = false>
 void run_panels(int p0, int p1, int m0, int mc, const void* Ap, int K, int N, const Elem<DT>* base, bool prefetch, float* C, int ldc,
                 bool accumulate) {
-  static_assert(!Pairs || DT == WeightDtype::BF16, "BF16 products take BF16 panels");
+  static_assert(!Pairs || DT == WeightDtype::BF16 || DT == WeightDtype::F32, "BF16 products take BF16 or F32 panels");
   using E = Elem<DT>;
   using Buffer = std::vector<float, Eigen::aligned_allocator<float>>;
   thread_local Buffer wide, sums;
@@ -280,7 +302,9 @@ void run_rows(int nt, int M, const float* A, int lda, const PackedMatrix& B, con
 
 void many_rows(int nt, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
   switch (B.dtype()) {
-    case WeightDtype::F32: return run_rows<WeightDtype::F32>(nt, M, A, lda, B, B.panel(0), C, ldc, accumulate);
+    case WeightDtype::F32:
+      if (kBf16Kernel && Bf16Products::active()) return run_rows<WeightDtype::F32, true>(nt, M, A, lda, B, B.panel(0), C, ldc, accumulate);
+      return run_rows<WeightDtype::F32>(nt, M, A, lda, B, B.panel(0), C, ldc, accumulate);
     case WeightDtype::BF16:
       if (kBf16Kernel && Bf16Products::active()) return run_rows<WeightDtype::BF16, true>(nt, M, A, lda, B, B.panel16(0), C, ldc, accumulate);
       return run_rows<WeightDtype::BF16>(nt, M, A, lda, B, B.panel16(0), C, ldc, accumulate);

@@ -114,9 +114,9 @@ struct ForwardOptions {
   // next_tokens_k most likely next tokens instead (out.next, next_tokens.h), the loss the same
   // bit for bit. 0, or a forward the cache does not serve: the logits.
   int next_tokens_k = 0;
-  // BF16 products (packed_gemm.h, Bf16Products): a full pass's products against BF16 weights
-  // with A rounded to BF16 and vdpbf16ps, on a CPU that has it (else ignored). Off: F32.
-  // Such a pass never goes through the K/V cache (kv_cacheable).
+  // BF16 products (packed_gemm.h, Bf16Products): a full pass's products against BF16, F32 and
+  // GGUF block weights with the activations and weights rounded to BF16 and vdpbf16ps, on a CPU
+  // that has it (else ignored). Off: F32. Such a pass never goes through the K/V cache (kv_cacheable).
   bool bf16_products = false;
 };
 

@@ -18,8 +18,8 @@
 // file is already there, then measured in a fresh process (so that the write's memory does
 // not count). BF16 is the 16-bit path, for comparison.
 //
-//   headmap-bench-gguf DIR [TYPE ...] [--tokens T] [--seconds S] [--reuse]   (types: Q8_0 Q4_K_M BF16, any block type)
-//   headmap-bench-gguf --file FILE.gguf [--tokens T] [--seconds S] [--reuse] (any GGUF file)
+//   headmap-bench-gguf DIR [TYPE ...] [--tokens T] [--seconds S] [--reuse] [--bf16-products]   (types: Q8_0 Q4_K_M BF16, any block type)
+//   headmap-bench-gguf --file FILE.gguf [--tokens T] [--seconds S] [--reuse] [--bf16-products] (any GGUF file)
 //
 // B = 1, T tokens, D = d_model, L = layers, V = vocab. Figures go to tests/bench/README.md
 // only from a quiet machine, with the machine named.
@@ -39,6 +39,7 @@
 #include "../proc_status.h"
 #include "core/io/gguf_model.h"
 #include "core/math/gemm.h"
+#include "core/math/packed_gemm.h"
 #include "core/math/rng.h"
 #include "core/model/kv_cache.h"
 #include "core/model/model.h"
@@ -59,6 +60,9 @@ using bench::ms_since;
 // app's compute worker does across keystrokes; without it each append gets fresh buffers
 // (their page faults then show in the stage table's "maps alloc" and "K/V cache copies").
 bool g_reuse = false;
+// --bf16-products: the forwards with BF16 products (packed_gemm.h, Bf16Products; avx512_bf16);
+// the appends (a few rows) are F32's either way.
+bool g_bf16 = false;
 
 int measure(const std::string& path, int T, double budget_ms) {
   const double file_bytes = static_cast<double>(fs::file_size(path));
@@ -79,6 +83,7 @@ int measure(const std::string& path, int T, double budget_ms) {
   ForwardOptions fo;  // as the app's compute worker asks: every map, layer I/O, logits
   fo.keep_layer_io = true;
   fo.want_logits = true;
+  fo.bf16_products = g_bf16;
   ForwardOptions maps = fo;  // the same forward without the logits
   maps.want_logits = false;
   std::vector<double> full_t, maps_t, append_t;
@@ -86,6 +91,7 @@ int measure(const std::string& path, int T, double budget_ms) {
   KvCache cache;
   ForwardOptions inc = fo;
   inc.kv_cache = &cache;
+  inc.bf16_products = false;  // a pass with them never goes through the K/V cache
   // The full forward for half the budget (3 runs at least), then the appends for the other
   // half (3 at least): the T-th token after the T - 1 in the cache, then each next one (T + 1,
   // ...) as when someone types, so that the cache's split timing (one thread or the team:
@@ -113,9 +119,10 @@ int measure(const std::string& path, int T, double budget_ms) {
     spare = std::move(*a);
   }
   std::printf("{\"file\":\"%s\",\"weights\":\"%s\",\"file_mb\":%.1f,\"load_s\":%.3f,\"peak_rss_over_file\":%.3f,\"tokens\":%d,"
-              "\"forward_ms\":%.1f,\"forward_maps_ms\":%.1f,\"append_ms\":%.1f,\"runs\":%zu,\"appends\":%zu,\"threads\":%d,\"reuse\":%s}\n",
+              "\"forward_ms\":%.1f,\"forward_maps_ms\":%.1f,\"append_ms\":%.1f,\"runs\":%zu,\"appends\":%zu,\"threads\":%d,\"reuse\":%s,\"bf16_products\":%s}\n",
               fs::path(path).filename().c_str(), w->source.dtype.c_str(), file_bytes / 1e6, load_s, peak, T, median(full_t), median(maps_t),
-              median(append_t), full_t.size(), append_t.size(), compute_threads(), g_reuse ? "true" : "false");
+              median(append_t), full_t.size(), append_t.size(), compute_threads(), g_reuse ? "true" : "false",
+              g_bf16 ? "true" : "false");
   std::fflush(stdout);
   {  // Where the full forward's time goes: two more with the stage timers on (stderr).
     StageTimes fst;
@@ -173,6 +180,7 @@ int main(int argc, char** argv) {
     else if (a == "--seconds" && i + 1 < argc) seconds = argv[++i];
     else if (a == "--reuse") g_reuse = true;
     else if (a == "--fresh") g_reuse = false;
+    else if (a == "--bf16-products") g_bf16 = true;
     else if (a == "--measure" && i + 1 < argc) return measure(argv[i + 1], std::atoi(tokens.c_str()), std::atof(seconds.c_str()) * 1e3);
     else if (a == "--write" && i + 2 < argc) {
       const std::string type = argv[i + 2];
@@ -190,7 +198,9 @@ int main(int argc, char** argv) {
   }
   if (std::atoi(tokens.c_str()) < 2) fail("--tokens must be at least 2.");
   const std::string reuse = g_reuse ? "--reuse" : "--fresh";
-  if (!file.empty()) return child({argv[0], reuse, "--tokens", tokens, "--seconds", seconds, "--measure", file});
+  if (g_bf16 && !Bf16Products::available()) fail("--bf16-products needs a CPU with avx512_bf16 and a build for it (HEADMAP_NATIVE).");
+  const std::string products = g_bf16 ? "--bf16-products" : "--fresh";  // --fresh: a no-op in its place
+  if (!file.empty()) return child({argv[0], reuse, products, "--tokens", tokens, "--seconds", seconds, "--measure", file});
   if (pos.empty()) {
     std::fprintf(stderr, "usage: headmap-bench-gguf DIR [Q8_0 Q4_K_M BF16] [--tokens T] [--seconds S] | --file FILE.gguf [...]\n");
     return 2;
@@ -202,7 +212,7 @@ int main(int argc, char** argv) {
   for (const std::string& t : types) {
     const std::string path = (fs::path(pos[0]) / ("llama-3.2-1b-shape-" + t + ".gguf")).string();
     if (!fs::exists(path) && child({argv[0], "--write", path, t}) != 0) fail("could not write " + path);
-    rc |= child({argv[0], reuse, "--tokens", tokens, "--seconds", seconds, "--measure", path});
+    rc |= child({argv[0], reuse, products, "--tokens", tokens, "--seconds", seconds, "--measure", path});
   }
   return rc;
 }
