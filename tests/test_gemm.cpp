@@ -460,13 +460,13 @@ TEST(PackedGemm, Bf16RoundsToNearestEven) {
     if ((b & 0x7F80u) != 0x7F80u) ASSERT_EQ(float_to_bf16(bf16_to_float(static_cast<uint16_t>(b))), b) << "every finite BF16 round-trips";
 }
 
-// BF16 products (packed_gemm.h, Bf16Products): C = bf16(A) bf16(B), A (and F32 weights)
+// BF16 products (packed_gemm.h, Bf16Products): C = bf16(A) bf16(B), A (and F32 or F16 weights)
 // rounded to BF16 (nearest even) and two products summed a step in F32 (vdpbf16ps). Against a
 // float64 product of the rounded A and B: within F32 accumulation's error, on every edge of
 // the loop nest (rows not a whole tile, rows past one packed block of 252, K odd, below and
 // past a sub-panel, columns not a whole panel), from 0 and accumulating, one and two threads,
-// BF16 and F32 panels. And the rounding is real (the F32 product differs), while F16 panels
-// and fewer than 8 rows keep F32's bits.
+// BF16, F32 and F16 panels. And the rounding is real (the F32 product differs), while fewer
+// than 8 rows keep F32's bits.
 TEST(PackedGemm, Bf16ProductsRoundAToBf16AndSumInF32) {
   if (!Bf16Products::available()) GTEST_SKIP() << "no avx512_bf16 in this CPU or build: the scope changes nothing there (NarrowWeights.Bf16Products*)";
   const int threads = compute_threads();
@@ -475,41 +475,48 @@ TEST(PackedGemm, Bf16ProductsRoundAToBf16AndSumInF32) {
       for (int N : {17, 33, 100}) {
         const uint64_t key = 9100u + M * 7 + K * 13 + N;
         const Plain A = random_matrix(M, K, key), C0 = random_matrix(M, N, key + 2), B32 = random_matrix(K, N, key + 1);
-        Plain B = B32, Ar = A;
-        for (Eigen::Index i = 0; i < B.size(); ++i) B.data()[i] = bf16_to_float(float_to_bf16(B.data()[i]));
+        Plain Ar = A, B16 = B32;  // B16: F16 values, as an F16 file holds
+        for (Eigen::Index i = 0; i < B16.size(); ++i) B16.data()[i] = half_to_float(float_to_half(B16.data()[i]));
         for (Eigen::Index i = 0; i < Ar.size(); ++i) Ar.data()[i] = bf16_to_float(float_to_bf16(Ar.data()[i]));
-        const Plain want = reference(Ar, B, nullptr), want_acc = reference(Ar, B, &C0);
-        const Plain size = reference(Ar.cwiseAbs(), B.cwiseAbs(), nullptr);  // sum |a b|: the error's scale
-        const PackedMatrix narrow(B, WeightDtype::BF16), wide(B32);
-        for (const PackedMatrix* m : {&narrow, &wide})
-        for (int nt : {1, 2}) {
-          set_compute_threads(nt);
-          Plain c = Plain::Constant(M, N, std::nanf("")), acc = C0, exact(M, N);
-          {
-            Bf16Products on(true);
-            ASSERT_TRUE(Bf16Products::active());
-            packed_gemm(c, A, *m);
-            packed_gemm(acc, A, *m, true);
-          }
-          EXPECT_FALSE(Bf16Products::active()) << "the scope ends";
-          packed_gemm(exact, A, *m);
-          const std::string what = std::string(dtype_name(m->dtype())) + " " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N) + ", " +
-                                   std::to_string(nt) + " threads";
-          for (Eigen::Index i = 0; i < c.size(); ++i) {
-            const double tol = 4e-7 * (K + 2) * (size.data()[i] + std::fabs(C0.data()[i])) + 1e-30;
-            ASSERT_NEAR(c.data()[i], want.data()[i], tol) << what << ", element " << i;
-            ASSERT_NEAR(acc.data()[i], want_acc.data()[i], tol) << what << " accumulating, element " << i;
-          }
-          if (K >= 7) {
-            EXPECT_GT(max_error(c, exact), 0.0) << what << ": A was not rounded to BF16";
+        auto rounded = [](Plain m) {
+          for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = bf16_to_float(float_to_bf16(m.data()[i]));
+          return m;
+        };
+        const Plain B = rounded(B32);  // what BF16 and F32 panels multiply by
+        const PackedMatrix narrow(B, WeightDtype::BF16), wide(B32), half(B16, WeightDtype::F16);
+        for (const PackedMatrix* m : {&narrow, &wide, &half}) {
+          const Plain Bm = m == &half ? rounded(B16) : B;
+          const Plain want = reference(Ar, Bm, nullptr), want_acc = reference(Ar, Bm, &C0);
+          const Plain size = reference(Ar.cwiseAbs(), Bm.cwiseAbs(), nullptr);  // sum |a b|: the error's scale
+          for (int nt : {1, 2}) {
+            set_compute_threads(nt);
+            Plain c = Plain::Constant(M, N, std::nanf("")), acc = C0, exact(M, N);
+            {
+              Bf16Products on(true);
+              ASSERT_TRUE(Bf16Products::active());
+              packed_gemm(c, A, *m);
+              packed_gemm(acc, A, *m, true);
+            }
+            EXPECT_FALSE(Bf16Products::active()) << "the scope ends";
+            packed_gemm(exact, A, *m);
+            const std::string what = std::string(dtype_name(m->dtype())) + " " + std::to_string(M) + "x" + std::to_string(K) + "x" +
+                                     std::to_string(N) + ", " + std::to_string(nt) + " threads";
+            for (Eigen::Index i = 0; i < c.size(); ++i) {
+              const double tol = 4e-7 * (K + 2) * (size.data()[i] + std::fabs(C0.data()[i])) + 1e-30;
+              ASSERT_NEAR(c.data()[i], want.data()[i], tol) << what << ", element " << i;
+              ASSERT_NEAR(acc.data()[i], want_acc.data()[i], tol) << what << " accumulating, element " << i;
+            }
+            if (K >= 7) {
+              EXPECT_GT(max_error(c, exact), 0.0) << what << ": A was not rounded to BF16";
+            }
           }
         }
       }
-  // Untouched: F16 panels, and a few rows against BF16 and F32 (an appended token's).
-  const Plain A = random_matrix(13, 300, 5), A5 = random_matrix(5, 300, 6), B = narrow_valued(300, 70, 7, WeightDtype::BF16);
+  // Untouched: a few rows (an appended token's), against every kind of panel.
+  const Plain A5 = random_matrix(5, 300, 6), B = narrow_valued(300, 70, 7, WeightDtype::BF16);
   const PackedMatrix wide(B), half(narrow_valued(300, 70, 8, WeightDtype::F16), WeightDtype::F16), narrow(B, WeightDtype::BF16);
   for (const PackedMatrix* m : {&wide, &half, &narrow}) {
-    const Plain& a = m == &half ? A : A5;
+    const Plain& a = A5;
     Plain off(a.rows(), 70), on(a.rows(), 70);
     packed_gemm(off, a, *m);
     {

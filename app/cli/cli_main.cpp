@@ -113,7 +113,7 @@ static int run_main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--threads", o.threads, "compute threads (default: all cores)");
   app.add_flag("--bf16-products", o.bf16_products,
-               "multiply with the CPU's BF16 dot products (avx512_bf16; activations and weights rounded to BF16, sums in F32; F16 weights excepted), "
+               "multiply with the CPU's BF16 dot products (avx512_bf16; activations and weights rounded to BF16, sums in F32), "
                "faster and approximate; also runs the F32 pass and prints both times and the largest difference");
   app.add_option("--top-k", o.top_k, "trained models: the K most likely next tokens after each sentence's last token (and, in --json, after every token); "
                                      "encoders (BERT, RoBERTa, DistilBERT): the K most likely fillers of each [MASK]")

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/inspect/passport.h"
 #include "core/math/packed_gemm.h"
 
 namespace headmap {
@@ -37,23 +36,16 @@ PrecisionDiff precision_diff(const ForwardOutput& approx, const ForwardOutput& e
   return d;
 }
 
-bool bf16_products_apply(const ModelWeights& w) {
-  for (const WeightStorage& g : weight_storage(w))
-    if (g.type != "F16") return true;  // BF16, F32, a GGUF file's blocks
-  return false;
-}
-
-std::string bf16_products_refusal(const ModelWeights& w) {
+std::string bf16_products_refusal(const ModelWeights&) {
   if (!Bf16Products::available())
     return "BF16 products need a CPU with avx512_bf16 and a build for it (HEADMAP_NATIVE on such a CPU); this one has none, so the pass is F32";
-  if (!bf16_products_apply(w)) return "BF16 products apply to BF16, F32 and GGUF block weights, and these are F16: the pass is F32";
-  return "";
+  return "";  // every kind of weight takes them (BF16, F16, F32 panels; a GGUF file's blocks)
 }
 
 std::string precision_diff_text(const PrecisionDiff& d) {
   if (d.layer < 0) return "no attention to compare";
   char buf[256];
-  int n = std::snprintf(buf, sizeof buf, "largest difference from F32: attention %.1e (layer %d, head %d)", d.attention, d.layer, d.head);
+  int n = std::snprintf(buf, sizeof buf, "largest difference from F32: attention %.3g (layer %d, head %d)", d.attention, d.layer, d.head);
   if (d.has_logits) n += std::snprintf(buf + n, sizeof buf - n, ", logits %.3g", d.logits);
   if (d.has_loss) std::snprintf(buf + n, sizeof buf - n, ", loss %.4f vs %.4f nats", d.loss_approx, d.loss_exact);
   return buf;

@@ -22,15 +22,11 @@ struct PrecisionDiff {
 // empty diff (layer -1), never a read past either.
 PrecisionDiff precision_diff(const ForwardOutput& approx, const ForwardOutput& exact);
 
-// Do BF16 products change anything for these weights: is any matrix kept in BF16, F32 or a
-// GGUF file's blocks (F16 panels run as before)?
-bool bf16_products_apply(const ModelWeights& w);
-
 // What a run asking for BF16 products gets, in words, or "" when they run: this CPU or build
-// has no avx512_bf16, or the weights are all F16 (then the pass is F32).
+// has no avx512_bf16 (then the pass is F32). Every kind of weight takes them.
 std::string bf16_products_refusal(const ModelWeights& w);
 
-// One line: "largest difference from F32: attention 2.1e-03 (layer 4, head 7), logits 0.052, loss
+// One line: "largest difference from F32: attention 0.0021 (layer 4, head 7), logits 0.052, loss
 // 3.412 vs 3.410 nats". Layers and heads numbered from 0, as everywhere.
 std::string precision_diff_text(const PrecisionDiff& d);
 

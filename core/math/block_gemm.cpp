@@ -1,15 +1,12 @@
 // block_gemm.cpp: activations against block-kept weights in dot order (block_gemm.h).
 //
-// A few rows (the appended tokens: 1-3, 1-4 with AVX-512's 32 registers), G columns at a time,
-// each row's G accumulators in registers over the whole of K (M * G independent chains hide the
-// multiply-add's latency).
+// A few rows (the appended tokens: 1-3, 1-4 with AVX-512's 32 registers), G columns at a time, each
+// row's G accumulators in registers over the whole of K (M * G chains hide the multiply-add's latency).
 // Q8_0, Q4_0, IQ4_NL, Q4_K, Q5_K, Q6_K and IQ4_XS columns are widened block by block in
 // registers, 8 values at a time, where they are multiplied; the other types (Q4_1, Q5_0, Q5_1,
 // Q2_K, Q3_K, F16, BF16, F32) 256 values at a time (a whole number of every type's blocks) with
-// widen_weights into a scratch that stays in L1. Either way the
-// values are multiplied along k, 8 at a time, by the rows of A: no transpose. More rows (the
-// full forward) run many_rows below: each chunk of a unit's 48 columns widened once
-// into a scratch in L2, then 8 rows x 6 columns (AVX2: 4 x 3) in registers.
+// widen_weights into a scratch that stays in L1. Either way the values are multiplied along k,
+// 8 at a time, by the rows of A: no transpose. More rows (the full forward) run many_rows below.
 // With AVX-512 VBMI, 1-2 rows of Q4_K, Q6_K, Q8_0, IQ4_XS and IQ4_NL hold two columns in each
 // 16-lane register instead ([pairs]: lane 2i + c is column c's lane i, the same chains and bits).
 // BF16 products (Bf16Products, avx512_bf16; off unless asked) change the many-row kernel only:
@@ -37,8 +34,7 @@ constexpr int kLanes = 8;    // the dot order's lanes (fixed: not the ISA's widt
 
 inline int round8(int n) { return (n + kLanes - 1) / kLanes * kLanes; }
 
-// Values [k0, k0 + n) of the column at src in dt into w[0 .. round8(n)), zero past n. k0 is a
-// multiple of kChunk, so a whole number of blocks.
+// Values [k0, k0 + n) of the column at src in dt into w[0 .. round8(n)), zero past n (k0: whole blocks).
 inline void widen_chunk(const uint8_t* src, WeightDtype dt, int k0, int n, float* w) {
   const int64_t at = dtype_bytes(dt, k0), bytes = dtype_bytes(dt, n);
   // The column's next chunk is fetched while this one is widened (a prefetch never faults).
@@ -263,8 +259,7 @@ HM_INLINE void sub(const uint8_t* b, const float* sc, Use&& use) {
 
 // Sub-block S of column g's block at `b[g]` (its scales at sc[g]) into the accumulators of the
 // M rows (A at `a`, the block's first value), then the next column's: g and S constants, so the
-// accumulators stay in registers, each column's chain 4 steps at a time between the other
-// columns' (which hides the multiply-add's latency).
+// accumulators stay in registers, each column's chain 4 steps at a time between the others'.
 template <int M, int G, class Blk, int S, int g = 0>
 HM_INLINE void columns_sub(V (&acc)[M][G], const uint8_t* const (&b)[G], const float (*sc)[Blk::kScales], const float* a, int lda, int j) {
   if constexpr (g < G) {
@@ -297,10 +292,8 @@ HM_INLINE void columns_sub(V (&acc)[M][G], const uint8_t* const (&b)[G], const f
 // columns to a group): ~512 bytes further in the column, or past its end as far into the
 // column n columns on (a thread's next group: the columns of a matrix lie one after another).
 // A column of the 1B shape's K = 2048 is only 8 Q4_K blocks, so prefetching only within the
-// column left its first blocks to demand misses. (A prefetch never faults.) Into L2 (T1): on
-// a Zen 4 VM one Q4_K_M row of the 1B shape took 64-67 ms at best this way against 74-77 with
-// the non-temporal hint, and one Q8_0 row 65 against 68-70 (typing passes, headmap-bench-rows,
-// tests/bench/README.md, 2026-11-29); without a prefetch 118-135.
+// column left its first blocks to demand misses. (A prefetch never faults.) Into L2: a Q4_K_M
+// row of the 1B shape 64-67 ms, 74-77 non-temporal (Zen 4 VM, tests/bench/README.md, 2026-11-29).
 template <class Blk>
 HM_INLINE const uint8_t* prefetch_at(const uint8_t* col, int blk, int nb, int n) {
   constexpr int kAhead = (512 + Blk::kBytes - 1) / Blk::kBytes;
@@ -310,8 +303,7 @@ HM_INLINE const uint8_t* prefetch_at(const uint8_t* col, int blk, int nb, int n)
 
 // M rows against columns [g0, g0 + G), all of the type Blk widens, each block widened in
 // registers where it is multiplied (no scratch): for each block, every column's scales, then
-// sub-block by sub-block, column by column. Columns past `cols` repeat the last one and are
-// not stored.
+// sub-block by sub-block, column by column. Columns past `cols` repeat the last one, not stored.
 template <int M, int G, class Blk>
 void few_rows_blocks(int g0, int width, const uint8_t* const* src, int K, const float* A, int lda, float* C, int ldc, bool accumulate) {
   const int cols = std::min(G, width - g0);
@@ -345,8 +337,7 @@ inline bool one_type(const WeightDtype* dt, int g0, int cols) {
   return true;
 }
 
-// Columns [g0, g0 + G) of M rows in 8 lanes: in registers for the block types above, else
-// through the generic scratch.
+// Columns [g0, g0 + G) of M rows in 8 lanes: in registers for the block types above, else the scratch.
 template <int M, int G>
 void few_rows_group(int g0, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
                     bool accumulate) {
@@ -399,16 +390,13 @@ HM_INLINE ZI two_cols(const uint8_t* p0, const uint8_t* p1) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p0))),
                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p1)), 1);
 }
-// The pair (x0, x1) in every lane pair.
-HM_INLINE Z pair_of(float x0, float x1) { return _mm512_broadcast_f32x2(_mm_unpacklo_ps(_mm_set_ss(x0), _mm_set_ss(x1))); }
-// The pair (x[0], x[1]) in every lane pair.
-// (__m128i loads may alias the floats; a double* load would not, and GCC reordered it.)
+HM_INLINE Z pair_of(float x0, float x1) { return _mm512_broadcast_f32x2(_mm_unpacklo_ps(_mm_set_ss(x0), _mm_set_ss(x1))); }  // (x0, x1) in every lane pair
+// (x[0], x[1]) in every lane pair (__m128i loads may alias the floats; a double* load would not, and GCC reordered it).
 HM_INLINE Z bcast2(const float* x) { return _mm512_broadcast_f32x2(_mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x)))); }
 
 // Per type: pair_scales(b0, b1, scp) writes both columns' scales interleaved (scp[2s + c]);
 // pair_subs(b0, b1, scp, j, use) calls use(S, l, w) for S < kUnroll, l = 0..3, w lane 2i + c
-// column c's value 32 (kUnroll j + S) + 8l + i: the operations of the 8-lane twins above, so
-// the same floats bit for bit.
+// column c's value 32 (kUnroll j + S) + 8l + i: the 8-lane twins' operations, the same floats.
 struct Q8_0Pair {
   using Blk = Q8_0Block;
   static HM_INLINE void pair_scales(const uint8_t* b0, const uint8_t* b1, float* scp) { scp[0] = half_at(b0), scp[1] = half_at(b1); }
@@ -623,9 +611,7 @@ void few_rows_all(int width, const uint8_t* const* src, const WeightDtype* dt, i
 // A, in L1) against every tile: kTileRows x kTileCols accumulators of 8 lane sums in registers
 // over the chunk. Between chunks the lane sums wait in `lanes` ((M, kBlockRowColumns, 8));
 // after the last they are reduced (reduce8) into C. Each lane is the same fma chain over
-// k = l mod 8 in order as the few-row kernels': the same bits. Where the time went before (one
-// thread, M = 128, the 1B shape; tests/bench/README.md, helper blocks6): widen_weights and a
-// copy into column pairs ~20 % (in registers now: ~7 %); 12 columns a unit, 256 values a chunk.
+// k = l mod 8 in order as the few-row kernels': the same bits (tests/bench/README.md, blocks6).
 constexpr int kRowsChunk = kBlockRowChunk;
 #if defined(__AVX512F__)
 // With AVX-512 a register holds two columns' lane sums (columns 2p and 2p + 1 of a tile): 8 rows
@@ -637,12 +623,11 @@ constexpr int kTileRows = 4, kTileCols = 3;
 constexpr int kStep = kTileCols * kLanes;  // floats of a tile's k-step in w
 static_assert(kBlockRowColumns % kTileCols == 0, "a unit is whole tiles of columns");
 static_assert(kRowsChunk % 256 == 0, "a chunk is whole blocks of every type");
-
 // Where column j's values k .. k + 7 (k a multiple of 8) sit in w: (tiles, kRowsChunk / 8, kTileCols, 8).
 inline float* w_at(float* w, int j, int k) { return w + (j / kTileCols) * kTileCols * kRowsChunk + (k / kLanes) * kStep + (j % kTileCols) * kLanes; }
 
-// The blocks of one column over a chunk, widened in registers into w (out: column's slot at the
-// chunk's first k-step; each k-step kStep floats further).
+// The blocks of one column over a chunk, widened in registers into w (out: the column's slot at
+// the chunk's first k-step, each next k-step kStep floats further).
 template <class Blk, int S = 0>
 HM_INLINE void widen_block_subs(const uint8_t* b, const float* sc, float* out) {
   if constexpr (S < Blk::kValues / 32) {
@@ -712,80 +697,73 @@ HM_INLINE void finish_tile(__m512 (&acc)[R][kTilePairs], float* l, bool last, in
     }
 }
 
-// Rows [0, R) of a band x one tile over n8 values: a (R rows, lda apart), w the tile's values,
-// l the band's lane sums at the tile's first column (rows kBlockRowColumns x 8 apart). first:
-// from 0; last: reduced into c's rows (columns below cols), else kept in l.
-template <int R>
-HM_INLINE void rows_tile(int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, int cols, float* c, int ldc,
-                         bool accumulate) {
-  constexpr int P = kTilePairs;
-  __m512 acc[R][P];
-  for (int i = 0; i < R; ++i)
-    for (int p = 0; p < P; ++p) acc[i][p] = first ? _mm512_setzero_ps() : _mm512_load_ps(l + (i * kBlockRowColumns + 2 * p) * kLanes);
-  for (int k = 0; k < n8; k += kLanes) {
-    const float* wk = w + (k / kLanes) * kStep;
-    __m512 wv[P];
-    for (int p = 0; p < P; ++p) wv[p] = _mm512_load_ps(wk + 2 * p * kLanes);
-    for (int i = 0; i < R; ++i) {
-      const __m512 av = _mm512_broadcast_f32x8(_mm256_loadu_ps(a + static_cast<size_t>(i) * lda + k));
-      for (int p = 0; p < P; ++p) acc[i][p] = _mm512_fmadd_ps(av, wv[p], acc[i][p]);
-    }
-  }
-  finish_tile<R>(acc, l, last, cols, c, ldc, accumulate);
-}
-
 #if defined(__AVX512BF16__)
-// BF16 products (packed_gemm.h, Bf16Products): the unit's widened chunk and A's rows rounded to
-// BF16 (nearest even) and multiplied in pairs by vdpbf16ps, summed in F32. Lane l of a column
-// then sums the pairs (k, k + 1) with k = 2l mod 16, not k = l mod 8: another order, and the
-// rounding, so not the F32 kernel's bits (callers show the difference).
-// w2: (tiles, kRowsChunk / 16, kTileCols, 8) pairs: column j's pair l of step s holds values
-// 16s + 2l (low half) and 16s + 2l + 1.
+// BF16 products (packed_gemm.h, Bf16Products): the chunk and A's rows rounded to BF16 (nearest
+// even) as pairs, multiplied by vdpbf16ps and summed in F32; a column's lane l then sums the
+// pairs at k = 2l, 2l + 1 mod 16 (not the F32 kernel's order or bits: callers show the
+// difference). w2: (tiles, kRowsChunk / 16, kTileCols, 8), pair l of step s = values 16s + 2l, + 1.
 inline uint32_t* w2_at(uint32_t* w2, int j, int s) {
   return w2 + (j / kTileCols) * kTileCols * (kRowsChunk / 2) + s * kTileCols * kLanes + (j % kTileCols) * kLanes;
 }
-// 16 floats at p (8 at p and zeros when `half`) as 8 BF16 pairs in order.
 HM_INLINE __m256i pairs16(const float* p0, const float* p1) {
   const __m512 v = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(p0)), p1 ? _mm256_loadu_ps(p1) : _mm256_setzero_ps(), 1);
-  return (__m256i)_mm512_cvtneps_pbh(v);
+  return (__m256i)_mm512_cvtneps_pbh(v);  // 8 floats at p0, 8 at p1 (zeros when null): 8 pairs in order
 }
-// The unit's columns [0, padded) over n8 values of w, as pairs into w2.
-void pairs_of_unit(int padded, int n8, float* w, uint32_t* w2) {
+void pairs_of_unit(int padded, int n8, float* w, uint32_t* w2) {  // the unit's columns as pairs into w2
   for (int j = 0; j < padded; ++j)
     for (int s = 0; 16 * s < n8; ++s)
       _mm256_store_si256(reinterpret_cast<__m256i*>(w2_at(w2, j, s)), pairs16(w_at(w, j, 16 * s), 16 * s + 8 < n8 ? w_at(w, j, 16 * s + 8) : nullptr));
 }
-// A's M rows over n8 values (a, ld apart) as pairs into a2 ((M, n16 / 2), ld2 apart).
-void pairs_of_rows(int M, int n8, const float* a, int ld, uint32_t* a2, int ld2) {
+void pairs_of_rows(int M, int n8, const float* a, int ld, uint32_t* a2, int ld2) {  // A's rows as pairs into a2 (ld2 apart)
   for (int i = 0; i < M; ++i)
     for (int s = 0; 16 * s < n8; ++s) {
       const float* r = a + static_cast<size_t>(i) * ld + 16 * s;
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(a2 + static_cast<size_t>(i) * ld2 + 8 * s), pairs16(r, 16 * s + 8 < n8 ? r + 8 : nullptr));
     }
 }
-template <int R>
-HM_INLINE void rows_tile_pairs(int n8, const uint32_t* a2, int ld2, const uint32_t* w2, float* l, bool first, bool last, int cols, float* c,
-                               int ldc, bool accumulate) {
+#endif
+
+// Rows [0, R) of a band x one tile over n8 values: a (R rows, lda apart), w the tile's values
+// (Pairs: BF16 products, both as pairs), l the band's lane sums at the tile's first column (rows
+// kBlockRowColumns x 8 apart). first: from 0; last: reduced into c's rows below cols, else kept.
+template <int R, bool Pairs>
+HM_INLINE void rows_tile(int n8, const void* a, int lda, const void* w, float* l, bool first, bool last, int cols, float* c, int ldc,
+                         bool accumulate) {
   constexpr int P = kTilePairs;
   __m512 acc[R][P];
   for (int i = 0; i < R; ++i)
     for (int p = 0; p < P; ++p) acc[i][p] = first ? _mm512_setzero_ps() : _mm512_load_ps(l + (i * kBlockRowColumns + 2 * p) * kLanes);
-  for (int s = 0; 16 * s < n8; ++s) {
-    const uint32_t* ws = w2 + s * kTileCols * kLanes;
-    __m512bh wv[P];
-    for (int p = 0; p < P; ++p) wv[p] = (__m512bh)_mm512_load_si512(ws + 2 * p * kLanes);
-    for (int i = 0; i < R; ++i) {
-      const __m512bh av = (__m512bh)_mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a2 + static_cast<size_t>(i) * ld2 + 8 * s)));
-      for (int p = 0; p < P; ++p) acc[i][p] = _mm512_dpbf16_ps(acc[i][p], av, wv[p]);
+  if constexpr (Pairs) {
+#if defined(__AVX512BF16__)
+    const uint32_t *a2 = static_cast<const uint32_t*>(a), *w2 = static_cast<const uint32_t*>(w);
+    for (int s = 0; 16 * s < n8; ++s) {
+      __m512bh wv[P];
+      for (int p = 0; p < P; ++p) wv[p] = (__m512bh)_mm512_load_si512(w2 + (s * kTileCols + 2 * p) * kLanes);
+      for (int i = 0; i < R; ++i) {
+        const __m512bh av = (__m512bh)_mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a2 + static_cast<size_t>(i) * lda + 8 * s)));
+        for (int p = 0; p < P; ++p) acc[i][p] = _mm512_dpbf16_ps(acc[i][p], av, wv[p]);
+      }
+    }
+#endif
+  } else {
+    const float *af = static_cast<const float*>(a), *wf = static_cast<const float*>(w);
+    for (int k = 0; k < n8; k += kLanes) {
+      __m512 wv[P];
+      for (int p = 0; p < P; ++p) wv[p] = _mm512_load_ps(wf + (k / kLanes) * kStep + 2 * p * kLanes);
+      for (int i = 0; i < R; ++i) {
+        const __m512 av = _mm512_broadcast_f32x8(_mm256_loadu_ps(af + static_cast<size_t>(i) * lda + k));
+        for (int p = 0; p < P; ++p) acc[i][p] = _mm512_fmadd_ps(av, wv[p], acc[i][p]);
+      }
     }
   }
   finish_tile<R>(acc, l, last, cols, c, ldc, accumulate);
 }
-#endif
 #else
-template <int R>
-HM_INLINE void rows_tile(int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, int cols, float* c, int ldc,
+template <int R, bool Pairs>
+HM_INLINE void rows_tile(int n8, const void* av_, int lda, const void* wv_, float* l, bool first, bool last, int cols, float* c, int ldc,
                          bool accumulate) {
+  static_assert(!Pairs, "BF16 products need AVX-512");
+  const float *a = static_cast<const float*>(av_), *w = static_cast<const float*>(wv_);
   constexpr int G = kTileCols;
   V acc[R][G];
   for (int i = 0; i < R; ++i)
@@ -813,16 +791,9 @@ template <int R, bool Pairs = false>
 HM_INLINE void rows_band(int width, int n8, const void* a, int lda, const void* w, float* l, bool first, bool last, float* c, int ldc,
                          bool accumulate) {
   for (int j0 = 0; j0 < width; j0 += kTileCols) {
-    const int cols = std::min(kTileCols, width - j0);
-#if defined(__AVX512BF16__)
-    if constexpr (Pairs) {
-      rows_tile_pairs<R>(n8, static_cast<const uint32_t*>(a), lda, static_cast<const uint32_t*>(w) + j0 * (kRowsChunk / 2), l + j0 * kLanes, first,
-                         last, cols, c + j0, ldc, accumulate);
-      continue;
-    }
-#endif
-    rows_tile<R>(n8, static_cast<const float*>(a), lda, static_cast<const float*>(w) + j0 * kRowsChunk, l + j0 * kLanes, first, last, cols,
-                 c + j0, ldc, accumulate);
+    const void* wt = Pairs ? static_cast<const void*>(static_cast<const uint32_t*>(w) + j0 * (kRowsChunk / 2))
+                           : static_cast<const void*>(static_cast<const float*>(w) + j0 * kRowsChunk);
+    rows_tile<R, Pairs>(n8, a, lda, wt, l + j0 * kLanes, first, last, std::min(kTileCols, width - j0), c + j0, ldc, accumulate);
   }
 }
 
@@ -830,10 +801,9 @@ template <bool Pairs>
 void many_rows(int M, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
                bool accumulate) {
   alignas(64) thread_local float w[kBlockRowColumns * kRowsChunk];  // (tiles, kRowsChunk / 8, kTileCols, 8)
-  // BF16 products: the chunk and A's rows as pairs ((tiles, kRowsChunk / 16, kTileCols, 8); (M, kRowsChunk / 2)).
-  alignas(64) thread_local uint32_t w2[Pairs ? kBlockRowColumns * kRowsChunk / 2 : 1];
-  thread_local std::vector<uint32_t> a2;
-  if constexpr (Pairs) a2.resize(static_cast<size_t>(M) * (kRowsChunk / 2));
+  alignas(64) thread_local uint32_t w2[Pairs ? kBlockRowColumns * kRowsChunk / 2 : 1];  // BF16 products: w as pairs (w2_at)
+  thread_local std::vector<uint32_t> a2(Pairs ? static_cast<size_t>(M) * (kRowsChunk / 2) : 0);  // and A's rows
+  if (Pairs) a2.resize(static_cast<size_t>(M) * (kRowsChunk / 2));
   thread_local std::vector<float> lanes_store;                      // every value written by the first chunk
   lanes_store.resize(static_cast<size_t>(M) * kBlockRowColumns * kLanes + 16);
   float* lanes = lanes_store.data() + (16 - reinterpret_cast<uintptr_t>(lanes_store.data()) / sizeof(float) % 16) % 16;  // on a cache line
@@ -853,8 +823,7 @@ void many_rows(int M, int width, const uint8_t* const* src, const WeightDtype* d
 #endif
     const bool first = k0 == 0, last = k0 + n >= K;
     for (int i0 = 0; i0 < M; i0 += kTileRows) {
-      const void* ai = Pairs ? static_cast<const void*>(static_cast<const uint32_t*>(au) + static_cast<size_t>(i0) * ld)
-                             : static_cast<const void*>(static_cast<const float*>(au) + static_cast<size_t>(i0) * ld);
+      const void* ai = static_cast<const char*>(au) + static_cast<size_t>(i0) * ld * 4;  // floats or pairs: 4 bytes
       float* li = lanes + static_cast<size_t>(i0) * kBlockRowColumns * kLanes;
       float* ci = C + static_cast<size_t>(i0) * ldc;
       switch (std::min(kTileRows, M - i0)) {

@@ -241,13 +241,13 @@ class FewRowSplit {
 
 // BF16 products, a faster mode that is off unless asked (the app's View > BF16 products,
 // headmap-cli --bf16-products; issue 38): while a scope holds true on the calling thread, a
-// product of kMinRows (8) rows or more (a full forward's tokens) against BF16 or F32 panels or
-// a GGUF file's blocks rounds A (and the weights, F32 or widened from their blocks) to BF16
-// (nearest even) and multiplies pairs along k with the CPU's vdpbf16ps, accumulating in F32
-// (packed_gemm_rows.cpp, block_gemm.cpp). Everything else is unchanged: F16 panels, a few rows
-// (a typing pass: bound by the bytes it streams), an F32 table read in place
-// (gemm_transposed_b), attention's own products. The rounding (8 significant bits) is the
-// difference from F32: callers show it.
+// product of kMinRows (8) rows or more (a full forward's tokens) against any packed weights
+// (BF16, F16 or F32 panels, a GGUF file's blocks) rounds A and the weights to BF16 (nearest
+// even) and multiplies pairs along k with the CPU's vdpbf16ps, accumulating in F32
+// (packed_gemm_rows.cpp, block_gemm.cpp). Everything else is unchanged: a few rows (a typing
+// pass: bound by the bytes it streams), an F32 table read in place (gemm_transposed_b),
+// attention's own products. The rounding (8 significant bits) is the difference from F32:
+// callers show it.
 // Only where the build targets a CPU with avx512_bf16 (-march=native on one): elsewhere
 // available() is false and a scope changes nothing.
 class Bf16Products {

@@ -13,10 +13,10 @@
 // when accumulating, else from 0: the same bits as before, as the few-row paths, as the F32
 // matrix of the same values (tests/test_gemm.cpp).
 //
-// BF16 products (Bf16Products, packed_gemm.h; off unless asked): against BF16 or F32 panels
-// on a CPU with avx512_bf16, A's block is packed as BF16 pairs (A(i, 2j), A(i, 2j + 1))
-// rounded to nearest even, each sub-panel is interleaved into pairs of rows (BF16 values
-// moved; F32 ones rounded to BF16 as they are), and the tile runs vdpbf16ps: each C(i, j)
+// BF16 products (Bf16Products, packed_gemm.h; off unless asked): on a CPU with avx512_bf16,
+// A's block is packed as BF16 pairs (A(i, 2j), A(i, 2j + 1)) rounded to nearest even, each
+// sub-panel is interleaved into pairs of rows (BF16 values moved; F32 and F16 ones rounded to
+// BF16 as they are), and the tile runs vdpbf16ps: each C(i, j)
 // accumulates two products a step in F32. Same loop nest, half the instructions; the result
 // differs from the F32 chain by the rounding to 8 significant bits.
 #include <omp.h>
@@ -118,24 +118,29 @@ void interleave_sub(const uint16_t* sub, int kc, uint32_t* pairs) {
   }
 }
 
-// The same from an F32 panel, each value rounded to BF16 (nearest even) on the way.
-void interleave_sub(const float* sub, int kc, uint32_t* pairs) {
+// The same from an F32 or F16 panel, each value (F16: widened exactly, load_row) rounded to
+// BF16 (nearest even) on the way.
+template <WeightDtype DT>
+void interleave_wide(const Elem<DT>* sub, int kc, uint32_t* pairs) {
   for (int j = 0; 2 * j < kc; ++j) {
-    const float* r0 = sub + static_cast<size_t>(2 * j) * kNR;
-    const float* r1 = 2 * j + 1 < kc ? r0 + kNR : nullptr;
+    const Elem<DT>* r0 = sub + static_cast<size_t>(2 * j) * kNR;
+    const Elem<DT>* r1 = 2 * j + 1 < kc ? r0 + kNR : nullptr;
     uint32_t* d = pairs + static_cast<size_t>(j) * kNR;
 #if defined(__AVX512BF16__)
     if constexpr (kFloatLanes == 16) {
+      Packet a[2], b[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+      load_row<DT>(r0, a[0], a[1]);
+      if (r1) load_row<DT>(r1, b[0], b[1]);
       for (int h = 0; h < 2; ++h) {
-        const __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_load_ps(r0 + 16 * h)));
-        const __m512i hi = r1 ? _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_load_ps(r1 + 16 * h))), 16)
-                              : _mm512_setzero_si512();
+        const __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(a[h]));
+        const __m512i hi = _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(b[h])), 16);
         _mm512_store_si512(d + 16 * h, _mm512_or_si512(lo, hi));
       }
       continue;
     }
 #endif
-    for (int n = 0; n < kNR; ++n) d[n] = uint32_t(float_to_bf16(r0[n])) | (r1 ? uint32_t(float_to_bf16(r1[n])) << 16 : 0u);
+    auto wide = [](const Elem<DT>* r, int n) { return DT == WeightDtype::F32 ? static_cast<float>(r[n]) : narrow_to_float(static_cast<uint16_t>(r[n]), DT); };
+    for (int n = 0; n < kNR; ++n) d[n] = uint32_t(float_to_bf16(wide(r0, n))) | (r1 ? uint32_t(float_to_bf16(wide(r1, n))) << 16 : 0u);
   }
 }
 
@@ -210,11 +215,11 @@ inline void micro_tile(int kc, const float* Ap, const float* Bp, float* C, bool 
 }
 
 // Panels [p0, p1) of C's rows [m0, m0 + mc), A's block packed at Ap (pack_a; Pairs: BF16
-// products, pack_a_pairs's uint32_t, against BF16 or F32 panels).
+// products, pack_a_pairs's uint32_t).
 template <WeightDtype DT, bool Pairs = false>
 void run_panels(int p0, int p1, int m0, int mc, const void* Ap, int K, int N, const Elem<DT>* base, bool prefetch, float* C, int ldc,
                 bool accumulate) {
-  static_assert(!Pairs || DT == WeightDtype::BF16 || DT == WeightDtype::F32, "BF16 products take BF16 or F32 panels");
+
   using E = Elem<DT>;
   using Buffer = std::vector<float, Eigen::aligned_allocator<float>>;
   thread_local Buffer wide, sums;
@@ -239,7 +244,8 @@ void run_panels(int p0, int p1, int m0, int mc, const void* Ap, int K, int N, co
       for (int q = 0; q < ng; ++q) {
         const E* sub = base + (g0 + q) * stride + static_cast<size_t>(k0) * kNR;  // (kc, kNR)
         const float* Bw = nullptr;
-        if constexpr (Pairs) interleave_sub(sub, kc, pairs.data());
+        if constexpr (Pairs && DT == WeightDtype::BF16) interleave_sub(sub, kc, pairs.data());
+        else if constexpr (Pairs) interleave_wide<DT>(sub, kc, pairs.data());
         else if constexpr (DT == WeightDtype::F32) Bw = sub;
         else widen_sub<DT>(sub, kc, wide.data()), Bw = wide.data();
         // The sub-panel after this one (the group's next panel, the group's first at the
@@ -308,7 +314,9 @@ void many_rows(int nt, int M, const float* A, int lda, const PackedMatrix& B, fl
     case WeightDtype::BF16:
       if (kBf16Kernel && Bf16Products::active()) return run_rows<WeightDtype::BF16, true>(nt, M, A, lda, B, B.panel16(0), C, ldc, accumulate);
       return run_rows<WeightDtype::BF16>(nt, M, A, lda, B, B.panel16(0), C, ldc, accumulate);
-    default: return run_rows<WeightDtype::F16>(nt, M, A, lda, B, B.panel16(0), C, ldc, accumulate);
+    default:
+      if (kBf16Kernel && Bf16Products::active()) return run_rows<WeightDtype::F16, true>(nt, M, A, lda, B, B.panel16(0), C, ldc, accumulate);
+      return run_rows<WeightDtype::F16>(nt, M, A, lda, B, B.panel16(0), C, ldc, accumulate);
   }
 }
 
