@@ -2,7 +2,6 @@
 #include "core/math/packed_gemm.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <cstring>
