@@ -267,23 +267,18 @@ class KeptFloats {
  public:
   static constexpr size_t kMaxKept = size_t(16) << 20;  // 64 MB
   float* get(size_t n) {
-    if (cap_ < n) {
-      p_.reset();  // freed before the new block: no two at once
-      p_.reset(static_cast<float*>(Eigen::internal::aligned_malloc(n * sizeof(float))));
-      cap_ = n;
+    if (v_.size() < n) {
+      decltype(v_)().swap(v_);  // freed before the new block: no two at once
+      v_.resize(n);             // unwritten (and from 4 MB on 2 MB pages: huge_pages.h)
     }
-    return p_.get();
+    return v_.data();
   }
   void trim() {
-    if (cap_ > kMaxKept) p_.reset(), cap_ = 0;
+    if (v_.size() > kMaxKept) decltype(v_)().swap(v_);
   }
 
  private:
-  struct Free {
-    void operator()(float* p) const { Eigen::internal::aligned_free(p); }
-  };
-  std::unique_ptr<float[], Free> p_;
-  size_t cap_ = 0;
+  std::vector<float, UninitialisedAllocator<float>> v_;
 };
 }  // namespace
 
@@ -375,12 +370,12 @@ EmbeddingMemo& embedding_memo() {
 }  // namespace
 
 // x: (B*T, D)
-MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch) {
+MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, int from) {
   const int B = batch.B(), T = batch.T, D = cfg.d_model;
   MatR x = MatR::Zero(static_cast<Eigen::Index>(B) * T, D);
   if (w.trained()) {
     for (int b = 0; b < B; ++b)
-      for (int t = 0; t < batch.lengths[b]; ++t) {
+      for (int t = from; t < batch.lengths[b]; ++t) {
         float* row = x.data() + (static_cast<size_t>(b) * T + t) * D;
         const Token& tok = batch.sentences[b].tokens[t];
         HM_ASSERT(tok.id >= 0 && tok.id < w.vocab_size(), "a trained model needs vocabulary ids on every token");
@@ -420,7 +415,7 @@ MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch) {
   std::vector<std::pair<float*, const float*>> repeats;  // (row, the drawn row of the same token)
   std::unordered_map<uint64_t, const float*> first;      // key -> its row in `drawn`
   for (int b = 0; b < B; ++b)
-    for (int t = 0; t < batch.lengths[b]; ++t) {
+    for (int t = from; t < batch.lengths[b]; ++t) {
       float* row = x.data() + (static_cast<size_t>(b) * T + t) * D;
       const Token& tok = batch.sentences[b].tokens[t];
       const uint64_t key = hashed_embedding_key(tok.text, cfg.seed, D);
@@ -437,7 +432,7 @@ MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch) {
   if (cfg.positional) {
     const std::shared_ptr<const std::vector<float>> pe = memo.positions(T, D);  // (T', D), T' >= T
     for (int b = 0; b < B; ++b)
-      for (int t = 0; t < batch.lengths[b]; ++t) {
+      for (int t = from; t < batch.lengths[b]; ++t) {
         float* row = x.data() + (static_cast<size_t>(b) * T + t) * D;
         if (!pe) {
           add_sinusoidal(t, D, row);
@@ -608,7 +603,7 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
   // writes every cell of the rows it computes (a 33 MB memset on the 1B shape otherwise).
   zeroed_maps(out.attention, spare ? &spare->attention : nullptr, per_layer * L, maps_room(out, opt), false);
   clock.next(Stage::Embed);
-  MatR x = embed(w, cfg, batch).bottomRows(n);  // (n, D) the new rows
+  MatR x = embed(w, cfg, batch, P).bottomRows(n);  // (n, D) the new rows
   clock.stop();
   MatR a_in, a_out, m_in, post;
   c.kv.resize(static_cast<size_t>(L));

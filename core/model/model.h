@@ -180,7 +180,8 @@ float gelu(float x);
 // decoders the final norm, the unembedding and any final soft-cap; encoders their masked-LM
 // head. Trained weights only (the logit lens reads every layer's stream through it).
 void stream_logits(const ModelWeights& w, const MatR& x, MatR& logits);
-// x: (B*T, D) embeddings of the batch, positions included (padded rows are 0).
-MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch);
+// x: (B*T, D) embeddings of the batch, positions included (padded rows are 0); with `from`,
+// the rows t < from of each sentence are left 0 (the K/V cache's append needs its new rows only).
+MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, int from = 0);
 
 }  // namespace headmap
