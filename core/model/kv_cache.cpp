@@ -25,7 +25,10 @@ uint64_t KvCache::bytes() const {
 }
 
 bool KvCache::SplitTiming::choose() {
-  if (tries[0] < 2 || tries[1] < 2) return tries[1] < tries[0];  // one thread, the team, one thread, the team
+  // One thread, the team, ... until each way has kKept tries: its figure is the least of them,
+  // and the first tries run while the app draws its first result (with two each, both of the
+  // team's were sometimes slowed and one thread ran 16 appends at half the team's rate).
+  if (tries[0] < kKept || tries[1] < kKept) return tries[1] < tries[0];
   const bool faster = ms[1] < ms[0];
   return ++appends % 16 == 0 ? !faster : faster;  // now and then the other way: the machine's load changes
 }

@@ -85,7 +85,7 @@ struct KvCache {
 
   // An append of fewer than 4 rows streams each layer's weights once; whether a second core
   // helps (FewRowSplit, packed_gemm.h) depends on what else the machine runs, so both ways
-  // are timed, each twice at first, and the faster one kept, the other retried every 16th
+  // are timed, each kKept times at first, and the faster one kept, the other retried every 16th
   // append. Kept by clear(). What is timed is the products the split decides
   // (FewRowSplit::products_ms), not the whole pass: an edit under an output's rows copies them
   // (shared_rows.h), and that copy, timed as the team's one try, kept the 1B shape's appends
