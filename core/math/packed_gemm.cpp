@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #if defined(__x86_64__) || defined(__i386__)
@@ -323,10 +324,16 @@ void direct_16_columns(int n, const float* A, int lda, int K, const E* Bt, Weigh
   const int K8 = K / 8 * 8;
   for (int k = 0; k < K8; k += 8) {
     // F32 rows: each row's line 512 bytes ahead, one row in 16 a step (GPT-2's tied table, one
-    // row: 8.8-9.6 ms without, 7.0-8.2 with, 10.2-10.6 at 2 KB ahead; tests/bench/README.md, gpt8).
-    if constexpr (std::is_same_v<E, float>)
+    // row: 8.8-9.6 ms without, 7.0-8.2 with, 10.2-10.6 at 2 KB ahead; tests/bench/README.md, gpt8);
+    // and the next 16 rows, one contiguous block when ldb == K, 8 lines a step into L2: the
+    // table's 16 short streams (3 KB each on GPT-2) then find their lines there (GPT-2's logits
+    // 3.8-4.8 ms against 7.3-8.1 on the Zen 4 VM, session 19; into L1, or two blocks ahead, less).
+    if constexpr (std::is_same_v<E, float>) {
       if ((k & 8) == 0)
         for (int j = 0; j < 16; ++j) __builtin_prefetch(b[j] + k + 128, 0, 3);
+      const uintptr_t next = reinterpret_cast<uintptr_t>(b[0]) + (static_cast<size_t>(16) * ldb + static_cast<size_t>(k) * 16) * sizeof(float);  // past the table: a hint, never a read
+      for (int t = 0; t < 8; ++t) __builtin_prefetch(reinterpret_cast<const void*>(next + t * 64), 0, 2);
+    }
     __m256 lo[8], hi[8];
     for (int j = 0; j < 8; ++j) lo[j] = load8(b[j] + k, dt), hi[j] = load8(b[j + 8] + k, dt);
     transpose8(lo);
