@@ -65,6 +65,32 @@ float maps_gap(const ForwardOutput& a, const ForwardOutput& b) {
   if (a.attention.size() != b.attention.size()) return 1.0f;
   return relative_gap(a.attention.data(), b.attention.data(), a.attention.size());
 }
+// N columns of K random values kept in type t (column c drawn from seed + c), as the block
+// kernels' tests take them: the scalar dequantizer's values, the columns kept in blocks, and
+// their rows one after another (the unembedding's transposed form, gemm_transposed_b).
+struct BlockColumns {
+  MatR wide;            // (N, K): column n's values along k
+  PackedMatrix packed;  // (K, N), in blocks
+  std::string table;    // N rows of row_bytes
+  size_t row_bytes = 0;
+  bool packed_ok = false;
+};
+BlockColumns block_columns(WeightDtype t, int K, int N, uint64_t seed) {
+  BlockColumns b;
+  b.wide.resize(N, K);
+  std::vector<std::string> rows(static_cast<size_t>(N));
+  std::vector<const uint8_t*> src;
+  for (int c = 0; c < N; ++c) {
+    std::string& r = rows[static_cast<size_t>(c)];
+    test::gguf_writer_detail::random_weights(t, K, seed + static_cast<uint64_t>(c), r);
+    src.push_back(reinterpret_cast<const uint8_t*>(r.data()));
+    widen_weights_scalar(t, src.back(), K, b.wide.data() + static_cast<size_t>(c) * K);
+    b.table += r;
+  }
+  b.row_bytes = rows[0].size();
+  b.packed_ok = b.packed.assign_blocks(src, std::vector<WeightDtype>(static_cast<size_t>(N), t), K);  // copied verbatim
+  return b;
+}
 }  // namespace
 
 TEST(QuantWeights, BlockTypesStayInBlocksAndGiveTheWidenedForwardToRounding) {
@@ -178,19 +204,12 @@ TEST(QuantWeights, BlockGemmIsTheDotOrderOfItsWidenedValues) {
     const int blk = weight_dtype_info(t).block;
     for (int K : {blk, 3 * 512 + 2 * 256, blk == 1 ? 37 : 3 * blk}) {
       for (int N : {1, 37, 70}) {
-        std::vector<std::string> rows(static_cast<size_t>(N));
-        std::vector<const uint8_t*> src;
-        MatR wide(N, K);  // (N, K): column n's values along k, from the scalar dequantizer
-        for (int c = 0; c < N; ++c) {
-          test::gguf_writer_detail::random_weights(t, K, 31 + static_cast<uint64_t>(c), rows[static_cast<size_t>(c)]);
-          src.push_back(reinterpret_cast<const uint8_t*>(rows[static_cast<size_t>(c)].data()));
-          widen_weights_scalar(t, src.back(), K, wide.data() + static_cast<size_t>(c) * K);
-        }
-        PackedMatrix qm;
-        ASSERT_TRUE(qm.assign_blocks(src, std::vector<WeightDtype>(static_cast<size_t>(N), t), K));
+        const BlockColumns bc = block_columns(t, K, N, 31);
+        ASSERT_TRUE(bc.packed_ok);
+        const MatR& wide = bc.wide;  // (N, K): column n's values along k, from the scalar dequantizer
+        const PackedMatrix& qm = bc.packed;
         const PackedMatrix fm(qm.plain());  // (K, N) F32, the widened values
-        std::string table;
-        for (const std::string& r : rows) table += r;
+        const std::string& table = bc.table;
         for (int M : {1, 2, 3, 4, 5, 6, 7, 9, 300}) {  // every few-row kernel (1-3, 1-4 with AVX-512) and the many-row one
           MatR A(M, K), C0(M, N), want(M, N), want_acc(M, N);
           fill_normals(5, A.data(), A.size(), 1.0f);
@@ -219,7 +238,7 @@ TEST(QuantWeights, BlockGemmIsTheDotOrderOfItsWidenedValues) {
             // The unembedding's form: C = A Bt^T with Bt (N, K) the rows of blocks.
             if (!is_block_dtype(t)) continue;
             MatR tq(M, N);
-            gemm_transposed_b(M, A.data(), K, N, K, reinterpret_cast<const uint8_t*>(table.data()), t, rows[0].size(), tq.data(), N);
+            gemm_transposed_b(M, A.data(), K, N, K, reinterpret_cast<const uint8_t*>(table.data()), t, bc.row_bytes, tq.data(), N);
             EXPECT_TRUE(tq == want) << "transposed";
           }
         }
@@ -476,18 +495,11 @@ TEST(QuantWeights, Bf16ProductsOnBlocksRoundBothSidesAndSumInF32) {
   auto bf = [](float v) { return bf16_to_float(float_to_bf16(v)); };
   for (WeightDtype t : {WeightDtype::Q8_0, WeightDtype::Q4_K, WeightDtype::Q6_K, WeightDtype::IQ4_XS, WeightDtype::Q4_1}) {
     const int K = 768, N = 37;  // a chunk (512) and a half; a unit (48 columns) not full
-    std::vector<std::string> rows(static_cast<size_t>(N));
-    std::vector<const uint8_t*> src;
-    MatR wide(N, K);
-    for (int c = 0; c < N; ++c) {
-      test::gguf_writer_detail::random_weights(t, K, 71 + static_cast<uint64_t>(c), rows[static_cast<size_t>(c)]);
-      src.push_back(reinterpret_cast<const uint8_t*>(rows[static_cast<size_t>(c)].data()));
-      widen_weights_scalar(t, src.back(), K, wide.data() + static_cast<size_t>(c) * K);
-    }
-    PackedMatrix qm;
-    ASSERT_TRUE(qm.assign_blocks(src, std::vector<WeightDtype>(static_cast<size_t>(N), t), K));
-    std::string table;
-    for (const std::string& r : rows) table += r;
+    const BlockColumns bc = block_columns(t, K, N, 71);
+    ASSERT_TRUE(bc.packed_ok);
+    const MatR& wide = bc.wide;
+    const PackedMatrix& qm = bc.packed;
+    const std::string& table = bc.table;
     for (int M : {4, 7, 8, 13, 300}) {
       MatR A(M, K), C0(M, N), want(M, N), size(M, N);
       fill_normals(8, A.data(), A.size(), 1.0f);
@@ -510,7 +522,7 @@ TEST(QuantWeights, Bf16ProductsOnBlocksRoundBothSidesAndSumInF32) {
           Bf16Products on(true);
           packed_gemm(c, A, qm);
           packed_gemm(acc, A, qm, true);
-          gemm_transposed_b(M, A.data(), K, N, K, reinterpret_cast<const uint8_t*>(table.data()), t, rows[0].size(), tq.data(), N);
+          gemm_transposed_b(M, A.data(), K, N, K, reinterpret_cast<const uint8_t*>(table.data()), t, bc.row_bytes, tq.data(), N);
         }
         if (M < Bf16Products::kMinRows) {
           EXPECT_TRUE(c == f32) << "a typing pass keeps F32's products";

@@ -802,7 +802,7 @@ void many_rows(int M, int width, const uint8_t* const* src, const WeightDtype* d
                bool accumulate) {
   alignas(64) thread_local float w[kBlockRowColumns * kRowsChunk];  // (tiles, kRowsChunk / 8, kTileCols, 8)
   alignas(64) thread_local uint32_t w2[Pairs ? kBlockRowColumns * kRowsChunk / 2 : 1];  // BF16 products: w as pairs (w2_at)
-  thread_local std::vector<uint32_t> a2(Pairs ? static_cast<size_t>(M) * (kRowsChunk / 2) : 0);  // and A's rows
+  thread_local std::vector<uint32_t> a2;  // and A's rows
   if (Pairs) a2.resize(static_cast<size_t>(M) * (kRowsChunk / 2));
   thread_local std::vector<float> lanes_store;                      // every value written by the first chunk
   lanes_store.resize(static_cast<size_t>(M) * kBlockRowColumns * kLanes + 16);

@@ -219,7 +219,6 @@ inline void micro_tile(int kc, const float* Ap, const float* Bp, float* C, bool 
 template <WeightDtype DT, bool Pairs = false>
 void run_panels(int p0, int p1, int m0, int mc, const void* Ap, int K, int N, const Elem<DT>* base, bool prefetch, float* C, int ldc,
                 bool accumulate) {
-
   using E = Elem<DT>;
   using Buffer = std::vector<float, Eigen::aligned_allocator<float>>;
   thread_local Buffer wide, sums;
