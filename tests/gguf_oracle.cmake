@@ -5,7 +5,8 @@
 #                            into the build tree at test time by gguf_oracle_setup): token ids on
 #                            hard strings, next-token top-1 and log-probabilities.
 #   gguf_real_vocab_matches_llama_cpp  GGUF files carrying real vocabularies (Llama 3, Qwen 3,
-#                            GPT-2; make_gguf_vocab.py writes them once into the build tree from
+#                            GPT-2, Phi-3's SentencePiece with and without the name by which
+#                            llama.cpp strips the spaces after its chat tokens; make_gguf_vocab.py writes them once into the build tree from
 #                            the hf_oracle fixture's tokenizer.json files): headmap-cli tokenize
 #                            against llama.cpp's tokenizer, Hugging Face's as a second witness.
 # Without node and npm, or when the registry cannot be reached, the llama.cpp test is skipped

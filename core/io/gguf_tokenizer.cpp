@@ -12,10 +12,12 @@
 //     ByteLevel pre-tokenizers).
 // Token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte. Control and
 // unknown tokens become special added tokens, user-defined ones plain added tokens, after
-// llama.cpp's retyping by name (kTokenNames below).
+// llama.cpp's retyping by name (kTokenNames below). A file named Phi-3 (general.name) strips the
+// whitespace after its special tokens (rstrip), as llama.cpp and Phi-3's tokenizer.json do.
 //
 // Sections: [token names] [tokenizer.json]
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <cmath>
 #include <iterator>
@@ -239,11 +241,21 @@ static Result<std::string> tokenizer_json(const GgufFile& f) {
   for (size_t i = 0; i < n; ++i) retyped[i] = type_of(i);
   retype_by_name(f, n, [&](const char* text) -> int64_t { auto it = vocab.find(text); return it == vocab.end() ? -1 : it->get<int64_t>(); },
                  &retyped);
+  // A Phi-3 file (general.name, lower-cased, holds "phi-3" or "phi3": the only sign, the metadata
+  // has no key for it) drops the whitespace after its special tokens, as Phi-3's own
+  // tokenizer.json marks its chat tokens rstrip; llama.cpp's loader sets that by the same name,
+  // on every special token but <unk>, <s> and <|endoftext|>.
+  const GgufValue* name = f.find("general.name");
+  std::string lname = name && name->type == GgufValueType::String ? name->s : "";
+  for (char& c : lname) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool phi3 = lname.find("phi-3") != std::string::npos || lname.find("phi3") != std::string::npos;
   json added = json::array();
   for (size_t i = 0; i < n; ++i) {
     const int t = retyped[i];
+    const std::string& text = tokens->arr[i].s;
+    const bool rstrip = phi3 && text != "<unk>" && text != "<s>" && text != "<|endoftext|>";
     if (t == 2 || t == 3 || t == 4)
-      added.push_back({{"id", i}, {"content", tokens->arr[i].s}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
+      added.push_back({{"id", i}, {"content", text}, {"single_word", false}, {"lstrip", false}, {"rstrip", rstrip},
                        {"normalized", false}, {"special", t != 4}});
   }
   json merges = json::array();

@@ -199,8 +199,15 @@ int main(int argc, char** argv) {
   if (std::atoi(tokens.c_str()) < 2) fail("--tokens must be at least 2.");
   const std::string reuse = g_reuse ? "--reuse" : "--fresh";
   if (g_bf16 && !Bf16Products::available()) fail("--bf16-products needs a CPU with avx512_bf16 and a build for it (HEADMAP_NATIVE).");
-  const std::string products = g_bf16 ? "--bf16-products" : "--fresh";  // --fresh: a no-op in its place
-  if (!file.empty()) return child({argv[0], reuse, products, "--tokens", tokens, "--seconds", seconds, "--measure", file});
+  // The child's flags: --reuse or --fresh, then --bf16-products only when asked (a "--fresh" in
+  // its place once undid --reuse).
+  const auto measure_args = [&](const std::string& path) {
+    std::vector<std::string> a = {argv[0], reuse};
+    if (g_bf16) a.push_back("--bf16-products");
+    a.insert(a.end(), {std::string("--tokens"), tokens, std::string("--seconds"), seconds, std::string("--measure"), path});
+    return a;
+  };
+  if (!file.empty()) return child(measure_args(file));
   if (pos.empty()) {
     std::fprintf(stderr, "usage: headmap-bench-gguf DIR [Q8_0 Q4_K_M BF16] [--tokens T] [--seconds S] | --file FILE.gguf [...]\n");
     return 2;
@@ -212,7 +219,7 @@ int main(int argc, char** argv) {
   for (const std::string& t : types) {
     const std::string path = (fs::path(pos[0]) / ("llama-3.2-1b-shape-" + t + ".gguf")).string();
     if (!fs::exists(path) && child({argv[0], "--write", path, t}) != 0) fail("could not write " + path);
-    rc |= child({argv[0], reuse, products, "--tokens", tokens, "--seconds", seconds, "--measure", path});
+    rc |= child(measure_args(path));
   }
   return rc;
 }

