@@ -10,7 +10,8 @@
 // With AVX-512 VBMI, 1-2 rows of Q4_K, Q6_K, Q8_0, IQ4_XS and IQ4_NL hold two columns in each
 // 16-lane register instead ([pairs]: lane 2i + c is column c's lane i, the same chains and bits).
 // BF16 products (Bf16Products, avx512_bf16; off unless asked) change the many-row kernel only:
-// the widened chunk and A's rows rounded to BF16 pairs and multiplied by vdpbf16ps.
+// the widened chunk rounded to BF16 pairs and multiplied by vdpbf16ps with A's rows, which the
+// caller rounds to pairs once a product (a_pairs).
 // Sections: [generic] [in registers] [pairs] [many rows]
 #include "core/math/block_gemm.h"
 
@@ -714,13 +715,6 @@ void pairs_of_unit(int padded, int n8, float* w, uint32_t* w2) {  // the unit's 
     for (int s = 0; 16 * s < n8; ++s)
       _mm256_store_si256(reinterpret_cast<__m256i*>(w2_at(w2, j, s)), pairs16(w_at(w, j, 16 * s), 16 * s + 8 < n8 ? w_at(w, j, 16 * s + 8) : nullptr));
 }
-void pairs_of_rows(int M, int n8, const float* a, int ld, uint32_t* a2, int ld2) {  // A's rows as pairs into a2 (ld2 apart)
-  for (int i = 0; i < M; ++i)
-    for (int s = 0; 16 * s < n8; ++s) {
-      const float* r = a + static_cast<size_t>(i) * ld + 16 * s;
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a2 + static_cast<size_t>(i) * ld2 + 8 * s), pairs16(r, 16 * s + 8 < n8 ? r + 8 : nullptr));
-    }
-}
 #endif
 
 // Rows [0, R) of a band x one tile over n8 values: a (R rows, lda apart), w the tile's values
@@ -799,11 +793,9 @@ HM_INLINE void rows_band(int width, int n8, const void* a, int lda, const void* 
 
 template <bool Pairs>
 void many_rows(int M, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
-               bool accumulate) {
+               bool accumulate, const uint32_t* a_pairs = nullptr) {
   alignas(64) thread_local float w[kBlockRowColumns * kRowsChunk];  // (tiles, kRowsChunk / 8, kTileCols, 8)
   alignas(64) thread_local uint32_t w2[Pairs ? kBlockRowColumns * kRowsChunk / 2 : 1];  // BF16 products: w as pairs (w2_at)
-  thread_local std::vector<uint32_t> a2;  // and A's rows
-  if (Pairs) a2.resize(static_cast<size_t>(M) * (kRowsChunk / 2));
   thread_local std::vector<float> lanes_store;                      // every value written by the first chunk
   lanes_store.resize(static_cast<size_t>(M) * kBlockRowColumns * kLanes + 16);
   float* lanes = lanes_store.data() + (16 - reinterpret_cast<uintptr_t>(lanes_store.data()) / sizeof(float) % 16) % 16;  // on a cache line
@@ -817,8 +809,7 @@ void many_rows(int M, int width, const uint8_t* const* src, const WeightDtype* d
 #if defined(__AVX512BF16__)
     if constexpr (Pairs) {
       pairs_of_unit(padded, n8, w, w2);
-      pairs_of_rows(M, n8, a, ld, a2.data(), kRowsChunk / 2);
-      wu = w2, au = a2.data(), ld = kRowsChunk / 2;
+      wu = w2, au = a_pairs + k0 / 2, ld = block_a_pairs_stride(K);  // A rounded once a product (block_a_pairs)
     }
 #endif
     const bool first = k0 == 0, last = k0 + n >= K;
@@ -867,7 +858,7 @@ void scalar_rows(int M, int width, const uint8_t* const* src, const WeightDtype*
 }  // namespace
 
 void block_gemm_columns(int M, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
-                        bool accumulate) {
+                        bool accumulate, const uint32_t* a_pairs) {
   if (M <= 0 || width <= 0) return;
   if (K <= 0) {  // an empty sum
     for (int i = 0; i < M; ++i)
@@ -877,7 +868,10 @@ void block_gemm_columns(int M, int width, const uint8_t* const* src, const Weigh
 #if defined(__AVX2__) && defined(__FMA__)
   if (M > kBlockFewRows) {
 #if defined(__AVX512BF16__)
-    if (M >= Bf16Products::kMinRows && Bf16Products::active()) return many_rows<true>(M, width, src, dt, K, A, lda, C, ldc, accumulate);
+    if (M >= Bf16Products::kMinRows && Bf16Products::active()) {
+      HM_ASSERT(a_pairs, "block_gemm_columns: BF16 products take A's rows as pairs (block_a_pairs)");
+      return many_rows<true>(M, width, src, dt, K, A, lda, C, ldc, accumulate, a_pairs);
+    }
 #endif
     return many_rows<false>(M, width, src, dt, K, A, lda, C, ldc, accumulate);
   }

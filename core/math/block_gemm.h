@@ -47,8 +47,14 @@ inline int block_unit_columns(int M) { return M <= kBlockFewRows ? kBlockColumns
 // C (M, width) (row stride ldc; += when accumulate) = A (M, K) (row stride lda) times the
 // (K, width) matrix whose column j is the K values stored at src[j] in dt[j] (any WeightDtype,
 // K a whole number of its blocks), in dot order. width <= block_unit_columns(M).
+// a_pairs: with BF16 products (Bf16Products::kMinRows rows or more), A's rows as BF16 pairs
+// (block_a_pairs, packed_gemm.h), shared by every unit of one product; else unused.
 void block_gemm_columns(int M, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
-                        bool accumulate);
+                        bool accumulate, const uint32_t* a_pairs = nullptr);
+// The pairs' layout: A's row i at a_pairs + i * block_a_pairs_stride(K), pair j = values 2j and
+// 2j + 1 rounded to BF16 (nearest even, vcvtneps2bf16), low half first; zero past K.
+inline int block_a_pairs_stride(int K) { return (K + 15) / 16 * 8; }
+
 
 // The fixed reduction of eight lane sums (lanes[0..7]) above; shared by the kernels and the
 // scalar reference.

@@ -118,12 +118,38 @@ void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<D
 // B's column c at col(c) = {bytes, type}.
 inline int block_units(int M, int N) { return (N + block_unit_columns(M) - 1) / block_unit_columns(M); }
 template <class Col>
-void run_block_unit(int u, int M, int N, int K, const float* A, int lda, Col&& col, float* C, int ldc, bool accumulate) {
+void run_block_unit(int u, int M, int N, int K, const float* A, int lda, Col&& col, float* C, int ldc, bool accumulate,
+                    const uint32_t* a_pairs) {
   const int cols = block_unit_columns(M), n0 = u * cols, width = std::min(cols, N - n0);
   const uint8_t* src[std::max(kBlockRowColumns, kBlockColumns)];
   WeightDtype dt[std::max(kBlockRowColumns, kBlockColumns)];
   for (int j = 0; j < width; ++j) std::tie(src[j], dt[j]) = col(n0 + j);
-  block_gemm_columns(M, width, src, dt, K, A, lda, C + n0, ldc, accumulate);
+  block_gemm_columns(M, width, src, dt, K, A, lda, C + n0, ldc, accumulate, a_pairs);
+}
+
+// With BF16 products on a product the many-row block kernel runs (block_gemm.h): A's rows as
+// BF16 pairs, rounded once by the nt threads into the calling thread's buffer, which every unit
+// reads (each unit of 48 columns rounded all of A itself: ~15% of the 1B shape's Q4_K_M forward
+// with BF16 products, tests/bench/README.md, session 20); null otherwise.
+const uint32_t* block_pairs_of_a(int nt, bool bf16, int M, const float* A, int lda, int K) {
+#if defined(__AVX512BF16__)
+  if (!bf16 || M < Bf16Products::kMinRows || M <= kBlockFewRows) return nullptr;
+  thread_local std::vector<uint32_t> store;  // kept: the next product's rows write over it
+  const int ld2 = block_a_pairs_stride(K);
+  if (store.size() < static_cast<size_t>(M) * ld2) store.resize(static_cast<size_t>(M) * ld2);
+  uint32_t* a2 = store.data();
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+  for (int i = 0; i < M; ++i)
+    for (int c = 0; 8 * c < ld2; ++c) {  // 16 values (zero past K) -> 8 pairs
+      const int left = std::clamp(K - 16 * c, 0, 16);
+      const __m512 v = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << left) - 1), A + static_cast<size_t>(i) * lda + 16 * c);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a2 + static_cast<size_t>(i) * ld2 + 8 * c), (__m256i)_mm512_cvtneps_pbh(v));
+    }
+  return a2;
+#else
+  (void)nt, (void)bf16, (void)M, (void)A, (void)lda, (void)K;
+  return nullptr;  // no BF16 products in this build
+#endif
 }
 
 void run_packed_panel(int p, int M, const float* A, int lda, const PackedMatrix& B, float* C, int ldc, bool accumulate) {
@@ -758,12 +784,13 @@ static void packed_gemm_on(int nt, int M, const float* A, int lda, const PackedM
   const bool blocks = B.blocks(), bf16 = Bf16Products::active();
   const int K = static_cast<int>(B.rows()), units = blocks ? block_units(M, N) : P;
   auto col = [&B](int c) { return std::make_pair(B.column_blocks(c), B.column_dtype(c)); };
+  nt = std::min(nt, units);
+  const uint32_t* a_pairs = blocks ? block_pairs_of_a(nt, bf16, M, A, lda, K) : nullptr;
   auto run = [&](int u) {
     Bf16Products products(bf16);
-    if (blocks) run_block_unit(u, M, N, K, A, lda, col, C, ldc, accumulate);
+    if (blocks) run_block_unit(u, M, N, K, A, lda, col, C, ldc, accumulate, a_pairs);
     else run_packed_panel(u, M, A, lda, B, C, ldc, accumulate);
   };
-  nt = std::min(nt, units);
   if (nt <= 1) {
     for (int u = 0; u < units; ++u) run(u);
     return;
@@ -809,11 +836,12 @@ void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8
   const int units = block_units(M, N);
   auto col = [&](int c) { return std::make_pair(Bt + static_cast<size_t>(c) * row_bytes, dtype); };
   const bool bf16 = Bf16Products::active();  // carried onto the team's threads
+  const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), units);
+  const uint32_t* a_pairs = block_pairs_of_a(nt, bf16, M, A, lda, K);
   auto run = [&](int u) {
     Bf16Products products(bf16);
-    run_block_unit(u, M, N, K, A, lda, col, C, ldc, false);
+    run_block_unit(u, M, N, K, A, lda, col, C, ldc, false, a_pairs);
   };
-  const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), units);
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
   for (int u = 0; u < units; ++u) run(u);
 }
