@@ -247,6 +247,77 @@ TEST(KvCache, NextTokensKeptInPlaceOfTheLogitsGiveTheSameLossAndPredictionsBitFo
   EXPECT_LT(with_next.bytes(), with_logits.bytes()) << "no (T, V) logits kept";
 }
 
+// ForwardOptions::defer_next_tokens: a typing pass leaves its logits stage out (the app shows
+// the maps first), and finish_next_tokens computes the rows pending from the cache afterwards,
+// or the next pass does with its own when it comes first. Through random edits, deferred on
+// random steps and finished on some of them, against the same requests never deferred: every
+// row's kept next tokens and the loss are the same bit for bit, whenever they are computed.
+TEST(KvCache, DeferredNextTokensComeLaterTheSameBitForBit) {
+  const ModelWeights w = tiny_llama();
+  const ModelConfig cfg = config_of(w, TokenizerKind::Bpe);
+  constexpr int kKept = 7;
+  Rng rng(33);
+  const int V = w.vocab_size();
+  auto id = [&] { return static_cast<int>(rng.next() % static_cast<uint64_t>(V)); };
+  std::vector<int> ids;
+  for (int i = 0; i < 12; ++i) ids.push_back(id());
+  KvCache now, later;
+  int deferred = 0, finished = 0, left_pending = 0;
+  bool pending = false;
+  auto same = [](const NextTokenRows& a, const NextTokenRows& b) { return a.k == b.k && a.ids == b.ids && a.logits == b.logits && a.max == b.max && a.sum == b.sum; };
+  for (int step = 0; step < 60; ++step) {
+    ForwardOptions opt;
+    opt.keep_layer_io = true;
+    opt.want_logits = true;
+    opt.skip_final_mlp = true;
+    opt.next_tokens_k = kKept;
+    ForwardOptions a = opt, b = opt;
+    a.kv_cache = &now;
+    b.kv_cache = &later;
+    b.defer_next_tokens = rng.next() % 2 == 0;
+    const Batch batch = id_batch({ids});
+    Result<ForwardOutput> x = forward(w, cfg, batch, a), y = forward(w, cfg, batch, b);
+    ASSERT_TRUE(x && y);
+    const std::string what = "step " + std::to_string(step) + " T=" + std::to_string(ids.size());
+    EXPECT_EQ(x->attention, y->attention) << what;
+    if (pending && b.defer_next_tokens) ++left_pending;  // rows a deferred pass left are pending still
+    if (b.defer_next_tokens) {
+      ++deferred;
+      EXPECT_TRUE(y->next_pending) << what;
+      EXPECT_EQ(y->loss_tokens, 0) << what;
+      pending = true;
+      if (rng.next() % 2 == 0) {  // the app: no newer keystroke waits
+        const LateNextTokens late = finish_next_tokens(w, later);
+        ++finished;
+        pending = false;
+        EXPECT_TRUE(same(late.next, x->next)) << what;
+        EXPECT_EQ(late.loss, x->loss) << what;
+        EXPECT_EQ(late.loss_tokens, x->loss_tokens) << what;
+        EXPECT_EQ(later.next_done, static_cast<int>(ids.size())) << what;
+        const LateNextTokens again = finish_next_tokens(w, later);  // nothing pending: the same answer
+        EXPECT_TRUE(same(again.next, x->next)) << what;
+        EXPECT_EQ(again.loss, x->loss) << what;
+      }
+    } else {
+      pending = false;
+      EXPECT_FALSE(y->next_pending) << what;
+      EXPECT_TRUE(same(y->next, x->next)) << what;  // the rows a deferred pass left, computed with this one's
+      EXPECT_EQ(y->loss, x->loss) << what;
+      EXPECT_EQ(y->loss_tokens, x->loss_tokens) << what;
+    }
+    const int n = static_cast<int>(ids.size()), k = 1 + static_cast<int>(rng.next() % 3);
+    switch (rng.next() % 4) {
+      case 0: for (int i = 0; i < k && static_cast<int>(ids.size()) < 40; ++i) ids.push_back(id()); break;
+      case 1: ids.resize(static_cast<size_t>(std::max(2, n - k))); break;
+      case 2: for (int i = std::max(0, n - k); i < n; ++i) ids[static_cast<size_t>(i)] = id(); break;
+      default: ids[static_cast<size_t>(rng.next() % static_cast<uint64_t>(n))] = id(); break;
+    }
+  }
+  EXPECT_GT(deferred, 15);
+  EXPECT_GT(finished, 5);
+  EXPECT_GT(left_pending, 3) << "deferred passes in a row, their rows pending together";
+}
+
 // Past the per-head size where the full forward once switched to Eigen's GEMM (T x T x dh =
 // 2^20 multiply-adds: T >= 128 at dh = 64, the Llama-3.2-1B shape; its rows then rounded
 // otherwise than a row computed alone, 4.7e-6 on the maps), and past the 256 tokens where

@@ -77,6 +77,9 @@ struct KvCache {
   int next_tokens_k = 0;           // ForwardOptions::next_tokens_k of the request: then no logits, but
   NextTokenRows next;              // (T, k) each row's most likely next tokens (next_tokens.h)
   std::vector<double> nll;         // (T - 1) each row's next-token cross-entropy, summed in order for the loss
+  // Rows [0, next_done) hold their next tokens and (below T - 1) their cross-entropy for the
+  // tokens now; a pass with ForwardOptions::defer_next_tokens leaves the rest pending.
+  int next_done = 0;
 
   // What the last forward through this cache did: rows copied from it and rows computed.
   // A forward that could not use it leaves them as they were.
@@ -128,6 +131,21 @@ constexpr int kKvMapsRoom = 32;
 // m: at least `rows` rows of `cols` columns, its first rows kept; grown by kKvMapsRoom rows
 // past `rows` when it must grow (a cache's rows with room for appends).
 void reserve_rows(MatR& m, Eigen::Index rows, Eigen::Index cols);
+
+// The next tokens and the loss a pass with ForwardOptions::defer_next_tokens left out: its
+// rows still pending (next_done .. T) computed from the cache's final stream, as that pass's
+// logits stage would have (the same bits). Valid while the cache holds that pass's request.
+struct LateNextTokens {
+  NextTokenRows next;  // (T, k)
+  double loss = 0.0;
+  int loss_tokens = 0;
+};
+LateNextTokens finish_next_tokens(const ModelWeights& w, KvCache& c);
+// Rows [first, T) of the cache's next tokens and cross-entropies (targets: tokens, (T)) from
+// their logits (T - first, V); next_done becomes T. Returns the loss over every row (the sum
+// in row order, as the full forward's), with its count in *loss_tokens.
+double set_pending_next_tokens(KvCache& c, int k, int first, const MatR& logits, const std::vector<Token>& tokens, int* loss_tokens);
+double cache_loss(const KvCache& c, int* loss_tokens);  // the mean of c.nll, summed in row order; its count
 
 // The bytes a cache of T rows takes for this model, config and options (for check_memory).
 uint64_t kv_cache_bytes(const ModelWeights& w, const ModelConfig& cfg, int T, const ForwardOptions& opt);

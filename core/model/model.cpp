@@ -647,38 +647,40 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
   reserve_rows(c.out, T, D);
   c.out.middleRows(P, n) = x;
   copy_into(out.out, spare ? &spare->out : nullptr, c.out.topRows(T));
-  if (w.trained() && opt.want_logits) {
+  if (w.trained() && opt.want_logits && opt.next_tokens_k > 0) {
+    // Next tokens kept (next_tokens.h): the rows pending (next_done, a deferred pass's) and row
+    // P - 1, whose target is new, from their kept stream (the same bits), and the new rows.
+    const int first = c.next_done = std::min(c.next_done, std::max(P - 1, 0));
+    if (opt.defer_next_tokens) {  // later, from the cache (finish_next_tokens)
+      c.next.resize(T, std::min(opt.next_tokens_k, w.vocab_size()));
+      out.next_pending = true;
+    } else {
+      clock.next(Stage::Logits);
+      MatR fresh;  // (T - first, V)
+      logits_of(w, first < P ? MatR(c.out.middleRows(first, T - first)) : x, fresh);
+      clock.next(Stage::Loss);
+      out.loss = set_pending_next_tokens(c, opt.next_tokens_k, first, fresh, batch.sentences[0].tokens, &out.loss_tokens);
+      out.next = c.next;
+    }
+  } else if (w.trained() && opt.want_logits) {
     clock.next(Stage::Logits);
-    // Next tokens kept (next_tokens.h): row P - 1's logits again too, from its kept stream
-    // (the same bits), as its target token is new; rows [t0, T) are then `fresh`'s.
-    const int k = opt.next_tokens_k, t0 = std::max(P - 1, 0), first = k > 0 ? t0 : P;
-    MatR fresh, xs;                                         // (T - first, V), (T - first, D)
-    if (first < P) xs = c.out.middleRows(first, T - first);  // the kept row and the new ones
-    logits_of(w, first < P ? xs : x, fresh);
+    const int t0 = std::max(P - 1, 0);
+    MatR fresh;  // (n, V)
+    logits_of(w, x, fresh);
     clock.next(Stage::KvCopy);
     // (T, V), 66 MB at T = 129 on the 1B shape: the output shares the cache's rows (a view)
     // instead of a copy. Rows an earlier output still reads are never written: an edit under
     // them writes into a fresh block (RowsBlock::write_rows).
-    MatR* kept = nullptr;
-    if (k > 0) {
-      c.next.resize(T, std::min<int>(k, static_cast<int>(fresh.cols())));
-      set_next_token_rows(c.next, P, fresh.bottomRows(n));
-      out.next = c.next;
-    } else {
-      kept = &c.logits.write_rows(P, T, fresh.cols(), kKvMapsRoom, std::move(spare_logits));  // (>= T, V)
-      kept->middleRows(P, n) = fresh;
-      out.logits = c.logits.view(T);
-    }
+    MatR* kept = &c.logits.write_rows(P, T, fresh.cols(), kKvMapsRoom, std::move(spare_logits));  // (>= T, V)
+    kept->middleRows(P, n) = fresh;
+    out.logits = c.logits.view(T);
     clock.next(Stage::Loss);
     const std::vector<Token>& tok = batch.sentences[0].tokens;
     c.nll.resize(static_cast<size_t>(std::max(T - 1, 0)));
     parallel_for(std::max(T - 1 - t0, 0), 4.0 * (T - 1 - t0) * fresh.cols(), [&](int64_t i) {
-      c.nll[static_cast<size_t>(t0 + i)] = row_nll(kept ? kept->row(t0 + i) : fresh.row(t0 - first + i), tok[static_cast<size_t>(t0 + i) + 1].id);
+      c.nll[static_cast<size_t>(t0 + i)] = row_nll(kept->row(t0 + i), tok[static_cast<size_t>(t0 + i) + 1].id);
     });
-    double total = 0;
-    for (double v : c.nll) total += v;  // in row order, as the full forward sums
-    out.loss = c.nll.empty() ? 0.0 : total / static_cast<double>(c.nll.size());
-    out.loss_tokens = static_cast<int>(c.nll.size());
+    out.loss = cache_loss(c, &out.loss_tokens);
   }
   clock.next(Stage::KvCopy);
   c.tokens = batch.sentences[0].tokens;
