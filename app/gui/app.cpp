@@ -369,6 +369,7 @@ void App::frame() {
   }
   if (pixels) glfwSwapBuffers(window);
   last_swap = std::chrono::steady_clock::now();
+  if (state.result && deferred_drawn_ == 0) worker_.shown(state.result->seq);  // its late work may take the cores now
   if (renderer_.deferred() > 0) glfwPostEmptyEvent();  // maps wait for the next frames' upload budget
   if (glyphs().dirty()) glfwPostEmptyEvent();           // a new character: the next frame adds its glyph
   last_frame_ms = Ms(last_swap - frame_start).count();

@@ -16,13 +16,13 @@ void App::generate_step() {
   static_assert(kGenerateCandidates <= kKeptNextTokens, "Generate reads the next tokens the worker keeps per row");
   if (state.generate_tokens <= 0) return;
   const std::shared_ptr<const ComputeResult>& r = state.result;
-  if (state.stale || !r || !r->fwd || !r->fwd->complete || !(r->request == last_request_)) return;  // the text's result first
+  if (state.stale || !r || !r->fwd || !r->fwd->complete || r->fwd->next_pending() || !(r->request == last_request_)) return;  // the text's result first
   const ForwardData& f = *r->fwd;
   auto stop = [&](const std::string& why) {
     state.generate_tokens = 0;
     state.status_lines.push_back(why);
   };
-  if (!f.weights || !f.weights->trained() || !has_next_tokens(f.out) || f.batch.empty())
+  if (!f.weights || !f.weights->trained() || !f.has_next() || f.batch.empty())
     return stop("Generate needs a trained model's next-token predictions: switch the weights to trained, or open a model.");
   const int b = f.batch.B() - 1, len = f.batch.lengths[static_cast<size_t>(b)];
   if (len >= r->request.cfg.context) return stop("Generate stopped: the sentence fills the context of " + std::to_string(len) + " tokens.");
@@ -30,7 +30,7 @@ void App::generate_step() {
   // empty sentence, which the batch drops, so the text would grow and T would not. Generate
   // continues the sentence with the most likely token that stays on its line, and says so.
   const std::vector<Token>& tokens = f.batch.sentences[static_cast<size_t>(b)].tokens;
-  const std::vector<NextToken> top = top_k_next(*f.weights, f.out, b, len - 1, kGenerateCandidates);
+  const std::vector<NextToken> top = f.top_next(b, len - 1, kGenerateCandidates);
   std::string piece;
   size_t chosen = 0;
   for (; chosen < top.size(); ++chosen) {

@@ -278,6 +278,7 @@ struct AppState {
   // The top-k list on screen, recomputed only when the result or the position changes.
   struct Predictions {
     const void* fwd = nullptr;
+    uint64_t seq = 0;  // the result's (a pass whose memory another took is not taken for it)
     int batch = -1, pos = -1;
     std::vector<NextToken> top;
   } predictions;

@@ -22,7 +22,7 @@ const json& empty_frame() {
     for (const char* k : {"heatmaps", "token_labels", "token_label_texts", "head_titles", "head_title_rects", "focus_map",
                           "focus_steps", "rope_pairs", "softcap_points", "kv_groups", "tokens", "token_chips", "chip_groups",
                           "special_chips", "missing_glyphs", "text_box_boxes", "messages", "buttons", "passport_rows",
-                          "passport_columns", "passport_column_rects", "clipped", "predictions", "sentence_losses",
+                          "passport_columns", "passport_column_rects", "clipped", "predictions", "predictions_pending", "sentence_losses",
                           "compare_heatmaps", "passport_changes"})
       j[k] = none;
     for (const char* k : {"heads_map_pool", "heads_deferred", "heads_off", "focus_map_pool", "text_box_replacements",

@@ -1,6 +1,7 @@
 // requests.cpp: requests as values: their hash and the core's form of their ablation.
 #include "app/gui/requests.h"
 
+#include <cmath>
 #include <functional>
 
 namespace headmap {
@@ -69,6 +70,17 @@ std::vector<uint8_t> ComputeRequest::ablation_mask() const {
     m[static_cast<size_t>(id.layer) * cfg.num_heads + id.head] = 1;
   }
   return m;
+}
+
+std::vector<NextToken> ForwardData::top_next(int b, int t, int k) const {
+  if (!weights) return {};
+  if (const Late* l = late_ready()) return b == 0 ? top_k_next(*weights, l->v.next, t, k) : std::vector<NextToken>{};
+  return late ? std::vector<NextToken>{} : top_k_next(*weights, out, b, t, k);
+}
+
+double ForwardData::sentence_loss_at(int b) const {
+  if (late) return late_ready() && b == 0 && late->v.loss_tokens > 0 ? late->v.loss : NAN;  // one sentence (the K/V cache's)
+  return b >= 0 && b < static_cast<int>(sentence_loss.size()) ? sentence_loss[static_cast<size_t>(b)] : NAN;
 }
 
 }  // namespace headmap

@@ -10,6 +10,7 @@
 //
 // B = batch, T = tokens, D = d_model, H = heads, L = layers
 #pragma once
+#include <atomic>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +32,7 @@
 #include "core/inspect/passport.h"
 #include "core/inspect/precision.h"
 #include "core/inspect/predictions.h"
+#include "core/model/kv_cache.h"
 #include "core/model/model.h"
 #include "core/train/trainer.h"
 
@@ -245,6 +247,22 @@ struct ForwardData {
   // difference (precision.h). Empty when not asked.
   std::string products_note;
   std::optional<PrecisionDiff> products_diff;
+  // A typing pass's next tokens and loss, computed after its maps were published
+  // (ForwardOptions::defer_next_tokens; the worker's finish_late): null when the pass computed
+  // its own (out.next, out.loss). The worker writes `v` once, then sets `ready` (release); the
+  // UI reads `v` only after seeing `ready` (acquire).
+  struct Late {
+    std::atomic<bool> ready{false};
+    LateNextTokens v;
+  };
+  std::shared_ptr<Late> late;
+  const Late* late_ready() const { return late && late->ready.load(std::memory_order_acquire) ? late.get() : nullptr; }
+  bool next_pending() const { return late && !late_ready(); }  // the predictions and the loss come later
+  bool has_next() const { return late ? late_ready() != nullptr : has_next_tokens(out); }
+  std::vector<NextToken> top_next(int b, int t, int k) const;  // top_k_next on out's or the late rows
+  double loss() const { return late_ready() ? late->v.loss : out.loss; }
+  int loss_tokens() const { return late_ready() ? late->v.loss_tokens : out.loss_tokens; }
+  double sentence_loss_at(int b) const;  // sentence_loss[b], the late loss for a deferred pass's one sentence
 };
 
 // The step-through's matrices by step id, as Focus shows them: 0-9 every model's (Q_h, K_h,

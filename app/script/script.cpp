@@ -237,7 +237,7 @@ class ScreenshotScript : public Script {
         j["shown_config"] = nlohmann::json::parse(config_json(app.state.result->request.cfg));  // the config the maps on screen were computed for
         j["compute_ms"] = f.compute_ms;  // the forward pass and its metrics, on the worker
         j["trained"] = f.weights->trained();
-        if (f.weights->trained()) j["loss_on_text"] = f.out.loss;
+        if (f.weights->trained()) j["loss_on_text"] = f.loss();
         nlohmann::json labels = nlohmann::json::array();
         for (int l = 0; l < f.out.L && f.out.B > 0; ++l)  // an empty batch has no metrics
           for (int h = 0; h < f.out.Hw; ++h) {

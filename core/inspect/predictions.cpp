@@ -11,32 +11,40 @@
 
 namespace headmap {
 
-std::vector<NextToken> top_k_next(const ModelWeights& w, const ForwardOutput& out, int b, int t, int k) {
-  if (b < 0 || b >= out.B || t < 0 || t >= out.T || k <= 0) return {};
-  const size_t r = static_cast<size_t>(b) * out.T + t;
-  const int V = static_cast<int>(out.logits.cols()), kept = out.next.rows() > static_cast<int>(r) ? out.next.k : 0;
-  const int n = V > 0 ? std::min(k, V) : std::min(k, kept);
-  if (n <= 0) return {};
-  std::vector<int> ids(static_cast<size_t>(n));
-  std::vector<float> logits(static_cast<size_t>(n));
-  float mx = 0;
-  double sum = 0;
-  if (V > 0) {  // the row's logits (V): its k largest, as next_tokens.h keeps them
-    top_logits(out.logits.row(static_cast<Eigen::Index>(r)).data(), V, n, ids.data(), logits.data(), mx, sum);
-  } else {  // the row's kept next tokens (ForwardOptions::next_tokens_k): the same values
-    std::copy_n(out.next.ids.begin() + static_cast<std::ptrdiff_t>(r * out.next.k), n, ids.begin());
-    std::copy_n(out.next.logits.begin() + static_cast<std::ptrdiff_t>(r * out.next.k), n, logits.begin());
-    mx = out.next.max[r], sum = out.next.sum[r];
-  }
+namespace {
+// The n most likely of a row: ids and logits most likely first, its largest logit, its sum of exp(logit - max).
+std::vector<NextToken> next_tokens_of(const ModelWeights& w, const int* ids, const float* logits, int n, float mx, double sum) {
   std::vector<NextToken> top;
   for (int i = 0; i < n; ++i) {
     NextToken nt;
-    nt.id = ids[static_cast<size_t>(i)];
-    nt.prob = static_cast<float>(std::exp(static_cast<double>(logits[static_cast<size_t>(i)] - mx)) / sum);
+    nt.id = ids[i];
+    nt.prob = static_cast<float>(std::exp(static_cast<double>(logits[i] - mx)) / sum);
     nt.display = token_name(w, nt.id);
     top.push_back(std::move(nt));
   }
   return top;
+}
+}  // namespace
+
+std::vector<NextToken> top_k_next(const ModelWeights& w, const NextTokenRows& next, int r, int k) {
+  if (r < 0 || r >= next.rows() || k <= 0 || next.k <= 0) return {};
+  const size_t at = static_cast<size_t>(r) * next.k;
+  return next_tokens_of(w, next.ids.data() + at, next.logits.data() + at, std::min(k, next.k), next.max[static_cast<size_t>(r)],
+                        next.sum[static_cast<size_t>(r)]);
+}
+
+std::vector<NextToken> top_k_next(const ModelWeights& w, const ForwardOutput& out, int b, int t, int k) {
+  if (b < 0 || b >= out.B || t < 0 || t >= out.T || k <= 0) return {};
+  const size_t r = static_cast<size_t>(b) * out.T + t;
+  const int V = static_cast<int>(out.logits.cols());
+  if (V == 0) return top_k_next(w, out.next, static_cast<int>(r), k);  // the row's kept next tokens: the same values
+  const int n = std::min(k, V);  // the row's logits (V): its k largest, as next_tokens.h keeps them
+  std::vector<int> ids(static_cast<size_t>(n));
+  std::vector<float> logits(static_cast<size_t>(n));
+  float mx = 0;
+  double sum = 0;
+  top_logits(out.logits.row(static_cast<Eigen::Index>(r)).data(), V, n, ids.data(), logits.data(), mx, sum);
+  return next_tokens_of(w, ids.data(), logits.data(), n, mx, sum);
 }
 
 std::string continuation_text(const ModelWeights& w, const std::vector<Token>& tokens, int id) {

@@ -22,6 +22,8 @@ struct NextToken {
 // and probabilities, bit for bit). k is clipped to V (to the k kept); an empty list when the
 // output has neither or (b, t) is outside them.
 std::vector<NextToken> top_k_next(const ModelWeights& w, const ForwardOutput& out, int b, int t, int k);
+// The same from kept next tokens alone (row r of next; a pass's late ones, kv_cache.h).
+std::vector<NextToken> top_k_next(const ModelWeights& w, const NextTokenRows& next, int r, int k);
 // Whether top_k_next has anything to read: the logits, or each row's kept next tokens.
 bool has_next_tokens(const ForwardOutput& out);
 

@@ -16,6 +16,8 @@
 
 #include "app/gui/workers/compute_worker.h"
 #include "core/inspect/predictions.h"
+#include "core/text/hf_tokenizer.h"
+#include "tests/family_fixtures.h"
 
 using namespace headmap;
 
@@ -58,7 +60,7 @@ class Recorder {
       : worker_([this] {
           std::shared_ptr<const ComputeResult> a = worker_.take();
           std::lock_guard<std::mutex> lock(mu_);
-          if (a) answers_.push_back(std::move(a));
+          if (a) pending_.push_back(a->fwd && a->fwd->next_pending()), answers_.push_back(std::move(a));
           cv_.notify_all();
         }) {}
   uint64_t request(const ComputeRequest& r) { return worker_.request(r); }
@@ -91,6 +93,15 @@ class Recorder {
     return hit;
   }
   std::pair<int, int> patch_progress() const { return worker_.patch_progress(); }
+  // Whether the i-th answer (of all) had its next tokens pending when it was published.
+  bool pending_when_published(size_t i) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return i < pending_.size() && pending_[i];
+  }
+  size_t count() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return answers_.size();
+  }
   // Waits until the worker has nothing left to do (up to ten seconds).
   void settle() {
     for (int i = 0; i < 1000 && worker_.busy(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -100,6 +111,7 @@ class Recorder {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::shared_ptr<const ComputeResult>> answers_;
+  std::vector<bool> pending_;  // parallel to answers_
   ComputeWorker worker_;  // last: destroyed (joined) first, while the log it writes still exists
 };
 }  // namespace
@@ -455,4 +467,78 @@ TEST(ComputeWorker, AnAppendRunsToItsEndAndTheNextKeystrokeStartsFromItsRows) {
   EXPECT_EQ(rb[0]->fwd->out.kv_reused, ra->fwd->out.T);
   EXPECT_EQ(rb[0]->fwd->out.T, ra->fwd->out.T + kFinishAppendRows);
   EXPECT_EQ(rc->fwd->out.kv_reused, rb[0]->fwd->out.T) << "the next keystroke did not start from the append's rows";
+}
+
+// A typing pass of a model with a large unembedding (kDeferLogitsWeights) publishes its maps
+// first, its next tokens pending (the predictions panel says "computing"), then, with no newer
+// request waiting, the same result again with them: equal bit for bit to a forward that
+// computes them in turn, and the loss too. Nothing waits for a frame here (no UI calls
+// shown()): the late part starts after kLateAfterShown.
+TEST(ComputeWorker, ATypingPassShowsItsMapsFirstAndItsNextTokensAfter) {
+  Arch a;
+  a.family = "llama";
+  a.name = "Llama";
+  a.norm = NormKind::RMSNorm;
+  a.positions = PositionKind::Rotary;
+  a.attn_bias = a.out_bias = a.mlp_bias = false;
+  a.mlp = MlpKind::SiluGated;
+  a.tied = false;
+  const int D = 256, V = 32768;  // V x D = 8.4 M weights: deferred
+  ASSERT_GE(static_cast<double>(V) * D, kDeferLogitsWeights);
+  ModelWeights m = test::family_model(a, D, 4, 2, 64, 256, 1, 77);
+  m.tok_emb = test::normals(78, V, D, 0.5f);
+  m.lm_head = test::normals(79, V, D, 0.5f);
+  m.lnf_g = RowVec::Ones(D);
+  m.lnf_b = RowVec::Zero(D);
+  m.context = 256;
+  m.source.kind = WeightsSource::Kind::Pretrained;
+  Result<HfTokenizer> tok = HfTokenizer::load(HEADMAP_TEST_DATA "/tokenizers/bpe_bytelevel_trim.json");
+  ASSERT_TRUE(tok) << tok.error().message;
+  m.hf_tokenizer = std::make_shared<const HfTokenizer>(*tok);
+  auto w = std::make_shared<const ModelWeights>(std::move(m));
+  ComputeRequest r;
+  r.lines = {"the cat sat on the mat and the dog sat on the rug"};
+  r.cfg = config_for_weights(*w, ModelConfig());
+  r.weights.in_memory = w;
+  r.weights.in_memory_id = 5;
+  Recorder rec;
+  const std::shared_ptr<const ComputeResult> first = rec.until(rec.request(r), complete);
+  ASSERT_TRUE(first && first->fwd);
+  EXPECT_FALSE(first->fwd->late) << "a whole pass computes its own next tokens";
+  rec.settle();
+  ComputeRequest typed = r;
+  typed.lines[0] += " and";
+  const size_t before = rec.count();
+  const uint64_t seq = rec.request(typed);
+  const std::vector<std::shared_ptr<const ComputeResult>> both = rec.answers(seq, 2);
+  ASSERT_EQ(both.size(), 2u) << "the maps, then the same maps with their next tokens";
+  EXPECT_TRUE(rec.pending_when_published(before)) << "the maps came first, their next tokens pending";
+  EXPECT_FALSE(rec.pending_when_published(before + 1));
+  const ForwardData& f = *both[0]->fwd;
+  EXPECT_EQ(both[1]->fwd.get(), &f) << "the second answer is the same pass";
+  EXPECT_GT(f.out.kv_reused, 0) << "a typing pass through the K/V cache";
+  ASSERT_TRUE(f.late);
+  ASSERT_TRUE(f.late_ready());
+  EXPECT_FALSE(f.next_pending());
+  // The same request through a fresh cache, its logits stage in turn.
+  ForwardOptions fo;
+  fo.keep_layer_io = true;
+  fo.want_logits = true;
+  fo.skip_final_mlp = true;
+  fo.next_tokens_k = kKeptNextTokens;
+  KvCache c;
+  fo.kv_cache = &c;
+  Result<ForwardOutput> want = forward(*w, typed.cfg, f.batch, fo);
+  ASSERT_TRUE(want);
+  EXPECT_EQ(f.loss(), want->loss);
+  EXPECT_EQ(f.loss_tokens(), want->loss_tokens);
+  EXPECT_EQ(f.sentence_loss_at(0), want->loss);
+  for (int t = 0; t < f.out.T; ++t) {
+    const std::vector<NextToken> x = f.top_next(0, t, 5), y = top_k_next(*w, *want, 0, t, 5);
+    ASSERT_EQ(x.size(), y.size()) << "row " << t;
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(x[i].id, y[i].id) << "row " << t;
+      EXPECT_EQ(x[i].prob, y[i].prob) << "row " << t;
+    }
+  }
 }

@@ -175,16 +175,16 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
       ImGui::SetTooltip("Big heads, for a projector: the selected head alone, or it and the next, as large as the panel allows.\n"
                         "\xE2\x86\x90 \xE2\x86\x92 choose the head; B steps through all, 1 and 2.");
   }
-  if (f.weights->trained() && out.loss_tokens > 0) {
+  if (f.weights->trained() && f.loss_tokens() > 0) {
     // The pruning exercise: switch heads off (the boxes by the titles) and watch this move.
     const int off = static_cast<int>(s.result->request.ablated.size());
     // On a narrow panel the shorter form, on the same line (the heads get the height).
     const bool masked = f.weights->arch.encoder();  // encoders: the masked-token loss
-    std::snprintf(text, sizeof text, masked ? "  masked-token loss %.3f nats" : "  loss on this text %.3f nats/token", out.loss);
-    if (!fits_on_line(ImGui::CalcTextSize(text).x)) std::snprintf(text, sizeof text, "  loss %.3f", out.loss);
+    std::snprintf(text, sizeof text, masked ? "  masked-token loss %.3f nats" : "  loss on this text %.3f nats/token", f.loss());
+    if (!fits_on_line(ImGui::CalcTextSize(text).x)) std::snprintf(text, sizeof text, "  loss %.3f", f.loss());
     same_line_if_fits(ImGui::CalcTextSize(text).x);
     ImGui::TextUnformatted(text);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The model's loss on this text: %.3f nats per token.", out.loss);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The model's loss on this text: %.3f nats per token.", f.loss());
     if (off) {
       std::snprintf(text, sizeof text, "(%d head%s off)", off, off == 1 ? "" : "s");
       same_line_if_fits(ImGui::CalcTextSize(text).x);

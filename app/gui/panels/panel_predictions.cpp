@@ -25,7 +25,7 @@ void sentence_selector(AppState& s, const ForwardData& f) {
   same_line_if_fits(ImGui::CalcTextSize("(each sentence's own loss; click to show it)").x);
   text_disabled_wrapped("(each sentence's own loss; click to show it)");
   for (int b = 0; b < f.batch.B(); ++b) {
-    const double loss = b < static_cast<int>(f.sentence_loss.size()) ? f.sentence_loss[b] : NAN;
+    const double loss = f.sentence_loss_at(b);
     std::string text;
     for (const std::string& l : f.labels[b]) text += l + " ";
     char label[96];
@@ -107,7 +107,19 @@ void draw_predictions(AppState& s) {
   if (!s.result || !s.result->fwd) return;
   const ForwardData& f = *s.result->fwd;
   if (f.weights && f.weights->arch.encoder()) return draw_mask_predictions(s, f);
-  if (!f.weights->trained() || !has_next_tokens(f.out) || f.batch.empty()) return;
+  if (!f.weights->trained() || f.batch.empty()) return;
+  // A typing pass's maps come first, its next tokens a moment later (ForwardData::late):
+  // meanwhile the last predictions stay, dimmed, so the panel keeps its height as one types.
+  const bool pending = f.next_pending();
+  AppState::Predictions& p = s.predictions;
+  if (pending) hook::add_text("predictions_pending", "computing");
+  if (pending && p.top.empty()) {
+    ImGui::TextUnformatted("Next token");
+    same_line_if_fits(ImGui::CalcTextSize("computing\xE2\x80\xA6").x);
+    ImGui::TextDisabled("computing\xE2\x80\xA6");
+    return;
+  }
+  if (!pending && !f.has_next()) return;
   if (f.batch.B() > 1) {
     sentence_selector(s, f);
     ImGui::Spacing();
@@ -118,9 +130,8 @@ void draw_predictions(AppState& s) {
   // The position: the hovered token, else the clicked chip, else the last token.
   const int pos = s.hover_token >= 0 && s.hover_token < len ? s.hover_token
                   : s.selected_token >= 0 && s.selected_token < len ? s.selected_token : len - 1;
-  AppState::Predictions& p = s.predictions;
-  if (p.fwd != &f || p.batch != b || p.pos != pos) {
-    p = {&f, b, pos, top_k_next(*f.weights, f.out, b, pos, kTopK)};
+  if (!pending && (p.fwd != &f || p.seq != s.result->seq || p.batch != b || p.pos != pos)) {
+    p = {&f, s.result->seq, b, pos, f.top_next(b, pos, kTopK)};
     // Each entry labelled as the maps label a token (token_labels.h): a byte that ends the
     // character before it reads "ق 2/2", one that starts a character "… 1/2".
     const std::vector<Token>& toks = f.batch.sentences[b].tokens;
@@ -130,8 +141,9 @@ void draw_predictions(AppState& s) {
   if (p.top.empty()) return;
 
   const std::string& after = f.labels[b][pos];
-  char where[160];
-  std::snprintf(where, sizeof where, "after \"%s\" (position %d)", after.c_str(), pos);
+  char where[160] = "computing\xE2\x80\xA6";
+  if (!pending) std::snprintf(where, sizeof where, "after \"%s\" (position %d)", after.c_str(), pos);
+  if (pending) ImGui::BeginDisabled();  // the last predictions, until this pass's come
   const std::string where_drawn = glyphs().shown(where);
   ImGui::TextUnformatted("Next token");
   same_line_if_fits(ImGui::CalcTextSize(where_drawn.c_str()).x);
@@ -166,10 +178,15 @@ void draw_predictions(AppState& s) {
     else ImGui::TextUnformatted(drawn.c_str());
     // A click on the entry attributes its logit to every head (panel_contrib.cpp).
     const ImVec2 end(c.x + avail, c.y + fh);
+    if (pending) continue;
     if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(c, end) && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
       s.attribute = AttributionRequest{b, LogitTarget{pos, t.id, -1}};
     hook_widget(("next " + t.display).c_str(), c, end);
     hook::add_text("predictions", t.display + " " + std::to_string(t.prob));
+  }
+  if (pending) {
+    ImGui::EndDisabled();
+    return;
   }
   if (!s.result->request.cfg.causal) {  // the model sees the token it is asked for
     ImGui::PushStyleColor(ImGuiCol_Text, kPendingColour);

@@ -32,7 +32,17 @@ uint64_t ComputeWorker::request(ComputeRequest r) {
   }
   newest_.store(seq, std::memory_order_relaxed);
   thread_.post(Job{std::move(r), seq, std::chrono::steady_clock::now()});  // latest wins
+  ready_cv_.notify_all();  // a late computation waiting for the screen gives way (finish_late)
   return seq;
+}
+
+void ComputeWorker::shown(uint64_t seq) {
+  if (shown_.load(std::memory_order_relaxed) >= seq) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shown_.store(seq, std::memory_order_relaxed);
+  }
+  ready_cv_.notify_all();
 }
 
 std::shared_ptr<const ComputeResult> ComputeWorker::take() {
@@ -68,7 +78,26 @@ void ComputeWorker::work(Job& job) {
     res->error = out_of_memory("computing this model");
   }
   if (res->error && res->error->kind == ErrorKind::Cancelled) return;  // a newer request is queued: it runs next
-  publish(job, std::move(res));
+  publish(job, res);
+  if (res->fwd && res->fwd->next_pending()) finish_late(job, *res);
+}
+
+void ComputeWorker::finish_late(const Job& job, const ComputeResult& res) {
+  {  // the frame that shows the maps first (its swap shares the cores), unless a newer request comes
+    std::unique_lock<std::mutex> lock(mu_);
+    ready_cv_.wait_for(lock, kLateAfterShown, [&] { return shown_.load() >= job.seq || newest_.load() != job.seq; });
+  }
+  if (newest_.load(std::memory_order_relaxed) != job.seq) return;  // the next keystroke first (its pass computes these rows too)
+  const ForwardData& f = *res.fwd;
+  auto it = std::find_if(kv_caches_.begin(), kv_caches_.end(), [&](const auto& e) { return e.first == f.weights; });
+  if (it == kv_caches_.end()) return;
+  KvCache& c = *it->second;
+  if (c.T() != f.out.T || f.batch.B() != 1 || c.tokens.size() != f.batch.sentences[0].tokens.size()) return;  // the cache moved on
+  for (size_t t = 0; t < c.tokens.size(); ++t)
+    if (c.tokens[t].id != f.batch.sentences[0].tokens[t].id) return;
+  f.late->v = finish_next_tokens(*f.weights, c);
+  f.late->ready.store(true, std::memory_order_release);
+  publish(job, std::make_shared<ComputeResult>(res));  // the same maps, now with their predictions
 }
 
 void ComputeWorker::publish(const Job& job, std::shared_ptr<ComputeResult> res) {
@@ -219,7 +248,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
   const size_t fhash = r.forward_hash();
   std::shared_ptr<const ForwardData> fwd;
   for (auto it = forward_cache_.begin(); it != forward_cache_.end(); ++it)
-    if ((*it)->inputs_hash == fhash && (*it)->inputs.same_forward(r)) {
+    if ((*it)->inputs_hash == fhash && (*it)->inputs.same_forward(r) && !(*it)->next_pending()) {  // pending: computed again
       fwd = *it;
       forward_cache_.splice(forward_cache_.begin(), forward_cache_, it);
       break;
@@ -328,14 +357,18 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     // on the 1B shape, whose append takes about the gap between two keystrokes, each keystroke
     // cancelled the one before and none was shown until the typing stopped.
     ForwardOptions run = fo;
-    if (const int kept = kv_reusable_rows(*fo.kv_cache, mw, r.cfg, data->batch, fo); kept > 0 && data->batch.T - kept <= kFinishAppendRows)
+    if (const int kept = kv_reusable_rows(*fo.kv_cache, mw, r.cfg, data->batch, fo); kept > 0 && data->batch.T - kept <= kFinishAppendRows) {
       run.cancelled = nullptr;
+      // A typing pass: its maps published first, its next tokens after (finish_late).
+      run.defer_next_tokens = job && static_cast<double>(mw.vocab_size()) * mw.d_model >= kDeferLogitsWeights;
+    }
     StageTimes st;
     run.times = &st;
     const auto pass0 = std::chrono::steady_clock::now();
     Result<ForwardOutput> out = forward(mw, r.cfg, data->batch, run);
     if (!out) return out.error();
     data->out = std::move(out).value();
+    if (data->out.next_pending) data->late = std::make_shared<ForwardData::Late>();
     clock.lap("forward (wall)");
     if (fo.bf16_products) {  // the same pass in F32, in full, for the difference shown beside the maps
       const auto pass1 = std::chrono::steady_clock::now();

@@ -58,6 +58,16 @@ inline constexpr int kFinishAppendRows = 16;
 // (App::kGenerateCandidates, 16) read. The 1B shape's logits were 82 MB a block at T = 128,
 // up to three blocks while typing, and copied whole at each edit under a row on screen.
 inline constexpr int kKeptNextTokens = 16;
+// A typing pass (an append of at most kFinishAppendRows rows) of a model whose unembedding has
+// at least this many weights publishes its maps first and its next tokens and loss after
+// (ForwardOptions::defer_next_tokens, finish_late): the 1B shape's logits stage is ~15 ms of a
+// ~75 ms keystroke (Q4_K_M, 2-core Zen 4 VM). A small model's logits cost less than the second
+// publish.
+inline constexpr double kDeferLogitsWeights = 8e6;
+// How long a typing pass's late next tokens wait for its maps to reach the screen (shown()):
+// computed beside that frame they took its cores (input to pixels p50 +6 ms, the swap under
+// llvmpipe 7.5 -> 10-12.5 ms). Without a UI (no shown()) they start after this.
+inline constexpr std::chrono::milliseconds kLateAfterShown{60};
 // Maps longer than this get max-pooled levels down to this side (a thumbnail's pixels).
 inline constexpr int kMapLevelsMinSide = 16;
 
@@ -76,6 +86,9 @@ class ComputeWorker {
   // null if it is not ready by then. For small requests, the frame that posts one draws it.
   std::shared_ptr<const ComputeResult> wait_for(uint64_t seq, std::chrono::microseconds budget);
   bool busy() const;
+  // The UI's frame showing result `seq` (its maps drawn) reached the screen: a typing pass's
+  // next tokens (finish_late) wait for it, so they do not take the cores from that frame.
+  void shown(uint64_t seq);
   uint64_t last_requested() const;
   // The patching in progress (Patching view): heads (or positions) done, of total; (0, 0) when none runs.
   std::pair<int, int> patch_progress() const { return {patch_done_.load(), patch_total_.load()}; }
@@ -88,6 +101,9 @@ class ComputeWorker {
   };
   void work(Job& job);
   void publish(const Job& job, std::shared_ptr<ComputeResult> res);
+  // res's forward left its next tokens for later (ForwardData::late): computed from the model's
+  // K/V cache, which still holds that pass, and res published again; unless a newer request waits.
+  void finish_late(const Job& job, const ComputeResult& res);
   std::shared_ptr<ComputeResult> compute(const Job& job, const ComputeRequest& r, uint64_t seq);
   static void trace_head(ComputeResult& res, const ForwardData& fwd, const ComputeRequest& r);
   // r.patch on these weights: defaults resolved, every head patched, and per position; a
@@ -103,7 +119,8 @@ class ComputeWorker {
   std::function<void()> wake_;
   mutable std::mutex mu_;  // guards seq_ and ready_
   uint64_t seq_ = 0;
-  std::atomic<uint64_t> newest_{0};  // seq_, readable without the lock (the cancel flag, between heads)
+  std::atomic<uint64_t> newest_{0};
+  std::atomic<uint64_t> shown_{0};   // shown(): the newest result on screen  // seq_, readable without the lock (the cancel flag, between heads)
   std::shared_ptr<const ComputeResult> ready_;
   std::condition_variable ready_cv_;  // a result was published
 
