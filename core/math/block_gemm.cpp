@@ -9,9 +9,8 @@
 // 8 at a time, by the rows of A: no transpose. More rows (the full forward) run many_rows below.
 // With AVX-512 VBMI, 1-2 rows of Q4_K, Q6_K, Q8_0, IQ4_XS and IQ4_NL hold two columns in each
 // 16-lane register instead ([pairs]: lane 2i + c is column c's lane i, the same chains and bits).
-// BF16 products (Bf16Products, avx512_bf16; off unless asked) change the many-row kernel only:
-// the widened chunk rounded to BF16 pairs and multiplied by vdpbf16ps with A's rows, which the
-// caller rounds to pairs once a product (a_pairs).
+// BF16 products (Bf16Products, avx512_bf16; off unless asked) change the many-row kernel only
+// (rows_pairs: the chunk as BF16 pairs, vdpbf16ps, A's rows as pairs from the caller, a_pairs).
 // Sections: [generic] [in registers] [pairs] [many rows]
 #include "core/math/block_gemm.h"
 
@@ -700,64 +699,73 @@ HM_INLINE void finish_tile(__m512 (&acc)[R][kTilePairs], float* l, bool last, in
 
 #if defined(__AVX512BF16__)
 // BF16 products (packed_gemm.h, Bf16Products): the chunk and A's rows rounded to BF16 (nearest
-// even) as pairs, multiplied by vdpbf16ps and summed in F32; a column's lane l then sums the
-// pairs at k = 2l, 2l + 1 mod 16 (not the F32 kernel's order or bits: callers show the
-// difference). w2: (tiles, kRowsChunk / 16, kTileCols, 8), pair l of step s = values 16s + 2l, + 1.
-inline uint32_t* w2_at(uint32_t* w2, int j, int s) {
-  return w2 + (j / kTileCols) * kTileCols * (kRowsChunk / 2) + s * kTileCols * kLanes + (j % kTileCols) * kLanes;
-}
-HM_INLINE __m256i pairs16(const float* p0, const float* p1) {
-  const __m512 v = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(p0)), p1 ? _mm256_loadu_ps(p1) : _mm256_setzero_ps(), 1);
-  return (__m256i)_mm512_cvtneps_pbh(v);  // 8 floats at p0, 8 at p1 (zeros when null): 8 pairs in order
-}
-void pairs_of_unit(int padded, int n8, float* w, uint32_t* w2) {  // the unit's columns as pairs into w2
+// even) as pairs, multiplied by vdpbf16ps and summed in F32, each C(i, j) one chain over the
+// pairs in k order (not the F32 kernel's bits: callers show the difference). w2: the chunk as
+// rows of pairs, pair p of column j (values 2p, 2p + 1) at w2[p * kBlockRowColumns + j] (zero
+// past `padded`): a k-step is three 16-column registers and one 32-bit broadcast of A's pair.
+void pairs_of_unit(int padded, int n8, float* w, uint32_t* w2) {
+  const int np = (n8 + 15) / 16 * 8;
   for (int j = 0; j < padded; ++j)
-    for (int s = 0; 16 * s < n8; ++s)
-      _mm256_store_si256(reinterpret_cast<__m256i*>(w2_at(w2, j, s)), pairs16(w_at(w, j, 16 * s), 16 * s + 8 < n8 ? w_at(w, j, 16 * s + 8) : nullptr));
+    for (int s = 0; 16 * s < n8; ++s) {
+      const __m512 v = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_load_ps(w_at(w, j, 16 * s))),
+                                          16 * s + 8 < n8 ? _mm256_load_ps(w_at(w, j, 16 * s + 8)) : _mm256_setzero_ps(), 1);
+      alignas(32) uint32_t q[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(q), (__m256i)_mm512_cvtneps_pbh(v));  // pairs 8s .. 8s + 7 in order
+      for (int i = 0; i < 8; ++i) w2[(8 * s + i) * kBlockRowColumns + j] = q[i];
+    }
+  for (int p = 0; padded < kBlockRowColumns && p < np; ++p) std::fill(w2 + p * kBlockRowColumns + padded, w2 + (p + 1) * kBlockRowColumns, 0u);
+}
+
+// Rows [0, R) of a band x the unit over np pairs: a2 (R rows of pairs, lda2 apart), l the band's
+// sums ((R, kBlockRowColumns)). first: from 0; last: into c's rows below width, else kept in l.
+template <int R>
+HM_INLINE void rows_pairs(int np, const uint32_t* a2, int lda2, const uint32_t* w2, float* l, bool first, bool last, int width, float* c,
+                          int ldc, bool accumulate) {
+  constexpr int P = kBlockRowColumns / 16;
+  __m512 acc[R][P];
+  for (int i = 0; i < R; ++i)
+    for (int p = 0; p < P; ++p) acc[i][p] = first ? _mm512_setzero_ps() : _mm512_load_ps(l + i * kBlockRowColumns + 16 * p);
+  for (int k = 0; k < np; ++k) {
+    __m512bh wv[P];
+    for (int p = 0; p < P; ++p) wv[p] = (__m512bh)_mm512_load_si512(w2 + k * kBlockRowColumns + 16 * p);
+    for (int i = 0; i < R; ++i) {
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(static_cast<int>(a2[static_cast<size_t>(i) * lda2 + k]));
+      for (int p = 0; p < P; ++p) acc[i][p] = _mm512_dpbf16_ps(acc[i][p], av, wv[p]);
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int p = 0; p < P; ++p) {
+      alignas(64) float v[16];
+      _mm512_store_ps(last ? v : l + i * kBlockRowColumns + 16 * p, acc[i][p]);
+      for (int h = 0; last && h < 16 && 16 * p + h < width; ++h) put(c + static_cast<size_t>(i) * ldc + 16 * p + h, v[h], accumulate);
+    }
 }
 #endif
 
-// Rows [0, R) of a band x one tile over n8 values: a (R rows, lda apart), w the tile's values
-// (Pairs: BF16 products, both as pairs), l the band's lane sums at the tile's first column (rows
-// kBlockRowColumns x 8 apart). first: from 0; last: reduced into c's rows below cols, else kept.
-template <int R, bool Pairs>
-HM_INLINE void rows_tile(int n8, const void* a, int lda, const void* w, float* l, bool first, bool last, int cols, float* c, int ldc,
+// Rows [0, R) of a band x one tile over n8 values: a (R rows, lda apart), w the tile's values, l
+// the band's lane sums at the tile's first column (rows kBlockRowColumns x 8 apart). first: from
+// 0; last: reduced into c's rows below cols, else kept.
+template <int R>
+HM_INLINE void rows_tile(int n8, const float* af, int lda, const float* wf, float* l, bool first, bool last, int cols, float* c, int ldc,
                          bool accumulate) {
   constexpr int P = kTilePairs;
   __m512 acc[R][P];
   for (int i = 0; i < R; ++i)
     for (int p = 0; p < P; ++p) acc[i][p] = first ? _mm512_setzero_ps() : _mm512_load_ps(l + (i * kBlockRowColumns + 2 * p) * kLanes);
-  if constexpr (Pairs) {
-#if defined(__AVX512BF16__)
-    const uint32_t *a2 = static_cast<const uint32_t*>(a), *w2 = static_cast<const uint32_t*>(w);
-    for (int s = 0; 16 * s < n8; ++s) {
-      __m512bh wv[P];
-      for (int p = 0; p < P; ++p) wv[p] = (__m512bh)_mm512_load_si512(w2 + (s * kTileCols + 2 * p) * kLanes);
-      for (int i = 0; i < R; ++i) {
-        const __m512bh av = (__m512bh)_mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a2 + static_cast<size_t>(i) * lda + 8 * s)));
-        for (int p = 0; p < P; ++p) acc[i][p] = _mm512_dpbf16_ps(acc[i][p], av, wv[p]);
-      }
-    }
-#endif
-  } else {
-    const float *af = static_cast<const float*>(a), *wf = static_cast<const float*>(w);
-    for (int k = 0; k < n8; k += kLanes) {
-      __m512 wv[P];
-      for (int p = 0; p < P; ++p) wv[p] = _mm512_load_ps(wf + (k / kLanes) * kStep + 2 * p * kLanes);
-      for (int i = 0; i < R; ++i) {
-        const __m512 av = _mm512_broadcast_f32x8(_mm256_loadu_ps(af + static_cast<size_t>(i) * lda + k));
-        for (int p = 0; p < P; ++p) acc[i][p] = _mm512_fmadd_ps(av, wv[p], acc[i][p]);
-      }
+  for (int k = 0; k < n8; k += kLanes) {
+    __m512 wv[P];
+    for (int p = 0; p < P; ++p) wv[p] = _mm512_load_ps(wf + (k / kLanes) * kStep + 2 * p * kLanes);
+    for (int i = 0; i < R; ++i) {
+      const __m512 av = _mm512_broadcast_f32x8(_mm256_loadu_ps(af + static_cast<size_t>(i) * lda + k));
+      for (int p = 0; p < P; ++p) acc[i][p] = _mm512_fmadd_ps(av, wv[p], acc[i][p]);
     }
   }
   finish_tile<R>(acc, l, last, cols, c, ldc, accumulate);
 }
 #else
-template <int R, bool Pairs>
-HM_INLINE void rows_tile(int n8, const void* av_, int lda, const void* wv_, float* l, bool first, bool last, int cols, float* c, int ldc,
+template <int R>
+HM_INLINE void rows_tile(int n8, const float* a, int lda, const float* w, float* l, bool first, bool last, int cols, float* c, int ldc,
                          bool accumulate) {
-  static_assert(!Pairs, "BF16 products need AVX-512");
-  const float *a = static_cast<const float*>(av_), *w = static_cast<const float*>(wv_);
   constexpr int G = kTileCols;
   V acc[R][G];
   for (int i = 0; i < R; ++i)
@@ -784,18 +792,21 @@ HM_INLINE void rows_tile(int n8, const void* av_, int lda, const void* wv_, floa
 template <int R, bool Pairs = false>
 HM_INLINE void rows_band(int width, int n8, const void* a, int lda, const void* w, float* l, bool first, bool last, float* c, int ldc,
                          bool accumulate) {
-  for (int j0 = 0; j0 < width; j0 += kTileCols) {
-    const void* wt = Pairs ? static_cast<const void*>(static_cast<const uint32_t*>(w) + j0 * (kRowsChunk / 2))
-                           : static_cast<const void*>(static_cast<const float*>(w) + j0 * kRowsChunk);
-    rows_tile<R, Pairs>(n8, a, lda, wt, l + j0 * kLanes, first, last, std::min(kTileCols, width - j0), c + j0, ldc, accumulate);
-  }
+#if defined(__AVX512BF16__)
+  if constexpr (Pairs)
+    return rows_pairs<R>((n8 + 15) / 16 * 8, static_cast<const uint32_t*>(a), lda, static_cast<const uint32_t*>(w), l, first, last, width, c, ldc,
+                         accumulate);
+#endif
+  for (int j0 = 0; j0 < width; j0 += kTileCols)
+    rows_tile<R>(n8, static_cast<const float*>(a), lda, static_cast<const float*>(w) + j0 * kRowsChunk, l + j0 * kLanes, first, last,
+                 std::min(kTileCols, width - j0), c + j0, ldc, accumulate);
 }
 
 template <bool Pairs>
 void many_rows(int M, int width, const uint8_t* const* src, const WeightDtype* dt, int K, const float* A, int lda, float* C, int ldc,
                bool accumulate, const uint32_t* a_pairs = nullptr) {
   alignas(64) thread_local float w[kBlockRowColumns * kRowsChunk];  // (tiles, kRowsChunk / 8, kTileCols, 8)
-  alignas(64) thread_local uint32_t w2[Pairs ? kBlockRowColumns * kRowsChunk / 2 : 1];  // BF16 products: w as pairs (w2_at)
+  alignas(64) thread_local uint32_t w2[Pairs ? kBlockRowColumns * kRowsChunk / 2 : 1];  // BF16 products: w as rows of pairs (pairs_of_unit)
   thread_local std::vector<float> lanes_store;                      // every value written by the first chunk
   lanes_store.resize(static_cast<size_t>(M) * kBlockRowColumns * kLanes + 16);
   float* lanes = lanes_store.data() + (16 - reinterpret_cast<uintptr_t>(lanes_store.data()) / sizeof(float) % 16) % 16;  // on a cache line
@@ -815,20 +826,13 @@ void many_rows(int M, int width, const uint8_t* const* src, const WeightDtype* d
     const bool first = k0 == 0, last = k0 + n >= K;
     for (int i0 = 0; i0 < M; i0 += kTileRows) {
       const void* ai = static_cast<const char*>(au) + static_cast<size_t>(i0) * ld * 4;  // floats or pairs: 4 bytes
-      float* li = lanes + static_cast<size_t>(i0) * kBlockRowColumns * kLanes;
+      float* li = lanes + static_cast<size_t>(i0) * kBlockRowColumns * (Pairs ? 1 : kLanes);  // BF16 products: sums, not lanes
       float* ci = C + static_cast<size_t>(i0) * ldc;
-      switch (std::min(kTileRows, M - i0)) {
-#if defined(__AVX512F__)
-        case 8: rows_band<8, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
-        case 7: rows_band<7, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
-        case 6: rows_band<6, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
-        case 5: rows_band<5, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
-#endif
-        case 4: rows_band<4, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
-        case 3: rows_band<3, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
-        case 2: rows_band<2, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
-        default: rows_band<1, Pairs>(width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate); break;
-      }
+      using Band = void (*)(int, int, const void*, int, const void*, float*, bool, bool, float*, int, bool);
+      static constexpr Band kBand[8] = {rows_band<1, Pairs>, rows_band<2, Pairs>, rows_band<3, Pairs>, rows_band<4, Pairs>,
+                                        rows_band<std::min(5, kTileRows), Pairs>, rows_band<std::min(6, kTileRows), Pairs>,
+                                        rows_band<std::min(7, kTileRows), Pairs>, rows_band<kTileRows, Pairs>};  // by rows - 1
+      kBand[std::min(kTileRows, M - i0) - 1](width, n8, ai, ld, wu, li, first, last, ci, ldc, accumulate);
     }
   }
 }
