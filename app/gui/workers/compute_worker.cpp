@@ -27,10 +27,10 @@ ComputeWorker::ComputeWorker(std::function<void()> wake)
 uint64_t ComputeWorker::request(ComputeRequest r) {
   uint64_t seq = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu_);  // under the lock: finish_late's wait cannot miss it
     seq = ++seq_;
+    newest_.store(seq, std::memory_order_relaxed);
   }
-  newest_.store(seq, std::memory_order_relaxed);
   thread_.post(Job{std::move(r), seq, std::chrono::steady_clock::now()});  // latest wins
   ready_cv_.notify_all();  // a late computation waiting for the screen gives way (finish_late)
   return seq;
