@@ -260,9 +260,9 @@ TEST(KvCache, DeferredNextTokensComeLaterTheSameBitForBit) {
   const int V = w.vocab_size();
   auto id = [&] { return static_cast<int>(rng.next() % static_cast<uint64_t>(V)); };
   std::vector<int> ids;
-  for (int i = 0; i < 12; ++i) ids.push_back(id());
+  for (int i = 0; i < 30; ++i) ids.push_back(id());  // over kLateRows: a finish can stop between blocks
   KvCache now, later;
-  int deferred = 0, finished = 0, left_pending = 0;
+  int deferred = 0, finished = 0, left_pending = 0, cancelled = 0;
   bool pending = false;
   auto same = [](const NextTokenRows& a, const NextTokenRows& b) { return a.k == b.k && a.ids == b.ids && a.logits == b.logits && a.max == b.max && a.sum == b.sum; };
   for (int step = 0; step < 60; ++step) {
@@ -274,7 +274,7 @@ TEST(KvCache, DeferredNextTokensComeLaterTheSameBitForBit) {
     ForwardOptions a = opt, b = opt;
     a.kv_cache = &now;
     b.kv_cache = &later;
-    b.defer_next_tokens = rng.next() % 2 == 0;
+    b.defer_next_tokens = step == 0 || rng.next() % 2 == 0;
     const Batch batch = id_batch({ids});
     Result<ForwardOutput> x = forward(w, cfg, batch, a), y = forward(w, cfg, batch, b);
     ASSERT_TRUE(x && y);
@@ -286,15 +286,23 @@ TEST(KvCache, DeferredNextTokensComeLaterTheSameBitForBit) {
       EXPECT_TRUE(y->next_pending) << what;
       EXPECT_EQ(y->loss_tokens, 0) << what;
       pending = true;
-      if (rng.next() % 2 == 0) {  // the app: no newer keystroke waits
-        const LateNextTokens late = finish_next_tokens(w, later);
+      if (later.next_done + kLateRows < static_cast<int>(ids.size()) && (step == 0 || rng.next() % 2 == 0)) {  // a keystroke came after one block of rows
+        int asked = 0;
+        LateNextTokens late;
+        EXPECT_FALSE(finish_next_tokens(w, later, &late, [&] { return asked++ > 0; })) << what;
+        EXPECT_LT(later.next_done, static_cast<int>(ids.size())) << what;
+        ++cancelled;
+      } else if (rng.next() % 2 == 0) {  // the app: no newer keystroke waits
+        LateNextTokens late;
+        ASSERT_TRUE(finish_next_tokens(w, later, &late)) << what;
         ++finished;
         pending = false;
         EXPECT_TRUE(same(late.next, x->next)) << what;
         EXPECT_EQ(late.loss, x->loss) << what;
         EXPECT_EQ(late.loss_tokens, x->loss_tokens) << what;
         EXPECT_EQ(later.next_done, static_cast<int>(ids.size())) << what;
-        const LateNextTokens again = finish_next_tokens(w, later);  // nothing pending: the same answer
+        LateNextTokens again;
+        ASSERT_TRUE(finish_next_tokens(w, later, &again, [] { return true; })) << what << ": nothing pending, nothing to cancel";
         EXPECT_TRUE(same(again.next, x->next)) << what;
         EXPECT_EQ(again.loss, x->loss) << what;
       }
@@ -307,7 +315,7 @@ TEST(KvCache, DeferredNextTokensComeLaterTheSameBitForBit) {
     }
     const int n = static_cast<int>(ids.size()), k = 1 + static_cast<int>(rng.next() % 3);
     switch (rng.next() % 4) {
-      case 0: for (int i = 0; i < k && static_cast<int>(ids.size()) < 40; ++i) ids.push_back(id()); break;
+      case 0: for (int i = 0; i < k && static_cast<int>(ids.size()) < 60; ++i) ids.push_back(id()); break;
       case 1: ids.resize(static_cast<size_t>(std::max(2, n - k))); break;
       case 2: for (int i = std::max(0, n - k); i < n; ++i) ids[static_cast<size_t>(i)] = id(); break;
       default: ids[static_cast<size_t>(rng.next() % static_cast<uint64_t>(n))] = id(); break;
@@ -316,6 +324,7 @@ TEST(KvCache, DeferredNextTokensComeLaterTheSameBitForBit) {
   EXPECT_GT(deferred, 15);
   EXPECT_GT(finished, 5);
   EXPECT_GT(left_pending, 3) << "deferred passes in a row, their rows pending together";
+  EXPECT_GE(cancelled, 2) << "finishing cancelled after a block of rows";
 }
 
 // Past the per-head size where the full forward once switched to Eigen's GEMM (T x T x dh =

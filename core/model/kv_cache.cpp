@@ -154,15 +154,32 @@ uint64_t kv_cache_bytes(const ModelWeights& w, const ModelConfig& cfg, int T, co
 }
 
 double set_pending_next_tokens(KvCache& c, int k, int first, const MatR& logits, const std::vector<Token>& tokens, int* loss_tokens) {
-  const int T = static_cast<int>(tokens.size()), V = static_cast<int>(logits.cols());
+  const int T = static_cast<int>(tokens.size()), V = static_cast<int>(logits.cols()), n = static_cast<int>(logits.rows());
   c.next.resize(T, std::min(k, V));
   set_next_token_rows(c.next, first, logits);
   c.nll.resize(static_cast<size_t>(std::max(T - 1, 0)));
-  parallel_for(std::max(T - 1 - first, 0), 4.0 * (T - 1 - first) * V, [&](int64_t i) {
+  const int targets = std::max(std::min(first + n, T - 1) - first, 0);  // the last row has none
+  parallel_for(targets, 4.0 * targets * V, [&](int64_t i) {
     c.nll[static_cast<size_t>(first + i)] = row_nll(logits.row(i), tokens[static_cast<size_t>(first + i) + 1].id);
   });
-  c.next_done = T;
+  c.next_done = first + n;
   return cache_loss(c, loss_tokens);
+}
+
+bool finish_next_tokens(const ModelWeights& w, KvCache& c, LateNextTokens* out, const std::function<bool()>& cancelled) {
+  const int T = c.T();
+  LateNextTokens r;
+  r.loss = cache_loss(c, &r.loss_tokens);  // nothing pending: the loss as the last pass summed it
+  while (c.next_done < T) {
+    if (cancelled && cancelled()) return false;
+    const int n = std::min(kLateRows, T - c.next_done);
+    MatR logits;  // (n, V)
+    stream_logits(w, c.out.middleRows(c.next_done, n), logits);
+    r.loss = set_pending_next_tokens(c, c.next_tokens_k, c.next_done, logits, c.tokens, &r.loss_tokens);
+  }
+  r.next = c.next;
+  *out = std::move(r);
+  return true;
 }
 
 double cache_loss(const KvCache& c, int* loss_tokens) {
@@ -170,20 +187,6 @@ double cache_loss(const KvCache& c, int* loss_tokens) {
   for (double v : c.nll) total += v;  // in row order, as the full forward sums
   *loss_tokens = static_cast<int>(c.nll.size());
   return c.nll.empty() ? 0.0 : total / static_cast<double>(c.nll.size());
-}
-
-LateNextTokens finish_next_tokens(const ModelWeights& w, KvCache& c) {
-  LateNextTokens r;
-  const int T = c.T();
-  if (c.next_done < T) {
-    MatR logits;  // (T - next_done, V)
-    stream_logits(w, c.out.middleRows(c.next_done, T - c.next_done), logits);
-    r.loss = set_pending_next_tokens(c, c.next_tokens_k, c.next_done, logits, c.tokens, &r.loss_tokens);
-  } else {  // nothing pending: the loss as the last pass summed it
-    r.loss = cache_loss(c, &r.loss_tokens);
-  }
-  r.next = c.next;
-  return r;
 }
 
 }  // namespace headmap

@@ -21,6 +21,7 @@
 // d_head = head_dim, L = layers, V = vocab
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -134,16 +135,19 @@ void reserve_rows(MatR& m, Eigen::Index rows, Eigen::Index cols);
 
 // The next tokens and the loss a pass with ForwardOptions::defer_next_tokens left out: its
 // rows still pending (next_done .. T) computed from the cache's final stream, as that pass's
-// logits stage would have (the same bits). Valid while the cache holds that pass's request.
+// logits stage would have (the same bits), kLateRows rows at a time; `cancelled` is asked
+// between them (the rows done stay done: the next pass or call goes on from there). False,
+// *out untouched, when cancelled before the last. Valid while the cache holds that pass's request.
 struct LateNextTokens {
   NextTokenRows next;  // (T, k)
   double loss = 0.0;
   int loss_tokens = 0;
 };
-LateNextTokens finish_next_tokens(const ModelWeights& w, KvCache& c);
-// Rows [first, T) of the cache's next tokens and cross-entropies (targets: tokens, (T)) from
-// their logits (T - first, V); next_done becomes T. Returns the loss over every row (the sum
-// in row order, as the full forward's), with its count in *loss_tokens.
+constexpr int kLateRows = 16;
+bool finish_next_tokens(const ModelWeights& w, KvCache& c, LateNextTokens* out, const std::function<bool()>& cancelled = nullptr);
+// Rows [first, first + n) of the cache's next tokens and cross-entropies (targets: tokens, (T))
+// from their logits (n, V); next_done becomes first + n. Returns the loss over every row (the
+// sum in row order, as the full forward's; meaningful once next_done is T), its count in *loss_tokens.
 double set_pending_next_tokens(KvCache& c, int k, int first, const MatR& logits, const std::vector<Token>& tokens, int* loss_tokens);
 double cache_loss(const KvCache& c, int* loss_tokens);  // the mean of c.nll, summed in row order; its count
 

@@ -95,7 +95,8 @@ void ComputeWorker::finish_late(const Job& job, const ComputeResult& res) {
   if (c.T() != f.out.T || f.batch.B() != 1 || c.tokens.size() != f.batch.sentences[0].tokens.size()) return;  // the cache moved on
   for (size_t t = 0; t < c.tokens.size(); ++t)
     if (c.tokens[t].id != f.batch.sentences[0].tokens[t].id) return;
-  f.late->v = finish_next_tokens(*f.weights, c);
+  // A keystroke arriving meanwhile stops it between blocks of rows; its pass takes the rest.
+  if (!finish_next_tokens(*f.weights, c, &f.late->v, [&] { return newest_.load(std::memory_order_relaxed) != job.seq; })) return;
   f.late->ready.store(true, std::memory_order_release);
   publish(job, std::make_shared<ComputeResult>(res));  // the same maps, now with their predictions
 }
@@ -357,11 +358,10 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     // on the 1B shape, whose append takes about the gap between two keystrokes, each keystroke
     // cancelled the one before and none was shown until the typing stopped.
     ForwardOptions run = fo;
-    if (const int kept = kv_reusable_rows(*fo.kv_cache, mw, r.cfg, data->batch, fo); kept > 0 && data->batch.T - kept <= kFinishAppendRows) {
+    if (const int kept = kv_reusable_rows(*fo.kv_cache, mw, r.cfg, data->batch, fo); kept > 0 && data->batch.T - kept <= kFinishAppendRows)
       run.cancelled = nullptr;
-      // A typing pass: its maps published first, its next tokens after (finish_late).
-      run.defer_next_tokens = job && static_cast<double>(mw.vocab_size()) * mw.d_model >= kDeferLogitsWeights;
-    }
+    // Through the K/V cache: the maps published first, the next tokens after (finish_late).
+    run.defer_next_tokens = job && static_cast<double>(mw.vocab_size()) * mw.d_model >= kDeferLogitsWeights && kv_cacheable(mw, r.cfg, data->batch, run);
     StageTimes st;
     run.times = &st;
     const auto pass0 = std::chrono::steady_clock::now();

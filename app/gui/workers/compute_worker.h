@@ -58,11 +58,11 @@ inline constexpr int kFinishAppendRows = 16;
 // (App::kGenerateCandidates, 16) read. The 1B shape's logits were 82 MB a block at T = 128,
 // up to three blocks while typing, and copied whole at each edit under a row on screen.
 inline constexpr int kKeptNextTokens = 16;
-// A typing pass (an append of at most kFinishAppendRows rows) of a model whose unembedding has
-// at least this many weights publishes its maps first and its next tokens and loss after
+// A pass through the K/V cache (typing, or a whole new text) of a model whose unembedding has at
+// least this many weights publishes its maps first and its next tokens and loss after
 // (ForwardOptions::defer_next_tokens, finish_late): the 1B shape's logits stage is ~15 ms of a
-// ~75 ms keystroke (Q4_K_M, 2-core Zen 4 VM). A small model's logits cost less than the second
-// publish.
+// ~75 ms keystroke and ~0.38 s of a 1.8 s forward at T = 128 (Q4_K_M, 2-core Zen 4 VM). A small
+// model's logits cost less than the second publish.
 inline constexpr double kDeferLogitsWeights = 8e6;
 // How long a typing pass's late next tokens wait for its maps to reach the screen (shown()):
 // computed beside that frame they took its cores (input to pixels p50 +6 ms, the swap under
