@@ -107,11 +107,13 @@ void App::accept(std::shared_ptr<const ComputeResult> r) {
     std::tie(state.view, state.selected_token) = *view_after_open_;
     view_after_open_.reset();
   }
-  if (r->fwd) {  // what this model costs, for predicted_compute_ms
+  if (r->fwd) {  // what this model costs, for predicted_compute_ms (a pass's late next tokens too:
+    // without them GPT-2's passes looked small enough to wait for in the frame, and missed it)
     size_t chars = 0;
     for (const std::string& l : r->request.lines) chars += l.size() + 1;
+    const ForwardData::Late* late = r->fwd->late_ready();
     const ComputeCost cost{r->request.cfg.d_model, r->request.cfg.num_layers, r->request.weights, r->request.cfg.seed, chars,
-                           r->fwd->compute_cpu_ms};
+                           r->fwd->compute_cpu_ms + (late ? late->cpu_ms : 0.0)};
     auto same = std::find_if(costs_.begin(), costs_.end(), [&](const ComputeCost& c) {
       return c.d_model == cost.d_model && c.layers == cost.layers && c.weights == cost.weights;
     });

@@ -254,6 +254,7 @@ struct ForwardData {
   struct Late {
     std::atomic<bool> ready{false};
     LateNextTokens v;
+    double cpu_ms = 0;  // the worker thread's CPU time for them: part of what this pass costs (App::predicted_compute_ms)
   };
   std::shared_ptr<Late> late;
   const Late* late_ready() const { return late && late->ready.load(std::memory_order_acquire) ? late.get() : nullptr; }

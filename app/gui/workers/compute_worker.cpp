@@ -82,6 +82,8 @@ void ComputeWorker::work(Job& job) {
   if (res->fwd && res->fwd->next_pending()) finish_late(job, *res);
 }
 
+static double thread_cpu_ms();  // CPU time of the calling thread, in ms (below)
+
 void ComputeWorker::finish_late(const Job& job, const ComputeResult& res) {
   {  // the frame that shows the maps first (its swap shares the cores), unless a newer request comes
     std::unique_lock<std::mutex> lock(mu_);
@@ -96,7 +98,9 @@ void ComputeWorker::finish_late(const Job& job, const ComputeResult& res) {
   for (size_t t = 0; t < c.tokens.size(); ++t)
     if (c.tokens[t].id != f.batch.sentences[0].tokens[t].id) return;
   // A keystroke arriving meanwhile stops it between blocks of rows; its pass takes the rest.
+  const double cpu0 = thread_cpu_ms();
   if (!finish_next_tokens(*f.weights, c, &f.late->v, [&] { return newest_.load(std::memory_order_relaxed) != job.seq; })) return;
+  f.late->cpu_ms = thread_cpu_ms() - cpu0;
   f.late->ready.store(true, std::memory_order_release);
   publish(job, std::make_shared<ComputeResult>(res));  // the same maps, now with their predictions
 }
