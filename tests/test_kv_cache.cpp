@@ -34,6 +34,18 @@ namespace {
 
 using test::kShippedDefault;
 
+// One random edit of ids, as typing makes them: k = 1-3 tokens appended (up to tmax), the last
+// k deleted (at least 2 left), the last k rewritten (a BPE merge), or one in the middle.
+void random_edit(std::vector<int>& ids, Rng& rng, const std::function<int()>& id, int tmax) {
+  const int n = static_cast<int>(ids.size()), k = 1 + static_cast<int>(rng.next() % 3);
+  switch (rng.next() % 4) {
+    case 0: for (int i = 0; i < k && static_cast<int>(ids.size()) < tmax; ++i) ids.push_back(id()); break;  // typing at the end
+    case 1: ids.resize(static_cast<size_t>(std::max(2, n - k))); break;                                  // deleting the last ones
+    case 2: for (int i = std::max(0, n - k); i < n; ++i) ids[static_cast<size_t>(i)] = id(); break;      // a BPE merge rewrites the last
+    default: ids[static_cast<size_t>(rng.next() % static_cast<uint64_t>(n))] = id(); break;          // an edit in the middle
+  }
+}
+
 // A trained-kind Llama-style model in memory: RMSNorm, RoPE, SiLU gate, untied, F = 48,
 // L = 2, V = 50, of the shape asked for (by default D = 32, H = 4 on KV = 2, dh = 8).
 struct TinyLlama {
@@ -151,13 +163,7 @@ void random_edits(const ModelWeights& w, const ModelConfig& cfg, uint64_t seed, 
     reused_total += inc->kv_reused;
     prev = ids;
     // The next edit.
-    const int T = static_cast<int>(ids.size()), k = 1 + static_cast<int>(rng.next() % 3);
-    switch (rng.next() % 4) {
-      case 0: for (int i = 0; i < k && static_cast<int>(ids.size()) < Tmax; ++i) ids.push_back(id()); break;  // typing at the end
-      case 1: ids.resize(static_cast<size_t>(std::max(2, T - k))); break;                                  // deleting the last ones
-      case 2: for (int i = std::max(0, T - k); i < T; ++i) ids[static_cast<size_t>(i)] = id(); break;      // a BPE merge rewrites the last
-      default: ids[static_cast<size_t>(rng.next() % static_cast<uint64_t>(T))] = id(); break;          // an edit in the middle
-    }
+    random_edit(ids, rng, id, Tmax);
   }
   EXPECT_GT(reused_total, steps) << "the edits should mostly reuse rows";
 }
@@ -235,13 +241,7 @@ TEST(KvCache, NextTokensKeptInPlaceOfTheLogitsGiveTheSameLossAndPredictionsBitFo
         }
       }
     EXPECT_EQ(top_k_next(w, *next, 0, T - 1, kKept + 3).size(), static_cast<size_t>(kKept)) << "at most the tokens kept";
-    const int n = T, k = 1 + static_cast<int>(rng.next() % 3);
-    switch (rng.next() % 4) {
-      case 0: for (int i = 0; i < k && static_cast<int>(ids.size()) < 40; ++i) ids.push_back(id()); break;  // typing at the end
-      case 1: ids.resize(static_cast<size_t>(std::max(2, n - k))); break;                                 // deleting the last ones
-      case 2: for (int i = std::max(0, n - k); i < n; ++i) ids[static_cast<size_t>(i)] = id(); break;     // a BPE merge rewrites the last
-      default: ids[static_cast<size_t>(rng.next() % static_cast<uint64_t>(n))] = id(); break;         // an edit in the middle
-    }
+    random_edit(ids, rng, id, 40);
   }
   EXPECT_GT(edits_under_kept_rows, 5) << "the edits should rewrite kept rows' targets";
   EXPECT_LT(with_next.bytes(), with_logits.bytes()) << "no (T, V) logits kept";
@@ -313,13 +313,7 @@ TEST(KvCache, DeferredNextTokensComeLaterTheSameBitForBit) {
       EXPECT_EQ(y->loss, x->loss) << what;
       EXPECT_EQ(y->loss_tokens, x->loss_tokens) << what;
     }
-    const int n = static_cast<int>(ids.size()), k = 1 + static_cast<int>(rng.next() % 3);
-    switch (rng.next() % 4) {
-      case 0: for (int i = 0; i < k && static_cast<int>(ids.size()) < 60; ++i) ids.push_back(id()); break;
-      case 1: ids.resize(static_cast<size_t>(std::max(2, n - k))); break;
-      case 2: for (int i = std::max(0, n - k); i < n; ++i) ids[static_cast<size_t>(i)] = id(); break;
-      default: ids[static_cast<size_t>(rng.next() % static_cast<uint64_t>(n))] = id(); break;
-    }
+    random_edit(ids, rng, id, 60);
   }
   EXPECT_GT(deferred, 15);
   EXPECT_GT(finished, 5);
