@@ -6,6 +6,7 @@
 // that must recompute in full; and the memory budget.
 //
 // B = 1, T = tokens, D = d_model, H = heads, KV = K/V heads, dh = d_head, F = MLP width, V = vocab
+#include <deque>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -782,6 +783,36 @@ TEST(KvCache, MapsLentByTheOutputsStandInForTheCachesOwnBitForBit) {
     if (step != not_lent) lent.lend_maps(outs.back(), outs.back()->attention.data(), outs.back()->T);
   }
   EXPECT_GT(spares, 10) << "few passes were written into an earlier output's buffers";
+}
+
+// Typing at the end, each pass written into the output two back (as the app's worker does): the
+// maps find room in that spare's block (T + max(64, T / 2) rows a side), so a fresh block, whose
+// pages are all faulted in (~28 MB, ~20 ms on the 1B shape), is rare: typing 8 to 200 tokens
+// takes 2 to start and 2 growths each. With room for T + 16, the two alternating blocks grew
+// every 16 tokens (22 fresh blocks here).
+TEST(KvCache, TypingAtTheEndFindsRoomInTheSparesMaps) {
+  const LongLlama m = long_llama();
+  Rng rng(43);
+  std::vector<int> text;
+  for (int i = 0; i < 8; ++i) text.push_back(static_cast<int>(rng.next() % 50));
+  KvCache cache;
+  std::deque<ForwardOutput> outs;  // the last two: the one on screen and the newest
+  int fresh = 0;
+  for (; text.size() <= 200; text.push_back(static_cast<int>(rng.next() % 50))) {
+    ForwardOptions opt;
+    opt.keep_layer_io = true;
+    opt.want_logits = true;
+    opt.kv_cache = &cache;
+    ForwardOutput spare;
+    if (outs.size() == 2) spare = std::move(outs.front()), outs.pop_front();
+    const float* before = spare.attention.data();
+    opt.reuse = &spare;
+    Result<ForwardOutput> o = forward(m.w, m.cfg, id_batch({text}), opt);
+    ASSERT_TRUE(o) << text.size();
+    fresh += o->attention.data() != before;
+    outs.push_back(std::move(o).value());
+  }
+  EXPECT_LE(fresh, 6) << "typing 193 tokens at the end put the maps into " << fresh << " fresh blocks";
 }
 
 // The outputs share the cache's logits and layer rows (shared_rows.h) instead of copies of

@@ -280,6 +280,7 @@ struct AppState {
     const void* fwd = nullptr;
     uint64_t seq = 0;  // the result's (a pass whose memory another took is not taken for it)
     int batch = -1, pos = -1;
+    std::string where;  // "after "x" (position n)": the line above them, kept with them
     std::vector<NextToken> top;
   } predictions;
 };

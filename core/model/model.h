@@ -148,7 +148,8 @@ struct ForwardOutput {
   // computed (reused + computed = T). Both 0 when the forward ran without one.
   int kv_reused = 0, kv_computed = 0;
 
-  // The bytes its buffers hold (the maps' room included): what a cache of outputs counts.
+  // The bytes its buffers hold (the maps' cells, not their room: addresses never written, never
+  // faulted in): what a cache of outputs counts.
   uint64_t bytes() const;
 
   // The (T, T) map of layer l, sentence b, weight-head h.

@@ -392,10 +392,11 @@ TEST(ComputeWorker, TypingAtTheEndWritesEachPassIntoTheBuffersOfAPassNoLongerSho
 }
 
 // Typing at the end while the screen held several results (it skipped some, or drew late),
-// then let them go: the worker keeps one pass that nothing else holds (the spare the next
-// keystroke writes into), not every one it had retired. Each kept one held its maps, levels
-// and the K/V cache's logits and layer rows its views read: up to ~150 MB on the 1B shape
-// (tests/bench/README.md, helper rss8).
+// then let them go: the worker keeps the pass it just retired and one spare that nothing else
+// holds (for a keystroke that comes while the screen still holds the pass before it), not
+// every one it had retired. Each kept one held its maps, levels and the K/V cache's logits
+// and layer rows its views read: up to ~150 MB on the 1B shape (tests/bench/README.md,
+// helper rss8).
 TEST(ComputeWorker, PassesNothingHoldsAreFreedButTheOneSpare) {
   ComputeWorker w({});
   ComputeRequest r = shipped_request();
@@ -418,7 +419,7 @@ TEST(ComputeWorker, PassesNothingHoldsAreFreedButTheOneSpare) {
   ASSERT_TRUE(last && last->fwd && last->fwd->out.kv_reused > 0);
   int alive = 0;
   for (size_t i = 1; i < passes.size(); ++i) alive += !passes[i].expired();  // passes[0] may still be in ready_ (the probe's result)
-  EXPECT_LE(alive, 1) << "the worker kept " << alive << " earlier passes that nothing else holds (one spare is enough)";
+  EXPECT_LE(alive, 2) << "the worker kept " << alive << " earlier passes that nothing else holds (the one just retired and one spare are enough)";
 }
 
 // A large pass (here 56 MB: maps and layer rows) is not kept for going back once a newer one is shown: a

@@ -131,7 +131,9 @@ void draw_predictions(AppState& s) {
   const int pos = s.hover_token >= 0 && s.hover_token < len ? s.hover_token
                   : s.selected_token >= 0 && s.selected_token < len ? s.selected_token : len - 1;
   if (!pending && (p.fwd != &f || p.seq != s.result->seq || p.batch != b || p.pos != pos)) {
-    p = {&f, s.result->seq, b, pos, f.top_next(b, pos, kTopK)};
+    char where[160];
+    std::snprintf(where, sizeof where, "after \"%s\" (position %d)", f.labels[b][pos].c_str(), pos);
+    p = {&f, s.result->seq, b, pos, where, f.top_next(b, pos, kTopK)};
     // Each entry labelled as the maps label a token (token_labels.h): a byte that ends the
     // character before it reads "ق 2/2", one that starts a character "… 1/2".
     const std::vector<Token>& toks = f.batch.sentences[b].tokens;
@@ -140,11 +142,10 @@ void draw_predictions(AppState& s) {
   }
   if (p.top.empty()) return;
 
-  const std::string& after = f.labels[b][pos];
-  char where[160] = "computing\xE2\x80\xA6";
-  if (!pending) std::snprintf(where, sizeof where, "after \"%s\" (position %d)", after.c_str(), pos);
-  if (pending) ImGui::BeginDisabled();  // the last predictions, until this pass's come
-  const std::string where_drawn = glyphs().shown(where);
+  // Pending, the last predictions stay as they were, line for line (their own "after" line, the
+  // panel no taller or shorter as they come), dimmed, and "computing…" beside Generate.
+  if (pending) ImGui::BeginDisabled();
+  const std::string where_drawn = glyphs().shown(p.where);
   ImGui::TextUnformatted("Next token");
   same_line_if_fits(ImGui::CalcTextSize(where_drawn.c_str()).x);
   text_disabled_wrapped(where_drawn.c_str());
@@ -156,6 +157,10 @@ void draw_predictions(AppState& s) {
     ImGui::SetTooltip("Append the model's most likely next token (greedy) to the end of the text, one per press.\n"
                       "The K/V cache keeps the K and V of every token before it: watch one new row appear in each map.");
   hook::add_text("buttons", "Generate");
+  if (pending) {
+    same_line_if_fits(ImGui::CalcTextSize("computing\xE2\x80\xA6").x);
+    ImGui::TextDisabled("computing\xE2\x80\xA6");
+  }
   const bool known = pos + 1 < len;  // the text's own next token, when there is one
   const int actual = known ? f.batch.sentences[b].tokens[pos + 1].id : -1;
   // The bar leaves room for the percentage and the widest token on its line.
@@ -197,7 +202,7 @@ void draw_predictions(AppState& s) {
     const bool in_top = std::any_of(p.top.begin(), p.top.end(), [&](const NextToken& t) { return t.id == actual; });
     text_disabled_wrapped(glyphs().shown("the text goes on with \"" + f.labels[b][pos + 1] + "\"" + (in_top ? " (green)" : ", not in the top 5")).c_str());
   }
-  hook::set_text("predicted_after", after);
+  hook::set_text("predicted_after", f.labels[b][pos]);
 }
 
 }  // namespace headmap

@@ -492,10 +492,14 @@ ForwardOutput ComputeWorker::take_spare(std::vector<MapLevels>& levels) {
     ForwardOutput spare = std::move(d.out);
     levels = std::move(d.levels);
     retired_.erase(it);
-    // The other passes only this list holds are freed now: one spare is all a forward writes
-    // into, and each kept one holds its maps, levels and the K/V cache's logits and layer rows
-    // its views read (up to ~150 MB on the 1B shape), until three newer ones push it out.
-    std::erase_if(retired_, [](const std::shared_ptr<const ForwardData>& d) { return d.use_count() == 1; });
+    // Of the other passes only this list holds, one is kept for the next keystroke and the rest
+    // freed. The pass before this one is often still on screen when the next keystroke comes
+    // (the heads' textures hold it until the new maps are uploaded, later when frames are slow):
+    // with none kept, 2-3 of 42 keystrokes on the 1B shape found no free pass and faulted in
+    // fresh maps (~28 MB, 12-35 ms). A kept pass holds its maps, levels and the K/V cache's rows
+    // its views read (~40 MB at T = 128 on the 1B shape).
+    bool kept_one = false;
+    std::erase_if(retired_, [&](const std::shared_ptr<const ForwardData>& d) { return d.use_count() == 1 && std::exchange(kept_one, true); });
     return spare;
   }
   return {};
