@@ -220,7 +220,7 @@ static int run_main(int argc, char** argv) {
   run.batch = &batch;
   run.out = &*out;
   run.passport = &passport;
-  run.metrics = head_metrics(*out, batch);
+  run.metrics = head_metrics(*out, batch, mask_kind(cfg));
   run.induction = induction_scores(weights, cfg, make_induction_probe(cfg, weights, 20, cfg.seed));
   run.text_induction = text_induction_scores(*out, batch);
   run.top_k = o.top_k;

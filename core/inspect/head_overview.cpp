@@ -52,7 +52,7 @@ HeadOverview head_overview(const ForwardOutput& out, const Batch& batch, int b, 
   std::vector<float> entropy(static_cast<size_t>(N)), first(static_cast<size_t>(N)), prev(static_cast<size_t>(N)), self(static_cast<size_t>(N));
   for (int l = 0; l < L; ++l)
     for (int h = 0; h < Hw; ++h) {
-      const HeadMetrics m = map_metrics(out.weights(l, b, h), T, len);
+      const HeadMetrics m = map_metrics(out.weights(l, b, h), T, len, mask);
       const size_t n = static_cast<size_t>(l) * Hw + h;
       entropy[n] = m.entropy, first[n] = m.first_token, prev[n] = m.prev_token, self[n] = m.self;
     }

@@ -14,14 +14,21 @@
 
 namespace headmap {
 
+// The keys row t of a map under `mask` may weigh: [0, t] under a causal mask (the rest of the
+// row is 0), else [0, len). Reading only those halves a causal map's cells; rounded up to 16
+// (zeros, which change no sum, peak or count), so that no row ends in a scalar tail (with the
+// tails the 1B shape's 512 maps at T = 128 took 4.2 ms against 4.9 reading every cell; without
+// them 3.6-3.9 against 4.6).
+static int row_keys(int t, int len, MaskKind mask) { return mask == MaskKind::Causal ? std::min((t + 16) / 16 * 16, len) : len; }
+
 float map_peak(const float* w, int T, int len, MaskKind mask) {
   float mx = 0;
   for (int t = mask == MaskKind::Causal && len > 1 ? 1 : 0; t < len; ++t)
-    mx = std::max(mx, Eigen::Map<const Eigen::ArrayXf>(w + static_cast<size_t>(t) * T, len).maxCoeff());  // vectorised
+    mx = std::max(mx, Eigen::Map<const Eigen::ArrayXf>(w + static_cast<size_t>(t) * T, len).maxCoeff());  // vectorised (whole rows: the triangle alone measured slower)
   return mx;
 }
 
-HeadMetrics map_metrics(const float* w, int T, int len) {
+HeadMetrics map_metrics(const float* w, int T, int len, MaskKind mask) {
   HeadMetrics m;
   double ent = 0, ent_norm = 0, prev = 0, first = 0, self = 0, mx = 0;
   int n_ent = 0, n_norm = 0, n_rows = 0;
@@ -29,11 +36,12 @@ HeadMetrics map_metrics(const float* w, int T, int len) {
     // One row, in chunks that stay in L1 while four vectorised passes read them: sums in
     // float (Eigen's log), at most 2048 terms of [0, 1].
     const float* row = w + static_cast<size_t>(t) * T;
+    const int keys = row_keys(t, len, mask);
     float sum = 0, rmax = 0, plogp = 0;
     int visible = 0;
     constexpr int kChunk = 512;
-    for (int c0 = 0; c0 < len; c0 += kChunk) {
-      const Eigen::Map<const Eigen::ArrayXf> p(row + c0, std::min(kChunk, len - c0));
+    for (int c0 = 0; c0 < keys; c0 += kChunk) {
+      const Eigen::Map<const Eigen::ArrayXf> p(row + c0, std::min(kChunk, keys - c0));
       sum += p.sum();
       rmax = std::max(rmax, p.maxCoeff());
       // p log p, 0 at p = 0 (0 times log 1e-30); the tiny offset changes no weight above
@@ -70,7 +78,7 @@ HeadMetrics map_metrics(const float* w, int T, int len) {
   return m;
 }
 
-std::vector<HeadMetrics> head_metrics(const ForwardOutput& out, const Batch& batch) {
+std::vector<HeadMetrics> head_metrics(const ForwardOutput& out, const Batch& batch, MaskKind mask) {
   const int maps = out.L * out.B * out.Hw;
   std::vector<HeadMetrics> m(static_cast<size_t>(maps));
   // Each sentence's added tokens after position 0 (an encoder's separators; a decoder's text
@@ -88,7 +96,7 @@ std::vector<HeadMetrics> head_metrics(const ForwardOutput& out, const Batch& bat
     HeadMetrics& hm = m[static_cast<size_t>(i)];
     const float* w = out.weights(l, b, h);  // (T, T)
     const int T = out.T, len = batch.lengths[b];
-    hm = map_metrics(w, T, len);
+    hm = map_metrics(w, T, len, mask);
     // Encoders: the next token, and the separators after position 0 ([SEP], </s>).
     const std::vector<Token>& toks = batch.sentences[b].tokens;
     double next = 0, sink = 0;

@@ -31,11 +31,12 @@ struct HeadMetrics {
   bool first_is_cls = false;
 };
 
-// (L, B, Hw), index ((l*B)+b)*Hw + h.
-std::vector<HeadMetrics> head_metrics(const ForwardOutput& out, const Batch& batch);
+// (L, B, Hw), index ((l*B)+b)*Hw + h. mask: the maps' (mask_kind); under a causal one only
+// the cells that can be non-zero are read (the same metrics, summed over fewer zeros).
+std::vector<HeadMetrics> head_metrics(const ForwardOutput& out, const Batch& batch, MaskKind mask = MaskKind::PaddingOnly);
 
-// Metrics of one (T, T) map with `len` real tokens.
-HeadMetrics map_metrics(const float* w /* (T,T) */, int T, int len);
+// Metrics of one (T, T) map with `len` real tokens (mask: as head_metrics).
+HeadMetrics map_metrics(const float* w /* (T,T) */, int T, int len, MaskKind mask = MaskKind::PaddingOnly);
 
 // The peak of one (T, T) map for its colour scale: the largest weight over the real rows
 // that see more than one key. The first row of a causal map is always [1, 0, ...] and is

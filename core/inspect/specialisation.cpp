@@ -57,7 +57,7 @@ Result<SentenceEvidence> measure_on_sentences(const ModelWeights& w, int num_hea
   for (int len : once.lengths) e.tokens += len;
   e.tokens_per_word = e.words ? static_cast<double>(e.tokens) / static_cast<double>(e.words) : 0.0;
   e.loss = a->loss;
-  const std::vector<HeadMetrics> per = head_metrics(*a, once);  // (L, B, H)
+  const std::vector<HeadMetrics> per = head_metrics(*a, once, mask_kind(cfg));  // (L, B, H)
   const std::vector<float> ind = text_induction_scores(*b, rep);  // (L, B, H)
   const int L = a->L, H = a->H, B = e.sentences;
   for (int l = 0; l < L; ++l)
@@ -88,7 +88,7 @@ Result<Specialisation> measure_specialisation(const ModelWeights& w, int num_hea
   if (batch.empty()) return Error{ErrorKind::InvalidArgument, "None of the sentences has a token to measure."};
   Result<ForwardOutput> out = forward(w, cfg, batch);
   if (!out) return out.error();
-  const std::vector<HeadMetrics> per = head_metrics(*out, batch);  // (L, B, H)
+  const std::vector<HeadMetrics> per = head_metrics(*out, batch, mask_kind(cfg));  // (L, B, H)
   Specialisation s;
   s.L = out->L;
   s.H = out->H;

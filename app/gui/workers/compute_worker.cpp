@@ -204,7 +204,7 @@ class PartClock {
 static void derive(ForwardData& data, const ComputeRequest& r) {
   const ForwardOutput& o = data.out;
   PartClock clock(data.stage_ms);
-  data.metrics = head_metrics(o, data.batch);
+  data.metrics = head_metrics(o, data.batch, mask_kind(r.cfg));
   clock.lap("metrics");
   data.text_induction = text_induction_scores(o, data.batch);
   clock.lap("text induction");
