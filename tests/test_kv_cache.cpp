@@ -815,41 +815,6 @@ TEST(KvCache, TypingAtTheEndFindsRoomInTheSparesMaps) {
   EXPECT_LE(fresh, 6) << "typing 193 tokens at the end put the maps into " << fresh << " fresh blocks";
 }
 
-// Typing's first edit of the last token writes the layer rows under the last output's views
-// (copy on write): into the standby that a pass of 16 rows or more (here the first, 40) prepared
-// for a caller with a spare (RowsBlock::prepare_standby: its pages faulted in there, inside a
-// pass of ~1 s on the 1B shape), not into ~30 MB of fresh pages faulted in inside the
-// keystroke (17-29 ms).
-TEST(KvCache, TheFirstEditWritesItsLayerRowsIntoTheStandbyTheFullPassPrepared) {
-  const LongLlama m = long_llama();
-  Rng rng(47);
-  std::vector<int> text;
-  for (int i = 0; i < 40; ++i) text.push_back(static_cast<int>(rng.next() % 50));
-  KvCache cache;
-  ForwardOptions opt;
-  opt.keep_layer_io = true;
-  opt.want_logits = true;
-  opt.kv_cache = &cache;
-  ForwardOutput spare;
-  opt.reuse = &spare;
-  Result<ForwardOutput> first = forward(m.w, m.cfg, id_batch({text}), opt);
-  ASSERT_TRUE(first);
-  const MatR in0 = first->attn_in.at(0);
-  std::vector<const float*> standby;
-  for (const RowsBlock& b : cache.attn_in) standby.push_back(b.standby_data());
-  text.back() = (text.back() + 1) % 50;  // the last token rewritten
-  ForwardOutput spare2;
-  opt.reuse = &spare2;
-  Result<ForwardOutput> edit = forward(m.w, m.cfg, id_batch({text}), opt);
-  ASSERT_TRUE(edit);
-  EXPECT_EQ(edit->kv_reused, 39);
-  for (size_t l = 0; l < standby.size(); ++l) {
-    EXPECT_NE(standby[l], nullptr) << "layer " << l << ": no standby prepared";
-    EXPECT_EQ(edit->attn_in.at(l).data(), standby[l]) << "layer " << l << ": the edit's rows are not in the standby's pages";
-  }
-  EXPECT_TRUE(first->attn_in.at(0) == in0) << "the first output's rows changed under its view";
-}
-
 // The outputs share the cache's logits and layer rows (shared_rows.h) instead of copies of
 // them. Typing writes each new row in place, past every row an earlier output reads, so the
 // outputs share one block; an edit under those rows, a pass cancelled between its layers, and

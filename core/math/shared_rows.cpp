@@ -54,12 +54,6 @@ RowsBlock::Matrix& RowsBlock::write_rows(Eigen::Index keep, Eigen::Index rows, E
   return *m_;
 }
 
-void RowsBlock::prepare_standby() {
-  if (!m_ || standby_.size() >= m_->size()) return;
-  standby_.resize(m_->rows(), m_->cols());
-  parallel_copy(standby_.data(), nullptr, static_cast<size_t>(standby_.size()));  // zeros: every page touched now
-}
-
 SharedRows RowsBlock::view(Eigen::Index rows) {
   if (!m_) return SharedRows();
   viewed_rows_ = std::max(viewed_rows_, std::min(rows, m_->rows()));

@@ -74,11 +74,6 @@ class RowsBlock {
   Matrix& write_rows(Eigen::Index keep, Eigen::Index rows, Eigen::Index cols, Eigen::Index room, Matrix recycled = Matrix());
   // A view of rows [0, rows) for an output; the block is not written under them while it lives.
   SharedRows view(Eigen::Index rows);
-  // A standby as large as the block, its pages faulted in now (zeroed), unless it has one: the
-  // first write under a view (typing's first edit of the last token) then copies into pages
-  // already there, not ~40 MB faulted in inside that keystroke (20-30 ms on the 1B shape).
-  void prepare_standby();
-  const float* standby_data() const { return standby_.data(); }  // (tests)
   uint64_t bytes() const { return (m_ ? static_cast<uint64_t>(m_->size()) * sizeof(float) : 0) + static_cast<uint64_t>(standby_.size()) * sizeof(float); }
   int copies() const { return copies_; }  // fresh blocks made because views held the old one (tests)
   void clear() {

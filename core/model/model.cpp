@@ -643,7 +643,6 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
       RowsBlock& bo = c.attn_out[static_cast<size_t>(l)];
       bi.write_rows(P, T, D, kKvMapsRoom, spare_rows(spare_in, l)).middleRows(P, n) = a_in;
       bo.write_rows(P, T, D, kKvMapsRoom, spare_rows(spare_out, l)).middleRows(P, n) = a_out;
-      if (spare && n >= 16) bi.prepare_standby(), bo.prepare_standby();  // a long pass, not a keystroke: the first edit's pages
       out.attn_in.push_back(bi.view(T));
       out.attn_out.push_back(bo.view(T));
     }
