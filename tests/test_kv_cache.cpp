@@ -6,7 +6,6 @@
 // that must recompute in full; and the memory budget.
 //
 // B = 1, T = tokens, D = d_model, H = heads, KV = K/V heads, dh = d_head, F = MLP width, V = vocab
-#include <deque>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -16,6 +15,7 @@
 #include <thread>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 
 #include "core/inspect/passport.h"
 #include "core/inspect/predictions.h"
