@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "core/math/int8_products.h"
 #include "core/math/packed_gemm.h"
+#include "gguf_writer.h"
 #include "narrow_model.h"
 
 namespace fs = std::filesystem;
@@ -413,6 +415,29 @@ TEST(Cli, ArabicLabelsAreDrawnJoinedButExportedInTypedOrder) {
   const std::string json((std::istreambuf_iterator<char>(j)), {});
   EXPECT_NE(json.find(walad), std::string::npos);
   EXPECT_EQ(json.find(walad_drawn), std::string::npos);
+}
+
+// --int8-products: on a GGUF file's Q4_K and Q6_K weights, both passes' times and their
+// largest difference on stdout; on weights it does not take (the shipped model's F32) a note
+// that says so, and the F32 pass.
+TEST(Cli, Int8ProductsPrintTheirTimesAndDifferenceOrSayWhyNot) {
+  using namespace headmap;
+  const fs::path file = tmp() / "int8-q4_k_m.gguf";
+  ASSERT_TRUE(test::write_llama_gguf(file.string(), test::GgufShape{256, 4, 2, 64, 2, 512, 320}, test::GgufTypes::q4_k_m(), 5, false));
+  CliRun r = cli({"--model", file.string(), "--text", "The cat sat on the mat because it was tired.", "--int8-products"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  if (Int8Products::available()) {
+    EXPECT_NE(r.out.find("8-bit products: this pass "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" ms, F32 "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("largest difference from F32: attention "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("largest difference from F32: attention 0 "), std::string::npos) << "the products were not rounded: " << r.out;
+  } else {
+    EXPECT_NE(r.err.find("8-bit products need a build for AVX2"), std::string::npos) << r.err;
+  }
+  r = cli({"--text", "The cat sat on the mat.", "--int8-products"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("8-bit products: this pass"), std::string::npos) << r.out;
+  if (Int8Products::available()) EXPECT_NE(r.err.find("this model has none, so the pass is F32"), std::string::npos) << r.err;
 }
 
 // --bf16-products: on a CPU with avx512_bf16, both passes' times and their largest difference

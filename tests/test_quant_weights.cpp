@@ -25,6 +25,7 @@
 #include "core/math/block_gemm.h"
 #include "core/math/gemm.h"
 #include "core/math/half.h"
+#include "core/math/int8_products.h"
 #include "core/math/packed_gemm.h"
 #include "core/math/rng.h"
 #include "core/math/weight_dtype_scalar.h"
@@ -449,7 +450,9 @@ TEST(QuantWeights, ReaderReadsRowsAndColumnsOfABlockTensor) {
 
 // The incremental forward on blocks: one token appended after 36 in the K/V cache (each
 // matrix's few-row product on blocks, the unembedding's one row) equals the full recompute
-// bit for bit: every map, each layer's output, the logits. One thread and two.
+// bit for bit: every map, each layer's output, the logits. One thread and two. In F32 and with
+// 8-bit products (int8_products.h), whose rows the cache keeps apart: a pass in the other
+// mode reuses none of them.
 TEST(QuantWeights, AnAppendedTokenOnBlocksEqualsAFullRecomputeBitForBit) {
   const int threads = compute_threads();
   for (const test::GgufTypes& types : {test::GgufTypes::q4_k_m(), test::GgufTypes::all(WeightDtype::Q8_0), test::GgufTypes::all(WeightDtype::Q5_1)}) {
@@ -464,22 +467,39 @@ TEST(QuantWeights, AnAppendedTokenOnBlocksEqualsAFullRecomputeBitForBit) {
     base.tokenizer = TokenizerKind::Bpe;
     const ModelConfig cfg = config_for_weights(*w, base);
     const int V = static_cast<int>(kShape.V);
-    for (int nt : {1, 2}) {
-      set_compute_threads(nt);
-      ForwardOptions opt;
-      opt.want_logits = true;
-      opt.keep_layer_io = true;
-      KvCache cache;
-      ForwardOptions inc_opt = opt;
-      inc_opt.kv_cache = &cache;
-      ASSERT_TRUE(forward(*w, cfg, ids_batch(36, V), inc_opt));  // ids_batch(36) is ids_batch(37)'s first 36
-      Result<ForwardOutput> inc = forward(*w, cfg, ids_batch(37, V), inc_opt), full = forward(*w, cfg, ids_batch(37, V), opt);
-      ASSERT_TRUE(inc && full);
-      ASSERT_EQ(inc->kv_computed, 1);
-      EXPECT_TRUE(same_bits(inc->attention, full->attention)) << nt << " threads: maps";
-      for (size_t l = 0; l < full->attn_out.size(); ++l) EXPECT_TRUE(inc->attn_out[l] == full->attn_out[l]) << nt << " threads, layer " << l;
-      EXPECT_TRUE(inc->logits == full->logits) << nt << " threads: logits";
-    }
+    MatR f32_logits;  // the F32 pass's, against which 8-bit products must differ
+    for (bool int8 : {false, true})
+      for (int nt : {1, 2}) {
+        set_compute_threads(nt);
+        SCOPED_TRACE(std::to_string(nt) + " threads" + (int8 ? ", 8-bit products" : ""));
+        ForwardOptions opt;
+        opt.want_logits = true;
+        opt.keep_layer_io = true;
+        opt.int8_products = int8;  // int8_products.h: each row alike, so the cache serves the mode too
+        KvCache cache;
+        ForwardOptions inc_opt = opt;
+        inc_opt.kv_cache = &cache;
+        ASSERT_TRUE(forward(*w, cfg, ids_batch(36, V), inc_opt));  // ids_batch(36) is ids_batch(37)'s first 36
+        Result<ForwardOutput> inc = forward(*w, cfg, ids_batch(37, V), inc_opt), full = forward(*w, cfg, ids_batch(37, V), opt);
+        ASSERT_TRUE(inc && full);
+        ASSERT_EQ(inc->kv_computed, 1);
+        EXPECT_TRUE(same_bits(inc->attention, full->attention)) << "maps";
+        for (size_t l = 0; l < full->attn_out.size(); ++l) EXPECT_TRUE(inc->attn_out[l] == full->attn_out[l]) << "layer " << l;
+        EXPECT_TRUE(inc->logits == full->logits) << "logits";
+        if (!int8) {
+          f32_logits = full->logits;
+          continue;
+        }
+        // Q5_1 keeps F32's products in the mode; the others change.
+        EXPECT_EQ(full->logits == f32_logits, w->layers[0].w_qkv.dtype_text() == "Q5_1" || !Int8Products::available());
+        // The other mode through the same cache: nothing of it reused, F32's bits.
+        ForwardOptions other = inc_opt;
+        other.int8_products = false;
+        Result<ForwardOutput> back = forward(*w, cfg, ids_batch(37, V), other);
+        ASSERT_TRUE(back);
+        EXPECT_EQ(back->kv_computed, 37) << "the cache held 8-bit products' rows";
+        EXPECT_TRUE(back->logits == f32_logits);
+      }
   }
   set_compute_threads(threads);
 }

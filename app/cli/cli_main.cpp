@@ -48,6 +48,7 @@ struct Outputs {
   std::string pair_filter = "all";  // encoders, a pair: the A/B filter of --png and --svg (cell_filter)
   bool hide_specials = false;       // dim [CLS], [SEP], <s>, </s> in --png and --svg
   bool bf16_products = false;       // the faster pass (packed_gemm.h, Bf16Products), and its difference from F32
+  bool int8_products = false;       // the same with 8-bit products on Q4_K, Q5_K, Q6_K, Q8_0 weights (int8_products.h)
 };
 
 int fail(const Error& e, int code) {
@@ -115,6 +116,9 @@ static int run_main(int argc, char** argv) {
   app.add_flag("--bf16-products", o.bf16_products,
                "multiply with the CPU's BF16 dot products (avx512_bf16; activations and weights rounded to BF16, sums in F32), "
                "faster and approximate; also runs the F32 pass and prints both times and the largest difference");
+  app.add_flag("--int8-products", o.int8_products,
+               "GGUF Q4_K, Q5_K, Q6_K and Q8_0 weights: round the activations to 8 bits and multiply in integers, as llama.cpp does, "
+               "faster and approximate; also runs the F32 pass and prints both times and the largest difference");
   app.add_option("--top-k", o.top_k, "trained models: the K most likely next tokens after each sentence's last token (and, in --json, after every token); "
                                      "encoders (BERT, RoBERTa, DistilBERT): the K most likely fillers of each [MASK]")
       ->check(CLI::Range(1, 100));
@@ -180,24 +184,30 @@ static int run_main(int argc, char** argv) {
   ForwardOptions fo;
   fo.keep_layer_io = !o.npy.empty() || co.offset_profile;  // the offset profile's frequencies read the attention inputs
   fo.want_logits = weights.trained();  // the loss on the text
-  // --bf16-products: this pass with them, then the F32 pass (warmer: the comparison favours
-  // it) for both times and their largest difference.
+  // --bf16-products, --int8-products: this pass with them, then the F32 pass (warmer: the
+  // comparison favours it) for both times and their largest difference.
   if (o.bf16_products) {
     const std::string no = bf16_products_refusal(weights);
     if (!no.empty()) std::fprintf(stderr, "headmap-cli: note: %s.\n", no.c_str());
     fo.bf16_products = no.empty();
   }
+  if (o.int8_products) {
+    const std::string no = int8_products_refusal(weights);
+    if (!no.empty()) std::fprintf(stderr, "headmap-cli: note: %s.\n", no.c_str());
+    fo.int8_products = no.empty();
+  }
   const auto t0 = std::chrono::steady_clock::now();
   Result<ForwardOutput> out = forward(weights, cfg, batch, fo);
   if (!out) return fail(out.error(), 2);
-  if (fo.bf16_products) {
+  if (fo.bf16_products || fo.int8_products) {
     const auto t1 = std::chrono::steady_clock::now();
     ForwardOptions f32 = fo;
-    f32.bf16_products = false;
+    f32.bf16_products = f32.int8_products = false;
     Result<ForwardOutput> exact = forward(weights, cfg, batch, f32);
     if (!exact) return fail(exact.error(), 2);
     const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-    std::printf("BF16 products: this pass %.0f ms, F32 %.0f ms; %s\n", ms(t0, t1), ms(t1, std::chrono::steady_clock::now()),
+    const char* mode = fo.bf16_products && fo.int8_products ? "BF16 and 8-bit products" : fo.bf16_products ? "BF16 products" : "8-bit products";
+    std::printf("%s: this pass %.0f ms, F32 %.0f ms; %s\n", mode, ms(t0, t1), ms(t1, std::chrono::steady_clock::now()),
                 precision_diff_text(precision_diff(*out, *exact)).c_str());
   }
   // Finite weights can still overflow float32 (values near 3e38): never print NaN as a result.

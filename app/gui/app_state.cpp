@@ -250,6 +250,7 @@ ComputeRequest compute_request(const AppState& s, std::string* weights_note) {
   r.attribution = s.attribute;
   r.value_weighted = s.view.value_weighted;
   r.bf16_products = s.view.bf16_products;
+  r.int8_products = s.view.int8_products;
   // The Contributions tab: each view's work only while it is visible (the detectors' also
   // once opened, for the heads grid's marks).
   const ContribState& c = s.contrib;

@@ -48,6 +48,7 @@ struct ViewSettings {
   bool grid_lines = true;
   bool value_weighted = false;  // View > Value-weighted maps: alpha_ij ||f(x_j)|| instead of alpha (issue 28)
   bool bf16_products = false;   // View > BF16 products: the faster, approximate products (packed_gemm.h; issue 38)
+  bool int8_products = false;   // View > 8-bit products: llama.cpp's products on Q4_K, Q5_K, Q6_K, Q8_0 weights (int8_products.h)
   int focus_step = 6;  // which step of the step-through is enlarged (index into the steps)
   // Focus view zoom and pan, in cells: the visible window is [x0, x0 + span) x [y0, y0 + span).
   float zoom = 1.0f, pan_x = 0.0f, pan_y = 0.0f;

@@ -112,6 +112,9 @@ int main(int argc, char** argv) {
   cli.add_flag("--right-click", shot.right_click, "with --screenshot and --mouse: after the --then settings, right-click where the mouse "
                "rests (on a head's map: switch it off) and wait for the result");
   cli.add_option("--colormap", colormap, "viridis, magma, cividis or grey")->check(CLI::IsMember({"viridis", "magma", "cividis", "grey", "gray"}));
+  bool int8_products = false;
+  cli.add_flag("--int8-products", int8_products, "start with View > 8-bit products on: a GGUF file's Q4_K, Q5_K, Q6_K and Q8_0 "
+               "weights multiplied as llama.cpp does (activations rounded to 8 bits; faster, approximate, labelled above the heads)");
   cli.add_flag("--benchmark", benchmark, "play a scripted session and print latency and frame-time figures as JSON");
   bool crawl = false;
   cli.add_flag("--crawl", crawl, "a test: use every widget the frames draw (click, drag, type, open and pick), press every shortcut, "
@@ -316,6 +319,7 @@ int main(int argc, char** argv) {
       }
       if (!panel.empty()) parse_center_panel(panel, &st.view.center);
       if (!colormap.empty()) parse_colormap(colormap.c_str(), &st.view.colormap);
+      st.view.int8_products = st.view.int8_products || int8_products;
       if (!lesson.empty()) {  // a bad name or file: its message in the window and here; the app opens without it
         Result<std::string> path = find_lesson(lesson);
         Result<Lesson> l = path ? load_lesson(*path) : Result<Lesson>(path.error());

@@ -29,6 +29,7 @@ size_t ComputeRequest::forward_hash() const {
   for (const HeadId& id : ablated) mix(h, static_cast<size_t>(id.layer) * 4099 + static_cast<size_t>(id.head));
   mix(h, value_weighted);
   mix(h, bf16_products);
+  mix(h, int8_products);
   return h;
 }
 

@@ -187,6 +187,7 @@ struct ComputeRequest {
   std::optional<CompareSideRequest> compare_b;  // or another model as B (Compare, while visible)
   bool value_weighted = false;           // View > Value-weighted maps: each row alpha_ij ||f(x_j)||, normalised (contrib.h)
   bool bf16_products = false;            // View > BF16 products: the pass with them, and an F32 pass for their difference
+  bool int8_products = false;            // View > 8-bit products: the pass with them (through the K/V cache), the F32 difference later
   std::optional<AttributionRequest> attribution;  // trained models: direct logit attribution of one logit
   std::optional<RolloutRequest> rollout;          // the Rollout view, only while it is visible
   std::optional<LensRequest> lens;                // the Logit lens view, only while it is visible
@@ -199,7 +200,7 @@ struct ComputeRequest {
   // Everything but the trace: two requests with the same forward inputs share one forward pass.
   bool same_forward(const ComputeRequest& o) const {
     return lines == o.lines && extras.pairs == o.extras.pairs && extras.masked == o.extras.masked && cfg == o.cfg && weights == o.weights && ablated == o.ablated && value_weighted == o.value_weighted &&
-           bf16_products == o.bf16_products;
+           bf16_products == o.bf16_products && int8_products == o.int8_products;
   }
   bool operator==(const ComputeRequest& o) const {
     return same_forward(o) && trace == o.trace && compare == o.compare && attribution == o.attribution && rollout == o.rollout && lens == o.lens && overview == o.overview && offsets == o.offsets && circuits == o.circuits &&
@@ -247,6 +248,16 @@ struct ForwardData {
   // difference (precision.h). Empty when not asked.
   std::string products_note;
   std::optional<PrecisionDiff> products_diff;
+  // View > 8-bit products, when they ran: their difference from the F32 pass, computed once the
+  // text has been still for kDiffAfterPause (the worker's finish_products_diff), so typing keeps
+  // the mode's speed. Written once, then `ready` set (release), as Late below.
+  struct LateDiff {
+    std::atomic<bool> ready{false};
+    std::string text;  // precision_diff_text and both passes' times, or why there is none
+  };
+  std::shared_ptr<LateDiff> late_diff;
+  std::string int8_note;  // View > 8-bit products: why they did not run (int8_products_refusal), else empty
+  const LateDiff* late_diff_ready() const { return late_diff && late_diff->ready.load(std::memory_order_acquire) ? late_diff.get() : nullptr; }
   // A typing pass's next tokens and loss, computed after its maps were published
   // (ForwardOptions::defer_next_tokens; the worker's finish_late): null when the pass computed
   // its own (out.next, out.loss). The worker writes `v` once, then sets `ready` (release); the

@@ -384,6 +384,11 @@ const std::vector<ScriptedSetting>& scripted_settings() {
          s.view.log_scale = parse_switch(v);
          return Status();
        }, kData},
+      {"int8_products", "on|off", "8-bit products on a GGUF file's Q4_K, Q5_K, Q6_K and Q8_0 weights (View menu)",
+       [](AppState& s, const std::string& v) -> Status {
+         s.view.int8_products = parse_switch(v);
+         return Status();
+       }, kData},
       {"lesson", "NAME", "Help > Lessons: open a lesson (003, or a lesson file) at its first step",
        [](AppState& s, const std::string& v) -> Status {
          Result<std::string> path = find_lesson(v);

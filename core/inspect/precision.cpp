@@ -1,9 +1,12 @@
 // precision.cpp: see precision.h.
 #include "core/inspect/precision.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "core/inspect/passport.h"
+#include "core/math/int8_products.h"
 #include "core/math/packed_gemm.h"
 
 namespace headmap {
@@ -40,6 +43,20 @@ std::string bf16_products_refusal(const ModelWeights&) {
   if (!Bf16Products::available())
     return "BF16 products need a CPU with avx512_bf16 and a build for it (HEADMAP_NATIVE on such a CPU); this one has none, so the pass is F32";
   return "";  // every kind of weight takes them (BF16, F16, F32 panels; a GGUF file's blocks)
+}
+
+std::string int8_products_refusal(const ModelWeights& w) {
+  if (!Int8Products::available()) return "8-bit products need a build for AVX2 or later; this one has none, so the pass is F32";
+  for (const WeightStorage& g : weight_storage(w)) {
+    size_t at = 0;
+    while (at <= g.type.size()) {  // "Q4_K+Q6_K": each type of the group
+      const size_t end = std::min(g.type.find('+', at), g.type.size());
+      for (WeightDtype t : {WeightDtype::Q4_K, WeightDtype::Q5_K, WeightDtype::Q6_K, WeightDtype::Q8_0})
+        if (g.type.compare(at, end - at, dtype_name(t)) == 0) return "";
+      at = end + 1;
+    }
+  }
+  return "8-bit products multiply Q4_K, Q5_K, Q6_K and Q8_0 weights (a GGUF file's); this model has none, so the pass is F32";
 }
 
 std::string precision_diff_text(const PrecisionDiff& d) {

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "core/math/block_gemm.h"
+#include "core/math/int8_products.h"
 #include "core/math/finite_blocks.h"
 #include "core/math/gemm.h"
 #include "core/math/panel_kernel.h"
@@ -117,14 +118,32 @@ void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<D
 // Unit u of C (M, N) = A B in dot order (block_gemm.h), block_unit_columns(M) columns a unit,
 // B's column c at col(c) = {bytes, type}.
 inline int block_units(int M, int N) { return (N + block_unit_columns(M) - 1) / block_unit_columns(M); }
+// With 8-bit products (int8: A's rows rounded, int8_rows_of_a), the columns of int8_dtype run
+// int8_column; the others keep block_gemm_columns.
 template <class Col>
 void run_block_unit(int u, int M, int N, int K, const float* A, int lda, Col&& col, float* C, int ldc, bool accumulate,
-                    const uint32_t* a_pairs) {
+                    const uint32_t* a_pairs, const Int8Rows* int8) {
   const int cols = block_unit_columns(M), n0 = u * cols, width = std::min(cols, N - n0);
   const uint8_t* src[std::max(kBlockRowColumns, kBlockColumns)];
   WeightDtype dt[std::max(kBlockRowColumns, kBlockColumns)];
   for (int j = 0; j < width; ++j) std::tie(src[j], dt[j]) = col(n0 + j);
-  block_gemm_columns(M, width, src, dt, K, A, lda, C + n0, ldc, accumulate, a_pairs);
+  if (!int8) return block_gemm_columns(M, width, src, dt, K, A, lda, C + n0, ldc, accumulate, a_pairs);
+  for (int j = 0; j < width;) {
+    int e = j;
+    while (e < width && !int8_dtype(dt[e])) ++e;
+    if (e > j) block_gemm_columns(M, e - j, src + j, dt + j, K, A, lda, C + n0 + j, ldc, accumulate, a_pairs);
+    if (e < width) int8_column(*int8, src[e], dt[e], C + n0 + e, ldc, accumulate);
+    j = e + 1;
+  }
+}
+
+// With 8-bit products (Int8Products on): A's rows rounded once, by the nt threads, into the calling
+// thread's buffer that every unit reads; else null (or K no whole number of Q8_0's blocks).
+const Int8Rows* int8_rows_of_a(int nt, bool on, int M, const float* A, int lda, int K) {
+  if (!on || K % 32 != 0) return nullptr;
+  thread_local Int8Rows store;  // kept: the next product's rows write over it
+  int8_rows(M, A, lda, K, store, nt);
+  return &store;
 }
 
 // With BF16 products on a product the many-row block kernel runs (block_gemm.h): A's rows as
@@ -786,9 +805,10 @@ static void packed_gemm_on(int nt, int M, const float* A, int lda, const PackedM
   auto col = [&B](int c) { return std::make_pair(B.column_blocks(c), B.column_dtype(c)); };
   nt = std::min(nt, units);
   const uint32_t* a_pairs = blocks ? block_pairs_of_a(nt, bf16, M, A, lda, K) : nullptr;
+  const Int8Rows* int8 = blocks ? int8_rows_of_a(nt, Int8Products::active(), M, A, lda, K) : nullptr;
   auto run = [&](int u) {
     Bf16Products products(bf16);
-    if (blocks) run_block_unit(u, M, N, K, A, lda, col, C, ldc, accumulate, a_pairs);
+    if (blocks) run_block_unit(u, M, N, K, A, lda, col, C, ldc, accumulate, a_pairs, int8);
     else run_packed_panel(u, M, A, lda, B, C, ldc, accumulate);
   };
   if (nt <= 1) {
@@ -838,9 +858,10 @@ void gemm_transposed_b(int M, const float* A, int lda, int N, int K, const uint8
   const bool bf16 = Bf16Products::active();  // carried onto the team's threads
   const int nt = std::min(threads_for(2.0 * M * N * static_cast<double>(K)), units);
   const uint32_t* a_pairs = block_pairs_of_a(nt, bf16, M, A, lda, K);
+  const Int8Rows* int8 = int8_rows_of_a(nt, Int8Products::active(), M, A, lda, K);
   auto run = [&](int u) {
     Bf16Products products(bf16);
-    run_block_unit(u, M, N, K, A, lda, col, C, ldc, false, a_pairs);
+    run_block_unit(u, M, N, K, A, lda, col, C, ldc, false, a_pairs, int8);
   };
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
   for (int u = 0; u < units; ++u) run(u);

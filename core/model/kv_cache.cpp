@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/math/int8_products.h"
 #include "core/math/parallel.h"
 #include "core/memory_budget.h"
 #include "core/model/attention.h"
@@ -113,7 +114,8 @@ bool kv_cacheable(const ModelWeights& w, const ModelConfig& cfg, const Batch& ba
   // longrope rotates every key by the frequencies of the whole text's length: a prefix rotated
   // before the text passed the original context would differ, so it runs in full.
   // BF16 products change a full pass's products, not an append's (packed_gemm.h): a pass with
-  // them runs in full, so that the cache's rows are always F32's.
+  // them runs in full, so that the cache's rows are always F32's. 8-bit products change each
+  // row alike (int8_products.h): the cache keeps the mode it was filled in (KvCache).
   return batch.B() == 1 && batch.T > 0 && cfg.causal && !others.any() && !opt.ablate && !opt.hook && !opt.trace && !opt.bf16_products &&
          cfg.num_layers <= w.num_layers() && w.arch.rope_scaling != RopeScaling::LongRope;
 }
@@ -124,7 +126,7 @@ int kv_reusable_rows(const KvCache& c, const ModelWeights& w, const ModelConfig&
   if (!kv_cacheable(w, cfg, batch, opt) || c.weights != &w || c.tokens.empty()) return 0;
   if (c.maps_lent ? !c.lent_maps : c.maps_rows < c.T()) return 0;  // the kept rows' maps are not there
   if (!(c.cfg == cfg) || c.want_logits != opt.want_logits || c.next_tokens_k != opt.next_tokens_k || c.skip_final_mlp != opt.skip_final_mlp ||
-      c.keep_layer_io != opt.keep_layer_io || c.weights_stamp != weights_stamp(w))
+      c.keep_layer_io != opt.keep_layer_io || c.int8_products != opt.int8_products || c.weights_stamp != weights_stamp(w))
     return 0;
   const std::vector<Token>& now = batch.sentences[0].tokens;
   const int n = std::min({c.T(), static_cast<int>(now.size()) - 1});
@@ -169,6 +171,7 @@ double set_pending_next_tokens(KvCache& c, int k, int first, const MatR& logits,
 bool finish_next_tokens(const ModelWeights& w, KvCache& c, LateNextTokens* out, const std::function<bool()>& cancelled) {
   const int T = c.T();
   LateNextTokens r;
+  Int8Products int8(c.int8_products);      // the logits in the mode of the rows before them
   r.loss = cache_loss(c, &r.loss_tokens);  // nothing pending: the loss as the last pass summed it
   while (c.next_done < T) {
     if (cancelled && cancelled()) return false;

@@ -43,6 +43,7 @@ struct KvCache {
   uint64_t weights_stamp = 0;  // weights_stamp(): the same address holding other weights is not a hit
   ModelConfig cfg;
   bool want_logits = false, skip_final_mlp = false, keep_layer_io = false;
+  bool int8_products = false;     // ForwardOptions::int8_products: its rows hold that mode's products
   std::vector<Token> tokens;       // (T) the rows' tokens (id and text: random init has no ids)
   std::vector<MatR> kv;            // L x (>= T, 2·KV·d_head) = [K | V], post q/k norm and RoPE, unscaled; rows past T are room
   // The maps, (L, 1, Hw, S, S) with S = maps_rows >= T: each map's row t at stride S, its

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/math/gemm.h"
+#include "core/math/int8_products.h"
 #include "core/math/packed_gemm.h"
 #include "core/math/parallel.h"
 #include "core/memory_budget.h"
@@ -578,7 +579,8 @@ static Result<ForwardOutput> forward_cached_rows(const ModelWeights& w, const Mo
     c.weights = &w;
     c.weights_stamp = weights_stamp(w);
     c.cfg = cfg;
-    c.want_logits = opt.want_logits, c.skip_final_mlp = opt.skip_final_mlp, c.keep_layer_io = opt.keep_layer_io, c.next_tokens_k = opt.next_tokens_k;
+    c.want_logits = opt.want_logits, c.skip_final_mlp = opt.skip_final_mlp, c.keep_layer_io = opt.keep_layer_io;
+    c.next_tokens_k = opt.next_tokens_k, c.int8_products = opt.int8_products;
   }
   auto cancel = [&] {  // the cache is half-written: forget it
     c.clear();
@@ -771,6 +773,7 @@ static Result<ForwardOutput> forward_cached(const ModelWeights& w, const ModelCo
 Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, const ForwardOptions& opt) {
   if (Status s = check_fit(w, cfg); !s) return s.error();
   Bf16Products products(opt.bf16_products);
+  Int8Products int8(opt.int8_products);
   ForwardOutput out;
   out.B = batch.B();
   out.T = batch.T;

@@ -124,6 +124,11 @@ struct ForwardOptions {
   // GGUF block weights with the activations and weights rounded to BF16 and vdpbf16ps, on a CPU
   // that has it (else ignored). Off: F32. Such a pass never goes through the K/V cache (kv_cacheable).
   bool bf16_products = false;
+  // 8-bit products (int8_products.h, Int8Products): every product against Q4_K, Q5_K, Q6_K or
+  // Q8_0 blocks with the activations rounded to 8 bits, as llama.cpp computes them; other
+  // weights keep F32's. Each row alike, so an append through the K/V cache equals the full pass
+  // in the mode bit for bit. Off: F32.
+  bool int8_products = false;
 };
 
 struct ForwardOutput {

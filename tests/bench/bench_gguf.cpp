@@ -18,8 +18,8 @@
 // file is already there, then measured in a fresh process (so that the write's memory does
 // not count). BF16 is the 16-bit path, for comparison.
 //
-//   headmap-bench-gguf DIR [TYPE ...] [--tokens T] [--seconds S] [--reuse] [--bf16-products]   (types: Q8_0 Q4_K_M BF16, any block type)
-//   headmap-bench-gguf --file FILE.gguf [--tokens T] [--seconds S] [--reuse] [--bf16-products] (any GGUF file)
+//   headmap-bench-gguf DIR [TYPE ...] [--tokens T] [--seconds S] [--reuse] [--bf16-products] [--int8-products]   (types: Q8_0 Q4_K_M BF16, any block type)
+//   headmap-bench-gguf --file FILE.gguf [--tokens T] [--seconds S] [--reuse] [--bf16-products] [--int8-products] (any GGUF file)
 //
 // B = 1, T tokens, D = d_model, L = layers, V = vocab. Figures go to tests/bench/README.md
 // only from a quiet machine, with the machine named.
@@ -63,6 +63,9 @@ bool g_reuse = false;
 // --bf16-products: the forwards with BF16 products (packed_gemm.h, Bf16Products; avx512_bf16);
 // the appends (a few rows) are F32's either way.
 bool g_bf16 = false;
+// --int8-products: the forwards and the appends with 8-bit products on Q4_K, Q5_K, Q6_K and
+// Q8_0 blocks (int8_products.h), as llama.cpp computes them; the K/V cache serves the mode.
+bool g_int8 = false;
 
 int measure(const std::string& path, int T, double budget_ms) {
   const double file_bytes = static_cast<double>(fs::file_size(path));
@@ -84,6 +87,7 @@ int measure(const std::string& path, int T, double budget_ms) {
   fo.keep_layer_io = true;
   fo.want_logits = true;
   fo.bf16_products = g_bf16;
+  fo.int8_products = g_int8;
   ForwardOptions maps = fo;  // the same forward without the logits
   maps.want_logits = false;
   std::vector<double> full_t, maps_t, append_t;
@@ -119,10 +123,10 @@ int measure(const std::string& path, int T, double budget_ms) {
     spare = std::move(*a);
   }
   std::printf("{\"file\":\"%s\",\"weights\":\"%s\",\"file_mb\":%.1f,\"load_s\":%.3f,\"peak_rss_over_file\":%.3f,\"tokens\":%d,"
-              "\"forward_ms\":%.1f,\"forward_maps_ms\":%.1f,\"append_ms\":%.1f,\"runs\":%zu,\"appends\":%zu,\"threads\":%d,\"reuse\":%s,\"bf16_products\":%s}\n",
+              "\"forward_ms\":%.1f,\"forward_maps_ms\":%.1f,\"append_ms\":%.1f,\"runs\":%zu,\"appends\":%zu,\"threads\":%d,\"reuse\":%s,\"bf16_products\":%s,\"int8_products\":%s}\n",
               fs::path(path).filename().c_str(), w->source.dtype.c_str(), file_bytes / 1e6, load_s, peak, T, median(full_t), median(maps_t),
               median(append_t), full_t.size(), append_t.size(), compute_threads(), g_reuse ? "true" : "false",
-              g_bf16 ? "true" : "false");
+              g_bf16 ? "true" : "false", g_int8 ? "true" : "false");
   std::fflush(stdout);
   {  // Where the full forward's time goes: two more with the stage timers on (stderr).
     StageTimes fst;
@@ -181,6 +185,7 @@ int main(int argc, char** argv) {
     else if (a == "--reuse") g_reuse = true;
     else if (a == "--fresh") g_reuse = false;
     else if (a == "--bf16-products") g_bf16 = true;
+    else if (a == "--int8-products") g_int8 = true;
     else if (a == "--measure" && i + 1 < argc) return measure(argv[i + 1], std::atoi(tokens.c_str()), std::atof(seconds.c_str()) * 1e3);
     else if (a == "--write" && i + 2 < argc) {
       const std::string type = argv[i + 2];
@@ -204,6 +209,7 @@ int main(int argc, char** argv) {
   const auto measure_args = [&](const std::string& path) {
     std::vector<std::string> a = {argv[0], reuse};
     if (g_bf16) a.push_back("--bf16-products");
+    if (g_int8) a.push_back("--int8-products");
     a.insert(a.end(), {std::string("--tokens"), tokens, std::string("--seconds"), seconds, std::string("--measure"), path});
     return a;
   };

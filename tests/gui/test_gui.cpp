@@ -32,7 +32,9 @@
 #include "core/math/packed_gemm.h"
 #include "core/model/model.h"
 #include "core/text/utf8.h"
+#include "tests/gguf_writer.h"
 #include "tests/gui/gui_harness.h"
+#include "core/math/int8_products.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -1720,6 +1722,33 @@ TEST(Widgets, Bf16ProductsAreLabelledAboveTheHeads) {
                              fresh_dir("bf16-off"));
   ASSERT_EQ(off.status, 0) << off.err;
   EXPECT_FALSE(off.report.contains("bf16_products")) << "the line stayed after the second click";
+}
+
+// View > 8-bit products, clicked in the real menu on a Q4_K_M GGUF file: the line above the
+// heads says they are on, then, once the text is still, their largest difference from F32
+// beside both passes' times. On the shipped model (F32 weights) it says why the pass is F32.
+TEST(Widgets, Int8ProductsAreLabelledAboveTheHeads) {
+  const fs::path file = fresh_dir("int8-model") / "q4_k_m.gguf";
+  namespace t = headmap::test;
+  ASSERT_TRUE(t::write_llama_gguf(file.string(), t::GgufShape{256, 4, 2, 64, 2, 512, 320}, t::GgufTypes::q4_k_m(), 5, false));
+  const std::string item = "click View; click 8-bit products (GGUF Q4_K, Q5_K, Q6_K, Q8_0: faster, approximate); wait";
+  const AppRun on = run_app("int8-products-on", {"--model", file.string(), "--input", item}, true, fresh_dir("int8-on"));
+  ASSERT_EQ(on.status, 0) << on.err;
+  ASSERT_TRUE(on.report.contains("int8_products")) << "no 8-bit products line on screen";
+  const std::string line = on.report["int8_products"]["line"];
+  EXPECT_EQ(line.rfind("8-bit products (View menu): ", 0), 0u) << line;
+  if (headmap::Int8Products::available()) {
+    EXPECT_NE(line.find("largest difference from F32: attention "), std::string::npos) << line;
+    EXPECT_NE(line.find("this pass "), std::string::npos) << line;
+  }
+  const AppRun f32 = run_app("int8-products-f32", {"--input", item}, true, fresh_dir("int8-f32"));
+  ASSERT_EQ(f32.status, 0) << f32.err;
+  ASSERT_TRUE(f32.report.contains("int8_products"));
+  const std::string line32 = f32.report["int8_products"]["line"];
+  EXPECT_TRUE(line32.find("so the pass is F32") != std::string::npos) << line32;
+  const AppRun off = run_app("int8-products-off", {"--model", file.string(), "--input", item + "; " + item}, true, fresh_dir("int8-off"));
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_FALSE(off.report.contains("int8_products")) << "the line stayed after the second click";
 }
 
 // The keyboard: arrows step the selected head and layer, but not while a dialog or the

@@ -13,7 +13,8 @@ once for all of them (gguf_llama_oracle.mjs loads each file in turn in one node 
   logits  headmap-cli --top-k 10 --json: the next-token distribution after each sentence
           against llama.cpp's raw logits (controlledEvaluate) on the ids headmap used: the same
           top-1 token, and every top-10 token's log-probability relative to the top-1's
-          within TOL x (the top-1 logit's size), TOL by weight type below.
+          within TOL x (the top-1 logit's size), TOL by weight type below. For Q4_K, Q5_K,
+          Q6_K and Q8_0 files again with --int8-products (8-bit products, llama.cpp's way).
 
 Why these tolerances: llama.cpp rounds what headmap keeps in F32. It multiplies a quantized
 (or BF16) weight by activations rounded to 8 significant bits (Q8_0 blocks for the 32-element
@@ -44,6 +45,13 @@ HARD = ["The cat sat on the mat.", " leading space", "two  spaces   and three", 
         "東京 🙂 emoji", "Numbers 12345 and 2026.", "don't stop; we'll see what they've said", "cat<|endoftext|>mat", "   ",
         "sat<s>on</s>mat", "ÉMILE DON'T"]
 TOL = {"F32": 5e-3, "F16": 5e-3}
+# headmap-cli --int8-products (int8_products.h): activations rounded to 8 bits as llama.cpp
+# describes its Q8_K and Q8_0 roundings. Its results do not land measurably nearer llama.cpp's
+# than the F32 run's (2026-11-29 on 10 files: 4e-3 to 2.2e-2 against 1e-3 to 3.1e-2, and on
+# llama_q4_k farther), so its own roundings differ in their details: the same tolerance, for
+# the same reasons.
+INT8_TYPES = ("Q4_K", "Q5_K", "Q6_K", "Q8_0")
+TOL_INT8 = 5e-2
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -91,7 +99,40 @@ def prepare(cli, work, variant, tokenized):
     ids = [s["token_ids"] if "token_ids" in s else None for s in rj.get("sentences", [])]
     if not ids or None in ids:
         ids = rj["token_ids"]
-    return dict(variant=variant, file=path, texts=texts, got=got, rj=rj, ids=ids)
+    rj8 = None
+    if make_gguf.VARIANTS[variant][2] in INT8_TYPES:  # the same run with llama.cpp's 8-bit products
+        run8_json = os.path.join(work, variant + ".int8.json")
+        run = subprocess.run([a if a != run_json else run8_json for a in cmd] + ["--int8-products"], capture_output=True, text=True)
+        if run.returncode != 0 or "8-bit products:" not in run.stdout:
+            print(f"{variant:16s} headmap-cli --int8-products failed: {run.stderr.strip()}  DIFFERENT")
+            return None
+        rj8 = json.load(open(run8_json))
+    return dict(variant=variant, file=path, texts=texts, got=got, rj=rj, rj8=rj8, ids=ids)
+
+
+def distribution_gap(variant, ids, llama, rj, tol):
+    """headmap's next-token distributions (rj, a --json run) against llama.cpp's logits: whether
+    they agree within tol, the worst top-10 log-probability difference, whether top-1 is equal."""
+    ok, worst, top1_same = True, 0.0, True
+    for b, (seq, logits) in enumerate(zip(ids, llama["logits"])):
+        lg = dict((int(k), v) for k, v in logits)
+        top_l = max(lg, key=lg.get)
+        mine = rj["next_tokens"][b][len(seq) - 1]  # [{id, prob}], most likely first
+        scale = max(1.0, abs(lg[top_l]))
+        if mine[0]["id"] != top_l:
+            top1_same = False
+            # a near-tie may flip under llama.cpp's rounding: only then is another top-1 allowed
+            gap = lg[top_l] - lg.get(mine[0]["id"], -math.inf)
+            if gap > tol * scale:
+                ok = False
+                print(f"{variant:16s} sentence {b}: top-1 {mine[0]['id']} but llama.cpp's is {top_l} (logit gap {gap:.3g})  DIFFERENT")
+        for n in mine:
+            if n["prob"] <= 0:
+                continue
+            d_mine = math.log(n["prob"]) - math.log(mine[0]["prob"])
+            d_llama = lg[n["id"]] - lg[mine[0]["id"]]
+            worst = max(worst, abs(d_mine - d_llama) / scale)
+    return ok and worst <= tol, worst, top1_same
 
 
 def compare(p, llama, tokenized):
@@ -111,31 +152,19 @@ def compare(p, llama, tokenized):
         ok = False
         print(f"{variant:16s} token ids differ from llama.cpp's:\n  " + "\n  ".join(bad_ids))
     tol = TOL.get(wtype, 5e-2)
-    worst, top1_same = 0.0, True
-    for b, (seq, logits) in enumerate(zip(ids, llama["logits"])):
-        lg = dict((int(k), v) for k, v in logits)
-        top_l = max(lg, key=lg.get)
-        mine = rj["next_tokens"][b][len(seq) - 1]  # [{id, prob}], most likely first
-        scale = max(1.0, abs(lg[top_l]))
-        if mine[0]["id"] != top_l:
-            top1_same = False
-            # a near-tie may flip under llama.cpp's rounding: only then is another top-1 allowed
-            gap = lg[top_l] - lg.get(mine[0]["id"], -math.inf)
-            if gap > tol * scale:
-                ok = False
-                print(f"{variant:16s} sentence {b}: top-1 {mine[0]['id']} but llama.cpp's is {top_l} (logit gap {gap:.3g})  DIFFERENT")
-        for n in mine:
-            if n["prob"] <= 0:
-                continue
-            d_mine = math.log(n["prob"]) - math.log(mine[0]["prob"])
-            d_llama = lg[n["id"]] - lg[mine[0]["id"]]
-            worst = max(worst, abs(d_mine - d_llama) / scale)
-    ok = ok and worst <= tol
+    agree, worst, top1_same = distribution_gap(variant, ids, llama, rj, tol)
+    ok = ok and agree
+    int8_words = ""
+    if p["rj8"] is not None:
+        agree8, worst8, same8 = distribution_gap(variant, ids, llama, p["rj8"], TOL_INT8)
+        ok = ok and agree8
+        int8_words = (f"; with 8-bit products top-1 {'equal' if same8 else 'differs'}, worst {worst8:.2e} "
+                      f"(tolerance {TOL_INT8:g})")
     id_words = (f"ids of {len(texts)} hard strings {'equal' if not bad_ids else 'DIFFER'}" if texts
                 else f"ids as {tokenized[tokenizer_key(variant)]}'s")
     print(f"{variant:16s} {wtype:6s} {id_words}; next-token top-1 "
-          f"{'equal' if top1_same else 'differs'}, worst top-10 log-prob difference {worst:.2e} of the logit scale (tolerance {tol:g})  "
-          f"{'ok' if ok else 'DIFFERENT'}")
+          f"{'equal' if top1_same else 'differs'}, worst top-10 log-prob difference {worst:.2e} of the logit scale (tolerance {tol:g})"
+          f"{int8_words}  {'ok' if ok else 'DIFFERENT'}")
     return ok
 
 

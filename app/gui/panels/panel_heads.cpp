@@ -248,6 +248,17 @@ void draw_heads(AppState& s, HeatmapRenderer& r) {
     ImGui::PopStyleColor();
     hook::set_text("bf16_products/line", line);
   }
+  if (f.inputs.int8_products) {  // View > 8-bit products: the same, their difference once the text is still
+    const bool refused = !f.int8_note.empty();  // int8_products_refusal's words
+    const ForwardData::LateDiff* d = f.late_diff_ready();
+    const std::string line = "8-bit products (View menu): " + (refused ? f.int8_note
+                                                               : d     ? d->text
+                                                                       : std::string("on; their difference from F32 follows when the text is still"));
+    ImGui::PushStyleColor(ImGuiCol_Text, refused ? kErrorColour : kPendingColour);
+    ImGui::TextWrapped("%s", line.c_str());
+    ImGui::PopStyleColor();
+    hook::set_text("int8_products/line", line);
+  }
 
   if (!s.config_status.ok()) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);

@@ -80,6 +80,7 @@ void ComputeWorker::work(Job& job) {
   if (res->error && res->error->kind == ErrorKind::Cancelled) return;  // a newer request is queued: it runs next
   publish(job, res);
   if (res->fwd && res->fwd->next_pending()) finish_late(job, *res);
+  if (res->fwd && res->fwd->late_diff && !res->fwd->late_diff_ready()) finish_products_diff(job, *res);
 }
 
 static double thread_cpu_ms();  // CPU time of the calling thread, in ms (below)
@@ -103,6 +104,34 @@ void ComputeWorker::finish_late(const Job& job, const ComputeResult& res) {
   f.late->cpu_ms = thread_cpu_ms() - cpu0;
   f.late->ready.store(true, std::memory_order_release);
   publish(job, std::make_shared<ComputeResult>(res));  // the same maps, now with their predictions
+}
+
+void ComputeWorker::finish_products_diff(const Job& job, const ComputeResult& res) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    ready_cv_.wait_for(lock, kDiffAfterPause, [&] { return newest_.load() != job.seq; });
+  }
+  if (newest_.load(std::memory_order_relaxed) != job.seq) return;  // still typing: the next pass asks again
+  const ForwardData& f = *res.fwd;
+  const ComputeRequest& r = f.inputs;
+  ForwardOptions exact;
+  exact.want_logits = f.weights->trained();
+  exact.skip_final_mlp = true;
+  const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
+  if (!ablate.empty()) exact.ablate = &ablate;
+  exact.cancelled = [&] { return newest_.load(std::memory_order_relaxed) != job.seq; };
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<ForwardOutput> f32 = forward(*f.weights, r.cfg, f.batch, exact);
+  if (!f32) return;  // cancelled by a keystroke (or refused, as the pass itself would have been)
+  PrecisionDiff d = precision_diff(f.out, *f32);
+  if (!d.has_loss && f.loss_tokens() > 0 && f32->loss_tokens == f.loss_tokens())
+    d.has_loss = true, d.loss_approx = f.loss(), d.loss_exact = f32->loss;
+  char times[96];
+  std::snprintf(times, sizeof times, "this pass %.0f ms, the F32 pass in full %.0f ms; ", f.compute_ms,
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  f.late_diff->text = times + (r.value_weighted ? std::string("no difference shown for value-weighted maps") : precision_diff_text(d));
+  f.late_diff->ready.store(true, std::memory_order_release);
+  publish(job, std::make_shared<ComputeResult>(res));  // the same maps, now with their difference
 }
 
 void ComputeWorker::publish(const Job& job, std::shared_ptr<ComputeResult> res) {
@@ -295,6 +324,11 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
       data->products_note = bf16_products_refusal(batch_weights);
       fo.bf16_products = data->products_note.empty();
     }
+    if (r.int8_products) {  // View > 8-bit products: the same, their difference later (finish_products_diff)
+      data->int8_note = int8_products_refusal(batch_weights);
+      fo.int8_products = data->int8_note.empty();
+      if (fo.int8_products) data->late_diff = std::make_shared<ForwardData::LateDiff>();
+    }
     const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
     if (!ablate.empty()) fo.ablate = &ablate;
     fo.cancelled = [this, seq] {  // a newer request makes this one pointless (latest wins); asked between heads
@@ -377,7 +411,7 @@ Result<std::shared_ptr<const ForwardData>> ComputeWorker::forward_data(const Job
     if (fo.bf16_products) {  // the same pass in F32, in full, for the difference shown beside the maps
       const auto pass1 = std::chrono::steady_clock::now();
       ForwardOptions exact = fo;
-      exact.bf16_products = false;
+      exact.bf16_products = exact.int8_products = false;
       exact.kv_cache = nullptr;
       exact.reuse = nullptr;
       Result<ForwardOutput> f32 = forward(mw, r.cfg, data->batch, exact);

@@ -68,6 +68,10 @@ inline constexpr double kDeferLogitsWeights = 8e6;
 // computed beside that frame they took its cores (input to pixels p50 +6 ms, the swap under
 // llvmpipe 7.5 -> 10-12.5 ms). Without a UI (no shown()) they start after this.
 inline constexpr std::chrono::milliseconds kLateAfterShown{60};
+// View > 8-bit products: how long the text stays still before the F32 pass for their difference
+// runs (finish_products_diff; ~1.8 s on the 1B shape at T = 128): a keystroke sooner starts its
+// own pass instead, and one during it stops it.
+inline constexpr std::chrono::milliseconds kDiffAfterPause{700};
 // Maps longer than this get max-pooled levels down to this side (a thumbnail's pixels).
 inline constexpr int kMapLevelsMinSide = 16;
 
@@ -104,6 +108,9 @@ class ComputeWorker {
   // res's forward left its next tokens for later (ForwardData::late): computed from the model's
   // K/V cache, which still holds that pass, and res published again; unless a newer request waits.
   void finish_late(const Job& job, const ComputeResult& res);
+  // res ran with 8-bit products (ForwardData::late_diff): once no newer request came for
+  // kDiffAfterPause, the same forward in F32 and their difference, and res published again.
+  void finish_products_diff(const Job& job, const ComputeResult& res);
   std::shared_ptr<ComputeResult> compute(const Job& job, const ComputeRequest& r, uint64_t seq);
   static void trace_head(ComputeResult& res, const ForwardData& fwd, const ComputeRequest& r);
   // r.patch on these weights: defaults resolved, every head patched, and per position; a
