@@ -41,7 +41,7 @@ bool Int8Products::active() { return t_int8_products; }
 
 namespace {
 // One row: n (a multiple of 32) values of x, both roundings (int8_products.h).
-void round_row(const float* x, int n, bool k_quants, int8_t* qk, float* dk, int16_t* s16, int16_t* s32, int8_t* q0, float* d0) {
+void round_row(const float* x, int n, bool k_quants, int8_t* qk, float* dk, float* t16, float* t32, int8_t* q0, float* d0) {
   if (k_quants)
     for (int b = 0; b < n / 256; ++b) {
       const float* v = x + 256 * b;
@@ -57,12 +57,13 @@ void round_row(const float* x, int n, bool k_quants, int8_t* qk, float* dk, int1
         for (int j = 0; j < 256; ++j) q[j] = static_cast<int8_t>(std::min(127, static_cast<int>(std::nearbyint(iscale * v[j]))));
         dk[b] = 1.0f / iscale;
       }
+      int s16[16];
       for (int g = 0; g < 16; ++g) {
-        int s = 0;
-        for (int j = 0; j < 16; ++j) s += q[16 * g + j];
-        s16[16 * b + g] = static_cast<int16_t>(s);
+        s16[g] = 0;
+        for (int j = 0; j < 16; ++j) s16[g] += q[16 * g + j];
+        t16[16 * b + g] = dk[b] * static_cast<float>(s16[g]);
       }
-      for (int g = 0; g < 8; ++g) s32[8 * b + g] = static_cast<int16_t>(s16[16 * b + 2 * g] + s16[16 * b + 2 * g + 1]);
+      for (int g = 0; g < 8; ++g) t32[8 * b + g] = dk[b] * static_cast<float>(s16[2 * g] + s16[2 * g + 1]);
     }
   for (int b = 0; b < n / 32; ++b) {
     const float* v = x + 32 * b;
@@ -81,12 +82,12 @@ void int8_rows(int M, const float* A, int lda, int K, Int8Rows& r, int nt) {
   const size_t n = static_cast<size_t>(M) * r.ld;
   if (r.qk.size() < n) r.qk.resize(n), r.q0.resize(n);
   if (r.dk.size() < n / 256) r.dk.resize(n / 256);
-  if (r.sum16.size() < n / 16) r.sum16.resize(n / 16), r.sum32.resize(n / 32), r.d0.resize(n / 32);
+  if (r.t16.size() < n / 16) r.t16.resize(n / 16), r.t32.resize(n / 32), r.d0.resize(n / 32);
   const int ld = r.ld;
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && M > 1)
   for (int i = 0; i < M; ++i)
     round_row(A + static_cast<size_t>(i) * lda, K, r.k_quants, r.qk.data() + static_cast<size_t>(i) * ld, r.dk.data() + static_cast<size_t>(i) * (ld / 256),
-              r.sum16.data() + static_cast<size_t>(i) * (ld / 16), r.sum32.data() + static_cast<size_t>(i) * (ld / 32),
+              r.t16.data() + static_cast<size_t>(i) * (ld / 16), r.t32.data() + static_cast<size_t>(i) * (ld / 32),
               r.q0.data() + static_cast<size_t>(i) * ld, r.d0.data() + static_cast<size_t>(i) * (ld / 32));
 }
 
@@ -127,12 +128,6 @@ HM_INLINE I dpw(I acc, I p16, I s16) {  // acc + pairs of p16 times s16, in 32-b
   return _mm256_add_epi32(acc, _mm256_madd_epi16(p16, s16));
 #endif
 }
-HM_INLINE int hsum(__m128i v) {
-  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
-  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1));
-  return _mm_cvtsi128_si32(v);
-}
-HM_INLINE int hsum(I v) { return hsum(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1))); }
 
 // 16-bit lanes all of sub-block j's scale, from 8 scales as 16-bit values in both halves.
 alignas(32) constexpr uint8_t kPick16[8][32] = {
@@ -159,10 +154,9 @@ HM_INLINE I join(const I (&s)[C]) {
 // The rows r < R of one column: acc (8 lanes) and m chains, as int8_products.h writes them.
 template <int R>
 struct Chains {
-  V acc[R];
-  float m[R] = {};
+  V acc[R], m[R];
   Chains() {
-    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    for (int r = 0; r < R; ++r) acc[r] = m[r] = _mm256_setzero_ps();
   }
 };
 
@@ -172,14 +166,14 @@ template <int R>
 struct RowsAt {
   const int8_t* q[R];        // qk, or q0 for Q8_0
   const float* d[R];         // dk, or d0
-  const int16_t* s[R];       // sum32 (Q4_K, Q5_K) or sum16 (Q6_K)
+  const float* t[R];         // t32 (Q4_K, Q5_K) or t16 (Q6_K)
   RowsAt(const Int8Rows& a, int row0, WeightDtype dt) {
     for (int r = 0; r < R; ++r) {
       const size_t i = static_cast<size_t>(row0 + r);
       const bool q80 = dt == WeightDtype::Q8_0, q6 = dt == WeightDtype::Q6_K;
       q[r] = (q80 ? a.q0.data() : a.qk.data()) + i * a.ld;
       d[r] = q80 ? a.d0.data() + i * (a.ld / 32) : a.dk.data() + i * (a.ld / 256);
-      s[r] = q6 ? a.sum16.data() + i * (a.ld / 16) : a.sum32.data() + i * (a.ld / 32);
+      t[r] = q6 ? a.t16.data() + i * (a.ld / 16) : a.t32.data() + i * (a.ld / 32);
     }
   }
 };
@@ -190,7 +184,7 @@ HM_INLINE void k4_block(const uint8_t* blk, const RowsAt<R>& a, int b, Chains<R>
   const float d = f16_at(blk), dmin = f16_at(blk + 2);
   const __m128i smv = k4_scales_mins_v(blk + 4);
   const I sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(smv));  // 8 scales, both halves
-  const __m128i mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(smv, 8));
+  const V mins = _mm256_mul_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(smv, 8))));  // dmin * min_l
   const uint8_t* qs = blk + (kFive ? 48 : 16);
   const I nib = _mm256_set1_epi8(0x0F);
   I isum[R][kChains<R>];
@@ -220,8 +214,7 @@ HM_INLINE void k4_block(const uint8_t* blk, const RowsAt<R>& a, int b, Chains<R>
   for (int r = 0; r < R; ++r) {
     const float da = a.d[r][b];
     c.acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * da), _mm256_cvtepi32_ps(join(isum[r])), c.acc[r]);
-    const __m128i s32 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.s[r] + 8 * b));
-    c.m[r] = std::fma(dmin * da, static_cast<float>(hsum(_mm_madd_epi16(mins16, s32))), c.m[r]);
+    c.m[r] = _mm256_fmadd_ps(mins, _mm256_loadu_ps(a.t[r] + 8 * b), c.m[r]);
   }
 }
 
@@ -251,26 +244,31 @@ HM_INLINE void q6k_block(const uint8_t* blk, const RowsAt<R>& a, int b, Chains<R
       }
     }
   }
-  const I sc_all = _mm256_cvtepi8_epi16(sc8);  // the 16 groups' scales in order
+  const V d32 = _mm256_set1_ps(32.0f * d);  // (32 d) * scale_g: groups 0-7, then 8-15
+  const V s_lo = _mm256_mul_ps(d32, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc8)));
+  const V s_hi = _mm256_mul_ps(d32, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc8, 8))));
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
     const float dd = d * a.d[r][b];
     c.acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dd), _mm256_cvtepi32_ps(join(isum[r])), c.acc[r]);
-    const I s16 = load32(a.s[r] + 16 * b);
-    c.m[r] = std::fma(dd, static_cast<float>(32 * hsum(_mm256_madd_epi16(sc_all, s16))), c.m[r]);
+    c.m[r] = _mm256_fmadd_ps(s_hi, _mm256_loadu_ps(a.t[r] + 16 * b + 8), _mm256_fmadd_ps(s_lo, _mm256_loadu_ps(a.t[r] + 16 * b), c.m[r]));
   }
 }
 
 // Q8_0: d, int8 qs[32].
 template <int R>
 HM_INLINE void q80_block(const uint8_t* blk, const RowsAt<R>& a, int b, Chains<R>& c) {
-  const float d = f16_at(blk);
-  const I w = load32(blk + 2), aw = _mm256_sign_epi8(w, w), ones = _mm256_set1_epi16(1);
+  const V d = _mm256_set1_ps(f16_at(blk));
+  const I w = load32(blk + 2), aw = _mm256_sign_epi8(w, w);
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
-    const I qa = load32(a.q[r] + 32 * b);
-    const I lanes = dpw(_mm256_setzero_si256(), _mm256_maddubs_epi16(aw, _mm256_sign_epi8(qa, w)), ones);
-    c.acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d[r][b]), _mm256_cvtepi32_ps(lanes), c.acc[r]);
+    const I qa = _mm256_sign_epi8(load32(a.q[r] + 32 * b), w);  // |w| * (a with w's sign) = w * a
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+    const I lanes = _mm256_dpbusd_epi32(_mm256_setzero_si256(), aw, qa);  // 4 products a lane at once
+#else
+    const I lanes = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, qa), _mm256_set1_epi16(1));
+#endif
+    c.acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_broadcast_ss(a.d[r] + b)), _mm256_cvtepi32_ps(lanes), c.acc[r]);
   }
 }
 
@@ -300,32 +298,38 @@ void column_rows(const Int8Rows& rows, int row0, const uint8_t* src, WeightDtype
       }
   }
   for (int r = 0; r < R; ++r) {
-    alignas(32) float l[8];
+    alignas(32) float l[8], m[8];
     _mm256_store_ps(l, c.acc[r]);
-    const float s = reduce8(l) - c.m[r];
+    _mm256_store_ps(m, c.m[r]);
+    const float s = reduce8(l) - reduce8(m);
     float& out = C[static_cast<size_t>(row0 + r) * ldc];
     out = accumulate ? out + s : s;
   }
 }
 }  // namespace
 
-void int8_column(const Int8Rows& a, const uint8_t* src, WeightDtype dt, float* C, int ldc, bool accumulate) {
+// Rows in groups of kRows, outermost: a group's activations stay in L1 / L2 while it runs every
+// column (a unit's columns stay in L2 between groups). Column by column, all rows each, the
+// 1B shape's MLP out re-read its 128 rows' 1 MB of activations for each of 2,048 columns.
+void int8_columns(const Int8Rows& a, int width, const uint8_t* const* src, const WeightDtype* dt, float* C, int ldc, bool accumulate) {
   int i = 0;
-  for (; i + kRows <= a.M; i += kRows) column_rows<kRows>(a, i, src, dt, C, ldc, accumulate);
-  switch (a.M - i) {
-    case 3: column_rows<3>(a, i, src, dt, C, ldc, accumulate); break;
-    case 2: column_rows<2>(a, i, src, dt, C, ldc, accumulate); break;
-    case 1: column_rows<1>(a, i, src, dt, C, ldc, accumulate); break;
-    default: break;
-  }
+  for (; i + kRows <= a.M; i += kRows)
+    for (int j = 0; j < width; ++j) column_rows<kRows>(a, i, src[j], dt[j], C + j, ldc, accumulate);
+  for (int j = 0; j < width; ++j) switch (a.M - i) {
+      case 3: column_rows<3>(a, i, src[j], dt[j], C + j, ldc, accumulate); break;
+      case 2: column_rows<2>(a, i, src[j], dt[j], C + j, ldc, accumulate); break;
+      case 1: column_rows<1>(a, i, src[j], dt[j], C + j, ldc, accumulate); break;
+      default: break;
+    }
 }
 #else
-void int8_column(const Int8Rows& a, const uint8_t* src, WeightDtype dt, float* C, int ldc, bool accumulate) {
-  for (int i = 0; i < a.M; ++i) {
-    const float s = int8_dot_reference(a, i, src, dt);
-    float& out = C[static_cast<size_t>(i) * ldc];
-    out = accumulate ? out + s : s;
-  }
+void int8_columns(const Int8Rows& a, int width, const uint8_t* const* src, const WeightDtype* dt, float* C, int ldc, bool accumulate) {
+  for (int j = 0; j < width; ++j)
+    for (int i = 0; i < a.M; ++i) {
+      const float s = int8_dot_reference(a, i, src[j], dt[j]);
+      float& out = C[static_cast<size_t>(i) * ldc + j];
+      out = accumulate ? out + s : s;
+    }
 }
 #endif
 
@@ -334,28 +338,29 @@ void int8_column(const Int8Rows& a, const uint8_t* src, WeightDtype dt, float* C
 float int8_dot_reference(const Int8Rows& a, int row, const uint8_t* src, WeightDtype dt) {
   const int bytes = weight_dtype_info(dt).bytes, block = weight_dtype_info(dt).block, nb = a.K / block;
   const int8_t* q8 = (dt == WeightDtype::Q8_0 ? a.q0.data() : a.qk.data()) + static_cast<size_t>(row) * a.ld;
-  float acc[8] = {}, m = 0;
+  const float* t32 = a.t32.data() + static_cast<size_t>(row) * (a.ld / 32);
+  const float* t16 = a.t16.data() + static_cast<size_t>(row) * (a.ld / 16);
+  float acc[8] = {}, m[8] = {};
   for (int b = 0; b < nb; ++b) {
     const uint8_t* blk = src + static_cast<size_t>(b) * bytes;
     int qw[256], scale[256];  // the block's integers and each value's integer scale
-    float dd = 0, dm = 0;
-    int mins = 0;
+    float dd = 0;
     if (dt == WeightDtype::Q8_0) {
       dd = half_at(blk) * a.d0[static_cast<size_t>(row) * (a.ld / 32) + b];
       for (int v = 0; v < 32; ++v) qw[v] = static_cast<int8_t>(blk[2 + v]), scale[v] = 1;
     } else if (dt == WeightDtype::Q6_K) {
-      dd = half_at(blk + 208) * a.dk[static_cast<size_t>(row) * (a.ld / 256) + b];
+      const float d = half_at(blk + 208);
+      dd = d * a.dk[static_cast<size_t>(row) * (a.ld / 256) + b];
       for (int v = 0; v < 256; ++v) {
         const int n = v / 128, t = (v % 128) / 32, l = v % 32;
         const int low = (blk[64 * n + 32 * (t % 2) + l] >> (4 * (t / 2))) & 0xF, high = (blk[128 + 32 * n + l] >> (2 * t)) & 3;
         qw[v] = low | (high << 4), scale[v] = static_cast<int8_t>(blk[192 + v / 16]);
       }
-      for (int g = 0; g < 16; ++g) mins += 32 * static_cast<int8_t>(blk[192 + g]) * a.sum16[static_cast<size_t>(row) * (a.ld / 16) + 16 * b + g];
-      dm = dd;
+      for (int g = 0; g < 16; ++g)  // the -32: groups 0-7, then 8-15, in lanes g % 8
+        m[g % 8] = std::fma((32.0f * d) * static_cast<float>(static_cast<int8_t>(blk[192 + g])), t16[16 * b + g], m[g % 8]);
     } else {  // Q4_K, Q5_K
       const bool five = dt == WeightDtype::Q5_K;
-      const float da = a.dk[static_cast<size_t>(row) * (a.ld / 256) + b];
-      dd = half_at(blk) * da, dm = half_at(blk + 2) * da;
+      dd = half_at(blk) * a.dk[static_cast<size_t>(row) * (a.ld / 256) + b];
       uint8_t sm[16];  // sub-block j's scale and minimum: sm[j], sm[8 + j]
       for (int j = 0; j < 8; ++j) scale_min_k4(j, blk + 4, sm + j, sm + 8 + j);
       for (int v = 0; v < 256; ++v) {
@@ -363,14 +368,13 @@ float int8_dot_reference(const Int8Rows& a, int row, const uint8_t* src, WeightD
         const int q = (blk[(five ? 48 : 16) + 32 * (sub / 2) + l] >> (4 * (sub % 2))) & 0xF;
         qw[v] = q | (five ? ((blk[16 + l] >> sub) & 1) << 4 : 0), scale[v] = sm[sub];
       }
-      for (int j = 0; j < 8; ++j) mins += sm[8 + j] * a.sum32[static_cast<size_t>(row) * (a.ld / 32) + 8 * b + j];
+      for (int j = 0; j < 8; ++j) m[j] = std::fma(half_at(blk + 2) * static_cast<float>(sm[8 + j]), t32[8 * b + j], m[j]);
     }
     int lane[8] = {};
     for (int v = 0; v < block; ++v) lane[(v % 32) / 4] += scale[v] * qw[v] * q8[static_cast<size_t>(b) * block + v];
     for (int l = 0; l < 8; ++l) acc[l] = std::fma(dd, static_cast<float>(lane[l]), acc[l]);
-    if (dt != WeightDtype::Q8_0) m = std::fma(dm, static_cast<float>(mins), m);
   }
-  return reduce8(acc) - m;
+  return reduce8(acc) - reduce8(m);
 }
 
 }  // namespace headmap

@@ -19,9 +19,10 @@
 //     scale(v) * q_w(v) * q_a(v) for the 4 values v = 4l .. 4l + 3 of each run (scale(v): Q4_K's
 //     and Q5_K's 6-bit sub-block scale, Q6_K's int8 scale of 16 values, 1 for Q8_0), exact;
 //   acc_l = fma(d_w * d_a, float(lane l), acc_l), block after block from 0;
-//   m     = fma(dmin_w * d_a, float(sum_j min_j * sum of sub-block j's q_a), m)   (Q4_K, Q5_K)
-//         = fma(d_w * d_a, float(32 * sum_g scale_g * sum of group g's q_a), m)   (Q6_K's -32)
-//   C(i, n) = reduce8(acc) - m  (block_gemm.h's reduce8), or C + that when accumulating.
+//   m_l   = fma(dmin_w * min_l, t32_l, m_l)        (Q4_K, Q5_K: sub-block l's minimum)
+//   m_l   = fma((32 d_w) * scale_g, t16_g, m_l)    (Q6_K's -32: groups g = l, then g = 8 + l)
+//     with t32 / t16 = d_a * the sum of the sub-block's / group's q_a (Int8Rows), 0 for Q8_0;
+//   C(i, n) = reduce8(acc) - reduce8(m)  (block_gemm.h's reduce8), or C + that when accumulating.
 // Each row is its own: an appended token's row equals its row in a full pass bit for bit, so
 // the K/V cache keeps serving the mode. Any other type (Q4_0, Q2_K, F16, ...) keeps its F32
 // products in the mode. The rounding is the difference from F32: callers show it.
@@ -57,17 +58,17 @@ struct Int8Rows {
   bool k_quants = false;          // K a multiple of 256: the Q8_K rounding is there
   std::vector<int8_t> qk;         // (M, ld)      Q8_K values, -127 .. 127
   std::vector<float> dk;          // (M, ld/256)  their scales
-  std::vector<int16_t> sum16;     // (M, ld/16)   sums of 16 of qk
-  std::vector<int16_t> sum32;     // (M, ld/32)   sums of 32 of qk
+  std::vector<float> t16;         // (M, ld/16)   dk times the sum of each 16 of qk (exact sums)
+  std::vector<float> t32;         // (M, ld/32)   dk times the sum of each 32
   std::vector<int8_t> q0;         // (M, ld)      Q8_0 values
   std::vector<float> d0;          // (M, ld/32)   their scales (F16 values)
 };
 // Rounds A (M, K), row stride lda, into r with nt threads (K a multiple of 32).
 void int8_rows(int M, const float* A, int lda, int K, Int8Rows& r, int nt);
 
-// C (M, 1) (stride ldc) = the rows times the column of K values at src in dt (int8_dtype),
-// in the order above; += when accumulate.
-void int8_column(const Int8Rows& a, const uint8_t* src, WeightDtype dt, float* C, int ldc, bool accumulate);
+// C (M, width) (row stride ldc) = the rows times the columns of K values at src[j] in dt[j]
+// (each int8_dtype), in the order above; += when accumulate.
+void int8_columns(const Int8Rows& a, int width, const uint8_t* const* src, const WeightDtype* dt, float* C, int ldc, bool accumulate);
 
 // The same for one row, in plain scalar code: the order above, written out (tests).
 float int8_dot_reference(const Int8Rows& a, int row, const uint8_t* src, WeightDtype dt);

@@ -119,7 +119,7 @@ void run_panel(int p, int M, int K, int N, const float* A, int lda, const Elem<D
 // B's column c at col(c) = {bytes, type}.
 inline int block_units(int M, int N) { return (N + block_unit_columns(M) - 1) / block_unit_columns(M); }
 // With 8-bit products (int8: A's rows rounded, int8_rows_of_a), the columns of int8_dtype run
-// int8_column; the others keep block_gemm_columns.
+// int8_columns; the others keep block_gemm_columns.
 template <class Col>
 void run_block_unit(int u, int M, int N, int K, const float* A, int lda, Col&& col, float* C, int ldc, bool accumulate,
                     const uint32_t* a_pairs, const Int8Rows* int8) {
@@ -127,13 +127,11 @@ void run_block_unit(int u, int M, int N, int K, const float* A, int lda, Col&& c
   const uint8_t* src[std::max(kBlockRowColumns, kBlockColumns)];
   WeightDtype dt[std::max(kBlockRowColumns, kBlockColumns)];
   for (int j = 0; j < width; ++j) std::tie(src[j], dt[j]) = col(n0 + j);
-  if (!int8) return block_gemm_columns(M, width, src, dt, K, A, lda, C + n0, ldc, accumulate, a_pairs);
-  for (int j = 0; j < width;) {
-    int e = j;
-    while (e < width && !int8_dtype(dt[e])) ++e;
-    if (e > j) block_gemm_columns(M, e - j, src + j, dt + j, K, A, lda, C + n0 + j, ldc, accumulate, a_pairs);
-    if (e < width) int8_column(*int8, src[e], dt[e], C + n0 + e, ldc, accumulate);
-    j = e + 1;
+  for (int j = 0, e = 0; j < width; j = e) {  // runs of columns the mode takes (int8) and leaves in F32
+    const bool in8 = int8 && int8_dtype(dt[j]);
+    while (e < width && (int8 && int8_dtype(dt[e])) == in8) ++e;
+    if (in8) int8_columns(*int8, e - j, src + j, dt + j, C + n0 + j, ldc, accumulate);
+    else block_gemm_columns(M, e - j, src + j, dt + j, K, A, lda, C + n0 + j, ldc, accumulate, a_pairs);
   }
 }
 
