@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -150,5 +151,30 @@ TEST(Int8Products, LandWithinTheActivationsRoundingOfTheExactProduct) {
       }
     EXPECT_LE(worst, 1.0);
     EXPECT_GT(worst, 0.01) << "the activations were rounded at all";
+  }
+}
+
+// A NaN or an infinity among the activations makes the products it meets NaN, as in F32 (the
+// app and headmap-cli then say the weights are corrupt), never a finite number or an int8
+// cast of NaN; the other rows stay as they were.
+TEST(Int8Products, ANonFiniteActivationGivesNaNNotANumber) {
+  if (!Int8Products::available()) GTEST_SKIP() << "this build has no AVX2: the mode is refused";
+  const int K = 512;
+  for (WeightDtype t : {WeightDtype::Q4_K, WeightDtype::Q6_K, WeightDtype::Q8_0}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Columns c = columns(std::vector<WeightDtype>(5, t), K, 9);
+    MatR A = activations(3, K, 13), clean(3, 5), got(3, 5);
+    {
+      Int8Products on(true);
+      packed_gemm(clean, A, c.packed);
+      A(1, 300) = std::numeric_limits<float>::quiet_NaN();
+      A(2, 7) = std::numeric_limits<float>::infinity();
+      packed_gemm(got, A, c.packed);
+    }
+    for (int n = 0; n < 5; ++n) {
+      EXPECT_TRUE(same_bits(got(0, n), clean(0, n)));
+      EXPECT_TRUE(std::isnan(got(1, n))) << got(1, n);
+      EXPECT_TRUE(std::isnan(got(2, n))) << got(2, n);
+    }
   }
 }

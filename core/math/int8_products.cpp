@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #endif
@@ -46,11 +47,14 @@ void round_row(const float* x, int n, bool k_quants, int8_t* qk, float* dk, floa
     for (int b = 0; b < n / 256; ++b) {
       const float* v = x + 256 * b;
       float amax = 0, vmax = 0;
-      for (int j = 0; j < 256; ++j)
+      bool finite = true;
+      for (int j = 0; j < 256; ++j) {
+        finite = finite && std::isfinite(v[j]);
         if (std::fabs(v[j]) > amax) amax = std::fabs(v[j]), vmax = v[j];
+      }
       int8_t* q = qk + 256 * b;
-      if (amax == 0) {
-        dk[b] = 0;
+      if (amax == 0 || !finite) {  // a NaN or infinity makes the products NaN, as F32's would be
+        dk[b] = finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
         std::fill_n(q, 256, int8_t(0));
       } else {
         const float iscale = -127.0f / vmax;
@@ -68,9 +72,10 @@ void round_row(const float* x, int n, bool k_quants, int8_t* qk, float* dk, floa
   for (int b = 0; b < n / 32; ++b) {
     const float* v = x + 32 * b;
     float amax = 0;
-    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j]));
-    d0[b] = half_to_float(float_to_half(amax / 127.0f));
-    const float id = amax != 0 ? 127.0f / amax : 0.0f;
+    bool finite = true;
+    for (int j = 0; j < 32; ++j) finite = finite && std::isfinite(v[j]), amax = std::max(amax, std::fabs(v[j]));
+    d0[b] = finite ? half_to_float(float_to_half(amax / 127.0f)) : std::numeric_limits<float>::quiet_NaN();
+    const float id = amax != 0 && finite ? 127.0f / amax : 0.0f;
     for (int j = 0; j < 32; ++j) q0[32 * b + j] = static_cast<int8_t>(std::nearbyint(v[j] * id));
   }
 }
