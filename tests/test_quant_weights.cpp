@@ -504,6 +504,40 @@ TEST(QuantWeights, AnAppendedTokenOnBlocksEqualsAFullRecomputeBitForBit) {
   set_compute_threads(threads);
 }
 
+// stream_loss (model.h): a pass without logits, its loss from the final stream 16 rows at a
+// time, equals the forward's own loss from its whole (T, V) block bit for bit (one rule,
+// decoder_loss), in F32 and with 8-bit products, for 37 tokens (a chunk and a part).
+TEST(QuantWeights, TheStreamedLossIsTheForwardsLoss) {
+  const fs::path file = fs::temp_directory_path() / ("headmap_quant_loss_" + std::to_string(::getpid()) + ".gguf");
+  ASSERT_TRUE(test::write_llama_gguf(file.string(), kShape, test::GgufTypes::q4_k_m(), 3, false));
+  Result<ModelWeights> w = load_gguf_model(file.string());
+  std::error_code ec;
+  fs::remove(file, ec);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  ModelConfig base;
+  base.tokenizer = TokenizerKind::Bpe;
+  const ModelConfig cfg = config_for_weights(*w, base);
+  const Batch batch = ids_batch(37, static_cast<int>(kShape.V));
+  for (bool int8 : {false, true}) {
+    ForwardOptions with;
+    with.want_logits = true;
+    with.int8_products = int8;
+    ForwardOptions without = with;
+    without.want_logits = false;
+    Result<ForwardOutput> a = forward(*w, cfg, batch, with), b = forward(*w, cfg, batch, without);
+    ASSERT_TRUE(a && b);
+    ASSERT_EQ(b->logits.size(), 0);
+    int n = 0;
+    double loss = 0;
+    {
+      Int8Products mode(int8);  // the unembedding in the pass's mode
+      loss = stream_loss(*w, batch, b->out, &n);
+    }
+    EXPECT_EQ(n, a->loss_tokens);
+    EXPECT_EQ(loss, a->loss) << (int8 ? "8-bit products" : "F32");
+  }
+}
+
 // BF16 products (packed_gemm.h, Bf16Products) on a file's blocks: from 8 rows, the widened
 // values and A rounded to BF16 (nearest even), multiplied in pairs and summed in F32, within
 // F32 accumulation's error of a float64 product of the rounded values; the packed matrix and

@@ -881,17 +881,7 @@ Result<ForwardOutput> forward(const ModelWeights& w, const ModelConfig& cfg, con
     clock.next(Stage::Logits);
     logits_of(w, x, logits);  // (B*T, V)
     clock.next(Stage::Loss);
-    std::vector<double> nll(static_cast<size_t>(B) * T, 0.0);  // (B*T) each row's loss, then summed in row order
-    parallel_for(static_cast<int64_t>(B) * T, 4.0 * B * T * logits.cols(), [&](int64_t r) {
-      const int b = static_cast<int>(r / T), t = static_cast<int>(r % T);
-      if (t + 1 < batch.lengths[b]) nll[static_cast<size_t>(r)] = row_nll(logits.row(r), batch.sentences[b].tokens[t + 1].id);
-    });
-    double total = 0;
-    int n = 0;
-    for (int b = 0; b < B; ++b)
-      for (int t = 0; t + 1 < batch.lengths[b]; ++t, ++n) total += nll[static_cast<size_t>(b) * T + t];
-    out.loss = n ? total / n : 0.0;
-    out.loss_tokens = n;
+    out.loss = decoder_loss(batch, B * T, [&](int, int) -> const MatR& { return logits; }, &out.loss_tokens);
     out.logits = SharedRows(std::move(logits));
   }
   return out;

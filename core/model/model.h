@@ -193,6 +193,13 @@ float gelu(float x);
 // decoders the final norm, the unembedding and any final soft-cap; encoders their masked-LM
 // head. Trained weights only (the logit lens reads every layer's stream through it).
 void stream_logits(const ModelWeights& w, const MatR& x, MatR& logits);
+// A decoder's next-token loss over a batch: the mean over every sentence b and position t with
+// t + 1 < its length of row_nll(logits of row b*T + t, token t + 1), summed in row order;
+// logits(first, n) gives rows [first, first + n) of the (B*T, V) logits, `rows` at a time. The
+// forward passes its whole block; stream_loss 16 rows at a time from a final stream x
+// (B*T, D), with no (B*T, V) block held (the app's F32 pass beside 8-bit products).
+double decoder_loss(const Batch& batch, int rows, const std::function<const MatR&(int first, int n)>& logits, int* loss_tokens);
+double stream_loss(const ModelWeights& w, const Batch& batch, const MatR& x, int* loss_tokens);
 // x: (B*T, D) embeddings of the batch, positions included (padded rows are 0); with `from`,
 // the rows t < from of each sentence are left 0 (the K/V cache's append needs its new rows only).
 MatR embed(const ModelWeights& w, const ModelConfig& cfg, const Batch& batch, int from = 0);

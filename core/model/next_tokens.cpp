@@ -10,6 +10,7 @@
 #endif
 
 #include "core/math/parallel.h"
+#include "core/model/model.h"
 
 namespace headmap {
 
@@ -95,6 +96,34 @@ void set_next_token_rows(NextTokenRows& rows, int first, const Eigen::Ref<const 
     const size_t t = static_cast<size_t>(first + i);
     top_logits(fresh.row(i).data(), V, k, rows.ids.data() + t * k, rows.logits.data() + t * k, rows.max[t], rows.sum[t]);
   });
+}
+
+double decoder_loss(const Batch& batch, int rows, const std::function<const MatR&(int first, int n)>& logits, int* loss_tokens) {
+  const int B = batch.B(), T = batch.T, N = B * T;
+  std::vector<double> nll(static_cast<size_t>(N), 0.0);  // (B*T) each row's loss, then summed in row order
+  for (int first = 0; first < N; first += rows) {
+    const int n = std::min(rows, N - first);
+    const MatR& part = logits(first, n);  // (n, V)
+    parallel_for(n, 4.0 * n * part.cols(), [&](int64_t i) {
+      const int r = first + static_cast<int>(i), b = r / T, t = r % T;
+      if (t + 1 < batch.lengths[b]) nll[static_cast<size_t>(r)] = row_nll(part.row(i), batch.sentences[b].tokens[t + 1].id);
+    });
+  }
+  double total = 0;
+  int n = 0;
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t + 1 < batch.lengths[b]; ++t, ++n) total += nll[static_cast<size_t>(b) * T + t];
+  *loss_tokens = n;
+  return n ? total / n : 0.0;
+}
+
+double stream_loss(const ModelWeights& w, const Batch& batch, const MatR& x, int* loss_tokens) {
+  constexpr int kRows = 16;  // (16, V) logits at a time: 8 MB for a vocabulary of 128,256
+  MatR part;
+  return decoder_loss(batch, kRows, [&](int first, int n) -> const MatR& {
+    stream_logits(w, x.middleRows(first, n), part);
+    return part;
+  }, loss_tokens);
 }
 
 }  // namespace headmap

@@ -115,14 +115,18 @@ void ComputeWorker::finish_products_diff(const Job& job, const ComputeResult& re
   const ForwardData& f = *res.fwd;
   const ComputeRequest& r = f.inputs;
   ForwardOptions exact;
-  exact.want_logits = f.weights->trained();
-  exact.skip_final_mlp = true;
+  // A decoder's loss from the final stream 16 rows at a time (stream_loss): no (T, V) logits
+  // block beside the maps (66 MB at T = 128 on the 1B shape, in every pause).
+  const bool streamed = f.weights->trained() && !f.weights->arch.encoder();
+  exact.want_logits = f.weights->trained() && !streamed;
+  exact.skip_final_mlp = !streamed;
   const std::vector<uint8_t> ablate = r.ablation_mask();  // (L*H)
   if (!ablate.empty()) exact.ablate = &ablate;
   exact.cancelled = [&] { return newest_.load(std::memory_order_relaxed) != job.seq; };
   const auto t0 = std::chrono::steady_clock::now();
   Result<ForwardOutput> f32 = forward(*f.weights, r.cfg, f.batch, exact);
   if (!f32) return;  // cancelled by a keystroke (or refused, as the pass itself would have been)
+  if (streamed) f32->loss = stream_loss(*f.weights, f.batch, f32->out, &f32->loss_tokens);
   PrecisionDiff d = precision_diff(f.out, *f32);
   if (!d.has_loss && f.loss_tokens() > 0 && f32->loss_tokens == f.loss_tokens())
     d.has_loss = true, d.loss_approx = f.loss(), d.loss_exact = f32->loss;
