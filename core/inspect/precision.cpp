@@ -51,8 +51,8 @@ std::string int8_products_refusal(const ModelWeights& w) {
     size_t at = 0;
     while (at <= g.type.size()) {  // "Q4_K+Q6_K": each type of the group
       const size_t end = std::min(g.type.find('+', at), g.type.size());
-      for (WeightDtype t : {WeightDtype::Q4_K, WeightDtype::Q5_K, WeightDtype::Q6_K, WeightDtype::Q8_0})
-        if (g.type.compare(at, end - at, dtype_name(t)) == 0) return "";
+      for (int t = 0; t < kWeightDtypes; ++t)  // the types the mode takes (int8_dtype)
+        if (int8_dtype(static_cast<WeightDtype>(t)) && g.type.compare(at, end - at, dtype_name(static_cast<WeightDtype>(t))) == 0) return "";
       at = end + 1;
     }
   }
