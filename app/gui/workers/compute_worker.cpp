@@ -24,6 +24,14 @@ namespace headmap {
 ComputeWorker::ComputeWorker(std::function<void()> wake)
     : wake_(std::move(wake)), thread_(5, [this](Job& job) { work(job); }) {}
 
+ComputeWorker::~ComputeWorker() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    newest_.store(std::numeric_limits<uint64_t>::max(), std::memory_order_relaxed);  // newer than any job
+  }
+  ready_cv_.notify_all();
+}  // thread_, the last member, joins first
+
 uint64_t ComputeWorker::request(ComputeRequest r) {
   uint64_t seq = 0;
   {

@@ -79,6 +79,10 @@ class ComputeWorker {
  public:
   // `wake` is called from the worker thread when a result is ready (glfwPostEmptyEvent).
   explicit ComputeWorker(std::function<void()> wake);
+  // Stops the work in progress where it checks for a newer request (a long pass between heads,
+  // the late next tokens, the F32 pass beside 8-bit products and its pause), then joins: quitting
+  // does not wait for a pass nobody will see.
+  ~ComputeWorker();
   ComputeWorker(const ComputeWorker&) = delete;
   ComputeWorker& operator=(const ComputeWorker&) = delete;
 
