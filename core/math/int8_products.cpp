@@ -1,11 +1,13 @@
 // int8_products.cpp: 8-bit products on Q4_K, Q5_K, Q6_K and Q8_0 blocks (int8_products.h).
 //
 // Each column is read one block at a time and its block's integers are made once for up to 4
-// rows (kRows): vpmaddubsw multiplies the weights' unsigned integers (Q8_0's: their absolute
-// values, the activations taking their signs) by the rows' int8 values into 16-bit pairs
-// (at most 2 * 63 * 127, no saturation), and vpdpwssd (vpmaddwd + vpaddd without AVX-512
-// VNNI) multiplies the pairs by the 16-bit scales and adds them into lanes of 4 values: lane l
-// of a run of 32 values holds values 4l .. 4l + 3, the order int8_products.h writes out.
+// rows (kRows; the row groups outermost across a unit's columns, int8_columns): for the
+// K-quants vpmaddubsw multiplies the weights' unsigned integers by the rows' int8 values into
+// 16-bit pairs (at most 2 * 63 * 127, no saturation), and vpdpwssd (vpmaddwd + vpaddd without
+// AVX-512 VNNI) multiplies the pairs by the 16-bit scales and adds them into lanes of 4 values;
+// Q8_0 (scale 1) takes vpdpbusd on the weights' absolute values and the activations with their
+// signs. Lane l of a run of 32 values holds values 4l .. 4l + 3, the order int8_products.h
+// writes out.
 // Sections: [rounding] [blocks] [columns] [reference]
 #include "core/math/int8_products.h"
 
